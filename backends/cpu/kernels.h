@@ -1,0 +1,28 @@
+// CPU kernels: one function per opcode, over host pointers resolved by the CPU backend.
+#ifndef REMAT_BACKENDS_CPU_KERNELS_H_
+#define REMAT_BACKENDS_CPU_KERNELS_H_
+
+#include "runtime/backend.h"
+
+namespace remat {
+namespace cpu {
+
+/// Everything a CPU kernel needs: the op (shapes, attributes) and its tensors' host addresses.
+struct KernelArgs {
+  const OpCall* call;               ///< The op; shapes are verified before any op runs.
+  void* in[kMaxOpInputs];           ///< Host address of each input (same order as call->inputs).
+  void* out[kMaxOpOutputs];         ///< Host address of each output.
+  const StepContext* ctx;           ///< Seed and step index.
+  ErrorBuffer* err;                 ///< Where a data-dependent failure is described.
+};
+
+/// A kernel: returns REMAT_OK, or a status with a message in args.err for bad data.
+using Kernel = remat_status (*)(const KernelArgs& args);
+
+/// The kernel of |code|, or nullptr when the CPU backend does not implement it.
+Kernel kernel_for(uint16_t code);
+
+}  // namespace cpu
+}  // namespace remat
+
+#endif  // REMAT_BACKENDS_CPU_KERNELS_H_

@@ -1,0 +1,211 @@
+/* remat runtime: load a training plan, bind memory, run training steps. C ABI.
+ *
+ * Ownership, once for the whole API:
+ * - The caller owns the plan bytes. remat_plan_open() does not copy them (zero-copy); they must
+ *   stay alive and unchanged until the plan and every session made from it are destroyed.
+ * - The caller owns the arena (and, if given, the persistent and host regions) passed in
+ *   remat_session_options. They must outlive the session. The library never frees them.
+ * - Handles (remat_plan*, remat_session*) are allocated once, at open/create, through the port's
+ *   allocator, and freed by the matching _close/_destroy. After remat_session_create() returns,
+ *   no call allocates memory.
+ * - Strings returned by the library (names, messages) live as long as the object they came from.
+ *
+ * Memory a session uses (offsets in each region are decided by the compiler):
+ *
+ *   arena       [ activations | checkpoints | gradients | scratch | batch inputs ]  reused op by op
+ *   persistent  [ params | optimizer state | loss ]                                 lives all run
+ *   host        [ spill slots ]                                                     host memory
+ *
+ * Threading: no global mutable state; one session is used by one thread at a time.
+ */
+#ifndef REMAT_REMAT_H_
+#define REMAT_REMAT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of this API. Bumped when a declaration changes incompatibly. */
+#define REMAT_API_VERSION 1
+
+/** Version of the plan format this runtime reads. A plan of another version is rejected. */
+#define REMAT_PLAN_FORMAT_VERSION 1
+
+/** Most dimensions a tensor may have. */
+#define REMAT_MAX_RANK 6
+
+/** Result of every fallible call. Append-only: values never change meaning. */
+typedef enum remat_status {
+  /** Success. */
+  REMAT_OK = 0,
+  /** A caller-supplied argument is wrong: a null pointer, a size that does not match, an
+   *  options struct of an unknown size. */
+  REMAT_ERROR_INVALID_ARGUMENT = 1,
+  /** The plan bytes are not a well-formed plan: truncated, or they fail the FlatBuffers
+   *  verifier (for example after a flipped byte). */
+  REMAT_ERROR_PLAN_CORRUPT = 2,
+  /** The plan's format version is not REMAT_PLAN_FORMAT_VERSION. */
+  REMAT_ERROR_PLAN_VERSION = 3,
+  /** The plan contains an opcode this runtime does not know. */
+  REMAT_ERROR_UNKNOWN_OP = 4,
+  /** An op has the wrong number of inputs, outputs or attributes. */
+  REMAT_ERROR_BAD_ARITY = 5,
+  /** An op's tensor shapes or attribute values are inconsistent with what the op computes. */
+  REMAT_ERROR_BAD_SHAPE = 6,
+  /** An op's tensor has a dtype the op does not take. */
+  REMAT_ERROR_BAD_DTYPE = 7,
+  /** A tensor's offset plus size lies outside its region, or it is misaligned, or a tensor,
+   *  binding or op refers to a tensor index that does not exist. */
+  REMAT_ERROR_OUT_OF_REGION = 8,
+  /** Two tensors that are live at the same op share bytes. */
+  REMAT_ERROR_OVERLAP = 9,
+  /** A memory region given to the session is smaller than the plan needs, or misaligned. */
+  REMAT_ERROR_ARENA_TOO_SMALL = 10,
+  /** A name (parameter, input) is not in the plan. */
+  REMAT_ERROR_NOT_FOUND = 11,
+  /** Data given at step time is outside its valid range (a label or token id too large). */
+  REMAT_ERROR_OUT_OF_RANGE = 12,
+  /** The requested backend or device is not available on this machine or build. */
+  REMAT_ERROR_UNAVAILABLE = 13,
+  /** Memory could not be obtained when the session was created. */
+  REMAT_ERROR_RESOURCE_EXHAUSTED = 14,
+  /** A call was made in a state that does not allow it (a step before every input was set). */
+  REMAT_ERROR_FAILED_PRECONDITION = 15,
+  /** The backend does not implement an op the plan uses. */
+  REMAT_ERROR_UNIMPLEMENTED = 16,
+  /** A fault inside the library or a device; the message says what. */
+  REMAT_ERROR_INTERNAL = 17
+} remat_status;
+
+/** Element types. Values are stored in plans. */
+typedef enum remat_dtype {
+  REMAT_DTYPE_F32 = 0,
+  REMAT_DTYPE_F16 = 1,
+  REMAT_DTYPE_BF16 = 2,
+  REMAT_DTYPE_I32 = 3
+} remat_dtype;
+
+/** Which set of named tensors a binding query refers to. */
+typedef enum remat_binding_kind {
+  REMAT_BINDING_INPUT = 0, /**< Batch data the caller writes before each step. */
+  REMAT_BINDING_LABEL = 1, /**< Targets the caller writes before each step. */
+  REMAT_BINDING_PARAM = 2  /**< Trainable parameters. */
+} remat_binding_kind;
+
+/** A verified plan. Opaque. */
+typedef struct remat_plan remat_plan;
+/** A training session: a plan bound to memory and a backend. Opaque. */
+typedef struct remat_session remat_session;
+
+/** Describes one named tensor of a plan. Filled by remat_plan_binding(). */
+typedef struct remat_tensor_info {
+  const char* name;             /**< Name as in the model, e.g. "fc0.weight". */
+  remat_dtype dtype;            /**< Element type. */
+  uint32_t rank;                /**< Number of dims used in |dims|. */
+  int64_t dims[REMAT_MAX_RANK]; /**< Shape, outermost first. */
+  uint64_t bytes;               /**< Size in bytes. */
+} remat_tensor_info;
+
+/** Sizes a plan needs. Filled by remat_plan_memory(). */
+typedef struct remat_plan_memory_info {
+  uint64_t arena_bytes;      /**< Bytes of the arena region. */
+  uint64_t persistent_bytes; /**< Bytes of the persistent region. */
+  uint64_t host_bytes;       /**< Bytes of the host spill region (0 when nothing spills). */
+  uint32_t alignment;        /**< Alignment, in bytes, each region's base must have. */
+} remat_plan_memory_info;
+
+/** Options of remat_session_create(). Initialise with remat_session_options_init(). */
+typedef struct remat_session_options {
+  /** sizeof(remat_session_options), set by remat_session_options_init(). */
+  size_t struct_size;
+  /** Backend and device: "cpu", "opencl", "opencl:PLATFORM:DEVICE", "cuda". Default "cpu". */
+  const char* backend;
+  /** Caller's arena (CPU backend), at least remat_plan_memory_info.arena_bytes, aligned to
+   *  .alignment. NULL: the session allocates it once at creation through the port. */
+  void* arena;
+  /** Size of |arena| in bytes. */
+  size_t arena_size;
+  /** Caller's persistent region; NULL: allocated once at creation through the port. */
+  void* persistent;
+  /** Size of |persistent| in bytes. */
+  size_t persistent_size;
+  /** Caller's host spill region; NULL: allocated once at creation when the plan needs one. */
+  void* host;
+  /** Size of |host| in bytes. */
+  size_t host_size;
+  /** Nonzero (default): initialise parameters and optimizer state as the plan says. Zero: leave
+   *  them for the caller to write with remat_session_write_param(). */
+  int init_params;
+} remat_session_options;
+
+/** A short, constant description of |status|, e.g. "plan corrupt". Never NULL. */
+const char* remat_status_string(remat_status status);
+
+/** Verifies |size| bytes at |bytes| as a plan and opens it. The bytes are not copied: they must
+ *  outlive the plan and its sessions. On failure *|out_plan| is NULL and, when |out_message| is
+ *  not NULL, a message naming the field, op or value (at most |message_capacity| bytes with its
+ *  terminator) is written there. */
+remat_status remat_plan_open(const void* bytes, size_t size, remat_plan** out_plan,
+                             char* out_message, size_t message_capacity);
+
+/** Releases a plan opened by remat_plan_open(). NULL is allowed. Sessions made from it must be
+ *  destroyed first. */
+void remat_plan_close(remat_plan* plan);
+
+/** Writes the region sizes |plan| needs to |out_info|. */
+remat_status remat_plan_memory(const remat_plan* plan, remat_plan_memory_info* out_info);
+
+/** Writes the number of bindings of |kind| in |plan| to |out_count|. */
+remat_status remat_plan_binding_count(const remat_plan* plan, remat_binding_kind kind,
+                                      uint32_t* out_count);
+
+/** Describes binding |index| of |kind| in |plan|. Its name lives as long as the plan bytes. */
+remat_status remat_plan_binding(const remat_plan* plan, remat_binding_kind kind, uint32_t index,
+                                remat_tensor_info* out_info);
+
+/** Fills |options| with defaults: CPU backend, regions allocated by the session, params
+ *  initialised from the plan. */
+void remat_session_options_init(remat_session_options* options);
+
+/** Creates a session that runs |plan| with |options| (NULL: defaults). Every allocation the
+ *  session will ever make happens here. On failure *|out_session| is NULL and a message is
+ *  written to |out_message| as for remat_plan_open(). */
+remat_status remat_session_create(const remat_plan* plan, const remat_session_options* options,
+                                  remat_session** out_session, char* out_message,
+                                  size_t message_capacity);
+
+/** Destroys |session| and what it allocated. NULL is allowed. */
+void remat_session_destroy(remat_session* session);
+
+/** Copies |bytes| bytes from |data| into the input or label binding called |name|. |bytes| must
+ *  equal the binding's size. Every input and label must be set before the first step; a value
+ *  stays until it is set again. */
+remat_status remat_session_set_input(remat_session* session, const char* name, const void* data,
+                                     size_t bytes);
+
+/** Runs one training step (forward, backward, optimizer update). Writes the step's loss, as
+ *  computed before the update, to |out_loss| when it is not NULL. */
+remat_status remat_session_step(remat_session* session, float* out_loss);
+
+/** Copies |bytes| bytes from |data| into the parameter called |name|. */
+remat_status remat_session_write_param(remat_session* session, const char* name, const void* data,
+                                       size_t bytes);
+
+/** Copies the parameter called |name| (|bytes| must equal its size) into |out_data|. */
+remat_status remat_session_read_param(remat_session* session, const char* name, void* out_data,
+                                      size_t bytes);
+
+/** Number of steps this session has run; also the step index dropout and Adam use next. */
+uint64_t remat_session_step_count(const remat_session* session);
+
+/** The message of the last failed call on |session| ("" when none failed). Never NULL. */
+const char* remat_session_last_error(const remat_session* session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REMAT_REMAT_H_ */

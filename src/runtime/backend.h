@@ -1,0 +1,100 @@
+// The backend interface: what the executor asks of a CPU, OpenCL or CUDA device.
+//
+// A backend owns device memory for the arena (CPU: the caller's buffer), runs one op at a
+// time on tensors given as (region, offset) and copies between host and its regions. It
+// decides nothing: shapes, offsets and the op order come from the verified plan.
+#ifndef REMAT_RUNTIME_BACKEND_H_
+#define REMAT_RUNTIME_BACKEND_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "remat/remat.h"
+
+namespace remat {
+
+/// Bumped when the Backend class changes incompatibly.
+constexpr uint32_t kBackendApiVersion = 1;
+
+/// Memory regions of a plan (values stored in plans).
+enum class Region : uint8_t { kArena = 0, kPersistent = 1, kHost = 2 };
+
+/// One tensor as an op sees it. Shapes are verified before any op runs.
+struct TensorRef {
+  Region region;                   ///< Region the bytes live in.
+  uint8_t dtype;                   ///< remat_dtype.
+  uint8_t rank;                    ///< Number of used |dims|.
+  uint64_t offset;                 ///< Byte offset in |region|.
+  uint64_t bytes;                  ///< Size in bytes.
+  int64_t numel;                   ///< Product of dims.
+  int64_t dims[REMAT_MAX_RANK];    ///< Shape, outermost first.
+};
+
+/// Most inputs / outputs any op has (see common/ops.h).
+constexpr int kMaxOpInputs = 5;
+constexpr int kMaxOpOutputs = 3;
+
+/// One op ready to run: opcode, tensors and attributes, resolved once at session creation.
+struct OpCall {
+  uint16_t code;                               ///< remat::OpCode value.
+  uint32_t index;                              ///< Position in the plan's op list.
+  uint8_t num_inputs;                          ///< Used entries of |inputs|.
+  uint8_t num_outputs;                         ///< Used entries of |outputs|.
+  const TensorRef* inputs[kMaxOpInputs];       ///< Input tensors.
+  const TensorRef* outputs[kMaxOpOutputs];     ///< Output tensors.
+  const int64_t* iattrs;                       ///< Int attributes (common/ops.h), may be null.
+  uint32_t num_iattrs;                         ///< Count of |iattrs|.
+  const float* fattrs;                         ///< Float attributes, may be null.
+  uint32_t num_fattrs;                         ///< Count of |fattrs|.
+};
+
+/// Per-step values every op may read.
+struct StepContext {
+  uint64_t seed;  ///< The plan's RNG seed.
+  uint64_t step;  ///< Index of the step being run, from 0.
+};
+
+/// Where a backend writes an error message: a fixed buffer owned by the session.
+struct ErrorBuffer {
+  char* text;       ///< Destination, always NUL-terminated after a write.
+  size_t capacity;  ///< Bytes available at |text|.
+};
+
+/// Formats a message into |err| (printf-style) and returns |status|, for one-line error returns.
+remat_status set_error(ErrorBuffer* err, remat_status status, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/// Sizes and base pointers of the regions a backend is created over.
+struct RegionSetup {
+  void* arena;               ///< Caller's arena (CPU) or nullptr (device backends allocate).
+  uint64_t arena_bytes;      ///< Size of the arena.
+  void* persistent;          ///< Persistent region in host memory (CPU) or nullptr.
+  uint64_t persistent_bytes; ///< Size of the persistent region.
+  void* host;                ///< Host spill region, or nullptr when the plan spills nothing.
+  uint64_t host_bytes;       ///< Size of the host region.
+  uint32_t alignment;        ///< Alignment the plan's offsets assume.
+};
+
+/// A device that runs plans. Created once per session; never allocates after creation.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// Short name, e.g. "cpu".
+  virtual const char* name() const = 0;
+  /// Whether run_op() implements |code|. Checked for every op at session creation.
+  virtual bool supports_op(uint16_t code) const = 0;
+  /// Runs one op. Data-dependent failures (an id out of range) return a status and a message.
+  virtual remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) = 0;
+  /// Copies |bytes| bytes from host |src| into |region| at |offset|.
+  virtual remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
+                              ErrorBuffer* err) = 0;
+  /// Copies |bytes| bytes from |region| at |offset| to host |dst|.
+  virtual remat_status download(Region region, uint64_t offset, void* dst, uint64_t bytes,
+                                ErrorBuffer* err) = 0;
+  /// Waits until every queued op and copy finished. Default: nothing is ever queued.
+  virtual remat_status sync(ErrorBuffer*) { return REMAT_OK; }
+};
+
+}  // namespace remat
+
+#endif  // REMAT_RUNTIME_BACKEND_H_
