@@ -1,0 +1,68 @@
+// The CPU backend: regions are host memory, ops are calls to the kernels of this folder.
+#include <new>
+#include <string.h>
+
+#include "backends/cpu/kernels.h"
+#include "runtime/backend.h"
+#include "runtime/port.h"
+
+namespace remat {
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(const RegionSetup& regions) {
+    base_[0] = static_cast<uint8_t*>(regions.arena);
+    base_[1] = static_cast<uint8_t*>(regions.persistent);
+    base_[2] = static_cast<uint8_t*>(regions.host);
+  }
+
+  const char* name() const override { return "cpu"; }
+
+  bool supports_op(uint16_t code) const override { return cpu::kernel_for(code) != nullptr; }
+
+  remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override {
+    cpu::KernelArgs args;
+    args.call = &call;
+    for (int i = 0; i < call.num_inputs; ++i) args.in[i] = address(*call.inputs[i]);
+    for (int i = 0; i < call.num_outputs; ++i) args.out[i] = address(*call.outputs[i]);
+    args.ctx = &ctx;
+    args.err = err;
+    return cpu::kernel_for(call.code)(args);
+  }
+
+  remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
+                      ErrorBuffer*) override {
+    memcpy(base_[static_cast<int>(region)] + offset, src, bytes);
+    return REMAT_OK;
+  }
+
+  remat_status download(Region region, uint64_t offset, void* dst, uint64_t bytes,
+                        ErrorBuffer*) override {
+    memcpy(dst, base_[static_cast<int>(region)] + offset, bytes);
+    return REMAT_OK;
+  }
+
+ private:
+  void* address(const TensorRef& t) const { return base_[static_cast<int>(t.region)] + t.offset; }
+
+  uint8_t* base_[3];
+};
+
+}  // namespace
+
+remat_status create_cpu_backend(const char* device, const RegionSetup& regions, Backend** out_backend,
+                                ErrorBuffer* err) {
+  if (device[0] != '\0' && strcmp(device, "0") != 0) {
+    return set_error(err, REMAT_ERROR_UNAVAILABLE, "cpu backend has one device, 0; got '%s'", device);
+  }
+  if (regions.arena == nullptr || regions.persistent == nullptr) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "cpu backend needs host arena and persistent regions");
+  }
+  void* memory = port_alloc(sizeof(CpuBackend), alignof(CpuBackend));
+  if (memory == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the cpu backend");
+  *out_backend = new (memory) CpuBackend(regions);
+  return REMAT_OK;
+}
+
+}  // namespace remat

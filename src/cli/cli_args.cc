@@ -1,0 +1,134 @@
+// Flag parsing, size units and whole-file I/O for the CLI.
+#include "cli/cli_args.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace remat {
+namespace cli {
+
+Args::Args(const std::vector<std::string>& argv, const std::vector<std::string>& valued,
+           const std::vector<std::string>& switches) {
+  auto is = [](const std::vector<std::string>& list, const std::string& f) {
+    return std::find(list.begin(), list.end(), f) != list.end();
+  };
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.size() < 2 || a.compare(0, 2, "--") != 0 || a == "--") {
+      if (a.size() > 1 && a[0] == '-' && a != "-o") {
+        throw UsageError("unknown option '" + a + "'");
+      }
+      if (a == "-o") {
+        if (i + 1 >= argv.size()) throw UsageError("-o needs a file name");
+        values_["-o"] = argv[++i];
+        continue;
+      }
+      positional_.push_back(a);
+      continue;
+    }
+    std::string flag = a, value;
+    const size_t eq = a.find('=');
+    const bool inline_value = eq != std::string::npos;
+    if (inline_value) {
+      flag = a.substr(0, eq);
+      value = a.substr(eq + 1);
+    }
+    if (values_.count(flag)) throw UsageError("option '" + flag + "' given twice");
+    if (is(valued, flag)) {
+      if (!inline_value) {
+        if (i + 1 >= argv.size()) throw UsageError("option '" + flag + "' needs a value");
+        value = argv[++i];
+      }
+      values_[flag] = value;
+    } else if (is(switches, flag) && !inline_value) {
+      values_[flag] = "";
+    } else {
+      throw UsageError("unknown option '" + flag + "'");
+    }
+  }
+}
+
+std::string Args::text(const std::string& flag, const std::string& fallback) const {
+  auto it = values_.find(flag);
+  return it == values_.end() ? fallback : it->second;
+}
+
+int64_t Args::integer(const std::string& flag, int64_t min, int64_t max, int64_t fallback) const {
+  auto it = values_.find(flag);
+  if (it == values_.end()) return fallback;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || errno != 0 || *end != '\0' || v < min || v > max) {
+    throw UsageError(flag + " " + it->second + ": expected an integer in [" + std::to_string(min) +
+                     ", " + std::to_string(max) + "]");
+  }
+  return v;
+}
+
+uint64_t Args::size(const std::string& flag, uint64_t fallback) const {
+  auto it = values_.find(flag);
+  return it == values_.end() ? fallback : parse_size(it->second, flag);
+}
+
+uint64_t parse_size(const std::string& text, const std::string& what) {
+  char* end = nullptr;
+  errno = 0;
+  const double number = std::strtod(text.c_str(), &end);
+  const std::string unit(end ? end : "");
+  double scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "KiB") scale = 1024.0;
+  else if (unit == "MiB") scale = 1024.0 * 1024.0;
+  else if (unit == "GiB") scale = 1024.0 * 1024.0 * 1024.0;
+  else if (unit == "KB") scale = 1e3;
+  else if (unit == "MB") scale = 1e6;
+  else if (unit == "GB") scale = 1e9;
+  const double bytes = number * scale;
+  if (text.empty() || end == text.c_str() || errno != 0 || scale == 0 || !std::isfinite(bytes) ||
+      bytes < 0 || bytes > 1.8e19) {
+    throw UsageError(what + " '" + text + "': expected a size such as 4096, 64KiB, 1.5MiB or 2GiB");
+  }
+  return static_cast<uint64_t>(bytes);
+}
+
+std::string format_bytes(uint64_t bytes) {
+  char buffer[64];
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  if (u == 0) std::snprintf(buffer, sizeof(buffer), "%llu B", static_cast<unsigned long long>(bytes));
+  else std::snprintf(buffer, sizeof(buffer), "%.2f %s", v, units[u]);
+  return buffer;
+}
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) throw Failure("cannot open '" + path + "' for reading");
+  std::vector<uint8_t> bytes;
+  uint8_t buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) bytes.insert(bytes.end(), buffer, buffer + n);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) throw Failure("error while reading '" + path + "'");
+  return bytes;
+}
+
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) throw Failure("cannot open '" + path + "' for writing");
+  const size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
+  const bool closed = std::fclose(f) == 0;
+  if (written != bytes.size() || !closed) throw Failure("error while writing '" + path + "'");
+}
+
+}  // namespace cli
+}  // namespace remat

@@ -1,0 +1,66 @@
+// Command-line parsing shared by the subcommands: flags, sizes with units, usage errors.
+#ifndef REMAT_CLI_CLI_ARGS_H_
+#define REMAT_CLI_CLI_ARGS_H_
+
+#include <stdint.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace remat {
+namespace cli {
+
+/// A wrong command line: main() prints it with the usage and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A failure of the work itself: main() prints it and exits 1.
+class Failure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Parsed arguments of one subcommand: positionals and --flags (with or without values).
+class Args {
+ public:
+  /// Parses |argv| (after the subcommand). |valued| lists flags that take a value, |switches|
+  /// those that do not; anything else is a UsageError.
+  Args(const std::vector<std::string>& argv, const std::vector<std::string>& valued,
+       const std::vector<std::string>& switches);
+  /// Positional arguments in order.
+  const std::vector<std::string>& positional() const { return positional_; }
+  /// Whether |flag| was given.
+  bool has(const std::string& flag) const { return values_.count(flag) != 0; }
+  /// The value of |flag|, or |fallback|.
+  std::string text(const std::string& flag, const std::string& fallback) const;
+  /// The value of |flag| as an integer in [|min|, |max|], or |fallback|.
+  int64_t integer(const std::string& flag, int64_t min, int64_t max, int64_t fallback) const;
+  /// The value of |flag| as a size in bytes ("512", "64KiB", "1.5MiB", "2GiB"), or |fallback|.
+  uint64_t size(const std::string& flag, uint64_t fallback) const;
+
+ private:
+  std::vector<std::string> positional_;
+  std::map<std::string, std::string> values_;
+};
+
+/// Parses "N", "NKiB", "NMiB", "NGiB" (also KB/MB/GB as powers of 1000, and a bare "B");
+/// throws UsageError naming |what| on anything else.
+uint64_t parse_size(const std::string& text, const std::string& what);
+
+/// "1.50 MiB"-style rendering of |bytes|.
+std::string format_bytes(uint64_t bytes);
+
+/// Reads a whole file; throws Failure naming |path| when it cannot.
+std::vector<uint8_t> read_file(const std::string& path);
+
+/// Writes a whole file; throws Failure naming |path| when it cannot.
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes);
+
+}  // namespace cli
+}  // namespace remat
+
+#endif  // REMAT_CLI_CLI_ARGS_H_

@@ -1,0 +1,236 @@
+// `remat train`: compile (or load) a plan, bind a session, feed batches, report progress.
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/safetensors.h"
+#include "cli/synthetic_task.h"
+#include "common/plan_generated.h"
+#include "remat/remat.h"
+#include "runtime/port.h"
+
+namespace remat {
+namespace cli {
+namespace {
+
+struct PlanCloser {
+  void operator()(remat_plan* p) const { remat_plan_close(p); }
+};
+struct SessionDestroyer {
+  void operator()(remat_session* s) const { remat_session_destroy(s); }
+};
+struct PortFree {
+  void operator()(void* p) const { port_free(p); }
+};
+
+void check(remat_session* s, remat_status status, const std::string& what) {
+  if (status != REMAT_OK) {
+    throw Failure(what + ": " + remat_status_string(status) + ": " + remat_session_last_error(s));
+  }
+}
+
+std::vector<remat_tensor_info> bindings(const remat_plan* plan, remat_binding_kind kind) {
+  uint32_t count = 0;
+  remat_plan_binding_count(plan, kind, &count);
+  std::vector<remat_tensor_info> out(count);
+  for (uint32_t i = 0; i < count; ++i) remat_plan_binding(plan, kind, i, &out[i]);
+  return out;
+}
+
+const char* safetensors_dtype(remat_dtype dtype) { return dtype == REMAT_DTYPE_I32 ? "I32" : "F32"; }
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+void load_params(remat_session* session, const remat_plan* plan, const std::string& path) {
+  SafeTensorsFile file;
+  std::string error;
+  if (!read_safetensors(path, &file, &error)) throw Failure(error);
+  for (const remat_tensor_info& p : bindings(plan, REMAT_BINDING_PARAM)) {
+    const SafeTensor* t = file.find(p.name);
+    if (t == nullptr) throw Failure(path + ": no tensor '" + p.name + "' (a parameter of the plan)");
+    const std::vector<int64_t> want(p.dims, p.dims + p.rank);
+    if (t->dtype != "F32" || t->shape != want) {
+      throw Failure(path + ": '" + p.name + "' is " + t->dtype + " " + dims_text(t->shape) +
+                    ", the plan needs F32 " + dims_text(want));
+    }
+    check(session, remat_session_write_param(session, p.name, t->data.data(), t->data.size()),
+          "loading '" + std::string(p.name) + "'");
+  }
+}
+
+void save_params(remat_session* session, const remat_plan* plan, const std::string& path) {
+  SafeTensorsFile file;
+  for (const remat_tensor_info& p : bindings(plan, REMAT_BINDING_PARAM)) {
+    SafeTensor t{p.name, "F32", std::vector<int64_t>(p.dims, p.dims + p.rank),
+                 std::vector<uint8_t>(p.bytes)};
+    check(session, remat_session_read_param(session, p.name, t.data.data(), t.data.size()),
+          "reading '" + std::string(p.name) + "'");
+    file.tensors.push_back(std::move(t));
+  }
+  std::string error;
+  if (!write_safetensors(path, file, &error)) throw Failure(error);
+}
+
+// Batches from a safetensors file: one tensor per binding, with a leading step axis.
+struct DataFile {
+  std::vector<std::string> names;
+  std::vector<const SafeTensor*> tensors;
+  std::vector<uint64_t> item_bytes;
+  int64_t steps = 0;
+  SafeTensorsFile file;
+};
+
+void open_data(const std::string& path, const remat_plan* plan, DataFile* data) {
+  std::string error;
+  if (!read_safetensors(path, &data->file, &error)) throw Failure(error);
+  for (remat_binding_kind kind : {REMAT_BINDING_INPUT, REMAT_BINDING_LABEL}) {
+    for (const remat_tensor_info& b : bindings(plan, kind)) {
+      const SafeTensor* t = data->file.find(b.name);
+      std::vector<int64_t> want(b.dims, b.dims + b.rank);
+      if (t == nullptr) throw Failure(path + ": no tensor '" + b.name + "' (an input of the plan)");
+      const bool shape_ok = t->shape.size() == want.size() + 1 &&
+                            std::vector<int64_t>(t->shape.begin() + 1, t->shape.end()) == want;
+      if (t->dtype != safetensors_dtype(b.dtype) || !shape_ok || t->shape[0] < 1) {
+        want.insert(want.begin(), -1);
+        throw Failure(path + ": '" + b.name + "' is " + t->dtype + " " + dims_text(t->shape) + ", expected " +
+                      safetensors_dtype(b.dtype) + " [STEPS" + dims_text(want).substr(3));
+      }
+      if (data->steps != 0 && t->shape[0] != data->steps) {
+        throw Failure(path + ": '" + b.name + "' has " + std::to_string(t->shape[0]) + " steps, others " +
+                      std::to_string(data->steps));
+      }
+      data->steps = t->shape[0];
+      data->names.push_back(b.name);
+      data->tensors.push_back(t);
+      data->item_bytes.push_back(b.bytes);
+    }
+  }
+}
+
+}  // namespace
+
+int run_train(const std::vector<std::string>& argv) {
+  std::vector<std::string> valued = kCompileFlags;
+  for (const char* f : {"--backend", "--steps", "--data", "--load-params", "--save-params", "--arena"}) {
+    valued.push_back(f);
+  }
+  const Args args(argv, valued, {});
+  if (args.positional().size() != 1) throw UsageError("train takes exactly one MODEL or FILE.rplan");
+  const std::string source = args.positional()[0];
+  const bool is_plan_file = source.size() > 6 && source.compare(source.size() - 6, 6, ".rplan") == 0;
+
+  std::vector<uint8_t> bytes;
+  if (is_plan_file) {
+    for (const std::string& f : kCompileFlags) {
+      if (args.has(f)) throw UsageError(f + " applies when compiling a MODEL, not to a compiled plan");
+    }
+    bytes = read_file(source);
+  } else {
+    bytes = compiler::compile(compile_options(args, source)).plan;
+  }
+  char message[512];
+  remat_plan* raw_plan = nullptr;
+  const remat_status opened = remat_plan_open(bytes.data(), bytes.size(), &raw_plan, message, sizeof(message));
+  if (opened != REMAT_OK) throw Failure(source + ": " + remat_status_string(opened) + ": " + message);
+  std::unique_ptr<remat_plan, PlanCloser> plan(raw_plan);
+  const fb::Plan* root = fb::GetPlan(bytes.data());
+
+  remat_session_options options;
+  remat_session_options_init(&options);
+  const std::string backend = args.text("--backend", "cpu");
+  options.backend = backend.c_str();
+  std::unique_ptr<void, PortFree> arena;
+  if (args.has("--arena")) {
+    options.arena_size = args.size("--arena", 0);
+    arena.reset(port_alloc(options.arena_size, root->alignment()));
+    if (arena == nullptr) throw Failure("cannot allocate an arena of " + format_bytes(options.arena_size));
+    options.arena = arena.get();
+  }
+  remat_session* raw_session = nullptr;
+  const remat_status created = remat_session_create(plan.get(), &options, &raw_session, message, sizeof(message));
+  if (created != REMAT_OK) throw Failure(std::string("creating the session: ") + remat_status_string(created) + ": " + message);
+  std::unique_ptr<remat_session, SessionDestroyer> session(raw_session);
+
+  if (args.has("--load-params")) load_params(session.get(), plan.get(), args.text("--load-params", ""));
+
+  DataFile data;
+  std::unique_ptr<SyntheticTask> task;
+  if (args.has("--data")) {
+    open_data(args.text("--data", ""), plan.get(), &data);
+  } else {
+    const auto* prov = root->provenance();
+    if (prov == nullptr || prov->model() == nullptr) throw Failure(source + ": the plan names no model: give --data");
+    task.reset(new SyntheticTask(prov->model()->str(), prov->batch(), root->seed()));
+  }
+  const int64_t steps = args.integer("--steps", 0, INT32_MAX, data.steps > 0 ? data.steps : 100);
+  const int64_t batch = root->provenance() ? root->provenance()->batch() : 1;
+  const bool tty = isatty(fileno(stdout)) != 0;
+
+  remat_plan_memory_info memory;
+  remat_plan_memory(plan.get(), &memory);
+  std::printf("plan: %s, batch %lld, strategy %s; arena %s, persistent %s\n",
+              root->provenance() && root->provenance()->model() ? root->provenance()->model()->c_str() : source.c_str(),
+              static_cast<long long>(batch),
+              root->provenance() && root->provenance()->strategy() ? root->provenance()->strategy()->c_str() : "?",
+              format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.persistent_bytes).c_str());
+  std::fflush(stdout);
+
+  const uint64_t start = port_now_ns();
+  uint64_t last_print = 0;
+  float first_loss = NAN, loss = NAN;
+  for (int64_t step = 0; step < steps; ++step) {
+    if (task) {
+      const std::vector<std::string> names = task->names();
+      const std::vector<std::vector<uint8_t>> values = task->batch(static_cast<uint64_t>(step));
+      for (size_t i = 0; i < names.size(); ++i) {
+        check(session.get(), remat_session_set_input(session.get(), names[i].c_str(), values[i].data(), values[i].size()),
+              "step " + std::to_string(step) + ": setting '" + names[i] + "'");
+      }
+    } else {
+      const int64_t row = step % data.steps;
+      for (size_t i = 0; i < data.names.size(); ++i) {
+        const uint8_t* at = data.tensors[i]->data.data() + static_cast<uint64_t>(row) * data.item_bytes[i];
+        check(session.get(), remat_session_set_input(session.get(), data.names[i].c_str(), at, data.item_bytes[i]),
+              "step " + std::to_string(step) + ": setting '" + data.names[i] + "'");
+      }
+    }
+    check(session.get(), remat_session_step(session.get(), &loss), "step " + std::to_string(step));
+    if (step == 0) first_loss = loss;
+    const uint64_t now = port_now_ns();
+    const double seconds = static_cast<double>(now - start) * 1e-9;
+    const double rate = seconds > 0 ? static_cast<double>((step + 1) * batch) / seconds : 0.0;
+    if (tty) {
+      if (now - last_print > 100000000ull || step + 1 == steps) {
+        std::printf("\rstep %lld/%lld  loss %.6f  %.0f samples/s   ", static_cast<long long>(step + 1),
+                    static_cast<long long>(steps), loss, rate);
+        std::fflush(stdout);
+        last_print = now;
+      }
+    } else {
+      std::printf("step %lld loss %.6f\n", static_cast<long long>(step + 1), loss);
+    }
+  }
+  const double seconds = static_cast<double>(port_now_ns() - start) * 1e-9;
+  if (tty && steps > 0) std::printf("\n");
+  if (steps > 0) {
+    std::printf("trained %lld steps in %.2f s (%.0f samples/s); loss %.6f -> %.6f\n",
+                static_cast<long long>(steps), seconds,
+                seconds > 0 ? static_cast<double>(steps * batch) / seconds : 0.0, first_loss, loss);
+  }
+  if (args.has("--save-params")) {
+    save_params(session.get(), plan.get(), args.text("--save-params", ""));
+    std::printf("saved parameters to %s\n", args.text("--save-params", "").c_str());
+  }
+  return 0;
+}
+
+}  // namespace cli
+}  // namespace remat

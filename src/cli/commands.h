@@ -1,0 +1,33 @@
+// The `remat` subcommands; each returns the process exit code (0 ok, 1 failure, 2 usage).
+#ifndef REMAT_CLI_COMMANDS_H_
+#define REMAT_CLI_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "cli/cli_args.h"
+#include "compiler/compiler.h"
+
+namespace remat {
+namespace cli {
+
+/// `remat compile MODEL --batch N [--optimizer S] [--seed N] [--strategy S] -o FILE.rplan`
+int run_compile(const std::vector<std::string>& argv);
+/// `remat train MODEL|FILE.rplan [--batch N] [--steps N] [--data F] [--load-params F] [--save-params F]`
+int run_train(const std::vector<std::string>& argv);
+/// `remat inspect FILE.rplan [--ops|--tensors|--params] [--json]`
+int run_inspect(const std::vector<std::string>& argv);
+
+/// Flags that choose how a model is compiled, shared by compile and train.
+extern const std::vector<std::string> kCompileFlags;
+
+/// Compile options from |args| for |model|.
+compiler::CompileOptions compile_options(const Args& args, const std::string& model);
+
+/// Prints the figures of a compiled plan as "key: value" lines.
+void print_report(const compiler::CompileReport& report);
+
+}  // namespace cli
+}  // namespace remat
+
+#endif  // REMAT_CLI_COMMANDS_H_

@@ -1,0 +1,53 @@
+// `remat`: compile plans, train, inspect. Exit codes: 0 success, 1 failure, 2 usage error.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "compiler/graph.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: remat COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  compile MODEL --batch N [--optimizer SPEC] [--seed N] [--strategy none] -o FILE.rplan\n"
+    "  train   MODEL|FILE.rplan [--batch N] [--backend cpu] [--steps N] [--data FILE.safetensors]\n"
+    "          [--load-params FILE.safetensors] [--save-params FILE.safetensors] [--arena SIZE]\n"
+    "  inspect FILE.rplan [--ops|--tensors|--params] [--json]\n"
+    "\n"
+    "MODEL is a template: mlp:layers=L,width=W,in=I,classes=C[,dropout=P]\n"
+    "                  or transformer:layers=L,hidden=H,heads=A,ffn=F,seq=S,vocab=V,classes=C[,dropout=P]\n"
+    "SPEC is sgd:lr=0.01[,momentum=0.9][,weight_decay=W] | adam:lr=1e-3[,...] | adamw:lr=1e-3[,...]\n"
+    "SIZE accepts B, KiB, MiB, GiB (and KB, MB, GB). See docs/cli.md.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace remat::cli;
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ||
+      std::string(argv[1]) == "help") {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> rest(argv + 2, argv + argc);
+  try {
+    if (command == "compile") return run_compile(rest);
+    if (command == "train") return run_train(rest);
+    if (command == "inspect") return run_inspect(rest);
+    std::fprintf(stderr, "remat: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+    return 2;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "remat %s: %s\n(run 'remat --help' for usage)\n", command.c_str(), e.what());
+    return 2;
+  } catch (const remat::compiler::CompileError& e) {
+    std::fprintf(stderr, "remat %s: %s\n", command.c_str(), e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "remat %s: %s\n", command.c_str(), e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,173 @@
+// Backward rules of every forward op, emitted in reverse order of the forward pass.
+#include "compiler/autodiff.h"
+
+#include <vector>
+
+namespace remat {
+namespace compiler {
+namespace {
+
+class Differentiator {
+ public:
+  Differentiator(Graph& g, const OptimizerSpec& opt)
+      : g_(g), opt_(opt), grad_(g.tensors.size(), -1), needs_(g.tensors.size(), false) {}
+
+  void run() {
+    if (g_.loss < 0) throw CompileError("graph has no loss: nothing to differentiate");
+    const int forward_ops = static_cast<int>(g_.ops.size());
+    for (int p : g_.params) needs_[p] = true;
+    std::vector<int> first_reader(g_.tensors.size(), -1);
+    for (int i = 0; i < forward_ops; ++i) {
+      const Op& op = g_.ops[i];
+      bool any = false;
+      for (int t : op.inputs) {
+        any = any || needs_[t];
+        if (first_reader[t] < 0) first_reader[t] = i;
+      }
+      for (int t : op.outputs) needs_[t] = needs_[t] || any;
+    }
+    for (int p : g_.params) {
+      if (first_reader[p] < 0) {
+        throw CompileError("parameter '" + g_.tensors[p].name + "' is not used by any op");
+      }
+    }
+    for (int i = forward_ops - 1; i >= 0; --i) {
+      backward_of(i);
+      // A parameter's gradient is final once the backward of its first reader has run.
+      for (int p : g_.params) {
+        if (first_reader[p] != i) continue;
+        if (grad_[p] < 0) {
+          throw CompileError("parameter '" + g_.tensors[p].name + "' does not reach the loss");
+        }
+        append_update(g_, opt_, p, grad_[p], i);
+      }
+    }
+  }
+
+ private:
+  // A new gradient tensor shaped like |like|.
+  int grad_tensor(int like) {
+    const Tensor& t = g_.tensors[like];
+    std::string name = "grad." + t.name;
+    for (int n = 1; g_.find(name) >= 0; ++n) name = "grad." + t.name + "#" + std::to_string(n);
+    // Only forward tensors are ever looked up in grad_ and needs_, so they do not grow here.
+    return g_.add_tensor(name, REMAT_DTYPE_F32, t.shape, Role::kGrad);
+  }
+
+  // Adds |g| into the gradient of |t| (a sum when |t| already has one).
+  void accumulate(int t, int g) {
+    if (grad_[t] < 0) {
+      grad_[t] = g;
+      return;
+    }
+    const int sum = grad_tensor(t);
+    emit(OpCode::kAdd, {grad_[t], g}, {sum});
+    grad_[t] = sum;
+  }
+
+  void emit(OpCode code, std::vector<int> in, std::vector<int> out, std::vector<int64_t> i = {},
+            std::vector<float> f = {}) {
+    g_.add_op(code, std::move(in), std::move(out), std::move(i), std::move(f), Phase::kBackward,
+              current_);
+  }
+
+  // Emits |code|(ins) -> a new gradient of |target| and accumulates it.
+  void grad_op(int target, OpCode code, std::vector<int> in, std::vector<int64_t> i = {},
+               std::vector<float> f = {}) {
+    if (!needs_[target]) return;
+    const int out = grad_tensor(target);
+    emit(code, std::move(in), {out}, std::move(i), std::move(f));
+    accumulate(target, out);
+  }
+
+  void backward_of(int index) {
+    current_ = index;
+    const Op op = g_.ops[index];  // copy: emitting ops grows g_.ops
+    const bool is_loss = op.code == OpCode::kSoftmaxCrossEntropy || op.code == OpCode::kMse;
+    if (!is_loss && grad_[op.outputs[0]] < 0) return;
+    const int dy = is_loss ? -1 : grad_[op.outputs[0]];
+    const std::vector<int>& in = op.inputs;
+    const std::vector<int>& out = op.outputs;
+    switch (op.code) {
+      case OpCode::kMatMul: matmul(op, dy); break;
+      case OpCode::kBiasAdd:
+        if (needs_[in[0]]) accumulate(in[0], dy);
+        grad_op(in[1], OpCode::kReduceLeading, {dy});
+        break;
+      case OpCode::kAdd:
+        if (needs_[in[0]]) accumulate(in[0], dy);
+        if (needs_[in[1]]) accumulate(in[1], dy);
+        break;
+      case OpCode::kMul:
+        grad_op(in[0], OpCode::kMul, {dy, in[1]});
+        grad_op(in[1], OpCode::kMul, {dy, in[0]});
+        break;
+      case OpCode::kScale: grad_op(in[0], OpCode::kScale, {dy}, {}, op.fattrs); break;
+      case OpCode::kRelu: grad_op(in[0], OpCode::kReluGrad, {dy, out[0]}); break;
+      case OpCode::kGelu: grad_op(in[0], OpCode::kGeluGrad, {dy, in[0]}); break;
+      case OpCode::kTanh: grad_op(in[0], OpCode::kTanhGrad, {dy, out[0]}); break;
+      case OpCode::kSigmoid: grad_op(in[0], OpCode::kSigmoidGrad, {dy, out[0]}); break;
+      case OpCode::kSoftmax: grad_op(in[0], OpCode::kSoftmaxGrad, {dy, out[0]}); break;
+      case OpCode::kDropout: grad_op(in[0], OpCode::kDropoutGrad, {dy}, op.iattrs, op.fattrs); break;
+      case OpCode::kCopy: grad_op(in[0], OpCode::kCopy, {dy}); break;
+      case OpCode::kSelect: grad_op(in[0], OpCode::kSelectGrad, {dy}, op.iattrs); break;
+      case OpCode::kEmbedding: grad_op(in[1], OpCode::kEmbeddingGrad, {dy, in[0]}); break;
+      case OpCode::kPermute: permute(op, dy); break;
+      case OpCode::kLayerNorm: {
+        const int dx = grad_tensor(in[0]), dgamma = grad_tensor(in[1]), dbeta = grad_tensor(in[2]);
+        emit(OpCode::kLayerNormGrad, {dy, in[0], out[1], out[2], in[1]}, {dx, dgamma, dbeta});
+        if (needs_[in[0]]) accumulate(in[0], dx);
+        accumulate(in[1], dgamma);
+        accumulate(in[2], dbeta);
+        break;
+      }
+      case OpCode::kSoftmaxCrossEntropy:
+        grad_op(in[0], OpCode::kSoftmaxCrossEntropyGrad, {out[1], in[1]});
+        break;
+      case OpCode::kMse: grad_op(in[0], OpCode::kMseGrad, {in[0], in[1]}); break;
+      default:
+        throw CompileError(std::string("no backward rule for op '") +
+                           op_name(static_cast<uint16_t>(op.code)) + "'");
+    }
+  }
+
+  // C = alpha op(A) op(B): each gradient is another matmul (see ops.h for the shape modes).
+  void matmul(const Op& op, int dc) {
+    const int a = op.inputs[0], b = op.inputs[1];
+    const bool ta = op.iattrs[0] != 0, tb = op.iattrs[1] != 0;
+    const std::vector<float> alpha = op.fattrs;
+    auto mm = [&](int target, int x, int y, bool tx, bool ty) {
+      grad_op(target, OpCode::kMatMul, {x, y}, {tx ? 1 : 0, ty ? 1 : 0}, alpha);
+    };
+    if (!ta && !tb) { mm(a, dc, b, false, true); mm(b, a, dc, true, false); }
+    if (!ta && tb) { mm(a, dc, b, false, false); mm(b, dc, a, true, false); }
+    if (ta && !tb) { mm(a, b, dc, false, true); mm(b, a, dc, false, false); }
+    if (ta && tb) { mm(a, b, dc, true, true); mm(b, dc, a, true, true); }
+  }
+
+  // The inverse permutation, applied to dy viewed with the permuted dims.
+  void permute(const Op& op, int dy) {
+    const int64_t r = op.iattrs[0];
+    std::vector<int64_t> attrs{r};
+    for (int64_t k = 0; k < r; ++k) attrs.push_back(op.iattrs[1 + op.iattrs[1 + r + k]]);
+    std::vector<int64_t> inverse(r);
+    for (int64_t k = 0; k < r; ++k) inverse[op.iattrs[1 + r + k]] = k;
+    attrs.insert(attrs.end(), inverse.begin(), inverse.end());
+    grad_op(op.inputs[0], OpCode::kPermute, {dy}, attrs);
+  }
+
+  Graph& g_;
+  const OptimizerSpec& opt_;
+  std::vector<int> grad_;
+  std::vector<bool> needs_;
+  int current_ = -1;
+};
+
+}  // namespace
+
+void append_backward_and_updates(Graph& graph, const OptimizerSpec& optimizer) {
+  Differentiator(graph, optimizer).run();
+}
+
+}  // namespace compiler
+}  // namespace remat

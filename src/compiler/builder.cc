@@ -1,0 +1,138 @@
+// Layer-level graph construction on top of Graph::add_op.
+#include "compiler/builder.h"
+
+#include <cmath>
+
+namespace remat {
+namespace compiler {
+
+int Builder::activation(const std::string& hint, std::vector<int64_t> shape, remat_dtype dtype) {
+  std::string name = hint;
+  for (int n = 1; g_->find(name) >= 0; ++n) name = hint + "#" + std::to_string(n);
+  return g_->add_tensor(name, dtype, std::move(shape), Role::kActivation);
+}
+
+int Builder::input(const std::string& name, remat_dtype dtype, std::vector<int64_t> shape) {
+  const int index = g_->add_tensor(name, dtype, std::move(shape), Role::kInput);
+  g_->inputs.push_back(index);
+  return index;
+}
+
+int Builder::label(const std::string& name, remat_dtype dtype, std::vector<int64_t> shape) {
+  const int index = g_->add_tensor(name, dtype, std::move(shape), Role::kLabel);
+  g_->labels.push_back(index);
+  return index;
+}
+
+int Builder::param(const std::string& name, std::vector<int64_t> shape, Init init, float scale) {
+  const int index = g_->add_tensor(name, REMAT_DTYPE_F32, std::move(shape), Role::kParam, init, scale);
+  g_->params.push_back(index);
+  return index;
+}
+
+int Builder::linear(int x, int64_t out_features, const std::string& prefix) {
+  const int64_t in_features = t(x).shape.back();
+  const float bound = 1.0f / std::sqrt(static_cast<float>(in_features));
+  const int w = param(prefix + ".weight", {out_features, in_features}, Init::kUniform, bound);
+  const int b = param(prefix + ".bias", {out_features}, Init::kUniform, bound);
+  std::vector<int64_t> shape = t(x).shape;
+  shape.back() = out_features;
+  const int y = matmul(x, w, false, true, 1.0f, shape, prefix + ".matmul");
+  return bias_add(y, b, prefix + ".out");
+}
+
+int Builder::layer_norm(int x, const std::string& prefix, float eps) {
+  const int64_t n = t(x).shape.back();
+  const int gamma = param(prefix + ".weight", {n}, Init::kOnes, 0.0f);
+  const int beta = param(prefix + ".bias", {n}, Init::kZeros, 0.0f);
+  const int64_t rows = t(x).numel() / n;
+  const int y = activation(prefix + ".out", t(x).shape);
+  const int mean = activation(prefix + ".mean", {rows});
+  const int rstd = activation(prefix + ".rstd", {rows});
+  g_->add_op(OpCode::kLayerNorm, {x, gamma, beta}, {y, mean, rstd}, {}, {eps});
+  return y;
+}
+
+int Builder::dropout(int x, float p, const std::string& name) {
+  if (p == 0.0f) return x;
+  const int y = activation(name, t(x).shape);
+  // The key is this op's index: unique in the graph, and kept by recomputed copies.
+  const int64_t key = static_cast<int64_t>(g_->ops.size());
+  g_->add_op(OpCode::kDropout, {x}, {y}, {key}, {p});
+  return y;
+}
+
+int Builder::unary(OpCode code, int x, const std::string& name) {
+  const int y = activation(name, t(x).shape);
+  g_->add_op(code, {x}, {y});
+  return y;
+}
+
+int Builder::relu(int x, const std::string& name) { return unary(OpCode::kRelu, x, name); }
+int Builder::gelu(int x, const std::string& name) { return unary(OpCode::kGelu, x, name); }
+int Builder::tanh(int x, const std::string& name) { return unary(OpCode::kTanh, x, name); }
+int Builder::sigmoid(int x, const std::string& name) { return unary(OpCode::kSigmoid, x, name); }
+int Builder::softmax(int x, const std::string& name) { return unary(OpCode::kSoftmax, x, name); }
+
+int Builder::matmul(int a, int b, bool trans_a, bool trans_b, float alpha,
+                    std::vector<int64_t> out_shape, const std::string& name) {
+  const int y = activation(name, std::move(out_shape));
+  g_->add_op(OpCode::kMatMul, {a, b}, {y}, {trans_a ? 1 : 0, trans_b ? 1 : 0}, {alpha});
+  return y;
+}
+
+int Builder::add(int a, int b, const std::string& name) {
+  const int y = activation(name, t(a).shape);
+  g_->add_op(OpCode::kAdd, {a, b}, {y});
+  return y;
+}
+
+int Builder::bias_add(int x, int b, const std::string& name) {
+  const int y = activation(name, t(x).shape);
+  g_->add_op(OpCode::kBiasAdd, {x, b}, {y});
+  return y;
+}
+
+int Builder::embedding(int ids, int table, const std::string& name) {
+  std::vector<int64_t> shape = t(ids).shape;
+  shape.push_back(t(table).shape[1]);
+  const int y = activation(name, shape);
+  g_->add_op(OpCode::kEmbedding, {ids, table}, {y});
+  return y;
+}
+
+int Builder::permute(int x, std::vector<int64_t> view_dims, std::vector<int64_t> perm,
+                     std::vector<int64_t> out_shape, const std::string& name) {
+  std::vector<int64_t> attrs{static_cast<int64_t>(view_dims.size())};
+  attrs.insert(attrs.end(), view_dims.begin(), view_dims.end());
+  attrs.insert(attrs.end(), perm.begin(), perm.end());
+  const int y = activation(name, std::move(out_shape));
+  g_->add_op(OpCode::kPermute, {x}, {y}, std::move(attrs));
+  return y;
+}
+
+int Builder::select(int x, int axis, int64_t index, const std::string& name) {
+  std::vector<int64_t> shape = t(x).shape;
+  shape.erase(shape.begin() + axis);
+  const int y = activation(name, shape);
+  g_->add_op(OpCode::kSelect, {x}, {y}, {axis, index});
+  return y;
+}
+
+int Builder::softmax_cross_entropy(int logits, int labels) {
+  const int loss = g_->add_tensor("loss", REMAT_DTYPE_F32, {1}, Role::kLoss);
+  const int probs = activation("probs", t(logits).shape);
+  g_->add_op(OpCode::kSoftmaxCrossEntropy, {logits, labels}, {loss, probs});
+  g_->loss = loss;
+  return loss;
+}
+
+int Builder::mse(int pred, int target) {
+  const int loss = g_->add_tensor("loss", REMAT_DTYPE_F32, {1}, Role::kLoss);
+  g_->add_op(OpCode::kMse, {pred, target}, {loss});
+  g_->loss = loss;
+  return loss;
+}
+
+}  // namespace compiler
+}  // namespace remat

@@ -1,0 +1,48 @@
+// The compile pipeline: template -> graph -> autodiff + optimizer -> schedule -> memory -> plan.
+#include "compiler/compiler.h"
+
+#include "compiler/autodiff.h"
+#include "compiler/optimizer.h"
+#include "compiler/templates.h"
+
+namespace remat {
+namespace compiler {
+
+CompileResult compile(const CompileOptions& options) {
+  if (options.alignment == 0 || (options.alignment & (options.alignment - 1)) != 0) {
+    throw CompileError("alignment " + std::to_string(options.alignment) + " is not a power of two");
+  }
+  if (options.strategy != "none") {
+    throw CompileError("strategy '" + options.strategy + "' is not supported (strategies: none)");
+  }
+  CompileResult result;
+  result.graph = build_template(options.model, options.batch);
+  const size_t forward_ops = result.graph.ops.size();
+  const OptimizerSpec optimizer = parse_optimizer(options.optimizer);
+  append_backward_and_updates(result.graph, optimizer);
+  result.memory = plan_memory(result.graph, options.alignment);
+
+  CompileReport& r = result.report;
+  r.model = options.model;
+  r.strategy = options.strategy;
+  r.optimizer = optimizer.text;
+  r.batch = options.batch;
+  r.arena_bytes = result.memory.arena_size;
+  r.persistent_bytes = result.memory.persistent_size;
+  r.host_bytes = result.memory.host_size;
+  r.lower_bound = result.memory.lower_bound;
+  r.op_count = result.graph.ops.size();
+  r.tensor_count = result.graph.tensors.size();
+  for (int p : result.graph.params) r.param_count += static_cast<uint64_t>(result.graph.tensors[p].numel());
+  for (size_t i = 0; i < result.graph.ops.size(); ++i) {
+    const Op& op = result.graph.ops[i];
+    r.step_flops += op.flops;
+    if (i < forward_ops) r.forward_flops += op.flops;
+    if (op.phase == Phase::kRecompute) r.recomputed_flops += op.flops;
+  }
+  result.plan = write_plan(result.graph, result.memory, r, options.seed);
+  return result;
+}
+
+}  // namespace compiler
+}  // namespace remat

@@ -1,0 +1,55 @@
+// The host compiler's C++ entry point: model string + options -> plan bytes and a report.
+#ifndef REMAT_COMPILER_COMPILER_H_
+#define REMAT_COMPILER_COMPILER_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/graph.h"
+#include "compiler/planner.h"
+
+namespace remat {
+namespace compiler {
+
+/// What to compile and how.
+struct CompileOptions {
+  std::string model;                       ///< Template string (docs/templates.md).
+  int64_t batch = 1;                       ///< Batch size.
+  std::string optimizer = "sgd:lr=0.01";   ///< Optimizer spec (docs/cli.md).
+  uint64_t seed = 0;                       ///< RNG seed for initial params and dropout.
+  std::string strategy = "none";           ///< Checkpoint strategy.
+  uint32_t alignment = 64;                 ///< Region alignment (CPU 64, GPUs 256).
+};
+
+/// Figures that describe a compiled plan.
+struct CompileReport {
+  std::string model, strategy, optimizer;
+  int64_t batch = 0;
+  uint64_t arena_bytes = 0, persistent_bytes = 0, host_bytes = 0, lower_bound = 0;
+  uint64_t param_count = 0;               ///< Trainable scalars.
+  size_t op_count = 0, tensor_count = 0;
+  double forward_flops = 0, step_flops = 0, recomputed_flops = 0;
+  std::vector<std::string> checkpoints;   ///< Tensors kept for the backward pass by choice.
+};
+
+/// A compiled plan: FlatBuffers bytes, the graph and memory plan it came from, and its report.
+struct CompileResult {
+  std::vector<uint8_t> plan;
+  Graph graph;
+  MemoryPlan memory;
+  CompileReport report;
+};
+
+/// Compiles |options|; throws CompileError with a message naming what is wrong.
+CompileResult compile(const CompileOptions& options);
+
+/// Serialises |graph| placed by |memory| as a plan (src/common/plan.fbs).
+std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
+                                const CompileReport& report, uint64_t seed);
+
+}  // namespace compiler
+}  // namespace remat
+
+#endif  // REMAT_COMPILER_COMPILER_H_

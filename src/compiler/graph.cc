@@ -1,0 +1,111 @@
+// Graph IR construction with every op checked as it is added.
+#include "compiler/graph.h"
+
+#include <algorithm>
+
+#include "common/op_check.h"
+
+namespace remat {
+namespace compiler {
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+uint64_t Tensor::bytes() const {
+  const uint64_t item = (dtype == REMAT_DTYPE_F16 || dtype == REMAT_DTYPE_BF16) ? 2 : 4;
+  return static_cast<uint64_t>(numel()) * item;
+}
+
+int Graph::add_tensor(const std::string& name, remat_dtype dtype, std::vector<int64_t> shape,
+                      Role role, Init init, float init_scale) {
+  auto at = std::lower_bound(sorted_names_.begin(), sorted_names_.end(),
+                             std::make_pair(name, -1));
+  if (at != sorted_names_.end() && at->first == name) {
+    throw CompileError("tensor name '" + name + "' is used twice");
+  }
+  if (shape.empty() || shape.size() > REMAT_MAX_RANK) {
+    throw CompileError("tensor '" + name + "' has rank " + std::to_string(shape.size()) +
+                       ", expected 1.." + std::to_string(REMAT_MAX_RANK));
+  }
+  for (int64_t d : shape) {
+    if (d < 1) throw CompileError("tensor '" + name + "' has dim " + std::to_string(d));
+  }
+  const int index = static_cast<int>(tensors.size());
+  tensors.push_back(Tensor{name, dtype, std::move(shape), role, init, init_scale});
+  sorted_names_.insert(at, std::make_pair(name, index));
+  return index;
+}
+
+int Graph::find(const std::string& name) const {
+  auto at = std::lower_bound(sorted_names_.begin(), sorted_names_.end(),
+                             std::make_pair(name, -1));
+  return (at != sorted_names_.end() && at->first == name) ? at->second : -1;
+}
+
+int Graph::add_op(OpCode code, std::vector<int> inputs, std::vector<int> outputs,
+                  std::vector<int64_t> iattrs, std::vector<float> fattrs, Phase phase,
+                  int source) {
+  ShapeView in[8], out[8];
+  if (inputs.size() > 8 || outputs.size() > 8) throw CompileError("op with too many tensors");
+  auto view = [&](int t) {
+    if (t < 0 || t >= static_cast<int>(tensors.size())) {
+      throw CompileError(std::string(op_name(static_cast<uint16_t>(code))) +
+                         ": tensor index " + std::to_string(t) + " does not exist");
+    }
+    const Tensor& x = tensors[t];
+    return ShapeView{static_cast<uint8_t>(x.dtype), static_cast<uint8_t>(x.shape.size()),
+                     x.shape.data()};
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) in[i] = view(inputs[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) out[i] = view(outputs[i]);
+  char message[512];
+  const remat_status status =
+      check_op(static_cast<uint16_t>(code), in, static_cast<uint32_t>(inputs.size()), out,
+               static_cast<uint32_t>(outputs.size()), iattrs.data(),
+               static_cast<uint32_t>(iattrs.size()), fattrs.data(),
+               static_cast<uint32_t>(fattrs.size()), message, sizeof(message));
+  if (status != REMAT_OK) {
+    std::string names;
+    for (int t : outputs) names += (names.empty() ? "" : ", ") + tensors[t].name;
+    throw CompileError(std::string(message) + " (building '" + names + "')");
+  }
+  const int index = static_cast<int>(ops.size());
+  ops.push_back(Op{code, std::move(inputs), std::move(outputs), std::move(iattrs),
+                   std::move(fattrs), phase, source < 0 ? index : source, 0.0});
+  ops.back().flops = estimate_flops(*this, ops.back());
+  return index;
+}
+
+double estimate_flops(const Graph& graph, const Op& op) {
+  auto numel = [&](int t) { return static_cast<double>(graph.tensors[t].numel()); };
+  switch (op.code) {
+    case OpCode::kMatMul: {
+      // 2*M*N*K per matrix, times the larger batch (the reduce mode sums over A's batch).
+      const Tensor& a = graph.tensors[op.inputs[0]];
+      const Tensor& c = graph.tensors[op.outputs[0]];
+      const size_t ra = a.shape.size(), rc = c.shape.size();
+      const double k = static_cast<double>(op.iattrs[0] ? a.shape[ra - 2] : a.shape[ra - 1]);
+      const double mn = static_cast<double>(c.shape[rc - 2] * c.shape[rc - 1]);
+      const double batch_a = numel(op.inputs[0]) / static_cast<double>(a.shape[ra - 2] * a.shape[ra - 1]);
+      const double batch_c = numel(op.outputs[0]) / mn;
+      return 2.0 * mn * k * (batch_a > batch_c ? batch_a : batch_c);
+    }
+    case OpCode::kLayerNorm:
+    case OpCode::kLayerNormGrad:
+    case OpCode::kSoftmax:
+    case OpCode::kSoftmaxGrad:
+    case OpCode::kGelu:
+    case OpCode::kGeluGrad:
+      return 8.0 * numel(op.inputs[0]);
+    case OpCode::kAdamUpdate:
+      return 12.0 * numel(op.inputs[0]);
+    default:
+      return op.inputs.empty() ? 0.0 : numel(op.inputs[0]);
+  }
+}
+
+}  // namespace compiler
+}  // namespace remat

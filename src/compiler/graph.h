@@ -1,0 +1,104 @@
+// The compiler's graph IR: named tensors with roles, and ops in execution order.
+#ifndef REMAT_COMPILER_GRAPH_H_
+#define REMAT_COMPILER_GRAPH_H_
+
+#include <stdint.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/ops.h"
+#include "remat/remat.h"
+
+namespace remat {
+namespace compiler {
+
+/// Thrown for a model, option or graph that cannot be compiled; what() names the culprit.
+class CompileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Role of a tensor; values equal remat.fb.Role in the plan schema.
+enum class Role : uint8_t {
+  kInput = 0,
+  kLabel = 1,
+  kParam = 2,
+  kState = 3,
+  kGrad = 4,
+  kActivation = 5,
+  kCheckpoint = 6,
+  kScratch = 7,
+  kLoss = 8,
+};
+
+/// How a persistent tensor starts; values equal remat.fb.Init.
+enum class Init : uint8_t { kNone = 0, kZeros = 1, kOnes = 2, kUniform = 3, kNormal = 4 };
+
+/// Part of the step an op belongs to; values equal remat.fb.Phase.
+enum class Phase : uint8_t { kForward = 0, kBackward = 1, kRecompute = 2, kUpdate = 3, kCopy = 4 };
+
+/// A tensor of the graph.
+struct Tensor {
+  std::string name;            ///< Unique name; parameters use PyTorch state_dict names.
+  remat_dtype dtype;           ///< Element type.
+  std::vector<int64_t> shape;  ///< Dims, outermost first.
+  Role role;                   ///< What the tensor is for.
+  Init init = Init::kNone;     ///< Initial value (params and state).
+  float init_scale = 0.0f;     ///< Uniform half-width or normal standard deviation.
+
+  /// Number of elements.
+  int64_t numel() const;
+  /// Size in bytes.
+  uint64_t bytes() const;
+};
+
+/// An op of the graph: an opcode from common/ops.h applied to tensors by index.
+struct Op {
+  OpCode code;                  ///< What the op computes.
+  std::vector<int> inputs;      ///< Tensor indices read.
+  std::vector<int> outputs;     ///< Tensor indices written.
+  std::vector<int64_t> iattrs;  ///< Integer attributes (ops.h).
+  std::vector<float> fattrs;    ///< Float attributes (ops.h).
+  Phase phase = Phase::kForward;
+  /// Index of the forward op this op derives from (itself for forward ops): a recomputed or
+  /// backward op names its source, which reports and recompute use.
+  int source = -1;
+  /// Estimated floating-point operations, for reports and strategies.
+  double flops = 0.0;
+};
+
+/// A training graph: forward ops, then (after autodiff and the optimizer) backward and update
+/// ops. Tensors are never removed; indices stay valid.
+class Graph {
+ public:
+  /// Adds a tensor; throws CompileError when |name| is taken or a dim is not positive.
+  int add_tensor(const std::string& name, remat_dtype dtype, std::vector<int64_t> shape, Role role,
+                 Init init = Init::kNone, float init_scale = 0.0f);
+  /// Appends an op after checking it with common/op_check (throws CompileError naming the
+  /// op and tensors when it is malformed). Returns the op's index.
+  int add_op(OpCode code, std::vector<int> inputs, std::vector<int> outputs,
+             std::vector<int64_t> iattrs = {}, std::vector<float> fattrs = {},
+             Phase phase = Phase::kForward, int source = -1);
+  /// Index of the tensor named |name|, or -1.
+  int find(const std::string& name) const;
+
+  std::vector<Tensor> tensors;  ///< All tensors, by index.
+  std::vector<Op> ops;          ///< All ops, in execution order.
+  std::vector<int> inputs;      ///< Input bindings (role kInput).
+  std::vector<int> labels;      ///< Label bindings (role kLabel).
+  std::vector<int> params;      ///< Trainable parameters, in creation order.
+  int loss = -1;                ///< The scalar loss.
+
+ private:
+  std::vector<std::pair<std::string, int>> sorted_names_;  // for find(); kept sorted
+};
+
+/// Estimated flops of |op| in |graph| (2*M*N*K for matmuls, a few per element otherwise).
+double estimate_flops(const Graph& graph, const Op& op);
+
+}  // namespace compiler
+}  // namespace remat
+
+#endif  // REMAT_COMPILER_GRAPH_H_

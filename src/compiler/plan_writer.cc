@@ -1,0 +1,51 @@
+// Graph + memory plan -> FlatBuffers plan bytes.
+#include "common/plan_generated.h"
+#include "compiler/compiler.h"
+
+namespace remat {
+namespace compiler {
+
+std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
+                                const CompileReport& report, uint64_t seed) {
+  flatbuffers::FlatBufferBuilder fbb(1 << 16);
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+  tensors.reserve(graph.tensors.size());
+  for (size_t i = 0; i < graph.tensors.size(); ++i) {
+    const Tensor& t = graph.tensors[i];
+    tensors.push_back(fb::CreateTensor(
+        fbb, fbb.CreateString(t.name), static_cast<fb::DType>(t.dtype),
+        static_cast<fb::Role>(t.role), static_cast<fb::Region>(memory.region[i]),
+        fbb.CreateVector(t.shape), memory.offset[i], t.bytes(), static_cast<fb::Init>(t.init),
+        t.init_scale, memory.first_use[i], memory.last_use[i]));
+  }
+  std::vector<flatbuffers::Offset<fb::Op>> ops;
+  ops.reserve(graph.ops.size());
+  for (const Op& op : graph.ops) {
+    std::vector<uint32_t> in(op.inputs.begin(), op.inputs.end());
+    std::vector<uint32_t> out(op.outputs.begin(), op.outputs.end());
+    ops.push_back(fb::CreateOp(fbb, static_cast<uint16_t>(op.code), fbb.CreateVector(in),
+                               fbb.CreateVector(out), fbb.CreateVector(op.iattrs),
+                               fbb.CreateVector(op.fattrs), static_cast<fb::Phase>(op.phase)));
+  }
+  auto ids = [&](const std::vector<int>& v) {
+    return fbb.CreateVector(std::vector<uint32_t>(v.begin(), v.end()));
+  };
+  std::vector<flatbuffers::Offset<flatbuffers::String>> checkpoints;
+  for (const std::string& c : report.checkpoints) checkpoints.push_back(fbb.CreateString(c));
+  const auto provenance = fb::CreateProvenance(
+      fbb, fbb.CreateString(report.model), static_cast<uint32_t>(report.batch),
+      fbb.CreateString(report.strategy), fbb.CreateString(report.optimizer),
+      fbb.CreateString("remat " REMAT_VERSION), fbb.CreateVector(checkpoints),
+      report.forward_flops, report.recomputed_flops, report.step_flops, memory.lower_bound);
+  const auto tensor_vec = fbb.CreateVector(tensors);
+  const auto op_vec = fbb.CreateVector(ops);
+  const auto plan = fb::CreatePlan(
+      fbb, REMAT_PLAN_FORMAT_VERSION, memory.alignment, memory.arena_size,
+      memory.persistent_size, memory.host_size, tensor_vec, op_vec, ids(graph.inputs),
+      ids(graph.labels), ids(graph.params), static_cast<uint32_t>(graph.loss), seed, provenance);
+  fb::FinishPlanBuffer(fbb, plan);
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+}  // namespace compiler
+}  // namespace remat

@@ -1,0 +1,127 @@
+// Greedy-by-size arena placement and region assignment by role.
+#include "compiler/planner.h"
+
+#include <algorithm>
+
+#include "runtime/backend.h"
+
+namespace remat {
+namespace compiler {
+namespace {
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+int ArenaPlanner::add_buffer(uint64_t size, int first, int last) {
+  buffers_.push_back(Buffer{align_up(size, alignment_), first, last, 0});
+  return static_cast<int>(buffers_.size()) - 1;
+}
+
+void ArenaPlanner::plan() {
+  // Largest first; each goes into the lowest gap among the placed buffers it meets in time.
+  std::vector<int> order(buffers_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    if (buffers_[a].size != buffers_[b].size) return buffers_[a].size > buffers_[b].size;
+    return buffers_[a].first < buffers_[b].first;
+  });
+  std::vector<int> placed;
+  std::vector<std::pair<uint64_t, uint64_t>> taken;  // [offset, end) of time-overlapping buffers
+  size_ = 0;
+  for (int id : order) {
+    Buffer& b = buffers_[id];
+    taken.clear();
+    for (int other : placed) {
+      const Buffer& o = buffers_[other];
+      if (o.first <= b.last && b.first <= o.last) taken.push_back({o.offset, o.offset + o.size});
+    }
+    std::sort(taken.begin(), taken.end());
+    uint64_t candidate = 0;
+    for (const auto& span : taken) {
+      if (span.first >= candidate + b.size) break;
+      candidate = std::max(candidate, span.second);
+    }
+    b.offset = candidate;
+    size_ = std::max(size_, candidate + b.size);
+    placed.push_back(id);
+  }
+}
+
+std::vector<uint64_t> ArenaPlanner::live_bytes_per_op(int max_op) const {
+  // Difference array over op indices; first == -1 counts from op 0.
+  std::vector<int64_t> delta(static_cast<size_t>(max_op) + 2, 0);
+  for (const Buffer& b : buffers_) {
+    const int from = std::max(b.first, 0);
+    const int to = std::min(b.last, max_op);
+    if (from > to) continue;
+    delta[from] += static_cast<int64_t>(b.size);
+    delta[to + 1] -= static_cast<int64_t>(b.size);
+  }
+  std::vector<uint64_t> live(static_cast<size_t>(max_op) + 1);
+  int64_t running = 0;
+  for (int i = 0; i <= max_op; ++i) {
+    running += delta[i];
+    live[i] = static_cast<uint64_t>(running);
+  }
+  return live;
+}
+
+uint64_t ArenaPlanner::lower_bound() const {
+  int max_op = 0;
+  for (const Buffer& b : buffers_) max_op = std::max(max_op, std::max(b.first, b.last));
+  const std::vector<uint64_t> live = live_bytes_per_op(max_op);
+  return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
+}
+
+MemoryPlan plan_memory(const Graph& graph, uint32_t alignment) {
+  const size_t n = graph.tensors.size();
+  const int op_count = static_cast<int>(graph.ops.size());
+  MemoryPlan plan;
+  plan.alignment = alignment;
+  plan.region.assign(n, static_cast<uint8_t>(Region::kArena));
+  plan.offset.assign(n, 0);
+  plan.size.assign(n, 0);
+  plan.first_use.assign(n, op_count);
+  plan.last_use.assign(n, -1);
+  for (int i = 0; i < op_count; ++i) {
+    const Op& op = graph.ops[i];
+    for (int t : op.outputs) plan.first_use[t] = std::min(plan.first_use[t], i);
+    for (int t : op.inputs) plan.last_use[t] = std::max(plan.last_use[t], i);
+    for (int t : op.outputs) plan.last_use[t] = std::max(plan.last_use[t], i);
+  }
+  ArenaPlanner arena(alignment);
+  std::vector<int> arena_id(n, -1);
+  for (size_t t = 0; t < n; ++t) {
+    const Tensor& x = graph.tensors[t];
+    plan.size[t] = align_up(x.bytes(), alignment);
+    const bool persistent = x.role == Role::kParam || x.role == Role::kState || x.role == Role::kLoss;
+    if (persistent) {
+      plan.region[t] = static_cast<uint8_t>(Region::kPersistent);
+      plan.offset[t] = plan.persistent_size;
+      plan.persistent_size += plan.size[t];
+      plan.first_use[t] = -1;
+      plan.last_use[t] = op_count;
+      continue;
+    }
+    // Inputs and labels are written by the caller before a step and keep their value across
+    // steps until set again, so they hold their bytes through the whole step.
+    if (x.role == Role::kInput || x.role == Role::kLabel) {
+      plan.first_use[t] = -1;
+      plan.last_use[t] = op_count;
+    }
+    if (plan.last_use[t] < plan.first_use[t]) plan.last_use[t] = plan.first_use[t];
+    if (plan.first_use[t] == op_count) continue;  // never used: takes no space
+    arena_id[t] = arena.add_buffer(plan.size[t], plan.first_use[t], plan.last_use[t]);
+  }
+  arena.plan();
+  for (size_t t = 0; t < n; ++t) {
+    if (arena_id[t] >= 0) plan.offset[t] = arena.offset(arena_id[t]);
+  }
+  plan.arena_size = arena.size();
+  plan.lower_bound = arena.lower_bound();
+  return plan;
+}
+
+}  // namespace compiler
+}  // namespace remat

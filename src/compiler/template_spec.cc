@@ -1,0 +1,90 @@
+// Parsing of template strings and dispatch to the template builders.
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "compiler/templates.h"
+
+namespace remat {
+namespace compiler {
+
+TemplateSpec::TemplateSpec(const std::string& text) : text_(text) {
+  const size_t colon = text.find(':');
+  name_ = text.substr(0, colon);
+  if (name_.empty()) throw CompileError("model '" + text + "': missing template name");
+  if (colon == std::string::npos) return;
+  size_t at = colon + 1;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(at, comma - at);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      throw CompileError("model '" + text + "': expected key=value, got '" + item + "'");
+    }
+    const std::string key = item.substr(0, eq);
+    if (values_.count(key)) throw CompileError("model '" + text + "': key '" + key + "' given twice");
+    values_[key] = item.substr(eq + 1);
+    at = comma + 1;
+  }
+}
+
+int64_t TemplateSpec::integer(const std::string& key, int64_t min, int64_t fallback) {
+  auto it = values_.find(key);
+  if (it == values_.end()) {
+    if (fallback >= 0) return fallback;
+    throw CompileError("model '" + text_ + "': missing " + key + "=N");
+  }
+  used_[key] = true;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v < min || v > (1LL << 31)) {
+    throw CompileError("model '" + text_ + "': " + key + "=" + it->second +
+                       " is not an integer in [" + std::to_string(min) + ", 2^31]");
+  }
+  return v;
+}
+
+float TemplateSpec::real(const std::string& key, float lo, float hi, float fallback) {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  used_[key] = true;
+  char* end = nullptr;
+  const float v = std::strtof(it->second.c_str(), &end);
+  if (*end != '\0' || !std::isfinite(v) || v < lo || v >= hi) {
+    throw CompileError("model '" + text_ + "': " + key + "=" + it->second +
+                       " is not a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
+  }
+  return v;
+}
+
+void TemplateSpec::reject_unused() const {
+  for (const auto& kv : values_) {
+    if (!used_.count(kv.first)) {
+      throw CompileError("model '" + text_ + "': unknown key '" + kv.first + "' for template '" +
+                         name_ + "'");
+    }
+  }
+}
+
+Graph build_template(const std::string& text, int64_t batch) {
+  if (batch < 1 || batch > (1 << 24)) {
+    throw CompileError("batch " + std::to_string(batch) + " is not in [1, 2^24]");
+  }
+  TemplateSpec spec(text);
+  Graph graph;
+  if (spec.name() == "mlp") {
+    graph = build_mlp(spec, batch);
+  } else if (spec.name() == "transformer") {
+    graph = build_transformer(spec, batch);
+  } else {
+    throw CompileError("model '" + text + "': unknown template '" + spec.name() +
+                       "' (templates: mlp, transformer)");
+  }
+  spec.reject_unused();
+  return graph;
+}
+
+}  // namespace compiler
+}  // namespace remat

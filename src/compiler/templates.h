@@ -1,0 +1,46 @@
+// Built-in model templates (docs/templates.md): "mlp:layers=4,width=256,..." -> Graph.
+#ifndef REMAT_COMPILER_TEMPLATES_H_
+#define REMAT_COMPILER_TEMPLATES_H_
+
+#include <map>
+#include <string>
+
+#include "compiler/graph.h"
+
+namespace remat {
+namespace compiler {
+
+/// Parsed "name:key=value,..." with typed accessors that name the key in their errors.
+class TemplateSpec {
+ public:
+  /// Parses |text|; throws CompileError on a malformed string.
+  explicit TemplateSpec(const std::string& text);
+  /// Template name, e.g. "mlp".
+  const std::string& name() const { return name_; }
+  /// Integer |key| (>= |min|); throws when missing and no |fallback| is given (fallback < 0).
+  int64_t integer(const std::string& key, int64_t min, int64_t fallback = -1);
+  /// Float |key| in [lo, hi), or |fallback| when absent.
+  float real(const std::string& key, float lo, float hi, float fallback);
+  /// Throws if a key was given that no accessor asked for (a misspelling).
+  void reject_unused() const;
+
+ private:
+  std::string text_;
+  std::string name_;
+  std::map<std::string, std::string> values_;
+  std::map<std::string, bool> used_;
+};
+
+/// Builds the forward graph of template |spec| at batch |batch|; throws CompileError naming
+/// the key or value that is wrong.
+Graph build_template(const std::string& spec, int64_t batch);
+
+/// Builds `mlp:...` (docs/templates.md).
+Graph build_mlp(TemplateSpec& spec, int64_t batch);
+/// Builds `transformer:...` (docs/templates.md).
+Graph build_transformer(TemplateSpec& spec, int64_t batch);
+
+}  // namespace compiler
+}  // namespace remat
+
+#endif  // REMAT_COMPILER_TEMPLATES_H_

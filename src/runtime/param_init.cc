@@ -1,0 +1,57 @@
+// Initial values of parameters and optimizer state, drawn from Philox so that every backend
+// and every run with the same plan and seed starts from the same bytes.
+#include <math.h>
+
+#include "common/philox.h"
+#include "runtime/session.h"
+
+namespace remat {
+namespace {
+
+// Init draws use a step value no training step reaches, keyed by tensor index.
+constexpr uint64_t kInitStream = 0xFFFFFFFFull;
+constexpr int kChunk = 256;
+
+float draw(fb::Init init, float scale, uint64_t seed, uint32_t tensor, uint64_t i) {
+  switch (init) {
+    case fb::Init::Zeros: return 0.0f;
+    case fb::Init::Ones: return 1.0f;
+    case fb::Init::Uniform:
+      return scale * (2.0f * uniform01(philox_word(seed, kInitStream, tensor, i)) - 1.0f);
+    case fb::Init::Normal: {
+      // Box-Muller on two words of the stream; u1 kept away from 0 for the log.
+      const float u1 = (static_cast<float>(philox_word(seed, kInitStream, tensor, 2 * i) >> 8) + 1.0f) *
+                       (1.0f / 16777217.0f);
+      const float u2 = uniform01(philox_word(seed, kInitStream, tensor, 2 * i + 1));
+      return scale * sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u2);
+    }
+    default: return 0.0f;
+  }
+}
+
+}  // namespace
+
+remat_status initialise_persistent(remat_session* s) {
+  const fb::Plan* plan = s->plan->root;
+  float chunk[kChunk];
+  for (uint32_t t = 0; t < plan->tensors()->size(); ++t) {
+    const fb::Tensor* x = plan->tensors()->Get(t);
+    if (x->init() == fb::Init::None || x->region() != fb::Region::Persistent ||
+        x->dtype() != fb::DType::F32) {
+      continue;
+    }
+    const TensorRef& ref = s->tensors[t];
+    for (int64_t at = 0; at < ref.numel; at += kChunk) {
+      const int64_t count = ref.numel - at < kChunk ? ref.numel - at : kChunk;
+      for (int64_t k = 0; k < count; ++k) {
+        chunk[k] = draw(x->init(), x->init_scale(), plan->seed(), t, static_cast<uint64_t>(at + k));
+      }
+      const remat_status status = s->backend->upload(ref.region, ref.offset + static_cast<uint64_t>(at) * 4,
+                                                     chunk, static_cast<uint64_t>(count) * 4, &s->err);
+      if (status != REMAT_OK) return status;
+    }
+  }
+  return REMAT_OK;
+}
+
+}  // namespace remat

@@ -1,0 +1,34 @@
+// The verified plan behind a remat_plan handle, and the checks that make it safe to run.
+#ifndef REMAT_RUNTIME_PLAN_H_
+#define REMAT_RUNTIME_PLAN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/plan_generated.h"
+#include "remat/remat.h"
+#include "runtime/backend.h"
+
+struct remat_plan {
+  const remat::fb::Plan* root;  ///< Points into the caller's bytes (zero-copy).
+  const uint8_t* bytes;         ///< The caller's bytes.
+  size_t size;                  ///< Their length.
+};
+
+namespace remat {
+
+/// Bytes per element of |dtype| (0 for an unknown dtype).
+uint32_t dtype_size(uint32_t dtype);
+
+/// Runs every check of a plan: FlatBuffers verifier, version, tensors inside their regions,
+/// op arity/dtypes/shapes, bindings, and no overlap of tensors live at the same op. On
+/// success returns REMAT_OK and sets *|out_root|.
+remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out_root,
+                         ErrorBuffer* err);
+
+/// Fills |out| with tensor |index| of |plan| (verified).
+void tensor_ref(const fb::Plan* plan, uint32_t index, TensorRef* out);
+
+}  // namespace remat
+
+#endif  // REMAT_RUNTIME_PLAN_H_

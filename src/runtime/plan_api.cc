@@ -1,0 +1,98 @@
+// C ABI of plans: open (verify), close, sizes and bindings.
+#include <string.h>
+
+#include <new>
+
+#include "runtime/plan.h"
+#include "runtime/port.h"
+
+using remat::ErrorBuffer;
+using remat::set_error;
+
+extern "C" {
+
+const char* remat_status_string(remat_status status) {
+  switch (status) {
+    case REMAT_OK: return "ok";
+    case REMAT_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case REMAT_ERROR_PLAN_CORRUPT: return "plan corrupt";
+    case REMAT_ERROR_PLAN_VERSION: return "plan version mismatch";
+    case REMAT_ERROR_UNKNOWN_OP: return "unknown op";
+    case REMAT_ERROR_BAD_ARITY: return "bad op arity";
+    case REMAT_ERROR_BAD_SHAPE: return "bad shape";
+    case REMAT_ERROR_BAD_DTYPE: return "bad dtype";
+    case REMAT_ERROR_OUT_OF_REGION: return "tensor outside its region";
+    case REMAT_ERROR_OVERLAP: return "live tensors overlap";
+    case REMAT_ERROR_ARENA_TOO_SMALL: return "memory region too small";
+    case REMAT_ERROR_NOT_FOUND: return "name not found";
+    case REMAT_ERROR_OUT_OF_RANGE: return "value out of range";
+    case REMAT_ERROR_UNAVAILABLE: return "backend unavailable";
+    case REMAT_ERROR_RESOURCE_EXHAUSTED: return "out of memory";
+    case REMAT_ERROR_FAILED_PRECONDITION: return "failed precondition";
+    case REMAT_ERROR_UNIMPLEMENTED: return "unimplemented";
+    case REMAT_ERROR_INTERNAL: return "internal error";
+  }
+  return "unknown status";
+}
+
+remat_status remat_plan_open(const void* bytes, size_t size, remat_plan** out_plan,
+                             char* out_message, size_t message_capacity) {
+  ErrorBuffer err{out_message, out_message ? message_capacity : 0};
+  if (out_message != nullptr && message_capacity > 0) out_message[0] = '\0';
+  if (out_plan == nullptr) return set_error(&err, REMAT_ERROR_INVALID_ARGUMENT, "out_plan is NULL");
+  *out_plan = nullptr;
+  const remat::fb::Plan* root = nullptr;
+  const remat_status status = remat::verify_plan(static_cast<const uint8_t*>(bytes), size, &root, &err);
+  if (status != REMAT_OK) return status;
+  void* memory = remat::port_alloc(sizeof(remat_plan), alignof(remat_plan));
+  if (memory == nullptr) return set_error(&err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the plan handle");
+  *out_plan = new (memory) remat_plan{root, static_cast<const uint8_t*>(bytes), size};
+  return REMAT_OK;
+}
+
+void remat_plan_close(remat_plan* plan) { remat::port_free(plan); }
+
+remat_status remat_plan_memory(const remat_plan* plan, remat_plan_memory_info* out_info) {
+  if (plan == nullptr || out_info == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  out_info->arena_bytes = plan->root->arena_size();
+  out_info->persistent_bytes = plan->root->persistent_size();
+  out_info->host_bytes = plan->root->host_size();
+  out_info->alignment = plan->root->alignment();
+  return REMAT_OK;
+}
+
+static const flatbuffers::Vector<uint32_t>* bindings(const remat_plan* plan, remat_binding_kind kind) {
+  switch (kind) {
+    case REMAT_BINDING_INPUT: return plan->root->inputs();
+    case REMAT_BINDING_LABEL: return plan->root->labels();
+    case REMAT_BINDING_PARAM: return plan->root->params();
+  }
+  return nullptr;
+}
+
+remat_status remat_plan_binding_count(const remat_plan* plan, remat_binding_kind kind, uint32_t* out_count) {
+  if (plan == nullptr || out_count == nullptr || kind < REMAT_BINDING_INPUT || kind > REMAT_BINDING_PARAM) {
+    return REMAT_ERROR_INVALID_ARGUMENT;
+  }
+  const auto* ids = bindings(plan, kind);
+  *out_count = ids ? ids->size() : 0;
+  return REMAT_OK;
+}
+
+remat_status remat_plan_binding(const remat_plan* plan, remat_binding_kind kind, uint32_t index,
+                                remat_tensor_info* out_info) {
+  if (plan == nullptr || out_info == nullptr || kind < REMAT_BINDING_INPUT || kind > REMAT_BINDING_PARAM) {
+    return REMAT_ERROR_INVALID_ARGUMENT;
+  }
+  const auto* ids = bindings(plan, kind);
+  if (ids == nullptr || index >= ids->size()) return REMAT_ERROR_NOT_FOUND;
+  const remat::fb::Tensor* t = plan->root->tensors()->Get(ids->Get(index));
+  out_info->name = t->name()->c_str();
+  out_info->dtype = static_cast<remat_dtype>(t->dtype());
+  out_info->rank = t->shape()->size();
+  for (uint32_t d = 0; d < REMAT_MAX_RANK; ++d) out_info->dims[d] = d < out_info->rank ? t->shape()->Get(d) : 0;
+  out_info->bytes = t->size();
+  return REMAT_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,313 @@
+// Plan verification: nothing in a plan is trusted until every check here has passed.
+#include <string.h>
+
+#include "common/op_check.h"
+#include "common/ops.h"
+#include "common/overlap_check.h"
+#include "runtime/plan.h"
+#include "runtime/port.h"
+
+namespace remat {
+namespace {
+
+constexpr uint64_t kMaxElements = 1ull << 40;
+
+const char* region_name(uint8_t region) {
+  switch (region) {
+    case 0: return "arena";
+    case 1: return "persistent";
+    case 2: return "host";
+    default: return "unknown";
+  }
+}
+
+uint64_t region_size(const fb::Plan* plan, uint8_t region) {
+  switch (region) {
+    case 0: return plan->arena_size();
+    case 1: return plan->persistent_size();
+    default: return plan->host_size();
+  }
+}
+
+const char* tensor_name(const fb::Tensor* t) {
+  return t->name() != nullptr ? t->name()->c_str() : "(unnamed)";
+}
+
+remat_status verify_tensor(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
+  const fb::Tensor* t = plan->tensors()->Get(index);
+  const char* name = tensor_name(t);
+  const uint8_t dtype = static_cast<uint8_t>(t->dtype());
+  const uint8_t region = static_cast<uint8_t>(t->region());
+  if (dtype_size(dtype) == 0) {
+    return set_error(err, REMAT_ERROR_BAD_DTYPE, "tensor %u '%s': unknown dtype %u", index, name, dtype);
+  }
+  if (region > 2) {
+    return set_error(err, REMAT_ERROR_OUT_OF_REGION, "tensor %u '%s': unknown region %u", index, name, region);
+  }
+  if (static_cast<uint8_t>(t->role()) > static_cast<uint8_t>(fb::Role::MAX)) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': unknown role %u", index, name,
+                     static_cast<unsigned>(t->role()));
+  }
+  const auto* shape = t->shape();
+  if (shape == nullptr || shape->size() == 0 || shape->size() > REMAT_MAX_RANK) {
+    return set_error(err, REMAT_ERROR_BAD_SHAPE, "tensor %u '%s': rank %u outside 1..%d", index, name,
+                     shape ? shape->size() : 0u, REMAT_MAX_RANK);
+  }
+  uint64_t numel = 1;
+  for (uint32_t d = 0; d < shape->size(); ++d) {
+    const int64_t dim = shape->Get(d);
+    if (dim < 1 || static_cast<uint64_t>(dim) > kMaxElements || numel * static_cast<uint64_t>(dim) > kMaxElements) {
+      return set_error(err, REMAT_ERROR_BAD_SHAPE, "tensor %u '%s': dim %u is %lld (elements must be 1..2^40)",
+                       index, name, d, static_cast<long long>(dim));
+    }
+    numel *= static_cast<uint64_t>(dim);
+  }
+  if (t->size() != numel * dtype_size(dtype)) {
+    return set_error(err, REMAT_ERROR_BAD_SHAPE, "tensor %u '%s': size %llu, but its shape needs %llu bytes",
+                     index, name, static_cast<unsigned long long>(t->size()),
+                     static_cast<unsigned long long>(numel * dtype_size(dtype)));
+  }
+  const uint64_t limit = region_size(plan, region);
+  if (t->offset() % plan->alignment() != 0 || t->offset() > limit || t->size() > limit - t->offset()) {
+    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                     "tensor %u '%s': bytes [%llu, +%llu) outside the %s region of %llu bytes "
+                     "(or offset not aligned to %u)",
+                     index, name, static_cast<unsigned long long>(t->offset()),
+                     static_cast<unsigned long long>(t->size()), region_name(region),
+                     static_cast<unsigned long long>(limit), plan->alignment());
+  }
+  return REMAT_OK;
+}
+
+bool is_update(uint16_t code) {
+  return code == static_cast<uint16_t>(OpCode::kSgdUpdate) ||
+         code == static_cast<uint16_t>(OpCode::kAdamUpdate);
+}
+
+remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
+  const fb::Op* op = plan->ops()->Get(index);
+  const uint16_t code = op->code();
+  const OpInfo* info = op_info(code);
+  if (info == nullptr) {
+    return set_error(err, REMAT_ERROR_UNKNOWN_OP, "op %u: unknown opcode %u", index, code);
+  }
+  const uint32_t n_in = op->inputs() ? op->inputs()->size() : 0;
+  const uint32_t n_out = op->outputs() ? op->outputs()->size() : 0;
+  if (n_in > kMaxOpInputs || n_out > kMaxOpOutputs) {
+    return set_error(err, REMAT_ERROR_BAD_ARITY, "op %u (%s): %u inputs and %u outputs", index,
+                     info->name, n_in, n_out);
+  }
+  const uint32_t tensor_count = plan->tensors()->size();
+  ShapeView in[kMaxOpInputs], out[kMaxOpOutputs];
+  for (uint32_t k = 0; k < n_in + n_out; ++k) {
+    const uint32_t t = k < n_in ? op->inputs()->Get(k) : op->outputs()->Get(k - n_in);
+    if (t >= tensor_count) {
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "op %u (%s): %s %u names tensor %u of %u",
+                       index, info->name, k < n_in ? "input" : "output", k < n_in ? k : k - n_in, t,
+                       tensor_count);
+    }
+    const fb::Tensor* x = plan->tensors()->Get(t);
+    // Host-region tensors are reachable only through copies: spill writes one, prefetch reads one.
+    const bool host = x->region() == fb::Region::Host;
+    const bool slot = (code == static_cast<uint16_t>(OpCode::kSpill) && k >= n_in) ||
+                      (code == static_cast<uint16_t>(OpCode::kPrefetch) && k < n_in);
+    if (host != slot && !(host && code == static_cast<uint16_t>(OpCode::kWait))) {
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "op %u (%s): tensor '%s' is %sin the host region",
+                       index, info->name, tensor_name(x), host ? "" : "not ");
+    }
+    ShapeView& v = k < n_in ? in[k] : out[k - n_in];
+    v.dtype = static_cast<uint8_t>(x->dtype());
+    v.rank = static_cast<uint8_t>(x->shape()->size());
+    v.dims = x->shape()->data();
+  }
+  // Vectors of int64 may sit unaligned in the caller's bytes; op_check reads a local copy.
+  int64_t iattrs[16];
+  float fattrs[16];
+  const uint32_t n_i = op->iattrs() ? op->iattrs()->size() : 0;
+  const uint32_t n_f = op->fattrs() ? op->fattrs()->size() : 0;
+  if (n_i > 16 || n_f > 16) {
+    return set_error(err, REMAT_ERROR_BAD_ARITY, "op %u (%s): %u int and %u float attributes",
+                     index, info->name, n_i, n_f);
+  }
+  for (uint32_t k = 0; k < n_i; ++k) iattrs[k] = op->iattrs()->Get(k);
+  for (uint32_t k = 0; k < n_f; ++k) fattrs[k] = op->fattrs()->Get(k);
+  char message[256];
+  const remat_status status = check_op(code, in, n_in, out, n_out, iattrs, n_i, fattrs, n_f,
+                                       message, sizeof(message));
+  if (status != REMAT_OK) return set_error(err, status, "op %u: %s", index, message);
+  // Updates work in place: output k is input k (param, then state). No other op may alias.
+  for (uint32_t o = 0; o < n_out; ++o) {
+    const uint32_t t = op->outputs()->Get(o);
+    if (is_update(code)) {
+      const uint32_t expected = op->inputs()->Get(o == 0 ? 0 : o + 1);
+      if (t != expected || plan->tensors()->Get(t)->region() != fb::Region::Persistent) {
+        return set_error(err, REMAT_ERROR_BAD_ARITY,
+                         "op %u (%s): output %u must be input %u, a persistent tensor", index,
+                         info->name, o, o == 0 ? 0 : o + 1);
+      }
+      continue;
+    }
+    for (uint32_t i = 0; i < n_in; ++i) {
+      if (op->inputs()->Get(i) == t) {
+        return set_error(err, REMAT_ERROR_OVERLAP, "op %u (%s): output %u is also input %u (tensor %u)",
+                         index, info->name, o, i, t);
+      }
+    }
+  }
+  return REMAT_OK;
+}
+
+remat_status verify_binding(const fb::Plan* plan, const flatbuffers::Vector<uint32_t>* ids,
+                            const char* what, fb::Role role, ErrorBuffer* err) {
+  const uint32_t count = ids ? ids->size() : 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t t = ids->Get(i);
+    if (t >= plan->tensors()->size() || plan->tensors()->Get(t)->role() != role ||
+        plan->tensors()->Get(t)->name() == nullptr) {
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "%s binding %u names tensor %u, which is not a named %s",
+                       what, i, t, what);
+    }
+  }
+  return REMAT_OK;
+}
+
+// Lifetimes come from the op list itself, not from the plan's informational fields.
+remat_status verify_no_overlap(const fb::Plan* plan, ErrorBuffer* err) {
+  const uint32_t n = plan->tensors()->size();
+  const int32_t op_count = static_cast<int32_t>(plan->ops()->size());
+  PlacedBuffer* buffers = static_cast<PlacedBuffer*>(port_alloc(sizeof(PlacedBuffer) * (n + 1), 8));
+  PlacedBuffer* in_region = static_cast<PlacedBuffer*>(port_alloc(sizeof(PlacedBuffer) * (n + 1), 8));
+  uint32_t* order = static_cast<uint32_t*>(port_alloc(sizeof(uint32_t) * (n + 1), 8));
+  uint32_t* tensor_of = static_cast<uint32_t*>(port_alloc(sizeof(uint32_t) * (n + 1), 8));
+  remat_status status = REMAT_OK;
+  if (buffers == nullptr || in_region == nullptr || order == nullptr || tensor_of == nullptr) {
+    status = set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors", n);
+  }
+  for (uint32_t t = 0; t < n && status == REMAT_OK; ++t) {
+    const fb::Tensor* x = plan->tensors()->Get(t);
+    // Persistent tensors, inputs and labels keep their bytes across steps.
+    if (x->region() == fb::Region::Persistent || x->role() == fb::Role::Input ||
+        x->role() == fb::Role::Label) {
+      buffers[t] = PlacedBuffer{x->offset(), x->size(), -1, op_count};
+    } else {
+      buffers[t] = PlacedBuffer{x->offset(), x->size(), op_count, -1};  // unused until an op names it
+    }
+  }
+  for (int32_t i = 0; i < op_count && status == REMAT_OK; ++i) {
+    const fb::Op* op = plan->ops()->Get(i);
+    for (int pass = 0; pass < 2; ++pass) {
+      const auto* ids = pass == 0 ? op->inputs() : op->outputs();
+      for (uint32_t k = 0; ids && k < ids->size(); ++k) {
+        PlacedBuffer& b = buffers[ids->Get(k)];
+        if (b.first > i) b.first = i;
+        if (b.last < i) b.last = i;
+      }
+    }
+  }
+  for (uint8_t region = 0; region < 3 && status == REMAT_OK; ++region) {
+    uint32_t m = 0;
+    for (uint32_t t = 0; t < n; ++t) {
+      if (static_cast<uint8_t>(plan->tensors()->Get(t)->region()) != region) continue;
+      if (buffers[t].first > buffers[t].last) continue;
+      in_region[m] = buffers[t];
+      tensor_of[m] = t;
+      ++m;
+    }
+    uint32_t a = 0, b = 0;
+    if (!no_overlap_in_time_and_space(in_region, m, order, &a, &b)) {
+      const fb::Tensor* x = plan->tensors()->Get(tensor_of[a]);
+      const fb::Tensor* y = plan->tensors()->Get(tensor_of[b]);
+      status = set_error(err, REMAT_ERROR_OVERLAP,
+                         "tensors '%s' [%llu, +%llu) and '%s' [%llu, +%llu) share %s bytes while "
+                         "both are live (ops %d..%d and %d..%d)",
+                         tensor_name(x), static_cast<unsigned long long>(x->offset()),
+                         static_cast<unsigned long long>(x->size()), tensor_name(y),
+                         static_cast<unsigned long long>(y->offset()),
+                         static_cast<unsigned long long>(y->size()), region_name(region),
+                         in_region[a].first, in_region[a].last, in_region[b].first, in_region[b].last);
+    }
+  }
+  port_free(buffers);
+  port_free(in_region);
+  port_free(order);
+  port_free(tensor_of);
+  return status;
+}
+
+}  // namespace
+
+uint32_t dtype_size(uint32_t dtype) {
+  switch (dtype) {
+    case REMAT_DTYPE_F32: case REMAT_DTYPE_I32: return 4;
+    case REMAT_DTYPE_F16: case REMAT_DTYPE_BF16: return 2;
+    default: return 0;
+  }
+}
+
+void tensor_ref(const fb::Plan* plan, uint32_t index, TensorRef* out) {
+  const fb::Tensor* t = plan->tensors()->Get(index);
+  out->region = static_cast<Region>(t->region());
+  out->dtype = static_cast<uint8_t>(t->dtype());
+  out->rank = static_cast<uint8_t>(t->shape()->size());
+  out->offset = t->offset();
+  out->bytes = t->size();
+  out->numel = 1;
+  for (uint32_t d = 0; d < REMAT_MAX_RANK; ++d) {
+    out->dims[d] = d < out->rank ? t->shape()->Get(d) : 1;
+    if (d < out->rank) out->numel *= out->dims[d];
+  }
+}
+
+remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out_root, ErrorBuffer* err) {
+  if (bytes == nullptr) return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "plan bytes are NULL");
+  if (size < 8 || !fb::PlanBufferHasIdentifier(bytes)) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "not a remat plan: %zu bytes without the 'RMPL' identifier at byte 4", size);
+  }
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "plan of %zu bytes is larger than FlatBuffers allows", size);
+  }
+  flatbuffers::Verifier verifier(bytes, size, /*max_depth=*/16, /*max_tables=*/10000000);
+  if (!fb::VerifyPlanBuffer(verifier)) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "plan of %zu bytes fails the FlatBuffers verifier (truncated or damaged)", size);
+  }
+  const fb::Plan* plan = fb::GetPlan(bytes);
+  if (plan->format_version() != REMAT_PLAN_FORMAT_VERSION) {
+    return set_error(err, REMAT_ERROR_PLAN_VERSION, "plan format version %u, this runtime reads version %d",
+                     plan->format_version(), REMAT_PLAN_FORMAT_VERSION);
+  }
+  if (plan->tensors() == nullptr || plan->ops() == nullptr) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "plan has no %s table",
+                     plan->tensors() == nullptr ? "tensors" : "ops");
+  }
+  const uint32_t align = plan->alignment();
+  if (align == 0 || align > 4096 || (align & (align - 1)) != 0) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "alignment %u is not a power of two up to 4096", align);
+  }
+  const uint32_t n = plan->tensors()->size();
+  for (uint32_t t = 0; t < n; ++t) {
+    const remat_status s = verify_tensor(plan, t, err);
+    if (s != REMAT_OK) return s;
+  }
+  for (uint32_t i = 0; i < plan->ops()->size(); ++i) {
+    const remat_status s = verify_op(plan, i, err);
+    if (s != REMAT_OK) return s;
+  }
+  remat_status s = verify_binding(plan, plan->inputs(), "input", fb::Role::Input, err);
+  if (s == REMAT_OK) s = verify_binding(plan, plan->labels(), "label", fb::Role::Label, err);
+  if (s == REMAT_OK) s = verify_binding(plan, plan->params(), "param", fb::Role::Param, err);
+  if (s != REMAT_OK) return s;
+  if (plan->loss() >= n || plan->tensors()->Get(plan->loss())->region() != fb::Region::Persistent ||
+      plan->tensors()->Get(plan->loss())->size() != 4 ||
+      plan->tensors()->Get(plan->loss())->dtype() != fb::DType::F32) {
+    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                     "loss names tensor %u, which is not a persistent f32 scalar", plan->loss());
+  }
+  s = verify_no_overlap(plan, err);
+  if (s != REMAT_OK) return s;
+  *out_root = plan;
+  return REMAT_OK;
+}
+
+}  // namespace remat

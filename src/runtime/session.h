@@ -1,0 +1,32 @@
+// The state behind a remat_session handle: resolved ops and tensors, regions, backend.
+#ifndef REMAT_RUNTIME_SESSION_H_
+#define REMAT_RUNTIME_SESSION_H_
+
+#include "runtime/backend.h"
+#include "runtime/plan.h"
+
+/// Size of a session's last-error message buffer.
+#define REMAT_SESSION_ERROR_CAPACITY 512
+
+struct remat_session {
+  const remat_plan* plan;
+  remat::Backend* backend;
+  remat::TensorRef* tensors;   ///< One per plan tensor.
+  remat::OpCall* ops;          ///< One per plan op, pointing into |tensors| and the attr copies.
+  int64_t* iattrs;             ///< Aligned copies of every op's int attributes.
+  float* fattrs;               ///< Copies of every op's float attributes.
+  uint8_t* input_set;          ///< Per input then label binding: written at least once.
+  void* owned[3];              ///< Regions this session allocated (arena, persistent, host).
+  uint64_t step;               ///< Steps completed.
+  char error[REMAT_SESSION_ERROR_CAPACITY];
+  remat::ErrorBuffer err;      ///< Points at |error|.
+};
+
+namespace remat {
+
+/// Writes the initial value of every persistent tensor that the plan says to initialise.
+remat_status initialise_persistent(remat_session* session);
+
+}  // namespace remat
+
+#endif  // REMAT_RUNTIME_SESSION_H_

@@ -1,0 +1,281 @@
+// C ABI of sessions: creation (the only place memory is obtained), inputs, params, steps.
+#include <string.h>
+
+#include <new>
+
+#include "common/ops.h"
+#include "runtime/backend_registry.h"
+#include "runtime/port.h"
+#include "runtime/session.h"
+
+using remat::ErrorBuffer;
+using remat::set_error;
+
+namespace {
+
+constexpr size_t kSessionAlignment = 64;
+
+// Records a failure in the session's message buffer.
+#define FAIL(session, status, ...) set_error(&(session)->err, (status), __VA_ARGS__)
+
+uint32_t binding_total(const remat_plan* plan) {
+  return (plan->root->inputs() ? plan->root->inputs()->size() : 0) +
+         (plan->root->labels() ? plan->root->labels()->size() : 0);
+}
+
+// Finds the binding |name| among inputs then labels; returns its slot or -1.
+int64_t find_binding(const remat_plan* plan, const char* name, uint32_t* out_tensor) {
+  int64_t slot = 0;
+  for (const auto* ids : {plan->root->inputs(), plan->root->labels()}) {
+    for (uint32_t i = 0; ids && i < ids->size(); ++i, ++slot) {
+      if (strcmp(plan->root->tensors()->Get(ids->Get(i))->name()->c_str(), name) == 0) {
+        *out_tensor = ids->Get(i);
+        return slot;
+      }
+    }
+  }
+  return -1;
+}
+
+bool find_param(const remat_plan* plan, const char* name, uint32_t* out_tensor) {
+  const auto* ids = plan->root->params();
+  for (uint32_t i = 0; ids && i < ids->size(); ++i) {
+    if (strcmp(plan->root->tensors()->Get(ids->Get(i))->name()->c_str(), name) == 0) {
+      *out_tensor = ids->Get(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Uses the caller's region or allocates one; checks size and alignment.
+remat_status bind_region(remat_session* s, int index, const char* what, void* given, size_t given_size,
+                         uint64_t needed, uint32_t alignment, void** out) {
+  if (given == nullptr) {
+    s->owned[index] = remat::port_alloc(needed, alignment);
+    if (s->owned[index] == nullptr) {
+      return FAIL(s, REMAT_ERROR_RESOURCE_EXHAUSTED, "could not allocate the %s region of %llu bytes", what,
+                  static_cast<unsigned long long>(needed));
+    }
+    *out = s->owned[index];
+    return REMAT_OK;
+  }
+  if (given_size < needed) {
+    return FAIL(s, REMAT_ERROR_ARENA_TOO_SMALL, "%s region is %zu bytes; the plan needs %llu", what,
+                given_size, static_cast<unsigned long long>(needed));
+  }
+  if (reinterpret_cast<uintptr_t>(given) % alignment != 0) {
+    return FAIL(s, REMAT_ERROR_ARENA_TOO_SMALL, "%s region at %p is not aligned to %u bytes", what, given,
+                alignment);
+  }
+  *out = given;
+  return REMAT_OK;
+}
+
+// Resolves every op's tensors and attributes once, so a step only walks arrays.
+remat_status resolve_ops(remat_session* s) {
+  const auto* plan = s->plan->root;
+  const uint32_t n = plan->tensors()->size();
+  for (uint32_t t = 0; t < n; ++t) remat::tensor_ref(plan, t, &s->tensors[t]);
+  uint64_t i_at = 0, f_at = 0;
+  for (uint32_t i = 0; i < plan->ops()->size(); ++i) {
+    const remat::fb::Op* op = plan->ops()->Get(i);
+    remat::OpCall& call = s->ops[i];
+    call.code = op->code();
+    call.index = i;
+    call.num_inputs = static_cast<uint8_t>(op->inputs() ? op->inputs()->size() : 0);
+    call.num_outputs = static_cast<uint8_t>(op->outputs() ? op->outputs()->size() : 0);
+    for (int k = 0; k < call.num_inputs; ++k) call.inputs[k] = &s->tensors[op->inputs()->Get(k)];
+    for (int k = 0; k < call.num_outputs; ++k) call.outputs[k] = &s->tensors[op->outputs()->Get(k)];
+    call.num_iattrs = op->iattrs() ? op->iattrs()->size() : 0;
+    call.num_fattrs = op->fattrs() ? op->fattrs()->size() : 0;
+    call.iattrs = s->iattrs + i_at;
+    call.fattrs = s->fattrs + f_at;
+    for (uint32_t k = 0; k < call.num_iattrs; ++k) s->iattrs[i_at++] = op->iattrs()->Get(k);
+    for (uint32_t k = 0; k < call.num_fattrs; ++k) s->fattrs[f_at++] = op->fattrs()->Get(k);
+    if (!s->backend->supports_op(call.code)) {
+      return FAIL(s, REMAT_ERROR_UNIMPLEMENTED, "op %u (%s): not implemented by the %s backend", i,
+                  remat::op_name(call.code), s->backend->name());
+    }
+  }
+  return REMAT_OK;
+}
+
+void copy_message(const remat_session* s, char* out, size_t capacity) {
+  if (out != nullptr && capacity > 0) {
+    strncpy(out, s->error, capacity - 1);
+    out[capacity - 1] = '\0';
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+void remat_session_options_init(remat_session_options* options) {
+  if (options == nullptr) return;
+  memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->backend = "cpu";
+  options->init_params = 1;
+}
+
+remat_status remat_session_create(const remat_plan* plan, const remat_session_options* options,
+                                  remat_session** out_session, char* out_message, size_t message_capacity) {
+  ErrorBuffer early{out_message, out_message ? message_capacity : 0};
+  if (out_message != nullptr && message_capacity > 0) out_message[0] = '\0';
+  if (out_session == nullptr) return set_error(&early, REMAT_ERROR_INVALID_ARGUMENT, "out_session is NULL");
+  *out_session = nullptr;
+  if (plan == nullptr) return set_error(&early, REMAT_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  remat_session_options defaults;
+  remat_session_options_init(&defaults);
+  if (options == nullptr) options = &defaults;
+  if (options->struct_size != sizeof(remat_session_options)) {
+    return set_error(&early, REMAT_ERROR_INVALID_ARGUMENT,
+                     "options.struct_size is %zu, expected %zu (call remat_session_options_init)",
+                     options->struct_size, sizeof(remat_session_options));
+  }
+  void* memory = remat::port_alloc(sizeof(remat_session), kSessionAlignment);
+  if (memory == nullptr) return set_error(&early, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for a session");
+  remat_session* s = new (memory) remat_session();
+  s->plan = plan;
+  s->err = ErrorBuffer{s->error, sizeof(s->error)};
+  const auto* root = plan->root;
+  const uint32_t n_tensors = root->tensors()->size(), n_ops = root->ops()->size();
+  uint64_t n_i = 0, n_f = 0;
+  for (uint32_t i = 0; i < n_ops; ++i) {
+    n_i += root->ops()->Get(i)->iattrs() ? root->ops()->Get(i)->iattrs()->size() : 0;
+    n_f += root->ops()->Get(i)->fattrs() ? root->ops()->Get(i)->fattrs()->size() : 0;
+  }
+  s->tensors = static_cast<remat::TensorRef*>(remat::port_alloc(sizeof(remat::TensorRef) * (n_tensors + 1), 8));
+  s->ops = static_cast<remat::OpCall*>(remat::port_alloc(sizeof(remat::OpCall) * (n_ops + 1), 8));
+  s->iattrs = static_cast<int64_t*>(remat::port_alloc(sizeof(int64_t) * (n_i + 1), 8));
+  s->fattrs = static_cast<float*>(remat::port_alloc(sizeof(float) * (n_f + 1), 8));
+  s->input_set = static_cast<uint8_t*>(remat::port_alloc(binding_total(plan) + 1, 8));
+  remat_status status = REMAT_OK;
+  if (!s->tensors || !s->ops || !s->iattrs || !s->fattrs || !s->input_set) {
+    status = FAIL(s, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the tables of %u tensors and %u ops",
+                  n_tensors, n_ops);
+  }
+  if (status == REMAT_OK) memset(s->input_set, 0, binding_total(plan) + 1);
+  const char* backend = options->backend ? options->backend : "cpu";
+  remat::RegionSetup regions{};
+  regions.alignment = root->alignment();
+  regions.arena_bytes = root->arena_size();
+  regions.persistent_bytes = root->persistent_size();
+  regions.host_bytes = root->host_size();
+  // Device backends own their device memory; only the CPU backend binds host regions here.
+  const bool host_regions = strncmp(backend, "cpu", 3) == 0;
+  if (status == REMAT_OK && host_regions) {
+    status = bind_region(s, 0, "arena", options->arena, options->arena_size, root->arena_size(),
+                         root->alignment(), &regions.arena);
+    if (status == REMAT_OK) {
+      status = bind_region(s, 1, "persistent", options->persistent, options->persistent_size,
+                           root->persistent_size(), root->alignment(), &regions.persistent);
+    }
+  }
+  if (status == REMAT_OK && (root->host_size() > 0 || options->host != nullptr)) {
+    status = bind_region(s, 2, "host", options->host, options->host_size, root->host_size(),
+                         root->alignment(), &regions.host);
+  }
+  if (status == REMAT_OK) status = remat::create_backend(backend, regions, &s->backend, &s->err);
+  if (status == REMAT_OK) status = resolve_ops(s);
+  if (status == REMAT_OK && options->init_params) status = remat::initialise_persistent(s);
+  if (status != REMAT_OK) {
+    copy_message(s, out_message, message_capacity);
+    remat_session_destroy(s);
+    return status;
+  }
+  *out_session = s;
+  return REMAT_OK;
+}
+
+void remat_session_destroy(remat_session* s) {
+  if (s == nullptr) return;
+  remat::destroy_backend(s->backend);
+  for (void* region : s->owned) remat::port_free(region);
+  remat::port_free(s->tensors);
+  remat::port_free(s->ops);
+  remat::port_free(s->iattrs);
+  remat::port_free(s->fattrs);
+  remat::port_free(s->input_set);
+  s->~remat_session();
+  remat::port_free(s);
+}
+
+remat_status remat_session_set_input(remat_session* s, const char* name, const void* data, size_t bytes) {
+  if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  if (name == nullptr || data == nullptr) {
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "set_input: %s is NULL", name ? "data" : "name");
+  }
+  uint32_t t = 0;
+  const int64_t slot = find_binding(s->plan, name, &t);
+  if (slot < 0) return FAIL(s, REMAT_ERROR_NOT_FOUND, "set_input: the plan has no input or label '%s'", name);
+  const remat::TensorRef& ref = s->tensors[t];
+  if (bytes != ref.bytes) {
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "set_input '%s': %zu bytes given, the binding has %llu", name,
+                bytes, static_cast<unsigned long long>(ref.bytes));
+  }
+  const remat_status status = s->backend->upload(ref.region, ref.offset, data, bytes, &s->err);
+  if (status == REMAT_OK) s->input_set[slot] = 1;
+  return status;
+}
+
+remat_status remat_session_step(remat_session* s, float* out_loss) {
+  if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  const uint32_t bindings = binding_total(s->plan);
+  for (uint32_t slot = 0; slot < bindings; ++slot) {
+    if (!s->input_set[slot]) {
+      return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION, "step: input or label %u has never been set", slot);
+    }
+  }
+  const remat::StepContext ctx{s->plan->root->seed(), s->step};
+  const uint32_t n_ops = s->plan->root->ops()->size();
+  for (uint32_t i = 0; i < n_ops; ++i) {
+    const remat_status status = s->backend->run_op(s->ops[i], ctx, &s->err);
+    if (status != REMAT_OK) return status;
+  }
+  remat_status status = s->backend->sync(&s->err);
+  if (status == REMAT_OK && out_loss != nullptr) {
+    const remat::TensorRef& loss = s->tensors[s->plan->root->loss()];
+    status = s->backend->download(loss.region, loss.offset, out_loss, sizeof(float), &s->err);
+  }
+  if (status == REMAT_OK) ++s->step;
+  return status;
+}
+
+remat_status remat_session_write_param(remat_session* s, const char* name, const void* data, size_t bytes) {
+  if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  if (name == nullptr || data == nullptr) {
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "write_param: %s is NULL", name ? "data" : "name");
+  }
+  uint32_t t = 0;
+  if (!find_param(s->plan, name, &t)) return FAIL(s, REMAT_ERROR_NOT_FOUND, "write_param: no parameter '%s'", name);
+  const remat::TensorRef& ref = s->tensors[t];
+  if (bytes != ref.bytes) {
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "write_param '%s': %zu bytes given, the parameter has %llu",
+                name, bytes, static_cast<unsigned long long>(ref.bytes));
+  }
+  return s->backend->upload(ref.region, ref.offset, data, bytes, &s->err);
+}
+
+remat_status remat_session_read_param(remat_session* s, const char* name, void* out_data, size_t bytes) {
+  if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  if (name == nullptr || out_data == nullptr) {
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_param: %s is NULL", name ? "out_data" : "name");
+  }
+  uint32_t t = 0;
+  if (!find_param(s->plan, name, &t)) return FAIL(s, REMAT_ERROR_NOT_FOUND, "read_param: no parameter '%s'", name);
+  const remat::TensorRef& ref = s->tensors[t];
+  if (bytes != ref.bytes) {
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_param '%s': buffer of %zu bytes, the parameter has %llu",
+                name, bytes, static_cast<unsigned long long>(ref.bytes));
+  }
+  return s->backend->download(ref.region, ref.offset, out_data, bytes, &s->err);
+}
+
+uint64_t remat_session_step_count(const remat_session* s) { return s ? s->step : 0; }
+
+const char* remat_session_last_error(const remat_session* s) { return s ? s->error : "session is NULL"; }
+
+}  // extern "C"

@@ -1,0 +1,129 @@
+// Compiler: templates build what docs/templates.md says, bad specs are named, plans verify.
+#include "tests/cmocka_cpp.h"
+
+#include <cstring>
+#include <string>
+
+#include "compiler/compiler.h"
+#include "remat/remat.h"
+
+using remat::compiler::CompileError;
+using remat::compiler::CompileOptions;
+using remat::compiler::compile;
+
+static CompileOptions options(const std::string& model, int64_t batch = 4) {
+  CompileOptions o;
+  o.model = model;
+  o.batch = batch;
+  return o;
+}
+
+// Asserts that compiling |o| fails with a message containing |needle|.
+static void expect_error(const CompileOptions& o, const char* needle) {
+  try {
+    compile(o);
+  } catch (const CompileError& e) {
+    if (std::strstr(e.what(), needle) == nullptr) {
+      fail_msg("message '%s' does not mention '%s'", e.what(), needle);
+    }
+    return;
+  }
+  fail_msg("compiling '%s' succeeded", o.model.c_str());
+}
+
+static void mlp_has_pytorch_parameter_names_and_layouts(void**) {
+  const auto r = compile(options("mlp:layers=2,width=8,in=3,classes=5"));
+  const auto& g = r.graph;
+  const char* names[] = {"fc0.weight", "fc0.bias", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"};
+  assert_int_equal(g.params.size(), 6);
+  for (int i = 0; i < 6; ++i) assert_string_equal(g.tensors[g.params[i]].name.c_str(), names[i]);
+  assert_true((g.tensors[g.find("fc0.weight")].shape == std::vector<int64_t>{8, 3}));
+  assert_true((g.tensors[g.find("fc2.weight")].shape == std::vector<int64_t>{5, 8}));
+  assert_true((g.tensors[g.find("fc2.bias")].shape == std::vector<int64_t>{5}));
+}
+
+static void transformer_has_bert_parameter_names_and_layouts(void**) {
+  const auto r = compile(options("transformer:layers=2,hidden=8,heads=2,ffn=16,seq=5,vocab=11,classes=3"));
+  const auto& g = r.graph;
+  // 4 embedding tensors, 16 per layer, pooler 2, classifier 2.
+  assert_int_equal(g.params.size(), 4 + 2 * 16 + 4);
+  auto shape = [&](const char* n) {
+    const int t = g.find(n);
+    if (t < 0) fail_msg("no tensor '%s'", n);
+    return g.tensors[t].shape;
+  };
+  assert_true((shape("embeddings.word_embeddings.weight") == std::vector<int64_t>{11, 8}));
+  assert_true((shape("embeddings.position_embeddings.weight") == std::vector<int64_t>{5, 8}));
+  assert_true((shape("encoder.layer.1.attention.self.query.weight") == std::vector<int64_t>{8, 8}));
+  assert_true((shape("encoder.layer.1.intermediate.dense.weight") == std::vector<int64_t>{16, 8}));
+  assert_true((shape("encoder.layer.1.output.dense.weight") == std::vector<int64_t>{8, 16}));
+  assert_true((shape("encoder.layer.0.attention.output.LayerNorm.bias") == std::vector<int64_t>{8}));
+  assert_true((shape("pooler.dense.weight") == std::vector<int64_t>{8, 8}));
+  assert_true((shape("classifier.weight") == std::vector<int64_t>{3, 8}));
+}
+
+static void every_parameter_gets_exactly_one_update(void**) {
+  for (const char* opt : {"sgd:lr=0.1", "sgd:lr=0.1,momentum=0.9", "adam:lr=0.001", "adamw:lr=0.001,weight_decay=0.01"}) {
+    CompileOptions o = options("transformer:layers=1,hidden=8,heads=2,ffn=16,seq=5,vocab=11,classes=3,dropout=0.1");
+    o.optimizer = opt;
+    const auto r = compile(o);
+    std::vector<int> updates(r.graph.tensors.size(), 0);
+    for (const auto& op : r.graph.ops) {
+      if (op.code == remat::OpCode::kSgdUpdate || op.code == remat::OpCode::kAdamUpdate) updates[op.inputs[0]]++;
+    }
+    for (int p : r.graph.params) assert_int_equal(updates[p], 1);
+  }
+}
+
+static void compiled_plans_pass_runtime_verification(void**) {
+  for (const char* model : {"mlp:layers=3,width=16,in=8,classes=4,dropout=0.2",
+                            "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=6,vocab=20,classes=3,dropout=0.1"}) {
+    const auto r = compile(options(model));
+    remat_plan* plan = nullptr;
+    char message[256];
+    assert_int_equal(remat_plan_open(r.plan.data(), r.plan.size(), &plan, message, sizeof(message)), REMAT_OK);
+    remat_plan_memory_info info;
+    assert_int_equal(remat_plan_memory(plan, &info), REMAT_OK);
+    assert_int_equal(info.arena_bytes, r.report.arena_bytes);
+    assert_true(r.report.lower_bound <= r.report.arena_bytes);
+    remat_plan_close(plan);
+  }
+}
+
+static void bad_model_strings_are_named_in_the_error(void**) {
+  expect_error(options("resnet:layers=2"), "unknown template 'resnet'");
+  expect_error(options("mlp:layers=2,width=8,in=3"), "missing classes=N");
+  expect_error(options("mlp:layers=two,width=8,in=3,classes=2"), "layers=two");
+  expect_error(options("mlp:layers=2,width=8,in=3,classes=2,depth=3"), "unknown key 'depth'");
+  expect_error(options("mlp:layers=2,width=0,in=3,classes=2"), "width=0");
+  expect_error(options("mlp:layers=2,width=8,in=3,classes=2,dropout=1"), "dropout=1");
+  expect_error(options("mlp:layers=2,,width=8"), "expected key=value");
+  expect_error(options("transformer:layers=1,hidden=10,heads=3,ffn=8,seq=4,vocab=5,classes=2"),
+               "hidden=10 is not a multiple of heads=3");
+  expect_error(options("mlp:layers=1,width=8,in=3,classes=2", 0), "batch 0");
+}
+
+static void bad_optimizer_and_strategy_are_named_in_the_error(void**) {
+  CompileOptions o = options("mlp:layers=1,width=8,in=3,classes=2");
+  o.optimizer = "rmsprop:lr=0.1";
+  expect_error(o, "unknown kind 'rmsprop'");
+  o.optimizer = "sgd:lr=0.1,momentum=1.5";
+  expect_error(o, "momentum=1.5");
+  o.optimizer = "adam:lr=0.1,beta3=0.5";
+  expect_error(o, "unknown key 'beta3'");
+  o.optimizer = "sgd";
+  o.strategy = "magic";
+  expect_error(o, "strategy 'magic'");
+}
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(mlp_has_pytorch_parameter_names_and_layouts),
+      cmocka_unit_test(transformer_has_bert_parameter_names_and_layouts),
+      cmocka_unit_test(every_parameter_gets_exactly_one_update),
+      cmocka_unit_test(compiled_plans_pass_runtime_verification),
+      cmocka_unit_test(bad_model_strings_are_named_in_the_error),
+      cmocka_unit_test(bad_optimizer_and_strategy_are_named_in_the_error),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

@@ -1,0 +1,88 @@
+// Training steps against PyTorch: tests/data/golden_*.safetensors, made by make_golden.py in
+// float64 from the same initial parameters and batch. remat runs in float32, so the
+// comparison has a tolerance; everything else about the step (formulas, optimizer) must match.
+#include "tests/cmocka_cpp.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "cli/safetensors.h"
+#include "training_harness.h"
+
+// Relative tolerance for float32 against float64 over three steps.
+constexpr double kAbs = 2e-4;
+constexpr double kRel = 2e-3;
+
+static std::string meta(const remat::SafeTensorsFile& f, const std::string& key) {
+  for (const auto& kv : f.metadata) {
+    if (kv.first == key) return kv.second;
+  }
+  fail_msg("golden file has no metadata '%s'", key.c_str());
+  return "";
+}
+
+static void check_close(const char* what, const float* got, const float* want, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const double err = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (!(err <= kAbs + kRel * std::fabs(static_cast<double>(want[i])))) {
+      fail_msg("%s[%zu]: remat %.8g, PyTorch %.8g (|diff| %.3g)", what, i, got[i], want[i], err);
+    }
+  }
+}
+
+static void run_golden(const char* file_name) {
+  remat::SafeTensorsFile golden;
+  std::string error;
+  const std::string path = std::string(REMAT_TEST_DATA_DIR) + "/" + file_name;
+  if (!remat::read_safetensors(path, &golden, &error)) fail_msg("%s", error.c_str());
+  TrainingRun run(meta(golden, "model"), std::stoll(meta(golden, "batch")), meta(golden, "optimizer"));
+  const int steps = std::stoi(meta(golden, "steps"));
+  uint32_t count = 0;
+  remat_plan_binding_count(run.plan, REMAT_BINDING_PARAM, &count);
+  for (uint32_t i = 0; i < count; ++i) {
+    remat_tensor_info info;
+    remat_plan_binding(run.plan, REMAT_BINDING_PARAM, i, &info);
+    const remat::SafeTensor* t = golden.find(std::string("init.") + info.name);
+    if (t == nullptr) fail_msg("golden file lacks init.%s", info.name);
+    assert_int_equal(remat_session_write_param(run.session, info.name, t->data.data(), t->data.size()), REMAT_OK);
+  }
+  for (const auto& t : golden.tensors) {
+    for (const char* prefix : {"input.", "label."}) {
+      if (t.name.compare(0, std::strlen(prefix), prefix) == 0) {
+        run.set(t.name.substr(std::strlen(prefix)), t.data.data(), t.data.size());
+      }
+    }
+  }
+  const remat::SafeTensor* losses = golden.find("loss");
+  assert_non_null(losses);
+  for (int s = 0; s < steps; ++s) {
+    const float loss = run.step();
+    float want = 0;
+    std::memcpy(&want, losses->data.data() + 4 * s, 4);
+    check_close("loss", &loss, &want, 1);
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    remat_tensor_info info;
+    remat_plan_binding(run.plan, REMAT_BINDING_PARAM, i, &info);
+    const remat::SafeTensor* t = golden.find(std::string("final.") + info.name);
+    if (t == nullptr) fail_msg("golden file lacks final.%s", info.name);
+    const std::vector<float> got = run.param(info.name);
+    check_close(info.name, got.data(), reinterpret_cast<const float*>(t->data.data()), got.size());
+  }
+}
+
+static void mlp_with_sgd_momentum_matches_pytorch(void**) { run_golden("golden_mlp_sgd.safetensors"); }
+static void mlp_with_adam_matches_pytorch(void**) { run_golden("golden_mlp_adam.safetensors"); }
+static void transformer_with_adamw_matches_pytorch(void**) { run_golden("golden_transformer_adamw.safetensors"); }
+static void transformer_with_sgd_matches_pytorch(void**) { run_golden("golden_transformer_sgd.safetensors"); }
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(mlp_with_sgd_momentum_matches_pytorch),
+      cmocka_unit_test(mlp_with_adam_matches_pytorch),
+      cmocka_unit_test(transformer_with_adamw_matches_pytorch),
+      cmocka_unit_test(transformer_with_sgd_matches_pytorch),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

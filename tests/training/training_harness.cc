@@ -1,0 +1,68 @@
+// Training-test helpers over the public C API.
+#include "training_harness.h"
+
+#include "tests/cmocka_cpp.h"
+
+TrainingRun::TrainingRun(const std::string& model, int64_t batch, const std::string& optimizer, uint64_t seed,
+                         const std::string& strategy) {
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = batch;
+  o.optimizer = optimizer;
+  o.seed = seed;
+  o.strategy = strategy;
+  bytes = remat::compiler::compile(o).plan;
+  char message[512];
+  if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) {
+    fail_msg("plan_open: %s", message);
+  }
+  if (remat_session_create(plan, nullptr, &session, message, sizeof(message)) != REMAT_OK) {
+    fail_msg("session_create: %s", message);
+  }
+}
+
+TrainingRun::~TrainingRun() {
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+}
+
+void TrainingRun::set(const std::string& name, const void* data, size_t size) {
+  if (remat_session_set_input(session, name.c_str(), data, size) != REMAT_OK) {
+    fail_msg("set_input %s: %s", name.c_str(), remat_session_last_error(session));
+  }
+}
+
+float TrainingRun::step() {
+  float loss = 0;
+  if (remat_session_step(session, &loss) != REMAT_OK) fail_msg("step: %s", remat_session_last_error(session));
+  return loss;
+}
+
+std::vector<uint8_t> TrainingRun::params() const {
+  std::vector<uint8_t> all;
+  uint32_t count = 0;
+  remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count);
+  for (uint32_t i = 0; i < count; ++i) {
+    remat_tensor_info info;
+    remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info);
+    std::vector<uint8_t> one(info.bytes);
+    remat_session_read_param(session, info.name, one.data(), one.size());
+    all.insert(all.end(), one.begin(), one.end());
+  }
+  return all;
+}
+
+std::vector<float> TrainingRun::param(const std::string& name) const {
+  uint32_t count = 0;
+  remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count);
+  for (uint32_t i = 0; i < count; ++i) {
+    remat_tensor_info info;
+    remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info);
+    if (name != info.name) continue;
+    std::vector<float> out(info.bytes / 4);
+    remat_session_read_param(session, info.name, out.data(), info.bytes);
+    return out;
+  }
+  fail_msg("no parameter %s", name.c_str());
+  return {};
+}
