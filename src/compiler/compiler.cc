@@ -3,6 +3,7 @@
 
 #include "compiler/autodiff.h"
 #include "compiler/optimizer.h"
+#include "compiler/schedule.h"
 #include "compiler/templates.h"
 
 namespace remat {
@@ -12,14 +13,13 @@ CompileResult compile(const CompileOptions& options) {
   if (options.alignment == 0 || (options.alignment & (options.alignment - 1)) != 0) {
     throw CompileError("alignment " + std::to_string(options.alignment) + " is not a power of two");
   }
-  if (options.strategy != "none") {
-    throw CompileError("strategy '" + options.strategy + "' is not supported (strategies: none)");
-  }
   CompileResult result;
   result.graph = build_template(options.model, options.batch);
   const size_t forward_ops = result.graph.ops.size();
   const OptimizerSpec optimizer = parse_optimizer(options.optimizer);
   append_backward_and_updates(result.graph, optimizer);
+  const std::vector<int> checkpoints = choose_checkpoints(result.graph, forward_ops, options.strategy);
+  if (options.strategy != "none") apply_recompute(result.graph, forward_ops, checkpoints);
   result.memory = plan_memory(result.graph, options.alignment);
 
   CompileReport& r = result.report;
@@ -31,6 +31,9 @@ CompileResult compile(const CompileOptions& options) {
   r.persistent_bytes = result.memory.persistent_size;
   r.host_bytes = result.memory.host_size;
   r.lower_bound = result.memory.lower_bound;
+  if (options.strategy != "none") {
+    for (int t : checkpoints) r.checkpoints.push_back(result.graph.tensors[t].name);
+  }
   r.op_count = result.graph.ops.size();
   r.tensor_count = result.graph.tensors.size();
   for (int p : result.graph.params) r.param_count += static_cast<uint64_t>(result.graph.tensors[p].numel());

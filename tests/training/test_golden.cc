@@ -36,7 +36,7 @@ static void run_golden(const char* file_name) {
   std::string error;
   const std::string path = std::string(REMAT_TEST_DATA_DIR) + "/" + file_name;
   if (!remat::read_safetensors(path, &golden, &error)) fail_msg("%s", error.c_str());
-  TrainingRun run(meta(golden, "model"), std::stoll(meta(golden, "batch")), meta(golden, "optimizer"));
+  TrainingRun run(meta(golden, "template"), std::stoll(meta(golden, "batch")), meta(golden, "optimizer"));
   const int steps = std::stoi(meta(golden, "steps"));
   uint32_t count = 0;
   remat_plan_binding_count(run.plan, REMAT_BINDING_PARAM, &count);
@@ -67,6 +67,11 @@ static void run_golden(const char* file_name) {
     remat_plan_binding(run.plan, REMAT_BINDING_PARAM, i, &info);
     const remat::SafeTensor* t = golden.find(std::string("final.") + info.name);
     if (t == nullptr) fail_msg("golden file lacks final.%s", info.name);
+    // The key bias adds q.b_k to every score of a query row, which softmax cancels: its exact
+    // gradient is 0, so what each side computes is rounding noise, and Adam's m / sqrt(v)
+    // turns noise of either sign into a full +-lr step. Only SGD can compare it meaningfully.
+    const bool adam = meta(golden, "optimizer").compare(0, 4, "adam") == 0;
+    if (adam && std::strstr(info.name, "attention.self.key.bias") != nullptr) continue;
     const std::vector<float> got = run.param(info.name);
     check_close(info.name, got.data(), reinterpret_cast<const float*>(t->data.data()), got.size());
   }

@@ -1,0 +1,237 @@
+// Checkpoint choice (none, sqrt, selective, manual) and the segment-wise recompute rewrite.
+#include "compiler/schedule.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "compiler/templates.h"
+
+namespace remat {
+namespace compiler {
+namespace {
+
+// Forward op that produced each tensor, or -1.
+std::vector<int> producers(const Graph& g, size_t forward_ops) {
+  std::vector<int> producer(g.tensors.size(), -1);
+  for (size_t i = 0; i < forward_ops; ++i) {
+    for (int t : g.ops[i].outputs) producer[t] = static_cast<int>(i);
+  }
+  return producer;
+}
+
+bool is_forward_activation(const Graph& g, const std::vector<int>& producer, int t) {
+  return producer[t] >= 0 && g.tensors[t].role == Role::kActivation;
+}
+
+class Recomputer {
+ public:
+  Recomputer(Graph& g, size_t forward_ops, const std::vector<int>& checkpoints)
+      : g_(g), forward_ops_(forward_ops), producer_(producers(g, forward_ops)),
+        kept_(g.tensors.size(), false), copy_(g.tensors.size(), -1), segment_(forward_ops, 0) {
+    std::vector<bool> is_checkpoint(g.tensors.size(), false);
+    for (int c : checkpoints) is_checkpoint[c] = true;
+    int s = 0;
+    for (size_t i = 0; i < forward_ops; ++i) {
+      segment_[i] = s;
+      for (int t : g.ops[i].outputs) s += is_checkpoint[t] ? 1 : 0;
+    }
+    last_segment_ = s;
+    done_.assign(static_cast<size_t>(s) + 1, false);
+    // Kept: checkpoints, everything not a forward activation, and the last segment (its
+    // activations are still alive when the backward pass starts).
+    for (size_t t = 0; t < g.tensors.size(); ++t) {
+      const int p = producer_[t];
+      kept_[t] = is_checkpoint[t] || !is_forward_activation(g, producer_, static_cast<int>(t)) ||
+                 segment_[p] == last_segment_;
+    }
+    // Within a segment, only ops whose outputs the backward pass reads (directly or through
+    // later ops of the same segment) are recomputed.
+    needed_.assign(g.tensors.size(), false);
+    for (size_t i = forward_ops; i < g.ops.size(); ++i) {
+      for (int t : g.ops[i].inputs) needed_[t] = needed_[t] || !kept_[t];
+    }
+    for (size_t i = forward_ops; i-- > 0;) {
+      bool any = false;
+      for (int t : g.ops[i].outputs) any = any || needed_[t];
+      if (!any) continue;
+      for (int t : g.ops[i].inputs) {
+        if (!kept_[t] && segment_[producer_[t]] == segment_[i]) needed_[t] = true;
+      }
+    }
+  }
+
+  void run() {
+    std::vector<Op> tail(g_.ops.begin() + static_cast<long>(forward_ops_), g_.ops.end());
+    g_.ops.resize(forward_ops_);
+    for (Op op : tail) {
+      for (int& t : op.inputs) t = resolve(t);
+      // In-place updates name their outputs after their inputs; nothing there is recomputed.
+      g_.ops.push_back(std::move(op));
+    }
+  }
+
+ private:
+  int resolve(int t) {
+    if (kept_[t]) return t;
+    if (copy_[t] < 0) recompute_segment(segment_[producer_[t]]);
+    return copy_[t];
+  }
+
+  void recompute_segment(int s) {
+    if (done_[s]) return;
+    done_[s] = true;
+    for (size_t i = 0; i < forward_ops_; ++i) {
+      if (segment_[i] != s) continue;
+      bool any = false;
+      for (int t : g_.ops[i].outputs) any = any || needed_[t];
+      if (!any) continue;
+      const Op source = g_.ops[i];
+      std::vector<int> inputs;
+      for (int t : source.inputs) {
+        if (!kept_[t] && copy_[t] < 0) recompute_segment(segment_[producer_[t]]);
+        inputs.push_back(kept_[t] ? t : copy_[t]);
+      }
+      std::vector<int> outputs;
+      for (int t : source.outputs) {
+        const Tensor& x = g_.tensors[t];
+        const int c = g_.add_tensor(x.name + "@recomputed", x.dtype, x.shape, Role::kActivation);
+        copy_.push_back(-1);
+        kept_.push_back(true);
+        needed_.push_back(false);
+        copy_[t] = c;
+        outputs.push_back(c);
+      }
+      g_.add_op(source.code, inputs, outputs, source.iattrs, source.fattrs, Phase::kRecompute,
+                static_cast<int>(i));
+    }
+  }
+
+  Graph& g_;
+  size_t forward_ops_;
+  std::vector<int> producer_;
+  std::vector<bool> kept_;
+  std::vector<int> copy_;
+  std::vector<int> segment_;
+  std::vector<bool> needed_;
+  std::vector<bool> done_;
+  int last_segment_ = 0;
+};
+
+std::vector<int> manual_checkpoints(const Graph& g, size_t forward_ops, const std::string& list) {
+  const std::vector<int> candidates = checkpoint_candidates(g, forward_ops);
+  std::vector<int> chosen;
+  size_t at = 0;
+  while (at <= list.size()) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string name = list.substr(at, comma - at);
+    at = comma + 1;
+    const int t = g.find(name);
+    if (t < 0 || std::find(candidates.begin(), candidates.end(), t) == candidates.end()) {
+      std::string names;
+      for (size_t i = 0; i < candidates.size() && i < 40; ++i) names += (i ? ", " : "") + g.tensors[candidates[i]].name;
+      if (candidates.size() > 40) names += ", ... (" + std::to_string(candidates.size()) + " in all)";
+      throw CompileError("manual checkpoint '" + name + "' is " +
+                         (t < 0 ? std::string("not a tensor of the model") : "not a forward activation the backward pass reads") +
+                         "; candidates: " + names);
+    }
+    chosen.push_back(t);
+  }
+  return chosen;
+}
+
+}  // namespace
+
+std::vector<int> checkpoint_candidates(const Graph& g, size_t forward_ops) {
+  const std::vector<int> producer = producers(g, forward_ops);
+  std::vector<bool> read(g.tensors.size(), false);
+  for (size_t i = forward_ops; i < g.ops.size(); ++i) {
+    for (int t : g.ops[i].inputs) read[t] = true;
+  }
+  // A forward activation the backward pass does not read is dead by then either way; one
+  // that feeds a recomputed op counts too, since recompute reads it.
+  for (size_t i = forward_ops; i-- > 0;) {
+    bool any = false;
+    for (int t : g.ops[i].outputs) any = any || read[t];
+    if (!any) continue;
+    for (int t : g.ops[i].inputs) read[t] = true;
+  }
+  std::vector<int> out;
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (read[t] && is_forward_activation(g, producer, static_cast<int>(t))) out.push_back(static_cast<int>(t));
+  }
+  return out;
+}
+
+std::vector<int> split_points(const Graph& g, size_t forward_ops) {
+  const std::vector<int> producer = producers(g, forward_ops);
+  std::vector<int> last_read(g.tensors.size(), -1);
+  for (size_t i = 0; i < forward_ops; ++i) {
+    for (int t : g.ops[i].inputs) last_read[t] = static_cast<int>(i);
+  }
+  // live[i]: forward activations made at or before op i that a later forward op reads.
+  std::vector<int> count(forward_ops + 1, 0);
+  std::vector<long long> id_sum(forward_ops + 1, 0);
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (!is_forward_activation(g, producer, static_cast<int>(t)) || last_read[t] <= producer[t]) continue;
+    count[producer[t]] += 1;
+    count[last_read[t]] -= 1;
+    id_sum[producer[t]] += static_cast<long long>(t);
+    id_sum[last_read[t]] -= static_cast<long long>(t);
+  }
+  std::vector<int> out;
+  int live = 0;
+  long long ids = 0;
+  for (size_t i = 0; i < forward_ops; ++i) {
+    live += count[i];
+    ids += id_sum[i];
+    if (live != 1) continue;
+    const int t = static_cast<int>(ids);
+    if (producer[t] == static_cast<int>(i)) out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const std::string& strategy) {
+  if (strategy == "none") return checkpoint_candidates(g, forward_ops);
+  if (strategy.compare(0, 7, "manual:") == 0) return manual_checkpoints(g, forward_ops, strategy.substr(7));
+  if (strategy == "sqrt") {
+    // Chen et al.: about sqrt(n) evenly spaced checkpoints among the n split points.
+    const std::vector<int> splits = split_points(g, forward_ops);
+    const size_t n = splits.size();
+    const size_t k = static_cast<size_t>(std::lround(std::sqrt(static_cast<double>(n))));
+    std::vector<int> chosen;
+    for (size_t j = 1; j <= k; ++j) {
+      const size_t index = (j * n) / (k + 1);
+      if (index < n && (chosen.empty() || chosen.back() != splits[index])) chosen.push_back(splits[index]);
+    }
+    return chosen;
+  }
+  if (strategy == "selective") {
+    // Keep what is costly to recompute and cheap to store: outputs of products with a weight
+    // (Linear layers), normalisations and lookups. Recompute the elementwise and data-movement
+    // ops, and the attention core (q k^T, softmax, dropout, p v), whose [B, A, S, S] tensors are
+    // the largest and cheapest to redo (Korthikanti et al. 2022).
+    const std::vector<int> candidates = checkpoint_candidates(g, forward_ops);
+    const std::vector<int> producer = producers(g, forward_ops);
+    std::vector<int> chosen;
+    for (int t : candidates) {
+      const Op& op = g.ops[producer[t]];
+      bool weight = false;
+      for (int in : op.inputs) weight = weight || g.tensors[in].role == Role::kParam;
+      if ((op.code == OpCode::kMatMul && weight) || op.code == OpCode::kLayerNorm ||
+          op.code == OpCode::kEmbedding) {
+        chosen.push_back(t);
+      }
+    }
+    return chosen;
+  }
+  throw CompileError("strategy '" + strategy + "' is not supported (strategies: none, sqrt, selective, manual:T1,T2,...)");
+}
+
+void apply_recompute(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints) {
+  Recomputer(graph, forward_ops, checkpoints).run();
+}
+
+}  // namespace compiler
+}  // namespace remat

@@ -1,0 +1,264 @@
+"""Writes the PyTorch golden vectors tests/data/golden_*.safetensors for the built-in templates.
+
+Each model is written here from the formulas in docs/templates.md (not taken from a library), so
+its state_dict names are the template's parameter names. It runs in float64 with dropout 0,
+starting from parameters and inputs that are exactly representable in float32 (they are drawn,
+then rounded to float32), so the float64 run is the reference for a float32 implementation fed
+the stored float32 values. Three optimizer steps are taken on the same batch; the loss is
+recorded before each step's update.
+
+Run: /usr/bin/python3 tests/data/make_golden.py   (Debian's python3-torch; no other package)
+"""
+import json
+import math
+import os
+import struct
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SEED = 20240607
+STEPS = 3
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Mlp(nn.Module):
+    """mlp:layers=L,width=W,in=I,classes=C: fc0..fc{L-1} with relu, then fc{L}."""
+
+    def __init__(self, layers, width, inputs, classes):
+        super().__init__()
+        self.layers = layers
+        for i in range(layers + 1):
+            fan_in = inputs if i == 0 else width
+            fan_out = classes if i == layers else width
+            self.add_module("fc%d" % i, nn.Linear(fan_in, fan_out))
+
+    def forward(self, x):
+        h = x
+        for i in range(self.layers):
+            h = F.relu(getattr(self, "fc%d" % i)(h))
+        return getattr(self, "fc%d" % self.layers)(h)
+
+
+# The transformer's submodules mirror Hugging Face's BERT so that the nested attribute names
+# give the state_dict keys of docs/templates.md (encoder.layer.0.attention.self.query.weight).
+class Embeddings(nn.Module):
+    def __init__(self, vocab, seq, hidden):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(vocab, hidden)
+        self.position_embeddings = nn.Embedding(seq, hidden)
+        self.LayerNorm = nn.LayerNorm(hidden, eps=1e-12)
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.shape[1])
+        return self.LayerNorm(self.word_embeddings(tokens) + self.position_embeddings(positions))
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads = heads
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden)
+        self.value = nn.Linear(hidden, hidden)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        d = h // self.heads
+
+        def split(t):  # [B, S, H] -> [B, A, S, D]
+            return t.view(b, s, self.heads, d).transpose(1, 2)
+
+        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+        p = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d), dim=-1)
+        return (p @ v).transpose(1, 2).reshape(b, s, h)
+
+
+class AttentionOutput(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.dense = nn.Linear(hidden, hidden)
+        self.LayerNorm = nn.LayerNorm(hidden, eps=1e-12)
+
+
+class Attention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.self = SelfAttention(hidden, heads)
+        self.output = AttentionOutput(hidden)
+
+    def forward(self, x):
+        return self.output.LayerNorm(x + self.output.dense(self.self(x)))
+
+
+class Dense(nn.Module):
+    def __init__(self, fan_in, fan_out, layer_norm):
+        super().__init__()
+        self.dense = nn.Linear(fan_in, fan_out)
+        if layer_norm:
+            self.LayerNorm = nn.LayerNorm(fan_out, eps=1e-12)
+
+
+class Layer(nn.Module):
+    def __init__(self, hidden, heads, ffn):
+        super().__init__()
+        self.attention = Attention(hidden, heads)
+        self.intermediate = Dense(hidden, ffn, layer_norm=False)
+        self.output = Dense(ffn, hidden, layer_norm=True)
+
+    def forward(self, x):
+        x1 = self.attention(x)
+        f = self.output.dense(F.gelu(self.intermediate.dense(x1)))  # exact-erf GELU
+        return self.output.LayerNorm(x1 + f)
+
+
+class Encoder(nn.Module):
+    def __init__(self, layers, hidden, heads, ffn):
+        super().__init__()
+        self.layer = nn.ModuleList([Layer(hidden, heads, ffn) for _ in range(layers)])
+
+
+class Transformer(nn.Module):
+    """transformer:layers=L,hidden=H,heads=A,ffn=F,seq=S,vocab=V,classes=C (post-LN BERT)."""
+
+    def __init__(self, layers, hidden, heads, ffn, seq, vocab, classes):
+        super().__init__()
+        self.embeddings = Embeddings(vocab, seq, hidden)
+        self.encoder = Encoder(layers, hidden, heads, ffn)
+        self.pooler = Dense(hidden, hidden, layer_norm=False)
+        self.classifier = nn.Linear(hidden, classes)
+
+    def forward(self, tokens):
+        x = self.embeddings(tokens)
+        for layer in self.encoder.layer:
+            x = layer(x)
+        pooled = torch.tanh(self.pooler.dense(x[:, 0, :]))
+        return self.classifier(pooled)
+
+
+def as_float32_values(t):
+    """Rounds |t| to float32 and back, so float32 holds it exactly."""
+    return t.float().double()
+
+
+def init_parameters(model):
+    """O(1) values that keep 3 steps stable; LayerNorm away from 1/0 so its grads matter."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if ".LayerNorm." in name:
+                base = 1.0 if name.endswith("weight") else 0.0
+                p.copy_(base + 0.1 * torch.randn_like(p))
+            elif "embeddings" in name:
+                p.copy_(0.5 * torch.randn_like(p))
+            elif name.endswith("weight"):
+                p.copy_(0.3 * torch.randn_like(p))
+            else:
+                p.copy_(0.1 * torch.randn_like(p))
+            p.copy_(as_float32_values(p))
+
+
+def train(model, optimizer, inputs, labels):
+    """Runs STEPS steps on one batch; returns the loss before each step's update."""
+    losses = []
+    for _ in range(STEPS):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(inputs), labels)
+        loss.backward()
+        losses.append(loss.item())
+        optimizer.step()
+    return losses
+
+
+def write_safetensors(path, tensors, metadata):
+    """Writes |tensors| (name -> (dtype, shape, bytes), in order) as the format specifies."""
+    header = {"__metadata__": metadata}
+    data = b""
+    for name, (dtype, shape, blob) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": list(shape),
+                        "data_offsets": [len(data), len(data) + len(blob)]}
+        data += blob
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def f32(t):
+    t = t.detach().contiguous()
+    return ("F32", tuple(t.shape), struct.pack("<%df" % t.numel(), *t.double().flatten().tolist()))
+
+
+def i32(t):
+    t = t.detach().contiguous()
+    return ("I32", tuple(t.shape), struct.pack("<%di" % t.numel(), *t.flatten().tolist()))
+
+
+def make(filename, template, batch, optimizer_spec, build_model, make_optimizer, make_inputs):
+    torch.manual_seed(SEED)
+    model = build_model().double()
+    init_parameters(model)
+    input_name, inputs, labels = make_inputs(batch)
+    init = {name: p.detach().clone() for name, p in model.named_parameters()}
+    losses = train(model, make_optimizer(model.parameters()), inputs, labels)
+    assert losses[0] > losses[1] > losses[2], "%s: loss does not decrease: %s" % (filename, losses)
+
+    tensors = {}
+    for name, value in init.items():
+        tensors["init." + name] = f32(value)
+    for name, p in model.named_parameters():
+        tensors["final." + name] = f32(p)
+    tensors["input." + input_name] = (
+        i32(inputs) if input_name == "tokens" else f32(inputs))
+    tensors["label.labels"] = i32(labels)
+    tensors["loss"] = f32(torch.tensor(losses, dtype=torch.float64))
+    metadata = {
+        "template": template,
+        "batch": str(batch),
+        "optimizer": optimizer_spec,
+        "steps": str(STEPS),
+        "seed": str(SEED),
+        "torch": torch.__version__,
+    }
+    write_safetensors(os.path.join(HERE, filename), tensors, metadata)
+    print("%s: loss %s" % (filename, ", ".join("%.6f" % v for v in losses)))
+
+
+def main():
+    torch.set_num_threads(1)
+
+    mlp_template = "mlp:layers=3,width=16,in=8,classes=4"
+
+    def mlp():
+        return Mlp(layers=3, width=16, inputs=8, classes=4)
+
+    def mlp_inputs(batch):
+        x = as_float32_values(torch.randn(batch, 8, dtype=torch.float64))
+        return "x", x, torch.randint(0, 4, (batch,))
+
+    tf_template = "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=6,vocab=20,classes=3"
+
+    def transformer():
+        return Transformer(layers=2, hidden=16, heads=2, ffn=32, seq=6, vocab=20, classes=3)
+
+    def tf_inputs(batch):
+        return "tokens", torch.randint(0, 20, (batch, 6)), torch.randint(0, 3, (batch,))
+
+    make("golden_mlp_sgd.safetensors", mlp_template, 5,
+         "sgd:lr=0.1,momentum=0.9,weight_decay=0.01", mlp,
+         lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01), mlp_inputs)
+    make("golden_mlp_adam.safetensors", mlp_template, 5,
+         "adam:lr=0.01,weight_decay=0.01", mlp,
+         lambda p: torch.optim.Adam(p, lr=0.01, betas=(0.9, 0.999), eps=1e-8,
+                                    weight_decay=0.01), mlp_inputs)
+    make("golden_transformer_adamw.safetensors", tf_template, 3,
+         "adamw:lr=0.01,weight_decay=0.01", transformer,
+         lambda p: torch.optim.AdamW(p, lr=0.01, betas=(0.9, 0.999), eps=1e-8,
+                                     weight_decay=0.01), tf_inputs)
+    make("golden_transformer_sgd.safetensors", tf_template, 3,
+         "sgd:lr=0.05,momentum=0.9,weight_decay=0", transformer,
+         lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0), tf_inputs)
+
+
+if __name__ == "__main__":
+    main()
