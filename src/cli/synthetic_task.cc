@@ -31,7 +31,7 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
 SyntheticTask::SyntheticTask(const std::string& model, int64_t batch, uint64_t seed)
     : batch_(batch), seed_(seed) {
   compiler::TemplateSpec spec(model);
-  if (spec.name() == "mlp") {
+  if (spec.name() == "mlp" || spec.name() == "resmlp") {
     in_ = spec.integer("in", 1);
     classes_ = spec.integer("classes", 1);
     teacher_.resize(static_cast<size_t>(classes_ * in_));

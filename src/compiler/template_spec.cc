@@ -76,11 +76,13 @@ Graph build_template(const std::string& text, int64_t batch) {
   Graph graph;
   if (spec.name() == "mlp") {
     graph = build_mlp(spec, batch);
+  } else if (spec.name() == "resmlp") {
+    graph = build_resmlp(spec, batch);
   } else if (spec.name() == "transformer") {
     graph = build_transformer(spec, batch);
   } else {
     throw CompileError("model '" + text + "': unknown template '" + spec.name() +
-                       "' (templates: mlp, transformer)");
+                       "' (templates: mlp, resmlp, transformer)");
   }
   spec.reject_unused();
   return graph;

@@ -37,6 +37,8 @@ Graph build_template(const std::string& spec, int64_t batch);
 
 /// Builds `mlp:...` (docs/templates.md).
 Graph build_mlp(TemplateSpec& spec, int64_t batch);
+/// Builds `resmlp:...` (docs/templates.md).
+Graph build_resmlp(TemplateSpec& spec, int64_t batch);
 /// Builds `transformer:...` (docs/templates.md).
 Graph build_transformer(TemplateSpec& spec, int64_t batch);
 

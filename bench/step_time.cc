@@ -1,0 +1,117 @@
+// Benchmark: median training-step time and arena bytes of remat on the CPU, per model and
+// strategy, printed as a table. It measures; it asserts nothing.
+//
+//   build/bench/step_time [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY,...] ...
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/synthetic_task.h"
+#include "compiler/compiler.h"
+#include "remat/remat.h"
+#include "runtime/port.h"
+
+namespace {
+
+struct Row {
+  std::string model, strategy;
+  int64_t batch;
+  uint64_t arena, persistent;
+  double recomputed_share, median_ms, min_ms;
+};
+
+Row measure(const std::string& model, int64_t batch, const std::string& strategy, int warmup, int steps) {
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = batch;
+  o.strategy = strategy;
+  o.optimizer = "adam:lr=0.0001";
+  const auto compiled = remat::compiler::compile(o);
+  remat_plan* plan = nullptr;
+  remat_session* session = nullptr;
+  char message[512];
+  if (remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, message, sizeof(message)) != REMAT_OK ||
+      remat_session_create(plan, nullptr, &session, message, sizeof(message)) != REMAT_OK) {
+    std::fprintf(stderr, "%s: %s\n", model.c_str(), message);
+    std::exit(1);
+  }
+  remat::cli::SyntheticTask task(model, batch, 0);
+  const auto names = task.names();
+  const auto values = task.batch(0);
+  for (size_t i = 0; i < names.size(); ++i) remat_session_set_input(session, names[i].c_str(), values[i].data(), values[i].size());
+  std::vector<double> times;
+  for (int s = 0; s < warmup + steps; ++s) {
+    const uint64_t start = remat::port_now_ns();
+    float loss = 0;
+    if (remat_session_step(session, &loss) != REMAT_OK) {
+      std::fprintf(stderr, "%s: %s\n", model.c_str(), remat_session_last_error(session));
+      std::exit(1);
+    }
+    if (s >= warmup) times.push_back(static_cast<double>(remat::port_now_ns() - start) * 1e-6);
+  }
+  std::sort(times.begin(), times.end());
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+  const auto& r = compiled.report;
+  return Row{model, strategy, batch, r.arena_bytes, r.persistent_bytes,
+             r.step_flops > 0 ? r.recomputed_flops / r.step_flops : 0.0, times[times.size() / 2], times.front()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = 10, warmup = 2;
+  std::vector<std::string> specs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--steps" && i + 1 < argc) steps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--warmup" && i + 1 < argc) warmup = std::max(0, std::atoi(argv[++i]));
+    else specs.push_back(a);
+  }
+  if (specs.empty()) {
+    std::fprintf(stderr, "usage: step_time [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY,...] ...\n");
+    return 2;
+  }
+  const char* core = std::getenv("OPENBLAS_CORETYPE");
+  const char* threads = std::getenv("OPENBLAS_NUM_THREADS");
+#if defined(REMAT_HAVE_BLAS)
+  const char* blas = "OpenBLAS";
+#else
+  const char* blas = "portable kernels";
+#endif
+  std::printf("# remat CPU step time; %u hardware threads; matmul: %s; OPENBLAS_CORETYPE=%s; "
+              "OPENBLAS_NUM_THREADS=%s; median of %d steps after %d warm-up\n",
+              std::thread::hardware_concurrency(), blas, core ? core : "(unset)", threads ? threads : "(unset)",
+              steps, warmup);
+  std::printf("| model | batch | strategy | arena MiB | persistent MiB | recomputed FLOPs | median ms | min ms |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (const std::string& spec : specs) {
+    const size_t at = spec.find('@');
+    if (at == std::string::npos) {
+      std::fprintf(stderr, "spec '%s': expected MODEL@BATCH[:STRATEGY,...]\n", spec.c_str());
+      return 2;
+    }
+    const std::string model = spec.substr(0, at);
+    const size_t colon = spec.find(':', at);
+    const int64_t batch = std::atoll(spec.substr(at + 1, colon == std::string::npos ? std::string::npos : colon - at - 1).c_str());
+    std::vector<std::string> strategies;
+    std::string list = colon == std::string::npos ? "none" : spec.substr(colon + 1);
+    for (size_t p = 0; p <= list.size();) {
+      size_t q = list.find(',', p);
+      if (q == std::string::npos) q = list.size();
+      strategies.push_back(list.substr(p, q - p));
+      p = q + 1;
+    }
+    for (const std::string& strategy : strategies) {
+      const Row r = measure(model, batch, strategy, warmup, steps);
+      std::printf("| %s | %lld | %s | %.1f | %.1f | %.1f%% | %.1f | %.1f |\n", r.model.c_str(),
+                  static_cast<long long>(r.batch), r.strategy.c_str(), static_cast<double>(r.arena) / 1048576.0,
+                  static_cast<double>(r.persistent) / 1048576.0, 100.0 * r.recomputed_share, r.median_ms, r.min_ms);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

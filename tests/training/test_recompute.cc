@@ -1,0 +1,89 @@
+// Recomputation is exact: for every template and strategy, with dropout on, parameters after
+// five steps are byte-identical to training without recomputation; and it saves memory.
+#include "tests/cmocka_cpp.h"
+
+#include <cstdio>
+#include <string>
+
+#include "cli/synthetic_task.h"
+#include "training_harness.h"
+
+static const char* const kModels[] = {
+    "mlp:layers=6,width=32,in=16,classes=4,dropout=0.2",
+    "resmlp:layers=6,width=32,in=16,classes=4,dropout=0.2",
+    "transformer:layers=3,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3,dropout=0.1",
+};
+
+// Parameters after |steps| steps of |model| under |strategy| with AdamW.
+static std::vector<uint8_t> train(const std::string& model, const std::string& strategy, int steps = 5) {
+  TrainingRun run(model, 8, "adamw:lr=0.01,weight_decay=0.01", 3, strategy);
+  remat::cli::SyntheticTask task(model, 8, 3);
+  for (int s = 0; s < steps; ++s) {
+    const auto values = task.batch(static_cast<uint64_t>(s));
+    const auto names = task.names();
+    for (size_t i = 0; i < names.size(); ++i) run.set(names[i], values[i].data(), values[i].size());
+    run.step();
+  }
+  return run.params();
+}
+
+// The plan of |model| under |strategy| recomputes something (else identity would prove nothing).
+static void expect_recompute(const std::string& model, const std::string& strategy) {
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = 8;
+  o.strategy = strategy;
+  const auto r = remat::compiler::compile(o);
+  if (!(r.report.recomputed_flops > 0)) fail_msg("%s --strategy %s recomputes nothing", model.c_str(), strategy.c_str());
+}
+
+static void check_strategy(const std::string& strategy) {
+  for (const char* model : kModels) {
+    expect_recompute(model, strategy);
+    if (train(model, "none") != train(model, strategy)) {
+      fail_msg("%s with --strategy %s: parameters differ from --strategy none", model, strategy.c_str());
+    }
+  }
+}
+
+static void sqrt_is_byte_identical_to_no_recompute(void**) { check_strategy("sqrt"); }
+static void selective_is_byte_identical_to_no_recompute(void**) { check_strategy("selective"); }
+
+static void manual_with_a_shortcut_tensor_is_byte_identical(void**) {
+  // fc2.residual feeds both the next block and the shortcut around it.
+  const std::string model = kModels[1];
+  expect_recompute(model, "manual:fc2.residual");
+  assert_true(train(model, "none") == train(model, "manual:fc2.residual"));
+  const std::string bert = kModels[2];
+  assert_true(train(bert, "none") ==
+              train(bert, "manual:encoder.layer.0.attention.output.LayerNorm.out,encoder.layer.1.output.LayerNorm.out"));
+}
+
+static uint64_t arena(const std::string& model, const std::string& strategy) {
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = 32;
+  o.strategy = strategy;
+  return remat::compiler::compile(o).report.arena_bytes;
+}
+
+static void sqrt_needs_a_quarter_of_the_arena_on_a_24_layer_transformer(void**) {
+  const std::string model = "transformer:layers=24,hidden=256,heads=4,ffn=1024,seq=128,vocab=8000,classes=2";
+  const uint64_t none = arena(model, "none"), sqrt = arena(model, "sqrt"), selective = arena(model, "selective");
+  std::printf("24-layer transformer, batch 32: none %llu, sqrt %llu (%.3f), selective %llu (%.3f)\n",
+              static_cast<unsigned long long>(none), static_cast<unsigned long long>(sqrt),
+              static_cast<double>(sqrt) / static_cast<double>(none), static_cast<unsigned long long>(selective),
+              static_cast<double>(selective) / static_cast<double>(none));
+  assert_true(sqrt * 4 <= none);
+  assert_true(selective < none);
+}
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(sqrt_is_byte_identical_to_no_recompute),
+      cmocka_unit_test(selective_is_byte_identical_to_no_recompute),
+      cmocka_unit_test(manual_with_a_shortcut_tensor_is_byte_identical),
+      cmocka_unit_test(sqrt_needs_a_quarter_of_the_arena_on_a_24_layer_transformer),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
