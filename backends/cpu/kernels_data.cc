@@ -1,0 +1,195 @@
+// Data movement kernels: embedding lookup and its scatter-add gradient, permute, copy, select.
+#include <string.h>
+
+#include "backends/cpu/kernels_internal.h"
+
+namespace remat {
+namespace cpu {
+namespace {
+
+constexpr int kMaxPermuteRank = REMAT_MAX_RANK;
+
+// Element copy of |count| elements with a source stride, for one innermost permute run.
+template <typename T>
+void strided_copy(const unsigned char* src, int64_t src_stride, unsigned char* dst, int64_t count) {
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  for (int64_t i = 0; i < count; ++i) d[i] = s[i * src_stride];
+}
+
+// Shape of x viewed as [outer, n, inner] around |axis|. Negative axes are not part of the
+// contract (ops.h), so they are rejected like any other axis outside the shape.
+bool select_view(const TensorRef& x, int64_t axis, int64_t* outer, int64_t* n, int64_t* inner) {
+  if (axis < 0 || axis >= x.rank) return false;
+  *outer = 1;
+  *inner = 1;
+  for (int64_t d = 0; d < axis; ++d) *outer *= x.dims[d];
+  for (int64_t d = axis + 1; d < x.rank; ++d) *inner *= x.dims[d];
+  *n = x.dims[axis];
+  return true;
+}
+
+remat_status bad_select(const KernelArgs& args, const char* name, int64_t axis, int64_t index) {
+  return set_error(args.err, REMAT_ERROR_OUT_OF_RANGE,
+                   "op %u (%s): axis %lld / index %lld outside the input's shape", args.call->index,
+                   name, static_cast<long long>(axis), static_cast<long long>(index));
+}
+
+}  // namespace
+
+remat_status embedding(const KernelArgs& args) {
+  const int32_t* __restrict ids = static_cast<const int32_t*>(args.in[0]);
+  const float* __restrict table = in_f32(args, 1);
+  float* __restrict out = out_f32(args, 0);
+  const TensorRef& t = in_ref(args, 1);
+  const int64_t h = last_dim(t);
+  const int64_t vocab = h > 0 ? t.numel / h : 0;
+  const int64_t count = in_ref(args, 0).numel;
+  for (int64_t j = 0; j < count; ++j) {
+    const int32_t id = ids[j];
+    if (id < 0 || id >= vocab) {
+      return set_error(args.err, REMAT_ERROR_OUT_OF_RANGE,
+                       "op %u (embedding): id %d at position %lld outside [0, %lld)",
+                       args.call->index, id, static_cast<long long>(j),
+                       static_cast<long long>(vocab));
+    }
+    memcpy(out + j * h, table + id * h, static_cast<size_t>(h) * sizeof(float));
+  }
+  return REMAT_OK;
+}
+
+remat_status embedding_grad(const KernelArgs& args) {
+  const float* __restrict dy = in_f32(args, 0);
+  const int32_t* __restrict ids = static_cast<const int32_t*>(args.in[1]);
+  float* __restrict dtable = out_f32(args, 0);
+  const TensorRef& t = out_ref(args, 0);
+  const int64_t h = last_dim(t);
+  const int64_t vocab = h > 0 ? t.numel / h : 0;
+  const int64_t count = in_ref(args, 1).numel;
+  memset(dtable, 0, static_cast<size_t>(t.numel) * sizeof(float));
+  // Index order keeps repeated ids summing in a fixed order: deterministic.
+  for (int64_t j = 0; j < count; ++j) {
+    const int32_t id = ids[j];
+    if (id < 0 || id >= vocab) {
+      return set_error(args.err, REMAT_ERROR_OUT_OF_RANGE,
+                       "op %u (embedding_grad): id %d at position %lld outside [0, %lld)",
+                       args.call->index, id, static_cast<long long>(j),
+                       static_cast<long long>(vocab));
+    }
+    float* row = dtable + id * h;
+    const float* src = dy + j * h;
+    for (int64_t k = 0; k < h; ++k) row[k] += src[k];
+  }
+  return REMAT_OK;
+}
+
+remat_status permute(const KernelArgs& args) {
+  const int64_t r = iattr(args, 0, 0);
+  if (r < 1 || r > kMaxPermuteRank || args.call->num_iattrs < static_cast<uint32_t>(1 + 2 * r)) {
+    return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (permute): rank %lld needs %lld attributes, has %u", args.call->index,
+                     static_cast<long long>(r), static_cast<long long>(1 + 2 * r),
+                     args.call->num_iattrs);
+  }
+  const int64_t* d = args.call->iattrs + 1;
+  const int64_t* p = args.call->iattrs + 1 + r;
+  // Input strides in elements, then each output axis's stride in the input.
+  int64_t in_stride[kMaxPermuteRank], out_dim[kMaxPermuteRank], src_stride[kMaxPermuteRank];
+  int64_t acc = 1;
+  for (int64_t k = r - 1; k >= 0; --k) {
+    in_stride[k] = acc;
+    acc *= d[k];
+  }
+  for (int64_t k = 0; k < r; ++k) {
+    if (p[k] < 0 || p[k] >= r) {
+      return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT,
+                       "op %u (permute): axis %lld of the permutation is %lld, outside [0, %lld)",
+                       args.call->index, static_cast<long long>(k), static_cast<long long>(p[k]),
+                       static_cast<long long>(r));
+    }
+    out_dim[k] = d[p[k]];
+    src_stride[k] = in_stride[p[k]];
+  }
+  if (acc != in_ref(args, 0).numel || acc != out_ref(args, 0).numel) {
+    return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (permute): attribute dims hold %lld elements, tensors %lld -> %lld",
+                     args.call->index, static_cast<long long>(acc),
+                     static_cast<long long>(in_ref(args, 0).numel),
+                     static_cast<long long>(out_ref(args, 0).numel));
+  }
+  const int64_t es = elem_bytes(in_ref(args, 0));
+  const unsigned char* x = static_cast<const unsigned char*>(args.in[0]);
+  unsigned char* y = static_cast<unsigned char*>(args.out[0]);
+  const int64_t total = acc;
+  const int64_t inner = out_dim[r - 1];
+  if (total == 0 || inner == 0) return REMAT_OK;
+  // Walk the output in order, one innermost run at a time, with an odometer over outer axes.
+  int64_t idx[kMaxPermuteRank] = {0};
+  int64_t src = 0;
+  const bool contiguous = src_stride[r - 1] == 1;
+  for (int64_t dst = 0; dst < total; dst += inner) {
+    unsigned char* out = y + dst * es;
+    const unsigned char* in = x + src * es;
+    if (contiguous) {
+      memcpy(out, in, static_cast<size_t>(inner * es));
+    } else if (es == 4) {
+      strided_copy<uint32_t>(in, src_stride[r - 1], out, inner);
+    } else if (es == 2) {
+      strided_copy<uint16_t>(in, src_stride[r - 1], out, inner);
+    } else {
+      for (int64_t i = 0; i < inner; ++i) {
+        memcpy(out + i * es, in + i * src_stride[r - 1] * es, static_cast<size_t>(es));
+      }
+    }
+    for (int64_t k = r - 2; k >= 0; --k) {
+      src += src_stride[k];
+      if (++idx[k] < out_dim[k]) break;
+      src -= src_stride[k] * out_dim[k];
+      idx[k] = 0;
+    }
+  }
+  return REMAT_OK;
+}
+
+remat_status copy(const KernelArgs& args) {
+  memcpy(args.out[0], args.in[0], static_cast<size_t>(out_ref(args, 0).bytes));
+  return REMAT_OK;
+}
+
+remat_status select(const KernelArgs& args) {
+  const int64_t axis = iattr(args, 0, 0);
+  const int64_t index = iattr(args, 1, 0);
+  int64_t outer, n, inner;
+  const TensorRef& x = in_ref(args, 0);
+  if (!select_view(x, axis, &outer, &n, &inner) || index < 0 || index >= n) {
+    return bad_select(args, "select", axis, index);
+  }
+  const int64_t run = inner * elem_bytes(x);
+  const unsigned char* src = static_cast<const unsigned char*>(args.in[0]) + index * run;
+  unsigned char* dst = static_cast<unsigned char*>(args.out[0]);
+  for (int64_t o = 0; o < outer; ++o) {
+    memcpy(dst + o * run, src + o * n * run, static_cast<size_t>(run));
+  }
+  return REMAT_OK;
+}
+
+remat_status select_grad(const KernelArgs& args) {
+  const int64_t axis = iattr(args, 0, 0);
+  const int64_t index = iattr(args, 1, 0);
+  int64_t outer, n, inner;
+  const TensorRef& dx = out_ref(args, 0);
+  if (!select_view(dx, axis, &outer, &n, &inner) || index < 0 || index >= n) {
+    return bad_select(args, "select_grad", axis, index);
+  }
+  const int64_t run = inner * elem_bytes(dx);
+  memset(args.out[0], 0, static_cast<size_t>(dx.bytes));
+  const unsigned char* src = static_cast<const unsigned char*>(args.in[0]);
+  unsigned char* dst = static_cast<unsigned char*>(args.out[0]) + index * run;
+  for (int64_t o = 0; o < outer; ++o) {
+    memcpy(dst + o * n * run, src + o * run, static_cast<size_t>(run));
+  }
+  return REMAT_OK;
+}
+
+}  // namespace cpu
+}  // namespace remat

@@ -1,0 +1,146 @@
+// Elementwise kernels: bias, add, mul, scale, activations with their gradients, dropout.
+#include <math.h>
+
+#include "backends/cpu/kernels_internal.h"
+#include "common/philox.h"
+
+namespace remat {
+namespace cpu {
+namespace {
+
+// Columns summed per pass of reduce_leading: a double accumulator per column on the stack.
+constexpr int64_t kReduceBlock = 256;
+
+template <typename F>
+remat_status unary(const KernelArgs& args, F f) {
+  const float* __restrict x = in_f32(args, 0);
+  float* __restrict y = out_f32(args, 0);
+  const int64_t n = out_ref(args, 0).numel;
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  return REMAT_OK;
+}
+
+template <typename F>
+remat_status binary(const KernelArgs& args, F f) {
+  const float* __restrict a = in_f32(args, 0);
+  const float* __restrict b = in_f32(args, 1);
+  float* __restrict c = out_f32(args, 0);
+  const int64_t n = out_ref(args, 0).numel;
+  for (int64_t i = 0; i < n; ++i) c[i] = f(a[i], b[i]);
+  return REMAT_OK;
+}
+
+// Dropout and its gradient apply the same mask: out[i] = keep(i) ? in[i] / (1 - p) : 0.
+remat_status apply_dropout_mask(const KernelArgs& args) {
+  const float* __restrict x = in_f32(args, 0);
+  float* __restrict y = out_f32(args, 0);
+  const int64_t n = out_ref(args, 0).numel;
+  const uint64_t key = static_cast<uint64_t>(iattr(args, 0, 0));
+  const float p = fattr(args, 0, 0.0f);
+  const float keep_scale = 1.0f - p;
+  const uint64_t seed = args.ctx->seed, step = args.ctx->step;
+  for (int64_t i = 0; i < n; i += 4) {
+    // One Philox call yields the words of elements i..i+3 (see philox_word()).
+    const uint64_t idx = static_cast<uint64_t>(i);
+    const Philox4 r = philox4x32(static_cast<uint32_t>(idx >> 2), static_cast<uint32_t>(idx >> 34),
+                                 static_cast<uint32_t>(step), static_cast<uint32_t>(key),
+                                 static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+    const int64_t m = n - i < 4 ? n - i : 4;
+    for (int64_t j = 0; j < m; ++j) {
+      y[i + j] = uniform01(r.v[j]) >= p ? x[i + j] / keep_scale : 0.0f;
+    }
+  }
+  return REMAT_OK;
+}
+
+constexpr float kInvSqrt2 = 0.70710678118654752440f;
+constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
+
+}  // namespace
+
+remat_status bias_add(const KernelArgs& args) {
+  const float* __restrict x = in_f32(args, 0);
+  const float* __restrict b = in_f32(args, 1);
+  float* __restrict y = out_f32(args, 0);
+  const int64_t nb = in_ref(args, 1).numel;
+  const int64_t n = out_ref(args, 0).numel;
+  if (nb == 0) return REMAT_OK;
+  for (int64_t r = 0; r < n; r += nb) {
+    for (int64_t j = 0; j < nb; ++j) y[r + j] = x[r + j] + b[j];
+  }
+  return REMAT_OK;
+}
+
+remat_status reduce_leading(const KernelArgs& args) {
+  const float* __restrict dy = in_f32(args, 0);
+  float* __restrict db = out_f32(args, 0);
+  const int64_t nb = out_ref(args, 0).numel;
+  const int64_t rows = nb > 0 ? in_ref(args, 0).numel / nb : 0;
+  double acc[kReduceBlock];
+  for (int64_t j0 = 0; j0 < nb; j0 += kReduceBlock) {
+    const int64_t w = nb - j0 < kReduceBlock ? nb - j0 : kReduceBlock;
+    for (int64_t j = 0; j < w; ++j) acc[j] = 0.0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = dy + r * nb + j0;
+      for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
+    }
+    for (int64_t j = 0; j < w; ++j) db[j0 + j] = static_cast<float>(acc[j]);
+  }
+  return REMAT_OK;
+}
+
+remat_status add(const KernelArgs& args) {
+  return binary(args, [](float a, float b) { return a + b; });
+}
+
+remat_status mul(const KernelArgs& args) {
+  return binary(args, [](float a, float b) { return a * b; });
+}
+
+remat_status scale(const KernelArgs& args) {
+  const float alpha = fattr(args, 0, 1.0f);
+  return unary(args, [alpha](float x) { return alpha * x; });
+}
+
+remat_status relu(const KernelArgs& args) {
+  return unary(args, [](float x) { return x > 0.0f ? x : 0.0f; });
+}
+
+remat_status relu_grad(const KernelArgs& args) {
+  return binary(args, [](float dy, float y) { return y > 0.0f ? dy : 0.0f; });
+}
+
+remat_status gelu(const KernelArgs& args) {
+  return unary(args, [](float x) { return 0.5f * x * (1.0f + erff(x * kInvSqrt2)); });
+}
+
+remat_status gelu_grad(const KernelArgs& args) {
+  return binary(args, [](float dy, float x) {
+    const float cdf = 0.5f * (1.0f + erff(x * kInvSqrt2));
+    const float pdf = kInvSqrt2Pi * expf(-0.5f * x * x);
+    return dy * (cdf + x * pdf);
+  });
+}
+
+remat_status tanh_fwd(const KernelArgs& args) {
+  return unary(args, [](float x) { return tanhf(x); });
+}
+
+remat_status tanh_grad(const KernelArgs& args) {
+  return binary(args, [](float dy, float y) { return dy * (1.0f - y * y); });
+}
+
+remat_status sigmoid(const KernelArgs& args) {
+  return unary(args, [](float x) { return 1.0f / (1.0f + expf(-x)); });
+}
+
+remat_status sigmoid_grad(const KernelArgs& args) {
+  return binary(args, [](float dy, float y) { return dy * y * (1.0f - y); });
+}
+
+remat_status dropout(const KernelArgs& args) { return apply_dropout_mask(args); }
+
+remat_status dropout_grad(const KernelArgs& args) { return apply_dropout_mask(args); }
+
+}  // namespace cpu
+}  // namespace remat

@@ -1,0 +1,137 @@
+// Row-wise normalisations over the last axis: softmax and layer norm, with their gradients.
+#include <math.h>
+
+#include "backends/cpu/kernels_internal.h"
+
+namespace remat {
+namespace cpu {
+namespace {
+
+// Columns of dgamma/dbeta summed per pass: double accumulators on the stack, no allocation.
+constexpr int64_t kColumnBlock = 256;
+
+}  // namespace
+
+remat_status softmax(const KernelArgs& args) {
+  const float* __restrict x = in_f32(args, 0);
+  float* __restrict y = out_f32(args, 0);
+  const int64_t n = last_dim(in_ref(args, 0));
+  const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    // Subtracting the row max keeps exp() finite.
+    float mx = xr[0];
+    for (int64_t j = 1; j < n; ++j) mx = xr[j] > mx ? xr[j] : mx;
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; ++j) {
+      yr[j] = expf(xr[j] - mx);
+      sum += yr[j];
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t j = 0; j < n; ++j) yr[j] *= inv;
+  }
+  return REMAT_OK;
+}
+
+remat_status softmax_grad(const KernelArgs& args) {
+  const float* __restrict dy = in_f32(args, 0);
+  const float* __restrict y = in_f32(args, 1);
+  float* __restrict dx = out_f32(args, 0);
+  const int64_t n = last_dim(in_ref(args, 0));
+  const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* dyr = dy + r * n;
+    const float* yr = y + r * n;
+    double dot = 0.0;
+    for (int64_t j = 0; j < n; ++j) dot += static_cast<double>(dyr[j]) * yr[j];
+    const float d = static_cast<float>(dot);
+    for (int64_t j = 0; j < n; ++j) dx[r * n + j] = yr[j] * (dyr[j] - d);
+  }
+  return REMAT_OK;
+}
+
+remat_status layernorm(const KernelArgs& args) {
+  const float* __restrict x = in_f32(args, 0);
+  const float* __restrict gamma = in_f32(args, 1);
+  const float* __restrict beta = in_f32(args, 2);
+  float* __restrict y = out_f32(args, 0);
+  float* __restrict mean_out = out_f32(args, 1);
+  float* __restrict rstd_out = out_f32(args, 2);
+  const float eps = fattr(args, 0, 1e-5f);
+  const int64_t n = last_dim(in_ref(args, 0));
+  const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    // Two passes in double: the variance of large-mean rows stays accurate.
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; ++j) sum += xr[j];
+    const double mean = sum / static_cast<double>(n);
+    double sq = 0.0;
+    for (int64_t j = 0; j < n; ++j) {
+      const double d = xr[j] - mean;
+      sq += d * d;
+    }
+    const double rstd = 1.0 / sqrt(sq / static_cast<double>(n) + static_cast<double>(eps));
+    const float m = static_cast<float>(mean), s = static_cast<float>(rstd);
+    mean_out[r] = m;
+    rstd_out[r] = s;
+    float* yr = y + r * n;
+    for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - m) * s * gamma[j] + beta[j];
+  }
+  return REMAT_OK;
+}
+
+remat_status layernorm_grad(const KernelArgs& args) {
+  const float* __restrict dy = in_f32(args, 0);
+  const float* __restrict x = in_f32(args, 1);
+  const float* __restrict mean = in_f32(args, 2);
+  const float* __restrict rstd = in_f32(args, 3);
+  const float* __restrict gamma = in_f32(args, 4);
+  float* __restrict dx = out_f32(args, 0);
+  float* __restrict dgamma = out_f32(args, 1);
+  float* __restrict dbeta = out_f32(args, 2);
+  const int64_t n = last_dim(in_ref(args, 1));
+  const int64_t rows = n > 0 ? in_ref(args, 1).numel / n : 0;
+  // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gamma, xhat = (x-mean)*rstd.
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* dyr = dy + r * n;
+    const float* xr = x + r * n;
+    const float m = mean[r], s = rstd[r];
+    double sum_g = 0.0, sum_gx = 0.0;
+    for (int64_t j = 0; j < n; ++j) {
+      const float g = dyr[j] * gamma[j];
+      sum_g += g;
+      sum_gx += static_cast<double>(g) * ((xr[j] - m) * s);
+    }
+    const float mean_g = static_cast<float>(sum_g / static_cast<double>(n));
+    const float mean_gx = static_cast<float>(sum_gx / static_cast<double>(n));
+    float* dxr = dx + r * n;
+    for (int64_t j = 0; j < n; ++j) {
+      const float xhat = (xr[j] - m) * s;
+      dxr[j] = s * (dyr[j] * gamma[j] - mean_g - xhat * mean_gx);
+    }
+  }
+  double acc_g[kColumnBlock], acc_b[kColumnBlock];
+  for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
+    const int64_t w = n - j0 < kColumnBlock ? n - j0 : kColumnBlock;
+    for (int64_t j = 0; j < w; ++j) acc_g[j] = acc_b[j] = 0.0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* dyr = dy + r * n + j0;
+      const float* xr = x + r * n + j0;
+      const float m = mean[r], s = rstd[r];
+      for (int64_t j = 0; j < w; ++j) {
+        acc_g[j] += dyr[j] * ((xr[j] - m) * s);
+        acc_b[j] += dyr[j];
+      }
+    }
+    for (int64_t j = 0; j < w; ++j) {
+      dgamma[j0 + j] = static_cast<float>(acc_g[j]);
+      dbeta[j0 + j] = static_cast<float>(acc_b[j]);
+    }
+  }
+  return REMAT_OK;
+}
+
+}  // namespace cpu
+}  // namespace remat

@@ -1,0 +1,84 @@
+// Optimizer steps, in place: SGD (with momentum) and Adam / AdamW as torch.optim computes them.
+#include <math.h>
+
+#include "backends/cpu/kernels_internal.h"
+
+namespace remat {
+namespace cpu {
+
+// Outputs alias inputs (param, velocity, m, v are updated in place), so no pointer here is
+// __restrict: each element is read before it is written, one element at a time.
+remat_status sgd_update(const KernelArgs& args) {
+  const float* param_in = in_f32(args, 0);
+  const float* grad = in_f32(args, 1);
+  float* param = out_f32(args, 0);
+  const float lr = fattr(args, 0, 0.0f);
+  const float momentum = fattr(args, 1, 0.0f);
+  const float wd = fattr(args, 2, 0.0f);
+  const int64_t n = out_ref(args, 0).numel;
+  if (momentum == 0.0f) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float g = grad[i] + wd * param_in[i];
+      param[i] = param_in[i] - lr * g;
+    }
+    return REMAT_OK;
+  }
+  if (args.call->num_inputs < 3 || args.call->num_outputs < 2) {
+    return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (sgd_update): momentum %g needs a velocity tensor", args.call->index,
+                     static_cast<double>(momentum));
+  }
+  const float* vel_in = in_f32(args, 2);
+  float* vel = out_f32(args, 1);
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grad[i] + wd * param_in[i];
+    const float v = momentum * vel_in[i] + g;
+    vel[i] = v;
+    param[i] = param_in[i] - lr * v;
+  }
+  return REMAT_OK;
+}
+
+remat_status adam_update(const KernelArgs& args) {
+  const float* param_in = in_f32(args, 0);
+  const float* grad = in_f32(args, 1);
+  const float* m_in = in_f32(args, 2);
+  const float* v_in = in_f32(args, 3);
+  float* param = out_f32(args, 0);
+  float* m_out = out_f32(args, 1);
+  float* v_out = out_f32(args, 2);
+  const float lr = fattr(args, 0, 1e-3f);
+  const float b1 = fattr(args, 1, 0.9f);
+  const float b2 = fattr(args, 2, 0.999f);
+  const float eps = fattr(args, 3, 1e-8f);
+  const float wd = fattr(args, 4, 0.0f);
+  const bool decoupled = iattr(args, 0, 0) != 0;
+  const int64_t n = out_ref(args, 0).numel;
+  // Scalars in double, then rounded once, as torch computes them on the Python side.
+  const double t = static_cast<double>(args.ctx->step) + 1.0;
+  const double bias1 = 1.0 - pow(static_cast<double>(b1), t);
+  const double bias2 = 1.0 - pow(static_cast<double>(b2), t);
+  const float step_size = static_cast<float>(static_cast<double>(lr) / bias1);
+  const float bias2_sqrt = static_cast<float>(sqrt(bias2));
+  const float one_minus_b1 = static_cast<float>(1.0 - static_cast<double>(b1));
+  const float one_minus_b2 = static_cast<float>(1.0 - static_cast<double>(b2));
+  const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * wd);
+  for (int64_t i = 0; i < n; ++i) {
+    float p = param_in[i];
+    float g = grad[i];
+    if (decoupled) {
+      p *= decay;
+    } else {
+      g += wd * p;
+    }
+    const float m = b1 * m_in[i] + one_minus_b1 * g;
+    const float v = b2 * v_in[i] + one_minus_b2 * g * g;
+    m_out[i] = m;
+    v_out[i] = v;
+    param[i] = p - step_size * (m / (sqrtf(v) / bias2_sqrt + eps));
+  }
+  return REMAT_OK;
+}
+
+}  // namespace cpu
+}  // namespace remat

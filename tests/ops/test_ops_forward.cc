@@ -1,0 +1,349 @@
+// Forward kernels against the float64 references of op_reference.h, plus dropout statistics,
+// optimizer trajectories, determinism and the failure paths of data-dependent errors.
+//
+// Tolerances: elementwise and row ops |got - want| <= 1e-5 + 1e-5 * |want| (float32 rounding
+// of O(1) values, transcendental functions within a few ulp); matmul 1e-4 * K absolute (K
+// products of values in [-1, 1] rounded in float32); optimizers 1e-5 relative (three steps).
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+// cmocka 1.1 declares its functions without an extern "C" guard.
+extern "C" {
+#include <cmocka.h>
+}
+#include <math.h>
+
+#include "backends/cpu/kernels.h"
+#include "op_harness.h"
+#include "op_reference.h"
+
+using namespace ops_test;
+using remat::OpCode;
+
+namespace {
+
+constexpr double kTol = 1e-5;
+
+// Runs a one-input, one-output f32 op and compares it with |f| applied elementwise.
+void check_unary(OpCode code, double (*f)(double), const Attrs& attrs = Attrs()) {
+  Rng rng(static_cast<uint64_t>(code));
+  Tensor x = random_f32({5, 37}, rng, -4, 4), y = f32({5, 37});
+  assert_int_equal(run_op(code, {&x}, {&y}, attrs).status, REMAT_OK);
+  Vec want = to_double(x.f);
+  for (double& v : want) v = f(v);
+  expect_close(y.f, want, kTol, kTol, remat::op_name(static_cast<uint16_t>(code)));
+}
+
+void check_matmul_mode(MatMulMode mode, int64_t batch, int64_t m, int64_t k, int64_t n) {
+  Rng rng(100 + static_cast<uint64_t>(mode));
+  for (int combo = 0; combo < 4; ++combo) {
+    const MatMulCase mc{mode, (combo & 1) != 0, (combo & 2) != 0, batch, m, k, n};
+    Tensor a = random_f32(mc.a_dims(), rng, -1, 1), b = random_f32(mc.b_dims(), rng, -1, 1);
+    Tensor c =
+        f32(mc.c_dims(), std::vector<float>(static_cast<size_t>(f32(mc.c_dims()).numel()), NAN));
+    const float alpha = combo == 3 ? -0.5f : 1.0f;
+    run_op(OpCode::kMatMul, {&a, &b}, {&c}, Attrs{{mc.trans_a, mc.trans_b}, {alpha}});
+    const double reduce_k = mode == MatMulMode::kReduce ? static_cast<double>(batch * k) : k;
+    expect_close(c.f, ref_matmul(mc, alpha, to_double(a.f), to_double(b.f)), 1e-4 * reduce_k, 0.0,
+                 combo == 0   ? "C (nn)"
+                 : combo == 1 ? "C (tn)"
+                 : combo == 2 ? "C (nt)"
+                              : "C (tt)");
+  }
+}
+
+// Sizes straddle the portable GEMM's blocks (K over 256, N over 256, M over one A block).
+void matmul_batched_mode_matches_reference(void**) {
+  check_matmul_mode(MatMulMode::kBatched, 2, 77, 300, 270);
+}
+
+void matmul_broadcast_mode_matches_reference(void**) {
+  check_matmul_mode(MatMulMode::kBroadcast, 3, 50, 260, 33);
+}
+
+void matmul_reduce_mode_matches_reference(void**) {
+  check_matmul_mode(MatMulMode::kReduce, 4, 31, 90, 45);
+}
+
+void matmul_of_plain_matrices_matches_reference(void**) {
+  Rng rng(104);
+  Tensor a = random_f32({7, 9}, rng, -1, 1), b = random_f32({9, 5}, rng, -1, 1), c = f32({7, 5});
+  run_op(OpCode::kMatMul, {&a, &b}, {&c}, Attrs{{0, 0}, {2.0f}});
+  const MatMulCase mc{MatMulMode::kBroadcast, false, false, 1, 7, 9, 5};
+  expect_close(c.f, ref_matmul(mc, 2.0, to_double(a.f), to_double(b.f)), 1e-4 * 9, 0.0, "C");
+}
+
+void matmul_run_twice_gives_identical_bytes(void**) {
+  Rng rng(105);
+  Tensor a = random_f32({2, 130, 300}, rng, -1, 1), b = random_f32({270, 300}, rng, -1, 1);
+  Tensor c1 = f32({2, 130, 270}), c2 = f32({2, 130, 270});
+  run_op(OpCode::kMatMul, {&a, &b}, {&c1}, Attrs{{0, 1}, {1.0f}});
+  run_op(OpCode::kMatMul, {&a, &b}, {&c2}, Attrs{{0, 1}, {1.0f}});
+  assert_memory_equal(c1.f.data(), c2.f.data(), c1.f.size() * sizeof(float));
+}
+
+void bias_add_and_reduce_leading_match_reference(void**) {
+  Rng rng(106);
+  Tensor x = random_f32({3, 4, 300}, rng, -1, 1), b = random_f32({4, 300}, rng, -1, 1);
+  Tensor y = f32({3, 4, 300}), db = f32({4, 300});
+  run_op(OpCode::kBiasAdd, {&x, &b}, {&y});
+  run_op(OpCode::kReduceLeading, {&x}, {&db});
+  Vec want_y(x.f.size()), want_db(b.f.size(), 0.0);
+  for (size_t i = 0; i < x.f.size(); ++i) {
+    want_y[i] = static_cast<double>(x.f[i]) + b.f[i % b.f.size()];
+    want_db[i % b.f.size()] += x.f[i];
+  }
+  expect_close(y.f, want_y, kTol, kTol, "bias_add");
+  expect_close(db.f, want_db, kTol, kTol, "reduce_leading");
+}
+
+void add_mul_and_scale_match_reference(void**) {
+  Rng rng(107);
+  Tensor a = random_f32({33}, rng, -2, 2), b = random_f32({33}, rng, -2, 2);
+  Tensor s = f32({33}), p = f32({33}), z = f32({33});
+  run_op(OpCode::kAdd, {&a, &b}, {&s});
+  run_op(OpCode::kMul, {&a, &b}, {&p});
+  run_op(OpCode::kScale, {&a}, {&z}, Attrs{{}, {0.25f}});
+  Vec ws(33), wp(33), wz(33);
+  for (size_t i = 0; i < 33; ++i) {
+    ws[i] = static_cast<double>(a.f[i]) + b.f[i];
+    wp[i] = static_cast<double>(a.f[i]) * b.f[i];
+    wz[i] = 0.25 * a.f[i];
+  }
+  expect_close(s.f, ws, kTol, kTol, "add");
+  expect_close(p.f, wp, kTol, kTol, "mul");
+  expect_close(z.f, wz, kTol, kTol, "scale");
+}
+
+void activations_match_reference(void**) {
+  check_unary(OpCode::kRelu, [](double v) { return v > 0 ? v : 0.0; });
+  check_unary(OpCode::kGelu, ref_gelu);
+  check_unary(OpCode::kTanh, [](double v) { return tanh(v); });
+  check_unary(OpCode::kSigmoid, [](double v) { return 1.0 / (1.0 + exp(-v)); });
+}
+
+void softmax_matches_reference_and_survives_large_logits(void**) {
+  Rng rng(108);
+  Tensor x = random_f32({4, 50}, rng, -5, 5), y = f32({4, 50});
+  for (size_t i = 0; i < 50; ++i) x.f[i] += 1000.0f;  // exp(1000) overflows unless shifted.
+  run_op(OpCode::kSoftmax, {&x}, {&y});
+  expect_close(y.f, ref_softmax(to_double(x.f), 50), kTol, 1e-4, "softmax");
+}
+
+void layernorm_matches_reference(void**) {
+  Rng rng(109);
+  Tensor x = random_f32({6, 300}, rng, 3, 5), gamma = random_f32({300}, rng, 0.5, 1.5);
+  Tensor beta = random_f32({300}, rng, -1, 1), y = f32({6, 300}), mean = f32({6}), rstd = f32({6});
+  run_op(OpCode::kLayerNorm, {&x, &gamma, &beta}, {&y, &mean, &rstd}, Attrs{{}, {1e-5f}});
+  Vec wy, wm, wr;
+  ref_layernorm(to_double(x.f), to_double(gamma.f), to_double(beta.f), 300, 1e-5, &wy, &wm, &wr);
+  expect_close(y.f, wy, 1e-4, 1e-4, "y");
+  expect_close(mean.f, wm, kTol, kTol, "mean");
+  expect_close(rstd.f, wr, kTol, kTol, "rstd");
+}
+
+void dropout_matches_reference(void**) {
+  Rng rng(110);
+  Tensor x = random_f32({1001}, rng, -1, 1), y = f32({1001});
+  run_op(OpCode::kDropout, {&x}, {&y}, Attrs{{3}, {0.25f}, {42, 7}});
+  expect_close(y.f, ref_dropout(to_double(x.f), 42, 7, 3, 0.25), kTol, kTol, "dropout");
+}
+
+void dropout_keeps_about_one_minus_p_of_the_elements(void**) {
+  Tensor x = f32({100000}, std::vector<float>(100000, 1.0f)), y = f32({100000});
+  run_op(OpCode::kDropout, {&x}, {&y}, Attrs{{9}, {0.3f}, {5, 0}});
+  size_t dropped = 0;
+  for (float v : y.f) dropped += v == 0.0f;
+  assert_true(fabs(static_cast<double>(dropped) / 1e5 - 0.3) < 0.01);
+}
+
+void dropout_mask_depends_only_on_seed_step_and_key(void**) {
+  Rng rng(111);
+  Tensor x = random_f32({4099}, rng, 0.5, 1), y1 = f32({4099}), y2 = f32({4099}), y3 = f32({4099});
+  run_op(OpCode::kDropout, {&x}, {&y1}, Attrs{{1}, {0.5f}, {77, 3}});
+  run_op(OpCode::kDropout, {&x}, {&y2}, Attrs{{1}, {0.5f}, {77, 3}});
+  run_op(OpCode::kDropout, {&x}, {&y3}, Attrs{{1}, {0.5f}, {77, 4}});
+  assert_memory_equal(y1.f.data(), y2.f.data(), y1.f.size() * sizeof(float));
+  assert_memory_not_equal(y1.f.data(), y3.f.data(), y1.f.size() * sizeof(float));
+}
+
+void embedding_matches_reference(void**) {
+  Rng rng(112);
+  Tensor table = random_f32({6, 5}, rng, -1, 1), ids = i32({2, 2}, {5, 0, 3, 5}),
+         y = f32({2, 2, 5});
+  assert_int_equal(run_op(OpCode::kEmbedding, {&ids, &table}, {&y}).status, REMAT_OK);
+  expect_close(y.f, ref_embedding(ids.i, to_double(table.f), 5), 0.0, 0.0, "embedding");
+}
+
+void check_permute(const std::vector<int64_t>& d, const std::vector<int64_t>& p) {
+  Rng rng(113);
+  std::vector<int64_t> y_dims, attrs{static_cast<int64_t>(d.size())};
+  for (int64_t k : p) y_dims.push_back(d[static_cast<size_t>(k)]);
+  attrs.insert(attrs.end(), d.begin(), d.end());
+  attrs.insert(attrs.end(), p.begin(), p.end());
+  Tensor x = random_f32(d, rng, -1, 1), y = f32(y_dims);
+  assert_int_equal(run_op(OpCode::kPermute, {&x}, {&y}, Attrs{attrs, {}}).status, REMAT_OK);
+  expect_close(y.f, ref_permute(to_double(x.f), d, p), 0.0, 0.0, "permute");
+}
+
+void permute_splits_heads_in_four_dimensions(void**) {
+  check_permute({2, 5, 3, 4}, {0, 2, 1, 3});  // [B, T, H, D] -> [B, H, T, D].
+}
+
+void permute_moves_the_innermost_axis(void**) {
+  check_permute({3, 4, 5}, {2, 0, 1});
+  check_permute({2, 3, 2, 2, 3, 2}, {5, 4, 3, 2, 1, 0});
+}
+
+void copy_and_spill_traffic_copy_bytes(void**) {
+  Rng rng(114);
+  Tensor x = random_f32({3, 7}, rng, -1, 1), y = f32({21}), slot = f32({3, 7}), back = f32({3, 7});
+  run_op(OpCode::kCopy, {&x}, {&y});
+  run_op(OpCode::kSpill, {&x}, {&slot});
+  run_op(OpCode::kPrefetch, {&slot}, {&back});
+  assert_int_equal(run_op(OpCode::kWait, {&slot}, {}).status, REMAT_OK);
+  assert_memory_equal(y.f.data(), x.f.data(), 21 * sizeof(float));
+  assert_memory_equal(back.f.data(), x.f.data(), 21 * sizeof(float));
+}
+
+void select_on_axis_one_matches_reference(void**) {
+  Rng rng(115);
+  Tensor x = random_f32({3, 4, 5}, rng, -1, 1), y = f32({3, 5});
+  assert_int_equal(run_op(OpCode::kSelect, {&x}, {&y}, Attrs{{1, 3}, {}}).status, REMAT_OK);
+  expect_close(y.f, ref_select(to_double(x.f), {3, 4, 5}, 1, 3), 0.0, 0.0, "select");
+}
+
+void softmax_cross_entropy_matches_reference(void**) {
+  Rng rng(116);
+  Tensor logits = random_f32({6, 10}, rng, -3, 3), labels = i32({6}, {0, 9, 4, 4, 2, 7});
+  Tensor loss = f32({1}), probs = f32({6, 10});
+  assert_int_equal(run_op(OpCode::kSoftmaxCrossEntropy, {&logits, &labels}, {&loss, &probs}).status,
+                   REMAT_OK);
+  const Vec lv = to_double(logits.f);
+  expect_close(loss.f, {ref_cross_entropy(lv, labels.i, 10)}, kTol, kTol, "loss");
+  expect_close(probs.f, ref_softmax(lv, 10), kTol, kTol, "probs");
+}
+
+void mse_matches_reference(void**) {
+  Rng rng(117);
+  Tensor pred = random_f32({4, 9}, rng, -1, 1), target = random_f32({4, 9}, rng, -1, 1),
+         loss = f32({1});
+  run_op(OpCode::kMse, {&pred, &target}, {&loss});
+  expect_close(loss.f, {ref_mse(to_double(pred.f), to_double(target.f))}, kTol, kTol, "mse");
+}
+
+void check_sgd(float momentum) {
+  Rng rng(118);
+  Tensor param = random_f32({40}, rng, -1, 1), vel = f32({40});
+  Vec rp = to_double(param.f), rv(40, 0.0);
+  const float lr = 0.1f, wd = 0.01f;
+  for (uint64_t step = 0; step < 3; ++step) {
+    Tensor grad = random_f32({40}, rng, -1, 1);
+    const Attrs attrs{{}, {lr, momentum, wd}, {1, step}};
+    if (momentum != 0.0f) {
+      run_op(OpCode::kSgdUpdate, {&param, &grad, &vel}, {&param, &vel}, attrs);
+    } else {
+      run_op(OpCode::kSgdUpdate, {&param, &grad}, {&param}, attrs);
+    }
+    ref_sgd(&rp, to_double(grad.f), &rv, lr, momentum, wd);
+  }
+  expect_close(param.f, rp, kTol, kTol, "param");
+  if (momentum != 0.0f) expect_close(vel.f, rv, kTol, kTol, "velocity");
+}
+
+void sgd_matches_reference_for_three_steps(void**) {
+  check_sgd(0.0f);
+  check_sgd(0.9f);
+}
+
+void check_adam(bool decoupled) {
+  Rng rng(119);
+  Tensor param = random_f32({40}, rng, -1, 1), m = f32({40}), v = f32({40});
+  Vec rp = to_double(param.f), rm(40, 0.0), rv(40, 0.0);
+  const float lr = 0.01f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.1f;
+  for (uint64_t step = 0; step < 3; ++step) {
+    Tensor grad = random_f32({40}, rng, -1, 1);
+    run_op(OpCode::kAdamUpdate, {&param, &grad, &m, &v}, {&param, &m, &v},
+           Attrs{{decoupled ? 1 : 0}, {lr, b1, b2, eps, wd}, {1, step}});
+    ref_adam(&rp, to_double(grad.f), &rm, &rv, lr, b1, b2, eps, wd, decoupled, step);
+  }
+  expect_close(param.f, rp, kTol, kTol, "param");
+  expect_close(m.f, rm, kTol, kTol, "m");
+  expect_close(v.f, rv, 1e-7, kTol, "v");
+}
+
+void adam_matches_reference_for_three_steps(void**) { check_adam(false); }
+
+void adamw_matches_reference_for_three_steps(void**) { check_adam(true); }
+
+void embedding_id_out_of_range_is_a_step_error_naming_the_id(void**) {
+  Tensor table = f32({4, 2}), ids = i32({3}, {1, 4, 0}), y = f32({3, 2});
+  const RunResult r = run_op(OpCode::kEmbedding, {&ids, &table}, {&y});
+  assert_int_equal(r.status, REMAT_ERROR_OUT_OF_RANGE);
+  assert_string_equal(r.message.c_str(), "op 7 (embedding): id 4 at position 1 outside [0, 4)");
+  Tensor negative = i32({1}, {-3}), dy = f32({1, 2}), dtable = f32({4, 2}), y1 = f32({1, 2});
+  assert_int_equal(run_op(OpCode::kEmbedding, {&negative, &table}, {&y1}).status,
+                   REMAT_ERROR_OUT_OF_RANGE);
+  const RunResult g = run_op(OpCode::kEmbeddingGrad, {&dy, &negative}, {&dtable});
+  assert_int_equal(g.status, REMAT_ERROR_OUT_OF_RANGE);
+  assert_non_null(strstr(g.message.c_str(), "id -3"));
+}
+
+void cross_entropy_label_out_of_range_is_a_step_error_naming_the_label(void**) {
+  Tensor logits = f32({2, 3}), labels = i32({2}, {2, 3}), loss = f32({1}), probs = f32({2, 3});
+  const RunResult r = run_op(OpCode::kSoftmaxCrossEntropy, {&logits, &labels}, {&loss, &probs});
+  assert_int_equal(r.status, REMAT_ERROR_OUT_OF_RANGE);
+  assert_string_equal(r.message.c_str(),
+                      "op 7 (softmax_cross_entropy): label 3 at position 1 outside [0, 3)");
+  Tensor dlogits = f32({2, 3});
+  const RunResult g = run_op(OpCode::kSoftmaxCrossEntropyGrad, {&probs, &labels}, {&dlogits});
+  assert_int_equal(g.status, REMAT_ERROR_OUT_OF_RANGE);
+  assert_non_null(strstr(g.message.c_str(), "label 3"));
+}
+
+void kernel_table_has_every_op_and_nothing_else(void**) {
+  assert_null(remat::cpu::kernel_for(0));
+  assert_null(remat::cpu::kernel_for(9999));
+  assert_null(remat::cpu::kernel_for(static_cast<uint16_t>(OpCode::kCount)));
+  for (uint16_t c = 1; c < static_cast<uint16_t>(OpCode::kCount); ++c) {
+    if (remat::cpu::kernel_for(c) == nullptr)
+      fail_msg("no CPU kernel for op %s", remat::op_name(c));
+  }
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(matmul_batched_mode_matches_reference),
+      cmocka_unit_test(matmul_broadcast_mode_matches_reference),
+      cmocka_unit_test(matmul_reduce_mode_matches_reference),
+      cmocka_unit_test(matmul_of_plain_matrices_matches_reference),
+      cmocka_unit_test(matmul_run_twice_gives_identical_bytes),
+      cmocka_unit_test(bias_add_and_reduce_leading_match_reference),
+      cmocka_unit_test(add_mul_and_scale_match_reference),
+      cmocka_unit_test(activations_match_reference),
+      cmocka_unit_test(softmax_matches_reference_and_survives_large_logits),
+      cmocka_unit_test(layernorm_matches_reference),
+      cmocka_unit_test(dropout_matches_reference),
+      cmocka_unit_test(dropout_keeps_about_one_minus_p_of_the_elements),
+      cmocka_unit_test(dropout_mask_depends_only_on_seed_step_and_key),
+      cmocka_unit_test(embedding_matches_reference),
+      cmocka_unit_test(permute_splits_heads_in_four_dimensions),
+      cmocka_unit_test(permute_moves_the_innermost_axis),
+      cmocka_unit_test(copy_and_spill_traffic_copy_bytes),
+      cmocka_unit_test(select_on_axis_one_matches_reference),
+      cmocka_unit_test(softmax_cross_entropy_matches_reference),
+      cmocka_unit_test(mse_matches_reference),
+      cmocka_unit_test(sgd_matches_reference_for_three_steps),
+      cmocka_unit_test(adam_matches_reference_for_three_steps),
+      cmocka_unit_test(adamw_matches_reference_for_three_steps),
+      cmocka_unit_test(embedding_id_out_of_range_is_a_step_error_naming_the_id),
+      cmocka_unit_test(cross_entropy_label_out_of_range_is_a_step_error_naming_the_label),
+      cmocka_unit_test(kernel_table_has_every_op_and_nothing_else),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

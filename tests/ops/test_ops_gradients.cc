@@ -1,0 +1,346 @@
+// Every backward kernel against float64 central finite differences of an independent float64
+// forward (op_reference.h), with the scalar objective L = sum(w * y) and random w (losses: L is
+// the loss itself).
+//
+// Tolerance: |kernel - fd| <= 1e-3 + 1e-3 * |fd|. The reference and the differences are float64
+// (h = 1e-5 leaves truncation error near 1e-10), so the budget is for the kernel's float32
+// rounding of O(1) values, which stays far below 1e-4 on these small shapes.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// cmocka 1.1 declares its functions without an extern "C" guard.
+extern "C" {
+#include <cmocka.h>
+}
+#include <math.h>
+
+#include "op_harness.h"
+#include "op_reference.h"
+
+using namespace ops_test;
+using remat::OpCode;
+
+namespace {
+
+constexpr double kAbsTol = 1e-3;
+constexpr double kRelTol = 1e-3;
+
+void expect_grad(const std::vector<float>& got, const Vec& fd, const char* what) {
+  expect_close(got, fd, kAbsTol, kRelTol, what);
+}
+
+// Gradient of L = sum(w * y(x)) by finite differences, for a y of one varying input.
+Vec fd_of(const std::function<Vec(const Vec&)>& y, const Vec& x, const Vec& w) {
+  return numeric_grad([&](const Vec& xv) { return weighted_sum(w, y(xv)); }, x);
+}
+
+// C = alpha op(A) op(B); dA and dB come from matmul calls as a compiler emits them, in the
+// modes ops.h allows. When a mode can only produce the transpose of a gradient (a shared
+// operand may only be B), the test transposes it back, as a compiler's permute would.
+void check_matmul_gradients(MatMulMode mode) {
+  Rng rng(11 + static_cast<uint64_t>(mode));
+  for (int combo = 0; combo < 4; ++combo) {
+    MatMulCase mc{mode, (combo & 1) != 0, (combo & 2) != 0, 3, 4, 5, 3};
+    const float alpha = 0.75f;
+    const int64_t ta = mc.trans_a, tb = mc.trans_b;
+    Tensor a = random_f32(mc.a_dims(), rng, -1, 1);
+    Tensor b = random_f32(mc.b_dims(), rng, -1, 1);
+    Tensor dc = random_f32(mc.c_dims(), rng, -1, 1);
+    const Vec w = to_double(dc.f), av = to_double(a.f), bv = to_double(b.f);
+    const Attrs at_a0{{0, !tb}, {alpha}}, at_bt{{tb, 1}, {alpha}};
+    const Attrs at_b0{{!ta, 0}, {alpha}}, at_1a{{1, ta}, {alpha}};
+    Tensor da, db;
+    bool da_transposed = false, db_transposed = false;
+    switch (mode) {
+      case MatMulMode::kBatched:
+        da = f32(mc.a_dims());
+        db = f32(mc.b_dims());
+        run_op(OpCode::kMatMul, ta ? std::vector<Tensor*>{&b, &dc} : std::vector<Tensor*>{&dc, &b},
+               {&da}, ta ? at_bt : at_a0);
+        run_op(OpCode::kMatMul, tb ? std::vector<Tensor*>{&dc, &a} : std::vector<Tensor*>{&a, &dc},
+               {&db}, tb ? at_1a : at_b0);
+        break;
+      case MatMulMode::kBroadcast:  // dA: broadcast mode; dB: reduce mode.
+        da = f32({mc.batch, mc.m, mc.k});
+        da_transposed = ta;
+        db = f32(mc.b_dims());
+        run_op(OpCode::kMatMul, {&dc, &b}, {&da}, at_a0);
+        run_op(OpCode::kMatMul, tb ? std::vector<Tensor*>{&dc, &a} : std::vector<Tensor*>{&a, &dc},
+               {&db}, tb ? at_1a : at_b0);
+        break;
+      case MatMulMode::kReduce:  // dA and dB: broadcast mode with the shared dC as B.
+        da = f32({mc.batch, mc.k, mc.m});
+        da_transposed = !ta;
+        db = f32({mc.batch, mc.k, mc.n});
+        db_transposed = tb;
+        run_op(OpCode::kMatMul, {&b, &dc}, {&da}, at_bt);
+        run_op(OpCode::kMatMul, {&a, &dc}, {&db}, at_b0);
+        break;
+    }
+    if (da_transposed) da.f = transpose_last2(da.f, mc.batch, da.dims[1], da.dims[2]);
+    if (db_transposed) db.f = transpose_last2(db.f, mc.batch, db.dims[1], db.dims[2]);
+    const Vec fd_a = fd_of([&](const Vec& x) { return ref_matmul(mc, alpha, x, bv); }, av, w);
+    const Vec fd_b = fd_of([&](const Vec& x) { return ref_matmul(mc, alpha, av, x); }, bv, w);
+    expect_grad(da.f, fd_a,
+                combo == 0   ? "dA (nn)"
+                : combo == 1 ? "dA (tn)"
+                : combo == 2 ? "dA (nt)"
+                             : "dA (tt)");
+    expect_grad(db.f, fd_b,
+                combo == 0   ? "dB (nn)"
+                : combo == 1 ? "dB (tn)"
+                : combo == 2 ? "dB (nt)"
+                             : "dB (tt)");
+  }
+}
+
+void matmul_batched_backward_matches_finite_differences(void**) {
+  check_matmul_gradients(MatMulMode::kBatched);
+}
+
+void matmul_broadcast_backward_matches_finite_differences(void**) {
+  check_matmul_gradients(MatMulMode::kBroadcast);
+}
+
+void matmul_reduce_backward_matches_finite_differences(void**) {
+  check_matmul_gradients(MatMulMode::kReduce);
+}
+
+void bias_add_backward_is_reduce_leading_and_matches_finite_differences(void**) {
+  Rng rng(21);
+  Tensor x = random_f32({2, 3, 4}, rng, -1, 1), b = random_f32({3, 4}, rng, -1, 1);
+  Tensor dy = random_f32({2, 3, 4}, rng, -1, 1), db = f32({3, 4});
+  run_op(OpCode::kReduceLeading, {&dy}, {&db});
+  const Vec xv = to_double(x.f);
+  const Vec fd = fd_of(
+      [&](const Vec& bv) {
+        Vec y(xv);
+        for (size_t i = 0; i < y.size(); ++i) y[i] += bv[i % bv.size()];
+        return y;
+      },
+      to_double(b.f), to_double(dy.f));
+  expect_grad(db.f, fd, "db");
+}
+
+void add_backward_passes_the_gradient_through_and_matches_finite_differences(void**) {
+  Rng rng(22);
+  Tensor a = random_f32({3, 5}, rng, -1, 1), b = random_f32({3, 5}, rng, -1, 1);
+  Tensor dy = random_f32({3, 5}, rng, -1, 1), da = f32({3, 5});
+  // The compiler forwards dy to both inputs; a copy is the kernel that materialises it.
+  run_op(OpCode::kCopy, {&dy}, {&da});
+  const Vec bv = to_double(b.f);
+  const Vec fd = fd_of(
+      [&](const Vec& av) {
+        Vec y(av);
+        for (size_t i = 0; i < y.size(); ++i) y[i] += bv[i];
+        return y;
+      },
+      to_double(a.f), to_double(dy.f));
+  expect_grad(da.f, fd, "da");
+}
+
+void mul_backward_matches_finite_differences(void**) {
+  Rng rng(23);
+  Tensor a = random_f32({4, 3}, rng, -1, 1), b = random_f32({4, 3}, rng, -1, 1);
+  Tensor dy = random_f32({4, 3}, rng, -1, 1), da = f32({4, 3}), db = f32({4, 3});
+  run_op(OpCode::kMul, {&dy, &b}, {&da});
+  run_op(OpCode::kMul, {&dy, &a}, {&db});
+  const Vec av = to_double(a.f), bv = to_double(b.f), w = to_double(dy.f);
+  auto prod = [](const Vec& x, const Vec& y) {
+    Vec out(x);
+    for (size_t i = 0; i < out.size(); ++i) out[i] *= y[i];
+    return out;
+  };
+  expect_grad(da.f, fd_of([&](const Vec& x) { return prod(x, bv); }, av, w), "da");
+  expect_grad(db.f, fd_of([&](const Vec& x) { return prod(av, x); }, bv, w), "db");
+}
+
+void scale_backward_matches_finite_differences(void**) {
+  Rng rng(24);
+  Tensor x = random_f32({7}, rng, -1, 1), dy = random_f32({7}, rng, -1, 1), dx = f32({7});
+  const float alpha = -1.5f;
+  run_op(OpCode::kScale, {&dy}, {&dx}, Attrs{{}, {alpha}});
+  const Vec fd = fd_of(
+      [&](const Vec& v) {
+        Vec y(v);
+        for (double& e : y) e *= alpha;
+        return y;
+      },
+      to_double(x.f), to_double(dy.f));
+  expect_grad(dx.f, fd, "dx");
+}
+
+// Unary activation: |grad_code| takes (dy, x) or (dy, y) as ops.h says; |f| is the reference.
+void check_unary_gradient(OpCode grad_code, bool takes_output, double (*f)(double), uint64_t seed,
+                          bool avoid_zero) {
+  Rng rng(seed);
+  Tensor x = f32({3, 6}), dy = random_f32({3, 6}, rng, -1, 1), dx = f32({3, 6});
+  for (float& v : x.f) {
+    v = static_cast<float>(avoid_zero ? rng.uniform_away_from_zero(-3, 3, 0.1)
+                                      : rng.uniform(-3, 3));
+  }
+  const Vec xv = to_double(x.f);
+  auto apply = [f](const Vec& v) {
+    Vec y(v);
+    for (double& e : y) e = f(e);
+    return y;
+  };
+  Tensor saved = takes_output ? f32({3, 6}, to_float(apply(xv))) : x;
+  run_op(grad_code, {&dy, &saved}, {&dx});
+  expect_grad(dx.f, fd_of(apply, xv, to_double(dy.f)),
+              remat::op_name(static_cast<uint16_t>(grad_code)));
+}
+
+void relu_backward_matches_finite_differences(void**) {
+  check_unary_gradient(
+      OpCode::kReluGrad, true, [](double v) { return v > 0 ? v : 0.0; }, 31, true);
+}
+
+void gelu_backward_matches_finite_differences(void**) {
+  check_unary_gradient(OpCode::kGeluGrad, false, ref_gelu, 32, false);
+}
+
+void tanh_backward_matches_finite_differences(void**) {
+  check_unary_gradient(
+      OpCode::kTanhGrad, true, [](double v) { return tanh(v); }, 33, false);
+}
+
+void sigmoid_backward_matches_finite_differences(void**) {
+  check_unary_gradient(
+      OpCode::kSigmoidGrad, true, [](double v) { return 1.0 / (1.0 + exp(-v)); }, 34, false);
+}
+
+void softmax_backward_matches_finite_differences(void**) {
+  Rng rng(41);
+  Tensor x = random_f32({3, 5}, rng, -2, 2), dy = random_f32({3, 5}, rng, -1, 1), dx = f32({3, 5});
+  const Vec xv = to_double(x.f);
+  Tensor y = f32({3, 5}, to_float(ref_softmax(xv, 5)));
+  run_op(OpCode::kSoftmaxGrad, {&dy, &y}, {&dx});
+  expect_grad(dx.f, fd_of([](const Vec& v) { return ref_softmax(v, 5); }, xv, to_double(dy.f)),
+              "dx");
+}
+
+void layernorm_backward_matches_finite_differences(void**) {
+  Rng rng(42);
+  const int64_t n = 6;
+  const double eps = 1e-5;
+  Tensor x = random_f32({2, 3, n}, rng, -2, 2), dy = random_f32({2, 3, n}, rng, -1, 1);
+  Tensor gamma = random_f32({n}, rng, 0.5, 1.5), beta = random_f32({n}, rng, -0.5, 0.5);
+  const Vec xv = to_double(x.f), gv = to_double(gamma.f), bv = to_double(beta.f),
+            w = to_double(dy.f);
+  Vec y, mean, rstd;
+  ref_layernorm(xv, gv, bv, n, eps, &y, &mean, &rstd);
+  Tensor tm = f32({6}, to_float(mean)), tr = f32({6}, to_float(rstd));
+  Tensor dx = f32({2, 3, n}), dgamma = f32({n}, std::vector<float>(n, 9.0f)), dbeta = f32({n});
+  run_op(OpCode::kLayerNormGrad, {&dy, &x, &tm, &tr, &gamma}, {&dx, &dgamma, &dbeta});
+  auto ln = [&](const Vec& xs, const Vec& gs, const Vec& bs) {
+    Vec out, m, s;
+    ref_layernorm(xs, gs, bs, n, eps, &out, &m, &s);
+    return out;
+  };
+  expect_grad(dx.f, fd_of([&](const Vec& v) { return ln(v, gv, bv); }, xv, w), "dx");
+  expect_grad(dgamma.f, fd_of([&](const Vec& v) { return ln(xv, v, bv); }, gv, w), "dgamma");
+  expect_grad(dbeta.f, fd_of([&](const Vec& v) { return ln(xv, gv, v); }, bv, w), "dbeta");
+}
+
+void dropout_backward_matches_finite_differences(void**) {
+  Rng rng(43);
+  const double p = 0.4;
+  const Attrs attrs{{17}, {static_cast<float>(p)}, {99, 5}};
+  Tensor x = random_f32({4, 8}, rng, -1, 1), dy = random_f32({4, 8}, rng, -1, 1), dx = f32({4, 8});
+  run_op(OpCode::kDropoutGrad, {&dy}, {&dx}, attrs);
+  const Vec fd = fd_of([&](const Vec& v) { return ref_dropout(v, 99, 5, 17, p); }, to_double(x.f),
+                       to_double(dy.f));
+  expect_grad(dx.f, fd, "dx");
+}
+
+void embedding_backward_accumulates_repeated_ids_and_matches_finite_differences(void**) {
+  Rng rng(44);
+  const int64_t h = 3;
+  Tensor table = random_f32({5, h}, rng, -1, 1);
+  Tensor ids = i32({2, 3}, {4, 0, 4, 2, 4, 1});
+  Tensor dy = random_f32({2, 3, h}, rng, -1, 1), dtable = f32({5, h}, std::vector<float>(15, 3.0f));
+  assert_int_equal(run_op(OpCode::kEmbeddingGrad, {&dy, &ids}, {&dtable}).status, REMAT_OK);
+  const Vec fd = fd_of([&](const Vec& t) { return ref_embedding(ids.i, t, h); }, to_double(table.f),
+                       to_double(dy.f));
+  expect_grad(dtable.f, fd, "dtable");
+}
+
+void permute_backward_is_the_inverse_permute_and_matches_finite_differences(void**) {
+  Rng rng(45);
+  const std::vector<int64_t> d{2, 3, 4, 5}, p{2, 0, 3, 1};
+  std::vector<int64_t> y_dims(4), inverse(4);
+  for (size_t k = 0; k < 4; ++k) {
+    y_dims[k] = d[static_cast<size_t>(p[k])];
+    inverse[static_cast<size_t>(p[k])] = static_cast<int64_t>(k);
+  }
+  Tensor x = random_f32(d, rng, -1, 1), dy = random_f32(y_dims, rng, -1, 1), dx = f32(d);
+  std::vector<int64_t> attrs{4};
+  attrs.insert(attrs.end(), y_dims.begin(), y_dims.end());
+  attrs.insert(attrs.end(), inverse.begin(), inverse.end());
+  run_op(OpCode::kPermute, {&dy}, {&dx}, Attrs{attrs, {}});
+  const Vec fd =
+      fd_of([&](const Vec& v) { return ref_permute(v, d, p); }, to_double(x.f), to_double(dy.f));
+  expect_grad(dx.f, fd, "dx");
+}
+
+void select_backward_matches_finite_differences(void**) {
+  Rng rng(46);
+  const std::vector<int64_t> d{2, 4, 3};
+  Tensor x = random_f32(d, rng, -1, 1), dy = random_f32({2, 3}, rng, -1, 1);
+  Tensor dx = f32(d, std::vector<float>(24, 5.0f));
+  run_op(OpCode::kSelectGrad, {&dy}, {&dx}, Attrs{{1, 2}, {}});
+  const Vec fd =
+      fd_of([&](const Vec& v) { return ref_select(v, d, 1, 2); }, to_double(x.f), to_double(dy.f));
+  expect_grad(dx.f, fd, "dx");
+}
+
+void softmax_cross_entropy_backward_matches_finite_differences(void**) {
+  Rng rng(47);
+  Tensor logits = random_f32({5, 4}, rng, -2, 2), labels = i32({5}, {3, 0, 1, 3, 2});
+  const Vec lv = to_double(logits.f);
+  Tensor probs = f32({5, 4}, to_float(ref_softmax(lv, 4))), dlogits = f32({5, 4});
+  assert_int_equal(run_op(OpCode::kSoftmaxCrossEntropyGrad, {&probs, &labels}, {&dlogits}).status,
+                   REMAT_OK);
+  const Vec fd = numeric_grad([&](const Vec& v) { return ref_cross_entropy(v, labels.i, 4); }, lv);
+  expect_grad(dlogits.f, fd, "dlogits");
+}
+
+void mse_backward_matches_finite_differences(void**) {
+  Rng rng(48);
+  Tensor pred = random_f32({3, 4}, rng, -1, 1), target = random_f32({3, 4}, rng, -1, 1);
+  Tensor dpred = f32({3, 4});
+  run_op(OpCode::kMseGrad, {&pred, &target}, {&dpred});
+  const Vec tv = to_double(target.f);
+  const Vec fd = numeric_grad([&](const Vec& v) { return ref_mse(v, tv); }, to_double(pred.f));
+  expect_grad(dpred.f, fd, "dpred");
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(matmul_batched_backward_matches_finite_differences),
+      cmocka_unit_test(matmul_broadcast_backward_matches_finite_differences),
+      cmocka_unit_test(matmul_reduce_backward_matches_finite_differences),
+      cmocka_unit_test(bias_add_backward_is_reduce_leading_and_matches_finite_differences),
+      cmocka_unit_test(add_backward_passes_the_gradient_through_and_matches_finite_differences),
+      cmocka_unit_test(mul_backward_matches_finite_differences),
+      cmocka_unit_test(scale_backward_matches_finite_differences),
+      cmocka_unit_test(relu_backward_matches_finite_differences),
+      cmocka_unit_test(gelu_backward_matches_finite_differences),
+      cmocka_unit_test(tanh_backward_matches_finite_differences),
+      cmocka_unit_test(sigmoid_backward_matches_finite_differences),
+      cmocka_unit_test(softmax_backward_matches_finite_differences),
+      cmocka_unit_test(layernorm_backward_matches_finite_differences),
+      cmocka_unit_test(dropout_backward_matches_finite_differences),
+      cmocka_unit_test(embedding_backward_accumulates_repeated_ids_and_matches_finite_differences),
+      cmocka_unit_test(permute_backward_is_the_inverse_permute_and_matches_finite_differences),
+      cmocka_unit_test(select_backward_matches_finite_differences),
+      cmocka_unit_test(softmax_cross_entropy_backward_matches_finite_differences),
+      cmocka_unit_test(mse_backward_matches_finite_differences),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
