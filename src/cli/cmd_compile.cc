@@ -6,7 +6,7 @@
 namespace remat {
 namespace cli {
 
-const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy"};
+const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy", "--budget"};
 
 compiler::CompileOptions compile_options(const Args& args, const std::string& model) {
   compiler::CompileOptions o;
@@ -15,6 +15,8 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.optimizer = args.text("--optimizer", o.optimizer);
   o.seed = static_cast<uint64_t>(args.integer("--seed", 0, INT64_MAX, 0));
   o.strategy = args.text("--strategy", o.strategy);
+  o.budget = args.size("--budget", 0);
+  if (o.budget != 0 && o.strategy != "budget") throw UsageError("--budget applies to --strategy budget");
   return o;
 }
 

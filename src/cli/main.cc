@@ -13,14 +13,19 @@ const char kUsage[] =
     "usage: remat COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
-    "  compile MODEL --batch N [--optimizer SPEC] [--seed N] [--strategy none] -o FILE.rplan\n"
+    "  compile MODEL --batch N [--optimizer SPEC] [--seed N] [--strategy S] [--budget SIZE] -o FILE.rplan\n"
     "  train   MODEL|FILE.rplan [--batch N] [--backend cpu] [--steps N] [--data FILE.safetensors]\n"
     "          [--load-params FILE.safetensors] [--save-params FILE.safetensors] [--arena SIZE]\n"
     "  inspect FILE.rplan [--ops|--tensors|--params] [--json]\n"
+    "  size    MODEL --batch N|A..B [--strategy none,sqrt,selective,budget,manual:T1,T2]\n"
+    "          [--budget SIZE] [--max-batch] [--optimizer SPEC] [--alignment N]\n"
+    "          [--timeline FILE.svg] [--json]\n"
     "\n"
     "MODEL is a template: mlp:layers=L,width=W,in=I,classes=C[,dropout=P]\n"
     "                  or transformer:layers=L,hidden=H,heads=A,ffn=F,seq=S,vocab=V,classes=C[,dropout=P]\n"
+    "                  or bert-base[:seq=S] | bert-large[:seq=S] (BERT's published sizes; seq defaults to 512)\n"
     "SPEC is sgd:lr=0.01[,momentum=0.9][,weight_decay=W] | adam:lr=1e-3[,...] | adamw:lr=1e-3[,...]\n"
+    "S is none | sqrt | selective | budget (with --budget SIZE) | manual:TENSOR,TENSOR,...\n"
     "SIZE accepts B, KiB, MiB, GiB (and KB, MB, GB). See docs/cli.md.\n";
 
 }  // namespace
@@ -38,6 +43,7 @@ int main(int argc, char** argv) {
     if (command == "compile") return run_compile(rest);
     if (command == "train") return run_train(rest);
     if (command == "inspect") return run_inspect(rest);
+    if (command == "size") return run_size(rest);
     std::fprintf(stderr, "remat: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;
   } catch (const UsageError& e) {

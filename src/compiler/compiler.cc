@@ -2,6 +2,7 @@
 #include "compiler/compiler.h"
 
 #include "compiler/autodiff.h"
+#include "compiler/budget_strategy.h"
 #include "compiler/optimizer.h"
 #include "compiler/schedule.h"
 #include "compiler/templates.h"
@@ -18,7 +19,13 @@ CompileResult compile(const CompileOptions& options) {
   const size_t forward_ops = result.graph.ops.size();
   const OptimizerSpec optimizer = parse_optimizer(options.optimizer);
   append_backward_and_updates(result.graph, optimizer);
-  const std::vector<int> checkpoints = choose_checkpoints(result.graph, forward_ops, options.strategy);
+  std::vector<int> checkpoints;
+  if (options.strategy == "budget") {
+    if (options.budget == 0) throw CompileError("strategy 'budget' needs a budget (--budget BYTES)");
+    checkpoints = budget_checkpoints(result.graph, forward_ops, options.budget, options.alignment);
+  } else {
+    checkpoints = choose_checkpoints(result.graph, forward_ops, options.strategy);
+  }
   if (options.strategy != "none") apply_recompute(result.graph, forward_ops, checkpoints);
   result.memory = plan_memory(result.graph, options.alignment);
 

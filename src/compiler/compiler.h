@@ -20,6 +20,7 @@ struct CompileOptions {
   std::string optimizer = "sgd:lr=0.01";   ///< Optimizer spec (docs/cli.md).
   uint64_t seed = 0;                       ///< RNG seed for initial params and dropout.
   std::string strategy = "none";           ///< Checkpoint strategy.
+  uint64_t budget = 0;                     ///< Arena budget in bytes for strategy "budget".
   uint32_t alignment = 64;                 ///< Region alignment (CPU 64, GPUs 256).
 };
 

@@ -15,8 +15,9 @@ static const char* const kModels[] = {
 };
 
 // Parameters after |steps| steps of |model| under |strategy| with AdamW.
-static std::vector<uint8_t> train(const std::string& model, const std::string& strategy, int steps = 5) {
-  TrainingRun run(model, 8, "adamw:lr=0.01,weight_decay=0.01", 3, strategy);
+static std::vector<uint8_t> train(const std::string& model, const std::string& strategy, int steps = 5,
+                                  uint64_t budget = 0) {
+  TrainingRun run(model, 8, "adamw:lr=0.01,weight_decay=0.01", 3, strategy, budget);
   remat::cli::SyntheticTask task(model, 8, 3);
   for (int s = 0; s < steps; ++s) {
     const auto values = task.batch(static_cast<uint64_t>(s));
@@ -48,6 +49,24 @@ static void check_strategy(const std::string& strategy) {
 
 static void sqrt_is_byte_identical_to_no_recompute(void**) { check_strategy("sqrt"); }
 static void selective_is_byte_identical_to_no_recompute(void**) { check_strategy("selective"); }
+
+static void budget_is_byte_identical_to_no_recompute(void**) {
+  for (const char* model : kModels) {
+    // Halfway between the arenas of sqrt and none: it fits, and something must be recomputed.
+    remat::compiler::CompileOptions o;
+    o.model = model;
+    o.batch = 8;
+    const uint64_t none = remat::compiler::compile(o).report.arena_bytes;
+    o.strategy = "sqrt";
+    const uint64_t half = (none + remat::compiler::compile(o).report.arena_bytes) / 2;
+    o.strategy = "budget";
+    o.budget = half;
+    const auto r = remat::compiler::compile(o);
+    assert_true(r.report.arena_bytes <= half);
+    assert_true(r.report.recomputed_flops > 0);
+    if (train(model, "none") != train(model, "budget", 5, half)) fail_msg("%s: budget differs from none", model);
+  }
+}
 
 static void manual_with_a_shortcut_tensor_is_byte_identical(void**) {
   // fc2.residual feeds both the next block and the shortcut around it.
@@ -82,6 +101,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sqrt_is_byte_identical_to_no_recompute),
       cmocka_unit_test(selective_is_byte_identical_to_no_recompute),
+      cmocka_unit_test(budget_is_byte_identical_to_no_recompute),
       cmocka_unit_test(manual_with_a_shortcut_tensor_is_byte_identical),
       cmocka_unit_test(sqrt_needs_a_quarter_of_the_arena_on_a_24_layer_transformer),
   };

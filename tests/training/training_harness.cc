@@ -4,13 +4,14 @@
 #include "tests/cmocka_cpp.h"
 
 TrainingRun::TrainingRun(const std::string& model, int64_t batch, const std::string& optimizer, uint64_t seed,
-                         const std::string& strategy) {
+                         const std::string& strategy, uint64_t budget) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = batch;
   o.optimizer = optimizer;
   o.seed = seed;
   o.strategy = strategy;
+  o.budget = budget;
   bytes = remat::compiler::compile(o).plan;
   char message[512];
   if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) {

@@ -1,0 +1,115 @@
+// Budget strategy: chain DP over the graph's split points, verified by the real planner.
+#include "compiler/budget_strategy.h"
+
+#include <algorithm>
+
+#include "compiler/chain_dp.h"
+#include "compiler/planner.h"
+#include "compiler/schedule.h"
+
+namespace remat {
+namespace compiler {
+namespace {
+
+constexpr size_t kMaxStages = 32;
+constexpr int kRefinements = 10;
+
+struct Candidate {
+  std::vector<int> checkpoints;
+  uint64_t arena = 0;
+  double recomputed = 0;
+};
+
+Candidate evaluate(const Graph& graph, size_t forward_ops, std::vector<int> checkpoints, uint32_t alignment) {
+  Graph copy = graph;
+  apply_recompute(copy, forward_ops, checkpoints);
+  Candidate c;
+  c.arena = plan_memory(copy, alignment).arena_size;
+  for (const Op& op : copy.ops) c.recomputed += op.phase == Phase::kRecompute ? op.flops : 0.0;
+  c.checkpoints = std::move(checkpoints);
+  return c;
+}
+
+}  // namespace
+
+std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint64_t budget, uint32_t alignment) {
+  const std::vector<int> candidates = checkpoint_candidates(graph, forward_ops);
+  const std::vector<int> splits = split_points(graph, forward_ops);
+  std::vector<int> producer(graph.tensors.size(), -1);
+  for (size_t i = 0; i < forward_ops; ++i) {
+    for (int t : graph.ops[i].outputs) producer[t] = static_cast<int>(i);
+  }
+  // Stage k holds the forward ops after split k-1 up to the producer of split k; the last
+  // stage runs to the end of the forward pass. Stages are merged into at most kMaxStages groups.
+  const size_t fine_stages = splits.size() + 1;
+  const size_t groups = std::min(fine_stages, kMaxStages);
+  auto group_of_stage = [&](size_t stage) { return stage * groups / fine_stages; };
+  std::vector<int> stage_of_op(forward_ops, 0);
+  for (size_t i = 0, stage = 0; i < forward_ops; ++i) {
+    stage_of_op[i] = static_cast<int>(group_of_stage(stage));
+    if (stage < splits.size() && producer[splits[stage]] == static_cast<int>(i)) ++stage;
+  }
+  std::vector<ChainStage> chain(groups, ChainStage{0, 0, 0.0});
+  std::vector<std::vector<int>> members(groups);
+  std::vector<int> group_output(groups, -1);
+  for (size_t i = 0; i < forward_ops; ++i) chain[stage_of_op[i]].cost += graph.ops[i].flops;
+  for (int t : candidates) {
+    const int g = stage_of_op[producer[t]];
+    chain[g].act += graph.tensors[t].bytes();
+    members[g].push_back(t);
+  }
+  for (int t : splits) {
+    const int g = stage_of_op[producer[t]];
+    group_output[g] = t;  // the last split inside a group is its output
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    if (group_output[g] >= 0) chain[g].out = graph.tensors[group_output[g]].bytes();
+  }
+
+  std::vector<Candidate> pool;
+  pool.push_back(evaluate(graph, forward_ops, candidates, alignment));
+  if (pool[0].arena <= budget) return candidates;  // everything fits: nothing to recompute
+  pool.push_back(evaluate(graph, forward_ops, choose_checkpoints(graph, forward_ops, "sqrt"), alignment));
+  // The chain model leaves out gradients, inputs and backward temporaries, so the real arena
+  // differs from the modelled memory: bisect on the model's budget for the largest one whose
+  // schedule, planned for real, fits.
+  uint64_t low = 0, high = budget * 4 + 1;
+  for (int round = 0; round < kRefinements && low + 1 < high; ++round) {
+    const uint64_t model_budget = low + (high - low) / 2;
+    const ChainSchedule s = solve_chain(chain, model_budget);
+    if (!s.feasible) {
+      low = model_budget;
+      continue;
+    }
+    std::vector<int> chosen;
+    for (size_t g = 0; g < groups; ++g) {
+      if (s.kept[g]) chosen.insert(chosen.end(), members[g].begin(), members[g].end());
+      if (!s.kept[g] && s.checkpoint[g] && group_output[g] >= 0) chosen.push_back(group_output[g]);
+    }
+    std::sort(chosen.begin(), chosen.end());
+    pool.push_back(evaluate(graph, forward_ops, chosen, alignment));
+    if (pool.back().arena <= budget) {
+      low = model_budget;
+    } else {
+      high = model_budget;
+    }
+  }
+  const Candidate* best = nullptr;
+  const Candidate* smallest = &pool[0];
+  for (const Candidate& c : pool) {
+    if (c.arena < smallest->arena) smallest = &c;
+    if (c.arena > budget) continue;
+    if (best == nullptr || c.recomputed < best->recomputed ||
+        (c.recomputed == best->recomputed && c.arena < best->arena)) {
+      best = &c;
+    }
+  }
+  if (best == nullptr) {
+    throw CompileError("budget " + std::to_string(budget) + " bytes is too small: the smallest schedule found needs an arena of " +
+                       std::to_string(smallest->arena) + " bytes");
+  }
+  return best->checkpoints;
+}
+
+}  // namespace compiler
+}  // namespace remat

@@ -1,0 +1,25 @@
+// The `budget` strategy: the schedule that recomputes the fewest FLOPs within an arena budget.
+#ifndef REMAT_COMPILER_BUDGET_STRATEGY_H_
+#define REMAT_COMPILER_BUDGET_STRATEGY_H_
+
+#include <stdint.h>
+
+#include <vector>
+
+#include "compiler/graph.h"
+
+namespace remat {
+namespace compiler {
+
+/// Checkpoints for a planned arena of at most |budget| bytes with the fewest recomputed FLOPs.
+/// The graph's split points make a chain of stages; chain_dp's exact dynamic program chooses
+/// which stages to keep and which to recompute (chains of more than 32 stages are first merged
+/// into 32), and every candidate is then planned for real, so the arena is exact. The
+/// candidates also include `none` and `sqrt`, so the result never recomputes more than `sqrt`
+/// when `sqrt` fits. Throws CompileError, with the smallest arena found, when nothing fits.
+std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint64_t budget, uint32_t alignment);
+
+}  // namespace compiler
+}  // namespace remat
+
+#endif  // REMAT_COMPILER_BUDGET_STRATEGY_H_
