@@ -69,6 +69,17 @@ int64_t Args::integer(const std::string& flag, int64_t min, int64_t max, int64_t
   return v;
 }
 
+double Args::real(const std::string& flag, double fallback) const {
+  auto it = values_.find(flag);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0' || !std::isfinite(v) || !(v > 0)) {
+    throw UsageError(flag + " " + it->second + ": expected a positive number such as 8e9");
+  }
+  return v;
+}
+
 uint64_t Args::size(const std::string& flag, uint64_t fallback) const {
   auto it = values_.find(flag);
   return it == values_.end() ? fallback : parse_size(it->second, flag);

@@ -39,6 +39,8 @@ class Args {
   std::string text(const std::string& flag, const std::string& fallback) const;
   /// The value of |flag| as an integer in [|min|, |max|], or |fallback|.
   int64_t integer(const std::string& flag, int64_t min, int64_t max, int64_t fallback) const;
+  /// The value of |flag| as a positive finite number ("8e9"), or |fallback|.
+  double real(const std::string& flag, double fallback) const;
   /// The value of |flag| as a size in bytes ("512", "64KiB", "1.5MiB", "2GiB"), or |fallback|.
   uint64_t size(const std::string& flag, uint64_t fallback) const;
 

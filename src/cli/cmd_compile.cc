@@ -6,7 +6,8 @@
 namespace remat {
 namespace cli {
 
-const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy", "--budget"};
+const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy", "--budget",
+                                                 "--device-budget", "--copy-bandwidth", "--compute-rate"};
 
 compiler::CompileOptions compile_options(const Args& args, const std::string& model) {
   compiler::CompileOptions o;
@@ -17,6 +18,9 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.strategy = args.text("--strategy", o.strategy);
   o.budget = args.size("--budget", 0);
   if (o.budget != 0 && o.strategy != "budget") throw UsageError("--budget applies to --strategy budget");
+  o.device_budget = args.size("--device-budget", 0);
+  o.copy_bandwidth = args.real("--copy-bandwidth", o.copy_bandwidth);
+  o.compute_rate = args.real("--compute-rate", o.compute_rate);
   return o;
 }
 
@@ -37,7 +41,18 @@ void print_report(const compiler::CompileReport& r) {
               r.arena_bytes ? 100.0 * static_cast<double>(r.lower_bound) / static_cast<double>(r.arena_bytes) : 100.0);
   std::printf("persistent:   %llu bytes (%s)\n", static_cast<unsigned long long>(r.persistent_bytes),
               format_bytes(r.persistent_bytes).c_str());
-  std::printf("host spill:   %llu bytes\n", static_cast<unsigned long long>(r.host_bytes));
+  std::printf("host spill:   %llu bytes (%s), %zu checkpoints spilled", static_cast<unsigned long long>(r.host_bytes),
+              format_bytes(r.host_bytes).c_str(), r.spilled.size());
+  if (!r.spilled.empty()) {
+    std::printf("; copies %.3g s modelled, %.0f%% hidden behind compute", r.copy_seconds,
+                100.0 * r.hidden_copy_seconds / r.copy_seconds);
+  }
+  std::printf("\n");
+  if (r.device_budget > 0) {
+    std::printf("device:       %llu bytes of the %llu-byte budget (arena + persistent)\n",
+                static_cast<unsigned long long>(r.arena_bytes + r.persistent_bytes),
+                static_cast<unsigned long long>(r.device_budget));
+  }
   std::printf("step flops:   %.3g (forward %.3g, recomputed %.1f%% of the step)\n", r.step_flops,
               r.forward_flops, r.step_flops > 0 ? 100.0 * r.recomputed_flops / r.step_flops : 0.0);
 }

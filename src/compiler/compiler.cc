@@ -5,6 +5,7 @@
 #include "compiler/budget_strategy.h"
 #include "compiler/optimizer.h"
 #include "compiler/schedule.h"
+#include "compiler/spill.h"
 #include "compiler/templates.h"
 
 namespace remat {
@@ -27,6 +28,15 @@ CompileResult compile(const CompileOptions& options) {
     checkpoints = choose_checkpoints(result.graph, forward_ops, options.strategy);
   }
   if (options.strategy != "none") apply_recompute(result.graph, forward_ops, checkpoints);
+  if (!(options.copy_bandwidth > 0) || !(options.compute_rate > 0)) {
+    throw CompileError("copy bandwidth and compute rate must be positive");
+  }
+  SpillOptions spill;
+  spill.device_budget = options.device_budget;
+  spill.copy_bandwidth = options.copy_bandwidth;
+  spill.compute_rate = options.compute_rate;
+  spill.alignment = options.alignment;
+  const SpillReport spilled = apply_spills(result.graph, forward_ops, checkpoints, spill);
   result.memory = plan_memory(result.graph, options.alignment);
 
   CompileReport& r = result.report;
@@ -41,13 +51,19 @@ CompileResult compile(const CompileOptions& options) {
   if (options.strategy != "none") {
     for (int t : checkpoints) r.checkpoints.push_back(result.graph.tensors[t].name);
   }
+  r.device_budget = options.device_budget;
+  for (int t : spilled.spilled) r.spilled.push_back(result.graph.tensors[t].name);
+  r.copy_seconds = spilled.copy_seconds;
+  r.hidden_copy_seconds = spilled.hidden_seconds;
+  r.copy_bandwidth = options.copy_bandwidth;
+  r.compute_rate = options.compute_rate;
   r.op_count = result.graph.ops.size();
   r.tensor_count = result.graph.tensors.size();
   for (int p : result.graph.params) r.param_count += static_cast<uint64_t>(result.graph.tensors[p].numel());
   for (size_t i = 0; i < result.graph.ops.size(); ++i) {
     const Op& op = result.graph.ops[i];
     r.step_flops += op.flops;
-    if (i < forward_ops) r.forward_flops += op.flops;
+    if (op.phase == Phase::kForward) r.forward_flops += op.flops;
     if (op.phase == Phase::kRecompute) r.recomputed_flops += op.flops;
   }
   result.plan = write_plan(result.graph, result.memory, r, options.seed);

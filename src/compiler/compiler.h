@@ -21,6 +21,9 @@ struct CompileOptions {
   uint64_t seed = 0;                       ///< RNG seed for initial params and dropout.
   std::string strategy = "none";           ///< Checkpoint strategy.
   uint64_t budget = 0;                     ///< Arena budget in bytes for strategy "budget".
+  uint64_t device_budget = 0;              ///< Arena + persistent bytes to fit by spilling (0: none).
+  double copy_bandwidth = 8e9;             ///< Spill cost model: host <-> device bytes per second.
+  double compute_rate = 5e10;              ///< Spill cost model: device FLOPs per second.
   uint32_t alignment = 64;                 ///< Region alignment (CPU 64, GPUs 256).
 };
 
@@ -33,6 +36,10 @@ struct CompileReport {
   size_t op_count = 0, tensor_count = 0;
   double forward_flops = 0, step_flops = 0, recomputed_flops = 0;
   std::vector<std::string> checkpoints;   ///< Tensors kept for the backward pass by choice.
+  uint64_t device_budget = 0;             ///< The spill budget met (0: none given).
+  std::vector<std::string> spilled;       ///< Checkpoints copied to host and back.
+  double copy_seconds = 0, hidden_copy_seconds = 0;  ///< Modelled copy time, and what compute hides.
+  double copy_bandwidth = 0, compute_rate = 0;       ///< The cost model used.
 };
 
 /// A compiled plan: FlatBuffers bytes, the graph and memory plan it came from, and its report.

@@ -47,6 +47,7 @@ struct Tensor {
   Role role;                   ///< What the tensor is for.
   Init init = Init::kNone;     ///< Initial value (params and state).
   float init_scale = 0.0f;     ///< Uniform half-width or normal standard deviation.
+  bool host = false;           ///< Lives in the host spill region (a spill slot).
 
   /// Number of elements.
   int64_t numel() const;

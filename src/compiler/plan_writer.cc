@@ -36,7 +36,9 @@ std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
       fbb, fbb.CreateString(report.model), static_cast<uint32_t>(report.batch),
       fbb.CreateString(report.strategy), fbb.CreateString(report.optimizer),
       fbb.CreateString("remat " REMAT_VERSION), fbb.CreateVector(checkpoints),
-      report.forward_flops, report.recomputed_flops, report.step_flops, memory.lower_bound);
+      report.forward_flops, report.recomputed_flops, report.step_flops, memory.lower_bound,
+      report.device_budget, static_cast<uint32_t>(report.spilled.size()), report.copy_bandwidth,
+      report.compute_rate, report.copy_seconds > 0 ? report.hidden_copy_seconds / report.copy_seconds : 0.0);
   const auto tensor_vec = fbb.CreateVector(tensors);
   const auto op_vec = fbb.CreateVector(ops);
   const auto plan = fb::CreatePlan(

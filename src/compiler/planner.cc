@@ -90,8 +90,8 @@ MemoryPlan plan_memory(const Graph& graph, uint32_t alignment) {
     for (int t : op.inputs) plan.last_use[t] = std::max(plan.last_use[t], i);
     for (int t : op.outputs) plan.last_use[t] = std::max(plan.last_use[t], i);
   }
-  ArenaPlanner arena(alignment);
-  std::vector<int> arena_id(n, -1);
+  ArenaPlanner arena(alignment), host(alignment);
+  std::vector<int> arena_id(n, -1), host_id(n, -1);
   for (size_t t = 0; t < n; ++t) {
     const Tensor& x = graph.tensors[t];
     plan.size[t] = align_up(x.bytes(), alignment);
@@ -112,13 +112,21 @@ MemoryPlan plan_memory(const Graph& graph, uint32_t alignment) {
     }
     if (plan.last_use[t] < plan.first_use[t]) plan.last_use[t] = plan.first_use[t];
     if (plan.first_use[t] == op_count) continue;  // never used: takes no space
+    if (x.host) {
+      plan.region[t] = static_cast<uint8_t>(Region::kHost);
+      host_id[t] = host.add_buffer(plan.size[t], plan.first_use[t], plan.last_use[t]);
+      continue;
+    }
     arena_id[t] = arena.add_buffer(plan.size[t], plan.first_use[t], plan.last_use[t]);
   }
   arena.plan();
+  host.plan();
   for (size_t t = 0; t < n; ++t) {
     if (arena_id[t] >= 0) plan.offset[t] = arena.offset(arena_id[t]);
+    if (host_id[t] >= 0) plan.offset[t] = host.offset(host_id[t]);
   }
   plan.arena_size = arena.size();
+  plan.host_size = host.size();
   plan.lower_bound = arena.lower_bound();
   return plan;
 }

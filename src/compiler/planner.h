@@ -3,7 +3,7 @@
 //   arena:      offset 0 .. arena_size, reused: a tensor's bytes belong to it only from the op
 //               that first writes it to the op that last reads it (greedy by size, TFLM-style)
 //   persistent: params, optimizer state and the loss, packed one after another, never reused
-//   host:       spill slots (none until a schedule spills)
+//   host:       spill slots, reused like the arena once a slot's prefetch has run
 #ifndef REMAT_COMPILER_PLANNER_H_
 #define REMAT_COMPILER_PLANNER_H_
 

@@ -195,6 +195,7 @@ std::vector<int> split_points(const Graph& g, size_t forward_ops) {
 std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const std::string& strategy) {
   if (strategy == "none") return checkpoint_candidates(g, forward_ops);
   if (strategy.compare(0, 7, "manual:") == 0) return manual_checkpoints(g, forward_ops, strategy.substr(7));
+  if (strategy == "splits") return split_points(g, forward_ops);
   if (strategy == "sqrt") {
     // Chen et al.: about sqrt(n) evenly spaced checkpoints among the n split points.
     const std::vector<int> splits = split_points(g, forward_ops);
@@ -226,7 +227,7 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const st
     }
     return chosen;
   }
-  throw CompileError("strategy '" + strategy + "' is not supported (strategies: none, sqrt, selective, budget, manual:T1,T2,...)");
+  throw CompileError("strategy '" + strategy + "' is not supported (strategies: none, sqrt, splits, selective, budget, manual:T1,T2,...)");
 }
 
 void apply_recompute(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints) {

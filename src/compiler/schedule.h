@@ -20,6 +20,7 @@ std::vector<int> checkpoint_candidates(const Graph& graph, size_t forward_ops);
 std::vector<int> split_points(const Graph& graph, size_t forward_ops);
 
 /// Checkpoints for |strategy|: "none" (every activation: nothing is recomputed), "sqrt",
+/// "splits" (every split point: the smallest segments, and so the most checkpoints to spill),
 /// "selective" or "manual:NAME,NAME". Throws CompileError for an unknown strategy, or an unknown
 /// or unsuitable name (the message lists valid candidates).
 std::vector<int> choose_checkpoints(const Graph& graph, size_t forward_ops, const std::string& strategy);

@@ -1,8 +1,9 @@
-// Recomputation is exact: for every template and strategy, with dropout on, parameters after
-// five steps are byte-identical to training without recomputation; and it saves memory.
+// Recomputation and spilling are exact: for every template and strategy, with dropout on,
+// parameters after five steps are byte-identical to training without them; and they save memory.
 #include "tests/cmocka_cpp.h"
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "cli/synthetic_task.h"
@@ -16,8 +17,8 @@ static const char* const kModels[] = {
 
 // Parameters after |steps| steps of |model| under |strategy| with AdamW.
 static std::vector<uint8_t> train(const std::string& model, const std::string& strategy, int steps = 5,
-                                  uint64_t budget = 0) {
-  TrainingRun run(model, 8, "adamw:lr=0.01,weight_decay=0.01", 3, strategy, budget);
+                                  uint64_t budget = 0, uint64_t device_budget = 0) {
+  TrainingRun run(model, 8, "adamw:lr=0.01,weight_decay=0.01", 3, strategy, budget, device_budget);
   remat::cli::SyntheticTask task(model, 8, 3);
   for (int s = 0; s < steps; ++s) {
     const auto values = task.batch(static_cast<uint64_t>(s));
@@ -68,6 +69,86 @@ static void budget_is_byte_identical_to_no_recompute(void**) {
   }
 }
 
+static void spilling_checkpoints_to_host_is_byte_identical_to_no_recompute(void**) {
+  for (const char* model : kModels) {
+    // A device budget below what `splits` needs without spilling forces copies to host.
+    remat::compiler::CompileOptions o;
+    o.model = model;
+    o.batch = 8;
+    o.optimizer = "adamw:lr=0.01,weight_decay=0.01";
+    o.strategy = "splits";
+    const auto plain = remat::compiler::compile(o).report;
+    o.device_budget = plain.arena_bytes + plain.persistent_bytes - 1;
+    const auto spilled = remat::compiler::compile(o).report;
+    std::printf("%s: splits arena %llu; with spills %llu (+%llu host, %zu spills)\n", model,
+                static_cast<unsigned long long>(plain.arena_bytes), static_cast<unsigned long long>(spilled.arena_bytes),
+                static_cast<unsigned long long>(spilled.host_bytes), spilled.spilled.size());
+    assert_true(!spilled.spilled.empty());
+    assert_true(spilled.host_bytes > 0);
+    assert_true(spilled.arena_bytes + spilled.persistent_bytes <= o.device_budget);
+    if (train(model, "none") != train(model, "splits", 5, 0, o.device_budget)) {
+      fail_msg("%s: splits with spills differs from none", model);
+    }
+  }
+}
+
+static void many_spills_are_byte_identical_too(void**) {
+  // 60% of the arena that splits needs without spilling takes several spills.
+  const std::string model = kModels[2];
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = 8;
+  o.optimizer = "adamw:lr=0.01,weight_decay=0.01";
+  o.strategy = "splits";
+  const auto plain = remat::compiler::compile(o).report;
+  o.device_budget = plain.persistent_bytes + plain.arena_bytes * 6 / 10;
+  const auto spilled = remat::compiler::compile(o).report;
+  assert_true(spilled.spilled.size() >= 5);
+  assert_true(train(model, "none") == train(model, "splits", 5, 0, o.device_budget));
+}
+
+static void splits_with_spills_fit_half_the_sqrt_arena_of_a_24_layer_transformer(void**) {
+  remat::compiler::CompileOptions o;
+  o.model = "transformer:layers=24,hidden=256,heads=4,ffn=1024,seq=128,vocab=8000,classes=2";
+  o.batch = 32;
+  o.strategy = "sqrt";
+  const auto sqrt = remat::compiler::compile(o).report;
+  o.strategy = "splits";
+  o.device_budget = sqrt.persistent_bytes + sqrt.arena_bytes / 2;
+  const auto spilled = remat::compiler::compile(o).report;
+  std::printf("sqrt arena %llu; splits + spill arena %llu, host %llu, %zu spills, %.0f%% of copy time hidden\n",
+              static_cast<unsigned long long>(sqrt.arena_bytes), static_cast<unsigned long long>(spilled.arena_bytes),
+              static_cast<unsigned long long>(spilled.host_bytes), spilled.spilled.size(),
+              100.0 * spilled.hidden_copy_seconds / spilled.copy_seconds);
+  assert_true(spilled.arena_bytes <= sqrt.arena_bytes / 2);
+}
+
+static void a_host_region_smaller_than_the_plan_is_refused_at_creation(void**) {
+  remat::compiler::CompileOptions o;
+  o.model = kModels[2];
+  o.batch = 8;
+  o.strategy = "splits";
+  const auto plain = remat::compiler::compile(o);
+  o.device_budget = plain.report.persistent_bytes + plain.report.arena_bytes * 6 / 10;
+  const auto spilled = remat::compiler::compile(o);
+  remat_plan* plan = nullptr;
+  assert_int_equal(remat_plan_open(spilled.plan.data(), spilled.plan.size(), &plan, nullptr, 0), REMAT_OK);
+  remat_plan_memory_info info;
+  remat_plan_memory(plan, &info);
+  assert_true(info.host_bytes > 0);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  alignas(64) static unsigned char small[64];
+  options.host = small;
+  options.host_size = sizeof(small);
+  remat_session* session = nullptr;
+  char message[256];
+  assert_int_equal(remat_session_create(plan, &options, &session, message, sizeof(message)), REMAT_ERROR_ARENA_TOO_SMALL);
+  assert_null(session);
+  assert_non_null(std::strstr(message, "host region is 64 bytes; the plan needs"));
+  remat_plan_close(plan);
+}
+
 static void manual_with_a_shortcut_tensor_is_byte_identical(void**) {
   // fc2.residual feeds both the next block and the shortcut around it.
   const std::string model = kModels[1];
@@ -102,6 +183,10 @@ int main() {
       cmocka_unit_test(sqrt_is_byte_identical_to_no_recompute),
       cmocka_unit_test(selective_is_byte_identical_to_no_recompute),
       cmocka_unit_test(budget_is_byte_identical_to_no_recompute),
+      cmocka_unit_test(spilling_checkpoints_to_host_is_byte_identical_to_no_recompute),
+      cmocka_unit_test(many_spills_are_byte_identical_too),
+      cmocka_unit_test(splits_with_spills_fit_half_the_sqrt_arena_of_a_24_layer_transformer),
+      cmocka_unit_test(a_host_region_smaller_than_the_plan_is_refused_at_creation),
       cmocka_unit_test(manual_with_a_shortcut_tensor_is_byte_identical),
       cmocka_unit_test(sqrt_needs_a_quarter_of_the_arena_on_a_24_layer_transformer),
   };

@@ -4,7 +4,7 @@
 #include "tests/cmocka_cpp.h"
 
 TrainingRun::TrainingRun(const std::string& model, int64_t batch, const std::string& optimizer, uint64_t seed,
-                         const std::string& strategy, uint64_t budget) {
+                         const std::string& strategy, uint64_t budget, uint64_t device_budget) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = batch;
@@ -12,6 +12,7 @@ TrainingRun::TrainingRun(const std::string& model, int64_t batch, const std::str
   o.seed = seed;
   o.strategy = strategy;
   o.budget = budget;
+  o.device_budget = device_budget;
   bytes = remat::compiler::compile(o).plan;
   char message[512];
   if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) {

@@ -18,7 +18,7 @@ struct TrainingRun {
 
   /// Compiles |model| at |batch| with |optimizer| and |seed|; fails the test on any error.
   TrainingRun(const std::string& model, int64_t batch, const std::string& optimizer, uint64_t seed = 0,
-              const std::string& strategy = "none", uint64_t budget = 0);
+              const std::string& strategy = "none", uint64_t budget = 0, uint64_t device_budget = 0);
   ~TrainingRun();
   TrainingRun(const TrainingRun&) = delete;
   TrainingRun& operator=(const TrainingRun&) = delete;

@@ -1,0 +1,42 @@
+// Spilling: when even the checkpoints do not fit the device, copy chosen checkpoints to host
+// slots after they are produced and prefetch them back before the backward pass reads them,
+// early enough that the copy hides behind compute (modelled from the backend's copy bandwidth
+// and compute rate). All of it is decided here; the runtime only runs the copy ops.
+#ifndef REMAT_COMPILER_SPILL_H_
+#define REMAT_COMPILER_SPILL_H_
+
+#include <stdint.h>
+
+#include <vector>
+
+#include "compiler/graph.h"
+
+namespace remat {
+namespace compiler {
+
+/// What the spill schedule may use and how it models time.
+struct SpillOptions {
+  uint64_t device_budget = 0;    ///< Arena + persistent bytes that must fit (0: no spilling).
+  double copy_bandwidth = 8e9;   ///< Host <-> device bytes per second.
+  double compute_rate = 5e10;    ///< FLOPs per second of the device.
+  uint32_t alignment = 64;       ///< Region alignment.
+};
+
+/// What spilling did.
+struct SpillReport {
+  std::vector<int> spilled;        ///< Checkpoints copied to host (tensor indices).
+  double copy_seconds = 0;         ///< Modelled time of every spill and prefetch copy.
+  double hidden_seconds = 0;       ///< Of that, modelled time overlapped by compute.
+};
+
+/// Rewrites |graph| (forward ops first, |forward_ops| of them, then backward, recompute and
+/// update ops) so that arena + persistent bytes fit |options.device_budget|, spilling the
+/// largest of |checkpoints| first. Throws CompileError saying by how much the step is over
+/// when spilling every checkpoint is not enough.
+SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
+                         const SpillOptions& options);
+
+}  // namespace compiler
+}  // namespace remat
+
+#endif  // REMAT_COMPILER_SPILL_H_
