@@ -2,7 +2,8 @@
  *
  * Ownership, once for the whole API:
  * - The caller owns the plan bytes. remat_plan_open() does not copy them (zero-copy); they must
- *   stay alive and unchanged until the plan and every session made from it are destroyed.
+ *   be 8-byte aligned and stay alive and unchanged until the plan and every session made from
+ *   it are destroyed.
  * - The caller owns the arena (and, if given, the persistent and host regions) passed in
  *   remat_session_options. They must outlive the session. The library never frees them.
  * - Handles (remat_plan*, remat_session*) are allocated once, at open/create, through the port's

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "compiler/template_aliases.h"
 #include "compiler/templates.h"
 
 namespace remat {
@@ -72,7 +73,7 @@ Graph build_template(const std::string& text, int64_t batch) {
   if (batch < 1 || batch > (1 << 24)) {
     throw CompileError("batch " + std::to_string(batch) + " is not in [1, 2^24]");
   }
-  TemplateSpec spec(text);
+  TemplateSpec spec(expand_model_alias(text));
   Graph graph;
   if (spec.name() == "mlp") {
     graph = build_mlp(spec, batch);

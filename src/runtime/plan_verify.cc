@@ -260,6 +260,12 @@ void tensor_ref(const fb::Plan* plan, uint32_t index, TensorRef* out) {
 
 remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out_root, ErrorBuffer* err) {
   if (bytes == nullptr) return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "plan bytes are NULL");
+  // FlatBuffers reads 8-byte scalars in place; its verifier rejects misaligned ones as corrupt,
+  // which would hide the real cause.
+  if (reinterpret_cast<uintptr_t>(bytes) % 8 != 0) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "plan bytes at %p are not 8-byte aligned",
+                     static_cast<const void*>(bytes));
+  }
   if (size < 8 || !fb::PlanBufferHasIdentifier(bytes)) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
                      "not a remat plan: %zu bytes without the 'RMPL' identifier at byte 4", size);

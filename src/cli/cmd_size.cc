@@ -1,0 +1,368 @@
+// `remat size`: the memory a model needs per checkpoint strategy and batch, the largest batch
+// that fits a device budget, and a timeline of live bytes (docs/sizing.md).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/size_timeline.h"
+#include "cli/sizing.h"
+#include "compiler/template_aliases.h"
+
+namespace remat {
+namespace cli {
+namespace {
+
+const int64_t kMaxBatch = int64_t{1} << 24;
+// A range of more batches than this lists the powers of two inside it and its ends.
+const int64_t kMaxListedBatches = 64;
+const char kStrategies[] = "none, sqrt, splits, selective, budget, manual:T1,T2,...";
+
+bool is_named_strategy(const std::string& s) {
+  return s == "none" || s == "sqrt" || s == "splits" || s == "selective" || s == "budget";
+}
+
+// "none,sqrt,manual:a,b" -> {none, sqrt, manual:a,b}: names after `manual:` that are not
+// strategies belong to its tensor list, so manual goes last or on its own.
+std::vector<std::string> parse_strategies(const std::string& text) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(at, comma - at);
+    at = comma + 1;
+    if (is_named_strategy(item) || (item.compare(0, 7, "manual:") == 0 && item.size() > 7)) {
+      out.push_back(item);
+    } else if (!out.empty() && out.back().compare(0, 7, "manual:") == 0 && !item.empty()) {
+      out.back() += "," + item;
+    } else {
+      throw UsageError("--strategy: unknown strategy '" + item + "' (strategies: " + kStrategies + ")");
+    }
+  }
+  return out;
+}
+
+int64_t parse_batch_value(const std::string& text, const std::string& whole) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || text[0] == '-' || text[0] == '+' || v < 1 || v > kMaxBatch) {
+    throw UsageError("--batch '" + whole + "': expected N or A..B with 1 <= A <= B <= " + std::to_string(kMaxBatch));
+  }
+  return v;
+}
+
+// "--batch N" or "--batch A..B" -> [lo, hi].
+void parse_batch(const std::string& text, int64_t* lo, int64_t* hi) {
+  const size_t dots = text.find("..");
+  if (dots == std::string::npos) {
+    *lo = *hi = parse_batch_value(text, text);
+    return;
+  }
+  *lo = parse_batch_value(text.substr(0, dots), text);
+  *hi = parse_batch_value(text.substr(dots + 2), text);
+  if (*hi < *lo) throw UsageError("--batch '" + text + "': the range ends below its start");
+}
+
+std::vector<int64_t> listed_batches(int64_t lo, int64_t hi) {
+  std::vector<int64_t> out;
+  if (hi - lo + 1 <= kMaxListedBatches) {
+    for (int64_t b = lo; b <= hi; ++b) out.push_back(b);
+    return out;
+  }
+  out.push_back(lo);
+  for (int64_t p = 1; p < hi; p *= 2) {
+    if (p > lo) out.push_back(p);
+  }
+  out.push_back(hi);
+  return out;
+}
+
+// Runs |jobs| on up to one thread per core; each writes only its own result.
+template <typename Job>
+void run_parallel(size_t count, Job job) {
+  const size_t threads = std::min<size_t>(count, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (size_t i = t; i < count; i += threads) job(i);
+    });
+  }
+  for (std::thread& th : pool) th.join();
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
+    else if (c < 0x20) { char b[8]; std::snprintf(b, sizeof(b), "\\u%04x", c); out += b; }
+    else out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
+std::string number(double v, const char* format) {
+  char b[64];
+  std::snprintf(b, sizeof(b), format, v);
+  return b;
+}
+
+// A manual strategy's tensor list is in the checkpoints column; the strategy column counts it.
+std::string short_strategy(const std::string& s) {
+  if (s.size() <= 24 || s.compare(0, 7, "manual:") != 0) return s;
+  return "manual (" + std::to_string(std::count(s.begin(), s.end(), ',') + 1) + " tensors)";
+}
+
+std::string u64(uint64_t v) { return std::to_string(static_cast<unsigned long long>(v)); }
+
+// One printed row: the figures plus what the mode adds.
+struct Line {
+  SizeRow row;
+  bool max_batch = false;   // a max-batch result
+  bool capped = false;
+  int compiles = 0;
+  double vs_none = 0;       // multiplier against none's max batch (0: not known)
+  uint64_t over_bytes = 0;  // device bytes at batch + 1
+};
+
+void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget) {
+  std::vector<std::string> head = {"strategy", "batch"};
+  if (max_batch) head.push_back("x none");
+  for (const char* h : {"arena bytes", "arena", "persistent", "host spill", "device total", "lower bound",
+                        "efficiency", "recomputed"}) {
+    head.push_back(h);
+  }
+  if (budget && !max_batch) head.push_back("fits");
+  head.push_back("checkpoints");
+  std::vector<std::vector<std::string>> cells;
+  for (const Line& l : lines) {
+    const SizeRow& r = l.row;
+    std::vector<std::string> c = {short_strategy(r.strategy), std::to_string(r.batch) + (l.capped ? "+" : "")};
+    if (!r.ok()) {
+      c.push_back("error: " + r.error);
+      cells.push_back(c);
+      continue;
+    }
+    if (max_batch) c.push_back(l.vs_none > 0 ? number(l.vs_none, "%.2fx") : "-");
+    c.push_back(u64(r.arena_bytes));
+    c.push_back(format_bytes(r.arena_bytes));
+    c.push_back(format_bytes(r.persistent_bytes));
+    c.push_back(format_bytes(r.host_bytes));
+    c.push_back(format_bytes(r.device_bytes()));
+    c.push_back(format_bytes(r.lower_bound));
+    c.push_back(number(100.0 * r.efficiency(), "%.1f%%"));
+    c.push_back(number(100.0 * r.recomputed_share(), "%.1f%%"));
+    if (budget && !max_batch) c.push_back(r.device_bytes() <= budget ? "yes" : "no");
+    c.push_back(r.strategy == "none" ? "(all activations kept)" : checkpoints_text(r.checkpoints, 60));
+    cells.push_back(c);
+  }
+  std::vector<size_t> width(head.size(), 0);
+  for (size_t i = 0; i < head.size(); ++i) width[i] = head[i].size();
+  for (const auto& c : cells) {
+    // An error spans the figure columns; the checkpoints column is last and never padded.
+    for (size_t i = 0; i + 1 < head.size() && i < c.size() && (c.size() == head.size()); ++i) {
+      width[i] = std::max(width[i], c[i].size());
+    }
+    for (size_t i = 0; i < 2 && i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());
+  }
+  auto print = [&](const std::vector<std::string>& c) {
+    std::string line;
+    for (size_t i = 0; i < c.size(); ++i) {
+      const bool last = i + 1 == c.size();
+      const bool left = i == 0 || i + 1 == head.size() || last;
+      std::string cell = c[i];
+      if (!last) {
+        const std::string pad(width[i] > cell.size() ? width[i] - cell.size() : 0, ' ');
+        cell = left ? cell + pad : pad + cell;
+      }
+      line += (i ? "  " : "") + cell;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::printf("%s\n", line.c_str());
+  };
+  print(head);
+  for (const auto& c : cells) print(c);
+}
+
+void print_json(const std::string& model, const SizeSetup& setup, const std::vector<Line>& lines, bool max_batch,
+                const std::string& timeline) {
+  std::printf("{\n  \"model\": %s,\n  \"template\": %s,\n  \"optimizer\": %s,\n  \"alignment\": %u,\n",
+              json_string(model).c_str(), json_string(setup.model).c_str(), json_string(setup.optimizer).c_str(),
+              setup.alignment);
+  std::printf("  \"device_budget_bytes\": %s,\n  \"max_batch\": %s,\n  \"rows\": [\n",
+              setup.device_budget ? u64(setup.device_budget).c_str() : "null", max_batch ? "true" : "false");
+  for (size_t k = 0; k < lines.size(); ++k) {
+    const Line& l = lines[k];
+    const SizeRow& r = l.row;
+    std::string o = "    {\"strategy\": " + json_string(r.strategy) + ", \"batch\": " + std::to_string(r.batch);
+    if (!r.ok()) {
+      o += ", \"error\": " + json_string(r.error) + "}";
+    } else {
+      std::string checkpoints;
+      for (const std::string& c : r.checkpoints) checkpoints += (checkpoints.empty() ? "" : ", ") + json_string(c);
+      o += ", \"error\": null, \"arena_bytes\": " + u64(r.arena_bytes) + ", \"persistent_bytes\": " +
+           u64(r.persistent_bytes) + ", \"param_bytes\": " + u64(r.param_bytes) + ", \"optimizer_state_bytes\": " +
+           u64(r.state_bytes) + ", \"host_bytes\": " + u64(r.host_bytes) + ", \"device_bytes\": " +
+           u64(r.device_bytes()) + ", \"lower_bound_bytes\": " + u64(r.lower_bound) +
+           ", \"planner_efficiency\": " + number(r.efficiency(), "%.6f") + ", \"step_flops\": " +
+           number(r.step_flops, "%.6g") + ", \"recomputed_flops_share\": " + number(r.recomputed_share(), "%.6f") +
+           ", \"ops\": " + std::to_string(r.op_count) + ", \"backward_start_op\": " + std::to_string(r.backward_start) +
+           ", \"arena_budget_bytes\": " + (r.strategy == "budget" ? u64(r.arena_budget) : std::string("null")) +
+           ", \"fits\": " + (setup.device_budget ? (r.device_bytes() <= setup.device_budget ? "true" : "false") : "null");
+      if (max_batch) {
+        o += ", \"capped\": " + std::string(l.capped ? "true" : "false") + ", \"vs_none\": " +
+             (l.vs_none > 0 ? number(l.vs_none, "%.6f") : std::string("null")) + ", \"compiles\": " +
+             std::to_string(l.compiles) + ", \"next_batch_device_bytes\": " +
+             (l.over_bytes ? u64(l.over_bytes) : std::string("null"));
+      }
+      o += ", \"checkpoints\": [" + checkpoints + "]}";
+    }
+    std::printf("%s%s\n", o.c_str(), k + 1 == lines.size() ? "" : ",");
+  }
+  std::printf("  ],\n  \"timeline\": %s\n}\n", timeline.empty() ? "null" : json_string(timeline).c_str());
+}
+
+}  // namespace
+
+int run_size(const std::vector<std::string>& argv) {
+  const Args args(argv, {"--batch", "--strategy", "--budget", "--device-budget", "--timeline", "--optimizer", "--alignment"},
+                  {"--max-batch", "--json"});
+  if (args.positional().size() != 1) throw UsageError("size takes exactly one MODEL");
+  const std::string model = args.positional()[0];
+  const bool max_batch = args.has("--max-batch");
+  const bool json = args.has("--json");
+  SizeSetup setup;
+  setup.model = compiler::expand_model_alias(model);
+  setup.optimizer = args.text("--optimizer", setup.optimizer);
+  setup.spill_budget = args.size("--device-budget", 0);
+  setup.alignment = static_cast<uint32_t>(args.integer("--alignment", 1, 1 << 16, 64));
+  if ((setup.alignment & (setup.alignment - 1)) != 0) {
+    throw UsageError("--alignment " + std::to_string(setup.alignment) + ": expected a power of two");
+  }
+  if (args.has("--budget")) {
+    setup.device_budget = args.size("--budget", 0);
+    if (setup.device_budget == 0) throw UsageError("--budget " + args.text("--budget", "") + ": expected a size above 0");
+  }
+  const bool budget_given = setup.device_budget > 0;
+  std::vector<std::string> strategies =
+      parse_strategies(args.text("--strategy", budget_given ? "none,sqrt,selective,budget" : "none,sqrt,selective"));
+  if (!budget_given && std::find(strategies.begin(), strategies.end(), "budget") != strategies.end()) {
+    throw UsageError("strategy 'budget' needs --budget BYTES (the device budget; see docs/sizing.md)");
+  }
+  int64_t lo = 1, hi = kMaxBatch;
+  if (max_batch) {
+    if (!budget_given) throw UsageError("--max-batch needs --budget BYTES");
+    if (args.has("--batch")) {
+      parse_batch(args.text("--batch", ""), &lo, &hi);
+      if (lo == hi) throw UsageError("--max-batch searches a range: give --batch A..B, or no --batch for 1.." + std::to_string(kMaxBatch));
+    }
+    if (std::find(strategies.begin(), strategies.end(), "none") == strategies.end()) strategies.insert(strategies.begin(), "none");
+  } else {
+    if (!args.has("--batch")) throw UsageError("size needs --batch N or --batch A..B (or --max-batch --budget BYTES)");
+    parse_batch(args.text("--batch", ""), &lo, &hi);
+  }
+  // The budget strategy gets what the device budget leaves after the persistent region.
+  uint64_t arena_budget = 0;
+  std::string budget_error;
+  if (budget_given && std::find(strategies.begin(), strategies.end(), "budget") != strategies.end()) {
+    const uint64_t persistent = persistent_bytes(setup);
+    if (persistent >= setup.device_budget) {
+      budget_error = "the persistent region (" + format_bytes(persistent) + ") does not leave any arena in --budget " +
+                     format_bytes(setup.device_budget);
+    } else {
+      arena_budget = setup.device_budget - persistent;
+    }
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Line> lines;
+  if (max_batch) {
+    lines.resize(strategies.size());
+    run_parallel(strategies.size(), [&](size_t i) {
+      if (strategies[i] == "budget" && !budget_error.empty()) {
+        lines[i].row.strategy = "budget";
+        lines[i].row.error = budget_error;
+        return;
+      }
+      MaxBatch m = find_max_batch(setup, strategies[i], lo, hi, setup.device_budget, arena_budget);
+      if (m.row.ok() && m.row.batch == 0) {
+        m.row.error = "even batch " + std::to_string(lo) + " does not fit: its device total is " +
+                      format_bytes(m.row.device_bytes()) + " (arena " + format_bytes(m.row.arena_bytes) +
+                      ", persistent " + format_bytes(m.row.persistent_bytes) + ")";
+      }
+      lines[i].row = std::move(m.row);
+      lines[i].max_batch = true;
+      lines[i].capped = m.capped;
+      lines[i].compiles = m.compiles;
+      lines[i].over_bytes = m.over_bytes;
+    });
+    int64_t none_batch = 0;
+    for (const Line& l : lines) {
+      if (l.row.strategy == "none" && l.row.ok()) none_batch = l.row.batch;
+    }
+    for (Line& l : lines) {
+      if (none_batch > 0 && l.row.ok()) l.vs_none = static_cast<double>(l.row.batch) / static_cast<double>(none_batch);
+    }
+  } else {
+    for (int64_t b : listed_batches(lo, hi)) {
+      for (const std::string& s : strategies) {
+        Line l;
+        l.row.strategy = s;
+        l.row.batch = b;
+        lines.push_back(l);
+      }
+    }
+    run_parallel(lines.size(), [&](size_t i) {
+      const std::string strategy = lines[i].row.strategy;
+      if (strategy == "budget" && !budget_error.empty()) {
+        lines[i].row.error = budget_error;
+        return;
+      }
+      lines[i].row = size_row(setup, strategy, lines[i].row.batch, arena_budget);
+    });
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int compiles = 0;
+  for (const Line& l : lines) compiles += max_batch ? l.compiles : (l.row.error == budget_error && !budget_error.empty() ? 0 : 1);
+  const auto ok = std::find_if(lines.begin(), lines.end(), [](const Line& l) { return l.row.ok(); });
+  if (ok == lines.end()) throw Failure(lines.front().row.error);
+
+  std::string timeline;
+  if (args.has("--timeline")) {
+    timeline = args.text("--timeline", "");
+    // The rows of the largest batch listed, or each strategy at its largest batch that fits.
+    std::vector<SizeRow> rows;
+    for (const Line& l : lines) {
+      if (l.row.ok() && l.row.batch > 0 && (max_batch || l.row.batch == hi)) rows.push_back(l.row);
+    }
+    std::string title = model == setup.model ? model : model + " = " + setup.model;
+    title += ", " + setup.optimizer;
+    const std::string svg = timeline_svg(title, rows);
+    write_file(timeline, std::vector<uint8_t>(svg.begin(), svg.end()));
+  }
+  if (json) {
+    print_json(model, setup, lines, max_batch, timeline);
+    return 0;
+  }
+  std::printf("model:      %s\n", model.c_str());
+  if (model != setup.model) std::printf("template:   %s\n", setup.model.c_str());
+  std::printf("optimizer:  %s, alignment %u\n", setup.optimizer.c_str(), setup.alignment);
+  if (budget_given) {
+    std::printf("budget:     %s (%llu bytes) of device memory for arena + persistent\n",
+                format_bytes(setup.device_budget).c_str(), static_cast<unsigned long long>(setup.device_budget));
+  }
+  if (max_batch) {
+    std::printf("largest batch in %lld..%lld whose device total fits the budget, per strategy:\n",
+                static_cast<long long>(lo), static_cast<long long>(hi));
+  }
+  std::printf("\n");
+  print_table(lines, max_batch, setup.device_budget);
+  std::printf("\n%d plan%s compiled in %.2f s", compiles, compiles == 1 ? "" : "s", seconds);
+  if (!timeline.empty()) std::printf("; timeline written to %s", timeline.c_str());
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace cli
+}  // namespace remat

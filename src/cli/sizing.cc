@@ -1,0 +1,162 @@
+// Sizing rows and the max-batch search of `remat size`.
+#include "cli/sizing.h"
+
+#include <algorithm>
+
+#include "compiler/graph.h"
+#include "runtime/backend.h"
+
+namespace remat {
+namespace cli {
+
+double SizeRow::efficiency() const {
+  return arena_bytes ? static_cast<double>(lower_bound) / static_cast<double>(arena_bytes) : 1.0;
+}
+
+double SizeRow::recomputed_share() const { return step_flops > 0 ? recomputed_flops / step_flops : 0.0; }
+
+compiler::CompileOptions size_options(const SizeSetup& setup, const std::string& strategy, int64_t batch,
+                                      uint64_t arena_budget) {
+  compiler::CompileOptions o;
+  o.model = setup.model;
+  o.batch = batch;
+  o.optimizer = setup.optimizer;
+  o.strategy = strategy;
+  o.alignment = setup.alignment;
+  if (strategy == "budget") o.budget = arena_budget;
+  o.device_budget = setup.spill_budget;
+  return o;
+}
+
+uint64_t persistent_bytes(const SizeSetup& setup) {
+  return compiler::compile(size_options(setup, "none", 1, 0)).report.persistent_bytes;
+}
+
+SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch, uint64_t arena_budget) {
+  SizeRow row;
+  row.strategy = strategy;
+  row.batch = batch;
+  if (strategy == "budget") row.arena_budget = arena_budget;
+  compiler::CompileResult result;
+  try {
+    result = compiler::compile(size_options(setup, strategy, batch, arena_budget));
+  } catch (const compiler::CompileError& e) {
+    row.error = e.what();
+    return row;
+  }
+  const compiler::CompileReport& r = result.report;
+  const compiler::MemoryPlan& m = result.memory;
+  const compiler::Graph& g = result.graph;
+  row.arena_bytes = r.arena_bytes;
+  row.persistent_bytes = r.persistent_bytes;
+  row.host_bytes = r.host_bytes;
+  row.lower_bound = r.lower_bound;
+  row.step_flops = r.step_flops;
+  row.recomputed_flops = r.recomputed_flops;
+  row.checkpoints = r.checkpoints;
+  row.op_count = g.ops.size();
+  row.backward_start = row.op_count;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].phase != compiler::Phase::kForward) {
+      row.backward_start = i;
+      break;
+    }
+  }
+  // Live arena bytes per op, from the same lifetimes and aligned sizes the planner placed;
+  // their maximum is the planner's lower bound.
+  const int ops = static_cast<int>(row.op_count);
+  std::vector<int64_t> delta(row.op_count + 1, 0);
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (m.region[t] == static_cast<uint8_t>(Region::kPersistent)) {
+      const compiler::Role role = g.tensors[t].role;
+      if (role == compiler::Role::kParam) row.param_bytes += m.size[t];
+      if (role == compiler::Role::kState) row.state_bytes += m.size[t];
+      continue;
+    }
+    if (m.region[t] != static_cast<uint8_t>(Region::kArena) || m.first_use[t] >= ops) continue;
+    const int from = std::max(m.first_use[t], 0);
+    const int to = std::min(m.last_use[t], ops - 1);
+    if (from > to) continue;
+    delta[from] += static_cast<int64_t>(m.size[t]);
+    delta[to + 1] -= static_cast<int64_t>(m.size[t]);
+  }
+  row.live_bytes.resize(row.op_count);
+  int64_t running = 0;
+  for (size_t i = 0; i < row.op_count; ++i) {
+    running += delta[i];
+    row.live_bytes[i] = static_cast<uint64_t>(running);
+  }
+  return row;
+}
+
+MaxBatch find_max_batch(const SizeSetup& setup, const std::string& strategy, int64_t lo, int64_t hi,
+                        uint64_t budget, uint64_t arena_budget) {
+  MaxBatch out;
+  auto evaluate = [&](int64_t batch) {
+    ++out.compiles;
+    return size_row(setup, strategy, batch, arena_budget);
+  };
+  auto fits = [&](const SizeRow& r) { return r.ok() && r.device_bytes() <= budget; };
+  SizeRow good = evaluate(lo);
+  if (!good.ok()) {
+    out.row = good;
+    return out;
+  }
+  if (!fits(good)) {
+    out.row = good;
+    out.row.batch = 0;
+    out.over_bytes = good.device_bytes();
+    return out;
+  }
+  // Doubling until a batch does not fit (or |hi| fits).
+  SizeRow bad;
+  bool have_bad = false;
+  while (!have_bad) {
+    if (good.batch >= hi) {
+      out.row = good;
+      out.capped = true;
+      return out;
+    }
+    SizeRow next = evaluate(std::min(hi, good.batch * 2));
+    if (fits(next)) good = std::move(next);
+    else { bad = std::move(next); have_bad = true; }
+  }
+  // Shrink [good, bad) to adjacent batches. Device bytes grow almost linearly with the batch,
+  // so a guess by linear interpolation usually lands next to the answer; a step that does not
+  // halve the bracket is followed by a bisection step, which bounds the compiles at twice
+  // those of plain bisection.
+  bool bisect = false;
+  while (bad.batch - good.batch > 1) {
+    const int64_t width = bad.batch - good.batch;
+    int64_t mid = good.batch + width / 2;
+    if (!bisect && bad.ok() && bad.device_bytes() > good.device_bytes()) {
+      const double slope = static_cast<double>(bad.device_bytes() - good.device_bytes()) / static_cast<double>(width);
+      const double guess = static_cast<double>(good.batch) + static_cast<double>(budget - good.device_bytes()) / slope;
+      mid = std::min(bad.batch - 1, std::max(good.batch + 1, static_cast<int64_t>(guess)));
+    }
+    SizeRow next = evaluate(mid);
+    if (fits(next)) good = std::move(next);
+    else bad = std::move(next);
+    bisect = !bisect && 2 * (bad.batch - good.batch) > width;
+  }
+  out.row = std::move(good);
+  out.over_bytes = bad.ok() ? bad.device_bytes() : 0;
+  return out;
+}
+
+std::string checkpoints_text(const std::vector<std::string>& names, size_t max_chars) {
+  if (names.empty()) return "(all activations kept)";
+  std::string all;
+  for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+  if (all.size() <= max_chars || names.size() <= 2) return all;
+  // Keep the first and the last names whole and say how many there are.
+  const std::string tail = ", ..., " + names.back() + " (" + std::to_string(names.size()) + " in all)";
+  std::string head = names[0];
+  for (size_t i = 1; i + 1 < names.size() && head.size() + names[i].size() + 2 + tail.size() <= max_chars; ++i) {
+    head += ", " + names[i];
+  }
+  return head + tail;
+}
+
+}  // namespace cli
+}  // namespace remat

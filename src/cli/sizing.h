@@ -1,0 +1,91 @@
+// What `remat size` computes: the figures of one (strategy, batch) plan, and the largest batch
+// whose plan fits a device budget. The figures come from compiler::compile(), the same code
+// that writes the plan the runtime binds, so they are exact.
+#ifndef REMAT_CLI_SIZING_H_
+#define REMAT_CLI_SIZING_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.h"
+
+namespace remat {
+namespace cli {
+
+/// What every row of one `remat size` run shares.
+struct SizeSetup {
+  std::string model;                      ///< Template string, aliases already expanded.
+  std::string optimizer = "sgd:lr=0.01";  ///< Optimizer spec (persistent state depends on it).
+  uint32_t alignment = 64;                ///< Region alignment.
+  /// Device budget in bytes (arena + persistent); 0 when none was given. The `budget` strategy
+  /// is given this minus the persistent bytes as its arena budget (docs/sizing.md).
+  uint64_t device_budget = 0;
+  /// --device-budget: arena + persistent bytes each plan must fit by spilling checkpoints to
+  /// host memory (docs/spilling.md); 0 when not given.
+  uint64_t spill_budget = 0;
+};
+
+/// The figures of one plan, or why it could not be compiled.
+struct SizeRow {
+  std::string strategy;
+  int64_t batch = 0;
+  std::string error;                 ///< Non-empty: compiling failed; the figures are zero.
+  uint64_t arena_bytes = 0;          ///< Arena region: activations, checkpoints, gradients, scratch, inputs.
+  uint64_t persistent_bytes = 0;     ///< Persistent region: params + optimizer state + loss.
+  uint64_t param_bytes = 0;          ///< Part of persistent_bytes holding parameters.
+  uint64_t state_bytes = 0;          ///< Part of persistent_bytes holding optimizer state.
+  uint64_t host_bytes = 0;           ///< Host spill region (host memory, not device).
+  uint64_t lower_bound = 0;          ///< Largest sum of arena bytes live at one op.
+  uint64_t arena_budget = 0;         ///< Arena budget given to the `budget` strategy (else 0).
+  double step_flops = 0, recomputed_flops = 0;
+  std::vector<std::string> checkpoints;  ///< Tensors kept by choice (empty for `none`).
+  size_t op_count = 0;
+  size_t backward_start = 0;         ///< Index of the first op that is not a forward op.
+  std::vector<uint64_t> live_bytes;  ///< Arena bytes live at each op (for the timeline).
+
+  bool ok() const { return error.empty(); }
+  /// Bytes the device holds: arena + persistent (host spill lives in host memory).
+  uint64_t device_bytes() const { return arena_bytes + persistent_bytes; }
+  /// lower_bound / arena_bytes (1 when the arena is empty).
+  double efficiency() const;
+  /// recomputed_flops / step_flops.
+  double recomputed_share() const;
+};
+
+/// Compile options for |strategy| at |batch|: exactly what size_row() compiles, so a caller
+/// can compile the plan a row describes. |arena_budget| is passed to the `budget` strategy.
+compiler::CompileOptions size_options(const SizeSetup& setup, const std::string& strategy, int64_t batch,
+                                      uint64_t arena_budget);
+
+/// Persistent bytes of |setup|'s model and optimizer (they depend on neither batch nor strategy).
+uint64_t persistent_bytes(const SizeSetup& setup);
+
+/// Compiles |setup|'s model at |batch| with |strategy| and returns its figures; a CompileError
+/// becomes the row's error. For `budget`, |arena_budget| is the compiler's arena budget.
+SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch, uint64_t arena_budget = 0);
+
+/// Result of a max-batch search for one strategy.
+struct MaxBatch {
+  SizeRow row;            ///< Figures at the batch found (row.batch; 0 when even |lo| does not fit).
+  bool capped = false;    ///< The search reached |hi| and it still fit.
+  int compiles = 0;       ///< Plans compiled by the search.
+  uint64_t over_bytes = 0;  ///< Device bytes at row.batch + 1 (0 when capped or not compiled).
+};
+
+/// Largest batch in [|lo|, |hi|] whose plan compiles and has device_bytes() <= |budget|:
+/// doubling from |lo| until a batch does not fit, then shrinking the bracket (a linear guess
+/// from the two ends, bisection when the guess does not halve it). The answer b always has a
+/// compiled plan that fits at b and, unless capped, one that does not at b + 1. A batch whose
+/// compile fails counts as not fitting, except at |lo|, where the error is the result's.
+MaxBatch find_max_batch(const SizeSetup& setup, const std::string& strategy, int64_t lo, int64_t hi,
+                        uint64_t budget, uint64_t arena_budget = 0);
+
+/// "a, b, ..., z (N in all)" for long checkpoint lists; "(all activations kept)" when empty.
+std::string checkpoints_text(const std::vector<std::string>& checkpoints, size_t max_chars);
+
+}  // namespace cli
+}  // namespace remat
+
+#endif  // REMAT_CLI_SIZING_H_

@@ -1,0 +1,415 @@
+// `remat size`: its figures equal what the runtime binds, its max-batch search answers the
+// question exactly, its JSON parses, bad input is refused by name, and the timeline draws.
+#include "tests/cmocka_cpp.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/size_timeline.h"
+#include "cli/sizing.h"
+#include "compiler/compiler.h"
+#include "compiler/template_aliases.h"
+#include "remat/remat.h"
+
+#if !defined(REMAT_CLI) || !defined(REMAT_TEST_TMP)
+#error "REMAT_CLI must name the remat binary and REMAT_TEST_TMP a scratch folder"
+#endif
+
+namespace {
+
+using remat::cli::SizeRow;
+using remat::cli::SizeSetup;
+
+const char* const kMlp = "mlp:layers=6,width=48,in=16,classes=5";
+const char* const kTransformer = "transformer:layers=3,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3";
+
+struct Result {
+  int code;
+  std::string out;  // stdout only
+  std::string all;  // stdout and stderr
+};
+
+// Runs `remat ARGS`; stdout alone and stdout + stderr.
+Result run_remat(const std::string& args) {
+  const std::string err = std::string(REMAT_TEST_TMP) + "/size_stderr.txt";
+  const std::string command = std::string(REMAT_CLI) + " " + args + " 2>" + err;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) fail_msg("cannot run %s", command.c_str());
+  Result r{0, "", ""};
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.all = r.out;
+  if (FILE* f = fopen(err.c_str(), "r")) {
+    while ((n = fread(buffer, 1, sizeof(buffer), f)) > 0) r.all.append(buffer, n);
+    fclose(f);
+  }
+  return r;
+}
+
+void expect(const Result& r, int code, const char* needle) {
+  if (r.code != code || r.all.find(needle) == std::string::npos) {
+    fail_msg("expected exit %d and '%s', got exit %d:\n%s", code, needle, r.code, r.all.c_str());
+  }
+}
+
+// A small JSON reader: enough to check the output is well-formed and to read its fields.
+struct Json {
+  enum Kind { kNull, kBool, kNumber, kString, kArray, kObject } kind = kNull;
+  bool boolean = false;
+  double number = 0;
+  std::string text;  // string value, or the number's digits
+  std::vector<Json> items;
+  std::map<std::string, Json> fields;
+
+  const Json& operator[](const std::string& key) const {
+    auto it = fields.find(key);
+    if (kind != kObject || it == fields.end()) fail_msg("JSON has no field '%s'", key.c_str());
+    return it->second;
+  }
+};
+
+class JsonParser {
+ public:
+  explicit JsonParser(const std::string& s) : s_(s) {}
+  Json parse_document() {
+    Json v = value();
+    space();
+    if (at_ != s_.size()) error("trailing characters");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void error(const char* what) {
+    fail_msg("invalid JSON (%s) at byte %zu: ...%s", what, at_, s_.substr(at_, 40).c_str());
+    abort();
+  }
+  void space() {
+    while (at_ < s_.size() && strchr(" \t\r\n", s_[at_]) != nullptr) ++at_;
+  }
+  bool take(char c) {
+    space();
+    if (at_ < s_.size() && s_[at_] == c) { ++at_; return true; }
+    return false;
+  }
+  void want(char c) {
+    if (!take(c)) error("unexpected character");
+  }
+  std::string string() {
+    want('"');
+    std::string out;
+    while (at_ < s_.size() && s_[at_] != '"') {
+      char c = s_[at_++];
+      if (static_cast<unsigned char>(c) < 0x20) error("control character in a string");
+      if (c == '\\') {
+        if (at_ >= s_.size()) error("bad escape");
+        c = s_[at_++];
+        if (c == 'u') { at_ += 4; c = '?'; }
+        else if (strchr("\"\\/bfnrt", c) == nullptr) error("bad escape");
+      }
+      out += c;
+    }
+    want('"');
+    return out;
+  }
+  Json value() {
+    space();
+    Json v;
+    if (at_ >= s_.size()) error("end of input");
+    const char c = s_[at_];
+    if (c == '{') {
+      v.kind = Json::kObject;
+      ++at_;
+      if (take('}')) return v;
+      do {
+        const std::string key = string();
+        want(':');
+        v.fields[key] = value();
+      } while (take(','));
+      want('}');
+    } else if (c == '[') {
+      v.kind = Json::kArray;
+      ++at_;
+      if (take(']')) return v;
+      do v.items.push_back(value()); while (take(','));
+      want(']');
+    } else if (c == '"') {
+      v.kind = Json::kString;
+      v.text = string();
+    } else if (s_.compare(at_, 4, "null") == 0) {
+      at_ += 4;
+    } else if (s_.compare(at_, 4, "true") == 0 || s_.compare(at_, 5, "false") == 0) {
+      v.kind = Json::kBool;
+      v.boolean = s_[at_] == 't';
+      at_ += v.boolean ? 4 : 5;
+    } else {
+      const size_t start = at_;
+      while (at_ < s_.size() && strchr("+-0123456789.eE", s_[at_]) != nullptr) ++at_;
+      if (at_ == start) error("unexpected character");
+      v.kind = Json::kNumber;
+      v.text = s_.substr(start, at_ - start);
+      v.number = strtod(v.text.c_str(), nullptr);
+    }
+    return v;
+  }
+  const std::string& s_;
+  size_t at_ = 0;
+};
+
+uint64_t as_u64(const Json& v) {
+  if (v.kind != Json::kNumber) fail_msg("expected a number");
+  return strtoull(v.text.c_str(), nullptr, 10);
+}
+
+SizeSetup setup_for(const char* model, uint64_t budget = 0) {
+  SizeSetup s;
+  s.model = model;
+  s.device_budget = budget;
+  return s;
+}
+
+struct PlanCloser {
+  void operator()(remat_plan* p) const { remat_plan_close(p); }
+};
+
+// Creates a CPU session for |plan| over a caller arena of exactly |arena_bytes| bytes.
+remat_status session_with_arena(const std::vector<uint8_t>& plan, uint32_t alignment, uint64_t arena_bytes) {
+  remat_plan* opened = nullptr;
+  char message[512];
+  const remat_status status = remat_plan_open(plan.data(), plan.size(), &opened, message, sizeof(message));
+  if (status != REMAT_OK) fail_msg("plan does not open: %s", message);
+  std::unique_ptr<remat_plan, PlanCloser> closer(opened);
+  const size_t rounded = (arena_bytes + alignment) / alignment * alignment;
+  void* arena = aligned_alloc(alignment, rounded);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.arena = arena;
+  options.arena_size = arena_bytes;
+  remat_session* session = nullptr;
+  const remat_status created = remat_session_create(opened, &options, &session, message, sizeof(message));
+  remat_session_destroy(session);
+  free(arena);
+  return created;
+}
+
+}  // namespace
+
+static void the_printed_arena_is_the_arena_the_runtime_binds_to_the_byte(void**) {
+  for (const char* model : {kMlp, kTransformer}) {
+    const SizeSetup setup = setup_for(model);
+    for (const char* strategy : {"none", "sqrt", "selective"}) {
+      const SizeRow row = remat::cli::size_row(setup, strategy, 4);
+      if (!row.ok()) fail_msg("%s %s: %s", model, strategy, row.error.c_str());
+      const remat::compiler::CompileResult plan =
+          remat::compiler::compile(remat::cli::size_options(setup, strategy, 4, 0));
+      assert_int_equal(plan.report.arena_bytes, row.arena_bytes);
+      assert_int_equal(session_with_arena(plan.plan, setup.alignment, row.arena_bytes), REMAT_OK);
+      assert_int_equal(session_with_arena(plan.plan, setup.alignment, row.arena_bytes - 1),
+                       REMAT_ERROR_ARENA_TOO_SMALL);
+    }
+  }
+}
+
+static void the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused(void**) {
+  const std::string model = kTransformer;
+  const Result sized = run_remat("size " + model + " --batch 4 --strategy sqrt --json");
+  expect(sized, 0, "\"rows\"");
+  const Json doc = JsonParser(sized.out).parse_document();
+  const uint64_t arena = as_u64(doc["rows"].items.at(0)["arena_bytes"]);
+  const std::string train = "train " + model + " --batch 4 --strategy sqrt --steps 1 --arena ";
+  expect(run_remat(train + std::to_string(arena)), 0, "step");
+  const Result smaller = run_remat(train + std::to_string(arena - 1));
+  assert_int_equal(smaller.code, 1);
+  // The text table prints the same exact figure.
+  expect(run_remat("size " + model + " --batch 4 --strategy sqrt"), 0, (" " + std::to_string(arena) + " ").c_str());
+}
+
+static void live_bytes_peak_at_the_lower_bound_and_the_backward_pass_follows_the_forward(void**) {
+  const SizeSetup setup = setup_for(kTransformer);
+  for (const char* strategy : {"none", "sqrt", "selective"}) {
+    const SizeRow row = remat::cli::size_row(setup, strategy, 3);
+    uint64_t peak = 0;
+    for (uint64_t v : row.live_bytes) peak = peak > v ? peak : v;
+    assert_int_equal(row.live_bytes.size(), row.op_count);
+    assert_int_equal(peak, row.lower_bound);
+    assert_true(row.lower_bound <= row.arena_bytes);
+    assert_true(row.backward_start > 0 && row.backward_start < row.op_count);
+  }
+}
+
+static void the_max_batch_fits_and_one_more_does_not(void**) {
+  const SizeSetup probe = setup_for(kTransformer);
+  const SizeRow at8 = remat::cli::size_row(probe, "none", 8);
+  const uint64_t budget = at8.device_bytes() + 12345;
+  const SizeSetup setup = setup_for(kTransformer, budget);
+  int64_t none_batch = 0;
+  for (const char* strategy : {"none", "sqrt", "selective"}) {
+    const remat::cli::MaxBatch m = remat::cli::find_max_batch(setup, strategy, 1, 1 << 20, budget);
+    if (!m.row.ok()) fail_msg("%s: %s", strategy, m.row.error.c_str());
+    assert_false(m.capped);
+    assert_true(m.row.batch >= 8);
+    const SizeRow fits = remat::cli::size_row(setup, strategy, m.row.batch);
+    const SizeRow over = remat::cli::size_row(setup, strategy, m.row.batch + 1);
+    assert_true(fits.device_bytes() <= budget);
+    assert_true(over.device_bytes() > budget);
+    assert_int_equal(fits.arena_bytes, m.row.arena_bytes);
+    if (std::string(strategy) == "none") none_batch = m.row.batch;
+    else assert_true(m.row.batch >= none_batch);
+  }
+}
+
+static void the_max_batch_search_agrees_with_trying_every_batch(void**) {
+  const SizeSetup probe = setup_for(kMlp);
+  const uint64_t budget = remat::cli::size_row(probe, "none", 37).device_bytes() + 1;
+  const SizeSetup setup = setup_for(kMlp, budget);
+  for (const char* strategy : {"none", "sqrt"}) {
+    int64_t brute = 0;
+    for (int64_t b = 1; b <= 80; ++b) {
+      if (remat::cli::size_row(setup, strategy, b).device_bytes() <= budget) brute = b;
+    }
+    const remat::cli::MaxBatch m = remat::cli::find_max_batch(setup, strategy, 1, 80, budget);
+    assert_int_equal(m.row.batch, brute);
+  }
+  // A budget below batch 1 answers 0; a range whose top fits says so.
+  assert_int_equal(remat::cli::find_max_batch(setup, "none", 1, 80, 100).row.batch, 0);
+  const remat::cli::MaxBatch capped = remat::cli::find_max_batch(setup, "none", 1, 5, budget);
+  assert_true(capped.capped);
+  assert_int_equal(capped.row.batch, 5);
+}
+
+static void json_output_parses_with_the_documented_fields(void**) {
+  const std::string timeline = std::string(REMAT_TEST_TMP) + "/size_json.svg";
+  const Result r = run_remat(std::string("size ") + kMlp + " --batch 2..3 --budget 1MiB --timeline " + timeline + " --json");
+  expect(r, 0, "\"rows\"");
+  const Json doc = JsonParser(r.out).parse_document();
+  assert_string_equal(doc["model"].text.c_str(), kMlp);
+  assert_int_equal(as_u64(doc["device_budget_bytes"]), 1 << 20);
+  assert_string_equal(doc["timeline"].text.c_str(), timeline.c_str());
+  const std::vector<Json>& rows = doc["rows"].items;
+  assert_int_equal(rows.size(), 2 * 4);  // two batches x none, sqrt, selective, budget
+  const SizeSetup setup = setup_for(kMlp);
+  for (const Json& row : rows) {
+    if (row["error"].kind != Json::kNull) continue;  // budget rows while that strategy is absent
+    const std::string strategy = row["strategy"].text;
+    const SizeRow want = remat::cli::size_row(setup, strategy, static_cast<int64_t>(row["batch"].number),
+                                              row["arena_budget_bytes"].kind == Json::kNull ? 0 : as_u64(row["arena_budget_bytes"]));
+    assert_int_equal(as_u64(row["arena_bytes"]), want.arena_bytes);
+    assert_int_equal(as_u64(row["persistent_bytes"]), want.persistent_bytes);
+    assert_int_equal(as_u64(row["device_bytes"]), want.arena_bytes + want.persistent_bytes);
+    assert_int_equal(as_u64(row["param_bytes"]) + as_u64(row["optimizer_state_bytes"]) <= want.persistent_bytes, 1);
+    assert_int_equal(as_u64(row["lower_bound_bytes"]), want.lower_bound);
+    assert_int_equal(as_u64(row["host_bytes"]), 0);
+    assert_true(row["fits"].kind == Json::kBool);
+    assert_true(row["recomputed_flops_share"].number >= 0 && row["recomputed_flops_share"].number <= 1);
+    assert_true(row["checkpoints"].kind == Json::kArray);
+  }
+  const Result m = run_remat(std::string("size ") + kMlp + " --max-batch --batch 1..4096 --budget 2MiB --strategy sqrt --json");
+  expect(m, 0, "\"vs_none\"");
+  const Json max = JsonParser(m.out).parse_document();
+  assert_true(max["max_batch"].boolean);
+  assert_string_equal(max["rows"].items.at(0)["strategy"].text.c_str(), "none");  // added as the reference
+  assert_true(max["rows"].items.at(1)["vs_none"].number >= 1.0);
+}
+
+static void bad_input_is_refused_with_a_message_naming_the_value(void**) {
+  const std::string size = std::string("size ") + kMlp;
+  expect(run_remat(size + " --batch 5..2"), 2, "--batch '5..2'");
+  expect(run_remat(size + " --batch x"), 2, "--batch 'x'");
+  expect(run_remat(size + " --batch 0"), 2, "--batch '0'");
+  expect(run_remat(size + " --batch 4 --strategy none,bogus"), 2, "unknown strategy 'bogus'");
+  expect(run_remat(size), 2, "--batch");
+  expect(run_remat(size + " --max-batch"), 2, "--max-batch needs --budget");
+  expect(run_remat(size + " --batch 4 --strategy budget"), 2, "needs --budget");
+  expect(run_remat(size + " --batch 4 --budget lots"), 2, "--budget 'lots'");
+  expect(run_remat(size + " --batch 4 --device-budget 1KiB"), 1, "device budget 1024 bytes is too small");
+  expect(run_remat(size + " --batch 4 --strategy manual:nothing"), 1, "manual checkpoint 'nothing'");
+  expect(run_remat("size mlp:layers=2 --batch 4"), 1, "missing");
+  expect(run_remat("size bert-large:seq=0 --batch 1"), 1, "seq=0");
+  // One failing row does not fail the others.
+  expect(run_remat(size + " --batch 4 --strategy none,manual:nothing"), 0, "error: manual checkpoint 'nothing'");
+}
+
+static void bert_shorthands_expand_to_the_published_sizes(void**) {
+  using remat::compiler::expand_model_alias;
+  assert_string_equal(expand_model_alias("bert-large").c_str(),
+                      "transformer:layers=24,hidden=1024,heads=16,ffn=4096,seq=512,vocab=30522,classes=2");
+  assert_string_equal(expand_model_alias("bert-base:seq=128").c_str(),
+                      "transformer:layers=12,hidden=768,heads=12,ffn=3072,seq=128,vocab=30522,classes=2");
+  assert_string_equal(expand_model_alias(kMlp).c_str(), kMlp);
+  bool threw = false;
+  try {
+    expand_model_alias("bert-base:layers=3");
+  } catch (const remat::compiler::CompileError& e) {
+    threw = strstr(e.what(), "layers") != nullptr;
+  }
+  assert_true(threw);
+  // Hugging Face's BertForSequenceClassification (2 labels) has 109,483,778 parameters for
+  // bert-base; the template has no token-type table (2 x 768) and otherwise the same tensors.
+  remat::compiler::CompileOptions o;
+  o.model = expand_model_alias("bert-base");
+  o.batch = 1;
+  assert_int_equal(remat::compiler::compile(o).report.param_count, 109483778 - 2 * 768);
+}
+
+// Converts the timeline to PNG with rsvg-convert (librsvg2-bin) and checks the picture's size.
+static int render_timeline(void) {
+  if (system("command -v rsvg-convert >/dev/null 2>&1") != 0) {
+    printf("rsvg-convert not found (Debian: librsvg2-bin): skipped\n");
+    return 77;
+  }
+  const std::string svg = std::string(REMAT_TEST_TMP) + "/size_timeline.svg";
+  const std::string png = std::string(REMAT_TEST_TMP) + "/size_timeline.png";
+  const Result r = run_remat(std::string("size ") + kTransformer + " --batch 8 --timeline " + svg);
+  if (r.code != 0) {
+    printf("remat size failed:\n%s", r.all.c_str());
+    return 1;
+  }
+  remove(png.c_str());
+  if (system(("rsvg-convert '" + svg + "' -o '" + png + "'").c_str()) != 0) {
+    printf("rsvg-convert could not render %s\n", svg.c_str());
+    return 1;
+  }
+  FILE* f = fopen(png.c_str(), "rb");
+  unsigned char head[24] = {0};
+  const size_t n = f ? fread(head, 1, sizeof(head), f) : 0;
+  if (f) fclose(f);
+  const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (n != sizeof(head) || memcmp(head, signature, 8) != 0 || memcmp(head + 12, "IHDR", 4) != 0) {
+    printf("%s is not a PNG\n", png.c_str());
+    return 1;
+  }
+  const uint32_t width = (head[16] << 24) | (head[17] << 16) | (head[18] << 8) | head[19];
+  const uint32_t height = (head[20] << 24) | (head[21] << 16) | (head[22] << 8) | head[23];
+  int want_w = 0, want_h = 0;
+  remat::cli::timeline_size(3, &want_w, &want_h);
+  if (width != static_cast<uint32_t>(want_w) || height != static_cast<uint32_t>(want_h)) {
+    printf("PNG is %ux%u, expected %dx%d\n", width, height, want_w, want_h);
+    return 1;
+  }
+  printf("rendered %s: %ux%u\n", png.c_str(), width, height);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "render") == 0) return render_timeline();
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(the_printed_arena_is_the_arena_the_runtime_binds_to_the_byte),
+      cmocka_unit_test(the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused),
+      cmocka_unit_test(live_bytes_peak_at_the_lower_bound_and_the_backward_pass_follows_the_forward),
+      cmocka_unit_test(the_max_batch_fits_and_one_more_does_not),
+      cmocka_unit_test(the_max_batch_search_agrees_with_trying_every_batch),
+      cmocka_unit_test(json_output_parses_with_the_documented_fields),
+      cmocka_unit_test(bad_input_is_refused_with_a_message_naming_the_value),
+      cmocka_unit_test(bert_shorthands_expand_to_the_published_sizes),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
