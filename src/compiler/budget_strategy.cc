@@ -70,6 +70,7 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
   pool.push_back(evaluate(graph, forward_ops, candidates, alignment));
   if (pool[0].arena <= budget) return candidates;  // everything fits: nothing to recompute
   pool.push_back(evaluate(graph, forward_ops, choose_checkpoints(graph, forward_ops, "sqrt"), alignment));
+  pool.push_back(evaluate(graph, forward_ops, split_points(graph, forward_ops), alignment));
   // The chain model leaves out gradients, inputs and backward temporaries, so the real arena
   // differs from the modelled memory: bisect on the model's budget for the largest one whose
   // schedule, planned for real, fits.

@@ -15,7 +15,7 @@ namespace compiler {
 /// The graph's split points make a chain of stages; chain_dp's exact dynamic program chooses
 /// which stages to keep and which to recompute (chains of more than 32 stages are first merged
 /// into 32), and every candidate is then planned for real, so the arena is exact. The
-/// candidates also include `none` and `sqrt`, so the result never recomputes more than `sqrt`
+/// candidates also include `none`, `sqrt` and `splits`, so the result never recomputes more than `sqrt`
 /// when `sqrt` fits. Throws CompileError, with the smallest arena found, when nothing fits.
 std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint64_t budget, uint32_t alignment);
 

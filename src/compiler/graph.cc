@@ -1,7 +1,6 @@
 // Graph IR construction with every op checked as it is added.
 #include "compiler/graph.h"
 
-#include <algorithm>
 
 #include "common/op_check.h"
 
@@ -21,11 +20,7 @@ uint64_t Tensor::bytes() const {
 
 int Graph::add_tensor(const std::string& name, remat_dtype dtype, std::vector<int64_t> shape,
                       Role role, Init init, float init_scale) {
-  auto at = std::lower_bound(sorted_names_.begin(), sorted_names_.end(),
-                             std::make_pair(name, -1));
-  if (at != sorted_names_.end() && at->first == name) {
-    throw CompileError("tensor name '" + name + "' is used twice");
-  }
+  if (names_.count(name) != 0) throw CompileError("tensor name '" + name + "' is used twice");
   if (shape.empty() || shape.size() > REMAT_MAX_RANK) {
     throw CompileError("tensor '" + name + "' has rank " + std::to_string(shape.size()) +
                        ", expected 1.." + std::to_string(REMAT_MAX_RANK));
@@ -35,14 +30,13 @@ int Graph::add_tensor(const std::string& name, remat_dtype dtype, std::vector<in
   }
   const int index = static_cast<int>(tensors.size());
   tensors.push_back(Tensor{name, dtype, std::move(shape), role, init, init_scale});
-  sorted_names_.insert(at, std::make_pair(name, index));
+  names_.emplace(name, index);
   return index;
 }
 
 int Graph::find(const std::string& name) const {
-  auto at = std::lower_bound(sorted_names_.begin(), sorted_names_.end(),
-                             std::make_pair(name, -1));
-  return (at != sorted_names_.end() && at->first == name) ? at->second : -1;
+  auto at = names_.find(name);
+  return at == names_.end() ? -1 : at->second;
 }
 
 int Graph::add_op(OpCode code, std::vector<int> inputs, std::vector<int> outputs,

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/ops.h"
@@ -93,7 +94,7 @@ class Graph {
   int loss = -1;                ///< The scalar loss.
 
  private:
-  std::vector<std::pair<std::string, int>> sorted_names_;  // for find(); kept sorted
+  std::unordered_map<std::string, int> names_;  // for find()
 };
 
 /// Estimated flops of |op| in |graph| (2*M*N*K for matmuls, a few per element otherwise).
