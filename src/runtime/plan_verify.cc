@@ -56,7 +56,7 @@ remat_status verify_tensor(const fb::Plan* plan, uint32_t index, ErrorBuffer* er
   uint64_t numel = 1;
   for (uint32_t d = 0; d < shape->size(); ++d) {
     const int64_t dim = shape->Get(d);
-    if (dim < 1 || static_cast<uint64_t>(dim) > kMaxElements || numel * static_cast<uint64_t>(dim) > kMaxElements) {
+    if (dim < 1 || static_cast<uint64_t>(dim) > kMaxElements / numel) {
       return set_error(err, REMAT_ERROR_BAD_SHAPE, "tensor %u '%s': dim %u is %lld (elements must be 1..2^40)",
                        index, name, d, static_cast<long long>(dim));
     }
@@ -260,15 +260,15 @@ void tensor_ref(const fb::Plan* plan, uint32_t index, TensorRef* out) {
 
 remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out_root, ErrorBuffer* err) {
   if (bytes == nullptr) return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "plan bytes are NULL");
+  if (size < 8 || !fb::PlanBufferHasIdentifier(bytes)) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "not a remat plan: %zu bytes without the 'RMPL' identifier at byte 4", size);
+  }
   // FlatBuffers reads 8-byte scalars in place; its verifier rejects misaligned ones as corrupt,
   // which would hide the real cause.
   if (reinterpret_cast<uintptr_t>(bytes) % 8 != 0) {
     return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "plan bytes at %p are not 8-byte aligned",
                      static_cast<const void*>(bytes));
-  }
-  if (size < 8 || !fb::PlanBufferHasIdentifier(bytes)) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
-                     "not a remat plan: %zu bytes without the 'RMPL' identifier at byte 4", size);
   }
   if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "plan of %zu bytes is larger than FlatBuffers allows", size);

@@ -226,7 +226,11 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
   const uint32_t bindings = binding_total(s->plan);
   for (uint32_t slot = 0; slot < bindings; ++slot) {
     if (!s->input_set[slot]) {
-      return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION, "step: input or label %u has never been set", slot);
+      const auto* inputs = s->plan->root->inputs();
+      const uint32_t n_inputs = inputs ? inputs->size() : 0;
+      const uint32_t t = slot < n_inputs ? inputs->Get(slot) : s->plan->root->labels()->Get(slot - n_inputs);
+      return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION, "step: %s '%s' has never been set (remat_session_set_input)",
+                  slot < n_inputs ? "input" : "label", s->plan->root->tensors()->Get(t)->name()->c_str());
     }
   }
   const remat::StepContext ctx{s->plan->root->seed(), s->step};
