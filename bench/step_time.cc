@@ -1,14 +1,19 @@
 // Benchmark: median training-step time and arena bytes of remat on the CPU, per model and
 // strategy, printed as a table. It measures; it asserts nothing.
 //
-//   build/bench/step_time [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY,...] ...
+//   build/bench/step_time [--backend B] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY,...] ...
+//
+// STRATEGY is a compiler strategy, optionally with /budget=SIZE (arena budget of `budget`) and
+// /device=SIZE (device budget: spill checkpoints to host), e.g. `splits/device=200MiB`.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cli/cli_args.h"
 #include "cli/synthetic_task.h"
 #include "compiler/compiler.h"
 #include "remat/remat.h"
@@ -19,22 +24,34 @@ namespace {
 struct Row {
   std::string model, strategy;
   int64_t batch;
-  uint64_t arena, persistent;
+  uint64_t arena, persistent, host;
   double recomputed_share, median_ms, min_ms;
 };
 
-Row measure(const std::string& model, int64_t batch, const std::string& strategy, int warmup, int steps) {
+Row measure(const std::string& model, int64_t batch, const std::string& spec, const std::string& backend, int warmup,
+            int steps) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = batch;
-  o.strategy = strategy;
+  o.strategy = spec.substr(0, spec.find('/'));
+  for (size_t at = spec.find('/'); at != std::string::npos; at = spec.find('/', at + 1)) {
+    const std::string item = spec.substr(at + 1, spec.find('/', at + 1) - at - 1);
+    const std::string key = item.substr(0, item.find('='));
+    const uint64_t bytes = remat::cli::parse_size(item.substr(item.find('=') + 1), key);
+    if (key == "budget") o.budget = bytes;
+    else if (key == "device") o.device_budget = bytes;
+    else throw remat::cli::UsageError("unknown strategy option '" + key + "'");
+  }
   o.optimizer = "adam:lr=0.0001";
   const auto compiled = remat::compiler::compile(o);
   remat_plan* plan = nullptr;
   remat_session* session = nullptr;
   char message[512];
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.backend = backend.c_str();
   if (remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, message, sizeof(message)) != REMAT_OK ||
-      remat_session_create(plan, nullptr, &session, message, sizeof(message)) != REMAT_OK) {
+      remat_session_create(plan, &options, &session, message, sizeof(message)) != REMAT_OK) {
     std::fprintf(stderr, "%s: %s\n", model.c_str(), message);
     std::exit(1);
   }
@@ -56,7 +73,7 @@ Row measure(const std::string& model, int64_t batch, const std::string& strategy
   remat_session_destroy(session);
   remat_plan_close(plan);
   const auto& r = compiled.report;
-  return Row{model, strategy, batch, r.arena_bytes, r.persistent_bytes,
+  return Row{model, spec, batch, r.arena_bytes, r.persistent_bytes, r.host_bytes,
              r.step_flops > 0 ? r.recomputed_flops / r.step_flops : 0.0, times[times.size() / 2], times.front()};
 }
 
@@ -64,15 +81,17 @@ Row measure(const std::string& model, int64_t batch, const std::string& strategy
 
 int main(int argc, char** argv) {
   int steps = 10, warmup = 2;
+  std::string backend = "cpu";
   std::vector<std::string> specs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--steps" && i + 1 < argc) steps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--warmup" && i + 1 < argc) warmup = std::max(0, std::atoi(argv[++i]));
+    else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
     else specs.push_back(a);
   }
   if (specs.empty()) {
-    std::fprintf(stderr, "usage: step_time [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY,...] ...\n");
+    std::fprintf(stderr, "usage: step_time [--backend B] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY[/budget=SIZE][/device=SIZE],...] ...\n");
     return 2;
   }
   const char* core = std::getenv("OPENBLAS_CORETYPE");
@@ -82,12 +101,12 @@ int main(int argc, char** argv) {
 #else
   const char* blas = "portable kernels";
 #endif
-  std::printf("# remat CPU step time; %u hardware threads; matmul: %s; OPENBLAS_CORETYPE=%s; "
+  std::printf("# remat step time on backend %s; %u hardware threads; CPU matmul: %s; OPENBLAS_CORETYPE=%s; "
               "OPENBLAS_NUM_THREADS=%s; median of %d steps after %d warm-up\n",
-              std::thread::hardware_concurrency(), blas, core ? core : "(unset)", threads ? threads : "(unset)",
+              backend.c_str(), std::thread::hardware_concurrency(), blas, core ? core : "(unset)", threads ? threads : "(unset)",
               steps, warmup);
-  std::printf("| model | batch | strategy | arena MiB | persistent MiB | recomputed FLOPs | median ms | min ms |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::printf("| model | batch | strategy | arena MiB | persistent MiB | host MiB | recomputed FLOPs | median ms | min ms |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& spec : specs) {
     const size_t at = spec.find('@');
     if (at == std::string::npos) {
@@ -106,10 +125,17 @@ int main(int argc, char** argv) {
       p = q + 1;
     }
     for (const std::string& strategy : strategies) {
-      const Row r = measure(model, batch, strategy, warmup, steps);
-      std::printf("| %s | %lld | %s | %.1f | %.1f | %.1f%% | %.1f | %.1f |\n", r.model.c_str(),
+      Row r;
+      try {
+        r = measure(model, batch, strategy, backend, warmup, steps);
+      } catch (const std::exception& e) {
+        std::printf("| %s | %lld | %s | error: %s |\n", model.c_str(), static_cast<long long>(batch), strategy.c_str(), e.what());
+        continue;
+      }
+      std::printf("| %s | %lld | %s | %.1f | %.1f | %.1f | %.1f%% | %.1f | %.1f |\n", r.model.c_str(),
                   static_cast<long long>(r.batch), r.strategy.c_str(), static_cast<double>(r.arena) / 1048576.0,
-                  static_cast<double>(r.persistent) / 1048576.0, 100.0 * r.recomputed_share, r.median_ms, r.min_ms);
+                  static_cast<double>(r.persistent) / 1048576.0, static_cast<double>(r.host) / 1048576.0,
+                  100.0 * r.recomputed_share, r.median_ms, r.min_ms);
       std::fflush(stdout);
     }
   }
