@@ -53,6 +53,10 @@ remat_status verify_tensor(const fb::Plan* plan, uint32_t index, ErrorBuffer* er
     return set_error(err, REMAT_ERROR_BAD_SHAPE, "tensor %u '%s': rank %u outside 1..%d", index, name,
                      shape ? shape->size() : 0u, REMAT_MAX_RANK);
   }
+  // The FlatBuffers verifier aligns a vector's length, not its 8-byte elements.
+  if (reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': shape vector is not 8-byte aligned", index, name);
+  }
   uint64_t numel = 1;
   for (uint32_t d = 0; d < shape->size(); ++d) {
     const int64_t dim = shape->Get(d);
@@ -120,7 +124,11 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
     v.rank = static_cast<uint8_t>(x->shape()->size());
     v.dims = x->shape()->data();
   }
-  // Vectors of int64 may sit unaligned in the caller's bytes; op_check reads a local copy.
+  if (op->iattrs() != nullptr && op->iattrs()->size() > 0 &&
+      reinterpret_cast<uintptr_t>(op->iattrs()->data()) % alignof(int64_t) != 0) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s): int attribute vector is not 8-byte aligned", index,
+                     info->name);
+  }
   int64_t iattrs[16];
   float fattrs[16];
   const uint32_t n_i = op->iattrs() ? op->iattrs()->size() : 0;

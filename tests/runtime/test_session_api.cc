@@ -1,0 +1,508 @@
+// Failure paths of the session C ABI: each wrong call gets its own status and a message naming
+// what was wrong, and a failed call leaves the session as it was.
+#include "tests/cmocka_cpp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "common/plan_generated.h"
+#include "compiler/compiler.h"
+#include "remat/remat.h"
+
+namespace {
+
+namespace rc = remat::compiler;
+
+const char kMlp[] = "mlp:layers=2,width=8,in=4,classes=3";
+const char kTransformer[] = "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3";
+constexpr int64_t kBatch = 2;
+constexpr int32_t kClasses = 3;  // of both models
+constexpr int32_t kVocab = 11;   // of the transformer
+
+// A compiled and opened plan; the bytes live as long as the plan.
+struct OpenPlan {
+  rc::CompileResult compiled;
+  remat_plan* plan = nullptr;
+  remat_plan_memory_info memory{};
+
+  explicit OpenPlan(const char* model, const char* optimizer = "sgd:lr=0.1,momentum=0.9") {
+    rc::CompileOptions o;
+    o.model = model;
+    o.batch = kBatch;
+    o.optimizer = optimizer;
+    compiled = rc::compile(o);
+    assert_int_equal(remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, nullptr, 0), REMAT_OK);
+    assert_int_equal(remat_plan_memory(plan, &memory), REMAT_OK);
+  }
+  ~OpenPlan() { remat_plan_close(plan); }
+  OpenPlan(const OpenPlan&) = delete;
+  OpenPlan& operator=(const OpenPlan&) = delete;
+};
+
+// An aligned buffer of exactly |size| bytes (|size| rounded up to |alignment| for
+// aligned_alloc's sake only when it is not a multiple already), freed on scope exit.
+struct Buffer {
+  void* data;
+  explicit Buffer(size_t size, size_t alignment = 4096) {
+    data = aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+    assert_non_null(data);
+  }
+  ~Buffer() { free(data); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  uint8_t* bytes() const { return static_cast<uint8_t*>(data); }
+};
+
+void expect_mentions(const char* message, std::initializer_list<std::string> needles) {
+  for (const std::string& needle : needles) {
+    if (strstr(message, needle.c_str()) == nullptr) fail_msg("message '%s' does not mention '%s'", message, needle.c_str());
+  }
+}
+
+// Creates a session and expects |want|; on failure checks the out contract and the message.
+remat_session* create_expecting(const remat_plan* plan, const remat_session_options* options, remat_status want,
+                                std::initializer_list<std::string> needles = {}) {
+  char message[512];
+  memset(message, 'z', sizeof(message));
+  static char sentinel;
+  remat_session* session = reinterpret_cast<remat_session*>(&sentinel);
+  const remat_status status = remat_session_create(plan, options, &session, message, sizeof(message));
+  assert_non_null(memchr(message, '\0', sizeof(message)));
+  if (status != want) {
+    fail_msg("expected %s, got %s: '%s'", remat_status_string(want), remat_status_string(status), message);
+  }
+  if (status == REMAT_OK) {
+    assert_non_null(session);
+    assert_string_equal(remat_session_last_error(session), "");
+  } else {
+    assert_null(session);
+    expect_mentions(message, needles);
+  }
+  return session;
+}
+
+// Expects |status| from a call on |session| and a last error that mentions |needles|.
+void expect_call(remat_session* session, remat_status status, remat_status want,
+                 std::initializer_list<std::string> needles = {}) {
+  const char* message = remat_session_last_error(session);
+  if (status != want) {
+    fail_msg("expected %s, got %s: '%s'", remat_status_string(want), remat_status_string(status), message);
+  }
+  expect_mentions(message, needles);
+}
+
+std::vector<remat_tensor_info> bindings(const remat_plan* plan, remat_binding_kind kind) {
+  uint32_t count = 0;
+  assert_int_equal(remat_plan_binding_count(plan, kind, &count), REMAT_OK);
+  std::vector<remat_tensor_info> out(count);
+  for (uint32_t i = 0; i < count; ++i) assert_int_equal(remat_plan_binding(plan, kind, i, &out[i]), REMAT_OK);
+  return out;
+}
+
+// Sets every input and label: f32 inputs to a small ramp, i32 ids to i mod |id_range| and
+// labels to i mod kClasses.
+void set_all_inputs(remat_session* session, const remat_plan* plan, int32_t id_range) {
+  for (remat_binding_kind kind : {REMAT_BINDING_INPUT, REMAT_BINDING_LABEL}) {
+    for (const remat_tensor_info& info : bindings(plan, kind)) {
+      const size_t n = info.bytes / 4;
+      std::vector<uint8_t> data(info.bytes);
+      for (size_t i = 0; i < n; ++i) {
+        if (info.dtype == REMAT_DTYPE_I32) {
+          const int32_t range = kind == REMAT_BINDING_LABEL ? kClasses : id_range;
+          const int32_t v = static_cast<int32_t>(i % static_cast<size_t>(range));
+          memcpy(&data[i * 4], &v, 4);
+        } else {
+          const float v = 0.25f * static_cast<float>(i % 7) - 0.5f;
+          memcpy(&data[i * 4], &v, 4);
+        }
+      }
+      assert_int_equal(remat_session_set_input(session, info.name, data.data(), data.size()), REMAT_OK);
+    }
+  }
+}
+
+// Every parameter's bytes, in plan order.
+std::vector<uint8_t> read_params(remat_session* session, const remat_plan* plan) {
+  std::vector<uint8_t> all;
+  for (const remat_tensor_info& info : bindings(plan, REMAT_BINDING_PARAM)) {
+    std::vector<uint8_t> one(info.bytes);
+    assert_int_equal(remat_session_read_param(session, info.name, one.data(), one.size()), REMAT_OK);
+    all.insert(all.end(), one.begin(), one.end());
+  }
+  return all;
+}
+
+// ---- remat_session_create -------------------------------------------------------------------
+
+void create_rejects_null_arguments_and_unknown_options_sizes(void**) {
+  OpenPlan p(kMlp);
+  char message[256];
+  assert_int_equal(remat_session_create(p.plan, nullptr, nullptr, message, sizeof(message)),
+                   REMAT_ERROR_INVALID_ARGUMENT);
+  expect_mentions(message, {"out_session"});
+  create_expecting(nullptr, nullptr, REMAT_ERROR_INVALID_ARGUMENT, {"plan is NULL"});
+  remat_session_options options;
+  remat_session_options_init(&options);
+  for (size_t size : {size_t{0}, sizeof(options) - 8, sizeof(options) + 8}) {
+    options.struct_size = size;
+    create_expecting(p.plan, &options, REMAT_ERROR_INVALID_ARGUMENT,
+                     {"struct_size is " + std::to_string(size), std::to_string(sizeof(options))});
+  }
+  remat_session_options_init(nullptr);  // allowed, does nothing
+  // NULL options are the defaults.
+  remat_session_destroy(create_expecting(p.plan, nullptr, REMAT_OK));
+}
+
+void arena_smaller_than_the_plan_is_rejected(void**) {
+  OpenPlan p(kMlp);
+  Buffer arena(p.memory.arena_bytes);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.arena = arena.data;
+  for (size_t size : {size_t{0}, size_t{1}, static_cast<size_t>(p.memory.arena_bytes - 1)}) {
+    options.arena_size = size;
+    create_expecting(p.plan, &options, REMAT_ERROR_ARENA_TOO_SMALL,
+                     {"arena", std::to_string(size) + " bytes", std::to_string(p.memory.arena_bytes)});
+  }
+}
+
+void misaligned_arena_is_rejected(void**) {
+  OpenPlan p(kMlp);
+  Buffer arena(p.memory.arena_bytes + p.memory.alignment);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  for (size_t shift : {size_t{1}, size_t{4}, size_t{p.memory.alignment / 2}}) {
+    options.arena = arena.bytes() + shift;
+    options.arena_size = p.memory.arena_bytes;
+    create_expecting(p.plan, &options, REMAT_ERROR_ARENA_TOO_SMALL,
+                     {"arena", "aligned to " + std::to_string(p.memory.alignment)});
+  }
+}
+
+void persistent_region_smaller_than_the_plan_is_rejected(void**) {
+  OpenPlan p(kMlp);
+  Buffer persistent(p.memory.persistent_bytes + p.memory.alignment);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.persistent = persistent.data;
+  options.persistent_size = p.memory.persistent_bytes - 4;
+  create_expecting(p.plan, &options, REMAT_ERROR_ARENA_TOO_SMALL,
+                   {"persistent", std::to_string(p.memory.persistent_bytes - 4) + " bytes",
+                    std::to_string(p.memory.persistent_bytes)});
+  options.persistent = persistent.bytes() + 8;
+  options.persistent_size = p.memory.persistent_bytes;
+  create_expecting(p.plan, &options, REMAT_ERROR_ARENA_TOO_SMALL, {"persistent", "aligned"});
+}
+
+void host_region_given_to_a_plan_that_spills_nothing_must_still_be_aligned(void**) {
+  OpenPlan p(kMlp);
+  assert_int_equal(p.memory.host_bytes, 0);
+  Buffer host(256);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.host = host.bytes() + 1;
+  options.host_size = 16;
+  create_expecting(p.plan, &options, REMAT_ERROR_ARENA_TOO_SMALL, {"host", "aligned"});
+  options.host = host.data;
+  remat_session_destroy(create_expecting(p.plan, &options, REMAT_OK));
+}
+
+void backends_not_in_the_build_are_unavailable(void**) {
+  OpenPlan p(kMlp);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.backend = "vulkan";
+  create_expecting(p.plan, &options, REMAT_ERROR_UNAVAILABLE, {"'vulkan'", "built in: ", "cpu"});
+  options.backend = "vulkan:0";
+  create_expecting(p.plan, &options, REMAT_ERROR_UNAVAILABLE, {"'vulkan:0'", "cpu"});
+  options.backend = "";
+  create_expecting(p.plan, &options, REMAT_ERROR_UNAVAILABLE, {"cpu"});
+  options.backend = "cpu:3";
+  create_expecting(p.plan, &options, REMAT_ERROR_UNAVAILABLE, {"cpu", "'3'", "0"});
+  options.backend = "cpux";  // shares "cpu"'s first three letters only
+  create_expecting(p.plan, &options, REMAT_ERROR_UNAVAILABLE, {"'cpux'", "cpu"});
+  // The CPU's one device is accepted by name and by number, and NULL means "cpu".
+  for (const char* good : {"cpu", "cpu:0", static_cast<const char*>(nullptr)}) {
+    options.backend = good;
+    remat_session_destroy(create_expecting(p.plan, &options, REMAT_OK));
+  }
+}
+
+void plan_needing_more_memory_than_exists_fails_with_resource_exhausted(void**) {
+  rc::CompileOptions o;
+  o.model = kMlp;
+  o.batch = kBatch;
+  rc::CompileResult r = rc::compile(o);
+  // A valid plan whose arena is 2^62 bytes: every tensor still lies inside it.
+  assert_true(remat::fb::GetMutablePlan(r.plan.data())->mutate_arena_size(uint64_t{1} << 62));
+  remat_plan* plan = nullptr;
+  assert_int_equal(remat_plan_open(r.plan.data(), r.plan.size(), &plan, nullptr, 0), REMAT_OK);
+  create_expecting(plan, nullptr, REMAT_ERROR_RESOURCE_EXHAUSTED, {"arena", "4611686018427387904"});
+  // The caller's arena is checked against the same size.
+  Buffer arena(4096);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.arena = arena.data;
+  options.arena_size = 4096;
+  create_expecting(plan, &options, REMAT_ERROR_ARENA_TOO_SMALL, {"4611686018427387904"});
+  remat_plan_close(plan);
+}
+
+// ---- Inputs ---------------------------------------------------------------------------------
+
+void set_input_rejects_unknown_names_wrong_sizes_and_nulls(void**) {
+  OpenPlan p(kMlp);
+  remat_session* s = create_expecting(p.plan, nullptr, REMAT_OK);
+  std::vector<uint8_t> data(4096, 0);
+  const remat_tensor_info x = bindings(p.plan, REMAT_BINDING_INPUT)[0];
+  expect_call(s, remat_session_set_input(s, "no_such_input", data.data(), x.bytes), REMAT_ERROR_NOT_FOUND,
+              {"'no_such_input'"});
+  // A parameter is not an input.
+  expect_call(s, remat_session_set_input(s, "fc0.weight", data.data(), 128), REMAT_ERROR_NOT_FOUND, {"'fc0.weight'"});
+  for (size_t bytes : {size_t{0}, static_cast<size_t>(x.bytes - 1), static_cast<size_t>(x.bytes + 4)}) {
+    expect_call(s, remat_session_set_input(s, x.name, data.data(), bytes), REMAT_ERROR_INVALID_ARGUMENT,
+                {std::string("'") + x.name + "'", std::to_string(bytes) + " bytes", std::to_string(x.bytes)});
+  }
+  expect_call(s, remat_session_set_input(s, x.name, nullptr, x.bytes), REMAT_ERROR_INVALID_ARGUMENT, {"data is NULL"});
+  expect_call(s, remat_session_set_input(s, nullptr, data.data(), x.bytes), REMAT_ERROR_INVALID_ARGUMENT,
+              {"name is NULL"});
+  assert_int_equal(remat_session_set_input(nullptr, x.name, data.data(), x.bytes), REMAT_ERROR_INVALID_ARGUMENT);
+  // None of those set the input: a step still refuses to run.
+  const remat_tensor_info labels = bindings(p.plan, REMAT_BINDING_LABEL)[0];
+  assert_int_equal(remat_session_set_input(s, labels.name, data.data(), labels.bytes), REMAT_OK);
+  assert_int_equal(remat_session_step(s, nullptr), REMAT_ERROR_FAILED_PRECONDITION);
+  assert_int_equal(remat_session_set_input(s, x.name, data.data(), x.bytes), REMAT_OK);
+  assert_int_equal(remat_session_step(s, nullptr), REMAT_OK);
+  remat_session_destroy(s);
+}
+
+void step_before_every_input_is_set_fails_its_precondition(void**) {
+  OpenPlan p(kMlp);
+  remat_session* s = create_expecting(p.plan, nullptr, REMAT_OK);
+  float loss = 123.0f;
+  const remat_tensor_info x = bindings(p.plan, REMAT_BINDING_INPUT)[0];
+  const remat_tensor_info labels = bindings(p.plan, REMAT_BINDING_LABEL)[0];
+  // The message names the binding that is missing, first the input, then the label.
+  expect_call(s, remat_session_step(s, &loss), REMAT_ERROR_FAILED_PRECONDITION, {std::string("'") + x.name + "'"});
+  std::vector<uint8_t> zeros(x.bytes, 0);
+  assert_int_equal(remat_session_set_input(s, x.name, zeros.data(), zeros.size()), REMAT_OK);
+  expect_call(s, remat_session_step(s, &loss), REMAT_ERROR_FAILED_PRECONDITION,
+              {std::string("'") + labels.name + "'"});
+  assert_true(loss == 123.0f);  // not written by a failed step
+  assert_int_equal(remat_session_step_count(s), 0);
+  assert_int_equal(remat_session_step(nullptr, &loss), REMAT_ERROR_INVALID_ARGUMENT);
+  remat_session_destroy(s);
+}
+
+// A step that fails on a bad value changes no parameter or optimizer state and is not counted;
+// the next good step runs as if the failed one had never been tried.
+void check_bad_value_step(const char* model, const char* binding, int32_t good_range,
+                          std::initializer_list<int32_t> bad_values, const char* op_name) {
+  OpenPlan p(model, "adam:lr=0.01");
+  Buffer persistent(p.memory.persistent_bytes);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.persistent = persistent.data;
+  options.persistent_size = p.memory.persistent_bytes;
+  remat_session* s = create_expecting(p.plan, &options, REMAT_OK);
+  // A reference session over the same plan that never sees a bad value.
+  remat_session* reference = create_expecting(p.plan, nullptr, REMAT_OK);
+  set_all_inputs(s, p.plan, good_range);
+  set_all_inputs(reference, p.plan, good_range);
+  float loss = 0.0f, reference_loss = 0.0f;
+  assert_int_equal(remat_session_step(s, &loss), REMAT_OK);
+  assert_int_equal(remat_session_step(reference, &reference_loss), REMAT_OK);
+
+  remat_tensor_info info{};
+  for (remat_binding_kind kind : {REMAT_BINDING_INPUT, REMAT_BINDING_LABEL}) {
+    for (const remat_tensor_info& b : bindings(p.plan, kind)) {
+      if (strcmp(b.name, binding) == 0) info = b;
+    }
+  }
+  assert_non_null(info.name);
+  assert_int_equal(info.dtype, REMAT_DTYPE_I32);
+  const std::vector<uint8_t> params_before = read_params(s, p.plan);
+  const std::vector<uint8_t> persistent_before(persistent.bytes(), persistent.bytes() + p.memory.persistent_bytes);
+  for (int32_t bad : bad_values) {
+    std::vector<int32_t> values(info.bytes / 4);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int32_t>(i % static_cast<size_t>(good_range));
+    values.back() = bad;
+    assert_int_equal(remat_session_set_input(s, binding, values.data(), info.bytes), REMAT_OK);
+    expect_call(s, remat_session_step(s, &loss), REMAT_ERROR_OUT_OF_RANGE,
+                {op_name, std::to_string(bad), std::to_string(good_range)});
+    assert_int_equal(remat_session_step_count(s), 1);
+    assert_true(read_params(s, p.plan) == params_before);
+    assert_memory_equal(persistent.bytes(), persistent_before.data(), persistent_before.size());
+  }
+  // Good values again: the step succeeds and matches the session that never failed, bit for bit.
+  set_all_inputs(s, p.plan, good_range);
+  for (int step = 0; step < 2; ++step) {
+    assert_int_equal(remat_session_step(s, &loss), REMAT_OK);
+    assert_int_equal(remat_session_step(reference, &reference_loss), REMAT_OK);
+    assert_memory_equal(&loss, &reference_loss, sizeof(float));
+  }
+  assert_int_equal(remat_session_step_count(s), 3);
+  assert_int_equal(remat_session_step_count(reference), 3);
+  assert_true(read_params(s, p.plan) == read_params(reference, p.plan));
+  remat_session_destroy(reference);
+  remat_session_destroy(s);
+}
+
+void label_out_of_range_fails_the_step_and_changes_nothing(void**) {
+  check_bad_value_step(kMlp, "labels", kClasses, {kClasses, -1, 1000000, INT32_MIN, INT32_MAX}, "softmax_cross_entropy");
+}
+
+void token_id_out_of_range_fails_the_step_and_changes_nothing(void**) {
+  OpenPlan p(kTransformer);
+  const remat_tensor_info ids = bindings(p.plan, REMAT_BINDING_INPUT)[0];
+  check_bad_value_step(kTransformer, ids.name, kVocab, {kVocab, -1, 1 << 30, INT32_MIN, INT32_MAX}, "embedding");
+}
+
+// ---- Parameters -----------------------------------------------------------------------------
+
+void param_access_rejects_unknown_names_wrong_sizes_and_nulls(void**) {
+  OpenPlan p(kMlp);
+  remat_session* s = create_expecting(p.plan, nullptr, REMAT_OK);
+  const remat_tensor_info w = bindings(p.plan, REMAT_BINDING_PARAM)[0];
+  std::vector<uint8_t> data(w.bytes + 64, 0);
+  const std::string quoted = std::string("'") + w.name + "'";
+  expect_call(s, remat_session_read_param(s, "no_such_param", data.data(), w.bytes), REMAT_ERROR_NOT_FOUND,
+              {"'no_such_param'"});
+  expect_call(s, remat_session_write_param(s, "no_such_param", data.data(), w.bytes), REMAT_ERROR_NOT_FOUND,
+              {"'no_such_param'"});
+  // An input is not a parameter.
+  expect_call(s, remat_session_write_param(s, "x", data.data(), 32), REMAT_ERROR_NOT_FOUND, {"'x'"});
+  for (size_t bytes : {size_t{0}, static_cast<size_t>(w.bytes - 4), static_cast<size_t>(w.bytes + 4)}) {
+    expect_call(s, remat_session_read_param(s, w.name, data.data(), bytes), REMAT_ERROR_INVALID_ARGUMENT,
+                {quoted, std::to_string(bytes) + " bytes", std::to_string(w.bytes)});
+    expect_call(s, remat_session_write_param(s, w.name, data.data(), bytes), REMAT_ERROR_INVALID_ARGUMENT,
+                {quoted, std::to_string(bytes) + " bytes", std::to_string(w.bytes)});
+  }
+  expect_call(s, remat_session_read_param(s, w.name, nullptr, w.bytes), REMAT_ERROR_INVALID_ARGUMENT, {"out_data is NULL"});
+  expect_call(s, remat_session_read_param(s, nullptr, data.data(), w.bytes), REMAT_ERROR_INVALID_ARGUMENT, {"name is NULL"});
+  expect_call(s, remat_session_write_param(s, w.name, nullptr, w.bytes), REMAT_ERROR_INVALID_ARGUMENT, {"data is NULL"});
+  expect_call(s, remat_session_write_param(s, nullptr, data.data(), w.bytes), REMAT_ERROR_INVALID_ARGUMENT, {"name is NULL"});
+  assert_int_equal(remat_session_read_param(nullptr, w.name, data.data(), w.bytes), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_write_param(nullptr, w.name, data.data(), w.bytes), REMAT_ERROR_INVALID_ARGUMENT);
+  // Failed writes wrote nothing.
+  std::vector<uint8_t> before(w.bytes), after(w.bytes);
+  remat_session_destroy(s);
+  s = create_expecting(p.plan, nullptr, REMAT_OK);
+  assert_int_equal(remat_session_read_param(s, w.name, before.data(), w.bytes), REMAT_OK);
+  std::vector<uint8_t> ones(w.bytes + 4, 0xFF);
+  assert_int_equal(remat_session_write_param(s, w.name, ones.data(), w.bytes + 4), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_write_param(s, w.name, ones.data(), w.bytes - 4), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_read_param(s, w.name, after.data(), w.bytes), REMAT_OK);
+  assert_true(before == after);
+  remat_session_destroy(s);
+}
+
+void params_are_left_to_the_caller_without_init(void**) {
+  OpenPlan p(kMlp);
+  Buffer persistent(p.memory.persistent_bytes);
+  memset(persistent.data, 0xA5, p.memory.persistent_bytes);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.persistent = persistent.data;
+  options.persistent_size = p.memory.persistent_bytes;
+  options.init_params = 0;
+  remat_session* s = create_expecting(p.plan, &options, REMAT_OK);
+  // Nothing was initialised: the caller's bytes are still there.
+  for (const remat_tensor_info& w : bindings(p.plan, REMAT_BINDING_PARAM)) {
+    std::vector<uint8_t> got(w.bytes);
+    assert_int_equal(remat_session_read_param(s, w.name, got.data(), got.size()), REMAT_OK);
+    assert_true(got == std::vector<uint8_t>(w.bytes, 0xA5));
+  }
+  // What the caller writes is what it reads back, for every parameter.
+  uint8_t seed = 1;
+  for (const remat_tensor_info& w : bindings(p.plan, REMAT_BINDING_PARAM)) {
+    std::vector<uint8_t> value(w.bytes), got(w.bytes);
+    for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<uint8_t>(seed * 31 + i);
+    ++seed;
+    assert_int_equal(remat_session_write_param(s, w.name, value.data(), value.size()), REMAT_OK);
+    assert_int_equal(remat_session_read_param(s, w.name, got.data(), got.size()), REMAT_OK);
+    assert_true(got == value);
+  }
+  remat_session_destroy(s);
+  // With init, the same region is overwritten by the plan's initial values.
+  memset(persistent.data, 0xA5, p.memory.persistent_bytes);
+  options.init_params = 1;
+  s = create_expecting(p.plan, &options, REMAT_OK);
+  const remat_tensor_info w0 = bindings(p.plan, REMAT_BINDING_PARAM)[0];
+  std::vector<uint8_t> got(w0.bytes);
+  assert_int_equal(remat_session_read_param(s, w0.name, got.data(), got.size()), REMAT_OK);
+  assert_false(got == std::vector<uint8_t>(w0.bytes, 0xA5));
+  remat_session_destroy(s);
+}
+
+// ---- Caller-provided memory -----------------------------------------------------------------
+
+// Regions of exactly the plan's sizes (so a sanitizer sees any access past them) give the same
+// losses, bit for bit, as regions the session allocates.
+void caller_regions_of_exactly_the_plan_size_match_session_regions(void**) {
+  for (const char* model : {kMlp, kTransformer}) {
+    OpenPlan p(model, "adamw:lr=0.01");
+    Buffer arena(p.memory.arena_bytes, p.memory.alignment), persistent(p.memory.persistent_bytes, p.memory.alignment);
+    assert_int_equal(p.memory.arena_bytes % p.memory.alignment, 0);  // so the buffers are exact
+    assert_int_equal(p.memory.persistent_bytes % p.memory.alignment, 0);
+    remat_session_options options;
+    remat_session_options_init(&options);
+    options.arena = arena.data;
+    options.arena_size = p.memory.arena_bytes;
+    options.persistent = persistent.data;
+    options.persistent_size = p.memory.persistent_bytes;
+    remat_session* mine = create_expecting(p.plan, &options, REMAT_OK);
+    remat_session* owned = create_expecting(p.plan, nullptr, REMAT_OK);
+    set_all_inputs(mine, p.plan, kVocab);
+    set_all_inputs(owned, p.plan, kVocab);
+    for (int step = 0; step < 3; ++step) {
+      float a = 0.0f, b = 1.0f;
+      assert_int_equal(remat_session_step(mine, &a), REMAT_OK);
+      assert_int_equal(remat_session_step(owned, &b), REMAT_OK);
+      assert_memory_equal(&a, &b, sizeof(float));
+    }
+    assert_true(read_params(mine, p.plan) == read_params(owned, p.plan));
+    remat_session_destroy(owned);
+    remat_session_destroy(mine);
+  }
+}
+
+// ---- Null handles ---------------------------------------------------------------------------
+
+void null_sessions_are_handled(void**) {
+  remat_session_destroy(nullptr);
+  assert_non_null(remat_session_last_error(nullptr));
+  assert_true(remat_session_last_error(nullptr)[0] != '\0');
+  assert_int_equal(remat_session_step_count(nullptr), 0);
+  OpenPlan p(kMlp);
+  remat_session* s = create_expecting(p.plan, nullptr, REMAT_OK);
+  assert_string_equal(remat_session_last_error(s), "");
+  assert_int_equal(remat_session_step_count(s), 0);
+  remat_session_destroy(s);
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(create_rejects_null_arguments_and_unknown_options_sizes),
+      cmocka_unit_test(arena_smaller_than_the_plan_is_rejected),
+      cmocka_unit_test(misaligned_arena_is_rejected),
+      cmocka_unit_test(persistent_region_smaller_than_the_plan_is_rejected),
+      cmocka_unit_test(host_region_given_to_a_plan_that_spills_nothing_must_still_be_aligned),
+      cmocka_unit_test(backends_not_in_the_build_are_unavailable),
+      cmocka_unit_test(plan_needing_more_memory_than_exists_fails_with_resource_exhausted),
+      cmocka_unit_test(set_input_rejects_unknown_names_wrong_sizes_and_nulls),
+      cmocka_unit_test(step_before_every_input_is_set_fails_its_precondition),
+      cmocka_unit_test(label_out_of_range_fails_the_step_and_changes_nothing),
+      cmocka_unit_test(token_id_out_of_range_fails_the_step_and_changes_nothing),
+      cmocka_unit_test(param_access_rejects_unknown_names_wrong_sizes_and_nulls),
+      cmocka_unit_test(params_are_left_to_the_caller_without_init),
+      cmocka_unit_test(caller_regions_of_exactly_the_plan_size_match_session_regions),
+      cmocka_unit_test(null_sessions_are_handled),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
