@@ -1,0 +1,293 @@
+// The OpenCL backend: creation (the only place it allocates), kernels, launches, host copies.
+#include "backends/opencl/opencl_backend.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <new>
+
+#include "common/ops.h"
+#include "opencl_kernel_sources.h"
+#include "runtime/port.h"
+
+namespace remat {
+namespace opencl {
+namespace {
+
+// Kernel function names, indexed by KernelId.
+const char* const kKernelNames[kKernelCount] = {
+    "unary_op",       "binary_op",         "bias_add",          "reduce_leading",
+    "dropout",        "softmax",           "softmax_grad",      "layernorm",
+    "layernorm_grad_dx", "layernorm_grad_params", "cross_entropy", "cross_entropy_grad",
+    "mse",            "embedding",         "embedding_grad",    "permute",           "copy_rows",
+    "sgd_update",     "adam_update",
+};
+
+// Larger work-groups bring nothing to these 1-D launches and limit occupancy on GPUs; the
+// kernel's own limit (CL_KERNEL_WORK_GROUP_SIZE) and the device's are applied below it.
+constexpr size_t kMaxGroupSize = 256;
+
+constexpr size_t kFlagsBytes = 64;
+
+// Flags before a checking kernel: no failure, first bad position "none".
+const cl_int kCleanFlags[2] = {0, INT_MAX};
+
+size_t round_down_pow2(size_t v) {
+  size_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+OpenclBackend::~OpenclBackend() {
+  // Finish everything in flight before the buffers it uses go away.
+  if (queue_ != nullptr) clFinish(queue_);
+  if (copy_queue_ != nullptr) clFinish(copy_queue_);
+  for (PendingCopy& p : pending_) {
+    if (p.used) clReleaseEvent(p.done);
+  }
+  for (cl_kernel k : kernels_) {
+    if (k != nullptr) clReleaseKernel(k);
+  }
+  if (program_ != nullptr) clReleaseProgram(program_);
+  if (flags_ != nullptr) clReleaseMemObject(flags_);
+  if (persistent_ != nullptr) clReleaseMemObject(persistent_);
+  if (arena_ != nullptr) clReleaseMemObject(arena_);
+  if (copy_queue_ != nullptr) clReleaseCommandQueue(copy_queue_);
+  if (queue_ != nullptr) clReleaseCommandQueue(queue_);
+  if (context_ != nullptr) clReleaseContext(context_);
+}
+
+remat_status OpenclBackend::init(const DeviceChoice& device, const RegionSetup& regions, ErrorBuffer* err) {
+  device_ = device;
+  host_ = static_cast<uint8_t*>(regions.host);
+  host_bytes_ = regions.host != nullptr ? regions.host_bytes : 0;
+  cl_int status = CL_SUCCESS;
+  context_ = clCreateContext(nullptr, 1, &device.device, nullptr, nullptr, &status);
+  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_UNAVAILABLE, "clCreateContext");
+  queue_ = clCreateCommandQueue(context_, device.device, 0, &status);
+  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_UNAVAILABLE, "clCreateCommandQueue");
+  copy_queue_ = clCreateCommandQueue(context_, device.device, 0, &status);
+  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_UNAVAILABLE, "clCreateCommandQueue (copies)");
+
+  cl_ulong max_alloc = 0;
+  status = clGetDeviceInfo(device.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc, nullptr);
+  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clGetDeviceInfo(MAX_MEM_ALLOC_SIZE)");
+  struct {
+    const char* what;
+    uint64_t bytes;
+    cl_mem* out;
+  } const buffers[] = {{"arena", regions.arena_bytes, &arena_},
+                       {"persistent", regions.persistent_bytes, &persistent_},
+                       {"flags", kFlagsBytes, &flags_}};
+  for (const auto& b : buffers) {
+    // An empty region still gets a small buffer: kernels are never given a null cl_mem.
+    const uint64_t bytes = b.bytes > 0 ? b.bytes : 64;
+    if (bytes > max_alloc) {
+      return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED,
+                       "opencl: the %s region needs %llu bytes; the device allocates at most %llu in one buffer",
+                       b.what, static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(max_alloc));
+    }
+    *b.out = clCreateBuffer(context_, CL_MEM_READ_WRITE, bytes, nullptr, &status);
+    if (status != CL_SUCCESS) {
+      return set_error(err, is_exhaustion(status) || status == CL_INVALID_BUFFER_SIZE ? REMAT_ERROR_RESOURCE_EXHAUSTED
+                                                                                 : REMAT_ERROR_INTERNAL,
+                       "opencl: could not allocate the %s region of %llu bytes: %s (%d)", b.what,
+                       static_cast<unsigned long long>(bytes), cl_error_name(status), static_cast<int>(status));
+    }
+    // Touching every byte makes the device commit the memory now (allocation is often lazy)
+    // and gives the regions defined contents.
+    const cl_uchar zero = 0;
+    status = clEnqueueFillBuffer(queue_, *b.out, &zero, 1, 0, bytes, 0, nullptr, nullptr);
+    if (status == CL_SUCCESS) status = clFinish(queue_);
+    if (status != CL_SUCCESS) {
+      return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "opencl: could not commit the %s region of %llu bytes: %s (%d)",
+                       b.what, static_cast<unsigned long long>(bytes), cl_error_name(status), static_cast<int>(status));
+    }
+  }
+  remat_status result = build_program(err);
+  if (result == REMAT_OK) result = prepare_clblast(err);
+  return result;
+}
+
+remat_status OpenclBackend::build_program(ErrorBuffer* err) {
+  cl_int status = CL_SUCCESS;
+  program_ = clCreateProgramWithSource(context_, static_cast<cl_uint>(kKernelSourceCount), kKernelSources, nullptr,
+                                       &status);
+  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clCreateProgramWithSource");
+  // Correctly rounded division and sqrt, where the device offers them, keep results closer
+  // to the CPU kernels (OpenCL C otherwise allows 2.5 ulp for division, 3 for sqrt).
+  cl_device_fp_config fp = 0;
+  clGetDeviceInfo(device_.device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, nullptr);
+  const char* options = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt"
+                                                                    : "-cl-std=CL1.2";
+  status = clBuildProgram(program_, 1, &device_.device, options, nullptr, nullptr);
+  if (status != CL_SUCCESS) {
+    // The start of the build log names the first error. OpenCL gives the log only whole.
+    size_t log_size = 0;
+    clGetProgramBuildInfo(program_, device_.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size);
+    char* log = static_cast<char*>(port_alloc(log_size + 1, 8));
+    if (log != nullptr) {
+      log[0] = '\0';
+      clGetProgramBuildInfo(program_, device_.device, CL_PROGRAM_BUILD_LOG, log_size, log, nullptr);
+      log[log_size] = '\0';
+    }
+    const char* start = log != nullptr ? log : "(no memory for the build log)";
+    while (*start == '\n' || *start == ' ') ++start;
+    set_error(err, REMAT_ERROR_INTERNAL, "opencl: clBuildProgram failed: %s (%d): %s", cl_error_name(status),
+              static_cast<int>(status), start);
+    port_free(log);
+    return REMAT_ERROR_INTERNAL;
+  }
+  size_t device_max = 0;
+  size_t item_sizes[3] = {0, 0, 0};
+  cl_ulong local_mem = 0;
+  clGetDeviceInfo(device_.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(device_max), &device_max, nullptr);
+  clGetDeviceInfo(device_.device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(item_sizes), item_sizes, nullptr);
+  clGetDeviceInfo(device_.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local_mem), &local_mem, nullptr);
+  for (int id = 0; id < kKernelCount; ++id) {
+    kernels_[id] = clCreateKernel(program_, kKernelNames[id], &status);
+    if (status != CL_SUCCESS) {
+      char what[96];
+      snprintf(what, sizeof(what), "clCreateKernel(%s)", kKernelNames[id]);
+      return cl_fail(err, status, REMAT_ERROR_INTERNAL, what);
+    }
+    size_t kernel_max = 0;
+    status = clGetKernelWorkGroupInfo(kernels_[id], device_.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kernel_max),
+                                      &kernel_max, nullptr);
+    if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clGetKernelWorkGroupInfo");
+    size_t size = kernel_max < kMaxGroupSize ? kernel_max : kMaxGroupSize;
+    if (device_max > 0 && size > device_max) size = device_max;
+    if (item_sizes[0] > 0 && size > item_sizes[0]) size = item_sizes[0];
+    // Reductions keep one 8-byte partial per work item in local memory.
+    while (size > 1 && size * 8 > local_mem / 2) size /= 2;
+    // A power of two: the reductions' tree needs it, the 1-D launches do not mind.
+    local_[id] = round_down_pow2(size > 0 ? size : 1);
+  }
+  return REMAT_OK;
+}
+
+remat_status OpenclBackend::op_fail(const OpCall& call, cl_int status, const char* what, ErrorBuffer* err) const {
+  return set_error(err, is_exhaustion(status) ? REMAT_ERROR_RESOURCE_EXHAUSTED : REMAT_ERROR_INTERNAL,
+                   "op %u (%s): opencl: %s failed: %s (%d)", call.index, op_name(call.code), what,
+                   cl_error_name(status), static_cast<int>(status));
+}
+
+remat_status OpenclBackend::launch(KernelId id, const KernelArgs& args, size_t items, const OpCall& call,
+                                   ErrorBuffer* err) {
+  if (args.status() != CL_SUCCESS) return op_fail(call, args.status(), "clSetKernelArg", err);
+  if (items == 0) return REMAT_OK;
+  const size_t local = local_[id];
+  const size_t global = (items + local - 1) / local * local;
+  const cl_int status = clEnqueueNDRangeKernel(queue_, kernels_[id], 1, nullptr, &global, &local, 0, nullptr, nullptr);
+  if (status != CL_SUCCESS) return op_fail(call, status, kKernelNames[id], err);
+  return REMAT_OK;
+}
+
+remat_status OpenclBackend::launch_one_group(KernelId id, const KernelArgs& args, const OpCall& call,
+                                             ErrorBuffer* err) {
+  if (args.status() != CL_SUCCESS) return op_fail(call, args.status(), "clSetKernelArg", err);
+  const size_t local = local_[id];
+  const cl_int status = clEnqueueNDRangeKernel(queue_, kernels_[id], 1, nullptr, &local, &local, 0, nullptr, nullptr);
+  if (status != CL_SUCCESS) return op_fail(call, status, kKernelNames[id], err);
+  return REMAT_OK;
+}
+
+remat_status OpenclBackend::zero(const TensorRef& t, const OpCall& call, ErrorBuffer* err) {
+  if (t.bytes == 0) return REMAT_OK;
+  const cl_uchar zero = 0;
+  const cl_int status = clEnqueueFillBuffer(queue_, buffer(t.region), &zero, 1, t.offset, t.bytes, 0, nullptr, nullptr);
+  return status == CL_SUCCESS ? REMAT_OK : op_fail(call, status, "clEnqueueFillBuffer", err);
+}
+
+remat_status OpenclBackend::reset_flags(const OpCall& call, ErrorBuffer* err) {
+  // kCleanFlags is static: a non-blocking write may read it after this returns.
+  const cl_int status = clEnqueueWriteBuffer(queue_, flags_, CL_FALSE, 0, sizeof(kCleanFlags), kCleanFlags, 0,
+                                             nullptr, nullptr);
+  return status == CL_SUCCESS ? REMAT_OK : op_fail(call, status, "clEnqueueWriteBuffer(flags)", err);
+}
+
+remat_status OpenclBackend::read_flags(const OpCall& call, ErrorBuffer* err, int* out_bad) {
+  cl_int flags[2] = {0, 0};
+  const cl_int status = clEnqueueReadBuffer(queue_, flags_, CL_TRUE, 0, sizeof(flags), flags, 0, nullptr, nullptr);
+  if (status != CL_SUCCESS) return op_fail(call, status, "clEnqueueReadBuffer(flags)", err);
+  *out_bad = flags[0] != 0 ? flags[1] : -1;
+  return REMAT_OK;
+}
+
+bool OpenclBackend::supports_op(uint16_t code) const {
+  switch (static_cast<OpCode>(code)) {
+    case OpCode::kMatMul:
+    case OpCode::kBiasAdd:
+    case OpCode::kReduceLeading:
+    case OpCode::kAdd:
+    case OpCode::kMul:
+    case OpCode::kRelu:
+    case OpCode::kReluGrad:
+    case OpCode::kGelu:
+    case OpCode::kGeluGrad:
+    case OpCode::kTanh:
+    case OpCode::kTanhGrad:
+    case OpCode::kSigmoid:
+    case OpCode::kSigmoidGrad:
+    case OpCode::kSoftmax:
+    case OpCode::kSoftmaxGrad:
+    case OpCode::kLayerNorm:
+    case OpCode::kLayerNormGrad:
+    case OpCode::kDropout:
+    case OpCode::kDropoutGrad:
+    case OpCode::kEmbedding:
+    case OpCode::kEmbeddingGrad:
+    case OpCode::kPermute:
+    case OpCode::kCopy:
+    case OpCode::kSelect:
+    case OpCode::kSelectGrad:
+    case OpCode::kSoftmaxCrossEntropy:
+    case OpCode::kSoftmaxCrossEntropyGrad:
+    case OpCode::kMse:
+    case OpCode::kMseGrad:
+    case OpCode::kSgdUpdate:
+    case OpCode::kAdamUpdate:
+    case OpCode::kSpill:
+    case OpCode::kPrefetch:
+    case OpCode::kWait:
+    case OpCode::kScale:
+      return true;
+    default:
+      return false;
+  }
+}
+
+remat_status OpenclBackend::run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
+  switch (static_cast<OpCode>(call.code)) {
+    case OpCode::kMatMul: return matmul(call, err);
+    case OpCode::kSpill: return spill_or_prefetch(call, true, err);
+    case OpCode::kPrefetch: return spill_or_prefetch(call, false, err);
+    case OpCode::kWait: return wait(call, err);
+    default: return run_kernel_op(call, ctx, err);
+  }
+}
+
+}  // namespace opencl
+
+remat_status create_opencl_backend(const char* device, const RegionSetup& regions, Backend** out_backend,
+                                   ErrorBuffer* err) {
+  opencl::DeviceChoice choice{};
+  const remat_status chosen = opencl::choose_device(device, &choice, err);
+  if (chosen != REMAT_OK) return chosen;
+  void* memory = port_alloc(sizeof(opencl::OpenclBackend), alignof(opencl::OpenclBackend));
+  if (memory == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the opencl backend");
+  opencl::OpenclBackend* backend = new (memory) opencl::OpenclBackend();
+  const remat_status status = backend->init(choice, regions, err);
+  if (status != REMAT_OK) {
+    backend->~OpenclBackend();
+    port_free(memory);
+    return status;
+  }
+  *out_backend = backend;
+  return REMAT_OK;
+}
+
+}  // namespace remat

@@ -1,0 +1,142 @@
+// Host<->device copies: upload/download (blocking), and the asynchronous spill/prefetch/wait.
+//
+// Spills and prefetches run on the copy queue. Each starts after a marker of the compute queue
+// (everything before it that produced or still reads the arena bytes has finished) and leaves
+// an event; kWait makes the compute queue wait for that event with a barrier, so the host
+// never blocks on a copy unless more than kMaxPendingCopies are in flight.
+#include <string.h>
+
+#include "backends/opencl/opencl_backend.h"
+#include "common/ops.h"
+
+namespace remat {
+namespace opencl {
+
+remat_status OpenclBackend::upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
+                                   ErrorBuffer* err) {
+  if (bytes == 0) return REMAT_OK;
+  if (region == Region::kHost) {
+    if (host_ == nullptr || offset > host_bytes_ || bytes > host_bytes_ - offset) {
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "opencl: upload of %llu bytes at %llu outside the host region",
+                       static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(offset));
+    }
+    const cl_int status = clFinish(copy_queue_);
+    if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish(copy queue)");
+    memcpy(host_ + offset, src, bytes);
+    return REMAT_OK;
+  }
+  // Blocking: the caller's bytes may be gone when this returns.
+  const cl_int status = clEnqueueWriteBuffer(queue_, buffer(region), CL_TRUE, offset, bytes, src, 0, nullptr, nullptr);
+  return status == CL_SUCCESS ? REMAT_OK : cl_fail(err, status, REMAT_ERROR_INTERNAL, "clEnqueueWriteBuffer (upload)");
+}
+
+remat_status OpenclBackend::download(Region region, uint64_t offset, void* dst, uint64_t bytes, ErrorBuffer* err) {
+  if (bytes == 0) return REMAT_OK;
+  if (region == Region::kHost) {
+    if (host_ == nullptr || offset > host_bytes_ || bytes > host_bytes_ - offset) {
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "opencl: download of %llu bytes at %llu outside the host region",
+                       static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(offset));
+    }
+    const cl_int status = clFinish(copy_queue_);
+    if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish(copy queue)");
+    memcpy(dst, host_ + offset, bytes);
+    return REMAT_OK;
+  }
+  // The compute queue is in order: this read sees every op enqueued before it.
+  const cl_int status = clEnqueueReadBuffer(queue_, buffer(region), CL_TRUE, offset, bytes, dst, 0, nullptr, nullptr);
+  return status == CL_SUCCESS ? REMAT_OK : cl_fail(err, status, REMAT_ERROR_INTERNAL, "clEnqueueReadBuffer (download)");
+}
+
+remat_status OpenclBackend::sync(ErrorBuffer* err) {
+  cl_int status = clFinish(queue_);
+  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish");
+  status = clFinish(copy_queue_);
+  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish(copy queue)");
+  for (PendingCopy& p : pending_) {
+    if (p.used) clReleaseEvent(p.done);
+    p.used = false;
+  }
+  return REMAT_OK;
+}
+
+remat_status OpenclBackend::retire(int slot, bool block, ErrorBuffer* err) {
+  PendingCopy& p = pending_[slot];
+  const cl_int status = block ? clWaitForEvents(1, &p.done) : clEnqueueBarrierWithWaitList(queue_, 1, &p.done, nullptr);
+  clReleaseEvent(p.done);
+  p.used = false;
+  if (status != CL_SUCCESS) {
+    return cl_fail(err, status, REMAT_ERROR_INTERNAL, block ? "clWaitForEvents (copy)" : "clEnqueueBarrierWithWaitList");
+  }
+  return REMAT_OK;
+}
+
+remat_status OpenclBackend::spill_or_prefetch(const OpCall& call, bool spill, ErrorBuffer* err) {
+  const TensorRef& src = *call.inputs[0];
+  const TensorRef& dst = *call.outputs[0];
+  const TensorRef& device = spill ? src : dst;
+  const TensorRef& slot = spill ? dst : src;
+  const uint64_t bytes = dst.bytes < src.bytes ? dst.bytes : src.bytes;
+  if (slot.region != Region::kHost || device.region == Region::kHost || host_ == nullptr ||
+      slot.offset > host_bytes_ || bytes > host_bytes_ - slot.offset) {
+    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                     "op %u (%s): needs a device tensor and a host slot inside the host region of %llu bytes",
+                     call.index, op_name(call.code), static_cast<unsigned long long>(host_bytes_));
+  }
+  if (bytes == 0) return REMAT_OK;
+  // A free slot, or the oldest copy retired to make one.
+  int free_slot = -1, oldest = 0;
+  for (int i = 0; i < kMaxPendingCopies; ++i) {
+    if (!pending_[i].used) {
+      free_slot = i;
+      break;
+    }
+    if (copy_order_[i] < copy_order_[oldest]) oldest = i;
+  }
+  if (free_slot < 0) {
+    const remat_status status = retire(oldest, true, err);
+    if (status != REMAT_OK) return status;
+    free_slot = oldest;
+  }
+  cl_event after_compute = nullptr;
+  cl_int status = clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &after_compute);
+  if (status != CL_SUCCESS) return op_fail(call, status, "clEnqueueMarkerWithWaitList", err);
+  cl_event done = nullptr;
+  uint8_t* host = host_ + slot.offset;
+  if (spill) {
+    status = clEnqueueReadBuffer(copy_queue_, buffer(device.region), CL_FALSE, device.offset, bytes, host, 1,
+                                 &after_compute, &done);
+  } else {
+    status = clEnqueueWriteBuffer(copy_queue_, buffer(device.region), CL_FALSE, device.offset, bytes, host, 1,
+                                  &after_compute, &done);
+  }
+  clReleaseEvent(after_compute);
+  if (status != CL_SUCCESS) return op_fail(call, status, spill ? "clEnqueueReadBuffer (spill)" : "clEnqueueWriteBuffer (prefetch)", err);
+  // Start the copy now; the compute queue is flushed so that the marker can complete.
+  status = clFlush(queue_);
+  if (status == CL_SUCCESS) status = clFlush(copy_queue_);
+  if (status != CL_SUCCESS) {
+    clReleaseEvent(done);
+    return op_fail(call, status, "clFlush", err);
+  }
+  pending_[free_slot] = PendingCopy{true, src.region, dst.region, src.offset, dst.offset, done};
+  copy_order_[free_slot] = copies_issued_++;
+  return REMAT_OK;
+}
+
+remat_status OpenclBackend::wait(const OpCall& call, ErrorBuffer* err) {
+  if (call.num_inputs < 1) return REMAT_OK;
+  const TensorRef& x = *call.inputs[0];
+  for (int i = 0; i < kMaxPendingCopies; ++i) {
+    const PendingCopy& p = pending_[i];
+    if (!p.used) continue;
+    const bool reads_x = p.src_region == x.region && p.src_offset == x.offset;
+    const bool writes_x = p.dst_region == x.region && p.dst_offset == x.offset;
+    if (!reads_x && !writes_x) continue;
+    const remat_status status = retire(i, false, err);
+    if (status != REMAT_OK) return status;
+  }
+  return REMAT_OK;
+}
+
+}  // namespace opencl
+}  // namespace remat

@@ -1,0 +1,152 @@
+// kMatMul through CLBlast SGEMM on (buffer, element offset) operands, in the three shape modes.
+//
+// CLBlast picks, per call, a "direct" GEMM kernel or an "indirect" one that pads operands
+// into temporary buffers it allocates itself. The backend never allocates after creation, so
+// at creation it raises CLBlast's switch-over size (XGEMM_MIN_INDIRECT_SIZE) above any real
+// product: every GEMM runs the direct kernel, without temporaries. The choice depends only on
+// the shapes, so recomputed products are bit-identical to the first ones.
+#include <string>
+#include <unordered_map>
+
+#include <clblast.h>
+
+#include "backends/opencl/opencl_backend.h"
+#include "common/ops.h"
+
+namespace remat {
+namespace opencl {
+namespace {
+
+// m * n * k below XGEMM_MIN_INDIRECT_SIZE^3 runs direct; 2^16 cubed is 2^48 multiply-adds.
+constexpr size_t kDirectGemmUpTo = size_t{1} << 16;
+
+struct Operand {
+  cl_mem mem;
+  size_t offset;  // In floats.
+};
+
+// The last two dims of |t| as a matrix; a rank-1 tensor is one row (as the CPU kernel does).
+void matrix_dims(const TensorRef& t, int64_t* rows, int64_t* cols) {
+  *cols = t.rank >= 1 ? t.dims[t.rank - 1] : 1;
+  *rows = t.rank >= 2 ? t.dims[t.rank - 2] : 1;
+}
+
+int64_t batch_of(const TensorRef& t) {
+  int64_t rows, cols;
+  matrix_dims(t, &rows, &cols);
+  return rows * cols > 0 ? t.numel / (rows * cols) : 0;
+}
+
+}  // namespace
+
+remat_status OpenclBackend::prepare_clblast(ErrorBuffer* err) {
+  std::unordered_map<std::string, size_t> params;
+  clblast::StatusCode s = clblast::RetrieveParameters(device_.device, "GemmRoutine", clblast::Precision::kSingle, params);
+  if (s != clblast::StatusCode::kSuccess) {
+    return set_error(err, REMAT_ERROR_UNAVAILABLE, "opencl: CLBlast has no GEMM parameters for this device: %s (%d)",
+                     cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
+  }
+  // Overriding drops CLBlast's compiled GEMM programs for the device, so do it only once per
+  // process (the value is then already ours).
+  if (params["XGEMM_MIN_INDIRECT_SIZE"] != kDirectGemmUpTo) {
+    params["XGEMM_MIN_INDIRECT_SIZE"] = kDirectGemmUpTo;
+    s = clblast::OverrideParameters(device_.device, "GemmRoutine", clblast::Precision::kSingle, params);
+    if (s != clblast::StatusCode::kSuccess) {
+      return set_error(err, REMAT_ERROR_INTERNAL, "opencl: CLBlast OverrideParameters(GemmRoutine) failed: %s (%d)",
+                       cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
+    }
+  }
+  // One tiny product builds CLBlast's GEMM program for this context now, not in the first step.
+  // It runs on the flags buffer, which every checking op resets before use.
+  s = clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, 1, 1, 1,
+                           1.0f, flags_, 0, 1, flags_, 1, 1, 0.0f, flags_, 2, 1, &queue_, nullptr);
+  if (s == clblast::StatusCode::kSuccess) s = static_cast<clblast::StatusCode>(clFinish(queue_));
+  if (s != clblast::StatusCode::kSuccess) {
+    return set_error(err, is_exhaustion(static_cast<cl_int>(s)) ? REMAT_ERROR_RESOURCE_EXHAUSTED : REMAT_ERROR_INTERNAL,
+                     "opencl: CLBlast GEMM warm-up failed: %s (%d)", cl_error_name(static_cast<cl_int>(s)),
+                     static_cast<int>(s));
+  }
+  return REMAT_OK;
+}
+
+remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
+  const TensorRef& ta = *call.inputs[0];
+  const TensorRef& tb = *call.inputs[1];
+  const TensorRef& tc = *call.outputs[0];
+  if ((ta.offset | tb.offset | tc.offset) % sizeof(float) != 0) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (matmul): operand offsets are not multiples of 4",
+                     call.index);
+  }
+  const bool trans_a = call.num_iattrs > 0 && call.iattrs[0] != 0;
+  const bool trans_b = call.num_iattrs > 1 && call.iattrs[1] != 0;
+  const float alpha = call.num_fattrs > 0 ? call.fattrs[0] : 1.0f;
+  int64_t ar, ac, br, bc;
+  matrix_dims(ta, &ar, &ac);
+  matrix_dims(tb, &br, &bc);
+  const int64_t m = trans_a ? ac : ar;
+  const int64_t k = trans_a ? ar : ac;
+  const int64_t n = trans_b ? br : bc;
+  const int64_t batch_a = batch_of(ta), batch_b = batch_of(tb);
+  const size_t a_stride = static_cast<size_t>(ar * ac), b_stride = static_cast<size_t>(br * bc);
+  const Operand a{buffer(ta.region), ta.offset / sizeof(float)};
+  const Operand b{buffer(tb.region), tb.offset / sizeof(float)};
+  const Operand c{buffer(tc.region), tc.offset / sizeof(float)};
+  if (m == 0 || n == 0) return REMAT_OK;
+
+  // One row-major GEMM: C[c_off] = alpha op(A[a_off]) op(B[b_off]) + beta C.
+  auto gemm = [&](int64_t mm, int64_t kk, size_t a_off, size_t b_off, size_t c_off, float beta) -> remat_status {
+    if (kk == 0) {  // An empty sum: C = beta * C; beta is 0 or 1 here.
+      if (beta != 0.0f) return REMAT_OK;
+      TensorRef part = tc;
+      part.offset = c_off * sizeof(float);
+      part.bytes = static_cast<uint64_t>(mm * n) * sizeof(float);
+      return zero(part, call, err);
+    }
+    const clblast::StatusCode s = clblast::Gemm<float>(
+        clblast::Layout::kRowMajor, trans_a ? clblast::Transpose::kYes : clblast::Transpose::kNo,
+        trans_b ? clblast::Transpose::kYes : clblast::Transpose::kNo, static_cast<size_t>(mm), static_cast<size_t>(n),
+        static_cast<size_t>(kk), alpha, a.mem, a_off, static_cast<size_t>(ac), b.mem, b_off, static_cast<size_t>(bc),
+        beta, c.mem, c_off, static_cast<size_t>(n), &queue_, nullptr);
+    if (s == clblast::StatusCode::kSuccess) return REMAT_OK;
+    return set_error(err, is_exhaustion(static_cast<cl_int>(s)) ? REMAT_ERROR_RESOURCE_EXHAUSTED : REMAT_ERROR_INTERNAL,
+                     "op %u (matmul): CLBlast Gemm %lldx%lldx%lld failed: %s (%d)", call.index,
+                     static_cast<long long>(mm), static_cast<long long>(n), static_cast<long long>(kk),
+                     cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
+  };
+
+  if (tc.rank == 2 && batch_a > 1 && batch_a == batch_b) {
+    // Reduce mode (weight gradients): C = sum over the batch.
+    if (trans_a && !trans_b) {
+      // Stacked A^T and B are contiguous along K: one GEMM with K = batch * K.
+      return gemm(m, k * batch_a, a.offset, b.offset, c.offset, 0.0f);
+    }
+    for (int64_t i = 0; i < batch_a; ++i) {
+      const remat_status st = gemm(m, k, a.offset + static_cast<size_t>(i) * a_stride,
+                                   b.offset + static_cast<size_t>(i) * b_stride, c.offset, i == 0 ? 0.0f : 1.0f);
+      if (st != REMAT_OK) return st;
+    }
+    return REMAT_OK;
+  }
+  const size_t c_stride = static_cast<size_t>(m * n);
+  if (tb.rank == 2) {
+    // Broadcast mode: every batch entry shares B. Without transposition the stacked A rows are
+    // one [batch * M, K] matrix: one GEMM.
+    if (!trans_a) return gemm(m * batch_a, k, a.offset, b.offset, c.offset, 0.0f);
+    for (int64_t i = 0; i < batch_a; ++i) {
+      const remat_status st = gemm(m, k, a.offset + static_cast<size_t>(i) * a_stride, b.offset,
+                                   c.offset + static_cast<size_t>(i) * c_stride, 0.0f);
+      if (st != REMAT_OK) return st;
+    }
+    return REMAT_OK;
+  }
+  for (int64_t i = 0; i < batch_a; ++i) {
+    const remat_status st = gemm(m, k, a.offset + static_cast<size_t>(i) * a_stride,
+                                 b.offset + static_cast<size_t>(i) * b_stride,
+                                 c.offset + static_cast<size_t>(i) * c_stride, 0.0f);
+    if (st != REMAT_OK) return st;
+  }
+  return REMAT_OK;
+}
+
+}  // namespace opencl
+}  // namespace remat

@@ -1,0 +1,349 @@
+// Backend conformance: the same checks against any backend, named by argv[1] or by the
+// REMAT_TEST_BACKEND environment variable ("cpu", "opencl", "opencl:0:0", ...).
+//
+// Tolerances against the CPU backend (docs/backends.md): after five steps every parameter
+// satisfies |p - p_cpu| <= kAbsTol + kRelTol * |p_cpu| under SGD; under AdamW 99% do and all
+// are within 2 * lr * steps (see kAdamOutsideShare). Recompute on one backend is exact.
+#include "tests/cmocka_cpp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/synthetic_task.h"
+#include "compiler/compiler.h"
+#include "remat/remat.h"
+#include "runtime/backend_registry.h"
+
+namespace {
+
+constexpr double kAbsTol = 1e-4;
+constexpr double kRelTol = 1e-3;
+constexpr int kSteps = 5;
+// Adam divides by sqrt(v): a parameter whose gradient is rounding noise (e.g. attention key
+// biases, whose exact gradient is 0) moves by about lr per step in a direction the noise
+// picks, on any two backends alike. So under AdamW at most 1 in kAdamOutsideShare parameters
+// may leave the tolerance above, and none may differ by more than 2 * lr * steps.
+constexpr size_t kAdamOutsideShare = 100;
+constexpr double kAdamBound = 2 * 0.01 * kSteps;
+constexpr int64_t kBatch = 8;
+constexpr uint64_t kSeed = 3;
+
+std::string g_backend = "cpu";
+
+const char* const kModels[] = {
+    "mlp:layers=4,width=32,in=16,classes=4,dropout=0.2",
+    "resmlp:layers=4,width=32,in=16,classes=4,dropout=0.2",
+    "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3,dropout=0.1",
+};
+const char* const kOptimizers[] = {
+    "sgd:lr=0.05,momentum=0.9",
+    "adamw:lr=0.01,weight_decay=0.01",
+};
+
+// The part of a backend spec before the first ':' ("opencl:0:0" -> "opencl").
+std::string backend_name(const std::string& spec) { return spec.substr(0, spec.find(':')); }
+
+std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
+                                  const std::string& strategy) {
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = kBatch;
+  o.optimizer = optimizer;
+  o.seed = kSeed;
+  o.strategy = strategy;
+  return remat::compiler::compile(o).plan;
+}
+
+// A plan open in a session on one backend; fails the test on any error.
+struct Run {
+  std::vector<uint8_t> bytes;
+  remat_plan* plan = nullptr;
+  remat_session* session = nullptr;
+
+  Run(const std::string& model, const std::string& optimizer, const std::string& strategy,
+      const std::string& backend) {
+    bytes = compile_plan(model, optimizer, strategy);
+    char message[512];
+    if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) {
+      fail_msg("plan_open: %s", message);
+    }
+    remat_session_options options;
+    remat_session_options_init(&options);
+    options.backend = backend.c_str();
+    if (remat_session_create(plan, &options, &session, message, sizeof(message)) != REMAT_OK) {
+      fail_msg("session_create on %s: %s", backend.c_str(), message);
+    }
+  }
+  ~Run() {
+    remat_session_destroy(session);
+    remat_plan_close(plan);
+  }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  void feed(const remat::cli::SyntheticTask& task, uint64_t step) {
+    const auto values = task.batch(step);
+    const auto names = task.names();
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (remat_session_set_input(session, names[i].c_str(), values[i].data(), values[i].size()) != REMAT_OK) {
+        fail_msg("set_input %s: %s", names[i].c_str(), remat_session_last_error(session));
+      }
+    }
+  }
+
+  std::vector<uint8_t> params() const {
+    std::vector<uint8_t> all;
+    uint32_t count = 0;
+    remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count);
+    for (uint32_t i = 0; i < count; ++i) {
+      remat_tensor_info info;
+      remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info);
+      std::vector<uint8_t> one(info.bytes);
+      if (remat_session_read_param(session, info.name, one.data(), one.size()) != REMAT_OK) {
+        fail_msg("read_param %s: %s", info.name, remat_session_last_error(session));
+      }
+      all.insert(all.end(), one.begin(), one.end());
+    }
+    return all;
+  }
+};
+
+// Parameters after kSteps steps of |model| with |optimizer| under |strategy| on |backend|.
+std::vector<uint8_t> train(const std::string& model, const std::string& optimizer, const std::string& strategy,
+                           const std::string& backend) {
+  Run run(model, optimizer, strategy, backend);
+  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  for (int s = 0; s < kSteps; ++s) {
+    run.feed(task, static_cast<uint64_t>(s));
+    float loss = 0;
+    if (remat_session_step(run.session, &loss) != REMAT_OK) {
+      fail_msg("%s on %s, step %d: %s", model.c_str(), backend.c_str(), s, remat_session_last_error(run.session));
+    }
+    if (!isfinite(loss)) fail_msg("%s on %s, step %d: loss %g", model.c_str(), backend.c_str(), s, loss);
+  }
+  return run.params();
+}
+
+void parameters_after_five_steps_match_the_cpu_backend(void**) {
+  for (const char* model : kModels) {
+    for (size_t o = 0; o < sizeof(kOptimizers) / sizeof(kOptimizers[0]); ++o) {
+      const char* optimizer = kOptimizers[o];
+      const std::vector<uint8_t> ref = train(model, optimizer, "none", "cpu");
+      const std::vector<uint8_t> got = train(model, optimizer, "none", g_backend);
+      assert_int_equal(ref.size(), got.size());
+      const float* a = reinterpret_cast<const float*>(ref.data());
+      const float* b = reinterpret_cast<const float*>(got.data());
+      const size_t n = ref.size() / sizeof(float);
+      size_t identical = 0, outside = 0, worst_at = 0;
+      double worst = 0;  // Largest |diff|.
+      for (size_t i = 0; i < n; ++i) {
+        const double diff = fabs(static_cast<double>(a[i]) - b[i]);
+        if (!(diff <= kAbsTol + kRelTol * fabs(static_cast<double>(a[i])))) ++outside;
+        if (!(diff <= worst)) {
+          worst = diff;
+          worst_at = i;
+        }
+        identical += memcmp(&a[i], &b[i], sizeof(float)) == 0;
+      }
+      printf("%s, %s: %zu/%zu parameters bit-identical to cpu, %zu outside abs %g + rel %g; largest diff %.3g "
+             "(cpu %.9g, %s %.9g)\n",
+             model, optimizer, identical, n, outside, kAbsTol, kRelTol, worst, static_cast<double>(a[worst_at]),
+             g_backend.c_str(), static_cast<double>(b[worst_at]));
+      const bool adam = o == 1;
+      if (!adam && outside > 0) fail_msg("%s with %s: %zu parameters beyond tolerance", model, optimizer, outside);
+      if (adam && (outside * kAdamOutsideShare > n || !(worst <= kAdamBound))) {
+        fail_msg("%s with %s: %zu parameters beyond tolerance, largest diff %g", model, optimizer, outside, worst);
+      }
+    }
+  }
+}
+
+void check_strategy_is_byte_identical(const char* strategy) {
+  for (const char* model : kModels) {
+    for (const char* optimizer : kOptimizers) {
+      if (train(model, optimizer, "none", g_backend) != train(model, optimizer, strategy, g_backend)) {
+        fail_msg("%s with %s on %s: --strategy %s differs from --strategy none", model, optimizer, g_backend.c_str(),
+                 strategy);
+      }
+    }
+  }
+}
+
+void sqrt_is_byte_identical_to_no_recompute(void**) { check_strategy_is_byte_identical("sqrt"); }
+void selective_is_byte_identical_to_no_recompute(void**) { check_strategy_is_byte_identical("selective"); }
+
+// Sets every binding from step 0 of the task, then overwrites |name|'s int32 element |at|.
+void feed_with_bad_value(Run& run, const std::string& model, const char* name, int32_t value) {
+  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  const auto names = task.names();
+  auto values = task.batch(0);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) memcpy(values[i].data() + 4 * 3, &value, sizeof(value));
+    assert_int_equal(remat_session_set_input(run.session, names[i].c_str(), values[i].data(), values[i].size()),
+                     REMAT_OK);
+  }
+}
+
+void a_label_out_of_range_is_a_step_error(void**) {
+  for (int32_t bad : {4, -1}) {
+    Run run(kModels[0], kOptimizers[0], "none", g_backend);
+    feed_with_bad_value(run, kModels[0], "labels", bad);
+    assert_int_equal(remat_session_step(run.session, nullptr), REMAT_ERROR_OUT_OF_RANGE);
+    const char* message = remat_session_last_error(run.session);
+    printf("label %d: %s\n", bad, message);
+    assert_non_null(strstr(message, "label"));
+    assert_non_null(strstr(message, "position 3"));
+  }
+}
+
+void a_token_id_out_of_range_is_a_step_error(void**) {
+  Run run(kModels[2], kOptimizers[1], "none", g_backend);
+  feed_with_bad_value(run, kModels[2], "tokens", 40);
+  assert_int_equal(remat_session_step(run.session, nullptr), REMAT_ERROR_OUT_OF_RANGE);
+  const char* message = remat_session_last_error(run.session);
+  printf("token 40: %s\n", message);
+  assert_non_null(strstr(message, "id 40"));
+}
+
+// Builds the OpCall of a one-input op over |in| and |out| (out may be null).
+remat::OpCall make_call(remat::OpCode code, uint32_t index, const remat::TensorRef* in, const remat::TensorRef* out) {
+  remat::OpCall call{};
+  call.code = static_cast<uint16_t>(code);
+  call.index = index;
+  call.num_inputs = 1;
+  call.inputs[0] = in;
+  call.num_outputs = out != nullptr ? 1 : 0;
+  call.outputs[0] = out;
+  return call;
+}
+
+remat::TensorRef bytes_tensor(remat::Region region, uint64_t offset, uint64_t bytes) {
+  remat::TensorRef t{};
+  t.region = region;
+  t.dtype = REMAT_DTYPE_F32;
+  t.rank = 1;
+  t.offset = offset;
+  t.bytes = bytes;
+  t.numel = static_cast<int64_t>(bytes / 4);
+  t.dims[0] = t.numel;
+  return t;
+}
+
+void spill_prefetch_and_wait_round_trip_bytes(void**) {
+  constexpr uint64_t kArena = 8192, kPersistent = 256, kHost = 4096, kBytes = 1024;
+  alignas(64) static uint8_t arena[kArena], persistent[kPersistent], host[kHost];
+  memset(host, 0, sizeof(host));
+  remat::RegionSetup regions{};
+  // Only the CPU backend works in host regions; device backends allocate their own.
+  const bool on_host = backend_name(g_backend) == "cpu";
+  regions.arena = on_host ? arena : nullptr;
+  regions.arena_bytes = kArena;
+  regions.persistent = on_host ? persistent : nullptr;
+  regions.persistent_bytes = kPersistent;
+  regions.host = host;
+  regions.host_bytes = kHost;
+  regions.alignment = 64;
+  char text[512] = "";
+  remat::ErrorBuffer err{text, sizeof(text)};
+  remat::Backend* backend = nullptr;
+  if (remat::create_backend(g_backend.c_str(), regions, &backend, &err) != REMAT_OK) fail_msg("create: %s", text);
+  std::vector<uint8_t> pattern(kBytes), zeros(kBytes, 0), back(kBytes, 0xEE);
+  for (uint64_t i = 0; i < kBytes; ++i) pattern[i] = static_cast<uint8_t>(i * 7 + 1);
+
+  // arena[256..] -> host[512..] -> arena[4096..], with the source cleared in between.
+  const remat::TensorRef x = bytes_tensor(remat::Region::kArena, 256, kBytes);
+  const remat::TensorRef slot = bytes_tensor(remat::Region::kHost, 512, kBytes);
+  const remat::TensorRef y = bytes_tensor(remat::Region::kArena, 4096, kBytes);
+  const remat::StepContext ctx{kSeed, 0};
+  assert_int_equal(backend->upload(remat::Region::kArena, x.offset, pattern.data(), kBytes, &err), REMAT_OK);
+  assert_int_equal(backend->run_op(make_call(remat::OpCode::kSpill, 0, &x, &slot), ctx, &err), REMAT_OK);
+  assert_int_equal(backend->run_op(make_call(remat::OpCode::kWait, 1, &x, nullptr), ctx, &err), REMAT_OK);
+  assert_int_equal(backend->upload(remat::Region::kArena, x.offset, zeros.data(), kBytes, &err), REMAT_OK);
+  assert_int_equal(backend->run_op(make_call(remat::OpCode::kPrefetch, 2, &slot, &y), ctx, &err), REMAT_OK);
+  assert_int_equal(backend->run_op(make_call(remat::OpCode::kWait, 3, &y, nullptr), ctx, &err), REMAT_OK);
+  assert_int_equal(backend->sync(&err), REMAT_OK);
+  assert_int_equal(backend->download(remat::Region::kArena, y.offset, back.data(), kBytes, &err), REMAT_OK);
+  assert_memory_equal(back.data(), pattern.data(), kBytes);
+  // The slot itself holds the bytes (the host region is the caller's memory).
+  assert_memory_equal(host + slot.offset, pattern.data(), kBytes);
+  assert_int_equal(backend->download(remat::Region::kArena, x.offset, back.data(), kBytes, &err), REMAT_OK);
+  assert_memory_equal(back.data(), zeros.data(), kBytes);
+
+  // Many copies in flight without waits (more than any fixed table), then one sync.
+  for (uint32_t i = 0; i < 200; ++i) {
+    assert_int_equal(backend->run_op(make_call(remat::OpCode::kSpill, 4 + i, &y, &slot), ctx, &err), REMAT_OK);
+  }
+  assert_int_equal(backend->sync(&err), REMAT_OK);
+  assert_memory_equal(host + slot.offset, pattern.data(), kBytes);
+  remat::destroy_backend(backend);
+}
+
+void an_unknown_device_is_unavailable_with_a_message(void**) {
+  const std::vector<uint8_t> bytes = compile_plan(kModels[0], kOptimizers[0], "none");
+  remat_plan* plan = nullptr;
+  char message[512] = "";
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)), REMAT_OK);
+  const std::string spec = backend_name(g_backend) + ":9:9";
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.backend = spec.c_str();
+  remat_session* session = nullptr;
+  message[0] = '\0';
+  assert_int_equal(remat_session_create(plan, &options, &session, message, sizeof(message)), REMAT_ERROR_UNAVAILABLE);
+  printf("%s: %s\n", spec.c_str(), message);
+  assert_null(session);
+  assert_true(strlen(message) > 10);
+  remat_plan_close(plan);
+}
+
+// Whether the backend can open a session here; prints why not.
+bool backend_available() {
+  const std::vector<uint8_t> bytes = compile_plan(kModels[0], kOptimizers[0], "none");
+  remat_plan* plan = nullptr;
+  char message[512] = "";
+  if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) return true;
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.backend = g_backend.c_str();
+  remat_session* session = nullptr;
+  const remat_status status = remat_session_create(plan, &options, &session, message, sizeof(message));
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+  if (status == REMAT_ERROR_UNAVAILABLE) {
+    printf("backend %s is not available here: %s\n", g_backend.c_str(), message);
+    return false;
+  }
+  return true;  // Any other failure shows up in the tests.
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* env = getenv("REMAT_TEST_BACKEND");
+  if (argc > 1) {
+    g_backend = argv[1];
+  } else if (env != nullptr && env[0] != '\0') {
+    g_backend = env;
+  }
+  // PoCL fails device lookup when its cache folder cannot be created; make it if named.
+  const char* pocl_cache = getenv("POCL_CACHE_DIR");
+  if (pocl_cache != nullptr) mkdir(pocl_cache, 0700);
+  if (!backend_available()) return 77;
+  printf("backend conformance: %s\n", g_backend.c_str());
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(parameters_after_five_steps_match_the_cpu_backend),
+      cmocka_unit_test(sqrt_is_byte_identical_to_no_recompute),
+      cmocka_unit_test(selective_is_byte_identical_to_no_recompute),
+      cmocka_unit_test(a_label_out_of_range_is_a_step_error),
+      cmocka_unit_test(a_token_id_out_of_range_is_a_step_error),
+      cmocka_unit_test(spill_prefetch_and_wait_round_trip_bytes),
+      cmocka_unit_test(an_unknown_device_is_unavailable_with_a_message),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
