@@ -1,7 +1,9 @@
-"""PyTorch CPU baseline for bench/step_time: the same models (docs/templates.md), same batch,
-same thread count, median step time with Adam. Optionally with torch.utils.checkpoint.
+"""PyTorch baseline for bench/step_time: the same models (docs/templates.md), same batch,
+same thread count, median step time with Adam. Optionally with torch.utils.checkpoint, on a
+CUDA device (--device cuda), or the largest batch within a device memory cap (--budget GiB).
 
     /usr/bin/python3 bench/torch_step.py [--threads N] [--steps N] [--checkpoint] MODEL@BATCH ...
+    python3 bench/torch_step.py --device cuda [--budget GIB] [--checkpoint] MODEL@BATCH ...
 """
 import argparse
 import math
@@ -78,7 +80,12 @@ class Bert(nn.Module):
         return self.cls(F.dropout(torch.tanh(self.pool(x[:, 0])), self.p, self.training))
 
 
-def measure(spec, steps, warmup, ckpt):
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def measure(spec, steps, warmup, ckpt, device=torch.device("cpu")):
     model_spec, batch = spec.rsplit("@", 1)
     batch = int(batch)
     name, kw = parse(model_spec)
@@ -90,16 +97,33 @@ def measure(spec, steps, warmup, ckpt):
                      kw.get("dropout", 0.0), ckpt)
         data = torch.randint(0, kw["vocab"], (batch, kw["seq"]))
     labels = torch.randint(0, kw["classes"], (batch,))
+    model, data, labels = model.to(device), data.to(device), labels.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     times = []
     for s in range(warmup + steps):
+        sync(device)
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         F.cross_entropy(model(data), labels).backward()
         opt.step()
+        sync(device)
         if s >= warmup:
             times.append((time.perf_counter() - start) * 1e3)
     return statistics.median(times), min(times)
+
+
+def max_batch(model_spec, ckpt, device, limit=1 << 16):
+    """Largest power-of-two batch whose training step runs within the device memory cap."""
+    best, batch = 0, 1
+    while batch <= limit:
+        try:
+            measure(f"{model_spec}@{batch}", 1, 1, ckpt, device)
+            best, batch = batch, batch * 2
+        except torch.cuda.OutOfMemoryError:
+            break
+        finally:
+            torch.cuda.empty_cache()
+    return best
 
 
 def main():
@@ -108,16 +132,39 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--checkpoint", action="store_true", help="also run with torch.utils.checkpoint")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
+    ap.add_argument("--budget", default="", help="cuda only: cap device memory at this many GiB and report "
+                    "the largest power-of-two batch of each MODEL (given as MODEL@ANY) instead of step times")
     ap.add_argument("specs", nargs="+")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    print(f"# PyTorch {torch.__version__} CPU, {torch.get_num_threads()} threads; median of {args.steps} steps")
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        # Plain FP32 like remat's cuBLAS settings (no TF32).
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        name = torch.cuda.get_device_name(device)
+        if args.budget:
+            total = torch.cuda.get_device_properties(device).total_memory
+            torch.cuda.set_per_process_memory_fraction(min(1.0, float(args.budget) * 2**30 / total), device)
+            print(f"# PyTorch {torch.__version__} on {name}: largest power-of-two batch within {args.budget} GiB")
+            print("| model | mode | max batch |")
+            print("|---|---|---|")
+            for spec in args.specs:
+                model = spec.rsplit("@", 1)[0]
+                for ckpt in ([False, True] if args.checkpoint else [False]):
+                    print(f"| {model} | {'checkpoint sqrt' if ckpt else 'eager'} | {max_batch(model, ckpt, device)} |",
+                          flush=True)
+            return
+        print(f"# PyTorch {torch.__version__} on {name}; median of {args.steps} steps")
+    else:
+        print(f"# PyTorch {torch.__version__} CPU, {torch.get_num_threads()} threads; median of {args.steps} steps")
     print("| model | batch | mode | median ms | min ms |")
     print("|---|---|---|---|---|")
     for spec in args.specs:
         for ckpt in ([False, True] if args.checkpoint else [False]):
-            med, low = measure(spec, args.steps, args.warmup, ckpt)
+            med, low = measure(spec, args.steps, args.warmup, ckpt, device)
             model, batch = spec.rsplit("@", 1)
             print(f"| {model} | {batch} | {'checkpoint sqrt' if ckpt else 'eager'} | {med:.1f} | {low:.1f} |", flush=True)
 

@@ -15,6 +15,8 @@ namespace cli {
 int run_compile(const std::vector<std::string>& argv);
 /// `remat train MODEL|FILE.rplan [--batch N] [--steps N] [--data F] [--load-params F] [--save-params F]`
 int run_train(const std::vector<std::string>& argv);
+/// `remat devices`: backends and devices available here.
+int run_devices(const std::vector<std::string>& argv);
 /// `remat inspect FILE.rplan [--ops|--tensors|--params] [--json]`
 int run_inspect(const std::vector<std::string>& argv);
 /// `remat size MODEL --batch N|A..B [--strategy LIST] [--budget BYTES] [--max-batch] [--timeline F] [--json]`

@@ -17,6 +17,7 @@ const char kUsage[] =
     "  train   MODEL|FILE.rplan [--batch N] [--backend cpu] [--steps N] [--data FILE.safetensors]\n"
     "          [--load-params FILE.safetensors] [--save-params FILE.safetensors] [--arena SIZE]\n"
     "  inspect FILE.rplan [--ops|--tensors|--params] [--json]\n"
+    "  devices                  list the backends and devices available here\n"
     "  size    MODEL --batch N|A..B [--strategy none,sqrt,selective,budget,manual:T1,T2]\n"
     "          [--budget SIZE] [--max-batch] [--optimizer SPEC] [--alignment N]\n"
     "          [--timeline FILE.svg] [--json]\n"
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
     if (command == "compile") return run_compile(rest);
     if (command == "train") return run_train(rest);
     if (command == "inspect") return run_inspect(rest);
+    if (command == "devices") return run_devices(rest);
     if (command == "size") return run_size(rest);
     std::fprintf(stderr, "remat: unknown command '%s'\n\n%s", command.c_str(), kUsage);
     return 2;

@@ -91,6 +91,11 @@ class Backend {
   /// Copies |bytes| bytes from |region| at |offset| to host |dst|.
   virtual remat_status download(Region region, uint64_t offset, void* dst, uint64_t bytes,
                                 ErrorBuffer* err) = 0;
+  /// Marks the start of a step run with |ctx|, before its first run_op(). A backend may record
+  /// the step (CUDA captures it as a graph). Default: nothing to do.
+  virtual remat_status begin_step(const StepContext&, ErrorBuffer*) { return REMAT_OK; }
+  /// Marks the end of the step, after its last run_op() and before sync(). Default: nothing.
+  virtual remat_status end_step(ErrorBuffer*) { return REMAT_OK; }
   /// Waits until every queued op and copy finished. Default: nothing is ever queued.
   virtual remat_status sync(ErrorBuffer*) { return REMAT_OK; }
 };

@@ -235,11 +235,14 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
   }
   const remat::StepContext ctx{s->plan->root->seed(), s->step};
   const uint32_t n_ops = s->plan->root->ops()->size();
-  for (uint32_t i = 0; i < n_ops; ++i) {
-    const remat_status status = s->backend->run_op(s->ops[i], ctx, &s->err);
-    if (status != REMAT_OK) return status;
+  remat_status status = s->backend->begin_step(ctx, &s->err);
+  for (uint32_t i = 0; i < n_ops && status == REMAT_OK; ++i) status = s->backend->run_op(s->ops[i], ctx, &s->err);
+  if (status == REMAT_OK) status = s->backend->end_step(&s->err);
+  if (status != REMAT_OK) {
+    s->backend->sync(&s->err);  // drain what was queued; the first error's message is kept
+    return status;
   }
-  remat_status status = s->backend->sync(&s->err);
+  status = s->backend->sync(&s->err);
   if (status == REMAT_OK && out_loss != nullptr) {
     const remat::TensorRef& loss = s->tensors[s->plan->root->loss()];
     status = s->backend->download(loss.region, loss.offset, out_loss, sizeof(float), &s->err);

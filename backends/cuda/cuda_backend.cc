@@ -1,0 +1,484 @@
+// The CUDA backend: device regions, the compute and copy streams, op dispatch, the step hooks
+// with CUDA graph capture and replay, and the factory the registry calls.
+#include "backends/cuda/cuda_backend.h"
+
+#include <new>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cuda/cuda_backend_impl.h"
+#include "common/ops.h"
+#include "runtime/port.h"
+
+namespace remat {
+namespace cuda {
+namespace {
+
+// REMAT_OK, or |code| with "cuda: <what> failed: <name> (<description>)".
+remat_status cuda_status(cudaError_t e, const char* what, ErrorBuffer* err,
+                         remat_status code = REMAT_ERROR_INTERNAL) {
+  if (e == cudaSuccess) return REMAT_OK;
+  return set_error(err, code, "cuda: %s failed: %s (%s)", what, cudaGetErrorName(e),
+                   cudaGetErrorString(e));
+}
+
+// Status for a failed allocation: out of memory is normal on a small device.
+remat_status alloc_status(cudaError_t e, const char* what, uint64_t bytes, ErrorBuffer* err) {
+  if (e == cudaSuccess) return REMAT_OK;
+  cudaGetLastError();  // Allocation errors are not sticky; clear the last-error slot.
+  const remat_status code =
+      e == cudaErrorMemoryAllocation ? REMAT_ERROR_RESOURCE_EXHAUSTED : REMAT_ERROR_INTERNAL;
+  return set_error(err, code, "cuda: could not allocate the %s of %llu bytes: %s (%s)", what,
+                   static_cast<unsigned long long>(bytes), cudaGetErrorName(e),
+                   cudaGetErrorString(e));
+}
+
+// No driver, no device, device busy: the backend is not available on this machine.
+bool means_unavailable(cudaError_t e) {
+  return e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice ||
+         e == cudaErrorInvalidDevice || e == cudaErrorDevicesUnavailable ||
+         e == cudaErrorStubLibrary || e == cudaErrorSystemDriverMismatch ||
+         e == cudaErrorCompatNotSupportedOnDevice || e == cudaErrorInitializationError;
+}
+
+uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ull; }
+
+bool same_context(const StepContext& a, const StepContext& b) {
+  return a.seed == b.seed && a.step == b.step;
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device) : device_(device) {}
+
+CudaBackend::~CudaBackend() {
+  // Nothing to report to here: statuses are ignored, every handle is released.
+  cudaSetDevice(device_);
+  if (mode_ == Mode::kCapturing) abort_capture(REMAT_OK);
+  if (main_ != nullptr) cudaStreamSynchronize(main_);
+  if (copy_ != nullptr) cudaStreamSynchronize(copy_);
+  if (graph_ != nullptr) cudaGraphExecDestroy(graph_);
+  if (blas_handle_ != nullptr) blas_.destroy(blas_handle_);
+  for (PendingCopy& p : pending_) {
+    if (p.done != nullptr) cudaEventDestroy(p.done);
+  }
+  if (fork_ != nullptr) cudaEventDestroy(fork_);
+  if (join_ != nullptr) cudaEventDestroy(join_);
+  if (copy_ != nullptr) cudaStreamDestroy(copy_);
+  if (main_ != nullptr) cudaStreamDestroy(main_);
+  cudaFree(base_[0]);
+  cudaFree(base_[1]);
+  if (host_owned_) cudaFreeHost(base_[2]);
+  if (host_registered_) cudaHostUnregister(base_[2]);
+  if (state_host_ != nullptr) cudaFreeHost(state_host_);
+  cudaFree(state_);
+  cudaFree(partials_);
+  cudaFree(blas_workspace_);
+}
+
+remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
+  remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err, REMAT_ERROR_UNAVAILABLE);
+  if (s != REMAT_OK) return s;
+  const char* graphs = getenv("REMAT_CUDA_GRAPHS");
+  graphs_enabled_ = graphs == nullptr || strcmp(graphs, "0") != 0;
+
+  // Device memory first: running out of it is the failure a user can act on.
+  const char* names[2] = {"arena", "persistent region"};
+  const uint64_t sizes[2] = {regions.arena_bytes, regions.persistent_bytes};
+  for (int r = 0; r < 2; ++r) {
+    size_[r] = sizes[r];
+    if (sizes[r] == 0) continue;
+    void* p = nullptr;
+    s = alloc_status(cudaMalloc(&p, static_cast<size_t>(sizes[r])), names[r], sizes[r], err);
+    if (s != REMAT_OK) return s;
+    base_[r] = static_cast<uint8_t*>(p);
+    if (regions.alignment != 0 && reinterpret_cast<uintptr_t>(p) % regions.alignment != 0) {
+      return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                       "cuda: the plan's alignment %u exceeds what cudaMalloc gives (%p)",
+                       regions.alignment, p);
+    }
+  }
+  // The host region: the caller's buffer, page-locked in place so that spills and prefetches
+  // are asynchronous and the slots hold the bytes where the caller put them; without a buffer
+  // (or if it cannot be locked), a pinned buffer of the backend's own.
+  size_[2] = regions.host_bytes;
+  if (regions.host_bytes > 0 && regions.host != nullptr) {
+    const cudaError_t e = cudaHostRegister(regions.host, static_cast<size_t>(regions.host_bytes),
+                                           cudaHostRegisterDefault);
+    if (e == cudaSuccess || e == cudaErrorHostMemoryAlreadyRegistered) {
+      base_[2] = static_cast<uint8_t*>(regions.host);
+      host_registered_ = e == cudaSuccess;
+    }
+    cudaGetLastError();
+  }
+  if (regions.host_bytes > 0 && base_[2] == nullptr) {
+    void* p = nullptr;
+    s = alloc_status(cudaHostAlloc(&p, static_cast<size_t>(regions.host_bytes), cudaHostAllocDefault),
+                     "pinned host region", regions.host_bytes, err);
+    if (s != REMAT_OK) return s;
+    base_[2] = static_cast<uint8_t*>(p);
+    host_owned_ = true;
+  }
+  void* p = nullptr;
+  s = alloc_status(cudaMalloc(&p, sizeof(DeviceState)), "device state", sizeof(DeviceState), err);
+  if (s != REMAT_OK) return s;
+  state_ = static_cast<DeviceState*>(p);
+  s = alloc_status(cudaHostAlloc(&p, sizeof(DeviceState), cudaHostAllocDefault), "state readback",
+                   sizeof(DeviceState), err);
+  if (s != REMAT_OK) return s;
+  state_host_ = static_cast<DeviceState*>(p);
+  s = alloc_status(cudaMalloc(&p, sizeof(double) * kMaxPartials), "reduction scratch",
+                   sizeof(double) * kMaxPartials, err);
+  if (s != REMAT_OK) return s;
+  partials_ = static_cast<double*>(p);
+  s = alloc_status(cudaMalloc(&blas_workspace_, kCublasWorkspaceBytes), "cuBLAS workspace",
+                   kCublasWorkspaceBytes, err);
+  if (s != REMAT_OK) return s;
+
+  s = cuda_status(cudaStreamCreateWithFlags(&main_, cudaStreamNonBlocking), "cudaStreamCreate", err);
+  if (s == REMAT_OK) {
+    s = cuda_status(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreate", err);
+  }
+  if (s == REMAT_OK) s = cuda_status(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreate", err);
+  if (s == REMAT_OK) s = cuda_status(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreate", err);
+  for (int i = 0; s == REMAT_OK && i < kMaxPendingCopies; ++i) {
+    s = cuda_status(cudaEventCreateWithFlags(&pending_[i].done, cudaEventDisableTiming),
+                    "cudaEventCreate", err);
+  }
+  if (s == REMAT_OK) {
+    s = cuda_status(cudaMemsetAsync(state_, 0, sizeof(DeviceState), main_), "cudaMemsetAsync", err);
+  }
+  if (s == REMAT_OK) s = cuda_status(cudaStreamSynchronize(main_), "cudaStreamSynchronize", err);
+  if (s != REMAT_OK) return s;
+
+  // cuBLAS last: loading it is the slow part, and only a backend that will run pays it.
+  s = load_cublas(&blas_, err);
+  if (s != REMAT_OK) return s;
+  cublasStatus_t b = blas_.create(&blas_handle_);
+  if (b != CUBLAS_STATUS_SUCCESS) {
+    blas_handle_ = nullptr;
+    return set_error(err, REMAT_ERROR_UNAVAILABLE, "cuda: cublasCreate failed: %s",
+                     blas_.status_name(b));
+  }
+  // Reproducible products: plain FP32 (no TF32), no atomics, a fixed stream and workspace
+  // (cublasSetStream resets the workspace, so it goes first).
+  const char* step = "cublasSetStream";
+  b = blas_.set_stream(blas_handle_, main_);
+  if (b == CUBLAS_STATUS_SUCCESS) {
+    step = "cublasSetWorkspace";
+    b = blas_.set_workspace(blas_handle_, blas_workspace_, kCublasWorkspaceBytes);
+  }
+  if (b == CUBLAS_STATUS_SUCCESS) {
+    step = "cublasSetMathMode";
+    b = blas_.set_math_mode(blas_handle_, CUBLAS_DEFAULT_MATH);
+  }
+  if (b == CUBLAS_STATUS_SUCCESS) {
+    step = "cublasSetAtomicsMode";
+    b = blas_.set_atomics_mode(blas_handle_, CUBLAS_ATOMICS_NOT_ALLOWED);
+  }
+  if (b != CUBLAS_STATUS_SUCCESS) {
+    return set_error(err, REMAT_ERROR_INTERNAL, "cuda: %s failed: %s", step, blas_.status_name(b));
+  }
+  return REMAT_OK;
+}
+
+bool CudaBackend::supports_op(uint16_t code) const {
+  switch (static_cast<OpCode>(code)) {
+    case OpCode::kMatMul:
+    case OpCode::kSpill:
+    case OpCode::kPrefetch:
+    case OpCode::kWait:
+      return true;
+    default:
+      return kernel_for(code) != nullptr;
+  }
+}
+
+remat_status CudaBackend::check_region(Region region, uint64_t offset, uint64_t bytes,
+                                       const char* what, ErrorBuffer* err) const {
+  const int r = static_cast<int>(region);
+  if (r < 0 || r > 2 || offset > size_[r] || bytes > size_[r] - offset) {
+    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                     "cuda %s: %llu bytes at offset %llu of region %d (%llu bytes)", what,
+                     static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(offset),
+                     r, static_cast<unsigned long long>(r >= 0 && r <= 2 ? size_[r] : 0));
+  }
+  if (mode_ == Mode::kCapturing || mode_ == Mode::kReplaying) {
+    return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
+                     "cuda %s: not allowed between begin_step and end_step", what);
+  }
+  return REMAT_OK;
+}
+
+remat_status CudaBackend::upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
+                                 ErrorBuffer* err) {
+  remat_status s = check_region(region, offset, bytes, "upload", err);
+  if (s != REMAT_OK || bytes == 0) return s;
+  s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
+  if (s != REMAT_OK) return s;
+  if (region == Region::kHost) {
+    // The pinned host region may be read by a copy still in flight.
+    s = cuda_status(cudaStreamSynchronize(copy_), "cudaStreamSynchronize", err);
+    if (s == REMAT_OK) memcpy(address(region, offset), src, static_cast<size_t>(bytes));
+    return s;
+  }
+  s = cuda_status(cudaMemcpyAsync(address(region, offset), src, static_cast<size_t>(bytes),
+                                  cudaMemcpyHostToDevice, main_),
+                  "upload cudaMemcpyAsync", err);
+  if (s != REMAT_OK) return s;
+  return cuda_status(cudaStreamSynchronize(main_), "upload cudaStreamSynchronize", err);
+}
+
+remat_status CudaBackend::download(Region region, uint64_t offset, void* dst, uint64_t bytes,
+                                   ErrorBuffer* err) {
+  remat_status s = check_region(region, offset, bytes, "download", err);
+  if (s != REMAT_OK || bytes == 0) return s;
+  s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
+  if (s != REMAT_OK) return s;
+  if (region == Region::kHost) {
+    s = cuda_status(cudaStreamSynchronize(copy_), "cudaStreamSynchronize", err);
+    if (s == REMAT_OK) memcpy(dst, address(region, offset), static_cast<size_t>(bytes));
+    return s;
+  }
+  s = cuda_status(cudaMemcpyAsync(dst, address(region, offset), static_cast<size_t>(bytes),
+                                  cudaMemcpyDeviceToHost, main_),
+                  "download cudaMemcpyAsync", err);
+  if (s != REMAT_OK) return s;
+  return cuda_status(cudaStreamSynchronize(main_), "download cudaStreamSynchronize", err);
+}
+
+remat_status CudaBackend::set_step_state(const StepContext& ctx, ErrorBuffer* err) {
+  if (state_valid_ && same_context(ctx, step_ctx_)) return REMAT_OK;
+  const remat_status s = cuda_status(launch_set_step(main_, state_, ctx.seed, ctx.step),
+                                     "step state kernel", err);
+  if (s != REMAT_OK) return s;
+  step_ctx_ = ctx;
+  state_valid_ = true;
+  return REMAT_OK;
+}
+
+remat_status CudaBackend::run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
+  if (mode_ == Mode::kCapturing || mode_ == Mode::kReplaying) {
+    if (!same_context(ctx, step_ctx_)) {
+      const remat_status s = set_error(
+          err, REMAT_ERROR_FAILED_PRECONDITION,
+          "op %u (%s): step context (%llu, %llu) differs from begin_step's (%llu, %llu)",
+          call.index, op_name(call.code), static_cast<unsigned long long>(ctx.seed),
+          static_cast<unsigned long long>(ctx.step), static_cast<unsigned long long>(step_ctx_.seed),
+          static_cast<unsigned long long>(step_ctx_.step));
+      if (mode_ == Mode::kCapturing) return abort_capture(s);
+      mode_ = Mode::kIdle;  // The replay is dropped: nothing of this step ran.
+      return s;
+    }
+    ++ops_in_step_;
+    fingerprint_ = mix(mix(fingerprint_, call.index), call.code);
+    for (int i = 0; i < call.num_inputs; ++i) fingerprint_ = mix(fingerprint_, call.inputs[i]->offset);
+    for (int i = 0; i < call.num_outputs; ++i) fingerprint_ = mix(fingerprint_, call.outputs[i]->offset);
+    if (mode_ == Mode::kReplaying) return REMAT_OK;  // The graph runs it at end_step.
+    const remat_status s = execute(call, err);
+    return s == REMAT_OK ? s : abort_capture(s);
+  }
+  remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
+  if (s == REMAT_OK) s = set_step_state(ctx, err);
+  if (s == REMAT_OK) s = execute(call, err);
+  return s;
+}
+
+remat_status CudaBackend::execute(const OpCall& call, ErrorBuffer* err) {
+  switch (static_cast<OpCode>(call.code)) {
+    case OpCode::kSpill:
+      return spill(call, err);
+    case OpCode::kPrefetch:
+      return prefetch(call, err);
+    case OpCode::kWait:
+      return wait(call, err);
+    default:
+      break;
+  }
+  remat_status s = wait_for_hazards(call, err);
+  if (s != REMAT_OK) return s;
+  if (call.code == static_cast<uint16_t>(OpCode::kMatMul)) return matmul(call, err);
+  const Kernel kernel = kernel_for(call.code);
+  if (kernel == nullptr) {
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED, "op %u (%s): not implemented by the cuda backend",
+                     call.index, op_name(call.code));
+  }
+  KernelArgs args;
+  args.call = &call;
+  for (int i = 0; i < kMaxOpInputs; ++i) args.in[i] = i < call.num_inputs ? address(*call.inputs[i]) : nullptr;
+  for (int i = 0; i < kMaxOpOutputs; ++i) args.out[i] = i < call.num_outputs ? address(*call.outputs[i]) : nullptr;
+  args.stream = main_;
+  args.state = state_;
+  args.partials = partials_;
+  args.err = err;
+  return kernel(args);
+}
+
+remat_status CudaBackend::sync(ErrorBuffer* err) {
+  if (mode_ == Mode::kCapturing || mode_ == Mode::kReplaying) {
+    const remat_status s = set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
+                                     "cuda sync: the step begun by begin_step was not ended");
+    if (mode_ == Mode::kCapturing) return abort_capture(s);
+    mode_ = Mode::kIdle;  // A replay that was never launched: nothing ran.
+    return s;
+  }
+  mode_ = Mode::kIdle;
+  remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
+  if (s == REMAT_OK) s = join_copies(err);
+  if (s == REMAT_OK) {
+    s = cuda_status(cudaMemcpyAsync(state_host_, state_, sizeof(DeviceState),
+                                    cudaMemcpyDeviceToHost, main_),
+                    "error report cudaMemcpyAsync", err);
+  }
+  if (s == REMAT_OK) s = cuda_status(cudaStreamSynchronize(main_), "cudaStreamSynchronize", err);
+  if (s == REMAT_OK) s = cuda_status(cudaStreamSynchronize(copy_), "cudaStreamSynchronize", err);
+  if (s != REMAT_OK || state_host_->error == 0) return s;
+  // A kernel found bad data: report it as the CPU kernels word it, then clear the report.
+  const DeviceState& e = *state_host_;
+  const bool is_label = e.error_code == static_cast<uint32_t>(OpCode::kSoftmaxCrossEntropy) ||
+                        e.error_code == static_cast<uint32_t>(OpCode::kSoftmaxCrossEntropyGrad);
+  s = set_error(err, REMAT_ERROR_OUT_OF_RANGE, "op %u (%s): %s %d at position %lld outside [0, %lld)",
+                e.error_op, op_name(static_cast<uint16_t>(e.error_code)), is_label ? "label" : "id",
+                e.error_value, static_cast<long long>(e.error_position),
+                static_cast<long long>(e.error_limit));
+  // Clearing is best effort: if it fails, the next CUDA call reports the broken device.
+  if (cudaMemsetAsync(&state_->error, 0, sizeof(int32_t), main_) == cudaSuccess) {
+    cudaStreamSynchronize(main_);
+  }
+  return s;
+}
+
+remat_status CudaBackend::begin_step(const StepContext& ctx, ErrorBuffer* err) {
+  if (mode_ != Mode::kIdle) {
+    return set_error(err, REMAT_ERROR_FAILED_PRECONDITION, "cuda begin_step: a step is already open");
+  }
+  remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
+  if (s == REMAT_OK) s = set_step_state(ctx, err);  // Outside the graph: replays read it.
+  // Copies issued before the step (ops run without hooks) must not be waited on inside a capture.
+  if (s == REMAT_OK) s = join_copies(err);
+  if (s != REMAT_OK) return s;
+  ops_in_step_ = 0;
+  fingerprint_ = 14695981039346656037ull;
+  copies_in_step_ = false;
+  if (graph_ != nullptr) {
+    mode_ = Mode::kReplaying;
+  } else if (graphs_enabled_) {
+    s = cuda_status(cudaStreamBeginCapture(main_, cudaStreamCaptureModeThreadLocal),
+                    "cudaStreamBeginCapture", err);
+    if (s != REMAT_OK) return s;
+    mode_ = Mode::kCapturing;
+  } else {
+    mode_ = Mode::kEager;
+  }
+  return REMAT_OK;
+}
+
+remat_status CudaBackend::end_step(ErrorBuffer* err) {
+  const Mode mode = mode_;
+  switch (mode) {
+    case Mode::kIdle:
+      return set_error(err, REMAT_ERROR_FAILED_PRECONDITION, "cuda end_step: no step is open");
+    case Mode::kEager:
+      mode_ = Mode::kIdle;
+      return join_copies(err);
+    case Mode::kReplaying:
+      mode_ = Mode::kIdle;
+      if (ops_in_step_ != graph_ops_ || fingerprint_ != graph_fingerprint_) {
+        return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
+                         "cuda end_step: this step ran %u ops that differ from the %u captured",
+                         ops_in_step_, graph_ops_);
+      }
+      break;
+    case Mode::kCapturing: {
+      remat_status s = copies_in_step_ ? join_copies(err) : REMAT_OK;
+      if (s != REMAT_OK) return abort_capture(s);
+      mode_ = Mode::kIdle;
+      cudaGraph_t graph = nullptr;
+      s = cuda_status(cudaStreamEndCapture(main_, &graph), "cudaStreamEndCapture", err);
+      if (s == REMAT_OK) s = cuda_status(cudaGraphInstantiate(&graph_, graph, 0), "cudaGraphInstantiate", err);
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      if (s != REMAT_OK) {
+        graph_ = nullptr;
+        return s;
+      }
+      graph_ops_ = ops_in_step_;
+      graph_fingerprint_ = fingerprint_;
+      break;
+    }
+  }
+  const remat_status s = cuda_status(cudaGraphLaunch(graph_, main_), "cudaGraphLaunch", err);
+  if (s == REMAT_OK && mode == Mode::kReplaying) ++replays_;
+  return s;
+}
+
+remat_status CudaBackend::abort_capture(remat_status status) {
+  // Rejoin the copy stream so that the capture can end, then drop what was captured.
+  if (copies_in_step_) {
+    cudaEventRecord(join_, copy_);
+    cudaStreamWaitEvent(main_, join_, 0);
+  }
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture(main_, &graph);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  cudaGetLastError();
+  for (PendingCopy& p : pending_) p.busy = false;
+  pending_busy_ = 0;
+  mode_ = Mode::kIdle;
+  return status;
+}
+
+}  // namespace cuda
+
+remat_status create_cuda_backend(const char* device, const RegionSetup& regions,
+                                 Backend** out_backend, ErrorBuffer* err) {
+  *out_backend = nullptr;
+  char* end = nullptr;
+  const long index = device[0] == '\0' ? 0 : strtol(device, &end, 10);
+  if (device[0] != '\0' && (end == nullptr || *end != '\0' || index < 0 || index > 1023)) {
+    return set_error(err, REMAT_ERROR_UNAVAILABLE, "cuda: no device '%s' (devices are 0, 1, ...)", device);
+  }
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return set_error(err, cuda::means_unavailable(e) ? REMAT_ERROR_UNAVAILABLE : REMAT_ERROR_INTERNAL,
+                     "cuda: no usable device: cudaGetDeviceCount failed: %s (%s)",
+                     cudaGetErrorName(e), cudaGetErrorString(e));
+  }
+  if (index >= count) {
+    return set_error(err, REMAT_ERROR_UNAVAILABLE, "cuda: device %ld requested, %d present", index, count);
+  }
+  void* memory = port_alloc(sizeof(cuda::CudaBackend), alignof(cuda::CudaBackend));
+  if (memory == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the cuda backend");
+  cuda::CudaBackend* backend = new (memory) cuda::CudaBackend(static_cast<int>(index));
+  const remat_status s = backend->init(regions, err);
+  if (s != REMAT_OK) {
+    backend->~CudaBackend();
+    port_free(memory);
+    return s;
+  }
+  *out_backend = backend;
+  return REMAT_OK;
+}
+
+// The hooks take a Backend* made by create_cuda_backend(); without RTTI the name is the check.
+remat_status cuda_begin_step(Backend* backend, const StepContext& ctx, ErrorBuffer* err) {
+  if (backend == nullptr || strcmp(backend->name(), "cuda") != 0) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "cuda_begin_step: not a cuda backend");
+  }
+  return static_cast<cuda::CudaBackend*>(backend)->begin_step(ctx, err);
+}
+
+remat_status cuda_end_step(Backend* backend, ErrorBuffer* err) {
+  if (backend == nullptr || strcmp(backend->name(), "cuda") != 0) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "cuda_end_step: not a cuda backend");
+  }
+  return static_cast<cuda::CudaBackend*>(backend)->end_step(err);
+}
+
+uint64_t cuda_graph_replays(const Backend* backend) {
+  if (backend == nullptr || strcmp(backend->name(), "cuda") != 0) return 0;
+  return static_cast<const cuda::CudaBackend*>(backend)->graph_replays();
+}
+
+}  // namespace remat

@@ -1,0 +1,118 @@
+// Private to the CUDA backend: the Backend subclass, shared by its .cc files.
+#ifndef REMAT_BACKENDS_CUDA_CUDA_BACKEND_IMPL_H_
+#define REMAT_BACKENDS_CUDA_CUDA_BACKEND_IMPL_H_
+
+#include <cuda_runtime_api.h>
+
+#include "backends/cuda/cublas_loader.h"
+#include "backends/cuda/cuda_kernels.h"
+#include "runtime/backend.h"
+
+namespace remat {
+namespace cuda {
+
+/// Spills and prefetches whose completion no op has waited for yet, at most this many at once.
+/// When all are in flight, the oldest is waited for (correct, only less overlap).
+constexpr int kMaxPendingCopies = 256;
+
+/// cuBLAS workspace set by the backend, so that captured GEMMs never allocate (32 MiB is
+/// what cuBLAS recommends for Hopper; smaller GPUs use less of it).
+constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
+
+/// One asynchronous copy on the copy stream: the device range it reads or writes and the event
+/// recorded after it.
+struct PendingCopy {
+  cudaEvent_t done;
+  Region region;
+  uint64_t offset;
+  uint64_t bytes;
+  uint64_t sequence;  ///< Issue order, to find the oldest.
+  bool busy;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device);
+  ~CudaBackend() override;
+
+  /// Allocates everything (regions, streams, events, cuBLAS); called once by the factory.
+  remat_status init(const RegionSetup& regions, ErrorBuffer* err);
+
+  const char* name() const override { return "cuda"; }
+  bool supports_op(uint16_t code) const override;
+  remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
+  remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
+                      ErrorBuffer* err) override;
+  remat_status download(Region region, uint64_t offset, void* dst, uint64_t bytes,
+                        ErrorBuffer* err) override;
+  remat_status sync(ErrorBuffer* err) override;
+
+  // The step hooks of Backend (see cuda_backend.h).
+  remat_status begin_step(const StepContext& ctx, ErrorBuffer* err) override;
+  remat_status end_step(ErrorBuffer* err) override;
+  uint64_t graph_replays() const { return replays_; }
+
+ private:
+  enum class Mode { kIdle, kEager, kCapturing, kReplaying };
+
+  // cuda_backend.cc
+  remat_status execute(const OpCall& call, ErrorBuffer* err);
+  remat_status set_step_state(const StepContext& ctx, ErrorBuffer* err);
+  remat_status abort_capture(remat_status status);
+  remat_status check_region(Region region, uint64_t offset, uint64_t bytes, const char* what,
+                            ErrorBuffer* err) const;
+  uint8_t* address(Region region, uint64_t offset) const {
+    return base_[static_cast<int>(region)] + offset;
+  }
+  uint8_t* address(const TensorRef& t) const { return address(t.region, t.offset); }
+
+  // cuda_copy.cc
+  remat_status spill(const OpCall& call, ErrorBuffer* err);
+  remat_status prefetch(const OpCall& call, ErrorBuffer* err);
+  remat_status wait(const OpCall& call, ErrorBuffer* err);
+  remat_status copy_async(const OpCall& call, const TensorRef& device_tensor, void* dst,
+                          const void* src, cudaMemcpyKind kind, ErrorBuffer* err);
+  remat_status wait_for_overlaps(const OpCall& call, const TensorRef& t, ErrorBuffer* err);
+  remat_status wait_for_hazards(const OpCall& call, ErrorBuffer* err);
+  remat_status join_copies(ErrorBuffer* err);
+
+  // cuda_matmul.cc
+  remat_status matmul(const OpCall& call, ErrorBuffer* err);
+
+  int device_;
+  uint8_t* base_[3] = {nullptr, nullptr, nullptr};  // Arena, persistent (device), host (pinned).
+  uint64_t size_[3] = {0, 0, 0};
+  bool host_registered_ = false;  // base_[2] is the caller's buffer, page-locked by us.
+  bool host_owned_ = false;       // base_[2] is our cudaHostAlloc buffer.
+  cudaStream_t main_ = nullptr;   // Kernels, GEMMs, uploads and downloads.
+  cudaStream_t copy_ = nullptr;   // Spills and prefetches.
+  cudaEvent_t fork_ = nullptr;    // main_ -> copy_ ordering before each copy.
+  cudaEvent_t join_ = nullptr;    // copy_ -> main_ at the end of a step.
+  PendingCopy pending_[kMaxPendingCopies] = {};
+  int pending_busy_ = 0;
+  uint64_t copy_sequence_ = 0;
+  DeviceState* state_ = nullptr;       // Device.
+  DeviceState* state_host_ = nullptr;  // Pinned, for reading the error report.
+  double* partials_ = nullptr;         // kMaxPartials doubles, device.
+  void* blas_workspace_ = nullptr;
+  Cublas blas_ = {};
+  cublasHandle_t blas_handle_ = nullptr;
+
+  // Step and graph state.
+  Mode mode_ = Mode::kIdle;
+  bool graphs_enabled_ = true;
+  bool state_valid_ = false;    // state_ holds step_ctx_.
+  StepContext step_ctx_ = {0, 0};
+  bool copies_in_step_ = false;  // copy_ took part in this step (it must be joined).
+  uint32_t ops_in_step_ = 0;
+  uint64_t fingerprint_ = 0;     // Of the ops of this step, to check a replay matches.
+  cudaGraphExec_t graph_ = nullptr;
+  uint32_t graph_ops_ = 0;
+  uint64_t graph_fingerprint_ = 0;
+  uint64_t replays_ = 0;
+};
+
+}  // namespace cuda
+}  // namespace remat
+
+#endif  // REMAT_BACKENDS_CUDA_CUDA_BACKEND_IMPL_H_

@@ -1,0 +1,137 @@
+// kMatMul on cuBLAS in the three shape modes of common/ops.h. cuBLAS is column-major: the
+// row-major product C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T, which
+// reads the row-major buffers as they are (the transposes become the operand order).
+#include <limits.h>
+
+#include "backends/cuda/cuda_backend_impl.h"
+#include "common/ops.h"
+
+namespace remat {
+namespace cuda {
+namespace {
+
+// The last two dims of |t| as a matrix; a rank-1 tensor is one row (as the CPU kernel).
+void matrix_dims(const TensorRef& t, int64_t* rows, int64_t* cols) {
+  *cols = t.rank >= 1 ? t.dims[t.rank - 1] : 1;
+  *rows = t.rank >= 2 ? t.dims[t.rank - 2] : 1;
+}
+
+int64_t batch_of(const TensorRef& t) {
+  int64_t rows, cols;
+  matrix_dims(t, &rows, &cols);
+  return rows * cols > 0 ? t.numel / (rows * cols) : 0;
+}
+
+// One row-major GEMM (or a strided batch of them): C = alpha * op(A) op(B) + beta * C.
+struct Gemm {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  int64_t lda, ldb, ldc;  // Stored row lengths.
+  const float* a;
+  const float* b;
+  float* c;
+  float alpha, beta;
+  int64_t batch;          // 1: one GEMM.
+  int64_t stride_a, stride_b, stride_c;
+};
+
+bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+int ld(int64_t v) { return static_cast<int>(v > 0 ? v : 1); }
+
+}  // namespace
+
+remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
+  const TensorRef& ta = *call.inputs[0];
+  const TensorRef& tb = *call.inputs[1];
+  const TensorRef& tc = *call.outputs[0];
+  const bool trans_a = call.iattrs != nullptr && call.num_iattrs > 0 && call.iattrs[0] != 0;
+  const bool trans_b = call.iattrs != nullptr && call.num_iattrs > 1 && call.iattrs[1] != 0;
+  const float alpha = call.fattrs != nullptr && call.num_fattrs > 0 ? call.fattrs[0] : 1.0f;
+  int64_t ar, ac, br, bc;
+  matrix_dims(ta, &ar, &ac);
+  matrix_dims(tb, &br, &bc);
+  Gemm g{};
+  g.trans_a = trans_a;
+  g.trans_b = trans_b;
+  g.m = trans_a ? ac : ar;
+  g.k = trans_a ? ar : ac;
+  g.n = trans_b ? br : bc;
+  g.lda = ac;
+  g.ldb = bc;
+  g.ldc = g.n;
+  g.a = reinterpret_cast<const float*>(address(ta));
+  g.b = reinterpret_cast<const float*>(address(tb));
+  g.c = reinterpret_cast<float*>(address(tc));
+  g.alpha = alpha;
+  g.beta = 0.0f;
+  g.batch = 1;
+  const int64_t batch_a = batch_of(ta), batch_b = batch_of(tb);
+  const int64_t a_stride = ar * ac, b_stride = br * bc, c_stride = g.m * g.n;
+  bool loop_reduce = false;  // Reduce mode that cannot be folded: one GEMM per batch entry.
+
+  if (tc.rank == 2 && batch_a > 1 && batch_a == batch_b) {
+    // Reduce mode (weight gradients): C = sum over the batch.
+    if (trans_a && !trans_b) {
+      g.k *= batch_a;  // Stacked A^T and B are contiguous along K: one GEMM.
+    } else {
+      loop_reduce = true;
+    }
+  } else if (tb.rank == 2) {
+    // Broadcast mode: B shared by every batch entry.
+    if (!trans_a) {
+      g.m *= batch_a;  // The stacked A rows are one [batch * M, K] matrix: one GEMM.
+    } else {
+      g.batch = batch_a;
+      g.stride_a = a_stride;
+      g.stride_b = 0;
+      g.stride_c = c_stride;
+    }
+  } else {
+    g.batch = batch_a;
+    g.stride_a = a_stride;
+    g.stride_b = b_stride;
+    g.stride_c = c_stride;
+  }
+  if (g.m == 0 || g.n == 0 || batch_a == 0) return REMAT_OK;
+  if (!fits_int(g.m) || !fits_int(g.n) || !fits_int(g.k) || !fits_int(g.lda) ||
+      !fits_int(g.ldb) || !fits_int(g.ldc) || !fits_int(g.batch)) {
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
+                     "op %u (matmul): M %lld, N %lld, K %lld or batch %lld exceeds cuBLAS's int",
+                     call.index, static_cast<long long>(g.m), static_cast<long long>(g.n),
+                     static_cast<long long>(g.k), static_cast<long long>(g.batch));
+  }
+  if (g.k == 0) {  // An empty sum: C = 0 (cuBLAS would leave C as beta * C).
+    const cudaError_t e = cudaMemsetAsync(g.c, 0, static_cast<size_t>(tc.bytes), main_);
+    if (e == cudaSuccess) return REMAT_OK;
+    return set_error(err, REMAT_ERROR_INTERNAL, "op %u (matmul): cudaMemsetAsync failed: %s",
+                     call.index, cudaGetErrorName(e));
+  }
+  // C^T (n x m, ld n) = op(B)^T (n x k) * op(A)^T (k x m): B is cuBLAS's first operand.
+  const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  if (loop_reduce) {
+    // Fixed order, accumulating with beta = 1 after the first: deterministic.
+    for (int64_t i = 0; i < batch_a && st == CUBLAS_STATUS_SUCCESS; ++i) {
+      const float beta = i == 0 ? 0.0f : 1.0f;
+      st = blas_.sgemm(blas_handle_, op_b, op_a, n, m, k, &g.alpha, g.b + i * b_stride, ld(g.ldb),
+                       g.a + i * a_stride, ld(g.lda), &beta, g.c, ld(g.ldc));
+    }
+  } else if (g.batch == 1) {
+    st = blas_.sgemm(blas_handle_, op_b, op_a, n, m, k, &g.alpha, g.b, ld(g.ldb), g.a, ld(g.lda),
+                     &g.beta, g.c, ld(g.ldc));
+  } else {
+    st = blas_.sgemm_strided_batched(blas_handle_, op_b, op_a, n, m, k, &g.alpha, g.b, ld(g.ldb),
+                                     g.stride_b, g.a, ld(g.lda), g.stride_a, &g.beta, g.c,
+                                     ld(g.ldc), g.stride_c, static_cast<int>(g.batch));
+  }
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    return set_error(err, REMAT_ERROR_INTERNAL, "op %u (matmul): cuBLAS SGEMM (M %d, N %d, K %d) failed: %s",
+                     call.index, m, n, k, blas_.status_name(st));
+  }
+  return REMAT_OK;
+}
+
+}  // namespace cuda
+}  // namespace remat

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# remat on CUDA against PyTorch on CUDA (eager and torch.utils.checkpoint): step time at fixed
+# batches, then the largest power-of-two batch within a device memory budget. One command on a
+# GPU machine, from the repository root after a build with the CUDA backend:
+#   bench/cuda_bench.sh                      (BUILD=build BUDGET_GIB=4 STEPS=20 PYTHON=python3)
+set -euo pipefail
+build=${BUILD:-build}
+steps=${STEPS:-20}
+budget_gib=${BUDGET_GIB:-4}
+python=${PYTHON:-python3}
+mlp=mlp:layers=32,width=1024,in=1024,classes=10
+bert12=transformer:layers=12,hidden=256,heads=4,ffn=1024,seq=128,vocab=8000,classes=2
+bert24=transformer:layers=24,hidden=256,heads=4,ffn=1024,seq=128,vocab=8000,classes=2
+if ! command -v nvidia-smi >/dev/null; then echo "# no nvidia-smi: not a CUDA machine" >&2; exit 1; fi
+echo "# $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)"
+
+echo "## Step time"
+"$build/bench/step_time" --backend cuda --steps "$steps" \
+  "$mlp@256:none,sqrt,selective" "$bert12@32:none" "$bert24@32:none,sqrt,selective"
+"$python" bench/torch_step.py --device cuda --steps "$steps" --checkpoint "$mlp@256" "$bert12@32" "$bert24@32"
+
+echo "## Largest power-of-two batch within ${budget_gib} GiB of device memory"
+# remat: the plan fits when arena + persistent <= the budget (spilling checkpoints to host if
+# needed: the device=SIZE option); one timed step proves it runs.
+echo "| model | strategy | max batch |"
+echo "|---|---|---|"
+for model in "$mlp" "$bert24"; do
+  for strategy in none sqrt "sqrt/device=${budget_gib}GiB"; do
+    best=0
+    for batch in 1 2 4 8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536; do
+      out=$("$build/bench/step_time" --backend cuda --steps 1 --warmup 1 "$model@$batch:$strategy" 2>&1 || true)
+      arena_ok=$(echo "$out" | awk -F'|' -v cap=$((budget_gib * 1024)) \
+        '/^\| / && $5 ~ /[0-9]/ { if ($5 + $6 <= cap) print "yes" }')
+      if [[ "$out" == *error* || -z "$arena_ok" ]]; then break; fi
+      best=$batch
+    done
+    echo "| ${model%%:*} | $strategy | $best |"
+  done
+done
+"$python" bench/torch_step.py --device cuda --budget "$budget_gib" --checkpoint "$mlp@1" "$bert24@1"
