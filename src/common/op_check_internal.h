@@ -1,0 +1,151 @@
+// Internal to common/op_check*.cc: the op under check and its failure-message builder.
+// Shared by the generic checks and check_op (op_check.cc) and the per-op rules
+// (op_check_rules.cc); nothing outside those two files includes it.
+#ifndef REMAT_COMMON_OP_CHECK_INTERNAL_H_
+#define REMAT_COMMON_OP_CHECK_INTERNAL_H_
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/op_check.h"
+#include "common/ops.h"
+
+namespace remat {
+namespace op_check_internal {
+
+/// Most inputs and outputs any op has (kLayerNormGrad: 5 inputs, 3 outputs).
+constexpr uint32_t kMaxIn = 5;
+constexpr uint32_t kMaxOut = 3;
+
+/// Names of an op's tensors and attributes as common/ops.h writes them, for messages.
+struct OpNames {
+  const char* in[kMaxIn];
+  const char* out[kMaxOut];
+  const char* iattr[2];
+  const char* fattr[5];
+};
+
+/// One tensor of the op being checked.
+struct Slot {
+  bool output;
+  uint32_t index;
+};
+constexpr Slot In(uint32_t i) { return {false, i}; }
+constexpr Slot Out(uint32_t i) { return {true, i}; }
+
+/// The op under check; tensor accessors are valid once the counts and shapes have been checked.
+struct Op {
+  uint16_t code;
+  const char* name;
+  const OpNames* names;
+  const ShapeView* in;
+  uint32_t num_in;
+  const ShapeView* out;
+  uint32_t num_out;
+  const int64_t* iattrs;
+  uint32_t num_iattrs;
+  const float* fattrs;
+  uint32_t num_fattrs;
+  char* message;             // Null, or |capacity| bytes of which |length| hold the message.
+  size_t capacity;
+  size_t length;
+  int64_t numel_in[kMaxIn];  // Element counts, set as each tensor's shape is checked.
+  int64_t numel_out[kMaxOut];
+
+  const ShapeView& view(Slot s) const { return s.output ? out[s.index] : in[s.index]; }
+  int64_t numel(Slot s) const { return s.output ? numel_out[s.index] : numel_in[s.index]; }
+  int rank(Slot s) const { return view(s).rank; }
+  // Dim |i| of |s|; a negative |i| counts from the innermost (-1 is the last dim).
+  int64_t dim(Slot s, int i) const { return view(s).dims[i < 0 ? rank(s) + i : i]; }
+  int64_t rows(Slot s) const { return numel(s) / dim(s, -1); }
+};
+
+/// Returns the name of remat_dtype value |dtype| ("f32", ...), or "unknown", for messages.
+inline const char* dtype_name(uint8_t dtype) {
+  const char* const names[] = {"f32", "f16", "bf16", "i32"};  // remat_dtype order.
+  return dtype <= REMAT_DTYPE_I32 ? names[dtype] : "unknown";
+}
+
+/// Builds a failure's message in the op's buffer piece by piece, then converts to its status.
+/// Pieces are appended with snprintf, which truncates and never allocates for these formats.
+class Failure {
+ public:
+  Failure(Op* op, remat_status status) : op_(op), status_(status) {
+    op_->length = 0;
+    text(op_->name).text(": ");
+  }
+  Failure& text(const char* s) { return append("%s", s); }
+  Failure& num(int64_t v) { return append("%lld", static_cast<long long>(v)); }
+  Failure& real(float v) { return append("%g", static_cast<double>(v)); }
+  Failure& dims(Slot s) {
+    const ShapeView& v = op_->view(s);
+    text("[");
+    if (v.dims != nullptr && v.rank <= REMAT_MAX_RANK) {
+      for (int i = 0; i < v.rank; ++i) text(i ? ", " : "").num(v.dims[i]);
+    }
+    return text("]");
+  }
+  Failure& tensor(Slot s) {
+    const char* name = s.output ? op_->names->out[s.index] : op_->names->in[s.index];
+    append("%s %u", s.output ? "output" : "input", s.index);
+    return name ? append(" (%s)", name) : *this;
+  }
+  // "iattr 2 (d_1)": kPermute's names depend on r, which the arity check has bounded.
+  Failure& iattr(uint32_t i) {
+    append("iattr %u", i);
+    if (op_->code == static_cast<uint16_t>(OpCode::kPermute)) {
+      const int64_t r = op_->iattrs[0];
+      if (i == 0) return text(" (r)");
+      return i <= r ? append(" (d_%u)", i - 1)
+                    : append(" (p_%u)", static_cast<unsigned>(i - 1 - r));
+    }
+    return i < 2 && op_->names->iattr[i] ? append(" (%s)", op_->names->iattr[i]) : *this;
+  }
+  Failure& fattr(uint32_t i) {
+    append("fattr %u", i);
+    return i < 5 && op_->names->fattr[i] ? append(" (%s)", op_->names->fattr[i]) : *this;
+  }
+  Failure& has_dims(Slot s) { return tensor(s).text(" has dims ").dims(s); }
+  Failure& has_numel(Slot s) {
+    return has_dims(s).text(" (").num(op_->numel(s)).text(" elements)");
+  }
+  operator remat_status() const { return status_; }
+
+ private:
+  Failure& append(const char* format, ...) __attribute__((format(printf, 2, 3))) {
+    if (op_->message == nullptr || op_->capacity == 0) return *this;
+    va_list args;
+    va_start(args, format);
+    const int n = vsnprintf(op_->message + op_->length, op_->capacity - op_->length, format, args);
+    va_end(args);
+    if (n > 0) {
+      const size_t room = op_->capacity - 1 - op_->length;
+      op_->length += static_cast<size_t>(n) < room ? static_cast<size_t>(n) : room;
+    }
+    return *this;
+  }
+
+  Op* op_;
+  remat_status status_;
+};
+
+/// Starts a failure of |op| with |status|; the message is then built on the result.
+inline Failure fail(Op& op, remat_status status) { return Failure(&op, status); }
+/// Starts a REMAT_ERROR_BAD_SHAPE failure of |op|.
+inline Failure bad_shape(Op& op) { return Failure(&op, REMAT_ERROR_BAD_SHAPE); }
+
+/// Returns the status of |expr| from the enclosing function unless it is REMAT_OK.
+#define RETURN_IF_FAILED(expr) \
+  do { const remat_status status_ = (expr); if (status_ != REMAT_OK) return status_; } while (0)
+
+/// Checks the attribute values and shape relations particular to |op|'s opcode (the last step
+/// of check_op); |op|'s pointers, counts, tensors and dtypes must have been checked already.
+/// Returns REMAT_OK or the first failure, whose message is written to |op|'s buffer.
+remat_status check_relations(Op& op);
+
+}  // namespace op_check_internal
+}  // namespace remat
+
+#endif  // REMAT_COMMON_OP_CHECK_INTERNAL_H_

@@ -1,0 +1,290 @@
+// Per-op validation rules: the shape relations shared by many ops and each op family's
+// attribute values and shapes, run by check_op once the generic checks have passed.
+#include <cmath>
+
+#include "common/op_check_internal.h"
+#include "common/ops.h"
+
+namespace remat {
+namespace op_check_internal {
+namespace {
+
+// ---- Shape relations shared by many ops --------------------------------------------------------
+
+remat_status same_numel(Op& op, Slot s, Slot ref) {
+  if (op.numel(s) == op.numel(ref)) return REMAT_OK;
+  return bad_shape(op).has_numel(s).text(", expected ").num(op.numel(ref)).text(" elements as ")
+      .tensor(ref).text(" ").dims(ref);
+}
+
+// Same element count and same row length: for ops that work along the last axis.
+remat_status same_rows(Op& op, Slot s, Slot ref) {
+  RETURN_IF_FAILED(same_numel(op, s, ref));
+  if (op.dim(s, -1) == op.dim(ref, -1)) return REMAT_OK;
+  return bad_shape(op).has_dims(s).text(", expected last dim ").num(op.dim(ref, -1)).text(" as ")
+      .tensor(ref).text(" ").dims(ref);
+}
+
+remat_status same_dims(Op& op, Slot s, Slot ref) {
+  bool equal = op.rank(s) == op.rank(ref);
+  for (int i = 0; equal && i < op.rank(s); ++i) equal = op.dim(s, i) == op.dim(ref, i);
+  if (equal) return REMAT_OK;
+  return bad_shape(op).has_dims(s).text(", expected ").dims(ref).text(" as ").tensor(ref);
+}
+
+// |s| has |expected| elements, named |what| and derived from |from|.
+remat_status numel_is(Op& op, Slot s, int64_t expected, const char* what, Slot from) {
+  if (op.numel(s) == expected) return REMAT_OK;
+  return bad_shape(op).has_numel(s).text(", expected ").text(what).text(" = ").num(expected)
+      .text(" from ").tensor(from).text(" ").dims(from);
+}
+
+remat_status is_scalar(Op& op, Slot s) {
+  if (op.numel(s) == 1) return REMAT_OK;
+  return bad_shape(op).has_numel(s).text(", expected 1 element (a scalar)");
+}
+
+remat_status rank_is(Op& op, Slot s, int rank) {
+  if (op.rank(s) == rank) return REMAT_OK;
+  return bad_shape(op).has_dims(s).text(": rank ").num(op.rank(s)).text(", expected ").num(rank);
+}
+
+// |part|'s dims equal the innermost dims of |whole| (a bias, a reduced gradient).
+remat_status trailing_dims_of(Op& op, Slot part, Slot whole) {
+  const int skip = op.rank(whole) - op.rank(part);
+  bool equal = skip >= 0;
+  for (int i = 0; equal && i < op.rank(part); ++i) {
+    equal = op.dim(part, i) == op.dim(whole, skip + i);
+  }
+  if (equal) return REMAT_OK;
+  return bad_shape(op).has_dims(part).text(", expected trailing dims of ").tensor(whole).text(" ")
+      .dims(whole);
+}
+
+// Every tensor has input 0's element count.
+remat_status all_same_numel(Op& op) {
+  for (uint32_t i = 1; i < op.num_in; ++i) RETURN_IF_FAILED(same_numel(op, In(i), In(0)));
+  for (uint32_t i = 0; i < op.num_out; ++i) RETURN_IF_FAILED(same_numel(op, Out(i), In(0)));
+  return REMAT_OK;
+}
+
+remat_status all_same_rows(Op& op) {
+  for (uint32_t i = 1; i < op.num_in; ++i) RETURN_IF_FAILED(same_rows(op, In(i), In(0)));
+  for (uint32_t i = 0; i < op.num_out; ++i) RETURN_IF_FAILED(same_rows(op, Out(i), In(0)));
+  return REMAT_OK;
+}
+
+remat_status flag_01(Op& op, uint32_t i) {
+  if (op.iattrs[i] == 0 || op.iattrs[i] == 1) return REMAT_OK;
+  return bad_shape(op).iattr(i).text(" is ").num(op.iattrs[i]).text(", expected 0 or 1");
+}
+
+// fattr |i| lies in [lo, hi) (|open_lo|: in (lo, hi)); values are already finite.
+remat_status fattr_in(Op& op, uint32_t i, float lo, bool open_lo, float hi) {
+  const float v = op.fattrs[i];
+  if ((open_lo ? v > lo : v >= lo) && v < hi) return REMAT_OK;
+  Failure f = bad_shape(op).fattr(i).text(" is ").real(v).text(", expected ");
+  return hi == INFINITY ? f.text("> ").real(lo)
+                        : f.text(open_lo ? "in (" : "in [").real(lo).text(", ").real(hi).text(")");
+}
+
+// ---- Per-op relations --------------------------------------------------------------------------
+
+remat_status check_matmul(Op& op) {
+  RETURN_IF_FAILED(flag_01(op, 0));
+  RETURN_IF_FAILED(flag_01(op, 1));
+  const Slot a = In(0), b = In(1), c = Out(0);
+  const Slot matrices[] = {a, b, c};
+  for (Slot s : matrices) {
+    if (op.rank(s) < 2) {
+      return bad_shape(op).has_dims(s).text(": rank ").num(op.rank(s))
+          .text(", expected at least 2 (a matrix)");
+    }
+  }
+  const bool ta = op.iattrs[0] != 0, tb = op.iattrs[1] != 0;
+  const int64_t m = op.dim(a, ta ? -1 : -2), k = op.dim(a, ta ? -2 : -1);
+  const int64_t kb = op.dim(b, tb ? -1 : -2), n = op.dim(b, tb ? -2 : -1);
+  if (kb != k) {
+    return bad_shape(op).has_dims(b).text(tb ? " (trans_b 1)" : "").text(", expected K = ").num(k)
+        .text(" from ").tensor(a).text(" ").dims(a).text(ta ? " (trans_a 1)" : "");
+  }
+  if (op.dim(c, -2) != m || op.dim(c, -1) != n) {
+    return bad_shape(op).has_dims(c).text(", expected a matrix of [M, N] = [").num(m).text(", ")
+        .num(n).text("]");
+  }
+  // Two dims multiply to at most the element count, checked <= 2^40: no overflow.
+  const int64_t ba = op.numel(a) / (op.dim(a, -1) * op.dim(a, -2));
+  const int64_t bb = op.numel(b) / (op.dim(b, -1) * op.dim(b, -2));
+  const int64_t bc = op.numel(c) / (op.dim(c, -1) * op.dim(c, -2));
+  const bool batched = ba == bb && bb == bc;
+  const bool broadcast = op.rank(b) == 2 && ba == bc;
+  const bool reduce = op.rank(c) == 2 && ba == bb && ba > 1;
+  if (batched || broadcast || reduce) return REMAT_OK;
+  return bad_shape(op).text("batch sizes A ").num(ba).text(", B ").num(bb).text(", C ").num(bc)
+      .text(" fit no mode (batched: all equal; broadcast: B rank 2, A's = C's; reduce: C rank 2,"
+            " A's = B's > 1)");
+}
+
+remat_status check_layernorm(Op& op) {
+  const Slot x = In(0);
+  const int64_t n = op.dim(x, -1), rows = op.rows(x);
+  RETURN_IF_FAILED(same_rows(op, Out(0), x));
+  RETURN_IF_FAILED(numel_is(op, In(1), n, "N", x));
+  RETURN_IF_FAILED(numel_is(op, In(2), n, "N", x));
+  RETURN_IF_FAILED(numel_is(op, Out(1), rows, "rows", x));
+  RETURN_IF_FAILED(numel_is(op, Out(2), rows, "rows", x));
+  return fattr_in(op, 0, 0.0f, true, INFINITY);
+}
+
+remat_status check_layernorm_grad(Op& op) {
+  const Slot x = In(1);
+  const int64_t n = op.dim(x, -1), rows = op.rows(x);
+  RETURN_IF_FAILED(same_rows(op, In(0), x));
+  RETURN_IF_FAILED(numel_is(op, In(2), rows, "rows", x));
+  RETURN_IF_FAILED(numel_is(op, In(3), rows, "rows", x));
+  RETURN_IF_FAILED(numel_is(op, In(4), n, "N", x));
+  RETURN_IF_FAILED(same_rows(op, Out(0), x));
+  RETURN_IF_FAILED(numel_is(op, Out(1), n, "N", x));
+  return numel_is(op, Out(2), n, "N", x);
+}
+
+remat_status check_dropout(Op& op) {
+  if (op.iattrs[0] < 0) {
+    return bad_shape(op).iattr(0).text(" is ").num(op.iattrs[0]).text(", expected >= 0");
+  }
+  RETURN_IF_FAILED(fattr_in(op, 0, 0.0f, false, 1.0f));
+  return all_same_numel(op);
+}
+
+// |flat| holds one row of width H (dim 1 of the rank-2 |table|) per id of |ids|.
+remat_status check_embedding_rows(Op& op, Slot table, Slot flat, Slot ids) {
+  RETURN_IF_FAILED(rank_is(op, table, 2));
+  const int64_t h = op.dim(table, 1);
+  if (op.dim(flat, -1) != h) {
+    return bad_shape(op).has_dims(flat).text(", expected last dim H = ").num(h).text(" from ")
+        .tensor(table).text(" ").dims(table);
+  }
+  // numel(flat) == numel(ids) * H, compared without forming the product.
+  if (op.numel(flat) / h == op.numel(ids)) return REMAT_OK;
+  return bad_shape(op).has_dims(flat).text(", expected one row of H = ").num(h).text(" per id of ")
+      .tensor(ids).text(" ").dims(ids).text(" (").num(op.numel(ids)).text(" rows)");
+}
+
+remat_status check_permute(Op& op) {
+  const int64_t r = op.iattrs[0];
+  const int64_t* d = op.iattrs + 1;
+  const int64_t* p = op.iattrs + 1 + r;
+  int64_t numel = 1;
+  for (int64_t i = 0; i < r; ++i) {
+    if (d[i] < 1) {
+      return bad_shape(op).iattr(static_cast<uint32_t>(1 + i)).text(" is ").num(d[i])
+          .text(", expected >= 1");
+    }
+    if (d[i] > kMaxTensorElements / numel) {
+      return bad_shape(op).text("view dims d have more than 2^40 elements");
+    }
+    numel *= d[i];
+  }
+  bool seen[REMAT_MAX_RANK] = {};
+  for (int64_t i = 0; i < r; ++i) {
+    if (p[i] < 0 || p[i] >= r || seen[p[i]]) {
+      return bad_shape(op).iattr(static_cast<uint32_t>(1 + r + i)).text(" is ").num(p[i])
+          .text(", expected a permutation of 0..").num(r - 1).text(" (each once)");
+    }
+    seen[p[i]] = true;
+  }
+  const Slot views[] = {In(0), Out(0)};
+  for (Slot s : views) {
+    if (op.numel(s) != numel) {
+      return bad_shape(op).has_numel(s).text(", expected ").num(numel)
+          .text(" elements, the product of view dims d");
+    }
+  }
+  return REMAT_OK;
+}
+
+// kSelect's input and kSelectGrad's output (|full|) have the axis; |part| lacks it.
+remat_status check_select(Op& op, Slot full, Slot part) {
+  const int64_t axis = op.iattrs[0], index = op.iattrs[1];
+  if (axis < 0 || axis >= op.rank(full)) {
+    return bad_shape(op).iattr(0).text(" is ").num(axis).text(", expected 0..")
+        .num(op.rank(full) - 1).text(" for ").tensor(full).text(" ").dims(full);
+  }
+  const int64_t n = op.dim(full, static_cast<int>(axis));
+  if (index < 0 || index >= n) {
+    return bad_shape(op).iattr(1).text(" is ").num(index).text(", expected 0..").num(n - 1)
+        .text(" along axis ").num(axis).text(" of ").tensor(full).text(" ").dims(full);
+  }
+  return numel_is(op, part, op.numel(full) / n, "numel without the axis", full);
+}
+
+// Logits or probs of rank 2 [N, C] with N labels.
+remat_status check_class_rows(Op& op, Slot scores, Slot labels) {
+  RETURN_IF_FAILED(rank_is(op, scores, 2));
+  return numel_is(op, labels, op.dim(scores, 0), "N", scores);
+}
+
+remat_status check_adam(Op& op) {
+  RETURN_IF_FAILED(flag_01(op, 0));
+  RETURN_IF_FAILED(fattr_in(op, 1, 0.0f, false, 1.0f));
+  RETURN_IF_FAILED(fattr_in(op, 2, 0.0f, false, 1.0f));
+  RETURN_IF_FAILED(fattr_in(op, 3, 0.0f, true, INFINITY));
+  for (uint32_t i = 1; i < 4; ++i) RETURN_IF_FAILED(same_numel(op, In(i), In(0)));
+  RETURN_IF_FAILED(same_dims(op, Out(0), In(0)));
+  RETURN_IF_FAILED(same_dims(op, Out(1), In(2)));
+  return same_dims(op, Out(2), In(3));
+}
+
+}  // namespace
+
+remat_status check_relations(Op& op) {
+  switch (static_cast<OpCode>(op.code)) {
+    case OpCode::kMatMul: return check_matmul(op);
+    case OpCode::kBiasAdd:
+      RETURN_IF_FAILED(trailing_dims_of(op, In(1), In(0)));
+      return same_numel(op, Out(0), In(0));
+    case OpCode::kReduceLeading: return trailing_dims_of(op, Out(0), In(0));
+    case OpCode::kSoftmax:
+    case OpCode::kSoftmaxGrad: return all_same_rows(op);
+    case OpCode::kLayerNorm: return check_layernorm(op);
+    case OpCode::kLayerNormGrad: return check_layernorm_grad(op);
+    case OpCode::kDropout:
+    case OpCode::kDropoutGrad: return check_dropout(op);
+    case OpCode::kEmbedding: return check_embedding_rows(op, In(1), Out(0), In(0));
+    case OpCode::kEmbeddingGrad: return check_embedding_rows(op, Out(0), In(0), In(1));
+    case OpCode::kPermute: return check_permute(op);
+    case OpCode::kSelect: return check_select(op, In(0), Out(0));
+    case OpCode::kSelectGrad: return check_select(op, Out(0), In(0));
+    case OpCode::kSoftmaxCrossEntropy:
+      RETURN_IF_FAILED(check_class_rows(op, In(0), In(1)));
+      RETURN_IF_FAILED(is_scalar(op, Out(0)));
+      return same_rows(op, Out(1), In(0));
+    case OpCode::kSoftmaxCrossEntropyGrad:
+      RETURN_IF_FAILED(check_class_rows(op, In(0), In(1)));
+      return same_rows(op, Out(0), In(0));
+    case OpCode::kMse:
+      RETURN_IF_FAILED(same_numel(op, In(1), In(0)));
+      return is_scalar(op, Out(0));
+    case OpCode::kSgdUpdate:
+      for (uint32_t i = 1; i < op.num_in; ++i) RETURN_IF_FAILED(same_numel(op, In(i), In(0)));
+      RETURN_IF_FAILED(same_dims(op, Out(0), In(0)));
+      return op.num_out == 2 ? same_dims(op, Out(1), In(2)) : REMAT_OK;
+    case OpCode::kAdamUpdate: return check_adam(op);
+    case OpCode::kSpill:
+    case OpCode::kPrefetch:
+      if (op.view(Out(0)).dtype != op.view(In(0)).dtype) {
+        return fail(op, REMAT_ERROR_BAD_DTYPE).tensor(Out(0)).text(" has dtype ")
+            .text(dtype_name(op.view(Out(0)).dtype)).text(", expected ")
+            .text(dtype_name(op.view(In(0)).dtype)).text(" as ").tensor(In(0));
+      }
+      return same_numel(op, Out(0), In(0));
+    case OpCode::kWait: return REMAT_OK;
+    default:  // Elementwise ops, copy, scale, mse_grad: flat arrays of one size.
+      return all_same_numel(op);
+  }
+}
+
+#undef RETURN_IF_FAILED
+
+}  // namespace op_check_internal
+}  // namespace remat

@@ -1,0 +1,183 @@
+// Per-op validation (common/op_check.h) of the linear and elementwise ops: matmul, bias_add,
+// reduce_leading, the elementwise ops, softmax and scale.
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+// cmocka 1.1 declares its functions without an extern "C" guard.
+extern "C" {
+#include <cmocka.h>
+}
+
+#include <math.h>
+
+#include "common/op_check.h"
+#include "common/ops.h"
+#include "op_check_cases.h"
+
+using remat::OpCode;
+
+namespace {
+
+// ---- matmul -------------------------------------------------------------------------------------
+
+void matmul_in_batched_broadcast_and_reduce_modes_is_accepted(void**) {
+  Case batched(OpCode::kMatMul);
+  batched.in(F32, {2, 4, 2, 3}).in(F32, {8, 3, 5}).out(F32, {8, 2, 5}).ia({0, 0}).fa({1.0f});
+  expect(batched, REMAT_OK);
+  Case broadcast(OpCode::kMatMul);
+  broadcast.in(F32, {4, 2, 3}).in(F32, {5, 3}).out(F32, {4, 2, 5}).ia({0, 1}).fa({2.0f});
+  expect(broadcast, REMAT_OK);
+  Case reduce(OpCode::kMatMul);  // dW = dy^T x summed over a batch of 4.
+  reduce.in(F32, {4, 2, 5}).in(F32, {4, 2, 3}).out(F32, {5, 3}).ia({1, 0}).fa({1.0f});
+  expect(reduce, REMAT_OK);
+}
+
+void matmul_with_mismatched_inner_dims_is_rejected(void**) {
+  Case c(OpCode::kMatMul);
+  matmul_ok(c);
+  c.in_shape(1, {4, 5});
+  expect(c, REMAT_ERROR_BAD_SHAPE,
+         {"input 1 (B) has dims [4, 5]", "expected K = 3", "input 0 (A) [2, 3]"});
+}
+
+void matmul_with_transposed_operands_contracts_the_transposed_dims(void**) {
+  Case c(OpCode::kMatMul);
+  c.in(F32, {3, 2}).in(F32, {5, 3}).out(F32, {2, 5}).ia({1, 1}).fa({1.0f});
+  expect(c, REMAT_OK);
+  c.iattrs[1] = 0;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (B) has dims [5, 3]", "K = 3", "trans_a 1"});
+}
+
+void matmul_with_wrong_output_dims_is_rejected(void**) {
+  Case c(OpCode::kMatMul);
+  matmul_ok(c);
+  c.out_shape(0, {2, 5});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (C) has dims [2, 5]", "[M, N] = [2, 4]"});
+}
+
+void matmul_with_batch_sizes_that_fit_no_mode_is_rejected(void**) {
+  Case c(OpCode::kMatMul);
+  c.in(F32, {4, 2, 3}).in(F32, {2, 3, 5}).out(F32, {2, 5}).ia({0, 0}).fa({1.0f});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"batch sizes A 4, B 2, C 1", "no mode"});
+  c.in_shape(1, {3, 3, 5}).out_shape(0, {3, 2, 5});  // Batched, but A has 4 entries.
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"batch sizes A 4, B 3, C 3"});
+}
+
+void matmul_with_trans_flag_2_or_negative_is_rejected(void**) {
+  Case c(OpCode::kMatMul);
+  matmul_ok(c);
+  c.iattrs[1] = 2;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 1 (trans_b) is 2", "expected 0 or 1"});
+  c.iattrs[1] = 0;
+  c.iattrs[0] = -1;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 0 (trans_a) is -1"});
+}
+
+void matmul_with_nan_alpha_is_rejected(void**) {
+  Case c(OpCode::kMatMul);
+  matmul_ok(c);
+  c.fattrs[0] = NAN;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"fattr 0 (alpha) is nan"});
+}
+
+void matmul_with_a_vector_operand_is_rejected(void**) {
+  Case c(OpCode::kMatMul);
+  matmul_ok(c);
+  c.in_shape(0, {3});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 0 (A) has dims [3]", "rank 1, expected at least 2"});
+}
+
+// ---- bias_add, reduce_leading, elementwise ------------------------------------------------------
+
+void bias_add_with_bias_not_the_trailing_dims_of_x_is_rejected(void**) {
+  Case c(OpCode::kBiasAdd);
+  bias_add_ok(c);
+  c.in_shape(1, {3});
+  expect(c, REMAT_ERROR_BAD_SHAPE,
+         {"input 1 (b) has dims [3]", "trailing dims of input 0 (x) [2, 3, 4]"});
+  c.in_shape(1, {1, 2, 3, 4});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (b) has dims [1, 2, 3, 4]"});
+  c.in_shape(1, {2, 3, 4});
+  expect(c, REMAT_OK);
+}
+
+void bias_add_with_output_of_another_size_is_rejected(void**) {
+  Case c(OpCode::kBiasAdd);
+  bias_add_ok(c);
+  c.out_shape(0, {2, 3, 5});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (y)", "(30 elements), expected 24 elements"});
+}
+
+void reduce_leading_with_output_not_the_trailing_dims_is_rejected(void**) {
+  Case c(OpCode::kReduceLeading);
+  reduce_leading_ok(c);
+  c.out_shape(0, {3});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (db) has dims [3]", "trailing dims of input 0 (dy)"});
+  c.out_shape(0, {3, 4});
+  expect(c, REMAT_OK);
+}
+
+void elementwise_ops_with_tensors_of_different_sizes_are_rejected(void**) {
+  for (OpCode op : {OpCode::kAdd, OpCode::kMul, OpCode::kReluGrad, OpCode::kGeluGrad,
+                    OpCode::kTanhGrad, OpCode::kSigmoidGrad, OpCode::kMseGrad}) {
+    Case c(op);
+    build(c);
+    c.in_shape(1, {2, 5});
+    expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (", "(10 elements), expected"});
+  }
+  for (OpCode op : {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid, OpCode::kCopy,
+                    OpCode::kScale, OpCode::kDropout, OpCode::kDropoutGrad, OpCode::kMseGrad}) {
+    Case c(op);
+    build(c);
+    c.out_shape(0, {7});
+    expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (", "(7 elements), expected"});
+  }
+}
+
+void elementwise_ops_accept_reshaped_tensors_of_equal_size(void**) {
+  Case c(OpCode::kAdd);
+  c.in(F32, {2, 3}).in(F32, {6}).out(F32, {3, 1, 2});
+  expect(c, REMAT_OK);
+}
+
+void softmax_with_rows_of_another_length_is_rejected(void**) {
+  Case c(OpCode::kSoftmax);
+  unary(c);
+  c.out_shape(0, {3, 2});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (y) has dims [3, 2]", "expected last dim 3"});
+  Case g(OpCode::kSoftmaxGrad);
+  binary(g);
+  g.in_shape(1, {6});
+  expect(g, REMAT_ERROR_BAD_SHAPE, {"input 1 (y) has dims [6]", "expected last dim 3"});
+}
+
+void scale_with_infinite_alpha_is_rejected(void**) {
+  Case c(OpCode::kScale);
+  scale_ok(c);
+  c.fattrs[0] = -INFINITY;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"fattr 0 (alpha) is -inf"});
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(matmul_in_batched_broadcast_and_reduce_modes_is_accepted),
+      cmocka_unit_test(matmul_with_mismatched_inner_dims_is_rejected),
+      cmocka_unit_test(matmul_with_transposed_operands_contracts_the_transposed_dims),
+      cmocka_unit_test(matmul_with_wrong_output_dims_is_rejected),
+      cmocka_unit_test(matmul_with_batch_sizes_that_fit_no_mode_is_rejected),
+      cmocka_unit_test(matmul_with_trans_flag_2_or_negative_is_rejected),
+      cmocka_unit_test(matmul_with_nan_alpha_is_rejected),
+      cmocka_unit_test(matmul_with_a_vector_operand_is_rejected),
+      cmocka_unit_test(bias_add_with_bias_not_the_trailing_dims_of_x_is_rejected),
+      cmocka_unit_test(bias_add_with_output_of_another_size_is_rejected),
+      cmocka_unit_test(reduce_leading_with_output_not_the_trailing_dims_is_rejected),
+      cmocka_unit_test(elementwise_ops_with_tensors_of_different_sizes_are_rejected),
+      cmocka_unit_test(elementwise_ops_accept_reshaped_tensors_of_equal_size),
+      cmocka_unit_test(softmax_with_rows_of_another_length_is_rejected),
+      cmocka_unit_test(scale_with_infinite_alpha_is_rejected),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
