@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <new>
@@ -42,7 +43,15 @@ size_t round_down_pow2(size_t v) {
 }  // namespace
 
 OpenclBackend::~OpenclBackend() {
-  // Finish everything in flight before the buffers it uses go away.
+  // Finish everything in flight before the buffers it uses go away (held-back copies of the
+  // test mode are let go first, or they would never finish).
+  for (PendingCopy& p : pending_) {
+    if (p.used && p.gate != nullptr) {
+      clSetUserEventStatus(p.gate, CL_COMPLETE);
+      clReleaseEvent(p.gate);
+      p.gate = nullptr;
+    }
+  }
   if (queue_ != nullptr) clFinish(queue_);
   if (copy_queue_ != nullptr) clFinish(copy_queue_);
   for (PendingCopy& p : pending_) {
@@ -70,6 +79,8 @@ remat_status OpenclBackend::init(const DeviceChoice& device, const RegionSetup& 
   queue_ = clCreateCommandQueue(context_, device.device, 0, &status);
   if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_UNAVAILABLE, "clCreateCommandQueue");
   copy_queue_ = clCreateCommandQueue(context_, device.device, 0, &status);
+  const char* delay = getenv("REMAT_TEST_DELAY_COPIES");
+  delay_copies_ = delay != nullptr && delay[0] == '1';
   if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_UNAVAILABLE, "clCreateCommandQueue (copies)");
 
   cl_ulong max_alloc = 0;

@@ -57,6 +57,7 @@ struct PendingCopy {
   Region src_region, dst_region;
   uint64_t src_offset, dst_offset;
   cl_event done;  ///< Completes when the copy has.
+  cl_event gate;  ///< Test mode only (delay_copies_): holds the copy back until its wait.
 };
 
 /// Spill/prefetch copies in flight at once; one more waits for the oldest first.
@@ -159,6 +160,9 @@ class OpenclBackend final : public Backend {
   size_t local_[kKernelCount] = {};
   PendingCopy pending_[kMaxPendingCopies] = {};
   uint64_t copies_issued_ = 0;
+  /// REMAT_TEST_DELAY_COPIES=1 at creation: every spill and prefetch is held back until the
+  /// op that waits for it, so a reader that does not wait reads stale bytes and tests notice.
+  bool delay_copies_ = false;
   uint64_t copy_order_[kMaxPendingCopies] = {};  ///< Issue number of each pending slot.
 };
 

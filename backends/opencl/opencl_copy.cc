@@ -47,7 +47,18 @@ remat_status OpenclBackend::download(Region region, uint64_t offset, void* dst, 
   return status == CL_SUCCESS ? REMAT_OK : cl_fail(err, status, REMAT_ERROR_INTERNAL, "clEnqueueReadBuffer (download)");
 }
 
+// Lets a held-back copy (test mode) start.
+static void open_gate(PendingCopy& p) {
+  if (p.gate == nullptr) return;
+  clSetUserEventStatus(p.gate, CL_COMPLETE);
+  clReleaseEvent(p.gate);
+  p.gate = nullptr;
+}
+
 remat_status OpenclBackend::sync(ErrorBuffer* err) {
+  for (PendingCopy& p : pending_) {
+    if (p.used) open_gate(p);
+  }
   cl_int status = clFinish(queue_);
   if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish");
   status = clFinish(copy_queue_);
@@ -61,6 +72,7 @@ remat_status OpenclBackend::sync(ErrorBuffer* err) {
 
 remat_status OpenclBackend::retire(int slot, bool block, ErrorBuffer* err) {
   PendingCopy& p = pending_[slot];
+  open_gate(p);
   const cl_int status = block ? clWaitForEvents(1, &p.done) : clEnqueueBarrierWithWaitList(queue_, 1, &p.done, nullptr);
   clReleaseEvent(p.done);
   p.used = false;
@@ -101,24 +113,43 @@ remat_status OpenclBackend::spill_or_prefetch(const OpCall& call, bool spill, Er
   cl_int status = clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &after_compute);
   if (status != CL_SUCCESS) return op_fail(call, status, "clEnqueueMarkerWithWaitList", err);
   cl_event done = nullptr;
+  cl_event gate = nullptr;
+  if (delay_copies_) {
+    gate = clCreateUserEvent(context_, &status);
+    if (status != CL_SUCCESS) {
+      clReleaseEvent(after_compute);
+      return op_fail(call, status, "clCreateUserEvent", err);
+    }
+  }
+  const cl_event before[2] = {after_compute, gate};
+  const cl_uint n_before = gate != nullptr ? 2 : 1;
   uint8_t* host = host_ + slot.offset;
   if (spill) {
-    status = clEnqueueReadBuffer(copy_queue_, buffer(device.region), CL_FALSE, device.offset, bytes, host, 1,
-                                 &after_compute, &done);
+    status = clEnqueueReadBuffer(copy_queue_, buffer(device.region), CL_FALSE, device.offset, bytes, host, n_before,
+                                 before, &done);
   } else {
-    status = clEnqueueWriteBuffer(copy_queue_, buffer(device.region), CL_FALSE, device.offset, bytes, host, 1,
-                                  &after_compute, &done);
+    status = clEnqueueWriteBuffer(copy_queue_, buffer(device.region), CL_FALSE, device.offset, bytes, host, n_before,
+                                  before, &done);
   }
   clReleaseEvent(after_compute);
+  if (status != CL_SUCCESS && gate != nullptr) {
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    clReleaseEvent(gate);
+    gate = nullptr;
+  }
   if (status != CL_SUCCESS) return op_fail(call, status, spill ? "clEnqueueReadBuffer (spill)" : "clEnqueueWriteBuffer (prefetch)", err);
   // Start the copy now; the compute queue is flushed so that the marker can complete.
   status = clFlush(queue_);
   if (status == CL_SUCCESS) status = clFlush(copy_queue_);
   if (status != CL_SUCCESS) {
+    if (gate != nullptr) {
+      clSetUserEventStatus(gate, CL_COMPLETE);
+      clReleaseEvent(gate);
+    }
     clReleaseEvent(done);
     return op_fail(call, status, "clFlush", err);
   }
-  pending_[free_slot] = PendingCopy{true, src.region, dst.region, src.offset, dst.offset, done};
+  pending_[free_slot] = PendingCopy{true, src.region, dst.region, src.offset, dst.offset, done, gate};
   copy_order_[free_slot] = copies_issued_++;
   return REMAT_OK;
 }

@@ -49,6 +49,7 @@ const char* const kOptimizers[] = {
 // The part of a backend spec before the first ':' ("opencl:0:0" -> "opencl").
 std::string backend_name(const std::string& spec) { return spec.substr(0, spec.find(':')); }
 
+// A strategy may carry a device budget as "STRATEGY/device=BYTES" (spilling to host).
 std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
                                   const std::string& strategy) {
   remat::compiler::CompileOptions o;
@@ -56,7 +57,10 @@ std::vector<uint8_t> compile_plan(const std::string& model, const std::string& o
   o.batch = kBatch;
   o.optimizer = optimizer;
   o.seed = kSeed;
-  o.strategy = strategy;
+  o.strategy = strategy.substr(0, strategy.find('/'));
+  if (strategy.find("/device=") != std::string::npos) {
+    o.device_budget = std::stoull(strategy.substr(strategy.find("/device=") + 8));
+  }
   return remat::compiler::compile(o).plan;
 }
 
@@ -176,6 +180,33 @@ void check_strategy_is_byte_identical(const char* strategy) {
 }
 
 void sqrt_is_byte_identical_to_no_recompute(void**) { check_strategy_is_byte_identical("sqrt"); }
+
+// Spilling checkpoints to host and prefetching them back changes no byte. Run with
+// REMAT_TEST_DELAY_COPIES=1 (a second registration does), a backend with asynchronous copies
+// holds every copy back until the op that waits for it: a reader that did not wait would read
+// stale bytes, and this comparison would fail.
+void spilling_to_host_is_byte_identical_to_no_recompute(void**) {
+  const char* model = kModels[2];
+  for (const char* optimizer : kOptimizers) {
+    remat::compiler::CompileOptions o;
+    o.model = model;
+    o.batch = kBatch;
+    o.optimizer = optimizer;
+    o.seed = kSeed;
+    o.strategy = "splits";
+    const auto plain = remat::compiler::compile(o).report;
+    const uint64_t budget = plain.persistent_bytes + plain.arena_bytes * 8 / 10;
+    o.device_budget = budget;
+    const auto spilled = remat::compiler::compile(o).report;
+    if (spilled.spilled.size() < 2) fail_msg("only %zu spills at a budget of %llu", spilled.spilled.size(),
+                                             static_cast<unsigned long long>(budget));
+    const std::string strategy = "splits/device=" + std::to_string(budget);
+    if (train(model, optimizer, "none", g_backend) != train(model, optimizer, strategy, g_backend)) {
+      fail_msg("%s with %s on %s: %zu spills change the parameters", model, optimizer, g_backend.c_str(),
+               spilled.spilled.size());
+    }
+  }
+}
 void selective_is_byte_identical_to_no_recompute(void**) { check_strategy_is_byte_identical("selective"); }
 
 // Sets every binding from step 0 of the task, then overwrites |name|'s int32 element |at|.
@@ -335,11 +366,13 @@ int main(int argc, char** argv) {
   const char* pocl_cache = getenv("POCL_CACHE_DIR");
   if (pocl_cache != nullptr) mkdir(pocl_cache, 0700);
   if (!backend_available()) return 77;
+  if (argc > 2) cmocka_set_test_filter(argv[2]);  // run only the tests matching this name
   printf("backend conformance: %s\n", g_backend.c_str());
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parameters_after_five_steps_match_the_cpu_backend),
       cmocka_unit_test(sqrt_is_byte_identical_to_no_recompute),
       cmocka_unit_test(selective_is_byte_identical_to_no_recompute),
+      cmocka_unit_test(spilling_to_host_is_byte_identical_to_no_recompute),
       cmocka_unit_test(a_label_out_of_range_is_a_step_error),
       cmocka_unit_test(a_token_id_out_of_range_is_a_step_error),
       cmocka_unit_test(spill_prefetch_and_wait_round_trip_bytes),
