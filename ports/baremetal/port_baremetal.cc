@@ -19,8 +19,9 @@ size_t g_used = 0;
 
 void* port_alloc(size_t bytes, size_t alignment) {
   const uintptr_t base = reinterpret_cast<uintptr_t>(g_pool);
+  const uintptr_t end = base + sizeof(g_pool);
   const uintptr_t start = (base + g_used + alignment - 1) & ~(static_cast<uintptr_t>(alignment) - 1);
-  if (start + bytes > base + sizeof(g_pool)) return nullptr;
+  if (start > end || bytes > end - start) return nullptr;  // written so that nothing wraps
   g_used = start + bytes - base;
   return reinterpret_cast<void*>(start);
 }

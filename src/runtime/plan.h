@@ -26,6 +26,12 @@ uint32_t dtype_size(uint32_t dtype);
 remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out_root,
                          ErrorBuffer* err);
 
+/// Dataflow checks of a plan whose tensors, ops and bindings are verified: bindings unique and
+/// complete, no tensor read before it is written, every spill or prefetch waited for before its
+/// tensor is touched. Writes to |copy_end| (one entry per tensor) the op index until which a
+/// host slot is in use by an asynchronous copy (-1: none), for the overlap check.
+remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffer* err);
+
 /// Fills |out| with tensor |index| of |plan| (verified).
 void tensor_ref(const fb::Plan* plan, uint32_t index, TensorRef* out);
 

@@ -1,4 +1,5 @@
 // Plan verification: nothing in a plan is trusted until every check here has passed.
+#include <stdint.h>
 #include <string.h>
 
 #include "common/op_check.h"
@@ -144,6 +145,26 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
                                        message, sizeof(message));
   if (status != REMAT_OK) return set_error(err, status, "op %u: %s", index, message);
   // Updates work in place: output k is input k (param, then state). No other op may alias.
+  // Kernels write outputs through restrict pointers: no tensor may be written twice by one op,
+  // and an update's parameter, gradient and state must be distinct tensors.
+  for (uint32_t a = 0; a < n_out; ++a) {
+    for (uint32_t b = a + 1; b < n_out; ++b) {
+      if (op->outputs()->Get(a) == op->outputs()->Get(b)) {
+        return set_error(err, REMAT_ERROR_OVERLAP, "op %u (%s): outputs %u and %u are the same tensor %u", index,
+                         info->name, a, b, op->outputs()->Get(a));
+      }
+    }
+  }
+  if (is_update(code)) {
+    for (uint32_t a = 0; a < n_in; ++a) {
+      for (uint32_t b = a + 1; b < n_in; ++b) {
+        if (op->inputs()->Get(a) == op->inputs()->Get(b)) {
+          return set_error(err, REMAT_ERROR_OVERLAP, "op %u (%s): inputs %u and %u are the same tensor %u", index,
+                           info->name, a, b, op->inputs()->Get(a));
+        }
+      }
+    }
+  }
   for (uint32_t o = 0; o < n_out; ++o) {
     const uint32_t t = op->outputs()->Get(o);
     if (is_update(code)) {
@@ -180,7 +201,7 @@ remat_status verify_binding(const fb::Plan* plan, const flatbuffers::Vector<uint
 }
 
 // Lifetimes come from the op list itself, not from the plan's informational fields.
-remat_status verify_no_overlap(const fb::Plan* plan, ErrorBuffer* err) {
+remat_status verify_no_overlap(const fb::Plan* plan, const int32_t* copy_end, ErrorBuffer* err) {
   const uint32_t n = plan->tensors()->size();
   const int32_t op_count = static_cast<int32_t>(plan->ops()->size());
   PlacedBuffer* buffers = static_cast<PlacedBuffer*>(port_alloc(sizeof(PlacedBuffer) * (n + 1), 8));
@@ -211,6 +232,9 @@ remat_status verify_no_overlap(const fb::Plan* plan, ErrorBuffer* err) {
         if (b.last < i) b.last = i;
       }
     }
+  }
+  for (uint32_t t = 0; t < n && status == REMAT_OK; ++t) {
+    if (copy_end[t] > buffers[t].last) buffers[t].last = copy_end[t];
   }
   for (uint8_t region = 0; region < 3 && status == REMAT_OK; ++region) {
     uint32_t m = 0;
@@ -296,8 +320,16 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
                      plan->tensors() == nullptr ? "tensors" : "ops");
   }
   const uint32_t align = plan->alignment();
-  if (align == 0 || align > 4096 || (align & (align - 1)) != 0) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "alignment %u is not a power of two up to 4096", align);
+  // At least 4: every element is 4 bytes (f32, i32) and kernels load them aligned.
+  if (align < 4 || align > 4096 || (align & (align - 1)) != 0) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "alignment %u is not a power of two in 4..4096", align);
+  }
+  // A region must be addressable here: on a 32-bit target a larger size would be truncated.
+  for (uint8_t region = 0; region < 3; ++region) {
+    if (region_size(plan, region) > static_cast<uint64_t>(PTRDIFF_MAX)) {
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "the %s region of %llu bytes cannot be addressed here",
+                       region_name(region), static_cast<unsigned long long>(region_size(plan, region)));
+    }
   }
   const uint32_t n = plan->tensors()->size();
   for (uint32_t t = 0; t < n; ++t) {
@@ -318,7 +350,11 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
     return set_error(err, REMAT_ERROR_OUT_OF_REGION,
                      "loss names tensor %u, which is not a persistent f32 scalar", plan->loss());
   }
-  s = verify_no_overlap(plan, err);
+  int32_t* copy_end = static_cast<int32_t*>(port_alloc(sizeof(int32_t) * (n + 1), 8));
+  if (copy_end == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors", n);
+  s = verify_dataflow(plan, copy_end, err);
+  if (s == REMAT_OK) s = verify_no_overlap(plan, copy_end, err);
+  port_free(copy_end);
   if (s != REMAT_OK) return s;
   *out_root = plan;
   return REMAT_OK;

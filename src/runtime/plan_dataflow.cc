@@ -1,0 +1,116 @@
+// Dataflow checks of a plan: every tensor is written before it is read, every batch tensor is
+// bound, bindings are unique, and asynchronous copies are waited for before their bytes are
+// touched. Together with the overlap check they mean no verified plan reads stale or
+// uninitialised memory, on a backend whose copies are asynchronous as on one whose are not.
+#include <string.h>
+
+#include "common/ops.h"
+#include "runtime/plan.h"
+#include "runtime/port.h"
+
+namespace remat {
+namespace {
+
+const char* name_of(const fb::Plan* plan, uint32_t t) {
+  const fb::Tensor* x = plan->tensors()->Get(t);
+  return x->name() != nullptr ? x->name()->c_str() : "(unnamed)";
+}
+
+bool uses(const fb::Op* op, uint32_t t, bool outputs) {
+  const auto* ids = outputs ? op->outputs() : op->inputs();
+  for (uint32_t k = 0; ids && k < ids->size(); ++k) {
+    if (ids->Get(k) == t) return true;
+  }
+  return false;
+}
+
+// Bindings name distinct tensors with distinct names, and every Input/Label tensor is bound.
+remat_status check_bindings(const fb::Plan* plan, uint8_t* bound, ErrorBuffer* err) {
+  const flatbuffers::Vector<uint32_t>* lists[] = {plan->inputs(), plan->labels(), plan->params()};
+  for (int l = 0; l < 3; ++l) {
+    for (uint32_t i = 0; lists[l] && i < lists[l]->size(); ++i) {
+      const uint32_t t = lists[l]->Get(i);
+      if (bound[t]) return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor '%s' is bound twice", name_of(plan, t));
+      bound[t] = 1;
+    }
+  }
+  // Inputs and labels share one namespace (remat_session_set_input), params another.
+  for (int group = 0; group < 2; ++group) {
+    const int first = group == 0 ? 0 : 2, last = group == 0 ? 1 : 2;
+    for (int la = first; la <= last; ++la) {
+      for (uint32_t i = 0; lists[la] && i < lists[la]->size(); ++i) {
+        for (int lb = la; lb <= last; ++lb) {
+          for (uint32_t j = la == lb ? i + 1 : 0; lists[lb] && j < lists[lb]->size(); ++j) {
+            if (strcmp(name_of(plan, lists[la]->Get(i)), name_of(plan, lists[lb]->Get(j))) == 0) {
+              return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "two bindings are named '%s'",
+                               name_of(plan, lists[la]->Get(i)));
+            }
+          }
+        }
+      }
+    }
+  }
+  for (uint32_t t = 0; t < plan->tensors()->size(); ++t) {
+    const fb::Role role = plan->tensors()->Get(t)->role();
+    if ((role == fb::Role::Input || role == fb::Role::Label) && !bound[t]) {
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor '%s' is an input no binding names: it would never be set",
+                       name_of(plan, t));
+    }
+  }
+  return REMAT_OK;
+}
+
+}  // namespace
+
+remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffer* err) {
+  const uint32_t n = plan->tensors()->size();
+  const uint32_t n_ops = plan->ops()->size();
+  uint8_t* written = static_cast<uint8_t*>(port_alloc(n + 1, 8));
+  if (written == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors", n);
+  memset(written, 0, n + 1);
+  remat_status status = check_bindings(plan, written, err);
+  // Written before the first op: persistent tensors (initialised or written by the caller) and
+  // the bound batch tensors (set by the caller).
+  for (uint32_t t = 0; t < n && status == REMAT_OK; ++t) {
+    if (plan->tensors()->Get(t)->region() == fb::Region::Persistent) written[t] = 1;
+    copy_end[t] = -1;
+  }
+  for (uint32_t i = 0; i < n_ops && status == REMAT_OK; ++i) {
+    const fb::Op* op = plan->ops()->Get(i);
+    for (uint32_t k = 0; op->inputs() && k < op->inputs()->size() && status == REMAT_OK; ++k) {
+      const uint32_t t = op->inputs()->Get(k);
+      if (!written[t]) {
+        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) reads tensor '%s' before any op writes it", i,
+                           op_name(op->code()), name_of(plan, t));
+      }
+    }
+    for (uint32_t k = 0; op->outputs() && k < op->outputs()->size(); ++k) written[op->outputs()->Get(k)] = 1;
+    const bool spill = op->code() == static_cast<uint16_t>(OpCode::kSpill);
+    const bool prefetch = op->code() == static_cast<uint16_t>(OpCode::kPrefetch);
+    if (status != REMAT_OK || (!spill && !prefetch)) continue;
+    // The copy may still run until the first wait on its device tensor: nothing may write that
+    // tensor before then (read it either, for a prefetch), and the host slot stays in use.
+    const uint32_t device = spill ? op->inputs()->Get(0) : op->outputs()->Get(0);
+    const uint32_t slot = spill ? op->outputs()->Get(0) : op->inputs()->Get(0);
+    uint32_t j = i + 1;
+    for (; j < n_ops; ++j) {
+      const fb::Op* later = plan->ops()->Get(j);
+      const bool is_wait = later->code() == static_cast<uint16_t>(OpCode::kWait) && uses(later, device, false);
+      if (is_wait) break;
+      if (uses(later, device, true) || (prefetch && uses(later, device, false))) {
+        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) uses tensor '%s' before the wait for op %u (%s)",
+                           j, op_name(later->code()), name_of(plan, device), i, op_name(op->code()));
+        break;
+      }
+    }
+    if (status == REMAT_OK && j == n_ops) {
+      status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) of tensor '%s' is never waited for", i,
+                         op_name(op->code()), name_of(plan, device));
+    }
+    if (status == REMAT_OK && static_cast<int32_t>(j) > copy_end[slot]) copy_end[slot] = static_cast<int32_t>(j);
+  }
+  port_free(written);
+  return status;
+}
+
+}  // namespace remat

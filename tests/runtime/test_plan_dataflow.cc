@@ -1,0 +1,164 @@
+// Dataflow rules of plan verification: no stale or uninitialised reads, bindings complete and
+// unique, asynchronous copies waited for. Each bad plan is a compiled one with its graph edited,
+// re-planned and written again, so only the rule under test is broken.
+#include "tests/cmocka_cpp.h"
+
+#include <cstring>
+#include <string>
+
+#include "compiler/compiler.h"
+#include "remat/remat.h"
+
+using remat::compiler::Graph;
+
+namespace {
+
+remat::compiler::CompileResult compile(const std::string& model) {
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = 4;
+  return remat::compiler::compile(o);
+}
+
+// |model| under `splits` with a device budget that forces spills.
+remat::compiler::CompileResult compile_spilled(const std::string& model) {
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = 8;
+  o.strategy = "splits";
+  const auto plain = remat::compiler::compile(o).report;
+  o.device_budget = plain.persistent_bytes + plain.arena_bytes * 8 / 10;
+  auto r = remat::compiler::compile(o);
+  if (r.report.spilled.empty()) fail_msg("no spills");
+  return r;
+}
+
+const char* const kSpilling = "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3";
+
+// Plans |graph| again, writes it and opens it; expects |status| and |needle| in the message.
+void expect(const Graph& graph, const remat::compiler::CompileReport& report, remat_status status,
+            const char* needle) {
+  const auto memory = remat::compiler::plan_memory(graph, 64);
+  std::vector<uint8_t> bytes = remat::compiler::write_plan(graph, memory, report, 0);
+  remat_plan* plan = nullptr;
+  char message[512] = "";
+  const remat_status got = remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message));
+  remat_plan_close(plan);
+  if (got != status || std::strstr(message, needle) == nullptr) {
+    fail_msg("expected %s with '%s', got %s: '%s'", remat_status_string(status), needle, remat_status_string(got),
+             message);
+  }
+}
+
+const char* const kMlp = "mlp:layers=2,width=8,in=4,classes=3";
+
+}  // namespace
+
+static void an_edited_but_valid_plan_still_opens(void**) {
+  const auto r = compile(kMlp);
+  expect(r.graph, r.report, REMAT_OK, "");
+  const auto s = compile_spilled(kSpilling);
+  expect(s.graph, s.report, REMAT_OK, "");
+}
+
+static void a_tensor_read_before_any_op_writes_it_is_rejected(void**) {
+  auto r = compile(kMlp);
+  Graph& g = r.graph;
+  const auto& x = g.tensors[g.ops[1].inputs[0]];
+  const int never = g.add_tensor("never.written", x.dtype, x.shape, remat::compiler::Role::kActivation);
+  g.ops[1].inputs[0] = never;
+  expect(g, r.report, REMAT_ERROR_PLAN_CORRUPT, "reads tensor 'never.written' before any op writes it");
+}
+
+static void an_input_no_binding_names_is_rejected(void**) {
+  auto r = compile(kMlp);
+  r.graph.labels.clear();
+  expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT, "'labels' is an input no binding names");
+}
+
+static void a_tensor_bound_twice_is_rejected(void**) {
+  auto r = compile(kMlp);
+  r.graph.params.push_back(r.graph.params[0]);
+  expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT, "'fc0.weight' is bound twice");
+}
+
+static void an_op_writing_one_tensor_twice_is_rejected(void**) {
+  auto r = compile("transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3");
+  for (auto& op : r.graph.ops) {
+    if (op.code == remat::OpCode::kLayerNormGrad) {
+      op.outputs[2] = op.outputs[1];  // dbeta written over dgamma: both [H]
+      break;
+    }
+  }
+  expect(r.graph, r.report, REMAT_ERROR_OVERLAP, "are the same tensor");
+}
+
+static void a_spill_that_is_never_waited_for_is_rejected(void**) {
+  auto r = compile_spilled(kSpilling);
+  Graph& g = r.graph;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].code != remat::OpCode::kSpill) continue;
+    const int device = g.ops[i].inputs[0];
+    for (size_t j = i + 1; j < g.ops.size(); ++j) {
+      if (g.ops[j].code == remat::OpCode::kWait && g.ops[j].inputs[0] == device) {
+        g.ops.erase(g.ops.begin() + static_cast<long>(j));
+        break;
+      }
+    }
+    break;
+  }
+  expect(g, r.report, REMAT_ERROR_PLAN_CORRUPT, "is never waited for");
+}
+
+static void a_prefetched_tensor_read_before_its_wait_is_rejected(void**) {
+  auto r = compile_spilled(kSpilling);
+  Graph& g = r.graph;
+  bool moved = false;
+  for (size_t i = 0; i < g.ops.size() && !moved; ++i) {
+    if (g.ops[i].code != remat::OpCode::kPrefetch) continue;
+    const int device = g.ops[i].outputs[0];
+    for (size_t j = i + 1; j < g.ops.size(); ++j) {
+      if (g.ops[j].code == remat::OpCode::kWait && g.ops[j].inputs[0] == device) {
+        // Move the wait after the first reader that follows it.
+        for (size_t k = j + 1; k < g.ops.size(); ++k) {
+          bool reads = false;
+          for (int t : g.ops[k].inputs) reads = reads || t == device;
+          if (!reads) continue;
+          auto wait = g.ops[j];
+          g.ops.insert(g.ops.begin() + static_cast<long>(k) + 1, wait);
+          g.ops.erase(g.ops.begin() + static_cast<long>(j));
+          moved = true;
+          break;
+        }
+        break;
+      }
+    }
+  }
+  assert_true(moved);
+  expect(g, r.report, REMAT_ERROR_PLAN_CORRUPT, "before the wait for op");
+}
+
+static void an_alignment_below_the_element_size_is_rejected(void**) {
+  const auto r = compile(kMlp);
+  auto memory = remat::compiler::plan_memory(r.graph, 64);
+  memory.alignment = 2;  // offsets stay multiples of 64; the plan still claims 2
+  std::vector<uint8_t> bytes = remat::compiler::write_plan(r.graph, memory, r.report, 0);
+  remat_plan* plan = nullptr;
+  char message[256] = "";
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)), REMAT_ERROR_PLAN_CORRUPT);
+  assert_non_null(std::strstr(message, "alignment 2"));
+}
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(an_edited_but_valid_plan_still_opens),
+      cmocka_unit_test(a_tensor_read_before_any_op_writes_it_is_rejected),
+      cmocka_unit_test(an_input_no_binding_names_is_rejected),
+      cmocka_unit_test(a_tensor_bound_twice_is_rejected),
+      cmocka_unit_test(an_op_writing_one_tensor_twice_is_rejected),
+      cmocka_unit_test(a_spill_that_is_never_waited_for_is_rejected),
+      cmocka_unit_test(a_prefetched_tensor_read_before_its_wait_is_rejected),
+      cmocka_unit_test(an_alignment_below_the_element_size_is_rejected),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
