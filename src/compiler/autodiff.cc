@@ -83,7 +83,10 @@ class Differentiator {
   void backward_of(int index) {
     current_ = index;
     const Op op = g_.ops[index];  // copy: emitting ops grows g_.ops
-    const bool is_loss = op.code == OpCode::kSoftmaxCrossEntropy || op.code == OpCode::kMse;
+    // The gradient starts at the op that writes the graph's loss; another loss op (a metric)
+    // gets no gradient of its own.
+    const bool is_loss = (op.code == OpCode::kSoftmaxCrossEntropy || op.code == OpCode::kMse) &&
+                         op.outputs[0] == g_.loss;
     if (!is_loss && grad_[op.outputs[0]] < 0) return;
     const int dy = is_loss ? -1 : grad_[op.outputs[0]];
     const std::vector<int>& in = op.inputs;

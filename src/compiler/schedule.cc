@@ -44,8 +44,8 @@ class Recomputer {
       kept_[t] = is_checkpoint[t] || !is_forward_activation(g, producer_, static_cast<int>(t)) ||
                  segment_[p] == last_segment_;
     }
-    // Within a segment, only ops whose outputs the backward pass reads (directly or through
-    // later ops of the same segment) are recomputed.
+    // Only ops whose outputs the backward pass reads, directly or through other recomputed
+    // ops (of this segment or, across a shortcut, of a later one), are recomputed.
     needed_.assign(g.tensors.size(), false);
     for (size_t i = forward_ops; i < g.ops.size(); ++i) {
       for (int t : g.ops[i].inputs) needed_[t] = needed_[t] || !kept_[t];
@@ -55,7 +55,7 @@ class Recomputer {
       for (int t : g.ops[i].outputs) any = any || needed_[t];
       if (!any) continue;
       for (int t : g.ops[i].inputs) {
-        if (!kept_[t] && segment_[producer_[t]] == segment_[i]) needed_[t] = true;
+        if (!kept_[t]) needed_[t] = true;
       }
     }
   }

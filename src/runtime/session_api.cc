@@ -165,7 +165,7 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   regions.persistent_bytes = root->persistent_size();
   regions.host_bytes = root->host_size();
   // Device backends own their device memory; only the CPU backend binds host regions here.
-  const bool host_regions = strncmp(backend, "cpu", 3) == 0;
+  const bool host_regions = strcmp(backend, "cpu") == 0 || strncmp(backend, "cpu:", 4) == 0;
   if (status == REMAT_OK && host_regions) {
     status = bind_region(s, 0, "arena", options->arena, options->arena_size, root->arena_size(),
                          root->alignment(), &regions.arena);
