@@ -11,11 +11,13 @@ namespace {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(const RegionSetup& regions) {
+  CpuBackend(const RegionSetup& regions, void* scratch) : scratch_(scratch) {
     base_[0] = static_cast<uint8_t*>(regions.arena);
     base_[1] = static_cast<uint8_t*>(regions.persistent);
     base_[2] = static_cast<uint8_t*>(regions.host);
   }
+
+  ~CpuBackend() override { port_free(scratch_); }
 
   const char* name() const override { return "cpu"; }
 
@@ -28,6 +30,7 @@ class CpuBackend final : public Backend {
     for (int i = 0; i < call.num_outputs; ++i) args.out[i] = address(*call.outputs[i]);
     args.ctx = &ctx;
     args.err = err;
+    args.scratch = scratch_;
     return cpu::kernel_for(call.code)(args);
   }
 
@@ -47,6 +50,7 @@ class CpuBackend final : public Backend {
   void* address(const TensorRef& t) const { return base_[static_cast<int>(t.region)] + t.offset; }
 
   uint8_t* base_[3];
+  void* scratch_;  // kernel scratch (cpu::scratch_bytes()), owned
 };
 
 }  // namespace
@@ -60,8 +64,13 @@ remat_status create_cpu_backend(const char* device, const RegionSetup& regions, 
     return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "cpu backend needs host arena and persistent regions");
   }
   void* memory = port_alloc(sizeof(CpuBackend), alignof(CpuBackend));
-  if (memory == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the cpu backend");
-  *out_backend = new (memory) CpuBackend(regions);
+  void* scratch = cpu::scratch_bytes() > 0 ? port_alloc(cpu::scratch_bytes(), 64) : nullptr;
+  if (memory == nullptr || (cpu::scratch_bytes() > 0 && scratch == nullptr)) {
+    port_free(memory);
+    port_free(scratch);
+    return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the cpu backend");
+  }
+  *out_backend = new (memory) CpuBackend(regions, scratch);
   return REMAT_OK;
 }
 

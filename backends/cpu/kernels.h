@@ -14,7 +14,12 @@ struct KernelArgs {
   void* out[kMaxOpOutputs];         ///< Host address of each output.
   const StepContext* ctx;           ///< Seed and step index.
   ErrorBuffer* err;                 ///< Where a data-dependent failure is described.
+  void* scratch;                    ///< scratch_bytes() of 64-byte aligned working memory.
 };
+
+/// Bytes of scratch memory the kernels need (matmul packing; 0 with OpenBLAS). The backend
+/// obtains it once, at creation, and passes it in every KernelArgs.
+size_t scratch_bytes();
 
 /// A kernel: returns REMAT_OK, or a status with a message in args.err for bad data.
 using Kernel = remat_status (*)(const KernelArgs& args);

@@ -24,6 +24,7 @@ struct Gemm {
   float beta;
   float* c;
   int64_t ldc;
+  float* pack;  // packing scratch of scratch_bytes() (portable path), from the backend
 };
 
 #if REMAT_HAVE_BLAS
@@ -56,13 +57,10 @@ constexpr int64_t kMc = kMr * 12;  // The packed A block (kMc x kKc) stays in L2
 constexpr int64_t kNc = 256;       // Packed B block (kKc x kNc) reused by every A block.
 
 // Fixed blocks keep the summation order, hence the bits, independent of everything but the
-// shapes. Packing buffers are per thread so that sessions on different threads never share
-// them, and static so that a kernel never allocates.
-struct PackBuffers {
-  alignas(64) float a[kMc * kKc];
-  alignas(64) float b[kKc * kNc];
-};
-thread_local PackBuffers t_pack;
+// shapes. The packing buffers are the backend's scratch, obtained once at session creation:
+// a kernel never allocates, and sessions on different threads never share them.
+constexpr int64_t kPackA = kMc * kKc;  // floats of the packed A block, then the B block
+constexpr int64_t kPackB = kKc * kNc;
 
 // Packs op(A)[i0:i0+mc, p0:p0+kc] as panels of kMr rows, k-major, zero-padded to kMr.
 void pack_a(const Gemm& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
@@ -131,8 +129,8 @@ void gemm(const Gemm& g) {
     }
     return;
   }
-  float* pa = t_pack.a;
-  float* pb = t_pack.b;
+  float* pa = g.pack;
+  float* pb = g.pack + kPackA;
   float tile[kMr][kNr];
   for (int64_t j0 = 0; j0 < g.n; j0 += kNc) {
     const int64_t nc = g.n - j0 < kNc ? g.n - j0 : kNc;
@@ -166,6 +164,16 @@ void gemm(const Gemm& g) {
 }
 
 #endif  // REMAT_HAVE_BLAS
+
+}  // namespace
+
+#if REMAT_HAVE_BLAS
+size_t scratch_bytes() { return 0; }  // OpenBLAS keeps its own buffers
+#else
+size_t scratch_bytes() { return static_cast<size_t>(kPackA + kPackB) * sizeof(float); }
+#endif
+
+namespace {
 
 // The last two dims of |t| as a matrix; a rank-1 tensor is one row.
 void matrix_dims(const TensorRef& t, int64_t* rows, int64_t* cols) {
@@ -201,6 +209,7 @@ remat_status matmul(const KernelArgs& args) {
   g.ldb = bc;
   g.ldc = g.n;
   g.beta = 0.0f;
+  g.pack = static_cast<float*>(args.scratch);
   const float* a = in_f32(args, 0);
   const float* b = in_f32(args, 1);
   float* c = out_f32(args, 0);

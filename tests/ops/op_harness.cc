@@ -111,6 +111,9 @@ RunResult run_op(remat::OpCode code, const std::vector<Tensor*>& ins,
   args.call = &call;
   args.ctx = &attrs.ctx;
   args.err = &err;
+  // As the backend does: scratch for the kernels, 64-byte aligned.
+  std::vector<float> scratch(remat::cpu::scratch_bytes() / sizeof(float) + 16);
+  args.scratch = scratch.data() + (16 - (reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float)) % 16) % 16;
   const remat_status status = kernel(args);
   return RunResult{status, std::string(text)};
 }
