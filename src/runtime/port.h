@@ -1,4 +1,5 @@
-// Platform hooks the runtime needs: memory at start-up, a clock and a log line.
+// Platform hooks the runtime needs: memory at start-up and a clock. The library never prints
+// or aborts: every failure is a status with a message the caller reads.
 // ports/posix implements them with the C library; ports/baremetal with a static pool.
 #ifndef REMAT_RUNTIME_PORT_H_
 #define REMAT_RUNTIME_PORT_H_
