@@ -19,6 +19,7 @@
 #include "compiler/compiler.h"
 #include "remat/remat.h"
 #include "runtime/backend_registry.h"
+#include "tests/backends/op_cases.h"
 
 namespace {
 
@@ -182,7 +183,7 @@ void check_strategy_is_byte_identical(const char* strategy) {
 void sqrt_is_byte_identical_to_no_recompute(void**) { check_strategy_is_byte_identical("sqrt"); }
 
 // Spilling checkpoints to host and prefetching them back changes no byte. Run with
-// REMAT_TEST_DELAY_COPIES=1 (a second registration does), a backend with asynchronous copies
+// REMAT_TEST_DELAY_COPIES=1 (a second registration does, on OpenCL), the backend
 // holds every copy back until the op that waits for it: a reader that did not wait would read
 // stale bytes, and this comparison would fail.
 void spilling_to_host_is_byte_identical_to_no_recompute(void**) {
@@ -333,6 +334,47 @@ void an_unknown_device_is_unavailable_with_a_message(void**) {
   remat_plan_close(plan);
 }
 
+// Every compute op on the backend against the CPU kernels, over the same random inputs, within
+// the tolerances documented in op_cases.h. On the CPU backend itself this compares nothing and
+// is skipped.
+void every_op_matches_the_cpu_kernels(void**) {
+  // Every opcode but the copies between regions (tested above) has a case.
+  std::vector<bool> covered(static_cast<size_t>(remat::OpCode::kCount), false);
+  for (const remat_test::OpCase& c : remat_test::every_op_case()) covered[static_cast<size_t>(c.code)] = true;
+  for (uint16_t code = 1; code < static_cast<uint16_t>(remat::OpCode::kCount); ++code) {
+    const bool copy = code == static_cast<uint16_t>(remat::OpCode::kSpill) ||
+                      code == static_cast<uint16_t>(remat::OpCode::kPrefetch) ||
+                      code == static_cast<uint16_t>(remat::OpCode::kWait);
+    if (!copy && !covered[code]) fail_msg("op %s has no case in op_cases.cc", remat::op_name(code));
+  }
+  if (backend_name(g_backend) == "cpu") {
+    skip();
+    return;
+  }
+  constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
+  alignas(256) static uint8_t arena[kArena], persistent[kPersistent];
+  remat::RegionSetup regions{};
+  regions.arena = arena;
+  regions.arena_bytes = kArena;
+  regions.persistent = persistent;
+  regions.persistent_bytes = kPersistent;
+  regions.alignment = 256;
+  remat_test::Errors e;
+  remat::Backend* cpu = nullptr;
+  remat::Backend* other = nullptr;
+  if (remat::create_backend("cpu", regions, &cpu, &e.buf) != REMAT_OK) fail_msg("create cpu: %s", e.text);
+  regions.arena = nullptr;  // Device backends allocate their own regions.
+  regions.persistent = nullptr;
+  if (remat::create_backend(g_backend.c_str(), regions, &other, &e.buf) != REMAT_OK) {
+    fail_msg("create %s: %s", g_backend.c_str(), e.text);
+  }
+  for (const remat_test::OpCase& c : remat_test::every_op_case()) {
+    remat_test::run_case(c, cpu, other, g_backend.c_str());
+  }
+  remat::destroy_backend(other);
+  remat::destroy_backend(cpu);
+}
+
 // Whether the backend can open a session here; prints why not.
 bool backend_available() {
   const std::vector<uint8_t> bytes = compile_plan(kModels[0], kOptimizers[0], "none");
@@ -377,6 +419,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_token_id_out_of_range_is_a_step_error),
       cmocka_unit_test(spill_prefetch_and_wait_round_trip_bytes),
       cmocka_unit_test(an_unknown_device_is_unavailable_with_a_message),
+      cmocka_unit_test(every_op_matches_the_cpu_kernels),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

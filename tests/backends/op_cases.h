@@ -1,0 +1,73 @@
+// Every op of the op table as a small case run on the CPU kernels and on another backend, and
+// the helpers that backend tests share: tensor layout, op calls, uploads and downloads.
+//
+// Tolerances (inputs uniform in [-1, 1], small shapes): |other - cpu| <= tol + tol * |cpu| with
+// tol = 1e-5 for elementwise, normalisation, loss and optimizer ops (device expf/erff/tanhf are
+// within 2 ulp of glibc, device compilers contract a*b+c into FMAs, block sums use another
+// order); 1e-4 for matmul (cuBLAS and CLBlast sum K in another order). Bitwise for data
+// movement, dropout (each port of the Philox generator must give the same mask) and
+// embedding_grad (same summation order).
+#ifndef REMAT_TESTS_BACKENDS_OP_CASES_H_
+#define REMAT_TESTS_BACKENDS_OP_CASES_H_
+
+#include <stdint.h>
+
+#include <vector>
+
+#include "common/ops.h"
+#include "runtime/backend.h"
+
+namespace remat_test {
+
+/// An error buffer on the stack for backend calls.
+struct Errors {
+  char text[512] = "";
+  remat::ErrorBuffer buf{text, sizeof(text)};
+};
+
+/// Uniform in [-1, 1) from a splitmix64 sequence seeded by |g_rng| (tests reseed it).
+extern uint64_t g_rng;
+float uniform();
+
+/// Places tensors one after another in each region, 256-byte aligned.
+struct Layout {
+  uint64_t next[3] = {0, 0, 0};
+  /// A tensor of |dims| and |dtype| at the next free offset of |region|.
+  remat::TensorRef add(std::vector<int64_t> dims, remat_dtype dtype = REMAT_DTYPE_F32,
+                       remat::Region region = remat::Region::kArena);
+};
+
+/// The OpCall of |code| at plan position |index| over |in| and |out| with attributes
+/// |iattrs| and |fattrs|; the vectors must outlive the call.
+remat::OpCall make_call(remat::OpCode code, uint32_t index, std::vector<const remat::TensorRef*> in,
+                        std::vector<const remat::TensorRef*> out, const std::vector<int64_t>& iattrs,
+                        const std::vector<float>& fattrs);
+
+/// Copies |t|'s bytes from host |data| into backend |b|; fails the test on error.
+void upload(remat::Backend* b, const remat::TensorRef& t, const void* data);
+/// |t|'s elements read back from backend |b| (4-byte elements); fails the test on error.
+std::vector<float> download(remat::Backend* b, const remat::TensorRef& t);
+
+/// One op with its inputs (random f32, or given i32 data) and the tolerance of its outputs.
+struct OpCase {
+  const char* name;
+  remat::OpCode code;
+  std::vector<std::vector<int64_t>> in_dims;
+  std::vector<std::vector<int64_t>> out_dims;  ///< Empty for in-place optimizers.
+  std::vector<int64_t> iattrs;
+  std::vector<float> fattrs;
+  double tol;                                   ///< 0: bitwise.
+  std::vector<std::vector<int32_t>> ints = {};  ///< Data of i32 inputs, by input index.
+};
+
+/// A case for every compute opcode (copies between regions are tested on their own).
+const std::vector<OpCase>& every_op_case();
+
+/// Runs |c| on |cpu| and on |other| (named |other_name| in messages) over the same random
+/// inputs and fails the test where an output differs beyond the case's tolerance. Both
+/// backends need an arena of at least 64 KiB.
+void run_case(const OpCase& c, remat::Backend* cpu, remat::Backend* other, const char* other_name);
+
+}  // namespace remat_test
+
+#endif  // REMAT_TESTS_BACKENDS_OP_CASES_H_
