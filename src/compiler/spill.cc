@@ -1,72 +1,117 @@
-// Spill choice (largest checkpoints first, re-planned after each) and copy-op placement.
+// Spill choice (cheapest to hide first, re-planned after each) and copy-op placement.
 #include "compiler/spill.h"
 
 #include <algorithm>
 
+#include "compiler/copy_timeline.h"
 #include "compiler/planner.h"
 
 namespace remat {
 namespace compiler {
 namespace {
 
-// Inserts spill, wait and prefetch ops for |spilled| into a copy of |base|; returns it.
-Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<int>& spilled,
-                  const SpillOptions& options, SpillReport* report) {
+// How one spilled checkpoint's copy ops are placed, from the most hidden to the least memory.
+enum class Placement {
+  // The forward wait goes where compute has covered the spill (if the forward pass is that
+  // long); the prefetch as early before its reader as compute covers the copy.
+  kHidden,
+  // The forward wait right after the last forward reader (frees the bytes soonest); the
+  // prefetch early as above.
+  kEarlyFree,
+  // Both as tight as possible: the prefetch right before its first reader.
+  kTight,
+};
+
+struct Spill {
+  int tensor;
+  Placement placement;
+};
+
+// Where a checkpoint is made and read in the base graph.
+struct Uses {
+  int producer = -1;      // Forward op that writes it.
+  int last_forward = -1;  // Last forward op that reads it (or the producer).
+  int first_reader = -1;  // First op after the forward pass that reads it.
+};
+
+Uses find_uses(const Graph& g, size_t forward_ops, int c) {
+  Uses u;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    const int at = static_cast<int>(i);
+    if (i < forward_ops && std::find(op.outputs.begin(), op.outputs.end(), c) != op.outputs.end()) u.producer = at;
+    const bool reads = std::find(op.inputs.begin(), op.inputs.end(), c) != op.inputs.end();
+    if (reads && i < forward_ops) u.last_forward = at;
+    if (reads && i >= forward_ops && u.first_reader < 0) u.first_reader = at;
+  }
+  u.last_forward = std::max(u.last_forward, u.producer);
+  return u;
+}
+
+// Modelled compute seconds from the start of the step to the end of each op.
+std::vector<double> compute_clock(const Graph& g, double compute_rate) {
+  std::vector<double> clock(g.ops.size());
+  double now = 0;
+  for (size_t i = 0; i < g.ops.size(); ++i) clock[i] = now += g.ops[i].flops / compute_rate;
+  return clock;
+}
+
+// Inserts spill, wait and prefetch ops for |spills| into a copy of |base|; returns it.
+Graph with_spills(const Graph& base, size_t forward_ops, std::vector<Spill> spills, const std::vector<double>& clock,
+                  const SpillOptions& options) {
   Graph g = base;
   const size_t n_ops = g.ops.size();
+  const int last_forward_op = static_cast<int>(forward_ops) - 1;
   std::vector<std::vector<Op>> before(n_ops + 1), after(n_ops);
-  double copy_seconds = 0, hidden_seconds = 0;
-  for (int c : spilled) {
-    int producer = -1, last_forward = -1, first_reader = -1;
-    for (size_t i = 0; i < n_ops; ++i) {
-      const Op& op = g.ops[i];
-      if (i < forward_ops && std::find(op.outputs.begin(), op.outputs.end(), c) != op.outputs.end()) producer = static_cast<int>(i);
-      const bool reads = std::find(op.inputs.begin(), op.inputs.end(), c) != op.inputs.end();
-      if (reads && i < forward_ops) last_forward = static_cast<int>(i);
-      if (reads && i >= forward_ops && first_reader < 0) first_reader = static_cast<int>(i);
-    }
-    if (producer < 0 || first_reader < 0) continue;
+  std::vector<Uses> uses;
+  for (const Spill& s : spills) uses.push_back(find_uses(g, forward_ops, s.tensor));
+  // Spills queue on one copy stream in the order they are issued: place their waits in it.
+  std::vector<size_t> by_producer(spills.size());
+  for (size_t i = 0; i < spills.size(); ++i) by_producer[i] = i;
+  std::stable_sort(by_producer.begin(), by_producer.end(),
+                   [&](size_t a, size_t b) { return uses[a].producer < uses[b].producer; });
+  double copy_free = 0;
+  for (size_t k : by_producer) {
+    const int c = spills[k].tensor;
+    const Uses& u = uses[k];
     const Tensor x = g.tensors[c];
+    const double copy = static_cast<double>(x.bytes()) / options.copy_bandwidth;
+    copy_free = std::max(clock[u.producer], copy_free) + copy;
     const int slot = g.add_tensor(x.name + "@host", x.dtype, x.shape, Role::kCheckpoint);
     g.tensors[slot].host = true;
     const int back = g.add_tensor(x.name + "@prefetched", x.dtype, x.shape, Role::kCheckpoint);
     // The spill starts as soon as the checkpoint exists; its arena bytes are free once the
-    // copy is done, which the wait after the checkpoint's last forward reader guarantees.
-    after[producer].push_back(Op{OpCode::kSpill, {c}, {slot}, {}, {}, Phase::kCopy, producer, 0.0});
-    after[std::max(producer, last_forward)].push_back(Op{OpCode::kWait, {c}, {}, {}, {}, Phase::kCopy, producer, 0.0});
-    // The prefetch goes back from the first reader until the ops in between take as long as
-    // the copy (or the backward pass begins), and the reader waits for it.
-    const double copy = static_cast<double>(x.bytes()) / options.copy_bandwidth;
-    double covered = 0;
-    int at = first_reader;
-    while (at > static_cast<int>(forward_ops) && covered < copy) {
-      --at;
-      covered += g.ops[at].flops / options.compute_rate;
+    // wait has seen the copy done, so the wait is never before the last forward reader.
+    int wait_at = u.last_forward;
+    if (spills[k].placement == Placement::kHidden) {
+      while (wait_at < last_forward_op && clock[wait_at] < copy_free) ++wait_at;
     }
-    before[at].push_back(Op{OpCode::kPrefetch, {slot}, {back}, {}, {}, Phase::kCopy, producer, 0.0});
-    before[first_reader].push_back(Op{OpCode::kWait, {back}, {}, {}, {}, Phase::kCopy, producer, 0.0});
+    after[u.producer].push_back(Op{OpCode::kSpill, {c}, {slot}, {}, {}, Phase::kCopy, u.producer, 0.0});
+    after[wait_at].push_back(Op{OpCode::kWait, {c}, {}, {}, {}, Phase::kCopy, u.producer, 0.0});
+    // The prefetch goes back from the first reader until the ops in between take as long as
+    // the copy (or the backward pass begins); the reader waits for it.
+    int prefetch_at = u.first_reader;
+    if (spills[k].placement != Placement::kTight) {
+      double covered = 0;
+      while (prefetch_at > static_cast<int>(forward_ops) && covered < copy) {
+        --prefetch_at;
+        covered += g.ops[prefetch_at].flops / options.compute_rate;
+      }
+    }
+    before[prefetch_at].push_back(Op{OpCode::kPrefetch, {slot}, {back}, {}, {}, Phase::kCopy, u.producer, 0.0});
+    before[u.first_reader].push_back(Op{OpCode::kWait, {back}, {}, {}, {}, Phase::kCopy, u.producer, 0.0});
     for (size_t i = forward_ops; i < n_ops; ++i) {
       for (int& t : g.ops[i].inputs) t = t == c ? back : t;
     }
-    // The spill overlaps the rest of the forward pass in the same way.
-    double forward_cover = 0;
-    for (int i = producer + 1; i < static_cast<int>(forward_ops); ++i) forward_cover += g.ops[i].flops / options.compute_rate;
-    copy_seconds += 2 * copy;
-    hidden_seconds += std::min(copy, covered) + std::min(copy, forward_cover);
   }
   std::vector<Op> ops;
-  ops.reserve(n_ops + 4 * spilled.size());
+  ops.reserve(n_ops + 4 * spills.size());
   for (size_t i = 0; i < n_ops; ++i) {
     ops.insert(ops.end(), before[i].begin(), before[i].end());
     ops.push_back(g.ops[i]);
     ops.insert(ops.end(), after[i].begin(), after[i].end());
   }
   g.ops = std::move(ops);
-  if (report != nullptr) {
-    report->spilled = spilled;
-    report->copy_seconds = copy_seconds;
-    report->hidden_seconds = hidden_seconds;
-  }
   return g;
 }
 
@@ -80,32 +125,73 @@ uint64_t device_bytes(const Graph& g, uint32_t alignment) {
 SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
                          const SpillOptions& options) {
   SpillReport report;
-  uint64_t needed = device_bytes(graph, options.alignment);
-  if (options.device_budget == 0 || needed <= options.device_budget) return report;
-  std::vector<int> order = checkpoints;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return graph.tensors[a].bytes() > graph.tensors[b].bytes(); });
-  std::vector<int> spilled;
-  Graph best = graph;
-  for (int c : order) {
-    spilled.push_back(c);
-    Graph candidate = with_spills(graph, forward_ops, spilled, options, &report);
-    const uint64_t bytes = device_bytes(candidate, options.alignment);
-    if (bytes < needed) {
-      needed = bytes;
-      best = std::move(candidate);
-    } else {
-      spilled.pop_back();  // no gain (its bytes were reused anyway): keep it on the device
-    }
-    if (needed <= options.device_budget) break;
+  const uint64_t unspilled = device_bytes(graph, options.alignment);
+  if (options.device_budget == 0 || unspilled <= options.device_budget) return report;
+  const std::vector<double> clock = compute_clock(graph, options.compute_rate);
+  const double forward_end = forward_ops > 0 ? clock[forward_ops - 1] : 0.0;
+
+  // Candidates, cheapest first: the modelled copy time that compute cannot hide, per byte the
+  // spill frees (a spill can overlap the rest of the forward pass, its prefetch the backward
+  // ops before its reader), then the larger first.
+  struct Candidate {
+    int tensor;
+    double exposed_per_byte;
+    uint64_t bytes;
+  };
+  std::vector<Candidate> order;
+  for (int c : checkpoints) {
+    const Uses u = find_uses(graph, forward_ops, c);
+    if (u.producer < 0 || u.first_reader < 0) continue;  // Not read after the forward pass.
+    const uint64_t bytes = graph.tensors[c].bytes();
+    const double copy = static_cast<double>(bytes) / options.copy_bandwidth;
+    const double forward_cover = forward_end - clock[u.producer];
+    const double backward_cover = clock[u.first_reader - 1] - forward_end;
+    const double exposed = std::max(0.0, copy - forward_cover) + std::max(0.0, copy - backward_cover);
+    order.push_back({c, exposed / static_cast<double>(bytes), bytes});
   }
+  std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.exposed_per_byte != b.exposed_per_byte) return a.exposed_per_byte < b.exposed_per_byte;
+    return a.bytes > b.bytes;
+  });
+
+  // Greedy: add candidates in order, each with the most hidden placement that lowers the
+  // device bytes, until the step fits. |placements| lists what may be tried.
+  std::vector<Spill> spills;
+  Graph best;
+  uint64_t needed = unspilled;
+  auto greedy = [&](std::initializer_list<Placement> placements) {
+    spills.clear();
+    best = graph;
+    needed = unspilled;
+    for (const Candidate& candidate : order) {
+      for (Placement p : placements) {
+        spills.push_back({candidate.tensor, p});
+        Graph spilled = with_spills(graph, forward_ops, spills, clock, options);
+        const uint64_t bytes = device_bytes(spilled, options.alignment);
+        if (bytes < needed) {
+          needed = bytes;
+          best = std::move(spilled);
+          break;
+        }
+        spills.pop_back();  // No gain this way (its bytes were reused anyway).
+      }
+      if (needed <= options.device_budget) return;
+    }
+  };
+  greedy({Placement::kHidden, Placement::kEarlyFree, Placement::kTight});
+  // Hidden placements hold bytes longer; if that made the budget unreachable, take the least
+  // memory for every spill.
+  if (needed > options.device_budget) greedy({Placement::kTight});
   if (needed > options.device_budget) {
     throw CompileError("device budget " + std::to_string(options.device_budget) + " bytes is too small: with " +
-                       std::to_string(spilled.size()) + " checkpoints spilled the step still needs " +
+                       std::to_string(spills.size()) + " checkpoints spilled the step still needs " +
                        std::to_string(needed) + " bytes of arena and persistent memory (" +
                        std::to_string(needed - options.device_budget) + " over); try a strategy with more recomputation");
   }
-  with_spills(graph, forward_ops, spilled, options, &report);
+  for (const Spill& s : spills) report.spilled.push_back(s.tensor);
+  const CopyTimeline timeline = simulate_copies(best, options.copy_bandwidth, options.compute_rate);
+  report.copy_seconds = timeline.copy_seconds;
+  report.hidden_seconds = timeline.hidden_seconds();
   graph = std::move(best);
   return report;
 }

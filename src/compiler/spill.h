@@ -26,13 +26,15 @@ struct SpillOptions {
 struct SpillReport {
   std::vector<int> spilled;        ///< Checkpoints copied to host (tensor indices).
   double copy_seconds = 0;         ///< Modelled time of every spill and prefetch copy.
-  double hidden_seconds = 0;       ///< Of that, modelled time overlapped by compute.
+  double hidden_seconds = 0;       ///< Of that, modelled time overlapped by compute
+                                   ///< (copy_timeline.h: copies queue on one stream).
 };
 
 /// Rewrites |graph| (forward ops first, |forward_ops| of them, then backward, recompute and
-/// update ops) so that arena + persistent bytes fit |options.device_budget|, spilling the
-/// largest of |checkpoints| first. Throws CompileError saying by how much the step is over
-/// when spilling every checkpoint is not enough.
+/// update ops) so that arena + persistent bytes fit |options.device_budget|, spilling those of
+/// |checkpoints| whose copies the cost model hides best (per byte freed) first, each placed to
+/// hide its copies where that still lowers the device bytes. Throws CompileError saying by how
+/// much the step is over when spilling every checkpoint is not enough.
 SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
                          const SpillOptions& options);
 

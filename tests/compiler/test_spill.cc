@@ -1,0 +1,103 @@
+// The spill cost model: the two-queue copy timeline on hand-timed graphs, and the spill schedule
+// on real models (fits the budget, hides no more copy time than there is compute to hide it).
+#include "tests/cmocka_cpp.h"
+
+#include <stdio.h>
+
+#include "compiler/compiler.h"
+#include "compiler/copy_timeline.h"
+
+using remat::OpCode;
+using remat::compiler::CompileOptions;
+using remat::compiler::CopyTimeline;
+using remat::compiler::Graph;
+using remat::compiler::Op;
+using remat::compiler::Phase;
+using remat::compiler::Role;
+
+// One compute op that takes |flops| and touches nothing the copies do.
+static Op compute(double flops) { return Op{OpCode::kRelu, {}, {}, {}, {}, Phase::kForward, 0, flops}; }
+static Op copy(OpCode code, int from, int to) { return Op{code, {from}, {to}, {}, {}, Phase::kCopy, 0, 0.0}; }
+static Op wait(int t) { return Op{OpCode::kWait, {t}, {}, {}, {}, Phase::kCopy, 0, 0.0}; }
+
+// Compute at 10 FLOP/s and copies at 10 B/s: a 10-float tensor (40 bytes) copies in 4 s.
+struct TwoTensors {
+  Graph g;
+  int x, y, x_host, y_host;
+  TwoTensors() {
+    x = g.add_tensor("x", REMAT_DTYPE_F32, {10}, Role::kActivation);
+    y = g.add_tensor("y", REMAT_DTYPE_F32, {10}, Role::kActivation);
+    x_host = g.add_tensor("x@host", REMAT_DTYPE_F32, {10}, Role::kCheckpoint);
+    y_host = g.add_tensor("y@host", REMAT_DTYPE_F32, {10}, Role::kCheckpoint);
+  }
+  CopyTimeline run() const { return remat::compiler::simulate_copies(g, 10.0, 10.0); }
+};
+
+// A (1 s) | spill x from t=1 to t=5 | B (2 s, ends t=3) | wait x: stalls 2 s | C (1 s).
+static void a_wait_stalls_compute_until_its_copy_is_done(void**) {
+  TwoTensors t;
+  t.g.ops = {compute(10), copy(OpCode::kSpill, t.x, t.x_host), compute(20), wait(t.x), compute(10)};
+  const CopyTimeline r = t.run();
+  assert_true(r.compute_seconds == 4.0);
+  assert_true(r.copy_seconds == 4.0);
+  assert_true(r.stall_seconds == 2.0);
+  assert_true(r.hidden_seconds() == 2.0);
+}
+
+// Two spills issued together run one after the other (t=1..5, 5..9): a wait for the second at
+// t=6 stalls 3 s, although compute since its issue (5 s) exceeds its own copy time (4 s).
+static void copies_queue_on_one_stream(void**) {
+  TwoTensors t;
+  t.g.ops = {compute(10), copy(OpCode::kSpill, t.x, t.x_host), copy(OpCode::kSpill, t.y, t.y_host), compute(50),
+             wait(t.y)};
+  const CopyTimeline r = t.run();
+  assert_true(r.copy_seconds == 8.0);
+  assert_true(r.stall_seconds == 3.0);
+  // With 10 s of compute instead, both copies hide entirely.
+  t.g.ops[3] = compute(100);
+  assert_true(t.run().stall_seconds == 0.0);
+  assert_true(t.run().hidden_seconds() == 8.0);
+}
+
+// A prefetch is named by its destination; a copy nobody waits for is joined at the step's end.
+static void the_step_ends_when_its_copies_are_done(void**) {
+  TwoTensors t;
+  t.g.ops = {copy(OpCode::kPrefetch, t.x_host, t.x), compute(10), wait(t.x), copy(OpCode::kSpill, t.y, t.y_host),
+             compute(10)};
+  const CopyTimeline r = t.run();
+  // Prefetch 0..4, compute to 1, stall 3 to 4; spill 4..8, compute to 5, join stalls 3.
+  assert_true(r.stall_seconds == 6.0);
+  assert_true(r.hidden_seconds() == 2.0);
+}
+
+// However slow the copies, compute cannot hide more of them than the step's compute time.
+static void hidden_copy_time_never_exceeds_the_compute_time(void**) {
+  CompileOptions o;
+  o.model = "transformer:layers=4,hidden=64,heads=4,ffn=128,seq=32,vocab=100,classes=2";
+  o.batch = 8;
+  o.strategy = "splits";
+  const auto plain = remat::compiler::compile(o).report;
+  o.device_budget = plain.persistent_bytes + plain.arena_bytes / 2;
+  for (double bandwidth : {2e6, 2e8, 8e9, 1e12}) {
+    o.copy_bandwidth = bandwidth;
+    const auto r = remat::compiler::compile(o).report;
+    const double compute_seconds = r.step_flops / o.compute_rate;
+    printf("bandwidth %.0e: %zu spills, copies %.3g s, hidden %.3g s, compute %.3g s\n", bandwidth, r.spilled.size(),
+           r.copy_seconds, r.hidden_copy_seconds, compute_seconds);
+    assert_true(r.spilled.size() > 0);
+    assert_true(r.arena_bytes + r.persistent_bytes <= o.device_budget);
+    assert_true(r.hidden_copy_seconds <= r.copy_seconds);
+    assert_true(r.hidden_copy_seconds <= compute_seconds * (1 + 1e-9));
+    if (bandwidth == 1e12) assert_true(r.hidden_copy_seconds >= 0.9 * r.copy_seconds);  // Fast copies hide.
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_wait_stalls_compute_until_its_copy_is_done),
+      cmocka_unit_test(copies_queue_on_one_stream),
+      cmocka_unit_test(the_step_ends_when_its_copies_are_done),
+      cmocka_unit_test(hidden_copy_time_never_exceeds_the_compute_time),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
