@@ -149,14 +149,23 @@ static void a_host_region_smaller_than_the_plan_is_refused_at_creation(void**) {
   remat_plan_close(plan);
 }
 
-static void manual_with_a_shortcut_tensor_is_byte_identical(void**) {
-  // fc2.residual feeds both the next block and the shortcut around it.
-  const std::string model = kModels[1];
-  expect_recompute(model, "manual:fc2.residual");
-  assert_true(train(model, "none") == train(model, "manual:fc2.residual"));
-  const std::string bert = kModels[2];
-  assert_true(train(bert, "none") ==
-              train(bert, "manual:encoder.layer.0.attention.output.LayerNorm.out,encoder.layer.1.output.LayerNorm.out"));
+static void manual_is_byte_identical_on_every_template_including_a_shortcut_tensor(void**) {
+  const struct {
+    const char* model;
+    const char* strategy;
+  } cases[] = {
+      // A dropout output and a pre-activation: the recomputed mask must equal the first one.
+      {kModels[0], "manual:fc1.dropout,fc3.out"},
+      // fc2.residual feeds both the next block and the shortcut around it.
+      {kModels[1], "manual:fc2.residual"},
+      {kModels[2], "manual:encoder.layer.0.attention.output.LayerNorm.out,encoder.layer.1.output.LayerNorm.out"},
+  };
+  for (const auto& c : cases) {
+    expect_recompute(c.model, c.strategy);
+    if (train(c.model, "none") != train(c.model, c.strategy)) {
+      fail_msg("%s with --strategy %s: parameters differ from --strategy none", c.model, c.strategy);
+    }
+  }
 }
 
 static uint64_t arena(const std::string& model, const std::string& strategy) {
@@ -187,7 +196,7 @@ int main() {
       cmocka_unit_test(many_spills_are_byte_identical_too),
       cmocka_unit_test(splits_with_spills_fit_half_the_sqrt_arena_of_a_24_layer_transformer),
       cmocka_unit_test(a_host_region_smaller_than_the_plan_is_refused_at_creation),
-      cmocka_unit_test(manual_with_a_shortcut_tensor_is_byte_identical),
+      cmocka_unit_test(manual_is_byte_identical_on_every_template_including_a_shortcut_tensor),
       cmocka_unit_test(sqrt_needs_a_quarter_of_the_arena_on_a_24_layer_transformer),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -43,12 +43,18 @@ float TrainingRun::step() {
 std::vector<uint8_t> TrainingRun::params() const {
   std::vector<uint8_t> all;
   uint32_t count = 0;
-  remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count);
+  // No parameters would make every comparison of two runs pass.
+  if (remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count) != REMAT_OK || count == 0) {
+    fail_msg("the plan lists no parameters");
+  }
   for (uint32_t i = 0; i < count; ++i) {
     remat_tensor_info info;
-    remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info);
+    if (remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info) != REMAT_OK) fail_msg("no parameter binding %u", i);
     std::vector<uint8_t> one(info.bytes);
-    remat_session_read_param(session, info.name, one.data(), one.size());
+    // A failed read would leave zeros behind, and two runs that both failed would compare equal.
+    if (remat_session_read_param(session, info.name, one.data(), one.size()) != REMAT_OK) {
+      fail_msg("read_param %s: %s", info.name, remat_session_last_error(session));
+    }
     all.insert(all.end(), one.begin(), one.end());
   }
   return all;
@@ -59,10 +65,12 @@ std::vector<float> TrainingRun::param(const std::string& name) const {
   remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count);
   for (uint32_t i = 0; i < count; ++i) {
     remat_tensor_info info;
-    remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info);
+    if (remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info) != REMAT_OK) fail_msg("no parameter binding %u", i);
     if (name != info.name) continue;
     std::vector<float> out(info.bytes / 4);
-    remat_session_read_param(session, info.name, out.data(), info.bytes);
+    if (remat_session_read_param(session, info.name, out.data(), info.bytes) != REMAT_OK) {
+      fail_msg("read_param %s: %s", info.name, remat_session_last_error(session));
+    }
     return out;
   }
   fail_msg("no parameter %s", name.c_str());
