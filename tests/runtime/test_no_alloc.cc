@@ -47,11 +47,16 @@ extern "C" void* aligned_alloc(size_t alignment, size_t n) {
   return __libc_memalign(alignment, n);
 }
 
-static void run_steps_and_count(const char* model, const char* optimizer) {
+static remat::compiler::CompileOptions options(const char* model, const char* optimizer, const char* strategy) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = 4;
   o.optimizer = optimizer;
+  o.strategy = strategy;
+  return o;
+}
+
+static void run_steps_and_count(const remat::compiler::CompileOptions& o) {
   const auto compiled = remat::compiler::compile(o);
   remat_plan* plan = nullptr;
   remat_session* session = nullptr;
@@ -80,13 +85,36 @@ static void run_steps_and_count(const char* model, const char* optimizer) {
   remat_plan_close(plan);
 }
 
+static const char* const kMlp = "mlp:layers=3,width=32,in=16,classes=4,dropout=0.1";
+static const char* const kTransformer =
+    "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=20,classes=3,dropout=0.1";
+
 static void mlp_steps_allocate_nothing(void**) {
-  run_steps_and_count("mlp:layers=3,width=32,in=16,classes=4,dropout=0.1", "sgd:lr=0.1,momentum=0.9");
+  run_steps_and_count(options(kMlp, "sgd:lr=0.1,momentum=0.9", "none"));
 }
 
 static void transformer_steps_allocate_nothing(void**) {
-  run_steps_and_count("transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=20,classes=3,dropout=0.1",
-                      "adamw:lr=0.001");
+  run_steps_and_count(options(kTransformer, "adamw:lr=0.001", "none"));
+}
+
+static void steps_that_recompute_allocate_nothing(void**) {
+  for (const char* model : {kMlp, kTransformer}) {
+    const auto o = options(model, "adamw:lr=0.001", "sqrt");
+    if (!(remat::compiler::compile(o).report.recomputed_flops > 0)) fail_msg("%s: sqrt recomputes nothing", model);
+    run_steps_and_count(o);
+  }
+}
+
+static void steps_that_spill_to_host_allocate_nothing(void**) {
+  for (const char* model : {kMlp, kTransformer}) {
+    // 80% of the arena `splits` needs without spilling: some checkpoints must go to host.
+    auto o = options(model, "adamw:lr=0.001", "splits");
+    const auto plain = remat::compiler::compile(o).report;
+    o.device_budget = plain.persistent_bytes + plain.arena_bytes * 8 / 10;
+    const auto spilled = remat::compiler::compile(o).report;
+    if (spilled.spilled.empty() || spilled.host_bytes == 0) fail_msg("%s: nothing spilled", model);
+    run_steps_and_count(o);
+  }
 }
 #endif
 
@@ -98,6 +126,8 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mlp_steps_allocate_nothing),
       cmocka_unit_test(transformer_steps_allocate_nothing),
+      cmocka_unit_test(steps_that_recompute_allocate_nothing),
+      cmocka_unit_test(steps_that_spill_to_host_allocate_nothing),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 #endif
