@@ -1,5 +1,6 @@
 // The CPU backend: regions are host memory, ops are calls to the kernels of this folder.
 #include <new>
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/cpu/kernels.h"
@@ -72,6 +73,18 @@ remat_status create_cpu_backend(const char* device, const RegionSetup& regions, 
   }
   *out_backend = new (memory) CpuBackend(regions, scratch);
   return REMAT_OK;
+}
+
+// One device, always there: the host.
+int list_cpu_devices(char* out, size_t capacity) {
+  if (out == nullptr || capacity == 0) return -1;
+#if REMAT_HAVE_BLAS
+  const char* products = "OpenBLAS";
+#else
+  const char* products = "portable kernels";
+#endif
+  snprintf(out, capacity, "cpu:0  host CPU (the caller's memory; matrix products: %s)\n", products);
+  return 1;
 }
 
 }  // namespace remat

@@ -1,5 +1,5 @@
-// The CUDA backend's entry points beyond the Backend interface: the factory the registry
-// calls, and the step-boundary hooks that capture a step as a CUDA graph.
+// The CUDA backend's entry points beyond the Backend interface: the factory and the device
+// lister the registry calls, and the step-boundary hooks that capture a step as a CUDA graph.
 //
 // Memory: one cudaMalloc for the arena and one for the persistent region at creation (never
 // managed memory). The host region (spill slots) is RegionSetup::host, page-locked in place
@@ -26,6 +26,13 @@ namespace remat {
 /// REMAT_ERROR_RESOURCE_EXHAUSTED; cuBLAS missing: REMAT_ERROR_UNAVAILABLE.
 remat_status create_cuda_backend(const char* device, const RegionSetup& regions,
                                  Backend** out_backend, ErrorBuffer* err);
+
+/// The CUDA backend's device lister (the registry's DeviceLister), in cuda_devices.cc. Writes
+///   cuda:N  DEVICE NAME (sm_XY, M MiB, K multiprocessors)
+/// per device, or "(cuda: unavailable: cudaGetDeviceCount failed: NAME (text))" when there is
+/// no driver or device. Asks cudart only: cuBLAS stays unloaded. Returns the device count, or -1
+/// when |out| is NULL or |capacity| is 0.
+int list_cuda_devices(char* out, size_t capacity);
 
 /// Marks the start of a step run with |ctx| on |backend| (a CUDA backend): its begin_step().
 remat_status cuda_begin_step(Backend* backend, const StepContext& ctx, ErrorBuffer* err);

@@ -192,17 +192,16 @@ remat_status choose_device(const char* spec, DeviceChoice* out_choice, ErrorBuff
 }
 
 }  // namespace opencl
-}  // namespace remat
 
-extern "C" int remat_opencl_list_devices(char* out, size_t capacity) {
-  using namespace remat::opencl;
+int list_opencl_devices(char* out, size_t capacity) {
+  using namespace opencl;
   if (out == nullptr || capacity == 0) return -1;
   out[0] = '\0';
   size_t used = 0;
   cl_platform_id platforms[kMaxPlatforms];
   const cl_uint n_platforms = platform_ids(platforms);
   if (n_platforms == 0) {
-    append(out, capacity, &used, "no OpenCL platform found\n");
+    append(out, capacity, &used, "(opencl: unavailable: no OpenCL platform found)\n");
     return 0;
   }
   int count = 0;
@@ -228,6 +227,8 @@ extern "C" int remat_opencl_list_devices(char* out, size_t capacity) {
       ++count;
     }
   }
-  if (count == 0) append(out, capacity, &used, "no OpenCL device found\n");
+  if (count == 0) append(out, capacity, &used, "(opencl: unavailable: no OpenCL device found)\n");
   return count;
 }
+
+}  // namespace remat

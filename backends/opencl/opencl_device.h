@@ -39,16 +39,13 @@ struct DeviceChoice {
 remat_status choose_device(const char* spec, DeviceChoice* out_choice, ErrorBuffer* err);
 
 }  // namespace opencl
-}  // namespace remat
 
-extern "C" {
-
-/// Writes one line per OpenCL device into |out| (NUL-terminated, truncated to |capacity|):
+/// The OpenCL backend's device lister (the registry's DeviceLister). Writes one line per device:
 ///   opencl:P:D  PLATFORM NAME / DEVICE NAME (TYPE, OpenCL C VERSION, N MiB, M compute units)
-/// Returns the number of devices found (0 when there is no platform or device: |out| then says
-/// why), or -1 when |out| is NULL or |capacity| is 0. Never aborts, never allocates.
-int remat_opencl_list_devices(char* out, size_t capacity);
+/// and "(opencl: unavailable: why)" when there is no platform or device. Returns the number of
+/// devices found, or -1 when |out| is NULL or |capacity| is 0. Never aborts, never allocates.
+int list_opencl_devices(char* out, size_t capacity);
 
-}  // extern "C"
+}  // namespace remat
 
 #endif  // REMAT_BACKENDS_OPENCL_OPENCL_DEVICE_H_

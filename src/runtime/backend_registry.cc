@@ -1,4 +1,5 @@
-// Backend lookup over the list the build generates (backend_list.h: X(name) per backend).
+// Backend lookup and device listing over the list the build generates (backend_list.h: X(name)
+// per backend).
 #include "runtime/backend_registry.h"
 
 #include <string.h>
@@ -8,24 +9,38 @@
 
 namespace remat {
 
-#define REMAT_DECLARE_FACTORY(name)                                                        \
+// Each backend defines its factory and its device lister beside it.
+#define REMAT_DECLARE_ENTRY_POINTS(name)                                                   \
   remat_status create_##name##_backend(const char* device, const RegionSetup& regions, \
-                                       Backend** out_backend, ErrorBuffer* err);
-REMAT_BACKEND_LIST(REMAT_DECLARE_FACTORY)
-#undef REMAT_DECLARE_FACTORY
+                                       Backend** out_backend, ErrorBuffer* err);       \
+  int list_##name##_devices(char* out, size_t capacity);
+REMAT_BACKEND_LIST(REMAT_DECLARE_ENTRY_POINTS)
+#undef REMAT_DECLARE_ENTRY_POINTS
 
 namespace {
 
 struct Entry {
   const char* name;
   BackendFactory factory;
+  DeviceLister lister;
 };
 
-#define REMAT_ENTRY(name) {#name, &create_##name##_backend},
+#define REMAT_ENTRY(name) {#name, &create_##name##_backend, &list_##name##_devices},
 const Entry kBackends[] = {REMAT_BACKEND_LIST(REMAT_ENTRY)};
 #undef REMAT_ENTRY
 
+constexpr size_t kBackendCount = sizeof(kBackends) / sizeof(kBackends[0]);
+
 }  // namespace
+
+size_t backend_count() { return kBackendCount; }
+
+const char* backend_name(size_t index) { return index < kBackendCount ? kBackends[index].name : nullptr; }
+
+int list_backend_devices(size_t index, char* out, size_t capacity) {
+  if (index >= kBackendCount) return -1;
+  return kBackends[index].lister(out, capacity);
+}
 
 remat_status create_backend(const char* spec, const RegionSetup& regions, Backend** out_backend,
                             ErrorBuffer* err) {

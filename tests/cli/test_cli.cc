@@ -154,6 +154,42 @@ static void data_files_feed_the_steps_and_wrong_ones_are_named(void**) {
          "expected F32 [STEPS, 5, 8]");
 }
 
+// Every backend remat has appears: as device lines or an "unavailable" line when the build has
+// it (a machine without a GPU says why), else as "not in this build".
+static void devices_names_every_backend_and_says_why_one_is_unavailable(void**) {
+  const Result r = run_remat("devices");
+  expect(r, 0, "cpu:0  host CPU");
+  const struct {
+    const char* name;
+    bool built;
+  } backends[] = {{"opencl", REMAT_TEST_HAVE_OPENCL != 0}, {"cuda", REMAT_TEST_HAVE_CUDA != 0}};
+  for (const auto& b : backends) {
+    const std::string device = "\n" + std::string(b.name) + ":0";
+    const std::string unavailable = "(" + std::string(b.name) + ": unavailable: ";
+    const std::string absent = "(" + std::string(b.name) + ": not in this build)";
+    const bool listed = r.out.find(device) != std::string::npos || r.out.find(unavailable) != std::string::npos;
+    if (b.built != listed || b.built == (r.out.find(absent) != std::string::npos)) {
+      fail_msg("%s is %sin this build, but `remat devices` printed:\n%s", b.name, b.built ? "" : "not ",
+               r.out.c_str());
+    }
+  }
+  if (REMAT_TEST_HAVE_CUDA && r.out.find("\ncuda:0") == std::string::npos) {
+    expect(r, 0, "(cuda: unavailable: cudaGetDeviceCount failed: cuda");  // names the CUDA error
+  }
+}
+
+// Listing CUDA devices asks cudart only: the command never maps cuBLAS (~0.3 s to load).
+static void devices_does_not_load_cublas(void**) {
+  setenv("LD_DEBUG", "files", 1);
+  const Result r = run_remat("devices");
+  unsetenv("LD_DEBUG");
+  assert_int_equal(r.code, 0);
+  if (REMAT_TEST_HAVE_CUDA && r.out.find("libcudart") == std::string::npos) {
+    fail_msg("LD_DEBUG=files shows no libcudart: the check cannot see loads here:\n%.2000s", r.out.c_str());
+  }
+  if (r.out.find("libcublas") != std::string::npos) fail_msg("`remat devices` loaded cuBLAS");
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(no_arguments_or_an_unknown_command_is_a_usage_error),
@@ -166,6 +202,8 @@ int main() {
       cmocka_unit_test(saved_parameters_load_back_unchanged),
       cmocka_unit_test(steps_zero_saves_the_initial_parameters),
       cmocka_unit_test(data_files_feed_the_steps_and_wrong_ones_are_named),
+      cmocka_unit_test(devices_names_every_backend_and_says_why_one_is_unavailable),
+      cmocka_unit_test(devices_does_not_load_cublas),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
