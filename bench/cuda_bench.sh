@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# remat on CUDA against PyTorch on CUDA (eager and torch.utils.checkpoint): step time at fixed
-# batches, then the largest power-of-two batch within a device memory budget. One command on a
+# remat on CUDA against PyTorch on CUDA (eager, and torch.utils.checkpoint over Chen's sqrt
+# segments: ~sqrt(L) segments of ~sqrt(L) blocks, every segment checkpointed, the counterpart of
+# remat's `sqrt`): step time at fixed batches, then the largest power-of-two batch within a
+# device memory budget. One command on a
 # GPU machine, from the repository root after a build with the CUDA backend:
 #   bench/cuda_bench.sh                      (BUILD=build BUDGET_GIB=4 STEPS=20 PYTHON=python3)
 set -euo pipefail

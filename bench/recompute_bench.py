@@ -1,6 +1,8 @@
 """Recomputation and spilling benchmark: one process per configuration (bench/step_time), the
-ratios of each strategy's arena and step time against `none`, and PyTorch's
-torch.utils.checkpoint on the same model in the same table when /usr/bin/python3 has torch.
+ratios of each strategy's arena and step time against `none`, and PyTorch eager and
+torch.utils.checkpoint in Chen's sqrt segments ("checkpoint sqrt": ~sqrt(L) segments of ~sqrt(L)
+blocks, every segment checkpointed; bench/torch_step.py) on the same model in the same table when
+/usr/bin/python3 has torch.
 
     python3 bench/recompute_bench.py [--build build] [--steps 5] [--backend cpu]
 """

@@ -1,6 +1,8 @@
 """PyTorch baseline for bench/step_time: the same models (docs/templates.md), same batch,
-same thread count, median step time with Adam. Optionally with torch.utils.checkpoint, on a
-CUDA device (--device cuda), or the largest batch within a device memory cap (--budget GiB).
+same thread count, median step time with Adam. Optionally with torch.utils.checkpoint in Chen's
+sqrt(n) segmentation (--checkpoint: the L blocks split into round(sqrt(L)) consecutive segments
+of about sqrt(L) blocks, every segment checkpointed, the mode remat's `sqrt` strategy matches),
+on a CUDA device (--device cuda), or the largest batch within a device memory cap (--budget GiB).
 
     /usr/bin/python3 bench/torch_step.py [--threads N] [--steps N] [--checkpoint] MODEL@BATCH ...
     python3 bench/torch_step.py --device cuda [--budget GIB] [--checkpoint] MODEL@BATCH ...
@@ -21,6 +23,30 @@ def parse(spec):
     return name, {k: float(v) if "." in v else int(v) for k, v in (kv.split("=") for kv in rest.split(","))}
 
 
+def segments(count):
+    """Chen's sqrt(n) segmentation of |count| blocks: round(sqrt(count)) consecutive segments
+    whose sizes differ by at most one, as (start, end) index pairs."""
+    n = max(1, round(math.sqrt(count)))
+    bounds = [round(i * count / n) for i in range(n + 1)]
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def run_blocks(blocks, h, ckpt):
+    """Runs |blocks| (callables) in order. With |ckpt|, every sqrt segment runs under
+    torch.utils.checkpoint: only its input is kept, its inside is recomputed in backward."""
+    if not ckpt:
+        for block in blocks:
+            h = block(h)
+        return h
+    for a, b in segments(len(blocks)):
+        def segment(t, part=blocks[a:b]):
+            for block in part:
+                t = block(t)
+            return t
+        h = checkpoint(segment, h, use_reentrant=False)
+    return h
+
+
 class Mlp(nn.Module):
     def __init__(self, layers, width, inp, classes, dropout=0.0, ckpt=False):
         super().__init__()
@@ -33,14 +59,8 @@ class Mlp(nn.Module):
         return F.dropout(F.relu(self.blocks[i](h)), self.p, self.training)
 
     def forward(self, x):
-        h = x
-        every = max(1, round(math.sqrt(len(self.blocks))))
-        for i in range(len(self.blocks)):
-            if self.ckpt and i % every == 0:
-                h = checkpoint(lambda t, i=i: self.block(i, t), h, use_reentrant=False)
-            else:
-                h = self.block(i, h)
-        return self.head(h)
+        blocks = [lambda t, i=i: self.block(i, t) for i in range(len(self.blocks))]
+        return self.head(run_blocks(blocks, x, self.ckpt))
 
 
 class Block(nn.Module):
@@ -74,9 +94,7 @@ class Bert(nn.Module):
     def forward(self, tokens):
         x = self.ln(self.words(tokens) + self.pos.weight)
         x = F.dropout(x, self.p, self.training)
-        every = max(1, round(math.sqrt(len(self.layers))))
-        for i, layer in enumerate(self.layers):
-            x = checkpoint(layer, x, use_reentrant=False) if self.ckpt and i % every == 0 else layer(x)
+        x = run_blocks(list(self.layers), x, self.ckpt)
         return self.cls(F.dropout(torch.tanh(self.pool(x[:, 0])), self.p, self.training))
 
 
@@ -131,7 +149,8 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--checkpoint", action="store_true", help="also run with torch.utils.checkpoint")
+    ap.add_argument("--checkpoint", action="store_true", help="also run with torch.utils.checkpoint in sqrt "
+                    "segments (mode 'checkpoint sqrt': ~sqrt(L) segments of ~sqrt(L) blocks, each checkpointed)")
     ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     ap.add_argument("--budget", default="", help="cuda only: cap device memory at this many GiB and report "
                     "the largest power-of-two batch of each MODEL (given as MODEL@ANY) instead of step times")
