@@ -20,8 +20,14 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.budget = args.size("--budget", 0);
   if (o.budget != 0 && o.strategy != "budget") throw UsageError("--budget applies to --strategy budget");
   o.device_budget = args.size("--device-budget", 0);
-  o.copy_bandwidth = args.real("--copy-bandwidth", o.copy_bandwidth);
-  o.compute_rate = args.real("--compute-rate", o.compute_rate);
+  // The backend the plan is for picks the cost model's defaults; the flags override them. A
+  // name with no defaults keeps the CPU's here: `train` then gets the runtime's message for it.
+  const std::string backend = args.text("--backend", "cpu");
+  const std::string name = backend.substr(0, backend.find(':'));
+  const bool known = name == "cpu" || name == "opencl" || name == "cuda";
+  const compiler::SpillCosts costs = compiler::default_spill_costs(known ? backend : "cpu");
+  o.copy_bandwidth = args.real("--copy-bandwidth", costs.copy_bandwidth);
+  o.compute_rate = args.real("--compute-rate", costs.compute_rate);
   return o;
 }
 
@@ -45,8 +51,8 @@ void print_report(const compiler::CompileReport& r) {
   std::printf("host spill:   %llu bytes (%s), %zu checkpoints spilled", static_cast<unsigned long long>(r.host_bytes),
               format_bytes(r.host_bytes).c_str(), r.spilled.size());
   if (!r.spilled.empty()) {
-    std::printf("; copies %.3g s modelled, %.0f%% hidden behind compute", r.copy_seconds,
-                100.0 * r.hidden_copy_seconds / r.copy_seconds);
+    std::printf("; copies %.3g s modelled, %.0f%% hidden behind compute (copies %.3g bytes/s, compute %.3g FLOP/s)",
+                r.copy_seconds, 100.0 * r.hidden_copy_seconds / r.copy_seconds, r.copy_bandwidth, r.compute_rate);
   }
   std::printf("\n");
   if (r.device_budget > 0) {
@@ -83,9 +89,11 @@ std::vector<uint8_t> c_header(const std::vector<uint8_t>& plan, const std::strin
 int run_compile(const std::vector<std::string>& argv) {
   std::vector<std::string> valued = kCompileFlags;
   valued.push_back("-o");
+  valued.push_back("--backend");
   const Args args(argv, valued, {});
   if (args.positional().size() != 1) throw UsageError("compile takes exactly one MODEL");
   if (!args.has("-o")) throw UsageError("compile needs -o FILE.rplan");
+  if (args.has("--backend")) compiler::default_spill_costs(args.text("--backend", ""));  // Names a known backend.
   const compiler::CompileResult result = compiler::compile(compile_options(args, args.positional()[0]));
   const std::string out = args.text("-o", "");
   if (out.size() > 2 && out.compare(out.size() - 2, 2, ".h") == 0) {

@@ -77,13 +77,15 @@ int run_inspect(const std::vector<std::string>& argv) {
       std::printf("  \"checkpoints\": [%s],\n  \"arena_bytes\": %llu,\n  \"persistent_bytes\": %llu,\n"
                   "  \"host_bytes\": %llu,\n  \"lower_bound_bytes\": %llu,\n  \"alignment\": %u,\n  \"ops\": %u,\n"
                   "  \"tensors\": %u,\n  \"step_flops\": %.6g,\n  \"recomputed_flops_share\": %.6f,\n  \"seed\": %llu,\n"
-                  "  \"spills\": %u,\n  \"device_budget_bytes\": %llu,\n  \"hidden_copy_share\": %.6f\n}\n",
+                  "  \"spills\": %u,\n  \"device_budget_bytes\": %llu,\n  \"hidden_copy_share\": %.6f,\n"
+                  "  \"copy_bandwidth\": %.6g,\n  \"compute_rate\": %.6g\n}\n",
                   checkpoints.c_str(), static_cast<unsigned long long>(root->arena_size()),
                   static_cast<unsigned long long>(root->persistent_size()), static_cast<unsigned long long>(root->host_size()),
                   static_cast<unsigned long long>(lower), root->alignment(), root->ops()->size(), tensors->size(),
                   prov ? prov->step_flops() : 0.0, share, static_cast<unsigned long long>(root->seed()),
                   prov ? prov->spills() : 0u, static_cast<unsigned long long>(prov ? prov->device_budget() : 0),
-                  prov ? prov->hidden_copy_share() : 0.0);
+                  prov ? prov->hidden_copy_share() : 0.0, prov ? prov->copy_bandwidth() : 0.0,
+                  prov ? prov->compute_rate() : 0.0);
       return 0;
     }
     std::printf("plan:         %s (format %u, %zu bytes)\n", path.c_str(), root->format_version(), bytes.size());
@@ -101,6 +103,8 @@ int run_inspect(const std::vector<std::string>& argv) {
     std::printf("host spill:   %llu bytes (%s), %u checkpoints spilled, %.0f%% of copy time hidden (modelled)\n",
                 static_cast<unsigned long long>(root->host_size()), format_bytes(root->host_size()).c_str(),
                 prov ? prov->spills() : 0u, prov ? 100.0 * prov->hidden_copy_share() : 0.0);
+    std::printf("cost model:   copies %.3g bytes/s, compute %.3g FLOP/s\n", prov ? prov->copy_bandwidth() : 0.0,
+                prov ? prov->compute_rate() : 0.0);
     std::printf("alignment:    %u\nseed:         %llu\n", root->alignment(), static_cast<unsigned long long>(root->seed()));
     std::printf("step flops:   %.3g (recomputed %.1f%%)\n", prov ? prov->step_flops() : 0.0, 100.0 * share);
     return 0;

@@ -11,6 +11,17 @@
 namespace remat {
 namespace compiler {
 
+SpillCosts default_spill_costs(const std::string& backend) {
+  const std::string name = backend.substr(0, backend.find(':'));
+  // cpu: the "device" is host memory (memcpy, ~10 GB/s; OpenBLAS-class compute). opencl: an
+  // embedded or mobile GPU behind a PCIe-3-class link. cuda: a discrete GPU, pinned host
+  // memory over PCIe 4.
+  if (name == "cpu") return {1e10, 5e10};
+  if (name == "opencl") return {8e9, 1e12};
+  if (name == "cuda") return {2e10, 1e13};
+  throw CompileError("no spill cost defaults for backend '" + backend + "' (known: cpu, opencl, cuda)");
+}
+
 CompileResult compile(const CompileOptions& options) {
   if (options.alignment == 0 || (options.alignment & (options.alignment - 1)) != 0) {
     throw CompileError("alignment " + std::to_string(options.alignment) + " is not a power of two");

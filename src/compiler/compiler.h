@@ -13,6 +13,17 @@
 namespace remat {
 namespace compiler {
 
+/// The spill cost model of one kind of device.
+struct SpillCosts {
+  double copy_bandwidth;  ///< Host <-> device bytes per second.
+  double compute_rate;    ///< FLOPs per second.
+};
+
+/// Default spill costs for plans meant for |backend| ("cpu", "opencl", "cuda", with or
+/// without ":DEVICE"), documented in docs/spilling.md. Throws CompileError naming |backend|
+/// when it is none of those.
+SpillCosts default_spill_costs(const std::string& backend);
+
 /// What to compile and how.
 struct CompileOptions {
   std::string model;                       ///< Template string (docs/templates.md).
@@ -22,7 +33,8 @@ struct CompileOptions {
   std::string strategy = "none";           ///< Checkpoint strategy.
   uint64_t budget = 0;                     ///< Arena budget in bytes for strategy "budget".
   uint64_t device_budget = 0;              ///< Arena + persistent bytes to fit by spilling (0: none).
-  double copy_bandwidth = 8e9;             ///< Spill cost model: host <-> device bytes per second.
+  double copy_bandwidth = 1e10;            ///< Spill cost model: host <-> device bytes per second
+                                           ///< (default: default_spill_costs("cpu")).
   double compute_rate = 5e10;              ///< Spill cost model: device FLOPs per second.
   uint32_t alignment = 64;                 ///< Region alignment (CPU 64, GPUs 256).
 };

@@ -17,7 +17,7 @@ namespace compiler {
 /// What the spill schedule may use and how it models time.
 struct SpillOptions {
   uint64_t device_budget = 0;    ///< Arena + persistent bytes that must fit (0: no spilling).
-  double copy_bandwidth = 8e9;   ///< Host <-> device bytes per second.
+  double copy_bandwidth = 1e10;  ///< Host <-> device bytes per second.
   double compute_rate = 5e10;    ///< FLOPs per second of the device.
   uint32_t alignment = 64;       ///< Region alignment.
 };

@@ -3,6 +3,7 @@
 #include "tests/cmocka_cpp.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "compiler/compiler.h"
 #include "compiler/copy_timeline.h"
@@ -92,12 +93,43 @@ static void hidden_copy_time_never_exceeds_the_compute_time(void**) {
   }
 }
 
+// Each backend has its own defaults, a device suffix is ignored, and an unknown name is an
+// error that names it; the compile report records the model used (the plan writer stores it).
+static void spill_costs_default_per_backend_and_are_recorded_in_the_report(void**) {
+  const auto cpu = remat::compiler::default_spill_costs("cpu");
+  const auto cuda = remat::compiler::default_spill_costs("cuda:1");
+  const auto opencl = remat::compiler::default_spill_costs("opencl:0:0");
+  assert_true(cpu.copy_bandwidth > 0 && cpu.compute_rate > 0);
+  assert_true(cuda.compute_rate > opencl.compute_rate && opencl.compute_rate > cpu.compute_rate);
+  try {
+    remat::compiler::default_spill_costs("tpu");
+    fail_msg("tpu has no defaults");
+  } catch (const remat::compiler::CompileError& e) {
+    assert_non_null(strstr(e.what(), "'tpu'"));
+  }
+  CompileOptions o;
+  o.model = "mlp:layers=2,width=8,in=4,classes=2";
+  o.batch = 2;
+  o.copy_bandwidth = cuda.copy_bandwidth;
+  o.compute_rate = cuda.compute_rate;
+  const auto r = remat::compiler::compile(o).report;
+  assert_true(r.copy_bandwidth == cuda.copy_bandwidth && r.compute_rate == cuda.compute_rate);
+  o.compute_rate = 0;
+  try {
+    remat::compiler::compile(o);
+    fail_msg("a zero compute rate compiled");
+  } catch (const remat::compiler::CompileError& e) {
+    assert_non_null(strstr(e.what(), "compute rate"));
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_wait_stalls_compute_until_its_copy_is_done),
       cmocka_unit_test(copies_queue_on_one_stream),
       cmocka_unit_test(the_step_ends_when_its_copies_are_done),
       cmocka_unit_test(hidden_copy_time_never_exceeds_the_compute_time),
+      cmocka_unit_test(spill_costs_default_per_backend_and_are_recorded_in_the_report),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
