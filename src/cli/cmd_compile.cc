@@ -28,6 +28,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   const compiler::SpillCosts costs = compiler::default_spill_costs(known ? backend : "cpu");
   o.copy_bandwidth = args.real("--copy-bandwidth", costs.copy_bandwidth);
   o.compute_rate = args.real("--compute-rate", costs.compute_rate);
+  o.asynchronous_copies = costs.asynchronous_copies;
   return o;
 }
 

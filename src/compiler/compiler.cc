@@ -16,9 +16,9 @@ SpillCosts default_spill_costs(const std::string& backend) {
   // cpu: the "device" is host memory (memcpy, ~10 GB/s; OpenBLAS-class compute). opencl: an
   // embedded or mobile GPU behind a PCIe-3-class link. cuda: a discrete GPU, pinned host
   // memory over PCIe 4.
-  if (name == "cpu") return {1e10, 5e10};
-  if (name == "opencl") return {8e9, 1e12};
-  if (name == "cuda") return {2e10, 1e13};
+  if (name == "cpu") return {1e10, 5e10, false};
+  if (name == "opencl") return {8e9, 1e12, true};
+  if (name == "cuda") return {2e10, 1e13, true};
   throw CompileError("no spill cost defaults for backend '" + backend + "' (known: cpu, opencl, cuda)");
 }
 
@@ -46,6 +46,7 @@ CompileResult compile(const CompileOptions& options) {
   spill.device_budget = options.device_budget;
   spill.copy_bandwidth = options.copy_bandwidth;
   spill.compute_rate = options.compute_rate;
+  spill.asynchronous_copies = options.asynchronous_copies;
   spill.alignment = options.alignment;
   const SpillReport spilled = apply_spills(result.graph, forward_ops, checkpoints, spill);
   result.memory = plan_memory(result.graph, options.alignment);

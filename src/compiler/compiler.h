@@ -15,8 +15,9 @@ namespace compiler {
 
 /// The spill cost model of one kind of device.
 struct SpillCosts {
-  double copy_bandwidth;  ///< Host <-> device bytes per second.
-  double compute_rate;    ///< FLOPs per second.
+  double copy_bandwidth;     ///< Host <-> device bytes per second.
+  double compute_rate;       ///< FLOPs per second.
+  bool asynchronous_copies;  ///< Whether the backend overlaps copies with compute.
 };
 
 /// Default spill costs for plans meant for |backend| ("cpu", "opencl", "cuda", with or
@@ -36,6 +37,7 @@ struct CompileOptions {
   double copy_bandwidth = 1e10;            ///< Spill cost model: host <-> device bytes per second
                                            ///< (default: default_spill_costs("cpu")).
   double compute_rate = 5e10;              ///< Spill cost model: device FLOPs per second.
+  bool asynchronous_copies = false;        ///< Spill cost model: copies overlap compute (not on CPU).
   uint32_t alignment = 64;                 ///< Region alignment (CPU 64, GPUs 256).
 };
 

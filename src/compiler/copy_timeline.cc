@@ -7,7 +7,8 @@
 namespace remat {
 namespace compiler {
 
-CopyTimeline simulate_copies(const Graph& graph, double copy_bandwidth, double compute_rate) {
+CopyTimeline simulate_copies(const Graph& graph, double copy_bandwidth, double compute_rate,
+                             bool asynchronous_copies) {
   CopyTimeline timeline;
   double now = 0;        // Where the compute queue is.
   double copy_free = 0;  // When the copy queue has finished everything issued so far.
@@ -20,9 +21,14 @@ CopyTimeline simulate_copies(const Graph& graph, double copy_bandwidth, double c
       case OpCode::kPrefetch: {
         const int device_tensor = op.code == OpCode::kSpill ? op.inputs[0] : op.outputs[0];
         const double seconds = static_cast<double>(graph.tensors[device_tensor].bytes()) / copy_bandwidth;
+        timeline.copy_seconds += seconds;
+        if (!asynchronous_copies) {
+          now += seconds;
+          timeline.stall_seconds += seconds;
+          break;
+        }
         copy_free = std::max(now, copy_free) + seconds;
         done_at[device_tensor] = copy_free;
-        timeline.copy_seconds += seconds;
         break;
       }
       case OpCode::kWait: {

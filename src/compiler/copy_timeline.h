@@ -6,6 +6,8 @@
 // A spill or prefetch starts when the compute queue reaches it and the copy queue is free; a
 // wait holds the compute queue until the copy of its tensor is done; the step ends when both
 // queues are. This is how the CUDA and OpenCL backends run copies (one copy stream or queue).
+// A backend with synchronous copies (the CPU's) runs each copy on the compute queue: all of its
+// copy time is a stall.
 #ifndef REMAT_COMPILER_COPY_TIMELINE_H_
 #define REMAT_COMPILER_COPY_TIMELINE_H_
 
@@ -24,8 +26,10 @@ struct CopyTimeline {
 };
 
 /// Times the ops of |graph| in order with |copy_bandwidth| bytes per second on the copy queue
-/// and |compute_rate| FLOPs per second on the compute queue (both positive).
-CopyTimeline simulate_copies(const Graph& graph, double copy_bandwidth, double compute_rate);
+/// and |compute_rate| FLOPs per second on the compute queue (both positive); with
+/// |asynchronous_copies| false, copies run on the compute queue instead.
+CopyTimeline simulate_copies(const Graph& graph, double copy_bandwidth, double compute_rate,
+                             bool asynchronous_copies);
 
 }  // namespace compiler
 }  // namespace remat

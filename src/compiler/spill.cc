@@ -146,7 +146,9 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
     const double copy = static_cast<double>(bytes) / options.copy_bandwidth;
     const double forward_cover = forward_end - clock[u.producer];
     const double backward_cover = clock[u.first_reader - 1] - forward_end;
-    const double exposed = std::max(0.0, copy - forward_cover) + std::max(0.0, copy - backward_cover);
+    const double exposed = options.asynchronous_copies
+                               ? std::max(0.0, copy - forward_cover) + std::max(0.0, copy - backward_cover)
+                               : 2 * copy;
     order.push_back({c, exposed / static_cast<double>(bytes), bytes});
   }
   std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
@@ -178,10 +180,11 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
       if (needed <= options.device_budget) return;
     }
   };
-  greedy({Placement::kHidden, Placement::kEarlyFree, Placement::kTight});
+  // Synchronous copies hide nothing wherever they are: take the least memory for each.
+  if (options.asynchronous_copies) greedy({Placement::kHidden, Placement::kEarlyFree, Placement::kTight});
   // Hidden placements hold bytes longer; if that made the budget unreachable, take the least
   // memory for every spill.
-  if (needed > options.device_budget) greedy({Placement::kTight});
+  if (!options.asynchronous_copies || needed > options.device_budget) greedy({Placement::kTight});
   if (needed > options.device_budget) {
     throw CompileError("device budget " + std::to_string(options.device_budget) + " bytes is too small: with " +
                        std::to_string(spills.size()) + " checkpoints spilled the step still needs " +
@@ -189,7 +192,8 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
                        std::to_string(needed - options.device_budget) + " over); try a strategy with more recomputation");
   }
   for (const Spill& s : spills) report.spilled.push_back(s.tensor);
-  const CopyTimeline timeline = simulate_copies(best, options.copy_bandwidth, options.compute_rate);
+  const CopyTimeline timeline =
+      simulate_copies(best, options.copy_bandwidth, options.compute_rate, options.asynchronous_copies);
   report.copy_seconds = timeline.copy_seconds;
   report.hidden_seconds = timeline.hidden_seconds();
   graph = std::move(best);

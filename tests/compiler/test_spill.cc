@@ -31,7 +31,9 @@ struct TwoTensors {
     x_host = g.add_tensor("x@host", REMAT_DTYPE_F32, {10}, Role::kCheckpoint);
     y_host = g.add_tensor("y@host", REMAT_DTYPE_F32, {10}, Role::kCheckpoint);
   }
-  CopyTimeline run() const { return remat::compiler::simulate_copies(g, 10.0, 10.0); }
+  CopyTimeline run(bool asynchronous = true) const {
+    return remat::compiler::simulate_copies(g, 10.0, 10.0, asynchronous);
+  }
 };
 
 // A (1 s) | spill x from t=1 to t=5 | B (2 s, ends t=3) | wait x: stalls 2 s | C (1 s).
@@ -43,6 +45,17 @@ static void a_wait_stalls_compute_until_its_copy_is_done(void**) {
   assert_true(r.copy_seconds == 4.0);
   assert_true(r.stall_seconds == 2.0);
   assert_true(r.hidden_seconds() == 2.0);
+}
+
+// A backend with synchronous copies (the CPU's) hides nothing: every copy is a stall.
+static void synchronous_copies_hide_nothing(void**) {
+  TwoTensors t;
+  t.g.ops = {compute(10), copy(OpCode::kSpill, t.x, t.x_host), compute(200), wait(t.x), compute(10)};
+  const CopyTimeline r = t.run(false);
+  assert_true(r.copy_seconds == 4.0);
+  assert_true(r.stall_seconds == 4.0);
+  assert_true(r.hidden_seconds() == 0.0);
+  assert_true(t.run(true).hidden_seconds() == 4.0);
 }
 
 // Two spills issued together run one after the other (t=1..5, 5..9): a wait for the second at
@@ -77,6 +90,7 @@ static void hidden_copy_time_never_exceeds_the_compute_time(void**) {
   o.model = "transformer:layers=4,hidden=64,heads=4,ffn=128,seq=32,vocab=100,classes=2";
   o.batch = 8;
   o.strategy = "splits";
+  o.asynchronous_copies = true;
   const auto plain = remat::compiler::compile(o).report;
   o.device_budget = plain.persistent_bytes + plain.arena_bytes / 2;
   for (double bandwidth : {2e6, 2e8, 8e9, 1e12}) {
@@ -100,6 +114,8 @@ static void spill_costs_default_per_backend_and_are_recorded_in_the_report(void*
   const auto cuda = remat::compiler::default_spill_costs("cuda:1");
   const auto opencl = remat::compiler::default_spill_costs("opencl:0:0");
   assert_true(cpu.copy_bandwidth > 0 && cpu.compute_rate > 0);
+  assert_false(cpu.asynchronous_copies);
+  assert_true(cuda.asynchronous_copies && opencl.asynchronous_copies);
   assert_true(cuda.compute_rate > opencl.compute_rate && opencl.compute_rate > cpu.compute_rate);
   try {
     remat::compiler::default_spill_costs("tpu");
@@ -126,6 +142,7 @@ static void spill_costs_default_per_backend_and_are_recorded_in_the_report(void*
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_wait_stalls_compute_until_its_copy_is_done),
+      cmocka_unit_test(synchronous_copies_hide_nothing),
       cmocka_unit_test(copies_queue_on_one_stream),
       cmocka_unit_test(the_step_ends_when_its_copies_are_done),
       cmocka_unit_test(hidden_copy_time_never_exceeds_the_compute_time),
