@@ -1,6 +1,8 @@
 // Budget strategy: chain DP over the graph's split points, verified by the real planner.
 #include "compiler/budget_strategy.h"
 
+#include <stdint.h>
+
 #include <algorithm>
 
 #include "compiler/chain_dp.h"
@@ -13,6 +15,12 @@ namespace {
 
 constexpr size_t kMaxStages = 32;
 constexpr int kRefinements = 10;
+// Local search runs on graphs with at most this many checkpoint candidates (a pass plans the
+// graph once per candidate; on a 24-layer transformer, ~500 candidates, it would take a minute),
+// and tries swaps (one checkpoint out, another in: candidates^2 / 4 plans) on at most
+// kMaxSwapCandidates. Larger graphs keep the chain DP's pick.
+constexpr size_t kMaxLocalSearchCandidates = 64;
+constexpr size_t kMaxSwapCandidates = 40;
 
 struct Candidate {
   std::vector<int> checkpoints;
@@ -28,6 +36,58 @@ Candidate evaluate(const Graph& graph, size_t forward_ops, std::vector<int> chec
   for (const Op& op : copy.ops) c.recomputed += op.phase == Phase::kRecompute ? op.flops : 0.0;
   c.checkpoints = std::move(checkpoints);
   return c;
+}
+
+// Schedules compared by recomputed FLOPs, then arena (to fit a budget).
+bool fewer_flops(const Candidate& a, const Candidate& b) {
+  return a.recomputed < b.recomputed || (a.recomputed == b.recomputed && a.arena < b.arena);
+}
+
+// Schedules compared by arena, then fewer checkpoints (so that the search crosses plateaus
+// where one checkpoint less does not yet lower the arena), to find one that fits at all.
+bool smaller_arena(const Candidate& a, const Candidate& b) {
+  return a.arena < b.arena || (a.arena == b.arena && a.checkpoints.size() < b.checkpoints.size());
+}
+
+// Improves |start| by local search with the real planner: keep one more candidate or one
+// fewer, or (on small graphs) swap one kept for one not kept, while the arena stays within
+// |budget| and |better| prefers the result; until no move improves. The chain model leaves out
+// what the planner sees (gradients, temporaries, fragmentation), so its pick is a start.
+template <typename Better>
+Candidate improve_locally(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates,
+                          Candidate start, uint64_t budget, uint32_t alignment, Better better) {
+  Candidate current = std::move(start);
+  const bool swaps = candidates.size() <= kMaxSwapCandidates;
+  for (bool improved = true; improved;) {
+    improved = false;
+    auto consider = [&](std::vector<int> checkpoints) {
+      std::sort(checkpoints.begin(), checkpoints.end());
+      Candidate c = evaluate(graph, forward_ops, std::move(checkpoints), alignment);
+      if (c.arena <= budget && better(c, current)) {
+        current = std::move(c);
+        improved = true;
+      }
+    };
+    for (int t : candidates) {
+      std::vector<int> next = current.checkpoints;
+      const auto at = std::find(next.begin(), next.end(), t);
+      if (at == next.end()) next.push_back(t); else next.erase(at);
+      consider(std::move(next));
+      if (improved) break;
+    }
+    if (improved || !swaps) continue;
+    const std::vector<int> kept = current.checkpoints;
+    for (size_t i = 0; i < kept.size() && !improved; ++i) {
+      for (int t : candidates) {
+        if (std::find(kept.begin(), kept.end(), t) != kept.end()) continue;
+        std::vector<int> next = kept;
+        next[i] = t;
+        consider(std::move(next));
+        if (improved) break;
+      }
+    }
+  }
+  return current;
 }
 
 }  // namespace
@@ -105,11 +165,27 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
       best = &c;
     }
   }
-  if (best == nullptr) {
-    throw CompileError("budget " + std::to_string(budget) + " bytes is too small: the smallest schedule found needs an arena of " +
-                       std::to_string(smallest->arena) + " bytes");
+  if (candidates.size() > kMaxLocalSearchCandidates) {
+    if (best == nullptr) {
+      throw CompileError("budget " + std::to_string(budget) +
+                         " bytes is too small: the smallest schedule found needs an arena of " +
+                         std::to_string(smallest->arena) + " bytes");
+    }
+    return best->checkpoints;
   }
-  return best->checkpoints;
+  Candidate start;
+  if (best != nullptr) {
+    start = *best;
+  } else {
+    // Nothing found fits: shrink the smallest schedule by local search first.
+    start = improve_locally(graph, forward_ops, candidates, *smallest, UINT64_MAX, alignment, smaller_arena);
+    if (start.arena > budget) {
+      throw CompileError("budget " + std::to_string(budget) +
+                         " bytes is too small: the smallest schedule found needs an arena of " +
+                         std::to_string(start.arena) + " bytes");
+    }
+  }
+  return improve_locally(graph, forward_ops, candidates, std::move(start), budget, alignment, fewer_flops).checkpoints;
 }
 
 }  // namespace compiler

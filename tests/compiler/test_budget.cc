@@ -5,8 +5,12 @@
 #include <cstring>
 #include <random>
 
+#include "compiler/autodiff.h"
 #include "compiler/chain_dp.h"
 #include "compiler/compiler.h"
+#include "compiler/planner.h"
+#include "compiler/schedule.h"
+#include "compiler/templates.h"
 
 using remat::compiler::ChainStage;
 
@@ -14,7 +18,7 @@ static void dynamic_program_agrees_with_brute_force_on_random_chains(void**) {
   std::mt19937 rng(11);
   int feasible = 0;
   for (int trial = 0; trial < 300; ++trial) {
-    const int n = 1 + static_cast<int>(rng() % 10);
+    const int n = 1 + static_cast<int>(rng() % 12);
     std::vector<ChainStage> chain(n);
     uint64_t total = 0;
     for (ChainStage& s : chain) {
@@ -35,6 +39,59 @@ static void dynamic_program_agrees_with_brute_force_on_random_chains(void**) {
     assert_int_equal(dp.memory, remat::compiler::chain_memory(chain, dp));
   }
   assert_true(feasible > 100);  // the comparison was exercised, not vacuous
+}
+
+// End to end, on models small enough to try every set of checkpoints with the real planner:
+// at each budget, the budget strategy recomputes as few FLOPs as the best set that fits.
+static void budget_matches_brute_force_over_every_checkpoint_set(void**) {
+  for (const char* model : {"mlp:layers=3,width=32,in=16,classes=4,dropout=0.2",
+                            "resmlp:layers=2,width=16,in=8,classes=3"}) {
+    remat::compiler::Graph base = remat::compiler::build_template(model, 8);
+    const size_t forward_ops = base.ops.size();
+    remat::compiler::append_backward_and_updates(base, remat::compiler::parse_optimizer("sgd:lr=0.01"));
+    const std::vector<int> candidates = remat::compiler::checkpoint_candidates(base, forward_ops);
+    assert_true(candidates.size() <= 15);
+    // Every subset: its planned arena and recomputed FLOPs.
+    std::vector<std::pair<uint64_t, double>> sets;
+    for (uint32_t mask = 0; mask < (1u << candidates.size()); ++mask) {
+      std::vector<int> kept;
+      for (size_t i = 0; i < candidates.size(); ++i) {
+        if (mask & (1u << i)) kept.push_back(candidates[i]);
+      }
+      remat::compiler::Graph g = base;
+      remat::compiler::apply_recompute(g, forward_ops, kept);
+      double recomputed = 0;
+      for (const auto& op : g.ops) recomputed += op.phase == remat::compiler::Phase::kRecompute ? op.flops : 0.0;
+      sets.emplace_back(remat::compiler::plan_memory(g, 64).arena_size, recomputed);
+    }
+    uint64_t smallest = UINT64_MAX, largest = 0;
+    for (const auto& s : sets) {
+      smallest = std::min(smallest, s.first);
+      largest = std::max(largest, s.first);
+    }
+    int compared = 0;
+    for (int step = 0; step <= 16; ++step) {
+      const uint64_t budget = smallest + (largest - smallest) * static_cast<uint64_t>(step) / 16;
+      double best = -1;
+      for (const auto& s : sets) {
+        if (s.first <= budget && (best < 0 || s.second < best)) best = s.second;
+      }
+      remat::compiler::CompileOptions o;
+      o.model = model;
+      o.batch = 8;
+      o.strategy = "budget";
+      o.budget = budget;
+      const auto r = remat::compiler::compile(o).report;
+      std::printf("%s, budget %llu: budget strategy recomputes %.6g FLOPs (arena %llu), best set %.6g\n", model,
+                  static_cast<unsigned long long>(budget), r.recomputed_flops,
+                  static_cast<unsigned long long>(r.arena_bytes), best);
+      assert_true(r.arena_bytes <= budget);
+      if (r.recomputed_flops > best) fail_msg("%s at budget %llu: %g recomputed, %g possible", model,
+                                              static_cast<unsigned long long>(budget), r.recomputed_flops, best);
+      ++compared;
+    }
+    assert_int_equal(compared, 17);
+  }
 }
 
 static void a_budget_that_fits_everything_recomputes_nothing(void**) {
@@ -93,6 +150,7 @@ static void budget_without_bytes_is_an_error(void**) {
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(dynamic_program_agrees_with_brute_force_on_random_chains),
+      cmocka_unit_test(budget_matches_brute_force_over_every_checkpoint_set),
       cmocka_unit_test(a_budget_that_fits_everything_recomputes_nothing),
       cmocka_unit_test(at_the_sqrt_arena_budget_recomputes_no_more_than_sqrt),
       cmocka_unit_test(a_larger_budget_recomputes_less),
