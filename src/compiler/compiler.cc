@@ -38,7 +38,14 @@ CompileResult compile(const CompileOptions& options) {
   } else {
     checkpoints = choose_checkpoints(result.graph, forward_ops, options.strategy);
   }
-  if (options.strategy != "none") apply_recompute(result.graph, forward_ops, checkpoints);
+  if (options.strategy != "none") {
+    apply_recompute(result.graph, forward_ops, checkpoints);
+    // What the strategy keeps from forward to backward is a checkpoint in the plan (DESIGN.md
+    // "Roles of tensors"); the loss keeps its own role.
+    for (int t : checkpoints) {
+      if (result.graph.tensors[t].role == Role::kActivation) result.graph.tensors[t].role = Role::kCheckpoint;
+    }
+  }
   if (!(options.copy_bandwidth > 0) || !(options.compute_rate > 0)) {
     throw CompileError("copy bandwidth and compute rate must be positive");
   }

@@ -167,6 +167,24 @@ static void a_shortcut_across_a_checkpoint_is_recomputed_exactly(void**) {
   assert_true(shortcut_params(false) == shortcut_params(true));
 }
 
+// What a strategy keeps from forward to backward has the checkpoint role in the plan; with no
+// recomputation nothing does (every activation is simply kept).
+static void chosen_checkpoints_have_the_checkpoint_role(void**) {
+  CompileOptions o = options("resmlp:layers=3,width=16,in=8,classes=3");
+  o.strategy = "sqrt";
+  const auto sqrt = compile(o);
+  assert_false(sqrt.report.checkpoints.empty());
+  size_t marked = 0;
+  for (const auto& t : sqrt.graph.tensors) marked += t.role == remat::compiler::Role::kCheckpoint;
+  assert_int_equal(marked, sqrt.report.checkpoints.size());
+  for (const std::string& name : sqrt.report.checkpoints) {
+    assert_int_equal(static_cast<int>(sqrt.graph.tensors[sqrt.graph.find(name)].role),
+                     static_cast<int>(remat::compiler::Role::kCheckpoint));
+  }
+  o.strategy = "none";
+  for (const auto& t : compile(o).graph.tensors) assert_true(t.role != remat::compiler::Role::kCheckpoint);
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mlp_has_pytorch_parameter_names_and_layouts),
@@ -176,6 +194,7 @@ int main() {
       cmocka_unit_test(bad_model_strings_are_named_in_the_error),
       cmocka_unit_test(bad_optimizer_and_strategy_are_named_in_the_error),
       cmocka_unit_test(a_shortcut_across_a_checkpoint_is_recomputed_exactly),
+      cmocka_unit_test(chosen_checkpoints_have_the_checkpoint_role),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
