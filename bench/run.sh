@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The foundation benchmark: remat CPU step time and arena, then PyTorch CPU with the same thread
 # count when /usr/bin/python3 has torch. Run from the repository root after a build.
-# Recomputation and spilling: bench/recompute_bench.py.
+# Recomputation and spilling: bench/recompute_bench.py. OpenCL against CPU: bench/opencl_bench.sh.
 set -euo pipefail
 build=${BUILD:-build}
 threads=${THREADS:-$(nproc)}
