@@ -133,6 +133,12 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return bytes;
 }
 
+std::vector<uint8_t> read_plan_file(const std::string& path) {
+  std::vector<uint8_t> bytes = read_file(path);
+  if (bytes.empty()) throw Failure("'" + path + "' is empty (0 bytes): not a remat plan");
+  return bytes;
+}
+
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) throw Failure("cannot open '" + path + "' for writing");

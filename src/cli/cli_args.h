@@ -59,6 +59,10 @@ std::string format_bytes(uint64_t bytes);
 /// Reads a whole file; throws Failure naming |path| when it cannot.
 std::vector<uint8_t> read_file(const std::string& path);
 
+/// The bytes of the plan file at |path|; throws Failure as read_file() does, and when the file
+/// is empty (a plan is never empty; the runtime would only see a null pointer).
+std::vector<uint8_t> read_plan_file(const std::string& path);
+
 /// Writes a whole file; throws Failure naming |path| when it cannot.
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes);
 

@@ -49,7 +49,7 @@ int run_inspect(const std::vector<std::string>& argv) {
   const Args args(argv, {}, {"--ops", "--tensors", "--params", "--json"});
   if (args.positional().size() != 1) throw UsageError("inspect takes exactly one FILE.rplan");
   const std::string path = args.positional()[0];
-  const std::vector<uint8_t> bytes = read_file(path);
+  const std::vector<uint8_t> bytes = read_plan_file(path);
   char message[512];
   remat_plan* plan = nullptr;
   const remat_status status = remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message));

@@ -132,7 +132,7 @@ int run_train(const std::vector<std::string>& argv) {
     for (const std::string& f : kCompileFlags) {
       if (args.has(f)) throw UsageError(f + " applies when compiling a MODEL, not to a compiled plan");
     }
-    bytes = read_file(source);
+    bytes = read_plan_file(source);
   } else {
     bytes = compiler::compile(compile_options(args, source)).plan;
   }
