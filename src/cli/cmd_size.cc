@@ -129,7 +129,7 @@ struct Line {
 void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget) {
   std::vector<std::string> head = {"strategy", "batch"};
   if (max_batch) head.push_back("x none");
-  for (const char* h : {"arena bytes", "arena", "persistent", "host spill", "device total", "lower bound",
+  for (const char* h : {"arena bytes", "arena", "persistent", "host spill", "spills", "device total", "lower bound",
                         "efficiency", "recomputed"}) {
     head.push_back(h);
   }
@@ -149,6 +149,7 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
     c.push_back(format_bytes(r.arena_bytes));
     c.push_back(format_bytes(r.persistent_bytes));
     c.push_back(format_bytes(r.host_bytes));
+    c.push_back(std::to_string(r.spills));
     c.push_back(format_bytes(r.device_bytes()));
     c.push_back(format_bytes(r.lower_bound));
     c.push_back(number(100.0 * r.efficiency(), "%.1f%%"));
@@ -190,8 +191,13 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
   std::printf("{\n  \"model\": %s,\n  \"template\": %s,\n  \"optimizer\": %s,\n  \"alignment\": %u,\n",
               json_string(model).c_str(), json_string(setup.model).c_str(), json_string(setup.optimizer).c_str(),
               setup.alignment);
-  std::printf("  \"device_budget_bytes\": %s,\n  \"max_batch\": %s,\n  \"rows\": [\n",
-              setup.device_budget ? u64(setup.device_budget).c_str() : "null", max_batch ? "true" : "false");
+  // device_budget_bytes is --budget (its name predates spilling); --device-budget has its own field.
+  std::printf("  \"device_budget_bytes\": %s,\n  \"spill_device_budget_bytes\": %s,\n"
+              "  \"copy_bandwidth_bytes_per_s\": %s,\n  \"compute_rate_flops_per_s\": %s,\n"
+              "  \"max_batch\": %s,\n  \"rows\": [\n",
+              setup.device_budget ? u64(setup.device_budget).c_str() : "null",
+              setup.spill_budget ? u64(setup.spill_budget).c_str() : "null", number(setup.copy_bandwidth, "%.6g").c_str(),
+              number(setup.compute_rate, "%.6g").c_str(), max_batch ? "true" : "false");
   for (size_t k = 0; k < lines.size(); ++k) {
     const Line& l = lines[k];
     const SizeRow& r = l.row;
@@ -203,7 +209,8 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
       for (const std::string& c : r.checkpoints) checkpoints += (checkpoints.empty() ? "" : ", ") + json_string(c);
       o += ", \"error\": null, \"arena_bytes\": " + u64(r.arena_bytes) + ", \"persistent_bytes\": " +
            u64(r.persistent_bytes) + ", \"param_bytes\": " + u64(r.param_bytes) + ", \"optimizer_state_bytes\": " +
-           u64(r.state_bytes) + ", \"host_bytes\": " + u64(r.host_bytes) + ", \"device_bytes\": " +
+           u64(r.state_bytes) + ", \"host_bytes\": " + u64(r.host_bytes) + ", \"spills\": " +
+           std::to_string(r.spills) + ", \"device_bytes\": " +
            u64(r.device_bytes()) + ", \"lower_bound_bytes\": " + u64(r.lower_bound) +
            ", \"planner_efficiency\": " + number(r.efficiency(), "%.6f") + ", \"step_flops\": " +
            number(r.step_flops, "%.6g") + ", \"recomputed_flops_share\": " + number(r.recomputed_share(), "%.6f") +
@@ -226,7 +233,8 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
 }  // namespace
 
 int run_size(const std::vector<std::string>& argv) {
-  const Args args(argv, {"--batch", "--strategy", "--budget", "--device-budget", "--timeline", "--optimizer", "--alignment"},
+  const Args args(argv, {"--batch", "--strategy", "--budget", "--device-budget", "--copy-bandwidth", "--compute-rate",
+                         "--timeline", "--optimizer", "--alignment"},
                   {"--max-batch", "--json"});
   if (args.positional().size() != 1) throw UsageError("size takes exactly one MODEL");
   const std::string model = args.positional()[0];
@@ -236,6 +244,8 @@ int run_size(const std::vector<std::string>& argv) {
   setup.model = compiler::expand_model_alias(model);
   setup.optimizer = args.text("--optimizer", setup.optimizer);
   setup.spill_budget = args.size("--device-budget", 0);
+  setup.copy_bandwidth = args.real("--copy-bandwidth", setup.copy_bandwidth);
+  setup.compute_rate = args.real("--compute-rate", setup.compute_rate);
   setup.alignment = static_cast<uint32_t>(args.integer("--alignment", 1, 1 << 16, 64));
   if ((setup.alignment & (setup.alignment - 1)) != 0) {
     throw UsageError("--alignment " + std::to_string(setup.alignment) + ": expected a power of two");
@@ -351,6 +361,10 @@ int run_size(const std::vector<std::string>& argv) {
   if (budget_given) {
     std::printf("budget:     %s (%llu bytes) of device memory for arena + persistent\n",
                 format_bytes(setup.device_budget).c_str(), static_cast<unsigned long long>(setup.device_budget));
+  }
+  if (setup.spill_budget) {
+    std::printf("device:     %s (%llu bytes) for arena + persistent; checkpoints beyond it spill to host\n",
+                format_bytes(setup.spill_budget).c_str(), static_cast<unsigned long long>(setup.spill_budget));
   }
   if (max_batch) {
     std::printf("largest batch in %lld..%lld whose device total fits the budget, per strategy:\n",

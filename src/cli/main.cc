@@ -20,6 +20,7 @@ const char kUsage[] =
     "  devices                  list the backends and devices available here\n"
     "  size    MODEL --batch N|A..B [--strategy none,sqrt,selective,budget,manual:T1,T2]\n"
     "          [--budget SIZE] [--max-batch] [--optimizer SPEC] [--alignment N]\n"
+    "          [--device-budget SIZE] [--copy-bandwidth BYTES_PER_S] [--compute-rate FLOPS]\n"
     "          [--timeline FILE.svg] [--json]\n"
     "\n"
     "MODEL is a template: mlp:layers=L,width=W,in=I,classes=C[,dropout=P]\n"

@@ -25,6 +25,8 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.alignment = setup.alignment;
   if (strategy == "budget") o.budget = arena_budget;
   o.device_budget = setup.spill_budget;
+  o.copy_bandwidth = setup.copy_bandwidth;
+  o.compute_rate = setup.compute_rate;
   return o;
 }
 
@@ -50,6 +52,7 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
   row.arena_bytes = r.arena_bytes;
   row.persistent_bytes = r.persistent_bytes;
   row.host_bytes = r.host_bytes;
+  row.spills = r.spilled.size();
   row.lower_bound = r.lower_bound;
   row.step_flops = r.step_flops;
   row.recomputed_flops = r.recomputed_flops;

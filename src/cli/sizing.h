@@ -25,6 +25,9 @@ struct SizeSetup {
   /// --device-budget: arena + persistent bytes each plan must fit by spilling checkpoints to
   /// host memory (docs/spilling.md); 0 when not given.
   uint64_t spill_budget = 0;
+  /// Spill cost model (--copy-bandwidth, --compute-rate), passed to the compiler as given.
+  double copy_bandwidth = compiler::CompileOptions().copy_bandwidth;
+  double compute_rate = compiler::CompileOptions().compute_rate;
 };
 
 /// The figures of one plan, or why it could not be compiled.
@@ -37,6 +40,7 @@ struct SizeRow {
   uint64_t param_bytes = 0;          ///< Part of persistent_bytes holding parameters.
   uint64_t state_bytes = 0;          ///< Part of persistent_bytes holding optimizer state.
   uint64_t host_bytes = 0;           ///< Host spill region (host memory, not device).
+  size_t spills = 0;                 ///< Checkpoints spilled to the host region.
   uint64_t lower_bound = 0;          ///< Largest sum of arena bytes live at one op.
   uint64_t arena_budget = 0;         ///< Arena budget given to the `budget` strategy (else 0).
   double step_flops = 0, recomputed_flops = 0;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_args.h"
 #include "cli/size_timeline.h"
 #include "cli/sizing.h"
 #include "compiler/compiler.h"
@@ -181,42 +182,118 @@ struct PlanCloser {
   void operator()(remat_plan* p) const { remat_plan_close(p); }
 };
 
-// Creates a CPU session for |plan| over a caller arena of exactly |arena_bytes| bytes.
-remat_status session_with_arena(const std::vector<uint8_t>& plan, uint32_t alignment, uint64_t arena_bytes) {
+// Creates a CPU session for |plan| over a caller arena of exactly |arena_bytes| bytes and, when
+// |host_bytes| is not 0, a caller host spill region of exactly |host_bytes| bytes.
+remat_status session_with_regions(const std::vector<uint8_t>& plan, uint32_t alignment, uint64_t arena_bytes,
+                                  uint64_t host_bytes = 0) {
   remat_plan* opened = nullptr;
   char message[512];
   const remat_status status = remat_plan_open(plan.data(), plan.size(), &opened, message, sizeof(message));
   if (status != REMAT_OK) fail_msg("plan does not open: %s", message);
   std::unique_ptr<remat_plan, PlanCloser> closer(opened);
-  const size_t rounded = (arena_bytes + alignment) / alignment * alignment;
-  void* arena = aligned_alloc(alignment, rounded);
+  auto aligned = [alignment](uint64_t bytes) {
+    return aligned_alloc(alignment, (bytes + alignment) / alignment * alignment);
+  };
+  void* arena = aligned(arena_bytes);
+  void* host = host_bytes ? aligned(host_bytes) : nullptr;
   remat_session_options options;
   remat_session_options_init(&options);
   options.arena = arena;
   options.arena_size = arena_bytes;
+  options.host = host;
+  options.host_size = host_bytes;
   remat_session* session = nullptr;
   const remat_status created = remat_session_create(opened, &options, &session, message, sizeof(message));
   remat_session_destroy(session);
+  free(host);
   free(arena);
   return created;
+}
+
+// The plan that |row| describes binds an arena (and, when it spills, a host region) of exactly
+// the row's sizes, and refuses one byte less of either.
+void expect_row_is_what_the_runtime_binds(const SizeSetup& setup, const SizeRow& row) {
+  const char* what = row.strategy.c_str();
+  if (!row.ok()) fail_msg("%s %s: %s", setup.model.c_str(), what, row.error.c_str());
+  const remat::compiler::CompileResult plan =
+      remat::compiler::compile(remat::cli::size_options(setup, row.strategy, row.batch, row.arena_budget));
+  assert_int_equal(plan.report.arena_bytes, row.arena_bytes);
+  assert_int_equal(plan.report.host_bytes, row.host_bytes);
+  assert_int_equal(plan.report.spilled.size(), row.spills);
+  if (session_with_regions(plan.plan, setup.alignment, row.arena_bytes, row.host_bytes) != REMAT_OK) {
+    fail_msg("%s %s: the printed arena %llu / host %llu bytes are refused", setup.model.c_str(), what,
+             static_cast<unsigned long long>(row.arena_bytes), static_cast<unsigned long long>(row.host_bytes));
+  }
+  assert_int_equal(session_with_regions(plan.plan, setup.alignment, row.arena_bytes - 1, row.host_bytes),
+                   REMAT_ERROR_ARENA_TOO_SMALL);
+  if (row.host_bytes > 0) {
+    assert_int_equal(session_with_regions(plan.plan, setup.alignment, row.arena_bytes, row.host_bytes - 1),
+                     REMAT_ERROR_ARENA_TOO_SMALL);
+  }
+}
+
+// Checkpoints of the test models for a `manual:` row (one per model, in kModels order).
+const char* const kManual[] = {"manual:fc1.out,fc3.relu",
+                               "manual:encoder.layer.0.output.LayerNorm.out,encoder.layer.1.attention.output.residual"};
+const char* const kModels[] = {kMlp, kTransformer};
+
+// A device budget that makes |strategy| spill: 80% of the arena it needs without spilling.
+uint64_t spilling_budget(const SizeSetup& setup, const std::string& strategy, int64_t batch) {
+  const SizeRow plain = remat::cli::size_row(setup, strategy, batch);
+  if (!plain.ok()) fail_msg("%s: %s", strategy.c_str(), plain.error.c_str());
+  return plain.persistent_bytes + plain.arena_bytes * 8 / 10;
 }
 
 }  // namespace
 
 static void the_printed_arena_is_the_arena_the_runtime_binds_to_the_byte(void**) {
-  for (const char* model : {kMlp, kTransformer}) {
-    const SizeSetup setup = setup_for(model);
-    for (const char* strategy : {"none", "sqrt", "selective"}) {
+  for (size_t m = 0; m < 2; ++m) {
+    const SizeSetup setup = setup_for(kModels[m]);
+    for (const char* strategy : {"none", "sqrt", "selective", kManual[m]}) {
       const SizeRow row = remat::cli::size_row(setup, strategy, 4);
-      if (!row.ok()) fail_msg("%s %s: %s", model, strategy, row.error.c_str());
-      const remat::compiler::CompileResult plan =
-          remat::compiler::compile(remat::cli::size_options(setup, strategy, 4, 0));
-      assert_int_equal(plan.report.arena_bytes, row.arena_bytes);
-      assert_int_equal(session_with_arena(plan.plan, setup.alignment, row.arena_bytes), REMAT_OK);
-      assert_int_equal(session_with_arena(plan.plan, setup.alignment, row.arena_bytes - 1),
-                       REMAT_ERROR_ARENA_TOO_SMALL);
+      if (std::string(strategy) != "none" && !(row.recomputed_flops > 0)) {
+        fail_msg("%s %s recomputes nothing", kModels[m], strategy);
+      }
+      expect_row_is_what_the_runtime_binds(setup, row);
     }
+    // A `budget` row halfway between the arenas of sqrt and none: it has to recompute.
+    const uint64_t none = remat::cli::size_row(setup, "none", 4).arena_bytes;
+    const uint64_t half = (none + remat::cli::size_row(setup, "sqrt", 4).arena_bytes) / 2;
+    const SizeRow budget = remat::cli::size_row(setup, "budget", 4, half);
+    assert_true(budget.ok() && budget.arena_bytes <= half && budget.recomputed_flops > 0);
+    expect_row_is_what_the_runtime_binds(setup, budget);
   }
+}
+
+static void a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds(void**) {
+  for (const char* model : kModels) {
+    SizeSetup setup = setup_for(model);
+    setup.spill_budget = spilling_budget(setup, "splits", 4);
+    const SizeRow row = remat::cli::size_row(setup, "splits", 4);
+    if (!row.ok()) fail_msg("%s: %s", model, row.error.c_str());
+    if (row.spills == 0 || row.host_bytes == 0) fail_msg("%s: nothing spilled at the budget", model);
+    assert_true(row.device_bytes() <= setup.spill_budget);
+    expect_row_is_what_the_runtime_binds(setup, row);
+  }
+  // The command prints the same figures, in JSON and in the table.
+  SizeSetup setup = setup_for(kTransformer);
+  setup.spill_budget = spilling_budget(setup, "splits", 4);
+  const SizeRow want = remat::cli::size_row(setup, "splits", 4);
+  const std::string size = std::string("size ") + kTransformer + " --batch 4 --strategy splits --device-budget " +
+                           std::to_string(setup.spill_budget);
+  const Result r = run_remat(size + " --json");
+  expect(r, 0, "\"rows\"");
+  const Json doc = JsonParser(r.out).parse_document();
+  assert_int_equal(as_u64(doc["spill_device_budget_bytes"]), setup.spill_budget);
+  assert_true(doc["device_budget_bytes"].kind == Json::kNull);  // that one is --budget
+  const Json& row = doc["rows"].items.at(0);
+  assert_int_equal(as_u64(row["arena_bytes"]), want.arena_bytes);
+  assert_int_equal(as_u64(row["host_bytes"]), want.host_bytes);
+  assert_int_equal(as_u64(row["spills"]), want.spills);
+  const Result table = run_remat(size);
+  expect(table, 0, (" " + std::to_string(want.arena_bytes) + " ").c_str());
+  expect(table, 0, "  spills  ");
+  expect(table, 0, ("device:     " + remat::cli::format_bytes(setup.spill_budget)).c_str());
 }
 
 static void the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused(void**) {
@@ -231,6 +308,25 @@ static void the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused
   assert_int_equal(smaller.code, 1);
   // The text table prints the same exact figure.
   expect(run_remat("size " + model + " --batch 4 --strategy sqrt"), 0, (" " + std::to_string(arena) + " ").c_str());
+}
+
+static void the_cost_model_flags_reach_the_compiler(void**) {
+  SizeSetup setup = setup_for(kMlp);
+  setup.copy_bandwidth = 1.25e9;
+  setup.compute_rate = 3.5e11;
+  const remat::compiler::CompileOptions o = remat::cli::size_options(setup, "splits", 4, 0);
+  assert_true(o.copy_bandwidth == 1.25e9);
+  assert_true(o.compute_rate == 3.5e11);
+  const remat::compiler::CompileResult plan = remat::compiler::compile(o);
+  assert_true(plan.report.copy_bandwidth == 1.25e9);
+  assert_true(plan.report.compute_rate == 3.5e11);
+  // The command reads both flags into the setup it sizes with, and says so in JSON.
+  const Result r = run_remat(std::string("size ") + kMlp +
+                             " --batch 4 --strategy splits --copy-bandwidth 1.25e9 --compute-rate 3.5e11 --json");
+  expect(r, 0, "\"rows\"");
+  const Json doc = JsonParser(r.out).parse_document();
+  assert_true(doc["copy_bandwidth_bytes_per_s"].number == 1.25e9);
+  assert_true(doc["compute_rate_flops_per_s"].number == 3.5e11);
 }
 
 static void live_bytes_peak_at_the_lower_bound_and_the_backward_pass_follows_the_forward(void**) {
@@ -293,6 +389,10 @@ static void json_output_parses_with_the_documented_fields(void**) {
   const Json doc = JsonParser(r.out).parse_document();
   assert_string_equal(doc["model"].text.c_str(), kMlp);
   assert_int_equal(as_u64(doc["device_budget_bytes"]), 1 << 20);
+  assert_true(doc["spill_device_budget_bytes"].kind == Json::kNull);
+  const remat::compiler::CompileOptions defaults;
+  assert_true(doc["copy_bandwidth_bytes_per_s"].number == defaults.copy_bandwidth);
+  assert_true(doc["compute_rate_flops_per_s"].number == defaults.compute_rate);
   assert_string_equal(doc["timeline"].text.c_str(), timeline.c_str());
   const std::vector<Json>& rows = doc["rows"].items;
   assert_int_equal(rows.size(), 2 * 4);  // two batches x none, sqrt, selective, budget
@@ -308,6 +408,7 @@ static void json_output_parses_with_the_documented_fields(void**) {
     assert_int_equal(as_u64(row["param_bytes"]) + as_u64(row["optimizer_state_bytes"]) <= want.persistent_bytes, 1);
     assert_int_equal(as_u64(row["lower_bound_bytes"]), want.lower_bound);
     assert_int_equal(as_u64(row["host_bytes"]), 0);
+    assert_int_equal(as_u64(row["spills"]), 0);
     assert_true(row["fits"].kind == Json::kBool);
     assert_true(row["recomputed_flops_share"].number >= 0 && row["recomputed_flops_share"].number <= 1);
     assert_true(row["checkpoints"].kind == Json::kArray);
@@ -331,6 +432,8 @@ static void bad_input_is_refused_with_a_message_naming_the_value(void**) {
   expect(run_remat(size + " --batch 4 --strategy budget"), 2, "needs --budget");
   expect(run_remat(size + " --batch 4 --budget lots"), 2, "--budget 'lots'");
   expect(run_remat(size + " --batch 4 --device-budget 1KiB"), 1, "device budget 1024 bytes is too small");
+  expect(run_remat(size + " --batch 4 --copy-bandwidth 0"), 2, "--copy-bandwidth 0: expected a positive number");
+  expect(run_remat(size + " --batch 4 --compute-rate fast"), 2, "--compute-rate fast: expected a positive number");
   expect(run_remat(size + " --batch 4 --strategy manual:nothing"), 1, "manual checkpoint 'nothing'");
   expect(run_remat("size mlp:layers=2 --batch 4"), 1, "missing");
   expect(run_remat("size bert-large:seq=0 --batch 1"), 1, "seq=0");
@@ -404,6 +507,8 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(the_printed_arena_is_the_arena_the_runtime_binds_to_the_byte),
       cmocka_unit_test(the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused),
+      cmocka_unit_test(a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds),
+      cmocka_unit_test(the_cost_model_flags_reach_the_compiler),
       cmocka_unit_test(live_bytes_peak_at_the_lower_bound_and_the_backward_pass_follows_the_forward),
       cmocka_unit_test(the_max_batch_fits_and_one_more_does_not),
       cmocka_unit_test(the_max_batch_search_agrees_with_trying_every_batch),
