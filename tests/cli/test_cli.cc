@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,80 @@ std::string tmp(const std::string& name) { return std::string(REMAT_TEST_TMP) + 
 
 const char* const kMlp = "mlp:layers=2,width=16,in=8,classes=3";
 
+// Figures of a plan, read from the report `remat compile` prints.
+struct Figures {
+  unsigned long long arena = 0, persistent = 0, host = 0;
+  unsigned spills = 0;
+  double recomputed_percent = 0;
+};
+
+// The number after |label| in |text| (scanned with |format|); fails the test when it is missing.
+template <typename T>
+void read_after(const std::string& text, const char* label, const char* format, T* out) {
+  const size_t at = text.find(label);
+  if (at == std::string::npos || std::sscanf(text.c_str() + at + std::strlen(label), format, out) != 1) {
+    fail_msg("no '%s' figure in:\n%s", label, text.c_str());
+  }
+}
+
+Figures figures_of(const std::string& report) {
+  Figures f;
+  read_after(report, "arena:", "%llu", &f.arena);
+  read_after(report, "persistent:", "%llu", &f.persistent);
+  read_after(report, "host spill:", "%llu", &f.host);
+  // "host spill:   N bytes (N KiB), K checkpoints spilled"
+  const size_t line = report.find("host spill:");
+  const size_t comma = report.find("), ", line);
+  if (comma == std::string::npos || std::sscanf(report.c_str() + comma + 3, "%u checkpoints spilled", &f.spills) != 1) {
+    fail_msg("no spill count in:\n%s", report.c_str());
+  }
+  read_after(report, "recomputed ", "%lf", &f.recomputed_percent);
+  return f;
+}
+
+// Compiles `MODEL FLAGS` to |plan| and returns the figures it reports.
+Figures compile_figures(const std::string& model_and_flags, const std::string& plan) {
+  const Result r = run_remat("compile " + model_and_flags + " -o " + plan);
+  expect(r, 0, "wrote");
+  return figures_of(r.out);
+}
+
+// A device budget that makes `MODEL FLAGS` spill: the smallest of a few budgets below what it
+// needs without spilling (its persistent bytes plus 60%, 80%, 90% of its arena, then one byte
+// less than all of it) that compiles with at least one spill. Which checkpoints go to host is
+// the cost model's choice; the tests only need that some do.
+unsigned long long spilling_budget(const std::string& model_and_flags, const std::string& plan) {
+  const Figures plain = compile_figures(model_and_flags, plan);
+  for (unsigned long long tenths : {6ull, 8ull, 9ull, 10ull}) {
+    const unsigned long long budget = plain.persistent + plain.arena * tenths / 10 - (tenths == 10 ? 1 : 0);
+    const Result r = run_remat("compile " + model_and_flags + " --device-budget " + std::to_string(budget) + " -o " + plan);
+    if (r.code == 0 && figures_of(r.out).spills > 0) return budget;
+  }
+  fail_msg("%s: no device budget below %llu bytes makes it spill", model_and_flags.c_str(), plain.persistent + plain.arena);
+  return 0;
+}
+
+// The whole file at |path|; fails the test when it cannot be read.
+std::vector<uint8_t> file_bytes(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) fail_msg("cannot open %s", path.c_str());
+  std::vector<uint8_t> out;
+  uint8_t buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) out.insert(out.end(), buffer, buffer + n);
+  std::fclose(f);
+  return out;
+}
+
+// Runs `remat train MODEL FLAGS --save-params FILE` and returns the bytes of the file it saved
+// (removed first, so a run that saves nothing cannot pass on an old file).
+std::vector<uint8_t> train_and_save(const std::string& model_and_flags) {
+  const std::string path = tmp("identity.safetensors");
+  std::remove(path.c_str());
+  expect(run_remat("train " + model_and_flags + " --save-params " + path), 0, "saved parameters");
+  return file_bytes(path);
+}
+
 }  // namespace
 
 static void no_arguments_or_an_unknown_command_is_a_usage_error(void**) {
@@ -73,6 +148,96 @@ static void compile_then_inspect_reports_the_plan(void**) {
   expect(run_remat("inspect " + plan + " --ops"), 0, "recompute");
   expect(run_remat("inspect " + plan + " --params"), 0, "fc0.weight");
   expect(run_remat("inspect " + plan + " --tensors --json"), 0, "\"role\": \"param\"");
+}
+
+static void compile_and_inspect_report_host_spill_bytes_and_spills_at_a_device_budget(void**) {
+  const std::string model = "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=20,classes=3 --batch 4";
+  const std::string plan = tmp("spilled.rplan");
+  const Figures plain = compile_figures(model + " --strategy splits", plan);
+  assert_int_equal(plain.host, 0);
+  assert_int_equal(plain.spills, 0);
+  const std::string budget = std::to_string(spilling_budget(model + " --strategy splits", plan));
+  const Result compiled = run_remat("compile " + model + " --strategy splits --device-budget " + budget + " -o " + plan);
+  expect(compiled, 0, "wrote");
+  const Figures f = figures_of(compiled.out);
+  if (f.spills == 0 || f.host == 0) fail_msg("nothing spilled at --device-budget %s:\n%s", budget.c_str(), compiled.out.c_str());
+  assert_true(f.arena + f.persistent <= std::stoull(budget));
+  expect(compiled, 0, ("device:       " + std::to_string(f.arena + f.persistent) + " bytes of the " + budget +
+                       "-byte budget").c_str());
+  // inspect reads the same figures back from the plan file.
+  const Result text = run_remat("inspect " + plan);
+  expect(text, 0, ("host spill:   " + std::to_string(f.host) + " bytes (").c_str());
+  expect(text, 0, (", " + std::to_string(f.spills) + " checkpoints spilled").c_str());
+  const Result json = run_remat("inspect " + plan + " --json");
+  expect(json, 0, ("\"host_bytes\": " + std::to_string(f.host) + ",").c_str());
+  expect(json, 0, ("\"spills\": " + std::to_string(f.spills) + ",").c_str());
+  expect(json, 0, ("\"device_budget_bytes\": " + budget + ",").c_str());
+}
+
+static void a_device_budget_that_spilling_cannot_meet_fails_saying_by_how_many_bytes(void**) {
+  const std::string model = "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=20,classes=3 --batch 4";
+  const std::string plan = tmp("over-budget.rplan");
+  const Figures plain = compile_figures(model + " --strategy splits", plan);
+  std::remove(plan.c_str());
+  // One byte more than the persistent region: no arena fits in what is left.
+  const unsigned long long budget = plain.persistent + 1;
+  const Result r = run_remat("compile " + model + " --strategy splits --device-budget " + std::to_string(budget) +
+                             " -o " + plan);
+  expect(r, 1, ("device budget " + std::to_string(budget) + " bytes is too small").c_str());
+  unsigned long long needs = 0, over = 0;
+  read_after(r.out, "still needs ", "%llu", &needs);
+  read_after(r.out, "bytes of arena and persistent memory (", "%llu", &over);
+  if (over == 0 || needs != budget + over) {
+    fail_msg("expected the step's need minus the budget as the excess, got:\n%s", r.out.c_str());
+  }
+  expect(r, 1, (std::to_string(over) + " over)").c_str());
+  assert_null(std::fopen(plan.c_str(), "rb"));  // no plan written
+}
+
+static void saved_parameters_are_byte_identical_for_every_strategy_and_template(void**) {
+  const struct {
+    const char* model;
+    const char* manual;
+  } templates[] = {
+      {"mlp:layers=4,width=16,in=8,classes=3,dropout=0.2", "manual:fc1.dropout,fc3.out"},
+      {"resmlp:layers=4,width=16,in=8,classes=3,dropout=0.2", "manual:fc2.residual"},
+      {"transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=20,classes=3,dropout=0.1",
+       "manual:encoder.layer.0.attention.output.LayerNorm.out,encoder.layer.1.output.LayerNorm.out"},
+  };
+  const std::string plan = tmp("identity.rplan");
+  for (const auto& t : templates) {
+    const std::string base = std::string(t.model) + " --batch 4 --seed 3 --optimizer adamw:lr=0.01,weight_decay=0.01";
+    const Figures none = compile_figures(base + " --strategy none", plan);
+    const Figures sqrt = compile_figures(base + " --strategy sqrt", plan);
+    // Halfway between the arenas of sqrt and none: budget has to recompute something.
+    const unsigned long long half = (none.arena + sqrt.arena) / 2;
+    const unsigned long long device = spilling_budget(base + " --strategy splits", plan);
+    const struct {
+      std::string flags;
+      bool must_recompute, must_spill;
+    } runs[] = {
+        {"--strategy sqrt", true, false},
+        {"--strategy selective", true, false},
+        {"--strategy splits", false, false},  // on an mlp every split point is kept: nothing to recompute
+        {"--strategy budget --budget " + std::to_string(half), true, false},
+        {std::string("--strategy ") + t.manual, true, false},
+        {"--strategy splits --device-budget " + std::to_string(device), false, true},
+    };
+    const std::vector<uint8_t> initial = train_and_save(base + " --strategy none --steps 0");
+    const std::vector<uint8_t> reference = train_and_save(base + " --strategy none --steps 5");
+    // Five steps change the parameters, so equal files below mean equal training.
+    if (reference.empty() || reference == initial) fail_msg("%s: five steps saved the initial parameters", t.model);
+    for (const auto& run : runs) {
+      const Figures f = compile_figures(base + " " + run.flags, plan);
+      if (run.must_recompute && !(f.recomputed_percent > 0)) fail_msg("%s %s recomputes nothing", t.model, run.flags.c_str());
+      if (run.must_spill && f.spills == 0) fail_msg("%s %s spills nothing", t.model, run.flags.c_str());
+      std::printf("%s %s: arena %llu, recomputed %.1f%%, %u spills\n", t.model, run.flags.c_str(), f.arena,
+                  f.recomputed_percent, f.spills);
+      if (train_and_save(base + " " + run.flags + " --steps 5") != reference) {
+        fail_msg("%s %s: the saved parameters differ from --strategy none's", t.model, run.flags.c_str());
+      }
+    }
+  }
 }
 
 static void a_corrupted_or_missing_plan_is_a_clear_failure(void**) {
@@ -196,6 +361,9 @@ int main() {
       cmocka_unit_test(bad_options_are_usage_errors_naming_the_option),
       cmocka_unit_test(a_bad_model_fails_with_a_message_naming_the_key),
       cmocka_unit_test(compile_then_inspect_reports_the_plan),
+      cmocka_unit_test(compile_and_inspect_report_host_spill_bytes_and_spills_at_a_device_budget),
+      cmocka_unit_test(a_device_budget_that_spilling_cannot_meet_fails_saying_by_how_many_bytes),
+      cmocka_unit_test(saved_parameters_are_byte_identical_for_every_strategy_and_template),
       cmocka_unit_test(a_corrupted_or_missing_plan_is_a_clear_failure),
       cmocka_unit_test(train_prints_one_line_per_step_and_a_summary_when_piped),
       cmocka_unit_test(an_arena_smaller_than_the_plan_is_refused_with_both_sizes),
