@@ -18,9 +18,10 @@ struct Result {
   std::string out;  // stdout and stderr together
 };
 
-// Runs `remat ARGS` through the shell with stdout and stderr captured.
-Result run_remat(const std::string& args) {
-  const std::string command = std::string(REMAT_CLI) + " " + args + " 2>&1";
+// Runs `ENV remat ARGS` through the shell with stdout and stderr captured; |env| is a list of
+// VAR=value words set for remat only (not for the shell).
+Result run_remat(const std::string& args, const std::string& env = "") {
+  const std::string command = env + (env.empty() ? "" : " ") + std::string(REMAT_CLI) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) fail_msg("cannot run %s", command.c_str());
   Result r{0, ""};
@@ -345,9 +346,7 @@ static void devices_names_every_backend_and_says_why_one_is_unavailable(void**) 
 
 // Listing CUDA devices asks cudart only: the command never maps cuBLAS (~0.3 s to load).
 static void devices_does_not_load_cublas(void**) {
-  setenv("LD_DEBUG", "files", 1);
-  const Result r = run_remat("devices");
-  unsetenv("LD_DEBUG");
+  const Result r = run_remat("devices", "LD_DEBUG=files");
   assert_int_equal(r.code, 0);
   if (REMAT_TEST_HAVE_CUDA && r.out.find("libcudart") == std::string::npos) {
     fail_msg("LD_DEBUG=files shows no libcudart: the check cannot see loads here:\n%.2000s", r.out.c_str());
