@@ -1,8 +1,10 @@
 // Initial values of parameters and optimizer state, drawn from Philox so that every backend
 // and every run with the same plan and seed starts from the same bytes.
 #include <math.h>
+#include <string.h>
 
 #include "common/philox.h"
+#include "runtime/port.h"
 #include "runtime/session.h"
 
 namespace remat {
@@ -10,7 +12,12 @@ namespace {
 
 // Init draws use a step value no training step reaches, keyed by tensor index.
 constexpr uint64_t kInitStream = 0xFFFFFFFFull;
+// Values are drawn into a small chunk on the stack (firmware stacks are small). Device backends
+// pay per upload call (a blocking write each), so they stage through a larger buffer from the
+// port, freed before creation returns; device backends only run on hosted ports, so this never
+// takes from a bare-metal pool.
 constexpr int kChunk = 256;
+constexpr int64_t kDeviceStaging = 1 << 16;  // floats (256 KiB)
 
 float draw(fb::Init init, float scale, uint64_t seed, uint32_t tensor, uint64_t i) {
   switch (init) {
@@ -33,25 +40,36 @@ float draw(fb::Init init, float scale, uint64_t seed, uint32_t tensor, uint64_t 
 
 remat_status initialise_persistent(remat_session* s) {
   const fb::Plan* plan = s->plan->root;
-  float chunk[kChunk];
-  for (uint32_t t = 0; t < plan->tensors()->size(); ++t) {
+  float stack_chunk[kChunk];
+  float* chunk = stack_chunk;
+  int64_t capacity = kChunk;
+  float* staging = nullptr;
+  if (strcmp(s->backend->name(), "cpu") != 0) {
+    staging = static_cast<float*>(port_alloc(kDeviceStaging * sizeof(float), 64));
+    if (staging != nullptr) {  // Without it, the stack chunk still works, in more calls.
+      chunk = staging;
+      capacity = kDeviceStaging;
+    }
+  }
+  remat_status status = REMAT_OK;
+  for (uint32_t t = 0; t < plan->tensors()->size() && status == REMAT_OK; ++t) {
     const fb::Tensor* x = plan->tensors()->Get(t);
     if (x->init() == fb::Init::None || x->region() != fb::Region::Persistent ||
         x->dtype() != fb::DType::F32) {
       continue;
     }
     const TensorRef& ref = s->tensors[t];
-    for (int64_t at = 0; at < ref.numel; at += kChunk) {
-      const int64_t count = ref.numel - at < kChunk ? ref.numel - at : kChunk;
+    for (int64_t at = 0; at < ref.numel && status == REMAT_OK; at += capacity) {
+      const int64_t count = ref.numel - at < capacity ? ref.numel - at : capacity;
       for (int64_t k = 0; k < count; ++k) {
         chunk[k] = draw(x->init(), x->init_scale(), plan->seed(), t, static_cast<uint64_t>(at + k));
       }
-      const remat_status status = s->backend->upload(ref.region, ref.offset + static_cast<uint64_t>(at) * 4,
-                                                     chunk, static_cast<uint64_t>(count) * 4, &s->err);
-      if (status != REMAT_OK) return status;
+      status = s->backend->upload(ref.region, ref.offset + static_cast<uint64_t>(at) * 4, chunk,
+                                  static_cast<uint64_t>(count) * 4, &s->err);
     }
   }
-  return REMAT_OK;
+  port_free(staging);
+  return status;
 }
 
 }  // namespace remat
