@@ -253,6 +253,15 @@ static void a_corrupted_or_missing_plan_is_a_clear_failure(void**) {
   expect(run_remat("train " + plan + " --steps 1"), 1, "plan corrupt");
   expect(run_remat("inspect " + tmp("does-not-exist.rplan")), 1, "cannot open");
   expect(run_remat("train " + tmp("mlp.rplan") + " --batch 8"), 2, "--batch applies when compiling a MODEL");
+  const std::string empty = tmp("empty.rplan");
+  std::fclose(std::fopen(empty.c_str(), "wb"));
+  expect(run_remat("inspect " + empty), 1, "is empty (0 bytes): not a remat plan");
+  expect(run_remat("train " + empty + " --steps 1"), 1, "is empty (0 bytes): not a remat plan");
+  // The backend a plan is compiled for must be one the cost model knows.
+  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --backend tpu -o " + plan), 1,
+         "no spill cost defaults for backend 'tpu'");
+  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --backend cuda:0 -o " + plan), 0, "wrote");
+  expect(run_remat("inspect " + plan), 0, "cost model:   copies 2e+10 bytes/s, compute 1e+13 FLOP/s");
 }
 
 static void train_prints_one_line_per_step_and_a_summary_when_piped(void**) {
