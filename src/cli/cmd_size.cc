@@ -234,7 +234,7 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
 
 int run_size(const std::vector<std::string>& argv) {
   const Args args(argv, {"--batch", "--strategy", "--budget", "--device-budget", "--copy-bandwidth", "--compute-rate",
-                         "--timeline", "--optimizer", "--alignment"},
+                         "--timeline", "--optimizer", "--alignment", "--backend"},
                   {"--max-batch", "--json"});
   if (args.positional().size() != 1) throw UsageError("size takes exactly one MODEL");
   const std::string model = args.positional()[0];
@@ -244,8 +244,10 @@ int run_size(const std::vector<std::string>& argv) {
   setup.model = compiler::expand_model_alias(model);
   setup.optimizer = args.text("--optimizer", setup.optimizer);
   setup.spill_budget = args.size("--device-budget", 0);
-  setup.copy_bandwidth = args.real("--copy-bandwidth", setup.copy_bandwidth);
-  setup.compute_rate = args.real("--compute-rate", setup.compute_rate);
+  const compiler::SpillCosts costs = compiler::default_spill_costs(args.text("--backend", "cpu"));
+  setup.copy_bandwidth = args.real("--copy-bandwidth", costs.copy_bandwidth);
+  setup.compute_rate = args.real("--compute-rate", costs.compute_rate);
+  setup.asynchronous_copies = costs.asynchronous_copies;
   setup.alignment = static_cast<uint32_t>(args.integer("--alignment", 1, 1 << 16, 64));
   if ((setup.alignment & (setup.alignment - 1)) != 0) {
     throw UsageError("--alignment " + std::to_string(setup.alignment) + ": expected a power of two");

@@ -27,6 +27,7 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.device_budget = setup.spill_budget;
   o.copy_bandwidth = setup.copy_bandwidth;
   o.compute_rate = setup.compute_rate;
+  o.asynchronous_copies = setup.asynchronous_copies;
   return o;
 }
 

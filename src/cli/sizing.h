@@ -25,9 +25,11 @@ struct SizeSetup {
   /// --device-budget: arena + persistent bytes each plan must fit by spilling checkpoints to
   /// host memory (docs/spilling.md); 0 when not given.
   uint64_t spill_budget = 0;
-  /// Spill cost model (--copy-bandwidth, --compute-rate), passed to the compiler as given.
+  /// Spill cost model (--backend's defaults, --copy-bandwidth, --compute-rate), passed to the
+  /// compiler as given.
   double copy_bandwidth = compiler::CompileOptions().copy_bandwidth;
   double compute_rate = compiler::CompileOptions().compute_rate;
+  bool asynchronous_copies = compiler::CompileOptions().asynchronous_copies;
 };
 
 /// The figures of one plan, or why it could not be compiled.
