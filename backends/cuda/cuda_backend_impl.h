@@ -27,6 +27,7 @@ struct PendingCopy {
   uint64_t offset;
   uint64_t bytes;
   uint64_t sequence;  ///< Issue order, to find the oldest.
+  bool writes_device;  ///< A prefetch (writes the device range); a spill only reads it.
   bool busy;
 };
 
@@ -72,7 +73,9 @@ class CudaBackend final : public Backend {
   remat_status wait(const OpCall& call, ErrorBuffer* err);
   remat_status copy_async(const OpCall& call, const TensorRef& device_tensor, void* dst,
                           const void* src, cudaMemcpyKind kind, ErrorBuffer* err);
-  remat_status wait_for_overlaps(const OpCall& call, const TensorRef& t, ErrorBuffer* err);
+  // Orders main_ after the pending copies that overlap |t|: every one when the op writes |t|,
+  // only prefetches (copies that write the device) when it just reads |t|.
+  remat_status wait_for_overlaps(const OpCall& call, const TensorRef& t, bool op_writes, ErrorBuffer* err);
   remat_status wait_for_hazards(const OpCall& call, ErrorBuffer* err);
   remat_status join_copies(ErrorBuffer* err);
 

@@ -5,9 +5,12 @@
 //
 // A copy starts after every op issued before it on main_ (fork_), so a spill reads its
 // finished source and a prefetch never overwrites bytes an earlier op still reads. Compute
-// waits for a copy at the plan's kWait, or earlier if an op touches the copy's device range
-// before that (a hazard check, so a spilled tensor's arena bytes are reused only after its
-// copy finished even if a plan had no wait there). At the end of a step copy_ joins main_.
+// waits for a copy at the plan's kWait, or earlier if an op writes the copy's device range, or
+// reads the range a prefetch is writing, before that (a hazard check, so a spilled tensor's
+// arena bytes are reused only after its copy finished even if a plan had no wait there). Ops
+// that only read a tensor being spilled run beside the copy: that overlap is what the
+// compiler's cost model counts on (src/compiler/copy_timeline.h). At the end of a step copy_
+// joins main_.
 #include <cuda_runtime_api.h>
 
 #include "backends/cuda/cuda_backend_impl.h"
@@ -60,6 +63,7 @@ remat_status CudaBackend::copy_async(const OpCall& call, const TensorRef& device
   slot->offset = device_tensor.offset;
   slot->bytes = device_tensor.bytes;
   slot->sequence = ++copy_sequence_;
+  slot->writes_device = kind == cudaMemcpyHostToDevice;
   slot->busy = true;
   ++pending_busy_;
   return REMAT_OK;
@@ -88,14 +92,14 @@ remat_status CudaBackend::prefetch(const OpCall& call, ErrorBuffer* err) {
 }
 
 remat_status CudaBackend::wait(const OpCall& call, ErrorBuffer* err) {
-  return wait_for_overlaps(call, *call.inputs[0], err);
+  return wait_for_overlaps(call, *call.inputs[0], /*op_writes=*/true, err);
 }
 
-remat_status CudaBackend::wait_for_overlaps(const OpCall& call, const TensorRef& t,
+remat_status CudaBackend::wait_for_overlaps(const OpCall& call, const TensorRef& t, bool op_writes,
                                             ErrorBuffer* err) {
   for (PendingCopy& p : pending_) {
     if (pending_busy_ == 0) break;
-    if (!p.busy || !overlaps(p, t)) continue;
+    if (!p.busy || !overlaps(p, t) || (!op_writes && !p.writes_device)) continue;
     const cudaError_t e = cudaStreamWaitEvent(main_, p.done, 0);
     if (e != cudaSuccess) return copy_error(call, e, "cudaStreamWaitEvent", err);
     p.busy = false;
@@ -107,11 +111,11 @@ remat_status CudaBackend::wait_for_overlaps(const OpCall& call, const TensorRef&
 remat_status CudaBackend::wait_for_hazards(const OpCall& call, ErrorBuffer* err) {
   if (pending_busy_ == 0) return REMAT_OK;
   for (int i = 0; i < call.num_inputs; ++i) {
-    const remat_status s = wait_for_overlaps(call, *call.inputs[i], err);
+    const remat_status s = wait_for_overlaps(call, *call.inputs[i], /*op_writes=*/false, err);
     if (s != REMAT_OK) return s;
   }
   for (int i = 0; i < call.num_outputs; ++i) {
-    const remat_status s = wait_for_overlaps(call, *call.outputs[i], err);
+    const remat_status s = wait_for_overlaps(call, *call.outputs[i], /*op_writes=*/true, err);
     if (s != REMAT_OK) return s;
   }
   return REMAT_OK;

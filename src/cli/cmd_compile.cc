@@ -21,11 +21,13 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   if (o.budget != 0 && o.strategy != "budget") throw UsageError("--budget applies to --strategy budget");
   o.device_budget = args.size("--device-budget", 0);
   // The backend the plan is for picks the cost model's defaults; the flags override them. A
-  // name with no defaults keeps the CPU's here: `train` then gets the runtime's message for it.
-  const std::string backend = args.text("--backend", "cpu");
-  const std::string name = backend.substr(0, backend.find(':'));
-  const bool known = name == "cpu" || name == "opencl" || name == "cuda";
-  const compiler::SpillCosts costs = compiler::default_spill_costs(known ? backend : "cpu");
+  // name with no defaults keeps the CPU's here: `train` then gets the runtime's message for it
+  // (`compile` checks --backend itself).
+  compiler::SpillCosts costs = compiler::default_spill_costs("cpu");
+  try {
+    costs = compiler::default_spill_costs(args.text("--backend", "cpu"));
+  } catch (const compiler::CompileError&) {
+  }
   o.copy_bandwidth = args.real("--copy-bandwidth", costs.copy_bandwidth);
   o.compute_rate = args.real("--compute-rate", costs.compute_rate);
   o.asynchronous_copies = costs.asynchronous_copies;

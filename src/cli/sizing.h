@@ -25,10 +25,12 @@ struct SizeSetup {
   /// --device-budget: arena + persistent bytes each plan must fit by spilling checkpoints to
   /// host memory (docs/spilling.md); 0 when not given.
   uint64_t spill_budget = 0;
-  /// Spill cost model (--backend's defaults, --copy-bandwidth, --compute-rate), passed to the
-  /// compiler as given.
+  /// Spill cost model, passed to the compiler as given: host <-> device bytes per second
+  /// (--copy-bandwidth, else --backend's default).
   double copy_bandwidth = compiler::CompileOptions().copy_bandwidth;
+  /// Device FLOPs per second (--compute-rate, else --backend's default).
   double compute_rate = compiler::CompileOptions().compute_rate;
+  /// Whether --backend overlaps copies with compute (docs/spilling.md).
   bool asynchronous_copies = compiler::CompileOptions().asynchronous_copies;
 };
 

@@ -1,4 +1,5 @@
-// Budget strategy: chain DP over the graph's split points, verified by the real planner.
+// Budget strategy: chain DP over the graph's split points, verified and (on small graphs)
+// improved by local search with the real planner.
 #include "compiler/budget_strategy.h"
 
 #include <stdint.h>

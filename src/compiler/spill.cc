@@ -57,12 +57,12 @@ std::vector<double> compute_clock(const Graph& g, double compute_rate) {
 }
 
 // Inserts spill, wait and prefetch ops for |spills| into a copy of |base|; returns it.
-Graph with_spills(const Graph& base, size_t forward_ops, std::vector<Spill> spills, const std::vector<double>& clock,
+Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill>& spills, const std::vector<double>& clock,
                   const SpillOptions& options) {
   Graph g = base;
   const size_t n_ops = g.ops.size();
   const int last_forward_op = static_cast<int>(forward_ops) - 1;
-  std::vector<std::vector<Op>> before(n_ops + 1), after(n_ops);
+  std::vector<std::vector<Op>> before(n_ops), after(n_ops);
   std::vector<Uses> uses;
   for (const Spill& s : spills) uses.push_back(find_uses(g, forward_ops, s.tensor));
   // Spills queue on one copy stream in the order they are issued: place their waits in it.
@@ -141,8 +141,9 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
   std::vector<Candidate> order;
   for (int c : checkpoints) {
     const Uses u = find_uses(graph, forward_ops, c);
-    if (u.producer < 0 || u.first_reader < 0) continue;  // Not read after the forward pass.
     const uint64_t bytes = graph.tensors[c].bytes();
+    // Not read after the forward pass, or nothing to free.
+    if (u.producer < 0 || u.first_reader < 0 || bytes == 0) continue;
     const double copy = static_cast<double>(bytes) / options.copy_bandwidth;
     const double forward_cover = forward_end - clock[u.producer];
     const double backward_cover = clock[u.first_reader - 1] - forward_end;

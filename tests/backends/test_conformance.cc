@@ -50,7 +50,8 @@ const char* const kOptimizers[] = {
 // The part of a backend spec before the first ':' ("opencl:0:0" -> "opencl").
 std::string backend_name(const std::string& spec) { return spec.substr(0, spec.find(':')); }
 
-// A strategy may carry a device budget as "STRATEGY/device=BYTES" (spilling to host).
+// A strategy may carry a device budget as "STRATEGY/device=BYTES" (spilling to host), placed
+// by the spill cost model of the backend under test, or of the one named by "/costs=NAME".
 std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
                                   const std::string& strategy) {
   remat::compiler::CompileOptions o;
@@ -62,6 +63,12 @@ std::vector<uint8_t> compile_plan(const std::string& model, const std::string& o
   if (strategy.find("/device=") != std::string::npos) {
     o.device_budget = std::stoull(strategy.substr(strategy.find("/device=") + 8));
   }
+  const size_t costs_at = strategy.find("/costs=");
+  const auto costs = remat::compiler::default_spill_costs(
+      costs_at == std::string::npos ? backend_name(g_backend) : strategy.substr(costs_at + 7));
+  o.copy_bandwidth = costs.copy_bandwidth;
+  o.compute_rate = costs.compute_rate;
+  o.asynchronous_copies = costs.asynchronous_copies;
   return remat::compiler::compile(o).plan;
 }
 
@@ -182,7 +189,9 @@ void check_strategy_is_byte_identical(const char* strategy) {
 
 void sqrt_is_byte_identical_to_no_recompute(void**) { check_strategy_is_byte_identical("sqrt"); }
 
-// Spilling checkpoints to host and prefetching them back changes no byte. Run with
+// Spilling checkpoints to host and prefetching them back changes no byte, with the copies placed
+// for synchronous copies (tightest) and for asynchronous ones (waits and prefetches moved to
+// hide them). Run with
 // REMAT_TEST_DELAY_COPIES=1 (a second registration does, on OpenCL), the backend
 // holds every copy back until the op that waits for it: a reader that did not wait would read
 // stale bytes, and this comparison would fail.
@@ -201,10 +210,13 @@ void spilling_to_host_is_byte_identical_to_no_recompute(void**) {
     const auto spilled = remat::compiler::compile(o).report;
     if (spilled.spilled.size() < 2) fail_msg("only %zu spills at a budget of %llu", spilled.spilled.size(),
                                              static_cast<unsigned long long>(budget));
-    const std::string strategy = "splits/device=" + std::to_string(budget);
-    if (train(model, optimizer, "none", g_backend) != train(model, optimizer, strategy, g_backend)) {
-      fail_msg("%s with %s on %s: %zu spills change the parameters", model, optimizer, g_backend.c_str(),
-               spilled.spilled.size());
+    const std::vector<uint8_t> reference = train(model, optimizer, "none", g_backend);
+    for (const char* costs : {"cpu", "opencl"}) {
+      const std::string strategy = "splits/device=" + std::to_string(budget) + "/costs=" + costs;
+      if (reference != train(model, optimizer, strategy, g_backend)) {
+        fail_msg("%s with %s on %s, copies placed for %s: %zu spills change the parameters", model, optimizer,
+                 g_backend.c_str(), costs, spilled.spilled.size());
+      }
     }
   }
 }
