@@ -39,9 +39,15 @@ remat::compiler::CompileOptions options_for(const std::string& model, int64_t ba
   return o;
 }
 
-// Median step time in seconds of |plan| on |backend| over |steps| steps after one warm-up.
-double median_step_seconds(const std::vector<uint8_t>& plan_bytes, const std::string& model, int64_t batch,
-                           const std::string& backend, int steps) {
+// Step times of one plan: the median, and the spread (slowest minus fastest) that says how
+// small a difference the run can resolve.
+struct StepTimes {
+  double median, spread;
+};
+
+// Step times in seconds of |plan| on |backend| over |steps| steps after one warm-up.
+StepTimes step_seconds(const std::vector<uint8_t>& plan_bytes, const std::string& model, int64_t batch,
+                       const std::string& backend, int steps) {
   remat_plan* plan = nullptr;
   remat_session* session = nullptr;
   char message[512];
@@ -67,7 +73,7 @@ double median_step_seconds(const std::vector<uint8_t>& plan_bytes, const std::st
   remat_session_destroy(session);
   remat_plan_close(plan);
   std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return {times[times.size() / 2], times.back() - times.front()};
 }
 
 remat::TensorRef bytes_tensor(remat::Region region, uint64_t bytes) {
@@ -155,7 +161,8 @@ int main(int argc, char** argv) {
   try {
     remat::compiler::CompileOptions o = options_for(model, batch, strategy);
     const auto plain = remat::compiler::compile(o);
-    const double plain_s = median_step_seconds(plain.plan, model, batch, backend, steps);
+    const StepTimes plain_t = step_seconds(plain.plan, model, batch, backend, steps);
+    const double plain_s = plain_t.median;
     // A first spilled plan tells which checkpoints spill; their copies give the bandwidth.
     o.device_budget = remat::cli::parse_size(positional[2], "DEVICE_BUDGET");
     const auto first = remat::compiler::compile(o);
@@ -175,20 +182,29 @@ int main(int argc, char** argv) {
       sizes.push_back(spilled.graph.tensors[spilled.graph.find(name)].bytes());
     }
     const double copy_s = measured_copy_seconds(backend, sizes);
-    const double spilled_s = median_step_seconds(spilled.plan, model, batch, backend, steps);
+    const StepTimes spilled_t = step_seconds(spilled.plan, model, batch, backend, steps);
+    const double spilled_s = spilled_t.median;
     const auto& r = spilled.report;
-    const double hidden = 1.0 - (spilled_s - plain_s) / copy_s;
+    // A copy time within the runs' own spread cannot be told from noise: say so, not a share.
+    const double spread = std::max(plain_t.spread, spilled_t.spread);
+    char measured[96];
+    if (copy_s > spread) {
+      std::snprintf(measured, sizeof(measured), "%.0f%%", 100.0 * (1.0 - (spilled_s - plain_s) / copy_s));
+    } else {
+      std::snprintf(measured, sizeof(measured), "below noise (copies %.1f ms, steps vary %.1f ms)", copy_s * 1e3,
+                    spread * 1e3);
+    }
     std::printf("# remat spill copies on backend %s; %u hardware threads; median of %d steps after 1 warm-up; "
                 "measured copy %.3g B/s, compute %.3g FLOP/s\n",
                 backend.c_str(), std::thread::hardware_concurrency(), steps, o.copy_bandwidth, o.compute_rate);
     std::printf("| model | batch | strategy | arena MiB (no spill) | arena MiB | host MiB | spills | step ms (no spill) "
                 "| step ms | step ms added | copy ms (measured) | hidden (measured) | hidden (model) |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    std::printf("| %s | %lld | %s + device %s | %.1f | %.1f | %.1f | %zu | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.0f%% |\n",
+    std::printf("| %s | %lld | %s + device %s | %.1f | %.1f | %.1f | %zu | %.1f | %.1f | %.1f | %.1f | %s | %.0f%% |\n",
                 model.c_str(), static_cast<long long>(batch), strategy.c_str(), positional[2].c_str(),
                 static_cast<double>(plain.report.arena_bytes) / 1048576.0,
                 static_cast<double>(r.arena_bytes) / 1048576.0, static_cast<double>(r.host_bytes) / 1048576.0,
-                r.spilled.size(), plain_s * 1e3, spilled_s * 1e3, (spilled_s - plain_s) * 1e3, copy_s * 1e3, 100.0 * hidden,
+                r.spilled.size(), plain_s * 1e3, spilled_s * 1e3, (spilled_s - plain_s) * 1e3, copy_s * 1e3, measured,
                 r.copy_seconds > 0 ? 100.0 * r.hidden_copy_seconds / r.copy_seconds : 0.0);
   } catch (const std::exception& e) {
     die(model, e.what());
