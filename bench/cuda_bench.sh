@@ -2,7 +2,8 @@
 # remat on CUDA against PyTorch on CUDA (eager, and torch.utils.checkpoint over Chen's sqrt
 # segments: ~sqrt(L) segments of ~sqrt(L) blocks, every segment checkpointed, the counterpart of
 # remat's `sqrt`): step time at fixed batches, then the largest power-of-two batch within a
-# device memory budget. One command on a
+# device memory budget, then how much of the spill copy time the copy stream hides
+# (bench/spill_time). One command on a
 # GPU machine, from the repository root after a build with the CUDA backend:
 #   bench/cuda_bench.sh                      (BUILD=build BUDGET_GIB=4 STEPS=20 PYTHON=python3)
 set -euo pipefail
@@ -40,3 +41,11 @@ for model in "$mlp" "$bert24"; do
   done
 done
 "$python" bench/torch_step.py --device cuda --budget "$budget_gib" --checkpoint "$mlp@1" "$bert24@1"
+
+echo "## Spilling: copy time hidden behind compute (24-layer transformer, batch 32)"
+# Device budget: half of sqrt's arena plus the persistent bytes (Adam, as step_time runs it);
+# sqrt's own segments need more than that even with every checkpoint on host, splits' fit.
+figure() { "$build/src/cli/remat" compile "$bert24" --batch 32 --strategy sqrt --optimizer adam:lr=0.0001 \
+  -o /dev/null | awk -v k="$1:" '$1 == k { print $2 }'; }
+half=$(( $(figure persistent) + $(figure arena) / 2 ))
+"$build/bench/spill_time" --backend cuda --steps "$steps" "$bert24@32" splits "$half"
