@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_session.h"
 #include "cli/cli_args.h"
-#include "cli/synthetic_task.h"
 #include "compiler/compiler.h"
 #include "remat/remat.h"
 #include "runtime/backend_registry.h"
@@ -37,43 +37,6 @@ remat::compiler::CompileOptions options_for(const std::string& model, int64_t ba
   o.strategy = strategy;
   o.optimizer = "adam:lr=0.0001";
   return o;
-}
-
-// Step times of one plan: the median, and the spread (slowest minus fastest) that says how
-// small a difference the run can resolve.
-struct StepTimes {
-  double median, spread;
-};
-
-// Step times in seconds of |plan| on |backend| over |steps| steps after one warm-up.
-StepTimes step_seconds(const std::vector<uint8_t>& plan_bytes, const std::string& model, int64_t batch,
-                       const std::string& backend, int steps) {
-  remat_plan* plan = nullptr;
-  remat_session* session = nullptr;
-  char message[512];
-  remat_session_options options;
-  remat_session_options_init(&options);
-  options.backend = backend.c_str();
-  if (remat_plan_open(plan_bytes.data(), plan_bytes.size(), &plan, message, sizeof(message)) != REMAT_OK ||
-      remat_session_create(plan, &options, &session, message, sizeof(message)) != REMAT_OK) {
-    die(model, message);
-  }
-  remat::cli::SyntheticTask task(model, batch, 0);
-  const auto names = task.names();
-  const auto values = task.batch(0);
-  for (size_t i = 0; i < names.size(); ++i) {
-    remat_session_set_input(session, names[i].c_str(), values[i].data(), values[i].size());
-  }
-  std::vector<double> times;
-  for (int s = 0; s < 1 + steps; ++s) {
-    const uint64_t start = remat::port_now_ns();
-    if (remat_session_step(session, nullptr) != REMAT_OK) die(model, remat_session_last_error(session));
-    if (s > 0) times.push_back(static_cast<double>(remat::port_now_ns() - start) * 1e-9);
-  }
-  remat_session_destroy(session);
-  remat_plan_close(plan);
-  std::sort(times.begin(), times.end());
-  return {times[times.size() / 2], times.back() - times.front()};
 }
 
 remat::TensorRef bytes_tensor(remat::Region region, uint64_t bytes) {
@@ -161,8 +124,8 @@ int main(int argc, char** argv) {
   try {
     remat::compiler::CompileOptions o = options_for(model, batch, strategy);
     const auto plain = remat::compiler::compile(o);
-    const StepTimes plain_t = step_seconds(plain.plan, model, batch, backend, steps);
-    const double plain_s = plain_t.median;
+    const remat_bench::StepTimes plain_t = remat_bench::time_steps(plain.plan, model, batch, backend, 1, steps);
+    const double plain_s = plain_t.median_ms() * 1e-3;
     // A first spilled plan tells which checkpoints spill; their copies give the bandwidth.
     o.device_budget = remat::cli::parse_size(positional[2], "DEVICE_BUDGET");
     const auto first = remat::compiler::compile(o);
@@ -182,11 +145,12 @@ int main(int argc, char** argv) {
       sizes.push_back(spilled.graph.tensors[spilled.graph.find(name)].bytes());
     }
     const double copy_s = measured_copy_seconds(backend, sizes);
-    const StepTimes spilled_t = step_seconds(spilled.plan, model, batch, backend, steps);
-    const double spilled_s = spilled_t.median;
+    const remat_bench::StepTimes spilled_t =
+        remat_bench::time_steps(spilled.plan, model, batch, backend, 1, steps);
+    const double spilled_s = spilled_t.median_ms() * 1e-3;
     const auto& r = spilled.report;
     // A copy time within the runs' own spread cannot be told from noise: say so, not a share.
-    const double spread = std::max(plain_t.spread, spilled_t.spread);
+    const double spread = std::max(plain_t.spread_ms(), spilled_t.spread_ms()) * 1e-3;
     char measured[96];
     if (copy_s > spread) {
       std::snprintf(measured, sizeof(measured), "%.0f%%", 100.0 * (1.0 - (spilled_s - plain_s) / copy_s));

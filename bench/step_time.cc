@@ -15,11 +15,10 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_session.h"
 #include "cli/cli_args.h"
-#include "cli/synthetic_task.h"
 #include "compiler/compiler.h"
 #include "remat/remat.h"
-#include "runtime/port.h"
 
 namespace {
 
@@ -47,46 +46,11 @@ Row measure(const std::string& model, int64_t batch, const std::string& spec, co
   }
   o.optimizer = "adam:lr=0.0001";
   const auto compiled = remat::compiler::compile(o);
-  remat_plan* plan = nullptr;
-  remat_session* session = nullptr;
-  char message[512];
-  remat_session_options options;
-  remat_session_options_init(&options);
-  options.backend = backend.c_str();
-  if (remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, message, sizeof(message)) != REMAT_OK) {
-    std::fprintf(stderr, "%s: %s\n", model.c_str(), message);
-    std::exit(1);
-  }
-  const uint64_t create_start = remat::port_now_ns();
-  if (remat_session_create(plan, &options, &session, message, sizeof(message)) != REMAT_OK) {
-    std::fprintf(stderr, "%s: %s\n", model.c_str(), message);
-    std::exit(1);
-  }
-  const double create_ms = static_cast<double>(remat::port_now_ns() - create_start) * 1e-6;
-  double first_step_ms = 0;
-  remat::cli::SyntheticTask task(model, batch, 0);
-  const auto names = task.names();
-  const auto values = task.batch(0);
-  for (size_t i = 0; i < names.size(); ++i) remat_session_set_input(session, names[i].c_str(), values[i].data(), values[i].size());
-  std::vector<double> times;
-  for (int s = 0; s < warmup + steps; ++s) {
-    const uint64_t start = remat::port_now_ns();
-    float loss = 0;
-    if (remat_session_step(session, &loss) != REMAT_OK) {
-      std::fprintf(stderr, "%s: %s\n", model.c_str(), remat_session_last_error(session));
-      std::exit(1);
-    }
-    const double ms = static_cast<double>(remat::port_now_ns() - start) * 1e-6;
-    if (s == 0) first_step_ms = ms;
-    if (s >= warmup) times.push_back(ms);
-  }
-  std::sort(times.begin(), times.end());
-  remat_session_destroy(session);
-  remat_plan_close(plan);
+  const remat_bench::StepTimes t = remat_bench::time_steps(compiled.plan, model, batch, backend, warmup, steps);
   const auto& r = compiled.report;
   return Row{model, spec, batch, r.arena_bytes, r.persistent_bytes, r.host_bytes,
-             r.step_flops > 0 ? r.recomputed_flops / r.step_flops : 0.0, times[times.size() / 2], times.front(),
-             create_ms, first_step_ms};
+             r.step_flops > 0 ? r.recomputed_flops / r.step_flops : 0.0, t.median_ms(), t.timed_ms.front(),
+             t.create_ms, t.first_step_ms};
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+// What the bench programs share: one plan open in a session on a backend, fed a fixed batch of
+// the model's synthetic task, timed step by step. Any error ends the program with a message.
+#ifndef REMAT_BENCH_BENCH_SESSION_H_
+#define REMAT_BENCH_BENCH_SESSION_H_
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "remat/remat.h"
+
+namespace remat_bench {
+
+/// Step times of one session, in milliseconds.
+struct StepTimes {
+  double create_ms = 0;           ///< remat_session_create, including parameter initialisation.
+  double first_step_ms = 0;       ///< The first step (warm-up included or not).
+  std::vector<double> timed_ms;   ///< The steps after the warm-up, sorted ascending.
+  /// Median of |timed_ms|.
+  double median_ms() const { return timed_ms[timed_ms.size() / 2]; }
+  /// Slowest minus fastest of |timed_ms|: how small a difference the run can resolve.
+  double spread_ms() const { return timed_ms.back() - timed_ms.front(); }
+};
+
+/// Opens |plan_bytes| (a plan of |model| at |batch|) on |backend|, sets the inputs of step 0 of
+/// the synthetic task, runs |warmup| + |steps| steps (|steps| >= 1) and closes the session.
+/// Exits with status 1 and a message naming |model| on any error.
+StepTimes time_steps(const std::vector<uint8_t>& plan_bytes, const std::string& model, int64_t batch,
+                     const std::string& backend, int warmup, int steps);
+
+}  // namespace remat_bench
+
+#endif  // REMAT_BENCH_BENCH_SESSION_H_
