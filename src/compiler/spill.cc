@@ -22,16 +22,17 @@ enum class Placement {
   kTight,
 };
 
-struct Spill {
-  int tensor;
-  Placement placement;
-};
-
 // Where a checkpoint is made and read in the base graph.
 struct Uses {
   int producer = -1;      // Forward op that writes it.
   int last_forward = -1;  // Last forward op that reads it (or the producer).
   int first_reader = -1;  // First op after the forward pass that reads it.
+};
+
+struct Spill {
+  int tensor;
+  Uses uses;  // Found once per checkpoint, not per candidate plan.
+  Placement placement;
 };
 
 Uses find_uses(const Graph& g, size_t forward_ops, int c) {
@@ -63,17 +64,15 @@ Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill
   const size_t n_ops = g.ops.size();
   const int last_forward_op = static_cast<int>(forward_ops) - 1;
   std::vector<std::vector<Op>> before(n_ops), after(n_ops);
-  std::vector<Uses> uses;
-  for (const Spill& s : spills) uses.push_back(find_uses(g, forward_ops, s.tensor));
   // Spills queue on one copy stream in the order they are issued: place their waits in it.
   std::vector<size_t> by_producer(spills.size());
   for (size_t i = 0; i < spills.size(); ++i) by_producer[i] = i;
   std::stable_sort(by_producer.begin(), by_producer.end(),
-                   [&](size_t a, size_t b) { return uses[a].producer < uses[b].producer; });
+                   [&](size_t a, size_t b) { return spills[a].uses.producer < spills[b].uses.producer; });
   double copy_free = 0;
   for (size_t k : by_producer) {
     const int c = spills[k].tensor;
-    const Uses& u = uses[k];
+    const Uses& u = spills[k].uses;
     const Tensor x = g.tensors[c];
     const double copy = static_cast<double>(x.bytes()) / options.copy_bandwidth;
     copy_free = std::max(clock[u.producer], copy_free) + copy;
@@ -135,6 +134,7 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
   // ops before its reader), then the larger first.
   struct Candidate {
     int tensor;
+    Uses uses;
     double exposed_per_byte;
     uint64_t bytes;
   };
@@ -150,7 +150,7 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
     const double exposed = options.asynchronous_copies
                                ? std::max(0.0, copy - forward_cover) + std::max(0.0, copy - backward_cover)
                                : 2 * copy;
-    order.push_back({c, exposed / static_cast<double>(bytes), bytes});
+    order.push_back({c, u, exposed / static_cast<double>(bytes), bytes});
   }
   std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
     if (a.exposed_per_byte != b.exposed_per_byte) return a.exposed_per_byte < b.exposed_per_byte;
@@ -168,7 +168,7 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
     needed = unspilled;
     for (const Candidate& candidate : order) {
       for (Placement p : placements) {
-        spills.push_back({candidate.tensor, p});
+        spills.push_back({candidate.tensor, candidate.uses, p});
         Graph spilled = with_spills(graph, forward_ops, spills, clock, options);
         const uint64_t bytes = device_bytes(spilled, options.alignment);
         if (bytes < needed) {
