@@ -1,7 +1,7 @@
 // Maps each opcode to its CPU kernel.
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/kernels_internal.h"
-#include "common/ops.h"
+#include "plan/ops.h"
 
 namespace remat {
 namespace cpu {

@@ -2,7 +2,7 @@
 #include <math.h>
 
 #include "backends/cpu/kernels_internal.h"
-#include "common/philox.h"
+#include "plan/philox.h"
 
 namespace remat {
 namespace cpu {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "backends/cuda/cuda_backend_impl.h"
-#include "common/ops.h"
+#include "plan/ops.h"
 #include "runtime/port.h"
 
 namespace remat {

@@ -76,7 +76,7 @@ __device__ inline void report_error(DeviceState* s, uint32_t op, uint32_t code, 
   }
 }
 
-/// common/philox.h's philox4x32, word for word, for host and device: the dropout mask on the
+/// plan/philox.h's philox4x32, word for word, for host and device: the dropout mask on the
 /// GPU has the same bits as on the CPU.
 struct DevPhilox4 {
   uint32_t v[4];
@@ -106,7 +106,7 @@ __host__ __device__ inline DevPhilox4 dev_philox4x32(uint32_t c0, uint32_t c1, u
   return r;
 }
 
-/// common/philox.h's uniform01.
+/// plan/philox.h's uniform01.
 __host__ __device__ inline float dev_uniform01(uint32_t word) {
   return static_cast<float>(word >> 8) * (1.0f / 16777216.0f);
 }

@@ -14,7 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "backends/cuda/cuda_backend_impl.h"
-#include "common/ops.h"
+#include "plan/ops.h"
 
 namespace remat {
 namespace cuda {

@@ -1,6 +1,6 @@
 // Maps each opcode to its CUDA launcher (matmul and the copy ops are run by the backend).
 #include "backends/cuda/cuda_kernels.h"
-#include "common/ops.h"
+#include "plan/ops.h"
 
 namespace remat {
 namespace cuda {

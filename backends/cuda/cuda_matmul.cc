@@ -1,10 +1,10 @@
-// kMatMul on cuBLAS in the three shape modes of common/ops.h. cuBLAS is column-major: the
+// kMatMul on cuBLAS in the three shape modes of plan/ops.h. cuBLAS is column-major: the
 // row-major product C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T, which
 // reads the row-major buffers as they are (the transposes become the operand order).
 #include <limits.h>
 
 #include "backends/cuda/cuda_backend_impl.h"
-#include "common/ops.h"
+#include "plan/ops.h"
 
 namespace remat {
 namespace cuda {

@@ -8,7 +8,7 @@
 
 #include <new>
 
-#include "common/ops.h"
+#include "plan/ops.h"
 #include "opencl_kernel_sources.h"
 #include "runtime/port.h"
 

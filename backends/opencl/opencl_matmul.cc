@@ -11,7 +11,7 @@
 #include <clblast.h>
 
 #include "backends/opencl/opencl_backend.h"
-#include "common/ops.h"
+#include "plan/ops.h"
 
 namespace remat {
 namespace opencl {

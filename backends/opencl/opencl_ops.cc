@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "backends/opencl/opencl_backend.h"
-#include "common/ops.h"
+#include "plan/ops.h"
 
 namespace remat {
 namespace opencl {

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "common/ops.h"
-#include "common/plan_generated.h"
+#include "plan/ops.h"
+#include "plan/plan_generated.h"
 #include "remat/remat.h"
 
 namespace remat {

@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "cli/safetensors.h"
 #include "cli/synthetic_task.h"
-#include "common/plan_generated.h"
+#include "plan/plan_generated.h"
 #include "remat/remat.h"
 #include "runtime/port.h"
 

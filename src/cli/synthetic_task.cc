@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "cli/cli_args.h"
-#include "common/philox.h"
+#include "plan/philox.h"
 #include "compiler/templates.h"
 
 namespace remat {

@@ -67,7 +67,7 @@ struct CompileResult {
 /// Compiles |options|; throws CompileError with a message naming what is wrong.
 CompileResult compile(const CompileOptions& options);
 
-/// Serialises |graph| placed by |memory| as a plan (src/common/plan.fbs).
+/// Serialises |graph| placed by |memory| as a plan (src/plan/plan.fbs).
 std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
                                 const CompileReport& report, uint64_t seed);
 

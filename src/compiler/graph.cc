@@ -2,7 +2,7 @@
 #include "compiler/graph.h"
 
 
-#include "common/op_check.h"
+#include "plan/op_check.h"
 
 namespace remat {
 namespace compiler {

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/ops.h"
+#include "plan/ops.h"
 #include "remat/remat.h"
 
 namespace remat {
@@ -56,7 +56,7 @@ struct Tensor {
   uint64_t bytes() const;
 };
 
-/// An op of the graph: an opcode from common/ops.h applied to tensors by index.
+/// An op of the graph: an opcode from plan/ops.h applied to tensors by index.
 struct Op {
   OpCode code;                  ///< What the op computes.
   std::vector<int> inputs;      ///< Tensor indices read.
@@ -78,7 +78,7 @@ class Graph {
   /// Adds a tensor; throws CompileError when |name| is taken or a dim is not positive.
   int add_tensor(const std::string& name, remat_dtype dtype, std::vector<int64_t> shape, Role role,
                  Init init = Init::kNone, float init_scale = 0.0f);
-  /// Appends an op after checking it with common/op_check (throws CompileError naming the
+  /// Appends an op after checking it with plan/op_check (throws CompileError naming the
   /// op and tensors when it is malformed). Returns the op's index.
   int add_op(OpCode code, std::vector<int> inputs, std::vector<int> outputs,
              std::vector<int64_t> iattrs = {}, std::vector<float> fattrs = {},

@@ -1,5 +1,5 @@
 // Graph + memory plan -> FlatBuffers plan bytes.
-#include "common/plan_generated.h"
+#include "plan/plan_generated.h"
 #include "compiler/compiler.h"
 
 namespace remat {

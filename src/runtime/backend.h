@@ -30,7 +30,7 @@ struct TensorRef {
   int64_t dims[REMAT_MAX_RANK];    ///< Shape, outermost first.
 };
 
-/// Most inputs / outputs any op has (see common/ops.h).
+/// Most inputs / outputs any op has (see plan/ops.h).
 constexpr int kMaxOpInputs = 5;
 constexpr int kMaxOpOutputs = 3;
 
@@ -42,7 +42,7 @@ struct OpCall {
   uint8_t num_outputs;                         ///< Used entries of |outputs|.
   const TensorRef* inputs[kMaxOpInputs];       ///< Input tensors.
   const TensorRef* outputs[kMaxOpOutputs];     ///< Output tensors.
-  const int64_t* iattrs;                       ///< Int attributes (common/ops.h), may be null.
+  const int64_t* iattrs;                       ///< Int attributes (plan/ops.h), may be null.
   uint32_t num_iattrs;                         ///< Count of |iattrs|.
   const float* fattrs;                         ///< Float attributes, may be null.
   uint32_t num_fattrs;                         ///< Count of |fattrs|.

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "common/philox.h"
+#include "plan/philox.h"
 #include "runtime/port.h"
 #include "runtime/session.h"
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/plan_generated.h"
+#include "plan/plan_generated.h"
 #include "remat/remat.h"
 #include "runtime/backend.h"
 

@@ -4,7 +4,7 @@
 // uninitialised memory, on a backend whose copies are asynchronous as on one whose are not.
 #include <string.h>
 
-#include "common/ops.h"
+#include "plan/ops.h"
 #include "runtime/plan.h"
 #include "runtime/port.h"
 

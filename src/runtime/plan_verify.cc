@@ -2,9 +2,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "common/op_check.h"
-#include "common/ops.h"
-#include "common/overlap_check.h"
+#include "plan/op_check.h"
+#include "plan/ops.h"
+#include "plan/overlap_check.h"
 #include "runtime/plan.h"
 #include "runtime/port.h"
 

@@ -3,7 +3,7 @@
 
 #include <new>
 
-#include "common/ops.h"
+#include "plan/ops.h"
 #include "runtime/backend_registry.h"
 #include "runtime/port.h"
 #include "runtime/session.h"

@@ -14,7 +14,7 @@
 
 #include <vector>
 
-#include "common/ops.h"
+#include "plan/ops.h"
 #include "runtime/backend.h"
 
 namespace remat_test {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_backend.h"
-#include "common/ops.h"
+#include "plan/ops.h"
 #include "runtime/backend_registry.h"
 #include "tests/backends/op_cases.h"
 #include "tests/cmocka_cpp.h"

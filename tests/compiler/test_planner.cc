@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "common/overlap_check.h"
+#include "plan/overlap_check.h"
 #include "compiler/planner.h"
 
 using remat::PlacedBuffer;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/ops.h"
+#include "plan/ops.h"
 #include "runtime/backend.h"
 
 namespace ops_test {

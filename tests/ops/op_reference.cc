@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "common/philox.h"
+#include "plan/philox.h"
 
 namespace ops_test {
 

@@ -1,4 +1,4 @@
-// Float64 reference implementations of the ops, written from common/ops.h independently of the
+// Float64 reference implementations of the ops, written from plan/ops.h independently of the
 // kernels: the forward tests compare against them and the gradient tests differentiate them.
 #ifndef REMAT_TESTS_OPS_OP_REFERENCE_H_
 #define REMAT_TESTS_OPS_OP_REFERENCE_H_
@@ -11,7 +11,7 @@ namespace ops_test {
 
 using Vec = std::vector<double>;
 
-/// The three shape modes of kMatMul (common/ops.h).
+/// The three shape modes of kMatMul (plan/ops.h).
 enum class MatMulMode { kBatched, kBroadcast, kReduce };
 
 /// One matmul problem: op(A) is m x k, op(B) is k x n, |batch| matrices.

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "common/ops.h"
-#include "common/plan_generated.h"
+#include "plan/ops.h"
+#include "plan/plan_generated.h"
 #include "compiler/compiler.h"
 #include "remat/remat.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/plan_generated.h"
+#include "plan/plan_generated.h"
 #include "compiler/compiler.h"
 #include "remat/remat.h"
 

@@ -26,7 +26,7 @@ inline void flag_bad(__global int* flags, int position) {
   atomic_min(&flags[1], position);
 }
 
-// Philox4x32-10, the same rounds as src/common/philox.h.
+// Philox4x32-10, the same rounds as src/plan/philox.h.
 inline uint4 philox4x32(uint4 c, uint2 k) {
   for (int round = 0; round < 10; ++round) {
     const uint hi0 = mul_hi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;

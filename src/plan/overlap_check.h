@@ -1,7 +1,7 @@
 // The invariant every memory plan must keep: tensors live at the same time never share bytes.
 // Used by the compiler's planner tests and by the runtime's plan verification.
-#ifndef REMAT_COMMON_OVERLAP_CHECK_H_
-#define REMAT_COMMON_OVERLAP_CHECK_H_
+#ifndef REMAT_PLAN_OVERLAP_CHECK_H_
+#define REMAT_PLAN_OVERLAP_CHECK_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -26,4 +26,4 @@ bool no_overlap_in_time_and_space(const PlacedBuffer* buffers, uint32_t count, u
 
 }  // namespace remat
 
-#endif  // REMAT_COMMON_OVERLAP_CHECK_H_
+#endif  // REMAT_PLAN_OVERLAP_CHECK_H_

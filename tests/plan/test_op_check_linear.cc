@@ -1,4 +1,4 @@
-// Per-op validation (common/op_check.h) of the linear and elementwise ops: matmul, bias_add,
+// Per-op validation (plan/op_check.h) of the linear and elementwise ops: matmul, bias_add,
 // reduce_leading, the elementwise ops, softmax and scale.
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,8 +11,8 @@ extern "C" {
 
 #include <math.h>
 
-#include "common/op_check.h"
-#include "common/ops.h"
+#include "plan/op_check.h"
+#include "plan/ops.h"
 #include "op_check_cases.h"
 
 using remat::OpCode;

@@ -1,8 +1,8 @@
 // Per-op validation: arity, dtypes, shapes and attribute values of one op, as ops.h defines
 // them. Used by the compiler on graphs it builds and by the runtime on untrusted plans, so it
 // is total (never crashes or overflows on any input) and allocates nothing.
-#ifndef REMAT_COMMON_OP_CHECK_H_
-#define REMAT_COMMON_OP_CHECK_H_
+#ifndef REMAT_PLAN_OP_CHECK_H_
+#define REMAT_PLAN_OP_CHECK_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +24,7 @@ struct ShapeView {
 };
 
 /// Checks that op |code| with |num_inputs| |inputs|, |num_outputs| |outputs|, |num_iattrs|
-/// |iattrs| and |num_fattrs| |fattrs| is well-formed (common/ops.h). Checks run in a fixed
+/// |iattrs| and |num_fattrs| |fattrs| is well-formed (plan/ops.h). Checks run in a fixed
 /// order and the first failure is reported: opcode; counts of tensors and attributes (with the
 /// layouts that attribute values decide: kPermute's r, kSgdUpdate's velocity); finiteness of
 /// float attributes; each tensor's rank, dims and element count; dtypes; then attribute values
@@ -48,4 +48,4 @@ remat_status check_op(uint16_t code, const ShapeView* inputs, uint32_t num_input
 
 }  // namespace remat
 
-#endif  // REMAT_COMMON_OP_CHECK_H_
+#endif  // REMAT_PLAN_OP_CHECK_H_

@@ -11,12 +11,12 @@
 // - Attribute values that decide the attribute or tensor layout (kPermute's r, kSgdUpdate's
 //   momentum deciding whether a velocity exists) are arity errors; other bad attribute values
 //   are shape errors (remat.h: "attribute values inconsistent with what the op computes").
-#include "common/op_check.h"
+#include "plan/op_check.h"
 
 #include <cmath>
 
-#include "common/op_check_internal.h"
-#include "common/ops.h"
+#include "plan/op_check_internal.h"
+#include "plan/ops.h"
 
 namespace remat {
 

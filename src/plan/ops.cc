@@ -1,5 +1,5 @@
 // The op table's static facts: names, arities and attribute counts.
-#include "common/ops.h"
+#include "plan/ops.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-// Per-op validation (common/op_check.h) of the layer ops: layernorm, dropout, embedding,
+// Per-op validation (plan/op_check.h) of the layer ops: layernorm, dropout, embedding,
 // permute and select, the losses, the optimizers, and the copies between regions.
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,8 +11,8 @@ extern "C" {
 
 #include <math.h>
 
-#include "common/op_check.h"
-#include "common/ops.h"
+#include "plan/op_check.h"
+#include "plan/ops.h"
 #include "op_check_cases.h"
 
 using remat::OpCode;

@@ -10,8 +10,8 @@
 // - iattrs are int64 attributes, fattrs are float32 attributes, in the order listed.
 // - An op never reads and writes the same tensor unless it says "in place".
 // - A step context (seed from the plan, step index from the session) is passed to every op.
-#ifndef REMAT_COMMON_OPS_H_
-#define REMAT_COMMON_OPS_H_
+#ifndef REMAT_PLAN_OPS_H_
+#define REMAT_PLAN_OPS_H_
 
 #include <stdint.h>
 
@@ -63,7 +63,7 @@ enum class OpCode : uint16_t {
   /// (dgamma and dbeta are overwritten, not accumulated).
   kLayerNormGrad = 17,
   /// Inverted dropout: y[i] = keep(i) ? x[i] / (1 - p) : 0, keep(i) = uniform(seed, step, key, i) >= p,
-  /// where uniform() is the Philox generator of common/philox.h. in: x; out: y.
+  /// where uniform() is the Philox generator of plan/philox.h. in: x; out: y.
   /// iattrs: [key]; fattrs: [p]. The same key, seed and step give the same mask: recompute is exact.
   kDropout = 18,
   /// dx[i] = keep(i) ? dy[i] / (1 - p) : 0 with the forward op's key. in: dy; out: dx.
@@ -143,4 +143,4 @@ OpCode op_by_name(const char* name);
 
 }  // namespace remat
 
-#endif  // REMAT_COMMON_OPS_H_
+#endif  // REMAT_PLAN_OPS_H_

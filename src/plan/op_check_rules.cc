@@ -2,8 +2,8 @@
 // attribute values and shapes, run by check_op once the generic checks have passed.
 #include <cmath>
 
-#include "common/op_check_internal.h"
-#include "common/ops.h"
+#include "plan/op_check_internal.h"
+#include "plan/ops.h"
 
 namespace remat {
 namespace op_check_internal {

@@ -1,15 +1,15 @@
 // Shared by the op_check suites: an op under test (Case), the expectation helper, and one
 // well-formed case per opcode with loops over every op and every tensor slot.
-#ifndef REMAT_TESTS_COMMON_OP_CHECK_CASES_H_
-#define REMAT_TESTS_COMMON_OP_CHECK_CASES_H_
+#ifndef REMAT_TESTS_PLAN_OP_CHECK_CASES_H_
+#define REMAT_TESTS_PLAN_OP_CHECK_CASES_H_
 
 #include <stdint.h>
 #include <stdio.h>
 
 #include <initializer_list>
 
-#include "common/op_check.h"
-#include "common/ops.h"
+#include "plan/op_check.h"
+#include "plan/ops.h"
 
 constexpr uint8_t F32 = REMAT_DTYPE_F32;
 constexpr uint8_t F16 = REMAT_DTYPE_F16;
@@ -156,4 +156,4 @@ void for_each_tensor(F body) {
   }
 }
 
-#endif  // REMAT_TESTS_COMMON_OP_CHECK_CASES_H_
+#endif  // REMAT_TESTS_PLAN_OP_CHECK_CASES_H_

@@ -1,4 +1,4 @@
-// Per-op validation (common/op_check.h), the checks every opcode gets: each well-formed case
+// Per-op validation (plan/op_check.h), the checks every opcode gets: each well-formed case
 // passes; wrong arity, rank, dims, element count, dtype or float attribute is rejected with
 // its specific status and a message; the check is total on null arrays, huge counts, small
 // message buffers and random mutations.
@@ -15,8 +15,8 @@ extern "C" {
 #include <stdio.h>
 #include <string.h>
 
-#include "common/op_check.h"
-#include "common/ops.h"
+#include "plan/op_check.h"
+#include "plan/ops.h"
 #include "op_check_cases.h"
 
 using remat::check_op;

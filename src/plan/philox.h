@@ -1,8 +1,8 @@
 // Philox4x32-10 counter-based random numbers (Salmon et al. 2011, "Parallel random numbers:
 // as easy as 1, 2, 3"): the value for (seed, step, key, index) is a pure function, so a
 // recomputed dropout mask equals the first one without storing any state.
-#ifndef REMAT_COMMON_PHILOX_H_
-#define REMAT_COMMON_PHILOX_H_
+#ifndef REMAT_PLAN_PHILOX_H_
+#define REMAT_PLAN_PHILOX_H_
 
 #include <stdint.h>
 
@@ -47,4 +47,4 @@ inline uint32_t philox_word(uint64_t seed, uint64_t step, uint64_t key, uint64_t
 
 }  // namespace remat
 
-#endif  // REMAT_COMMON_PHILOX_H_
+#endif  // REMAT_PLAN_PHILOX_H_

@@ -1,5 +1,5 @@
 // Sweep over buffers sorted by start op: O(n log n + n * live) instead of all pairs.
-#include "common/overlap_check.h"
+#include "plan/overlap_check.h"
 
 #include <algorithm>
 

@@ -1,16 +1,16 @@
-// Internal to common/op_check*.cc: the op under check and its failure-message builder.
+// Internal to plan/op_check*.cc: the op under check and its failure-message builder.
 // Shared by the generic checks and check_op (op_check.cc) and the per-op rules
 // (op_check_rules.cc); nothing outside those two files includes it.
-#ifndef REMAT_COMMON_OP_CHECK_INTERNAL_H_
-#define REMAT_COMMON_OP_CHECK_INTERNAL_H_
+#ifndef REMAT_PLAN_OP_CHECK_INTERNAL_H_
+#define REMAT_PLAN_OP_CHECK_INTERNAL_H_
 
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "common/op_check.h"
-#include "common/ops.h"
+#include "plan/op_check.h"
+#include "plan/ops.h"
 
 namespace remat {
 namespace op_check_internal {
@@ -19,7 +19,7 @@ namespace op_check_internal {
 constexpr uint32_t kMaxIn = 5;
 constexpr uint32_t kMaxOut = 3;
 
-/// Names of an op's tensors and attributes as common/ops.h writes them, for messages.
+/// Names of an op's tensors and attributes as plan/ops.h writes them, for messages.
 struct OpNames {
   const char* in[kMaxIn];
   const char* out[kMaxOut];
@@ -148,4 +148,4 @@ remat_status check_relations(Op& op);
 }  // namespace op_check_internal
 }  // namespace remat
 
-#endif  // REMAT_COMMON_OP_CHECK_INTERNAL_H_
+#endif  // REMAT_PLAN_OP_CHECK_INTERNAL_H_
