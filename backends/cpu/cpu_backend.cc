@@ -1,4 +1,5 @@
 // The CPU backend: regions are host memory, ops are calls to the kernels of this folder.
+#include "backends/cpu/cpu_profile.h"
 #include <new>
 #include <stdio.h>
 #include <string.h>
@@ -20,7 +21,7 @@ class CpuBackend final : public Backend {
 
   ~CpuBackend() override { port_free(scratch_); }
 
-  const char* name() const override { return "cpu"; }
+  const DeviceProfile& profile() const override { return kCpuProfile; }
 
   bool supports_op(uint16_t code) const override { return cpu::kernel_for(code) != nullptr; }
 

@@ -17,22 +17,13 @@ void strided_copy(const unsigned char* src, int64_t src_stride, unsigned char* d
   for (int64_t i = 0; i < count; ++i) d[i] = s[i * src_stride];
 }
 
-// Shape of x viewed as [outer, n, inner] around |axis|. Negative axes are not part of the
-// contract (ops.h), so they are rejected like any other axis outside the shape.
-bool select_view(const TensorRef& x, int64_t axis, int64_t* outer, int64_t* n, int64_t* inner) {
-  if (axis < 0 || axis >= x.rank) return false;
-  *outer = 1;
-  *inner = 1;
-  for (int64_t d = 0; d < axis; ++d) *outer *= x.dims[d];
-  for (int64_t d = axis + 1; d < x.rank; ++d) *inner *= x.dims[d];
-  *n = x.dims[axis];
-  return true;
-}
-
-remat_status bad_select(const KernelArgs& args, const char* name, int64_t axis, int64_t index) {
+// Negative axes are not part of the contract (op_catalogue.h): rejected like any other axis
+// outside the shape.
+remat_status bad_select(const KernelArgs& args, const char* name) {
   return set_error(args.err, REMAT_ERROR_OUT_OF_RANGE,
                    "op %u (%s): axis %lld / index %lld outside the input's shape", args.call->index,
-                   name, static_cast<long long>(axis), static_cast<long long>(index));
+                   name, static_cast<long long>(iattr(*args.call, 0, 0)),
+                   static_cast<long long>(iattr(*args.call, 1, 0)));
 }
 
 }  // namespace
@@ -84,7 +75,7 @@ remat_status embedding_grad(const KernelArgs& args) {
 }
 
 remat_status permute(const KernelArgs& args) {
-  const int64_t r = iattr(args, 0, 0);
+  const int64_t r = iattr(*args.call, 0, 0);
   if (r < 1 || r > kMaxPermuteRank || args.call->num_iattrs < static_cast<uint32_t>(1 + 2 * r)) {
     return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT,
                      "op %u (permute): rank %lld needs %lld attributes, has %u", args.call->index,
@@ -157,36 +148,26 @@ remat_status copy(const KernelArgs& args) {
 }
 
 remat_status select(const KernelArgs& args) {
-  const int64_t axis = iattr(args, 0, 0);
-  const int64_t index = iattr(args, 1, 0);
-  int64_t outer, n, inner;
-  const TensorRef& x = in_ref(args, 0);
-  if (!select_view(x, axis, &outer, &n, &inner) || index < 0 || index >= n) {
-    return bad_select(args, "select", axis, index);
-  }
-  const int64_t run = inner * elem_bytes(x);
-  const unsigned char* src = static_cast<const unsigned char*>(args.in[0]) + index * run;
+  const SelectView v = select_view(*args.call, false);
+  if (!v.valid) return bad_select(args, "select");
+  const int64_t run = v.inner * v.elem_bytes;
+  const unsigned char* src = static_cast<const unsigned char*>(args.in[0]) + v.index * run;
   unsigned char* dst = static_cast<unsigned char*>(args.out[0]);
-  for (int64_t o = 0; o < outer; ++o) {
-    memcpy(dst + o * run, src + o * n * run, static_cast<size_t>(run));
+  for (int64_t o = 0; o < v.outer; ++o) {
+    memcpy(dst + o * run, src + o * v.n * run, static_cast<size_t>(run));
   }
   return REMAT_OK;
 }
 
 remat_status select_grad(const KernelArgs& args) {
-  const int64_t axis = iattr(args, 0, 0);
-  const int64_t index = iattr(args, 1, 0);
-  int64_t outer, n, inner;
-  const TensorRef& dx = out_ref(args, 0);
-  if (!select_view(dx, axis, &outer, &n, &inner) || index < 0 || index >= n) {
-    return bad_select(args, "select_grad", axis, index);
-  }
-  const int64_t run = inner * elem_bytes(dx);
-  memset(args.out[0], 0, static_cast<size_t>(dx.bytes));
+  const SelectView v = select_view(*args.call, true);
+  if (!v.valid) return bad_select(args, "select_grad");
+  const int64_t run = v.inner * v.elem_bytes;
+  memset(args.out[0], 0, static_cast<size_t>(out_ref(args, 0).bytes));
   const unsigned char* src = static_cast<const unsigned char*>(args.in[0]);
-  unsigned char* dst = static_cast<unsigned char*>(args.out[0]) + index * run;
-  for (int64_t o = 0; o < outer; ++o) {
-    memcpy(dst + o * n * run, src + o * run, static_cast<size_t>(run));
+  unsigned char* dst = static_cast<unsigned char*>(args.out[0]) + v.index * run;
+  for (int64_t o = 0; o < v.outer; ++o) {
+    memcpy(dst + o * v.n * run, src + o * run, static_cast<size_t>(run));
   }
   return REMAT_OK;
 }

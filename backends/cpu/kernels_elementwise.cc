@@ -35,8 +35,8 @@ remat_status apply_dropout_mask(const KernelArgs& args) {
   const float* __restrict x = in_f32(args, 0);
   float* __restrict y = out_f32(args, 0);
   const int64_t n = out_ref(args, 0).numel;
-  const uint64_t key = static_cast<uint64_t>(iattr(args, 0, 0));
-  const float p = fattr(args, 0, 0.0f);
+  const uint64_t key = static_cast<uint64_t>(iattr(*args.call, 0, 0));
+  const float p = fattr(*args.call, 0, 0.0f);
   const float keep_scale = 1.0f - p;
   const uint64_t seed = args.ctx->seed, step = args.ctx->step;
   for (int64_t i = 0; i < n; i += 4) {
@@ -98,7 +98,7 @@ remat_status mul(const KernelArgs& args) {
 }
 
 remat_status scale(const KernelArgs& args) {
-  const float alpha = fattr(args, 0, 1.0f);
+  const float alpha = fattr(*args.call, 0, 1.0f);
   return unary(args, [alpha](float x) { return alpha * x; });
 }
 
@@ -122,7 +122,7 @@ remat_status gelu_grad(const KernelArgs& args) {
   });
 }
 
-remat_status tanh_fwd(const KernelArgs& args) {
+remat_status tanh(const KernelArgs& args) {
   return unary(args, [](float x) { return tanhf(x); });
 }
 

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "backends/cpu/kernels.h"
+#include "backends/shared/op_args.h"
 
 namespace remat {
 namespace cpu {
@@ -12,29 +13,12 @@ namespace cpu {
 // Kernels mark pointers __restrict: ops.h promises an op never reads and writes the same
 // tensor unless it says "in place" (the optimizers, which do not use __restrict).
 
-// Attributes are counted by the verifier before any op runs; the defaults only keep a kernel
-// well-defined when a caller outside the runtime (a test) leaves an optional one out.
-inline int64_t iattr(const KernelArgs& a, uint32_t i, int64_t fallback) {
-  return (a.call->iattrs != nullptr && i < a.call->num_iattrs) ? a.call->iattrs[i] : fallback;
-}
-inline float fattr(const KernelArgs& a, uint32_t i, float fallback) {
-  return (a.call->fattrs != nullptr && i < a.call->num_fattrs) ? a.call->fattrs[i] : fallback;
-}
-
 inline const TensorRef& in_ref(const KernelArgs& a, int i) { return *a.call->inputs[i]; }
 inline const TensorRef& out_ref(const KernelArgs& a, int i) { return *a.call->outputs[i]; }
 inline const float* in_f32(const KernelArgs& a, int i) {
   return static_cast<const float*>(a.in[i]);
 }
 inline float* out_f32(const KernelArgs& a, int i) { return static_cast<float*>(a.out[i]); }
-
-/// Innermost dimension of |t| (1 for a scalar).
-inline int64_t last_dim(const TensorRef& t) { return t.rank == 0 ? 1 : t.dims[t.rank - 1]; }
-
-/// Bytes of one element of |t|, derived from its size so that any dtype copies correctly.
-inline int64_t elem_bytes(const TensorRef& t) {
-  return t.numel > 0 ? static_cast<int64_t>(t.bytes) / t.numel : 4;
-}
 
 // kernels_matmul.cc
 remat_status matmul(const KernelArgs& a);
@@ -49,7 +33,7 @@ remat_status relu(const KernelArgs& a);
 remat_status relu_grad(const KernelArgs& a);
 remat_status gelu(const KernelArgs& a);
 remat_status gelu_grad(const KernelArgs& a);
-remat_status tanh_fwd(const KernelArgs& a);
+remat_status tanh(const KernelArgs& a);
 remat_status tanh_grad(const KernelArgs& a);
 remat_status sigmoid(const KernelArgs& a);
 remat_status sigmoid_grad(const KernelArgs& a);

@@ -173,50 +173,29 @@ size_t scratch_bytes() { return 0; }  // OpenBLAS keeps its own buffers
 size_t scratch_bytes() { return static_cast<size_t>(kPackA + kPackB) * sizeof(float); }
 #endif
 
-namespace {
-
-// The last two dims of |t| as a matrix; a rank-1 tensor is one row.
-void matrix_dims(const TensorRef& t, int64_t* rows, int64_t* cols) {
-  *cols = t.rank >= 1 ? t.dims[t.rank - 1] : 1;
-  *rows = t.rank >= 2 ? t.dims[t.rank - 2] : 1;
-}
-
-int64_t batch_of(const TensorRef& t) {
-  int64_t rows, cols;
-  matrix_dims(t, &rows, &cols);
-  return rows * cols > 0 ? t.numel / (rows * cols) : 0;
-}
-
-}  // namespace
-
 remat_status matmul(const KernelArgs& args) {
-  const TensorRef& ta = in_ref(args, 0);
-  const TensorRef& tb = in_ref(args, 1);
-  const TensorRef& tc = out_ref(args, 0);
-  const bool trans_a = iattr(args, 0, 0) != 0;
-  const bool trans_b = iattr(args, 1, 0) != 0;
-  int64_t ar, ac, br, bc;
-  matrix_dims(ta, &ar, &ac);
-  matrix_dims(tb, &br, &bc);
+  const MatmulShape shape = matmul_shape(*args.call);
   Gemm g{};
-  g.trans_a = trans_a;
-  g.trans_b = trans_b;
-  g.m = trans_a ? ac : ar;
-  g.k = trans_a ? ar : ac;
-  g.n = trans_b ? br : bc;
-  g.alpha = fattr(args, 0, 1.0f);
-  g.lda = ac;
-  g.ldb = bc;
+  g.trans_a = shape.trans_a;
+  g.trans_b = shape.trans_b;
+  g.m = shape.m;
+  g.k = shape.k;
+  g.n = shape.n;
+  g.alpha = fattr(*args.call, 0, 1.0f);
+  g.lda = shape.a_cols;
+  g.ldb = shape.b_cols;
   g.ldc = g.n;
   g.beta = 0.0f;
   g.pack = static_cast<float*>(args.scratch);
   const float* a = in_f32(args, 0);
   const float* b = in_f32(args, 1);
   float* c = out_f32(args, 0);
-  const int64_t batch_a = batch_of(ta), batch_b = batch_of(tb);
-  const int64_t a_stride = ar * ac, b_stride = br * bc, c_stride = g.m * g.n;
+  const bool trans_a = shape.trans_a, trans_b = shape.trans_b;
+  const int64_t batch_a = shape.batch_a;
+  const int64_t a_stride = shape.a_rows * shape.a_cols, b_stride = shape.b_rows * shape.b_cols;
+  const int64_t c_stride = g.m * g.n;
 
-  if (tc.rank == 2 && batch_a > 1 && batch_a == batch_b) {
+  if (shape.mode == MatmulMode::kReduce) {
     // Reduce mode (weight gradients): C = sum over the batch.
     g.c = c;
     if (trans_a && !trans_b) {
@@ -235,7 +214,7 @@ remat_status matmul(const KernelArgs& args) {
     }
     return REMAT_OK;
   }
-  if (tb.rank == 2) {
+  if (shape.mode == MatmulMode::kBroadcast) {
     // Broadcast mode: every batch entry shares B.
     if (!trans_a) {
       // The stacked A rows are one [batch * M, K] matrix: one GEMM.

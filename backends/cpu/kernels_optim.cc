@@ -12,9 +12,9 @@ remat_status sgd_update(const KernelArgs& args) {
   const float* param_in = in_f32(args, 0);
   const float* grad = in_f32(args, 1);
   float* param = out_f32(args, 0);
-  const float lr = fattr(args, 0, 0.0f);
-  const float momentum = fattr(args, 1, 0.0f);
-  const float wd = fattr(args, 2, 0.0f);
+  const float lr = fattr(*args.call, 0, 0.0f);
+  const float momentum = fattr(*args.call, 1, 0.0f);
+  const float wd = fattr(*args.call, 2, 0.0f);
   const int64_t n = out_ref(args, 0).numel;
   if (momentum == 0.0f) {
     for (int64_t i = 0; i < n; ++i) {
@@ -47,12 +47,12 @@ remat_status adam_update(const KernelArgs& args) {
   float* param = out_f32(args, 0);
   float* m_out = out_f32(args, 1);
   float* v_out = out_f32(args, 2);
-  const float lr = fattr(args, 0, 1e-3f);
-  const float b1 = fattr(args, 1, 0.9f);
-  const float b2 = fattr(args, 2, 0.999f);
-  const float eps = fattr(args, 3, 1e-8f);
-  const float wd = fattr(args, 4, 0.0f);
-  const bool decoupled = iattr(args, 0, 0) != 0;
+  const float lr = fattr(*args.call, 0, 1e-3f);
+  const float b1 = fattr(*args.call, 1, 0.9f);
+  const float b2 = fattr(*args.call, 2, 0.999f);
+  const float eps = fattr(*args.call, 3, 1e-8f);
+  const float wd = fattr(*args.call, 4, 0.0f);
+  const bool decoupled = iattr(*args.call, 0, 0) != 0;
   const int64_t n = out_ref(args, 0).numel;
   // Scalars in double, then rounded once, as torch computes them on the Python side.
   const double t = static_cast<double>(args.ctx->step) + 1.0;

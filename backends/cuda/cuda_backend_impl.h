@@ -2,6 +2,7 @@
 #ifndef REMAT_BACKENDS_CUDA_CUDA_BACKEND_IMPL_H_
 #define REMAT_BACKENDS_CUDA_CUDA_BACKEND_IMPL_H_
 
+#include "backends/cuda/cuda_profile.h"
 #include <cuda_runtime_api.h>
 
 #include "backends/cuda/cublas_loader.h"
@@ -39,7 +40,7 @@ class CudaBackend final : public Backend {
   /// Allocates everything (regions, streams, events, cuBLAS); called once by the factory.
   remat_status init(const RegionSetup& regions, ErrorBuffer* err);
 
-  const char* name() const override { return "cuda"; }
+  const DeviceProfile& profile() const override { return kCudaProfile; }
   bool supports_op(uint16_t code) const override;
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,

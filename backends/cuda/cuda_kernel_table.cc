@@ -7,7 +7,7 @@ namespace cuda {
 namespace {
 
 struct KernelTable {
-  Kernel k[static_cast<uint16_t>(OpCode::kCount)];
+  Kernel k[kOpCodeCount];
 };
 
 constexpr KernelTable make_table() {
@@ -21,7 +21,7 @@ constexpr KernelTable make_table() {
   set(OpCode::kReluGrad, relu_grad);
   set(OpCode::kGelu, gelu);
   set(OpCode::kGeluGrad, gelu_grad);
-  set(OpCode::kTanh, tanh_fwd);
+  set(OpCode::kTanh, tanh);
   set(OpCode::kTanhGrad, tanh_grad);
   set(OpCode::kSigmoid, sigmoid);
   set(OpCode::kSigmoidGrad, sigmoid_grad);
@@ -52,7 +52,7 @@ constexpr KernelTable kTable = make_table();
 }  // namespace
 
 Kernel kernel_for(uint16_t code) {
-  if (code >= static_cast<uint16_t>(OpCode::kCount)) return nullptr;
+  if (code >= kOpCodeCount) return nullptr;
   return kTable.k[code];
 }
 

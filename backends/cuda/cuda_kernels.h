@@ -82,7 +82,7 @@ remat_status relu(const KernelArgs& a);
 remat_status relu_grad(const KernelArgs& a);
 remat_status gelu(const KernelArgs& a);
 remat_status gelu_grad(const KernelArgs& a);
-remat_status tanh_fwd(const KernelArgs& a);
+remat_status tanh(const KernelArgs& a);
 remat_status tanh_grad(const KernelArgs& a);
 remat_status sigmoid(const KernelArgs& a);
 remat_status sigmoid_grad(const KernelArgs& a);

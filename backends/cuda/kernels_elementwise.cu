@@ -171,7 +171,7 @@ remat_status gelu(const KernelArgs& a) { return launch_unary(a, GeluF{}, "gelu k
 remat_status gelu_grad(const KernelArgs& a) {
   return launch_binary(a, GeluGradF{}, "gelu_grad kernel");
 }
-remat_status tanh_fwd(const KernelArgs& a) { return launch_unary(a, TanhF{}, "tanh kernel"); }
+remat_status tanh(const KernelArgs& a) { return launch_unary(a, TanhF{}, "tanh kernel"); }
 remat_status tanh_grad(const KernelArgs& a) {
   return launch_binary(a, TanhGradF{}, "tanh_grad kernel");
 }

@@ -13,6 +13,7 @@
 #ifndef REMAT_BACKENDS_OPENCL_OPENCL_BACKEND_H_
 #define REMAT_BACKENDS_OPENCL_OPENCL_BACKEND_H_
 
+#include "backends/opencl/opencl_profile.h"
 #include <CL/cl.h>
 
 #include "backends/opencl/opencl_device.h"
@@ -97,7 +98,7 @@ class OpenclBackend final : public Backend {
   /// Creates context, queues, buffers, program and kernels (opencl_backend.cc).
   remat_status init(const DeviceChoice& device, const RegionSetup& regions, ErrorBuffer* err);
 
-  const char* name() const override { return "opencl"; }
+  const DeviceProfile& profile() const override { return kOpenclProfile; }
   bool supports_op(uint16_t code) const override;
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,

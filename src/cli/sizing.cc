@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "compiler/graph.h"
-#include "runtime/backend.h"
+#include "plan/region.h"
 
 namespace remat {
 namespace cli {

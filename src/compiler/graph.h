@@ -21,7 +21,7 @@ class CompileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Role of a tensor; values equal remat.fb.Role in the plan schema.
+/// Role of a tensor; values equal remat.fb.Role in the plan schema (checked in plan_writer.cc).
 enum class Role : uint8_t {
   kInput = 0,
   kLabel = 1,
@@ -34,10 +34,10 @@ enum class Role : uint8_t {
   kLoss = 8,
 };
 
-/// How a persistent tensor starts; values equal remat.fb.Init.
+/// How a persistent tensor starts; values equal remat.fb.Init (checked in plan_writer.cc).
 enum class Init : uint8_t { kNone = 0, kZeros = 1, kOnes = 2, kUniform = 3, kNormal = 4 };
 
-/// Part of the step an op belongs to; values equal remat.fb.Phase.
+/// Part of the step an op belongs to; values equal remat.fb.Phase (checked in plan_writer.cc).
 enum class Phase : uint8_t { kForward = 0, kBackward = 1, kRecompute = 2, kUpdate = 3, kCopy = 4 };
 
 /// A tensor of the graph.

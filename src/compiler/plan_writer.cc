@@ -1,9 +1,47 @@
 // Graph + memory plan -> FlatBuffers plan bytes.
 #include "plan/plan_generated.h"
 #include "compiler/compiler.h"
+#include "plan/region.h"
 
 namespace remat {
 namespace compiler {
+namespace {
+
+// The graph's Role, Init and Phase and remat_dtype are written into the plan by value: each
+// must equal the schema's enum, value for value, and have no value the schema lacks.
+#define REMAT_SAME_ENUM(ours, theirs) \
+  static_assert(static_cast<int>(ours) == static_cast<int>(theirs), #ours " != " #theirs)
+REMAT_SAME_ENUM(Role::kInput, fb::Role::Input);
+REMAT_SAME_ENUM(Role::kLabel, fb::Role::Label);
+REMAT_SAME_ENUM(Role::kParam, fb::Role::Param);
+REMAT_SAME_ENUM(Role::kState, fb::Role::State);
+REMAT_SAME_ENUM(Role::kGrad, fb::Role::Grad);
+REMAT_SAME_ENUM(Role::kActivation, fb::Role::Activation);
+REMAT_SAME_ENUM(Role::kCheckpoint, fb::Role::Checkpoint);
+REMAT_SAME_ENUM(Role::kScratch, fb::Role::Scratch);
+REMAT_SAME_ENUM(Role::kLoss, fb::Role::Loss);
+REMAT_SAME_ENUM(Role::kLoss, fb::Role::MAX);
+REMAT_SAME_ENUM(Init::kNone, fb::Init::None);
+REMAT_SAME_ENUM(Init::kZeros, fb::Init::Zeros);
+REMAT_SAME_ENUM(Init::kOnes, fb::Init::Ones);
+REMAT_SAME_ENUM(Init::kUniform, fb::Init::Uniform);
+REMAT_SAME_ENUM(Init::kNormal, fb::Init::Normal);
+REMAT_SAME_ENUM(Init::kNormal, fb::Init::MAX);
+REMAT_SAME_ENUM(Phase::kForward, fb::Phase::Forward);
+REMAT_SAME_ENUM(Phase::kBackward, fb::Phase::Backward);
+REMAT_SAME_ENUM(Phase::kRecompute, fb::Phase::Recompute);
+REMAT_SAME_ENUM(Phase::kUpdate, fb::Phase::Update);
+REMAT_SAME_ENUM(Phase::kCopy, fb::Phase::Copy);
+REMAT_SAME_ENUM(Phase::kCopy, fb::Phase::MAX);
+REMAT_SAME_ENUM(REMAT_DTYPE_F32, fb::DType::F32);
+REMAT_SAME_ENUM(REMAT_DTYPE_F16, fb::DType::F16);
+REMAT_SAME_ENUM(REMAT_DTYPE_BF16, fb::DType::BF16);
+REMAT_SAME_ENUM(REMAT_DTYPE_I32, fb::DType::I32);
+REMAT_SAME_ENUM(REMAT_DTYPE_I32, fb::DType::MAX);
+REMAT_SAME_ENUM(Region::kHost, fb::Region::MAX);
+#undef REMAT_SAME_ENUM
+
+}  // namespace
 
 std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
                                 const CompileReport& report, uint64_t seed) {

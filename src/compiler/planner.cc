@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "runtime/backend.h"
+#include "plan/region.h"
 
 namespace remat {
 namespace compiler {

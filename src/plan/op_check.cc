@@ -24,49 +24,6 @@ using namespace op_check_internal;
 
 namespace {
 
-// Indexed by opcode value; order must follow OpCode.
-const OpNames kNames[] = {
-    {{}, {}, {}, {}},
-    {{"A", "B"}, {"C"}, {"trans_a", "trans_b"}, {"alpha"}},
-    {{"x", "b"}, {"y"}, {}, {}},
-    {{"dy"}, {"db"}, {}, {}},
-    {{"a", "b"}, {"c"}, {}, {}},
-    {{"a", "b"}, {"c"}, {}, {}},
-    {{"x"}, {"y"}, {}, {}},
-    {{"dy", "y"}, {"dx"}, {}, {}},
-    {{"x"}, {"y"}, {}, {}},
-    {{"dy", "x"}, {"dx"}, {}, {}},
-    {{"x"}, {"y"}, {}, {}},
-    {{"dy", "y"}, {"dx"}, {}, {}},
-    {{"x"}, {"y"}, {}, {}},
-    {{"dy", "y"}, {"dx"}, {}, {}},
-    {{"x"}, {"y"}, {}, {}},
-    {{"dy", "y"}, {"dx"}, {}, {}},
-    {{"x", "gamma", "beta"}, {"y", "mean", "rstd"}, {}, {"eps"}},
-    {{"dy", "x", "mean", "rstd", "gamma"}, {"dx", "dgamma", "dbeta"}, {}, {}},
-    {{"x"}, {"y"}, {"key"}, {"p"}},
-    {{"dy"}, {"dx"}, {"key"}, {"p"}},
-    {{"ids", "table"}, {"out"}, {}, {}},
-    {{"dy", "ids"}, {"dtable"}, {}, {}},
-    {{"x"}, {"y"}, {}, {}},
-    {{"x"}, {"y"}, {}, {}},
-    {{"x"}, {"y"}, {"axis", "index"}, {}},
-    {{"dy"}, {"dx"}, {"axis", "index"}, {}},
-    {{"logits", "labels"}, {"loss", "probs"}, {}, {}},
-    {{"probs", "labels"}, {"dlogits"}, {}, {}},
-    {{"pred", "target"}, {"loss"}, {}, {}},
-    {{"pred", "target"}, {"dpred"}, {}, {}},
-    {{"param", "grad", "velocity"}, {"param", "velocity"}, {}, {"lr", "momentum", "weight_decay"}},
-    {{"param", "grad", "m", "v"}, {"param", "m", "v"}, {"decoupled"}, {"lr", "b1", "b2", "eps",
-                                                                       "weight_decay"}},
-    {{"x"}, {"slot"}, {}, {}},
-    {{"slot"}, {"x"}, {}, {}},
-    {{"x"}, {}, {}, {}},
-    {{"x"}, {"y"}, {}, {"alpha"}},
-};
-static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(OpCode::kCount),
-              "name table and OpCode disagree");
-
 // ---- Generic checks, in the order check_op runs them ------------------------------------------
 
 remat_status check_count(Op& op, const char* what, uint32_t found, uint32_t lo, uint32_t hi) {
@@ -80,10 +37,10 @@ remat_status check_counts(Op& op, const OpInfo& info) {
   RETURN_IF_FAILED(check_count(op, "inputs", op.num_in, info.min_inputs, info.max_inputs));
   RETURN_IF_FAILED(check_count(op, "outputs", op.num_out, info.min_outputs, info.max_outputs));
   RETURN_IF_FAILED(check_count(op, "fattrs", op.num_fattrs, info.num_fattrs, info.num_fattrs));
-  if (op.code != static_cast<uint16_t>(OpCode::kPermute)) {
+  if (info.num_iattrs != kVariableAttrs) {
     return check_count(op, "iattrs", op.num_iattrs, info.num_iattrs, info.num_iattrs);
   }
-  // kPermute: [r, d_0..d_{r-1}, p_0..p_{r-1}].
+  // The one op with a variable list, kPermute: [r, d_0..d_{r-1}, p_0..p_{r-1}].
   if (op.num_iattrs == 0) {
     return fail(op, REMAT_ERROR_BAD_ARITY).text("0 iattrs, expected 1 + 2r with r = 1..6");
   }
@@ -159,25 +116,21 @@ remat_status check_tensor(Op& op, Slot s) {
 
 enum class Want { kF32, kI32, kAny };
 
-// f32 everywhere except token ids and class labels; copies between regions move any dtype.
-Want wanted_dtype(uint16_t code, Slot s) {
-  switch (static_cast<OpCode>(code)) {
-    case OpCode::kEmbedding: return !s.output && s.index == 0 ? Want::kI32 : Want::kF32;
-    case OpCode::kEmbeddingGrad:
-    case OpCode::kSoftmaxCrossEntropy:
-    case OpCode::kSoftmaxCrossEntropyGrad:
-      return !s.output && s.index == 1 ? Want::kI32 : Want::kF32;
-    case OpCode::kSpill:
-    case OpCode::kPrefetch:
-    case OpCode::kWait: return Want::kAny;
-    default:
-      return Want::kF32;
+// The catalogue's dtypes column: f32 everywhere except token ids and class labels; copies
+// between regions move any dtype.
+Want wanted_dtype(const OpInfo& info, Slot s) {
+  switch (info.dtypes) {
+    case OpDtypes::kI32Input0: return !s.output && s.index == 0 ? Want::kI32 : Want::kF32;
+    case OpDtypes::kI32Input1: return !s.output && s.index == 1 ? Want::kI32 : Want::kF32;
+    case OpDtypes::kAnyDtype: return Want::kAny;
+    case OpDtypes::kF32: break;
   }
+  return Want::kF32;
 }
 
 remat_status check_dtype(Op& op, Slot s) {
   const uint8_t dtype = op.view(s).dtype;
-  const Want want = wanted_dtype(op.code, s);
+  const Want want = wanted_dtype(*op.info, s);
   if (want == Want::kAny ? dtype <= REMAT_DTYPE_I32
                          : dtype == (want == Want::kI32 ? REMAT_DTYPE_I32 : REMAT_DTYPE_F32)) {
     return REMAT_OK;
@@ -195,13 +148,12 @@ remat_status check_op(uint16_t code, const ShapeView* inputs, uint32_t num_input
                       char* message, size_t capacity) {
   if (message != nullptr && capacity > 0) message[0] = '\0';  // The message on success.
   const OpInfo* info = op_info(code);
-  Op op = {code, info ? info->name : "op", &kNames[0], inputs, num_inputs, outputs, num_outputs,
+  Op op = {code, info ? info->name : "op", info, inputs, num_inputs, outputs, num_outputs,
            iattrs, num_iattrs, fattrs, num_fattrs, message, capacity, 0, {}, {}};
   if (info == nullptr) {
     return fail(op, REMAT_ERROR_UNKNOWN_OP).text("unknown opcode ").num(code).text(", expected 1..")
-        .num(static_cast<int64_t>(OpCode::kCount) - 1);
+        .num(static_cast<int64_t>(kOpCodeCount) - 1);
   }
-  op.names = &kNames[code];
   // No array is read before its pointer is known and its count is bounded by the op table.
   RETURN_IF_FAILED(check_pointers(op));
   RETURN_IF_FAILED(check_counts(op, *info));

@@ -15,18 +15,6 @@
 namespace remat {
 namespace op_check_internal {
 
-/// Most inputs and outputs any op has (kLayerNormGrad: 5 inputs, 3 outputs).
-constexpr uint32_t kMaxIn = 5;
-constexpr uint32_t kMaxOut = 3;
-
-/// Names of an op's tensors and attributes as plan/ops.h writes them, for messages.
-struct OpNames {
-  const char* in[kMaxIn];
-  const char* out[kMaxOut];
-  const char* iattr[2];
-  const char* fattr[5];
-};
-
 /// One tensor of the op being checked.
 struct Slot {
   bool output;
@@ -39,7 +27,7 @@ constexpr Slot Out(uint32_t i) { return {true, i}; }
 struct Op {
   uint16_t code;
   const char* name;
-  const OpNames* names;
+  const OpInfo* info;  // Null for an unknown opcode: then no tensor or attribute has a name.
   const ShapeView* in;
   uint32_t num_in;
   const ShapeView* out;
@@ -51,8 +39,8 @@ struct Op {
   char* message;             // Null, or |capacity| bytes of which |length| hold the message.
   size_t capacity;
   size_t length;
-  int64_t numel_in[kMaxIn];  // Element counts, set as each tensor's shape is checked.
-  int64_t numel_out[kMaxOut];
+  int64_t numel_in[kMaxOpInputs];  // Element counts, set as each tensor's shape is checked.
+  int64_t numel_out[kMaxOpOutputs];
 
   const ShapeView& view(Slot s) const { return s.output ? out[s.index] : in[s.index]; }
   int64_t numel(Slot s) const { return s.output ? numel_out[s.index] : numel_in[s.index]; }
@@ -88,7 +76,10 @@ class Failure {
     return text("]");
   }
   Failure& tensor(Slot s) {
-    const char* name = s.output ? op_->names->out[s.index] : op_->names->in[s.index];
+    const OpInfo* info = op_->info;
+    const char* name = info == nullptr ? nullptr
+                       : s.output      ? info->output_names[s.index]
+                                       : info->input_names[s.index];
     append("%s %u", s.output ? "output" : "input", s.index);
     return name ? append(" (%s)", name) : *this;
   }
@@ -101,11 +92,11 @@ class Failure {
       return i <= r ? append(" (d_%u)", i - 1)
                     : append(" (p_%u)", static_cast<unsigned>(i - 1 - r));
     }
-    return i < 2 && op_->names->iattr[i] ? append(" (%s)", op_->names->iattr[i]) : *this;
+    return name_of(i, op_->info ? op_->info->iattr_names : nullptr);
   }
   Failure& fattr(uint32_t i) {
     append("fattr %u", i);
-    return i < 5 && op_->names->fattr[i] ? append(" (%s)", op_->names->fattr[i]) : *this;
+    return name_of(i, op_->info ? op_->info->fattr_names : nullptr);
   }
   Failure& has_dims(Slot s) { return tensor(s).text(" has dims ").dims(s); }
   Failure& has_numel(Slot s) {
@@ -114,6 +105,10 @@ class Failure {
   operator remat_status() const { return status_; }
 
  private:
+  // " (name)" of attribute |i| when the catalogue names it.
+  Failure& name_of(uint32_t i, const char* const* names) {
+    return names && i < kMaxOpFattrs && names[i] ? append(" (%s)", names[i]) : *this;
+  }
   Failure& append(const char* format, ...) __attribute__((format(printf, 2, 3))) {
     if (op_->message == nullptr || op_->capacity == 0) return *this;
     va_list args;

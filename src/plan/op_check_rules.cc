@@ -2,6 +2,7 @@
 // attribute values and shapes, run by check_op once the generic checks have passed.
 #include <cmath>
 
+#include "plan/matmul_shape.h"
 #include "plan/op_check_internal.h"
 #include "plan/ops.h"
 
@@ -102,25 +103,21 @@ remat_status check_matmul(Op& op) {
     }
   }
   const bool ta = op.iattrs[0] != 0, tb = op.iattrs[1] != 0;
-  const int64_t m = op.dim(a, ta ? -1 : -2), k = op.dim(a, ta ? -2 : -1);
-  const int64_t kb = op.dim(b, tb ? -1 : -2), n = op.dim(b, tb ? -2 : -1);
-  if (kb != k) {
-    return bad_shape(op).has_dims(b).text(tb ? " (trans_b 1)" : "").text(", expected K = ").num(k)
-        .text(" from ").tensor(a).text(" ").dims(a).text(ta ? " (trans_a 1)" : "");
-  }
-  if (op.dim(c, -2) != m || op.dim(c, -1) != n) {
-    return bad_shape(op).has_dims(c).text(", expected a matrix of [M, N] = [").num(m).text(", ")
-        .num(n).text("]");
-  }
   // Two dims multiply to at most the element count, checked <= 2^40: no overflow.
-  const int64_t ba = op.numel(a) / (op.dim(a, -1) * op.dim(a, -2));
-  const int64_t bb = op.numel(b) / (op.dim(b, -1) * op.dim(b, -2));
-  const int64_t bc = op.numel(c) / (op.dim(c, -1) * op.dim(c, -2));
-  const bool batched = ba == bb && bb == bc;
-  const bool broadcast = op.rank(b) == 2 && ba == bc;
-  const bool reduce = op.rank(c) == 2 && ba == bb && ba > 1;
-  if (batched || broadcast || reduce) return REMAT_OK;
-  return bad_shape(op).text("batch sizes A ").num(ba).text(", B ").num(bb).text(", C ").num(bc)
+  const ShapeView &va = op.view(a), &vb = op.view(b), &vc = op.view(c);
+  const MatmulShape shape = matmul_shape(va.dims, va.rank, op.numel(a), vb.dims, vb.rank,
+                                         op.numel(b), vc.dims, vc.rank, op.numel(c), ta, tb);
+  if (shape.kb != shape.k) {
+    return bad_shape(op).has_dims(b).text(tb ? " (trans_b 1)" : "").text(", expected K = ")
+        .num(shape.k).text(" from ").tensor(a).text(" ").dims(a).text(ta ? " (trans_a 1)" : "");
+  }
+  if (op.dim(c, -2) != shape.m || op.dim(c, -1) != shape.n) {
+    return bad_shape(op).has_dims(c).text(", expected a matrix of [M, N] = [").num(shape.m)
+        .text(", ").num(shape.n).text("]");
+  }
+  if (shape.mode != MatmulMode::kInvalid) return REMAT_OK;
+  return bad_shape(op).text("batch sizes A ").num(shape.batch_a).text(", B ").num(shape.batch_b)
+      .text(", C ").num(shape.batch_c)
       .text(" fit no mode (batched: all equal; broadcast: B rank 2, A's = C's; reduce: C rank 2,"
             " A's = B's > 1)");
 }
@@ -235,54 +232,77 @@ remat_status check_adam(Op& op) {
   return same_dims(op, Out(2), In(3));
 }
 
+// ---- The catalogue's rule column: rule_<name> for each op --------------------------------------
+
+remat_status rule_none(Op&) { return REMAT_OK; }
+// Elementwise ops, copy, scale, mse_grad: flat arrays of one size.
+remat_status rule_same_numel(Op& op) { return all_same_numel(op); }
+// Row-wise ops (softmax and its gradient): one size and one row length.
+remat_status rule_same_rows(Op& op) { return all_same_rows(op); }
+remat_status rule_matmul(Op& op) { return check_matmul(op); }
+remat_status rule_bias_add(Op& op) {
+  RETURN_IF_FAILED(trailing_dims_of(op, In(1), In(0)));
+  return same_numel(op, Out(0), In(0));
+}
+remat_status rule_reduce_leading(Op& op) { return trailing_dims_of(op, Out(0), In(0)); }
+remat_status rule_layernorm(Op& op) { return check_layernorm(op); }
+remat_status rule_layernorm_grad(Op& op) { return check_layernorm_grad(op); }
+remat_status rule_dropout(Op& op) { return check_dropout(op); }
+remat_status rule_embedding(Op& op) { return check_embedding_rows(op, In(1), Out(0), In(0)); }
+remat_status rule_embedding_grad(Op& op) {
+  return check_embedding_rows(op, Out(0), In(0), In(1));
+}
+remat_status rule_permute(Op& op) { return check_permute(op); }
+remat_status rule_select(Op& op) { return check_select(op, In(0), Out(0)); }
+remat_status rule_select_grad(Op& op) { return check_select(op, Out(0), In(0)); }
+remat_status rule_softmax_cross_entropy(Op& op) {
+  RETURN_IF_FAILED(check_class_rows(op, In(0), In(1)));
+  RETURN_IF_FAILED(is_scalar(op, Out(0)));
+  return same_rows(op, Out(1), In(0));
+}
+remat_status rule_softmax_cross_entropy_grad(Op& op) {
+  RETURN_IF_FAILED(check_class_rows(op, In(0), In(1)));
+  return same_rows(op, Out(0), In(0));
+}
+remat_status rule_mse(Op& op) {
+  RETURN_IF_FAILED(same_numel(op, In(1), In(0)));
+  return is_scalar(op, Out(0));
+}
+remat_status rule_sgd_update(Op& op) {
+  for (uint32_t i = 1; i < op.num_in; ++i) RETURN_IF_FAILED(same_numel(op, In(i), In(0)));
+  RETURN_IF_FAILED(same_dims(op, Out(0), In(0)));
+  return op.num_out == 2 ? same_dims(op, Out(1), In(2)) : REMAT_OK;
+}
+remat_status rule_adam_update(Op& op) { return check_adam(op); }
+// Spill and prefetch: the same bytes on both sides of the copy.
+remat_status rule_copy_between_regions(Op& op) {
+  if (op.view(Out(0)).dtype != op.view(In(0)).dtype) {
+    return fail(op, REMAT_ERROR_BAD_DTYPE).tensor(Out(0)).text(" has dtype ")
+        .text(dtype_name(op.view(Out(0)).dtype)).text(", expected ")
+        .text(dtype_name(op.view(In(0)).dtype)).text(" as ").tensor(In(0));
+  }
+  return same_numel(op, Out(0), In(0));
+}
+
+using Rule = remat_status (*)(Op& op);
+
+struct RuleTable {
+  Rule fn[kOpCodeCount];
+};
+
+constexpr RuleTable make_rules() {
+  RuleTable t{};
+#define REMAT_OP_RULE(Name, snake, code, in, out, ia, fa, dt, rule) t.fn[code] = rule_##rule;
+  REMAT_OP_CATALOGUE(REMAT_OP_RULE)
+#undef REMAT_OP_RULE
+  return t;
+}
+
+constexpr RuleTable kRules = make_rules();
+
 }  // namespace
 
-remat_status check_relations(Op& op) {
-  switch (static_cast<OpCode>(op.code)) {
-    case OpCode::kMatMul: return check_matmul(op);
-    case OpCode::kBiasAdd:
-      RETURN_IF_FAILED(trailing_dims_of(op, In(1), In(0)));
-      return same_numel(op, Out(0), In(0));
-    case OpCode::kReduceLeading: return trailing_dims_of(op, Out(0), In(0));
-    case OpCode::kSoftmax:
-    case OpCode::kSoftmaxGrad: return all_same_rows(op);
-    case OpCode::kLayerNorm: return check_layernorm(op);
-    case OpCode::kLayerNormGrad: return check_layernorm_grad(op);
-    case OpCode::kDropout:
-    case OpCode::kDropoutGrad: return check_dropout(op);
-    case OpCode::kEmbedding: return check_embedding_rows(op, In(1), Out(0), In(0));
-    case OpCode::kEmbeddingGrad: return check_embedding_rows(op, Out(0), In(0), In(1));
-    case OpCode::kPermute: return check_permute(op);
-    case OpCode::kSelect: return check_select(op, In(0), Out(0));
-    case OpCode::kSelectGrad: return check_select(op, Out(0), In(0));
-    case OpCode::kSoftmaxCrossEntropy:
-      RETURN_IF_FAILED(check_class_rows(op, In(0), In(1)));
-      RETURN_IF_FAILED(is_scalar(op, Out(0)));
-      return same_rows(op, Out(1), In(0));
-    case OpCode::kSoftmaxCrossEntropyGrad:
-      RETURN_IF_FAILED(check_class_rows(op, In(0), In(1)));
-      return same_rows(op, Out(0), In(0));
-    case OpCode::kMse:
-      RETURN_IF_FAILED(same_numel(op, In(1), In(0)));
-      return is_scalar(op, Out(0));
-    case OpCode::kSgdUpdate:
-      for (uint32_t i = 1; i < op.num_in; ++i) RETURN_IF_FAILED(same_numel(op, In(i), In(0)));
-      RETURN_IF_FAILED(same_dims(op, Out(0), In(0)));
-      return op.num_out == 2 ? same_dims(op, Out(1), In(2)) : REMAT_OK;
-    case OpCode::kAdamUpdate: return check_adam(op);
-    case OpCode::kSpill:
-    case OpCode::kPrefetch:
-      if (op.view(Out(0)).dtype != op.view(In(0)).dtype) {
-        return fail(op, REMAT_ERROR_BAD_DTYPE).tensor(Out(0)).text(" has dtype ")
-            .text(dtype_name(op.view(Out(0)).dtype)).text(", expected ")
-            .text(dtype_name(op.view(In(0)).dtype)).text(" as ").tensor(In(0));
-      }
-      return same_numel(op, Out(0), In(0));
-    case OpCode::kWait: return REMAT_OK;
-    default:  // Elementwise ops, copy, scale, mse_grad: flat arrays of one size.
-      return all_same_numel(op);
-  }
-}
+remat_status check_relations(Op& op) { return kRules.fn[op.code](op); }
 
 #undef RETURN_IF_FAILED
 

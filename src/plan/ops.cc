@@ -1,4 +1,4 @@
-// The op table's static facts: names, arities and attribute counts.
+// The op table's static facts, generated from the op catalogue.
 #include "plan/ops.h"
 
 #include <string.h>
@@ -6,55 +6,92 @@
 namespace remat {
 namespace {
 
-constexpr uint8_t kVariable = 0xff;
-
-// Indexed by opcode value; order must follow OpCode.
-const OpInfo kOps[] = {
-    {"invalid", 0, 0, 0, 0, 0, 0},
-    {"matmul", 2, 2, 1, 1, 2, 1},
-    {"bias_add", 2, 2, 1, 1, 0, 0},
-    {"reduce_leading", 1, 1, 1, 1, 0, 0},
-    {"add", 2, 2, 1, 1, 0, 0},
-    {"mul", 2, 2, 1, 1, 0, 0},
-    {"relu", 1, 1, 1, 1, 0, 0},
-    {"relu_grad", 2, 2, 1, 1, 0, 0},
-    {"gelu", 1, 1, 1, 1, 0, 0},
-    {"gelu_grad", 2, 2, 1, 1, 0, 0},
-    {"tanh", 1, 1, 1, 1, 0, 0},
-    {"tanh_grad", 2, 2, 1, 1, 0, 0},
-    {"sigmoid", 1, 1, 1, 1, 0, 0},
-    {"sigmoid_grad", 2, 2, 1, 1, 0, 0},
-    {"softmax", 1, 1, 1, 1, 0, 0},
-    {"softmax_grad", 2, 2, 1, 1, 0, 0},
-    {"layernorm", 3, 3, 3, 3, 0, 1},
-    {"layernorm_grad", 5, 5, 3, 3, 0, 0},
-    {"dropout", 1, 1, 1, 1, 1, 1},
-    {"dropout_grad", 1, 1, 1, 1, 1, 1},
-    {"embedding", 2, 2, 1, 1, 0, 0},
-    {"embedding_grad", 2, 2, 1, 1, 0, 0},
-    {"permute", 1, 1, 1, 1, kVariable, 0},
-    {"copy", 1, 1, 1, 1, 0, 0},
-    {"select", 1, 1, 1, 1, 2, 0},
-    {"select_grad", 1, 1, 1, 1, 2, 0},
-    {"softmax_cross_entropy", 2, 2, 2, 2, 0, 0},
-    {"softmax_cross_entropy_grad", 2, 2, 1, 1, 0, 0},
-    {"mse", 2, 2, 1, 1, 0, 0},
-    {"mse_grad", 2, 2, 1, 1, 0, 0},
-    {"sgd_update", 2, 3, 1, 2, 0, 3},
-    {"adam_update", 4, 4, 3, 3, 1, 5},
-    {"spill", 1, 1, 1, 1, 0, 0},
-    {"prefetch", 1, 1, 1, 1, 0, 0},
-    {"wait", 1, 1, 0, 0, 0, 0},
-    {"scale", 1, 1, 1, 1, 0, 1},
+// The catalogue's name lists, kept as arrays so that OpInfo can point at them.
+struct OpEntry {
+  const char* name;
+  OpSlots in, out;
+  OpAttrNames iattrs, fattrs;
+  OpDtypes dtypes;
 };
-static_assert(sizeof(kOps) / sizeof(kOps[0]) == static_cast<size_t>(OpCode::kCount),
-              "op table and OpCode disagree");
+
+constexpr uint8_t count_names(const char* const* names, int capacity) {
+  uint8_t n = 0;
+  while (n < capacity && names[n] != nullptr) ++n;
+  return n;
+}
+
+struct Table {
+  OpEntry entry[kOpCodeCount];
+};
+
+// Indexed by opcode: the catalogue's opcodes must be 1..kOpCodeCount-1, each once.
+constexpr Table make_table() {
+  Table t{};
+  using D = OpDtypes;
+  uint16_t code = 0;
+#define REMAT_OP_ENTRY(Name, snake, value, in, out, ia, fa, dt, rule) \
+  code = value;                                                       \
+  t.entry[code] = OpEntry{#snake, in, out, ia, fa, D::dt};
+  REMAT_OP_CATALOGUE(REMAT_OP_ENTRY)
+#undef REMAT_OP_ENTRY
+  (void)code;
+  return t;
+}
+
+constexpr Table kEntries = make_table();
+
+constexpr bool opcodes_are_dense() {
+  for (uint16_t c = 1; c < kOpCodeCount; ++c) {
+    if (kEntries.entry[c].name == nullptr) return false;
+  }
+  return true;
+}
+static_assert(opcodes_are_dense(), "op catalogue: opcodes must be 1..N with no gap or repeat");
+
+constexpr bool arities_fit() {
+  for (uint16_t c = 1; c < kOpCodeCount; ++c) {
+    const OpEntry& e = kEntries.entry[c];
+    if (count_names(e.out.names, kMaxOpInputs) > kMaxOpOutputs) return false;
+    if (count_names(e.iattrs.names, kMaxOpFattrs) > kMaxOpIattrs) return false;
+    if (e.in.min > count_names(e.in.names, kMaxOpInputs)) return false;
+    if (e.out.min > count_names(e.out.names, kMaxOpInputs)) return false;
+  }
+  return true;
+}
+static_assert(arities_fit(), "op catalogue: an op has more tensors or attributes than kMaxOp*");
+
+// OpInfo points into kEntries' name arrays: a constant initialisation, no code at start-up.
+struct Infos {
+  OpInfo info[kOpCodeCount];
+};
+constexpr Infos make_infos() {
+  Infos t{};
+  for (uint16_t c = 1; c < kOpCodeCount; ++c) {
+    const OpEntry& e = kEntries.entry[c];
+    OpInfo& info = t.info[c];
+    info.name = e.name;
+    info.min_inputs = e.in.min;
+    info.max_inputs = count_names(e.in.names, kMaxOpInputs);
+    info.min_outputs = e.out.min;
+    info.max_outputs = count_names(e.out.names, kMaxOpInputs);
+    info.num_iattrs =
+        e.iattrs.variable ? kVariableAttrs : count_names(e.iattrs.names, kMaxOpFattrs);
+    info.num_fattrs = count_names(e.fattrs.names, kMaxOpFattrs);
+    info.dtypes = e.dtypes;
+    info.input_names = kEntries.entry[c].in.names;
+    info.output_names = kEntries.entry[c].out.names;
+    info.iattr_names = kEntries.entry[c].iattrs.names;
+    info.fattr_names = kEntries.entry[c].fattrs.names;
+  }
+  return t;
+}
+constexpr Infos kInfos = make_infos();
 
 }  // namespace
 
 const OpInfo* op_info(uint16_t code) {
-  if (code == 0 || code >= static_cast<uint16_t>(OpCode::kCount)) return nullptr;
-  return &kOps[code];
+  if (code == 0 || code >= kOpCodeCount) return nullptr;
+  return &kInfos.info[code];
 }
 
 const char* op_name(uint16_t code) {
@@ -63,8 +100,8 @@ const char* op_name(uint16_t code) {
 }
 
 OpCode op_by_name(const char* name) {
-  for (uint16_t c = 1; c < static_cast<uint16_t>(OpCode::kCount); ++c) {
-    if (strcmp(kOps[c].name, name) == 0) return static_cast<OpCode>(c);
+  for (uint16_t c = 1; c < kOpCodeCount; ++c) {
+    if (strcmp(kInfos.info[c].name, name) == 0) return static_cast<OpCode>(c);
   }
   return OpCode::kInvalid;
 }

@@ -9,15 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backends/device_profile.h"
+#include "plan/ops.h"
+#include "plan/region.h"
 #include "remat/remat.h"
 
 namespace remat {
 
 /// Bumped when the Backend class changes incompatibly.
 constexpr uint32_t kBackendApiVersion = 1;
-
-/// Memory regions of a plan (values stored in plans).
-enum class Region : uint8_t { kArena = 0, kPersistent = 1, kHost = 2 };
 
 /// One tensor as an op sees it. Shapes are verified before any op runs.
 struct TensorRef {
@@ -29,10 +29,6 @@ struct TensorRef {
   int64_t numel;                   ///< Product of dims.
   int64_t dims[REMAT_MAX_RANK];    ///< Shape, outermost first.
 };
-
-/// Most inputs / outputs any op has (see plan/ops.h).
-constexpr int kMaxOpInputs = 5;
-constexpr int kMaxOpOutputs = 3;
 
 /// One op ready to run: opcode, tensors and attributes, resolved once at session creation.
 struct OpCall {
@@ -79,9 +75,12 @@ struct RegionSetup {
 class Backend {
  public:
   virtual ~Backend() = default;
-  /// Short name, e.g. "cpu".
-  virtual const char* name() const = 0;
-  /// Whether run_op() implements |code|. Checked for every op at session creation.
+  /// The facts about this kind of device (its entry of backends/device_profiles.h).
+  virtual const DeviceProfile& profile() const = 0;
+  /// Short name, e.g. "cpu": the profile's.
+  const char* name() const { return profile().name; }
+  /// Whether run_op() implements |code|: whether the backend's dispatch table, built from the
+  /// op catalogue, has a kernel for it. Checked for every op at session creation.
   virtual bool supports_op(uint16_t code) const = 0;
   /// Runs one op. Data-dependent failures (an id out of range) return a status and a message.
   virtual remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) = 0;

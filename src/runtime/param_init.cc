@@ -1,7 +1,6 @@
 // Initial values of parameters and optimizer state, drawn from Philox so that every backend
 // and every run with the same plan and seed starts from the same bytes.
 #include <math.h>
-#include <string.h>
 
 #include "plan/philox.h"
 #include "runtime/port.h"
@@ -17,7 +16,6 @@ constexpr uint64_t kInitStream = 0xFFFFFFFFull;
 // port, freed before creation returns; device backends only run on hosted ports, so this never
 // takes from a bare-metal pool.
 constexpr int kChunk = 256;
-constexpr int64_t kDeviceStaging = 1 << 16;  // floats (256 KiB)
 
 float draw(fb::Init init, float scale, uint64_t seed, uint32_t tensor, uint64_t i) {
   switch (init) {
@@ -44,11 +42,12 @@ remat_status initialise_persistent(remat_session* s) {
   float* chunk = stack_chunk;
   int64_t capacity = kChunk;
   float* staging = nullptr;
-  if (strcmp(s->backend->name(), "cpu") != 0) {
-    staging = static_cast<float*>(port_alloc(kDeviceStaging * sizeof(float), 64));
+  const uint32_t staging_floats = s->backend->profile().staging_bytes / sizeof(float);
+  if (staging_floats > kChunk) {
+    staging = static_cast<float*>(port_alloc(staging_floats * sizeof(float), 64));
     if (staging != nullptr) {  // Without it, the stack chunk still works, in more calls.
       chunk = staging;
-      capacity = kDeviceStaging;
+      capacity = staging_floats;
     }
   }
   remat_status status = REMAT_OK;

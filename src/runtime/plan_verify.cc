@@ -276,6 +276,13 @@ uint32_t dtype_size(uint32_t dtype) {
   }
 }
 
+// Region is plan vocabulary written by hand (plan/region.h): it must stay the schema's enum.
+static_assert(static_cast<int>(Region::kArena) == static_cast<int>(fb::Region::Arena) &&
+                  static_cast<int>(Region::kPersistent) == static_cast<int>(fb::Region::Persistent) &&
+                  static_cast<int>(Region::kHost) == static_cast<int>(fb::Region::Host) &&
+                  kRegionCount == static_cast<int>(fb::Region::MAX) + 1,
+              "plan/region.h and plan.fbs disagree on Region");
+
 void tensor_ref(const fb::Plan* plan, uint32_t index, TensorRef* out) {
   const fb::Tensor* t = plan->tensors()->Get(index);
   out->region = static_cast<Region>(t->region());

@@ -3,6 +3,7 @@
 
 #include <new>
 
+#include "backends/device_profiles.h"
 #include "plan/ops.h"
 #include "runtime/backend_registry.h"
 #include "runtime/port.h"
@@ -164,8 +165,10 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   regions.arena_bytes = root->arena_size();
   regions.persistent_bytes = root->persistent_size();
   regions.host_bytes = root->host_size();
-  // Device backends own their device memory; only the CPU backend binds host regions here.
-  const bool host_regions = strcmp(backend, "cpu") == 0 || strncmp(backend, "cpu:", 4) == 0;
+  // Backends that run on host memory get the caller's (or the session's) regions; device
+  // backends allocate their own. An unknown name is left to create_backend() to report.
+  const remat::DeviceProfile* profile = remat::find_device_profile(backend);
+  const bool host_regions = profile != nullptr && profile->binds_host_memory;
   if (status == REMAT_OK && host_regions) {
     status = bind_region(s, 0, "arena", options->arena, options->arena_size, root->arena_size(),
                          root->alignment(), &regions.arena);

@@ -352,7 +352,7 @@ void an_unknown_device_is_unavailable_with_a_message(void**) {
 void every_op_matches_the_cpu_kernels(void**) {
   // Every opcode but the copies between regions (tested above) has a case. (No container
   // here: skip() and fail_msg() leave the function by longjmp, past any destructor.)
-  for (uint16_t code = 1; code < static_cast<uint16_t>(remat::OpCode::kCount); ++code) {
+  for (uint16_t code = 1; code < remat::kOpCodeCount; ++code) {
     const bool copy = code == static_cast<uint16_t>(remat::OpCode::kSpill) ||
                       code == static_cast<uint16_t>(remat::OpCode::kPrefetch) ||
                       code == static_cast<uint16_t>(remat::OpCode::kWait);

@@ -307,8 +307,8 @@ void cross_entropy_label_out_of_range_is_a_step_error_naming_the_label(void**) {
 void kernel_table_has_every_op_and_nothing_else(void**) {
   assert_null(remat::cpu::kernel_for(0));
   assert_null(remat::cpu::kernel_for(9999));
-  assert_null(remat::cpu::kernel_for(static_cast<uint16_t>(OpCode::kCount)));
-  for (uint16_t c = 1; c < static_cast<uint16_t>(OpCode::kCount); ++c) {
+  assert_null(remat::cpu::kernel_for(remat::kOpCodeCount));
+  for (uint16_t c = 1; c < remat::kOpCodeCount; ++c) {
     if (remat::cpu::kernel_for(c) == nullptr)
       fail_msg("no CPU kernel for op %s", remat::op_name(c));
   }

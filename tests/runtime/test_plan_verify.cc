@@ -215,7 +215,7 @@ void plan_with_a_bad_alignment_is_rejected_as_corrupt(void**) {
 void plan_with_an_unknown_opcode_is_rejected(void**) {
   const rc::CompileResult r = compile_model(kMlp);
   const int op = find_op(r.graph, remat::OpCode::kRelu);
-  for (uint16_t code : {uint16_t{999}, uint16_t{0}, static_cast<uint16_t>(remat::OpCode::kCount), uint16_t{65535}}) {
+  for (uint16_t code : {uint16_t{999}, uint16_t{0}, remat::kOpCodeCount, uint16_t{65535}}) {
     std::vector<uint8_t> bytes = r.plan;
     assert_true(mutable_op(bytes, op)->mutate_code(code));
     const std::string where = "op " + std::to_string(op) + ":";

@@ -1,0 +1,16 @@
+// The CPU backend's profile (backends/device_profile.h).
+#ifndef REMAT_BACKENDS_CPU_CPU_PROFILE_H_
+#define REMAT_BACKENDS_CPU_CPU_PROFILE_H_
+
+#include "backends/device_profile.h"
+
+namespace remat {
+
+/// The "device" is host memory: copies are memcpy at ~10 GB/s, synchronous (a copy thread
+/// would take a core from the GEMM); compute is OpenBLAS-class; 64-byte alignment is a cache
+/// line and every SIMD width the kernels use.
+constexpr DeviceProfile kCpuProfile = {"cpu", 64, true, 1e10, 5e10, false, 0};
+
+}  // namespace remat
+
+#endif  // REMAT_BACKENDS_CPU_CPU_PROFILE_H_

@@ -1,0 +1,75 @@
+// What every backend's host code reads from an op: attributes, row and matrix sizes, the view
+// of select. Written once for the CPU, OpenCL and CUDA backends (and any new one).
+#ifndef REMAT_BACKENDS_SHARED_OP_ARGS_H_
+#define REMAT_BACKENDS_SHARED_OP_ARGS_H_
+
+#include <stdint.h>
+
+#include "plan/matmul_shape.h"
+#include "runtime/backend.h"
+
+namespace remat {
+
+// Attributes are counted by the verifier before any op runs; the fallbacks only keep a kernel
+// well-defined when a caller outside the runtime (a test) leaves an optional one out.
+
+/// Int attribute |i| of |call|, or |fallback| when it has none.
+inline int64_t iattr(const OpCall& call, uint32_t i, int64_t fallback) {
+  return (call.iattrs != nullptr && i < call.num_iattrs) ? call.iattrs[i] : fallback;
+}
+
+/// Float attribute |i| of |call|, or |fallback| when it has none.
+inline float fattr(const OpCall& call, uint32_t i, float fallback) {
+  return (call.fattrs != nullptr && i < call.num_fattrs) ? call.fattrs[i] : fallback;
+}
+
+/// Innermost dimension of |t| (1 for a scalar).
+inline int64_t last_dim(const TensorRef& t) { return t.rank == 0 ? 1 : t.dims[t.rank - 1]; }
+
+/// Rows of |t| along its last axis: numel / last_dim (0 for an empty tensor).
+inline int64_t rows_of(const TensorRef& t) {
+  const int64_t n = last_dim(t);
+  return n > 0 ? t.numel / n : 0;
+}
+
+/// Bytes of one element of |t|, derived from its size so that any dtype copies correctly.
+inline int64_t elem_bytes(const TensorRef& t) {
+  return t.numel > 0 ? static_cast<int64_t>(t.bytes) / t.numel : 4;
+}
+
+/// The shape of matmul |call| (inputs A, B; output C; iattrs trans_a, trans_b).
+inline MatmulShape matmul_shape(const OpCall& call) {
+  const TensorRef& a = *call.inputs[0];
+  const TensorRef& b = *call.inputs[1];
+  const TensorRef& c = *call.outputs[0];
+  return matmul_shape(a.dims, a.rank, a.numel, b.dims, b.rank, b.numel, c.dims, c.rank, c.numel,
+                      iattr(call, 0, 0) != 0, iattr(call, 1, 0) != 0);
+}
+
+/// select / select_grad seen as copies of rows: the full tensor (select's input, select_grad's
+/// output) is [outer, n, inner] elements of |elem_bytes|, and the op moves row |index| of n.
+struct SelectView {
+  int64_t outer;       ///< Product of the dims before the axis.
+  int64_t n;           ///< The axis's length.
+  int64_t inner;       ///< Product of the dims after the axis.
+  int64_t index;       ///< The selected index along the axis.
+  int64_t elem_bytes;  ///< Bytes per element.
+  bool valid;          ///< False when axis or index lie outside the full tensor's shape.
+};
+
+/// The view of select or select_grad |call| (|grad| true for select_grad).
+inline SelectView select_view(const OpCall& call, bool grad) {
+  const TensorRef& full = grad ? *call.outputs[0] : *call.inputs[0];
+  const int64_t axis = iattr(call, 0, 0), index = iattr(call, 1, 0);
+  SelectView v{1, 1, 1, index, elem_bytes(full), false};
+  if (axis < 0 || axis >= full.rank || index < 0 || index >= full.dims[axis]) return v;
+  for (int64_t k = 0; k < axis; ++k) v.outer *= full.dims[k];
+  for (int64_t k = axis + 1; k < full.rank; ++k) v.inner *= full.dims[k];
+  v.n = full.dims[axis];
+  v.valid = true;
+  return v;
+}
+
+}  // namespace remat
+
+#endif  // REMAT_BACKENDS_SHARED_OP_ARGS_H_

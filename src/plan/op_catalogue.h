@@ -1,0 +1,166 @@
+// The op catalogue: every op a plan may contain, declared once.
+//
+// REMAT_OP_CATALOGUE(X) calls X once per op, in opcode order:
+//
+//   X(Name, snake, code, inputs, outputs, iattrs, fattrs, dtypes, rule)
+//
+//   Name     CamelCase: the opcode is OpCode::k##Name.
+//   snake    the op's stable name (plans' text dumps, messages) and the name of its kernel in
+//            every backend (cpu::snake, the OpenCL and CUDA launchers), so a backend's dispatch
+//            table is built from this list too.
+//   code     the opcode value stored in plans: append only, never reused.
+//   inputs   REMAT_IN(min, names...): the fewest inputs and every input's name (the count of
+//            names is the most); outputs likewise with REMAT_OUT.
+//   iattrs   REMAT_ATTRS(names...) of the int64 attributes, or REMAT_ATTRS_VARIABLE (kPermute).
+//   fattrs   REMAT_ATTRS(names...) of the float32 attributes.
+//   dtypes   which tensors are not f32: kF32 (none), kI32Input0, kI32Input1, kAnyDtype (copies
+//            move any element type).
+//   rule     the verifier's per-op check of attribute values and shape relations: rule_##rule
+//            in plan/op_check_rules.cc.
+//
+// Adding an op: one entry here (with its contract in the comment above it), its kernel in each
+// backend that claims it, and its case in tests/backends/op_cases.cc and tests/plan. The tests
+// that read this list fail when a backend lacks a kernel or an op lacks a case.
+//
+// Conventions for every op:
+// - Tensors are dense, row-major. "f32" tensors are float32, "i32" tensors are int32.
+// - rows(x) = numel(x) / last_dim(x); "last axis" is the innermost dimension.
+// - An op never reads and writes the same tensor unless it says "in place".
+// - A step context (seed from the plan, step index from the session) is passed to every op.
+// - Ops that read tensors as flat arrays (elementwise ops, copy, scale, dropout, mse, copies, an
+//   optimizer's grad and moments) require equal element counts, not equal dims.
+#ifndef REMAT_PLAN_OP_CATALOGUE_H_
+#define REMAT_PLAN_OP_CATALOGUE_H_
+
+// clang-format off
+#define REMAT_OP_CATALOGUE(X)                                                                     \
+  /* C = alpha * op(A) * op(B). The matrix of a tensor is its last two dims, its batch the     \
+     product of the others. Shape modes (plan/matmul_shape.h): batched (all batches equal),    \
+     broadcast (B rank 2, batch(A) == batch(C)), reduce (C rank 2, batch(A) == batch(B) > 1,   \
+     C = sum over the batch: weight gradients). */                                              \
+  X(MatMul, matmul, 1, REMAT_IN(2, "A", "B"), REMAT_OUT(1, "C"),                                 \
+    REMAT_ATTRS("trans_a", "trans_b"), REMAT_ATTRS("alpha"), kF32, matmul)                       \
+  /* y = x + broadcast(b); b's dims equal x's trailing dims. */                                 \
+  X(BiasAdd, bias_add, 2, REMAT_IN(2, "x", "b"), REMAT_OUT(1, "y"), REMAT_ATTRS(),               \
+    REMAT_ATTRS(), kF32, bias_add)                                                               \
+  /* db = dy summed over its leading dims; db's dims equal dy's trailing dims. */               \
+  X(ReduceLeading, reduce_leading, 3, REMAT_IN(1, "dy"), REMAT_OUT(1, "db"), REMAT_ATTRS(),      \
+    REMAT_ATTRS(), kF32, reduce_leading)                                                         \
+  /* c = a + b. */                                                                              \
+  X(Add, add, 4, REMAT_IN(2, "a", "b"), REMAT_OUT(1, "c"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,   \
+    same_numel)                                                                                  \
+  /* c = a * b (elementwise). */                                                                \
+  X(Mul, mul, 5, REMAT_IN(2, "a", "b"), REMAT_OUT(1, "c"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,   \
+    same_numel)                                                                                  \
+  /* y = max(x, 0). */                                                                          \
+  X(Relu, relu, 6, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,      \
+    same_numel)                                                                                  \
+  /* dx = dy * (y > 0). */                                                                      \
+  X(ReluGrad, relu_grad, 7, REMAT_IN(2, "dy", "y"), REMAT_OUT(1, "dx"), REMAT_ATTRS(),           \
+    REMAT_ATTRS(), kF32, same_numel)                                                             \
+  /* y = 0.5 * x * (1 + erf(x / sqrt(2))) (exact GELU). */                                      \
+  X(Gelu, gelu, 8, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,      \
+    same_numel)                                                                                  \
+  /* dx = dy * gelu'(x). */                                                                     \
+  X(GeluGrad, gelu_grad, 9, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"), REMAT_ATTRS(),           \
+    REMAT_ATTRS(), kF32, same_numel)                                                             \
+  /* y = tanh(x). */                                                                            \
+  X(Tanh, tanh, 10, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,     \
+    same_numel)                                                                                  \
+  /* dx = dy * (1 - y*y). */                                                                    \
+  X(TanhGrad, tanh_grad, 11, REMAT_IN(2, "dy", "y"), REMAT_OUT(1, "dx"), REMAT_ATTRS(),          \
+    REMAT_ATTRS(), kF32, same_numel)                                                             \
+  /* y = 1 / (1 + exp(-x)). */                                                                  \
+  X(Sigmoid, sigmoid, 12, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(),     \
+    kF32, same_numel)                                                                            \
+  /* dx = dy * y * (1 - y). */                                                                  \
+  X(SigmoidGrad, sigmoid_grad, 13, REMAT_IN(2, "dy", "y"), REMAT_OUT(1, "dx"), REMAT_ATTRS(),    \
+    REMAT_ATTRS(), kF32, same_numel)                                                             \
+  /* Softmax over the last axis. */                                                             \
+  X(Softmax, softmax, 14, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(),     \
+    kF32, same_rows)                                                                             \
+  /* dx = y * (dy - sum_last_axis(dy * y)). */                                                  \
+  X(SoftmaxGrad, softmax_grad, 15, REMAT_IN(2, "dy", "y"), REMAT_OUT(1, "dx"), REMAT_ATTRS(),    \
+    REMAT_ATTRS(), kF32, same_rows)                                                              \
+  /* Layer normalisation over the last axis (N = last dim), biased variance:                    \
+     mean = sum(x)/N, rstd = 1/sqrt(sum((x-mean)^2)/N + eps), y = (x-mean)*rstd*gamma + beta.   \
+     gamma, beta: [N]; mean, rstd: [rows]. */                                                   \
+  X(LayerNorm, layernorm, 16, REMAT_IN(3, "x", "gamma", "beta"), REMAT_OUT(3, "y", "mean",       \
+    "rstd"), REMAT_ATTRS(), REMAT_ATTRS("eps"), kF32, layernorm)                                 \
+  /* Gradient of layernorm; dgamma and dbeta are overwritten, not accumulated. */               \
+  X(LayerNormGrad, layernorm_grad, 17, REMAT_IN(5, "dy", "x", "mean", "rstd", "gamma"),          \
+    REMAT_OUT(3, "dx", "dgamma", "dbeta"), REMAT_ATTRS(), REMAT_ATTRS(), kF32, layernorm_grad)   \
+  /* Inverted dropout: y[i] = keep(i) ? x[i] / (1 - p) : 0, keep(i) = uniform(seed, step, key,  \
+     i) >= p with the Philox generator of plan/philox.h. The same key, seed and step give the   \
+     same mask: recompute is exact. */                                                          \
+  X(Dropout, dropout, 18, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS("key"),               \
+    REMAT_ATTRS("p"), kF32, dropout)                                                             \
+  /* dx[i] = keep(i) ? dy[i] / (1 - p) : 0 with the forward op's key. */                        \
+  X(DropoutGrad, dropout_grad, 19, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"), REMAT_ATTRS("key"),    \
+    REMAT_ATTRS("p"), kF32, dropout)                                                             \
+  /* out[..., :] = table[ids[...], :]; ids i32, table [V, H], out [ids.shape..., H]. An id      \
+     outside [0, V) is a step error (REMAT_ERROR_OUT_OF_RANGE), not a crash. */                 \
+  X(Embedding, embedding, 20, REMAT_IN(2, "ids", "table"), REMAT_OUT(1, "out"), REMAT_ATTRS(),   \
+    REMAT_ATTRS(), kI32Input0, embedding)                                                        \
+  /* dtable = zeros; dtable[ids[j], :] += dy[j, :] in index order. */                           \
+  X(EmbeddingGrad, embedding_grad, 21, REMAT_IN(2, "dy", "ids"), REMAT_OUT(1, "dtable"),         \
+    REMAT_ATTRS(), REMAT_ATTRS(), kI32Input1, embedding_grad)                                    \
+  /* General transpose. iattrs: [r, d_0..d_{r-1}, p_0..p_{r-1}]: x is viewed as dims d          \
+     (row-major), y as (d_{p_0}, ..., d_{p_{r-1}}), y[i_0, ..., i_{r-1}] = x[j] with            \
+     j_{p_k} = i_k. r <= 6. */                                                                  \
+  X(Permute, permute, 22, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS_VARIABLE,             \
+    REMAT_ATTRS(), kF32, permute)                                                                \
+  /* y = x, bytes copied (a reshape: same numel, any shape). */                                 \
+  X(Copy, copy, 23, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,     \
+    same_numel)                                                                                  \
+  /* Select one index of an axis: x viewed as [outer, n, inner], n = x.shape[axis];             \
+     y[o, :] = x[o, index, :]. */                                                               \
+  X(Select, select, 24, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS("axis", "index"),       \
+    REMAT_ATTRS(), kF32, select)                                                                 \
+  /* dx = zeros shaped like select's input; dx[o, index, :] = dy[o, :]. */                      \
+  X(SelectGrad, select_grad, 25, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"),                          \
+    REMAT_ATTRS("axis", "index"), REMAT_ATTRS(), kF32, select_grad)                              \
+  /* Mean softmax cross-entropy: logits [N, C], labels i32 [N] -> loss [1], probs [N, C];       \
+     loss = -(1/N) sum_n log softmax(logits_n)[label_n]. A label outside [0, C) is a step       \
+     error. */                                                                                  \
+  X(SoftmaxCrossEntropy, softmax_cross_entropy, 26, REMAT_IN(2, "logits", "labels"),             \
+    REMAT_OUT(2, "loss", "probs"), REMAT_ATTRS(), REMAT_ATTRS(), kI32Input1,                     \
+    softmax_cross_entropy)                                                                       \
+  /* dlogits = (probs - onehot(labels)) / N. */                                                 \
+  X(SoftmaxCrossEntropyGrad, softmax_cross_entropy_grad, 27, REMAT_IN(2, "probs", "labels"),     \
+    REMAT_OUT(1, "dlogits"), REMAT_ATTRS(), REMAT_ATTRS(), kI32Input1,                           \
+    softmax_cross_entropy_grad)                                                                  \
+  /* loss = mean((pred - target)^2) over all elements; loss [1]. */                             \
+  X(Mse, mse, 28, REMAT_IN(2, "pred", "target"), REMAT_OUT(1, "loss"), REMAT_ATTRS(),            \
+    REMAT_ATTRS(), kF32, mse)                                                                    \
+  /* dpred = 2 * (pred - target) / numel. */                                                    \
+  X(MseGrad, mse_grad, 29, REMAT_IN(2, "pred", "target"), REMAT_OUT(1, "dpred"), REMAT_ATTRS(),  \
+    REMAT_ATTRS(), kF32, same_numel)                                                             \
+  /* SGD as torch.optim.SGD (dampening 0, not Nesterov), in place on param and velocity:        \
+     g = grad + weight_decay * param; v = momentum * v + g (if momentum != 0, else no velocity   \
+     tensor); param -= lr * (momentum != 0 ? v : g). Outputs are the inputs' tensors. */        \
+  X(SgdUpdate, sgd_update, 30, REMAT_IN(2, "param", "grad", "velocity"),                         \
+    REMAT_OUT(1, "param", "velocity"), REMAT_ATTRS(),                                            \
+    REMAT_ATTRS("lr", "momentum", "weight_decay"), kF32, sgd_update)                             \
+  /* Adam / AdamW as torch.optim.Adam / AdamW, in place, t = step + 1:                          \
+     Adam: g = grad + wd * param.  AdamW: param *= (1 - lr * wd), g = grad.                     \
+     m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;                                                \
+     param -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps). decoupled 1 = AdamW. */ \
+  X(AdamUpdate, adam_update, 31, REMAT_IN(4, "param", "grad", "m", "v"),                         \
+    REMAT_OUT(3, "param", "m", "v"), REMAT_ATTRS("decoupled"),                                   \
+    REMAT_ATTRS("lr", "b1", "b2", "eps", "weight_decay"), kF32, adam_update)                     \
+  /* Copy an arena tensor to its host spill slot (same size); may complete asynchronously. */   \
+  X(Spill, spill, 32, REMAT_IN(1, "x"), REMAT_OUT(1, "slot"), REMAT_ATTRS(), REMAT_ATTRS(),      \
+    kAnyDtype, copy_between_regions)                                                             \
+  /* Copy a host spill slot back into the arena; may complete asynchronously. */                \
+  X(Prefetch, prefetch, 33, REMAT_IN(1, "slot"), REMAT_OUT(1, "x"), REMAT_ATTRS(),               \
+    REMAT_ATTRS(), kAnyDtype, copy_between_regions)                                              \
+  /* Wait until the asynchronous copy that writes or reads x has completed. No output. */       \
+  X(Wait, wait, 34, REMAT_IN(1, "x"), REMAT_OUT(0), REMAT_ATTRS(), REMAT_ATTRS(), kAnyDtype,     \
+    none)                                                                                        \
+  /* y = alpha * x. */                                                                          \
+  X(Scale, scale, 35, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS("alpha"),  \
+    kF32, same_numel)
+// clang-format on
+
+#endif  // REMAT_PLAN_OP_CATALOGUE_H_
