@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
     for (uint64_t s : sizes) copied += 2 * s;
     o.copy_bandwidth = static_cast<double>(copied) / measured_copy_seconds(backend, sizes);
     o.compute_rate = plain.report.step_flops / plain_s;
-    o.asynchronous_copies = remat::compiler::default_spill_costs(backend).asynchronous_copies;
+    o.asynchronous_copies = remat::compiler::target_profile(backend).asynchronous_copies;
     const auto spilled = remat::compiler::compile(o);
     sizes.clear();  // The calibrated model may spill others: time those.
     for (const std::string& name : spilled.report.spilled) {

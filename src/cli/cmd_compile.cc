@@ -20,17 +20,15 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.budget = args.size("--budget", 0);
   if (o.budget != 0 && o.strategy != "budget") throw UsageError("--budget applies to --strategy budget");
   o.device_budget = args.size("--device-budget", 0);
-  // The backend the plan is for picks the cost model's defaults; the flags override them. A
-  // name with no defaults keeps the CPU's here: `train` then gets the runtime's message for it
-  // (`compile` checks --backend itself).
-  compiler::SpillCosts costs = compiler::default_spill_costs("cpu");
+  // The backend the plan is for picks the alignment and the cost model's defaults (its
+  // profile); the flags override the model. A name with no profile keeps the CPU's here:
+  // `train` then gets the runtime's message for it (`compile` checks --backend itself).
   try {
-    costs = compiler::default_spill_costs(args.text("--backend", "cpu"));
+    o.target(compiler::target_profile(args.text("--backend", "cpu")));
   } catch (const compiler::CompileError&) {
   }
-  o.copy_bandwidth = args.real("--copy-bandwidth", costs.copy_bandwidth);
-  o.compute_rate = args.real("--compute-rate", costs.compute_rate);
-  o.asynchronous_copies = costs.asynchronous_copies;
+  o.copy_bandwidth = args.real("--copy-bandwidth", o.copy_bandwidth);
+  o.compute_rate = args.real("--compute-rate", o.compute_rate);
   return o;
 }
 
@@ -96,7 +94,7 @@ int run_compile(const std::vector<std::string>& argv) {
   const Args args(argv, valued, {});
   if (args.positional().size() != 1) throw UsageError("compile takes exactly one MODEL");
   if (!args.has("-o")) throw UsageError("compile needs -o FILE.rplan");
-  if (args.has("--backend")) compiler::default_spill_costs(args.text("--backend", ""));  // Names a known backend.
+  if (args.has("--backend")) compiler::target_profile(args.text("--backend", ""));  // Names a known backend.
   const compiler::CompileResult result = compiler::compile(compile_options(args, args.positional()[0]));
   const std::string out = args.text("-o", "");
   if (out.size() > 2 && out.compare(out.size() - 2, 2, ".h") == 0) {

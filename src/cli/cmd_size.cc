@@ -244,11 +244,11 @@ int run_size(const std::vector<std::string>& argv) {
   setup.model = compiler::expand_model_alias(model);
   setup.optimizer = args.text("--optimizer", setup.optimizer);
   setup.spill_budget = args.size("--device-budget", 0);
-  const compiler::SpillCosts costs = compiler::default_spill_costs(args.text("--backend", "cpu"));
-  setup.copy_bandwidth = args.real("--copy-bandwidth", costs.copy_bandwidth);
-  setup.compute_rate = args.real("--compute-rate", costs.compute_rate);
-  setup.asynchronous_copies = costs.asynchronous_copies;
-  setup.alignment = static_cast<uint32_t>(args.integer("--alignment", 1, 1 << 16, 64));
+  const DeviceProfile& profile = compiler::target_profile(args.text("--backend", "cpu"));
+  setup.copy_bandwidth = args.real("--copy-bandwidth", profile.copy_bandwidth);
+  setup.compute_rate = args.real("--compute-rate", profile.compute_rate);
+  setup.asynchronous_copies = profile.asynchronous_copies;
+  setup.alignment = static_cast<uint32_t>(args.integer("--alignment", 1, 1 << 16, profile.alignment));
   if ((setup.alignment & (setup.alignment - 1)) != 0) {
     throw UsageError("--alignment " + std::to_string(setup.alignment) + ": expected a power of two");
   }

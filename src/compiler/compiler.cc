@@ -1,6 +1,7 @@
 // The compile pipeline: template -> graph -> autodiff + optimizer -> schedule -> memory -> plan.
 #include "compiler/compiler.h"
 
+#include "backends/device_profiles.h"
 #include "compiler/autodiff.h"
 #include "compiler/budget_strategy.h"
 #include "compiler/optimizer.h"
@@ -11,15 +12,12 @@
 namespace remat {
 namespace compiler {
 
-SpillCosts default_spill_costs(const std::string& backend) {
-  const std::string name = backend.substr(0, backend.find(':'));
-  // cpu: the "device" is host memory (memcpy, ~10 GB/s; OpenBLAS-class compute). opencl: an
-  // embedded or mobile GPU behind a PCIe-3-class link. cuda: a discrete GPU, pinned host
-  // memory over PCIe 4.
-  if (name == "cpu") return {1e10, 5e10, false};
-  if (name == "opencl") return {8e9, 1e12, true};
-  if (name == "cuda") return {2e10, 1e13, true};
-  throw CompileError("no spill cost defaults for backend '" + backend + "' (known: cpu, opencl, cuda)");
+const DeviceProfile& target_profile(const std::string& backend) {
+  const DeviceProfile* profile = find_device_profile(backend.c_str());
+  if (profile != nullptr) return *profile;
+  std::string known;
+  for (const DeviceProfile& p : kDeviceProfiles) known += (known.empty() ? "" : ", ") + std::string(p.name);
+  throw CompileError("no device profile for backend '" + backend + "' (known: " + known + ")");
 }
 
 CompileResult compile(const CompileOptions& options) {

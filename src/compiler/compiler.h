@@ -7,23 +7,18 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_profile.h"
+#include "backends/device_profile.h"
 #include "compiler/graph.h"
 #include "compiler/planner.h"
 
 namespace remat {
 namespace compiler {
 
-/// The spill cost model of one kind of device.
-struct SpillCosts {
-  double copy_bandwidth;     ///< Host <-> device bytes per second.
-  double compute_rate;       ///< FLOPs per second.
-  bool asynchronous_copies;  ///< Whether the backend overlaps copies with compute.
-};
-
-/// Default spill costs for plans meant for |backend| ("cpu", "opencl", "cuda", with or
-/// without ":DEVICE"), documented in docs/spilling.md. Throws CompileError naming |backend|
-/// when it is none of those.
-SpillCosts default_spill_costs(const std::string& backend);
+/// The profile of the backend plans are made for: |backend| is "cpu", "opencl", "cuda", ...
+/// with or without ":DEVICE" (backends/device_profiles.h; docs/spilling.md has the figures).
+/// Throws CompileError naming |backend| and the known backends when it names none.
+const DeviceProfile& target_profile(const std::string& backend);
 
 /// What to compile and how.
 struct CompileOptions {
@@ -34,11 +29,22 @@ struct CompileOptions {
   std::string strategy = "none";           ///< Checkpoint strategy.
   uint64_t budget = 0;                     ///< Arena budget in bytes for strategy "budget".
   uint64_t device_budget = 0;              ///< Arena + persistent bytes to fit by spilling (0: none).
-  double copy_bandwidth = 1e10;            ///< Spill cost model: host <-> device bytes per second
-                                           ///< (default: default_spill_costs("cpu")).
-  double compute_rate = 5e10;              ///< Spill cost model: device FLOPs per second.
-  bool asynchronous_copies = false;        ///< Spill cost model: copies overlap compute (not on CPU).
-  uint32_t alignment = 64;                 ///< Region alignment (CPU 64, GPUs 256).
+  /// Spill cost model: host <-> device bytes per second (default: the CPU's profile).
+  double copy_bandwidth = kCpuProfile.copy_bandwidth;
+  /// Spill cost model: device FLOPs per second.
+  double compute_rate = kCpuProfile.compute_rate;
+  /// Spill cost model: copies overlap compute (not on the CPU).
+  bool asynchronous_copies = kCpuProfile.asynchronous_copies;
+  /// Region alignment: the target backend's (CPU 64, GPUs 256).
+  uint32_t alignment = kCpuProfile.alignment;
+
+  /// Plans for |profile|'s device: takes its alignment and spill cost model.
+  void target(const DeviceProfile& profile) {
+    copy_bandwidth = profile.copy_bandwidth;
+    compute_rate = profile.compute_rate;
+    asynchronous_copies = profile.asynchronous_copies;
+    alignment = profile.alignment;
+  }
 };
 
 /// Figures that describe a compiled plan.

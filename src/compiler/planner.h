@@ -58,7 +58,7 @@ struct MemoryPlan {
   uint64_t persistent_size = 0;
   uint64_t host_size = 0;
   uint64_t lower_bound = 0;        ///< Arena lower bound (ArenaPlanner::lower_bound()).
-  uint32_t alignment = 64;
+  uint32_t alignment = 0;          ///< As given to plan_memory().
 };
 
 /// Plans |graph|'s memory with |alignment| bytes (a power of two).

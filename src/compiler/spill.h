@@ -17,10 +17,11 @@ namespace compiler {
 /// What the spill schedule may use and how it models time.
 struct SpillOptions {
   uint64_t device_budget = 0;    ///< Arena + persistent bytes that must fit (0: no spilling).
-  double copy_bandwidth = 1e10;  ///< Host <-> device bytes per second.
-  double compute_rate = 5e10;    ///< FLOPs per second of the device.
+  // No defaults of its own: the compiler passes CompileOptions' (a backend's profile).
+  double copy_bandwidth = 0;         ///< Host <-> device bytes per second.
+  double compute_rate = 0;           ///< FLOPs per second of the device.
   bool asynchronous_copies = false;  ///< Copies overlap compute (device backends), or not (CPU).
-  uint32_t alignment = 64;       ///< Region alignment.
+  uint32_t alignment = 0;            ///< Region alignment.
 };
 
 /// What spilling did.

@@ -68,6 +68,11 @@ const std::vector<OpCase>& every_op_case();
 /// backends need an arena of at least 64 KiB.
 void run_case(const OpCase& c, remat::Backend* cpu, remat::Backend* other, const char* other_name);
 
+/// Runs |c| on |other|, which does not claim its op: returns whether run_op() answered
+/// REMAT_ERROR_UNIMPLEMENTED with a message naming the op (printing what was wrong if not).
+/// No test-failing call inside: callers may hold containers (cmocka's fail longjmps).
+bool run_unclaimed_case(const OpCase& c, remat::Backend* other, const char* other_name);
+
 }  // namespace remat_test
 
 #endif  // REMAT_TESTS_BACKENDS_OP_CASES_H_

@@ -18,6 +18,7 @@
 #include "cli/synthetic_task.h"
 #include "compiler/compiler.h"
 #include "remat/remat.h"
+#include "backends/device_profiles.h"
 #include "runtime/backend_registry.h"
 #include "tests/backends/op_cases.h"
 
@@ -50,6 +51,35 @@ const char* const kOptimizers[] = {
 // The part of a backend spec before the first ':' ("opencl:0:0" -> "opencl").
 std::string backend_name(const std::string& spec) { return spec.substr(0, spec.find(':')); }
 
+// Whether the backend under test has a kernel for every op of the catalogue (the null
+// skeleton has none); the checks that train need every op and are skipped otherwise.
+bool claims_every_op() {
+  alignas(256) static uint8_t arena[4096], persistent[4096];
+  remat::RegionSetup regions{};
+  regions.arena = arena;
+  regions.arena_bytes = sizeof(arena);
+  regions.persistent = persistent;
+  regions.persistent_bytes = sizeof(persistent);
+  regions.alignment = 256;
+  remat_test::Errors e;
+  remat::Backend* backend = nullptr;
+  if (remat::create_backend(g_backend.c_str(), regions, &backend, &e.buf) != REMAT_OK) return true;
+  bool all = true;
+  for (uint16_t code = 1; code < remat::kOpCodeCount; ++code) all = all && backend->supports_op(code);
+  remat::destroy_backend(backend);
+  return all;
+}
+
+// Skips the calling test (cmocka's skip) on a backend that lacks kernels; call it first, before
+// any container is alive (skip longjmps past destructors).
+#define SKIP_UNLESS_EVERY_OP_IS_CLAIMED()                                                 \
+  do {                                                                                    \
+    if (!claims_every_op()) {                                                             \
+      printf("%s lacks kernels: training checks do not apply\n", g_backend.c_str());      \
+      skip();                                                                             \
+    }                                                                                     \
+  } while (0)
+
 // A strategy may carry a device budget as "STRATEGY/device=BYTES" (spilling to host), placed
 // by the spill cost model of the backend under test, or of the one named by "/costs=NAME".
 std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
@@ -64,11 +94,8 @@ std::vector<uint8_t> compile_plan(const std::string& model, const std::string& o
     o.device_budget = std::stoull(strategy.substr(strategy.find("/device=") + 8));
   }
   const size_t costs_at = strategy.find("/costs=");
-  const auto costs = remat::compiler::default_spill_costs(
-      costs_at == std::string::npos ? backend_name(g_backend) : strategy.substr(costs_at + 7));
-  o.copy_bandwidth = costs.copy_bandwidth;
-  o.compute_rate = costs.compute_rate;
-  o.asynchronous_copies = costs.asynchronous_copies;
+  o.target(remat::compiler::target_profile(
+      costs_at == std::string::npos ? backend_name(g_backend) : strategy.substr(costs_at + 7)));
   return remat::compiler::compile(o).plan;
 }
 
@@ -143,6 +170,7 @@ std::vector<uint8_t> train(const std::string& model, const std::string& optimize
 }
 
 void parameters_after_five_steps_match_the_cpu_backend(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   for (const char* model : kModels) {
     for (size_t o = 0; o < sizeof(kOptimizers) / sizeof(kOptimizers[0]); ++o) {
       const char* optimizer = kOptimizers[o];
@@ -177,6 +205,7 @@ void parameters_after_five_steps_match_the_cpu_backend(void**) {
 }
 
 void check_strategy_is_byte_identical(const char* strategy) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   for (const char* model : kModels) {
     for (const char* optimizer : kOptimizers) {
       if (train(model, optimizer, "none", g_backend) != train(model, optimizer, strategy, g_backend)) {
@@ -196,6 +225,7 @@ void sqrt_is_byte_identical_to_no_recompute(void**) { check_strategy_is_byte_ide
 // holds every copy back until the op that waits for it: a reader that did not wait would read
 // stale bytes, and this comparison would fail.
 void spilling_to_host_is_byte_identical_to_no_recompute(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   const char* model = kModels[2];
   for (const char* optimizer : kOptimizers) {
     remat::compiler::CompileOptions o;
@@ -235,6 +265,7 @@ void feed_with_bad_value(Run& run, const std::string& model, const char* name, i
 }
 
 void a_label_out_of_range_is_a_step_error(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   for (int32_t bad : {4, -1}) {
     Run run(kModels[0], kOptimizers[0], "none", g_backend);
     feed_with_bad_value(run, kModels[0], "labels", bad);
@@ -247,6 +278,7 @@ void a_label_out_of_range_is_a_step_error(void**) {
 }
 
 void a_token_id_out_of_range_is_a_step_error(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   Run run(kModels[2], kOptimizers[1], "none", g_backend);
   feed_with_bad_value(run, kModels[2], "tokens", 40);
   assert_int_equal(remat_session_step(run.session, nullptr), REMAT_ERROR_OUT_OF_RANGE);
@@ -280,6 +312,7 @@ remat::TensorRef bytes_tensor(remat::Region region, uint64_t offset, uint64_t by
 }
 
 void spill_prefetch_and_wait_round_trip_bytes(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   constexpr uint64_t kArena = 8192, kPersistent = 256, kHost = 4096, kBytes = 1024;
   alignas(64) static uint8_t arena[kArena], persistent[kPersistent], host[kHost];
   memset(host, 0, sizeof(host));
@@ -346,12 +379,12 @@ void an_unknown_device_is_unavailable_with_a_message(void**) {
   remat_plan_close(plan);
 }
 
-// Every compute op on the backend against the CPU kernels, over the same random inputs, within
-// the tolerances documented in op_cases.h. On the CPU backend itself this compares nothing and
-// is skipped.
-void every_op_matches_the_cpu_kernels(void**) {
-  // Every opcode but the copies between regions (tested above) has a case. (No container
-  // here: skip() and fail_msg() leave the function by longjmp, past any destructor.)
+// The op catalogue against the backend: every opcode but the copies between regions (tested
+// above) has a case; the CPU backend claims every op; every op the backend claims has a kernel
+// that runs its case within the tolerances of op_cases.h against the CPU kernels, and every op
+// it does not claim answers UNIMPLEMENTED naming the op. (No container lives across a fail or
+// skip here: both leave the function by longjmp, past any destructor.)
+void every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented(void**) {
   for (uint16_t code = 1; code < remat::kOpCodeCount; ++code) {
     const bool copy = code == static_cast<uint16_t>(remat::OpCode::kSpill) ||
                       code == static_cast<uint16_t>(remat::OpCode::kPrefetch) ||
@@ -359,10 +392,6 @@ void every_op_matches_the_cpu_kernels(void**) {
     bool covered = false;
     for (const remat_test::OpCase& c : remat_test::every_op_case()) covered = covered || static_cast<uint16_t>(c.code) == code;
     if (!copy && !covered) fail_msg("op %s has no case in op_cases.cc", remat::op_name(code));
-  }
-  if (backend_name(g_backend) == "cpu") {
-    skip();
-    return;
   }
   constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
   alignas(256) static uint8_t arena[kArena], persistent[kPersistent];
@@ -374,18 +403,56 @@ void every_op_matches_the_cpu_kernels(void**) {
   regions.alignment = 256;
   remat_test::Errors e;
   remat::Backend* cpu = nullptr;
-  remat::Backend* other = nullptr;
   if (remat::create_backend("cpu", regions, &cpu, &e.buf) != REMAT_OK) fail_msg("create cpu: %s", e.text);
-  regions.arena = nullptr;  // Device backends allocate their own regions.
-  regions.persistent = nullptr;
+  for (uint16_t code = 1; code < remat::kOpCodeCount; ++code) {
+    if (!cpu->supports_op(code)) fail_msg("the cpu backend does not claim op %s", remat::op_name(code));
+  }
+  if (backend_name(g_backend) == "cpu") {
+    remat::destroy_backend(cpu);
+    return;  // The CPU kernels are the reference: nothing to compare them with.
+  }
+  const remat::DeviceProfile* profile = remat::find_device_profile(g_backend.c_str());
+  if (profile == nullptr) fail_msg("backend %s has no device profile", g_backend.c_str());
+  if (!profile->binds_host_memory) {
+    regions.arena = nullptr;  // Device backends allocate their own regions.
+    regions.persistent = nullptr;
+  }
+  remat::Backend* other = nullptr;
   if (remat::create_backend(g_backend.c_str(), regions, &other, &e.buf) != REMAT_OK) {
     fail_msg("create %s: %s", g_backend.c_str(), e.text);
   }
   for (const remat_test::OpCase& c : remat_test::every_op_case()) {
-    remat_test::run_case(c, cpu, other, g_backend.c_str());
+    if (other->supports_op(static_cast<uint16_t>(c.code))) {
+      remat_test::run_case(c, cpu, other, g_backend.c_str());
+    } else if (!remat_test::run_unclaimed_case(c, other, g_backend.c_str())) {
+      fail_msg("%s: op %s is neither run nor refused as unimplemented", g_backend.c_str(), c.name);
+    }
   }
   remat::destroy_backend(other);
   remat::destroy_backend(cpu);
+}
+
+// A backend that lacks a kernel for an op of a plan refuses the session, naming op and backend.
+void a_plan_with_an_unclaimed_op_is_refused_at_session_creation(void**) {
+  if (claims_every_op()) {
+    printf("%s claims every op: nothing to refuse\n", g_backend.c_str());
+    skip();
+  }
+  const std::vector<uint8_t> bytes = compile_plan(kModels[0], kOptimizers[0], "none");
+  remat_plan* plan = nullptr;
+  char message[512] = "";
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)), REMAT_OK);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.backend = g_backend.c_str();
+  remat_session* session = nullptr;
+  const remat_status status = remat_session_create(plan, &options, &session, message, sizeof(message));
+  printf("%s: %s\n", g_backend.c_str(), message);
+  remat_plan_close(plan);
+  assert_int_equal(status, REMAT_ERROR_UNIMPLEMENTED);
+  assert_null(session);
+  assert_non_null(strstr(message, "not implemented by the"));
+  assert_non_null(strstr(message, backend_name(g_backend).c_str()));
 }
 
 // Whether the backend can open a session here; prints why not.
@@ -432,7 +499,8 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_token_id_out_of_range_is_a_step_error),
       cmocka_unit_test(spill_prefetch_and_wait_round_trip_bytes),
       cmocka_unit_test(an_unknown_device_is_unavailable_with_a_message),
-      cmocka_unit_test(every_op_matches_the_cpu_kernels),
+      cmocka_unit_test(every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented),
+      cmocka_unit_test(a_plan_with_an_unclaimed_op_is_refused_at_session_creation),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -328,12 +328,12 @@ static void the_cost_model_flags_reach_the_compiler(void**) {
   assert_true(doc["copy_bandwidth_bytes_per_s"].number == 1.25e9);
   assert_true(doc["compute_rate_flops_per_s"].number == 3.5e11);
   // --backend picks the defaults the flags override; an unknown backend is named.
-  const auto cuda = remat::compiler::default_spill_costs("cuda");
+  const auto& cuda = remat::compiler::target_profile("cuda");
   const Json on_cuda = JsonParser(run_remat(std::string("size ") + kMlp + " --batch 4 --backend cuda --json").out)
                            .parse_document();
   assert_true(on_cuda["copy_bandwidth_bytes_per_s"].number == cuda.copy_bandwidth);
   assert_true(on_cuda["compute_rate_flops_per_s"].number == cuda.compute_rate);
-  expect(run_remat(std::string("size ") + kMlp + " --batch 4 --backend tpu"), 1, "no spill cost defaults for backend 'tpu'");
+  expect(run_remat(std::string("size ") + kMlp + " --batch 4 --backend tpu"), 1, "no device profile for backend 'tpu'");
 }
 
 static void live_bytes_peak_at_the_lower_bound_and_the_backward_pass_follows_the_forward(void**) {

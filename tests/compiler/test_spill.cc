@@ -156,15 +156,15 @@ static void asynchronous_copies_are_placed_to_hide_behind_compute(void**) {
 // Each backend has its own defaults, a device suffix is ignored, and an unknown name is an
 // error that names it; the compile report records the model used (the plan writer stores it).
 static void spill_costs_default_per_backend_and_are_recorded_in_the_report(void**) {
-  const auto cpu = remat::compiler::default_spill_costs("cpu");
-  const auto cuda = remat::compiler::default_spill_costs("cuda:1");
-  const auto opencl = remat::compiler::default_spill_costs("opencl:0:0");
+  const auto& cpu = remat::compiler::target_profile("cpu");
+  const auto& cuda = remat::compiler::target_profile("cuda:1");
+  const auto& opencl = remat::compiler::target_profile("opencl:0:0");
   assert_true(cpu.copy_bandwidth > 0 && cpu.compute_rate > 0);
   assert_false(cpu.asynchronous_copies);
   assert_true(cuda.asynchronous_copies && opencl.asynchronous_copies);
   assert_true(cuda.compute_rate > opencl.compute_rate && opencl.compute_rate > cpu.compute_rate);
   try {
-    remat::compiler::default_spill_costs("tpu");
+    remat::compiler::target_profile("tpu");
     fail_msg("tpu has no defaults");
   } catch (const remat::compiler::CompileError& e) {
     assert_non_null(strstr(e.what(), "'tpu'"));
