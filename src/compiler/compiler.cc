@@ -38,8 +38,8 @@ CompileResult compile(const CompileOptions& options) {
   }
   if (options.strategy != "none") {
     apply_recompute(result.graph, forward_ops, checkpoints);
-    // What the strategy keeps from forward to backward is a checkpoint in the plan (DESIGN.md
-    // "Roles of tensors"); the loss keeps its own role.
+    // What the strategy keeps from forward to backward is a checkpoint in the plan
+    // (docs/architecture.md, "Roles and regions"); the loss keeps its own role.
     for (int t : checkpoints) {
       if (result.graph.tensors[t].role == Role::kActivation) result.graph.tensors[t].role = Role::kCheckpoint;
     }
