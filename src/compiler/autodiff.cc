@@ -134,7 +134,7 @@ class Differentiator {
     }
   }
 
-  // C = alpha op(A) op(B): each gradient is another matmul (see ops.h for the shape modes).
+  // C = alpha op(A) op(B): each gradient is another matmul (see plan/matmul_shape.h for the shape modes).
   void matmul(const Op& op, int dc) {
     const int a = op.inputs[0], b = op.inputs[1];
     const bool ta = op.iattrs[0] != 0, tb = op.iattrs[1] != 0;

@@ -38,7 +38,7 @@ class Builder {
   int sigmoid(int x, const std::string& name);
   /// Softmax over the last axis.
   int softmax(int x, const std::string& name);
-  /// alpha * op(a) @ op(b) in one of the shape modes of ops.h; |out_shape| is the result's.
+  /// alpha * op(a) @ op(b) in one of the shape modes of plan/matmul_shape.h; |out_shape| is the result's.
   int matmul(int a, int b, bool trans_a, bool trans_b, float alpha, std::vector<int64_t> out_shape,
              const std::string& name);
   /// a + b (same shapes).

@@ -61,8 +61,8 @@ struct Op {
   OpCode code;                  ///< What the op computes.
   std::vector<int> inputs;      ///< Tensor indices read.
   std::vector<int> outputs;     ///< Tensor indices written.
-  std::vector<int64_t> iattrs;  ///< Integer attributes (ops.h).
-  std::vector<float> fattrs;    ///< Float attributes (ops.h).
+  std::vector<int64_t> iattrs;  ///< Integer attributes (plan/op_catalogue.h).
+  std::vector<float> fattrs;    ///< Float attributes (plan/op_catalogue.h).
   Phase phase = Phase::kForward;
   /// Index of the forward op this op derives from (itself for forward ops): a recomputed or
   /// backward op names its source, which reports and recompute use.

@@ -38,7 +38,7 @@ struct OpCall {
   uint8_t num_outputs;                         ///< Used entries of |outputs|.
   const TensorRef* inputs[kMaxOpInputs];       ///< Input tensors.
   const TensorRef* outputs[kMaxOpOutputs];     ///< Output tensors.
-  const int64_t* iattrs;                       ///< Int attributes (plan/ops.h), may be null.
+  const int64_t* iattrs;                       ///< Int attributes (plan/op_catalogue.h), may be null.
   uint32_t num_iattrs;                         ///< Count of |iattrs|.
   const float* fattrs;                         ///< Float attributes, may be null.
   uint32_t num_fattrs;                         ///< Count of |fattrs|.
