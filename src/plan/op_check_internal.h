@@ -83,10 +83,11 @@ class Failure {
     append("%s %u", s.output ? "output" : "input", s.index);
     return name ? append(" (%s)", name) : *this;
   }
-  // "iattr 2 (d_1)": kPermute's names depend on r, which the arity check has bounded.
+  // "iattr 2 (d_1)": the variable list (kPermute's) is named by r, which the arity check has
+  // bounded.
   Failure& iattr(uint32_t i) {
     append("iattr %u", i);
-    if (op_->code == static_cast<uint16_t>(OpCode::kPermute)) {
+    if (op_->info != nullptr && op_->info->num_iattrs == kVariableAttrs) {
       const int64_t r = op_->iattrs[0];
       if (i == 0) return text(" (r)");
       return i <= r ? append(" (d_%u)", i - 1)
