@@ -259,7 +259,7 @@ static void a_corrupted_or_missing_plan_is_a_clear_failure(void**) {
   expect(run_remat("train " + empty + " --steps 1"), 1, "is empty (0 bytes): not a remat plan");
   // The backend a plan is compiled for must be one the cost model knows.
   expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --backend tpu -o " + plan), 1,
-         "no spill cost defaults for backend 'tpu'");
+         "no device profile for backend 'tpu'");
   expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --backend cuda:0 -o " + plan), 0, "wrote");
   expect(run_remat("inspect " + plan), 0, "cost model:   copies 2e+10 bytes/s, compute 1e+13 FLOP/s");
 }
