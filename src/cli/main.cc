@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/device_profiles.h"
 #include "cli/commands.h"
 #include "compiler/graph.h"
 
@@ -24,7 +25,10 @@ const char kUsage[] =
     "          [--budget SIZE] [--max-batch] [--optimizer SPEC] [--alignment N]\n"
     "          [--device-budget SIZE] [--backend B] [--copy-bandwidth BYTES_PER_S] [--compute-rate FLOPS]\n"
     "          [--timeline FILE.svg] [--json]\n"
-    "B is cpu | opencl[:P[:D]] | cuda[:N] (train runs there; it also picks the spill cost model's defaults)\n"
+    "B is cpu | opencl[:P[:D]] | cuda[:N] | null (train runs there; its device profile sets the\n"
+    "  plan's alignment and the spill cost model's defaults):\n";
+
+const char kUsageTerms[] =
     "\n"
     "MODEL is a template: mlp:layers=L,width=W,in=I,classes=C[,dropout=P]\n"
     "                  or transformer:layers=L,hidden=H,heads=A,ffn=F,seq=S,vocab=V,classes=C[,dropout=P]\n"
@@ -33,13 +37,24 @@ const char kUsage[] =
     "S is none | sqrt | selective | budget (with --budget SIZE) | manual:TENSOR,TENSOR,...\n"
     "SIZE accepts B, KiB, MiB, GiB (and KB, MB, GB). See docs/cli.md.\n";
 
+// The usage text, with one line per backend's device profile between its two parts.
+void print_usage(std::FILE* out) {
+  std::fputs(kUsage, out);
+  for (const remat::DeviceProfile& p : remat::kDeviceProfiles) {
+    std::fprintf(out, "  %-7s alignment %4u B, copies %g B/s (%s), compute %g FLOP/s\n", p.name,
+                 p.alignment, p.copy_bandwidth, p.asynchronous_copies ? "overlapped" : "synchronous",
+                 p.compute_rate);
+  }
+  std::fputs(kUsageTerms, out);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace remat::cli;
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ||
       std::string(argv[1]) == "help") {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
@@ -50,7 +65,8 @@ int main(int argc, char** argv) {
     if (command == "inspect") return run_inspect(rest);
     if (command == "devices") return run_devices(rest);
     if (command == "size") return run_size(rest);
-    std::fprintf(stderr, "remat: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+    std::fprintf(stderr, "remat: unknown command '%s'\n\n", command.c_str());
+    print_usage(stderr);
     return 2;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "remat %s: %s\n(run 'remat --help' for usage)\n", command.c_str(), e.what());
