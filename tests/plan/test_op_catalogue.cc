@@ -1,0 +1,118 @@
+// The op table made from the catalogue (plan/op_catalogue.h, plan/ops.h): opcodes 1..N each
+// have an entry whose name is unique and finds it again, whose arity agrees with its tensor
+// names, and whose attribute counts agree with its attribute names; anything else has none.
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+// cmocka 1.1 declares its functions without an extern "C" guard.
+extern "C" {
+#include <cmocka.h>
+}
+
+#include <string.h>
+
+#include "plan/ops.h"
+
+using remat::kOpCodeCount;
+using remat::op_by_name;
+using remat::op_info;
+using remat::OpCode;
+using remat::OpInfo;
+
+namespace {
+
+int count(const char* const* names, int capacity) {
+  int n = 0;
+  while (n < capacity && names[n] != nullptr) ++n;
+  return n;
+}
+
+void every_opcode_has_an_entry_and_nothing_else_has_one(void**) {
+  assert_null(op_info(0));
+  assert_null(op_info(kOpCodeCount));
+  assert_null(op_info(0xffff));
+  assert_string_equal(remat::op_name(kOpCodeCount), "unknown");
+  for (uint16_t code = 1; code < kOpCodeCount; ++code) {
+    const OpInfo* info = op_info(code);
+    assert_non_null(info);
+    assert_non_null(info->name);
+    assert_true(strlen(info->name) > 0);
+  }
+  // Opcodes are stored in plans: these values never change.
+  assert_int_equal(static_cast<int>(OpCode::kMatMul), 1);
+  assert_int_equal(static_cast<int>(OpCode::kAdamUpdate), 31);
+  assert_int_equal(static_cast<int>(OpCode::kScale), 35);
+}
+
+void names_are_unique_and_find_their_op(void**) {
+  for (uint16_t code = 1; code < kOpCodeCount; ++code) {
+    const char* name = op_info(code)->name;
+    assert_int_equal(static_cast<int>(op_by_name(name)), code);
+    for (uint16_t other = 1; other < code; ++other) {
+      if (strcmp(op_info(other)->name, name) == 0) fail_msg("ops %u and %u are both '%s'", other, code, name);
+    }
+  }
+  assert_int_equal(static_cast<int>(op_by_name("no_such_op")), 0);
+  assert_int_equal(static_cast<int>(op_by_name("")), 0);
+}
+
+void arities_agree_with_the_names_of_tensors_and_attributes(void**) {
+  for (uint16_t code = 1; code < kOpCodeCount; ++code) {
+    const OpInfo& info = *op_info(code);
+    if (count(info.input_names, remat::kMaxOpInputs) != info.max_inputs) fail_msg("%s: input names", info.name);
+    if (count(info.output_names, remat::kMaxOpInputs) != info.max_outputs) fail_msg("%s: output names", info.name);
+    assert_true(info.min_inputs <= info.max_inputs && info.max_inputs <= remat::kMaxOpInputs);
+    assert_true(info.min_outputs <= info.max_outputs && info.max_outputs <= remat::kMaxOpOutputs);
+    assert_true(info.max_inputs >= 1);  // Every op reads something.
+    if (count(info.fattr_names, remat::kMaxOpFattrs) != info.num_fattrs) fail_msg("%s: fattr names", info.name);
+    if (info.num_iattrs == remat::kVariableAttrs) {
+      assert_int_equal(code, static_cast<int>(OpCode::kPermute));  // The one variable list.
+      assert_null(info.iattr_names[0]);
+    } else if (count(info.iattr_names, remat::kMaxOpFattrs) != info.num_iattrs) {
+      fail_msg("%s: iattr names", info.name);
+    }
+  }
+  const OpInfo& matmul = *op_info(static_cast<uint16_t>(OpCode::kMatMul));
+  assert_string_equal(matmul.name, "matmul");
+  assert_string_equal(matmul.input_names[1], "B");
+  assert_string_equal(matmul.iattr_names[1], "trans_b");
+  assert_string_equal(matmul.fattr_names[0], "alpha");
+  const OpInfo& sgd = *op_info(static_cast<uint16_t>(OpCode::kSgdUpdate));
+  assert_int_equal(sgd.min_inputs, 2);
+  assert_int_equal(sgd.max_inputs, 3);
+  assert_int_equal(sgd.min_outputs, 1);
+  assert_int_equal(sgd.max_outputs, 2);
+}
+
+void dtypes_mark_ids_labels_and_copies(void**) {
+  using remat::OpDtypes;
+  for (uint16_t code = 1; code < kOpCodeCount; ++code) {
+    const OpInfo& info = *op_info(code);
+    OpDtypes want = OpDtypes::kF32;
+    switch (static_cast<OpCode>(code)) {
+      case OpCode::kEmbedding: want = OpDtypes::kI32Input0; break;
+      case OpCode::kEmbeddingGrad:
+      case OpCode::kSoftmaxCrossEntropy:
+      case OpCode::kSoftmaxCrossEntropyGrad: want = OpDtypes::kI32Input1; break;
+      case OpCode::kSpill:
+      case OpCode::kPrefetch:
+      case OpCode::kWait: want = OpDtypes::kAnyDtype; break;
+      default: break;
+    }
+    if (info.dtypes != want) fail_msg("%s: dtypes %d, expected %d", info.name, static_cast<int>(info.dtypes),
+                                      static_cast<int>(want));
+  }
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_opcode_has_an_entry_and_nothing_else_has_one),
+      cmocka_unit_test(names_are_unique_and_find_their_op),
+      cmocka_unit_test(arities_agree_with_the_names_of_tensors_and_attributes),
+      cmocka_unit_test(dtypes_mark_ids_labels_and_copies),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
