@@ -9,7 +9,21 @@
  * - Handles (remat_plan*, remat_session*) are allocated once, at open/create, through the port's
  *   allocator, and freed by the matching _close/_destroy. After remat_session_create() returns,
  *   no call allocates memory.
- * - Strings returned by the library (names, messages) live as long as the object they came from.
+ * - Strings returned by the library (names, messages) live as long as the object they came from;
+ *   names of backends live as long as the library is loaded.
+ * - Text the library writes for the caller (messages, device lists) goes into the caller's
+ *   buffer, always NUL-terminated and cut to the capacity the caller gives.
+ *
+ * Structs whose first field is |struct_size| (remat_session_options, remat_version_info), once
+ * for the whole API:
+ * - The caller sets |struct_size| to sizeof the struct as its own header declares it (the
+ *   _init function, where there is one, does it).
+ * - A struct from an older header is smaller; it is accepted: fields it lacks take their
+ *   defaults (for a struct the library fills, they are not written).
+ * - A struct larger than this library knows (a newer header against an older library) is
+ *   rejected with REMAT_ERROR_INVALID_ARGUMENT and a message naming both sizes, as is one too
+ *   small to hold the fields of the struct's first version (REMAT_API_VERSION 1: every field
+ *   declared below; a later version only appends fields).
  *
  * Memory a session uses (offsets in each region are decided by the compiler):
  *
@@ -25,11 +39,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* REMAT_API marks what the shared library exports; everything else in it is hidden. On
+ * Windows, the library's own build defines REMAT_BUILDING_LIBRARY and a program linking a
+ * static build defines REMAT_STATIC. Define REMAT_API before including this header to override. */
+#if !defined(REMAT_API)
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(REMAT_BUILDING_LIBRARY)
+#define REMAT_API __declspec(dllexport)
+#elif defined(REMAT_STATIC)
+#define REMAT_API
+#else
+#define REMAT_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define REMAT_API __attribute__((visibility("default")))
+#else
+#define REMAT_API
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** Version of this API. Bumped when a declaration changes incompatibly. */
+/** Version of this API. Bumped when a declaration changes incompatibly; the shared library's
+ *  SONAME carries it (libremat.so.1). remat_version() says what the loaded library has. */
 #define REMAT_API_VERSION 1
 
 /** Version of the plan format this runtime reads. A plan of another version is rejected. */
@@ -63,7 +97,8 @@ typedef enum remat_status {
   REMAT_ERROR_OUT_OF_REGION = 8,
   /** Two tensors that are live at the same op share bytes. */
   REMAT_ERROR_OVERLAP = 9,
-  /** A memory region given to the session is smaller than the plan needs, or misaligned. */
+  /** A memory region given to the session is smaller than the plan needs. (A misaligned one
+   *  is REMAT_ERROR_MISALIGNED.) */
   REMAT_ERROR_ARENA_TOO_SMALL = 10,
   /** A name (parameter, input) is not in the plan. */
   REMAT_ERROR_NOT_FOUND = 11,
@@ -78,13 +113,19 @@ typedef enum remat_status {
   /** The backend does not implement an op the plan uses. */
   REMAT_ERROR_UNIMPLEMENTED = 16,
   /** A fault inside the library or a device; the message says what. */
-  REMAT_ERROR_INTERNAL = 17
+  REMAT_ERROR_INTERNAL = 17,
+  /** Caller memory (plan bytes, arena, persistent or host region) does not start at the
+   *  alignment it needs; the message names the region, its address and the alignment. */
+  REMAT_ERROR_MISALIGNED = 18
 } remat_status;
 
 /** Element types. Values are stored in plans. */
 typedef enum remat_dtype {
   REMAT_DTYPE_F32 = 0,
+  /** Reserved: no op computes on it yet. The verifier rejects it (REMAT_ERROR_BAD_DTYPE) as
+   *  an operand of every op but the copies between regions, which move bytes of any dtype. */
   REMAT_DTYPE_F16 = 1,
+  /** Reserved, as REMAT_DTYPE_F16. */
   REMAT_DTYPE_BF16 = 2,
   REMAT_DTYPE_I32 = 3
 } remat_dtype;
@@ -118,6 +159,23 @@ typedef struct remat_plan_memory_info {
   uint32_t alignment;        /**< Alignment, in bytes, each region's base must have. */
 } remat_plan_memory_info;
 
+/** The loaded library's version. Filled by remat_version(). */
+typedef struct remat_version_info {
+  /** sizeof(remat_version_info), set by the caller (see the struct_size rules at the top). */
+  size_t struct_size;
+  /** The library's release: major.minor.patch. */
+  uint32_t major;
+  uint32_t minor;
+  uint32_t patch;
+  /** REMAT_API_VERSION the library was built with. A caller built against another value
+   *  should not use it. */
+  uint32_t api_version;
+  /** Oldest and newest plan format versions the library reads (REMAT_PLAN_FORMAT_VERSION of
+   *  its build; equal while only one format exists). */
+  uint32_t plan_format_min;
+  uint32_t plan_format_max;
+} remat_version_info;
+
 /** Options of remat_session_create(). Initialise with remat_session_options_init(). */
 typedef struct remat_session_options {
   /** sizeof(remat_session_options), set by remat_session_options_init(). */
@@ -143,67 +201,105 @@ typedef struct remat_session_options {
 } remat_session_options;
 
 /** A short, constant description of |status|, e.g. "plan corrupt". Never NULL. */
-const char* remat_status_string(remat_status status);
+REMAT_API const char* remat_status_string(remat_status status);
+
+/* ---- The library ---------------------------------------------------------------------------- */
+
+/** Writes the loaded library's version to |out_info|, whose |struct_size| the caller sets
+ *  first. A program checks it at start-up against the REMAT_API_VERSION it was built with.
+ *  REMAT_ERROR_INVALID_ARGUMENT when |out_info| is NULL or its |struct_size| is not one this
+ *  library accepts (nothing is written then). */
+REMAT_API remat_status remat_version(remat_version_info* out_info);
+
+/** Number of backends compiled into this library; at least 1 ("cpu" is always index 0). The
+ *  list is fixed for the life of the process. */
+REMAT_API uint32_t remat_backend_count(void);
+
+/** Writes the name of backend |index| ("cpu", "opencl", ...) to |out_name|: a constant string
+ *  that lives as long as the library is loaded, usable as remat_session_options.backend.
+ *  REMAT_ERROR_NOT_FOUND when |index| is remat_backend_count() or more (then *|out_name| is
+ *  NULL); REMAT_ERROR_INVALID_ARGUMENT when |out_name| is NULL. */
+REMAT_API remat_status remat_backend_name(uint32_t index, const char** out_name);
+
+/** Lists the devices backend |index| reaches on this machine: writes their number (0 when it
+ *  reaches none) to |out_device_count| when it is not NULL, and text into the caller's
+ *  |out_text| of |text_capacity| bytes: one line per device, "NAME:DEVICE  description" where
+ *  "NAME:DEVICE" is a remat_session_options.backend value, or, when there is none, one line
+ *  "(NAME: unavailable: why)". The text is NUL-terminated and cut to |text_capacity|; 4096
+ *  bytes hold a typical list. Asks the device drivers each time (it may take a fraction of a
+ *  second) and allocates nothing. REMAT_ERROR_NOT_FOUND when |index| is remat_backend_count()
+ *  or more; REMAT_ERROR_INVALID_ARGUMENT when |out_text| is NULL or |text_capacity| is 0. On
+ *  failure *|out_device_count| is 0 and |out_text|, when it has room, is "". */
+REMAT_API remat_status remat_backend_devices(uint32_t index, uint32_t* out_device_count,
+                                             char* out_text, size_t text_capacity);
+
+/* ---- Plans ---------------------------------------------------------------------------------- */
 
 /** Verifies |size| bytes at |bytes| as a plan and opens it. The bytes are not copied: they must
- *  outlive the plan and its sessions. On failure *|out_plan| is NULL and, when |out_message| is
- *  not NULL, a message naming the field, op or value (at most |message_capacity| bytes with its
+ *  outlive the plan and its sessions, and start at an 8-byte boundary (else
+ *  REMAT_ERROR_MISALIGNED). On failure *|out_plan| is NULL and, when |out_message| is not NULL,
+ *  a message naming the field, op or value (at most |message_capacity| bytes with its
  *  terminator) is written there. */
-remat_status remat_plan_open(const void* bytes, size_t size, remat_plan** out_plan,
-                             char* out_message, size_t message_capacity);
+REMAT_API remat_status remat_plan_open(const void* bytes, size_t size, remat_plan** out_plan,
+                                       char* out_message, size_t message_capacity);
 
 /** Releases a plan opened by remat_plan_open(). NULL is allowed. Sessions made from it must be
  *  destroyed first. */
-void remat_plan_close(remat_plan* plan);
+REMAT_API void remat_plan_close(remat_plan* plan);
 
 /** Writes the region sizes |plan| needs to |out_info|. */
-remat_status remat_plan_memory(const remat_plan* plan, remat_plan_memory_info* out_info);
+REMAT_API remat_status remat_plan_memory(const remat_plan* plan, remat_plan_memory_info* out_info);
 
 /** Writes the number of bindings of |kind| in |plan| to |out_count|. */
-remat_status remat_plan_binding_count(const remat_plan* plan, remat_binding_kind kind,
-                                      uint32_t* out_count);
+REMAT_API remat_status remat_plan_binding_count(const remat_plan* plan, remat_binding_kind kind,
+                                                uint32_t* out_count);
 
 /** Describes binding |index| of |kind| in |plan|. Its name lives as long as the plan bytes. */
-remat_status remat_plan_binding(const remat_plan* plan, remat_binding_kind kind, uint32_t index,
-                                remat_tensor_info* out_info);
+REMAT_API remat_status remat_plan_binding(const remat_plan* plan, remat_binding_kind kind,
+                                          uint32_t index, remat_tensor_info* out_info);
+
+/* ---- Sessions ------------------------------------------------------------------------------- */
 
 /** Fills |options| with defaults: CPU backend, regions allocated by the session, params
  *  initialised from the plan. */
-void remat_session_options_init(remat_session_options* options);
+REMAT_API void remat_session_options_init(remat_session_options* options);
 
 /** Creates a session that runs |plan| with |options| (NULL: defaults). Every allocation the
- *  session will ever make happens here. On failure *|out_session| is NULL and a message is
- *  written to |out_message| as for remat_plan_open(). */
-remat_status remat_session_create(const remat_plan* plan, const remat_session_options* options,
-                                  remat_session** out_session, char* out_message,
-                                  size_t message_capacity);
+ *  session will ever make happens here. |options|' struct_size follows the rules at the top.
+ *  A caller region smaller than the plan needs is REMAT_ERROR_ARENA_TOO_SMALL; one not aligned
+ *  to remat_plan_memory_info.alignment is REMAT_ERROR_MISALIGNED. On failure *|out_session| is
+ *  NULL and a message is written to |out_message| as for remat_plan_open(). */
+REMAT_API remat_status remat_session_create(const remat_plan* plan,
+                                            const remat_session_options* options,
+                                            remat_session** out_session, char* out_message,
+                                            size_t message_capacity);
 
 /** Destroys |session| and what it allocated. NULL is allowed. */
-void remat_session_destroy(remat_session* session);
+REMAT_API void remat_session_destroy(remat_session* session);
 
 /** Copies |bytes| bytes from |data| into the input or label binding called |name|. |bytes| must
  *  equal the binding's size. Every input and label must be set before the first step; a value
  *  stays until it is set again. */
-remat_status remat_session_set_input(remat_session* session, const char* name, const void* data,
-                                     size_t bytes);
+REMAT_API remat_status remat_session_set_input(remat_session* session, const char* name,
+                                               const void* data, size_t bytes);
 
 /** Runs one training step (forward, backward, optimizer update). Writes the step's loss, as
  *  computed before the update, to |out_loss| when it is not NULL. */
-remat_status remat_session_step(remat_session* session, float* out_loss);
+REMAT_API remat_status remat_session_step(remat_session* session, float* out_loss);
 
 /** Copies |bytes| bytes from |data| into the parameter called |name|. */
-remat_status remat_session_write_param(remat_session* session, const char* name, const void* data,
-                                       size_t bytes);
+REMAT_API remat_status remat_session_write_param(remat_session* session, const char* name,
+                                                 const void* data, size_t bytes);
 
 /** Copies the parameter called |name| (|bytes| must equal its size) into |out_data|. */
-remat_status remat_session_read_param(remat_session* session, const char* name, void* out_data,
-                                      size_t bytes);
+REMAT_API remat_status remat_session_read_param(remat_session* session, const char* name,
+                                                void* out_data, size_t bytes);
 
 /** Number of steps this session has run; also the step index dropout and Adam use next. */
-uint64_t remat_session_step_count(const remat_session* session);
+REMAT_API uint64_t remat_session_step_count(const remat_session* session);
 
 /** The message of the last failed call on |session| ("" when none failed). Never NULL. */
-const char* remat_session_last_error(const remat_session* session);
+REMAT_API const char* remat_session_last_error(const remat_session* session);
 
 #ifdef __cplusplus
 }

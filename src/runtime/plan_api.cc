@@ -11,36 +11,19 @@ using remat::set_error;
 
 extern "C" {
 
-const char* remat_status_string(remat_status status) {
-  switch (status) {
-    case REMAT_OK: return "ok";
-    case REMAT_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case REMAT_ERROR_PLAN_CORRUPT: return "plan corrupt";
-    case REMAT_ERROR_PLAN_VERSION: return "plan version mismatch";
-    case REMAT_ERROR_UNKNOWN_OP: return "unknown op";
-    case REMAT_ERROR_BAD_ARITY: return "bad op arity";
-    case REMAT_ERROR_BAD_SHAPE: return "bad shape";
-    case REMAT_ERROR_BAD_DTYPE: return "bad dtype";
-    case REMAT_ERROR_OUT_OF_REGION: return "tensor outside its region";
-    case REMAT_ERROR_OVERLAP: return "live tensors overlap";
-    case REMAT_ERROR_ARENA_TOO_SMALL: return "memory region too small";
-    case REMAT_ERROR_NOT_FOUND: return "name not found";
-    case REMAT_ERROR_OUT_OF_RANGE: return "value out of range";
-    case REMAT_ERROR_UNAVAILABLE: return "backend unavailable";
-    case REMAT_ERROR_RESOURCE_EXHAUSTED: return "out of memory";
-    case REMAT_ERROR_FAILED_PRECONDITION: return "failed precondition";
-    case REMAT_ERROR_UNIMPLEMENTED: return "unimplemented";
-    case REMAT_ERROR_INTERNAL: return "internal error";
-  }
-  return "unknown status";
-}
-
 remat_status remat_plan_open(const void* bytes, size_t size, remat_plan** out_plan,
                              char* out_message, size_t message_capacity) {
   ErrorBuffer err{out_message, out_message ? message_capacity : 0};
   if (out_message != nullptr && message_capacity > 0) out_message[0] = '\0';
   if (out_plan == nullptr) return set_error(&err, REMAT_ERROR_INVALID_ARGUMENT, "out_plan is NULL");
   *out_plan = nullptr;
+  // FlatBuffers reads 8-byte scalars in place: a plan's bytes must be aligned for them. (Bytes
+  // that are no plan at all are left to verify_plan() to call corrupt.)
+  const uint8_t* data = static_cast<const uint8_t*>(bytes);
+  if (data != nullptr && size >= 8 && remat::fb::PlanBufferHasIdentifier(data) &&
+      reinterpret_cast<uintptr_t>(data) % 8 != 0) {
+    return set_error(&err, REMAT_ERROR_MISALIGNED, "plan bytes at %p are not aligned to 8 bytes", bytes);
+  }
   const remat::fb::Plan* root = nullptr;
   const remat_status status = remat::verify_plan(static_cast<const uint8_t*>(bytes), size, &root, &err);
   if (status != REMAT_OK) return status;

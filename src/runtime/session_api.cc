@@ -8,6 +8,7 @@
 #include "runtime/backend_registry.h"
 #include "runtime/port.h"
 #include "runtime/session.h"
+#include "runtime/struct_size.h"
 
 using remat::ErrorBuffer;
 using remat::set_error;
@@ -15,6 +16,9 @@ using remat::set_error;
 namespace {
 
 constexpr size_t kSessionAlignment = 64;
+
+// remat_session_options of REMAT_API_VERSION 1 ends with init_params.
+constexpr size_t kOptionsFirstSize = offsetof(remat_session_options, init_params) + sizeof(int);
 
 // Records a failure in the session's message buffer.
 #define FAIL(session, status, ...) set_error(&(session)->err, (status), __VA_ARGS__)
@@ -66,8 +70,7 @@ remat_status bind_region(remat_session* s, int index, const char* what, void* gi
                 given_size, static_cast<unsigned long long>(needed));
   }
   if (reinterpret_cast<uintptr_t>(given) % alignment != 0) {
-    return FAIL(s, REMAT_ERROR_ARENA_TOO_SMALL, "%s region at %p is not aligned to %u bytes", what, given,
-                alignment);
+    return FAIL(s, REMAT_ERROR_MISALIGNED, "%s region at %p is not aligned to %u bytes", what, given, alignment);
   }
   *out = given;
   return REMAT_OK;
@@ -128,14 +131,17 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   if (out_session == nullptr) return set_error(&early, REMAT_ERROR_INVALID_ARGUMENT, "out_session is NULL");
   *out_session = nullptr;
   if (plan == nullptr) return set_error(&early, REMAT_ERROR_INVALID_ARGUMENT, "plan is NULL");
-  remat_session_options defaults;
-  remat_session_options_init(&defaults);
-  if (options == nullptr) options = &defaults;
-  if (options->struct_size != sizeof(remat_session_options)) {
-    return set_error(&early, REMAT_ERROR_INVALID_ARGUMENT,
-                     "options.struct_size is %zu, expected %zu (call remat_session_options_init)",
-                     options->struct_size, sizeof(remat_session_options));
+  // The caller's struct over the defaults: an older caller's smaller one keeps the defaults of
+  // the fields it lacks (struct_size rules in remat.h).
+  remat_session_options given;
+  remat_session_options_init(&given);
+  if (options != nullptr) {
+    const remat_status size_status = remat::check_struct_size(
+        "options", options->struct_size, kOptionsFirstSize, sizeof(remat_session_options), &early);
+    if (size_status != REMAT_OK) return size_status;
+    memcpy(&given, options, options->struct_size);
   }
+  options = &given;
   void* memory = remat::port_alloc(sizeof(remat_session), kSessionAlignment);
   if (memory == nullptr) return set_error(&early, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for a session");
   remat_session* s = new (memory) remat_session();

@@ -2,6 +2,7 @@
 // what was wrong, and a failed call leaves the session as it was.
 #include "tests/cmocka_cpp.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,59 @@ void create_rejects_null_arguments_and_unknown_options_sizes(void**) {
   remat_session_destroy(create_expecting(p.plan, nullptr, REMAT_OK));
 }
 
+// The struct_size rules of remat.h on remat_session_options, whose first version (API 1) ends
+// with init_params.
+void options_from_a_newer_header_are_rejected_naming_both_sizes(void**) {
+  OpenPlan p(kMlp);
+  // A newer header's struct: this one with a field appended that this library does not know.
+  struct {
+    remat_session_options known;
+    uint64_t appended;
+  } newer;
+  remat_session_options_init(&newer.known);
+  newer.known.struct_size = sizeof(newer);
+  newer.appended = 0;
+  create_expecting(p.plan, &newer.known, REMAT_ERROR_INVALID_ARGUMENT,
+                   {"options.struct_size is " + std::to_string(sizeof(newer)),
+                    "larger than the " + std::to_string(sizeof(remat_session_options)) + " bytes"});
+}
+
+void options_ending_before_init_params_are_smaller_than_the_first_version_and_rejected(void**) {
+  OpenPlan p(kMlp);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  const size_t first = offsetof(remat_session_options, init_params) + sizeof(int);
+  for (size_t size : {offsetof(remat_session_options, init_params), offsetof(remat_session_options, backend),
+                      first - 1}) {
+    options.struct_size = size;
+    create_expecting(p.plan, &options, REMAT_ERROR_INVALID_ARGUMENT,
+                     {"options.struct_size is " + std::to_string(size),
+                      "smaller than the " + std::to_string(first) + " bytes of its first version",
+                      "knows " + std::to_string(sizeof(remat_session_options))});
+  }
+}
+
+// Every size from the first version's fields to sizeof is accepted: here the first version
+// without its trailing padding. The fields it has are read: the caller's persistent region and
+// init_params = 0 (which leaves the caller's bytes in place).
+void options_of_the_first_versions_size_are_read_up_to_that_size(void**) {
+  OpenPlan p(kMlp);
+  Buffer persistent(p.memory.persistent_bytes);
+  memset(persistent.data, 0xA5, p.memory.persistent_bytes);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.struct_size = offsetof(remat_session_options, init_params) + sizeof(int);
+  options.persistent = persistent.data;
+  options.persistent_size = p.memory.persistent_bytes;
+  options.init_params = 0;
+  remat_session* s = create_expecting(p.plan, &options, REMAT_OK);
+  const remat_tensor_info weight = bindings(p.plan, REMAT_BINDING_PARAM)[0];
+  std::vector<uint8_t> got(weight.bytes);
+  assert_int_equal(remat_session_read_param(s, weight.name, got.data(), got.size()), REMAT_OK);
+  assert_true(got == std::vector<uint8_t>(weight.bytes, 0xA5));
+  remat_session_destroy(s);
+}
+
 void arena_smaller_than_the_plan_is_rejected(void**) {
   OpenPlan p(kMlp);
   Buffer arena(p.memory.arena_bytes);
@@ -177,8 +231,10 @@ void misaligned_arena_is_rejected(void**) {
   for (size_t shift : {size_t{1}, size_t{4}, size_t{p.memory.alignment / 2}}) {
     options.arena = arena.bytes() + shift;
     options.arena_size = p.memory.arena_bytes;
-    create_expecting(p.plan, &options, REMAT_ERROR_ARENA_TOO_SMALL,
-                     {"arena", "aligned to " + std::to_string(p.memory.alignment)});
+    char address[32];
+    snprintf(address, sizeof(address), "%p", static_cast<void*>(arena.bytes() + shift));
+    create_expecting(p.plan, &options, REMAT_ERROR_MISALIGNED,
+                     {"arena region at " + std::string(address), "aligned to " + std::to_string(p.memory.alignment)});
   }
 }
 
@@ -194,7 +250,7 @@ void persistent_region_smaller_than_the_plan_is_rejected(void**) {
                     std::to_string(p.memory.persistent_bytes)});
   options.persistent = persistent.bytes() + 8;
   options.persistent_size = p.memory.persistent_bytes;
-  create_expecting(p.plan, &options, REMAT_ERROR_ARENA_TOO_SMALL, {"persistent", "aligned"});
+  create_expecting(p.plan, &options, REMAT_ERROR_MISALIGNED, {"persistent region at", "aligned"});
 }
 
 void host_region_given_to_a_plan_that_spills_nothing_must_still_be_aligned(void**) {
@@ -205,7 +261,7 @@ void host_region_given_to_a_plan_that_spills_nothing_must_still_be_aligned(void*
   remat_session_options_init(&options);
   options.host = host.bytes() + 1;
   options.host_size = 16;
-  create_expecting(p.plan, &options, REMAT_ERROR_ARENA_TOO_SMALL, {"host", "aligned"});
+  create_expecting(p.plan, &options, REMAT_ERROR_MISALIGNED, {"host region at", "aligned"});
   options.host = host.data;
   remat_session_destroy(create_expecting(p.plan, &options, REMAT_OK));
 }
@@ -489,6 +545,9 @@ void null_sessions_are_handled(void**) {
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(create_rejects_null_arguments_and_unknown_options_sizes),
+      cmocka_unit_test(options_from_a_newer_header_are_rejected_naming_both_sizes),
+      cmocka_unit_test(options_ending_before_init_params_are_smaller_than_the_first_version_and_rejected),
+      cmocka_unit_test(options_of_the_first_versions_size_are_read_up_to_that_size),
       cmocka_unit_test(arena_smaller_than_the_plan_is_rejected),
       cmocka_unit_test(misaligned_arena_is_rejected),
       cmocka_unit_test(persistent_region_smaller_than_the_plan_is_rejected),
