@@ -1,9 +1,10 @@
-// `remat devices`: the backends this build has and the devices each can reach here.
+// `remat devices`: the backends this build has and the devices each can reach here, through
+// the public C API (what any program linking libremat can ask).
 #include <cstdio>
 #include <cstring>
 
 #include "cli/commands.h"
-#include "runtime/backend_registry.h"
+#include "remat/remat.h"
 
 namespace remat {
 namespace cli {
@@ -13,8 +14,9 @@ namespace {
 const char* const kKnownBackends[] = {"cpu", "opencl", "cuda"};
 
 bool compiled_in(const char* name) {
-  for (size_t i = 0; i < backend_count(); ++i) {
-    if (std::strcmp(backend_name(i), name) == 0) return true;
+  const char* built = nullptr;
+  for (uint32_t i = 0; remat_backend_name(i, &built) == REMAT_OK; ++i) {
+    if (std::strcmp(built, name) == 0) return true;
   }
   return false;
 }
@@ -26,9 +28,8 @@ int run_devices(const std::vector<std::string>& argv) {
   if (!args.positional().empty()) throw UsageError("devices takes no arguments");
   // Each lister asks its driver only (cudart for CUDA, never cuBLAS), so this stays fast.
   static char text[8192];
-  for (size_t i = 0; i < backend_count(); ++i) {
-    text[0] = '\0';
-    list_backend_devices(i, text, sizeof(text));
+  for (uint32_t i = 0; i < remat_backend_count(); ++i) {
+    if (remat_backend_devices(i, nullptr, text, sizeof(text)) != REMAT_OK) continue;
     const size_t length = std::strlen(text);
     std::printf("%s%s", text, length > 0 && text[length - 1] != '\n' ? "\n" : "");
   }
