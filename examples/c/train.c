@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   remat_session* session = NULL;
   remat_session_options options;
   remat_tensor_info input, label;
+  remat_version_info version;
   remat_status status;
   size_t plan_size;
   long steps = argc > 2 ? strtol(argv[2], NULL, 10) : 100;
@@ -60,6 +61,15 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s FILE.rplan [STEPS]\n", argv[0]);
     return 2;
+  }
+  /* The library loaded at run time must have the API this program was compiled against. */
+  version.struct_size = sizeof(version);
+  status = remat_version(&version);
+  if (status != REMAT_OK) return fail("asking the library its version", status, "");
+  if (version.api_version != REMAT_API_VERSION) {
+    fprintf(stderr, "libremat has API version %u, this program needs %d\n", (unsigned)version.api_version,
+            REMAT_API_VERSION);
+    return 1;
   }
   file = fopen(argv[1], "rb");
   if (file == NULL) {
