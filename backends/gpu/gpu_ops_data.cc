@@ -1,0 +1,127 @@
+// Data movement ops on the GPU backends: embedding and its gradient, permute, copy, select and
+// its gradient (kernels/data.cl).
+#include "backends/gpu/gpu_ops.h"
+#include "backends/shared/op_args.h"
+#include "plan/ops.h"
+
+namespace remat {
+namespace gpu {
+namespace {
+
+size_t items(int64_t v) { return static_cast<size_t>(v); }
+
+remat_status embedding_op(Launcher& l, const OpCall& call, bool grad, ErrorBuffer* err) {
+  const TensorRef& ids = grad ? *call.inputs[1] : *call.inputs[0];
+  const TensorRef& table = grad ? *call.outputs[0] : *call.inputs[1];
+  const int64_t h = last_dim(table);
+  const int64_t vocab = h > 0 ? table.numel / h : 0;
+  const int64_t count = ids.numel;
+  remat_status status = l.begin_check(call, err);
+  // The gradient scatters into dtable: it starts from zeros.
+  if (status == REMAT_OK && grad) status = l.zero(*call.outputs[0], call, err);
+  if (status != REMAT_OK) return status;
+  Args a(l, grad ? kKernel_embedding_grad : kKernel_embedding);
+  a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(*call.outputs[0]);
+  a.u64(count).u64(h).u64(vocab).state().op(call);
+  // The lookup has one work item per output element, the gradient one per column.
+  status = a.launch(grad ? items(h) : items(count * h), call, err);
+  return status == REMAT_OK ? finish_check(l, call, ids, err) : status;
+}
+
+remat_status select_op(Launcher& l, const OpCall& call, bool grad, ErrorBuffer* err) {
+  const SelectView v = select_view(call, grad);
+  if (!v.valid) {
+    return set_error(err, REMAT_ERROR_OUT_OF_RANGE, "op %u (%s): axis %lld / index %lld outside the input's shape",
+                     call.index, op_name(call.code), static_cast<long long>(iattr(call, 0, 0)),
+                     static_cast<long long>(v.index));
+  }
+  const TensorRef& x = *call.inputs[0];
+  const TensorRef& y = *call.outputs[0];
+  const uint64_t run = static_cast<uint64_t>(v.inner * v.elem_bytes);
+  if (grad) {
+    const remat_status status = l.zero(y, call, err);
+    if (status != REMAT_OK) return status;
+  }
+  if (run == 0 || v.outer == 0) return REMAT_OK;
+  // Rows of |run| bytes: the full side (select's input, select_grad's output) has pitch
+  // n * run and starts at row |index|; the other side is dense.
+  TensorRef full = grad ? y : x;
+  full.offset += static_cast<uint64_t>(v.index) * run;
+  const uint64_t full_pitch = static_cast<uint64_t>(v.n) * run;
+  const bool words = (full.offset | full_pitch | x.offset | y.offset | run) % 4 == 0;
+  const uint64_t unit = words ? 4 : 1;
+  Args a(l, kKernel_copy_rows);
+  if (grad) {
+    a.tensor(x).u64(run).tensor(full).u64(full_pitch);
+  } else {
+    a.tensor(full).u64(full_pitch).tensor(y).u64(run);
+  }
+  a.u64(run).u64(v.outer).u64(unit);
+  return a.launch(static_cast<size_t>(run / unit) * items(v.outer), call, err);
+}
+
+}  // namespace
+
+remat_status embedding(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return embedding_op(l, call, false, err);
+}
+
+remat_status embedding_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return embedding_op(l, call, true, err);
+}
+
+remat_status permute(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  const TensorRef& x = *call.inputs[0];
+  const TensorRef& y = *call.outputs[0];
+  const int64_t r = iattr(call, 0, 0);
+  if (r < 1 || r > REMAT_MAX_RANK || call.num_iattrs < static_cast<uint32_t>(1 + 2 * r)) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (permute): rank %lld needs %lld attributes, has %u",
+                     call.index, static_cast<long long>(r), static_cast<long long>(1 + 2 * r), call.num_iattrs);
+  }
+  const int64_t* d = call.iattrs + 1;
+  const int64_t* p = call.iattrs + 1 + r;
+  int64_t in_stride[REMAT_MAX_RANK];
+  int64_t total = 1;
+  for (int64_t k = r - 1; k >= 0; --k) {
+    in_stride[k] = total;
+    total *= d[k];
+  }
+  static_assert(REMAT_MAX_RANK == 6, "kernels/data.cl permute takes six dims and six strides");
+  uint64_t out_dims[REMAT_MAX_RANK] = {1, 1, 1, 1, 1, 1}, src_strides[REMAT_MAX_RANK] = {};
+  for (int64_t k = 0; k < r; ++k) {
+    if (p[k] < 0 || p[k] >= r) {
+      return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                       "op %u (permute): axis %lld of the permutation is %lld, outside [0, %lld)", call.index,
+                       static_cast<long long>(k), static_cast<long long>(p[k]), static_cast<long long>(r));
+    }
+    out_dims[k] = static_cast<uint64_t>(d[p[k]]);
+    src_strides[k] = static_cast<uint64_t>(in_stride[p[k]]);
+  }
+  if (total != x.numel || total != y.numel) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (permute): attribute dims hold %lld elements, tensors %lld -> %lld", call.index,
+                     static_cast<long long>(total), static_cast<long long>(x.numel),
+                     static_cast<long long>(y.numel));
+  }
+  Args a(l, kKernel_permute);
+  a.tensor(x).tensor(y).u64(total).u64(elem_bytes(x)).i32(static_cast<int32_t>(r));
+  for (uint64_t v : out_dims) a.u64(v);
+  for (uint64_t v : src_strides) a.u64(v);
+  return a.launch(items(total), call, err);
+}
+
+remat_status copy(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  if (call.outputs[0]->bytes == 0) return REMAT_OK;
+  return l.copy(*call.inputs[0], *call.outputs[0], call, err);
+}
+
+remat_status select(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return select_op(l, call, false, err);
+}
+
+remat_status select_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return select_op(l, call, true, err);
+}
+
+}  // namespace gpu
+}  // namespace remat

@@ -1,0 +1,104 @@
+// Elementwise ops on the GPU backends: activations and their gradients, add, mul, scale, bias,
+// column sums, dropout (kernels/elementwise.cl).
+#include "backends/gpu/gpu_ops.h"
+#include "backends/shared/op_args.h"
+
+namespace remat {
+namespace gpu {
+namespace {
+
+size_t items(int64_t v) { return static_cast<size_t>(v); }
+
+// One kernel per arity, the op chosen by a uniform argument: fewer kernels to build.
+remat_status unary(Launcher& l, const OpCall& call, GpuUnary op, float alpha, ErrorBuffer* err) {
+  const TensorRef& y = *call.outputs[0];
+  Args a(l, kKernel_unary_op);
+  a.i32(op).f32(alpha).tensor(*call.inputs[0]).tensor(y).u64(y.numel);
+  return a.launch(items(y.numel), call, err);
+}
+
+remat_status binary(Launcher& l, const OpCall& call, GpuBinary op, float alpha, ErrorBuffer* err) {
+  const TensorRef& c = *call.outputs[0];
+  Args a(l, kKernel_binary_op);
+  a.i32(op).f32(alpha).tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(c).u64(c.numel);
+  return a.launch(items(c.numel), call, err);
+}
+
+// Dropout and its gradient apply the same mask; seed and step come from the device state.
+remat_status dropout_mask(Launcher& l, const OpCall& call, ErrorBuffer* err) {
+  const TensorRef& y = *call.outputs[0];
+  Args a(l, kKernel_dropout);
+  a.tensor(*call.inputs[0]).tensor(y).u64(y.numel).u64(iattr(call, 0, 0)).f32(fattr(call, 0, 0.0f));
+  a.state();
+  return a.launch(items((y.numel + 3) / 4), call, err);
+}
+
+}  // namespace
+
+remat_status add(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuAdd, 0.0f, err);
+}
+remat_status mul(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuMul, 0.0f, err);
+}
+remat_status relu_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuReluGrad, 0.0f, err);
+}
+remat_status gelu_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuGeluGrad, 0.0f, err);
+}
+remat_status tanh_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuTanhGrad, 0.0f, err);
+}
+remat_status sigmoid_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuSigmoidGrad, 0.0f, err);
+}
+remat_status mse_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  // 2 / n in double, rounded once, as the CPU kernel.
+  const int64_t n = call.inputs[0]->numel;
+  return binary(l, call, kGpuMseGrad, n > 0 ? static_cast<float>(2.0 / static_cast<double>(n)) : 0.0f,
+                err);
+}
+
+remat_status relu(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuRelu, 0.0f, err);
+}
+remat_status gelu(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuGelu, 0.0f, err);
+}
+remat_status tanh(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuTanh, 0.0f, err);
+}
+remat_status sigmoid(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuSigmoid, 0.0f, err);
+}
+remat_status scale(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuScale, fattr(call, 0, 1.0f), err);
+}
+
+remat_status bias_add(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  const TensorRef& b = *call.inputs[1];
+  const TensorRef& y = *call.outputs[0];
+  if (b.numel == 0) return REMAT_OK;
+  Args a(l, kKernel_bias_add);
+  a.tensor(*call.inputs[0]).tensor(b).tensor(y).u64(y.numel).u64(b.numel);
+  return a.launch(items(y.numel), call, err);
+}
+
+remat_status reduce_leading(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  const TensorRef& dy = *call.inputs[0];
+  const int64_t nb = call.outputs[0]->numel;
+  Args a(l, kKernel_reduce_leading);
+  a.tensor(dy).tensor(*call.outputs[0]).u64(nb > 0 ? dy.numel / nb : 0).u64(nb);
+  return a.launch(items(nb), call, err);
+}
+
+remat_status dropout(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return dropout_mask(l, call, err);
+}
+remat_status dropout_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return dropout_mask(l, call, err);
+}
+
+}  // namespace gpu
+}  // namespace remat

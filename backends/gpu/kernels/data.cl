@@ -1,0 +1,73 @@
+// Data movement: embedding lookup and its gradient, general permute, pitched row copies.
+
+// One work item per output element; a bad id gives a row of zeros and a report.
+KERNEL embedding(buf_t ids, ulong io, buf_t table, ulong to, buf_t out, ulong oo, ulong count,
+                 ulong h, ulong vocab, GLOBAL GpuState* state, uint op, uint code) {
+  const ulong g = GLOBAL_ID();
+  if (g >= count * h) return;
+  const ulong j = g / h, k = g % h;
+  const int id = I32(ids, io)[j];
+  if (id < 0 || (ulong)id >= vocab) {
+    if (k == 0) report_bad(state, op, code, (int)j, (long)vocab);
+    F32(out, oo)[g] = 0.0f;
+    return;
+  }
+  F32(out, oo)[g] = F32(table, to)[(ulong)id * h + k];
+}
+
+// One work item per column: ids walked in index order, so repeated ids sum in a fixed order
+// (the CPU kernel's). dtable is zeroed by the host before this kernel.
+KERNEL embedding_grad(buf_t dy, ulong dyo, buf_t ids, ulong io, buf_t dtable, ulong dto,
+                      ulong count, ulong h, ulong vocab, GLOBAL GpuState* state, uint op,
+                      uint code) {
+  const ulong k = GLOBAL_ID();
+  if (k >= h) return;
+  GLOBAL const float* src = F32(dy, dyo);
+  GLOBAL const int* id = I32(ids, io);
+  GLOBAL float* dst = F32(dtable, dto);
+  for (ulong j = 0; j < count; ++j) {
+    const int v = id[j];
+    if (v < 0 || (ulong)v >= vocab) {
+      if (k == 0) report_bad(state, op, code, (int)j, (long)vocab);
+      continue;
+    }
+    dst[(ulong)v * h + k] += src[j * h + k];
+  }
+}
+
+// y[i_0..i_{r-1}] = x[sum i_k * s_k]: one work item per output element of |es| bytes. The
+// output dims d_k and source strides s_k come as scalars (vector arguments are not portable).
+KERNEL permute(buf_t x, ulong xo, buf_t y, ulong yo, ulong total, ulong es, int r, ulong d0,
+               ulong d1, ulong d2, ulong d3, ulong d4, ulong d5, ulong s0, ulong s1, ulong s2,
+               ulong s3, ulong s4, ulong s5) {
+  const ulong dst = GLOBAL_ID();
+  if (dst >= total) return;
+  const ulong dims[6] = {d0, d1, d2, d3, d4, d5};
+  const ulong strides[6] = {s0, s1, s2, s3, s4, s5};
+  ulong rest = dst, src = 0;
+  for (int k = r - 1; k >= 0; --k) {
+    src += (rest % dims[k]) * strides[k];
+    rest /= dims[k];
+  }
+  if (es == 4) {
+    ((GLOBAL uint*)(y + yo))[dst] = ((GLOBAL const uint*)(x + xo))[src];
+  } else {
+    for (ulong b = 0; b < es; ++b) y[yo + dst * es + b] = x[xo + src * es + b];
+  }
+}
+
+// Copies |rows| runs of |run| units between pitched layouts (select, select_grad). Offsets
+// and pitches are in bytes; |unit| is 4 when everything is a multiple of 4, else 1.
+KERNEL copy_rows(buf_t src, ulong so, ulong src_pitch, buf_t dst, ulong dso, ulong dst_pitch,
+                 ulong run, ulong rows, ulong unit) {
+  const ulong g = GLOBAL_ID();
+  const ulong per_row = run / unit;
+  if (g >= per_row * rows) return;
+  const ulong row = g / per_row, i = (g % per_row) * unit;
+  if (unit == 4) {
+    *(GLOBAL uint*)(dst + dso + row * dst_pitch + i) =
+        *(GLOBAL const uint*)(src + so + row * src_pitch + i);
+  } else {
+    dst[dso + row * dst_pitch + i] = src[so + row * src_pitch + i];
+  }
+}

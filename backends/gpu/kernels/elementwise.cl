@@ -1,0 +1,72 @@
+// Elementwise kernels: activations and their gradients, add/mul/scale, bias, dropout, column sums.
+
+// Unary ops, selected by |op| (GpuUnary in gpu_abi.h).
+KERNEL unary_op(int op, float alpha, buf_t x, ulong xo, buf_t y, ulong yo, ulong n) {
+  const ulong i = GLOBAL_ID();
+  if (i >= n) return;
+  const float v = F32(x, xo)[i];
+  float r;
+  switch (op) {
+    case kGpuRelu: r = v > 0.0f ? v : 0.0f; break;
+    case kGpuGelu: r = 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)); break;
+    case kGpuTanh: r = tanhf(v); break;
+    case kGpuSigmoid: r = 1.0f / (1.0f + expf(-v)); break;
+    default: r = alpha * v; break;  // kGpuScale
+  }
+  F32(y, yo)[i] = r;
+}
+
+// Binary ops c = f(a, b), selected by |op| (GpuBinary in gpu_abi.h).
+KERNEL binary_op(int op, float alpha, buf_t a, ulong ao, buf_t b, ulong bo, buf_t c, ulong co,
+                 ulong n) {
+  const ulong i = GLOBAL_ID();
+  if (i >= n) return;
+  const float u = F32(a, ao)[i], v = F32(b, bo)[i];
+  float r;
+  switch (op) {
+    case kGpuAdd: r = u + v; break;
+    case kGpuMul: r = u * v; break;
+    case kGpuReluGrad: r = v > 0.0f ? u : 0.0f; break;  // (dy, y)
+    case kGpuGeluGrad: {                                // (dy, x)
+      const float cdf = 0.5f * (1.0f + erff(v * 0.70710678118654752440f));
+      const float pdf = 0.39894228040143267794f * expf(-0.5f * v * v);
+      r = u * (cdf + v * pdf);
+      break;
+    }
+    case kGpuTanhGrad: r = u * (1.0f - v * v); break;        // (dy, y)
+    case kGpuSigmoidGrad: r = u * v * (1.0f - v); break;     // (dy, y)
+    default: r = alpha * (u - v); break;                     // kGpuMseGrad (pred, target)
+  }
+  F32(c, co)[i] = r;
+}
+
+KERNEL bias_add(buf_t x, ulong xo, buf_t b, ulong bo, buf_t y, ulong yo, ulong n, ulong nb) {
+  const ulong i = GLOBAL_ID();
+  if (i >= n) return;
+  F32(y, yo)[i] = F32(x, xo)[i] + F32(b, bo)[i % nb];
+}
+
+// One work item per column: rows summed in order, as the CPU kernel does.
+KERNEL reduce_leading(buf_t dy, ulong dyo, buf_t db, ulong dbo, ulong rows, ulong nb) {
+  const ulong j = GLOBAL_ID();
+  if (j >= nb) return;
+  GLOBAL const float* src = F32(dy, dyo);
+  acc_t acc = 0;
+  for (ulong r = 0; r < rows; ++r) acc += src[r * nb + j];
+  F32(db, dbo)[j] = (float)acc;
+}
+
+// One work item per group of four elements: one Philox call (plan/philox.h) gives their four
+// words. Seed and step come from the state: under CUDA graph replay they change every step.
+KERNEL dropout(buf_t x, ulong xo, buf_t y, ulong yo, ulong n, ulong key, float p,
+               GLOBAL const GpuState* state) {
+  const ulong i = GLOBAL_ID() * 4;
+  if (i >= n) return;
+  const Philox4 r = philox_group(state->seed, state->step, key, i);
+  const float keep_scale = 1.0f - p;
+  GLOBAL const float* src = F32(x, xo);
+  GLOBAL float* dst = F32(y, yo);
+  for (int j = 0; j < 4 && i + j < n; ++j) {
+    dst[i + j] = uniform01(r.v[j]) >= p ? src[i + j] / keep_scale : 0.0f;
+  }
+}
