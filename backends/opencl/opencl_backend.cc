@@ -1,13 +1,14 @@
-// The OpenCL backend: creation (the only place it allocates), kernels, launches, host copies.
+// The OpenCL backend: creation (the only place it allocates), the program of the shared GPU
+// kernels, its side of gpu::Launcher, dispatch through the shared op table.
 #include "backends/opencl/opencl_backend.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <new>
 
+#include "backends/gpu/gpu_ops.h"
 #include "plan/ops.h"
 #include "opencl_kernel_sources.h"
 #include "runtime/port.h"
@@ -16,23 +17,27 @@ namespace remat {
 namespace opencl {
 namespace {
 
-// Kernel function names, indexed by KernelId.
-const char* const kKernelNames[kKernelCount] = {
-    "unary_op",       "binary_op",         "bias_add",          "reduce_leading",
-    "dropout",        "softmax",           "softmax_grad",      "layernorm",
-    "layernorm_grad_dx", "layernorm_grad_params", "cross_entropy", "cross_entropy_grad",
-    "mse",            "embedding",         "embedding_grad",    "permute",           "copy_rows",
-    "sgd_update",     "adam_update",
+// Kernel function names, indexed by gpu::KernelId.
+const char* const kKernelNames[gpu::kKernelCount] = {
+#define REMAT_OPENCL_KERNEL_NAME(name) #name,
+    REMAT_GPU_KERNELS(REMAT_OPENCL_KERNEL_NAME)
+#undef REMAT_OPENCL_KERNEL_NAME
 };
 
 // Larger work-groups bring nothing to these 1-D launches and limit occupancy on GPUs; the
 // kernel's own limit (CL_KERNEL_WORK_GROUP_SIZE) and the device's are applied below it.
 constexpr size_t kMaxGroupSize = 256;
 
-constexpr size_t kFlagsBytes = 64;
+// gpu::GpuState, in a buffer of its own.
+constexpr size_t kStateBytes = 64;
+static_assert(sizeof(gpu::GpuState) <= kStateBytes, "the state buffer holds a GpuState");
 
-// Flags before a checking kernel: no failure, first bad position "none".
-const cl_int kCleanFlags[2] = {0, INT_MAX};
+// The report part of a clean gpu::GpuState, written before each checking op. Static: a
+// non-blocking write may read it after the call that enqueued it returned.
+const uint8_t* clean_report() {
+  return reinterpret_cast<const uint8_t*>(&gpu::kCleanReport) + gpu::kReportOffset;
+}
+constexpr size_t kReportBytes = sizeof(gpu::GpuState) - gpu::kReportOffset;
 
 size_t round_down_pow2(size_t v) {
   size_t p = 1;
@@ -61,7 +66,7 @@ OpenclBackend::~OpenclBackend() {
     if (k != nullptr) clReleaseKernel(k);
   }
   if (program_ != nullptr) clReleaseProgram(program_);
-  if (flags_ != nullptr) clReleaseMemObject(flags_);
+  if (state_ != nullptr) clReleaseMemObject(state_);
   if (persistent_ != nullptr) clReleaseMemObject(persistent_);
   if (arena_ != nullptr) clReleaseMemObject(arena_);
   if (copy_queue_ != nullptr) clReleaseCommandQueue(copy_queue_);
@@ -92,7 +97,7 @@ remat_status OpenclBackend::init(const DeviceChoice& device, const RegionSetup& 
     cl_mem* out;
   } const buffers[] = {{"arena", regions.arena_bytes, &arena_},
                        {"persistent", regions.persistent_bytes, &persistent_},
-                       {"flags", kFlagsBytes, &flags_}};
+                       {"state", kStateBytes, &state_}};
   for (const auto& b : buffers) {
     // An empty region still gets a small buffer: kernels are never given a null cl_mem.
     const uint64_t bytes = b.bytes > 0 ? b.bytes : 64;
@@ -120,7 +125,11 @@ remat_status OpenclBackend::init(const DeviceChoice& device, const RegionSetup& 
   }
   remat_status result = build_program(err);
   if (result == REMAT_OK) result = prepare_clblast(err);
-  return result;
+  if (result != REMAT_OK) return result;
+  // After the GEMM warm-up, which used the state buffer as scratch: no report yet.
+  status = clEnqueueWriteBuffer(queue_, state_, CL_TRUE, gpu::kReportOffset, kReportBytes, clean_report(), 0,
+                                nullptr, nullptr);
+  return status == CL_SUCCESS ? REMAT_OK : cl_fail(err, status, REMAT_ERROR_INTERNAL, "clEnqueueWriteBuffer(state)");
 }
 
 remat_status OpenclBackend::build_program(ErrorBuffer* err) {
@@ -158,7 +167,7 @@ remat_status OpenclBackend::build_program(ErrorBuffer* err) {
   clGetDeviceInfo(device_.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(device_max), &device_max, nullptr);
   clGetDeviceInfo(device_.device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(item_sizes), item_sizes, nullptr);
   clGetDeviceInfo(device_.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local_mem), &local_mem, nullptr);
-  for (int id = 0; id < kKernelCount; ++id) {
+  for (int id = 0; id < gpu::kKernelCount; ++id) {
     kernels_[id] = clCreateKernel(program_, kKernelNames[id], &status);
     if (status != CL_SUCCESS) {
       char what[96];
@@ -180,105 +189,94 @@ remat_status OpenclBackend::build_program(ErrorBuffer* err) {
   return REMAT_OK;
 }
 
-remat_status OpenclBackend::op_fail(const OpCall& call, cl_int status, const char* what, ErrorBuffer* err) const {
-  return set_error(err, is_exhaustion(status) ? REMAT_ERROR_RESOURCE_EXHAUSTED : REMAT_ERROR_INTERNAL,
-                   "op %u (%s): opencl: %s failed: %s (%d)", call.index, op_name(call.code), what,
+remat_status OpenclBackend::op_fail(const OpCall* call, cl_int status, const char* what, ErrorBuffer* err) const {
+  const remat_status code = is_exhaustion(status) ? REMAT_ERROR_RESOURCE_EXHAUSTED : REMAT_ERROR_INTERNAL;
+  if (call == nullptr) return cl_fail(err, status, code, what);
+  return set_error(err, code, "op %u (%s): opencl: %s failed: %s (%d)", call->index, op_name(call->code), what,
                    cl_error_name(status), static_cast<int>(status));
 }
 
-remat_status OpenclBackend::launch(KernelId id, const KernelArgs& args, size_t items, const OpCall& call,
-                                   ErrorBuffer* err) {
-  if (args.status() != CL_SUCCESS) return op_fail(call, args.status(), "clSetKernelArg", err);
-  if (items == 0) return REMAT_OK;
-  const size_t local = local_[id];
-  const size_t global = (items + local - 1) / local * local;
-  const cl_int status = clEnqueueNDRangeKernel(queue_, kernels_[id], 1, nullptr, &global, &local, 0, nullptr, nullptr);
-  if (status != CL_SUCCESS) return op_fail(call, status, kKernelNames[id], err);
-  return REMAT_OK;
+void OpenclBackend::begin(gpu::KernelId id) {
+  arg_kernel_ = id;
+  arg_index_ = 0;
+  arg_status_ = CL_SUCCESS;
 }
 
-remat_status OpenclBackend::launch_one_group(KernelId id, const KernelArgs& args, const OpCall& call,
-                                             ErrorBuffer* err) {
-  if (args.status() != CL_SUCCESS) return op_fail(call, args.status(), "clSetKernelArg", err);
-  const size_t local = local_[id];
-  const cl_int status = clEnqueueNDRangeKernel(queue_, kernels_[id], 1, nullptr, &local, &local, 0, nullptr, nullptr);
-  if (status != CL_SUCCESS) return op_fail(call, status, kKernelNames[id], err);
-  return REMAT_OK;
+void OpenclBackend::set_arg(size_t bytes, const void* value) {
+  if (arg_status_ == CL_SUCCESS) arg_status_ = clSetKernelArg(kernels_[arg_kernel_], arg_index_, bytes, value);
+  ++arg_index_;
+}
+
+void OpenclBackend::tensor(const TensorRef& t) {
+  const cl_mem mem = buffer(t.region);
+  const cl_ulong offset = t.offset;
+  set_arg(sizeof(mem), &mem);
+  set_arg(sizeof(offset), &offset);
+}
+
+remat_status OpenclBackend::enqueue(size_t global, size_t local, const OpCall* call, ErrorBuffer* err) {
+  if (arg_status_ != CL_SUCCESS) return op_fail(call, arg_status_, "clSetKernelArg", err);
+  const cl_int status =
+      clEnqueueNDRangeKernel(queue_, kernels_[arg_kernel_], 1, nullptr, &global, &local, 0, nullptr, nullptr);
+  return status == CL_SUCCESS ? REMAT_OK : op_fail(call, status, kKernelNames[arg_kernel_], err);
+}
+
+remat_status OpenclBackend::launch(size_t items, const OpCall* call, ErrorBuffer* err) {
+  if (items == 0) return arg_status_ == CL_SUCCESS ? REMAT_OK : op_fail(call, arg_status_, "clSetKernelArg", err);
+  const size_t local = local_[arg_kernel_];
+  return enqueue((items + local - 1) / local * local, local, call, err);
+}
+
+remat_status OpenclBackend::launch_one_group(const OpCall* call, ErrorBuffer* err) {
+  return enqueue(local_[arg_kernel_], local_[arg_kernel_], call, err);
 }
 
 remat_status OpenclBackend::zero(const TensorRef& t, const OpCall& call, ErrorBuffer* err) {
   if (t.bytes == 0) return REMAT_OK;
   const cl_uchar zero = 0;
   const cl_int status = clEnqueueFillBuffer(queue_, buffer(t.region), &zero, 1, t.offset, t.bytes, 0, nullptr, nullptr);
-  return status == CL_SUCCESS ? REMAT_OK : op_fail(call, status, "clEnqueueFillBuffer", err);
+  return status == CL_SUCCESS ? REMAT_OK : op_fail(&call, status, "clEnqueueFillBuffer", err);
 }
 
-remat_status OpenclBackend::reset_flags(const OpCall& call, ErrorBuffer* err) {
-  // kCleanFlags is static: a non-blocking write may read it after this returns.
-  const cl_int status = clEnqueueWriteBuffer(queue_, flags_, CL_FALSE, 0, sizeof(kCleanFlags), kCleanFlags, 0,
-                                             nullptr, nullptr);
-  return status == CL_SUCCESS ? REMAT_OK : op_fail(call, status, "clEnqueueWriteBuffer(flags)", err);
+remat_status OpenclBackend::copy(const TensorRef& src, const TensorRef& dst, const OpCall& call, ErrorBuffer* err) {
+  const cl_int status = clEnqueueCopyBuffer(queue_, buffer(src.region), buffer(dst.region), src.offset, dst.offset,
+                                            dst.bytes, 0, nullptr, nullptr);
+  return status == CL_SUCCESS ? REMAT_OK : op_fail(&call, status, "clEnqueueCopyBuffer", err);
 }
 
-remat_status OpenclBackend::read_flags(const OpCall& call, ErrorBuffer* err, int* out_bad) {
-  cl_int flags[2] = {0, 0};
-  const cl_int status = clEnqueueReadBuffer(queue_, flags_, CL_TRUE, 0, sizeof(flags), flags, 0, nullptr, nullptr);
-  if (status != CL_SUCCESS) return op_fail(call, status, "clEnqueueReadBuffer(flags)", err);
-  *out_bad = flags[0] != 0 ? flags[1] : -1;
-  return REMAT_OK;
+remat_status OpenclBackend::begin_check(const OpCall& call, ErrorBuffer* err) {
+  const cl_int status = clEnqueueWriteBuffer(queue_, state_, CL_FALSE, gpu::kReportOffset, kReportBytes,
+                                             clean_report(), 0, nullptr, nullptr);
+  return status == CL_SUCCESS ? REMAT_OK : op_fail(&call, status, "clEnqueueWriteBuffer(state)", err);
 }
 
-bool OpenclBackend::supports_op(uint16_t code) const {
-  switch (static_cast<OpCode>(code)) {
-    case OpCode::kMatMul:
-    case OpCode::kBiasAdd:
-    case OpCode::kReduceLeading:
-    case OpCode::kAdd:
-    case OpCode::kMul:
-    case OpCode::kRelu:
-    case OpCode::kReluGrad:
-    case OpCode::kGelu:
-    case OpCode::kGeluGrad:
-    case OpCode::kTanh:
-    case OpCode::kTanhGrad:
-    case OpCode::kSigmoid:
-    case OpCode::kSigmoidGrad:
-    case OpCode::kSoftmax:
-    case OpCode::kSoftmaxGrad:
-    case OpCode::kLayerNorm:
-    case OpCode::kLayerNormGrad:
-    case OpCode::kDropout:
-    case OpCode::kDropoutGrad:
-    case OpCode::kEmbedding:
-    case OpCode::kEmbeddingGrad:
-    case OpCode::kPermute:
-    case OpCode::kCopy:
-    case OpCode::kSelect:
-    case OpCode::kSelectGrad:
-    case OpCode::kSoftmaxCrossEntropy:
-    case OpCode::kSoftmaxCrossEntropyGrad:
-    case OpCode::kMse:
-    case OpCode::kMseGrad:
-    case OpCode::kSgdUpdate:
-    case OpCode::kAdamUpdate:
-    case OpCode::kSpill:
-    case OpCode::kPrefetch:
-    case OpCode::kWait:
-    case OpCode::kScale:
-      return true;
-    default:
-      return false;
-  }
+remat_status OpenclBackend::end_check(const OpCall& call, ErrorBuffer* err) {
+  // Blocking: the step stops at the op that found bad data, as on the CPU.
+  gpu::GpuState s = gpu::kCleanReport;
+  const cl_int status = clEnqueueReadBuffer(queue_, state_, CL_TRUE, gpu::kReportOffset, kReportBytes,
+                                            reinterpret_cast<uint8_t*>(&s) + gpu::kReportOffset, 0, nullptr, nullptr);
+  if (status != CL_SUCCESS) return op_fail(&call, status, "clEnqueueReadBuffer(state)", err);
+  if (s.error == 0) return REMAT_OK;
+  // Cleared at once too, so that no optimizer of a later step skips its update for it.
+  begin_check(call, err);
+  return gpu::report_error(s, err);
 }
+
+bool OpenclBackend::supports_op(uint16_t code) const { return gpu::op_table().find(code) != nullptr; }
 
 remat_status OpenclBackend::run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
-  switch (static_cast<OpCode>(call.code)) {
-    case OpCode::kMatMul: return matmul(call, err);
-    case OpCode::kSpill: return spill_or_prefetch(call, true, err);
-    case OpCode::kPrefetch: return spill_or_prefetch(call, false, err);
-    case OpCode::kWait: return wait(call, err);
-    default: return run_kernel_op(call, ctx, err);
+  const gpu::Op op = gpu::op_table().find(call.code);
+  if (op == nullptr) {
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED, "op %u (%s): not implemented by the opencl backend", call.index,
+                     op_name(call.code));
   }
+  if (!step_set_ || ctx.seed != step_.seed || ctx.step != step_.step) {
+    const remat_status status = gpu::set_step(*this, ctx, err);
+    if (status != REMAT_OK) return status;
+    step_ = ctx;
+    step_set_ = true;
+  }
+  return op(*this, call, ctx, err);
 }
 
 }  // namespace opencl

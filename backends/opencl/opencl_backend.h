@@ -4,53 +4,26 @@
 //
 //   arena      [one cl_mem, arena_bytes]       activations, grads, scratch (plan offsets)
 //   persistent [one cl_mem, persistent_bytes]  params, optimizer state
-//   flags      [one cl_mem, 64 bytes]          error flags of data-dependent checks
+//   state      [one cl_mem, 64 bytes]          gpu::GpuState: step values, bad-data report
 //   host       [caller's / session's memory]   spill slots, copied with the copy queue
 //
-// A tensor is (buffer of its region, byte offset): kernels take both as arguments. Kernels
-// run on an in-order compute queue; spills and prefetches on a second in-order copy queue,
-// ordered against the compute queue with markers and barriers (see opencl_copy.cc).
+// A tensor is (buffer of its region, byte offset): kernels take both as arguments. Ops are
+// resolved through the GPU backends' shared table (backends/gpu/gpu_ops.h), which marshals
+// every kernel's arguments through this object's gpu::Launcher side. Kernels run on an
+// in-order compute queue; spills and prefetches on a second in-order copy queue, ordered
+// against the compute queue with markers and barriers (see opencl_copy.cc).
 #ifndef REMAT_BACKENDS_OPENCL_OPENCL_BACKEND_H_
 #define REMAT_BACKENDS_OPENCL_OPENCL_BACKEND_H_
 
 #include "backends/opencl/opencl_profile.h"
 #include <CL/cl.h>
 
+#include "backends/gpu/gpu_launcher.h"
 #include "backends/opencl/opencl_device.h"
 #include "runtime/backend.h"
 
 namespace remat {
 namespace opencl {
-
-/// Every kernel of the program, created once at session creation.
-enum KernelId {
-  kUnaryOp,
-  kBinaryOp,
-  kBiasAdd,
-  kReduceLeading,
-  kDropout,
-  kSoftmax,
-  kSoftmaxGrad,
-  kLayerNorm,
-  kLayerNormGradDx,
-  kLayerNormGradParams,
-  kCrossEntropy,
-  kCrossEntropyGrad,
-  kMse,
-  kEmbedding,
-  kEmbeddingGrad,
-  kPermute,
-  kCopyRows,
-  kSgdUpdate,
-  kAdamUpdate,
-  kKernelCount,
-};
-
-/// The |op| argument of unary_op (kernels/elementwise.cl).
-enum UnaryOp { kRelu = 0, kGelu = 1, kTanh = 2, kSigmoid = 3, kScaleOp = 4 };
-/// The |op| argument of binary_op (kernels/elementwise.cl).
-enum BinaryOp { kAddOp = 0, kMulOp = 1, kReluGradOp = 2, kGeluGradOp = 3, kTanhGradOp = 4, kSigmoidGradOp = 5,
-                kMseGradOp = 6 };
 
 /// An asynchronous host<->arena copy not yet waited for.
 struct PendingCopy {
@@ -64,31 +37,7 @@ struct PendingCopy {
 /// Spill/prefetch copies in flight at once; one more waits for the oldest first.
 constexpr int kMaxPendingCopies = 64;
 
-/// Sets kernel arguments in order, remembering the first failure.
-class KernelArgs {
- public:
-  explicit KernelArgs(cl_kernel kernel) : kernel_(kernel) {}
-  /// Adds one scalar (cl_int, cl_ulong, cl_float, cl_long8, cl_mem) argument.
-  template <typename T>
-  KernelArgs& add(const T& value) {
-    return raw(&value, sizeof(value));
-  }
-  /// Adds a __local buffer of |bytes|.
-  KernelArgs& local(size_t bytes) { return raw(nullptr, bytes); }
-  KernelArgs& raw(const void* value, size_t size) {
-    if (status_ == CL_SUCCESS) status_ = clSetKernelArg(kernel_, index_, size, value);
-    ++index_;
-    return *this;
-  }
-  cl_int status() const { return status_; }
-
- private:
-  cl_kernel kernel_;
-  cl_uint index_ = 0;
-  cl_int status_ = CL_SUCCESS;
-};
-
-class OpenclBackend final : public Backend {
+class OpenclBackend final : public Backend, private gpu::Launcher {
  public:
   OpenclBackend() = default;
   ~OpenclBackend() override;
@@ -107,45 +56,41 @@ class OpenclBackend final : public Backend {
                         ErrorBuffer* err) override;
   remat_status sync(ErrorBuffer* err) override;
 
-  // ---- Used by the op files -------------------------------------------------------------
+ private:
   /// The buffer of a device region (arena or persistent); nullptr for the host region.
   cl_mem buffer(Region region) const {
     return region == Region::kArena ? arena_ : region == Region::kPersistent ? persistent_ : nullptr;
   }
-  /// Appends |t| as the (buffer, byte offset) argument pair of a kernel.
-  void add_tensor(KernelArgs& args, const TensorRef& t) const {
-    args.add(buffer(t.region)).add(static_cast<cl_ulong>(t.offset));
-  }
-  cl_kernel kernel(KernelId id) const { return kernels_[id]; }
-  /// Launches |id| over |items| work items (rounded up to the kernel's work-group size).
-  remat_status launch(KernelId id, const KernelArgs& args, size_t items, const OpCall& call, ErrorBuffer* err);
-  /// Launches |id| as one work-group of the kernel's work-group size (a power of two).
-  remat_status launch_one_group(KernelId id, const KernelArgs& args, const OpCall& call, ErrorBuffer* err);
-  /// The work-group size chosen for |id|.
-  size_t group_size(KernelId id) const { return local_[id]; }
-  /// Fills |bytes| bytes of a device tensor's region at |offset| with zeros.
-  remat_status zero(const TensorRef& t, const OpCall& call, ErrorBuffer* err);
-  /// Clears the error flags before a checking kernel.
-  remat_status reset_flags(const OpCall& call, ErrorBuffer* err);
-  /// Reads the flags after a checking kernel (blocking); *|out_bad| = first bad position or -1.
-  remat_status read_flags(const OpCall& call, ErrorBuffer* err, int* out_bad);
-  cl_mem flags() const { return flags_; }
-  cl_command_queue* queue() { return &queue_; }
-  /// Formats an OpenCL failure of op |call|.
-  remat_status op_fail(const OpCall& call, cl_int status, const char* what, ErrorBuffer* err) const;
-
- private:
+  /// Formats an OpenCL failure of op |call| (null: of no op).
+  remat_status op_fail(const OpCall* call, cl_int status, const char* what, ErrorBuffer* err) const;
   remat_status build_program(ErrorBuffer* err);
   remat_status prepare_clblast(ErrorBuffer* err);
+  void set_arg(size_t bytes, const void* value);
+  remat_status enqueue(size_t global, size_t local, const OpCall* call, ErrorBuffer* err);
 
+  // gpu::Launcher (opencl_backend.cc): arguments set with clSetKernelArg as they come.
+  void begin(gpu::KernelId id) override;
+  void scalar(const void* value, size_t bytes) override { set_arg(bytes, value); }
+  void tensor(const TensorRef& t) override;
+  void state() override { set_arg(sizeof(cl_mem), &state_); }
+  void local(size_t bytes) override { set_arg(bytes, nullptr); }
+  remat_status launch(size_t items, const OpCall* call, ErrorBuffer* err) override;
+  remat_status launch_one_group(const OpCall* call, ErrorBuffer* err) override;
+  size_t group_size(gpu::KernelId id) const override { return local_[id]; }
+  remat_status zero(const TensorRef& t, const OpCall& call, ErrorBuffer* err) override;
+  remat_status copy(const TensorRef& src, const TensorRef& dst, const OpCall& call,
+                    ErrorBuffer* err) override;
+  remat_status begin_check(const OpCall& call, ErrorBuffer* err) override;
+  remat_status end_check(const OpCall& call, ErrorBuffer* err) override;
   // opencl_matmul.cc, opencl_copy.cc
-  remat_status matmul(const OpCall& call, ErrorBuffer* err);
+  remat_status matmul(const OpCall& call, ErrorBuffer* err) override;
+  remat_status spill(const OpCall& call, ErrorBuffer* err) override { return spill_or_prefetch(call, true, err); }
+  remat_status prefetch(const OpCall& call, ErrorBuffer* err) override {
+    return spill_or_prefetch(call, false, err);
+  }
+  remat_status wait(const OpCall& call, ErrorBuffer* err) override;
   remat_status spill_or_prefetch(const OpCall& call, bool spill, ErrorBuffer* err);
-  remat_status wait(const OpCall& call, ErrorBuffer* err);
   remat_status retire(int slot, bool block, ErrorBuffer* err);
-
-  // opencl_ops.cc
-  remat_status run_kernel_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err);
 
   DeviceChoice device_{};
   cl_context context_ = nullptr;
@@ -153,12 +98,18 @@ class OpenclBackend final : public Backend {
   cl_command_queue copy_queue_ = nullptr;  ///< Spills and prefetches.
   cl_mem arena_ = nullptr;
   cl_mem persistent_ = nullptr;
-  cl_mem flags_ = nullptr;
+  cl_mem state_ = nullptr;                 ///< gpu::GpuState.
   uint8_t* host_ = nullptr;
   uint64_t host_bytes_ = 0;
   cl_program program_ = nullptr;
-  cl_kernel kernels_[kKernelCount] = {};
-  size_t local_[kKernelCount] = {};
+  cl_kernel kernels_[gpu::kKernelCount] = {};
+  size_t local_[gpu::kKernelCount] = {};
+  // The argument list being built (gpu::Launcher::begin): kernel, next index, first failure.
+  gpu::KernelId arg_kernel_ = gpu::kKernel_set_step;
+  cl_uint arg_index_ = 0;
+  cl_int arg_status_ = CL_SUCCESS;
+  bool step_set_ = false;    ///< state_ holds |step_|'s seed and step.
+  StepContext step_ = {0, 0};
   PendingCopy pending_[kMaxPendingCopies] = {};
   uint64_t copies_issued_ = 0;
   /// REMAT_TEST_DELAY_COPIES=1 at creation: every spill and prefetch is held back until the

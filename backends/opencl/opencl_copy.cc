@@ -111,14 +111,14 @@ remat_status OpenclBackend::spill_or_prefetch(const OpCall& call, bool spill, Er
   }
   cl_event after_compute = nullptr;
   cl_int status = clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &after_compute);
-  if (status != CL_SUCCESS) return op_fail(call, status, "clEnqueueMarkerWithWaitList", err);
+  if (status != CL_SUCCESS) return op_fail(&call, status, "clEnqueueMarkerWithWaitList", err);
   cl_event done = nullptr;
   cl_event gate = nullptr;
   if (delay_copies_) {
     gate = clCreateUserEvent(context_, &status);
     if (status != CL_SUCCESS) {
       clReleaseEvent(after_compute);
-      return op_fail(call, status, "clCreateUserEvent", err);
+      return op_fail(&call, status, "clCreateUserEvent", err);
     }
   }
   const cl_event before[2] = {after_compute, gate};
@@ -137,7 +137,7 @@ remat_status OpenclBackend::spill_or_prefetch(const OpCall& call, bool spill, Er
     clReleaseEvent(gate);
     gate = nullptr;
   }
-  if (status != CL_SUCCESS) return op_fail(call, status, spill ? "clEnqueueReadBuffer (spill)" : "clEnqueueWriteBuffer (prefetch)", err);
+  if (status != CL_SUCCESS) return op_fail(&call, status, spill ? "clEnqueueReadBuffer (spill)" : "clEnqueueWriteBuffer (prefetch)", err);
   // Start the copy now; the compute queue is flushed so that the marker can complete.
   status = clFlush(queue_);
   if (status == CL_SUCCESS) status = clFlush(copy_queue_);
@@ -147,7 +147,7 @@ remat_status OpenclBackend::spill_or_prefetch(const OpCall& call, bool spill, Er
       clReleaseEvent(gate);
     }
     clReleaseEvent(done);
-    return op_fail(call, status, "clFlush", err);
+    return op_fail(&call, status, "clFlush", err);
   }
   pending_[free_slot] = PendingCopy{true, src.region, dst.region, src.offset, dst.offset, done, gate};
   copy_order_[free_slot] = copies_issued_++;

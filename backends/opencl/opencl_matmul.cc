@@ -1,4 +1,5 @@
-// kMatMul through CLBlast SGEMM on (buffer, element offset) operands, in the three shape modes.
+// kMatMul through CLBlast SGEMM on (buffer, element offset) operands, in the three shape modes
+// of plan/matmul_shape.h.
 //
 // CLBlast picks, per call, a "direct" GEMM kernel or an "indirect" one that pads operands
 // into temporary buffers it allocates itself. The backend never allocates after creation, so
@@ -11,6 +12,7 @@
 #include <clblast.h>
 
 #include "backends/opencl/opencl_backend.h"
+#include "backends/shared/op_args.h"
 #include "plan/ops.h"
 
 namespace remat {
@@ -24,18 +26,6 @@ struct Operand {
   cl_mem mem;
   size_t offset;  // In floats.
 };
-
-// The last two dims of |t| as a matrix; a rank-1 tensor is one row (as the CPU kernel does).
-void matrix_dims(const TensorRef& t, int64_t* rows, int64_t* cols) {
-  *cols = t.rank >= 1 ? t.dims[t.rank - 1] : 1;
-  *rows = t.rank >= 2 ? t.dims[t.rank - 2] : 1;
-}
-
-int64_t batch_of(const TensorRef& t) {
-  int64_t rows, cols;
-  matrix_dims(t, &rows, &cols);
-  return rows * cols > 0 ? t.numel / (rows * cols) : 0;
-}
 
 }  // namespace
 
@@ -57,9 +47,10 @@ remat_status OpenclBackend::prepare_clblast(ErrorBuffer* err) {
     }
   }
   // One tiny product builds CLBlast's GEMM program for this context now, not in the first step.
-  // It runs on the flags buffer, which every checking op resets before use.
+  // It runs on the state buffer, whose report init() clears after it and whose step values
+  // set_step writes before the first op.
   s = clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, 1, 1, 1,
-                           1.0f, flags_, 0, 1, flags_, 1, 1, 0.0f, flags_, 2, 1, &queue_, nullptr);
+                           1.0f, state_, 0, 1, state_, 1, 1, 0.0f, state_, 2, 1, &queue_, nullptr);
   if (s == clblast::StatusCode::kSuccess) s = static_cast<clblast::StatusCode>(clFinish(queue_));
   if (s != clblast::StatusCode::kSuccess) {
     return set_error(err, is_exhaustion(static_cast<cl_int>(s)) ? REMAT_ERROR_RESOURCE_EXHAUSTED : REMAT_ERROR_INTERNAL,
@@ -77,16 +68,16 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
     return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (matmul): operand offsets are not multiples of 4",
                      call.index);
   }
-  const bool trans_a = call.num_iattrs > 0 && call.iattrs[0] != 0;
-  const bool trans_b = call.num_iattrs > 1 && call.iattrs[1] != 0;
-  const float alpha = call.num_fattrs > 0 ? call.fattrs[0] : 1.0f;
-  int64_t ar, ac, br, bc;
-  matrix_dims(ta, &ar, &ac);
-  matrix_dims(tb, &br, &bc);
-  const int64_t m = trans_a ? ac : ar;
-  const int64_t k = trans_a ? ar : ac;
-  const int64_t n = trans_b ? br : bc;
-  const int64_t batch_a = batch_of(ta), batch_b = batch_of(tb);
+  const MatmulShape shape = matmul_shape(call);
+  if (shape.mode == MatmulMode::kInvalid) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (matmul): the batches of A, B and C fit no shape mode",
+                     call.index);
+  }
+  const bool trans_a = shape.trans_a, trans_b = shape.trans_b;
+  const float alpha = fattr(call, 0, 1.0f);
+  const int64_t ar = shape.a_rows, ac = shape.a_cols, br = shape.b_rows, bc = shape.b_cols;
+  const int64_t m = shape.m, k = shape.k, n = shape.n;
+  const int64_t batch_a = shape.batch_a;
   const size_t a_stride = static_cast<size_t>(ar * ac), b_stride = static_cast<size_t>(br * bc);
   const Operand a{buffer(ta.region), ta.offset / sizeof(float)};
   const Operand b{buffer(tb.region), tb.offset / sizeof(float)};
@@ -114,7 +105,7 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
                      cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
   };
 
-  if (tc.rank == 2 && batch_a > 1 && batch_a == batch_b) {
+  if (shape.mode == MatmulMode::kReduce) {
     // Reduce mode (weight gradients): C = sum over the batch.
     if (trans_a && !trans_b) {
       // Stacked A^T and B are contiguous along K: one GEMM with K = batch * K.
@@ -128,7 +119,7 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
     return REMAT_OK;
   }
   const size_t c_stride = static_cast<size_t>(m * n);
-  if (tb.rank == 2) {
+  if (shape.mode == MatmulMode::kBroadcast) {
     // Broadcast mode: every batch entry shares B. Without transposition the stacked A rows are
     // one [batch * M, K] matrix: one GEMM.
     if (!trans_a) return gemm(m * batch_a, k, a.offset, b.offset, c.offset, 0.0f);
