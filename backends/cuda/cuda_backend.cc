@@ -7,12 +7,20 @@
 #include <string.h>
 
 #include "backends/cuda/cuda_backend_impl.h"
+#include "backends/gpu/gpu_ops.h"
 #include "plan/ops.h"
 #include "runtime/port.h"
 
 namespace remat {
 namespace cuda {
 namespace {
+
+// Kernel names for messages, indexed by gpu::KernelId.
+const char* const kKernelNames[gpu::kKernelCount] = {
+#define REMAT_CUDA_KERNEL_NAME(name) #name,
+    REMAT_GPU_KERNELS(REMAT_CUDA_KERNEL_NAME)
+#undef REMAT_CUDA_KERNEL_NAME
+};
 
 // REMAT_OK, or |code| with "cuda: <what> failed: <name> (<description>)".
 remat_status cuda_status(cudaError_t e, const char* what, ErrorBuffer* err,
@@ -47,9 +55,24 @@ bool same_context(const StepContext& a, const StepContext& b) {
   return a.seed == b.seed && a.step == b.step;
 }
 
+// Spills, prefetches and waits order themselves against compute (cuda_copy.cc); every other
+// op first waits for the pending copies it conflicts with.
+bool copies_between_regions(uint16_t code) {
+  return code == static_cast<uint16_t>(OpCode::kSpill) || code == static_cast<uint16_t>(OpCode::kPrefetch) ||
+         code == static_cast<uint16_t>(OpCode::kWait);
+}
+
+// The report part of a clean gpu::GpuState, copied over the device's to clear it.
+const void* clean_report() {
+  return reinterpret_cast<const uint8_t*>(&gpu::kCleanReport) + gpu::kReportOffset;
+}
+constexpr size_t kReportBytes = sizeof(gpu::GpuState) - gpu::kReportOffset;
+
 }  // namespace
 
-CudaBackend::CudaBackend(int device) : device_(device) {}
+CudaBackend::CudaBackend(int device) : device_(device) {
+  for (int i = 0; i < kMaxKernelArgs; ++i) arg_ptrs_[i] = &arg_values_[i];
+}
 
 CudaBackend::~CudaBackend() {
   // Nothing to report to here: statuses are ignored, every handle is released.
@@ -72,7 +95,6 @@ CudaBackend::~CudaBackend() {
   if (host_registered_) cudaHostUnregister(base_[2]);
   if (state_host_ != nullptr) cudaFreeHost(state_host_);
   cudaFree(state_);
-  cudaFree(partials_);
   cudaFree(blas_workspace_);
 }
 
@@ -120,17 +142,13 @@ remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
     host_owned_ = true;
   }
   void* p = nullptr;
-  s = alloc_status(cudaMalloc(&p, sizeof(DeviceState)), "device state", sizeof(DeviceState), err);
+  s = alloc_status(cudaMalloc(&p, sizeof(gpu::GpuState)), "device state", sizeof(gpu::GpuState), err);
   if (s != REMAT_OK) return s;
-  state_ = static_cast<DeviceState*>(p);
-  s = alloc_status(cudaHostAlloc(&p, sizeof(DeviceState), cudaHostAllocDefault), "state readback",
-                   sizeof(DeviceState), err);
+  state_ = static_cast<gpu::GpuState*>(p);
+  s = alloc_status(cudaHostAlloc(&p, sizeof(gpu::GpuState), cudaHostAllocDefault), "state readback",
+                   sizeof(gpu::GpuState), err);
   if (s != REMAT_OK) return s;
-  state_host_ = static_cast<DeviceState*>(p);
-  s = alloc_status(cudaMalloc(&p, sizeof(double) * kMaxPartials), "reduction scratch",
-                   sizeof(double) * kMaxPartials, err);
-  if (s != REMAT_OK) return s;
-  partials_ = static_cast<double*>(p);
+  state_host_ = static_cast<gpu::GpuState*>(p);
   s = alloc_status(cudaMalloc(&blas_workspace_, kCublasWorkspaceBytes), "cuBLAS workspace",
                    kCublasWorkspaceBytes, err);
   if (s != REMAT_OK) return s;
@@ -146,7 +164,8 @@ remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
                     "cudaEventCreate", err);
   }
   if (s == REMAT_OK) {
-    s = cuda_status(cudaMemsetAsync(state_, 0, sizeof(DeviceState), main_), "cudaMemsetAsync", err);
+    s = cuda_status(cudaMemcpyAsync(state_, &gpu::kCleanReport, sizeof(gpu::GpuState), cudaMemcpyHostToDevice, main_),
+                    "cudaMemcpyAsync (state)", err);
   }
   if (s == REMAT_OK) s = cuda_status(cudaStreamSynchronize(main_), "cudaStreamSynchronize", err);
   if (s != REMAT_OK) return s;
@@ -182,17 +201,7 @@ remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
   return REMAT_OK;
 }
 
-bool CudaBackend::supports_op(uint16_t code) const {
-  switch (static_cast<OpCode>(code)) {
-    case OpCode::kMatMul:
-    case OpCode::kSpill:
-    case OpCode::kPrefetch:
-    case OpCode::kWait:
-      return true;
-    default:
-      return kernel_for(code) != nullptr;
-  }
-}
+bool CudaBackend::supports_op(uint16_t code) const { return gpu::op_table().find(code) != nullptr; }
 
 remat_status CudaBackend::check_region(Region region, uint64_t offset, uint64_t bytes,
                                        const char* what, ErrorBuffer* err) const {
@@ -249,8 +258,7 @@ remat_status CudaBackend::download(Region region, uint64_t offset, void* dst, ui
 
 remat_status CudaBackend::set_step_state(const StepContext& ctx, ErrorBuffer* err) {
   if (state_valid_ && same_context(ctx, step_ctx_)) return REMAT_OK;
-  const remat_status s = cuda_status(launch_set_step(main_, state_, ctx.seed, ctx.step),
-                                     "step state kernel", err);
+  const remat_status s = gpu::set_step(*this, ctx, err);
   if (s != REMAT_OK) return s;
   step_ctx_ = ctx;
   state_valid_ = true;
@@ -275,43 +283,103 @@ remat_status CudaBackend::run_op(const OpCall& call, const StepContext& ctx, Err
     for (int i = 0; i < call.num_inputs; ++i) fingerprint_ = mix(fingerprint_, call.inputs[i]->offset);
     for (int i = 0; i < call.num_outputs; ++i) fingerprint_ = mix(fingerprint_, call.outputs[i]->offset);
     if (mode_ == Mode::kReplaying) return REMAT_OK;  // The graph runs it at end_step.
-    const remat_status s = execute(call, err);
+    const remat_status s = execute(call, ctx, err);
     return s == REMAT_OK ? s : abort_capture(s);
   }
   remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
   if (s == REMAT_OK) s = set_step_state(ctx, err);
-  if (s == REMAT_OK) s = execute(call, err);
+  if (s == REMAT_OK) s = execute(call, ctx, err);
   return s;
 }
 
-remat_status CudaBackend::execute(const OpCall& call, ErrorBuffer* err) {
-  switch (static_cast<OpCode>(call.code)) {
-    case OpCode::kSpill:
-      return spill(call, err);
-    case OpCode::kPrefetch:
-      return prefetch(call, err);
-    case OpCode::kWait:
-      return wait(call, err);
-    default:
-      break;
-  }
-  remat_status s = wait_for_hazards(call, err);
-  if (s != REMAT_OK) return s;
-  if (call.code == static_cast<uint16_t>(OpCode::kMatMul)) return matmul(call, err);
-  const Kernel kernel = kernel_for(call.code);
-  if (kernel == nullptr) {
+remat_status CudaBackend::execute(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
+  const gpu::Op op = gpu::op_table().find(call.code);
+  if (op == nullptr) {
     return set_error(err, REMAT_ERROR_UNIMPLEMENTED, "op %u (%s): not implemented by the cuda backend",
                      call.index, op_name(call.code));
   }
-  KernelArgs args;
-  args.call = &call;
-  for (int i = 0; i < kMaxOpInputs; ++i) args.in[i] = i < call.num_inputs ? address(*call.inputs[i]) : nullptr;
-  for (int i = 0; i < kMaxOpOutputs; ++i) args.out[i] = i < call.num_outputs ? address(*call.outputs[i]) : nullptr;
-  args.stream = main_;
-  args.state = state_;
-  args.partials = partials_;
-  args.err = err;
-  return kernel(args);
+  if (!copies_between_regions(call.code)) {
+    const remat_status s = wait_for_hazards(call, err);
+    if (s != REMAT_OK) return s;
+  }
+  return op(*this, call, ctx, err);
+}
+
+remat_status CudaBackend::launch_status(const OpCall* call, cudaError_t e, const char* what,
+                                        ErrorBuffer* err) const {
+  if (e == cudaSuccess) return REMAT_OK;
+  if (call == nullptr) return cuda_status(e, what, err);
+  return set_error(err, REMAT_ERROR_INTERNAL, "op %u (%s): %s failed: %s (%s)", call->index,
+                   op_name(call->code), what, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+void CudaBackend::begin(gpu::KernelId id) {
+  arg_kernel_ = id;
+  arg_count_ = 0;
+  arg_overflow_ = false;
+  arg_shared_bytes_ = 0;
+}
+
+void CudaBackend::push_arg(const void* value, size_t bytes) {
+  if (arg_count_ == kMaxKernelArgs || bytes > sizeof(uint64_t)) {
+    arg_overflow_ = true;
+    return;
+  }
+  arg_values_[arg_count_] = 0;
+  memcpy(&arg_values_[arg_count_], value, bytes);
+  ++arg_count_;
+}
+
+void CudaBackend::tensor(const TensorRef& t) {
+  // (region base, byte offset), as OpenCL's (buffer, offset): the kernels add them.
+  const uint8_t* base = base_[static_cast<int>(t.region)];
+  push_arg(&base, sizeof(base));
+  push_arg(&t.offset, sizeof(t.offset));
+}
+
+void CudaBackend::local(size_t bytes) {
+  const uint64_t value = bytes;
+  push_arg(&value, sizeof(value));
+  arg_shared_bytes_ = bytes;
+}
+
+remat_status CudaBackend::launch_grid(unsigned blocks, const OpCall* call, ErrorBuffer* err) {
+  const char* name = kKernelNames[arg_kernel_];
+  if (arg_overflow_) {
+    return set_error(err, REMAT_ERROR_INTERNAL, "cuda: kernel %s was given more than %d arguments", name,
+                     kMaxKernelArgs);
+  }
+  return launch_status(call,
+                       cudaLaunchKernel(kernel_address(arg_kernel_), dim3(blocks), dim3(kBlock), arg_ptrs_,
+                                        arg_shared_bytes_, main_),
+                       name, err);
+}
+
+remat_status CudaBackend::launch(size_t items, const OpCall* call, ErrorBuffer* err) {
+  if (items == 0) return REMAT_OK;
+  const size_t blocks = (items + kBlock - 1) / kBlock;
+  if (blocks > 0x7fffffffu) {
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED, "cuda: kernel %s over %zu items exceeds the grid",
+                     kKernelNames[arg_kernel_], items);
+  }
+  return launch_grid(static_cast<unsigned>(blocks), call, err);
+}
+
+remat_status CudaBackend::launch_one_group(const OpCall* call, ErrorBuffer* err) {
+  return launch_grid(1, call, err);
+}
+
+remat_status CudaBackend::zero(const TensorRef& t, const OpCall& call, ErrorBuffer* err) {
+  if (t.bytes == 0) return REMAT_OK;
+  return launch_status(&call, cudaMemsetAsync(address(t), 0, static_cast<size_t>(t.bytes), main_),
+                       "cudaMemsetAsync", err);
+}
+
+remat_status CudaBackend::copy(const TensorRef& src, const TensorRef& dst, const OpCall& call, ErrorBuffer* err) {
+  return launch_status(&call,
+                       cudaMemcpyAsync(address(dst), address(src), static_cast<size_t>(dst.bytes),
+                                       cudaMemcpyDeviceToDevice, main_),
+                       "cudaMemcpyAsync", err);
 }
 
 remat_status CudaBackend::sync(ErrorBuffer* err) {
@@ -326,7 +394,7 @@ remat_status CudaBackend::sync(ErrorBuffer* err) {
   remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
   if (s == REMAT_OK) s = join_copies(err);
   if (s == REMAT_OK) {
-    s = cuda_status(cudaMemcpyAsync(state_host_, state_, sizeof(DeviceState),
+    s = cuda_status(cudaMemcpyAsync(state_host_, state_, sizeof(gpu::GpuState),
                                     cudaMemcpyDeviceToHost, main_),
                     "error report cudaMemcpyAsync", err);
   }
@@ -334,15 +402,10 @@ remat_status CudaBackend::sync(ErrorBuffer* err) {
   if (s == REMAT_OK) s = cuda_status(cudaStreamSynchronize(copy_), "cudaStreamSynchronize", err);
   if (s != REMAT_OK || state_host_->error == 0) return s;
   // A kernel found bad data: report it as the CPU kernels word it, then clear the report.
-  const DeviceState& e = *state_host_;
-  const bool is_label = e.error_code == static_cast<uint32_t>(OpCode::kSoftmaxCrossEntropy) ||
-                        e.error_code == static_cast<uint32_t>(OpCode::kSoftmaxCrossEntropyGrad);
-  s = set_error(err, REMAT_ERROR_OUT_OF_RANGE, "op %u (%s): %s %d at position %lld outside [0, %lld)",
-                e.error_op, op_name(static_cast<uint16_t>(e.error_code)), is_label ? "label" : "id",
-                e.error_value, static_cast<long long>(e.error_position),
-                static_cast<long long>(e.error_limit));
+  s = gpu::report_error(*state_host_, err);
   // Clearing is best effort: if it fails, the next CUDA call reports the broken device.
-  if (cudaMemsetAsync(&state_->error, 0, sizeof(int32_t), main_) == cudaSuccess) {
+  if (cudaMemcpyAsync(reinterpret_cast<uint8_t*>(state_) + gpu::kReportOffset, clean_report(), kReportBytes,
+                      cudaMemcpyHostToDevice, main_) == cudaSuccess) {
     cudaStreamSynchronize(main_);
   }
   return s;

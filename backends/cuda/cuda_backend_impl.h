@@ -1,4 +1,6 @@
-// Private to the CUDA backend: the Backend subclass, shared by its .cc files.
+// Private to the CUDA backend: the Backend subclass, shared by its .cc files. Ops are resolved
+// through the GPU backends' shared table (backends/gpu/gpu_ops.h), which marshals every
+// kernel's arguments through this object's gpu::Launcher side (cudaLaunchKernel).
 #ifndef REMAT_BACKENDS_CUDA_CUDA_BACKEND_IMPL_H_
 #define REMAT_BACKENDS_CUDA_CUDA_BACKEND_IMPL_H_
 
@@ -7,6 +9,7 @@
 
 #include "backends/cuda/cublas_loader.h"
 #include "backends/cuda/cuda_kernels.h"
+#include "backends/gpu/gpu_launcher.h"
 #include "runtime/backend.h"
 
 namespace remat {
@@ -20,6 +23,9 @@ constexpr int kMaxPendingCopies = 256;
 /// what cuBLAS recommends for Hopper; smaller GPUs use less of it).
 constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
 
+/// Most arguments a kernel of backends/gpu/kernels takes (adam_update: 27).
+constexpr int kMaxKernelArgs = 32;
+
 /// One asynchronous copy on the copy stream: the device range it reads or writes and the event
 /// recorded after it.
 struct PendingCopy {
@@ -32,7 +38,7 @@ struct PendingCopy {
   bool busy;
 };
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public Backend, private gpu::Launcher {
  public:
   explicit CudaBackend(int device);
   ~CudaBackend() override;
@@ -58,7 +64,7 @@ class CudaBackend final : public Backend {
   enum class Mode { kIdle, kEager, kCapturing, kReplaying };
 
   // cuda_backend.cc
-  remat_status execute(const OpCall& call, ErrorBuffer* err);
+  remat_status execute(const OpCall& call, const StepContext& ctx, ErrorBuffer* err);
   remat_status set_step_state(const StepContext& ctx, ErrorBuffer* err);
   remat_status abort_capture(remat_status status);
   remat_status check_region(Region region, uint64_t offset, uint64_t bytes, const char* what,
@@ -67,11 +73,31 @@ class CudaBackend final : public Backend {
     return base_[static_cast<int>(region)] + offset;
   }
   uint8_t* address(const TensorRef& t) const { return address(t.region, t.offset); }
+  /// REMAT_OK, or REMAT_ERROR_INTERNAL naming op |call| (null: no op) and the CUDA error.
+  remat_status launch_status(const OpCall* call, cudaError_t e, const char* what, ErrorBuffer* err) const;
+  void push_arg(const void* value, size_t bytes);
+  remat_status launch_grid(unsigned blocks, const OpCall* call, ErrorBuffer* err);
+
+  // gpu::Launcher (cuda_backend.cc): arguments gathered for cudaLaunchKernel on main_.
+  void begin(gpu::KernelId id) override;
+  void scalar(const void* value, size_t bytes) override { push_arg(value, bytes); }
+  void tensor(const TensorRef& t) override;
+  void state() override { push_arg(&state_, sizeof(state_)); }
+  void local(size_t bytes) override;
+  remat_status launch(size_t items, const OpCall* call, ErrorBuffer* err) override;
+  remat_status launch_one_group(const OpCall* call, ErrorBuffer* err) override;
+  size_t group_size(gpu::KernelId) const override { return kBlock; }
+  remat_status zero(const TensorRef& t, const OpCall& call, ErrorBuffer* err) override;
+  remat_status copy(const TensorRef& src, const TensorRef& dst, const OpCall& call,
+                    ErrorBuffer* err) override;
+  // A report stays on the device until sync(): a replayed graph cannot stop at the op.
+  remat_status begin_check(const OpCall&, ErrorBuffer*) override { return REMAT_OK; }
+  remat_status end_check(const OpCall&, ErrorBuffer*) override { return REMAT_OK; }
 
   // cuda_copy.cc
-  remat_status spill(const OpCall& call, ErrorBuffer* err);
-  remat_status prefetch(const OpCall& call, ErrorBuffer* err);
-  remat_status wait(const OpCall& call, ErrorBuffer* err);
+  remat_status spill(const OpCall& call, ErrorBuffer* err) override;
+  remat_status prefetch(const OpCall& call, ErrorBuffer* err) override;
+  remat_status wait(const OpCall& call, ErrorBuffer* err) override;
   remat_status copy_async(const OpCall& call, const TensorRef& device_tensor, void* dst,
                           const void* src, cudaMemcpyKind kind, ErrorBuffer* err);
   // Orders main_ after the pending copies that overlap |t|: every one when the op writes |t|,
@@ -81,7 +107,7 @@ class CudaBackend final : public Backend {
   remat_status join_copies(ErrorBuffer* err);
 
   // cuda_matmul.cc
-  remat_status matmul(const OpCall& call, ErrorBuffer* err);
+  remat_status matmul(const OpCall& call, ErrorBuffer* err) override;
 
   int device_;
   uint8_t* base_[3] = {nullptr, nullptr, nullptr};  // Arena, persistent (device), host (pinned).
@@ -95,9 +121,8 @@ class CudaBackend final : public Backend {
   PendingCopy pending_[kMaxPendingCopies] = {};
   int pending_busy_ = 0;
   uint64_t copy_sequence_ = 0;
-  DeviceState* state_ = nullptr;       // Device.
-  DeviceState* state_host_ = nullptr;  // Pinned, for reading the error report.
-  double* partials_ = nullptr;         // kMaxPartials doubles, device.
+  gpu::GpuState* state_ = nullptr;       // Device.
+  gpu::GpuState* state_host_ = nullptr;  // Pinned, for reading the error report.
   void* blas_workspace_ = nullptr;
   Cublas blas_ = {};
   cublasHandle_t blas_handle_ = nullptr;
@@ -114,6 +139,15 @@ class CudaBackend final : public Backend {
   uint32_t graph_ops_ = 0;
   uint64_t graph_fingerprint_ = 0;
   uint64_t replays_ = 0;
+
+  // The argument list being built (gpu::Launcher::begin); cudaLaunchKernel reads each
+  // argument's bytes through arg_ptrs_, which point into arg_values_.
+  gpu::KernelId arg_kernel_ = gpu::kKernel_set_step;
+  int arg_count_ = 0;
+  bool arg_overflow_ = false;
+  size_t arg_shared_bytes_ = 0;
+  uint64_t arg_values_[kMaxKernelArgs] = {};
+  void* arg_ptrs_[kMaxKernelArgs] = {};
 };
 
 }  // namespace cuda

@@ -1,26 +1,15 @@
-// kMatMul on cuBLAS in the three shape modes of plan/ops.h. cuBLAS is column-major: the
+// kMatMul on cuBLAS in the three shape modes of plan/matmul_shape.h. cuBLAS is column-major: the
 // row-major product C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T, which
 // reads the row-major buffers as they are (the transposes become the operand order).
 #include <limits.h>
 
 #include "backends/cuda/cuda_backend_impl.h"
+#include "backends/shared/op_args.h"
 #include "plan/ops.h"
 
 namespace remat {
 namespace cuda {
 namespace {
-
-// The last two dims of |t| as a matrix; a rank-1 tensor is one row (as the CPU kernel).
-void matrix_dims(const TensorRef& t, int64_t* rows, int64_t* cols) {
-  *cols = t.rank >= 1 ? t.dims[t.rank - 1] : 1;
-  *rows = t.rank >= 2 ? t.dims[t.rank - 2] : 1;
-}
-
-int64_t batch_of(const TensorRef& t) {
-  int64_t rows, cols;
-  matrix_dims(t, &rows, &cols);
-  return rows * cols > 0 ? t.numel / (rows * cols) : 0;
-}
 
 // One row-major GEMM (or a strided batch of them): C = alpha * op(A) op(B) + beta * C.
 struct Gemm {
@@ -44,41 +33,41 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   const TensorRef& ta = *call.inputs[0];
   const TensorRef& tb = *call.inputs[1];
   const TensorRef& tc = *call.outputs[0];
-  const bool trans_a = call.iattrs != nullptr && call.num_iattrs > 0 && call.iattrs[0] != 0;
-  const bool trans_b = call.iattrs != nullptr && call.num_iattrs > 1 && call.iattrs[1] != 0;
-  const float alpha = call.fattrs != nullptr && call.num_fattrs > 0 ? call.fattrs[0] : 1.0f;
-  int64_t ar, ac, br, bc;
-  matrix_dims(ta, &ar, &ac);
-  matrix_dims(tb, &br, &bc);
+  const MatmulShape shape = matmul_shape(call);
+  if (shape.mode == MatmulMode::kInvalid) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (matmul): the batches of A, B and C fit no shape mode", call.index);
+  }
   Gemm g{};
-  g.trans_a = trans_a;
-  g.trans_b = trans_b;
-  g.m = trans_a ? ac : ar;
-  g.k = trans_a ? ar : ac;
-  g.n = trans_b ? br : bc;
-  g.lda = ac;
-  g.ldb = bc;
+  g.trans_a = shape.trans_a;
+  g.trans_b = shape.trans_b;
+  g.m = shape.m;
+  g.k = shape.k;
+  g.n = shape.n;
+  g.lda = shape.a_cols;
+  g.ldb = shape.b_cols;
   g.ldc = g.n;
   g.a = reinterpret_cast<const float*>(address(ta));
   g.b = reinterpret_cast<const float*>(address(tb));
   g.c = reinterpret_cast<float*>(address(tc));
-  g.alpha = alpha;
+  g.alpha = fattr(call, 0, 1.0f);
   g.beta = 0.0f;
   g.batch = 1;
-  const int64_t batch_a = batch_of(ta), batch_b = batch_of(tb);
-  const int64_t a_stride = ar * ac, b_stride = br * bc, c_stride = g.m * g.n;
+  const int64_t batch_a = shape.batch_a;
+  const int64_t a_stride = shape.a_rows * shape.a_cols, b_stride = shape.b_rows * shape.b_cols;
+  const int64_t c_stride = g.m * g.n;
   bool loop_reduce = false;  // Reduce mode that cannot be folded: one GEMM per batch entry.
 
-  if (tc.rank == 2 && batch_a > 1 && batch_a == batch_b) {
+  if (shape.mode == MatmulMode::kReduce) {
     // Reduce mode (weight gradients): C = sum over the batch.
-    if (trans_a && !trans_b) {
+    if (g.trans_a && !g.trans_b) {
       g.k *= batch_a;  // Stacked A^T and B are contiguous along K: one GEMM.
     } else {
       loop_reduce = true;
     }
-  } else if (tb.rank == 2) {
+  } else if (shape.mode == MatmulMode::kBroadcast) {
     // Broadcast mode: B shared by every batch entry.
-    if (!trans_a) {
+    if (!g.trans_a) {
       g.m *= batch_a;  // The stacked A rows are one [batch * M, K] matrix: one GEMM.
     } else {
       g.batch = batch_a;
