@@ -77,17 +77,58 @@ void scale_ok(Case& c) { unary(c); c.fa({0.5f}); }
 namespace {
 
 using Builder = void (*)(Case&);
-// Indexed by opcode value; order must follow OpCode.
-const Builder kWellFormed[] = {
-    nullptr,      matmul_ok,      bias_add_ok,  reduce_leading_ok, binary,       binary,
-    unary,        binary,         unary,        binary,            unary,        binary,
-    unary,        binary,         unary,        binary,            layernorm_ok, layernorm_grad_ok,
-    dropout_ok,   dropout_ok,     embedding_ok, embedding_grad_ok, permute_ok,   copy_ok,
-    select_ok,    select_grad_ok, sce_ok,       sce_grad_ok,       mse_ok,       mse_grad_ok,
-    sgd_ok,       adam_ok,        unary,        unary,             wait_ok,      scale_ok,
+using remat::OpCode;
+
+// Every opcode's well-formed case, set by opcode (not by position in a list).
+struct Builders {
+  Builder fn[kCount];
 };
-static_assert(sizeof(kWellFormed) / sizeof(kWellFormed[0]) == kCount, "one case per opcode");
+
+constexpr Builders make_builders() {
+  Builders t{};
+  auto set = [&t](OpCode code, Builder b) { t.fn[static_cast<uint16_t>(code)] = b; };
+  set(OpCode::kMatMul, matmul_ok);
+  set(OpCode::kBiasAdd, bias_add_ok);
+  set(OpCode::kReduceLeading, reduce_leading_ok);
+  for (OpCode code : {OpCode::kAdd, OpCode::kMul, OpCode::kReluGrad, OpCode::kGeluGrad,
+                      OpCode::kTanhGrad, OpCode::kSigmoidGrad, OpCode::kSoftmaxGrad}) {
+    set(code, binary);
+  }
+  for (OpCode code : {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid,
+                      OpCode::kSoftmax, OpCode::kSpill, OpCode::kPrefetch}) {
+    set(code, unary);
+  }
+  set(OpCode::kLayerNorm, layernorm_ok);
+  set(OpCode::kLayerNormGrad, layernorm_grad_ok);
+  set(OpCode::kDropout, dropout_ok);
+  set(OpCode::kDropoutGrad, dropout_ok);
+  set(OpCode::kEmbedding, embedding_ok);
+  set(OpCode::kEmbeddingGrad, embedding_grad_ok);
+  set(OpCode::kPermute, permute_ok);
+  set(OpCode::kCopy, copy_ok);
+  set(OpCode::kSelect, select_ok);
+  set(OpCode::kSelectGrad, select_grad_ok);
+  set(OpCode::kSoftmaxCrossEntropy, sce_ok);
+  set(OpCode::kSoftmaxCrossEntropyGrad, sce_grad_ok);
+  set(OpCode::kMse, mse_ok);
+  set(OpCode::kMseGrad, mse_grad_ok);
+  set(OpCode::kSgdUpdate, sgd_ok);
+  set(OpCode::kAdamUpdate, adam_ok);
+  set(OpCode::kWait, wait_ok);
+  set(OpCode::kScale, scale_ok);
+  return t;
+}
+
+constexpr Builders kWellFormed = make_builders();
+
+constexpr bool every_opcode_has_a_case() {
+  for (uint16_t code = 1; code < kCount; ++code) {
+    if (kWellFormed.fn[code] == nullptr) return false;
+  }
+  return true;
+}
+static_assert(every_opcode_has_a_case(), "an op of the catalogue has no well-formed case here");
 
 }  // namespace
 
-void build(Case& c) { kWellFormed[c.code](c); }
+void build(Case& c) { kWellFormed.fn[c.code](c); }
