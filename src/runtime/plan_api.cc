@@ -17,13 +17,6 @@ remat_status remat_plan_open(const void* bytes, size_t size, remat_plan** out_pl
   if (out_message != nullptr && message_capacity > 0) out_message[0] = '\0';
   if (out_plan == nullptr) return set_error(&err, REMAT_ERROR_INVALID_ARGUMENT, "out_plan is NULL");
   *out_plan = nullptr;
-  // FlatBuffers reads 8-byte scalars in place: a plan's bytes must be aligned for them. (Bytes
-  // that are no plan at all are left to verify_plan() to call corrupt.)
-  const uint8_t* data = static_cast<const uint8_t*>(bytes);
-  if (data != nullptr && size >= 8 && remat::fb::PlanBufferHasIdentifier(data) &&
-      reinterpret_cast<uintptr_t>(data) % 8 != 0) {
-    return set_error(&err, REMAT_ERROR_MISALIGNED, "plan bytes at %p are not aligned to 8 bytes", bytes);
-  }
   const remat::fb::Plan* root = nullptr;
   const remat_status status = remat::verify_plan(static_cast<const uint8_t*>(bytes), size, &root, &err);
   if (status != REMAT_OK) return status;

@@ -304,9 +304,9 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
                      "not a remat plan: %zu bytes without the 'RMPL' identifier at byte 4", size);
   }
   // FlatBuffers reads 8-byte scalars in place; its verifier rejects misaligned ones as corrupt,
-  // which would hide the real cause.
+  // which would hide the real cause. (Bytes that are no plan at all are called corrupt above.)
   if (reinterpret_cast<uintptr_t>(bytes) % 8 != 0) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "plan bytes at %p are not 8-byte aligned",
+    return set_error(err, REMAT_ERROR_MISALIGNED, "plan bytes at %p are not aligned to 8 bytes",
                      static_cast<const void*>(bytes));
   }
   if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
