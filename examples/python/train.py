@@ -63,7 +63,7 @@ def load(path):
     lib.remat_plan_open.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p),
                                     ctypes.c_char_p, ctypes.c_size_t]
     lib.remat_plan_binding.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.POINTER(TensorInfo)]
-    lib.remat_session_options_init.argtypes = [ctypes.POINTER(SessionOptions)]
+    lib.remat_session_options_init_sized.argtypes = [ctypes.POINTER(SessionOptions), ctypes.c_size_t]
     lib.remat_session_create.argtypes = [ctypes.c_void_p, ctypes.POINTER(SessionOptions),
                                          ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
     lib.remat_session_set_input.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
@@ -133,7 +133,11 @@ def main():
         print("this example needs one f32 [batch, features] input and one i32 label", file=sys.stderr)
         return 1
     options = SessionOptions()
-    lib.remat_session_options_init(ctypes.byref(options))  # session-allocated memory
+    # Defaults for a struct of our layout's size (session-allocated memory).
+    status = lib.remat_session_options_init_sized(ctypes.byref(options), ctypes.sizeof(options))
+    if status != C["REMAT_OK"]:
+        print(f"session options: {lib.remat_status_string(status).decode()}", file=sys.stderr)
+        return 1
     options.backend = backend.encode()
     session = ctypes.c_void_p()
     status = lib.remat_session_create(plan, ctypes.byref(options), ctypes.byref(session), message, len(message))

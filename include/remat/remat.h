@@ -260,9 +260,19 @@ REMAT_API remat_status remat_plan_binding(const remat_plan* plan, remat_binding_
 
 /* ---- Sessions ------------------------------------------------------------------------------- */
 
-/** Fills |options| with defaults: CPU backend, regions allocated by the session, params
- *  initialised from the plan. */
-REMAT_API void remat_session_options_init(remat_session_options* options);
+/** Fills the |struct_size| bytes at |options| with defaults (CPU backend, regions allocated by
+ *  the session, params initialised from the plan) and sets its struct_size to |struct_size|:
+ *  only the fields a struct of that size holds are written, so a caller built with an older,
+ *  smaller remat_session_options is never written past its end. C and C++ callers use
+ *  remat_session_options_init(), which passes their own sizeof; other languages pass theirs.
+ *  REMAT_ERROR_INVALID_ARGUMENT, writing nothing, when |options| is NULL or |struct_size| breaks
+ *  the struct_size rules at the top. */
+REMAT_API remat_status remat_session_options_init_sized(remat_session_options* options,
+                                                        size_t struct_size);
+
+/** Fills |options| with defaults, sized as the caller's header declares the struct. */
+#define remat_session_options_init(options) \
+  remat_session_options_init_sized((options), sizeof(*(options)))
 
 /** Creates a session that runs |plan| with |options| (NULL: defaults). Every allocation the
  *  session will ever make happens here. |options|' struct_size follows the rules at the top.

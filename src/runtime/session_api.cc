@@ -116,12 +116,21 @@ void copy_message(const remat_session* s, char* out, size_t capacity) {
 
 extern "C" {
 
-void remat_session_options_init(remat_session_options* options) {
-  if (options == nullptr) return;
-  memset(options, 0, sizeof(*options));
-  options->struct_size = sizeof(*options);
-  options->backend = "cpu";
-  options->init_params = 1;
+remat_status remat_session_options_init_sized(remat_session_options* options, size_t struct_size) {
+  ErrorBuffer none{nullptr, 0};
+  if (options == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  const remat_status status = remat::check_struct_size("options", struct_size, kOptionsFirstSize,
+                                                       sizeof(remat_session_options), &none);
+  if (status != REMAT_OK) return status;
+  // Defaults built in full here, then only the caller's prefix copied out: its struct may be
+  // an older, smaller one.
+  remat_session_options defaults;
+  memset(&defaults, 0, sizeof(defaults));
+  defaults.struct_size = struct_size;
+  defaults.backend = "cpu";
+  defaults.init_params = 1;
+  memcpy(options, &defaults, struct_size);
+  return REMAT_OK;
 }
 
 remat_status remat_session_create(const remat_plan* plan, const remat_session_options* options,

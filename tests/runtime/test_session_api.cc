@@ -152,9 +152,35 @@ void create_rejects_null_arguments_and_unknown_options_sizes(void**) {
     create_expecting(p.plan, &options, REMAT_ERROR_INVALID_ARGUMENT,
                      {"struct_size is " + std::to_string(size), std::to_string(sizeof(options))});
   }
-  remat_session_options_init(nullptr);  // allowed, does nothing
   // NULL options are the defaults.
   remat_session_destroy(create_expecting(p.plan, nullptr, REMAT_OK));
+}
+
+// The initialiser writes only the caller's size of struct (an older caller's smaller one is
+// never written past its end) and refuses, writing nothing, a NULL struct or a size outside the
+// struct_size rules.
+void options_init_writes_only_the_callers_size_and_refuses_bad_sizes(void**) {
+  assert_int_equal(remat_session_options_init_sized(nullptr, sizeof(remat_session_options)),
+                   REMAT_ERROR_INVALID_ARGUMENT);
+  const size_t first = offsetof(remat_session_options, init_params) + sizeof(int);
+  alignas(remat_session_options) unsigned char bytes[sizeof(remat_session_options) + 16];
+  remat_session_options* options = reinterpret_cast<remat_session_options*>(bytes);
+  for (size_t size : {size_t{0}, first - 1, sizeof(remat_session_options) + 8}) {
+    memset(bytes, 0x5A, sizeof(bytes));
+    assert_int_equal(remat_session_options_init_sized(options, size), REMAT_ERROR_INVALID_ARGUMENT);
+    for (unsigned char b : bytes) assert_int_equal(b, 0x5A);
+  }
+  memset(bytes, 0x5A, sizeof(bytes));
+  assert_int_equal(remat_session_options_init_sized(options, first), REMAT_OK);
+  assert_int_equal(options->struct_size, first);
+  assert_string_equal(options->backend, "cpu");
+  assert_null(options->arena);
+  assert_int_equal(options->init_params, 1);
+  for (size_t i = first; i < sizeof(bytes); ++i) assert_int_equal(bytes[i], 0x5A);
+  // The macro passes the caller's sizeof.
+  remat_session_options full;
+  assert_int_equal(remat_session_options_init(&full), REMAT_OK);
+  assert_int_equal(full.struct_size, sizeof(remat_session_options));
 }
 
 // The struct_size rules of remat.h on remat_session_options, whose first version (API 1) ends
@@ -545,6 +571,7 @@ void null_sessions_are_handled(void**) {
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(create_rejects_null_arguments_and_unknown_options_sizes),
+      cmocka_unit_test(options_init_writes_only_the_callers_size_and_refuses_bad_sizes),
       cmocka_unit_test(options_from_a_newer_header_are_rejected_naming_both_sizes),
       cmocka_unit_test(options_ending_before_init_params_are_smaller_than_the_first_version_and_rejected),
       cmocka_unit_test(options_of_the_first_versions_size_are_read_up_to_that_size),
