@@ -34,6 +34,24 @@ DEVICE_FN void group_sum(LOCAL_PTR acc_t* values, uint size) {
   LOCAL_BARRIER();
 }
 
+// Softmax of the |n| values at |x| into |y| as the CPU kernels compute it: the maximum, the
+// exponentials summed in order in acc_t, one reciprocal. Returns the maximum and the sum (for
+// cross-entropy's log-sum-exp).
+DEVICE_FN acc_t softmax_row(GLOBAL const float* x, GLOBAL float* y, ulong n, float* out_max) {
+  float mx = x[0];
+  for (ulong j = 1; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
+  acc_t sum = 0;
+  for (ulong j = 0; j < n; ++j) {
+    const float e = expf(x[j] - mx);
+    y[j] = e;
+    sum += e;
+  }
+  const float inv = (float)(1.0 / sum);
+  for (ulong j = 0; j < n; ++j) y[j] *= inv;
+  *out_max = mx;
+  return sum;
+}
+
 // One work item: the values of the step about to run (before its first op).
 KERNEL set_step(GLOBAL GpuState* s, ulong seed, ulong step) {
   if (GLOBAL_ID() != 0) return;

@@ -14,17 +14,8 @@ KERNEL cross_entropy(buf_t logits, ulong lo, buf_t labels, ulong lbo, buf_t loss
       continue;
     }
     GLOBAL const float* x = F32(logits, lo) + r * c;
-    GLOBAL float* p = F32(probs, po) + r * c;
-    float mx = x[0];
-    for (ulong j = 1; j < c; ++j) mx = x[j] > mx ? x[j] : mx;
-    acc_t sum = 0;
-    for (ulong j = 0; j < c; ++j) {
-      const float e = expf(x[j] - mx);
-      p[j] = e;
-      sum += e;
-    }
-    const float inv = (float)(1.0 / sum);
-    for (ulong j = 0; j < c; ++j) p[j] *= inv;
+    float mx;
+    const acc_t sum = softmax_row(x, F32(probs, po) + r * c, c, &mx);
     total -= (acc_t)x[label] - (acc_t)mx - log(sum);
   }
   partial[lid] = total;

@@ -4,18 +4,8 @@
 KERNEL softmax(buf_t x, ulong xo, buf_t y, ulong yo, ulong rows, ulong n) {
   const ulong r = GLOBAL_ID();
   if (r >= rows) return;
-  GLOBAL const float* xr = F32(x, xo) + r * n;
-  GLOBAL float* yr = F32(y, yo) + r * n;
-  float mx = xr[0];
-  for (ulong j = 1; j < n; ++j) mx = xr[j] > mx ? xr[j] : mx;
-  acc_t sum = 0;
-  for (ulong j = 0; j < n; ++j) {
-    const float e = expf(xr[j] - mx);
-    yr[j] = e;
-    sum += e;
-  }
-  const float inv = (float)(1.0 / sum);
-  for (ulong j = 0; j < n; ++j) yr[j] *= inv;
+  float mx;
+  softmax_row(F32(x, xo) + r * n, F32(y, yo) + r * n, n, &mx);
 }
 
 KERNEL softmax_grad(buf_t dy, ulong dyo, buf_t y, ulong yo, buf_t dx, ulong dxo, ulong rows,
