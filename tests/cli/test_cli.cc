@@ -2,6 +2,7 @@
 #include "tests/cmocka_cpp.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -39,7 +40,22 @@ void expect(const Result& r, int code, const char* needle) {
   }
 }
 
-std::string tmp(const std::string& name) { return std::string(REMAT_TEST_TMP) + "/" + name; }
+// Scratch files of this process (two runs of the suite at once must not share files), removed
+// when it exits.
+std::vector<std::string>& scratch_files() {
+  static std::vector<std::string> files;
+  return files;
+}
+std::string tmp(const std::string& name) {
+  if (scratch_files().empty()) {
+    atexit([] {
+      for (const std::string& f : scratch_files()) remove(f.c_str());
+    });
+  }
+  const std::string path = std::string(REMAT_TEST_TMP) + "/cli-" + std::to_string(getpid()) + "-" + name;
+  scratch_files().push_back(path);
+  return path;
+}
 
 const char* const kMlp = "mlp:layers=2,width=16,in=8,classes=3";
 

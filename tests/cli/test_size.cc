@@ -3,6 +3,7 @@
 #include "tests/cmocka_cpp.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -37,9 +38,22 @@ struct Result {
   std::string all;  // stdout and stderr
 };
 
+// A scratch file of this process, removed when it exits: cli_size and cli_size_timeline_render
+// run this binary at the same time, so fixed names would collide.
+std::string scratch(const char* name) {
+  static std::vector<std::string> files;
+  if (files.empty()) {
+    atexit([] {
+      for (const std::string& f : files) remove(f.c_str());
+    });
+  }
+  files.push_back(std::string(REMAT_TEST_TMP) + "/size-" + std::to_string(getpid()) + "-" + name);
+  return files.back();
+}
+
 // Runs `remat ARGS`; stdout alone and stdout + stderr.
 Result run_remat(const std::string& args) {
-  const std::string err = std::string(REMAT_TEST_TMP) + "/size_stderr.txt";
+  const std::string err = scratch("stderr.txt");
   const std::string command = std::string(REMAT_CLI) + " " + args + " 2>" + err;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) fail_msg("cannot run %s", command.c_str());
@@ -54,6 +68,7 @@ Result run_remat(const std::string& args) {
     while ((n = fread(buffer, 1, sizeof(buffer), f)) > 0) r.all.append(buffer, n);
     fclose(f);
   }
+  remove(err.c_str());
   return r;
 }
 
@@ -390,7 +405,7 @@ static void the_max_batch_search_agrees_with_trying_every_batch(void**) {
 }
 
 static void json_output_parses_with_the_documented_fields(void**) {
-  const std::string timeline = std::string(REMAT_TEST_TMP) + "/size_json.svg";
+  const std::string timeline = scratch("json.svg");
   const Result r = run_remat(std::string("size ") + kMlp + " --batch 2..3 --budget 1MiB --timeline " + timeline + " --json");
   expect(r, 0, "\"rows\"");
   const Json doc = JsonParser(r.out).parse_document();
@@ -476,8 +491,8 @@ static int render_timeline(void) {
     printf("rsvg-convert not found (Debian: librsvg2-bin): skipped\n");
     return 77;
   }
-  const std::string svg = std::string(REMAT_TEST_TMP) + "/size_timeline.svg";
-  const std::string png = std::string(REMAT_TEST_TMP) + "/size_timeline.png";
+  const std::string svg = scratch("timeline.svg");
+  const std::string png = scratch("timeline.png");
   const Result r = run_remat(std::string("size ") + kTransformer + " --batch 8 --timeline " + svg);
   if (r.code != 0) {
     printf("remat size failed:\n%s", r.all.c_str());
