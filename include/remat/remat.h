@@ -116,7 +116,14 @@ typedef enum remat_status {
   REMAT_ERROR_INTERNAL = 17,
   /** Caller memory (plan bytes, arena, persistent or host region) does not start at the
    *  alignment it needs; the message names the region, its address and the alignment. */
-  REMAT_ERROR_MISALIGNED = 18
+  REMAT_ERROR_MISALIGNED = 18,
+  /** A training state belongs to another plan (its fingerprint differs) or was written in a
+   *  state format this library does not read; the message names both. */
+  REMAT_ERROR_STATE_MISMATCH = 19,
+  /** A training state is corrupt or truncated: its checksum, size or layout is wrong. */
+  REMAT_ERROR_DATA_LOSS = 20,
+  /** A caller-supplied callback (a state writer or reader) reported failure. */
+  REMAT_ERROR_CALLBACK = 21
 } remat_status;
 
 /** Element types. Values are stored in plans. */
@@ -310,6 +317,47 @@ REMAT_API uint64_t remat_session_step_count(const remat_session* session);
 
 /** The message of the last failed call on |session| ("" when none failed). Never NULL. */
 REMAT_API const char* remat_session_last_error(const remat_session* session);
+
+/* ---- Training state: save and resume -------------------------------------------------------
+ * A state is everything a session needs to continue training exactly: every parameter and
+ * optimizer-state tensor of the plan, the step count, the plan's fingerprint (CRC32C and size
+ * of the plan bytes) and format versions, closed by a CRC32C of all the bytes before it. Loading
+ * it into a fresh session of the same plan, on any backend, and stepping on gives the bytes that
+ * uninterrupted training would have given. The library streams a state through the caller's
+ * callbacks in small chunks: it opens no file and allocates nothing. Layout (docs/state.md):
+ * a 48-byte header, the tensors' bytes in plan order, a 4-byte checksum. */
+
+/** Receives the next |bytes| bytes of a state being saved (|data| is valid only during the
+ *  call). Returns 0 on success; anything else stops the save with REMAT_ERROR_CALLBACK. */
+typedef int (*remat_state_write_fn)(void* context, const void* data, size_t bytes);
+
+/** Fills |data| with the |bytes| bytes of a state at byte |offset|. A load reads the state
+ *  twice (it is checked whole before the session is touched), so the reader must be able to
+ *  read any range again. Returns 0 on success; anything else stops the load with
+ *  REMAT_ERROR_CALLBACK. */
+typedef int (*remat_state_read_fn)(void* context, uint64_t offset, void* data, size_t bytes);
+
+/** Writes the size in bytes of |session|'s states (fixed for a plan) to |out_bytes|. */
+REMAT_API remat_status remat_session_state_size(const remat_session* session,
+                                                uint64_t* out_bytes);
+
+/** Streams |session|'s state to |write| (called with |context| and consecutive chunks, in
+ *  order, state_size bytes in all). Call it between steps. REMAT_ERROR_CALLBACK when |write|
+ *  fails (what was written is then incomplete: write to a temporary and rename it only after
+ *  success), a backend's error when a tensor cannot be read back. */
+REMAT_API remat_status remat_session_save_state(remat_session* session,
+                                                remat_state_write_fn write, void* context);
+
+/** Loads the state of |size| bytes that |read| gives into |session|: parameters, optimizer
+ *  state and step count. The whole state is checked first (size, header, plan fingerprint,
+ *  checksum); a state of another plan or format is REMAT_ERROR_STATE_MISMATCH, a corrupt or
+ *  truncated one REMAT_ERROR_DATA_LOSS, a failing reader REMAT_ERROR_CALLBACK, and in all
+ *  these cases the session is left exactly as it was. Only if the reader fails or returns
+ *  other bytes while the checked state is being copied in (a second pass) is the session left
+ *  partly loaded; it then refuses to step (REMAT_ERROR_FAILED_PRECONDITION) until a load
+ *  succeeds. */
+REMAT_API remat_status remat_session_load_state(remat_session* session, remat_state_read_fn read,
+                                                void* context, uint64_t size);
 
 #ifdef __cplusplus
 }

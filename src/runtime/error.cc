@@ -43,6 +43,9 @@ const char* remat_status_string(remat_status status) {
     case REMAT_ERROR_UNIMPLEMENTED: return "unimplemented";
     case REMAT_ERROR_INTERNAL: return "internal error";
     case REMAT_ERROR_MISALIGNED: return "memory misaligned";
+    case REMAT_ERROR_STATE_MISMATCH: return "state of another plan or format";
+    case REMAT_ERROR_DATA_LOSS: return "state corrupt";
+    case REMAT_ERROR_CALLBACK: return "callback failed";
   }
   return "unknown status";
 }

@@ -18,6 +18,7 @@ struct remat_session {
   uint8_t* input_set;          ///< Per input then label binding: written at least once.
   void* owned[3];              ///< Regions this session allocated (arena, persistent, host).
   uint64_t step;               ///< Steps completed.
+  bool partly_loaded;          ///< A load_state failed while copying in: no step until one succeeds.
   char error[REMAT_SESSION_ERROR_CAPACITY];
   remat::ErrorBuffer err;      ///< Points at |error|.
 };

@@ -241,6 +241,10 @@ remat_status remat_session_set_input(remat_session* s, const char* name, const v
 
 remat_status remat_session_step(remat_session* s, float* out_loss) {
   if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  if (s->partly_loaded) {
+    return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION,
+                "step: a load_state failed while copying the state in; load a state first");
+  }
   const uint32_t bindings = binding_total(s->plan);
   for (uint32_t slot = 0; slot < bindings; ++slot) {
     if (!s->input_set[slot]) {
