@@ -379,6 +379,61 @@ void an_unknown_device_is_unavailable_with_a_message(void**) {
   remat_plan_close(plan);
 }
 
+int append_state(void* context, const void* data, size_t bytes) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  static_cast<std::vector<uint8_t>*>(context)->insert(static_cast<std::vector<uint8_t>*>(context)->end(), p,
+                                                      p + bytes);
+  return 0;
+}
+int read_state(void* context, uint64_t offset, void* data, size_t bytes) {
+  const std::vector<uint8_t>& state = *static_cast<const std::vector<uint8_t>*>(context);
+  if (offset > state.size() || bytes > state.size() - offset) return 1;
+  memcpy(data, state.data() + offset, bytes);
+  return 0;
+}
+
+// Steps |first|..|first + count - 1| of |model| on |run|.
+void run_steps(Run& run, const std::string& model, int first, int count) {
+  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  for (int s = first; s < first + count; ++s) {
+    run.feed(task, static_cast<uint64_t>(s));
+    if (remat_session_step(run.session, nullptr) != REMAT_OK) {
+      fail_msg("%s step %d: %s", model.c_str(), s, remat_session_last_error(run.session));
+    }
+  }
+}
+
+// Two steps, save the state, load it into a fresh session, three more steps: the parameters
+// equal five steps in one session on this backend, byte for byte, under SGD with momentum and
+// AdamW, with dropout, with recomputation and with spilling.
+void resuming_from_a_saved_state_is_exact(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+  for (const char* optimizer : kOptimizers) {
+    for (const char* strategy : {"none", "sqrt"}) {
+      const std::string model = kModels[2];
+      Run straight(model, optimizer, strategy, g_backend);
+      run_steps(straight, model, 0, kSteps);
+      std::vector<uint8_t> state;
+      {
+        Run first(model, optimizer, strategy, g_backend);
+        run_steps(first, model, 0, 2);
+        if (remat_session_save_state(first.session, append_state, &state) != REMAT_OK) {
+          fail_msg("save_state: %s", remat_session_last_error(first.session));
+        }
+      }
+      Run resumed(model, optimizer, strategy, g_backend);
+      if (remat_session_load_state(resumed.session, read_state, &state, state.size()) != REMAT_OK) {
+        fail_msg("load_state: %s", remat_session_last_error(resumed.session));
+      }
+      run_steps(resumed, model, 2, kSteps - 2);
+      if (resumed.params() != straight.params()) {
+        fail_msg("%s %s on %s: 2 + %d resumed steps differ from %d", optimizer, strategy, g_backend.c_str(),
+                 kSteps - 2, kSteps);
+      }
+    }
+  }
+}
+
 // The op catalogue against the backend: every opcode but the copies between regions (tested
 // above) has a case; the CPU backend claims every op; every op the backend claims has a kernel
 // that runs its case within the tolerances of op_cases.h against the CPU kernels, and every op
@@ -498,6 +553,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_label_out_of_range_is_a_step_error),
       cmocka_unit_test(a_token_id_out_of_range_is_a_step_error),
       cmocka_unit_test(spill_prefetch_and_wait_round_trip_bytes),
+      cmocka_unit_test(resuming_from_a_saved_state_is_exact),
       cmocka_unit_test(an_unknown_device_is_unavailable_with_a_message),
       cmocka_unit_test(every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented),
       cmocka_unit_test(a_plan_with_an_unclaimed_op_is_refused_at_session_creation),
