@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/atomic_file.h"
+
 namespace remat {
 namespace cli {
 
@@ -101,7 +103,7 @@ uint64_t parse_size(const std::string& text, const std::string& what) {
   const double bytes = number * scale;
   if (text.empty() || end == text.c_str() || errno != 0 || scale == 0 || !std::isfinite(bytes) ||
       bytes < 0 || bytes > 1.8e19) {
-    throw UsageError(what + " '" + text + "': expected a size such as 4096, 64KiB, 1.5MiB or 2GiB");
+    throw UsageError(what + " '" + text + "': expected a size such as 4096, 64KiB, 1.5MiB, or 2GiB");
   }
   return static_cast<uint64_t>(bytes);
 }
@@ -140,11 +142,13 @@ std::vector<uint8_t> read_plan_file(const std::string& path) {
 }
 
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) throw Failure("cannot open '" + path + "' for writing");
-  const size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
-  const bool closed = std::fclose(f) == 0;
-  if (written != bytes.size() || !closed) throw Failure("error while writing '" + path + "'");
+  std::string error;
+  if (!write_file_atomically(path, bytes.data(), bytes.size(), &error)) throw Failure(error);
+}
+
+void require_writable(const std::string& path) {
+  std::string error;
+  if (!check_writable(path, &error)) throw Failure(error);
 }
 
 }  // namespace cli

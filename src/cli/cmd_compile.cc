@@ -95,15 +95,17 @@ int run_compile(const std::vector<std::string>& argv) {
   if (args.positional().size() != 1) throw UsageError("compile takes exactly one MODEL");
   if (!args.has("-o")) throw UsageError("compile needs -o FILE.rplan");
   if (args.has("--backend")) compiler::target_profile(args.text("--backend", ""));  // Names a known backend.
-  const compiler::CompileResult result = compiler::compile(compile_options(args, args.positional()[0]));
+  const compiler::CompileOptions options = compile_options(args, args.positional()[0]);
   const std::string out = args.text("-o", "");
-  if (out.size() > 2 && out.compare(out.size() - 2, 2, ".h") == 0) {
-    write_file(out, c_header(result.plan, out));
-  } else {
-    write_file(out, result.plan);
-  }
+  require_writable(out);  // Before compiling, which takes minutes for large models.
+  const compiler::CompileResult result = compiler::compile(options);
+  const bool header = out.size() > 2 && out.compare(out.size() - 2, 2, ".h") == 0;
+  const std::vector<uint8_t> bytes = header ? c_header(result.plan, out) : result.plan;
+  write_file(out, bytes);
   print_report(result.report);
-  std::printf("wrote %s (%zu bytes)\n", args.text("-o", "").c_str(), result.plan.size());
+  std::printf("wrote %s (%zu bytes", out.c_str(), bytes.size());
+  if (header) std::printf(", a plan of %zu bytes", result.plan.size());
+  std::printf(")\n");
   return 0;
 }
 

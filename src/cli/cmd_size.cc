@@ -274,6 +274,7 @@ int run_size(const std::vector<std::string>& argv) {
     if (!args.has("--batch")) throw UsageError("size needs --batch N or --batch A..B (or --max-batch --budget BYTES)");
     parse_batch(args.text("--batch", ""), &lo, &hi);
   }
+  if (args.has("--timeline")) require_writable(args.text("--timeline", ""));  // Before the compiles.
   // The budget strategy gets what the device budget leaves after the persistent region.
   uint64_t arena_budget = 0;
   std::string budget_error;

@@ -1,4 +1,5 @@
 // `remat`: compile plans, train, inspect. Exit codes: 0 success, 1 failure, 2 usage error.
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -57,6 +58,9 @@ int main(int argc, char** argv) {
     print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  // Past a file-size limit (ulimit -f) a write then fails with EFBIG, which the file writer
+  // reports and cleans up after, instead of the signal killing remat mid-file.
+  std::signal(SIGXFSZ, SIG_IGN);
   const std::string command = argv[1];
   const std::vector<std::string> rest(argv + 2, argv + argc);
   try {

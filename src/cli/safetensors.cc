@@ -8,6 +8,7 @@
 #include <cstring>
 #include <set>
 
+#include "cli/atomic_file.h"
 #include "cli/safetensors_json.h"
 
 namespace remat {
@@ -219,8 +220,12 @@ bool read_safetensors(const std::string& path, SafeTensorsFile* out, std::string
   return true;
 }
 
-bool serialize_safetensors(const SafeTensorsFile& file, std::vector<uint8_t>* out,
-                           std::string* error) {
+namespace {
+
+// Validates |file| and lays it out as the reference writer does: |header_out| gets the 8-byte
+// length and the padded JSON, |order_out| the tensors in data order. Copies no tensor data.
+bool encode_header(const SafeTensorsFile& file, std::string* header_out,
+                   std::vector<const SafeTensor*>* order_out, std::string* error) {
   std::set<std::string> names;
   for (const SafeTensor& t : file.tensors) {
     const std::string where = "tensor " + quote(t.name);
@@ -266,7 +271,8 @@ bool serialize_safetensors(const SafeTensorsFile& file, std::vector<uint8_t>* ou
 
   // Larger items first, as the reference writer does: with the data buffer 8-byte aligned,
   // every tensor then starts at a multiple of its item size, so readers may map it in place.
-  std::vector<const SafeTensor*> order;
+  std::vector<const SafeTensor*>& order = *order_out;
+  order.clear();
   for (const SafeTensor& t : file.tensors) order.push_back(&t);
   std::sort(order.begin(), order.end(), [](const SafeTensor* a, const SafeTensor* b) {
     const size_t sa = safetensors_dtype_size(a->dtype), sb = safetensors_dtype_size(b->dtype);
@@ -298,10 +304,24 @@ bool serialize_safetensors(const SafeTensorsFile& file, std::vector<uint8_t>* ou
   header += '}';
   header.append((kLengthBytes - header.size() % kLengthBytes) % kLengthBytes, ' ');
 
-  out->clear();
-  out->reserve(kLengthBytes + header.size() + offset);
   const uint64_t n = header.size();
-  for (size_t i = 0; i < kLengthBytes; ++i) out->push_back(static_cast<uint8_t>(n >> (8 * i)));
+  header_out->clear();
+  for (size_t i = 0; i < kLengthBytes; ++i) header_out->push_back(static_cast<char>(n >> (8 * i)));
+  *header_out += header;
+  return true;
+}
+
+}  // namespace
+
+bool serialize_safetensors(const SafeTensorsFile& file, std::vector<uint8_t>* out,
+                           std::string* error) {
+  std::string header;
+  std::vector<const SafeTensor*> order;
+  if (!encode_header(file, &header, &order, error)) return false;
+  size_t total = header.size();
+  for (const SafeTensor* t : order) total += t->data.size();
+  out->clear();
+  out->reserve(total);
   out->insert(out->end(), header.begin(), header.end());
   for (const SafeTensor* t : order) out->insert(out->end(), t->data.begin(), t->data.end());
   return true;
@@ -309,24 +329,19 @@ bool serialize_safetensors(const SafeTensorsFile& file, std::vector<uint8_t>* ou
 
 bool write_safetensors(const std::string& path, const SafeTensorsFile& file,
                        std::string* error) {
-  std::vector<uint8_t> bytes;
-  if (!serialize_safetensors(file, &bytes, error)) {
+  std::string header;
+  std::vector<const SafeTensor*> order;
+  if (!encode_header(file, &header, &order, error)) {
     *error = path + ": " + *error;
     return false;
   }
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) {
-    *error = path + ": cannot create: " + std::strerror(errno);
-    return false;
-  }
-  const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  // fclose flushes, so its failure is a write failure too (e.g. a full disk).
-  const bool closed = std::fclose(f) == 0;
-  if (!wrote || !closed) {
-    *error = path + ": write failed: " + std::strerror(errno);
-    return false;
-  }
-  return true;
+  // Tensor by tensor from the caller's buffers: the file is never held twice in memory.
+  cli::AtomicFileWriter writer;
+  bool ok = writer.open(path) && writer.write(header.data(), header.size());
+  for (size_t i = 0; ok && i < order.size(); ++i) ok = writer.write(order[i]->data.data(), order[i]->data.size());
+  if (ok && writer.commit()) return true;
+  *error = writer.error();
+  return false;
 }
 
 }  // namespace remat

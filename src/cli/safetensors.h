@@ -64,8 +64,10 @@ bool read_safetensors(const std::string& path, SafeTensorsFile* out, std::string
 bool serialize_safetensors(const SafeTensorsFile& file, std::vector<uint8_t>* out,
                            std::string* error);
 
-/// Writes |file| to |path| as serialize_safetensors encodes it; on failure returns false and
-/// sets |error| to a message naming |path|.
+/// Writes |file| to |path| as serialize_safetensors encodes it, atomically (cli/atomic_file.h):
+/// validated first, then streamed tensor by tensor from |file| (no second copy of the data in
+/// memory) to a temporary file renamed over |path|. On failure returns false, sets |error| to
+/// a message naming |path|, and |path| keeps its old contents (or stays absent).
 bool write_safetensors(const std::string& path, const SafeTensorsFile& file,
                        std::string* error);
 

@@ -1,9 +1,12 @@
 // The `remat` command as a user runs it: exit codes, messages, files it writes and reads.
 #include "tests/cmocka_cpp.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -133,6 +136,18 @@ std::vector<uint8_t> train_and_save(const std::string& model_and_flags) {
   return file_bytes(path);
 }
 
+// Whether a temporary file of |path| (".NAME.tmp.*", cli/atomic_file.h) is left in its folder.
+bool temporary_left_beside(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string prefix = "." + path.substr(slash + 1) + ".tmp.";
+  DIR* d = opendir(path.substr(0, slash).c_str());
+  if (d == nullptr) return false;
+  bool found = false;
+  while (const dirent* e = readdir(d)) found = found || std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0;
+  closedir(d);
+  return found;
+}
+
 }  // namespace
 
 static void no_arguments_or_an_unknown_command_is_a_usage_error(void**) {
@@ -155,6 +170,40 @@ static void a_bad_model_fails_with_a_message_naming_the_key(void**) {
   expect(run_remat("train transformer:layers=1,hidden=10,heads=3,ffn=8,seq=4,vocab=5,classes=2 --steps 1"), 1,
          "hidden=10 is not a multiple of heads=3");
   expect(run_remat(std::string("train ") + kMlp + " --strategy manual:nothing --steps 1"), 1, "manual checkpoint 'nothing'");
+}
+
+static void compile_into_an_unwritable_place_fails_naming_it_and_keeps_the_old_file(void**) {
+  const std::string compile = std::string("compile ") + kMlp + " --batch 4 -o ";
+  // A missing folder and a folder as the target are refused before compiling.
+  const std::string in_missing = tmp("no-such-dir") + "/x.rplan";
+  expect(run_remat(compile + in_missing), 1, (in_missing + ": cannot write in directory").c_str());
+  const std::string dir = tmp("a-dir.rplan");
+  assert_int_equal(mkdir(dir.c_str(), 0755), 0);
+  expect(run_remat(compile + dir), 1, (dir + ": is a directory").c_str());
+
+  // A write that fails part-way (a file-size limit of 1 KiB or less; the header is ~28 KB)
+  // leaves the previous file as it was and no temporary file.
+  for (const char* name : {"kept.h", "kept.rplan"}) {
+    const std::string kept = tmp(name);
+    FILE* f = std::fopen(kept.c_str(), "wb");
+    assert_non_null(f);
+    std::fputs("the previous good file", f);
+    std::fclose(f);
+    expect(run_remat(compile + kept, "ulimit -f 1;"), 1, (kept + ": write failed: " + std::strerror(EFBIG)).c_str());
+    const std::vector<uint8_t> bytes = file_bytes(kept);
+    assert_string_equal(std::string(bytes.begin(), bytes.end()).c_str(), "the previous good file");
+    assert_false(temporary_left_beside(kept));
+    // And with room, the same command replaces it.
+    expect(run_remat(compile + kept), 0, "wrote");
+    assert_true(file_bytes(kept).size() > 1024);
+    assert_false(temporary_left_beside(kept));
+  }
+}
+
+static void size_refuses_an_unwritable_timeline_before_sizing(void**) {
+  const std::string svg = tmp("no-such-dir") + "/t.svg";
+  expect(run_remat(std::string("size ") + kMlp + " --batch 4 --timeline " + svg), 1,
+         (svg + ": cannot write in directory").c_str());
 }
 
 static void compile_then_inspect_reports_the_plan(void**) {
@@ -384,6 +433,8 @@ int main() {
       cmocka_unit_test(no_arguments_or_an_unknown_command_is_a_usage_error),
       cmocka_unit_test(bad_options_are_usage_errors_naming_the_option),
       cmocka_unit_test(a_bad_model_fails_with_a_message_naming_the_key),
+      cmocka_unit_test(compile_into_an_unwritable_place_fails_naming_it_and_keeps_the_old_file),
+      cmocka_unit_test(size_refuses_an_unwritable_timeline_before_sizing),
       cmocka_unit_test(compile_then_inspect_reports_the_plan),
       cmocka_unit_test(compile_and_inspect_report_host_spill_bytes_and_spills_at_a_device_budget),
       cmocka_unit_test(a_device_budget_that_spilling_cannot_meet_fails_saying_by_how_many_bytes),

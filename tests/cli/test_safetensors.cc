@@ -9,7 +9,10 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -441,6 +444,42 @@ void writer_rejects_files_it_cannot_represent(void**) {
   assert_non_null(strstr(error.c_str(), "/nonexistent/dir/out.safetensors"));
 }
 
+void a_failed_write_keeps_the_previous_file(void**) {
+  const std::string path = temp_path();
+  std::string error;
+  assert_true(write_safetensors(path, sample_file(), &error));
+  SafeTensorsFile previous;
+  assert_true(read_safetensors(path, &previous, &error));
+
+  // Not representable: refused before anything is written.
+  SafeTensorsFile bad = sample_file();
+  bad.tensors[1].name = bad.tensors[0].name;
+  assert_false(write_safetensors(path, bad, &error));
+  assert_non_null(strstr(error.c_str(), path.c_str()));
+
+  // Larger than a file-size limit: the write fails part-way, as on a full disk.
+  SafeTensorsFile big;
+  big.tensors.push_back({"big", "U8", {1 << 20}, std::vector<uint8_t>(1 << 20, 7)});
+  signal(SIGXFSZ, SIG_IGN);
+  rlimit old_limit;
+  assert_int_equal(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  rlimit low = old_limit;
+  low.rlim_cur = 64 * 1024;
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &low), 0);
+  const bool wrote = write_safetensors(path, big, &error);
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  assert_false(wrote);
+  assert_non_null(strstr(error.c_str(), path.c_str()));
+  assert_non_null(strstr(error.c_str(), strerror(EFBIG)));
+
+  SafeTensorsFile after;
+  const bool read_back = read_safetensors(path, &after, &error);
+  unlink(path.c_str());
+  if (!read_back) fail_msg("%s", error.c_str());
+  assert_int_equal(after.tensors.size(), previous.tensors.size());
+  for (size_t i = 0; i < after.tensors.size(); ++i) assert_same_tensor(after.tensors[i], previous.tensors[i]);
+}
+
 }  // namespace
 
 int main(void) {
@@ -467,6 +506,7 @@ int main(void) {
       cmocka_unit_test(hostile_names_are_quoted_and_cut_in_messages),
       cmocka_unit_test(every_byte_flip_is_handled),
       cmocka_unit_test(writer_rejects_files_it_cannot_represent),
+      cmocka_unit_test(a_failed_write_keeps_the_previous_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
