@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "compiler/optimizer.h"
 
 namespace remat {
 namespace cli {
@@ -10,11 +11,30 @@ namespace cli {
 const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy", "--budget",
                                                  "--device-budget", "--copy-bandwidth", "--compute-rate"};
 
+std::string optimizer_option(const Args& args, const std::string& fallback) {
+  const std::string text = args.text("--optimizer", fallback);
+  try {
+    compiler::parse_optimizer(text);
+  } catch (const compiler::CompileError& e) {
+    // The compiler parses the spec as it parses a model template, and its key=value messages
+    // begin "model 'SPEC': "; on the command line that spec is the --optimizer value.
+    std::string detail = e.what();
+    for (const std::string& prefix : {"model '" + text + "': ", "optimizer '" + text + "': "}) {
+      if (detail.compare(0, prefix.size(), prefix) == 0) {
+        detail.erase(0, prefix.size());
+        break;
+      }
+    }
+    throw UsageError("--optimizer '" + text + "': " + detail);
+  }
+  return text;
+}
+
 compiler::CompileOptions compile_options(const Args& args, const std::string& model) {
   compiler::CompileOptions o;
   o.model = model;
   o.batch = args.integer("--batch", 1, 1 << 24, 32);
-  o.optimizer = args.text("--optimizer", o.optimizer);
+  o.optimizer = optimizer_option(args, o.optimizer);
   o.seed = static_cast<uint64_t>(args.integer("--seed", 0, INT64_MAX, 0));
   o.strategy = args.text("--strategy", o.strategy);
   o.budget = args.size("--budget", 0);

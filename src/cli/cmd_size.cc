@@ -242,7 +242,7 @@ int run_size(const std::vector<std::string>& argv) {
   const bool json = args.has("--json");
   SizeSetup setup;
   setup.model = compiler::expand_model_alias(model);
-  setup.optimizer = args.text("--optimizer", setup.optimizer);
+  setup.optimizer = optimizer_option(args, setup.optimizer);
   setup.spill_budget = args.size("--device-budget", 0);
   const DeviceProfile& profile = compiler::target_profile(args.text("--backend", "cpu"));
   setup.copy_bandwidth = args.real("--copy-bandwidth", profile.copy_bandwidth);

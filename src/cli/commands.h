@@ -25,7 +25,11 @@ int run_size(const std::vector<std::string>& argv);
 /// Flags that choose how a model is compiled, shared by compile and train.
 extern const std::vector<std::string> kCompileFlags;
 
-/// Compile options from |args| for |model|.
+/// The --optimizer value of |args| (|fallback| when absent), parsed now: a bad one throws
+/// UsageError naming --optimizer, the key and the value.
+std::string optimizer_option(const Args& args, const std::string& fallback);
+
+/// Compile options from |args| for |model|; a bad --optimizer or size is a UsageError.
 compiler::CompileOptions compile_options(const Args& args, const std::string& model);
 
 /// Prints the figures of a compiled plan as "key: value" lines.

@@ -172,6 +172,30 @@ static void a_bad_model_fails_with_a_message_naming_the_key(void**) {
   expect(run_remat(std::string("train ") + kMlp + " --strategy manual:nothing --steps 1"), 1, "manual checkpoint 'nothing'");
 }
 
+static void a_bad_optimizer_is_a_usage_error_naming_the_optimizer(void**) {
+  const std::string model = "mlp:layers=2,width=8,in=4,classes=3 --batch 4";
+  for (const char* command : {"compile", "size"}) {
+    const std::string out = std::string(command) == "compile" ? " -o " + tmp("optimizer.rplan") : "";
+    Result r = run_remat(std::string(command) + " " + model + " --optimizer sgd:lr=abc" + out);
+    expect(r, 2, "--optimizer 'sgd:lr=abc': lr=abc is not a number");
+    if (r.out.find("model") != std::string::npos) fail_msg("the message calls the optimizer a model:\n%s", r.out.c_str());
+    expect(run_remat(std::string(command) + " " + model + " --optimizer nesterov:lr=1" + out), 2,
+           "--optimizer 'nesterov:lr=1': unknown kind 'nesterov'");
+    expect(run_remat(std::string(command) + " " + model + " --optimizer adam:beta1=2" + out), 2, "--optimizer 'adam:beta1=2'");
+  }
+  expect(run_remat("train " + model + " --optimizer sgd:lr=abc --steps 1"), 2, "--optimizer 'sgd:lr=abc'");
+}
+
+static void sizes_in_tib_and_tb_are_accepted(void**) {
+  const std::string plan = tmp("tib.rplan");
+  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 1TiB -o " + plan), 0,
+         "of the 1099511627776-byte budget");
+  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 2TB -o " + plan), 0,
+         "of the 2000000000000-byte budget");
+  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 1PiB -o " + plan), 2,
+         "--device-budget '1PiB'");
+}
+
 static void compile_into_an_unwritable_place_fails_naming_it_and_keeps_the_old_file(void**) {
   const std::string compile = std::string("compile ") + kMlp + " --batch 4 -o ";
   // A missing folder and a folder as the target are refused before compiling.
@@ -433,6 +457,8 @@ int main() {
       cmocka_unit_test(no_arguments_or_an_unknown_command_is_a_usage_error),
       cmocka_unit_test(bad_options_are_usage_errors_naming_the_option),
       cmocka_unit_test(a_bad_model_fails_with_a_message_naming_the_key),
+      cmocka_unit_test(a_bad_optimizer_is_a_usage_error_naming_the_optimizer),
+      cmocka_unit_test(sizes_in_tib_and_tb_are_accepted),
       cmocka_unit_test(compile_into_an_unwritable_place_fails_naming_it_and_keeps_the_old_file),
       cmocka_unit_test(size_refuses_an_unwritable_timeline_before_sizing),
       cmocka_unit_test(compile_then_inspect_reports_the_plan),
