@@ -97,13 +97,15 @@ uint64_t parse_size(const std::string& text, const std::string& what) {
   else if (unit == "KiB") scale = 1024.0;
   else if (unit == "MiB") scale = 1024.0 * 1024.0;
   else if (unit == "GiB") scale = 1024.0 * 1024.0 * 1024.0;
+  else if (unit == "TiB") scale = 1024.0 * 1024.0 * 1024.0 * 1024.0;
   else if (unit == "KB") scale = 1e3;
   else if (unit == "MB") scale = 1e6;
   else if (unit == "GB") scale = 1e9;
+  else if (unit == "TB") scale = 1e12;
   const double bytes = number * scale;
   if (text.empty() || end == text.c_str() || errno != 0 || scale == 0 || !std::isfinite(bytes) ||
       bytes < 0 || bytes > 1.8e19) {
-    throw UsageError(what + " '" + text + "': expected a size such as 4096, 64KiB, 1.5MiB, or 2GiB");
+    throw UsageError(what + " '" + text + "': expected a size such as 4096, 64KiB, 1.5MiB, 2GiB or 1TiB");
   }
   return static_cast<uint64_t>(bytes);
 }

@@ -41,7 +41,7 @@ class Args {
   int64_t integer(const std::string& flag, int64_t min, int64_t max, int64_t fallback) const;
   /// The value of |flag| as a positive finite number ("8e9"), or |fallback|.
   double real(const std::string& flag, double fallback) const;
-  /// The value of |flag| as a size in bytes ("512", "64KiB", "1.5MiB", "2GiB"), or |fallback|.
+  /// The value of |flag| as a size in bytes ("512", "64KiB", "1.5MiB", "2GiB", "1TiB"), or |fallback|.
   uint64_t size(const std::string& flag, uint64_t fallback) const;
 
  private:
@@ -49,7 +49,7 @@ class Args {
   std::map<std::string, std::string> values_;
 };
 
-/// Parses "N", "NKiB", "NMiB", "NGiB" (also KB/MB/GB as powers of 1000, and a bare "B");
+/// Parses "N", "NKiB", "NMiB", "NGiB", "NTiB" (also KB/MB/GB/TB as powers of 1000, and a bare "B");
 /// throws UsageError naming |what| on anything else.
 uint64_t parse_size(const std::string& text, const std::string& what);
 

@@ -36,7 +36,7 @@ const char kUsageTerms[] =
     "                  or bert-base[:seq=S] | bert-large[:seq=S] (BERT's published sizes; seq defaults to 512)\n"
     "SPEC is sgd:lr=0.01[,momentum=0.9][,weight_decay=W] | adam:lr=1e-3[,...] | adamw:lr=1e-3[,...]\n"
     "S is none | sqrt | selective | budget (with --budget SIZE) | manual:TENSOR,TENSOR,...\n"
-    "SIZE accepts B, KiB, MiB, GiB (and KB, MB, GB). See docs/cli.md.\n";
+    "SIZE accepts B, KiB, MiB, GiB, TiB (and KB, MB, GB, TB). See docs/cli.md.\n";
 
 // The usage text, with one line per backend's device profile between its two parts.
 void print_usage(std::FILE* out) {
