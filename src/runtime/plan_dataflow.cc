@@ -2,6 +2,12 @@
 // bound, bindings are unique, and asynchronous copies are waited for before their bytes are
 // touched. Together with the overlap check they mean no verified plan reads stale or
 // uninitialised memory, on a backend whose copies are asynchronous as on one whose are not.
+//
+// Before the first op, what counts as written is what something other than an op is sure to
+// have written: input and label bindings (a step refuses to run until the caller has set each)
+// and persistent tensors with an init (the session draws them, or, with init_params = 0, the
+// caller takes them over). A param binding is not enough: the caller may write a param, but
+// nothing makes it, and optimizer state cannot be written from outside at all.
 #include <string.h>
 
 #include "plan/ops.h"
@@ -24,14 +30,20 @@ bool uses(const fb::Op* op, uint32_t t, bool outputs) {
   return false;
 }
 
+// What |bound| holds per tensor after check_bindings().
+constexpr uint8_t kUnbound = 0, kCallerSet = 1, kParamBinding = 2;
+
 // Bindings name distinct tensors with distinct names, and every Input/Label tensor is bound.
+// Marks each bound tensor in |bound|: kCallerSet for inputs and labels, kParamBinding for params.
 remat_status check_bindings(const fb::Plan* plan, uint8_t* bound, ErrorBuffer* err) {
   const flatbuffers::Vector<uint32_t>* lists[] = {plan->inputs(), plan->labels(), plan->params()};
   for (int l = 0; l < 3; ++l) {
     for (uint32_t i = 0; lists[l] && i < lists[l]->size(); ++i) {
       const uint32_t t = lists[l]->Get(i);
-      if (bound[t]) return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor '%s' is bound twice", name_of(plan, t));
-      bound[t] = 1;
+      if (bound[t] != kUnbound) {
+        return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor '%s' is bound twice", name_of(plan, t));
+      }
+      bound[t] = l == 2 ? kParamBinding : kCallerSet;
     }
   }
   // Inputs and labels share one namespace (remat_session_set_input), params another.
@@ -69,17 +81,27 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
   if (written == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors", n);
   memset(written, 0, n + 1);
   remat_status status = check_bindings(plan, written, err);
-  // Written before the first op: persistent tensors (initialised or written by the caller) and
-  // the bound batch tensors (set by the caller).
+  // Written before the first op (see the top of this file): the input and label bindings, and
+  // persistent tensors with an init. (verify_tensor refused an init the session cannot apply.)
   for (uint32_t t = 0; t < n && status == REMAT_OK; ++t) {
-    if (plan->tensors()->Get(t)->region() == fb::Region::Persistent) written[t] = 1;
+    const fb::Tensor* x = plan->tensors()->Get(t);
+    const bool initialised = x->region() == fb::Region::Persistent && x->init() != fb::Init::None;
+    written[t] = written[t] == kCallerSet || initialised ? 1 : 0;
     copy_end[t] = -1;
   }
   for (uint32_t i = 0; i < n_ops && status == REMAT_OK; ++i) {
     const fb::Op* op = plan->ops()->Get(i);
     for (uint32_t k = 0; op->inputs() && k < op->inputs()->size() && status == REMAT_OK; ++k) {
       const uint32_t t = op->inputs()->Get(k);
-      if (!written[t]) {
+      if (written[t]) continue;
+      const fb::Tensor* x = plan->tensors()->Get(t);
+      if (x->region() == fb::Region::Persistent) {
+        // Every step reads what the last one left, and the first reads what the session set.
+        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                           "op %u (%s) reads persistent %s tensor '%s' before any op writes it, and its init is "
+                           "None: a persistent tensor read before it is written needs an init",
+                           i, op_name(op->code()), fb::EnumNameRole(x->role()), name_of(plan, t));
+      } else {
         status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) reads tensor '%s' before any op writes it", i,
                            op_name(op->code()), name_of(plan, t));
       }

@@ -49,6 +49,16 @@ remat_status verify_tensor(const fb::Plan* plan, uint32_t index, ErrorBuffer* er
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': unknown role %u", index, name,
                      static_cast<unsigned>(t->role()));
   }
+  // The session draws initial values only as f32 (param_init.cc): an init on another dtype
+  // would leave the tensor as it was while the dataflow check counts it written.
+  if (static_cast<uint8_t>(t->init()) > static_cast<uint8_t>(fb::Init::MAX)) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': unknown init %u", index, name,
+                     static_cast<unsigned>(t->init()));
+  }
+  if (t->init() != fb::Init::None && t->dtype() != fb::DType::F32) {
+    return set_error(err, REMAT_ERROR_BAD_DTYPE, "tensor %u '%s': init %s on a tensor of dtype %u (only f32 is initialised)",
+                     index, name, fb::EnumNameInit(t->init()), dtype);
+  }
   const auto* shape = t->shape();
   if (shape == nullptr || shape->size() == 0 || shape->size() > REMAT_MAX_RANK) {
     return set_error(err, REMAT_ERROR_BAD_SHAPE, "tensor %u '%s': rank %u outside 1..%d", index, name,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "compiler/compiler.h"
+#include "plan/ops.h"
 #include "remat/remat.h"
 
 using remat::compiler::Graph;
@@ -52,6 +53,37 @@ void expect(const Graph& graph, const remat::compiler::CompileReport& report, re
 
 const char* const kMlp = "mlp:layers=2,width=8,in=4,classes=3";
 
+remat::compiler::CompileResult compile_with(const std::string& model, const std::string& optimizer) {
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = 4;
+  o.optimizer = optimizer;
+  return remat::compiler::compile(o);
+}
+
+// "op I (NAME) reads persistent ROLE tensor 'TENSOR'" for the first op of |g| that reads |t|.
+std::string first_read(const Graph& g, int t, const char* role) {
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    for (int in : g.ops[i].inputs) {
+      if (in == t) {
+        return "op " + std::to_string(i) + " (" + remat::op_name(static_cast<uint16_t>(g.ops[i].code)) +
+               ") reads persistent " + role + " tensor '" + g.tensors[static_cast<size_t>(t)].name + "'";
+      }
+    }
+  }
+  fail_msg("no op reads '%s'", g.tensors[static_cast<size_t>(t)].name.c_str());
+  return "";
+}
+
+// |g| with tensor |name|'s init set to None; returns the tensor's index.
+int without_init(Graph& g, const char* name) {
+  const int t = g.find(name);
+  if (t < 0) fail_msg("the graph has no tensor '%s'", name);
+  assert_true(g.tensors[static_cast<size_t>(t)].init != remat::compiler::Init::kNone);
+  g.tensors[static_cast<size_t>(t)].init = remat::compiler::Init::kNone;
+  return t;
+}
+
 }  // namespace
 
 static void an_edited_but_valid_plan_still_opens(void**) {
@@ -59,6 +91,50 @@ static void an_edited_but_valid_plan_still_opens(void**) {
   expect(r.graph, r.report, REMAT_OK, "");
   const auto s = compile_spilled(kSpilling);
   expect(s.graph, s.report, REMAT_OK, "");
+}
+
+// A param binding says the caller may write the param, not that it will: the plan must still
+// say how the param starts (init_params = 0 lets the caller's values replace it).
+static void a_param_without_init_is_rejected_naming_the_op_that_reads_it(void**) {
+  for (const char* name : {"fc0.weight", "fc1.bias"}) {
+    auto r = compile(kMlp);
+    const int t = without_init(r.graph, name);
+    expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT, (first_read(r.graph, t, "Param") + " before any op writes it, and its init is None").c_str());
+  }
+}
+
+// Optimizer state cannot be written from outside at all: without an init it is never set.
+static void optimizer_state_without_init_is_rejected_naming_the_update_that_reads_it(void**) {
+  const struct {
+    const char* optimizer;
+    const char* state;
+  } cases[] = {
+      {"sgd:lr=0.1,momentum=0.9", "optimizer.velocity.fc0.weight"},
+      {"adam:lr=0.01", "optimizer.m.fc0.weight"},
+      {"adamw:lr=0.01", "optimizer.v.fc1.bias"},
+  };
+  for (const auto& c : cases) {
+    auto r = compile_with(kMlp, c.optimizer);
+    const int t = without_init(r.graph, c.state);
+    const std::string needle = first_read(r.graph, t, "State");
+    assert_non_null(std::strstr(needle.c_str(), c.optimizer[0] == 's' ? "(sgd_update)" : "(adam_update)"));
+    expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT, needle.c_str());
+  }
+}
+
+// The loss has no init: the step writes it before anything reads it, every step.
+static void a_persistent_tensor_written_before_it_is_read_needs_no_init(void**) {
+  const auto r = compile(kMlp);
+  const auto& loss = r.graph.tensors[static_cast<size_t>(r.graph.loss)];
+  assert_true(loss.init == remat::compiler::Init::kNone);
+  expect(r.graph, r.report, REMAT_OK, "");
+}
+
+// What no op reads needs no init: the rule is about bytes a step reads.
+static void a_persistent_tensor_no_op_reads_needs_no_init(void**) {
+  auto r = compile(kMlp);
+  r.graph.add_tensor("unused.state", REMAT_DTYPE_F32, {4}, remat::compiler::Role::kState);
+  expect(r.graph, r.report, REMAT_OK, "");
 }
 
 static void a_tensor_read_before_any_op_writes_it_is_rejected(void**) {
@@ -153,6 +229,10 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(an_edited_but_valid_plan_still_opens),
       cmocka_unit_test(a_tensor_read_before_any_op_writes_it_is_rejected),
+      cmocka_unit_test(a_param_without_init_is_rejected_naming_the_op_that_reads_it),
+      cmocka_unit_test(optimizer_state_without_init_is_rejected_naming_the_update_that_reads_it),
+      cmocka_unit_test(a_persistent_tensor_written_before_it_is_read_needs_no_init),
+      cmocka_unit_test(a_persistent_tensor_no_op_reads_needs_no_init),
       cmocka_unit_test(an_input_no_binding_names_is_rejected),
       cmocka_unit_test(a_tensor_bound_twice_is_rejected),
       cmocka_unit_test(an_op_writing_one_tensor_twice_is_rejected),

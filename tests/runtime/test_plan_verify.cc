@@ -135,6 +135,52 @@ void compiled_plans_verify(void**) {
   }
 }
 
+// Every plan the compiler makes verifies, and gives every param and optimizer state an init in
+// the persistent region (the compiler's side of the dataflow rule that a persistent tensor read
+// before it is written needs one): templates x optimizers x strategies, and one that spills.
+void compiled_plans_initialise_every_param_and_state(void**) {
+  const char* const models[] = {kMlp, kMlpDropout, "resmlp:layers=2,width=8,in=4,classes=3", kTransformer};
+  const char* const optimizers[] = {"sgd:lr=0.1", "sgd:lr=0.1,momentum=0.9", "adam:lr=0.01", "adamw:lr=0.01"};
+  std::vector<rc::CompileResult> plans;
+  for (const char* model : models) {
+    for (const char* optimizer : optimizers) {
+      for (const char* strategy : {"none", "sqrt"}) {
+        rc::CompileOptions o;
+        o.model = model;
+        o.batch = 2;
+        o.optimizer = optimizer;
+        o.strategy = strategy;
+        plans.push_back(rc::compile(o));
+      }
+    }
+  }
+  rc::CompileOptions o;
+  o.model = "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3";
+  o.batch = 8;
+  o.strategy = "splits";
+  o.optimizer = "adam:lr=0.01";
+  const rc::CompileReport plain = rc::compile(o).report;
+  o.device_budget = plain.persistent_bytes + plain.arena_bytes * 8 / 10;
+  plans.push_back(rc::compile(o));
+  assert_false(plans.back().report.spilled.empty());
+  for (const rc::CompileResult& r : plans) {
+    expect_status(r.plan, REMAT_OK);
+    const fb::Plan* plan = fb::GetPlan(r.plan.data());
+    int states = 0;
+    for (uint32_t t = 0; t < plan->tensors()->size(); ++t) {
+      const fb::Tensor* x = plan->tensors()->Get(t);
+      if (x->role() != fb::Role::Param && x->role() != fb::Role::State) continue;
+      states += x->role() == fb::Role::State;
+      if (x->init() == fb::Init::None || x->region() != fb::Region::Persistent) {
+        fail_msg("%s, %s: tensor '%s' has init %s in region %s", r.report.model.c_str(), r.report.optimizer.c_str(),
+                 x->name()->c_str(), fb::EnumNameInit(x->init()), fb::EnumNameRegion(x->region()));
+      }
+    }
+    // Plain SGD keeps no state; every other optimizer does.
+    assert_true((states == 0) == (r.report.optimizer.rfind("sgd:lr=0.1,momentum=0,", 0) == 0));
+  }
+}
+
 // ---- Bytes that are not a plan --------------------------------------------------------------
 
 void null_or_empty_plan_bytes_are_rejected(void**) {
@@ -403,6 +449,50 @@ void tensor_in_an_unknown_region_or_role_is_rejected(void**) {
   bytes = r.plan;
   assert_true(mutable_tensor(bytes, w)->mutate_role(static_cast<fb::Role>(200)));
   expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"'fc0.weight'", "role 200"});
+}
+
+void tensor_with_an_unknown_init_is_rejected(void**) {
+  const rc::CompileResult r = compile_model(kMlp);
+  std::vector<uint8_t> bytes = r.plan;
+  // fc0.weight's init is Uniform, so the field is in the buffer and can be changed in place.
+  assert_true(mutable_tensor(bytes, find_tensor(r.graph, "fc0.weight"))->mutate_init(static_cast<fb::Init>(9)));
+  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"'fc0.weight'", "unknown init 9"});
+}
+
+// The session draws initial values as f32 only: an init on labels (i32) would be counted as a
+// write that never happens.
+void init_on_a_tensor_that_is_not_f32_is_rejected(void**) {
+  const rc::CompileResult r = compile_model(kMlp);
+  const int labels = find_tensor(r.graph, "labels");
+  const std::vector<uint8_t> bytes = rewritten(r, [labels](rc::Graph& g, rc::MemoryPlan&) {
+    g.tensors[static_cast<size_t>(labels)].init = rc::Init::kZeros;
+  });
+  expect_status(bytes, REMAT_ERROR_BAD_DTYPE, {"'labels'", "init Zeros", "only f32"});
+}
+
+// A param in the arena would share bytes with activations between steps. One the optimizer
+// updates is refused by the update's in-place rule; a frozen one (no update) is refused here: its
+// binding is no write, and the session initialises only persistent tensors.
+void param_placed_in_the_arena_is_rejected_as_read_before_it_is_written(void**) {
+  const rc::CompileResult r = compile_model(kMlp);
+  const int w = find_tensor(r.graph, "fc1.weight");
+  std::vector<uint8_t> bytes = rewritten(r, [w](rc::Graph&, rc::MemoryPlan& m) {
+    m.region[static_cast<size_t>(w)] = 0;
+    m.offset[static_cast<size_t>(w)] = 0;
+  });
+  expect_status(bytes, REMAT_ERROR_BAD_ARITY, {"sgd_update", "a persistent tensor"});
+  bytes = rewritten(r, [w](rc::Graph& g, rc::MemoryPlan& m) {
+    m.region[static_cast<size_t>(w)] = 0;
+    m.offset[static_cast<size_t>(w)] = 0;
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      if (g.ops[i].code == remat::OpCode::kSgdUpdate && g.ops[i].inputs[0] == w) {
+        g.ops.erase(g.ops.begin() + static_cast<long>(i));
+        return;
+      }
+    }
+    fail_msg("no update of fc1.weight");
+  });
+  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"reads tensor 'fc1.weight' before any op writes it"});
 }
 
 void tensor_placed_outside_its_region_is_rejected(void**) {
@@ -868,6 +958,7 @@ void status_strings_are_distinct_and_unknown_values_say_so(void**) {
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(compiled_plans_verify),
+      cmocka_unit_test(compiled_plans_initialise_every_param_and_state),
       cmocka_unit_test(null_or_empty_plan_bytes_are_rejected),
       cmocka_unit_test(truncated_plans_are_rejected_as_corrupt),
       cmocka_unit_test(plan_without_its_identifier_is_rejected_as_corrupt),
@@ -887,6 +978,9 @@ int main() {
       cmocka_unit_test(float_activation_stored_as_int_is_rejected),
       cmocka_unit_test(tensor_of_an_unknown_dtype_is_rejected),
       cmocka_unit_test(tensor_in_an_unknown_region_or_role_is_rejected),
+      cmocka_unit_test(tensor_with_an_unknown_init_is_rejected),
+      cmocka_unit_test(init_on_a_tensor_that_is_not_f32_is_rejected),
+      cmocka_unit_test(param_placed_in_the_arena_is_rejected_as_read_before_it_is_written),
       cmocka_unit_test(tensor_placed_outside_its_region_is_rejected),
       cmocka_unit_test(host_tensor_used_by_an_ordinary_op_is_rejected),
       cmocka_unit_test(plan_with_overlapping_live_tensors_is_rejected),
