@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cli/cli_args.h"
+
 namespace remat {
 namespace cli {
 namespace {
@@ -216,6 +218,16 @@ bool write_file_atomically(const std::string& path, const void* data, size_t byt
   if (writer.open(path) && writer.write(data, bytes) && writer.commit()) return true;
   *error = writer.error();
   return false;
+}
+
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::string error;
+  if (!write_file_atomically(path, bytes.data(), bytes.size(), &error)) throw Failure(error);
+}
+
+void require_writable(const std::string& path) {
+  std::string error;
+  if (!check_writable(path, &error)) throw Failure(error);
 }
 
 }  // namespace cli

@@ -7,8 +7,9 @@
 // or is destroyed before commit() removes its temporary file. A process killed outright
 // (SIGKILL, power loss) may leave the temporary file behind, never a damaged target.
 //
-// Errors are returned, not thrown, so that code compiled without the CLI's exceptions (the
-// safetensors writer) can use it; each message names the path and the errno text.
+// Errors are returned, not thrown, so that code outside the commands (the safetensors writer)
+// can use it; each message names the path and the errno text. write_file() and
+// require_writable() are the commands' throwing forms.
 #ifndef REMAT_CLI_ATOMIC_FILE_H_
 #define REMAT_CLI_ATOMIC_FILE_H_
 
@@ -73,6 +74,16 @@ bool check_writable(const std::string& path, std::string* error);
 /// false and sets |error| as AtomicFileWriter does.
 bool write_file_atomically(const std::string& path, const void* data, size_t bytes,
                            std::string* error);
+
+// For the commands, which report failures by exception (cli/cli_args.h): exit code 1.
+
+/// Writes |bytes| to |path| with write_file_atomically(); throws Failure naming |path| when
+/// it cannot.
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes);
+
+/// Throws Failure naming |path| unless check_writable() accepts it: for commands to call
+/// before long work whose result goes to |path|.
+void require_writable(const std::string& path);
 
 }  // namespace cli
 }  // namespace remat

@@ -1,4 +1,4 @@
-// Flag parsing, size units and whole-file I/O for the CLI.
+// Flag parsing, size units and whole-file reading for the CLI.
 #include "cli/cli_args.h"
 
 #include <algorithm>
@@ -6,8 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-
-#include "cli/atomic_file.h"
 
 namespace remat {
 namespace cli {
@@ -141,16 +139,6 @@ std::vector<uint8_t> read_plan_file(const std::string& path) {
   std::vector<uint8_t> bytes = read_file(path);
   if (bytes.empty()) throw Failure("'" + path + "' is empty (0 bytes): not a remat plan");
   return bytes;
-}
-
-void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::string error;
-  if (!write_file_atomically(path, bytes.data(), bytes.size(), &error)) throw Failure(error);
-}
-
-void require_writable(const std::string& path) {
-  std::string error;
-  if (!check_writable(path, &error)) throw Failure(error);
 }
 
 }  // namespace cli

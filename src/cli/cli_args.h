@@ -63,14 +63,6 @@ std::vector<uint8_t> read_file(const std::string& path);
 /// is empty (a plan is never empty; the runtime would only see a null pointer).
 std::vector<uint8_t> read_plan_file(const std::string& path);
 
-/// Writes a whole file atomically (cli/atomic_file.h): |path| ends with its old contents or
-/// with all of |bytes|, never a part. Throws Failure naming |path| when it cannot.
-void write_file(const std::string& path, const std::vector<uint8_t>& bytes);
-
-/// Throws Failure naming |path| unless check_writable() (cli/atomic_file.h) accepts it: for
-/// commands to call before long work whose result goes to |path|.
-void require_writable(const std::string& path);
-
 }  // namespace cli
 }  // namespace remat
 

@@ -2,6 +2,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "cli/atomic_file.h"
 #include "cli/commands.h"
 #include "compiler/optimizer.h"
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cli/atomic_file.h"
 #include "cli/commands.h"
 #include "cli/size_timeline.h"
 #include "cli/sizing.h"

@@ -1,5 +1,6 @@
-// Safetensors reading and writing: the file framing, a validator of the data layout, and a
-// canonical writer. The header's JSON is parsed in safetensors_json.cc.
+// Safetensors reading and encoding: the file framing, a validator of the data layout, and a
+// canonical encoder. The header's JSON is parsed in safetensors_json.cc; files are written
+// in safetensors_write.cc.
 #include "cli/safetensors.h"
 
 #include <algorithm>
@@ -8,7 +9,6 @@
 #include <cstring>
 #include <set>
 
-#include "cli/atomic_file.h"
 #include "cli/safetensors_json.h"
 
 namespace remat {
@@ -220,10 +220,8 @@ bool read_safetensors(const std::string& path, SafeTensorsFile* out, std::string
   return true;
 }
 
-namespace {
+namespace safetensors_internal {
 
-// Validates |file| and lays it out as the reference writer does: |header_out| gets the 8-byte
-// length and the padded JSON, |order_out| the tensors in data order. Copies no tensor data.
 bool encode_header(const SafeTensorsFile& file, std::string* header_out,
                    std::vector<const SafeTensor*>* order_out, std::string* error) {
   std::set<std::string> names;
@@ -311,13 +309,13 @@ bool encode_header(const SafeTensorsFile& file, std::string* header_out,
   return true;
 }
 
-}  // namespace
+}  // namespace safetensors_internal
 
 bool serialize_safetensors(const SafeTensorsFile& file, std::vector<uint8_t>* out,
                            std::string* error) {
   std::string header;
   std::vector<const SafeTensor*> order;
-  if (!encode_header(file, &header, &order, error)) return false;
+  if (!safetensors_internal::encode_header(file, &header, &order, error)) return false;
   size_t total = header.size();
   for (const SafeTensor* t : order) total += t->data.size();
   out->clear();
@@ -325,23 +323,6 @@ bool serialize_safetensors(const SafeTensorsFile& file, std::vector<uint8_t>* ou
   out->insert(out->end(), header.begin(), header.end());
   for (const SafeTensor* t : order) out->insert(out->end(), t->data.begin(), t->data.end());
   return true;
-}
-
-bool write_safetensors(const std::string& path, const SafeTensorsFile& file,
-                       std::string* error) {
-  std::string header;
-  std::vector<const SafeTensor*> order;
-  if (!encode_header(file, &header, &order, error)) {
-    *error = path + ": " + *error;
-    return false;
-  }
-  // Tensor by tensor from the caller's buffers: the file is never held twice in memory.
-  cli::AtomicFileWriter writer;
-  bool ok = writer.open(path) && writer.write(header.data(), header.size());
-  for (size_t i = 0; ok && i < order.size(); ++i) ok = writer.write(order[i]->data.data(), order[i]->data.size());
-  if (ok && writer.commit()) return true;
-  *error = writer.error();
-  return false;
 }
 
 }  // namespace remat

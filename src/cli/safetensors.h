@@ -67,7 +67,8 @@ bool serialize_safetensors(const SafeTensorsFile& file, std::vector<uint8_t>* ou
 /// Writes |file| to |path| as serialize_safetensors encodes it, atomically (cli/atomic_file.h):
 /// validated first, then streamed tensor by tensor from |file| (no second copy of the data in
 /// memory) to a temporary file renamed over |path|. On failure returns false, sets |error| to
-/// a message naming |path|, and |path| keeps its old contents (or stays absent).
+/// a message naming |path|, and |path| keeps its old contents (or stays absent). Defined in
+/// safetensors_write.cc, which needs cli/atomic_file.cc; the rest of this header does not.
 bool write_safetensors(const std::string& path, const SafeTensorsFile& file,
                        std::string* error);
 

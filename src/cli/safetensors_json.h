@@ -1,5 +1,6 @@
-// Internal to the safetensors reader and writer: the strict parser of the header's JSON and
-// the string helpers (UTF-8 validation, quoting names for messages) that both sides use.
+// Internal to the safetensors reader and writer: the strict parser of the header's JSON, the
+// string helpers (UTF-8 validation, quoting names for messages) that both sides use, and the
+// header encoder shared by the in-memory encoder and the file writer.
 #ifndef REMAT_CLI_SAFETENSORS_JSON_H_
 #define REMAT_CLI_SAFETENSORS_JSON_H_
 
@@ -10,6 +11,10 @@
 #include <vector>
 
 namespace remat {
+
+struct SafeTensor;
+struct SafeTensorsFile;
+
 namespace safetensors_internal {
 
 /// The header key whose value is the metadata map rather than a tensor.
@@ -41,6 +46,13 @@ struct Entry {
 /// wrong at byte N. The caller keeps ownership of |text|.
 bool parse_header(const char* text, size_t size, std::vector<Entry>* entries,
                   std::vector<std::pair<std::string, std::string>>* metadata, std::string* error);
+
+/// Defined in safetensors.cc, for the encoder there and the file writer (safetensors_write.cc):
+/// validates |file| and lays it out as the reference writer does. |header_out| gets the 8-byte
+/// length and the padded JSON, |order_out| the tensors in data order (pointers into |file|).
+/// Copies no tensor data. On failure returns false and sets |error| to what is wrong.
+bool encode_header(const SafeTensorsFile& file, std::string* header_out,
+                   std::vector<const SafeTensor*>* order_out, std::string* error);
 
 }  // namespace safetensors_internal
 }  // namespace remat
