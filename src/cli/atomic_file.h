@@ -65,9 +65,10 @@ class AtomicFileWriter {
 };
 
 /// Checks, before long work, that a file could be written at |path|: its directory exists,
-/// is a directory and is writable, and |path|, if it exists, is a regular file (or a
-/// symbolic link, which is replaced, not followed) that is itself writable. Returns false
-/// and sets |error| to a message naming |path| otherwise. Creates nothing.
+/// is a directory and is writable, and |path|, if it exists, is a writable regular file or a
+/// symbolic link to one (the commit replaces the link itself; a dangling link counts as
+/// absent). Returns false and sets |error| to a message naming |path| otherwise. Creates
+/// nothing.
 bool check_writable(const std::string& path, std::string* error);
 
 /// Writes the |bytes| bytes at |data| to |path| atomically (one open, write, commit). Returns
