@@ -80,7 +80,9 @@ typedef enum remat_status {
    *  options struct of an unknown size. */
   REMAT_ERROR_INVALID_ARGUMENT = 1,
   /** The plan bytes are not a well-formed plan: truncated, or they fail the FlatBuffers
-   *  verifier (for example after a flipped byte). */
+   *  verifier (for example after a flipped byte), or its data flow is broken: an op reads a
+   *  tensor nothing has written (a persistent one read before any op writes it needs an init),
+   *  an input no binding names, a copy never waited for (docs/plan-format.md). */
   REMAT_ERROR_PLAN_CORRUPT = 2,
   /** The plan's format version is not REMAT_PLAN_FORMAT_VERSION. */
   REMAT_ERROR_PLAN_VERSION = 3,
@@ -190,7 +192,8 @@ typedef struct remat_session_options {
   /** Backend and device: "cpu", "opencl", "opencl:PLATFORM:DEVICE", "cuda". Default "cpu". */
   const char* backend;
   /** Caller's arena (CPU backend), at least remat_plan_memory_info.arena_bytes, aligned to
-   *  .alignment. NULL: the session allocates it once at creation through the port. */
+   *  .alignment, used as it is. NULL: the session allocates it once at creation through the
+   *  port and zeroes it (so for the persistent and host regions below). */
   void* arena;
   /** Size of |arena| in bytes. */
   size_t arena_size;
@@ -203,7 +206,9 @@ typedef struct remat_session_options {
   /** Size of |host| in bytes. */
   size_t host_size;
   /** Nonzero (default): initialise parameters and optimizer state as the plan says. Zero: leave
-   *  them for the caller to write with remat_session_write_param(). */
+   *  the persistent region as it is, for the caller to write parameters with
+   *  remat_session_write_param(): zeros in a region the session allocates, the caller's bytes
+   *  in the caller's |persistent| region (optimizer state included). */
   int init_params;
 } remat_session_options;
 

@@ -53,7 +53,10 @@ bool find_param(const remat_plan* plan, const char* name, uint32_t* out_tensor) 
   return false;
 }
 
-// Uses the caller's region or allocates one; checks size and alignment.
+// Uses the caller's region as it is, or allocates one and zeroes it; checks size and alignment.
+// Zeroing costs one pass at creation and makes what a session owns deterministic: bytes no plan
+// initialises (padding, persistent tensors with init_params = 0) read as zeros, never as what the
+// allocator left there.
 remat_status bind_region(remat_session* s, int index, const char* what, void* given, size_t given_size,
                          uint64_t needed, uint32_t alignment, void** out) {
   if (given == nullptr) {
@@ -62,6 +65,7 @@ remat_status bind_region(remat_session* s, int index, const char* what, void* gi
       return FAIL(s, REMAT_ERROR_RESOURCE_EXHAUSTED, "could not allocate the %s region of %llu bytes", what,
                   static_cast<unsigned long long>(needed));
     }
+    memset(s->owned[index], 0, static_cast<size_t>(needed));
     *out = s->owned[index];
     return REMAT_OK;
   }

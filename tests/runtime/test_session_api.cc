@@ -12,6 +12,29 @@
 #include "plan/plan_generated.h"
 #include "compiler/compiler.h"
 #include "remat/remat.h"
+#include "runtime/session.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define REMAT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REMAT_SANITIZED 1
+#endif
+#endif
+
+// While |g_poison| is set, every posix_memalign block (the POSIX port's regions) comes back
+// filled with 0xA5, so a test can tell memory the session zeroed from memory it merely got.
+// Sanitizers own the allocator; AddressSanitizer fills the first 4 KiB of a block with 0xBE.
+static volatile int g_poison = 0;
+#if !defined(REMAT_SANITIZED)
+extern "C" void* __libc_memalign(size_t, size_t);
+extern "C" int posix_memalign(void** out, size_t alignment, size_t n) {
+  *out = __libc_memalign(alignment, n);
+  if (*out == nullptr) return 12;  // ENOMEM
+  if (g_poison) memset(*out, 0xA5, n);
+  return 0;
+}
+#endif
 
 namespace {
 
@@ -520,6 +543,66 @@ void params_are_left_to_the_caller_without_init(void**) {
   remat_session_destroy(s);
 }
 
+// ---- Memory the session allocates -----------------------------------------------------------
+
+bool all_zero(const void* data, uint64_t bytes) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  for (uint64_t i = 0; i < bytes; ++i) {
+    if (p[i] != 0) return false;
+  }
+  return true;
+}
+
+// Arena, persistent and host regions the session allocates start as zeros, over an allocator
+// that hands out dirty blocks: nothing a plan leaves uninitialised (padding, persistent tensors
+// with init_params = 0) reads as what the allocator left there. The arena and host region are
+// not reachable through the C API: they are read through the session's own pointers.
+void regions_the_session_allocates_start_zeroed(void**) {
+  rc::CompileOptions o;
+  o.model = "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3";
+  o.batch = 8;
+  o.strategy = "splits";
+  o.optimizer = "adam:lr=0.01";
+  const rc::CompileReport plain = rc::compile(o).report;
+  o.device_budget = plain.persistent_bytes + plain.arena_bytes * 8 / 10;
+  const rc::CompileResult compiled = rc::compile(o);
+  assert_false(compiled.report.spilled.empty());
+  remat_plan* plan = nullptr;
+  assert_int_equal(remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, nullptr, 0), REMAT_OK);
+  remat_plan_memory_info memory;
+  assert_int_equal(remat_plan_memory(plan, &memory), REMAT_OK);
+  assert_true(memory.arena_bytes > 0 && memory.persistent_bytes > 0 && memory.host_bytes > 0);
+#if !defined(REMAT_SANITIZED)
+  {  // The poison is real: a block of the arena's size comes back dirty.
+    g_poison = 1;
+    void* probe = nullptr;
+    assert_int_equal(posix_memalign(&probe, memory.alignment, static_cast<size_t>(memory.arena_bytes)), 0);
+    g_poison = 0;
+    assert_false(all_zero(probe, memory.arena_bytes));
+    free(probe);
+  }
+#endif
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.init_params = 0;
+  g_poison = 1;
+  remat_session* s = create_expecting(plan, &options, REMAT_OK);
+  g_poison = 0;
+  const uint64_t sizes[3] = {memory.arena_bytes, memory.persistent_bytes, memory.host_bytes};
+  for (int region = 0; region < 3; ++region) {
+    assert_non_null(s->owned[region]);
+    if (!all_zero(s->owned[region], sizes[region])) fail_msg("region %d of %llu bytes is not zeroed", region,
+                                                             static_cast<unsigned long long>(sizes[region]));
+  }
+  for (const remat_tensor_info& w : bindings(plan, REMAT_BINDING_PARAM)) {
+    std::vector<uint8_t> got(w.bytes, 0xFF);
+    assert_int_equal(remat_session_read_param(s, w.name, got.data(), got.size()), REMAT_OK);
+    assert_true(all_zero(got.data(), got.size()));
+  }
+  remat_session_destroy(s);
+  remat_plan_close(plan);
+}
+
 // ---- Caller-provided memory -----------------------------------------------------------------
 
 // Regions of exactly the plan's sizes (so a sanitizer sees any access past them) give the same
@@ -587,6 +670,7 @@ int main() {
       cmocka_unit_test(token_id_out_of_range_fails_the_step_and_changes_nothing),
       cmocka_unit_test(param_access_rejects_unknown_names_wrong_sizes_and_nulls),
       cmocka_unit_test(params_are_left_to_the_caller_without_init),
+      cmocka_unit_test(regions_the_session_allocates_start_zeroed),
       cmocka_unit_test(caller_regions_of_exactly_the_plan_size_match_session_regions),
       cmocka_unit_test(null_sessions_are_handled),
   };
