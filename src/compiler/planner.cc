@@ -2,7 +2,9 @@
 #include "compiler/planner.h"
 
 #include <algorithm>
+#include <string>
 
+#include "compiler/placed_index.h"
 #include "plan/region.h"
 
 namespace remat {
@@ -11,40 +13,50 @@ namespace {
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+const char* region_name(Region r) {
+  return r == Region::kPersistent ? "persistent" : r == Region::kHost ? "host" : "arena";
+}
+
 }  // namespace
 
 int ArenaPlanner::add_buffer(uint64_t size, int first, int last) {
+  if (last < first) {
+    throw CompileError("planner: buffer " + std::to_string(buffers_.size()) + " is used from op " +
+                       std::to_string(first) + " to op " + std::to_string(last) + ", which ends before it starts");
+  }
   buffers_.push_back(Buffer{align_up(size, alignment_), first, last, 0});
   return static_cast<int>(buffers_.size()) - 1;
 }
 
 void ArenaPlanner::plan() {
-  // Largest first; each goes into the lowest gap among the placed buffers it meets in time.
+  // Largest first; each goes to the lowest offset where it shares no byte with a placed buffer
+  // that meets it in time. PlacedIndex answers that without looking at every placed buffer.
   std::vector<int> order(buffers_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     if (buffers_[a].size != buffers_[b].size) return buffers_[a].size > buffers_[b].size;
     return buffers_[a].first < buffers_[b].first;
   });
-  std::vector<int> placed;
-  std::vector<std::pair<uint64_t, uint64_t>> taken;  // [offset, end) of time-overlapping buffers
+  // Op indices only matter by their order: number the distinct first and last uses 0, 1, ...
+  std::vector<int> times;
+  times.reserve(2 * buffers_.size());
+  for (const Buffer& b : buffers_) {
+    times.push_back(b.first);
+    times.push_back(b.last);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  auto rank = [&](int t) {
+    return static_cast<size_t>(std::lower_bound(times.begin(), times.end(), t) - times.begin());
+  };
+  PlacedIndex placed(times.size());
   size_ = 0;
   for (int id : order) {
     Buffer& b = buffers_[id];
-    taken.clear();
-    for (int other : placed) {
-      const Buffer& o = buffers_[other];
-      if (o.first <= b.last && b.first <= o.last) taken.push_back({o.offset, o.offset + o.size});
-    }
-    std::sort(taken.begin(), taken.end());
-    uint64_t candidate = 0;
-    for (const auto& span : taken) {
-      if (span.first >= candidate + b.size) break;
-      candidate = std::max(candidate, span.second);
-    }
-    b.offset = candidate;
-    size_ = std::max(size_, candidate + b.size);
-    placed.push_back(id);
+    const size_t from = rank(b.first), to = rank(b.last);
+    b.offset = placed.lowest_fit(from, to, b.size);
+    placed.add(from, to, b.offset, b.offset + b.size);
+    size_ = std::max(size_, b.offset + b.size);
   }
 }
 
@@ -92,10 +104,19 @@ MemoryPlan plan_memory(const Graph& graph, uint32_t alignment) {
   }
   ArenaPlanner arena(alignment), host(alignment);
   std::vector<int> arena_id(n, -1), host_id(n, -1);
+  uint64_t total[kRegionCount] = {0, 0, 0};  // bytes of all tensors, by region
   for (size_t t = 0; t < n; ++t) {
     const Tensor& x = graph.tensors[t];
     plan.size[t] = align_up(x.bytes(), alignment);
     const bool persistent = x.role == Role::kParam || x.role == Role::kState || x.role == Role::kLoss;
+    const Region region = persistent ? Region::kPersistent : x.host ? Region::kHost : Region::kArena;
+    uint64_t& sum = total[static_cast<size_t>(region)];
+    if (plan.size[t] > kMaxRegionBytes - sum) {
+      throw CompileError("tensor '" + x.name + "' (" + std::to_string(plan.size[t]) + " bytes) takes the " +
+                         region_name(region) + " tensors over " + std::to_string(kMaxRegionBytes) +
+                         " bytes (2^48), the most one region may hold");
+    }
+    sum += plan.size[t];
     if (persistent) {
       plan.region[t] = static_cast<uint8_t>(Region::kPersistent);
       plan.offset[t] = plan.persistent_size;

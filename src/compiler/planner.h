@@ -61,7 +61,12 @@ struct MemoryPlan {
   uint32_t alignment = 0;          ///< As given to plan_memory().
 };
 
-/// Plans |graph|'s memory with |alignment| bytes (a power of two).
+/// The most bytes the tensors of one region may add up to (256 TiB): far above any device, and
+/// low enough that no offset or size sum can overflow.
+constexpr uint64_t kMaxRegionBytes = uint64_t{1} << 48;
+
+/// Plans |graph|'s memory with |alignment| bytes (a power of two). Throws CompileError naming
+/// the tensor and region when a region's tensors add up to more than kMaxRegionBytes.
 MemoryPlan plan_memory(const Graph& graph, uint32_t alignment);
 
 }  // namespace compiler
