@@ -26,16 +26,18 @@ class Differentiator {
       }
       for (int t : op.outputs) needs_[t] = needs_[t] || any;
     }
+    // Parameters by their first reader, in the order of g_.params (so updates keep that order).
+    std::vector<std::vector<int>> first_read_at(static_cast<size_t>(forward_ops));
     for (int p : g_.params) {
       if (first_reader[p] < 0) {
         throw CompileError("parameter '" + g_.tensors[p].name + "' is not used by any op");
       }
+      first_read_at[first_reader[p]].push_back(p);
     }
     for (int i = forward_ops - 1; i >= 0; --i) {
       backward_of(i);
       // A parameter's gradient is final once the backward of its first reader has run.
-      for (int p : g_.params) {
-        if (first_reader[p] != i) continue;
+      for (int p : first_read_at[i]) {
         if (grad_[p] < 0) {
           throw CompileError("parameter '" + g_.tensors[p].name + "' does not reach the loss");
         }

@@ -37,6 +37,10 @@ class Recomputer {
     }
     last_segment_ = s;
     done_.assign(static_cast<size_t>(s) + 1, false);
+    // Segments number the forward ops in order, so each is one run of ops: [begin_[s], begin_[s + 1]).
+    begin_.assign(static_cast<size_t>(s) + 2, forward_ops);
+    for (size_t i = forward_ops; i-- > 0;) begin_[segment_[i]] = i;
+    for (size_t k = begin_.size() - 1; k-- > 0;) begin_[k] = std::min(begin_[k], begin_[k + 1]);
     // Kept: checkpoints, everything not a forward activation, and the last segment (its
     // activations are still alive when the backward pass starts).
     for (size_t t = 0; t < g.tensors.size(); ++t) {
@@ -80,8 +84,7 @@ class Recomputer {
   void recompute_segment(int s) {
     if (done_[s]) return;
     done_[s] = true;
-    for (size_t i = 0; i < forward_ops_; ++i) {
-      if (segment_[i] != s) continue;
+    for (size_t i = begin_[s]; i < begin_[s + 1]; ++i) {
       bool any = false;
       for (int t : g_.ops[i].outputs) any = any || needed_[t];
       if (!any) continue;
@@ -114,6 +117,7 @@ class Recomputer {
   std::vector<int> segment_;
   std::vector<bool> needed_;
   std::vector<bool> done_;
+  std::vector<size_t> begin_;  // first forward op of each segment (segment count + 1 entries)
   int last_segment_ = 0;
 };
 

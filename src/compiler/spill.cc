@@ -10,6 +10,11 @@ namespace remat {
 namespace compiler {
 namespace {
 
+// The spill search plans the whole step once per placement it tries: it gives up, with a
+// message, once the tensors it has planned add up to this (about a minute on a laptop core)
+// rather than run for hours on a deep model (docs/sizing.md, "Compile time").
+constexpr uint64_t kMaxSpillSearchTensors = uint64_t{1} << 26;
+
 // How one spilled checkpoint's copy ops are placed, from the most hidden to the least memory.
 enum class Placement {
   // The forward wait goes where compute has covered the spill (if the forward pass is that
@@ -35,18 +40,22 @@ struct Spill {
   Placement placement;
 };
 
-Uses find_uses(const Graph& g, size_t forward_ops, int c) {
-  Uses u;
+// Uses of every tensor, found in one pass over the ops.
+std::vector<Uses> find_uses(const Graph& g, size_t forward_ops) {
+  std::vector<Uses> uses(g.tensors.size());
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
     const int at = static_cast<int>(i);
-    if (i < forward_ops && std::find(op.outputs.begin(), op.outputs.end(), c) != op.outputs.end()) u.producer = at;
-    const bool reads = std::find(op.inputs.begin(), op.inputs.end(), c) != op.inputs.end();
-    if (reads && i < forward_ops) u.last_forward = at;
-    if (reads && i >= forward_ops && u.first_reader < 0) u.first_reader = at;
+    if (i < forward_ops) {
+      for (int t : op.outputs) uses[t].producer = at;
+    }
+    for (int t : op.inputs) {
+      if (i < forward_ops) uses[t].last_forward = at;
+      if (i >= forward_ops && uses[t].first_reader < 0) uses[t].first_reader = at;
+    }
   }
-  u.last_forward = std::max(u.last_forward, u.producer);
-  return u;
+  for (Uses& u : uses) u.last_forward = std::max(u.last_forward, u.producer);
+  return uses;
 }
 
 // Modelled compute seconds from the start of the step to the end of each op.
@@ -70,6 +79,7 @@ Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill
   std::stable_sort(by_producer.begin(), by_producer.end(),
                    [&](size_t a, size_t b) { return spills[a].uses.producer < spills[b].uses.producer; });
   double copy_free = 0;
+  std::vector<int> renamed(g.tensors.size(), -1);  // checkpoint -> its prefetched copy
   for (size_t k : by_producer) {
     const int c = spills[k].tensor;
     const Uses& u = spills[k].uses;
@@ -99,9 +109,11 @@ Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill
     }
     before[prefetch_at].push_back(Op{OpCode::kPrefetch, {slot}, {back}, {}, {}, Phase::kCopy, u.producer, 0.0});
     before[u.first_reader].push_back(Op{OpCode::kWait, {back}, {}, {}, {}, Phase::kCopy, u.producer, 0.0});
-    for (size_t i = forward_ops; i < n_ops; ++i) {
-      for (int& t : g.ops[i].inputs) t = t == c ? back : t;
-    }
+    if (renamed[c] < 0) renamed[c] = back;
+  }
+  // The backward pass reads each spilled checkpoint from its prefetched copy.
+  for (size_t i = forward_ops; i < n_ops; ++i) {
+    for (int& t : g.ops[i].inputs) t = t < static_cast<int>(renamed.size()) && renamed[t] >= 0 ? renamed[t] : t;
   }
   std::vector<Op> ops;
   ops.reserve(n_ops + 4 * spills.size());
@@ -124,8 +136,9 @@ uint64_t device_bytes(const Graph& g, uint32_t alignment) {
 SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
                          const SpillOptions& options) {
   SpillReport report;
+  if (options.device_budget == 0) return report;  // no budget: no need to plan here
   const uint64_t unspilled = device_bytes(graph, options.alignment);
-  if (options.device_budget == 0 || unspilled <= options.device_budget) return report;
+  if (unspilled <= options.device_budget) return report;
   const std::vector<double> clock = compute_clock(graph, options.compute_rate);
   const double forward_end = forward_ops > 0 ? clock[forward_ops - 1] : 0.0;
 
@@ -139,8 +152,9 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
     uint64_t bytes;
   };
   std::vector<Candidate> order;
+  const std::vector<Uses> uses = find_uses(graph, forward_ops);
   for (int c : checkpoints) {
-    const Uses u = find_uses(graph, forward_ops, c);
+    const Uses u = uses[c];
     const uint64_t bytes = graph.tensors[c].bytes();
     // Not read after the forward pass, or nothing to free.
     if (u.producer < 0 || u.first_reader < 0 || bytes == 0) continue;
@@ -162,12 +176,22 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
   std::vector<Spill> spills;
   Graph best;
   uint64_t needed = unspilled;
+  uint64_t planned = 0;  // tensors planned by the search so far
   auto greedy = [&](std::initializer_list<Placement> placements) {
     spills.clear();
     best = graph;
     needed = unspilled;
-    for (const Candidate& candidate : order) {
+    for (size_t tried = 0; tried < order.size(); ++tried) {
+      const Candidate& candidate = order[tried];
       for (Placement p : placements) {
+        planned += graph.tensors.size() + 2 * (spills.size() + 1);
+        if (planned > kMaxSpillSearchTensors) {
+          throw CompileError("device budget " + std::to_string(options.device_budget) + " bytes: the spill search gave up after " +
+                             std::to_string(tried) + " of " + std::to_string(order.size()) +
+                             " checkpoints (each try plans the " + std::to_string(graph.tensors.size()) +
+                             "-tensor step again; limit " + std::to_string(kMaxSpillSearchTensors) +
+                             " tensors planned); try a larger budget, a strategy with fewer checkpoints or fewer layers");
+        }
         spills.push_back({candidate.tensor, candidate.uses, p});
         Graph spilled = with_spills(graph, forward_ops, spills, clock, options);
         const uint64_t bytes = device_bytes(spilled, options.alignment);
