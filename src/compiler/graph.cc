@@ -28,6 +28,10 @@ int Graph::add_tensor(const std::string& name, remat_dtype dtype, std::vector<in
   for (int64_t d : shape) {
     if (d < 1) throw CompileError("tensor '" + name + "' has dim " + std::to_string(d));
   }
+  if (tensors.size() >= kMaxGraphTensors) {
+    throw CompileError("tensor '" + name + "' would be tensor " + std::to_string(tensors.size() + 1) +
+                       ": a graph holds at most " + std::to_string(kMaxGraphTensors) + " tensors (use fewer layers)");
+  }
   const int index = static_cast<int>(tensors.size());
   tensors.push_back(Tensor{name, dtype, std::move(shape), role, init, init_scale});
   names_.emplace(name, index);
@@ -44,6 +48,11 @@ int Graph::add_op(OpCode code, std::vector<int> inputs, std::vector<int> outputs
                   int source) {
   ShapeView in[8], out[8];
   if (inputs.size() > 8 || outputs.size() > 8) throw CompileError("op with too many tensors");
+  if (ops.size() >= kMaxGraphOps) {
+    throw CompileError(std::string(op_name(static_cast<uint16_t>(code))) + " would be op " +
+                       std::to_string(ops.size() + 1) + ": a graph holds at most " + std::to_string(kMaxGraphOps) +
+                       " ops (use fewer layers)");
+  }
   auto view = [&](int t) {
     if (t < 0 || t >= static_cast<int>(tensors.size())) {
       throw CompileError(std::string(op_name(static_cast<uint16_t>(code))) +

@@ -15,6 +15,12 @@
 namespace remat {
 namespace compiler {
 
+/// Most tensors and ops of one graph, recomputed copies and spill slots included: the memory
+/// planner's time and memory grow as n log n, and a graph this size takes about a minute and
+/// several gigabytes to plan. Templates refuse deeper models earlier, naming the key.
+constexpr size_t kMaxGraphTensors = size_t{1} << 22;
+constexpr size_t kMaxGraphOps = size_t{1} << 22;
+
 /// Thrown for a model, option or graph that cannot be compiled; what() names the culprit.
 class CompileError : public std::runtime_error {
  public:

@@ -47,6 +47,16 @@ int64_t TemplateSpec::integer(const std::string& key, int64_t min, int64_t fallb
   return v;
 }
 
+int64_t TemplateSpec::integer_up_to(const std::string& key, int64_t min, int64_t limit,
+                                    const std::string& what) {
+  const int64_t v = integer(key, min);
+  if (v > limit) {
+    throw CompileError("model '" + text_ + "': " + key + "=" + std::to_string(v) + " is over the limit of " +
+                       std::to_string(limit) + " (" + what + "; docs/templates.md, \"Limits\")");
+  }
+  return v;
+}
+
 float TemplateSpec::real(const std::string& key, float lo, float hi, float fallback) {
   auto it = values_.find(key);
   if (it == values_.end()) return fallback;

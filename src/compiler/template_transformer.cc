@@ -42,7 +42,7 @@ int encoder_block(Builder& b, int x, int64_t batch, int64_t seq, int64_t hidden,
 }  // namespace
 
 Graph build_transformer(TemplateSpec& spec, int64_t batch) {
-  const int64_t layers = spec.integer("layers", 1);
+  const int64_t layers = spec.integer_up_to("layers", 1, kMaxTransformerLayers, "deeper models take too long to plan");
   const int64_t hidden = spec.integer("hidden", 1);
   const int64_t heads = spec.integer("heads", 1);
   const int64_t ffn = spec.integer("ffn", 1);

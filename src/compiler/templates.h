@@ -10,6 +10,13 @@
 namespace remat {
 namespace compiler {
 
+/// Most blocks of an `mlp` or `resmlp` (about 10 ops each) and of a `transformer` (about 75):
+/// a deeper model takes more than about ten seconds and a gigabyte of host memory to compile
+/// (docs/sizing.md, "Compile time"). Widths and other dims are bounded by the element limit of
+/// one tensor (plan/op_check.h, kMaxTensorElements).
+constexpr int64_t kMaxMlpLayers = 100000;
+constexpr int64_t kMaxTransformerLayers = 10000;
+
 /// Parsed "name:key=value,..." with typed accessors that name the key in their errors.
 class TemplateSpec {
  public:
@@ -19,6 +26,9 @@ class TemplateSpec {
   const std::string& name() const { return name_; }
   /// Integer |key| (>= |min|); throws when missing and no |fallback| is given (fallback < 0).
   int64_t integer(const std::string& key, int64_t min, int64_t fallback = -1);
+  /// Integer |key| in [|min|, |limit|] (required); a value over |limit| is refused with a
+  /// message naming the key, the value and the limit (|what| says what the limit protects).
+  int64_t integer_up_to(const std::string& key, int64_t min, int64_t limit, const std::string& what);
   /// Float |key| in [lo, hi), or |fallback| when absent.
   float real(const std::string& key, float lo, float hi, float fallback);
   /// Throws if a key was given that no accessor asked for (a misspelling).

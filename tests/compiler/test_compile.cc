@@ -163,6 +163,23 @@ static std::vector<uint8_t> shortcut_params(bool recompute) {
   return out;
 }
 
+// Deeper than the compiler plans in reasonable time: refused before building, naming the key,
+// the value and the limit (docs/templates.md, "Limits").
+static void models_deeper_than_the_limit_are_refused_naming_the_key_value_and_limit(void**) {
+  expect_error(options("mlp:layers=100001,width=8,in=3,classes=2"), "layers=100001 is over the limit of 100000");
+  expect_error(options("resmlp:layers=2147483648,width=8,in=3,classes=2"), "layers=2147483648 is over the limit of 100000");
+  expect_error(options("transformer:layers=10001,hidden=8,heads=2,ffn=16,seq=5,vocab=11,classes=3"),
+               "layers=10001 is over the limit of 10000");
+  // Still a bad integer first: the limit is about size, not syntax.
+  expect_error(options("mlp:layers=0,width=8,in=3,classes=2"), "layers=0 is not an integer");
+}
+
+// 65 weights of 2^40 floats (2^42 bytes each) take the persistent region past 2^48 bytes:
+// refused naming the tensor and region, never a wrapped-around size.
+static void a_region_of_more_than_2_to_the_48_bytes_is_refused(void**) {
+  expect_error(options("mlp:layers=64,width=1048576,in=1048576,classes=2", 1), "persistent tensors over 281474976710656 bytes");
+}
+
 static void a_shortcut_across_a_checkpoint_is_recomputed_exactly(void**) {
   assert_true(shortcut_params(false) == shortcut_params(true));
 }
@@ -193,6 +210,8 @@ int main() {
       cmocka_unit_test(compiled_plans_pass_runtime_verification),
       cmocka_unit_test(bad_model_strings_are_named_in_the_error),
       cmocka_unit_test(bad_optimizer_and_strategy_are_named_in_the_error),
+      cmocka_unit_test(models_deeper_than_the_limit_are_refused_naming_the_key_value_and_limit),
+      cmocka_unit_test(a_region_of_more_than_2_to_the_48_bytes_is_refused),
       cmocka_unit_test(a_shortcut_across_a_checkpoint_is_recomputed_exactly),
       cmocka_unit_test(chosen_checkpoints_have_the_checkpoint_role),
   };
