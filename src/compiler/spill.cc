@@ -11,9 +11,9 @@ namespace compiler {
 namespace {
 
 // The spill search plans the whole step once per placement it tries: it gives up, with a
-// message, once the tensors it has planned add up to this (about a minute on a laptop core)
+// message, once the tensors it has planned add up to this (half a minute on a slow core)
 // rather than run for hours on a deep model (docs/sizing.md, "Compile time").
-constexpr uint64_t kMaxSpillSearchTensors = uint64_t{1} << 26;
+constexpr uint64_t kMaxSpillSearchTensors = uint64_t{1} << 24;
 
 // How one spilled checkpoint's copy ops are placed, from the most hidden to the least memory.
 enum class Placement {
