@@ -1,11 +1,16 @@
 // `remat train`: compile (or load) a plan, bind a session, feed batches, report progress.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
+#include "cli/atomic_file.h"
 #include "cli/commands.h"
 #include "cli/safetensors.h"
 #include "cli/synthetic_task.h"
@@ -79,6 +84,56 @@ void save_params(remat_session* session, const remat_plan* plan, const std::stri
   if (!write_safetensors(path, file, &error)) throw Failure(error);
 }
 
+// The training state at |path| through the C API's callbacks: written to a temporary file that
+// replaces |path| only when complete (cli/atomic_file.h), read with pread.
+int write_state_chunk(void* context, const void* data, size_t bytes) {
+  return static_cast<AtomicFileWriter*>(context)->write(data, bytes) ? 0 : 1;
+}
+
+int read_state_chunk(void* context, uint64_t offset, void* data, size_t bytes) {
+  const int fd = *static_cast<const int*>(context);
+  uint8_t* at = static_cast<uint8_t*>(data);
+  while (bytes > 0) {
+    const ssize_t n = pread(fd, at, bytes, static_cast<off_t>(offset));
+    if (n <= 0) return 1;
+    at += n;
+    offset += static_cast<uint64_t>(n);
+    bytes -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+void save_state(remat_session* session, const std::string& path) {
+  AtomicFileWriter writer;
+  if (!writer.open(path)) throw Failure(writer.error());
+  check(session, remat_session_save_state(session, write_state_chunk, &writer), "saving the state to " + path);
+  if (!writer.commit()) throw Failure(writer.error());
+}
+
+// Loads the state at |path| into |session|; returns false when there is no file there yet.
+bool load_state(remat_session* session, const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return false;
+  if (fd < 0) throw Failure(path + ": cannot open the state: " + std::strerror(errno));
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    close(fd);
+    throw Failure(path + ": not a regular file");
+  }
+  const remat_status status =
+      remat_session_load_state(session, read_state_chunk, &fd, static_cast<uint64_t>(info.st_size));
+  close(fd);
+  check(session, status, "loading the state " + path);
+  return true;
+}
+
+// Fails now, before any step, when |flag|'s file could not be written at the end.
+void check_output(const Args& args, const std::string& flag) {
+  if (!args.has(flag)) return;
+  std::string error;
+  if (!check_writable(args.text(flag, ""), &error)) throw Failure(flag + ": " + error);
+}
+
 // Batches from a safetensors file: one tensor per binding, with a leading step axis.
 struct DataFile {
   std::vector<std::string> names;
@@ -119,13 +174,19 @@ void open_data(const std::string& path, const remat_plan* plan, DataFile* data) 
 
 int run_train(const std::vector<std::string>& argv) {
   std::vector<std::string> valued = kCompileFlags;
-  for (const char* f : {"--backend", "--steps", "--data", "--load-params", "--save-params", "--arena"}) {
+  for (const char* f : {"--backend", "--steps", "--data", "--load-params", "--save-params", "--arena", "--state",
+                        "--save-every"}) {
     valued.push_back(f);
   }
   const Args args(argv, valued, {});
   if (args.positional().size() != 1) throw UsageError("train takes exactly one MODEL or FILE.rplan");
   const std::string source = args.positional()[0];
   const bool is_plan_file = source.size() > 6 && source.compare(source.size() - 6, 6, ".rplan") == 0;
+
+  check_output(args, "--save-params");
+  check_output(args, "--state");
+  if (args.has("--save-every") && !args.has("--state")) throw UsageError("--save-every needs --state FILE");
+  const int64_t save_every = args.integer("--save-every", 1, INT32_MAX, 0);
 
   std::vector<uint8_t> bytes;
   if (is_plan_file) {
@@ -160,6 +221,8 @@ int run_train(const std::vector<std::string>& argv) {
   std::unique_ptr<remat_session, SessionDestroyer> session(raw_session);
 
   if (args.has("--load-params")) load_params(session.get(), plan.get(), args.text("--load-params", ""));
+  const std::string state_path = args.text("--state", "");
+  const bool resumed = !state_path.empty() && load_state(session.get(), state_path);
 
   DataFile data;
   std::unique_ptr<SyntheticTask> task;
@@ -181,12 +244,18 @@ int run_train(const std::vector<std::string>& argv) {
               static_cast<long long>(batch),
               root->provenance() && root->provenance()->strategy() ? root->provenance()->strategy()->c_str() : "?",
               format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.persistent_bytes).c_str());
+  const int64_t done = static_cast<int64_t>(remat_session_step_count(session.get()));
+  if (resumed) {
+    std::printf("resumed from %s at step %lld of %lld\n", state_path.c_str(), static_cast<long long>(done),
+                static_cast<long long>(steps));
+  }
   std::fflush(stdout);
 
+  // --steps is the step count to reach: a run restarted from its state finishes the same job.
   const uint64_t start = port_now_ns();
   uint64_t last_print = 0;
   float first_loss = NAN, loss = NAN;
-  for (int64_t step = 0; step < steps; ++step) {
+  for (int64_t step = done; step < steps; ++step) {
     if (task) {
       const std::vector<std::string> names = task->names();
       const std::vector<std::vector<uint8_t>> values = task->batch(static_cast<uint64_t>(step));
@@ -203,10 +272,11 @@ int run_train(const std::vector<std::string>& argv) {
       }
     }
     check(session.get(), remat_session_step(session.get(), &loss), "step " + std::to_string(step));
-    if (step == 0) first_loss = loss;
+    if (step == done) first_loss = loss;
+    if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) save_state(session.get(), state_path);
     const uint64_t now = port_now_ns();
     const double seconds = static_cast<double>(now - start) * 1e-9;
-    const double rate = seconds > 0 ? static_cast<double>((step + 1) * batch) / seconds : 0.0;
+    const double rate = seconds > 0 ? static_cast<double>((step + 1 - done) * batch) / seconds : 0.0;
     if (tty) {
       if (now - last_print > 100000000ull || step + 1 == steps) {
         std::printf("\rstep %lld/%lld  loss %.6f  %.0f samples/s   ", static_cast<long long>(step + 1),
@@ -219,11 +289,17 @@ int run_train(const std::vector<std::string>& argv) {
     }
   }
   const double seconds = static_cast<double>(port_now_ns() - start) * 1e-9;
-  if (tty && steps > 0) std::printf("\n");
-  if (steps > 0) {
+  const int64_t ran = steps > done ? steps - done : 0;
+  if (tty && ran > 0) std::printf("\n");
+  if (ran > 0) {
     std::printf("trained %lld steps in %.2f s (%.0f samples/s); loss %.6f -> %.6f\n",
-                static_cast<long long>(steps), seconds,
-                seconds > 0 ? static_cast<double>(steps * batch) / seconds : 0.0, first_loss, loss);
+                static_cast<long long>(ran), seconds,
+                seconds > 0 ? static_cast<double>(ran * batch) / seconds : 0.0, first_loss, loss);
+  }
+  if (!state_path.empty() && (ran > 0 || !resumed)) {
+    save_state(session.get(), state_path);
+    std::printf("saved the state at step %lld to %s\n",
+                static_cast<long long>(remat_session_step_count(session.get())), state_path.c_str());
   }
   if (args.has("--save-params")) {
     save_params(session.get(), plan.get(), args.text("--save-params", ""));

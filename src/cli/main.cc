@@ -20,6 +20,7 @@ const char kUsage[] =
     "          -o FILE.rplan|FILE.h\n"
     "  train   MODEL|FILE.rplan [--batch N] [--backend B] [--steps N] [--data FILE.safetensors]\n"
     "          [--load-params FILE.safetensors] [--save-params FILE.safetensors] [--arena SIZE]\n"
+    "          [--state FILE [--save-every N]]   (resume from FILE; --steps is the step count to reach)\n"
     "  inspect FILE.rplan [--ops|--tensors|--params] [--json]\n"
     "  devices                  list the backends and devices available here\n"
     "  size    MODEL --batch N|A..B [--strategy none,sqrt,selective,budget,manual:T1,T2]\n"

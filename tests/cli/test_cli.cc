@@ -384,6 +384,47 @@ static void saved_parameters_load_back_unchanged(void**) {
          "'fc0.weight' is F32 [16, 8], the plan needs F32 [16, 9]");
 }
 
+// --state makes a run resumable: a run stopped at step 3 and started again with the same
+// command reaches --steps with the parameters of an uninterrupted run (sgd with momentum,
+// dropout, sqrt); at --steps it has nothing left to do; a state of another plan is refused.
+static void a_run_with_a_state_resumes_to_the_parameters_of_an_uninterrupted_run(void**) {
+  const std::string base = std::string("mlp:layers=3,width=16,in=8,classes=3,dropout=0.2") +
+                           " --batch 4 --seed 2 --strategy sqrt --optimizer sgd:lr=0.1,momentum=0.9";
+  const std::vector<uint8_t> straight = train_and_save(base + " --steps 7");
+  const std::string state = tmp("run.state");
+  std::remove(state.c_str());
+  expect(run_remat("train " + base + " --steps 3 --state " + state + " --save-every 2"), 0,
+         "saved the state at step 3");
+  const Result resumed = run_remat("train " + base + " --steps 7 --state " + state + " --save-params " +
+                                   tmp("resumed.safetensors"));
+  expect(resumed, 0, "resumed from");
+  expect(resumed, 0, "at step 3 of 7");
+  expect(resumed, 0, "trained 4 steps");
+  if (file_bytes(tmp("resumed.safetensors")) != straight) fail_msg("3 + 4 resumed steps differ from 7 straight");
+  const Result done = run_remat("train " + base + " --steps 7 --state " + state);
+  expect(done, 0, "at step 7 of 7");
+  if (done.out.find("trained") != std::string::npos) fail_msg("a finished job trained again:\n%s", done.out.c_str());
+  const std::string other = std::string("mlp:layers=3,width=16,in=8,classes=3,dropout=0.2") +
+                            " --batch 4 --seed 3 --strategy sqrt --optimizer sgd:lr=0.1,momentum=0.9";
+  expect(run_remat("train " + other + " --steps 9 --state " + state), 1, "another plan");
+  std::FILE* f = std::fopen(state.c_str(), "r+b");
+  assert_non_null(f);
+  std::fseek(f, 100, SEEK_SET);
+  std::fputc(0x5A, f);
+  std::fclose(f);
+  expect(run_remat("train " + base + " --steps 9 --state " + state), 1, "state corrupt");
+}
+
+static void state_options_are_checked_before_the_first_step(void**) {
+  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --save-every 2"), 2, "--save-every needs --state");
+  const Result r = run_remat(std::string("train ") + kMlp + " --batch 4 --steps 3 --state /nonexistent/dir/s");
+  expect(r, 1, "/nonexistent/dir");
+  if (r.out.find("step 1") != std::string::npos) fail_msg("a step ran before the check:\n%s", r.out.c_str());
+  const Result p = run_remat(std::string("train ") + kMlp + " --batch 4 --steps 3 --save-params /nonexistent/x.st");
+  expect(p, 1, "/nonexistent");
+  if (p.out.find("step 1") != std::string::npos) fail_msg("a step ran before the check:\n%s", p.out.c_str());
+}
+
 static void steps_zero_saves_the_initial_parameters(void**) {
   const std::string a = tmp("init-a.safetensors"), b = tmp("init-b.safetensors");
   expect(run_remat(std::string("train ") + kMlp + " --batch 4 --steps 0 --seed 7 --save-params " + a), 0, "saved");
@@ -470,6 +511,8 @@ int main() {
       cmocka_unit_test(an_arena_smaller_than_the_plan_is_refused_with_both_sizes),
       cmocka_unit_test(saved_parameters_load_back_unchanged),
       cmocka_unit_test(steps_zero_saves_the_initial_parameters),
+      cmocka_unit_test(a_run_with_a_state_resumes_to_the_parameters_of_an_uninterrupted_run),
+      cmocka_unit_test(state_options_are_checked_before_the_first_step),
       cmocka_unit_test(data_files_feed_the_steps_and_wrong_ones_are_named),
       cmocka_unit_test(devices_names_every_backend_and_says_why_one_is_unavailable),
       cmocka_unit_test(devices_does_not_load_cublas),
