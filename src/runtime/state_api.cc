@@ -131,27 +131,38 @@ remat_status check_header(remat_session* s, const uint8_t* given, uint64_t size)
   return REMAT_OK;
 }
 
-// Reads the payload at kHeaderBytes chunk by chunk, adding it to *|crc|; with |upload|, also
-// copies each tensor's chunks into the session's persistent region.
-remat_status pass_over_payload(remat_session* s, remat_state_read_fn read, void* context, bool upload,
-                               uint32_t* crc) {
-  uint8_t chunk[kChunk];
-  uint64_t offset = kHeaderBytes;
+// Calls |visit|(tensor index, ref, byte offset in the tensor, bytes) for each chunk of at most
+// kChunk bytes of the state's tensors, in state order; stops at the first status that is not OK.
+template <typename Visit>
+remat_status for_each_chunk(remat_session* s, Visit visit) {
   const auto* tensors = s->plan->root->tensors();
   for (uint32_t t = 0; t < tensors->size(); ++t) {
     if (!in_state(tensors->Get(t))) continue;
     const remat::TensorRef& ref = s->tensors[t];
     for (uint64_t done = 0; done < ref.bytes;) {
       const size_t n = ref.bytes - done < kChunk ? static_cast<size_t>(ref.bytes - done) : kChunk;
-      remat_status status = read_at(s, read, context, offset, chunk, n);
-      if (status == REMAT_OK && upload) status = s->backend->upload(ref.region, ref.offset + done, chunk, n, &s->err);
+      const remat_status status = visit(t, ref, done, n);
       if (status != REMAT_OK) return status;
-      *crc = remat::crc32c(*crc, chunk, n);
       done += n;
-      offset += n;
     }
   }
   return REMAT_OK;
+}
+
+// Reads the payload at kHeaderBytes chunk by chunk, adding it to *|crc|; with |upload|, also
+// copies each tensor's chunks into the session's persistent region.
+remat_status pass_over_payload(remat_session* s, remat_state_read_fn read, void* context, bool upload,
+                               uint32_t* crc) {
+  uint8_t chunk[kChunk];
+  uint64_t offset = kHeaderBytes;
+  return for_each_chunk(s, [&](uint32_t, const remat::TensorRef& ref, uint64_t done, size_t n) {
+    remat_status status = read_at(s, read, context, offset, chunk, n);
+    if (status == REMAT_OK && upload) status = s->backend->upload(ref.region, ref.offset + done, chunk, n, &s->err);
+    if (status != REMAT_OK) return status;
+    *crc = remat::crc32c(*crc, chunk, n);
+    offset += n;
+    return REMAT_OK;
+  });
 }
 
 }  // namespace
@@ -177,22 +188,15 @@ remat_status remat_session_save_state(remat_session* s, remat_state_write_fn wri
   if (write(context, chunk, kHeaderBytes) != 0) {
     return FAIL(s, REMAT_ERROR_CALLBACK, "save_state: the writer failed on the header");
   }
-  const auto* tensors = s->plan->root->tensors();
-  for (uint32_t t = 0; t < tensors->size(); ++t) {
-    if (!in_state(tensors->Get(t))) continue;
-    const remat::TensorRef& ref = s->tensors[t];
-    for (uint64_t done = 0; done < ref.bytes;) {
-      const size_t n = ref.bytes - done < kChunk ? static_cast<size_t>(ref.bytes - done) : kChunk;
-      const remat_status status = s->backend->download(ref.region, ref.offset + done, chunk, n, &s->err);
-      if (status != REMAT_OK) return status;
-      crc = remat::crc32c(crc, chunk, n);
-      if (write(context, chunk, n) != 0) {
-        return FAIL(s, REMAT_ERROR_CALLBACK, "save_state: the writer failed in tensor '%s'",
-                    tensors->Get(t)->name()->c_str());
-      }
-      done += n;
-    }
-  }
+  const remat_status status = for_each_chunk(s, [&](uint32_t t, const remat::TensorRef& ref, uint64_t done, size_t n) {
+    const remat_status copied = s->backend->download(ref.region, ref.offset + done, chunk, n, &s->err);
+    if (copied != REMAT_OK) return copied;
+    crc = remat::crc32c(crc, chunk, n);
+    if (write(context, chunk, n) == 0) return REMAT_OK;
+    return FAIL(s, REMAT_ERROR_CALLBACK, "save_state: the writer failed in tensor '%s'",
+                s->plan->root->tensors()->Get(t)->name()->c_str());
+  });
+  if (status != REMAT_OK) return status;
   uint8_t trailer[kTrailerBytes];
   put32(trailer, crc);
   if (write(context, trailer, kTrailerBytes) != 0) {
