@@ -121,10 +121,9 @@ void copy_message(const remat_session* s, char* out, size_t capacity) {
 extern "C" {
 
 remat_status remat_session_options_init_sized(remat_session_options* options, size_t struct_size) {
-  ErrorBuffer none{nullptr, 0};
   if (options == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   const remat_status status = remat::check_struct_size("options", struct_size, kOptionsFirstSize,
-                                                       sizeof(remat_session_options), &none);
+                                                       sizeof(remat_session_options), nullptr);
   if (status != REMAT_OK) return status;
   // Defaults built in full here, then only the caller's prefix copied out: its struct may be
   // an older, smaller one.

@@ -11,7 +11,7 @@ namespace remat {
 /// Accepts |given| bytes for the struct called |what| when it holds at least its first
 /// version's |first_size| bytes and no more than the |known_size| this library was built with
 /// (an older caller's smaller struct is fine; the caller reads or writes only that prefix).
-/// Otherwise REMAT_ERROR_INVALID_ARGUMENT with both sizes in |err|.
+/// Otherwise REMAT_ERROR_INVALID_ARGUMENT with both sizes in |err| (which may be null).
 inline remat_status check_struct_size(const char* what, size_t given, size_t first_size, size_t known_size,
                                       ErrorBuffer* err) {
   if (given > known_size) {
