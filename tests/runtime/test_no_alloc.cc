@@ -6,14 +6,7 @@
 
 #include "compiler/compiler.h"
 #include "remat/remat.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define REMAT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define REMAT_SANITIZED 1
-#endif
-#endif
+#include "tests/sanitized.h"
 
 #if !defined(REMAT_SANITIZED)
 // glibc's own entry points, so the counting wrappers below can forward to them.

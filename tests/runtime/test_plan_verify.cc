@@ -14,6 +14,7 @@
 #include "plan/plan_generated.h"
 #include "compiler/compiler.h"
 #include "remat/remat.h"
+#include "tests/runtime/compiled_plan.h"
 
 namespace {
 
@@ -24,13 +25,7 @@ const char kMlp[] = "mlp:layers=2,width=8,in=4,classes=3";
 const char kMlpDropout[] = "mlp:layers=2,width=8,in=4,classes=3,dropout=0.1";
 const char kTransformer[] = "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3,dropout=0.1";
 
-rc::CompileResult compile_model(const char* model, const char* optimizer = "sgd:lr=0.1,momentum=0.9") {
-  rc::CompileOptions o;
-  o.model = model;
-  o.batch = 2;
-  o.optimizer = optimizer;
-  return rc::compile(o);
-}
+using remat_test::compile_model;
 
 // The same plan written again from the compiler's graph and memory plan after |edit| changed
 // them: the way to set a field to a value FlatBuffers would otherwise leave out (a default).
@@ -743,216 +738,6 @@ void int64_vectors_at_a_4_byte_boundary_are_rejected_as_corrupt(void**) {
   assert_true(iattr_case);
 }
 
-// ---- Random corruption ----------------------------------------------------------------------
-
-uint64_t splitmix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-struct FuzzTally {
-  long opened[REMAT_ERROR_INTERNAL + 2] = {};   // remat_plan_open status (last: unknown value)
-  long created[REMAT_ERROR_INTERNAL + 2] = {};  // remat_session_create status, for opened plans
-  long stepped[REMAT_ERROR_INTERNAL + 2] = {};  // first failing step status, or OK after 2 steps
-  long unchanged = 0;
-};
-
-int bucket(remat_status s) {
-  return s >= REMAT_OK && s <= REMAT_ERROR_INTERNAL ? static_cast<int>(s) : REMAT_ERROR_INTERNAL + 1;
-}
-
-// Largest total of regions a corrupted plan may ask the session to allocate itself; beyond it
-// the regions are the caller's, too small on purpose, and creation must say so.
-constexpr uint64_t kOwnedLimit = 16u << 20;
-constexpr size_t kCallerRegion = 64u << 10;
-
-// Runs a plan that passed verification: a session, every input set to zeros, two steps.
-void run_opened_plan(const remat_plan* plan, FuzzTally* tally, void* caller_regions) {
-  remat_plan_memory_info info;
-  assert_int_equal(remat_plan_memory(plan, &info), REMAT_OK);
-  remat_session_options options;
-  remat_session_options_init(&options);
-  const bool owned = info.arena_bytes + info.persistent_bytes + info.host_bytes <= kOwnedLimit &&
-                     info.arena_bytes <= kOwnedLimit && info.persistent_bytes <= kOwnedLimit &&
-                     info.host_bytes <= kOwnedLimit;
-  if (!owned) {
-    uint8_t* base = static_cast<uint8_t*>(caller_regions);
-    options.arena = base;
-    options.arena_size = kCallerRegion;
-    options.persistent = base + kCallerRegion;
-    options.persistent_size = kCallerRegion;
-    options.host = base + 2 * kCallerRegion;
-    options.host_size = kCallerRegion;
-  }
-  remat_session* session = nullptr;
-  char message[256];
-  const remat_status created = remat_session_create(plan, &options, &session, message, sizeof(message));
-  ++tally->created[bucket(created)];
-  if (created != REMAT_OK) {
-    assert_null(session);
-    if (!owned && created != REMAT_ERROR_ARENA_TOO_SMALL && created != REMAT_ERROR_MISALIGNED) {
-      fail_msg("a plan needing %llu + %llu + %llu bytes got %s from caller regions of %zu: %s",
-               static_cast<unsigned long long>(info.arena_bytes), static_cast<unsigned long long>(info.persistent_bytes),
-               static_cast<unsigned long long>(info.host_bytes), remat_status_string(created), kCallerRegion,
-               message);
-    }
-    return;
-  }
-  remat_status status = REMAT_OK;
-  for (uint32_t kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_LABEL && status == REMAT_OK; ++kind) {
-    uint32_t count = 0;
-    assert_int_equal(remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count), REMAT_OK);
-    for (uint32_t i = 0; i < count && status == REMAT_OK; ++i) {
-      remat_tensor_info t;
-      assert_int_equal(remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &t), REMAT_OK);
-      std::vector<uint8_t> zeros(t.bytes, 0);
-      status = remat_session_set_input(session, t.name, zeros.data(), zeros.size());
-    }
-  }
-  for (int step = 0; step < 2 && status == REMAT_OK; ++step) {
-    float loss = 0;
-    status = remat_session_step(session, &loss);
-  }
-  ++tally->stepped[bucket(status)];
-  remat_session_destroy(session);
-}
-
-void print_tally(const char* what, const long* counts) {
-  print_message("  %s:", what);
-  for (int s = 0; s <= REMAT_ERROR_INTERNAL + 1; ++s) {
-    if (counts[s] != 0) {
-      print_message(" %s %ld,", s <= REMAT_ERROR_INTERNAL ? remat_status_string(static_cast<remat_status>(s)) : "other",
-                    counts[s]);
-    }
-  }
-  print_message("\n");
-}
-
-// Corrupts |count| copies of |plan| (one bit, one byte, or several bytes) with a fixed seed.
-void fuzz_plan(const std::vector<uint8_t>& plan, int count, uint64_t seed, const char* model) {
-  FuzzTally tally;
-  void* caller_regions = aligned_alloc(4096, 3 * kCallerRegion);
-  assert_non_null(caller_regions);
-  uint64_t rng = seed;
-  for (int iteration = 0; iteration < count; ++iteration) {
-    std::vector<uint8_t> bytes(plan);  // exactly sized: a read past the end is a sanitizer error
-    static const uint8_t kSpecial[] = {0x00, 0xFF, 0x7F, 0x80, 0x01, 0xFE};
-    const uint64_t kind = splitmix64(&rng) % 4;
-    const size_t changes = kind < 2 ? 1 : 2 + splitmix64(&rng) % 7;
-    const size_t start = splitmix64(&rng) % bytes.size();
-    for (size_t c = 0; c < changes; ++c) {
-      const uint64_t draw = splitmix64(&rng);
-      switch (kind) {
-        case 0: bytes[start] ^= static_cast<uint8_t>(1u << (draw % 8)); break;  // one bit
-        case 1: bytes[start] = static_cast<uint8_t>(draw); break;               // one byte
-        case 2: bytes[(draw >> 8) % bytes.size()] = static_cast<uint8_t>(draw); break;  // scattered
-        default:  // a run of bytes set to values that make sizes and offsets extreme
-          if (start + c < bytes.size()) bytes[start + c] = kSpecial[draw % sizeof(kSpecial)];
-          break;
-      }
-    }
-    if (bytes == plan) {
-      ++tally.unchanged;
-      continue;
-    }
-    char message[512];
-    remat_plan* opened = nullptr;
-    const remat_status status = remat_plan_open(bytes.data(), bytes.size(), &opened, message, sizeof(message));
-    ++tally.opened[bucket(status)];
-    if (status != REMAT_OK) {
-      assert_null(opened);
-      assert_true(message[0] != '\0');
-      continue;
-    }
-    run_opened_plan(opened, &tally, caller_regions);
-    remat_plan_close(opened);
-  }
-  free(caller_regions);
-  print_message("%s, %d corruptions of %zu bytes (%ld left the plan unchanged)\n", model, count, plan.size(),
-                tally.unchanged);
-  print_tally("plan_open", tally.opened);
-  print_tally("session_create", tally.created);
-  print_tally("set_input + 2 steps", tally.stepped);
-  // The verifier must be what catches most damage, not luck in the steps.
-  assert_true(tally.opened[REMAT_ERROR_PLAN_CORRUPT] > 0);
-  assert_int_equal(tally.opened[REMAT_ERROR_INTERNAL + 1], 0);
-}
-
-void corrupted_mlp_plans_never_crash_open_or_step(void**) {
-  fuzz_plan(compile_model(kMlpDropout, "adam:lr=0.01").plan, 40000, 0x5EED0001u, kMlpDropout);
-}
-
-void corrupted_transformer_plans_never_crash_open_or_step(void**) {
-  fuzz_plan(compile_model(kTransformer, "sgd:lr=0.1,momentum=0.9").plan, 20000, 0x5EED0002u, kTransformer);
-}
-
-// ---- plan_api.cc: argument checks -----------------------------------------------------------
-
-void plan_queries_reject_null_arguments_and_bad_kinds(void**) {
-  const rc::CompileResult r = compile_model(kMlp);
-  remat_plan* plan = nullptr;
-  assert_int_equal(remat_plan_open(r.plan.data(), r.plan.size(), &plan, nullptr, 0), REMAT_OK);
-  remat_plan_memory_info memory;
-  assert_int_equal(remat_plan_memory(nullptr, &memory), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(remat_plan_memory(plan, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(remat_plan_memory(plan, &memory), REMAT_OK);
-  assert_int_equal(memory.arena_bytes, r.memory.arena_size);
-  assert_int_equal(memory.persistent_bytes, r.memory.persistent_size);
-  assert_int_equal(memory.host_bytes, r.memory.host_size);
-  assert_int_equal(memory.alignment, r.memory.alignment);
-
-  uint32_t count = 77;
-  const remat_binding_kind beyond = static_cast<remat_binding_kind>(3);  // in the enum's value range
-  assert_int_equal(remat_plan_binding_count(nullptr, REMAT_BINDING_INPUT, &count), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(remat_plan_binding_count(plan, REMAT_BINDING_INPUT, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(remat_plan_binding_count(plan, beyond, &count), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(count, 77);
-  const uint32_t expected[] = {static_cast<uint32_t>(r.graph.inputs.size()), static_cast<uint32_t>(r.graph.labels.size()),
-                               static_cast<uint32_t>(r.graph.params.size())};
-  for (uint32_t kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_PARAM; ++kind) {
-    const remat_binding_kind k = static_cast<remat_binding_kind>(kind);
-    assert_int_equal(remat_plan_binding_count(plan, k, &count), REMAT_OK);
-    assert_int_equal(count, expected[kind]);
-    remat_tensor_info info;
-    assert_int_equal(remat_plan_binding(plan, k, count, &info), REMAT_ERROR_NOT_FOUND);
-    assert_int_equal(remat_plan_binding(plan, k, 0xFFFFFFFFu, &info), REMAT_ERROR_NOT_FOUND);
-    assert_int_equal(remat_plan_binding(plan, k, 0, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(remat_plan_binding(nullptr, k, 0, &info), REMAT_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(remat_plan_binding(plan, k, 0, &info), REMAT_OK);
-  }
-  remat_tensor_info info;
-  assert_int_equal(remat_plan_binding(plan, beyond, 0, &info), REMAT_ERROR_INVALID_ARGUMENT);
-  // A good query describes the binding as the graph does.
-  assert_int_equal(remat_plan_binding(plan, REMAT_BINDING_PARAM, 0, &info), REMAT_OK);
-  const rc::Tensor& p0 = r.graph.tensors[static_cast<size_t>(r.graph.params[0])];
-  assert_string_equal(info.name, p0.name.c_str());
-  assert_int_equal(info.rank, p0.shape.size());
-  assert_int_equal(info.bytes, p0.bytes());
-  for (uint32_t d = 0; d < info.rank; ++d) assert_int_equal(info.dims[d], p0.shape[d]);
-  for (uint32_t d = info.rank; d < REMAT_MAX_RANK; ++d) assert_int_equal(info.dims[d], 0);
-  remat_plan_close(plan);
-  remat_plan_close(nullptr);
-}
-
-void status_strings_are_distinct_and_unknown_values_say_so(void**) {
-  std::vector<std::string> seen;
-  for (int s = REMAT_OK; s <= REMAT_ERROR_CALLBACK; ++s) {
-    const char* text = remat_status_string(static_cast<remat_status>(s));
-    assert_non_null(text);
-    assert_true(text[0] != '\0');
-    assert_string_not_equal(text, "unknown status");
-    for (const std::string& other : seen) assert_string_not_equal(text, other.c_str());
-    seen.push_back(text);
-  }
-  // Values within the enum's range that name no status (the enum is append-only).
-  assert_int_equal(REMAT_ERROR_CALLBACK, 21);  // the last appended; values are ABI
-  for (int s : {REMAT_ERROR_CALLBACK + 1, 31}) {
-    assert_string_equal(remat_status_string(static_cast<remat_status>(s)), "unknown status");
-  }
-}
-
 }  // namespace
 
 int main() {
@@ -990,10 +775,6 @@ int main() {
       cmocka_unit_test(binding_naming_a_wrong_tensor_is_rejected),
       cmocka_unit_test(plan_bytes_at_a_4_byte_boundary_are_refused_as_misaligned),
       cmocka_unit_test(int64_vectors_at_a_4_byte_boundary_are_rejected_as_corrupt),
-      cmocka_unit_test(corrupted_mlp_plans_never_crash_open_or_step),
-      cmocka_unit_test(corrupted_transformer_plans_never_crash_open_or_step),
-      cmocka_unit_test(plan_queries_reject_null_arguments_and_bad_kinds),
-      cmocka_unit_test(status_strings_are_distinct_and_unknown_values_say_so),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

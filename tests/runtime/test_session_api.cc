@@ -13,14 +13,8 @@
 #include "compiler/compiler.h"
 #include "remat/remat.h"
 #include "runtime/session.h"
+#include "tests/sanitized.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define REMAT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define REMAT_SANITIZED 1
-#endif
-#endif
 
 // While |g_poison| is set, every posix_memalign block (the POSIX port's regions) comes back
 // filled with 0xA5, so a test can tell memory the session zeroed from memory it merely got.
