@@ -30,7 +30,9 @@ remat_status binary(const KernelArgs& args, F f) {
   return REMAT_OK;
 }
 
-// Dropout and its gradient apply the same mask: out[i] = keep(i) ? in[i] / (1 - p) : 0.
+// Dropout and its gradient apply the same mask: out[i] = keep(i) ? in[i] / (1 - p) : in[i] * 0.
+// A dropped element is in[i] * 0, not 0, so that NaN and infinity stay NaN as PyTorch's
+// input * mask keeps them (and -x gives -0 as it does there).
 remat_status apply_dropout_mask(const KernelArgs& args) {
   const float* __restrict x = in_f32(args, 0);
   float* __restrict y = out_f32(args, 0);
@@ -47,7 +49,7 @@ remat_status apply_dropout_mask(const KernelArgs& args) {
                                  static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
     const int64_t m = n - i < 4 ? n - i : 4;
     for (int64_t j = 0; j < m; ++j) {
-      y[i + j] = uniform01(r.v[j]) >= p ? x[i + j] / keep_scale : 0.0f;
+      y[i + j] = uniform01(r.v[j]) >= p ? x[i + j] / keep_scale : x[i + j] * 0.0f;
     }
   }
   return REMAT_OK;
@@ -102,12 +104,14 @@ remat_status scale(const KernelArgs& args) {
   return unary(args, [alpha](float x) { return alpha * x; });
 }
 
+// relu(NaN) = NaN and its gradient passes dy where y is NaN, as PyTorch's clamp_min and
+// threshold_backward (y <= 0 ? 0 : dy) do: a NaN is never turned into 0.
 remat_status relu(const KernelArgs& args) {
-  return unary(args, [](float x) { return x > 0.0f ? x : 0.0f; });
+  return unary(args, [](float x) { return x <= 0.0f ? 0.0f : x; });
 }
 
 remat_status relu_grad(const KernelArgs& args) {
-  return binary(args, [](float dy, float y) { return y > 0.0f ? dy : 0.0f; });
+  return binary(args, [](float dy, float y) { return y <= 0.0f ? 0.0f : dy; });
 }
 
 remat_status gelu(const KernelArgs& args) {

@@ -83,7 +83,7 @@ bool ref_dropout_keep(uint64_t seed, uint64_t step, uint64_t key, uint64_t i, do
 Vec ref_dropout(const Vec& x, uint64_t seed, uint64_t step, uint64_t key, double p) {
   Vec y(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
-    y[i] = ref_dropout_keep(seed, step, key, i, p) ? x[i] / (1.0 - p) : 0.0;
+    y[i] = ref_dropout_keep(seed, step, key, i, p) ? x[i] / (1.0 - p) : x[i] * 0.0;
   }
   return y;
 }

@@ -152,6 +152,41 @@ void dropout_matches_reference(void**) {
   expect_close(y.f, ref_dropout(to_double(x.f), 42, 7, 3, 0.25), kTol, kTol, "dropout");
 }
 
+// A NaN or an infinity is never made finite: torch.relu(nan) is nan, threshold_backward (relu's
+// gradient: y <= 0 ? 0 : dy) passes dy where y is nan, dropout multiplies by a mask of 0 or
+// 1/(1-p) (nan * 0 = nan, -x * 0 = -0), and the smooth activations and softmax propagate.
+void nan_and_infinity_propagate_through_activations_and_dropout(void**) {
+  Tensor x = f32({8}), y = f32({8});
+  const float inf = INFINITY;
+  const float in[8] = {NAN, -2.0f, 3.0f, NAN, inf, -inf, NAN, -1.0f};
+  memcpy(x.f.data(), in, sizeof(in));
+  for (OpCode code : {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid, OpCode::kSoftmax}) {
+    assert_int_equal(run_op(code, {&x}, {&y}).status, REMAT_OK);
+    for (int i : {0, 3, 6}) {
+      if (!isnan(y.f[i])) fail_msg("%s(nan) at %d gave %g", remat::op_name(static_cast<uint16_t>(code)), i, y.f[i]);
+    }
+  }
+  assert_int_equal(run_op(OpCode::kRelu, {&x}, {&y}).status, REMAT_OK);
+  assert_true(y.f[4] == inf && y.f[5] == 0.0f && y.f[1] == 0.0f && y.f[2] == 3.0f);
+  Tensor dy = f32({8}), dx = f32({8});
+  for (float& v : dy.f) v = 0.5f;
+  assert_int_equal(run_op(OpCode::kReluGrad, {&dy, &x}, {&dx}).status, REMAT_OK);
+  const float want_dx[8] = {0.5f, 0.0f, 0.5f, 0.5f, 0.5f, 0.0f, 0.5f, 0.0f};
+  for (int i = 0; i < 8; ++i) assert_true(dx.f[i] == want_dx[i]);
+  for (OpCode code : {OpCode::kDropout, OpCode::kDropoutGrad}) {
+    assert_int_equal(run_op(code, {&x}, {&y}, Attrs{{3}, {0.5f}, {42, 7}}).status, REMAT_OK);
+    for (int i = 0; i < 8; ++i) {
+      if (isnan(in[i]) && !isnan(y.f[i])) fail_msg("dropout(nan) at %d gave %g", i, y.f[i]);
+      if (isinf(in[i]) && !ref_dropout_keep(42, 7, 3, static_cast<uint64_t>(i), 0.5) && !isnan(y.f[i])) {
+        fail_msg("a dropped infinity at %d gave %g, not inf * 0 = nan", i, y.f[i]);
+      }
+      if (in[i] < 0 && !isinf(in[i]) && !ref_dropout_keep(42, 7, 3, static_cast<uint64_t>(i), 0.5)) {
+        assert_true(y.f[i] == 0.0f && signbit(y.f[i]));
+      }
+    }
+  }
+}
+
 void dropout_keeps_about_one_minus_p_of_the_elements(void**) {
   Tensor x = f32({100000}, std::vector<float>(100000, 1.0f)), y = f32({100000});
   run_op(OpCode::kDropout, {&x}, {&y}, Attrs{{9}, {0.3f}, {5, 0}});
@@ -330,6 +365,7 @@ int main(void) {
       cmocka_unit_test(layernorm_matches_reference),
       cmocka_unit_test(dropout_matches_reference),
       cmocka_unit_test(dropout_keeps_about_one_minus_p_of_the_elements),
+      cmocka_unit_test(nan_and_infinity_propagate_through_activations_and_dropout),
       cmocka_unit_test(dropout_mask_depends_only_on_seed_step_and_key),
       cmocka_unit_test(embedding_matches_reference),
       cmocka_unit_test(permute_splits_heads_in_four_dimensions),

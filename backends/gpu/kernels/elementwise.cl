@@ -7,7 +7,7 @@ KERNEL unary_op(int op, float alpha, buf_t x, ulong xo, buf_t y, ulong yo, ulong
   const float v = F32(x, xo)[i];
   float r;
   switch (op) {
-    case kGpuRelu: r = v > 0.0f ? v : 0.0f; break;
+    case kGpuRelu: r = v <= 0.0f ? 0.0f : v; break;  // NaN stays NaN (the CPU kernel's)
     case kGpuGelu: r = 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)); break;
     case kGpuTanh: r = tanhf(v); break;
     case kGpuSigmoid: r = 1.0f / (1.0f + expf(-v)); break;
@@ -26,7 +26,7 @@ KERNEL binary_op(int op, float alpha, buf_t a, ulong ao, buf_t b, ulong bo, buf_
   switch (op) {
     case kGpuAdd: r = u + v; break;
     case kGpuMul: r = u * v; break;
-    case kGpuReluGrad: r = v > 0.0f ? u : 0.0f; break;  // (dy, y)
+    case kGpuReluGrad: r = v <= 0.0f ? 0.0f : u; break;  // (dy, y); y NaN passes dy
     case kGpuGeluGrad: {                                // (dy, x)
       const float cdf = 0.5f * (1.0f + erff(v * 0.70710678118654752440f));
       const float pdf = 0.39894228040143267794f * expf(-0.5f * v * v);
@@ -67,6 +67,6 @@ KERNEL dropout(buf_t x, ulong xo, buf_t y, ulong yo, ulong n, ulong key, float p
   GLOBAL const float* src = F32(x, xo);
   GLOBAL float* dst = F32(y, yo);
   for (int j = 0; j < 4 && i + j < n; ++j) {
-    dst[i + j] = uniform01(r.v[j]) >= p ? src[i + j] / keep_scale : 0.0f;
+    dst[i + j] = uniform01(r.v[j]) >= p ? src[i + j] / keep_scale : src[i + j] * 0.0f;
   }
 }
