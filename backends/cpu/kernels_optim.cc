@@ -1,10 +1,25 @@
-// Optimizer steps, in place: SGD (with momentum) and Adam / AdamW as torch.optim computes them.
+// Optimizer steps, in place: SGD (with momentum) and Adam / AdamW as torch.optim computes them;
+// and the non-finite guard that runs before them.
 #include <math.h>
 
 #include "backends/cpu/kernels_internal.h"
 
 namespace remat {
 namespace cpu {
+
+// The first non-finite element stops the step here, before any update of the plan has run.
+remat_status finite_check(const KernelArgs& args) {
+  const float* __restrict x = in_f32(args, 0);
+  const int64_t n = in_ref(args, 0).numel;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!isfinite(x[i])) {
+      args.err->failed_op = args.call->index + 1;
+      return set_error(args.err, REMAT_ERROR_NONFINITE, "element %lld is %g (op %u, finite_check)",
+                       static_cast<long long>(i), static_cast<double>(x[i]), args.call->index);
+    }
+  }
+  return REMAT_OK;
+}
 
 // Outputs alias inputs (param, velocity, m, v are updated in place), so no pointer here is
 // __restrict: each element is read before it is written, one element at a time.

@@ -41,6 +41,7 @@
   X(embedding_grad)          \
   X(permute)                 \
   X(copy_rows)               \
+  X(finite_check)            \
   X(sgd_update)              \
   X(adam_update)
 

@@ -2,6 +2,8 @@
 // backend does with its own library or queues (matmul, copies between regions).
 #include "backends/gpu/gpu_ops.h"
 
+#include <string.h>
+
 #include "plan/ops.h"
 
 namespace remat {
@@ -37,6 +39,13 @@ remat_status finish_check(Launcher& l, const OpCall& call, const TensorRef& valu
 }
 
 remat_status report_error(const GpuState& s, ErrorBuffer* err) {
+  err->failed_op = static_cast<uint32_t>(s.error);
+  if (s.error_code == static_cast<uint32_t>(OpCode::kFiniteCheck)) {
+    float value;
+    memcpy(&value, &s.error_value, sizeof(value));
+    return set_error(err, REMAT_ERROR_NONFINITE, "element %d is %g (op %u, finite_check)", s.error_position,
+                     static_cast<double>(value), static_cast<unsigned>(s.error - 1));
+  }
   const bool label = s.error_code == static_cast<uint32_t>(OpCode::kSoftmaxCrossEntropy) ||
                      s.error_code == static_cast<uint32_t>(OpCode::kSoftmaxCrossEntropyGrad);
   return set_error(err, REMAT_ERROR_OUT_OF_RANGE, "op %u (%s): %s %d at position %d outside [0, %lld)",

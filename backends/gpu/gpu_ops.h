@@ -28,8 +28,10 @@ remat_status set_step(Launcher& l, const StepContext& ctx, ErrorBuffer* err);
 /// adds the bad value to the op's report, then Launcher::end_check.
 remat_status finish_check(Launcher& l, const OpCall& call, const TensorRef& values, ErrorBuffer* err);
 
-/// Formats the report of bad data |s| (s.error != 0) into |err| as the CPU kernels word it:
-/// "op N (name): id|label V at position P outside [0, L)". Returns REMAT_ERROR_OUT_OF_RANGE.
+/// Formats the report of bad data |s| (s.error != 0) into |err| as the CPU kernels word it and
+/// sets err->failed_op: "op N (name): id|label V at position P outside [0, L)", returning
+/// REMAT_ERROR_OUT_OF_RANGE, or for finite_check "element P is V (op N, finite_check)",
+/// returning REMAT_ERROR_NONFINITE.
 remat_status report_error(const GpuState& s, ErrorBuffer* err);
 
 // The ops, one per catalogue entry (gpu_ops_*.cc); the table holds them.

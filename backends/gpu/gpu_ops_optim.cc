@@ -7,6 +7,17 @@
 namespace remat {
 namespace gpu {
 
+remat_status finite_check(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  const TensorRef& x = *call.inputs[0];
+  remat_status status = l.begin_check(call, err);
+  if (status != REMAT_OK) return status;
+  Args a(l, kKernel_finite_check);
+  a.tensor(x).u64(static_cast<uint64_t>(x.numel)).state().op(call);
+  status = a.launch(static_cast<size_t>(x.numel), call, err);
+  // report_value reads the element's 32 bits as an i32: report_error shows them as a float.
+  return status == REMAT_OK ? finish_check(l, call, x, err) : status;
+}
+
 remat_status sgd_update(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const float momentum = fattr(call, 1, 0.0f);
   const bool has_velocity = momentum != 0.0f;

@@ -125,7 +125,11 @@ typedef enum remat_status {
   /** A training state is corrupt or truncated: its checksum, size or layout is wrong. */
   REMAT_ERROR_DATA_LOSS = 20,
   /** A caller-supplied callback (a state writer or reader) reported failure. */
-  REMAT_ERROR_CALLBACK = 21
+  REMAT_ERROR_CALLBACK = 21,
+  /** A step's loss or a gradient holds a NaN or an infinity (the plan's finite checks found
+   *  it): the update was skipped, parameters and optimizer state are as they were, the step
+   *  count advanced. The message names the tensor, the element and its value. */
+  REMAT_ERROR_NONFINITE = 22
 } remat_status;
 
 /** Element types. Values are stored in plans. */
@@ -306,7 +310,17 @@ REMAT_API remat_status remat_session_set_input(remat_session* session, const cha
                                                const void* data, size_t bytes);
 
 /** Runs one training step (forward, backward, optimizer update). Writes the step's loss, as
- *  computed before the update, to |out_loss| when it is not NULL. */
+ *  computed before the update, to |out_loss| when it is not NULL.
+ *
+ *  When the plan's finite checks (compiled in by default) find a NaN or an infinity in the
+ *  loss or a gradient, the step returns REMAT_ERROR_NONFINITE and its update is skipped:
+ *  parameters and optimizer state keep their bytes. The loss is still written to |out_loss|
+ *  and the step count still advances, because it is the index of the batch (dropout, a
+ *  learning-rate schedule and a caller's data are functions of it): a run that skips steps is
+ *  replayed exactly from a saved state. Adam's bias correction counts skipped steps too (torch's
+ *  GradScaler, which does not call the optimizer, would not). The message names the first
+ *  non-finite tensor in plan order (the loss, then gradients as the backward pass finishes
+ *  them), the element and its value. */
 REMAT_API remat_status remat_session_step(remat_session* session, float* out_loss);
 
 /** Copies |bytes| bytes from |data| into the parameter called |name|. */

@@ -10,7 +10,17 @@ namespace remat {
 namespace cli {
 
 const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy", "--budget",
-                                                 "--device-budget", "--copy-bandwidth", "--compute-rate"};
+                                                 "--device-budget", "--copy-bandwidth", "--compute-rate",
+                                                 "--finite-checks"};
+
+compiler::FiniteChecks finite_checks_option(const Args& args) {
+  const std::string value = args.text("--finite-checks", "on");
+  compiler::FiniteChecks checks;
+  if (!compiler::parse_finite_checks(value, &checks)) {
+    throw UsageError("--finite-checks '" + value + "': expected on, atomic or off");
+  }
+  return checks;
+}
 
 std::string optimizer_option(const Args& args, const std::string& fallback) {
   const std::string text = args.text("--optimizer", fallback);
@@ -50,6 +60,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   }
   o.copy_bandwidth = args.real("--copy-bandwidth", o.copy_bandwidth);
   o.compute_rate = args.real("--compute-rate", o.compute_rate);
+  o.finite_checks = finite_checks_option(args);
   return o;
 }
 

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/safetensors.h"
 #include "cli/synthetic_task.h"
+#include "plan/ops.h"
 #include "plan/plan_generated.h"
 #include "remat/remat.h"
 #include "runtime/port.h"
@@ -127,6 +128,14 @@ bool load_state(remat_session* session, const std::string& path) {
   return true;
 }
 
+// Whether |plan| carries the non-finite guard (finite_check ops; `--finite-checks off` omits them).
+bool has_finite_checks(const fb::Plan* plan) {
+  for (const fb::Op* op : *plan->ops()) {
+    if (op->code() == static_cast<uint16_t>(OpCode::kFiniteCheck)) return true;
+  }
+  return false;
+}
+
 // Fails now, before any step, when |flag|'s file could not be written at the end.
 void check_output(const Args& args, const std::string& flag) {
   if (!args.has(flag)) return;
@@ -175,7 +184,7 @@ void open_data(const std::string& path, const remat_plan* plan, DataFile* data) 
 int run_train(const std::vector<std::string>& argv) {
   std::vector<std::string> valued = kCompileFlags;
   for (const char* f : {"--backend", "--steps", "--data", "--load-params", "--save-params", "--arena", "--state",
-                        "--save-every"}) {
+                        "--save-every", "--on-nonfinite"}) {
     valued.push_back(f);
   }
   const Args args(argv, valued, {});
@@ -187,6 +196,10 @@ int run_train(const std::vector<std::string>& argv) {
   check_output(args, "--state");
   if (args.has("--save-every") && !args.has("--state")) throw UsageError("--save-every needs --state FILE");
   const int64_t save_every = args.integer("--save-every", 1, INT32_MAX, 0);
+  const std::string on_nonfinite = args.text("--on-nonfinite", "stop");
+  if (on_nonfinite != "stop" && on_nonfinite != "skip") {
+    throw UsageError("--on-nonfinite '" + on_nonfinite + "': expected stop or skip");
+  }
 
   std::vector<uint8_t> bytes;
   if (is_plan_file) {
@@ -203,6 +216,10 @@ int run_train(const std::vector<std::string>& argv) {
   if (opened != REMAT_OK) throw Failure(source + ": " + remat_status_string(opened) + ": " + message);
   std::unique_ptr<remat_plan, PlanCloser> plan(raw_plan);
   const fb::Plan* root = fb::GetPlan(bytes.data());
+  const bool guarded = has_finite_checks(root);
+  if (on_nonfinite == "skip" && !guarded) {
+    throw UsageError("--on-nonfinite skip needs a plan with finite checks; " + source + " was compiled with --finite-checks off");
+  }
 
   remat_session_options options;
   remat_session_options_init(&options);
@@ -254,7 +271,8 @@ int run_train(const std::vector<std::string>& argv) {
   // --steps is the step count to reach: a run restarted from its state finishes the same job.
   const uint64_t start = port_now_ns();
   uint64_t last_print = 0;
-  float first_loss = NAN, loss = NAN;
+  float first_loss = NAN, loss = NAN, last_loss = NAN;
+  int64_t skipped = 0;
   for (int64_t step = done; step < steps; ++step) {
     if (task) {
       const std::vector<std::string> names = task->names();
@@ -271,8 +289,22 @@ int run_train(const std::vector<std::string>& argv) {
               "step " + std::to_string(step) + ": setting '" + data.names[i] + "'");
       }
     }
-    check(session.get(), remat_session_step(session.get(), &loss), "step " + std::to_string(step));
-    if (step == done) first_loss = loss;
+    const remat_status stepped = remat_session_step(session.get(), &loss);
+    if (stepped == REMAT_ERROR_NONFINITE && on_nonfinite == "skip") {
+      std::fprintf(stderr, "remat: skipped: %s\n", remat_session_last_error(session.get()));
+      ++skipped;
+    } else if (stepped == REMAT_ERROR_NONFINITE) {
+      throw Failure(std::string("stopped: ") + remat_session_last_error(session.get()) +
+                    " (--on-nonfinite skip would go on to the next batch)");
+    } else {
+      check(session.get(), stepped, "step " + std::to_string(step));
+      if (!guarded && !std::isfinite(loss)) {
+        throw Failure("step " + std::to_string(step) + ": the loss is " + std::to_string(loss) +
+                      "; the plan has no finite checks (--finite-checks off), so its update was applied");
+      }
+      if (std::isnan(first_loss)) first_loss = loss;
+      last_loss = loss;
+    }
     if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) save_state(session.get(), state_path);
     const uint64_t now = port_now_ns();
     const double seconds = static_cast<double>(now - start) * 1e-9;
@@ -294,7 +326,11 @@ int run_train(const std::vector<std::string>& argv) {
   if (ran > 0) {
     std::printf("trained %lld steps in %.2f s (%.0f samples/s); loss %.6f -> %.6f\n",
                 static_cast<long long>(ran), seconds,
-                seconds > 0 ? static_cast<double>(ran * batch) / seconds : 0.0, first_loss, loss);
+                seconds > 0 ? static_cast<double>(ran * batch) / seconds : 0.0, first_loss, last_loss);
+  }
+  if (skipped > 0) {
+    std::printf("skipped the update of %lld of those steps: a loss or gradient was not finite\n",
+                static_cast<long long>(skipped));
   }
   if (!state_path.empty() && (ran > 0 || !resumed)) {
     save_state(session.get(), state_path);

@@ -25,6 +25,10 @@ int run_size(const std::vector<std::string>& argv);
 /// Flags that choose how a model is compiled, shared by compile and train.
 extern const std::vector<std::string> kCompileFlags;
 
+/// --finite-checks on|atomic|off (default on): the non-finite guard plans carry. Throws
+/// UsageError naming the flag on any other value.
+compiler::FiniteChecks finite_checks_option(const Args& args);
+
 /// The --optimizer value of |args| (|fallback| when absent), parsed now: a bad one throws
 /// UsageError naming --optimizer, the key and the value.
 std::string optimizer_option(const Args& args, const std::string& fallback);

@@ -28,6 +28,7 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.copy_bandwidth = setup.copy_bandwidth;
   o.compute_rate = setup.compute_rate;
   o.asynchronous_copies = setup.asynchronous_copies;
+  o.finite_checks = setup.finite_checks;
   return o;
 }
 

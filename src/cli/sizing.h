@@ -32,6 +32,8 @@ struct SizeSetup {
   double compute_rate = compiler::CompileOptions().compute_rate;
   /// Whether --backend overlaps copies with compute (docs/spilling.md).
   bool asynchronous_copies = compiler::CompileOptions().asynchronous_copies;
+  /// --finite-checks: the non-finite guard (atomic keeps gradients alive until the updates).
+  compiler::FiniteChecks finite_checks = compiler::CompileOptions().finite_checks;
 };
 
 /// The figures of one plan, or why it could not be compiled.

@@ -9,8 +9,9 @@ namespace {
 
 class Differentiator {
  public:
-  Differentiator(Graph& g, const OptimizerSpec& opt)
-      : g_(g), opt_(opt), grad_(g.tensors.size(), -1), needs_(g.tensors.size(), false) {}
+  Differentiator(Graph& g, const OptimizerSpec& opt, FiniteChecks finite_checks)
+      : g_(g), opt_(opt), finite_checks_(finite_checks), grad_(g.tensors.size(), -1),
+        needs_(g.tensors.size(), false) {}
 
   void run() {
     if (g_.loss < 0) throw CompileError("graph has no loss: nothing to differentiate");
@@ -34,6 +35,12 @@ class Differentiator {
       }
       first_read_at[first_reader[p]].push_back(p);
     }
+    const bool checks = finite_checks_ != FiniteChecks::kOff;
+    if (checks) check_finite(g_.loss, forward_ops - 1);
+    // Each update runs as soon as its gradient is final and checked, so gradients need not all
+    // be alive at once; atomic checks make every update wait for the last check instead.
+    struct Update { int param, grad, source; };
+    std::vector<Update> deferred;
     for (int i = forward_ops - 1; i >= 0; --i) {
       backward_of(i);
       // A parameter's gradient is final once the backward of its first reader has run.
@@ -41,12 +48,23 @@ class Differentiator {
         if (grad_[p] < 0) {
           throw CompileError("parameter '" + g_.tensors[p].name + "' does not reach the loss");
         }
-        append_update(g_, opt_, p, grad_[p], i);
+        if (checks) check_finite(grad_[p], i);
+        if (finite_checks_ == FiniteChecks::kAtomic) {
+          deferred.push_back({p, grad_[p], i});
+        } else {
+          append_update(g_, opt_, p, grad_[p], i);
+        }
       }
     }
+    for (const Update& u : deferred) append_update(g_, opt_, u.param, u.grad, u.source);
   }
 
  private:
+  // The guard of the update (plan/op_catalogue.h, finite_check) on tensor |t|.
+  void check_finite(int t, int source) {
+    g_.add_op(OpCode::kFiniteCheck, {t}, {}, {}, {}, Phase::kUpdate, source);
+  }
+
   // A new gradient tensor shaped like |like|.
   int grad_tensor(int like) {
     const Tensor& t = g_.tensors[like];
@@ -163,6 +181,7 @@ class Differentiator {
 
   Graph& g_;
   const OptimizerSpec& opt_;
+  const FiniteChecks finite_checks_;
   std::vector<int> grad_;
   std::vector<bool> needs_;
   int current_ = -1;
@@ -170,8 +189,8 @@ class Differentiator {
 
 }  // namespace
 
-void append_backward_and_updates(Graph& graph, const OptimizerSpec& optimizer) {
-  Differentiator(graph, optimizer).run();
+void append_backward_and_updates(Graph& graph, const OptimizerSpec& optimizer, FiniteChecks finite_checks) {
+  Differentiator(graph, optimizer, finite_checks).run();
 }
 
 }  // namespace compiler

@@ -28,7 +28,7 @@ CompileResult compile(const CompileOptions& options) {
   result.graph = build_template(options.model, options.batch);
   const size_t forward_ops = result.graph.ops.size();
   const OptimizerSpec optimizer = parse_optimizer(options.optimizer);
-  append_backward_and_updates(result.graph, optimizer);
+  append_backward_and_updates(result.graph, optimizer, options.finite_checks);
   std::vector<int> checkpoints;
   if (options.strategy == "budget") {
     if (options.budget == 0) throw CompileError("strategy 'budget' needs a budget (--budget BYTES)");

@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_profile.h"
 #include "backends/device_profile.h"
+#include "compiler/finite_checks.h"
 #include "compiler/graph.h"
 #include "compiler/planner.h"
 
@@ -37,6 +38,8 @@ struct CompileOptions {
   bool asynchronous_copies = kCpuProfile.asynchronous_copies;
   /// Region alignment: the target backend's (CPU 64, GPUs 256).
   uint32_t alignment = kCpuProfile.alignment;
+  /// The non-finite guard (compiler/finite_checks.h).
+  FiniteChecks finite_checks = FiniteChecks::kOn;
 
   /// Plans for |profile|'s device: takes its alignment and spill cost model.
   void target(const DeviceProfile& profile) {

@@ -54,6 +54,9 @@ struct StepContext {
 struct ErrorBuffer {
   char* text;       ///< Destination, always NUL-terminated after a write.
   size_t capacity;  ///< Bytes available at |text|.
+  /// 1 + OpCall::index of the op whose check of step data failed (bad ids or labels, a
+  /// non-finite value), set beside the status; 0 otherwise. The session names the op's tensor.
+  uint32_t failed_op = 0;
 };
 
 /// Formats a message into |err| (printf-style) and returns |status|, for one-line error returns.

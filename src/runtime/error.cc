@@ -46,6 +46,7 @@ const char* remat_status_string(remat_status status) {
     case REMAT_ERROR_STATE_MISMATCH: return "state of another plan or format";
     case REMAT_ERROR_DATA_LOSS: return "state corrupt";
     case REMAT_ERROR_CALLBACK: return "callback failed";
+    case REMAT_ERROR_NONFINITE: return "non-finite value";
   }
   return "unknown status";
 }

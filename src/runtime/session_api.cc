@@ -109,6 +109,36 @@ remat_status resolve_ops(remat_session* s) {
   return REMAT_OK;
 }
 
+// Rewrites the message of the failed finite_check of step s->step - 1 to name the tensor it
+// checked, which the backend's kernels (whose words it keeps) do not know, and to say how many
+// parameters the plan had updated before that check (none with atomic checks).
+void name_nonfinite_tensor(remat_session* s) {
+  char detail[REMAT_SESSION_ERROR_CAPACITY];
+  memcpy(detail, s->error, sizeof(detail));
+  const auto* ops = s->plan->root->ops();
+  const uint32_t op = s->err.failed_op;
+  const unsigned long long step = s->step - 1;
+  if (op == 0 || op > ops->size() || ops->Get(op - 1)->inputs() == nullptr || ops->Get(op - 1)->inputs()->size() == 0) {
+    FAIL(s, REMAT_ERROR_NONFINITE, "step %llu: %s", step, detail);
+    return;
+  }
+  uint32_t updated = 0;
+  for (uint32_t i = 0; i + 1 < op; ++i) {
+    const uint16_t code = ops->Get(i)->code();
+    updated += code == static_cast<uint16_t>(remat::OpCode::kSgdUpdate) ||
+               code == static_cast<uint16_t>(remat::OpCode::kAdamUpdate);
+  }
+  const char* name = s->plan->root->tensors()->Get(ops->Get(op - 1)->inputs()->Get(0))->name()->c_str();
+  if (updated == 0) {
+    FAIL(s, REMAT_ERROR_NONFINITE, "step %llu: tensor '%s' is not finite: %s; no parameter was updated", step, name,
+         detail);
+  } else {
+    FAIL(s, REMAT_ERROR_NONFINITE,
+         "step %llu: tensor '%s' is not finite: %s; %u parameters had been updated before it, the others were not",
+         step, name, detail, updated);
+  }
+}
+
 void copy_message(const remat_session* s, char* out, size_t capacity) {
   if (out != nullptr && capacity > 0) {
     strncpy(out, s->error, capacity - 1);
@@ -260,14 +290,31 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
   }
   const remat::StepContext ctx{s->plan->root->seed(), s->step};
   const uint32_t n_ops = s->plan->root->ops()->size();
+  s->err.failed_op = 0;
   remat_status status = s->backend->begin_step(ctx, &s->err);
   for (uint32_t i = 0; i < n_ops && status == REMAT_OK; ++i) status = s->backend->run_op(s->ops[i], ctx, &s->err);
   if (status == REMAT_OK) status = s->backend->end_step(&s->err);
   if (status != REMAT_OK) {
     s->backend->sync(&s->err);  // drain what was queued; the first error's message is kept
+  } else {
+    status = s->backend->sync(&s->err);  // a GPU reports what its kernels found here
+  }
+  if (status == REMAT_ERROR_NONFINITE) {
+    if (out_loss != nullptr) {
+      char detail[REMAT_SESSION_ERROR_CAPACITY];
+      memcpy(detail, s->error, sizeof(detail));
+      const remat::TensorRef& loss = s->tensors[s->plan->root->loss()];
+      const remat_status read = s->backend->download(loss.region, loss.offset, out_loss, sizeof(float), &s->err);
+      if (read != REMAT_OK) return read;
+      memcpy(s->error, detail, sizeof(detail));
+    }
+    // A skipped update still uses up the step: the step count is the index of the batch (the
+    // dropout stream, a schedule and the CLI's data are functions of it), so a run that skips
+    // is replayed exactly from a saved state and always moves on.
+    ++s->step;
+    name_nonfinite_tensor(s);
     return status;
   }
-  status = s->backend->sync(&s->err);
   if (status == REMAT_OK && out_loss != nullptr) {
     const remat::TensorRef& loss = s->tensors[s->plan->root->loss()];
     status = s->backend->download(loss.region, loss.offset, out_loss, sizeof(float), &s->err);

@@ -128,6 +128,8 @@ const std::vector<OpCase>& every_op_case() {
       {"sgd momentum", OpCode::kSgdUpdate, {{500}, {500}, {500}}, {}, {}, {0.1f, 0.9f, 0.01f}, kEw},
       {"adam", OpCode::kAdamUpdate, {{500}, {500}, {500}, {500}}, {}, {0}, {1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f}, kEw},
       {"adamw", OpCode::kAdamUpdate, {{500}, {500}, {500}, {500}}, {}, {1}, {1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f}, kEw},
+      // Finite data: both backends pass it (test_conformance.cc feeds it NaN and infinity).
+      {"finite_check", OpCode::kFiniteCheck, {{1000}}, {}, {}, {}, 0.0},
   };
   return cases;
 }

@@ -81,7 +81,8 @@ bool claims_every_op() {
   } while (0)
 
 // A strategy may carry a device budget as "STRATEGY/device=BYTES" (spilling to host), placed
-// by the spill cost model of the backend under test, or of the one named by "/costs=NAME".
+// by the spill cost model of the backend under test, or of the one named by "/costs=NAME";
+// "/checks=atomic|off" sets the non-finite guard (default on).
 std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
                                   const std::string& strategy) {
   remat::compiler::CompileOptions o;
@@ -95,7 +96,12 @@ std::vector<uint8_t> compile_plan(const std::string& model, const std::string& o
   }
   const size_t costs_at = strategy.find("/costs=");
   o.target(remat::compiler::target_profile(
-      costs_at == std::string::npos ? backend_name(g_backend) : strategy.substr(costs_at + 7)));
+      costs_at == std::string::npos ? backend_name(g_backend) : strategy.substr(costs_at + 7, strategy.find('/', costs_at + 1) - costs_at - 7)));
+  const size_t checks_at = strategy.find("/checks=");
+  if (checks_at != std::string::npos &&
+      !remat::compiler::parse_finite_checks(strategy.substr(checks_at + 8), &o.finite_checks)) {
+    fail_msg("bad checks in '%s'", strategy.c_str());
+  }
   return remat::compiler::compile(o).plan;
 }
 
@@ -434,6 +440,136 @@ void resuming_from_a_saved_state_is_exact(void**) {
   }
 }
 
+// finite_check on data with NaN and infinities: the backend stops (or reports at sync) with
+// REMAT_ERROR_NONFINITE for the smallest bad position, worded and placed as on the CPU.
+void finite_check_reports_the_first_nonfinite_element_as_the_cpu_does(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+  constexpr uint64_t kArena = 8192, kPersistent = 256;
+  alignas(256) static uint8_t arena[2][kArena], persistent[2][kPersistent];
+  std::vector<float> data(1000, 0.5f);
+  data[900] = INFINITY;
+  data[400] = -INFINITY;
+  data[17] = NAN;
+  const remat::TensorRef x = bytes_tensor(remat::Region::kArena, 256, data.size() * 4);
+  const remat::OpCall call = make_call(remat::OpCode::kFiniteCheck, 12, &x, nullptr);
+  std::string messages[2];
+  for (int b = 0; b < 2; ++b) {
+    const std::string backend = b == 0 ? "cpu" : g_backend;
+    const remat::DeviceProfile* profile = remat::find_device_profile(backend.c_str());
+    remat::RegionSetup regions{};
+    regions.arena = profile->binds_host_memory ? arena[b] : nullptr;
+    regions.arena_bytes = kArena;
+    regions.persistent = profile->binds_host_memory ? persistent[b] : nullptr;
+    regions.persistent_bytes = kPersistent;
+    regions.alignment = 256;
+    char text[512] = "";
+    remat::ErrorBuffer err{text, sizeof(text)};
+    remat::Backend* backend_object = nullptr;
+    if (remat::create_backend(backend.c_str(), regions, &backend_object, &err) != REMAT_OK) fail_msg("create: %s", text);
+    remat_status status = backend_object->upload(x.region, x.offset, data.data(), x.bytes, &err);
+    if (status == REMAT_OK) status = backend_object->run_op(call, remat::StepContext{kSeed, 0}, &err);
+    const remat_status synced = backend_object->sync(&err);
+    if (status == REMAT_OK) status = synced;
+    // Clean data after the report: the report was cleared, nothing sticks to the next op.
+    const std::vector<float> clean(1000, 1.0f);
+    backend_object->upload(x.region, x.offset, clean.data(), x.bytes, &err);
+    remat::ErrorBuffer after_err{text + 256, 256};
+    remat_status after = backend_object->run_op(call, remat::StepContext{kSeed, 1}, &after_err);
+    if (after == REMAT_OK) after = backend_object->sync(&after_err);
+    const uint32_t failed_op = err.failed_op;
+    remat::destroy_backend(backend_object);
+    printf("%s: %s\n", backend.c_str(), text);
+    assert_int_equal(status, REMAT_ERROR_NONFINITE);
+    assert_int_equal(failed_op, 13);
+    assert_int_equal(after, REMAT_OK);
+    messages[b] = text;
+  }
+  assert_non_null(strstr(messages[0].c_str(), "element 17 is nan"));
+  assert_string_equal(messages[0].c_str(), messages[1].c_str());
+}
+
+// The state's tensors, without its header (which holds the step count) and checksum.
+std::vector<uint8_t> state_tensors(remat_session* session) {
+  std::vector<uint8_t> state;
+  if (remat_session_save_state(session, append_state, &state) != REMAT_OK) {
+    fail_msg("save_state: %s", remat_session_last_error(session));
+  }
+  return std::vector<uint8_t>(state.begin() + 48, state.end() - 4);
+}
+
+// A NaN in the input data reaches the loss (relu keeps NaN, as torch's does): the step says
+// so naming the loss, no parameter or optimizer state changes, the step count moves on, and
+// the next step with good data trains.
+void a_nan_in_the_data_skips_the_update_and_names_the_loss(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+  const std::string model = "mlp:layers=2,width=8,in=4,classes=3";
+  Run run(model, kOptimizers[1], "none", g_backend);
+  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  run.feed(task, 0);
+  assert_int_equal(remat_session_step(run.session, nullptr), REMAT_OK);
+  const std::vector<uint8_t> before = state_tensors(run.session);
+  auto values = task.batch(1);
+  const float nan = NAN;
+  memcpy(values[0].data() + 4 * 5, &nan, sizeof(nan));
+  assert_string_equal(task.names()[0].c_str(), "x");
+  for (size_t i = 0; i < values.size(); ++i) {
+    remat_session_set_input(run.session, task.names()[i].c_str(), values[i].data(), values[i].size());
+  }
+  float loss = 0.0f;
+  assert_int_equal(remat_session_step(run.session, &loss), REMAT_ERROR_NONFINITE);
+  const char* message = remat_session_last_error(run.session);
+  printf("%s: %s\n", g_backend.c_str(), message);
+  assert_true(isnan(loss));
+  assert_non_null(strstr(message, "step 1: tensor 'loss' is not finite: element 0 is nan"));
+  assert_non_null(strstr(message, "no parameter was updated"));
+  assert_int_equal(remat_session_step_count(run.session), 2);
+  assert_true(state_tensors(run.session) == before);
+  run.feed(task, 2);
+  assert_int_equal(remat_session_step(run.session, &loss), REMAT_OK);
+  assert_true(isfinite(loss));
+  assert_true(state_tensors(run.session) != before);
+}
+
+// A finite loss whose gradient overflows: the head's weights (+-3e38) and a hidden layer of
+// constant 0.01 give logits near +-2.4e37, and the hidden layer's bias gradient 8 x 7.5e37 =
+// inf. With checks on, the step stops before that gradient's update: the head (whose
+// gradients are finished first, and finite) is updated, the rest is not; with atomic checks
+// nothing is.
+void a_nonfinite_gradient_stops_the_updates_from_its_own_on(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+  const std::string model = "mlp:layers=2,width=8,in=4,classes=2";
+  for (const char* checks : {"on", "atomic"}) {
+    Run run(model, kOptimizers[0], std::string("none/checks=") + checks, g_backend);
+    const std::vector<float> zero(64, 0.0f), hundredth(8, 0.01f), head_bias(2, 0.0f);
+    std::vector<float> head(16, 3e38f);
+    for (size_t j = 8; j < 16; ++j) head[j] = -3e38f;
+    remat_session_write_param(run.session, "fc1.weight", zero.data(), 64 * 4);
+    remat_session_write_param(run.session, "fc1.bias", hundredth.data(), 8 * 4);
+    remat_session_write_param(run.session, "fc2.weight", head.data(), 16 * 4);
+    remat_session_write_param(run.session, "fc2.bias", head_bias.data(), 2 * 4);
+    remat::cli::SyntheticTask task(model, kBatch, kSeed);
+    run.feed(task, 0);
+    const std::vector<int32_t> ones(kBatch, 1);
+    remat_session_set_input(run.session, "labels", ones.data(), ones.size() * 4);
+    std::vector<float> fc0_before(32), fc1_before(8), head_bias_after(2), fc0_after(32), fc1_after(8);
+    remat_session_read_param(run.session, "fc0.weight", fc0_before.data(), 32 * 4);
+    float loss = 0.0f;
+    assert_int_equal(remat_session_step(run.session, &loss), REMAT_ERROR_NONFINITE);
+    const char* message = remat_session_last_error(run.session);
+    printf("%s, checks %s: loss %g: %s\n", g_backend.c_str(), checks, static_cast<double>(loss), message);
+    assert_true(isfinite(loss));
+    assert_non_null(strstr(message, "tensor 'grad.fc1."));
+    remat_session_read_param(run.session, "fc2.bias", head_bias_after.data(), 2 * 4);
+    remat_session_read_param(run.session, "fc1.bias", fc1_after.data(), 8 * 4);
+    remat_session_read_param(run.session, "fc0.weight", fc0_after.data(), 32 * 4);
+    assert_true(fc1_after == hundredth);
+    assert_true(fc0_after == fc0_before);
+    const bool head_updated = head_bias_after != head_bias;
+    assert_int_equal(head_updated, strcmp(checks, "on") == 0);
+    assert_non_null(strstr(message, head_updated ? "2 parameters had been updated" : "no parameter was updated"));
+  }
+}
+
 // The op catalogue against the backend: every opcode but the copies between regions (tested
 // above) has a case; the CPU backend claims every op; every op the backend claims has a kernel
 // that runs its case within the tolerances of op_cases.h against the CPU kernels, and every op
@@ -554,6 +690,9 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_token_id_out_of_range_is_a_step_error),
       cmocka_unit_test(spill_prefetch_and_wait_round_trip_bytes),
       cmocka_unit_test(resuming_from_a_saved_state_is_exact),
+      cmocka_unit_test(finite_check_reports_the_first_nonfinite_element_as_the_cpu_does),
+      cmocka_unit_test(a_nan_in_the_data_skips_the_update_and_names_the_loss),
+      cmocka_unit_test(a_nonfinite_gradient_stops_the_updates_from_its_own_on),
       cmocka_unit_test(an_unknown_device_is_unavailable_with_a_message),
       cmocka_unit_test(every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented),
       cmocka_unit_test(a_plan_with_an_unclaimed_op_is_refused_at_session_creation),

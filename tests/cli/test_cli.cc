@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -184,6 +185,38 @@ static void a_bad_optimizer_is_a_usage_error_naming_the_optimizer(void**) {
     expect(run_remat(std::string(command) + " " + model + " --optimizer adam:beta1=2" + out), 2, "--optimizer 'adam:beta1=2'");
   }
   expect(run_remat("train " + model + " --optimizer sgd:lr=abc --steps 1"), 2, "--optimizer 'sgd:lr=abc'");
+}
+
+// The divergence of the example (SGD with lr=100) under each --on-nonfinite and
+// --finite-checks setting.
+static void a_diverging_run_stops_or_skips_and_never_saves_nan(void**) {
+  const std::string train = "train mlp:layers=2,width=8,in=4,classes=3 --batch 4 --optimizer sgd:lr=100 --steps 20";
+  const std::string params = tmp("diverged.safetensors");
+  Result r = run_remat(train + " --save-params " + params);
+  expect(r, 1, "remat train: stopped: step 9: tensor 'loss' is not finite: element 0 is");
+  expect(r, 1, "no parameter was updated (--on-nonfinite skip would go on to the next batch)");
+  if (access(params.c_str(), F_OK) == 0) fail_msg("a stopped run wrote %s", params.c_str());
+  r = run_remat(train + " --on-nonfinite skip --save-params " + params);
+  expect(r, 0, "remat: skipped: step 9: tensor 'loss' is not finite");
+  expect(r, 0, "of those steps: a loss or gradient was not finite");
+  // What was saved is the last finite parameters: every value finite.
+  remat::SafeTensorsFile saved;
+  std::string error;
+  if (!remat::read_safetensors(params, &saved, &error)) fail_msg("%s", error.c_str());
+  for (const remat::SafeTensor& t : saved.tensors) {
+    for (size_t i = 0; i + 4 <= t.data.size(); i += 4) {
+      float v;
+      memcpy(&v, t.data.data() + i, 4);
+      if (!std::isfinite(v)) fail_msg("%s[%zu] is %g", t.name.c_str(), i / 4, static_cast<double>(v));
+    }
+  }
+  expect(run_remat(train + " --finite-checks off"), 1,
+         "step 9: the loss is -nan; the plan has no finite checks (--finite-checks off), so its update was applied");
+  expect(run_remat(train + " --finite-checks atomic"), 1, "stopped: step 9: tensor 'loss'");
+  expect(run_remat(train + " --finite-checks off --on-nonfinite skip"), 2, "--on-nonfinite skip needs a plan with finite checks");
+  expect(run_remat(train + " --on-nonfinite ignore"), 2, "--on-nonfinite 'ignore': expected stop or skip");
+  expect(run_remat(train + " --finite-checks maybe"), 2, "--finite-checks 'maybe': expected on, atomic or off");
+  expect(run_remat(std::string("size ") + kMlp + " --batch 4 --finite-checks no"), 2, "--finite-checks 'no'");
 }
 
 static void sizes_in_tib_and_tb_are_accepted(void**) {
@@ -499,6 +532,7 @@ int main() {
       cmocka_unit_test(bad_options_are_usage_errors_naming_the_option),
       cmocka_unit_test(a_bad_model_fails_with_a_message_naming_the_key),
       cmocka_unit_test(a_bad_optimizer_is_a_usage_error_naming_the_optimizer),
+      cmocka_unit_test(a_diverging_run_stops_or_skips_and_never_saves_nan),
       cmocka_unit_test(sizes_in_tib_and_tb_are_accepted),
       cmocka_unit_test(compile_into_an_unwritable_place_fails_naming_it_and_keeps_the_old_file),
       cmocka_unit_test(size_refuses_an_unwritable_timeline_before_sizing),

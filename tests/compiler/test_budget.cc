@@ -48,7 +48,7 @@ static void budget_matches_brute_force_over_every_checkpoint_set(void**) {
                             "resmlp:layers=2,width=16,in=8,classes=3"}) {
     remat::compiler::Graph base = remat::compiler::build_template(model, 8);
     const size_t forward_ops = base.ops.size();
-    remat::compiler::append_backward_and_updates(base, remat::compiler::parse_optimizer("sgd:lr=0.01"));
+    remat::compiler::append_backward_and_updates(base, remat::compiler::parse_optimizer("sgd:lr=0.01"), remat::compiler::FiniteChecks::kOn);
     const std::vector<int> candidates = remat::compiler::checkpoint_candidates(base, forward_ops);
     assert_true(candidates.size() <= 15);
     // Every subset: its planned arena and recomputed FLOPs.

@@ -1,6 +1,7 @@
 // Compiler: templates build what docs/templates.md says, bad specs are named, plans verify.
 #include "tests/cmocka_cpp.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -135,7 +136,7 @@ static std::vector<uint8_t> shortcut_params(bool recompute) {
   const int r = b.relu(b.linear(v, 8, "fc2"), "r");
   b.softmax_cross_entropy(b.linear(r, 3, "head"), labels);
   const size_t forward = g.ops.size();
-  append_backward_and_updates(g, parse_optimizer("sgd:lr=0.1"));
+  append_backward_and_updates(g, parse_optimizer("sgd:lr=0.1"), FiniteChecks::kOn);
   if (recompute) apply_recompute(g, forward, {c, r});
   CompileReport report;
   report.model = "custom";
@@ -161,6 +162,54 @@ static std::vector<uint8_t> shortcut_params(bool recompute) {
   remat_plan_close(plan);
   (void)x;
   return out;
+}
+
+// The non-finite guard: a check of the loss before any backward op and of every gradient
+// before its update; with `on` each update directly follows its check and the arena is the
+// one without checks, with `atomic` every update follows the last check.
+static void finite_checks_guard_every_update_and_on_costs_no_arena(void**) {
+  using namespace remat::compiler;
+  using remat::OpCode;
+  for (const char* model : {"mlp:layers=3,width=16,in=8,classes=3", "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3"}) {
+    CompileOptions o = options(model);
+    o.strategy = "sqrt";
+    o.finite_checks = FiniteChecks::kOff;
+    const CompileResult off = compile(o);
+    for (FiniteChecks mode : {FiniteChecks::kOn, FiniteChecks::kAtomic}) {
+      o.finite_checks = mode;
+      const CompileResult r = compile(o);
+      const Graph& g = r.graph;
+      size_t checks = 0, updates = 0, last_check = 0, first_update = g.ops.size(), first_backward = g.ops.size();
+      size_t loss_check = g.ops.size();
+      for (size_t i = 0; i < g.ops.size(); ++i) {
+        const Op& op = g.ops[i];
+        if (op.phase == Phase::kBackward && first_backward == g.ops.size()) first_backward = i;
+        if (op.code == OpCode::kFiniteCheck) {
+          ++checks;
+          last_check = i;
+          if (op.inputs[0] == g.loss) loss_check = i;
+        }
+        if (op.code == OpCode::kSgdUpdate) {
+          ++updates;
+          first_update = std::min(first_update, i);
+          // The op before each update checks that update's gradient (on) or is an update or
+          // the last check (atomic).
+          const Op& before = g.ops[i - 1];
+          if (mode == FiniteChecks::kOn) {
+            assert_true(before.code == OpCode::kFiniteCheck && before.inputs[0] == op.inputs[1]);
+          }
+        }
+      }
+      assert_int_equal(checks, g.params.size() + 1);
+      assert_int_equal(updates, g.params.size());
+      assert_true(loss_check < first_backward);
+      if (mode == FiniteChecks::kAtomic) {
+        assert_true(last_check < first_update);
+      } else {
+        assert_int_equal(r.report.arena_bytes, off.report.arena_bytes);
+      }
+    }
+  }
 }
 
 // Deeper than the compiler plans in reasonable time: refused before building, naming the key,
@@ -211,6 +260,7 @@ int main() {
       cmocka_unit_test(bad_model_strings_are_named_in_the_error),
       cmocka_unit_test(bad_optimizer_and_strategy_are_named_in_the_error),
       cmocka_unit_test(models_deeper_than_the_limit_are_refused_naming_the_key_value_and_limit),
+      cmocka_unit_test(finite_checks_guard_every_update_and_on_costs_no_arena),
       cmocka_unit_test(a_region_of_more_than_2_to_the_48_bytes_is_refused),
       cmocka_unit_test(a_shortcut_across_a_checkpoint_is_recomputed_exactly),
       cmocka_unit_test(chosen_checkpoints_have_the_checkpoint_role),

@@ -72,6 +72,7 @@ void adam_ok(Case& c) {
   c.ia({0}).fa({1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f});
 }
 void wait_ok(Case& c) { c.in(F32, {2, 3}); }
+void finite_check_ok(Case& c) { c.in(F32, {2, 3}); }
 void scale_ok(Case& c) { unary(c); c.fa({0.5f}); }
 
 namespace {
@@ -116,6 +117,7 @@ constexpr Builders make_builders() {
   set(OpCode::kAdamUpdate, adam_ok);
   set(OpCode::kWait, wait_ok);
   set(OpCode::kScale, scale_ok);
+  set(OpCode::kFiniteCheck, finite_check_ok);
   return t;
 }
 

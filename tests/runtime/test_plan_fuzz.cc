@@ -17,7 +17,7 @@ namespace {
 using remat_test::compile_model;
 
 // The last status of remat.h's append-only enum.
-constexpr int kLastStatus = REMAT_ERROR_CALLBACK;
+constexpr int kLastStatus = REMAT_ERROR_NONFINITE;
 
 const char kMlpDropout[] = "mlp:layers=2,width=8,in=4,classes=3,dropout=0.1";
 const char kTransformer[] = "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3,dropout=0.1";

@@ -4,6 +4,14 @@
 // they were (the CPU backend stops at the error; the OpenCL backend too, CUDA finds out after
 // the step).
 
+// The non-finite guard: one work item per element; the smallest position holding a NaN or an
+// infinity is reported (its bits by report_value), and the updates after it skip themselves.
+KERNEL finite_check(buf_t x, ulong xo, ulong n, GLOBAL GpuState* state, uint op, uint code) {
+  const ulong i = GLOBAL_ID();
+  if (i >= n) return;
+  if (!isfinite(F32(x, xo)[i])) report_bad(state, op, code, (int)i, 0);
+}
+
 KERNEL sgd_update(buf_t param, ulong po, buf_t grad, ulong go, buf_t vel, ulong vo,
                   buf_t param_out, ulong pqo, buf_t vel_out, ulong vqo, ulong n, float lr,
                   float momentum, float wd, int has_velocity, GLOBAL const GpuState* state) {
