@@ -436,6 +436,11 @@ remat_status CudaBackend::begin_step(const StepContext& ctx, ErrorBuffer* err) {
   return REMAT_OK;
 }
 
+void CudaBackend::attributes_changed() {
+  if (graph_ != nullptr) cudaGraphExecDestroy(graph_);
+  graph_ = nullptr;
+}
+
 remat_status CudaBackend::end_step(ErrorBuffer* err) {
   const Mode mode = mode_;
   switch (mode) {

@@ -58,6 +58,8 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   // The step hooks of Backend (see cuda_backend.h).
   remat_status begin_step(const StepContext& ctx, ErrorBuffer* err) override;
   remat_status end_step(ErrorBuffer* err) override;
+  /// Drops the captured graph, whose launches hold the old attributes: the next step captures.
+  void attributes_changed() override;
   uint64_t graph_replays() const { return replays_; }
 
  private:

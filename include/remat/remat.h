@@ -331,6 +331,18 @@ REMAT_API remat_status remat_session_write_param(remat_session* session, const c
 REMAT_API remat_status remat_session_read_param(remat_session* session, const char* name,
                                                 void* out_data, size_t bytes);
 
+/** Sets the learning rate of every optimizer update of |session|'s plan to |lr| from the next
+ *  step on (the plan's own value until then; AdamW's decoupled weight decay scales with it, as
+ *  in torch). A schedule calls it before each step. The learning rate is not part of a training
+ *  state: a schedule is a function of the step count, so set it again after a load.
+ *  REMAT_ERROR_INVALID_ARGUMENT when |lr| is negative or not finite; REMAT_ERROR_NOT_FOUND when
+ *  the plan has no optimizer update. */
+REMAT_API remat_status remat_session_set_learning_rate(remat_session* session, float lr);
+
+/** Writes the learning rate the next step uses to |out_lr| (the plan's until set).
+ *  REMAT_ERROR_NOT_FOUND when the plan has no optimizer update. */
+REMAT_API remat_status remat_session_learning_rate(const remat_session* session, float* out_lr);
+
 /** Number of steps this session has run; also the step index dropout and Adam use next. */
 REMAT_API uint64_t remat_session_step_count(const remat_session* session);
 

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "cli/atomic_file.h"
+#include "cli/lr_schedule.h"
 #include "cli/commands.h"
 #include "cli/safetensors.h"
 #include "cli/synthetic_task.h"
@@ -184,7 +185,7 @@ void open_data(const std::string& path, const remat_plan* plan, DataFile* data) 
 int run_train(const std::vector<std::string>& argv) {
   std::vector<std::string> valued = kCompileFlags;
   for (const char* f : {"--backend", "--steps", "--data", "--load-params", "--save-params", "--arena", "--state",
-                        "--save-every", "--on-nonfinite"}) {
+                        "--save-every", "--on-nonfinite", "--lr-schedule"}) {
     valued.push_back(f);
   }
   const Args args(argv, valued, {});
@@ -200,6 +201,8 @@ int run_train(const std::vector<std::string>& argv) {
   if (on_nonfinite != "stop" && on_nonfinite != "skip") {
     throw UsageError("--on-nonfinite '" + on_nonfinite + "': expected stop or skip");
   }
+  const bool scheduled = args.has("--lr-schedule");
+  const LrSchedule schedule = scheduled ? parse_lr_schedule(args.text("--lr-schedule", "")) : LrSchedule();
 
   std::vector<uint8_t> bytes;
   if (is_plan_file) {
@@ -262,6 +265,8 @@ int run_train(const std::vector<std::string>& argv) {
               root->provenance() && root->provenance()->strategy() ? root->provenance()->strategy()->c_str() : "?",
               format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.persistent_bytes).c_str());
   const int64_t done = static_cast<int64_t>(remat_session_step_count(session.get()));
+  float base_lr = 0.0f;
+  if (scheduled) check(session.get(), remat_session_learning_rate(session.get(), &base_lr), "--lr-schedule");
   if (resumed) {
     std::printf("resumed from %s at step %lld of %lld\n", state_path.c_str(), static_cast<long long>(done),
                 static_cast<long long>(steps));
@@ -288,6 +293,10 @@ int run_train(const std::vector<std::string>& argv) {
         check(session.get(), remat_session_set_input(session.get(), data.names[i].c_str(), at, data.item_bytes[i]),
               "step " + std::to_string(step) + ": setting '" + data.names[i] + "'");
       }
+    }
+    if (scheduled) {
+      check(session.get(), remat_session_set_learning_rate(session.get(), schedule.at(base_lr, step, steps)),
+            "step " + std::to_string(step) + ": --lr-schedule");
     }
     const remat_status stepped = remat_session_step(session.get(), &loss);
     if (stepped == REMAT_ERROR_NONFINITE && on_nonfinite == "skip") {

@@ -22,6 +22,7 @@ const char kUsage[] =
     "          [--load-params FILE.safetensors] [--save-params FILE.safetensors] [--arena SIZE]\n"
     "          [--state FILE [--save-every N]]   (resume from FILE; --steps is the step count to reach)\n"
     "          [--on-nonfinite stop|skip]   (a NaN or infinite loss or gradient: exit 1, or skip the update)\n"
+    "          [--lr-schedule constant|cosine|linear[,warmup=W][,min=M]]   (from the plan's learning rate)\n"
     "  inspect FILE.rplan [--ops|--tensors|--params] [--json]\n"
     "  devices                  list the backends and devices available here\n"
     "  size    MODEL --batch N|A..B [--strategy none,sqrt,selective,budget,manual:T1,T2]\n"

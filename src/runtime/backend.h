@@ -100,6 +100,9 @@ class Backend {
   virtual remat_status end_step(ErrorBuffer*) { return REMAT_OK; }
   /// Waits until every queued op and copy finished. Default: nothing is ever queued.
   virtual remat_status sync(ErrorBuffer*) { return REMAT_OK; }
+  /// Called between steps after the session changed ops' attributes (the learning rate): a
+  /// backend that replays recorded launches records them anew. Default: nothing is recorded.
+  virtual void attributes_changed() {}
 };
 
 }  // namespace remat

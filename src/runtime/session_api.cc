@@ -1,4 +1,5 @@
 // C ABI of sessions: creation (the only place memory is obtained), inputs, params, steps.
+#include <math.h>
 #include <string.h>
 
 #include <new>
@@ -137,6 +138,11 @@ void name_nonfinite_tensor(remat_session* s) {
          "step %llu: tensor '%s' is not finite: %s; %u parameters had been updated before it, the others were not",
          step, name, detail, updated);
   }
+}
+
+bool is_update(const remat::OpCall& call) {
+  return call.code == static_cast<uint16_t>(remat::OpCode::kSgdUpdate) ||
+         call.code == static_cast<uint16_t>(remat::OpCode::kAdamUpdate);
 }
 
 void copy_message(const remat_session* s, char* out, size_t capacity) {
@@ -351,6 +357,38 @@ remat_status remat_session_read_param(remat_session* s, const char* name, void* 
                 name, bytes, static_cast<unsigned long long>(ref.bytes));
   }
   return s->backend->download(ref.region, ref.offset, out_data, bytes, &s->err);
+}
+
+remat_status remat_session_set_learning_rate(remat_session* s, float lr) {
+  if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  if (!(lr >= 0.0f) || !isfinite(lr)) {
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "set_learning_rate: %g is not a finite rate >= 0", static_cast<double>(lr));
+  }
+  uint32_t updates = 0;
+  const uint32_t n_ops = s->plan->root->ops()->size();
+  for (uint32_t i = 0; i < n_ops; ++i) {
+    // lr is the first float attribute of both optimizers (plan/op_catalogue.h); the op calls
+    // point at these copies, so the next step reads it.
+    if (is_update(s->ops[i]) && s->ops[i].num_fattrs > 0) {
+      s->fattrs[s->ops[i].fattrs - s->fattrs] = lr;
+      ++updates;
+    }
+  }
+  if (updates == 0) return FAIL(s, REMAT_ERROR_NOT_FOUND, "set_learning_rate: the plan has no optimizer update");
+  s->backend->attributes_changed();
+  return REMAT_OK;
+}
+
+remat_status remat_session_learning_rate(const remat_session* s, float* out_lr) {
+  if (s == nullptr || out_lr == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  const uint32_t n_ops = s->plan->root->ops()->size();
+  for (uint32_t i = 0; i < n_ops; ++i) {
+    if (is_update(s->ops[i]) && s->ops[i].num_fattrs > 0) {
+      *out_lr = s->ops[i].fattrs[0];
+      return REMAT_OK;
+    }
+  }
+  return REMAT_ERROR_NOT_FOUND;
 }
 
 uint64_t remat_session_step_count(const remat_session* s) { return s ? s->step : 0; }

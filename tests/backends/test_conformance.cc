@@ -570,6 +570,51 @@ void a_nonfinite_gradient_stops_the_updates_from_its_own_on(void**) {
   }
 }
 
+// A learning rate set between steps equals the same rate compiled into the plan, byte for byte;
+// bad rates are refused and change nothing.
+void a_learning_rate_set_at_run_time_equals_the_compiled_one(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+  const std::string model = kModels[0];
+  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  for (const char* kind : {"sgd:lr=%g,momentum=0.9", "adamw:lr=%g,weight_decay=0.01"}) {
+    const float rate = 0.02f;
+    char compiled[64];
+    snprintf(compiled, sizeof(compiled), kind, static_cast<double>(rate));
+    std::vector<uint8_t> want;
+    {
+      Run reference(model, compiled, "none", g_backend);
+      for (int s = 0; s < 3; ++s) {
+        reference.feed(task, static_cast<uint64_t>(s));
+        assert_int_equal(remat_session_step(reference.session, nullptr), REMAT_OK);
+      }
+      want = reference.params();
+    }
+    char optimizer[64];
+    snprintf(optimizer, sizeof(optimizer), kind, 0.5);
+    Run run(model, optimizer, "none", g_backend);
+    float lr = 0.0f;
+    assert_int_equal(remat_session_learning_rate(run.session, &lr), REMAT_OK);
+    assert_true(lr == 0.5f);
+    for (float bad : {-0.1f, NAN, INFINITY}) {
+      assert_int_equal(remat_session_set_learning_rate(run.session, bad), REMAT_ERROR_INVALID_ARGUMENT);
+      assert_non_null(strstr(remat_session_last_error(run.session), "set_learning_rate"));
+    }
+    assert_int_equal(remat_session_learning_rate(run.session, &lr), REMAT_OK);
+    assert_true(lr == 0.5f);
+    for (int s = 0; s < 3; ++s) {
+      assert_int_equal(remat_session_set_learning_rate(run.session, rate), REMAT_OK);
+      run.feed(task, static_cast<uint64_t>(s));
+      assert_int_equal(remat_session_step(run.session, nullptr), REMAT_OK);
+    }
+    assert_int_equal(remat_session_learning_rate(run.session, &lr), REMAT_OK);
+    assert_true(lr == rate);
+    if (run.params() != want) fail_msg("%s on %s: run-time rates differ from compiled ones", kind, g_backend.c_str());
+  }
+  assert_int_equal(remat_session_set_learning_rate(nullptr, 0.1f), REMAT_ERROR_INVALID_ARGUMENT);
+  float lr = 0.0f;
+  assert_int_equal(remat_session_learning_rate(nullptr, &lr), REMAT_ERROR_INVALID_ARGUMENT);
+}
+
 // The op catalogue against the backend: every opcode but the copies between regions (tested
 // above) has a case; the CPU backend claims every op; every op the backend claims has a kernel
 // that runs its case within the tolerances of op_cases.h against the CPU kernels, and every op
@@ -693,6 +738,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(finite_check_reports_the_first_nonfinite_element_as_the_cpu_does),
       cmocka_unit_test(a_nan_in_the_data_skips_the_update_and_names_the_loss),
       cmocka_unit_test(a_nonfinite_gradient_stops_the_updates_from_its_own_on),
+      cmocka_unit_test(a_learning_rate_set_at_run_time_equals_the_compiled_one),
       cmocka_unit_test(an_unknown_device_is_unavailable_with_a_message),
       cmocka_unit_test(every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented),
       cmocka_unit_test(a_plan_with_an_unclaimed_op_is_refused_at_session_creation),

@@ -164,6 +164,8 @@ static void bad_options_are_usage_errors_naming_the_option(void**) {
   expect(run_remat(std::string("train ") + kMlp + " --arena 12 parsecs"), 2, "");
   expect(run_remat(std::string("train ") + kMlp + " --arena 12XB"), 2, "--arena '12XB'");
   expect(run_remat(std::string("train ") + kMlp + " --steps -1"), 2, "--steps -1");
+  expect(run_remat(std::string("train ") + kMlp + " --steps 1 --lr-schedule cos"), 2, "--lr-schedule 'cos': unknown schedule");
+  expect(run_remat(std::string("train ") + kMlp + " --steps 3 --lr-schedule cosine,warmup=1"), 0, "trained 3 steps");
 }
 
 static void a_bad_model_fails_with_a_message_naming_the_key(void**) {

@@ -1,9 +1,12 @@
-// Command-line values: sizes with units.
+// Command-line values: sizes with units, learning-rate schedules.
 #include "tests/cmocka_cpp.h"
 
 #include <string>
 
+#include <cmath>
+
 #include "cli/cli_args.h"
+#include "cli/lr_schedule.h"
 
 namespace {
 
@@ -20,7 +23,53 @@ std::string size_error(const std::string& text) {
   return "";
 }
 
+std::string schedule_error(const std::string& text) {
+  try {
+    remat::cli::parse_lr_schedule(text);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
+
+// Worked out by hand from torch's LinearLR and CosineAnnealingLR (closed forms in
+// lr_schedule.h) for base 0.1, 2 warmup steps, 6 steps: warmup 0.05, 0.1; then t = 0..3 of 4.
+static void schedules_give_torchs_rates(void**) {
+  struct Row {
+    const char* spec;
+    double want[6];
+  };
+  const Row rows[] = {
+      {"cosine,warmup=2", {0.05, 0.1, 0.1, 0.0853553390593, 0.05, 0.0146446609407}},
+      {"linear,warmup=2", {0.05, 0.1, 0.1, 0.075, 0.05, 0.025}},
+      {"constant,warmup=2", {0.05, 0.1, 0.1, 0.1, 0.1, 0.1}},
+      {"cosine,warmup=2,min=0.01", {0.05, 0.1, 0.1, 0.0868198051534, 0.055, 0.0231801948466}},
+      {"linear", {0.1, 0.0833333333333, 0.0666666666667, 0.05, 0.0333333333333, 0.0166666666667}},
+  };
+  for (const Row& row : rows) {
+    const remat::cli::LrSchedule s = remat::cli::parse_lr_schedule(row.spec);
+    for (int step = 0; step < 6; ++step) {
+      const double got = s.at(0.1, step, 6);
+      if (!(std::fabs(got - row.want[step]) <= 1e-7 * row.want[step])) {
+        fail_msg("%s step %d: %.12g, want %.12g", row.spec, step, got, row.want[step]);
+      }
+    }
+    // Past the end (a resumed run given fewer --steps) the rate stays at the schedule's end.
+    assert_true(s.at(0.1, 9, 6) == s.at(0.1, 6, 6));
+  }
+}
+
+static void bad_schedules_are_usage_errors_naming_the_part(void**) {
+  assert_string_equal(schedule_error("cos").c_str(), "--lr-schedule 'cos': unknown schedule 'cos' (constant, cosine, linear)");
+  assert_string_equal(schedule_error("cosine,warmup=-1").c_str(), "--lr-schedule 'cosine,warmup=-1': warmup=-1 is not a step count");
+  assert_string_equal(schedule_error("linear,min=x").c_str(), "--lr-schedule 'linear,min=x': min=x is not a rate >= 0");
+  assert_string_equal(schedule_error("linear,min=nan").c_str(), "--lr-schedule 'linear,min=nan': min=nan is not a rate >= 0");
+  assert_string_equal(schedule_error("linear,gamma=2").c_str(), "--lr-schedule 'linear,gamma=2': unknown key 'gamma' (warmup, min)");
+  assert_string_equal(schedule_error("cosine,").c_str(), "--lr-schedule 'cosine,': unknown key '' (warmup, min)");
+  assert_string_equal(schedule_error("cosine,warmup=3,min=0.5").c_str(), "");
+}
 
 static void sizes_accept_binary_and_decimal_units_up_to_tera(void**) {
   assert_true(parse_size("4096", "x") == 4096);
@@ -60,6 +109,8 @@ int main(void) {
       cmocka_unit_test(sizes_accept_binary_and_decimal_units_up_to_tera),
       cmocka_unit_test(a_size_remat_prints_parses_back),
       cmocka_unit_test(bad_sizes_are_usage_errors_naming_the_flag_and_the_text),
+      cmocka_unit_test(schedules_give_torchs_rates),
+      cmocka_unit_test(bad_schedules_are_usage_errors_naming_the_part),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
