@@ -32,12 +32,21 @@ if [ -n "${FUZZ_JOBS:-}" ]; then jobs=(-j "$FUZZ_JOBS"); fi
 options=(-Dfuzz=true -Dtests=false -Dopencl=disabled -Dcuda=disabled -Dblas=disabled
   -Db_sanitize=address,undefined -Db_lundef=false
   -Dcpp_args=-fno-sanitize-recover=all -Dc_args=-fno-sanitize-recover=all)
+# Quiet when it works; the output when it does not.
+quietly() {
+  local out
+  if ! out=$("$@" 2>&1); then
+    printf '%s\n' "$out" | tail -40
+    echo "fuzz: failed: $*" >&2
+    exit 1
+  fi
+}
 if [ -f "$build/build.ninja" ]; then
-  meson setup "$build" "${options[@]}" --reconfigure >/dev/null
+  quietly meson setup "$build" "${options[@]}" --reconfigure
 else
-  CC=clang CXX=clang++ meson setup "$build" "${options[@]}" >/dev/null
+  quietly env CC=clang CXX=clang++ meson setup "$build" "${options[@]}"
 fi
-ninja -C "$build" "${jobs[@]}" src/cli/remat "${targets[@]/#/tests/fuzz/}" >/dev/null
+quietly ninja -C "$build" "${jobs[@]}" src/cli/remat "${targets[@]/#/tests/fuzz/}"
 
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1
