@@ -7,7 +7,7 @@
 namespace remat {
 namespace cpu {
 
-// The first non-finite element stops the step here, before any update of the plan has run.
+// The first non-finite element stops the step here, before the updates that follow the check.
 remat_status finite_check(const KernelArgs& args) {
   const float* __restrict x = in_f32(args, 0);
   const int64_t n = in_ref(args, 0).numel;

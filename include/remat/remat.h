@@ -127,8 +127,8 @@ typedef enum remat_status {
   /** A caller-supplied callback (a state writer or reader) reported failure. */
   REMAT_ERROR_CALLBACK = 21,
   /** A step's loss or a gradient holds a NaN or an infinity (the plan's finite checks found
-   *  it): the update was skipped, parameters and optimizer state are as they were, the step
-   *  count advanced. The message names the tensor, the element and its value. */
+   *  it): the updates after that check were skipped (see remat_session_step), the step count
+   *  advanced. The message names the tensor, the element and its value. */
   REMAT_ERROR_NONFINITE = 22
 } remat_status;
 
@@ -313,9 +313,12 @@ REMAT_API remat_status remat_session_set_input(remat_session* session, const cha
  *  computed before the update, to |out_loss| when it is not NULL.
  *
  *  When the plan's finite checks (compiled in by default) find a NaN or an infinity in the
- *  loss or a gradient, the step returns REMAT_ERROR_NONFINITE and its update is skipped:
- *  parameters and optimizer state keep their bytes. The loss is still written to |out_loss|
- *  and the step count still advances, because it is the index of the batch (dropout, a
+ *  loss or a gradient, the step returns REMAT_ERROR_NONFINITE and skips every update after
+ *  that check, so no non-finite value is written to parameters or optimizer state. With a
+ *  non-finite loss, or a plan compiled with atomic checks, they keep their bytes; otherwise the
+ *  updates of the gradients the backward pass finished first (all finite) stay applied, and
+ *  the message says how many (docs/nonfinite.md). The loss is still written to |out_loss| and
+ *  the step count still advances, because it is the index of the batch (dropout, a
  *  learning-rate schedule and a caller's data are functions of it): a run that skips steps is
  *  replayed exactly from a saved state. Adam's bias correction counts skipped steps too (torch's
  *  GradScaler, which does not call the optimizer, would not). The message names the first

@@ -11,8 +11,8 @@
 #include <memory>
 
 #include "cli/atomic_file.h"
-#include "cli/lr_schedule.h"
 #include "cli/commands.h"
+#include "cli/lr_schedule.h"
 #include "cli/safetensors.h"
 #include "cli/synthetic_task.h"
 #include "plan/ops.h"

@@ -3,9 +3,9 @@
 #ifndef REMAT_COMPILER_AUTODIFF_H_
 #define REMAT_COMPILER_AUTODIFF_H_
 
+#include "compiler/finite_checks.h"
 #include "compiler/graph.h"
 #include "compiler/optimizer.h"
-#include "compiler/finite_checks.h"
 
 namespace remat {
 namespace compiler {

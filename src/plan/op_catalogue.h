@@ -162,9 +162,9 @@
   X(Scale, scale, 35, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS("alpha"),  \
     kF32, same_numel)                                                                            \
   /* The non-finite guard: a step error (REMAT_ERROR_NONFINITE) when any element of x is NaN    \
-     or infinite, reporting the first such position. No output. Optimizer updates of a step     \
-     whose check failed do not run (the CPU stops at the error; GPU updates skip themselves on  \
-     the step's report), so parameters and optimizer state stay as they were. */               \
+     or infinite, reporting the first such position. No output. The optimizer updates after a   \
+     failed check do not run (the CPU stops at the error; GPU updates skip themselves on the    \
+     step's report), so no non-finite value reaches a parameter or an optimizer state. */       \
   X(FiniteCheck, finite_check, 36, REMAT_IN(1, "x"), REMAT_OUT(0), REMAT_ATTRS(), REMAT_ATTRS(), \
     kF32, none)
 // clang-format on

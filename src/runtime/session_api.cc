@@ -110,6 +110,12 @@ remat_status resolve_ops(remat_session* s) {
   return REMAT_OK;
 }
 
+// Whether |call| is an optimizer update (its first float attribute is the learning rate).
+bool is_update(const remat::OpCall& call) {
+  return call.code == static_cast<uint16_t>(remat::OpCode::kSgdUpdate) ||
+         call.code == static_cast<uint16_t>(remat::OpCode::kAdamUpdate);
+}
+
 // Rewrites the message of the failed finite_check of step s->step - 1 to name the tensor it
 // checked, which the backend's kernels (whose words it keeps) do not know, and to say how many
 // parameters the plan had updated before that check (none with atomic checks).
@@ -124,11 +130,7 @@ void name_nonfinite_tensor(remat_session* s) {
     return;
   }
   uint32_t updated = 0;
-  for (uint32_t i = 0; i + 1 < op; ++i) {
-    const uint16_t code = ops->Get(i)->code();
-    updated += code == static_cast<uint16_t>(remat::OpCode::kSgdUpdate) ||
-               code == static_cast<uint16_t>(remat::OpCode::kAdamUpdate);
-  }
+  for (uint32_t i = 0; i + 1 < op; ++i) updated += is_update(s->ops[i]);
   const char* name = s->plan->root->tensors()->Get(ops->Get(op - 1)->inputs()->Get(0))->name()->c_str();
   if (updated == 0) {
     FAIL(s, REMAT_ERROR_NONFINITE, "step %llu: tensor '%s' is not finite: %s; no parameter was updated", step, name,
@@ -138,11 +140,6 @@ void name_nonfinite_tensor(remat_session* s) {
          "step %llu: tensor '%s' is not finite: %s; %u parameters had been updated before it, the others were not",
          step, name, detail, updated);
   }
-}
-
-bool is_update(const remat::OpCall& call) {
-  return call.code == static_cast<uint16_t>(remat::OpCode::kSgdUpdate) ||
-         call.code == static_cast<uint16_t>(remat::OpCode::kAdamUpdate);
 }
 
 void copy_message(const remat_session* s, char* out, size_t capacity) {
@@ -307,12 +304,10 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
   }
   if (status == REMAT_ERROR_NONFINITE) {
     if (out_loss != nullptr) {
-      char detail[REMAT_SESSION_ERROR_CAPACITY];
-      memcpy(detail, s->error, sizeof(detail));
+      // A download writes the message only when it fails, and then its failure is what counts.
       const remat::TensorRef& loss = s->tensors[s->plan->root->loss()];
       const remat_status read = s->backend->download(loss.region, loss.offset, out_loss, sizeof(float), &s->err);
       if (read != REMAT_OK) return read;
-      memcpy(s->error, detail, sizeof(detail));
     }
     // A skipped update still uses up the step: the step count is the index of the batch (the
     // dropout stream, a schedule and the CLI's data are functions of it), so a run that skips
