@@ -1,8 +1,13 @@
-// Shared by the plan tests: a template compiled at batch 2, the plans they corrupt or query.
+// Shared by the plan tests: a template compiled at batch 2, the plans they corrupt or query,
+// and inputs of zeros for a session of one.
 #ifndef REMAT_TESTS_RUNTIME_COMPILED_PLAN_H_
 #define REMAT_TESTS_RUNTIME_COMPILED_PLAN_H_
 
+#include <vector>
+
 #include "compiler/compiler.h"
+#include "remat/remat.h"
+#include "tests/cmocka_cpp.h"
 
 namespace remat_test {
 
@@ -14,6 +19,24 @@ inline remat::compiler::CompileResult compile_model(const char* model,
   o.batch = 2;
   o.optimizer = optimizer;
   return remat::compiler::compile(o);
+}
+
+/// Sets every input and label binding of |plan| in |session| to zeros (id 0 and label 0 are
+/// valid in every template); returns the first status set_input refused, or REMAT_OK. The
+/// binding queries themselves must succeed on an opened plan (test assertions).
+inline remat_status set_inputs_to_zeros(remat_session* session, const remat_plan* plan) {
+  for (uint32_t kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_LABEL; ++kind) {
+    uint32_t count = 0;
+    assert_int_equal(remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count), REMAT_OK);
+    for (uint32_t i = 0; i < count; ++i) {
+      remat_tensor_info t;
+      assert_int_equal(remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &t), REMAT_OK);
+      const std::vector<uint8_t> zeros(t.bytes, 0);
+      const remat_status status = remat_session_set_input(session, t.name, zeros.data(), zeros.size());
+      if (status != REMAT_OK) return status;
+    }
+  }
+  return REMAT_OK;
 }
 
 }  // namespace remat_test

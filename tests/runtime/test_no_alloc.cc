@@ -6,6 +6,7 @@
 
 #include "compiler/compiler.h"
 #include "remat/remat.h"
+#include "tests/runtime/compiled_plan.h"
 #include "tests/sanitized.h"
 
 #if !defined(REMAT_SANITIZED)
@@ -55,16 +56,7 @@ static void run_steps_and_count(const remat::compiler::CompileOptions& o) {
   remat_session* session = nullptr;
   assert_int_equal(remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, nullptr, 0), REMAT_OK);
   assert_int_equal(remat_session_create(plan, nullptr, &session, nullptr, 0), REMAT_OK);
-  for (uint32_t kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_LABEL; ++kind) {
-    uint32_t count = 0;
-    remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count);
-    for (uint32_t i = 0; i < count; ++i) {
-      remat_tensor_info info;
-      remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &info);
-      std::vector<uint8_t> zeros(info.bytes, 0);  // id 0 and label 0 are valid everywhere
-      assert_int_equal(remat_session_set_input(session, info.name, zeros.data(), zeros.size()), REMAT_OK);
-    }
-  }
+  assert_int_equal(remat_test::set_inputs_to_zeros(session, plan), REMAT_OK);
   float loss = 0;
   g_allocations = 0;
   g_counting = 1;

@@ -15,6 +15,7 @@
 namespace {
 
 using remat_test::compile_model;
+using remat_test::set_inputs_to_zeros;
 
 // The last status of remat.h's append-only enum.
 constexpr int kLastStatus = REMAT_ERROR_NONFINITE;
@@ -79,17 +80,7 @@ void run_opened_plan(const remat_plan* plan, FuzzTally* tally, void* caller_regi
     }
     return;
   }
-  remat_status status = REMAT_OK;
-  for (uint32_t kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_LABEL && status == REMAT_OK; ++kind) {
-    uint32_t count = 0;
-    assert_int_equal(remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count), REMAT_OK);
-    for (uint32_t i = 0; i < count && status == REMAT_OK; ++i) {
-      remat_tensor_info t;
-      assert_int_equal(remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &t), REMAT_OK);
-      std::vector<uint8_t> zeros(t.bytes, 0);
-      status = remat_session_set_input(session, t.name, zeros.data(), zeros.size());
-    }
-  }
+  remat_status status = set_inputs_to_zeros(session, plan);
   for (int step = 0; step < 2 && status == REMAT_OK; ++step) {
     float loss = 0;
     status = remat_session_step(session, &loss);

@@ -26,6 +26,7 @@ const char kMlpDropout[] = "mlp:layers=2,width=8,in=4,classes=3,dropout=0.1";
 const char kTransformer[] = "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3,dropout=0.1";
 
 using remat_test::compile_model;
+using remat_test::set_inputs_to_zeros;
 
 // The same plan written again from the compiler's graph and memory plan after |edit| changed
 // them: the way to set a field to a value FlatBuffers would otherwise leave out (a default).
@@ -104,16 +105,7 @@ void expect_status(const std::vector<uint8_t>& bytes, remat_status want,
 remat_status run_two_steps(const remat_plan* plan) {
   remat_session* session = nullptr;
   remat_status status = remat_session_create(plan, nullptr, &session, nullptr, 0);
-  for (uint32_t kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_LABEL && status == REMAT_OK; ++kind) {
-    uint32_t count = 0;
-    assert_int_equal(remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count), REMAT_OK);
-    for (uint32_t i = 0; i < count && status == REMAT_OK; ++i) {
-      remat_tensor_info t;
-      assert_int_equal(remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &t), REMAT_OK);
-      std::vector<uint8_t> zeros(t.bytes, 0);
-      status = remat_session_set_input(session, t.name, zeros.data(), zeros.size());
-    }
-  }
+  if (status == REMAT_OK) status = set_inputs_to_zeros(session, plan);
   for (int step = 0; step < 2 && status == REMAT_OK; ++step) status = remat_session_step(session, nullptr);
   remat_session_destroy(session);
   return status;
