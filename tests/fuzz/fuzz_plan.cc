@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "remat/remat.h"
+#include "tests/fuzz/fuzz_inputs.h"
 
 namespace {
 
@@ -64,23 +65,6 @@ uint32_t hash(const uint8_t* data, size_t size) {
   uint32_t h = 2166136261u;
   for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 16777619u;
   return h;
-}
-
-// Deterministic contents for a binding: floats in [-1, 1]; integers in [0, 3) (every seed's
-// label and token range holds them), with one element out of range when |out_of_range|.
-void fill(const remat_tensor_info& info, bool out_of_range, std::vector<uint8_t>* out) {
-  out->assign(info.bytes, 0);
-  const size_t n = info.bytes / 4;
-  for (size_t i = 0; i < n; ++i) {
-    if (info.dtype == REMAT_DTYPE_I32) {
-      int32_t v = static_cast<int32_t>(i % 3);
-      if (out_of_range && i == n / 2) v = (i & 1) ? -1 : (1 << 20);
-      memcpy(out->data() + 4 * i, &v, 4);
-    } else {
-      const float v = static_cast<float>(static_cast<int>(i % 9) - 4) / 4.0f;
-      memcpy(out->data() + 4 * i, &v, 4);
-    }
-  }
 }
 
 // Checks what the plan says about its bindings; returns false when a binding is too large to
@@ -123,20 +107,9 @@ bool check_bindings(const remat_plan* plan) {
 
 // Sets every input and label binding; returns false if one was refused.
 bool set_inputs(remat_session* session, const remat_plan* plan, bool out_of_range) {
-  std::vector<uint8_t> bytes;
-  for (int kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_LABEL; ++kind) {
-    uint32_t count = 0;
-    remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count);
-    for (uint32_t i = 0; i < count; ++i) {
-      remat_tensor_info info;
-      remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &info);
-      fill(info, out_of_range, &bytes);
-      const remat_status status = remat_session_set_input(session, info.name, bytes.data(), bytes.size());
-      check_status(status, "remat_session_set_input");
-      if (status != REMAT_OK) return false;
-    }
-  }
-  return true;
+  const remat_status status = set_every_binding(session, plan, out_of_range);
+  check_status(status, "remat_session_set_input");
+  return status == REMAT_OK;
 }
 
 void read_params(remat_session* session, const remat_plan* plan) {

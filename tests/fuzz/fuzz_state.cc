@@ -35,6 +35,7 @@
 #include "compiler/compiler.h"
 #include "remat/remat.h"
 #include "runtime/crc32c.h"
+#include "tests/fuzz/fuzz_inputs.h"
 
 namespace {
 
@@ -85,30 +86,6 @@ int append(void* context, const void* data, size_t bytes) {
   return 0;
 }
 
-void set_inputs(remat_session* session, const remat_plan* plan) {
-  for (int kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_LABEL; ++kind) {
-    uint32_t count = 0;
-    remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count);
-    for (uint32_t i = 0; i < count; ++i) {
-      remat_tensor_info info;
-      remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &info);
-      std::vector<uint8_t> bytes(info.bytes);
-      for (size_t e = 0; e < info.bytes / 4; ++e) {
-        if (info.dtype == REMAT_DTYPE_I32) {
-          const int32_t v = static_cast<int32_t>(e % 3);
-          memcpy(bytes.data() + 4 * e, &v, 4);
-        } else {
-          const float v = static_cast<float>(static_cast<int>(e % 7) - 3) / 3.0f;
-          memcpy(bytes.data() + 4 * e, &v, 4);
-        }
-      }
-      if (remat_session_set_input(session, info.name, bytes.data(), bytes.size()) != REMAT_OK) {
-        fail("remat_session_set_input", remat_session_last_error(session));
-      }
-    }
-  }
-}
-
 Fixture* make_fixture() {
   Fixture* f = new Fixture;
   try {
@@ -134,7 +111,9 @@ Fixture* make_fixture() {
   if (remat_session_create(f->plan, nullptr, &f->session, message, sizeof(message)) != REMAT_OK) {
     fail("remat_session_create", message);
   }
-  set_inputs(f->session, f->plan);
+  if (set_every_binding(f->session, f->plan, false) != REMAT_OK) {
+    fail("remat_session_set_input", remat_session_last_error(f->session));
+  }
   if (remat_session_step(f->session, nullptr) != REMAT_OK) fail("remat_session_step", remat_session_last_error(f->session));
   if (remat_session_save_state(f->session, append, &f->good) != REMAT_OK) {
     fail("remat_session_save_state", remat_session_last_error(f->session));
