@@ -1,0 +1,139 @@
+// The conformance suite's harness: plans, sessions and regions for the backend under test.
+#include "tests/backends/conformance_harness.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "backends/device_profiles.h"
+#include "compiler/compiler.h"
+#include "runtime/backend_registry.h"
+#include "tests/backends/op_cases.h"
+
+namespace conformance {
+
+std::string g_backend = "cpu";
+
+bool claims_every_op() {
+  alignas(256) static uint8_t arena[4096], persistent[4096];
+  remat::RegionSetup regions{};
+  regions.arena = arena;
+  regions.arena_bytes = sizeof(arena);
+  regions.persistent = persistent;
+  regions.persistent_bytes = sizeof(persistent);
+  regions.alignment = 256;
+  remat_test::Errors e;
+  remat::Backend* backend = nullptr;
+  if (remat::create_backend(g_backend.c_str(), regions, &backend, &e.buf) != REMAT_OK) return true;
+  bool all = true;
+  for (uint16_t code = 1; code < remat::kOpCodeCount; ++code) all = all && backend->supports_op(code);
+  remat::destroy_backend(backend);
+  return all;
+}
+
+std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
+                                  const std::string& strategy) {
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = kBatch;
+  o.optimizer = optimizer;
+  o.seed = kSeed;
+  o.strategy = strategy.substr(0, strategy.find('/'));
+  if (strategy.find("/device=") != std::string::npos) {
+    o.device_budget = std::stoull(strategy.substr(strategy.find("/device=") + 8));
+  }
+  const size_t costs_at = strategy.find("/costs=");
+  o.target(remat::compiler::target_profile(
+      costs_at == std::string::npos ? backend_name(g_backend) : strategy.substr(costs_at + 7, strategy.find('/', costs_at + 1) - costs_at - 7)));
+  const size_t checks_at = strategy.find("/checks=");
+  if (checks_at != std::string::npos &&
+      !remat::compiler::parse_finite_checks(strategy.substr(checks_at + 8), &o.finite_checks)) {
+    fail_msg("bad checks in '%s'", strategy.c_str());
+  }
+  return remat::compiler::compile(o).plan;
+}
+
+std::vector<uint8_t> train(const std::string& model, const std::string& optimizer, const std::string& strategy,
+                           const std::string& backend) {
+  Run run(model, optimizer, strategy, backend);
+  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  for (int s = 0; s < kSteps; ++s) {
+    run.feed(task, static_cast<uint64_t>(s));
+    float loss = 0;
+    if (remat_session_step(run.session, &loss) != REMAT_OK) {
+      fail_msg("%s on %s, step %d: %s", model.c_str(), backend.c_str(), s, remat_session_last_error(run.session));
+    }
+    if (!isfinite(loss)) fail_msg("%s on %s, step %d: loss %g", model.c_str(), backend.c_str(), s, loss);
+  }
+  return run.params();
+}
+
+remat::OpCall make_call(remat::OpCode code, uint32_t index, const remat::TensorRef* in, const remat::TensorRef* out) {
+  remat::OpCall call{};
+  call.code = static_cast<uint16_t>(code);
+  call.index = index;
+  call.num_inputs = 1;
+  call.inputs[0] = in;
+  call.num_outputs = out != nullptr ? 1 : 0;
+  call.outputs[0] = out;
+  return call;
+}
+
+remat::TensorRef bytes_tensor(remat::Region region, uint64_t offset, uint64_t bytes) {
+  remat::TensorRef t{};
+  t.region = region;
+  t.dtype = REMAT_DTYPE_F32;
+  t.rank = 1;
+  t.offset = offset;
+  t.bytes = bytes;
+  t.numel = static_cast<int64_t>(bytes / 4);
+  t.dims[0] = t.numel;
+  return t;
+}
+
+remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t arena_bytes, void* persistent,
+                               uint64_t persistent_bytes, uint32_t alignment) {
+  const remat::DeviceProfile* profile = remat::find_device_profile(backend.c_str());
+  const bool on_host = profile != nullptr && profile->binds_host_memory;
+  remat::RegionSetup regions{};
+  regions.arena = on_host ? arena : nullptr;
+  regions.arena_bytes = arena_bytes;
+  regions.persistent = on_host ? persistent : nullptr;
+  regions.persistent_bytes = persistent_bytes;
+  regions.alignment = alignment;
+  return regions;
+}
+
+int append_state(void* context, const void* data, size_t bytes) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  static_cast<std::vector<uint8_t>*>(context)->insert(static_cast<std::vector<uint8_t>*>(context)->end(), p,
+                                                      p + bytes);
+  return 0;
+}
+int read_state(void* context, uint64_t offset, void* data, size_t bytes) {
+  const std::vector<uint8_t>& state = *static_cast<const std::vector<uint8_t>*>(context);
+  if (offset > state.size() || bytes > state.size() - offset) return 1;
+  memcpy(data, state.data() + offset, bytes);
+  return 0;
+}
+
+
+bool backend_available() {
+  const std::vector<uint8_t> bytes = compile_plan(kModels[0], kOptimizers[0], "none");
+  remat_plan* plan = nullptr;
+  char message[512] = "";
+  if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) return true;
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.backend = g_backend.c_str();
+  remat_session* session = nullptr;
+  const remat_status status = remat_session_create(plan, &options, &session, message, sizeof(message));
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+  if (status == REMAT_ERROR_UNAVAILABLE) {
+    printf("backend %s is not available here: %s\n", g_backend.c_str(), message);
+    return false;
+  }
+  return true;  // Any other failure shows up in the tests.
+}
+
+}  // namespace conformance

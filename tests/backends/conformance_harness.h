@@ -1,0 +1,146 @@
+// The conformance suite's harness (tests/backends/test_conformance*.cc): the backend under
+// test, its models and optimizers, plans compiled for it, sessions that fail the test on any
+// error, and direct Backend objects over test regions.
+#ifndef REMAT_TESTS_BACKENDS_CONFORMANCE_HARNESS_H_
+#define REMAT_TESTS_BACKENDS_CONFORMANCE_HARNESS_H_
+
+#include "tests/cmocka_cpp.h"
+
+#include <stdio.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/synthetic_task.h"
+#include "plan/ops.h"
+#include "remat/remat.h"
+#include "runtime/backend.h"
+
+namespace conformance {
+
+constexpr int kSteps = 5;
+constexpr int64_t kBatch = 8;
+constexpr uint64_t kSeed = 3;
+
+/// The backend under test ("cpu", "opencl", "opencl:0:0", ...), set by main.
+extern std::string g_backend;
+
+constexpr const char* kModels[] = {
+    "mlp:layers=4,width=32,in=16,classes=4,dropout=0.2",
+    "resmlp:layers=4,width=32,in=16,classes=4,dropout=0.2",
+    "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3,dropout=0.1",
+};
+constexpr const char* kOptimizers[] = {
+    "sgd:lr=0.05,momentum=0.9",
+    "adamw:lr=0.01,weight_decay=0.01",
+};
+
+/// The part of a backend spec before the first ':' ("opencl:0:0" -> "opencl").
+inline std::string backend_name(const std::string& spec) { return spec.substr(0, spec.find(':')); }
+
+/// Whether the backend under test has a kernel for every op of the catalogue (the null
+/// skeleton has none); the checks that train need every op and are skipped otherwise.
+bool claims_every_op();
+
+/// Whether the backend can open a session here; prints why not.
+bool backend_available();
+
+// Skips the calling test (cmocka's skip) on a backend that lacks kernels; call it first, before
+// any container is alive (skip longjmps past destructors).
+#define SKIP_UNLESS_EVERY_OP_IS_CLAIMED()                                                 \
+  do {                                                                                    \
+    if (!conformance::claims_every_op()) {                                                \
+      printf("%s lacks kernels: training checks do not apply\n", conformance::g_backend.c_str()); \
+      skip();                                                                             \
+    }                                                                                     \
+  } while (0)
+
+/// |model| with |optimizer| at kBatch and kSeed, for the backend under test. |strategy| may
+/// carry a device budget as "STRATEGY/device=BYTES" (spilling to host), placed by the spill
+/// cost model of the backend under test, or of the one named by "/costs=NAME";
+/// "/checks=atomic|off" sets the non-finite guard (default on).
+std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
+                                  const std::string& strategy);
+
+/// A plan open in a session on one backend; fails the test on any error.
+struct Run {
+  std::vector<uint8_t> bytes;
+  remat_plan* plan = nullptr;
+  remat_session* session = nullptr;
+
+  Run(const std::string& model, const std::string& optimizer, const std::string& strategy,
+      const std::string& backend) {
+    bytes = compile_plan(model, optimizer, strategy);
+    char message[512];
+    if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) {
+      fail_msg("plan_open: %s", message);
+    }
+    remat_session_options options;
+    remat_session_options_init(&options);
+    options.backend = backend.c_str();
+    if (remat_session_create(plan, &options, &session, message, sizeof(message)) != REMAT_OK) {
+      fail_msg("session_create on %s: %s", backend.c_str(), message);
+    }
+  }
+  ~Run() {
+    remat_session_destroy(session);
+    remat_plan_close(plan);
+  }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  void feed(const remat::cli::SyntheticTask& task, uint64_t step) {
+    const auto values = task.batch(step);
+    const auto names = task.names();
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (remat_session_set_input(session, names[i].c_str(), values[i].data(), values[i].size()) != REMAT_OK) {
+        fail_msg("set_input %s: %s", names[i].c_str(), remat_session_last_error(session));
+      }
+    }
+  }
+
+  std::vector<uint8_t> params() const {
+    std::vector<uint8_t> all;
+    uint32_t count = 0;
+    remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count);
+    for (uint32_t i = 0; i < count; ++i) {
+      remat_tensor_info info;
+      remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info);
+      std::vector<uint8_t> one(info.bytes);
+      if (remat_session_read_param(session, info.name, one.data(), one.size()) != REMAT_OK) {
+        fail_msg("read_param %s: %s", info.name, remat_session_last_error(session));
+      }
+      all.insert(all.end(), one.begin(), one.end());
+    }
+    return all;
+  }
+};
+
+/// Parameters after kSteps steps of |model| with |optimizer| under |strategy| on |backend|.
+std::vector<uint8_t> train(const std::string& model, const std::string& optimizer, const std::string& strategy,
+                           const std::string& backend);
+
+/// The OpCall of a one-input op over |in| and |out| (out may be null).
+remat::OpCall make_call(remat::OpCode code, uint32_t index, const remat::TensorRef* in, const remat::TensorRef* out);
+
+/// A rank-1 f32 tensor of |bytes| bytes at |offset| in |region|.
+remat::TensorRef bytes_tensor(remat::Region region, uint64_t offset, uint64_t bytes);
+
+/// Regions for a Backend created directly: a backend that binds host memory (its profile says)
+/// works in |arena| and |persistent|; a device backend gets only their sizes and allocates.
+remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t arena_bytes, void* persistent,
+                               uint64_t persistent_bytes, uint32_t alignment);
+
+/// A state writer appending to a std::vector<uint8_t> (|context|).
+int append_state(void* context, const void* data, size_t bytes);
+/// A state reader from a std::vector<uint8_t> (|context|); fails past its end.
+int read_state(void* context, uint64_t offset, void* data, size_t bytes);
+
+/// The tests of test_conformance_step_checks.cc: data refused at step time, the non-finite
+/// guard, the learning rate.
+extern const struct CMUnitTest kStepCheckTests[];
+extern const size_t kStepCheckTestCount;
+
+}  // namespace conformance
+
+#endif  // REMAT_TESTS_BACKENDS_CONFORMANCE_HARNESS_H_
