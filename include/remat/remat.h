@@ -66,8 +66,12 @@ extern "C" {
  *  SONAME carries it (libremat.so.1). remat_version() says what the loaded library has. */
 #define REMAT_API_VERSION 1
 
-/** Version of the plan format this runtime reads. A plan of another version is rejected. */
-#define REMAT_PLAN_FORMAT_VERSION 1
+/** Version of the plan format the compiler writes: 2 added the eval program. */
+#define REMAT_PLAN_FORMAT_VERSION 2
+
+/** Oldest plan format version this runtime reads (a version 1 plan has no eval program). A plan
+ *  of a version outside REMAT_PLAN_FORMAT_OLDEST_VERSION..REMAT_PLAN_FORMAT_VERSION is rejected. */
+#define REMAT_PLAN_FORMAT_OLDEST_VERSION 1
 
 /** Most dimensions a tensor may have. */
 #define REMAT_MAX_RANK 6
@@ -147,7 +151,8 @@ typedef enum remat_dtype {
 typedef enum remat_binding_kind {
   REMAT_BINDING_INPUT = 0, /**< Batch data the caller writes before each step. */
   REMAT_BINDING_LABEL = 1, /**< Targets the caller writes before each step. */
-  REMAT_BINDING_PARAM = 2  /**< Trainable parameters. */
+  REMAT_BINDING_PARAM = 2, /**< Trainable parameters. */
+  REMAT_BINDING_OUTPUT = 3 /**< What the eval program computes for the caller (the logits). */
 } remat_binding_kind;
 
 /** A verified plan. Opaque. */
@@ -333,6 +338,25 @@ REMAT_API remat_status remat_session_write_param(remat_session* session, const c
 /** Copies the parameter called |name| (|bytes| must equal its size) into |out_data|. */
 REMAT_API remat_status remat_session_read_param(remat_session* session, const char* name,
                                                 void* out_data, size_t bytes);
+
+/** Runs the plan's eval program (docs/eval.md): the forward pass on the inputs and labels last
+ *  set, with the parameters as they are, without dropout, gradients or updates. Writes its loss
+ *  to |out_loss| when it is not NULL. Changes no parameter, optimizer state or step count, so
+ *  it may run between any two steps; it uses the arena, whose bytes no step keeps. Afterwards
+ *  remat_session_read_output() reads the outputs, until the next step. With the same
+ *  parameters and inputs, and no dropout in the model, the loss equals the loss the next step
+ *  reports, bit for bit. REMAT_ERROR_NOT_FOUND when the plan has no eval program (compiled
+ *  with --eval-program off, or format version 1); REMAT_ERROR_FAILED_PRECONDITION as for a
+ *  step when an input or label was never set or a load_state failed part way; labels or ids out
+ *  of range as for a step. */
+REMAT_API remat_status remat_session_eval(remat_session* session, float* out_loss);
+
+/** Copies output |name| (a REMAT_BINDING_OUTPUT binding of the plan; |bytes| must equal its
+ *  size) of the last remat_session_eval() into |out_data|. REMAT_ERROR_NOT_FOUND for a name no
+ *  output has; REMAT_ERROR_FAILED_PRECONDITION when no eval has run since the session was
+ *  created or since the last step (which reuses the outputs' bytes). */
+REMAT_API remat_status remat_session_read_output(remat_session* session, const char* name,
+                                                 void* out_data, size_t bytes);
 
 /** Sets the learning rate of every optimizer update of |session|'s plan to |lr| from the next
  *  step on (the plan's own value until then; AdamW's decoupled weight decay scales with it, as

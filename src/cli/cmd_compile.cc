@@ -11,7 +11,7 @@ namespace cli {
 
 const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy", "--budget",
                                                  "--device-budget", "--copy-bandwidth", "--compute-rate",
-                                                 "--finite-checks"};
+                                                 "--finite-checks", "--eval-program"};
 
 compiler::FiniteChecks finite_checks_option(const Args& args) {
   const std::string value = args.text("--finite-checks", "on");
@@ -20,6 +20,12 @@ compiler::FiniteChecks finite_checks_option(const Args& args) {
     throw UsageError("--finite-checks '" + value + "': expected on, atomic or off");
   }
   return checks;
+}
+
+bool eval_program_option(const Args& args) {
+  const std::string value = args.text("--eval-program", "on");
+  if (value != "on" && value != "off") throw UsageError("--eval-program '" + value + "': expected on or off");
+  return value == "on";
 }
 
 std::string optimizer_option(const Args& args, const std::string& fallback) {
@@ -61,6 +67,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.copy_bandwidth = args.real("--copy-bandwidth", o.copy_bandwidth);
   o.compute_rate = args.real("--compute-rate", o.compute_rate);
   o.finite_checks = finite_checks_option(args);
+  o.eval_program = eval_program_option(args);
   return o;
 }
 
@@ -73,7 +80,11 @@ void print_report(const compiler::CompileReport& r) {
   for (const std::string& c : r.checkpoints) checkpoints += (checkpoints.empty() ? "" : ", ") + c;
   std::printf("checkpoints:  %s\n", checkpoints.empty() ? "(all activations kept)" : checkpoints.c_str());
   std::printf("parameters:   %llu\n", static_cast<unsigned long long>(r.param_count));
-  std::printf("ops:          %zu\n", r.op_count);
+  if (r.eval_ops > 0) {
+    std::printf("ops:          %zu (%zu of them the eval program's)\n", r.op_count, r.eval_ops);
+  } else {
+    std::printf("ops:          %zu (no eval program)\n", r.op_count);
+  }
   std::printf("arena:        %llu bytes (%s)\n", static_cast<unsigned long long>(r.arena_bytes),
               format_bytes(r.arena_bytes).c_str());
   std::printf("lower bound:  %llu bytes (%s), planner efficiency %.1f%%\n",

@@ -13,8 +13,15 @@ namespace {
 
 const char* const kRoles[] = {"input", "label", "param", "state", "grad", "activation", "checkpoint", "scratch", "loss"};
 const char* const kRegions[] = {"arena", "persistent", "host"};
-const char* const kPhases[] = {"forward", "backward", "recompute", "update", "copy"};
+const char* const kPhases[] = {"forward", "backward", "recompute", "update", "copy", "eval"};
 const char* const kDtypes[] = {"f32", "f16", "bf16", "i32"};
+
+// The phase is for reports only and the runtime does not verify it: a value past the known ones
+// prints as "unknown".
+const char* phase_name(fb::Phase phase) {
+  const size_t index = static_cast<size_t>(phase);
+  return index < sizeof(kPhases) / sizeof(kPhases[0]) ? kPhases[index] : "unknown";
+}
 
 std::string json_string(const char* s) {
   std::string out = "\"";
@@ -75,13 +82,13 @@ int run_inspect(const std::vector<std::string>& argv) {
                   json_string(prov ? str(prov->strategy()) : "").c_str(), json_string(prov ? str(prov->optimizer()) : "").c_str(),
                   json_string(prov ? str(prov->compiler()) : "").c_str());
       std::printf("  \"checkpoints\": [%s],\n  \"arena_bytes\": %llu,\n  \"persistent_bytes\": %llu,\n"
-                  "  \"host_bytes\": %llu,\n  \"lower_bound_bytes\": %llu,\n  \"alignment\": %u,\n  \"ops\": %u,\n"
+                  "  \"host_bytes\": %llu,\n  \"lower_bound_bytes\": %llu,\n  \"alignment\": %u,\n  \"ops\": %u,\n  \"eval_ops\": %u,\n"
                   "  \"tensors\": %u,\n  \"step_flops\": %.6g,\n  \"recomputed_flops_share\": %.6f,\n  \"seed\": %llu,\n"
                   "  \"spills\": %u,\n  \"device_budget_bytes\": %llu,\n  \"hidden_copy_share\": %.6f,\n"
                   "  \"copy_bandwidth\": %.6g,\n  \"compute_rate\": %.6g\n}\n",
                   checkpoints.c_str(), static_cast<unsigned long long>(root->arena_size()),
                   static_cast<unsigned long long>(root->persistent_size()), static_cast<unsigned long long>(root->host_size()),
-                  static_cast<unsigned long long>(lower), root->alignment(), root->ops()->size(), tensors->size(),
+                  static_cast<unsigned long long>(lower), root->alignment(), root->ops()->size(), root->eval_ops(), tensors->size(),
                   prov ? prov->step_flops() : 0.0, share, static_cast<unsigned long long>(root->seed()),
                   prov ? prov->spills() : 0u, static_cast<unsigned long long>(prov ? prov->device_budget() : 0),
                   prov ? prov->hidden_copy_share() : 0.0, prov ? prov->copy_bandwidth() : 0.0,
@@ -95,7 +102,8 @@ int run_inspect(const std::vector<std::string>& argv) {
     std::printf("optimizer:    %s\n", prov ? str(prov->optimizer()) : "?");
     std::printf("strategy:     %s\n", prov ? str(prov->strategy()) : "?");
     std::printf("checkpoints:  %s\n", checkpoints.empty() ? "(all activations kept)" : checkpoints.c_str());
-    std::printf("ops:          %u\ntensors:      %u\n", root->ops()->size(), tensors->size());
+    std::printf("ops:          %u (eval program: %u)\ntensors:      %u\n", root->ops()->size(), root->eval_ops(),
+                tensors->size());
     std::printf("arena:        %llu bytes (%s)\n", static_cast<unsigned long long>(root->arena_size()), format_bytes(root->arena_size()).c_str());
     std::printf("lower bound:  %llu bytes (%s), planner efficiency %.1f%%\n", static_cast<unsigned long long>(lower),
                 format_bytes(lower).c_str(), root->arena_size() ? 100.0 * static_cast<double>(lower) / static_cast<double>(root->arena_size()) : 100.0);
@@ -124,10 +132,10 @@ int run_inspect(const std::vector<std::string>& argv) {
       }
       if (json) {
         std::printf("    {\"index\": %u, \"op\": \"%s\", \"phase\": \"%s\", \"inputs\": [%s], \"outputs\": [%s]}%s\n", i,
-                    op_name(op->code()), kPhases[static_cast<int>(op->phase())], ins.c_str(), outs.c_str(),
+                    op_name(op->code()), phase_name(op->phase()), ins.c_str(), outs.c_str(),
                     i + 1 == root->ops()->size() ? "" : ",");
       } else {
-        std::printf("%5u  %-9s  %-26s %s -> %s\n", i, kPhases[static_cast<int>(op->phase())], op_name(op->code()),
+        std::printf("%5u  %-9s  %-26s %s -> %s\n", i, phase_name(op->phase()), op_name(op->code()),
                     ins.c_str(), outs.c_str());
       }
     }

@@ -235,7 +235,8 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
 
 int run_size(const std::vector<std::string>& argv) {
   const Args args(argv, {"--batch", "--strategy", "--budget", "--device-budget", "--copy-bandwidth", "--compute-rate",
-                         "--timeline", "--optimizer", "--alignment", "--backend", "--finite-checks"},
+                         "--timeline", "--optimizer", "--alignment", "--backend", "--finite-checks",
+                          "--eval-program"},
                   {"--max-batch", "--json"});
   if (args.positional().size() != 1) throw UsageError("size takes exactly one MODEL");
   const std::string model = args.positional()[0];
@@ -246,6 +247,7 @@ int run_size(const std::vector<std::string>& argv) {
   setup.optimizer = optimizer_option(args, setup.optimizer);
   setup.spill_budget = args.size("--device-budget", 0);
   setup.finite_checks = finite_checks_option(args);
+  setup.eval_program = eval_program_option(args);
   const DeviceProfile& profile = compiler::target_profile(args.text("--backend", "cpu"));
   setup.copy_bandwidth = args.real("--copy-bandwidth", profile.copy_bandwidth);
   setup.compute_rate = args.real("--compute-rate", profile.compute_rate);

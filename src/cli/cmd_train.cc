@@ -11,10 +11,12 @@
 #include <memory>
 
 #include "cli/atomic_file.h"
+#include "cli/batches.h"
 #include "cli/commands.h"
+#include "cli/evaluation.h"
 #include "cli/lr_schedule.h"
 #include "cli/safetensors.h"
-#include "cli/synthetic_task.h"
+#include "cli/session_calls.h"
 #include "plan/ops.h"
 #include "plan/plan_generated.h"
 #include "remat/remat.h"
@@ -33,28 +35,6 @@ struct SessionDestroyer {
 struct PortFree {
   void operator()(void* p) const { port_free(p); }
 };
-
-void check(remat_session* s, remat_status status, const std::string& what) {
-  if (status != REMAT_OK) {
-    throw Failure(what + ": " + remat_status_string(status) + ": " + remat_session_last_error(s));
-  }
-}
-
-std::vector<remat_tensor_info> bindings(const remat_plan* plan, remat_binding_kind kind) {
-  uint32_t count = 0;
-  remat_plan_binding_count(plan, kind, &count);
-  std::vector<remat_tensor_info> out(count);
-  for (uint32_t i = 0; i < count; ++i) remat_plan_binding(plan, kind, i, &out[i]);
-  return out;
-}
-
-const char* safetensors_dtype(remat_dtype dtype) { return dtype == REMAT_DTYPE_I32 ? "I32" : "F32"; }
-
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
 
 void load_params(remat_session* session, const remat_plan* plan, const std::string& path) {
   SafeTensorsFile file;
@@ -144,40 +124,18 @@ void check_output(const Args& args, const std::string& flag) {
   if (!check_writable(args.text(flag, ""), &error)) throw Failure(flag + ": " + error);
 }
 
-// Batches from a safetensors file: one tensor per binding, with a leading step axis.
-struct DataFile {
-  std::vector<std::string> names;
-  std::vector<const SafeTensor*> tensors;
-  std::vector<uint64_t> item_bytes;
-  int64_t steps = 0;
-  SafeTensorsFile file;
-};
-
-void open_data(const std::string& path, const remat_plan* plan, DataFile* data) {
-  std::string error;
-  if (!read_safetensors(path, &data->file, &error)) throw Failure(error);
-  for (remat_binding_kind kind : {REMAT_BINDING_INPUT, REMAT_BINDING_LABEL}) {
-    for (const remat_tensor_info& b : bindings(plan, kind)) {
-      const SafeTensor* t = data->file.find(b.name);
-      std::vector<int64_t> want(b.dims, b.dims + b.rank);
-      if (t == nullptr) throw Failure(path + ": no tensor '" + b.name + "' (an input of the plan)");
-      const bool shape_ok = t->shape.size() == want.size() + 1 &&
-                            std::vector<int64_t>(t->shape.begin() + 1, t->shape.end()) == want;
-      if (t->dtype != safetensors_dtype(b.dtype) || !shape_ok || t->shape[0] < 1) {
-        want.insert(want.begin(), -1);
-        throw Failure(path + ": '" + b.name + "' is " + t->dtype + " " + dims_text(t->shape) + ", expected " +
-                      safetensors_dtype(b.dtype) + " [STEPS" + dims_text(want).substr(3));
-      }
-      if (data->steps != 0 && t->shape[0] != data->steps) {
-        throw Failure(path + ": '" + b.name + "' has " + std::to_string(t->shape[0]) + " steps, others " +
-                      std::to_string(data->steps));
-      }
-      data->steps = t->shape[0];
-      data->names.push_back(b.name);
-      data->tensors.push_back(t);
-      data->item_bytes.push_back(b.bytes);
-    }
+// Evaluates |count| batches of |batches| and prints the figures, after |step| steps.
+void print_eval(remat_session* session, const remat_plan* plan, const Batches& batches, int64_t count, int64_t step) {
+  const EvalResult r = evaluate(session, plan, batches, count);
+  if (r.has_accuracy) {
+    std::printf("eval at step %lld: loss %.6f, accuracy %.2f%% (%lld of %lld samples)\n", static_cast<long long>(step),
+                r.loss, 100.0 * static_cast<double>(r.correct) / static_cast<double>(r.samples),
+                static_cast<long long>(r.correct), static_cast<long long>(r.samples));
+  } else {
+    std::printf("eval at step %lld: loss %.6f (%lld samples)\n", static_cast<long long>(step), r.loss,
+                static_cast<long long>(r.samples));
   }
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -185,7 +143,8 @@ void open_data(const std::string& path, const remat_plan* plan, DataFile* data) 
 int run_train(const std::vector<std::string>& argv) {
   std::vector<std::string> valued = kCompileFlags;
   for (const char* f : {"--backend", "--steps", "--data", "--load-params", "--save-params", "--arena", "--state",
-                        "--save-every", "--on-nonfinite", "--lr-schedule"}) {
+                        "--save-every", "--on-nonfinite", "--lr-schedule", "--eval-every", "--eval-data",
+                        "--eval-batches"}) {
     valued.push_back(f);
   }
   const Args args(argv, valued, {});
@@ -200,6 +159,12 @@ int run_train(const std::vector<std::string>& argv) {
   const std::string on_nonfinite = args.text("--on-nonfinite", "stop");
   if (on_nonfinite != "stop" && on_nonfinite != "skip") {
     throw UsageError("--on-nonfinite '" + on_nonfinite + "': expected stop or skip");
+  }
+  const int64_t eval_every = args.integer("--eval-every", 1, INT32_MAX, 0);
+  const bool evaluating = eval_every > 0 || args.has("--eval-data");
+  if (args.has("--eval-batches") && !evaluating) throw UsageError("--eval-batches needs --eval-every or --eval-data");
+  if (evaluating && args.has("--data") && !args.has("--eval-data")) {
+    throw UsageError("--eval-every with --data needs --eval-data FILE (held-out batches)");
   }
   const bool scheduled = args.has("--lr-schedule");
   const LrSchedule schedule = scheduled ? parse_lr_schedule(args.text("--lr-schedule", "")) : LrSchedule();
@@ -224,6 +189,11 @@ int run_train(const std::vector<std::string>& argv) {
     throw UsageError("--on-nonfinite skip needs a plan with finite checks; " + source + " was compiled with --finite-checks off");
   }
 
+  if (evaluating && root->eval_ops() == 0) {
+    throw UsageError("evaluation needs a plan with an eval program; " + source + " was compiled with --eval-program off" +
+                     (root->format_version() < 2 ? " (or by a remat older than format version 2)" : ""));
+  }
+
   remat_session_options options;
   remat_session_options_init(&options);
   const std::string backend = args.text("--backend", "cpu");
@@ -244,16 +214,22 @@ int run_train(const std::vector<std::string>& argv) {
   const std::string state_path = args.text("--state", "");
   const bool resumed = !state_path.empty() && load_state(session.get(), state_path);
 
-  DataFile data;
-  std::unique_ptr<SyntheticTask> task;
-  if (args.has("--data")) {
-    open_data(args.text("--data", ""), plan.get(), &data);
-  } else {
-    const auto* prov = root->provenance();
+  const auto* prov = root->provenance();
+  auto synthetic = [&](uint64_t first) {
     if (prov == nullptr || prov->model() == nullptr) throw Failure(source + ": the plan names no model: give --data");
-    task.reset(new SyntheticTask(prov->model()->str(), prov->batch(), root->seed()));
+    return Batches::synthetic(prov->model()->str(), prov->batch(), root->seed(), first);
+  };
+  const Batches data = args.has("--data") ? Batches::from_file(args.text("--data", ""), plan.get()) : synthetic(0);
+  std::unique_ptr<Batches> eval_data;
+  if (args.has("--eval-data")) {
+    eval_data.reset(new Batches(Batches::from_file(args.text("--eval-data", ""), plan.get())));
+  } else if (evaluating) {
+    eval_data.reset(new Batches(synthetic(Batches::kHeldOut)));
   }
-  const int64_t steps = args.integer("--steps", 0, INT32_MAX, data.steps > 0 ? data.steps : 100);
+  const int64_t eval_limit = eval_data && eval_data->count() > 0 ? eval_data->count() : INT32_MAX;
+  const int64_t eval_batches =
+      args.integer("--eval-batches", 1, eval_limit, eval_data && eval_data->count() > 0 ? eval_data->count() : 8);
+  const int64_t steps = args.integer("--steps", 0, INT32_MAX, data.count() > 0 ? data.count() : 100);
   const int64_t batch = root->provenance() ? root->provenance()->batch() : 1;
   const bool tty = isatty(fileno(stdout)) != 0;
 
@@ -277,23 +253,9 @@ int run_train(const std::vector<std::string>& argv) {
   const uint64_t start = port_now_ns();
   uint64_t last_print = 0;
   float first_loss = NAN, loss = NAN, last_loss = NAN;
-  int64_t skipped = 0;
+  int64_t skipped = 0, last_eval = -1;
   for (int64_t step = done; step < steps; ++step) {
-    if (task) {
-      const std::vector<std::string> names = task->names();
-      const std::vector<std::vector<uint8_t>> values = task->batch(static_cast<uint64_t>(step));
-      for (size_t i = 0; i < names.size(); ++i) {
-        check(session.get(), remat_session_set_input(session.get(), names[i].c_str(), values[i].data(), values[i].size()),
-              "step " + std::to_string(step) + ": setting '" + names[i] + "'");
-      }
-    } else {
-      const int64_t row = step % data.steps;
-      for (size_t i = 0; i < data.names.size(); ++i) {
-        const uint8_t* at = data.tensors[i]->data.data() + static_cast<uint64_t>(row) * data.item_bytes[i];
-        check(session.get(), remat_session_set_input(session.get(), data.names[i].c_str(), at, data.item_bytes[i]),
-              "step " + std::to_string(step) + ": setting '" + data.names[i] + "'");
-      }
-    }
+    data.set(session.get(), data.batch(step), "step " + std::to_string(step));
     if (scheduled) {
       check(session.get(), remat_session_set_learning_rate(session.get(), schedule.at(base_lr, step, steps)),
             "step " + std::to_string(step) + ": --lr-schedule");
@@ -315,6 +277,11 @@ int run_train(const std::vector<std::string>& argv) {
       last_loss = loss;
     }
     if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) save_state(session.get(), state_path);
+    if (eval_every > 0 && (step + 1) % eval_every == 0) {
+      if (tty) std::printf("\n");
+      print_eval(session.get(), plan.get(), *eval_data, eval_batches, step + 1);
+      last_eval = step + 1;
+    }
     const uint64_t now = port_now_ns();
     const double seconds = static_cast<double>(now - start) * 1e-9;
     const double rate = seconds > 0 ? static_cast<double>((step + 1 - done) * batch) / seconds : 0.0;
@@ -337,6 +304,8 @@ int run_train(const std::vector<std::string>& argv) {
                 static_cast<long long>(ran), seconds,
                 seconds > 0 ? static_cast<double>(ran * batch) / seconds : 0.0, first_loss, last_loss);
   }
+  const int64_t at = static_cast<int64_t>(remat_session_step_count(session.get()));
+  if (eval_data && last_eval != at) print_eval(session.get(), plan.get(), *eval_data, eval_batches, at);
   if (skipped > 0) {
     std::printf("skipped the update of %lld of those steps: a loss or gradient was not finite\n",
                 static_cast<long long>(skipped));

@@ -29,6 +29,10 @@ extern const std::vector<std::string> kCompileFlags;
 /// UsageError naming the flag on any other value.
 compiler::FiniteChecks finite_checks_option(const Args& args);
 
+/// --eval-program on|off (default on): whether plans carry an eval program. Throws UsageError
+/// naming the flag on any other value.
+bool eval_program_option(const Args& args);
+
 /// The --optimizer value of |args| (|fallback| when absent), parsed now: a bad one throws
 /// UsageError naming --optimizer, the key and the value.
 std::string optimizer_option(const Args& args, const std::string& fallback);

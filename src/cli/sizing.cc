@@ -29,6 +29,7 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.compute_rate = setup.compute_rate;
   o.asynchronous_copies = setup.asynchronous_copies;
   o.finite_checks = setup.finite_checks;
+  o.eval_program = setup.eval_program;
   return o;
 }
 

@@ -34,6 +34,8 @@ struct SizeSetup {
   bool asynchronous_copies = compiler::CompileOptions().asynchronous_copies;
   /// --finite-checks: the non-finite guard (atomic keeps gradients alive until the updates).
   compiler::FiniteChecks finite_checks = compiler::CompileOptions().finite_checks;
+  /// --eval-program: whether plans carry an eval program (its arena counts when larger).
+  bool eval_program = compiler::CompileOptions().eval_program;
 };
 
 /// The figures of one plan, or why it could not be compiled.

@@ -4,6 +4,7 @@
 #include "backends/device_profiles.h"
 #include "compiler/autodiff.h"
 #include "compiler/budget_strategy.h"
+#include "compiler/eval_program.h"
 #include "compiler/optimizer.h"
 #include "compiler/schedule.h"
 #include "compiler/spill.h"
@@ -20,6 +21,25 @@ const DeviceProfile& target_profile(const std::string& backend) {
   throw CompileError("no device profile for backend '" + backend + "' (known: " + known + ")");
 }
 
+namespace {
+
+// The strategies and the spill search met their budgets without the eval program, which is
+// placed apart and needs less than a step; should it ever need more, the plan is refused here.
+void check_budgets_hold(const CompileOptions& options, const MemoryPlan& memory) {
+  if (memory.eval_arena_size <= memory.step_arena_size) return;
+  const uint64_t device = memory.arena_size + memory.persistent_size;
+  const bool over_budget = options.strategy == "budget" && memory.arena_size > options.budget;
+  const bool over_device = options.device_budget > 0 && device > options.device_budget;
+  if (over_budget || over_device) {
+    throw CompileError("the eval program takes the arena to " + std::to_string(memory.arena_size) + " bytes, over the " +
+                       (over_budget ? "budget of " + std::to_string(options.budget)
+                                    : "device budget of " + std::to_string(options.device_budget)) +
+                       " bytes; compile with --eval-program off");
+  }
+}
+
+}  // namespace
+
 CompileResult compile(const CompileOptions& options) {
   if (options.alignment == 0 || (options.alignment & (options.alignment - 1)) != 0) {
     throw CompileError("alignment " + std::to_string(options.alignment) + " is not a power of two");
@@ -27,6 +47,7 @@ CompileResult compile(const CompileOptions& options) {
   CompileResult result;
   result.graph = build_template(options.model, options.batch);
   const size_t forward_ops = result.graph.ops.size();
+  const std::vector<Op> forward = result.graph.ops;  // for the eval program, before any rewrite
   const OptimizerSpec optimizer = parse_optimizer(options.optimizer);
   append_backward_and_updates(result.graph, optimizer, options.finite_checks);
   std::vector<int> checkpoints;
@@ -54,7 +75,9 @@ CompileResult compile(const CompileOptions& options) {
   spill.asynchronous_copies = options.asynchronous_copies;
   spill.alignment = options.alignment;
   const SpillReport spilled = apply_spills(result.graph, forward_ops, checkpoints, spill);
+  if (options.eval_program) append_eval_program(result.graph, forward);
   result.memory = plan_memory(result.graph, options.alignment);
+  check_budgets_hold(options, result.memory);
 
   CompileReport& r = result.report;
   r.model = options.model;
@@ -77,8 +100,10 @@ CompileResult compile(const CompileOptions& options) {
   r.op_count = result.graph.ops.size();
   r.tensor_count = result.graph.tensors.size();
   for (int p : result.graph.params) r.param_count += static_cast<uint64_t>(result.graph.tensors[p].numel());
+  r.eval_ops = result.graph.eval_ops;
   for (size_t i = 0; i < result.graph.ops.size(); ++i) {
     const Op& op = result.graph.ops[i];
+    if (op.phase == Phase::kEval) continue;
     r.step_flops += op.flops;
     if (op.phase == Phase::kForward) r.forward_flops += op.flops;
     if (op.phase == Phase::kRecompute) r.recomputed_flops += op.flops;

@@ -40,6 +40,8 @@ struct CompileOptions {
   uint32_t alignment = kCpuProfile.alignment;
   /// The non-finite guard (compiler/finite_checks.h).
   FiniteChecks finite_checks = FiniteChecks::kOn;
+  /// Whether the plan carries an eval program (compiler/eval_program.h).
+  bool eval_program = true;
 
   /// Plans for |profile|'s device: takes its alignment and spill cost model.
   void target(const DeviceProfile& profile) {
@@ -56,8 +58,9 @@ struct CompileReport {
   int64_t batch = 0;
   uint64_t arena_bytes = 0, persistent_bytes = 0, host_bytes = 0, lower_bound = 0;
   uint64_t param_count = 0;               ///< Trainable scalars.
-  size_t op_count = 0, tensor_count = 0;
-  double forward_flops = 0, step_flops = 0, recomputed_flops = 0;
+  size_t op_count = 0, tensor_count = 0;  ///< The eval program's included.
+  size_t eval_ops = 0;                     ///< Ops of the eval program (0: none).
+  double forward_flops = 0, step_flops = 0, recomputed_flops = 0;  ///< Of a step (the eval program's apart).
   std::vector<std::string> checkpoints;   ///< Tensors kept for the backward pass by choice.
   uint64_t device_budget = 0;             ///< The spill budget met (0: none given).
   std::vector<std::string> spilled;       ///< Checkpoints copied to host and back.

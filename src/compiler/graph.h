@@ -44,7 +44,7 @@ enum class Role : uint8_t {
 enum class Init : uint8_t { kNone = 0, kZeros = 1, kOnes = 2, kUniform = 3, kNormal = 4 };
 
 /// Part of the step an op belongs to; values equal remat.fb.Phase (checked in plan_writer.cc).
-enum class Phase : uint8_t { kForward = 0, kBackward = 1, kRecompute = 2, kUpdate = 3, kCopy = 4 };
+enum class Phase : uint8_t { kForward = 0, kBackward = 1, kRecompute = 2, kUpdate = 3, kCopy = 4, kEval = 5 };
 
 /// A tensor of the graph.
 struct Tensor {
@@ -98,6 +98,11 @@ class Graph {
   std::vector<int> labels;      ///< Label bindings (role kLabel).
   std::vector<int> params;      ///< Trainable parameters, in creation order.
   int loss = -1;                ///< The scalar loss.
+  /// The eval program (compiler/eval_program.h): the last |eval_ops| ops, which a step does
+  /// not run; its loss and the outputs the caller reads after it (none: -1 and empty).
+  size_t eval_ops = 0;
+  int eval_loss = -1;
+  std::vector<int> outputs;
 
  private:
   std::unordered_map<std::string, int> names_;  // for find()

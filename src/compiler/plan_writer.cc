@@ -32,7 +32,8 @@ REMAT_SAME_ENUM(Phase::kBackward, fb::Phase::Backward);
 REMAT_SAME_ENUM(Phase::kRecompute, fb::Phase::Recompute);
 REMAT_SAME_ENUM(Phase::kUpdate, fb::Phase::Update);
 REMAT_SAME_ENUM(Phase::kCopy, fb::Phase::Copy);
-REMAT_SAME_ENUM(Phase::kCopy, fb::Phase::MAX);
+REMAT_SAME_ENUM(Phase::kEval, fb::Phase::Eval);
+REMAT_SAME_ENUM(Phase::kEval, fb::Phase::MAX);
 REMAT_SAME_ENUM(REMAT_DTYPE_F32, fb::DType::F32);
 REMAT_SAME_ENUM(REMAT_DTYPE_F16, fb::DType::F16);
 REMAT_SAME_ENUM(REMAT_DTYPE_BF16, fb::DType::BF16);
@@ -82,7 +83,9 @@ std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
   const auto plan = fb::CreatePlan(
       fbb, REMAT_PLAN_FORMAT_VERSION, memory.alignment, memory.arena_size,
       memory.persistent_size, memory.host_size, tensor_vec, op_vec, ids(graph.inputs),
-      ids(graph.labels), ids(graph.params), static_cast<uint32_t>(graph.loss), seed, provenance);
+      ids(graph.labels), ids(graph.params), static_cast<uint32_t>(graph.loss), seed, provenance,
+      static_cast<uint32_t>(graph.eval_ops), graph.eval_ops > 0 ? static_cast<uint32_t>(graph.eval_loss) : 0,
+      ids(graph.outputs));
   fb::FinishPlanBuffer(fbb, plan);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

@@ -24,15 +24,25 @@ int ArenaPlanner::add_buffer(uint64_t size, int first, int last) {
     throw CompileError("planner: buffer " + std::to_string(buffers_.size()) + " is used from op " +
                        std::to_string(first) + " to op " + std::to_string(last) + ", which ends before it starts");
   }
-  buffers_.push_back(Buffer{align_up(size, alignment_), first, last, 0});
+  buffers_.push_back(Buffer{align_up(size, alignment_), first, last, 0, false});
   return static_cast<int>(buffers_.size()) - 1;
+}
+
+int ArenaPlanner::add_fixed_buffer(uint64_t offset, uint64_t size, int first, int last) {
+  const int id = add_buffer(size, first, last);
+  buffers_[id].offset = offset;
+  buffers_[id].fixed = true;
+  return id;
 }
 
 void ArenaPlanner::plan() {
   // Largest first; each goes to the lowest offset where it shares no byte with a placed buffer
   // that meets it in time. PlacedIndex answers that without looking at every placed buffer.
-  std::vector<int> order(buffers_.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::vector<int> order;
+  order.reserve(buffers_.size());
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    if (!buffers_[i].fixed) order.push_back(static_cast<int>(i));
+  }
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     if (buffers_[a].size != buffers_[b].size) return buffers_[a].size > buffers_[b].size;
     return buffers_[a].first < buffers_[b].first;
@@ -51,6 +61,11 @@ void ArenaPlanner::plan() {
   };
   PlacedIndex placed(times.size());
   size_ = 0;
+  for (const Buffer& b : buffers_) {
+    if (!b.fixed) continue;
+    placed.add(rank(b.first), rank(b.last), b.offset, b.offset + b.size);
+    size_ = std::max(size_, b.offset + b.size);
+  }
   for (int id : order) {
     Buffer& b = buffers_[id];
     const size_t from = rank(b.first), to = rank(b.last);
@@ -102,13 +117,19 @@ MemoryPlan plan_memory(const Graph& graph, uint32_t alignment) {
     for (int t : op.inputs) plan.last_use[t] = std::max(plan.last_use[t], i);
     for (int t : op.outputs) plan.last_use[t] = std::max(plan.last_use[t], i);
   }
-  ArenaPlanner arena(alignment), host(alignment);
+  // The caller reads the eval program's loss and outputs after its last op.
+  if (graph.eval_ops > 0) plan.last_use[graph.eval_loss] = op_count;
+  for (int t : graph.outputs) plan.last_use[t] = op_count;
+  const int eval_begin = op_count - static_cast<int>(graph.eval_ops);
+  ArenaPlanner arena(alignment), host(alignment), eval(alignment);
+  std::vector<int> eval_id(n, -1);
   std::vector<int> arena_id(n, -1), host_id(n, -1);
   uint64_t total[kRegionCount] = {0, 0, 0};  // bytes of all tensors, by region
   for (size_t t = 0; t < n; ++t) {
     const Tensor& x = graph.tensors[t];
     plan.size[t] = align_up(x.bytes(), alignment);
-    const bool persistent = x.role == Role::kParam || x.role == Role::kState || x.role == Role::kLoss;
+    const bool eval_loss = graph.eval_ops > 0 && static_cast<int>(t) == graph.eval_loss;
+    const bool persistent = x.role == Role::kParam || x.role == Role::kState || (x.role == Role::kLoss && !eval_loss);
     const Region region = persistent ? Region::kPersistent : x.host ? Region::kHost : Region::kArena;
     uint64_t& sum = total[static_cast<size_t>(region)];
     if (plan.size[t] > kMaxRegionBytes - sum) {
@@ -138,6 +159,10 @@ MemoryPlan plan_memory(const Graph& graph, uint32_t alignment) {
       host_id[t] = host.add_buffer(plan.size[t], plan.first_use[t], plan.last_use[t]);
       continue;
     }
+    if (plan.first_use[t] >= eval_begin) {
+      eval_id[t] = eval.add_buffer(plan.size[t], plan.first_use[t], plan.last_use[t]);
+      continue;
+    }
     arena_id[t] = arena.add_buffer(plan.size[t], plan.first_use[t], plan.last_use[t]);
   }
   arena.plan();
@@ -145,10 +170,20 @@ MemoryPlan plan_memory(const Graph& graph, uint32_t alignment) {
   for (size_t t = 0; t < n; ++t) {
     if (arena_id[t] >= 0) plan.offset[t] = arena.offset(arena_id[t]);
     if (host_id[t] >= 0) plan.offset[t] = host.offset(host_id[t]);
+    // The eval program reads the inputs and labels where the step has them.
+    if (arena_id[t] >= 0 && graph.eval_ops > 0 && plan.last_use[t] >= eval_begin) {
+      eval.add_fixed_buffer(plan.offset[t], plan.size[t], plan.first_use[t], plan.last_use[t]);
+    }
   }
-  plan.arena_size = arena.size();
+  eval.plan();
+  for (size_t t = 0; t < n; ++t) {
+    if (eval_id[t] >= 0) plan.offset[t] = eval.offset(eval_id[t]);
+  }
+  plan.step_arena_size = arena.size();
+  plan.eval_arena_size = eval.size();
+  plan.arena_size = std::max(arena.size(), eval.size());
   plan.host_size = host.size();
-  plan.lower_bound = arena.lower_bound();
+  plan.lower_bound = std::max(arena.lower_bound(), eval.lower_bound());
   return plan;
 }
 

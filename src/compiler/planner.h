@@ -4,6 +4,10 @@
 //               that first writes it to the op that last reads it (greedy by size, TFLM-style)
 //   persistent: params, optimizer state and the loss, packed one after another, never reused
 //   host:       spill slots, reused like the arena once a slot's prefetch has run
+//
+// The eval program's tensors are placed apart, in the same arena (they never live while a
+// step's do), around the inputs and labels they share: the step's placement is the same with
+// or without an eval program, and the arena is the larger of the two.
 #ifndef REMAT_COMPILER_PLANNER_H_
 #define REMAT_COMPILER_PLANNER_H_
 
@@ -24,6 +28,9 @@ class ArenaPlanner {
   explicit ArenaPlanner(uint64_t alignment) : alignment_(alignment) {}
   /// Adds a buffer of |size| bytes live from op |first| to op |last| (inclusive); returns its id.
   int add_buffer(uint64_t size, int first, int last);
+  /// Adds a buffer already placed at |offset| (another planner's, shared with this one's
+  /// buffers); plan() places the others around it. Returns its id.
+  int add_fixed_buffer(uint64_t offset, uint64_t size, int first, int last);
   /// Chooses every offset. Call once, after the last add_buffer().
   void plan();
   /// Offset of buffer |id| (after plan()).
@@ -41,6 +48,7 @@ class ArenaPlanner {
     int first;
     int last;
     uint64_t offset;
+    bool fixed;
   };
   uint64_t alignment_;
   std::vector<Buffer> buffers_;
@@ -54,7 +62,9 @@ struct MemoryPlan {
   std::vector<uint64_t> size;      ///< Aligned size in bytes.
   std::vector<int> first_use;      ///< First op writing it (-1: before the step).
   std::vector<int> last_use;       ///< Last op reading it (op count: after the step).
-  uint64_t arena_size = 0;
+  uint64_t arena_size = 0;         ///< The larger of the next two.
+  uint64_t step_arena_size = 0;    ///< What the step's tensors need.
+  uint64_t eval_arena_size = 0;    ///< What the eval program's need (0: no eval program).
   uint64_t persistent_size = 0;
   uint64_t host_size = 0;
   uint64_t lower_bound = 0;        ///< Arena lower bound (ArenaPlanner::lower_bound()).

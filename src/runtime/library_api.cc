@@ -32,7 +32,7 @@ remat_status remat_version(remat_version_info* out_info) {
   info.minor = REMAT_VERSION_MINOR;
   info.patch = REMAT_VERSION_PATCH;
   info.api_version = REMAT_API_VERSION;
-  info.plan_format_min = REMAT_PLAN_FORMAT_VERSION;
+  info.plan_format_min = REMAT_PLAN_FORMAT_OLDEST_VERSION;
   info.plan_format_max = REMAT_PLAN_FORMAT_VERSION;
   memcpy(out_info, &info, given);  // an older caller's struct gets the fields it has
   return REMAT_OK;

@@ -72,14 +72,58 @@ remat_status check_bindings(const fb::Plan* plan, uint8_t* bound, ErrorBuffer* e
   return REMAT_OK;
 }
 
+// What |written| holds for a tensor an op of the eval program wrote.
+constexpr uint8_t kWrittenByEval = 2;
+
+// The programs share parameters, state and inputs, and nothing else changes them: an op of the
+// eval program writes only arena tensors that are no binding, and its loss; a step's op never
+// writes the eval loss.
+remat_status check_program_writes(const fb::Plan* plan, const fb::Op* op, uint32_t i, uint32_t step_ops,
+                                  ErrorBuffer* err) {
+  for (uint32_t k = 0; op->outputs() && k < op->outputs()->size(); ++k) {
+    const uint32_t t = op->outputs()->Get(k);
+    const fb::Tensor* x = plan->tensors()->Get(t);
+    const bool eval_loss = plan->eval_ops() > 0 && t == plan->eval_loss();
+    if (i < step_ops && eval_loss) {
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) of the step writes the eval loss '%s'", i,
+                       op_name(op->code()), name_of(plan, t));
+    }
+    const bool scratch = x->region() == fb::Region::Arena && x->role() != fb::Role::Input && x->role() != fb::Role::Label;
+    if (i >= step_ops && !eval_loss && !scratch) {
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                       "op %u (%s) of the eval program writes %s tensor '%s' in the %s region: it may write only "
+                       "arena tensors that are no input or label, and its loss",
+                       i, op_name(op->code()), fb::EnumNameRole(x->role()), name_of(plan, t),
+                       fb::EnumNameRegion(x->region()));
+    }
+  }
+  return REMAT_OK;
+}
+
+// The eval loss and every output are written by the eval program (|written| as it ends).
+remat_status check_eval_results(const fb::Plan* plan, const uint8_t* written, ErrorBuffer* err) {
+  if (plan->eval_ops() > 0 && written[plan->eval_loss()] != kWrittenByEval) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "no op of the eval program writes its loss '%s'",
+                     name_of(plan, plan->eval_loss()));
+  }
+  for (uint32_t i = 0; plan->outputs() && i < plan->outputs()->size(); ++i) {
+    if (written[plan->outputs()->Get(i)] != kWrittenByEval) {
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "no op of the eval program writes output '%s'",
+                       name_of(plan, plan->outputs()->Get(i)));
+    }
+  }
+  return REMAT_OK;
+}
+
 }  // namespace
 
 remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffer* err) {
   const uint32_t n = plan->tensors()->size();
   const uint32_t n_ops = plan->ops()->size();
-  uint8_t* written = static_cast<uint8_t*>(port_alloc(n + 1, 8));
+  uint8_t* written = static_cast<uint8_t*>(port_alloc(2 * (n + 1), 8));  // and |initially|
   if (written == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors", n);
-  memset(written, 0, n + 1);
+  uint8_t* initially = written + n + 1;
+  memset(written, 0, 2 * (n + 1));
   remat_status status = check_bindings(plan, written, err);
   // Written before the first op (see the top of this file): the input and label bindings, and
   // persistent tensors with an init. (verify_tensor refused an init the session cannot apply.)
@@ -87,10 +131,18 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
     const fb::Tensor* x = plan->tensors()->Get(t);
     const bool initialised = x->region() == fb::Region::Persistent && x->init() != fb::Init::None;
     written[t] = written[t] == kCallerSet || initialised ? 1 : 0;
+    initially[t] = written[t];
     copy_end[t] = -1;
   }
+  const uint32_t step_ops = n_ops - plan->eval_ops();  // verify_plan checked eval_ops <= n_ops
   for (uint32_t i = 0; i < n_ops && status == REMAT_OK; ++i) {
     const fb::Op* op = plan->ops()->Get(i);
+    if (i == step_ops) {
+      // The eval program runs on its own, maybe before any step: what it reads must be written
+      // as at session creation or by its own ops.
+      for (uint32_t t = 0; t < n; ++t) written[t] = initially[t];
+    }
+    status = check_program_writes(plan, op, i, step_ops, err);
     for (uint32_t k = 0; op->inputs() && k < op->inputs()->size() && status == REMAT_OK; ++k) {
       const uint32_t t = op->inputs()->Get(k);
       if (written[t]) continue;
@@ -106,7 +158,9 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
                            op_name(op->code()), name_of(plan, t));
       }
     }
-    for (uint32_t k = 0; op->outputs() && k < op->outputs()->size(); ++k) written[op->outputs()->Get(k)] = 1;
+    for (uint32_t k = 0; op->outputs() && k < op->outputs()->size(); ++k) {
+      written[op->outputs()->Get(k)] = i < step_ops ? 1 : kWrittenByEval;
+    }
     const bool spill = op->code() == static_cast<uint16_t>(OpCode::kSpill);
     const bool prefetch = op->code() == static_cast<uint16_t>(OpCode::kPrefetch);
     if (status != REMAT_OK || (!spill && !prefetch)) continue;
@@ -114,8 +168,9 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
     // tensor before then (read it either, for a prefetch), and the host slot stays in use.
     const uint32_t device = spill ? op->inputs()->Get(0) : op->outputs()->Get(0);
     const uint32_t slot = spill ? op->outputs()->Get(0) : op->inputs()->Get(0);
+    const uint32_t program_end = i < step_ops ? step_ops : n_ops;
     uint32_t j = i + 1;
-    for (; j < n_ops; ++j) {
+    for (; j < program_end; ++j) {
       const fb::Op* later = plan->ops()->Get(j);
       const bool is_wait = later->code() == static_cast<uint16_t>(OpCode::kWait) && uses(later, device, false);
       if (is_wait) break;
@@ -125,12 +180,13 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
         break;
       }
     }
-    if (status == REMAT_OK && j == n_ops) {
+    if (status == REMAT_OK && j == program_end) {
       status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) of tensor '%s' is never waited for", i,
                          op_name(op->code()), name_of(plan, device));
     }
     if (status == REMAT_OK && static_cast<int32_t>(j) > copy_end[slot]) copy_end[slot] = static_cast<int32_t>(j);
   }
+  status = status == REMAT_OK ? check_eval_results(plan, written, err) : status;
   port_free(written);
   return status;
 }

@@ -210,6 +210,48 @@ remat_status verify_binding(const fb::Plan* plan, const flatbuffers::Vector<uint
   return REMAT_OK;
 }
 
+// The eval program's fields: it fits in the op list, its loss is an f32 scalar outside the host
+// region, and its outputs are named tensors with distinct names. (What its ops may read and
+// write is the dataflow check's.)
+remat_status verify_eval_program(const fb::Plan* plan, ErrorBuffer* err) {
+  const uint32_t n = plan->tensors()->size();
+  const uint32_t outputs = plan->outputs() ? plan->outputs()->size() : 0;
+  if (plan->format_version() < 2 && (plan->eval_ops() > 0 || outputs > 0)) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "plan format version %u has no eval program, but eval_ops is %u",
+                     plan->format_version(), plan->eval_ops());
+  }
+  if (plan->eval_ops() > plan->ops()->size()) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "eval_ops is %u, but the plan has %u ops", plan->eval_ops(),
+                     plan->ops()->size());
+  }
+  if (plan->eval_ops() == 0 && outputs > 0) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "the plan has %u outputs but no eval program to write them", outputs);
+  }
+  if (plan->eval_ops() > 0) {
+    const uint32_t t = plan->eval_loss();
+    if (t >= n || t == plan->loss() || plan->tensors()->Get(t)->region() == fb::Region::Host ||
+        plan->tensors()->Get(t)->size() != 4 || plan->tensors()->Get(t)->dtype() != fb::DType::F32) {
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                       "eval_loss names tensor %u, which is not an f32 scalar of its own outside the host region", t);
+    }
+  }
+  for (uint32_t i = 0; i < outputs; ++i) {
+    const uint32_t t = plan->outputs()->Get(i);
+    if (t >= n || plan->tensors()->Get(t)->name() == nullptr || plan->tensors()->Get(t)->region() == fb::Region::Host) {
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "output binding %u names tensor %u, which is not a named tensor "
+                       "outside the host region", i, t);
+    }
+    for (uint32_t j = 0; j < i; ++j) {
+      const uint32_t u = plan->outputs()->Get(j);
+      if (u == t || strcmp(tensor_name(plan->tensors()->Get(u)), tensor_name(plan->tensors()->Get(t))) == 0) {
+        return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "output bindings %u and %u are both '%s'", j, i,
+                         tensor_name(plan->tensors()->Get(t)));
+      }
+    }
+  }
+  return REMAT_OK;
+}
+
 // Lifetimes come from the op list itself, not from the plan's informational fields.
 remat_status verify_no_overlap(const fb::Plan* plan, const int32_t* copy_end, ErrorBuffer* err) {
   const uint32_t n = plan->tensors()->size();
@@ -245,6 +287,11 @@ remat_status verify_no_overlap(const fb::Plan* plan, const int32_t* copy_end, Er
   }
   for (uint32_t t = 0; t < n && status == REMAT_OK; ++t) {
     if (copy_end[t] > buffers[t].last) buffers[t].last = copy_end[t];
+  }
+  // The eval program's loss and outputs are read by the caller after its last op.
+  if (status == REMAT_OK && plan->eval_ops() > 0) buffers[plan->eval_loss()].last = op_count;
+  for (uint32_t i = 0; status == REMAT_OK && plan->outputs() && i < plan->outputs()->size(); ++i) {
+    buffers[plan->outputs()->Get(i)].last = op_count;
   }
   for (uint8_t region = 0; region < 3 && status == REMAT_OK; ++region) {
     uint32_t m = 0;
@@ -328,9 +375,9 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
                      "plan of %zu bytes fails the FlatBuffers verifier (truncated or damaged)", size);
   }
   const fb::Plan* plan = fb::GetPlan(bytes);
-  if (plan->format_version() != REMAT_PLAN_FORMAT_VERSION) {
-    return set_error(err, REMAT_ERROR_PLAN_VERSION, "plan format version %u, this runtime reads version %d",
-                     plan->format_version(), REMAT_PLAN_FORMAT_VERSION);
+  if (plan->format_version() < REMAT_PLAN_FORMAT_OLDEST_VERSION || plan->format_version() > REMAT_PLAN_FORMAT_VERSION) {
+    return set_error(err, REMAT_ERROR_PLAN_VERSION, "plan format version %u, this runtime reads versions %d to %d",
+                     plan->format_version(), REMAT_PLAN_FORMAT_OLDEST_VERSION, REMAT_PLAN_FORMAT_VERSION);
   }
   if (plan->tensors() == nullptr || plan->ops() == nullptr) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "plan has no %s table",
@@ -367,6 +414,8 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
     return set_error(err, REMAT_ERROR_OUT_OF_REGION,
                      "loss names tensor %u, which is not a persistent f32 scalar", plan->loss());
   }
+  s = verify_eval_program(plan, err);
+  if (s != REMAT_OK) return s;
   int32_t* copy_end = static_cast<int32_t*>(port_alloc(sizeof(int32_t) * (n + 1), 8));
   if (copy_end == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors", n);
   s = verify_dataflow(plan, copy_end, err);

@@ -19,6 +19,7 @@ struct remat_session {
   void* owned[3];              ///< Regions this session allocated (arena, persistent, host).
   uint64_t step;               ///< Steps completed.
   bool partly_loaded;          ///< A load_state failed while copying in: no step until one succeeds.
+  bool outputs_ready;          ///< An eval ran and no step since: the outputs hold its values.
   char error[REMAT_SESSION_ERROR_CAPACITY];
   remat::ErrorBuffer err;      ///< Points at |error|.
 };
@@ -27,6 +28,13 @@ namespace remat {
 
 /// Writes the initial value of every persistent tensor that the plan says to initialise.
 remat_status initialise_persistent(remat_session* session);
+
+/// Number of ops of the training step: the plan's ops before the eval program's.
+uint32_t step_op_count(const remat_plan* plan);
+
+/// What a step or an eval (|what|, for the message) needs: no partly loaded state, every input
+/// and label set. Records the failure in the session's message.
+remat_status check_ready_to_run(remat_session* session, const char* what);
 
 }  // namespace remat
 

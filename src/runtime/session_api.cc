@@ -1,4 +1,5 @@
 // C ABI of sessions: creation (the only place memory is obtained), inputs, params, steps.
+// (The eval program's calls are in eval_api.cc, training states in state_api.cc.)
 #include <math.h>
 #include <string.h>
 
@@ -151,6 +152,30 @@ void copy_message(const remat_session* s, char* out, size_t capacity) {
 
 }  // namespace
 
+namespace remat {
+
+uint32_t step_op_count(const remat_plan* plan) { return plan->root->ops()->size() - plan->root->eval_ops(); }
+
+remat_status check_ready_to_run(remat_session* s, const char* what) {
+  if (s->partly_loaded) {
+    return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION,
+                "%s: a load_state failed while copying the state in; load a state first", what);
+  }
+  const uint32_t bindings = binding_total(s->plan);
+  for (uint32_t slot = 0; slot < bindings; ++slot) {
+    if (!s->input_set[slot]) {
+      const auto* inputs = s->plan->root->inputs();
+      const uint32_t n_inputs = inputs ? inputs->size() : 0;
+      const uint32_t t = slot < n_inputs ? inputs->Get(slot) : s->plan->root->labels()->Get(slot - n_inputs);
+      return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION, "%s: %s '%s' has never been set (remat_session_set_input)", what,
+                  slot < n_inputs ? "input" : "label", s->plan->root->tensors()->Get(t)->name()->c_str());
+    }
+  }
+  return REMAT_OK;
+}
+
+}  // namespace remat
+
 extern "C" {
 
 remat_status remat_session_options_init_sized(remat_session_options* options, size_t struct_size) {
@@ -277,24 +302,13 @@ remat_status remat_session_set_input(remat_session* s, const char* name, const v
 
 remat_status remat_session_step(remat_session* s, float* out_loss) {
   if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
-  if (s->partly_loaded) {
-    return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION,
-                "step: a load_state failed while copying the state in; load a state first");
-  }
-  const uint32_t bindings = binding_total(s->plan);
-  for (uint32_t slot = 0; slot < bindings; ++slot) {
-    if (!s->input_set[slot]) {
-      const auto* inputs = s->plan->root->inputs();
-      const uint32_t n_inputs = inputs ? inputs->size() : 0;
-      const uint32_t t = slot < n_inputs ? inputs->Get(slot) : s->plan->root->labels()->Get(slot - n_inputs);
-      return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION, "step: %s '%s' has never been set (remat_session_set_input)",
-                  slot < n_inputs ? "input" : "label", s->plan->root->tensors()->Get(t)->name()->c_str());
-    }
-  }
+  remat_status status = remat::check_ready_to_run(s, "step");
+  if (status != REMAT_OK) return status;
+  s->outputs_ready = false;  // the step reuses the eval program's bytes
   const remat::StepContext ctx{s->plan->root->seed(), s->step};
-  const uint32_t n_ops = s->plan->root->ops()->size();
+  const uint32_t n_ops = remat::step_op_count(s->plan);
   s->err.failed_op = 0;
-  remat_status status = s->backend->begin_step(ctx, &s->err);
+  status = s->backend->begin_step(ctx, &s->err);
   for (uint32_t i = 0; i < n_ops && status == REMAT_OK; ++i) status = s->backend->run_op(s->ops[i], ctx, &s->err);
   if (status == REMAT_OK) status = s->backend->end_step(&s->err);
   if (status != REMAT_OK) {
@@ -360,7 +374,7 @@ remat_status remat_session_set_learning_rate(remat_session* s, float lr) {
     return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "set_learning_rate: %g is not a finite rate >= 0", static_cast<double>(lr));
   }
   uint32_t updates = 0;
-  const uint32_t n_ops = s->plan->root->ops()->size();
+  const uint32_t n_ops = remat::step_op_count(s->plan);
   for (uint32_t i = 0; i < n_ops; ++i) {
     // lr is the first float attribute of both optimizers (plan/op_catalogue.h); the op calls
     // point at these copies, so the next step reads it.
@@ -376,7 +390,7 @@ remat_status remat_session_set_learning_rate(remat_session* s, float lr) {
 
 remat_status remat_session_learning_rate(const remat_session* s, float* out_lr) {
   if (s == nullptr || out_lr == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
-  const uint32_t n_ops = s->plan->root->ops()->size();
+  const uint32_t n_ops = remat::step_op_count(s->plan);
   for (uint32_t i = 0; i < n_ops; ++i) {
     if (is_update(s->ops[i]) && s->ops[i].num_fattrs > 0) {
       *out_lr = s->ops[i].fattrs[0];

@@ -49,6 +49,7 @@ std::vector<uint8_t> compile_plan(const std::string& model, const std::string& o
       !remat::compiler::parse_finite_checks(strategy.substr(checks_at + 8), &o.finite_checks)) {
     fail_msg("bad checks in '%s'", strategy.c_str());
   }
+  o.eval_program = strategy.find("/eval=off") == std::string::npos;
   return remat::compiler::compile(o).plan;
 }
 

@@ -58,7 +58,8 @@ bool backend_available();
 /// |model| with |optimizer| at kBatch and kSeed, for the backend under test. |strategy| may
 /// carry a device budget as "STRATEGY/device=BYTES" (spilling to host), placed by the spill
 /// cost model of the backend under test, or of the one named by "/costs=NAME";
-/// "/checks=atomic|off" sets the non-finite guard (default on).
+/// "/checks=atomic|off" sets the non-finite guard (default on); "/eval=off" leaves the eval
+/// program out.
 std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
                                   const std::string& strategy);
 
@@ -140,6 +141,10 @@ int read_state(void* context, uint64_t offset, void* data, size_t bytes);
 /// guard, the learning rate.
 extern const struct CMUnitTest kStepCheckTests[];
 extern const size_t kStepCheckTestCount;
+
+/// The tests of test_conformance_eval.cc: the eval program and its outputs.
+extern const struct CMUnitTest kEvalTests[];
+extern const size_t kEvalTestCount;
 
 }  // namespace conformance
 

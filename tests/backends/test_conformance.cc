@@ -324,5 +324,6 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_plan_with_an_unclaimed_op_is_refused_at_session_creation),
   };
   tests.insert(tests.end(), kStepCheckTests, kStepCheckTests + kStepCheckTestCount);
+  tests.insert(tests.end(), kEvalTests, kEvalTests + kEvalTestCount);
   return _cmocka_run_group_tests("backend conformance", tests.data(), tests.size(), nullptr, nullptr);
 }

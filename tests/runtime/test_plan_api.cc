@@ -33,14 +33,15 @@ void plan_queries_reject_null_arguments_and_bad_kinds(void**) {
   assert_int_equal(memory.alignment, r.memory.alignment);
 
   uint32_t count = 77;
-  const remat_binding_kind beyond = static_cast<remat_binding_kind>(3);  // in the enum's value range
+  const remat_binding_kind beyond = static_cast<remat_binding_kind>(4);  // in the enum's value range
   assert_int_equal(remat_plan_binding_count(nullptr, REMAT_BINDING_INPUT, &count), REMAT_ERROR_INVALID_ARGUMENT);
   assert_int_equal(remat_plan_binding_count(plan, REMAT_BINDING_INPUT, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
   assert_int_equal(remat_plan_binding_count(plan, beyond, &count), REMAT_ERROR_INVALID_ARGUMENT);
   assert_int_equal(count, 77);
   const uint32_t expected[] = {static_cast<uint32_t>(r.graph.inputs.size()), static_cast<uint32_t>(r.graph.labels.size()),
-                               static_cast<uint32_t>(r.graph.params.size())};
-  for (uint32_t kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_PARAM; ++kind) {
+                               static_cast<uint32_t>(r.graph.params.size()), static_cast<uint32_t>(r.graph.outputs.size())};
+  assert_int_equal(expected[REMAT_BINDING_OUTPUT], 1);  // the logits
+  for (uint32_t kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_OUTPUT; ++kind) {
     const remat_binding_kind k = static_cast<remat_binding_kind>(kind);
     assert_int_equal(remat_plan_binding_count(plan, k, &count), REMAT_OK);
     assert_int_equal(count, expected[kind]);

@@ -229,10 +229,10 @@ void plan_without_its_identifier_is_rejected_as_corrupt(void**) {
 void plan_of_another_format_version_is_rejected(void**) {
   const rc::CompileResult r = compile_model(kMlp);
   std::vector<uint8_t> bytes = r.plan;
-  assert_true(mutable_plan(bytes)->mutate_format_version(2));
-  expect_status(bytes, REMAT_ERROR_PLAN_VERSION, {"version 2", "version 1"});
+  assert_true(mutable_plan(bytes)->mutate_format_version(REMAT_PLAN_FORMAT_VERSION + 1));
+  expect_status(bytes, REMAT_ERROR_PLAN_VERSION, {"version 3", "versions 1 to 2"});
   assert_true(mutable_plan(bytes)->mutate_format_version(0));
-  expect_status(bytes, REMAT_ERROR_PLAN_VERSION, {"version 0", "version 1"});
+  expect_status(bytes, REMAT_ERROR_PLAN_VERSION, {"version 0", "versions 1 to 2"});
 }
 
 void plan_with_a_bad_alignment_is_rejected_as_corrupt(void**) {

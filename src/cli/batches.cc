@@ -1,0 +1,75 @@
+// Batches from a file or the synthetic task.
+#include "cli/batches.h"
+
+#include <cstring>
+
+#include "cli/cli_args.h"
+#include "cli/session_calls.h"
+
+namespace remat {
+namespace cli {
+namespace {
+
+const char* safetensors_dtype(remat_dtype dtype) { return dtype == REMAT_DTYPE_I32 ? "I32" : "F32"; }
+
+}  // namespace
+
+Batches Batches::from_file(const std::string& path, const remat_plan* plan) {
+  Batches out;
+  out.file_ = std::make_shared<SafeTensorsFile>();
+  std::string error;
+  if (!read_safetensors(path, out.file_.get(), &error)) throw Failure(error);
+  for (remat_binding_kind kind : {REMAT_BINDING_INPUT, REMAT_BINDING_LABEL}) {
+    for (const remat_tensor_info& b : bindings(plan, kind)) {
+      const SafeTensor* t = out.file_->find(b.name);
+      std::vector<int64_t> want(b.dims, b.dims + b.rank);
+      if (t == nullptr) throw Failure(path + ": no tensor '" + b.name + "' (an input of the plan)");
+      const bool shape_ok = t->shape.size() == want.size() + 1 &&
+                            std::vector<int64_t>(t->shape.begin() + 1, t->shape.end()) == want;
+      if (t->dtype != safetensors_dtype(b.dtype) || !shape_ok || t->shape[0] < 1) {
+        want.insert(want.begin(), -1);
+        throw Failure(path + ": '" + b.name + "' is " + t->dtype + " " + dims_text(t->shape) + ", expected " +
+                      safetensors_dtype(b.dtype) + " [STEPS" + dims_text(want).substr(3));
+      }
+      if (out.count_ != 0 && t->shape[0] != out.count_) {
+        throw Failure(path + ": '" + b.name + "' has " + std::to_string(t->shape[0]) + " steps, others " +
+                      std::to_string(out.count_));
+      }
+      out.count_ = t->shape[0];
+      out.names_.push_back(b.name);
+      out.tensors_.push_back(t);
+      out.item_bytes_.push_back(b.bytes);
+    }
+  }
+  return out;
+}
+
+Batches Batches::synthetic(const std::string& model, int64_t batch, uint64_t seed, uint64_t first) {
+  Batches out;
+  out.task_ = std::make_shared<SyntheticTask>(model, batch, seed);
+  out.names_ = out.task_->names();
+  out.first_ = first;
+  return out;
+}
+
+std::vector<std::vector<uint8_t>> Batches::batch(int64_t index) const {
+  if (task_) return task_->batch(first_ + static_cast<uint64_t>(index));
+  const int64_t row = index % count_;
+  std::vector<std::vector<uint8_t>> values(names_.size());
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const uint8_t* at = tensors_[i]->data.data() + static_cast<uint64_t>(row) * item_bytes_[i];
+    values[i].assign(at, at + item_bytes_[i]);
+  }
+  return values;
+}
+
+void Batches::set(remat_session* session, const std::vector<std::vector<uint8_t>>& values,
+                  const std::string& what) const {
+  for (size_t i = 0; i < names_.size(); ++i) {
+    check(session, remat_session_set_input(session, names_[i].c_str(), values[i].data(), values[i].size()),
+          what + ": setting '" + names_[i] + "'");
+  }
+}
+
+}  // namespace cli
+}  // namespace remat

@@ -1,0 +1,30 @@
+// C API calls for the command line.
+#include "cli/session_calls.h"
+
+#include "cli/cli_args.h"
+
+namespace remat {
+namespace cli {
+
+void check(remat_session* s, remat_status status, const std::string& what) {
+  if (status != REMAT_OK) {
+    throw Failure(what + ": " + remat_status_string(status) + ": " + remat_session_last_error(s));
+  }
+}
+
+std::vector<remat_tensor_info> bindings(const remat_plan* plan, remat_binding_kind kind) {
+  uint32_t count = 0;
+  remat_plan_binding_count(plan, kind, &count);
+  std::vector<remat_tensor_info> out(count);
+  for (uint32_t i = 0; i < count; ++i) remat_plan_binding(plan, kind, i, &out[i]);
+  return out;
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+}  // namespace cli
+}  // namespace remat

@@ -1,0 +1,69 @@
+// The eval program: the forward ops again, on tensors of their own, without dropout.
+#include "compiler/eval_program.h"
+
+#include <string>
+
+namespace remat {
+namespace compiler {
+namespace {
+
+// |hint|, or |hint|#1, #2, ... when a tensor has that name (as Builder names activations).
+std::string free_name(const Graph& graph, const std::string& hint) {
+  std::string name = hint;
+  for (int n = 1; graph.find(name) >= 0; ++n) name = hint + "#" + std::to_string(n);
+  return name;
+}
+
+}  // namespace
+
+void append_eval_program(Graph& graph, const std::vector<Op>& forward) {
+  int loss_op = -1;
+  for (size_t i = 0; i < forward.size(); ++i) {
+    for (int t : forward[i].outputs) {
+      if (t == graph.loss) loss_op = static_cast<int>(i);
+    }
+  }
+  if (loss_op < 0) throw CompileError("eval program: no forward op writes the loss");
+  const bool cross_entropy = forward[loss_op].code == OpCode::kSoftmaxCrossEntropy;
+  const int prediction = forward[loss_op].inputs.at(0);
+
+  // What each forward tensor is in the eval program: inputs, labels and parameters are shared;
+  // every tensor a forward op writes gets a copy of its own.
+  std::vector<int> in_eval(graph.tensors.size(), -1);
+  for (size_t t = 0; t < in_eval.size(); ++t) {
+    const Role role = graph.tensors[t].role;
+    if (role == Role::kInput || role == Role::kLabel || role == Role::kParam) in_eval[t] = static_cast<int>(t);
+  }
+  const size_t first = graph.ops.size();
+  for (size_t i = 0; i < forward.size(); ++i) {
+    const Op& op = forward[i];
+    if (op.code == OpCode::kDropout) {
+      in_eval[op.outputs[0]] = in_eval[op.inputs[0]];
+      continue;
+    }
+    std::vector<int> inputs, outputs;
+    for (int t : op.inputs) {
+      if (in_eval[t] < 0) {
+        throw CompileError("eval program: op " + std::to_string(i) + " (" + op_name(static_cast<uint16_t>(op.code)) +
+                           ") reads '" + graph.tensors[t].name + "', which no earlier forward op writes");
+      }
+      inputs.push_back(in_eval[t]);
+    }
+    for (int t : op.outputs) {
+      const Tensor x = graph.tensors[t];  // a copy: add_tensor may move the vector
+      const bool is_loss = t == graph.loss;
+      const std::string hint = t == prediction ? (cross_entropy ? "logits" : "predictions")
+                               : is_loss       ? "loss@eval"
+                                               : x.name + "@eval";
+      in_eval[t] = graph.add_tensor(free_name(graph, hint), x.dtype, x.shape, is_loss ? Role::kLoss : Role::kActivation);
+    }
+    for (int t : op.outputs) outputs.push_back(in_eval[t]);
+    graph.add_op(op.code, inputs, outputs, op.iattrs, op.fattrs, Phase::kEval, static_cast<int>(i));
+  }
+  graph.eval_ops = graph.ops.size() - first;
+  graph.eval_loss = in_eval[graph.loss];
+  graph.outputs = {in_eval[prediction]};
+}
+
+}  // namespace compiler
+}  // namespace remat
