@@ -15,51 +15,14 @@
 #include <vector>
 
 #include "cli/safetensors.h"
+#include "tests/cli/cli_runner.h"
+
+using remat_test::expect;
+using remat_test::Result;
+using remat_test::run_remat;
+using remat_test::tmp;
 
 namespace {
-
-struct Result {
-  int code;         // exit code; 128 + signal if it died of one
-  std::string out;  // stdout and stderr together
-};
-
-// Runs `ENV remat ARGS` through the shell with stdout and stderr captured; |env| is a list of
-// VAR=value words set for remat only (not for the shell).
-Result run_remat(const std::string& args, const std::string& env = "") {
-  const std::string command = env + (env.empty() ? "" : " ") + std::string(REMAT_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) fail_msg("cannot run %s", command.c_str());
-  Result r{0, ""};
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
-void expect(const Result& r, int code, const char* needle) {
-  if (r.code != code || r.out.find(needle) == std::string::npos) {
-    fail_msg("expected exit %d and '%s', got exit %d:\n%s", code, needle, r.code, r.out.c_str());
-  }
-}
-
-// Scratch files of this process (two runs of the suite at once must not share files), removed
-// when it exits.
-std::vector<std::string>& scratch_files() {
-  static std::vector<std::string> files;
-  return files;
-}
-std::string tmp(const std::string& name) {
-  if (scratch_files().empty()) {
-    atexit([] {
-      for (const std::string& f : scratch_files()) remove(f.c_str());
-    });
-  }
-  const std::string path = std::string(REMAT_TEST_TMP) + "/cli-" + std::to_string(getpid()) + "-" + name;
-  scratch_files().push_back(path);
-  return path;
-}
 
 const char* const kMlp = "mlp:layers=2,width=16,in=8,classes=3";
 
