@@ -6,7 +6,8 @@
  * Plain C99 with no heap of its own: the arena and the persistent region are static buffers,
  * as they would be in firmware. The batch is synthetic: x uniform in [-1, 1), the label is 1
  * when the row's sum is positive, else 0 (any plan with one f32 input and an i32 label of at
- * least two classes can learn it).
+ * least two classes can learn it). At the end it evaluates a held-out batch with the plan's
+ * eval program and prints its loss and accuracy.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ static unsigned char persistent_storage[PERSISTENT_BYTES + ALIGNMENT];
 static unsigned char plan_storage[PLAN_BYTES + ALIGNMENT];
 static float input_buffer[BATCH_BYTES / sizeof(float)];
 static int32_t label_buffer[BATCH_BYTES / sizeof(int32_t)];
+static float logits_buffer[BATCH_BYTES / sizeof(float)];
 
 /* Rounds |p| up to ALIGNMENT: C99 has no alignas, so the buffers carry slack instead. */
 static void* aligned(unsigned char* p) {
@@ -43,13 +45,32 @@ static int fail(const char* what, remat_status status, const char* detail) {
   return 1;
 }
 
+/* Draws a batch into the input and label buffers and sets them in |session|. */
+static remat_status set_batch(remat_session* session, const remat_tensor_info* input, const remat_tensor_info* label,
+                              uint32_t* random_state) {
+  int64_t row, col;
+  remat_status status;
+  for (row = 0; row < input->dims[0]; ++row) {
+    float sum = 0.0f;
+    for (col = 0; col < input->dims[1]; ++col) {
+      float v = (float)(next_random(random_state) >> 8) / 8388608.0f - 1.0f;
+      input_buffer[row * input->dims[1] + col] = v;
+      sum += v;
+    }
+    label_buffer[row] = sum > 0.0f ? 1 : 0;
+  }
+  status = remat_session_set_input(session, input->name, input_buffer, (size_t)input->bytes);
+  if (status == REMAT_OK) status = remat_session_set_input(session, label->name, label_buffer, (size_t)label->bytes);
+  return status;
+}
+
 int main(int argc, char** argv) {
   char message[512];
   unsigned char* plan_bytes = (unsigned char*)aligned(plan_storage);
   remat_plan* plan = NULL;
   remat_session* session = NULL;
   remat_session_options options;
-  remat_tensor_info input, label;
+  remat_tensor_info input, label, logits;
   remat_version_info version;
   remat_status status;
   size_t plan_size;
@@ -102,27 +123,33 @@ int main(int argc, char** argv) {
   }
 
   for (step = 0; step < steps; ++step) {
-    int64_t row, col;
     float loss = 0.0f;
-    for (row = 0; row < input.dims[0]; ++row) {
-      float sum = 0.0f;
-      for (col = 0; col < input.dims[1]; ++col) {
-        float v = (float)(next_random(&random_state) >> 8) / 8388608.0f - 1.0f;
-        input_buffer[row * input.dims[1] + col] = v;
-        sum += v;
-      }
-      label_buffer[row] = sum > 0.0f ? 1 : 0;
-    }
-    status = remat_session_set_input(session, input.name, input_buffer, (size_t)input.bytes);
-    if (status == REMAT_OK) {
-      status = remat_session_set_input(session, label.name, label_buffer, (size_t)label.bytes);
-    }
+    status = set_batch(session, &input, &label, &random_state);
     if (status == REMAT_OK) status = remat_session_step(session, &loss);
     if (status != REMAT_OK) {
       fail("training", status, remat_session_last_error(session));
       break;
     }
     if (step % 10 == 0 || step + 1 == steps) printf("step %ld loss %.6f\n", step + 1, loss);
+  }
+  /* A batch the run has not trained on, through the plan's eval program (no dropout, no update):
+   * its loss, and the accuracy of its logits. */
+  if (status == REMAT_OK && remat_plan_binding(plan, REMAT_BINDING_OUTPUT, 0, &logits) == REMAT_OK &&
+      logits.rank == 2 && (size_t)logits.bytes <= sizeof(logits_buffer)) {
+    float loss = 0.0f;
+    int64_t row, col, correct = 0;
+    status = set_batch(session, &input, &label, &random_state);
+    if (status == REMAT_OK) status = remat_session_eval(session, &loss);
+    if (status == REMAT_OK) status = remat_session_read_output(session, logits.name, logits_buffer, (size_t)logits.bytes);
+    if (status != REMAT_OK) return fail("evaluating", status, remat_session_last_error(session));
+    for (row = 0; row < logits.dims[0]; ++row) {
+      int64_t best = 0;
+      for (col = 1; col < logits.dims[1]; ++col) {
+        if (logits_buffer[row * logits.dims[1] + col] > logits_buffer[row * logits.dims[1] + best]) best = col;
+      }
+      correct += best == label_buffer[row];
+    }
+    printf("eval loss %.6f, accuracy %lld of %lld\n", loss, (long long)correct, (long long)logits.dims[0]);
   }
   remat_session_destroy(session);
   remat_plan_close(plan);

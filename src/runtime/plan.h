@@ -28,9 +28,11 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
 
 /// Dataflow checks of a plan whose tensors, ops and bindings are verified: bindings unique and
 /// complete, no tensor read before it is written (before the first op only input and label
-/// bindings and persistent tensors with an init count as written), every spill or prefetch
-/// waited for before its tensor is touched. Writes to |copy_end| (one entry per tensor) the op index until which a
-/// host slot is in use by an asynchronous copy (-1: none), for the overlap check.
+/// bindings and persistent tensors with an init count as written, for the step's ops and again
+/// for the eval program's), every spill or prefetch waited for before its tensor is touched, the
+/// eval program writing only its arena tensors and loss, and its loss and outputs written by it.
+/// Writes to |copy_end| (one entry per tensor) the op index until which a host slot is in use by
+/// an asynchronous copy (-1: none), for the overlap check.
 remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffer* err);
 
 /// Fills |out| with tensor |index| of |plan| (verified).

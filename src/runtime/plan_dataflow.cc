@@ -8,6 +8,9 @@
 // and persistent tensors with an init (the session draws them, or, with init_params = 0, the
 // caller takes them over). A param binding is not enough: the caller may write a param, but
 // nothing makes it, and optimizer state cannot be written from outside at all.
+//
+// The eval program (the last eval_ops ops) may run before any step and between any two: it is
+// checked from the same starting point, and may change nothing a step reads (docs/eval.md).
 #include <string.h>
 
 #include "plan/ops.h"
