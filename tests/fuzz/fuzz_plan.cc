@@ -1,5 +1,6 @@
 // libFuzzer target: untrusted plan bytes -> remat_plan_open -> remat_session_create (CPU) ->
-// every input and label set -> two steps -> parameters read back -> state saved and loaded.
+// every input and label set -> two steps -> the eval program and its outputs -> parameters read
+// back -> state saved and loaded.
 //
 // What it holds the runtime to (DESIGN.md, "untrusted input never crashes the runtime"): any
 // bytes give a status, never a crash, a leak, an out-of-bounds access or undefined behaviour
@@ -70,7 +71,7 @@ uint32_t hash(const uint8_t* data, size_t size) {
 // Checks what the plan says about its bindings; returns false when a binding is too large to
 // allocate here.
 bool check_bindings(const remat_plan* plan) {
-  for (int kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_PARAM; ++kind) {
+  for (int kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_OUTPUT; ++kind) {
     uint32_t count = 0;
     const remat_status status = remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count);
     check_status(status, "remat_plan_binding_count");
@@ -122,6 +123,25 @@ void read_params(remat_session* session, const remat_plan* plan) {
     bytes.assign(info.bytes, 0);
     check_status(remat_session_read_param(session, info.name, bytes.data(), bytes.size()),
                  "remat_session_read_param");
+  }
+}
+
+// Runs the eval program (NOT_FOUND when the plan has none) and reads every output after it.
+void evaluate(remat_session* session, const remat_plan* plan) {
+  float loss = 0.0f;
+  const remat_status status = remat_session_eval(session, &loss);
+  check_status(status, "remat_session_eval");
+  if (status != REMAT_OK) return;
+  uint32_t count = 0;
+  remat_plan_binding_count(plan, REMAT_BINDING_OUTPUT, &count);
+  std::vector<uint8_t> bytes;
+  for (uint32_t i = 0; i < count; ++i) {
+    remat_tensor_info info;
+    remat_plan_binding(plan, REMAT_BINDING_OUTPUT, i, &info);
+    bytes.assign(info.bytes, 0);
+    if (remat_session_read_output(session, info.name, bytes.data(), bytes.size()) != REMAT_OK) {
+      fail("remat_session_read_output", remat_session_last_error(session));
+    }
   }
 }
 
@@ -207,6 +227,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           check_status(status, "remat_session_step");
           if (status != REMAT_OK) break;
         }
+        evaluate(session, plan);
       }
       (void)strlen(remat_session_last_error(session));
       read_params(session, plan);

@@ -1,5 +1,5 @@
-// After remat_session_create returns, a training step allocates nothing: this test counts
-// every malloc/calloc/realloc/memalign (and so every operator new) made during steps.
+// After remat_session_create returns, a training step and an eval allocate nothing: this test
+// counts every malloc/calloc/realloc/memalign (and so every operator new) made during them.
 #include "tests/cmocka_cpp.h"
 
 #include <vector>
@@ -60,11 +60,22 @@ static void run_steps_and_count(const remat::compiler::CompileOptions& o) {
   float loss = 0;
   g_allocations = 0;
   g_counting = 1;
+  int evaluated = 0;
   for (int step = 0; step < 3; ++step) {
     if (remat_session_step(session, &loss) != REMAT_OK) break;
+    // The eval program and its outputs between steps: no allocation either.
+    if (remat_session_eval(session, &loss) != REMAT_OK) break;
+    float first_logit[64];
+    remat_tensor_info logits;
+    if (remat_plan_binding(plan, REMAT_BINDING_OUTPUT, 0, &logits) != REMAT_OK || logits.bytes > sizeof(first_logit) ||
+        remat_session_read_output(session, logits.name, first_logit, logits.bytes) != REMAT_OK) {
+      break;
+    }
+    ++evaluated;
   }
   g_counting = 0;
   assert_int_equal(remat_session_step_count(session), 3);
+  assert_int_equal(evaluated, 3);
   assert_int_equal(g_allocations, 0);
   remat_session_destroy(session);
   remat_plan_close(plan);
