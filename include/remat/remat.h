@@ -88,7 +88,8 @@ typedef enum remat_status {
    *  tensor nothing has written (a persistent one read before any op writes it needs an init),
    *  an input no binding names, a copy never waited for (docs/plan-format.md). */
   REMAT_ERROR_PLAN_CORRUPT = 2,
-  /** The plan's format version is not REMAT_PLAN_FORMAT_VERSION. */
+  /** The plan's format version is outside REMAT_PLAN_FORMAT_OLDEST_VERSION..
+   *  REMAT_PLAN_FORMAT_VERSION. */
   REMAT_ERROR_PLAN_VERSION = 3,
   /** The plan contains an opcode this runtime does not know. */
   REMAT_ERROR_UNKNOWN_OP = 4,
@@ -188,8 +189,8 @@ typedef struct remat_version_info {
   /** REMAT_API_VERSION the library was built with. A caller built against another value
    *  should not use it. */
   uint32_t api_version;
-  /** Oldest and newest plan format versions the library reads (REMAT_PLAN_FORMAT_VERSION of
-   *  its build; equal while only one format exists). */
+  /** Oldest and newest plan format versions the library reads (REMAT_PLAN_FORMAT_OLDEST_VERSION
+   *  and REMAT_PLAN_FORMAT_VERSION of its build). */
   uint32_t plan_format_min;
   uint32_t plan_format_max;
 } remat_version_info;
@@ -353,8 +354,9 @@ REMAT_API remat_status remat_session_eval(remat_session* session, float* out_los
 
 /** Copies output |name| (a REMAT_BINDING_OUTPUT binding of the plan; |bytes| must equal its
  *  size) of the last remat_session_eval() into |out_data|. REMAT_ERROR_NOT_FOUND for a name no
- *  output has; REMAT_ERROR_FAILED_PRECONDITION when no eval has run since the session was
- *  created or since the last step (which reuses the outputs' bytes). */
+ *  output has; REMAT_ERROR_INVALID_ARGUMENT for another size; then
+ *  REMAT_ERROR_FAILED_PRECONDITION when no eval has succeeded since the session was created or
+ *  since the last step (which reuses the outputs' bytes). */
 REMAT_API remat_status remat_session_read_output(remat_session* session, const char* name,
                                                  void* out_data, size_t bytes);
 

@@ -111,8 +111,9 @@ bool load_state(remat_session* session, const std::string& path) {
 
 // Whether |plan| carries the non-finite guard (finite_check ops; `--finite-checks off` omits them).
 bool has_finite_checks(const fb::Plan* plan) {
-  for (const fb::Op* op : *plan->ops()) {
-    if (op->code() == static_cast<uint16_t>(OpCode::kFiniteCheck)) return true;
+  const uint32_t step_ops = plan->ops()->size() - plan->eval_ops();  // the eval program's do not guard a step
+  for (uint32_t i = 0; i < step_ops; ++i) {
+    if (plan->ops()->Get(i)->code() == static_cast<uint16_t>(OpCode::kFiniteCheck)) return true;
   }
   return false;
 }
@@ -124,9 +125,11 @@ void check_output(const Args& args, const std::string& flag) {
   if (!check_writable(args.text(flag, ""), &error)) throw Failure(flag + ": " + error);
 }
 
-// Evaluates |count| batches of |batches| and prints the figures, after |step| steps.
-void print_eval(remat_session* session, const remat_plan* plan, const Batches& batches, int64_t count, int64_t step) {
-  const EvalResult r = evaluate(session, plan, batches, count);
+// Evaluates |count| batches of |batch| samples from |batches| and prints the figures, after
+// |step| steps.
+void print_eval(remat_session* session, const remat_plan* plan, const Batches& batches, int64_t count, int64_t batch,
+                int64_t step) {
+  const EvalResult r = evaluate(session, plan, batches, count, batch);
   if (r.has_accuracy) {
     std::printf("eval at step %lld: loss %.6f, accuracy %.2f%% (%lld of %lld samples)\n", static_cast<long long>(step),
                 r.loss, 100.0 * static_cast<double>(r.correct) / static_cast<double>(r.samples),
@@ -215,16 +218,17 @@ int run_train(const std::vector<std::string>& argv) {
   const bool resumed = !state_path.empty() && load_state(session.get(), state_path);
 
   const auto* prov = root->provenance();
-  auto synthetic = [&](uint64_t first) {
-    if (prov == nullptr || prov->model() == nullptr) throw Failure(source + ": the plan names no model: give --data");
+  auto synthetic = [&](uint64_t first, const char* flag) {
+    if (prov == nullptr || prov->model() == nullptr) throw Failure(source + ": the plan names no model: give " + flag);
     return Batches::synthetic(prov->model()->str(), prov->batch(), root->seed(), first);
   };
-  const Batches data = args.has("--data") ? Batches::from_file(args.text("--data", ""), plan.get()) : synthetic(0);
+  const Batches data =
+      args.has("--data") ? Batches::from_file(args.text("--data", ""), plan.get()) : synthetic(0, "--data");
   std::unique_ptr<Batches> eval_data;
   if (args.has("--eval-data")) {
     eval_data.reset(new Batches(Batches::from_file(args.text("--eval-data", ""), plan.get())));
   } else if (evaluating) {
-    eval_data.reset(new Batches(synthetic(Batches::kHeldOut)));
+    eval_data.reset(new Batches(synthetic(Batches::kHeldOut, "--eval-data")));
   }
   const int64_t eval_limit = eval_data && eval_data->count() > 0 ? eval_data->count() : INT32_MAX;
   const int64_t eval_batches =
@@ -251,7 +255,8 @@ int run_train(const std::vector<std::string>& argv) {
 
   // --steps is the step count to reach: a run restarted from its state finishes the same job.
   const uint64_t start = port_now_ns();
-  uint64_t last_print = 0;
+  uint64_t last_print = 0, eval_ns = 0;
+  bool line_open = false;  // a progress line without its newline is on the terminal
   float first_loss = NAN, loss = NAN, last_loss = NAN;
   int64_t skipped = 0, last_eval = -1;
   for (int64_t step = done; step < steps; ++step) {
@@ -277,13 +282,8 @@ int run_train(const std::vector<std::string>& argv) {
       last_loss = loss;
     }
     if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) save_state(session.get(), state_path);
-    if (eval_every > 0 && (step + 1) % eval_every == 0) {
-      if (tty) std::printf("\n");
-      print_eval(session.get(), plan.get(), *eval_data, eval_batches, step + 1);
-      last_eval = step + 1;
-    }
     const uint64_t now = port_now_ns();
-    const double seconds = static_cast<double>(now - start) * 1e-9;
+    const double seconds = static_cast<double>(now - start - eval_ns) * 1e-9;
     const double rate = seconds > 0 ? static_cast<double>((step + 1 - done) * batch) / seconds : 0.0;
     if (tty) {
       if (now - last_print > 100000000ull || step + 1 == steps) {
@@ -291,21 +291,30 @@ int run_train(const std::vector<std::string>& argv) {
                     static_cast<long long>(steps), loss, rate);
         std::fflush(stdout);
         last_print = now;
+        line_open = true;
       }
     } else {
       std::printf("step %lld loss %.6f\n", static_cast<long long>(step + 1), loss);
     }
+    if (eval_every > 0 && (step + 1) % eval_every == 0) {
+      if (line_open) std::printf("\n");
+      line_open = false;
+      const uint64_t eval_start = port_now_ns();
+      print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch, step + 1);
+      eval_ns += port_now_ns() - eval_start;  // the rates are training's
+      last_eval = step + 1;
+    }
   }
-  const double seconds = static_cast<double>(port_now_ns() - start) * 1e-9;
+  const double seconds = static_cast<double>(port_now_ns() - start - eval_ns) * 1e-9;
   const int64_t ran = steps > done ? steps - done : 0;
-  if (tty && ran > 0) std::printf("\n");
+  if (line_open) std::printf("\n");
   if (ran > 0) {
     std::printf("trained %lld steps in %.2f s (%.0f samples/s); loss %.6f -> %.6f\n",
                 static_cast<long long>(ran), seconds,
                 seconds > 0 ? static_cast<double>(ran * batch) / seconds : 0.0, first_loss, last_loss);
   }
   const int64_t at = static_cast<int64_t>(remat_session_step_count(session.get()));
-  if (eval_data && last_eval != at) print_eval(session.get(), plan.get(), *eval_data, eval_batches, at);
+  if (eval_data && last_eval != at) print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch, at);
   if (skipped > 0) {
     std::printf("skipped the update of %lld of those steps: a loss or gradient was not finite\n",
                 static_cast<long long>(skipped));

@@ -1,6 +1,7 @@
 // Evaluation over batches: loss from the runtime, accuracy from the logits it leaves.
 #include "cli/evaluation.h"
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -38,7 +39,8 @@ bool find_scoring(const remat_plan* plan, const Batches& batches, Scoring* out) 
 
 }  // namespace
 
-EvalResult evaluate(remat_session* session, const remat_plan* plan, const Batches& batches, int64_t count) {
+EvalResult evaluate(remat_session* session, const remat_plan* plan, const Batches& batches, int64_t count,
+                    int64_t batch) {
   EvalResult result;
   Scoring scoring;
   result.has_accuracy = find_scoring(plan, batches, &scoring);
@@ -60,13 +62,13 @@ EvalResult evaluate(remat_session* session, const remat_plan* plan, const Batche
       const float* row = logits.data() + r * scoring.classes;
       int64_t best = 0;
       for (int64_t c = 1; c < scoring.classes; ++c) {
-        if (row[c] > row[best]) best = c;
+        // As torch.argmax: a NaN is the largest value, and the first of equals wins.
+        if (!std::isnan(row[best]) && (row[c] > row[best] || std::isnan(row[c]))) best = c;
       }
       result.correct += best == labels[static_cast<size_t>(r)];
     }
   }
-  const remat_tensor_info first_input = bindings(plan, REMAT_BINDING_INPUT).at(0);
-  result.samples = count * first_input.dims[0];
+  result.samples = count * batch;
   result.loss = count > 0 ? loss_sum / static_cast<double>(count) : 0.0;
   return result;
 }

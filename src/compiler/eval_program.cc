@@ -60,6 +60,11 @@ void append_eval_program(Graph& graph, const std::vector<Op>& forward) {
     for (int t : op.outputs) outputs.push_back(in_eval[t]);
     graph.add_op(op.code, inputs, outputs, op.iattrs, op.fattrs, Phase::kEval, static_cast<int>(i));
   }
+  const Role read = graph.tensors[in_eval[prediction]].role;
+  if (read == Role::kInput || read == Role::kLabel || read == Role::kParam) {
+    throw CompileError("eval program: the loss reads '" + graph.tensors[prediction].name +
+                       "' with no op before it, so there is nothing for the eval program to compute");
+  }
   graph.eval_ops = graph.ops.size() - first;
   graph.eval_loss = in_eval[graph.loss];
   graph.outputs = {in_eval[prediction]};

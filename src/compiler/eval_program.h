@@ -14,8 +14,10 @@ namespace compiler {
 /// tensors of its own named NAME@eval, which read the same inputs, labels and parameters.
 /// Dropout is left out (its output is its input, as in torch's eval mode). The copy of the loss
 /// is the program's loss ("loss@eval"); the copy of what the loss reads is its output, named
-/// "logits" (softmax cross-entropy) or "predictions" (mse). Sets graph.eval_ops, eval_loss and
-/// outputs. Throws CompileError when |forward| has no loss op.
+/// "logits" (softmax cross-entropy) or "predictions" (mse) when an op writes it (when the loss
+/// reads a dropout's output, the output is the copy of the dropout's input, under its own name).
+/// Sets graph.eval_ops, eval_loss and outputs. Throws CompileError when |forward| has no loss op
+/// or its loss reads an input or parameter directly.
 void append_eval_program(Graph& graph, const std::vector<Op>& forward);
 
 }  // namespace compiler

@@ -35,6 +35,10 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
 /// an asynchronous copy (-1: none), for the overlap check.
 remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffer* err);
 
+/// Whether an op of the eval program may write tensor |x|: an arena tensor that holds nothing a
+/// step or the caller reads (no input, label, parameter or optimizer state).
+bool eval_may_write(const fb::Tensor* x);
+
 /// Fills |out| with tensor |index| of |plan| (verified).
 void tensor_ref(const fb::Plan* plan, uint32_t index, TensorRef* out);
 

@@ -79,8 +79,8 @@ remat_status check_bindings(const fb::Plan* plan, uint8_t* bound, ErrorBuffer* e
 constexpr uint8_t kWrittenByEval = 2;
 
 // The programs share parameters, state and inputs, and nothing else changes them: an op of the
-// eval program writes only arena tensors that are no binding, and its loss; a step's op never
-// writes the eval loss.
+// eval program writes only arena tensors that are none of these (its loss is one); a step's op
+// never writes the eval loss.
 remat_status check_program_writes(const fb::Plan* plan, const fb::Op* op, uint32_t i, uint32_t step_ops,
                                   ErrorBuffer* err) {
   for (uint32_t k = 0; op->outputs() && k < op->outputs()->size(); ++k) {
@@ -91,11 +91,10 @@ remat_status check_program_writes(const fb::Plan* plan, const fb::Op* op, uint32
       return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) of the step writes the eval loss '%s'", i,
                        op_name(op->code()), name_of(plan, t));
     }
-    const bool scratch = x->region() == fb::Region::Arena && x->role() != fb::Role::Input && x->role() != fb::Role::Label;
-    if (i >= step_ops && !eval_loss && !scratch) {
+    if (i >= step_ops && !eval_may_write(x)) {
       return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
                        "op %u (%s) of the eval program writes %s tensor '%s' in the %s region: it may write only "
-                       "arena tensors that are no input or label, and its loss",
+                       "arena tensors that are no input, label, parameter or state",
                        i, op_name(op->code()), fb::EnumNameRole(x->role()), name_of(plan, t),
                        fb::EnumNameRegion(x->region()));
     }
@@ -119,6 +118,12 @@ remat_status check_eval_results(const fb::Plan* plan, const uint8_t* written, Er
 }
 
 }  // namespace
+
+bool eval_may_write(const fb::Tensor* x) {
+  const fb::Role role = x->role();
+  return x->region() == fb::Region::Arena && role != fb::Role::Input && role != fb::Role::Label &&
+         role != fb::Role::Param && role != fb::Role::State;
+}
 
 remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffer* err) {
   const uint32_t n = plan->tensors()->size();

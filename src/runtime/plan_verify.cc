@@ -210,15 +210,16 @@ remat_status verify_binding(const fb::Plan* plan, const flatbuffers::Vector<uint
   return REMAT_OK;
 }
 
-// The eval program's fields: it fits in the op list, its loss is an f32 scalar outside the host
-// region, and its outputs are named tensors with distinct names. (What its ops may read and
+// The eval program's fields: it fits in the op list, its loss is an f32 scalar in the arena that
+// it may write, and its outputs are named tensors with distinct names. (What its ops may read and
 // write is the dataflow check's.)
 remat_status verify_eval_program(const fb::Plan* plan, ErrorBuffer* err) {
   const uint32_t n = plan->tensors()->size();
   const uint32_t outputs = plan->outputs() ? plan->outputs()->size() : 0;
   if (plan->format_version() < 2 && (plan->eval_ops() > 0 || outputs > 0)) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "plan format version %u has no eval program, but eval_ops is %u",
-                     plan->format_version(), plan->eval_ops());
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "plan format version %u has no eval program, but it has %u eval ops and %u outputs",
+                     plan->format_version(), plan->eval_ops(), outputs);
   }
   if (plan->eval_ops() > plan->ops()->size()) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "eval_ops is %u, but the plan has %u ops", plan->eval_ops(),
@@ -228,11 +229,13 @@ remat_status verify_eval_program(const fb::Plan* plan, ErrorBuffer* err) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "the plan has %u outputs but no eval program to write them", outputs);
   }
   if (plan->eval_ops() > 0) {
+    // In the arena and no binding: the eval program writes it, and nothing a step reads.
     const uint32_t t = plan->eval_loss();
-    if (t >= n || t == plan->loss() || plan->tensors()->Get(t)->region() == fb::Region::Host ||
-        plan->tensors()->Get(t)->size() != 4 || plan->tensors()->Get(t)->dtype() != fb::DType::F32) {
+    if (t >= n || t == plan->loss() || plan->tensors()->Get(t)->region() != fb::Region::Arena ||
+        !eval_may_write(plan->tensors()->Get(t)) || plan->tensors()->Get(t)->size() != 4 ||
+        plan->tensors()->Get(t)->dtype() != fb::DType::F32) {
       return set_error(err, REMAT_ERROR_OUT_OF_REGION,
-                       "eval_loss names tensor %u, which is not an f32 scalar of its own outside the host region", t);
+                       "eval_loss names tensor %u, which is not an f32 scalar of its own in the arena", t);
     }
   }
   for (uint32_t i = 0; i < outputs; ++i) {

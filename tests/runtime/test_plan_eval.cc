@@ -68,6 +68,10 @@ void an_eval_loss_that_is_the_step_loss_or_no_scalar_is_rejected(void**) {
   expect_open(bytes, REMAT_ERROR_OUT_OF_REGION, "eval_loss names tensor");
   r.graph.eval_loss = tensor(r.graph, "logits");  // [2, 3]
   expect_open(written(r.graph, r.report), REMAT_ERROR_OUT_OF_REGION, "not an f32 scalar");
+  // Optimizer state (persistent): the eval program would change what the next step reads.
+  r = remat_test::compile_model(kMlp);
+  r.graph.tensors[r.graph.eval_loss].role = rc::Role::kState;
+  expect_open(written(r.graph, r.report), REMAT_ERROR_OUT_OF_REGION, "of its own in the arena");
 }
 
 void outputs_without_an_eval_program_or_named_twice_are_rejected(void**) {
