@@ -215,7 +215,8 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
            u64(r.device_bytes()) + ", \"lower_bound_bytes\": " + u64(r.lower_bound) +
            ", \"planner_efficiency\": " + number(r.efficiency(), "%.6f") + ", \"step_flops\": " +
            number(r.step_flops, "%.6g") + ", \"recomputed_flops_share\": " + number(r.recomputed_share(), "%.6f") +
-           ", \"ops\": " + std::to_string(r.op_count) + ", \"backward_start_op\": " + std::to_string(r.backward_start) +
+           ", \"ops\": " + std::to_string(r.op_count) + ", \"eval_ops\": " + std::to_string(r.eval_ops) +
+           ", \"backward_start_op\": " + std::to_string(r.backward_start) +
            ", \"arena_budget_bytes\": " + (r.strategy == "budget" ? u64(r.arena_budget) : std::string("null")) +
            ", \"fits\": " + (setup.device_budget ? (r.device_bytes() <= setup.device_budget ? "true" : "false") : "null");
       if (max_batch) {

@@ -61,6 +61,7 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
   row.recomputed_flops = r.recomputed_flops;
   row.checkpoints = r.checkpoints;
   row.op_count = g.ops.size();
+  row.eval_ops = g.eval_ops;
   row.backward_start = row.op_count;
   for (size_t i = 0; i < g.ops.size(); ++i) {
     if (g.ops[i].phase != compiler::Phase::kForward) {
@@ -68,10 +69,11 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
       break;
     }
   }
-  // Live arena bytes per op, from the same lifetimes and aligned sizes the planner placed;
-  // their maximum is the planner's lower bound.
-  const int ops = static_cast<int>(row.op_count);
-  std::vector<int64_t> delta(row.op_count + 1, 0);
+  // Live arena bytes per op of the step, from the same lifetimes and aligned sizes the planner
+  // placed; their maximum is the planner's lower bound unless the eval program needs more.
+  const size_t step_ops = row.op_count - row.eval_ops;
+  const int ops = static_cast<int>(step_ops);
+  std::vector<int64_t> delta(step_ops + 1, 0);
   for (size_t t = 0; t < g.tensors.size(); ++t) {
     if (m.region[t] == static_cast<uint8_t>(Region::kPersistent)) {
       const compiler::Role role = g.tensors[t].role;
@@ -86,9 +88,9 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
     delta[from] += static_cast<int64_t>(m.size[t]);
     delta[to + 1] -= static_cast<int64_t>(m.size[t]);
   }
-  row.live_bytes.resize(row.op_count);
+  row.live_bytes.resize(step_ops);
   int64_t running = 0;
-  for (size_t i = 0; i < row.op_count; ++i) {
+  for (size_t i = 0; i < step_ops; ++i) {
     running += delta[i];
     row.live_bytes[i] = static_cast<uint64_t>(running);
   }

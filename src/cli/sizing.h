@@ -53,9 +53,12 @@ struct SizeRow {
   uint64_t arena_budget = 0;         ///< Arena budget given to the `budget` strategy (else 0).
   double step_flops = 0, recomputed_flops = 0;
   std::vector<std::string> checkpoints;  ///< Tensors kept by choice (empty for `none`).
-  size_t op_count = 0;
+  size_t op_count = 0;               ///< Ops of the plan, the eval program's included.
+  size_t eval_ops = 0;               ///< The last ops, the eval program's (docs/eval.md).
   size_t backward_start = 0;         ///< Index of the first op that is not a forward op.
-  std::vector<uint64_t> live_bytes;  ///< Arena bytes live at each op (for the timeline).
+  /// Arena bytes live at each op of the step (for the timeline; the eval program, placed apart
+  /// in the same arena, is not drawn).
+  std::vector<uint64_t> live_bytes;
 
   bool ok() const { return error.empty(); }
   /// Bytes the device holds: arena + persistent (host spill lives in host memory).
