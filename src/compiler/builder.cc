@@ -7,9 +7,7 @@ namespace remat {
 namespace compiler {
 
 int Builder::activation(const std::string& hint, std::vector<int64_t> shape, remat_dtype dtype) {
-  std::string name = hint;
-  for (int n = 1; g_->find(name) >= 0; ++n) name = hint + "#" + std::to_string(n);
-  return g_->add_tensor(name, dtype, std::move(shape), Role::kActivation);
+  return g_->add_tensor(g_->unique_name(hint), dtype, std::move(shape), Role::kActivation);
 }
 
 int Builder::input(const std::string& name, remat_dtype dtype, std::vector<int64_t> shape) {

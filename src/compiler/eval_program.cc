@@ -5,17 +5,6 @@
 
 namespace remat {
 namespace compiler {
-namespace {
-
-// |hint|, or |hint|#1, #2, ... when a tensor has that name (as Builder names activations).
-std::string free_name(const Graph& graph, const std::string& hint) {
-  std::string name = hint;
-  for (int n = 1; graph.find(name) >= 0; ++n) name = hint + "#" + std::to_string(n);
-  return name;
-}
-
-}  // namespace
-
 void append_eval_program(Graph& graph, const std::vector<Op>& forward) {
   int loss_op = -1;
   for (size_t i = 0; i < forward.size(); ++i) {
@@ -55,7 +44,7 @@ void append_eval_program(Graph& graph, const std::vector<Op>& forward) {
       const std::string hint = t == prediction ? (cross_entropy ? "logits" : "predictions")
                                : is_loss       ? "loss@eval"
                                                : x.name + "@eval";
-      in_eval[t] = graph.add_tensor(free_name(graph, hint), x.dtype, x.shape, is_loss ? Role::kLoss : Role::kActivation);
+      in_eval[t] = graph.add_tensor(graph.unique_name(hint), x.dtype, x.shape, is_loss ? Role::kLoss : Role::kActivation);
     }
     for (int t : op.outputs) outputs.push_back(in_eval[t]);
     graph.add_op(op.code, inputs, outputs, op.iattrs, op.fattrs, Phase::kEval, static_cast<int>(i));

@@ -43,6 +43,12 @@ int Graph::find(const std::string& name) const {
   return at == names_.end() ? -1 : at->second;
 }
 
+std::string Graph::unique_name(const std::string& hint) const {
+  std::string name = hint;
+  for (int n = 1; find(name) >= 0; ++n) name = hint + "#" + std::to_string(n);
+  return name;
+}
+
 int Graph::add_op(OpCode code, std::vector<int> inputs, std::vector<int> outputs,
                   std::vector<int64_t> iattrs, std::vector<float> fattrs, Phase phase,
                   int source) {

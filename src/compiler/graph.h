@@ -91,6 +91,8 @@ class Graph {
              Phase phase = Phase::kForward, int source = -1);
   /// Index of the tensor named |name|, or -1.
   int find(const std::string& name) const;
+  /// |hint| when no tensor has that name, else the first free |hint|#1, |hint|#2, ...
+  std::string unique_name(const std::string& hint) const;
 
   std::vector<Tensor> tensors;  ///< All tensors, by index.
   std::vector<Op> ops;          ///< All ops, in execution order.

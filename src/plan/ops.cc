@@ -99,6 +99,10 @@ const char* op_name(uint16_t code) {
   return info ? info->name : "unknown";
 }
 
+bool is_optimizer_update(uint16_t code) {
+  return code == static_cast<uint16_t>(OpCode::kSgdUpdate) || code == static_cast<uint16_t>(OpCode::kAdamUpdate);
+}
+
 OpCode op_by_name(const char* name) {
   for (uint16_t c = 1; c < kOpCodeCount; ++c) {
     if (strcmp(kInfos.info[c].name, name) == 0) return static_cast<OpCode>(c);

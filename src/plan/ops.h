@@ -87,6 +87,10 @@ const char* op_name(uint16_t code);
 /// Looks an op up by its name; returns OpCode::kInvalid when no op has |name|.
 OpCode op_by_name(const char* name);
 
+/// Whether |code| is an optimizer update (sgd_update, adam_update): it updates its parameter
+/// and state in place, and its first float attribute is the learning rate.
+bool is_optimizer_update(uint16_t code);
+
 }  // namespace remat
 
 #endif  // REMAT_PLAN_OPS_H_

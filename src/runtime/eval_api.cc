@@ -1,6 +1,4 @@
 // C ABI of the eval program: a forward pass without dropout or updates, and its outputs.
-#include <string.h>
-
 #include "runtime/session.h"
 
 using remat::set_error;
@@ -43,14 +41,10 @@ remat_status remat_session_read_output(remat_session* s, const char* name, void*
   if (name == nullptr || out_data == nullptr) {
     return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_output: %s is NULL", name ? "out_data" : "name");
   }
-  const auto* ids = s->plan->root->outputs();
   uint32_t t = 0;
-  bool found = false;
-  for (uint32_t i = 0; ids && i < ids->size() && !found; ++i) {
-    t = ids->Get(i);
-    found = strcmp(s->plan->root->tensors()->Get(t)->name()->c_str(), name) == 0;
+  if (!remat::find_named(s->plan, s->plan->root->outputs(), name, &t)) {
+    return FAIL(s, REMAT_ERROR_NOT_FOUND, "read_output: the plan has no output '%s'", name);
   }
-  if (!found) return FAIL(s, REMAT_ERROR_NOT_FOUND, "read_output: the plan has no output '%s'", name);
   const remat::TensorRef& ref = s->tensors[t];
   if (bytes != ref.bytes) {
     return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_output '%s': buffer of %zu bytes, the output has %llu", name,

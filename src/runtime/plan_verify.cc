@@ -94,11 +94,6 @@ remat_status verify_tensor(const fb::Plan* plan, uint32_t index, ErrorBuffer* er
   return REMAT_OK;
 }
 
-bool is_update(uint16_t code) {
-  return code == static_cast<uint16_t>(OpCode::kSgdUpdate) ||
-         code == static_cast<uint16_t>(OpCode::kAdamUpdate);
-}
-
 remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
   const fb::Op* op = plan->ops()->Get(index);
   const uint16_t code = op->code();
@@ -165,7 +160,7 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
       }
     }
   }
-  if (is_update(code)) {
+  if (is_optimizer_update(code)) {
     for (uint32_t a = 0; a < n_in; ++a) {
       for (uint32_t b = a + 1; b < n_in; ++b) {
         if (op->inputs()->Get(a) == op->inputs()->Get(b)) {
@@ -177,7 +172,7 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
   }
   for (uint32_t o = 0; o < n_out; ++o) {
     const uint32_t t = op->outputs()->Get(o);
-    if (is_update(code)) {
+    if (is_optimizer_update(code)) {
       const uint32_t expected = op->inputs()->Get(o == 0 ? 0 : o + 1);
       if (t != expected || plan->tensors()->Get(t)->region() != fb::Region::Persistent) {
         return set_error(err, REMAT_ERROR_BAD_ARITY,
@@ -231,9 +226,8 @@ remat_status verify_eval_program(const fb::Plan* plan, ErrorBuffer* err) {
   if (plan->eval_ops() > 0) {
     // In the arena and no binding: the eval program writes it, and nothing a step reads.
     const uint32_t t = plan->eval_loss();
-    if (t >= n || t == plan->loss() || plan->tensors()->Get(t)->region() != fb::Region::Arena ||
-        !eval_may_write(plan->tensors()->Get(t)) || plan->tensors()->Get(t)->size() != 4 ||
-        plan->tensors()->Get(t)->dtype() != fb::DType::F32) {
+    if (t >= n || t == plan->loss() || !eval_may_write(plan->tensors()->Get(t)) ||
+        plan->tensors()->Get(t)->size() != 4 || plan->tensors()->Get(t)->dtype() != fb::DType::F32) {
       return set_error(err, REMAT_ERROR_OUT_OF_REGION,
                        "eval_loss names tensor %u, which is not an f32 scalar of its own in the arena", t);
     }

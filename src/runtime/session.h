@@ -29,6 +29,11 @@ namespace remat {
 /// Writes the initial value of every persistent tensor that the plan says to initialise.
 remat_status initialise_persistent(remat_session* session);
 
+/// Finds the tensor called |name| among |ids| (one of |plan|'s binding lists, may be null) and
+/// writes its index to *|out_tensor|; false when none is called so.
+bool find_named(const remat_plan* plan, const flatbuffers::Vector<uint32_t>* ids, const char* name,
+                uint32_t* out_tensor);
+
 /// Number of ops of the training step: the plan's ops before the eval program's.
 uint32_t step_op_count(const remat_plan* plan);
 

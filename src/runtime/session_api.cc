@@ -45,14 +45,7 @@ int64_t find_binding(const remat_plan* plan, const char* name, uint32_t* out_ten
 }
 
 bool find_param(const remat_plan* plan, const char* name, uint32_t* out_tensor) {
-  const auto* ids = plan->root->params();
-  for (uint32_t i = 0; ids && i < ids->size(); ++i) {
-    if (strcmp(plan->root->tensors()->Get(ids->Get(i))->name()->c_str(), name) == 0) {
-      *out_tensor = ids->Get(i);
-      return true;
-    }
-  }
-  return false;
+  return remat::find_named(plan, plan->root->params(), name, out_tensor);
 }
 
 // Uses the caller's region as it is, or allocates one and zeroes it; checks size and alignment.
@@ -111,12 +104,6 @@ remat_status resolve_ops(remat_session* s) {
   return REMAT_OK;
 }
 
-// Whether |call| is an optimizer update (its first float attribute is the learning rate).
-bool is_update(const remat::OpCall& call) {
-  return call.code == static_cast<uint16_t>(remat::OpCode::kSgdUpdate) ||
-         call.code == static_cast<uint16_t>(remat::OpCode::kAdamUpdate);
-}
-
 // Rewrites the message of the failed finite_check of step s->step - 1 to name the tensor it
 // checked, which the backend's kernels (whose words it keeps) do not know, and to say how many
 // parameters the plan had updated before that check (none with atomic checks).
@@ -131,7 +118,7 @@ void name_nonfinite_tensor(remat_session* s) {
     return;
   }
   uint32_t updated = 0;
-  for (uint32_t i = 0; i + 1 < op; ++i) updated += is_update(s->ops[i]);
+  for (uint32_t i = 0; i + 1 < op; ++i) updated += remat::is_optimizer_update(s->ops[i].code);
   const char* name = s->plan->root->tensors()->Get(ops->Get(op - 1)->inputs()->Get(0))->name()->c_str();
   if (updated == 0) {
     FAIL(s, REMAT_ERROR_NONFINITE, "step %llu: tensor '%s' is not finite: %s; no parameter was updated", step, name,
@@ -153,6 +140,17 @@ void copy_message(const remat_session* s, char* out, size_t capacity) {
 }  // namespace
 
 namespace remat {
+
+bool find_named(const remat_plan* plan, const flatbuffers::Vector<uint32_t>* ids, const char* name,
+                uint32_t* out_tensor) {
+  for (uint32_t i = 0; ids && i < ids->size(); ++i) {
+    if (strcmp(plan->root->tensors()->Get(ids->Get(i))->name()->c_str(), name) == 0) {
+      *out_tensor = ids->Get(i);
+      return true;
+    }
+  }
+  return false;
+}
 
 uint32_t step_op_count(const remat_plan* plan) { return plan->root->ops()->size() - plan->root->eval_ops(); }
 
@@ -378,7 +376,7 @@ remat_status remat_session_set_learning_rate(remat_session* s, float lr) {
   for (uint32_t i = 0; i < n_ops; ++i) {
     // lr is the first float attribute of both optimizers (plan/op_catalogue.h); the op calls
     // point at these copies, so the next step reads it.
-    if (is_update(s->ops[i]) && s->ops[i].num_fattrs > 0) {
+    if (remat::is_optimizer_update(s->ops[i].code) && s->ops[i].num_fattrs > 0) {
       s->fattrs[s->ops[i].fattrs - s->fattrs] = lr;
       ++updates;
     }
@@ -392,7 +390,7 @@ remat_status remat_session_learning_rate(const remat_session* s, float* out_lr) 
   if (s == nullptr || out_lr == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   const uint32_t n_ops = remat::step_op_count(s->plan);
   for (uint32_t i = 0; i < n_ops; ++i) {
-    if (is_update(s->ops[i]) && s->ops[i].num_fattrs > 0) {
+    if (remat::is_optimizer_update(s->ops[i].code) && s->ops[i].num_fattrs > 0) {
       *out_lr = s->ops[i].fattrs[0];
       return REMAT_OK;
     }

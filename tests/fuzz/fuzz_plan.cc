@@ -113,16 +113,21 @@ bool set_inputs(remat_session* session, const remat_plan* plan, bool out_of_rang
   return status == REMAT_OK;
 }
 
-void read_params(remat_session* session, const remat_plan* plan) {
+// Reads every binding of |kind| with |read| (named |what|): each read gives a status remat.h
+// defines, and REMAT_OK when |must_succeed|.
+void read_every(remat_session* session, const remat_plan* plan, remat_binding_kind kind,
+                remat_status (*read)(remat_session*, const char*, void*, size_t), const char* what,
+                bool must_succeed) {
   uint32_t count = 0;
-  remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count);
+  remat_plan_binding_count(plan, kind, &count);
   std::vector<uint8_t> bytes;
   for (uint32_t i = 0; i < count; ++i) {
     remat_tensor_info info;
-    remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info);
+    remat_plan_binding(plan, kind, i, &info);
     bytes.assign(info.bytes, 0);
-    check_status(remat_session_read_param(session, info.name, bytes.data(), bytes.size()),
-                 "remat_session_read_param");
+    const remat_status status = read(session, info.name, bytes.data(), bytes.size());
+    check_status(status, what);
+    if (must_succeed && status != REMAT_OK) fail(what, remat_session_last_error(session));
   }
 }
 
@@ -131,17 +136,8 @@ void evaluate(remat_session* session, const remat_plan* plan) {
   float loss = 0.0f;
   const remat_status status = remat_session_eval(session, &loss);
   check_status(status, "remat_session_eval");
-  if (status != REMAT_OK) return;
-  uint32_t count = 0;
-  remat_plan_binding_count(plan, REMAT_BINDING_OUTPUT, &count);
-  std::vector<uint8_t> bytes;
-  for (uint32_t i = 0; i < count; ++i) {
-    remat_tensor_info info;
-    remat_plan_binding(plan, REMAT_BINDING_OUTPUT, i, &info);
-    bytes.assign(info.bytes, 0);
-    if (remat_session_read_output(session, info.name, bytes.data(), bytes.size()) != REMAT_OK) {
-      fail("remat_session_read_output", remat_session_last_error(session));
-    }
+  if (status == REMAT_OK) {
+    read_every(session, plan, REMAT_BINDING_OUTPUT, remat_session_read_output, "remat_session_read_output", true);
   }
 }
 
@@ -230,7 +226,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         evaluate(session, plan);
       }
       (void)strlen(remat_session_last_error(session));
-      read_params(session, plan);
+      read_every(session, plan, REMAT_BINDING_PARAM, remat_session_read_param, "remat_session_read_param", false);
       save_and_load(session);
       remat_session_destroy(session);
     } else if (session != nullptr) {

@@ -3,6 +3,7 @@
 #ifndef REMAT_TESTS_RUNTIME_COMPILED_PLAN_H_
 #define REMAT_TESTS_RUNTIME_COMPILED_PLAN_H_
 
+#include <cstring>
 #include <vector>
 
 #include "compiler/compiler.h"
@@ -37,6 +38,19 @@ inline remat_status set_inputs_to_zeros(remat_session* session, const remat_plan
     }
   }
   return REMAT_OK;
+}
+
+/// Opens |bytes| as a plan (and closes it again); fails the test unless the status is |status|
+/// and the message contains |needle|.
+inline void expect_open(const std::vector<uint8_t>& bytes, remat_status status, const char* needle) {
+  remat_plan* plan = nullptr;
+  char message[512] = "";
+  const remat_status got = remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message));
+  remat_plan_close(plan);
+  if (got != status || std::strstr(message, needle) == nullptr) {
+    fail_msg("expected %s with '%s', got %s: '%s'", remat_status_string(status), needle, remat_status_string(got),
+             message);
+  }
 }
 
 }  // namespace remat_test

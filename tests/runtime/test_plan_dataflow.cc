@@ -9,6 +9,7 @@
 #include "compiler/compiler.h"
 #include "plan/ops.h"
 #include "remat/remat.h"
+#include "tests/runtime/compiled_plan.h"
 
 using remat::compiler::Graph;
 
@@ -40,15 +41,7 @@ const char* const kSpilling = "transformer:layers=2,hidden=32,heads=4,ffn=64,seq
 void expect(const Graph& graph, const remat::compiler::CompileReport& report, remat_status status,
             const char* needle) {
   const auto memory = remat::compiler::plan_memory(graph, 64);
-  std::vector<uint8_t> bytes = remat::compiler::write_plan(graph, memory, report, 0);
-  remat_plan* plan = nullptr;
-  char message[512] = "";
-  const remat_status got = remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message));
-  remat_plan_close(plan);
-  if (got != status || std::strstr(message, needle) == nullptr) {
-    fail_msg("expected %s with '%s', got %s: '%s'", remat_status_string(status), needle, remat_status_string(got),
-             message);
-  }
+  remat_test::expect_open(remat::compiler::write_plan(graph, memory, report, 0), status, needle);
 }
 
 const char* const kMlp = "mlp:layers=2,width=8,in=4,classes=3";

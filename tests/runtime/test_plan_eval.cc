@@ -14,6 +14,7 @@
 #include "tests/runtime/compiled_plan.h"
 
 namespace rc = remat::compiler;
+using remat_test::expect_open;
 
 namespace {
 
@@ -21,18 +22,6 @@ const char kMlp[] = "mlp:layers=2,width=8,in=4,classes=3";
 
 std::vector<uint8_t> written(const rc::Graph& graph, const rc::CompileReport& report) {
   return rc::write_plan(graph, rc::plan_memory(graph, 64), report, 0);
-}
-
-// Opens |bytes|; expects |status| and |needle| in the message.
-void expect_open(const std::vector<uint8_t>& bytes, remat_status status, const char* needle) {
-  remat_plan* plan = nullptr;
-  char message[512] = "";
-  const remat_status got = remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message));
-  remat_plan_close(plan);
-  if (got != status || std::strstr(message, needle) == nullptr) {
-    fail_msg("expected %s with '%s', got %s: '%s'", remat_status_string(status), needle, remat_status_string(got),
-             message);
-  }
 }
 
 int tensor(const rc::Graph& g, const char* name) {
