@@ -11,23 +11,17 @@
 #include "plan/ops.h"
 #include "plan/plan_generated.h"
 #include "remat/remat.h"
-#include "tests/runtime/compiled_plan.h"
+#include "tests/runtime/plan_edits.h"
 
 namespace rc = remat::compiler;
 using remat_test::expect_open;
+using remat_test::find_tensor;
+using remat_test::kMlp;
 
 namespace {
 
-const char kMlp[] = "mlp:layers=2,width=8,in=4,classes=3";
-
 std::vector<uint8_t> written(const rc::Graph& graph, const rc::CompileReport& report) {
   return rc::write_plan(graph, rc::plan_memory(graph, 64), report, 0);
-}
-
-int tensor(const rc::Graph& g, const char* name) {
-  const int t = g.find(name);
-  if (t < 0) fail_msg("no tensor '%s'", name);
-  return t;
 }
 
 void the_compiled_eval_program_opens(void**) {
@@ -55,7 +49,7 @@ void an_eval_loss_that_is_the_step_loss_or_no_scalar_is_rejected(void**) {
   std::vector<uint8_t> bytes = r.plan;
   assert_true(remat::fb::GetMutablePlan(bytes.data())->mutate_eval_loss(static_cast<uint32_t>(r.graph.loss)));
   expect_open(bytes, REMAT_ERROR_OUT_OF_REGION, "eval_loss names tensor");
-  r.graph.eval_loss = tensor(r.graph, "logits");  // [2, 3]
+  r.graph.eval_loss = find_tensor(r.graph, "logits");  // [2, 3]
   expect_open(written(r.graph, r.report), REMAT_ERROR_OUT_OF_REGION, "not an f32 scalar");
   // Optimizer state (persistent): the eval program would change what the next step reads.
   r = remat_test::compile_model(kMlp);
@@ -83,7 +77,7 @@ void an_eval_op_that_writes_a_parameter_is_rejected(void**) {
 void an_eval_op_that_reads_a_step_tensor_is_rejected(void**) {
   auto r = remat_test::compile_model(kMlp);
   rc::Graph& g = r.graph;
-  const int step_tensor = tensor(g, "fc0.out"), eval_tensor = tensor(g, "fc0.out@eval");
+  const int step_tensor = find_tensor(g, "fc0.out"), eval_tensor = find_tensor(g, "fc0.out@eval");
   bool edited = false;
   for (size_t i = g.ops.size() - g.eval_ops; i < g.ops.size(); ++i) {
     for (int& t : g.ops[i].inputs) {
@@ -108,7 +102,7 @@ void a_step_op_that_writes_the_eval_loss_is_rejected(void**) {
 
 void an_output_no_eval_op_writes_is_rejected(void**) {
   auto r = remat_test::compile_model(kMlp);
-  r.graph.outputs = {tensor(r.graph, "fc0.out")};
+  r.graph.outputs = {find_tensor(r.graph, "fc0.out")};
   expect_open(written(r.graph, r.report), REMAT_ERROR_PLAN_CORRUPT, "no op of the eval program writes output 'fc0.out'");
 }
 
@@ -117,7 +111,7 @@ void an_output_no_eval_op_writes_is_rejected(void**) {
 void an_output_overwritten_after_its_last_reader_is_rejected(void**) {
   auto r = remat_test::compile_model(kMlp);
   rc::Graph& g = r.graph;
-  const int probs = tensor(g, "probs@eval"), logits = tensor(g, "logits");
+  const int probs = find_tensor(g, "probs@eval"), logits = find_tensor(g, "logits");
   const int late = g.add_tensor("late@eval", REMAT_DTYPE_F32, g.tensors[logits].shape, rc::Role::kActivation);
   g.add_op(remat::OpCode::kRelu, {probs}, {late}, {}, {}, rc::Phase::kEval);
   g.eval_ops += 1;
