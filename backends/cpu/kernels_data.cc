@@ -1,7 +1,9 @@
-// Data movement kernels: embedding lookup and its scatter-add gradient, permute, copy, select.
+// Data movement kernels: embedding lookup and its scatter-add gradient, permute, copy, select,
+// concat and slice.
 #include <string.h>
 
 #include "backends/cpu/kernels_internal.h"
+#include "plan/spatial_shape.h"
 
 namespace remat {
 namespace cpu {
@@ -168,6 +170,39 @@ remat_status select_grad(const KernelArgs& args) {
   unsigned char* dst = static_cast<unsigned char*>(args.out[0]) + v.index * run;
   for (int64_t o = 0; o < v.outer; ++o) {
     memcpy(dst + o * v.n * run, src + o * run, static_cast<size_t>(run));
+  }
+  return REMAT_OK;
+}
+
+remat_status concat(const KernelArgs& args) {
+  const OpCall& call = *args.call;
+  const TensorRef& y = out_ref(args, 0);
+  const int64_t axis = call.iattrs[0];
+  const AxisView out = axis_view(y.dims, y.rank, axis);
+  unsigned char* dst = static_cast<unsigned char*>(args.out[0]);
+  for (int64_t o = 0; o < out.outer; ++o) {
+    for (uint32_t i = 0; i < call.num_inputs; ++i) {
+      const TensorRef& x = in_ref(args, static_cast<int>(i));
+      const size_t run = static_cast<size_t>(x.dims[axis] * out.inner) * sizeof(float);
+      memcpy(dst, static_cast<const unsigned char*>(args.in[i]) + o * run, run);
+      dst += run;
+    }
+  }
+  return REMAT_OK;
+}
+
+remat_status slice(const KernelArgs& args) {
+  const OpCall& call = *args.call;
+  const TensorRef& x = in_ref(args, 0);
+  const TensorRef& y = out_ref(args, 0);
+  const int64_t axis = call.iattrs[0], offset = call.iattrs[1];
+  const AxisView in = axis_view(x.dims, x.rank, axis);
+  const int64_t m = y.dims[axis];
+  const float* src = in_f32(args, 0);
+  float* dst = out_f32(args, 0);
+  for (int64_t o = 0; o < in.outer; ++o) {
+    memcpy(dst + o * m * in.inner, src + (o * in.n + offset) * in.inner,
+           static_cast<size_t>(m * in.inner) * sizeof(float));
   }
   return REMAT_OK;
 }

@@ -33,140 +33,229 @@
 #define REMAT_PLAN_OP_CATALOGUE_H_
 
 // clang-format off
-#define REMAT_OP_CATALOGUE(X)                                                                     \
-  /* C = alpha * op(A) * op(B). The matrix of a tensor is its last two dims, its batch the     \
-     product of the others. Shape modes (plan/matmul_shape.h): batched (all batches equal),    \
-     broadcast (B rank 2, batch(A) == batch(C)), reduce (C rank 2, batch(A) == batch(B) > 1,   \
-     C = sum over the batch: weight gradients). */                                              \
+#define REMAT_OP_CATALOGUE(X)                                                                    \
+  /* C = alpha * op(A) * op(B). The matrix of a tensor is its last two dims, its batch the       \
+     product of the others. Shape modes (plan/matmul_shape.h): batched (all batches equal),      \
+     broadcast (B rank 2, batch(A) == batch(C)), reduce (C rank 2, batch(A) == batch(B) > 1,     \
+     C = sum over the batch: weight gradients). */                                               \
   X(MatMul, matmul, 1, REMAT_IN(2, "A", "B"), REMAT_OUT(1, "C"),                                 \
     REMAT_ATTRS("trans_a", "trans_b"), REMAT_ATTRS("alpha"), kF32, matmul)                       \
-  /* y = x + broadcast(b); b's dims equal x's trailing dims. */                                 \
+  /* y = x + broadcast(b); b's dims equal x's trailing dims. */                                  \
   X(BiasAdd, bias_add, 2, REMAT_IN(2, "x", "b"), REMAT_OUT(1, "y"), REMAT_ATTRS(),               \
     REMAT_ATTRS(), kF32, bias_add)                                                               \
-  /* db = dy summed over its leading dims; db's dims equal dy's trailing dims. */               \
+  /* db = dy summed over its leading dims; db's dims equal dy's trailing dims. */                \
   X(ReduceLeading, reduce_leading, 3, REMAT_IN(1, "dy"), REMAT_OUT(1, "db"), REMAT_ATTRS(),      \
     REMAT_ATTRS(), kF32, reduce_leading)                                                         \
-  /* c = a + b. */                                                                              \
+  /* c = a + b. */                                                                               \
   X(Add, add, 4, REMAT_IN(2, "a", "b"), REMAT_OUT(1, "c"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,   \
     same_numel)                                                                                  \
-  /* c = a * b (elementwise). */                                                                \
+  /* c = a * b (elementwise). */                                                                 \
   X(Mul, mul, 5, REMAT_IN(2, "a", "b"), REMAT_OUT(1, "c"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,   \
     same_numel)                                                                                  \
-  /* y = max(x, 0). */                                                                          \
+  /* y = max(x, 0). */                                                                           \
   X(Relu, relu, 6, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,      \
     same_numel)                                                                                  \
-  /* dx = dy * (y > 0). */                                                                      \
+  /* dx = dy * (y > 0). */                                                                       \
   X(ReluGrad, relu_grad, 7, REMAT_IN(2, "dy", "y"), REMAT_OUT(1, "dx"), REMAT_ATTRS(),           \
     REMAT_ATTRS(), kF32, same_numel)                                                             \
-  /* y = 0.5 * x * (1 + erf(x / sqrt(2))) (exact GELU). */                                      \
+  /* y = 0.5 * x * (1 + erf(x / sqrt(2))) (exact GELU). */                                       \
   X(Gelu, gelu, 8, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,      \
     same_numel)                                                                                  \
-  /* dx = dy * gelu'(x). */                                                                     \
+  /* dx = dy * gelu'(x). */                                                                      \
   X(GeluGrad, gelu_grad, 9, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"), REMAT_ATTRS(),           \
     REMAT_ATTRS(), kF32, same_numel)                                                             \
-  /* y = tanh(x). */                                                                            \
+  /* y = tanh(x). */                                                                             \
   X(Tanh, tanh, 10, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,     \
     same_numel)                                                                                  \
-  /* dx = dy * (1 - y*y). */                                                                    \
+  /* dx = dy * (1 - y*y). */                                                                     \
   X(TanhGrad, tanh_grad, 11, REMAT_IN(2, "dy", "y"), REMAT_OUT(1, "dx"), REMAT_ATTRS(),          \
     REMAT_ATTRS(), kF32, same_numel)                                                             \
-  /* y = 1 / (1 + exp(-x)). */                                                                  \
+  /* y = 1 / (1 + exp(-x)). */                                                                   \
   X(Sigmoid, sigmoid, 12, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(),     \
     kF32, same_numel)                                                                            \
-  /* dx = dy * y * (1 - y). */                                                                  \
+  /* dx = dy * y * (1 - y). */                                                                   \
   X(SigmoidGrad, sigmoid_grad, 13, REMAT_IN(2, "dy", "y"), REMAT_OUT(1, "dx"), REMAT_ATTRS(),    \
     REMAT_ATTRS(), kF32, same_numel)                                                             \
-  /* Softmax over the last axis. */                                                             \
+  /* Softmax over the last axis. */                                                              \
   X(Softmax, softmax, 14, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(),     \
     kF32, same_rows)                                                                             \
-  /* dx = y * (dy - sum_last_axis(dy * y)). */                                                  \
+  /* dx = y * (dy - sum_last_axis(dy * y)). */                                                   \
   X(SoftmaxGrad, softmax_grad, 15, REMAT_IN(2, "dy", "y"), REMAT_OUT(1, "dx"), REMAT_ATTRS(),    \
     REMAT_ATTRS(), kF32, same_rows)                                                              \
-  /* Layer normalisation over the last axis (N = last dim), biased variance:                    \
-     mean = sum(x)/N, rstd = 1/sqrt(sum((x-mean)^2)/N + eps), y = (x-mean)*rstd*gamma + beta.   \
-     gamma, beta: [N]; mean, rstd: [rows]. */                                                   \
+  /* Layer normalisation over the last axis (N = last dim), biased variance:                     \
+     mean = sum(x)/N, rstd = 1/sqrt(sum((x-mean)^2)/N + eps), y = (x-mean)*rstd*gamma + beta.    \
+     gamma, beta: [N]; mean, rstd: [rows]. */                                                    \
   X(LayerNorm, layernorm, 16, REMAT_IN(3, "x", "gamma", "beta"), REMAT_OUT(3, "y", "mean",       \
     "rstd"), REMAT_ATTRS(), REMAT_ATTRS("eps"), kF32, layernorm)                                 \
-  /* Gradient of layernorm; dgamma and dbeta are overwritten, not accumulated. */               \
+  /* Gradient of layernorm; dgamma and dbeta are overwritten, not accumulated. */                \
   X(LayerNormGrad, layernorm_grad, 17, REMAT_IN(5, "dy", "x", "mean", "rstd", "gamma"),          \
     REMAT_OUT(3, "dx", "dgamma", "dbeta"), REMAT_ATTRS(), REMAT_ATTRS(), kF32, layernorm_grad)   \
-  /* Inverted dropout: y[i] = keep(i) ? x[i] / (1 - p) : 0, keep(i) = uniform(seed, step, key,  \
-     i) >= p with the Philox generator of plan/philox.h. The same key, seed and step give the   \
-     same mask: recompute is exact. */                                                          \
+  /* Inverted dropout: y[i] = keep(i) ? x[i] / (1 - p) : 0, keep(i) = uniform(seed, step, key,   \
+     i) >= p with the Philox generator of plan/philox.h. The same key, seed and step give the    \
+     same mask: recompute is exact. */                                                           \
   X(Dropout, dropout, 18, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS("key"),               \
     REMAT_ATTRS("p"), kF32, dropout)                                                             \
-  /* dx[i] = keep(i) ? dy[i] / (1 - p) : 0 with the forward op's key. */                        \
+  /* dx[i] = keep(i) ? dy[i] / (1 - p) : 0 with the forward op's key. */                         \
   X(DropoutGrad, dropout_grad, 19, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"), REMAT_ATTRS("key"),    \
     REMAT_ATTRS("p"), kF32, dropout)                                                             \
-  /* out[..., :] = table[ids[...], :]; ids i32, table [V, H], out [ids.shape..., H]. An id      \
-     outside [0, V) is a step error (REMAT_ERROR_OUT_OF_RANGE), not a crash. */                 \
+  /* out[..., :] = table[ids[...], :]; ids i32, table [V, H], out [ids.shape..., H]. An id       \
+     outside [0, V) is a step error (REMAT_ERROR_OUT_OF_RANGE), not a crash. */                  \
   X(Embedding, embedding, 20, REMAT_IN(2, "ids", "table"), REMAT_OUT(1, "out"), REMAT_ATTRS(),   \
     REMAT_ATTRS(), kI32Input0, embedding)                                                        \
-  /* dtable = zeros; dtable[ids[j], :] += dy[j, :] in index order. */                           \
+  /* dtable = zeros; dtable[ids[j], :] += dy[j, :] in index order. */                            \
   X(EmbeddingGrad, embedding_grad, 21, REMAT_IN(2, "dy", "ids"), REMAT_OUT(1, "dtable"),         \
     REMAT_ATTRS(), REMAT_ATTRS(), kI32Input1, embedding_grad)                                    \
-  /* General transpose. iattrs: [r, d_0..d_{r-1}, p_0..p_{r-1}]: x is viewed as dims d          \
-     (row-major), y as (d_{p_0}, ..., d_{p_{r-1}}), y[i_0, ..., i_{r-1}] = x[j] with            \
-     j_{p_k} = i_k. r <= 6. */                                                                  \
+  /* General transpose. iattrs: [r, d_0..d_{r-1}, p_0..p_{r-1}]: x is viewed as dims d           \
+     (row-major), y as (d_{p_0}, ..., d_{p_{r-1}}), y[i_0, ..., i_{r-1}] = x[j] with             \
+     j_{p_k} = i_k. r <= 6. */                                                                   \
   X(Permute, permute, 22, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS_VARIABLE,             \
     REMAT_ATTRS(), kF32, permute)                                                                \
-  /* y = x, bytes copied (a reshape: same numel, any shape). */                                 \
+  /* y = x, bytes copied (a reshape: same numel, any shape). */                                  \
   X(Copy, copy, 23, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS(), kF32,     \
     same_numel)                                                                                  \
-  /* Select one index of an axis: x viewed as [outer, n, inner], n = x.shape[axis];             \
-     y[o, :] = x[o, index, :]. */                                                               \
+  /* Select one index of an axis: x viewed as [outer, n, inner], n = x.shape[axis];              \
+     y[o, :] = x[o, index, :]. */                                                                \
   X(Select, select, 24, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS("axis", "index"),       \
     REMAT_ATTRS(), kF32, select)                                                                 \
-  /* dx = zeros shaped like select's input; dx[o, index, :] = dy[o, :]. */                      \
+  /* dx = zeros shaped like select's input; dx[o, index, :] = dy[o, :]. */                       \
   X(SelectGrad, select_grad, 25, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"),                          \
     REMAT_ATTRS("axis", "index"), REMAT_ATTRS(), kF32, select_grad)                              \
-  /* Mean softmax cross-entropy: logits [N, C], labels i32 [N] -> loss [1], probs [N, C];       \
-     loss = -(1/N) sum_n log softmax(logits_n)[label_n]. A label outside [0, C) is a step       \
-     error. */                                                                                  \
+  /* Mean softmax cross-entropy: logits [N, C], labels i32 [N] -> loss [1], probs [N, C];        \
+     loss = -(1/N) sum_n log softmax(logits_n)[label_n]. A label outside [0, C) is a step        \
+     error. */                                                                                   \
   X(SoftmaxCrossEntropy, softmax_cross_entropy, 26, REMAT_IN(2, "logits", "labels"),             \
     REMAT_OUT(2, "loss", "probs"), REMAT_ATTRS(), REMAT_ATTRS(), kI32Input1,                     \
     softmax_cross_entropy)                                                                       \
-  /* dlogits = (probs - onehot(labels)) / N. */                                                 \
+  /* dlogits = (probs - onehot(labels)) / N. */                                                  \
   X(SoftmaxCrossEntropyGrad, softmax_cross_entropy_grad, 27, REMAT_IN(2, "probs", "labels"),     \
     REMAT_OUT(1, "dlogits"), REMAT_ATTRS(), REMAT_ATTRS(), kI32Input1,                           \
     softmax_cross_entropy_grad)                                                                  \
-  /* loss = mean((pred - target)^2) over all elements; loss [1]. */                             \
+  /* loss = mean((pred - target)^2) over all elements; loss [1]. */                              \
   X(Mse, mse, 28, REMAT_IN(2, "pred", "target"), REMAT_OUT(1, "loss"), REMAT_ATTRS(),            \
     REMAT_ATTRS(), kF32, mse)                                                                    \
-  /* dpred = 2 * (pred - target) / numel. */                                                    \
+  /* dpred = 2 * (pred - target) / numel. */                                                     \
   X(MseGrad, mse_grad, 29, REMAT_IN(2, "pred", "target"), REMAT_OUT(1, "dpred"), REMAT_ATTRS(),  \
     REMAT_ATTRS(), kF32, same_numel)                                                             \
-  /* SGD as torch.optim.SGD (dampening 0, not Nesterov), in place on param and velocity:        \
+  /* SGD as torch.optim.SGD (dampening 0, not Nesterov), in place on param and velocity:         \
      g = grad + weight_decay * param; v = momentum * v + g (if momentum != 0, else no velocity   \
-     tensor); param -= lr * (momentum != 0 ? v : g). Outputs are the inputs' tensors. */        \
+     tensor); param -= lr * (momentum != 0 ? v : g). Outputs are the inputs' tensors. */         \
   X(SgdUpdate, sgd_update, 30, REMAT_IN(2, "param", "grad", "velocity"),                         \
     REMAT_OUT(1, "param", "velocity"), REMAT_ATTRS(),                                            \
     REMAT_ATTRS("lr", "momentum", "weight_decay"), kF32, sgd_update)                             \
-  /* Adam / AdamW as torch.optim.Adam / AdamW, in place, t = step + 1:                          \
-     Adam: g = grad + wd * param.  AdamW: param *= (1 - lr * wd), g = grad.                     \
-     m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;                                                \
-     param -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps). decoupled 1 = AdamW. */ \
+  /* Adam / AdamW as torch.optim.Adam / AdamW, in place, t = step + 1:                           \
+     Adam: g = grad + wd * param.  AdamW: param *= (1 - lr * wd), g = grad.                      \
+     m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;                                                 \
+     param -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps). decoupled 1 = AdamW. */  \
   X(AdamUpdate, adam_update, 31, REMAT_IN(4, "param", "grad", "m", "v"),                         \
     REMAT_OUT(3, "param", "m", "v"), REMAT_ATTRS("decoupled"),                                   \
     REMAT_ATTRS("lr", "b1", "b2", "eps", "weight_decay"), kF32, adam_update)                     \
-  /* Copy an arena tensor to its host spill slot (same size); may complete asynchronously. */   \
+  /* Copy an arena tensor to its host spill slot (same size); may complete asynchronously. */    \
   X(Spill, spill, 32, REMAT_IN(1, "x"), REMAT_OUT(1, "slot"), REMAT_ATTRS(), REMAT_ATTRS(),      \
     kAnyDtype, copy_between_regions)                                                             \
-  /* Copy a host spill slot back into the arena; may complete asynchronously. */                \
+  /* Copy a host spill slot back into the arena; may complete asynchronously. */                 \
   X(Prefetch, prefetch, 33, REMAT_IN(1, "slot"), REMAT_OUT(1, "x"), REMAT_ATTRS(),               \
     REMAT_ATTRS(), kAnyDtype, copy_between_regions)                                              \
-  /* Wait until the asynchronous copy that writes or reads x has completed. No output. */       \
+  /* Wait until the asynchronous copy that writes or reads x has completed. No output. */        \
   X(Wait, wait, 34, REMAT_IN(1, "x"), REMAT_OUT(0), REMAT_ATTRS(), REMAT_ATTRS(), kAnyDtype,     \
     none)                                                                                        \
-  /* y = alpha * x. */                                                                          \
+  /* y = alpha * x. */                                                                           \
   X(Scale, scale, 35, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS("alpha"),  \
     kF32, same_numel)                                                                            \
-  /* The non-finite guard: a step error (REMAT_ERROR_NONFINITE) when any element of x is NaN    \
-     or infinite, reporting the first such position. No output. The optimizer updates after a   \
-     failed check do not run (the CPU stops at the error; GPU updates skip themselves on the    \
-     step's report), so no non-finite value reaches a parameter or an optimizer state. */       \
+  /* The non-finite guard: a step error (REMAT_ERROR_NONFINITE) when any element of x is NaN     \
+     or infinite, reporting the first such position. No output. The optimizer updates after a    \
+     failed check do not run (the CPU stops at the error; GPU updates skip themselves on the     \
+     step's report), so no non-finite value reaches a parameter or an optimizer state. */        \
   X(FiniteCheck, finite_check, 36, REMAT_IN(1, "x"), REMAT_OUT(0), REMAT_ATTRS(), REMAT_ATTRS(), \
-    kF32, none)
+    kF32, none)                                                                                  \
+  /* ---- Convolutional networks (docs/convolutions.md). Spatial ops take NCHW tensors           \
+     [N, C, H, W], and [N, C, L] as [N, C, 1, L] (then every H attribute must be neutral:        \
+     kernel 1, stride 1, padding 0, dilation 1). Sizes: plan/spatial_shape.h. ---- */            \
+  /* Convolution as torch.nn.functional.conv2d (conv1d on rank 3): x [N, C, H, W], w             \
+     [K, C/groups, R, S] (rank of x), optional bias [K]; y [N, K, P, Q],                         \
+     P = (H + 2 pad_h - dilation_h (R - 1) - 1) / stride_h + 1, Q likewise; groups divides C     \
+     and K. workspace: f32 [conv_workspace_elems], present iff that is > 0 (the im2col buffer    \
+     of one image and group; none for 1x1 unit-stride unpadded and for depthwise). */            \
+  X(Conv, conv, 37, REMAT_IN(2, "x", "w", "bias"), REMAT_OUT(1, "y", "workspace"),               \
+    REMAT_ATTRS("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups"), \
+    REMAT_ATTRS(), kF32, conv)                                                                   \
+  /* dx of conv (w and the attributes of the forward op): dx = col2im(w^T dy). */                \
+  X(ConvGradInput, conv_grad_input, 38, REMAT_IN(2, "dy", "w"), REMAT_OUT(1, "dx", "workspace"), \
+    REMAT_ATTRS("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups"), \
+    REMAT_ATTRS(), kF32, conv_grad_input)                                                        \
+  /* dw of conv, overwritten: dw = sum over images of dy im2col(x)^T. */                         \
+  X(ConvGradWeight, conv_grad_weight, 39, REMAT_IN(2, "dy", "x"),                                \
+    REMAT_OUT(1, "dw", "workspace"),                                                             \
+    REMAT_ATTRS("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups"), \
+    REMAT_ATTRS(), kF32, conv_grad_weight)                                                       \
+  /* db[c] = sum of dy[n, c, ...] over n and the spatial positions (a conv bias's gradient). */  \
+  X(ChannelSum, channel_sum, 40, REMAT_IN(1, "dy"), REMAT_OUT(1, "db"), REMAT_ATTRS(),           \
+    REMAT_ATTRS(), kF32, channel_sum)                                                            \
+  /* Max pooling as torch's max_pool2d (dilation 1): windows of kernel_h x kernel_w, padding     \
+     never wins, output size floor or (ceil_mode 1) ceil of (H + 2 pad - kernel) / stride + 1,   \
+     minus one when ceil mode starts the last window in the padding; pad <= kernel / 2. The      \
+     first maximum of a window in row-major order is its argmax, a NaN wins over any number. */  \
+  X(MaxPool, max_pool, 41, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                                  \
+    REMAT_ATTRS("kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w", "ceil_mode"),  \
+    REMAT_ATTRS(), kF32, max_pool)                                                               \
+  /* dx = zeros; dx[argmax of each window of x] += dy (argmax found again, as max_pool did). */  \
+  X(MaxPoolGrad, max_pool_grad, 42, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"),                  \
+    REMAT_ATTRS("kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w", "ceil_mode"),  \
+    REMAT_ATTRS(), kF32, max_pool_grad)                                                          \
+  /* Average pooling as torch's avg_pool2d (no divisor override): the window's sum over its      \
+     elements inside x, divided by the window clipped to the padded input (count_include_pad 1)  \
+     or to x itself (0). Sizes as max_pool. */                                                   \
+  X(AvgPool, avg_pool, 43, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                                  \
+    REMAT_ATTRS("kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w", "ceil_mode",   \
+                "count_include_pad"),                                                            \
+    REMAT_ATTRS(), kF32, avg_pool)                                                               \
+  /* dx = zeros; dx[window] += dy / divisor, windows in output order. */                         \
+  X(AvgPoolGrad, avg_pool_grad, 44, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"),                       \
+    REMAT_ATTRS("kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w", "ceil_mode",   \
+                "count_include_pad"),                                                            \
+    REMAT_ATTRS(), kF32, avg_pool_grad)                                                          \
+  /* y[n, c] = mean of x[n, c, ...] (adaptive_avg_pool2d to 1x1, then flatten). */               \
+  X(GlobalAvgPool, global_avg_pool, 45, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),      \
+    REMAT_ATTRS(), kF32, global_avg_pool)                                                        \
+  /* dx[n, c, ...] = dy[n, c] / (spatial size). */                                               \
+  X(GlobalAvgPoolGrad, global_avg_pool_grad, 46, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"),          \
+    REMAT_ATTRS(), REMAT_ATTRS(), kF32, global_avg_pool_grad)                                    \
+  /* Batch normalisation in training, as torch's batch_norm(training=True): per channel c of x   \
+     [N, C, ...] (rank 2 to 4), over M = numel / C values, mean = sum / M, var = sum((x -        \
+     mean)^2) / M (biased), rstd = 1 / sqrt(var + eps) (var as stored), y = (x - mean) * rstd *  \
+     gamma + beta. mean, var: [C]; the running statistics are running_stat_update's. */          \
+  X(BatchNorm, batch_norm, 47, REMAT_IN(3, "x", "gamma", "beta"), REMAT_OUT(3, "y", "mean",      \
+    "var"), REMAT_ATTRS(), REMAT_ATTRS("eps"), kF32, batch_norm)                                 \
+  /* Gradient of batch_norm (same eps); dgamma and dbeta are overwritten: dbeta = sum(dy),       \
+     dgamma = sum(dy * xhat), dx = rstd * gamma * (dy - mean(dy) - xhat * mean(dy * xhat)),      \
+     xhat = (x - mean) * rstd, sums and means per channel. */                                    \
+  X(BatchNormGrad, batch_norm_grad, 48, REMAT_IN(5, "dy", "x", "mean", "var", "gamma"),          \
+    REMAT_OUT(3, "dx", "dgamma", "dbeta"), REMAT_ATTRS(), REMAT_ATTRS("eps"), kF32,              \
+    batch_norm_grad)                                                                             \
+  /* Batch normalisation in evaluation, per channel: y = x * a + b with a = gamma /              \
+     sqrt(running_var + eps) and b = beta - running_mean * a, each worked out in double and      \
+     rounded once (torch's CPU form). */                                                         \
+  X(BatchNormInference, batch_norm_inference, 49,                                                \
+    REMAT_IN(5, "x", "gamma", "beta", "running_mean", "running_var"), REMAT_OUT(1, "y"),         \
+    REMAT_ATTRS(), REMAT_ATTRS("eps"), kF32, batch_norm_inference)                               \
+  /* A running statistic, in place, as torch updates a batch norm's:                             \
+     running = (1 - momentum) * running + momentum * (correction * batch); correction is         \
+     M / (M - 1) for the variance (torch keeps the unbiased one), 1 for the mean. Skipped, like  \
+     the optimizer updates, after a failed finite check. Output 0 is input 0. */                 \
+  X(RunningStatUpdate, running_stat_update, 50, REMAT_IN(2, "running", "batch"),                 \
+    REMAT_OUT(1, "running"), REMAT_ATTRS(), REMAT_ATTRS("momentum", "correction"), kF32,         \
+    running_stat_update)                                                                         \
+  /* Constant padding of the spatial dims (F.pad(x, (left, right, top, bottom), value)). */      \
+  X(Pad, pad, 51, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                                           \
+    REMAT_ATTRS("top", "bottom", "left", "right"), REMAT_ATTRS("value"), kF32, pad)              \
+  /* The gradient of pad: dx = dy without the padding (same attributes). */                      \
+  X(PadGrad, pad_grad, 52, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"),                                \
+    REMAT_ATTRS("top", "bottom", "left", "right"), REMAT_ATTRS(), kF32, pad_grad)                \
+  /* torch.cat of 2 to 5 tensors along |axis|: the other dims agree. */                          \
+  X(Concat, concat, 53, REMAT_IN(2, "a", "b", "c", "d", "e"), REMAT_OUT(1, "y"),                 \
+    REMAT_ATTRS("axis"), REMAT_ATTRS(), kF32, concat)                                            \
+  /* y = x.narrow(axis, offset, y.shape[axis]): the other dims agree (concat's gradient). */     \
+  X(Slice, slice, 54, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS("axis", "offset"),        \
+    REMAT_ATTRS(), kF32, slice)
 // clang-format on
 
 #endif  // REMAT_PLAN_OP_CATALOGUE_H_

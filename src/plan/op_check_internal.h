@@ -108,7 +108,7 @@ class Failure {
  private:
   // " (name)" of attribute |i| when the catalogue names it.
   Failure& name_of(uint32_t i, const char* const* names) {
-    return names && i < kMaxOpFattrs && names[i] ? append(" (%s)", names[i]) : *this;
+    return names && i < kMaxOpAttrNames && names[i] ? append(" (%s)", names[i]) : *this;
   }
   Failure& append(const char* format, ...) __attribute__((format(printf, 2, 3))) {
     if (op_->message == nullptr || op_->capacity == 0) return *this;
@@ -135,6 +135,48 @@ inline Failure bad_shape(Op& op) { return Failure(&op, REMAT_ERROR_BAD_SHAPE); }
 /// Returns the status of |expr| from the enclosing function unless it is REMAT_OK.
 #define RETURN_IF_FAILED(expr) \
   do { const remat_status status_ = (expr); if (status_ != REMAT_OK) return status_; } while (0)
+
+// ---- Shape relations shared by the rules (op_check_rules.cc); each returns REMAT_OK or a
+// REMAT_ERROR_BAD_SHAPE failure naming the tensor or attribute and what was expected.
+
+/// |s| has as many elements as |ref|.
+remat_status same_numel(Op& op, Slot s, Slot ref);
+/// |s| has |ref|'s element count and last dim.
+remat_status same_rows(Op& op, Slot s, Slot ref);
+/// |s| has |ref|'s dims.
+remat_status same_dims(Op& op, Slot s, Slot ref);
+/// |s| has |expected| elements, named |what| and derived from |from|.
+remat_status numel_is(Op& op, Slot s, int64_t expected, const char* what, Slot from);
+/// |s| has one element.
+remat_status is_scalar(Op& op, Slot s);
+/// |s| has rank |rank|.
+remat_status rank_is(Op& op, Slot s, int rank);
+/// |part|'s dims equal the innermost dims of |whole|.
+remat_status trailing_dims_of(Op& op, Slot part, Slot whole);
+/// Int attribute |i| is 0 or 1.
+remat_status flag_01(Op& op, uint32_t i);
+/// Float attribute |i| lies in [lo, hi) (|open_lo|: in (lo, hi)); values are already finite.
+remat_status fattr_in(Op& op, uint32_t i, float lo, bool open_lo, float hi);
+
+// ---- The rules of the spatial ops (op_check_spatial.cc), named by the catalogue's rule column.
+remat_status rule_conv(Op& op);
+remat_status rule_conv_grad_input(Op& op);
+remat_status rule_conv_grad_weight(Op& op);
+remat_status rule_channel_sum(Op& op);
+remat_status rule_max_pool(Op& op);
+remat_status rule_max_pool_grad(Op& op);
+remat_status rule_avg_pool(Op& op);
+remat_status rule_avg_pool_grad(Op& op);
+remat_status rule_global_avg_pool(Op& op);
+remat_status rule_global_avg_pool_grad(Op& op);
+remat_status rule_batch_norm(Op& op);
+remat_status rule_batch_norm_grad(Op& op);
+remat_status rule_batch_norm_inference(Op& op);
+remat_status rule_running_stat_update(Op& op);
+remat_status rule_pad(Op& op);
+remat_status rule_pad_grad(Op& op);
+remat_status rule_concat(Op& op);
+remat_status rule_slice(Op& op);
 
 /// Checks the attribute values and shape relations particular to |op|'s opcode (the last step
 /// of check_op); |op|'s pointers, counts, tensors and dtypes must have been checked already.

@@ -8,9 +8,8 @@
 
 namespace remat {
 namespace op_check_internal {
-namespace {
 
-// ---- Shape relations shared by many ops --------------------------------------------------------
+// ---- Shape relations shared by many ops (declared in op_check_internal.h) ------------------------
 
 remat_status same_numel(Op& op, Slot s, Slot ref) {
   if (op.numel(s) == op.numel(ref)) return REMAT_OK;
@@ -88,6 +87,9 @@ remat_status fattr_in(Op& op, uint32_t i, float lo, bool open_lo, float hi) {
   return hi == INFINITY ? f.text("> ").real(lo)
                         : f.text(open_lo ? "in (" : "in [").real(lo).text(", ").real(hi).text(")");
 }
+
+namespace {
+
 
 // ---- Per-op relations --------------------------------------------------------------------------
 

@@ -52,7 +52,8 @@ constexpr bool arities_fit() {
   for (uint16_t c = 1; c < kOpCodeCount; ++c) {
     const OpEntry& e = kEntries.entry[c];
     if (count_names(e.out.names, kMaxOpInputs) > kMaxOpOutputs) return false;
-    if (count_names(e.iattrs.names, kMaxOpFattrs) > kMaxOpIattrs) return false;
+    if (count_names(e.iattrs.names, kMaxOpAttrNames) > kMaxOpIattrs) return false;
+    if (count_names(e.fattrs.names, kMaxOpAttrNames) > kMaxOpFattrs) return false;
     if (e.in.min > count_names(e.in.names, kMaxOpInputs)) return false;
     if (e.out.min > count_names(e.out.names, kMaxOpInputs)) return false;
   }
@@ -75,8 +76,8 @@ constexpr Infos make_infos() {
     info.min_outputs = e.out.min;
     info.max_outputs = count_names(e.out.names, kMaxOpInputs);
     info.num_iattrs =
-        e.iattrs.variable ? kVariableAttrs : count_names(e.iattrs.names, kMaxOpFattrs);
-    info.num_fattrs = count_names(e.fattrs.names, kMaxOpFattrs);
+        e.iattrs.variable ? kVariableAttrs : count_names(e.iattrs.names, kMaxOpAttrNames);
+    info.num_fattrs = count_names(e.fattrs.names, kMaxOpAttrNames);
     info.dtypes = e.dtypes;
     info.input_names = kEntries.entry[c].in.names;
     info.output_names = kEntries.entry[c].out.names;
@@ -101,6 +102,16 @@ const char* op_name(uint16_t code) {
 
 bool is_optimizer_update(uint16_t code) {
   return code == static_cast<uint16_t>(OpCode::kSgdUpdate) || code == static_cast<uint16_t>(OpCode::kAdamUpdate);
+}
+
+bool is_in_place_update(uint16_t code) {
+  return is_optimizer_update(code) || code == static_cast<uint16_t>(OpCode::kRunningStatUpdate);
+}
+
+int in_place_input(uint16_t code, uint32_t output) {
+  if (is_optimizer_update(code)) return output == 0 ? 0 : static_cast<int>(output) + 1;
+  if (code == static_cast<uint16_t>(OpCode::kRunningStatUpdate)) return output == 0 ? 0 : -1;
+  return -1;
 }
 
 OpCode op_by_name(const char* name) {

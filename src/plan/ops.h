@@ -30,9 +30,12 @@ constexpr uint16_t kOpCodeCount = 0
 /// Most inputs and outputs any op has (layernorm_grad: 5 inputs, 3 outputs).
 constexpr int kMaxOpInputs = 5;
 constexpr int kMaxOpOutputs = 3;
-/// Most named int and float attributes an op has (kPermute's variable list is not named).
-constexpr int kMaxOpIattrs = 2;
+/// Most named int and float attributes an op has (kPermute's variable list is not named;
+/// avg_pool has 8 int attributes, adam_update 5 float ones).
+constexpr int kMaxOpIattrs = 8;
 constexpr int kMaxOpFattrs = 5;
+/// Capacity of a catalogue entry's attribute name list: the larger of the two above.
+constexpr int kMaxOpAttrNames = kMaxOpIattrs > kMaxOpFattrs ? kMaxOpIattrs : kMaxOpFattrs;
 
 /// Which of an op's tensors are not f32.
 enum class OpDtypes : uint8_t {
@@ -50,7 +53,7 @@ struct OpSlots {
 
 /// An op's named attributes of one kind, as the catalogue's REMAT_ATTRS gives them.
 struct OpAttrNames {
-  const char* names[kMaxOpFattrs];     ///< Names in order; null after the last.
+  const char* names[kMaxOpAttrNames];  ///< Names in order; null after the last.
   bool variable;                       ///< Count decided by the values (kPermute's iattrs).
 };
 
@@ -90,6 +93,15 @@ OpCode op_by_name(const char* name);
 /// Whether |code| is an optimizer update (sgd_update, adam_update): it updates its parameter
 /// and state in place, and its first float attribute is the learning rate.
 bool is_optimizer_update(uint16_t code);
+
+/// Whether |code| updates persistent tensors in place (the optimizer updates and
+/// running_stat_update): then output k must be input in_place_input(code, k).
+bool is_in_place_update(uint16_t code);
+
+/// The input an in-place update's output |output| is: the parameter (input 0) and then the
+/// optimizer state (inputs 2, 3, ...) for optimizer updates; the running statistic (input 0)
+/// for running_stat_update. -1 for any other op.
+int in_place_input(uint16_t code, uint32_t output);
 
 }  // namespace remat
 

@@ -160,7 +160,7 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
       }
     }
   }
-  if (is_optimizer_update(code)) {
+  if (is_in_place_update(code)) {
     for (uint32_t a = 0; a < n_in; ++a) {
       for (uint32_t b = a + 1; b < n_in; ++b) {
         if (op->inputs()->Get(a) == op->inputs()->Get(b)) {
@@ -172,12 +172,13 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
   }
   for (uint32_t o = 0; o < n_out; ++o) {
     const uint32_t t = op->outputs()->Get(o);
-    if (is_optimizer_update(code)) {
-      const uint32_t expected = op->inputs()->Get(o == 0 ? 0 : o + 1);
+    if (is_in_place_update(code)) {
+      const uint32_t source = static_cast<uint32_t>(in_place_input(code, o));
+      const uint32_t expected = op->inputs()->Get(source);
       if (t != expected || plan->tensors()->Get(t)->region() != fb::Region::Persistent) {
         return set_error(err, REMAT_ERROR_BAD_ARITY,
                          "op %u (%s): output %u must be input %u, a persistent tensor", index,
-                         info->name, o, o == 0 ? 0 : o + 1);
+                         info->name, o, source);
       }
       continue;
     }

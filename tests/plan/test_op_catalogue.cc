@@ -65,11 +65,11 @@ void arities_agree_with_the_names_of_tensors_and_attributes(void**) {
     assert_true(info.min_inputs <= info.max_inputs && info.max_inputs <= remat::kMaxOpInputs);
     assert_true(info.min_outputs <= info.max_outputs && info.max_outputs <= remat::kMaxOpOutputs);
     assert_true(info.max_inputs >= 1);  // Every op reads something.
-    if (count(info.fattr_names, remat::kMaxOpFattrs) != info.num_fattrs) fail_msg("%s: fattr names", info.name);
+    if (count(info.fattr_names, remat::kMaxOpAttrNames) != info.num_fattrs) fail_msg("%s: fattr names", info.name);
     if (info.num_iattrs == remat::kVariableAttrs) {
       assert_int_equal(code, static_cast<int>(OpCode::kPermute));  // The one variable list.
       assert_null(info.iattr_names[0]);
-    } else if (count(info.iattr_names, remat::kMaxOpFattrs) != info.num_iattrs) {
+    } else if (count(info.iattr_names, remat::kMaxOpAttrNames) != info.num_iattrs) {
       fail_msg("%s: iattr names", info.name);
     }
   }

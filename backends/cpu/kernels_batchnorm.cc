@@ -1,0 +1,145 @@
+// Batch normalisation over the channels of [N, C, ...]: training (batch statistics), its
+// gradient, evaluation (running statistics) and the running statistics' update.
+#include <math.h>
+
+#include "backends/cpu/kernels_internal.h"
+
+namespace remat {
+namespace cpu {
+namespace {
+
+// [N, C, inner] view of a batch-norm tensor (rank 2: inner 1).
+struct Channels {
+  int64_t n, c, inner;
+};
+
+Channels channels_of(const TensorRef& t) {
+  const int64_t n = t.dims[0], c = t.dims[1];
+  return {n, c, n * c > 0 ? t.numel / (n * c) : 0};
+}
+
+// rstd from the stored variance, the same in the forward and the backward op.
+float rstd_of(float var, float eps) {
+  return static_cast<float>(1.0 / sqrt(static_cast<double>(var) + static_cast<double>(eps)));
+}
+
+}  // namespace
+
+remat_status batch_norm(const KernelArgs& args) {
+  const Channels v = channels_of(in_ref(args, 0));
+  const float* x = in_f32(args, 0);
+  const float* gamma = in_f32(args, 1);
+  const float* beta = in_f32(args, 2);
+  float* y = out_f32(args, 0);
+  float* mean_out = out_f32(args, 1);
+  float* var_out = out_f32(args, 2);
+  const float eps = fattr(*args.call, 0, 1e-5f);
+  const double count = static_cast<double>(v.n * v.inner);
+  for (int64_t c = 0; c < v.c; ++c) {
+    // Two passes in double, as layernorm: the variance of large-mean channels stays accurate.
+    double sum = 0.0;
+    for (int64_t n = 0; n < v.n; ++n) {
+      const float* row = x + (n * v.c + c) * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) sum += row[i];
+    }
+    const double mean = sum / count;
+    double sq = 0.0;
+    for (int64_t n = 0; n < v.n; ++n) {
+      const float* row = x + (n * v.c + c) * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) {
+        const double d = row[i] - mean;
+        sq += d * d;
+      }
+    }
+    const float m = static_cast<float>(mean), var = static_cast<float>(sq / count);
+    const float s = rstd_of(var, eps);
+    mean_out[c] = m;
+    var_out[c] = var;
+    for (int64_t n = 0; n < v.n; ++n) {
+      const float* row = x + (n * v.c + c) * v.inner;
+      float* out = y + (n * v.c + c) * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) out[i] = (row[i] - m) * s * gamma[c] + beta[c];
+    }
+  }
+  return REMAT_OK;
+}
+
+remat_status batch_norm_grad(const KernelArgs& args) {
+  const Channels v = channels_of(in_ref(args, 1));
+  const float* dy = in_f32(args, 0);
+  const float* x = in_f32(args, 1);
+  const float* mean = in_f32(args, 2);
+  const float* var = in_f32(args, 3);
+  const float* gamma = in_f32(args, 4);
+  float* dx = out_f32(args, 0);
+  float* dgamma = out_f32(args, 1);
+  float* dbeta = out_f32(args, 2);
+  const float eps = fattr(*args.call, 0, 1e-5f);
+  const double count = static_cast<double>(v.n * v.inner);
+  for (int64_t c = 0; c < v.c; ++c) {
+    const float m = mean[c], s = rstd_of(var[c], eps);
+    double sum_dy = 0.0, sum_dy_xhat = 0.0;
+    for (int64_t n = 0; n < v.n; ++n) {
+      const float* d = dy + (n * v.c + c) * v.inner;
+      const float* row = x + (n * v.c + c) * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) {
+        sum_dy += d[i];
+        sum_dy_xhat += static_cast<double>(d[i]) * ((row[i] - m) * s);
+      }
+    }
+    dbeta[c] = static_cast<float>(sum_dy);
+    dgamma[c] = static_cast<float>(sum_dy_xhat);
+    // dx = rstd * gamma * (dy - mean(dy) - xhat * mean(dy * xhat)).
+    const float mean_dy = static_cast<float>(sum_dy / count);
+    const float mean_dy_xhat = static_cast<float>(sum_dy_xhat / count);
+    const float scale = s * gamma[c];
+    for (int64_t n = 0; n < v.n; ++n) {
+      const float* d = dy + (n * v.c + c) * v.inner;
+      const float* row = x + (n * v.c + c) * v.inner;
+      float* out = dx + (n * v.c + c) * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) {
+        const float xhat = (row[i] - m) * s;
+        out[i] = scale * (d[i] - mean_dy - xhat * mean_dy_xhat);
+      }
+    }
+  }
+  return REMAT_OK;
+}
+
+remat_status batch_norm_inference(const KernelArgs& args) {
+  const Channels v = channels_of(in_ref(args, 0));
+  const float* x = in_f32(args, 0);
+  const float* gamma = in_f32(args, 1);
+  const float* beta = in_f32(args, 2);
+  const float* running_mean = in_f32(args, 3);
+  const float* running_var = in_f32(args, 4);
+  float* y = out_f32(args, 0);
+  const double eps = fattr(*args.call, 0, 1e-5f);
+  for (int64_t c = 0; c < v.c; ++c) {
+    const double scale = gamma[c] / sqrt(static_cast<double>(running_var[c]) + eps);
+    const float a = static_cast<float>(scale);
+    const float b = static_cast<float>(beta[c] - running_mean[c] * scale);
+    for (int64_t n = 0; n < v.n; ++n) {
+      const float* row = x + (n * v.c + c) * v.inner;
+      float* out = y + (n * v.c + c) * v.inner;
+      for (int64_t i = 0; i < v.inner; ++i) out[i] = row[i] * a + b;
+    }
+  }
+  return REMAT_OK;
+}
+
+remat_status running_stat_update(const KernelArgs& args) {
+  // In place: output 0 is input 0, read before it is written, element by element.
+  float* running = static_cast<float*>(args.out[0]);
+  const float* batch = in_f32(args, 1);
+  const double momentum = fattr(*args.call, 0, 0.1f);
+  const double correction = fattr(*args.call, 1, 1.0f);
+  const int64_t count = in_ref(args, 0).numel;
+  for (int64_t i = 0; i < count; ++i) {
+    running[i] = static_cast<float>((1.0 - momentum) * running[i] + momentum * (correction * batch[i]));
+  }
+  return REMAT_OK;
+}
+
+}  // namespace cpu
+}  // namespace remat

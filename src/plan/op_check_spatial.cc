@@ -1,0 +1,245 @@
+// Validation rules of the convolutional ops (plan/op_catalogue.h, conv to slice): attribute
+// ranges and the NCHW shape relations, with sizes from plan/spatial_shape.h.
+#include <cmath>
+
+#include "plan/op_check_internal.h"
+#include "plan/spatial_shape.h"
+
+namespace remat {
+namespace op_check_internal {
+namespace {
+
+// Strides, pads, dilations and pool kernels at most 2^20: their products with dims (<= 2^40)
+// stay far inside int64.
+constexpr int64_t kMaxSpatialAttr = int64_t{1} << 20;
+
+remat_status attr_in(Op& op, uint32_t i, int64_t lo, int64_t hi) {
+  const int64_t v = op.iattrs[i];
+  if (v >= lo && v <= hi) return REMAT_OK;
+  return bad_shape(op).iattr(i).text(" is ").num(v).text(", expected ").num(lo).text("..").num(hi);
+}
+
+// A rank-3 tensor is [N, C, L]: the H attribute |i| must be |neutral|.
+remat_status neutral_h(Op& op, uint32_t i, int64_t neutral, Slot x) {
+  if (op.iattrs[i] == neutral) return REMAT_OK;
+  return bad_shape(op).iattr(i).text(" is ").num(op.iattrs[i]).text(", expected ").num(neutral)
+      .text(" for ").tensor(x).text(" ").dims(x).text(" (rank 3: [N, C, L] has no height)");
+}
+
+remat_status spatial_rank(Op& op, Slot x) {
+  if (op.rank(x) == 3 || op.rank(x) == 4) return REMAT_OK;
+  return bad_shape(op).has_dims(x).text(": rank ").num(op.rank(x))
+      .text(", expected 3 [N, C, L] or 4 [N, C, H, W]");
+}
+
+// |s| has the NCHW dims [n, c, h, w] in |rank| dims (rank 3: [n, c, w], h == 1).
+remat_status nchw_is(Op& op, Slot s, int rank, int64_t n, int64_t c, int64_t h, int64_t w,
+                     const char* what) {
+  bool equal = op.rank(s) == rank && op.dim(s, 0) == n && op.dim(s, 1) == c &&
+               op.dim(s, -1) == w && (rank == 3 || op.dim(s, 2) == h);
+  if (equal) return REMAT_OK;
+  Failure f = bad_shape(op).has_dims(s).text(", expected ").text(what).text(" [").num(n)
+      .text(", ").num(c);
+  if (rank == 4) f.text(", ").num(h);
+  return f.text(", ").num(w).text("]");
+}
+
+// An output length below 1: the window does not fit.
+remat_status window_fits(Op& op, int64_t out_h, int64_t out_w, Slot x) {
+  if (out_h >= 1 && out_w >= 1) return REMAT_OK;
+  return bad_shape(op).text("the window does not fit ").tensor(x).text(" ").dims(x)
+      .text(" (output ").num(out_h).text(" x ").num(out_w).text(")");
+}
+
+// conv, conv_grad_input, conv_grad_weight: |x| the input's dims (dx for conv_grad_input), |w|
+// the filters (dw for conv_grad_weight), |y| the output's (dy for the gradients).
+remat_status check_conv(Op& op, Slot x, Slot w, Slot y, const char* y_what) {
+  for (uint32_t i = 0; i < 4; ++i) RETURN_IF_FAILED(attr_in(op, i, i < 2 ? 1 : 0, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, 4, 1, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, 5, 1, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, 6, 1, kMaxTensorElements));
+  RETURN_IF_FAILED(spatial_rank(op, x));
+  const int rank = op.rank(x);
+  if (rank == 3) {
+    RETURN_IF_FAILED(neutral_h(op, 0, 1, x));
+    RETURN_IF_FAILED(neutral_h(op, 2, 0, x));
+    RETURN_IF_FAILED(neutral_h(op, 4, 1, x));
+  }
+  RETURN_IF_FAILED(rank_is(op, w, rank));
+  const int64_t groups = op.iattrs[6], c = op.dim(x, 1), k = op.dim(w, 0);
+  if (c % groups != 0 || k % groups != 0) {
+    return bad_shape(op).iattr(6).text(" is ").num(groups).text(", expected a divisor of C = ")
+        .num(c).text(" (").tensor(x).text(") and K = ").num(k).text(" (").tensor(w).text(")");
+  }
+  if (op.dim(w, 1) != c / groups) {
+    return bad_shape(op).has_dims(w).text(", expected dim 1 = C / groups = ").num(c / groups);
+  }
+  const ShapeView &vx = op.view(x), &vw = op.view(w);
+  const ConvShape shape = conv_shape(vx.dims, vw.dims, rank, conv_attrs(op.iattrs));
+  RETURN_IF_FAILED(window_fits(op, shape.p, shape.q, x));
+  RETURN_IF_FAILED(nchw_is(op, y, rank, shape.x.n, k, shape.p, shape.q, y_what));
+  const int64_t workspace = conv_workspace_elems(shape);
+  if (workspace == 0 && op.num_out > 1) {
+    return bad_shape(op).tensor(Out(1)).text(" is given, expected none: this convolution reads")
+        .text(" its input directly");
+  }
+  if (workspace > 0 && op.num_out < 2) {
+    return bad_shape(op).text("output 1 (workspace) is missing, expected ").num(workspace)
+        .text(" elements (C/groups * R * S * P * Q)");
+  }
+  return workspace > 0 ? numel_is(op, Out(1), workspace, "C/groups * R * S * P * Q", x) : REMAT_OK;
+}
+
+// max_pool, avg_pool and their gradients: |x| the input (dx), |y| the output (dy).
+remat_status check_pool(Op& op, Slot x, Slot y) {
+  const bool has_count = op.num_iattrs == 8;
+  for (uint32_t i = 0; i < 4; ++i) RETURN_IF_FAILED(attr_in(op, i, 1, kMaxSpatialAttr));
+  // torch: "pad should be at most half of effective kernel size".
+  RETURN_IF_FAILED(attr_in(op, 4, 0, op.iattrs[0] / 2));
+  RETURN_IF_FAILED(attr_in(op, 5, 0, op.iattrs[1] / 2));
+  RETURN_IF_FAILED(flag_01(op, 6));
+  if (has_count) RETURN_IF_FAILED(flag_01(op, 7));
+  RETURN_IF_FAILED(spatial_rank(op, x));
+  const int rank = op.rank(x);
+  if (rank == 3) {
+    RETURN_IF_FAILED(neutral_h(op, 0, 1, x));
+    RETURN_IF_FAILED(neutral_h(op, 2, 1, x));
+  }
+  const ShapeView& vx = op.view(x);
+  const Nchw in = nchw_of(vx.dims, rank);
+  const PoolAttrs a = pool_attrs(op.iattrs, has_count);
+  const int64_t p = pool_out_size(in.h, a.kernel_h, a.stride_h, a.pad_h, a.ceil_mode);
+  const int64_t q = pool_out_size(in.w, a.kernel_w, a.stride_w, a.pad_w, a.ceil_mode);
+  RETURN_IF_FAILED(window_fits(op, p, q, x));
+  return nchw_is(op, y, rank, in.n, in.c, p, q, "the pooled size");
+}
+
+// [N, C, ...] of rank 3 or 4 and its per-(n, c) value [N, C].
+remat_status check_global_pool(Op& op, Slot x, Slot y) {
+  RETURN_IF_FAILED(spatial_rank(op, x));
+  RETURN_IF_FAILED(rank_is(op, y, 2));
+  if (op.dim(y, 0) == op.dim(x, 0) && op.dim(y, 1) == op.dim(x, 1)) return REMAT_OK;
+  return bad_shape(op).has_dims(y).text(", expected [N, C] = [").num(op.dim(x, 0)).text(", ")
+      .num(op.dim(x, 1)).text("] from ").tensor(x).text(" ").dims(x);
+}
+
+// Batch norm's [N, C, ...] (rank 2 to 4) and per-channel tensors of C elements.
+remat_status check_channels(Op& op, Slot x, const Slot* per_channel, int count) {
+  if (op.rank(x) < 2 || op.rank(x) > 4) {
+    return bad_shape(op).has_dims(x).text(": rank ").num(op.rank(x))
+        .text(", expected 2 to 4 ([N, C], [N, C, L] or [N, C, H, W])");
+  }
+  for (int i = 0; i < count; ++i) RETURN_IF_FAILED(numel_is(op, per_channel[i], op.dim(x, 1), "C", x));
+  return fattr_in(op, 0, 0.0f, true, INFINITY);
+}
+
+// pad and pad_grad: |small| the unpadded tensor, |big| the padded one.
+remat_status check_pad(Op& op, Slot small, Slot big) {
+  for (uint32_t i = 0; i < 4; ++i) RETURN_IF_FAILED(attr_in(op, i, 0, kMaxSpatialAttr));
+  RETURN_IF_FAILED(spatial_rank(op, small));
+  const int rank = op.rank(small);
+  if (rank == 3) {
+    RETURN_IF_FAILED(neutral_h(op, 0, 0, small));
+    RETURN_IF_FAILED(neutral_h(op, 1, 0, small));
+  }
+  const Nchw in = nchw_of(op.view(small).dims, rank);
+  return nchw_is(op, big, rank, in.n, in.c, in.h + op.iattrs[0] + op.iattrs[1],
+                 in.w + op.iattrs[2] + op.iattrs[3], "the padded size");
+}
+
+// |part| equals |whole| but along |axis|, where it has |along| elements (checked by callers).
+remat_status same_but_axis(Op& op, Slot part, Slot whole, int64_t axis) {
+  bool equal = op.rank(part) == op.rank(whole);
+  for (int i = 0; equal && i < op.rank(part); ++i) equal = i == axis || op.dim(part, i) == op.dim(whole, i);
+  if (equal) return REMAT_OK;
+  return bad_shape(op).has_dims(part).text(", expected the dims of ").tensor(whole).text(" ")
+      .dims(whole).text(" but along axis ").num(axis);
+}
+
+remat_status axis_of(Op& op, Slot s) {
+  return attr_in(op, 0, 0, op.rank(s) - 1);
+}
+
+}  // namespace
+
+remat_status rule_conv(Op& op) {
+  RETURN_IF_FAILED(check_conv(op, In(0), In(1), Out(0), "[N, K, P, Q]"));
+  return op.num_in > 2 ? numel_is(op, In(2), op.dim(In(1), 0), "K", In(1)) : REMAT_OK;
+}
+remat_status rule_conv_grad_input(Op& op) { return check_conv(op, Out(0), In(1), In(0), "[N, K, P, Q]"); }
+remat_status rule_conv_grad_weight(Op& op) { return check_conv(op, In(1), Out(0), In(0), "[N, K, P, Q]"); }
+
+remat_status rule_channel_sum(Op& op) {
+  if (op.rank(In(0)) < 2) {
+    return bad_shape(op).has_dims(In(0)).text(": rank ").num(op.rank(In(0))).text(", expected >= 2 [N, C, ...]");
+  }
+  return numel_is(op, Out(0), op.dim(In(0), 1), "C", In(0));
+}
+
+remat_status rule_max_pool(Op& op) { return check_pool(op, In(0), Out(0)); }
+remat_status rule_max_pool_grad(Op& op) {
+  RETURN_IF_FAILED(check_pool(op, In(1), In(0)));
+  return same_dims(op, Out(0), In(1));
+}
+remat_status rule_avg_pool(Op& op) { return check_pool(op, In(0), Out(0)); }
+remat_status rule_avg_pool_grad(Op& op) { return check_pool(op, Out(0), In(0)); }
+remat_status rule_global_avg_pool(Op& op) { return check_global_pool(op, In(0), Out(0)); }
+remat_status rule_global_avg_pool_grad(Op& op) { return check_global_pool(op, Out(0), In(0)); }
+
+remat_status rule_batch_norm(Op& op) {
+  const Slot per_channel[] = {In(1), In(2), Out(1), Out(2)};
+  RETURN_IF_FAILED(check_channels(op, In(0), per_channel, 4));
+  return same_dims(op, Out(0), In(0));
+}
+remat_status rule_batch_norm_grad(Op& op) {
+  const Slot per_channel[] = {In(2), In(3), In(4), Out(1), Out(2)};
+  RETURN_IF_FAILED(check_channels(op, In(1), per_channel, 5));
+  RETURN_IF_FAILED(same_dims(op, In(0), In(1)));
+  return same_dims(op, Out(0), In(1));
+}
+remat_status rule_batch_norm_inference(Op& op) {
+  const Slot per_channel[] = {In(1), In(2), In(3), In(4)};
+  RETURN_IF_FAILED(check_channels(op, In(0), per_channel, 4));
+  return same_dims(op, Out(0), In(0));
+}
+
+remat_status rule_running_stat_update(Op& op) {
+  const float momentum = op.fattrs[0];
+  if (!(momentum >= 0.0f && momentum <= 1.0f)) {
+    return bad_shape(op).fattr(0).text(" is ").real(momentum).text(", expected in [0, 1]");
+  }
+  RETURN_IF_FAILED(fattr_in(op, 1, 0.0f, true, INFINITY));
+  RETURN_IF_FAILED(same_numel(op, In(1), In(0)));
+  return same_dims(op, Out(0), In(0));
+}
+
+remat_status rule_pad(Op& op) { return check_pad(op, In(0), Out(0)); }
+remat_status rule_pad_grad(Op& op) { return check_pad(op, Out(0), In(0)); }
+
+remat_status rule_concat(Op& op) {
+  RETURN_IF_FAILED(axis_of(op, Out(0)));
+  const int64_t axis = op.iattrs[0];
+  int64_t along = 0;
+  for (uint32_t i = 0; i < op.num_in; ++i) {
+    RETURN_IF_FAILED(same_but_axis(op, In(i), Out(0), axis));
+    along += op.dim(In(i), static_cast<int>(axis));
+  }
+  if (along == op.dim(Out(0), static_cast<int>(axis))) return REMAT_OK;
+  return bad_shape(op).has_dims(Out(0)).text(", expected ").num(along).text(" along axis ")
+      .num(axis).text(", the inputs' sum");
+}
+
+remat_status rule_slice(Op& op) {
+  RETURN_IF_FAILED(axis_of(op, In(0)));
+  const int64_t axis = op.iattrs[0];
+  RETURN_IF_FAILED(same_but_axis(op, Out(0), In(0), axis));
+  const int64_t n = op.dim(In(0), static_cast<int>(axis)), m = op.dim(Out(0), static_cast<int>(axis));
+  if (m > n) {
+    return bad_shape(op).has_dims(Out(0)).text(", expected at most ").num(n).text(" along axis ")
+        .num(axis).text(" as ").tensor(In(0)).text(" ").dims(In(0));
+  }
+  return attr_in(op, 1, 0, n - m);
+}
+
+}  // namespace op_check_internal
+}  // namespace remat

@@ -1,0 +1,146 @@
+// The sizes of the spatial ops (plan/op_catalogue.h, conv to slice): NCHW views, output sizes,
+// the convolution's workspace. Worked out once for the verifier, the compiler and every
+// backend's kernels, so that they cannot disagree.
+#ifndef REMAT_PLAN_SPATIAL_SHAPE_H_
+#define REMAT_PLAN_SPATIAL_SHAPE_H_
+
+#include <stdint.h>
+
+namespace remat {
+
+/// A tensor of rank 3 ([N, C, L], seen as [N, C, 1, L]) or 4 ([N, C, H, W]) as NCHW.
+struct Nchw {
+  int64_t n, c, h, w;
+  bool valid;  ///< False for another rank.
+};
+
+/// The NCHW view of dims |dims| of rank |rank|.
+inline Nchw nchw_of(const int64_t* dims, int rank) {
+  if (rank == 3) return {dims[0], dims[1], 1, dims[2], true};
+  if (rank == 4) return {dims[0], dims[1], dims[2], dims[3], true};
+  return {0, 0, 0, 0, false};
+}
+
+/// Output length of a convolution along one axis: (in + 2 pad - dilation (kernel - 1) - 1) /
+/// stride + 1, or a value < 1 when the kernel does not fit. Arguments are positive (pad >= 0)
+/// and at most 2^40 (the verifier's bound on every value it passes here), so nothing overflows.
+inline int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                             int64_t dilation) {
+  const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+/// Output length of a pooling window along one axis, as torch's pooling_output_shape (dilation
+/// 1): floor or ceil of (in + 2 pad - kernel) / stride, plus 1; in ceil mode, one less when
+/// the last window would start in the right padding. < 1 when the window does not fit.
+inline int64_t pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                             bool ceil_mode) {
+  const int64_t span = in + 2 * pad - kernel;
+  if (span < 0) return 0;
+  int64_t out = (span + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+/// The iattrs of conv, conv_grad_input and conv_grad_weight, in catalogue order.
+struct ConvAttrs {
+  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
+};
+
+/// |iattrs| (7 values) as ConvAttrs.
+inline ConvAttrs conv_attrs(const int64_t* iattrs) {
+  return {iattrs[0], iattrs[1], iattrs[2], iattrs[3], iattrs[4], iattrs[5], iattrs[6]};
+}
+
+/// A convolution's sizes: input x, filters w [K, C/groups, R, S], output [N, K, P, Q].
+struct ConvShape {
+  Nchw x;
+  int64_t k;       ///< Output channels.
+  int64_t cg, kg;  ///< Input and output channels per group.
+  int64_t r, s;    ///< Filter height (1 for conv1d) and width.
+  int64_t p, q;    ///< Output height and width.
+  ConvAttrs a;
+};
+
+/// The shape of a convolution whose input has dims |x| and filters dims |w| (same rank, 3 or
+/// 4), attributes |a| (already checked positive; groups divides C and K).
+inline ConvShape conv_shape(const int64_t* x, const int64_t* w, int rank, const ConvAttrs& a) {
+  ConvShape c{};
+  c.x = nchw_of(x, rank);
+  c.k = w[0];
+  c.cg = w[1];
+  c.r = rank == 4 ? w[2] : 1;
+  c.s = w[rank - 1];
+  c.kg = c.k / a.groups;
+  c.p = conv_out_size(c.x.h, c.r, a.stride_h, a.pad_h, a.dilation_h);
+  c.q = conv_out_size(c.x.w, c.s, a.stride_w, a.pad_w, a.dilation_w);
+  c.a = a;
+  return c;
+}
+
+/// Whether a convolution's input is its own column matrix: a 1x1 filter at stride 1 without
+/// padding.
+inline bool conv_is_pointwise(const ConvShape& c) {
+  return c.r == 1 && c.s == 1 && c.a.stride_h == 1 && c.a.stride_w == 1 && c.a.pad_h == 0 &&
+         c.a.pad_w == 0;
+}
+
+/// Whether a convolution reads its input directly, without an im2col buffer: pointwise, or one
+/// input channel per group (depthwise and single-channel input: direct loops beat a one-row
+/// GEMM).
+inline bool conv_is_direct(const ConvShape& c) { return conv_is_pointwise(c) || c.cg == 1; }
+
+/// Elements of the workspace conv, conv_grad_input and conv_grad_weight need on the CPU: the
+/// column matrix of one image and group, [C/groups * R * S, P * Q]; 0 for direct ones.
+inline int64_t conv_workspace_elems(const ConvShape& c) {
+  return conv_is_direct(c) ? 0 : c.cg * c.r * c.s * c.p * c.q;
+}
+
+/// The iattrs of max_pool and avg_pool (and their gradients), in catalogue order;
+/// count_include_pad is 1 for max_pool, which has no such attribute.
+struct PoolAttrs {
+  int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
+  bool ceil_mode, count_include_pad;
+};
+
+/// |iattrs| (7 values, or 8 when |has_count_include_pad|) as PoolAttrs.
+inline PoolAttrs pool_attrs(const int64_t* iattrs, bool has_count_include_pad) {
+  return {iattrs[0],     iattrs[1],     iattrs[2],
+          iattrs[3],     iattrs[4],     iattrs[5],
+          iattrs[6] != 0, has_count_include_pad ? iattrs[7] != 0 : true};
+}
+
+/// One pooling window along one axis: [start, end) clipped to the input, and the divisor
+/// avg_pool uses for it (the window clipped to the padded input, or to the input).
+struct PoolWindow {
+  int64_t start, end, padded_len;
+};
+
+/// Window |o| along an axis of length |in|, as torch's avg_pool2d computes it.
+inline PoolWindow pool_window(int64_t o, int64_t in, int64_t kernel, int64_t stride,
+                              int64_t pad) {
+  int64_t start = o * stride - pad;
+  int64_t end = start + kernel;
+  if (end > in + pad) end = in + pad;
+  const int64_t padded_len = end - start;
+  if (start < 0) start = 0;
+  if (end > in) end = in;
+  return {start, end, padded_len};
+}
+
+/// The axis of concat and slice, and the [outer, n, inner] view of a tensor around it.
+struct AxisView {
+  int64_t outer, n, inner;
+};
+
+/// Dims |dims| of rank |rank| seen around axis |axis| (0 <= axis < rank).
+inline AxisView axis_view(const int64_t* dims, int rank, int64_t axis) {
+  AxisView v{1, dims[axis], 1};
+  for (int64_t k = 0; k < axis; ++k) v.outer *= dims[k];
+  for (int64_t k = axis + 1; k < rank; ++k) v.inner *= dims[k];
+  return v;
+}
+
+}  // namespace remat
+
+#endif  // REMAT_PLAN_SPATIAL_SHAPE_H_
