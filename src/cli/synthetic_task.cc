@@ -28,6 +28,22 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
 
 }  // namespace
 
+std::vector<float> SyntheticTask::features(const std::vector<float>& x, int64_t b) const {
+  const float* sample = x.data() + b * in_;
+  if (image_.empty()) return std::vector<float>(sample, sample + in_);
+  const int64_t channels = image_[0], h = image_[1], w = image_[2];
+  std::vector<float> f(static_cast<size_t>(4 * channels), 0.0f);
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t i = 0; i < h; ++i) {
+      for (int64_t j = 0; j < w; ++j) {
+        const int64_t quadrant = (2 * i >= h ? 2 : 0) + (2 * j >= w ? 1 : 0);
+        f[c * 4 + quadrant] += sample[(c * h + i) * w + j];
+      }
+    }
+  }
+  return f;
+}
+
 SyntheticTask::SyntheticTask(const std::string& model, int64_t batch, uint64_t seed)
     : batch_(batch), seed_(seed) {
   compiler::TemplateSpec spec(model);
@@ -35,6 +51,12 @@ SyntheticTask::SyntheticTask(const std::string& model, int64_t batch, uint64_t s
     in_ = spec.integer("in", 1);
     classes_ = spec.integer("classes", 1);
     teacher_.resize(static_cast<size_t>(classes_ * in_));
+    for (size_t i = 0; i < teacher_.size(); ++i) teacher_[i] = uniform(seed, 0, kTeacherKey, i);
+  } else if (spec.name() == "cnn" || spec.name() == "resnet" || spec.name() == "dscnn") {
+    image_ = spec.dims("in", 3, 3, "CxHxW");
+    in_ = image_[0] * image_[1] * image_[2];
+    classes_ = spec.integer("classes", 1);
+    teacher_.resize(static_cast<size_t>(classes_ * 4 * image_[0]));
     for (size_t i = 0; i < teacher_.size(); ++i) teacher_[i] = uniform(seed, 0, kTeacherKey, i);
   } else if (spec.name() == "transformer") {
     transformer_ = true;
@@ -63,10 +85,12 @@ std::vector<std::vector<uint8_t>> SyntheticTask::batch(uint64_t step) const {
   std::vector<float> x(static_cast<size_t>(batch_ * in_));
   for (size_t i = 0; i < x.size(); ++i) x[i] = uniform(seed_, step, kDataKey, i);
   for (int64_t b = 0; b < batch_; ++b) {
+    const std::vector<float> f = features(x, b);
+    const size_t n = f.size();
     float best = 0;
     for (int64_t c = 0; c < classes_; ++c) {
       float score = 0;
-      for (int64_t k = 0; k < in_; ++k) score += teacher_[c * in_ + k] * x[b * in_ + k];
+      for (size_t k = 0; k < n; ++k) score += teacher_[c * n + k] * f[k];
       if (c == 0 || score > best) {
         best = score;
         labels[b] = static_cast<int32_t>(c);

@@ -12,6 +12,8 @@ namespace cli {
 
 /// Generates batch after batch for the model template a plan was compiled from:
 /// - mlp: x uniform in [-1, 1); the label is the argmax of a fixed random linear "teacher" of x.
+/// - cnn, resnet, dscnn: images x [C, H, W] uniform in [-1, 1); the label is the argmax of a
+///   teacher of the image's coarse features: each channel's mean over each quadrant.
 /// - transformer: tokens uniform in [0, vocab); the label is the first token modulo classes.
 /// Everything is drawn from Philox, so a given (seed, step) always gives the same batch.
 class SyntheticTask {
@@ -25,10 +27,14 @@ class SyntheticTask {
   std::vector<std::vector<uint8_t>> batch(uint64_t step) const;
 
  private:
+  // What the teacher reads of sample |b| of |x|: the sample itself, or its quadrant means.
+  std::vector<float> features(const std::vector<float>& x, int64_t b) const;
+
   bool transformer_ = false;
   int64_t batch_ = 0, in_ = 0, classes_ = 0, seq_ = 0, vocab_ = 0;
+  std::vector<int64_t> image_;  // C, H, W of an image template; empty otherwise
   uint64_t seed_ = 0;
-  std::vector<float> teacher_;  // [classes, in] for mlp
+  std::vector<float> teacher_;  // [classes, features]
 };
 
 }  // namespace cli

@@ -144,6 +144,29 @@ class Differentiator {
         accumulate(in[2], dbeta);
         break;
       }
+      case OpCode::kBatchNorm: {
+        const int dx = grad_tensor(in[0]), dgamma = grad_tensor(in[1]), dbeta = grad_tensor(in[2]);
+        emit(OpCode::kBatchNormGrad, {dy, in[0], out[1], out[2], in[1]}, {dx, dgamma, dbeta}, {}, op.fattrs);
+        if (needs_[in[0]]) accumulate(in[0], dx);
+        accumulate(in[1], dgamma);
+        accumulate(in[2], dbeta);
+        break;
+      }
+      case OpCode::kConv: conv(op, dy); break;
+      case OpCode::kMaxPool: grad_op(in[0], OpCode::kMaxPoolGrad, {dy, in[0]}, op.iattrs); break;
+      case OpCode::kAvgPool: grad_op(in[0], OpCode::kAvgPoolGrad, {dy}, op.iattrs); break;
+      case OpCode::kGlobalAvgPool: grad_op(in[0], OpCode::kGlobalAvgPoolGrad, {dy}); break;
+      case OpCode::kPad: grad_op(in[0], OpCode::kPadGrad, {dy}, op.iattrs); break;
+      case OpCode::kConcat: {
+        // Each part's gradient is its slice of dy.
+        const int64_t axis = op.iattrs[0];
+        int64_t offset = 0;
+        for (int part : in) {
+          grad_op(part, OpCode::kSlice, {dy}, {axis, offset});
+          offset += g_.tensors[part].shape[axis];
+        }
+        break;
+      }
       case OpCode::kSoftmaxCrossEntropy:
         grad_op(in[0], OpCode::kSoftmaxCrossEntropyGrad, {out[1], in[1]});
         break;
@@ -166,6 +189,30 @@ class Differentiator {
     if (!ta && tb) { mm(a, dc, b, false, false); mm(b, dc, a, true, false); }
     if (ta && !tb) { mm(a, b, dc, false, true); mm(b, a, dc, false, false); }
     if (ta && tb) { mm(a, b, dc, true, true); mm(b, dc, a, true, true); }
+  }
+
+  // y = conv(x, w) [+ bias]: dx and dw are convolutions of dy with the same attributes, each
+  // with a workspace of its own when the forward op has one; the bias's is a channel sum.
+  void conv(const Op& op, int dy) {
+    const int x = op.inputs[0], w = op.inputs[1];
+    auto with_workspace = [&](int grad, const char* what) {
+      std::vector<int> outputs{grad};
+      if (op.outputs.size() > 1) {
+        const Tensor& ws = g_.tensors[op.outputs[1]];
+        const std::string name = g_.unique_name(ws.name + "@" + what);
+        outputs.push_back(g_.add_tensor(name, REMAT_DTYPE_F32, ws.shape, Role::kScratch));
+      }
+      return outputs;
+    };
+    if (needs_[x]) {
+      const int dx = grad_tensor(x);
+      emit(OpCode::kConvGradInput, {dy, w}, with_workspace(dx, "grad_input"), op.iattrs);
+      accumulate(x, dx);
+    }
+    const int dw = grad_tensor(w);
+    emit(OpCode::kConvGradWeight, {dy, x}, with_workspace(dw, "grad_weight"), op.iattrs);
+    accumulate(w, dw);
+    if (op.inputs.size() > 2) grad_op(op.inputs[2], OpCode::kChannelSum, {dy});
   }
 
   // The inverse permutation, applied to dy viewed with the permuted dims.

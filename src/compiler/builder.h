@@ -52,6 +52,41 @@ class Builder {
               std::vector<int64_t> out_shape, const std::string& name);
   /// Index |index| of axis |axis| of |x| (the axis is removed).
   int select(int x, int axis, int64_t index, const std::string& name);
+  // ---- Convolutional layers (builder_spatial.cc): NCHW tensors, rank 4 (2-d) or 3 (1-d).
+
+  /// Sizes of a convolution: filter, stride, padding and dilation as (height, width); 1-d
+  /// convolutions (rank-3 |x|) use the width entries and leave the height at (1, 1, 0, 1).
+  struct ConvSpec {
+    int64_t out_channels;
+    int64_t kernel_h = 1, kernel_w = 1;
+    int64_t stride_h = 1, stride_w = 1;
+    int64_t pad_h = 0, pad_w = 0;
+    int64_t dilation_h = 1, dilation_w = 1;
+    int64_t groups = 1;
+    bool bias = true;
+  };
+  /// torch.nn.Conv2d (Conv1d for rank-3 |x|): |prefix|.weight [K, C/groups, R, S] and, when
+  /// |spec|.bias, |prefix|.bias [K], with PyTorch's default uniform initialisation
+  /// (bound 1/sqrt(C/groups * R * S)); adds the im2col workspace the CPU needs.
+  int conv(int x, const ConvSpec& spec, const std::string& prefix);
+  /// torch.nn.BatchNorm2d / BatchNorm1d in training mode over dim 1 of |x|: |prefix|.weight
+  /// (ones), .bias (zeros) and the buffers .running_mean (zeros), .running_var (ones) and
+  /// .num_batches_tracked, which the step updates after its backward pass.
+  int batch_norm(int x, const std::string& prefix, float eps = 1e-5f, float momentum = 0.1f);
+  /// torch.nn.MaxPool2d(kernel, stride, padding, ceil_mode) (MaxPool1d on rank 3).
+  int max_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode, const std::string& name);
+  /// torch.nn.AvgPool2d(kernel, stride, padding, ceil_mode, count_include_pad).
+  int avg_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode, bool count_include_pad,
+               const std::string& name);
+  /// torch.nn.AdaptiveAvgPool2d(1) then flatten: [N, C, ...] -> [N, C].
+  int global_avg_pool(int x, const std::string& name);
+  /// torch.flatten(x, 1): [N, ...] -> [N, rest] (a copy).
+  int flatten(int x, const std::string& name);
+  /// F.pad of the spatial dims with |value|.
+  int pad(int x, int64_t top, int64_t bottom, int64_t left, int64_t right, float value, const std::string& name);
+  /// torch.cat(|parts|, |axis|), 2 to 5 tensors.
+  int concat(const std::vector<int>& parts, int64_t axis, const std::string& name);
+
   /// Mean softmax cross-entropy of |logits| [N, C] against i32 |labels| [N]; becomes the loss.
   int softmax_cross_entropy(int logits, int labels);
   /// Mean squared error of |pred| against |target|; becomes the loss.
@@ -64,6 +99,8 @@ class Builder {
   int activation(const std::string& hint, std::vector<int64_t> shape,
                  remat_dtype dtype = REMAT_DTYPE_F32);
   int unary(OpCode code, int x, const std::string& name);
+  int avg_or_max_pool(OpCode code, int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
+                      bool count_include_pad, const std::string& name);
   const Tensor& t(int index) const { return g_->tensors[index]; }
 
   Graph* g_;

@@ -6,6 +6,7 @@
 #include "compiler/budget_strategy.h"
 #include "compiler/eval_program.h"
 #include "compiler/optimizer.h"
+#include "compiler/running_stats.h"
 #include "compiler/schedule.h"
 #include "compiler/spill.h"
 #include "compiler/templates.h"
@@ -50,6 +51,7 @@ CompileResult compile(const CompileOptions& options) {
   const std::vector<Op> forward = result.graph.ops;  // for the eval program, before any rewrite
   const OptimizerSpec optimizer = parse_optimizer(options.optimizer);
   append_backward_and_updates(result.graph, optimizer, options.finite_checks);
+  append_running_stat_updates(result.graph);
   std::vector<int> checkpoints;
   if (options.strategy == "budget") {
     if (options.budget == 0) throw CompileError("strategy 'budget' needs a budget (--budget BYTES)");

@@ -5,6 +5,24 @@
 
 namespace remat {
 namespace compiler {
+namespace {
+
+// Batch norm |op| (forward op |index|) in evaluation: normalised with its running statistics;
+// its batch statistics get no copies.
+void append_batch_norm_inference(Graph& graph, const Op& op, int index, std::vector<int>& in_eval) {
+  const BatchNormBuffers* buffers = nullptr;
+  for (const BatchNormBuffers& bn : graph.batch_norms) {
+    if (bn.op == index) buffers = &bn;
+  }
+  if (buffers == nullptr) throw CompileError("eval program: batch norm op " + std::to_string(index) + " has no running statistics");
+  const std::vector<int> inputs{in_eval[op.inputs[0]], op.inputs[1], op.inputs[2], buffers->running_mean, buffers->running_var};
+  const Tensor y = graph.tensors[op.outputs[0]];
+  in_eval[op.outputs[0]] = graph.add_tensor(graph.unique_name(y.name + "@eval"), y.dtype, y.shape, Role::kActivation);
+  graph.add_op(OpCode::kBatchNormInference, inputs, {in_eval[op.outputs[0]]}, {}, op.fattrs, Phase::kEval, index);
+}
+
+}  // namespace
+
 void append_eval_program(Graph& graph, const std::vector<Op>& forward) {
   int loss_op = -1;
   for (size_t i = 0; i < forward.size(); ++i) {
@@ -28,6 +46,10 @@ void append_eval_program(Graph& graph, const std::vector<Op>& forward) {
     const Op& op = forward[i];
     if (op.code == OpCode::kDropout) {
       in_eval[op.outputs[0]] = in_eval[op.inputs[0]];
+      continue;
+    }
+    if (op.code == OpCode::kBatchNorm) {
+      append_batch_norm_inference(graph, op, static_cast<int>(i), in_eval);
       continue;
     }
     std::vector<int> inputs, outputs;

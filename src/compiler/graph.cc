@@ -102,6 +102,17 @@ double estimate_flops(const Graph& graph, const Op& op) {
       const double batch_c = numel(op.outputs[0]) / mn;
       return 2.0 * mn * k * (batch_a > batch_c ? batch_a : batch_c);
     }
+    case OpCode::kConv:
+    case OpCode::kConvGradInput:
+    case OpCode::kConvGradWeight: {
+      // 2 multiply-adds per output element and filter tap: 2 * N*K*P*Q * C/groups*R*S.
+      const int w = op.code == OpCode::kConvGradWeight ? op.outputs[0] : op.inputs[1];
+      const int y = op.code == OpCode::kConv ? op.outputs[0] : op.inputs[0];
+      const Tensor& filters = graph.tensors[w];
+      return 2.0 * numel(y) * numel(w) / static_cast<double>(filters.shape[0]);
+    }
+    case OpCode::kBatchNorm:
+    case OpCode::kBatchNormGrad:
     case OpCode::kLayerNorm:
     case OpCode::kLayerNormGrad:
     case OpCode::kSoftmax:

@@ -77,6 +77,16 @@ struct Op {
   double flops = 0.0;
 };
 
+/// The running statistics of one batch_norm forward op (torch's buffers of a BatchNorm
+/// module): the step updates them after the backward pass (running_stat_update), the eval
+/// program normalises with them (batch_norm_inference).
+struct BatchNormBuffers {
+  int op = -1;                ///< Index of the batch_norm forward op.
+  int running_mean = -1;      ///< Persistent [C], starts at zeros.
+  int running_var = -1;       ///< Persistent [C], starts at ones.
+  float momentum = 0.1f;      ///< torch's momentum.
+};
+
 /// A training graph: forward ops, then (after autodiff and the optimizer) backward and update
 /// ops. Tensors are never removed; indices stay valid.
 class Graph {
@@ -105,6 +115,8 @@ class Graph {
   size_t eval_ops = 0;
   int eval_loss = -1;
   std::vector<int> outputs;
+  /// Every batch_norm forward op's running statistics, in forward order.
+  std::vector<BatchNormBuffers> batch_norms;
 
  private:
   std::unordered_map<std::string, int> names_;  // for find()

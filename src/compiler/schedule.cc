@@ -97,7 +97,9 @@ class Recomputer {
       std::vector<int> outputs;
       for (int t : source.outputs) {
         const Tensor& x = g_.tensors[t];
-        const int c = g_.add_tensor(x.name + "@recomputed", x.dtype, x.shape, Role::kActivation);
+        // A convolution's workspace stays scratch; everything else is an activation again.
+        const Role role = x.role == Role::kScratch ? Role::kScratch : Role::kActivation;
+        const int c = g_.add_tensor(x.name + "@recomputed", x.dtype, x.shape, role);
         copy_.push_back(-1);
         kept_.push_back(true);
         needed_.push_back(false);
@@ -214,9 +216,10 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const st
   }
   if (strategy == "selective") {
     // Keep what is costly to recompute and cheap to store: outputs of products with a weight
-    // (Linear layers), normalisations and lookups. Recompute the elementwise and data-movement
-    // ops, and the attention core (q k^T, softmax, dropout, p v), whose [B, A, S, S] tensors are
-    // the largest and cheapest to redo (Korthikanti et al. 2022).
+    // (Linear and convolution layers), normalisations and lookups. Recompute the elementwise
+    // and data-movement ops (activations, pooling), and the attention core (q k^T, softmax,
+    // dropout, p v), whose [B, A, S, S] tensors are the largest and cheapest to redo
+    // (Korthikanti et al. 2022).
     const std::vector<int> candidates = checkpoint_candidates(g, forward_ops);
     const std::vector<int> producer = producers(g, forward_ops);
     std::vector<int> chosen;
@@ -224,8 +227,8 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const st
       const Op& op = g.ops[producer[t]];
       bool weight = false;
       for (int in : op.inputs) weight = weight || g.tensors[in].role == Role::kParam;
-      if ((op.code == OpCode::kMatMul && weight) || op.code == OpCode::kLayerNorm ||
-          op.code == OpCode::kEmbedding) {
+      if (((op.code == OpCode::kMatMul || op.code == OpCode::kConv) && weight) || op.code == OpCode::kLayerNorm ||
+          op.code == OpCode::kBatchNorm || op.code == OpCode::kEmbedding) {
         chosen.push_back(t);
       }
     }

@@ -57,6 +57,39 @@ int64_t TemplateSpec::integer_up_to(const std::string& key, int64_t min, int64_t
   return v;
 }
 
+std::vector<int64_t> TemplateSpec::dims(const std::string& key, size_t min_count, size_t max_count,
+                                        const std::string& form) {
+  auto it = values_.find(key);
+  if (it == values_.end()) throw CompileError("model '" + text_ + "': missing " + key + "=" + form);
+  used_[key] = true;
+  std::vector<int64_t> out;
+  const std::string& text = it->second;
+  size_t at = 0;
+  while (true) {
+    size_t x = text.find('x', at);
+    if (x == std::string::npos) x = text.size();
+    const std::string part = text.substr(at, x - at);
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || errno != 0 || *end != '\0' || v < 1 || v > (1LL << 31)) {
+      throw CompileError("model '" + text_ + "': " + key + "=" + text + " is not of the form " + form +
+                         " with integers in [1, 2^31]");
+    }
+    out.push_back(v);
+    if (x == text.size()) break;
+    at = x + 1;
+  }
+  if (out.size() < min_count || out.size() > max_count) {
+    throw CompileError("model '" + text_ + "': " + key + "=" + text + " has " + std::to_string(out.size()) +
+                       " values, expected " +
+                       (min_count == max_count ? std::to_string(min_count)
+                                               : std::to_string(min_count) + " to " + std::to_string(max_count)) +
+                       " (" + form + ")");
+  }
+  return out;
+}
+
 float TemplateSpec::real(const std::string& key, float lo, float hi, float fallback) {
   auto it = values_.find(key);
   if (it == values_.end()) return fallback;
@@ -91,9 +124,15 @@ Graph build_template(const std::string& text, int64_t batch) {
     graph = build_resmlp(spec, batch);
   } else if (spec.name() == "transformer") {
     graph = build_transformer(spec, batch);
+  } else if (spec.name() == "cnn") {
+    graph = build_cnn(spec, batch);
+  } else if (spec.name() == "resnet") {
+    graph = build_resnet(spec, batch);
+  } else if (spec.name() == "dscnn") {
+    graph = build_dscnn(spec, batch);
   } else {
     throw CompileError("model '" + text + "': unknown template '" + spec.name() +
-                       "' (templates: mlp, resmlp, transformer)");
+                       "' (templates: mlp, resmlp, transformer, cnn, resnet, dscnn)");
   }
   spec.reject_unused();
   return graph;

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "compiler/graph.h"
 
@@ -29,6 +30,9 @@ class TemplateSpec {
   /// Integer |key| in [|min|, |limit|] (required); a value over |limit| is refused with a
   /// message naming the key, the value and the limit (|what| says what the limit protects).
   int64_t integer_up_to(const std::string& key, int64_t min, int64_t limit, const std::string& what);
+  /// Required |key| of the form AxBx... (|form| names it in messages, e.g. "CxHxW"): from
+  /// |min_count| to |max_count| integers in [1, 2^31].
+  std::vector<int64_t> dims(const std::string& key, size_t min_count, size_t max_count, const std::string& form);
   /// Float |key| in [lo, hi), or |fallback| when absent.
   float real(const std::string& key, float lo, float hi, float fallback);
   /// Throws if a key was given that no accessor asked for (a misspelling).
@@ -51,6 +55,18 @@ Graph build_mlp(TemplateSpec& spec, int64_t batch);
 Graph build_resmlp(TemplateSpec& spec, int64_t batch);
 /// Builds `transformer:...` (docs/templates.md).
 Graph build_transformer(TemplateSpec& spec, int64_t batch);
+/// Builds `cnn:...`: conv-BN-ReLU-max-pool stages and a linear classifier (docs/templates.md).
+Graph build_cnn(TemplateSpec& spec, int64_t batch);
+/// Builds `resnet:...`: the CIFAR ResNet of He et al. 2016, depth 6n+2 (docs/templates.md).
+Graph build_resnet(TemplateSpec& spec, int64_t batch);
+/// Builds `dscnn:...`: the depthwise-separable keyword-spotting network of Zhang et al. 2017
+/// ("Hello Edge") (docs/templates.md).
+Graph build_dscnn(TemplateSpec& spec, int64_t batch);
+
+/// Most stages of a `cnn`, blocks of a `resnet` stage ((depth - 2) / 6) and of a `dscnn`.
+constexpr int64_t kMaxCnnStages = 16;
+constexpr int64_t kMaxResnetBlocks = 1000;
+constexpr int64_t kMaxDscnnBlocks = 1000;
 
 }  // namespace compiler
 }  // namespace remat

@@ -1,0 +1,146 @@
+// The builder's convolutional layers: convolutions, batch norm, pooling, flatten, pad, concat.
+#include <cmath>
+
+#include "compiler/builder.h"
+#include "plan/spatial_shape.h"
+
+namespace remat {
+namespace compiler {
+namespace {
+
+// Every spatial layer takes [N, C, L] or [N, C, H, W].
+void require_spatial(const Tensor& x, const std::string& layer) {
+  if (x.shape.size() != 3 && x.shape.size() != 4) {
+    throw CompileError(layer + ": input '" + x.name + "' has rank " + std::to_string(x.shape.size()) +
+                       ", expected 3 [N, C, L] or 4 [N, C, H, W]");
+  }
+}
+
+// |shape| with its spatial dims replaced by (h, w) (rank 3: w only).
+std::vector<int64_t> with_spatial(std::vector<int64_t> shape, int64_t channels, int64_t h, int64_t w) {
+  shape[1] = channels;
+  if (shape.size() == 4) shape[2] = h;
+  shape.back() = w;
+  return shape;
+}
+
+}  // namespace
+
+int Builder::conv(int x, const ConvSpec& spec, const std::string& prefix) {
+  const Tensor in = t(x);
+  require_spatial(in, prefix);
+  const bool two_d = in.shape.size() == 4;
+  const int64_t c = in.shape[1];
+  if (spec.groups < 1 || c % spec.groups != 0 || spec.out_channels % spec.groups != 0) {
+    throw CompileError(prefix + ": groups " + std::to_string(spec.groups) + " must divide the input channels " +
+                       std::to_string(c) + " and the output channels " + std::to_string(spec.out_channels));
+  }
+  std::vector<int64_t> w_shape{spec.out_channels, c / spec.groups};
+  if (two_d) w_shape.push_back(spec.kernel_h);
+  w_shape.push_back(spec.kernel_w);
+  const int64_t fan_in = c / spec.groups * (two_d ? spec.kernel_h : 1) * spec.kernel_w;
+  const float bound = 1.0f / std::sqrt(static_cast<float>(fan_in));
+  const int w = param(prefix + ".weight", w_shape, Init::kUniform, bound);
+  std::vector<int> inputs{x, w};
+  if (spec.bias) inputs.push_back(param(prefix + ".bias", {spec.out_channels}, Init::kUniform, bound));
+  const std::vector<int64_t> attrs{two_d ? spec.stride_h : 1, spec.stride_w,     two_d ? spec.pad_h : 0, spec.pad_w,
+                                   two_d ? spec.dilation_h : 1, spec.dilation_w, spec.groups};
+  const ConvShape shape = conv_shape(in.shape.data(), w_shape.data(), static_cast<int>(in.shape.size()), conv_attrs(attrs.data()));
+  if (shape.p < 1 || shape.q < 1) {
+    throw CompileError(prefix + ": the filter does not fit input '" + in.name + "' with this padding and dilation");
+  }
+  const int y = activation(prefix + ".out", with_spatial(in.shape, spec.out_channels, shape.p, shape.q));
+  std::vector<int> outputs{y};
+  const int64_t workspace = conv_workspace_elems(shape);
+  if (workspace > 0) outputs.push_back(g_->add_tensor(g_->unique_name(prefix + ".workspace"), REMAT_DTYPE_F32, {workspace}, Role::kScratch));
+  g_->add_op(OpCode::kConv, inputs, outputs, attrs);
+  return y;
+}
+
+int Builder::batch_norm(int x, const std::string& prefix, float eps, float momentum) {
+  const Tensor in = t(x);
+  if (in.shape.size() < 2 || in.shape.size() > 4) {
+    throw CompileError(prefix + ": input '" + in.name + "' has rank " + std::to_string(in.shape.size()) + ", expected 2 to 4");
+  }
+  const int64_t c = in.shape[1];
+  const int gamma = param(prefix + ".weight", {c}, Init::kOnes, 0.0f);
+  const int beta = param(prefix + ".bias", {c}, Init::kZeros, 0.0f);
+  BatchNormBuffers buffers;
+  buffers.running_mean = g_->add_tensor(prefix + ".running_mean", REMAT_DTYPE_F32, {c}, Role::kState, Init::kZeros);
+  buffers.running_var = g_->add_tensor(prefix + ".running_var", REMAT_DTYPE_F32, {c}, Role::kState, Init::kOnes);
+  buffers.momentum = momentum;
+  const int y = activation(prefix + ".out", in.shape);
+  const int mean = activation(prefix + ".mean", {c});
+  const int var = activation(prefix + ".var", {c});
+  buffers.op = g_->add_op(OpCode::kBatchNorm, {x, gamma, beta}, {y, mean, var}, {}, {eps});
+  g_->batch_norms.push_back(buffers);
+  return y;
+}
+
+int Builder::max_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode, const std::string& name) {
+  return avg_or_max_pool(OpCode::kMaxPool, x, kernel, stride, pad, ceil_mode, true, name);
+}
+
+int Builder::avg_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode, bool count_include_pad,
+                      const std::string& name) {
+  return avg_or_max_pool(OpCode::kAvgPool, x, kernel, stride, pad, ceil_mode, count_include_pad, name);
+}
+
+int Builder::avg_or_max_pool(OpCode code, int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
+                             bool count_include_pad, const std::string& name) {
+  const Tensor in = t(x);
+  require_spatial(in, name);
+  const bool two_d = in.shape.size() == 4;
+  std::vector<int64_t> attrs{two_d ? kernel : 1, kernel, two_d ? stride : 1, stride, two_d ? pad : 0, pad, ceil_mode ? 1 : 0};
+  if (code == OpCode::kAvgPool) attrs.push_back(count_include_pad ? 1 : 0);
+  const int64_t h = two_d ? in.shape[2] : 1;
+  const int64_t p = pool_out_size(h, attrs[0], attrs[2], attrs[4], ceil_mode);
+  const int64_t q = pool_out_size(in.shape.back(), kernel, stride, pad, ceil_mode);
+  if (p < 1 || q < 1) throw CompileError(name + ": the pooling window does not fit input '" + in.name + "'");
+  const int y = activation(name, with_spatial(in.shape, in.shape[1], p, q));
+  g_->add_op(code, {x}, {y}, attrs);
+  return y;
+}
+
+int Builder::global_avg_pool(int x, const std::string& name) {
+  const Tensor in = t(x);
+  require_spatial(in, name);
+  const int y = activation(name, {in.shape[0], in.shape[1]});
+  g_->add_op(OpCode::kGlobalAvgPool, {x}, {y});
+  return y;
+}
+
+int Builder::flatten(int x, const std::string& name) {
+  const Tensor in = t(x);
+  const int y = activation(name, {in.shape[0], in.numel() / in.shape[0]});
+  g_->add_op(OpCode::kCopy, {x}, {y});
+  return y;
+}
+
+int Builder::pad(int x, int64_t top, int64_t bottom, int64_t left, int64_t right, float value, const std::string& name) {
+  const Tensor in = t(x);
+  require_spatial(in, name);
+  const bool two_d = in.shape.size() == 4;
+  const int64_t h = two_d ? in.shape[2] + top + bottom : 1;
+  const int y = activation(name, with_spatial(in.shape, in.shape[1], h, in.shape.back() + left + right));
+  g_->add_op(OpCode::kPad, {x}, {y}, {top, bottom, left, right}, {value});
+  return y;
+}
+
+int Builder::concat(const std::vector<int>& parts, int64_t axis, const std::string& name) {
+  if (parts.size() < 2 || parts.size() > 5) {
+    throw CompileError(name + ": concat takes 2 to 5 tensors, not " + std::to_string(parts.size()));
+  }
+  std::vector<int64_t> shape = t(parts[0]).shape;
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size())) {
+    throw CompileError(name + ": axis " + std::to_string(axis) + " outside the rank of '" + t(parts[0]).name + "'");
+  }
+  shape[axis] = 0;
+  for (int part : parts) shape[axis] += t(part).shape.at(axis);
+  const int y = activation(name, shape);
+  g_->add_op(OpCode::kConcat, parts, {y}, {axis});
+  return y;
+}
+
+}  // namespace compiler
+}  // namespace remat
