@@ -1,5 +1,6 @@
 // Batch normalisation over the channels of [N, C, ...]: training (batch statistics), its
-// gradient, evaluation (running statistics) and the running statistics' update.
+// gradient, evaluation (running statistics), the running statistics' update and the count of
+// batches it has seen.
 #include <math.h>
 
 #include "backends/cpu/kernels_internal.h"
@@ -138,6 +139,12 @@ remat_status running_stat_update(const KernelArgs& args) {
   for (int64_t i = 0; i < count; ++i) {
     running[i] = static_cast<float>((1.0 - momentum) * running[i] + momentum * (correction * batch[i]));
   }
+  return REMAT_OK;
+}
+
+remat_status increment(const KernelArgs& args) {
+  int64_t* counter = static_cast<int64_t*>(args.out[0]);  // in place: output 0 is input 0
+  *counter += 1;
   return REMAT_OK;
 }
 

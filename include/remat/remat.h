@@ -145,7 +145,9 @@ typedef enum remat_dtype {
   REMAT_DTYPE_F16 = 1,
   /** Reserved, as REMAT_DTYPE_F16. */
   REMAT_DTYPE_BF16 = 2,
-  REMAT_DTYPE_I32 = 3
+  REMAT_DTYPE_I32 = 3,
+  /** 64-bit signed integers: a batch norm's num_batches_tracked (a REMAT_BINDING_BUFFER). */
+  REMAT_DTYPE_I64 = 4
 } remat_dtype;
 
 /** Which set of named tensors a binding query refers to. */
@@ -153,7 +155,11 @@ typedef enum remat_binding_kind {
   REMAT_BINDING_INPUT = 0, /**< Batch data the caller writes before each step. */
   REMAT_BINDING_LABEL = 1, /**< Targets the caller writes before each step. */
   REMAT_BINDING_PARAM = 2, /**< Trainable parameters. */
-  REMAT_BINDING_OUTPUT = 3 /**< What the eval program computes for the caller (the logits). */
+  REMAT_BINDING_OUTPUT = 3, /**< What the eval program computes for the caller (the logits). */
+  /** Persistent state besides the parameters, which steps update and the caller may read and
+   *  write like a parameter (torch's buffers: a batch norm's running_mean, running_var and
+   *  num_batches_tracked, the last i64). */
+  REMAT_BINDING_BUFFER = 4
 } remat_binding_kind;
 
 /** A verified plan. Opaque. */
@@ -332,11 +338,12 @@ REMAT_API remat_status remat_session_set_input(remat_session* session, const cha
  *  them), the element and its value. */
 REMAT_API remat_status remat_session_step(remat_session* session, float* out_loss);
 
-/** Copies |bytes| bytes from |data| into the parameter called |name|. */
+/** Copies |bytes| bytes from |data| into the parameter or buffer (REMAT_BINDING_BUFFER) called
+ *  |name|. */
 REMAT_API remat_status remat_session_write_param(remat_session* session, const char* name,
                                                  const void* data, size_t bytes);
 
-/** Copies the parameter called |name| (|bytes| must equal its size) into |out_data|. */
+/** Copies the parameter or buffer called |name| (|bytes| must equal its size) into |out_data|. */
 REMAT_API remat_status remat_session_read_param(remat_session* session, const char* name,
                                                 void* out_data, size_t bytes);
 

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/evaluation.h"
 #include "cli/lr_schedule.h"
+#include "cli/params_file.h"
 #include "cli/safetensors.h"
 #include "cli/session_calls.h"
 #include "plan/ops.h"
@@ -35,36 +36,6 @@ struct SessionDestroyer {
 struct PortFree {
   void operator()(void* p) const { port_free(p); }
 };
-
-void load_params(remat_session* session, const remat_plan* plan, const std::string& path) {
-  SafeTensorsFile file;
-  std::string error;
-  if (!read_safetensors(path, &file, &error)) throw Failure(error);
-  for (const remat_tensor_info& p : bindings(plan, REMAT_BINDING_PARAM)) {
-    const SafeTensor* t = file.find(p.name);
-    if (t == nullptr) throw Failure(path + ": no tensor '" + p.name + "' (a parameter of the plan)");
-    const std::vector<int64_t> want(p.dims, p.dims + p.rank);
-    if (t->dtype != "F32" || t->shape != want) {
-      throw Failure(path + ": '" + p.name + "' is " + t->dtype + " " + dims_text(t->shape) +
-                    ", the plan needs F32 " + dims_text(want));
-    }
-    check(session, remat_session_write_param(session, p.name, t->data.data(), t->data.size()),
-          "loading '" + std::string(p.name) + "'");
-  }
-}
-
-void save_params(remat_session* session, const remat_plan* plan, const std::string& path) {
-  SafeTensorsFile file;
-  for (const remat_tensor_info& p : bindings(plan, REMAT_BINDING_PARAM)) {
-    SafeTensor t{p.name, "F32", std::vector<int64_t>(p.dims, p.dims + p.rank),
-                 std::vector<uint8_t>(p.bytes)};
-    check(session, remat_session_read_param(session, p.name, t.data.data(), t.data.size()),
-          "reading '" + std::string(p.name) + "'");
-    file.tensors.push_back(std::move(t));
-  }
-  std::string error;
-  if (!write_safetensors(path, file, &error)) throw Failure(error);
-}
 
 // The training state at |path| through the C API's callbacks: written to a temporary file that
 // replaces |path| only when complete (cli/atomic_file.h), read with pread.

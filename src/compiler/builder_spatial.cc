@@ -68,7 +68,10 @@ int Builder::batch_norm(int x, const std::string& prefix, float eps, float momen
   BatchNormBuffers buffers;
   buffers.running_mean = g_->add_tensor(prefix + ".running_mean", REMAT_DTYPE_F32, {c}, Role::kState, Init::kZeros);
   buffers.running_var = g_->add_tensor(prefix + ".running_var", REMAT_DTYPE_F32, {c}, Role::kState, Init::kOnes);
+  buffers.num_batches_tracked =
+      g_->add_tensor(prefix + ".num_batches_tracked", REMAT_DTYPE_I64, {1}, Role::kState, Init::kZeros);
   buffers.momentum = momentum;
+  g_->buffers.insert(g_->buffers.end(), {buffers.running_mean, buffers.running_var, buffers.num_batches_tracked});
   const int y = activation(prefix + ".out", in.shape);
   const int mean = activation(prefix + ".mean", {c});
   const int var = activation(prefix + ".var", {c});

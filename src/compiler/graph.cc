@@ -14,7 +14,7 @@ int64_t Tensor::numel() const {
 }
 
 uint64_t Tensor::bytes() const {
-  const uint64_t item = (dtype == REMAT_DTYPE_F16 || dtype == REMAT_DTYPE_BF16) ? 2 : 4;
+  const uint64_t item = (dtype == REMAT_DTYPE_F16 || dtype == REMAT_DTYPE_BF16) ? 2 : dtype == REMAT_DTYPE_I64 ? 8 : 4;
   return static_cast<uint64_t>(numel()) * item;
 }
 

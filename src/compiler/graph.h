@@ -84,6 +84,7 @@ struct BatchNormBuffers {
   int op = -1;                ///< Index of the batch_norm forward op.
   int running_mean = -1;      ///< Persistent [C], starts at zeros.
   int running_var = -1;       ///< Persistent [C], starts at ones.
+  int num_batches_tracked = -1;  ///< Persistent i64 [1], starts at zero.
   float momentum = 0.1f;      ///< torch's momentum.
 };
 
@@ -117,6 +118,8 @@ class Graph {
   std::vector<int> outputs;
   /// Every batch_norm forward op's running statistics, in forward order.
   std::vector<BatchNormBuffers> batch_norms;
+  /// Persistent state the caller reads and writes by name (torch's buffers), role kState.
+  std::vector<int> buffers;
 
  private:
   std::unordered_map<std::string, int> names_;  // for find()

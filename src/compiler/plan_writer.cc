@@ -38,7 +38,8 @@ REMAT_SAME_ENUM(REMAT_DTYPE_F32, fb::DType::F32);
 REMAT_SAME_ENUM(REMAT_DTYPE_F16, fb::DType::F16);
 REMAT_SAME_ENUM(REMAT_DTYPE_BF16, fb::DType::BF16);
 REMAT_SAME_ENUM(REMAT_DTYPE_I32, fb::DType::I32);
-REMAT_SAME_ENUM(REMAT_DTYPE_I32, fb::DType::MAX);
+REMAT_SAME_ENUM(REMAT_DTYPE_I64, fb::DType::I64);
+REMAT_SAME_ENUM(REMAT_DTYPE_I64, fb::DType::MAX);
 REMAT_SAME_ENUM(Region::kHost, fb::Region::MAX);
 #undef REMAT_SAME_ENUM
 
@@ -85,7 +86,7 @@ std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
       memory.persistent_size, memory.host_size, tensor_vec, op_vec, ids(graph.inputs),
       ids(graph.labels), ids(graph.params), static_cast<uint32_t>(graph.loss), seed, provenance,
       static_cast<uint32_t>(graph.eval_ops), graph.eval_ops > 0 ? static_cast<uint32_t>(graph.eval_loss) : 0,
-      ids(graph.outputs));
+      ids(graph.outputs), ids(graph.buffers));
   fb::FinishPlanBuffer(fbb, plan);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

@@ -21,6 +21,7 @@ void append_running_stat_updates(Graph& graph) {
                  Phase::kUpdate, bn.op);
     graph.add_op(OpCode::kRunningStatUpdate, {bn.running_var, op.outputs[2]}, {bn.running_var}, {},
                  {bn.momentum, correction}, Phase::kUpdate, bn.op);
+    graph.add_op(OpCode::kIncrement, {bn.num_batches_tracked}, {bn.num_batches_tracked}, {}, {}, Phase::kUpdate, bn.op);
   }
 }
 

@@ -8,7 +8,8 @@ namespace remat {
 namespace compiler {
 
 /// Appends to |graph|, after its backward pass and optimizer updates, one running_stat_update
-/// of the running mean and one of the running variance per batch norm of graph.batch_norms, as
+/// of the running mean and one of the running variance, and one increment of
+/// num_batches_tracked, per batch norm of graph.batch_norms, as
 /// torch updates them in a training forward pass (the variance unbiased: times M / (M - 1),
 /// M values per channel). They read the forward op's batch statistics once per step, so a
 /// recomputed batch norm does not update them again; they run after every finite check, so a

@@ -14,7 +14,7 @@
 //   iattrs   REMAT_ATTRS(names...) of the int64 attributes, or REMAT_ATTRS_VARIABLE (kPermute).
 //   fattrs   REMAT_ATTRS(names...) of the float32 attributes.
 //   dtypes   which tensors are not f32: kF32 (none), kI32Input0, kI32Input1, kAnyDtype (copies
-//            move any element type).
+//            move any element type), kI64 (all: counters).
 //   rule     the verifier's per-op check of attribute values and shape relations: rule_##rule
 //            in plan/op_check_rules.cc.
 //
@@ -255,7 +255,11 @@
     REMAT_ATTRS("axis"), REMAT_ATTRS(), kF32, concat)                                            \
   /* y = x.narrow(axis, offset, y.shape[axis]): the other dims agree (concat's gradient). */     \
   X(Slice, slice, 54, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS("axis", "offset"),        \
-    REMAT_ATTRS(), kF32, slice)
+    REMAT_ATTRS(), kF32, slice)                                                                  \
+  /* counter += 1, in place (a batch norm's num_batches_tracked, i64 [1]). Skipped, like the      \
+     optimizer updates, after a failed finite check. Output 0 is input 0. */                      \
+  X(Increment, increment, 55, REMAT_IN(1, "counter"), REMAT_OUT(1, "counter"), REMAT_ATTRS(),       \
+    REMAT_ATTRS(), kI64, increment)
 // clang-format on
 
 #endif  // REMAT_PLAN_OP_CATALOGUE_H_

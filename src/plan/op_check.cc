@@ -114,7 +114,7 @@ remat_status check_tensor(Op& op, Slot s) {
   return REMAT_OK;
 }
 
-enum class Want { kF32, kI32, kAny };
+enum class Want { kF32, kI32, kI64, kAny };
 
 // The catalogue's dtypes column: f32 everywhere except token ids and class labels; copies
 // between regions move any dtype.
@@ -123,6 +123,7 @@ Want wanted_dtype(const OpInfo& info, Slot s) {
     case OpDtypes::kI32Input0: return !s.output && s.index == 0 ? Want::kI32 : Want::kF32;
     case OpDtypes::kI32Input1: return !s.output && s.index == 1 ? Want::kI32 : Want::kF32;
     case OpDtypes::kAnyDtype: return Want::kAny;
+    case OpDtypes::kI64: return Want::kI64;
     case OpDtypes::kF32: break;
   }
   return Want::kF32;
@@ -131,13 +132,11 @@ Want wanted_dtype(const OpInfo& info, Slot s) {
 remat_status check_dtype(Op& op, Slot s) {
   const uint8_t dtype = op.view(s).dtype;
   const Want want = wanted_dtype(*op.info, s);
-  if (want == Want::kAny ? dtype <= REMAT_DTYPE_I32
-                         : dtype == (want == Want::kI32 ? REMAT_DTYPE_I32 : REMAT_DTYPE_F32)) {
-    return REMAT_OK;
-  }
+  const uint8_t exact = want == Want::kI32 ? REMAT_DTYPE_I32 : want == Want::kI64 ? REMAT_DTYPE_I64 : REMAT_DTYPE_F32;
+  if (want == Want::kAny ? dtype <= REMAT_DTYPE_I64 : dtype == exact) return REMAT_OK;
   return fail(op, REMAT_ERROR_BAD_DTYPE).tensor(s).text(" has dtype ").text(dtype_name(dtype))
       .text(" (").num(dtype).text("), expected ")
-      .text(want == Want::kAny ? "f32, f16, bf16 or i32" : want == Want::kI32 ? "i32" : "f32");
+      .text(want == Want::kAny ? "f32, f16, bf16, i32 or i64" : dtype_name(exact));
 }
 
 }  // namespace

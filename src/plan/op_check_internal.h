@@ -52,8 +52,8 @@ struct Op {
 
 /// Returns the name of remat_dtype value |dtype| ("f32", ...), or "unknown", for messages.
 inline const char* dtype_name(uint8_t dtype) {
-  const char* const names[] = {"f32", "f16", "bf16", "i32"};  // remat_dtype order.
-  return dtype <= REMAT_DTYPE_I32 ? names[dtype] : "unknown";
+  const char* const names[] = {"f32", "f16", "bf16", "i32", "i64"};  // remat_dtype order.
+  return dtype <= REMAT_DTYPE_I64 ? names[dtype] : "unknown";
 }
 
 /// Builds a failure's message in the op's buffer piece by piece, then converts to its status.
@@ -177,6 +177,7 @@ remat_status rule_pad(Op& op);
 remat_status rule_pad_grad(Op& op);
 remat_status rule_concat(Op& op);
 remat_status rule_slice(Op& op);
+remat_status rule_increment(Op& op);
 
 /// Checks the attribute values and shape relations particular to |op|'s opcode (the last step
 /// of check_op); |op|'s pointers, counts, tensors and dtypes must have been checked already.

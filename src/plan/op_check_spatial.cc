@@ -1,4 +1,4 @@
-// Validation rules of the convolutional ops (plan/op_catalogue.h, conv to slice): attribute
+// Validation rules of the convolutional ops (plan/op_catalogue.h, conv to increment): attribute
 // ranges and the NCHW shape relations, with sizes from plan/spatial_shape.h.
 #include <cmath>
 
@@ -239,6 +239,11 @@ remat_status rule_slice(Op& op) {
         .num(axis).text(" as ").tensor(In(0)).text(" ").dims(In(0));
   }
   return attr_in(op, 1, 0, n - m);
+}
+
+remat_status rule_increment(Op& op) {
+  RETURN_IF_FAILED(is_scalar(op, In(0)));
+  return same_dims(op, Out(0), In(0));
 }
 
 }  // namespace op_check_internal

@@ -105,12 +105,15 @@ bool is_optimizer_update(uint16_t code) {
 }
 
 bool is_in_place_update(uint16_t code) {
-  return is_optimizer_update(code) || code == static_cast<uint16_t>(OpCode::kRunningStatUpdate);
+  return is_optimizer_update(code) || code == static_cast<uint16_t>(OpCode::kRunningStatUpdate) ||
+         code == static_cast<uint16_t>(OpCode::kIncrement);
 }
 
 int in_place_input(uint16_t code, uint32_t output) {
   if (is_optimizer_update(code)) return output == 0 ? 0 : static_cast<int>(output) + 1;
-  if (code == static_cast<uint16_t>(OpCode::kRunningStatUpdate)) return output == 0 ? 0 : -1;
+  if (code == static_cast<uint16_t>(OpCode::kRunningStatUpdate) || code == static_cast<uint16_t>(OpCode::kIncrement)) {
+    return output == 0 ? 0 : -1;
+  }
   return -1;
 }
 

@@ -43,6 +43,7 @@ enum class OpDtypes : uint8_t {
   kI32Input0,  ///< Input 0 is i32 (token ids), the rest f32.
   kI32Input1,  ///< Input 1 is i32 (ids or labels), the rest f32.
   kAnyDtype,   ///< Copies between regions: any dtype, the same on both sides.
+  kI64,        ///< Every tensor is i64 (counters).
 };
 
 /// An op's tensors of one direction, as the catalogue's REMAT_IN / REMAT_OUT give them.
@@ -94,13 +95,13 @@ OpCode op_by_name(const char* name);
 /// and state in place, and its first float attribute is the learning rate.
 bool is_optimizer_update(uint16_t code);
 
-/// Whether |code| updates persistent tensors in place (the optimizer updates and
-/// running_stat_update): then output k must be input in_place_input(code, k).
+/// Whether |code| updates persistent tensors in place (the optimizer updates,
+/// running_stat_update and increment): then output k must be input in_place_input(code, k).
 bool is_in_place_update(uint16_t code);
 
 /// The input an in-place update's output |output| is: the parameter (input 0) and then the
-/// optimizer state (inputs 2, 3, ...) for optimizer updates; the running statistic (input 0)
-/// for running_stat_update. -1 for any other op.
+/// optimizer state (inputs 2, 3, ...) for optimizer updates; input 0 for running_stat_update
+/// and increment. -1 for any other op.
 int in_place_input(uint16_t code, uint32_t output);
 
 }  // namespace remat

@@ -53,11 +53,17 @@ remat_status initialise_persistent(remat_session* s) {
   remat_status status = REMAT_OK;
   for (uint32_t t = 0; t < plan->tensors()->size() && status == REMAT_OK; ++t) {
     const fb::Tensor* x = plan->tensors()->Get(t);
-    if (x->init() == fb::Init::None || x->region() != fb::Region::Persistent ||
-        x->dtype() != fb::DType::F32) {
+    if (x->init() == fb::Init::None || x->region() != fb::Region::Persistent) continue;
+    const TensorRef& ref = s->tensors[t];
+    if (x->dtype() == fb::DType::I64) {  // zeros, the one init of i64 (plan_verify.cc)
+      const uint64_t chunk_bytes = static_cast<uint64_t>(capacity) * sizeof(float);
+      for (uint64_t at = 0; at < ref.bytes && status == REMAT_OK; at += chunk_bytes) {
+        const uint64_t count = ref.bytes - at < chunk_bytes ? ref.bytes - at : chunk_bytes;
+        memset(chunk, 0, count);
+        status = s->backend->upload(ref.region, ref.offset + at, chunk, count, &s->err);
+      }
       continue;
     }
-    const TensorRef& ref = s->tensors[t];
     for (int64_t at = 0; at < ref.numel && status == REMAT_OK; at += capacity) {
       const int64_t count = ref.numel - at < capacity ? ref.numel - at : capacity;
       for (int64_t k = 0; k < count; ++k) {

@@ -43,12 +43,13 @@ static const flatbuffers::Vector<uint32_t>* bindings(const remat_plan* plan, rem
     case REMAT_BINDING_LABEL: return plan->root->labels();
     case REMAT_BINDING_PARAM: return plan->root->params();
     case REMAT_BINDING_OUTPUT: return plan->root->outputs();
+    case REMAT_BINDING_BUFFER: return plan->root->buffers();
   }
   return nullptr;
 }
 
 remat_status remat_plan_binding_count(const remat_plan* plan, remat_binding_kind kind, uint32_t* out_count) {
-  if (plan == nullptr || out_count == nullptr || kind < REMAT_BINDING_INPUT || kind > REMAT_BINDING_OUTPUT) {
+  if (plan == nullptr || out_count == nullptr || kind < REMAT_BINDING_INPUT || kind > REMAT_BINDING_BUFFER) {
     return REMAT_ERROR_INVALID_ARGUMENT;
   }
   const auto* ids = bindings(plan, kind);
@@ -58,7 +59,7 @@ remat_status remat_plan_binding_count(const remat_plan* plan, remat_binding_kind
 
 remat_status remat_plan_binding(const remat_plan* plan, remat_binding_kind kind, uint32_t index,
                                 remat_tensor_info* out_info) {
-  if (plan == nullptr || out_info == nullptr || kind < REMAT_BINDING_INPUT || kind > REMAT_BINDING_OUTPUT) {
+  if (plan == nullptr || out_info == nullptr || kind < REMAT_BINDING_INPUT || kind > REMAT_BINDING_BUFFER) {
     return REMAT_ERROR_INVALID_ARGUMENT;
   }
   const auto* ids = bindings(plan, kind);

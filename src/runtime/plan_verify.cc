@@ -49,14 +49,16 @@ remat_status verify_tensor(const fb::Plan* plan, uint32_t index, ErrorBuffer* er
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': unknown role %u", index, name,
                      static_cast<unsigned>(t->role()));
   }
-  // The session draws initial values only as f32 (param_init.cc): an init on another dtype
-  // would leave the tensor as it was while the dataflow check counts it written.
+  // The session draws initial values only as f32, and zeros of i64 (param_init.cc): another
+  // init would leave the tensor as it was while the dataflow check counts it written.
   if (static_cast<uint8_t>(t->init()) > static_cast<uint8_t>(fb::Init::MAX)) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': unknown init %u", index, name,
                      static_cast<unsigned>(t->init()));
   }
-  if (t->init() != fb::Init::None && t->dtype() != fb::DType::F32) {
-    return set_error(err, REMAT_ERROR_BAD_DTYPE, "tensor %u '%s': init %s on a tensor of dtype %u (only f32 is initialised)",
+  const bool i64_zeros = t->dtype() == fb::DType::I64 && t->init() == fb::Init::Zeros;
+  if (t->init() != fb::Init::None && t->dtype() != fb::DType::F32 && !i64_zeros) {
+    return set_error(err, REMAT_ERROR_BAD_DTYPE,
+                     "tensor %u '%s': init %s on a tensor of dtype %u (only f32 is initialised, and i64 to zeros)",
                      index, name, fb::EnumNameInit(t->init()), dtype);
   }
   const auto* shape = t->shape();
@@ -327,6 +329,7 @@ uint32_t dtype_size(uint32_t dtype) {
   switch (dtype) {
     case REMAT_DTYPE_F32: case REMAT_DTYPE_I32: return 4;
     case REMAT_DTYPE_F16: case REMAT_DTYPE_BF16: return 2;
+    case REMAT_DTYPE_I64: return 8;
     default: return 0;
   }
 }
@@ -405,6 +408,7 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
   remat_status s = verify_binding(plan, plan->inputs(), "input", fb::Role::Input, err);
   if (s == REMAT_OK) s = verify_binding(plan, plan->labels(), "label", fb::Role::Label, err);
   if (s == REMAT_OK) s = verify_binding(plan, plan->params(), "param", fb::Role::Param, err);
+  if (s == REMAT_OK) s = verify_binding(plan, plan->buffers(), "buffer", fb::Role::State, err);
   if (s != REMAT_OK) return s;
   if (plan->loss() >= n || plan->tensors()->Get(plan->loss())->region() != fb::Region::Persistent ||
       plan->tensors()->Get(plan->loss())->size() != 4 ||

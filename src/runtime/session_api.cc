@@ -44,8 +44,10 @@ int64_t find_binding(const remat_plan* plan, const char* name, uint32_t* out_ten
   return -1;
 }
 
+// A parameter or a buffer: both are persistent state the caller may read and write by name.
 bool find_param(const remat_plan* plan, const char* name, uint32_t* out_tensor) {
-  return remat::find_named(plan, plan->root->params(), name, out_tensor);
+  return remat::find_named(plan, plan->root->params(), name, out_tensor) ||
+         remat::find_named(plan, plan->root->buffers(), name, out_tensor);
 }
 
 // Uses the caller's region as it is, or allocates one and zeroes it; checks size and alignment.
@@ -342,7 +344,7 @@ remat_status remat_session_write_param(remat_session* s, const char* name, const
     return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "write_param: %s is NULL", name ? "data" : "name");
   }
   uint32_t t = 0;
-  if (!find_param(s->plan, name, &t)) return FAIL(s, REMAT_ERROR_NOT_FOUND, "write_param: no parameter '%s'", name);
+  if (!find_param(s->plan, name, &t)) return FAIL(s, REMAT_ERROR_NOT_FOUND, "write_param: no parameter or buffer '%s'", name);
   const remat::TensorRef& ref = s->tensors[t];
   if (bytes != ref.bytes) {
     return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "write_param '%s': %zu bytes given, the parameter has %llu",
@@ -357,7 +359,7 @@ remat_status remat_session_read_param(remat_session* s, const char* name, void* 
     return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_param: %s is NULL", name ? "out_data" : "name");
   }
   uint32_t t = 0;
-  if (!find_param(s->plan, name, &t)) return FAIL(s, REMAT_ERROR_NOT_FOUND, "read_param: no parameter '%s'", name);
+  if (!find_param(s->plan, name, &t)) return FAIL(s, REMAT_ERROR_NOT_FOUND, "read_param: no parameter or buffer '%s'", name);
   const remat::TensorRef& ref = s->tensors[t];
   if (bytes != ref.bytes) {
     return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_param '%s': buffer of %zu bytes, the parameter has %llu",

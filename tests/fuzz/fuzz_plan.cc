@@ -71,7 +71,7 @@ uint32_t hash(const uint8_t* data, size_t size) {
 // Checks what the plan says about its bindings; returns false when a binding is too large to
 // allocate here.
 bool check_bindings(const remat_plan* plan) {
-  for (int kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_OUTPUT; ++kind) {
+  for (int kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_BUFFER; ++kind) {
     uint32_t count = 0;
     const remat_status status = remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count);
     check_status(status, "remat_plan_binding_count");
@@ -227,6 +227,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       (void)strlen(remat_session_last_error(session));
       read_every(session, plan, REMAT_BINDING_PARAM, remat_session_read_param, "remat_session_read_param", false);
+      read_every(session, plan, REMAT_BINDING_BUFFER, remat_session_read_param, "remat_session_read_param", false);
       save_and_load(session);
       remat_session_destroy(session);
     } else if (session != nullptr) {

@@ -33,7 +33,7 @@ void plan_queries_reject_null_arguments_and_bad_kinds(void**) {
   assert_int_equal(memory.alignment, r.memory.alignment);
 
   uint32_t count = 77;
-  const remat_binding_kind beyond = static_cast<remat_binding_kind>(4);  // in the enum's value range
+  const remat_binding_kind beyond = static_cast<remat_binding_kind>(5);  // past REMAT_BINDING_BUFFER
   assert_int_equal(remat_plan_binding_count(nullptr, REMAT_BINDING_INPUT, &count), REMAT_ERROR_INVALID_ARGUMENT);
   assert_int_equal(remat_plan_binding_count(plan, REMAT_BINDING_INPUT, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
   assert_int_equal(remat_plan_binding_count(plan, beyond, &count), REMAT_ERROR_INVALID_ARGUMENT);

@@ -1,0 +1,68 @@
+// Parameters and buffers to and from safetensors files (--save-params, --load-params).
+#include "cli/params_file.h"
+
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/safetensors.h"
+#include "cli/session_calls.h"
+
+namespace remat {
+namespace cli {
+namespace {
+
+// Parameters, then buffers: the persistent tensors a state_dict holds.
+std::vector<remat_tensor_info> state_dict_entries(const remat_plan* plan) {
+  std::vector<remat_tensor_info> entries = bindings(plan, REMAT_BINDING_PARAM);
+  for (const remat_tensor_info& b : bindings(plan, REMAT_BINDING_BUFFER)) entries.push_back(b);
+  return entries;
+}
+
+const char* safetensors_dtype(remat_dtype dtype) {
+  switch (dtype) {
+    case REMAT_DTYPE_I32: return "I32";
+    case REMAT_DTYPE_I64: return "I64";
+    default: return "F32";
+  }
+}
+
+// torch keeps counters as 0-dim tensors: an i64 [1] is written with shape [].
+std::vector<int64_t> file_shape(const remat_tensor_info& info) {
+  if (info.dtype == REMAT_DTYPE_I64 && info.rank == 1 && info.dims[0] == 1) return {};
+  return std::vector<int64_t>(info.dims, info.dims + info.rank);
+}
+
+}  // namespace
+
+void save_params(remat_session* session, const remat_plan* plan, const std::string& path) {
+  SafeTensorsFile file;
+  for (const remat_tensor_info& p : state_dict_entries(plan)) {
+    SafeTensor t{p.name, safetensors_dtype(p.dtype), file_shape(p), std::vector<uint8_t>(p.bytes)};
+    check(session, remat_session_read_param(session, p.name, t.data.data(), t.data.size()),
+          "reading '" + std::string(p.name) + "'");
+    file.tensors.push_back(std::move(t));
+  }
+  std::string error;
+  if (!write_safetensors(path, file, &error)) throw Failure(error);
+}
+
+void load_params(remat_session* session, const remat_plan* plan, const std::string& path) {
+  SafeTensorsFile file;
+  std::string error;
+  if (!read_safetensors(path, &file, &error)) throw Failure(error);
+  for (const remat_tensor_info& p : state_dict_entries(plan)) {
+    const SafeTensor* t = file.find(p.name);
+    if (t == nullptr) throw Failure(path + ": no tensor '" + p.name + "' (a parameter or buffer of the plan)");
+    const std::vector<int64_t> want(p.dims, p.dims + p.rank);
+    const std::string dtype = safetensors_dtype(p.dtype);
+    if (t->dtype != dtype || (t->shape != want && t->shape != file_shape(p))) {
+      throw Failure(path + ": '" + p.name + "' is " + t->dtype + " " + dims_text(t->shape) + ", the plan needs " + dtype +
+                    " " + dims_text(want));
+    }
+    check(session, remat_session_write_param(session, p.name, t->data.data(), t->data.size()),
+          "loading '" + std::string(p.name) + "'");
+  }
+}
+
+}  // namespace cli
+}  // namespace remat
