@@ -1,5 +1,6 @@
 // Recomputation and spilling are exact: for every template and strategy, with dropout on,
-// parameters after five steps are byte-identical to training without them; and they save memory.
+// parameters and buffers after five steps are byte-identical to training without them; and they
+// save memory.
 #include "tests/cmocka_cpp.h"
 
 #include <cstdio>
@@ -13,6 +14,12 @@ static const char* const kModels[] = {
     "mlp:layers=6,width=32,in=16,classes=4,dropout=0.2",
     "resmlp:layers=6,width=32,in=16,classes=4,dropout=0.2",
     "transformer:layers=3,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3,dropout=0.1",
+    // Convolutional networks: batch norms' running statistics are compared too (they would
+    // differ if a recomputed batch norm updated them again); the ResNet has shortcuts across
+    // its split points and strided 1x1 convolutions, the DS-CNN depthwise ones.
+    "resnet:depth=14,width=4,in=3x8x8,classes=4",
+    "dscnn:blocks=3,width=8,in=1x12x6,classes=4",
+    "cnn:channels=4x8,in=2x8x8,classes=3",
 };
 
 // Parameters after |steps| steps of |model| under |strategy| with AdamW.
@@ -159,6 +166,8 @@ static void manual_is_byte_identical_on_every_template_including_a_shortcut_tens
       // fc2.residual feeds both the next block and the shortcut around it.
       {kModels[1], "manual:fc2.residual"},
       {kModels[2], "manual:encoder.layer.0.attention.output.LayerNorm.out,encoder.layer.1.output.LayerNorm.out"},
+      // A block input that its shortcut also reads, and a batch norm's output.
+      {kModels[3], "manual:layer1.1.relu2,layer2.0.bn1.out"},
   };
   for (const auto& c : cases) {
     expect_recompute(c.model, c.strategy);

@@ -47,9 +47,12 @@ std::vector<uint8_t> TrainingRun::params() const {
   if (remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count) != REMAT_OK || count == 0) {
     fail_msg("the plan lists no parameters");
   }
-  for (uint32_t i = 0; i < count; ++i) {
+  uint32_t buffers = 0;
+  if (remat_plan_binding_count(plan, REMAT_BINDING_BUFFER, &buffers) != REMAT_OK) fail_msg("no buffer count");
+  for (uint32_t i = 0; i < count + buffers; ++i) {
     remat_tensor_info info;
-    if (remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info) != REMAT_OK) fail_msg("no parameter binding %u", i);
+    const remat_binding_kind kind = i < count ? REMAT_BINDING_PARAM : REMAT_BINDING_BUFFER;
+    if (remat_plan_binding(plan, kind, i < count ? i : i - count, &info) != REMAT_OK) fail_msg("no binding %u", i);
     std::vector<uint8_t> one(info.bytes);
     // A failed read would leave zeros behind, and two runs that both failed would compare equal.
     if (remat_session_read_param(session, info.name, one.data(), one.size()) != REMAT_OK) {

@@ -27,7 +27,8 @@ struct TrainingRun {
   void set(const std::string& name, const void* data, size_t size);
   /// Runs one step; fails the test on error; returns the loss.
   float step();
-  /// All parameters, concatenated in plan order, as raw bytes.
+  /// All parameters, then all buffers (batch norms' running statistics), concatenated in plan
+  /// order, as raw bytes.
   std::vector<uint8_t> params() const;
   /// Parameter |name| as floats.
   std::vector<float> param(const std::string& name) const;
