@@ -7,12 +7,14 @@ then rounded to float32), so the float64 run is the reference for a float32 impl
 the stored float32 values. Three optimizer steps are taken on the same batch; the loss is
 recorded before each step's update.
 
-Run: /usr/bin/python3 tests/data/make_golden.py   (Debian's python3-torch; no other package)
+Run: /usr/bin/python3 tests/data/make_golden.py [FILE...]   (Debian's python3-torch; no other
+package). With file names, only those files are written.
 """
 import json
 import math
 import os
 import struct
+import sys
 
 import torch
 import torch.nn as nn
@@ -137,16 +139,91 @@ class Transformer(nn.Module):
         return self.classifier(pooled)
 
 
+# The convolutional templates, as torchvision writes a ResNet (BasicBlock, downsample) so that
+# the state_dict keys are those of docs/templates.md.
+class BasicBlock(nn.Module):
+    def __init__(self, in_planes, planes, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_planes, planes, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = None
+        if stride != 1 or in_planes != planes:
+            self.downsample = nn.Sequential(nn.Conv2d(in_planes, planes, 1, stride=stride, bias=False),
+                                            nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+
+class ResNet(nn.Module):
+    """resnet:depth=D,width=W,in=CxHxW,classes=K: the CIFAR ResNet, (D - 2) / 6 blocks a stage."""
+
+    def __init__(self, depth, width, channels, classes):
+        super().__init__()
+        n = (depth - 2) // 6
+        self.conv1 = nn.Conv2d(channels, width, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        in_planes = width
+        for stage in range(3):
+            blocks = []
+            for i in range(n):
+                planes = width << stage
+                blocks.append(BasicBlock(in_planes, planes, 2 if stage > 0 and i == 0 else 1))
+                in_planes = planes
+            self.add_module("layer%d" % (stage + 1), nn.Sequential(*blocks))
+        self.fc = nn.Linear(in_planes, classes)
+
+    def forward(self, x):
+        h = F.relu(self.bn1(self.conv1(x)))
+        h = self.layer3(self.layer2(self.layer1(h)))
+        return self.fc(F.adaptive_avg_pool2d(h, 1).flatten(1))
+
+
+class DsBlock(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.depthwise = nn.Conv2d(width, width, 3, padding=1, groups=width, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.pointwise = nn.Conv2d(width, width, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+
+    def forward(self, x):
+        return F.relu(self.bn2(self.pointwise(F.relu(self.bn1(self.depthwise(x))))))
+
+
+class DsCnn(nn.Module):
+    """dscnn:blocks=B,width=W,in=CxHxW,classes=K (Zhang et al. 2017, "Hello Edge")."""
+
+    def __init__(self, blocks, width, channels, classes):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, width, (10, 4), stride=2, padding=(5, 1), bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.blocks = nn.ModuleList([DsBlock(width) for _ in range(blocks)])
+        self.fc = nn.Linear(width, classes)
+
+    def forward(self, x):
+        h = F.relu(self.bn1(self.conv1(x)))
+        for block in self.blocks:
+            h = block(h)
+        return self.fc(F.adaptive_avg_pool2d(h, 1).flatten(1))
+
+
 def as_float32_values(t):
     """Rounds |t| to float32 and back, so float32 holds it exactly."""
     return t.float().double()
 
 
 def init_parameters(model):
-    """O(1) values that keep 3 steps stable; LayerNorm away from 1/0 so its grads matter."""
+    """O(1) values that keep 3 steps stable; normalisations away from 1/0 so their grads matter."""
+    norms = {name + "." + p for name, m in model.named_modules() if isinstance(m, nn.BatchNorm2d)
+             for p in ("weight", "bias")}
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if ".LayerNorm." in name:
+            if ".LayerNorm." in name or name in norms:
                 base = 1.0 if name.endswith("weight") else 0.0
                 p.copy_(base + 0.1 * torch.randn_like(p))
             elif "embeddings" in name:
@@ -194,6 +271,11 @@ def i32(t):
     return ("I32", tuple(t.shape), struct.pack("<%di" % t.numel(), *t.flatten().tolist()))
 
 
+def i64(t):
+    t = t.detach().contiguous()
+    return ("I64", tuple(t.shape), struct.pack("<%dq" % t.numel(), *t.flatten().tolist()))
+
+
 def make(filename, template, batch, optimizer_spec, build_model, make_optimizer, make_inputs):
     torch.manual_seed(SEED)
     model = build_model().double()
@@ -208,6 +290,8 @@ def make(filename, template, batch, optimizer_spec, build_model, make_optimizer,
         tensors["init." + name] = f32(value)
     for name, p in model.named_parameters():
         tensors["final." + name] = f32(p)
+    for name, b in model.named_buffers():  # batch norms' running statistics
+        tensors["final." + name] = i64(b) if b.dtype == torch.int64 else f32(b)
     tensors["input." + input_name] = (
         i32(inputs) if input_name == "tokens" else f32(inputs))
     tensors["label.labels"] = i32(labels)
@@ -244,20 +328,58 @@ def main():
     def tf_inputs(batch):
         return "tokens", torch.randint(0, 20, (batch, 6)), torch.randint(0, 3, (batch,))
 
-    make("golden_mlp_sgd.safetensors", mlp_template, 5,
+    resnet_template = "resnet:depth=8,width=4,in=3x8x8,classes=3"
+
+    def resnet():
+        return ResNet(depth=8, width=4, channels=3, classes=3)
+
+    dscnn_template = "dscnn:blocks=2,width=8,in=1x12x6,classes=3"
+
+    def dscnn():
+        return DsCnn(blocks=2, width=8, channels=1, classes=3)
+
+    def image_inputs(shape):
+        def make_inputs(batch):
+            x = as_float32_values(torch.randn(batch, *shape, dtype=torch.float64))
+            return "x", x, torch.randint(0, 3, (batch,))
+        return make_inputs
+
+    wanted = set(sys.argv[1:])
+
+    made = set()
+
+    def make_if_wanted(filename, *rest):
+        made.add(filename)
+        if not wanted or filename in wanted:
+            make(filename, *rest)
+
+    for name, template, build, shape in (("resnet", resnet_template, resnet, (3, 8, 8)),
+                                         ("dscnn", dscnn_template, dscnn, (1, 12, 6))):
+        make_if_wanted("golden_%s_sgd.safetensors" % name, template, 4,
+                       "sgd:lr=0.05,momentum=0.9,weight_decay=0.01", build,
+                       lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0.01),
+                       image_inputs(shape))
+        make_if_wanted("golden_%s_adam.safetensors" % name, template, 4,
+                       "adam:lr=0.01,weight_decay=0.01", build,
+                       lambda p: torch.optim.Adam(p, lr=0.01, betas=(0.9, 0.999), eps=1e-8,
+                                                  weight_decay=0.01), image_inputs(shape))
+    make_if_wanted("golden_mlp_sgd.safetensors", mlp_template, 5,
          "sgd:lr=0.1,momentum=0.9,weight_decay=0.01", mlp,
          lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01), mlp_inputs)
-    make("golden_mlp_adam.safetensors", mlp_template, 5,
+    make_if_wanted("golden_mlp_adam.safetensors", mlp_template, 5,
          "adam:lr=0.01,weight_decay=0.01", mlp,
          lambda p: torch.optim.Adam(p, lr=0.01, betas=(0.9, 0.999), eps=1e-8,
                                     weight_decay=0.01), mlp_inputs)
-    make("golden_transformer_adamw.safetensors", tf_template, 3,
+    make_if_wanted("golden_transformer_adamw.safetensors", tf_template, 3,
          "adamw:lr=0.01,weight_decay=0.01", transformer,
          lambda p: torch.optim.AdamW(p, lr=0.01, betas=(0.9, 0.999), eps=1e-8,
                                      weight_decay=0.01), tf_inputs)
-    make("golden_transformer_sgd.safetensors", tf_template, 3,
+    make_if_wanted("golden_transformer_sgd.safetensors", tf_template, 3,
          "sgd:lr=0.05,momentum=0.9,weight_decay=0", transformer,
          lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0), tf_inputs)
+
+    if wanted - made:
+        raise SystemExit("unknown golden files: %s (known: %s)" % (sorted(wanted - made), sorted(made)))
 
 
 if __name__ == "__main__":

@@ -75,12 +75,37 @@ static void run_golden(const char* file_name) {
     const std::vector<float> got = run.param(info.name);
     check_close(info.name, got.data(), reinterpret_cast<const float*>(t->data.data()), got.size());
   }
+  // Buffers: batch norms' running statistics within the tolerance, their counts exactly.
+  uint32_t buffers = 0;
+  remat_plan_binding_count(run.plan, REMAT_BINDING_BUFFER, &buffers);
+  for (uint32_t i = 0; i < buffers; ++i) {
+    remat_tensor_info info;
+    remat_plan_binding(run.plan, REMAT_BINDING_BUFFER, i, &info);
+    const remat::SafeTensor* t = golden.find(std::string("final.") + info.name);
+    if (t == nullptr) fail_msg("golden file lacks final.%s", info.name);
+    std::vector<uint8_t> got(info.bytes);
+    assert_int_equal(remat_session_read_param(run.session, info.name, got.data(), got.size()), REMAT_OK);
+    if (info.dtype == REMAT_DTYPE_I64) {
+      assert_string_equal(t->dtype.c_str(), "I64");
+      if (t->data != got) fail_msg("%s differs from PyTorch's", info.name);
+      continue;
+    }
+    check_close(info.name, reinterpret_cast<const float*>(got.data()), reinterpret_cast<const float*>(t->data.data()),
+                got.size() / 4);
+  }
+  if (meta(golden, "template").compare(0, 3, "mlp") != 0 && meta(golden, "template").compare(0, 11, "transformer") != 0) {
+    assert_true(buffers > 0);  // the convolutional templates' batch norms
+  }
 }
 
 static void mlp_with_sgd_momentum_matches_pytorch(void**) { run_golden("golden_mlp_sgd.safetensors"); }
 static void mlp_with_adam_matches_pytorch(void**) { run_golden("golden_mlp_adam.safetensors"); }
 static void transformer_with_adamw_matches_pytorch(void**) { run_golden("golden_transformer_adamw.safetensors"); }
 static void transformer_with_sgd_matches_pytorch(void**) { run_golden("golden_transformer_sgd.safetensors"); }
+static void resnet_with_sgd_momentum_matches_pytorch(void**) { run_golden("golden_resnet_sgd.safetensors"); }
+static void resnet_with_adam_matches_pytorch(void**) { run_golden("golden_resnet_adam.safetensors"); }
+static void depthwise_separable_cnn_with_sgd_momentum_matches_pytorch(void**) { run_golden("golden_dscnn_sgd.safetensors"); }
+static void depthwise_separable_cnn_with_adam_matches_pytorch(void**) { run_golden("golden_dscnn_adam.safetensors"); }
 
 int main() {
   const struct CMUnitTest tests[] = {
@@ -88,6 +113,10 @@ int main() {
       cmocka_unit_test(mlp_with_adam_matches_pytorch),
       cmocka_unit_test(transformer_with_adamw_matches_pytorch),
       cmocka_unit_test(transformer_with_sgd_matches_pytorch),
+      cmocka_unit_test(resnet_with_sgd_momentum_matches_pytorch),
+      cmocka_unit_test(resnet_with_adam_matches_pytorch),
+      cmocka_unit_test(depthwise_separable_cnn_with_sgd_momentum_matches_pytorch),
+      cmocka_unit_test(depthwise_separable_cnn_with_adam_matches_pytorch),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
