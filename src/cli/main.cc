@@ -38,6 +38,9 @@ const char kUsageTerms[] =
     "MODEL is a template: mlp:layers=L,width=W,in=I,classes=C[,dropout=P]\n"
     "                  or transformer:layers=L,hidden=H,heads=A,ffn=F,seq=S,vocab=V,classes=C[,dropout=P]\n"
     "                  or bert-base[:seq=S] | bert-large[:seq=S] (BERT's published sizes; seq defaults to 512)\n"
+    "                  or cnn:channels=C1xC2x...,in=CxHxW,classes=K\n"
+    "                  or resnet:depth=6n+2,width=W,in=CxHxW,classes=K (e.g. depth=20: ResNet-20)\n"
+    "                  or dscnn:blocks=N,width=W,in=CxHxW,classes=K (docs/templates.md)\n"
     "SPEC is sgd:lr=0.01[,momentum=0.9][,weight_decay=W] | adam:lr=1e-3[,...] | adamw:lr=1e-3[,...]\n"
     "S is none | sqrt | selective | budget (with --budget SIZE) | manual:TENSOR,TENSOR,...\n"
     "SIZE accepts B, KiB, MiB, GiB, TiB (and KB, MB, GB, TB). See docs/cli.md.\n";
