@@ -15,11 +15,14 @@ namespace device {
 #include "backends/gpu/dialect_cuda.cuh"
 
 #include "backends/gpu/kernels/common.cl"
+#include "backends/gpu/kernels/batchnorm.cl"
+#include "backends/gpu/kernels/conv.cl"
 #include "backends/gpu/kernels/data.cl"
 #include "backends/gpu/kernels/elementwise.cl"
 #include "backends/gpu/kernels/loss.cl"
 #include "backends/gpu/kernels/norm.cl"
 #include "backends/gpu/kernels/optim.cl"
+#include "backends/gpu/kernels/pool.cl"
 
 }  // namespace device
 }  // namespace gpu

@@ -43,7 +43,26 @@
   X(copy_rows)               \
   X(finite_check)            \
   X(sgd_update)              \
-  X(adam_update)
+  X(adam_update)             \
+  X(conv)                    \
+  X(conv_grad_input)         \
+  X(conv_grad_weight)        \
+  X(channel_sum)             \
+  X(max_pool)                \
+  X(max_pool_grad)           \
+  X(avg_pool)                \
+  X(avg_pool_grad)           \
+  X(global_avg_pool)         \
+  X(global_avg_pool_grad)    \
+  X(batch_norm_stats)        \
+  X(batch_norm_apply)        \
+  X(batch_norm_grad_params)  \
+  X(batch_norm_grad_dx)      \
+  X(batch_norm_inference)    \
+  X(running_stat_update)     \
+  X(increment)               \
+  X(pad)                     \
+  X(pad_grad)
 
 #if defined(__cplusplus)
 namespace remat {

@@ -17,11 +17,14 @@ namespace {
 
 constexpr uint64_t kSeed = 0x5eed1234abcdull;
 
-bool is_int_input(const OpCase& c, size_t i) {
-  const bool ids_first = c.code == OpCode::kEmbedding;
-  const bool labels_second = c.code == OpCode::kSoftmaxCrossEntropy ||
-                             c.code == OpCode::kSoftmaxCrossEntropyGrad || c.code == OpCode::kEmbeddingGrad;
-  return (ids_first && i == 0) || (labels_second && i == 1);
+// The dtype of input |i| of |c|, as the catalogue gives its op's.
+remat_dtype input_dtype(const OpCase& c, size_t i) {
+  switch (remat::op_info(static_cast<uint16_t>(c.code))->dtypes) {
+    case remat::OpDtypes::kI32Input0: return i == 0 ? REMAT_DTYPE_I32 : REMAT_DTYPE_F32;
+    case remat::OpDtypes::kI32Input1: return i == 1 ? REMAT_DTYPE_I32 : REMAT_DTYPE_F32;
+    case remat::OpDtypes::kI64: return REMAT_DTYPE_I64;
+    default: return REMAT_DTYPE_F32;
+  }
 }
 
 }  // namespace
@@ -45,7 +48,7 @@ TensorRef Layout::add(std::vector<int64_t> dims, remat_dtype dtype, Region regio
     t.dims[i] = dims[i];
     t.numel *= dims[i];
   }
-  t.bytes = static_cast<uint64_t>(t.numel) * 4;
+  t.bytes = static_cast<uint64_t>(t.numel) * (dtype == REMAT_DTYPE_I64 ? 8 : 4);
   uint64_t& n = next[static_cast<int>(region)];
   t.offset = n;
   n = (n + t.bytes + 255) / 256 * 256;
@@ -76,7 +79,7 @@ void upload(remat::Backend* b, const TensorRef& t, const void* data) {
 
 std::vector<float> download(remat::Backend* b, const TensorRef& t) {
   Errors e;
-  std::vector<float> v(static_cast<size_t>(t.numel));
+  std::vector<float> v(static_cast<size_t>(t.bytes / 4));
   if (b->download(t.region, t.offset, v.data(), t.bytes, &e.buf) != REMAT_OK) fail_msg("download: %s", e.text);
   return v;
 }
@@ -130,6 +133,76 @@ const std::vector<OpCase>& every_op_case() {
       {"adamw", OpCode::kAdamUpdate, {{500}, {500}, {500}, {500}}, {}, {1}, {1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f}, kEw},
       // Finite data: both backends pass it (test_conformance.cc feeds it NaN and infinity).
       {"finite_check", OpCode::kFiniteCheck, {{1000}}, {}, {}, {}, 0.0},
+      // Convolutions; iattrs stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups.
+      // A shape that needs an im2col buffer lists it as the second output (workspace).
+      {"conv stride 2 pad 1 bias", OpCode::kConv, {{2, 3, 9, 9}, {4, 3, 3, 3}, {4}}, {{2, 4, 5, 5}, {675}},
+       {2, 2, 1, 1, 1, 1, 1}, {}, kMm},
+      {"conv dilation 2", OpCode::kConv, {{2, 3, 10, 9}, {4, 3, 3, 2}}, {{2, 4, 10, 5}, {900}},
+       {1, 2, 2, 1, 2, 2, 1}, {}, kMm},
+      {"conv groups 2", OpCode::kConv, {{2, 4, 7, 7}, {6, 2, 3, 3}}, {{2, 6, 7, 7}, {882}}, {1, 1, 1, 1, 1, 1, 2},
+       {}, kMm},
+      {"conv depthwise x2 bias", OpCode::kConv, {{2, 3, 8, 8}, {6, 1, 3, 3}, {6}}, {{2, 6, 4, 4}},
+       {2, 2, 1, 1, 1, 1, 3}, {}, kMm},
+      {"conv pointwise bias", OpCode::kConv, {{2, 5, 6, 6}, {7, 5, 1, 1}, {7}}, {{2, 7, 6, 6}},
+       {1, 1, 0, 0, 1, 1, 1}, {}, kMm},
+      {"conv1d bias", OpCode::kConv, {{2, 3, 20}, {4, 3, 5}, {4}}, {{2, 4, 10}, {150}}, {1, 2, 0, 2, 1, 1, 1}, {},
+       kMm},
+      {"conv_grad_input stride 2", OpCode::kConvGradInput, {{2, 4, 5, 5}, {4, 3, 3, 3}}, {{2, 3, 9, 9}, {675}},
+       {2, 2, 1, 1, 1, 1, 1}, {}, kMm},
+      {"conv_grad_input dilation 2", OpCode::kConvGradInput, {{2, 4, 10, 5}, {4, 3, 3, 2}},
+       {{2, 3, 10, 9}, {900}}, {1, 2, 2, 1, 2, 2, 1}, {}, kMm},
+      {"conv_grad_input groups 2", OpCode::kConvGradInput, {{2, 6, 7, 7}, {6, 2, 3, 3}}, {{2, 4, 7, 7}, {882}},
+       {1, 1, 1, 1, 1, 1, 2}, {}, kMm},
+      {"conv_grad_input depthwise x2", OpCode::kConvGradInput, {{2, 6, 4, 4}, {6, 1, 3, 3}}, {{2, 3, 8, 8}},
+       {2, 2, 1, 1, 1, 1, 3}, {}, kMm},
+      {"conv_grad_input pointwise", OpCode::kConvGradInput, {{2, 7, 6, 6}, {7, 5, 1, 1}}, {{2, 5, 6, 6}},
+       {1, 1, 0, 0, 1, 1, 1}, {}, kMm},
+      {"conv_grad_input conv1d", OpCode::kConvGradInput, {{2, 4, 10}, {4, 3, 5}}, {{2, 3, 20}, {150}},
+       {1, 2, 0, 2, 1, 1, 1}, {}, kMm},
+      {"conv_grad_weight stride 2", OpCode::kConvGradWeight, {{2, 4, 5, 5}, {2, 3, 9, 9}}, {{4, 3, 3, 3}, {675}},
+       {2, 2, 1, 1, 1, 1, 1}, {}, kMm},
+      {"conv_grad_weight dilation 2", OpCode::kConvGradWeight, {{2, 4, 10, 5}, {2, 3, 10, 9}},
+       {{4, 3, 3, 2}, {900}}, {1, 2, 2, 1, 2, 2, 1}, {}, kMm},
+      {"conv_grad_weight groups 2", OpCode::kConvGradWeight, {{2, 6, 7, 7}, {2, 4, 7, 7}}, {{6, 2, 3, 3}, {882}},
+       {1, 1, 1, 1, 1, 1, 2}, {}, kMm},
+      {"conv_grad_weight depthwise x2", OpCode::kConvGradWeight, {{2, 6, 4, 4}, {2, 3, 8, 8}}, {{6, 1, 3, 3}},
+       {2, 2, 1, 1, 1, 1, 3}, {}, kMm},
+      {"conv_grad_weight pointwise", OpCode::kConvGradWeight, {{2, 7, 6, 6}, {2, 5, 6, 6}}, {{7, 5, 1, 1}},
+       {1, 1, 0, 0, 1, 1, 1}, {}, kMm},
+      {"conv_grad_weight conv1d", OpCode::kConvGradWeight, {{2, 4, 10}, {2, 3, 20}}, {{4, 3, 5}, {150}},
+       {1, 2, 0, 2, 1, 1, 1}, {}, kMm},
+      {"channel_sum", OpCode::kChannelSum, {{3, 5, 6, 7}}, {{5}}, {}, {}, kEw},
+      // Pooling; iattrs kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, ceil_mode
+      // [, count_include_pad]. Overlapping windows: the gradients sum several into one element.
+      {"max_pool ceil pad", OpCode::kMaxPool, {{2, 3, 9, 10}}, {{2, 3, 5, 6}}, {3, 3, 2, 2, 1, 1, 1}, {}, 0.0},
+      {"max_pool 1d", OpCode::kMaxPool, {{2, 3, 15}}, {{2, 3, 8}}, {1, 3, 1, 2, 0, 1, 0}, {}, 0.0},
+      {"max_pool_grad ceil pad", OpCode::kMaxPoolGrad, {{2, 3, 5, 6}, {2, 3, 9, 10}}, {{2, 3, 9, 10}},
+       {3, 3, 2, 2, 1, 1, 1}, {}, 0.0},
+      {"avg_pool ceil pad", OpCode::kAvgPool, {{2, 3, 9, 10}}, {{2, 3, 5, 6}}, {3, 3, 2, 2, 1, 1, 1, 1}, {}, kEw},
+      {"avg_pool exclude pad", OpCode::kAvgPool, {{2, 3, 9, 10}}, {{2, 3, 5, 6}}, {3, 3, 2, 2, 1, 1, 1, 0}, {}, kEw},
+      {"avg_pool_grad ceil pad", OpCode::kAvgPoolGrad, {{2, 3, 5, 6}}, {{2, 3, 9, 10}}, {3, 3, 2, 2, 1, 1, 1, 1}, {},
+       kEw},
+      {"avg_pool_grad exclude pad", OpCode::kAvgPoolGrad, {{2, 3, 5, 5}}, {{2, 3, 9, 10}},
+       {3, 3, 2, 2, 1, 1, 0, 0}, {}, kEw},
+      {"global_avg_pool", OpCode::kGlobalAvgPool, {{3, 5, 6, 7}}, {{3, 5}}, {}, {}, kEw},
+      {"global_avg_pool_grad", OpCode::kGlobalAvgPoolGrad, {{3, 5}}, {{3, 5, 6, 7}}, {}, {}, kEw},
+      // Batch normalisation (input 3 of the gradient and the running variance are positive).
+      {"batch_norm", OpCode::kBatchNorm, {{4, 3, 5, 6}, {3}, {3}}, {{4, 3, 5, 6}, {3}, {3}}, {}, {1e-5f}, kEw},
+      {"batch_norm 2d", OpCode::kBatchNorm, {{16, 7}, {7}, {7}}, {{16, 7}, {7}, {7}}, {}, {1e-3f}, kEw},
+      {"batch_norm_grad", OpCode::kBatchNormGrad, {{4, 3, 5, 6}, {4, 3, 5, 6}, {3}, {3}, {3}},
+       {{4, 3, 5, 6}, {3}, {3}}, {}, {1e-5f}, kEw},
+      {"batch_norm_grad 2d", OpCode::kBatchNormGrad, {{16, 7}, {16, 7}, {7}, {7}, {7}}, {{16, 7}, {7}, {7}}, {},
+       {1e-3f}, kEw},
+      {"batch_norm_inference", OpCode::kBatchNormInference, {{4, 3, 5, 6}, {3}, {3}, {3}, {3}}, {{4, 3, 5, 6}}, {},
+       {1e-5f}, kEw},
+      {"running_stat_update mean", OpCode::kRunningStatUpdate, {{64}, {64}}, {}, {}, {0.1f, 1.0f}, kEw},
+      {"running_stat_update var", OpCode::kRunningStatUpdate, {{64}, {64}}, {}, {}, {0.1f, 120.0f / 119.0f}, kEw},
+      // Padding, concat and slice move bytes: bitwise.
+      {"pad", OpCode::kPad, {{2, 3, 5, 6}}, {{2, 3, 8, 9}}, {1, 2, 3, 0}, {0.5f}, 0.0},
+      {"pad_grad", OpCode::kPadGrad, {{2, 3, 8, 9}}, {{2, 3, 5, 6}}, {1, 2, 3, 0}, {}, 0.0},
+      {"concat axis 1", OpCode::kConcat, {{2, 3, 4, 5}, {2, 1, 4, 5}, {2, 2, 4, 5}}, {{2, 6, 4, 5}}, {1}, {}, 0.0},
+      {"slice axis 1", OpCode::kSlice, {{2, 6, 4, 5}}, {{2, 3, 4, 5}}, {1, 2}, {}, 0.0},
+      {"increment", OpCode::kIncrement, {{1}}, {}, {}, {}, 0.0},
   };
   return cases;
 }
@@ -146,16 +219,19 @@ struct CaseTensors {
   explicit CaseTensors(const OpCase& c) {
     Layout layout;
     for (size_t i = 0; i < c.in_dims.size(); ++i) {
-      ins.push_back(layout.add(c.in_dims[i], is_int_input(c, i) ? REMAT_DTYPE_I32 : REMAT_DTYPE_F32));
+      ins.push_back(layout.add(c.in_dims[i], input_dtype(c, i)));
     }
     for (const auto& d : c.out_dims) outs.push_back(layout.add(d));
     for (const TensorRef& t : ins) in_ptrs.push_back(&t);
     for (const TensorRef& t : outs) out_ptrs.push_back(&t);
-    if (c.code == OpCode::kSgdUpdate) {  // In place: param[, velocity].
-      out_ptrs = {&ins[0]};
-      if (ins.size() > 2) out_ptrs.push_back(&ins[2]);
-    } else if (c.code == OpCode::kAdamUpdate) {  // In place: param, m, v.
-      out_ptrs = {&ins[0], &ins[2], &ins[3]};
+    const uint16_t code = static_cast<uint16_t>(c.code);
+    if (remat::is_in_place_update(code)) {  // Outputs are inputs: parameters, states, counters.
+      out_ptrs.clear();
+      for (uint32_t o = 0;; ++o) {
+        const int i = remat::in_place_input(code, o);
+        if (i < 0 || static_cast<size_t>(i) >= ins.size()) break;
+        out_ptrs.push_back(&ins[static_cast<size_t>(i)]);
+      }
     }
     call = make_call(c.code, 7, in_ptrs, out_ptrs, c.iattrs, c.fattrs);
   }
@@ -191,17 +267,26 @@ void run_case(const OpCase& c, remat::Backend* cpu, remat::Backend* other, const
   const remat::OpCall& call = t.call;
   size_t next_int = 0;
   for (size_t i = 0; i < ins.size(); ++i) {
-    if (is_int_input(c, i)) {
+    const remat_dtype dtype = input_dtype(c, i);
+    if (dtype == REMAT_DTYPE_I32) {
       const std::vector<int32_t>& data = c.ints[next_int++];
       assert_int_equal(static_cast<int64_t>(data.size()), ins[i].numel);
       upload(cpu, ins[i], data.data());
       upload(other, ins[i], data.data());
       continue;
     }
+    if (dtype == REMAT_DTYPE_I64) {  // Counters: 41, 42, ...
+      std::vector<int64_t> data(static_cast<size_t>(ins[i].numel));
+      for (size_t k = 0; k < data.size(); ++k) data[k] = 41 + static_cast<int64_t>(k);
+      upload(cpu, ins[i], data.data());
+      upload(other, ins[i], data.data());
+      continue;
+    }
     std::vector<float> data(static_cast<size_t>(ins[i].numel));
     for (float& v : data) v = uniform();
-    // Second moments and normalisation statistics must be positive.
-    if ((c.code == OpCode::kAdamUpdate && i == 3) || (c.code == OpCode::kLayerNormGrad && i == 3)) {
+    // Second moments, normalisation statistics and variances must be positive.
+    if ((c.code == OpCode::kAdamUpdate && i == 3) || (c.code == OpCode::kLayerNormGrad && i == 3) ||
+        (c.code == OpCode::kBatchNormGrad && i == 3) || (c.code == OpCode::kBatchNormInference && i == 4)) {
       for (float& v : data) v = fabsf(v) + 0.1f;
     }
     upload(cpu, ins[i], data.data());
@@ -219,11 +304,14 @@ void run_case(const OpCase& c, remat::Backend* cpu, remat::Backend* other, const
   if (cpu->run_op(call, ctx, &e.buf) != REMAT_OK) fail_msg("%s on cpu: %s", c.name, e.text);
   if (other->run_op(call, ctx, &e.buf) != REMAT_OK) fail_msg("%s on %s: %s", c.name, other_name, e.text);
   if (other->sync(&e.buf) != REMAT_OK) fail_msg("%s sync: %s", c.name, e.text);
+  const char* const* output_names = remat::op_info(call.code)->output_names;
   for (size_t o = 0; o < out_ptrs.size(); ++o) {
+    // A workspace is the CPU kernels' scratch (the GPU kernels need none): its bytes mean nothing.
+    if (strcmp(output_names[o], "workspace") == 0) continue;
     const std::vector<float> want = download(cpu, *out_ptrs[o]);
     const std::vector<float> got = download(other, *out_ptrs[o]);
-    for (size_t i = 0; i < want.size(); ++i) {
-      // Outputs are float except the (float) loss: none of these inputs makes a NaN.
+    for (size_t i = 0; out_ptrs[o]->dtype == REMAT_DTYPE_F32 && i < want.size(); ++i) {
+      // None of these inputs makes a NaN in a float output.
       if (isnan(want[i])) fail_msg("%s output %zu [%zu]: the cpu kernel left it unwritten", c.name, o, i);
     }
     if (c.tol == 0.0) {

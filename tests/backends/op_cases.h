@@ -2,11 +2,13 @@
 // the helpers that backend tests share: tensor layout, op calls, uploads and downloads.
 //
 // Tolerances (inputs uniform in [-1, 1], small shapes): |other - cpu| <= tol + tol * |cpu| with
-// tol = 1e-5 for elementwise, normalisation, loss and optimizer ops (device expf/erff/tanhf are
-// within 2 ulp of glibc, device compilers contract a*b+c into FMAs, block sums use another
-// order); 1e-4 for matmul (cuBLAS and CLBlast sum K in another order). Bitwise for data
-// movement, dropout (each port of the Philox generator must give the same mask) and
-// embedding_grad (same summation order).
+// tol = 1e-5 for elementwise, normalisation, pooling, loss and optimizer ops (device
+// expf/erff/tanhf are within 2 ulp of glibc, device compilers contract a*b+c into FMAs, block
+// sums use another order); 1e-4 for matmul and convolutions (cuBLAS, CLBlast and direct
+// convolution kernels sum K in another order than the CPU's GEMM). Bitwise for data movement
+// (with pad, concat, slice), max pooling and its gradient (same window order), dropout (each
+// port of the Philox generator must give the same mask) and embedding_grad (same summation
+// order).
 #ifndef REMAT_TESTS_BACKENDS_OP_CASES_H_
 #define REMAT_TESTS_BACKENDS_OP_CASES_H_
 
@@ -45,10 +47,12 @@ remat::OpCall make_call(remat::OpCode code, uint32_t index, std::vector<const re
 
 /// Copies |t|'s bytes from host |data| into backend |b|; fails the test on error.
 void upload(remat::Backend* b, const remat::TensorRef& t, const void* data);
-/// |t|'s elements read back from backend |b| (4-byte elements); fails the test on error.
+/// |t|'s bytes read back from backend |b| as 4-byte words (its elements when they are f32 or
+/// i32); fails the test on error.
 std::vector<float> download(remat::Backend* b, const remat::TensorRef& t);
 
-/// One op with its inputs (random f32, or given i32 data) and the tolerance of its outputs.
+/// One op with its inputs (random f32, given i32 data, i64 counters from 41) and the tolerance
+/// of its outputs.
 struct OpCase {
   const char* name;
   remat::OpCode code;
@@ -64,8 +68,10 @@ struct OpCase {
 const std::vector<OpCase>& every_op_case();
 
 /// Runs |c| on |cpu| and on |other| (named |other_name| in messages) over the same random
-/// inputs and fails the test where an output differs beyond the case's tolerance. Both
-/// backends need an arena of at least 64 KiB.
+/// inputs and fails the test where an output differs beyond the case's tolerance. An output
+/// the catalogue names "workspace" (a convolution's im2col buffer, scratch of the CPU kernels
+/// that other backends may leave alone) is not compared. Both backends need an arena of at
+/// least 64 KiB.
 void run_case(const OpCase& c, remat::Backend* cpu, remat::Backend* other, const char* other_name);
 
 /// Runs |c| on |other|, which does not claim its op: returns whether run_op() answered

@@ -96,7 +96,7 @@ static void compiled_plans_pass_runtime_verification(void**) {
 }
 
 static void bad_model_strings_are_named_in_the_error(void**) {
-  expect_error(options("resnet:layers=2"), "unknown template 'resnet'");
+  expect_error(options("vgg:layers=2"), "unknown template 'vgg' (templates: mlp, resmlp, transformer, cnn, resnet, dscnn)");
   expect_error(options("mlp:layers=2,width=8,in=3"), "missing classes=N");
   expect_error(options("mlp:layers=two,width=8,in=3,classes=2"), "layers=two");
   expect_error(options("mlp:layers=2,width=8,in=3,classes=2,depth=3"), "unknown key 'depth'");
@@ -106,6 +106,19 @@ static void bad_model_strings_are_named_in_the_error(void**) {
   expect_error(options("transformer:layers=1,hidden=10,heads=3,ffn=8,seq=4,vocab=5,classes=2"),
                "hidden=10 is not a multiple of heads=3");
   expect_error(options("mlp:layers=1,width=8,in=3,classes=2", 0), "batch 0");
+}
+
+static void bad_convolutional_model_strings_are_named_in_the_error(void**) {
+  expect_error(options("resnet:depth=21,in=3x8x8,classes=2"), "depth=21 is not 6n+2");
+  expect_error(options("resnet:depth=6008,in=3x8x8,classes=2"), "depth=6008 is over the limit of 6002");
+  expect_error(options("resnet:depth=8,in=3x2x2,classes=2"), "in=3x2x2 is too small");
+  expect_error(options("resnet:depth=8,in=3x8,classes=2"), "in=3x8 has 2 values, expected 3 (CxHxW)");
+  expect_error(options("cnn:channels=4x0,in=3x8x8,classes=2"), "channels=4x0 is not of the form C1xC2x...");
+  expect_error(options("cnn:channels=4x4x4x4,in=3x8x8,classes=2"), "stage 3 gets a 1x1 image");
+  expect_error(options("dscnn:blocks=1,in=1x1x1,classes=2"), "conv1: the filter does not fit input 'x'");
+  expect_error(options("dscnn:blocks=0,in=1x49x10,classes=2"), "blocks=0");
+  // Batch 1 and a 1x1 image in the last stage: one value per channel, no variance.
+  expect_error(options("resnet:depth=8,in=3x4x4,classes=2", 1), "sees 1 value per channel");
 }
 
 static void bad_optimizer_and_strategy_are_named_in_the_error(void**) {
@@ -258,6 +271,7 @@ int main() {
       cmocka_unit_test(every_parameter_gets_exactly_one_update),
       cmocka_unit_test(compiled_plans_pass_runtime_verification),
       cmocka_unit_test(bad_model_strings_are_named_in_the_error),
+      cmocka_unit_test(bad_convolutional_model_strings_are_named_in_the_error),
       cmocka_unit_test(bad_optimizer_and_strategy_are_named_in_the_error),
       cmocka_unit_test(models_deeper_than_the_limit_are_refused_naming_the_key_value_and_limit),
       cmocka_unit_test(finite_checks_guard_every_update_and_on_costs_no_arena),

@@ -1,4 +1,5 @@
-// Data movement: embedding lookup and its gradient, general permute, pitched row copies.
+// Data movement: embedding lookup and its gradient, general permute, pitched row copies (also
+// concat and slice), constant padding of NCHW planes and its gradient.
 
 // One work item per output element; a bad id gives a row of zeros and a report.
 KERNEL embedding(buf_t ids, ulong io, buf_t table, ulong to, buf_t out, ulong oo, ulong count,
@@ -70,4 +71,26 @@ KERNEL copy_rows(buf_t src, ulong so, ulong src_pitch, buf_t dst, ulong dso, ulo
   } else {
     dst[dso + row * dst_pitch + i] = src[so + row * src_pitch + i];
   }
+}
+
+// Padding of |planes| planes of [h, w] into [h + top + bottom, w + left + right] (|big_h|,
+// |big_w|): one work item per output element, |value| outside the input.
+KERNEL pad(buf_t x, ulong xo, buf_t y, ulong yo, ulong planes, ulong h, ulong w, ulong big_h,
+           ulong big_w, ulong top, ulong left, float value) {
+  const ulong gid = GLOBAL_ID();
+  if (gid >= planes * big_h * big_w) return;
+  const ulong col = gid % big_w, row = gid / big_w % big_h, plane = gid / (big_h * big_w);
+  // Unsigned: a position left of or above the input wraps to a large value.
+  const ulong ih = row - top, iw = col - left;
+  F32(y, yo)[gid] = ih < h && iw < w ? F32(x, xo)[(plane * h + ih) * w + iw] : value;
+}
+
+// pad's gradient: dx is the inner [h, w] of each padded plane of dy; one work item per element
+// of dx.
+KERNEL pad_grad(buf_t dy, ulong dyo, buf_t dx, ulong dxo, ulong planes, ulong h, ulong w,
+                ulong big_h, ulong big_w, ulong top, ulong left) {
+  const ulong gid = GLOBAL_ID();
+  if (gid >= planes * h * w) return;
+  const ulong iw = gid % w, ih = gid / w % h, plane = gid / (h * w);
+  F32(dx, dxo)[gid] = F32(dy, dyo)[(plane * big_h + ih + top) * big_w + iw + left];
 }

@@ -1,0 +1,118 @@
+// Batch normalisation over the channels of [N, C, inner]: the per-channel sums take one work
+// item per channel (acc_t, images then positions in order, as the CPU kernels), the
+// elementwise parts one work item per element. The running statistics' update and the batch
+// counter's increment skip themselves after a failed finite check, like the optimizer updates
+// (optim.cl).
+
+// rstd from the stored variance, the same in the forward and the backward op.
+DEVICE_FN float bn_rstd(float var, float eps) {
+  return (float)(1.0 / sqrt((acc_t)var + (acc_t)eps));
+}
+
+// mean[ch] and the biased var[ch] of x, two passes.
+KERNEL batch_norm_stats(buf_t x, ulong xo, buf_t mean, ulong mo, buf_t var, ulong vo,
+                        ulong images, ulong channels, ulong inner) {
+  const ulong ch = GLOBAL_ID();
+  if (ch >= channels) return;
+  const acc_t count = (acc_t)(images * inner);
+  acc_t sum = 0;
+  for (ulong b = 0; b < images; ++b) {
+    GLOBAL const float* row = F32(x, xo) + (b * channels + ch) * inner;
+    for (ulong i = 0; i < inner; ++i) sum += row[i];
+  }
+  const acc_t mu = sum / count;
+  acc_t sq = 0;
+  for (ulong b = 0; b < images; ++b) {
+    GLOBAL const float* row = F32(x, xo) + (b * channels + ch) * inner;
+    for (ulong i = 0; i < inner; ++i) {
+      const acc_t d = row[i] - mu;
+      sq += d * d;
+    }
+  }
+  F32(mean, mo)[ch] = (float)mu;
+  F32(var, vo)[ch] = (float)(sq / count);
+}
+
+// y = (x - mean) * rstd * gamma + beta, after batch_norm_stats.
+KERNEL batch_norm_apply(buf_t x, ulong xo, buf_t gamma, ulong go, buf_t beta, ulong bo,
+                        buf_t mean, ulong mo, buf_t var, ulong vo, buf_t y, ulong yo,
+                        ulong total, ulong channels, ulong inner, float eps) {
+  const ulong i = GLOBAL_ID();
+  if (i >= total) return;
+  const ulong ch = i / inner % channels;
+  const float s = bn_rstd(F32(var, vo)[ch], eps);
+  F32(y, yo)[i] = (F32(x, xo)[i] - F32(mean, mo)[ch]) * s * F32(gamma, go)[ch] + F32(beta, bo)[ch];
+}
+
+// dbeta[ch] = sum(dy), dgamma[ch] = sum(dy * xhat).
+KERNEL batch_norm_grad_params(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t mean, ulong mo,
+                              buf_t var, ulong vo, buf_t dgamma, ulong dgo, buf_t dbeta,
+                              ulong dbo, ulong images, ulong channels, ulong inner, float eps) {
+  const ulong ch = GLOBAL_ID();
+  if (ch >= channels) return;
+  const float m = F32(mean, mo)[ch], s = bn_rstd(F32(var, vo)[ch], eps);
+  acc_t sum_dy = 0, sum_dy_xhat = 0;
+  for (ulong b = 0; b < images; ++b) {
+    GLOBAL const float* d = F32(dy, dyo) + (b * channels + ch) * inner;
+    GLOBAL const float* row = F32(x, xo) + (b * channels + ch) * inner;
+    for (ulong i = 0; i < inner; ++i) {
+      sum_dy += d[i];
+      sum_dy_xhat += (acc_t)d[i] * ((row[i] - m) * s);
+    }
+  }
+  F32(dbeta, dbo)[ch] = (float)sum_dy;
+  F32(dgamma, dgo)[ch] = (float)sum_dy_xhat;
+}
+
+// dx = rstd * gamma * (dy - mean(dy) - xhat * mean(dy * xhat)), after batch_norm_grad_params:
+// the means come from the stored dbeta and dgamma (the CPU divides the unrounded sums: the
+// means may differ in their last bit).
+KERNEL batch_norm_grad_dx(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t mean, ulong mo,
+                          buf_t var, ulong vo, buf_t gamma, ulong go, buf_t dgamma, ulong dgo,
+                          buf_t dbeta, ulong dbo, buf_t dx, ulong dxo, ulong total,
+                          ulong channels, ulong inner, float eps) {
+  const ulong i = GLOBAL_ID();
+  if (i >= total) return;
+  const ulong ch = i / inner % channels;
+  const acc_t count = (acc_t)(total / channels);
+  const float m = F32(mean, mo)[ch], s = bn_rstd(F32(var, vo)[ch], eps);
+  const float mean_dy = (float)(F32(dbeta, dbo)[ch] / count);
+  const float mean_dy_xhat = (float)(F32(dgamma, dgo)[ch] / count);
+  const float scale = s * F32(gamma, go)[ch];
+  const float xhat = (F32(x, xo)[i] - m) * s;
+  F32(dx, dxo)[i] = scale * (F32(dy, dyo)[i] - mean_dy - xhat * mean_dy_xhat);
+}
+
+// y = x * a + b per channel, a = gamma / sqrt(running_var + eps) and b = beta - running_mean
+// * a worked out in acc_t and rounded once (the CPU kernel's double).
+KERNEL batch_norm_inference(buf_t x, ulong xo, buf_t gamma, ulong go, buf_t beta, ulong bo,
+                            buf_t running_mean, ulong rmo, buf_t running_var, ulong rvo,
+                            buf_t y, ulong yo, ulong total, ulong channels, ulong inner,
+                            float eps) {
+  const ulong i = GLOBAL_ID();
+  if (i >= total) return;
+  const ulong ch = i / inner % channels;
+  const acc_t rv = F32(running_var, rvo)[ch], rm = F32(running_mean, rmo)[ch];
+  const acc_t scale = (acc_t)F32(gamma, go)[ch] / sqrt(rv + (acc_t)eps);
+  const float a = (float)scale;
+  const float b = (float)((acc_t)F32(beta, bo)[ch] - rm * scale);
+  F32(y, yo)[i] = F32(x, xo)[i] * a + b;
+}
+
+// running = (1 - momentum) * running + momentum * (correction * batch) in acc_t, in place
+// (each element read before it is written); skipped when the step has reported bad data.
+KERNEL running_stat_update(buf_t running, ulong ro, buf_t batch, ulong bo, buf_t out, ulong oo,
+                           ulong n, float momentum, float correction,
+                           GLOBAL const GpuState* state) {
+  const ulong i = GLOBAL_ID();
+  if (i >= n || state->error != 0) return;
+  const acc_t m = momentum, r = F32(running, ro)[i], b = F32(batch, bo)[i];
+  F32(out, oo)[i] = (float)((1.0 - m) * r + m * ((acc_t)correction * b));
+}
+
+// counter += 1 on an i64 [1] (num_batches_tracked), in place; one work item, skipped when the
+// step has reported bad data.
+KERNEL increment(buf_t counter, ulong co, buf_t out, ulong oo, GLOBAL const GpuState* state) {
+  if (GLOBAL_ID() != 0 || state->error != 0) return;
+  *(GLOBAL REMAT_GPU_I64*)(out + oo) = *(GLOBAL const REMAT_GPU_I64*)(counter + co) + 1;
+}

@@ -1,0 +1,114 @@
+// Convolutions as direct loops, one work item per output element: the forward op per element
+// of y, the input gradient per element of dx (gathering the outputs that read it, so no two
+// work items write one element), the weight gradient per filter tap (images and positions in
+// order, as the CPU's depthwise loop). No im2col workspace: the op's optional workspace output
+// is the CPU kernels' and is left untouched here.
+
+// A convolution's sizes (ConvShape of plan/spatial_shape.h) as kernel parameters, in the order
+// gpu_ops_conv.cc passes them: input [n, c, h, w], filters [k, cg, r, s], output [n, k, p, q],
+// cg and kg the input and output channels of a group.
+#define CONV_SHAPE_PARAMS                                                                      \
+  long n, long c, long h, long w, long k, long cg, long kg, long r, long s, long p, long q,    \
+      long stride_h, long stride_w, long pad_h, long pad_w, long dil_h, long dil_w
+
+// y[b, o, i, j] = sum over the group's channels and taps of w * x (+ bias[o]); the sum in
+// float, taps in (channel, row, column) order: the CPU's GEMM also sums K in float.
+KERNEL conv(buf_t x, ulong xo, buf_t wt, ulong wo, buf_t bias, ulong bo, int has_bias, buf_t y,
+            ulong yo, CONV_SHAPE_PARAMS) {
+  const ulong gid = GLOBAL_ID();
+  if (gid >= (ulong)(n * k * p * q)) return;
+  long rest = (long)gid;
+  const long j = rest % q;
+  rest /= q;
+  const long i = rest % p;
+  rest /= p;
+  const long o = rest % k, b = rest / k;
+  GLOBAL const float* xg = F32(x, xo) + (b * c + (o / kg) * cg) * h * w;
+  GLOBAL const float* wk = F32(wt, wo) + o * cg * r * s;
+  float acc = 0.0f;
+  for (long ci = 0; ci < cg; ++ci) {
+    for (long fr = 0; fr < r; ++fr) {
+      const long ih = i * stride_h - pad_h + fr * dil_h;
+      if (ih < 0 || ih >= h) continue;
+      for (long fs = 0; fs < s; ++fs) {
+        const long iw = j * stride_w - pad_w + fs * dil_w;
+        if (iw >= 0 && iw < w) acc += wk[(ci * r + fr) * s + fs] * xg[(ci * h + ih) * w + iw];
+      }
+    }
+  }
+  if (has_bias) acc += F32(bias, bo)[o];
+  F32(y, yo)[gid] = acc;
+}
+
+// dx[b, ch, ih, iw] = sum over the group's filters o and the taps (fr, fs) whose output
+// position (i, j) reads x[b, ch, ih, iw] of w[o, ch % cg, fr, fs] * dy[b, o, i, j].
+KERNEL conv_grad_input(buf_t dy, ulong dyo, buf_t wt, ulong wo, buf_t dx, ulong dxo,
+                       CONV_SHAPE_PARAMS) {
+  const ulong gid = GLOBAL_ID();
+  if (gid >= (ulong)(n * c * h * w)) return;
+  long rest = (long)gid;
+  const long iw = rest % w;
+  rest /= w;
+  const long ih = rest % h;
+  rest /= h;
+  const long ch = rest % c, b = rest / c;
+  const long g = ch / cg, ci = ch % cg;
+  float acc = 0.0f;
+  for (long o = g * kg; o < (g + 1) * kg; ++o) {
+    GLOBAL const float* wk = F32(wt, wo) + (o * cg + ci) * r * s;
+    GLOBAL const float* grad = F32(dy, dyo) + (b * k + o) * p * q;
+    for (long fr = 0; fr < r; ++fr) {
+      const long th = ih + pad_h - fr * dil_h;
+      if (th < 0 || th % stride_h != 0 || th / stride_h >= p) continue;
+      for (long fs = 0; fs < s; ++fs) {
+        const long tw = iw + pad_w - fs * dil_w;
+        if (tw < 0 || tw % stride_w != 0 || tw / stride_w >= q) continue;
+        acc += wk[fr * s + fs] * grad[(th / stride_h) * q + tw / stride_w];
+      }
+    }
+  }
+  F32(dx, dxo)[gid] = acc;
+}
+
+// dw[o, ci, fr, fs] = sum over images b and output positions (i, j) of dy[b, o, i, j] *
+// x[b, group channel ci, tap position], in acc_t, images then positions in order.
+KERNEL conv_grad_weight(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t dw, ulong dwo,
+                        CONV_SHAPE_PARAMS) {
+  const ulong gid = GLOBAL_ID();
+  if (gid >= (ulong)(k * cg * r * s)) return;
+  long rest = (long)gid;
+  const long fs = rest % s;
+  rest /= s;
+  const long fr = rest % r;
+  rest /= r;
+  const long ci = rest % cg, o = rest / cg;
+  const long ch = (o / kg) * cg + ci;
+  acc_t acc = 0;
+  for (long b = 0; b < n; ++b) {
+    GLOBAL const float* plane = F32(x, xo) + (b * c + ch) * h * w;
+    GLOBAL const float* grad = F32(dy, dyo) + (b * k + o) * p * q;
+    for (long i = 0; i < p; ++i) {
+      const long ih = i * stride_h - pad_h + fr * dil_h;
+      if (ih < 0 || ih >= h) continue;
+      for (long j = 0; j < q; ++j) {
+        const long iw = j * stride_w - pad_w + fs * dil_w;
+        if (iw >= 0 && iw < w) acc += (acc_t)grad[i * q + j] * plane[ih * w + iw];
+      }
+    }
+  }
+  F32(dw, dwo)[gid] = (float)acc;
+}
+
+// db[ch] = sum of dy[b, ch, ...] over images and positions: one work item per channel, summing
+// in acc_t in the CPU kernel's order. |inner| is the spatial size.
+KERNEL channel_sum(buf_t dy, ulong dyo, buf_t db, ulong dbo, ulong images, ulong channels,
+                   ulong inner) {
+  const ulong ch = GLOBAL_ID();
+  if (ch >= channels) return;
+  acc_t acc = 0;
+  for (ulong b = 0; b < images; ++b) {
+    GLOBAL const float* row = F32(dy, dyo) + (b * channels + ch) * inner;
+    for (ulong i = 0; i < inner; ++i) acc += row[i];
+  }
+  F32(db, dbo)[ch] = (float)acc;
+}
