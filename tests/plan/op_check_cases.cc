@@ -75,6 +75,56 @@ void wait_ok(Case& c) { c.in(F32, {2, 3}); }
 void finite_check_ok(Case& c) { c.in(F32, {2, 3}); }
 void scale_ok(Case& c) { unary(c); c.fa({0.5f}); }
 
+// A 3x3 convolution of 4 to 6 channels in 2 groups, stride 1, padding 1: y keeps 8x8, and the
+// workspace is C/groups * R * S * P * Q = 2 * 9 * 64.
+void conv_ok(Case& c) {
+  c.in(F32, {2, 4, 8, 8}).in(F32, {6, 2, 3, 3}).in(F32, {6});
+  c.out(F32, {2, 6, 8, 8}).out(F32, {1152}).ia({1, 1, 1, 1, 1, 1, 2});
+}
+void conv_grad_input_ok(Case& c) {
+  c.in(F32, {2, 6, 8, 8}).in(F32, {6, 2, 3, 3});
+  c.out(F32, {2, 4, 8, 8}).out(F32, {1152}).ia({1, 1, 1, 1, 1, 1, 2});
+}
+void conv_grad_weight_ok(Case& c) {
+  c.in(F32, {2, 6, 8, 8}).in(F32, {2, 4, 8, 8});
+  c.out(F32, {6, 2, 3, 3}).out(F32, {1152}).ia({1, 1, 1, 1, 1, 1, 2});
+}
+void channel_sum_ok(Case& c) { c.in(F32, {2, 6, 8, 8}).out(F32, {6}); }
+// 3x3 windows, stride 2, padding 1 over 7x7: (7 + 2 - 3) / 2 + 1 = 4.
+void max_pool_ok(Case& c) { c.in(F32, {2, 3, 7, 7}).out(F32, {2, 3, 4, 4}).ia({3, 3, 2, 2, 1, 1, 0}); }
+void max_pool_grad_ok(Case& c) {
+  c.in(F32, {2, 3, 4, 4}).in(F32, {2, 3, 7, 7}).out(F32, {2, 3, 7, 7}).ia({3, 3, 2, 2, 1, 1, 0});
+}
+void avg_pool_ok(Case& c) {
+  c.in(F32, {2, 3, 7, 7}).out(F32, {2, 3, 4, 4}).ia({3, 3, 2, 2, 1, 1, 0, 1});
+}
+void avg_pool_grad_ok(Case& c) {
+  c.in(F32, {2, 3, 4, 4}).out(F32, {2, 3, 7, 7}).ia({3, 3, 2, 2, 1, 1, 0, 1});
+}
+void global_avg_pool_ok(Case& c) { c.in(F32, {2, 3, 4, 5}).out(F32, {2, 3}); }
+void global_avg_pool_grad_ok(Case& c) { c.in(F32, {2, 3}).out(F32, {2, 3, 4, 5}); }
+void batch_norm_ok(Case& c) {
+  c.in(F32, {4, 3, 5, 5}).in(F32, {3}).in(F32, {3});
+  c.out(F32, {4, 3, 5, 5}).out(F32, {3}).out(F32, {3}).fa({1e-5f});
+}
+void batch_norm_grad_ok(Case& c) {
+  c.in(F32, {4, 3, 5, 5}).in(F32, {4, 3, 5, 5}).in(F32, {3}).in(F32, {3}).in(F32, {3});
+  c.out(F32, {4, 3, 5, 5}).out(F32, {3}).out(F32, {3}).fa({1e-5f});
+}
+void batch_norm_inference_ok(Case& c) {
+  c.in(F32, {4, 3, 5, 5}).in(F32, {3}).in(F32, {3}).in(F32, {3}).in(F32, {3});
+  c.out(F32, {4, 3, 5, 5}).fa({1e-5f});
+}
+void running_stat_update_ok(Case& c) { c.in(F32, {3}).in(F32, {3}).out(F32, {3}).fa({0.1f, 1.0f}); }
+// top 1, bottom 2, left 3, right 0.
+void pad_ok(Case& c) { c.in(F32, {2, 3, 4, 5}).out(F32, {2, 3, 7, 8}).ia({1, 2, 3, 0}).fa({0.0f}); }
+void pad_grad_ok(Case& c) { c.in(F32, {2, 3, 7, 8}).out(F32, {2, 3, 4, 5}).ia({1, 2, 3, 0}); }
+void concat_ok(Case& c) {
+  c.in(F32, {2, 3, 4}).in(F32, {2, 5, 4}).in(F32, {2, 1, 4}).out(F32, {2, 9, 4}).ia({1});
+}
+void slice_ok(Case& c) { c.in(F32, {2, 9, 4}).out(F32, {2, 5, 4}).ia({1, 3}); }
+void increment_ok(Case& c) { c.in(I64, {1}).out(I64, {1}); }
+
 namespace {
 
 using Builder = void (*)(Case&);
@@ -118,6 +168,25 @@ constexpr Builders make_builders() {
   set(OpCode::kWait, wait_ok);
   set(OpCode::kScale, scale_ok);
   set(OpCode::kFiniteCheck, finite_check_ok);
+  set(OpCode::kConv, conv_ok);
+  set(OpCode::kConvGradInput, conv_grad_input_ok);
+  set(OpCode::kConvGradWeight, conv_grad_weight_ok);
+  set(OpCode::kChannelSum, channel_sum_ok);
+  set(OpCode::kMaxPool, max_pool_ok);
+  set(OpCode::kMaxPoolGrad, max_pool_grad_ok);
+  set(OpCode::kAvgPool, avg_pool_ok);
+  set(OpCode::kAvgPoolGrad, avg_pool_grad_ok);
+  set(OpCode::kGlobalAvgPool, global_avg_pool_ok);
+  set(OpCode::kGlobalAvgPoolGrad, global_avg_pool_grad_ok);
+  set(OpCode::kBatchNorm, batch_norm_ok);
+  set(OpCode::kBatchNormGrad, batch_norm_grad_ok);
+  set(OpCode::kBatchNormInference, batch_norm_inference_ok);
+  set(OpCode::kRunningStatUpdate, running_stat_update_ok);
+  set(OpCode::kPad, pad_ok);
+  set(OpCode::kPadGrad, pad_grad_ok);
+  set(OpCode::kConcat, concat_ok);
+  set(OpCode::kSlice, slice_ok);
+  set(OpCode::kIncrement, increment_ok);
   return t;
 }
 

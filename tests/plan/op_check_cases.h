@@ -15,6 +15,7 @@ constexpr uint8_t F32 = REMAT_DTYPE_F32;
 constexpr uint8_t F16 = REMAT_DTYPE_F16;
 constexpr uint8_t BF16 = REMAT_DTYPE_BF16;
 constexpr uint8_t I32 = REMAT_DTYPE_I32;
+constexpr uint8_t I64 = REMAT_DTYPE_I64;
 constexpr uint16_t kCount = remat::kOpCodeCount;
 constexpr int64_t k2p20 = int64_t{1} << 20;
 constexpr int64_t k2p32 = int64_t{1} << 32;
@@ -123,6 +124,27 @@ void sgd_ok(Case& c);
 void adam_ok(Case& c);
 void wait_ok(Case& c);
 void scale_ok(Case& c);
+// The spatial ops (conv to slice): NCHW shapes, conv with bias and workspace, concat of 3;
+// increment: its i64 [1] counter.
+void conv_ok(Case& c);
+void conv_grad_input_ok(Case& c);
+void conv_grad_weight_ok(Case& c);
+void channel_sum_ok(Case& c);
+void max_pool_ok(Case& c);
+void max_pool_grad_ok(Case& c);
+void avg_pool_ok(Case& c);
+void avg_pool_grad_ok(Case& c);
+void global_avg_pool_ok(Case& c);
+void global_avg_pool_grad_ok(Case& c);
+void batch_norm_ok(Case& c);
+void batch_norm_grad_ok(Case& c);
+void batch_norm_inference_ok(Case& c);
+void running_stat_update_ok(Case& c);
+void pad_ok(Case& c);
+void pad_grad_ok(Case& c);
+void concat_ok(Case& c);
+void slice_ok(Case& c);
+void increment_ok(Case& c);
 
 /// Fills |c| with the well-formed case of its opcode, which must be 1..kCount-1.
 void build(Case& c);

@@ -98,6 +98,7 @@ void dtypes_mark_ids_labels_and_copies(void**) {
       case OpCode::kSpill:
       case OpCode::kPrefetch:
       case OpCode::kWait: want = OpDtypes::kAnyDtype; break;
+      case OpCode::kIncrement: want = OpDtypes::kI64; break;
       default: break;
     }
     if (info.dtypes != want) fail_msg("%s: dtypes %d, expected %d", info.name, static_cast<int>(info.dtypes),

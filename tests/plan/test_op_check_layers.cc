@@ -393,8 +393,8 @@ void spill_that_changes_dtype_or_size_is_rejected(void**) {
     c.outputs[0].dtype = I32;
     c.out_shape(0, {2, 4});
     expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (", "(8 elements), expected 6 elements"});
-    c.inputs[0].dtype = 4;
-    expect(c, REMAT_ERROR_BAD_DTYPE, {"input 0 (", "dtype unknown (4)"});
+    c.inputs[0].dtype = I64 + 1;  // The first value past the dtypes remat.h names.
+    expect(c, REMAT_ERROR_BAD_DTYPE, {"input 0 (", "dtype unknown (5)"});
   }
 }
 
