@@ -352,8 +352,9 @@ REMAT_API remat_status remat_session_read_param(remat_session* session, const ch
  *  to |out_loss| when it is not NULL. Changes no parameter, optimizer state or step count, so
  *  it may run between any two steps; it uses the arena, whose bytes no step keeps. Afterwards
  *  remat_session_read_output() reads the outputs, until the next step. With the same
- *  parameters and inputs, and no dropout in the model, the loss equals the loss the next step
- *  reports, bit for bit. REMAT_ERROR_NOT_FOUND when the plan has no eval program (compiled
+ *  parameters and inputs, and neither dropout nor batch norm in the model (batch norms evaluate
+ *  with their running statistics, as in torch's eval mode), the loss equals the loss the next
+ *  step reports, bit for bit. REMAT_ERROR_NOT_FOUND when the plan has no eval program (compiled
  *  with --eval-program off, or format version 1); REMAT_ERROR_FAILED_PRECONDITION as for a
  *  step when an input or label was never set or a load_state failed part way; labels or ids out
  *  of range as for a step. */

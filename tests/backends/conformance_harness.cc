@@ -54,7 +54,7 @@ std::vector<uint8_t> compile_plan(const std::string& model, const std::string& o
 }
 
 std::vector<uint8_t> train(const std::string& model, const std::string& optimizer, const std::string& strategy,
-                           const std::string& backend) {
+                           const std::string& backend, bool with_buffers) {
   Run run(model, optimizer, strategy, backend);
   remat::cli::SyntheticTask task(model, kBatch, kSeed);
   for (int s = 0; s < kSteps; ++s) {
@@ -65,7 +65,7 @@ std::vector<uint8_t> train(const std::string& model, const std::string& optimize
     }
     if (!isfinite(loss)) fail_msg("%s on %s, step %d: loss %g", model.c_str(), backend.c_str(), s, loss);
   }
-  return run.params();
+  return with_buffers ? run.params_and_buffers() : run.params();
 }
 
 remat::OpCall make_call(remat::OpCode code, uint32_t index, const remat::TensorRef* in, const remat::TensorRef* out) {

@@ -29,6 +29,8 @@ constexpr const char* kModels[] = {
     "mlp:layers=4,width=32,in=16,classes=4,dropout=0.2",
     "resmlp:layers=4,width=32,in=16,classes=4,dropout=0.2",
     "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3,dropout=0.1",
+    // Convolutions, batch norms with their running statistics, shortcuts, strided 1x1 convs.
+    "resnet:depth=8,width=4,in=3x8x8,classes=4",
 };
 constexpr const char* kOptimizers[] = {
     "sgd:lr=0.05,momentum=0.9",
@@ -115,11 +117,38 @@ struct Run {
     }
     return all;
   }
+
+  /// The buffers (batch norms' running statistics and counts), concatenated in plan order.
+  std::vector<uint8_t> buffers() const {
+    std::vector<uint8_t> all;
+    uint32_t count = 0;
+    remat_plan_binding_count(plan, REMAT_BINDING_BUFFER, &count);
+    for (uint32_t i = 0; i < count; ++i) {
+      remat_tensor_info info;
+      remat_plan_binding(plan, REMAT_BINDING_BUFFER, i, &info);
+      std::vector<uint8_t> one(info.bytes);
+      if (remat_session_read_param(session, info.name, one.data(), one.size()) != REMAT_OK) {
+        fail_msg("read_param %s: %s", info.name, remat_session_last_error(session));
+      }
+      all.insert(all.end(), one.begin(), one.end());
+    }
+    return all;
+  }
+
+  /// The parameters, then the buffers: all the persistent state a step changes but the
+  /// optimizer's moments.
+  std::vector<uint8_t> params_and_buffers() const {
+    std::vector<uint8_t> all = params();
+    const std::vector<uint8_t> b = buffers();
+    all.insert(all.end(), b.begin(), b.end());
+    return all;
+  }
 };
 
-/// Parameters after kSteps steps of |model| with |optimizer| under |strategy| on |backend|.
+/// Parameters (f32, in plan order) after kSteps steps of |model| with |optimizer| under
+/// |strategy| on |backend|; then the buffers too when |with_buffers|.
 std::vector<uint8_t> train(const std::string& model, const std::string& optimizer, const std::string& strategy,
-                           const std::string& backend);
+                           const std::string& backend, bool with_buffers = false);
 
 /// The OpCall of a one-input op over |in| and |out| (out may be null).
 remat::OpCall make_call(remat::OpCode code, uint32_t index, const remat::TensorRef* in, const remat::TensorRef* out);

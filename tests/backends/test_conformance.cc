@@ -72,7 +72,7 @@ void check_strategy_is_byte_identical(const char* strategy) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   for (const char* model : kModels) {
     for (const char* optimizer : kOptimizers) {
-      if (train(model, optimizer, "none", g_backend) != train(model, optimizer, strategy, g_backend)) {
+      if (train(model, optimizer, "none", g_backend, true) != train(model, optimizer, strategy, g_backend, true)) {
         fail_msg("%s with %s on %s: --strategy %s differs from --strategy none", model, optimizer, g_backend.c_str(),
                  strategy);
       }
@@ -188,32 +188,33 @@ void run_steps(Run& run, const std::string& model, int first, int count) {
   }
 }
 
-// Two steps, save the state, load it into a fresh session, three more steps: the parameters
-// equal five steps in one session on this backend, byte for byte, under SGD with momentum and
-// AdamW, with dropout, with recomputation and with spilling.
+// Two steps, save the state, load it into a fresh session, three more steps: the parameters and
+// buffers equal five steps in one session on this backend, byte for byte, under SGD with
+// momentum and AdamW, with dropout, with recomputation, on a transformer and a ResNet.
 void resuming_from_a_saved_state_is_exact(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   for (const char* optimizer : kOptimizers) {
     for (const char* strategy : {"none", "sqrt"}) {
-      const std::string model = kModels[2];
-      Run straight(model, optimizer, strategy, g_backend);
-      run_steps(straight, model, 0, kSteps);
-      std::vector<uint8_t> state;
-      {
-        Run first(model, optimizer, strategy, g_backend);
-        run_steps(first, model, 0, 2);
-        if (remat_session_save_state(first.session, append_state, &state) != REMAT_OK) {
-          fail_msg("save_state: %s", remat_session_last_error(first.session));
+      for (const std::string model : {kModels[2], kModels[3]}) {
+        Run straight(model, optimizer, strategy, g_backend);
+        run_steps(straight, model, 0, kSteps);
+        std::vector<uint8_t> state;
+        {
+          Run first(model, optimizer, strategy, g_backend);
+          run_steps(first, model, 0, 2);
+          if (remat_session_save_state(first.session, append_state, &state) != REMAT_OK) {
+            fail_msg("save_state: %s", remat_session_last_error(first.session));
+          }
         }
-      }
-      Run resumed(model, optimizer, strategy, g_backend);
-      if (remat_session_load_state(resumed.session, read_state, &state, state.size()) != REMAT_OK) {
-        fail_msg("load_state: %s", remat_session_last_error(resumed.session));
-      }
-      run_steps(resumed, model, 2, kSteps - 2);
-      if (resumed.params() != straight.params()) {
-        fail_msg("%s %s on %s: 2 + %d resumed steps differ from %d", optimizer, strategy, g_backend.c_str(),
-                 kSteps - 2, kSteps);
+        Run resumed(model, optimizer, strategy, g_backend);
+        if (remat_session_load_state(resumed.session, read_state, &state, state.size()) != REMAT_OK) {
+          fail_msg("load_state: %s", remat_session_last_error(resumed.session));
+        }
+        run_steps(resumed, model, 2, kSteps - 2);
+        if (resumed.params_and_buffers() != straight.params_and_buffers()) {
+          fail_msg("%s %s %s on %s: 2 + %d resumed steps differ from %d", model.c_str(), optimizer, strategy,
+                   g_backend.c_str(), kSteps - 2, kSteps);
+        }
       }
     }
   }

@@ -47,13 +47,15 @@ std::vector<uint8_t> state_of(Run& run) {
 }
 
 // Same parameters, same batch, no dropout: the eval program runs the step's forward kernels on
-// the step's inputs, so its loss is the loss the step then reports, to the bit.
+// the step's inputs, so its loss is the loss the step then reports, to the bit. (Not with batch
+// norms, which evaluate with their running statistics: test_golden.cc compares that with torch.)
 void eval_loss_is_the_next_steps_loss_bit_for_bit(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   for (const char* with_dropout : kModels) {
     const std::string model = without_dropout(with_dropout);
     for (const char* strategy : {"none", "sqrt"}) {
       Run run(model, kOptimizers[1], strategy, g_backend);
+      if (!run.buffers().empty()) continue;
       remat::cli::SyntheticTask task(model, kBatch, kSeed);
       for (uint64_t s = 0; s < 3; ++s) {
         run.feed(task, s);
@@ -100,6 +102,7 @@ void eval_between_steps_leaves_training_byte_identical(void**) {
 void eval_has_no_dropout(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   for (const char* model : kModels) {
+    if (std::string(model).find("dropout=") == std::string::npos) continue;  // nothing to leave out
     Run with(model, kOptimizers[0], "none", g_backend), without(without_dropout(model), kOptimizers[0], "none", g_backend);
     remat::cli::SyntheticTask task(model, kBatch, kSeed);
     for (uint64_t s = 0; s < 2; ++s) {

@@ -5,7 +5,7 @@ its state_dict names are the template's parameter names. It runs in float64 with
 starting from parameters and inputs that are exactly representable in float32 (they are drawn,
 then rounded to float32), so the float64 run is the reference for a float32 implementation fed
 the stored float32 values. Three optimizer steps are taken on the same batch; the loss is
-recorded before each step's update.
+recorded before each step's update, and the eval-mode loss on that batch after the last.
 
 Run: /usr/bin/python3 tests/data/make_golden.py [FILE...]   (Debian's python3-torch; no other
 package). With file names, only those files are written.
@@ -284,6 +284,9 @@ def make(filename, template, batch, optimizer_spec, build_model, make_optimizer,
     init = {name: p.detach().clone() for name, p in model.named_parameters()}
     losses = train(model, make_optimizer(model.parameters()), inputs, labels)
     assert losses[0] > losses[1] > losses[2], "%s: loss does not decrease: %s" % (filename, losses)
+    model.eval()  # no dropout; batch norms use their running statistics
+    with torch.no_grad():
+        eval_loss = F.cross_entropy(model(inputs), labels).item()
 
     tensors = {}
     for name, value in init.items():
@@ -296,6 +299,7 @@ def make(filename, template, batch, optimizer_spec, build_model, make_optimizer,
         i32(inputs) if input_name == "tokens" else f32(inputs))
     tensors["label.labels"] = i32(labels)
     tensors["loss"] = f32(torch.tensor(losses, dtype=torch.float64))
+    tensors["eval_loss"] = f32(torch.tensor([eval_loss], dtype=torch.float64))
     metadata = {
         "template": template,
         "batch": str(batch),

@@ -75,6 +75,13 @@ static void run_golden(const char* file_name) {
     const std::vector<float> got = run.param(info.name);
     check_close(info.name, got.data(), reinterpret_cast<const float*>(t->data.data()), got.size());
   }
+  // The eval program after the steps: model.eval() in torch (batch norms on running statistics).
+  const remat::SafeTensor* eval = golden.find("eval_loss");
+  assert_non_null(eval);
+  float evaluated = 0, want_eval = 0;
+  assert_int_equal(remat_session_eval(run.session, &evaluated), REMAT_OK);
+  std::memcpy(&want_eval, eval->data.data(), 4);
+  check_close("eval loss", &evaluated, &want_eval, 1);
   // Buffers: batch norms' running statistics within the tolerance, their counts exactly.
   uint32_t buffers = 0;
   remat_plan_binding_count(run.plan, REMAT_BINDING_BUFFER, &buffers);
