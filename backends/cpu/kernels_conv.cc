@@ -18,6 +18,10 @@ ConvShape shape_of(const OpCall& call, const TensorRef& x, const TensorRef& w) {
   return conv_shape(x.dims, w.dims, x.rank, conv_attrs(call.iattrs));
 }
 
+// One input channel per group and a filter wider than 1x1 at unit stride: direct loops (the
+// rest of conv_is_direct, a pointwise product, multiplies the input in place instead).
+bool uses_depthwise_loops(const ConvShape& c) { return c.cg == 1 && !conv_is_pointwise(c); }
+
 // Input row of output row |p| and filter row |r| (may lie in the padding).
 inline int64_t in_row(const ConvShape& c, int64_t p, int64_t r) {
   return p * c.a.stride_h - c.a.pad_h + r * c.a.dilation_h;
@@ -119,6 +123,58 @@ void depthwise_forward(const ConvShape& c, const float* x, const float* w, float
   }
 }
 
+// Depthwise input gradient: dx[n, k / kg] += w[k, 0, r, s] * dy[n, k] at every tap, in
+// output order; dx is zeroed first.
+void depthwise_grad_input(const ConvShape& c, const float* dy, const float* w, float* dx) {
+  memset(dx, 0, static_cast<size_t>(c.x.n * c.x.c * c.x.h * c.x.w) * sizeof(float));
+  for (int64_t n = 0; n < c.x.n; ++n) {
+    for (int64_t k = 0; k < c.k; ++k) {
+      float* plane = dx + (n * c.x.c + k / c.kg) * c.x.h * c.x.w;
+      const float* wk = w + k * c.r * c.s;
+      const float* grad = dy + (n * c.k + k) * c.p * c.q;
+      for (int64_t p = 0; p < c.p; ++p) {
+        for (int64_t q = 0; q < c.q; ++q) {
+          const float d = grad[p * c.q + q];
+          for (int64_t r = 0; r < c.r; ++r) {
+            const int64_t ih = in_row(c, p, r);
+            if (ih < 0 || ih >= c.x.h) continue;
+            for (int64_t s = 0; s < c.s; ++s) {
+              const int64_t iw = in_col(c, q, s);
+              if (iw >= 0 && iw < c.x.w) plane[ih * c.x.w + iw] += wk[r * c.s + s] * d;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Depthwise weight gradient: one double accumulator per filter tap, images and positions in
+// order.
+void depthwise_grad_weight(const ConvShape& c, const float* dy, const float* x, float* dw) {
+  const int64_t pq = c.p * c.q;
+  for (int64_t k = 0; k < c.k; ++k) {
+    for (int64_t r = 0; r < c.r; ++r) {
+      for (int64_t s = 0; s < c.s; ++s) {
+        double acc = 0.0;
+        for (int64_t n = 0; n < c.x.n; ++n) {
+          const float* plane = x + (n * c.x.c + k / c.kg) * c.x.h * c.x.w;
+          const float* grad = dy + (n * c.k + k) * pq;
+          for (int64_t p = 0; p < c.p; ++p) {
+            const int64_t ih = in_row(c, p, r);
+            if (ih < 0 || ih >= c.x.h) continue;
+            for (int64_t q = 0; q < c.q; ++q) {
+              const int64_t iw = in_col(c, q, s);
+              if (iw >= 0 && iw < c.x.w) acc += static_cast<double>(grad[p * c.q + q]) * plane[ih * c.x.w + iw];
+            }
+          }
+        }
+        dw[(k * c.r + r) * c.s + s] = static_cast<float>(acc);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 remat_status conv(const KernelArgs& args) {
@@ -128,7 +184,7 @@ remat_status conv(const KernelArgs& args) {
   const float* w = in_f32(args, 1);
   float* y = out_f32(args, 0);
   const int64_t pq = c.p * c.q;
-  if (c.cg == 1 && !conv_is_pointwise(c)) {
+  if (uses_depthwise_loops(c)) {
     depthwise_forward(c, x, w, y);
   } else {
     float* col = call.num_outputs > 1 ? out_f32(args, 1) : nullptr;
@@ -140,7 +196,7 @@ remat_status conv(const KernelArgs& args) {
     gm.ldb = pq;
     gm.ldc = pq;
     for (int64_t n = 0; n < c.x.n; ++n) {
-      for (int64_t g = 0; g < call.iattrs[6]; ++g) {
+      for (int64_t g = 0; g < c.a.groups; ++g) {
         const GroupPtrs at = group_ptrs(c, n, g);
         if (col != nullptr) im2col(c, x + at.x_offset, col);
         gm.a = w + at.w_offset;
@@ -169,28 +225,8 @@ remat_status conv_grad_input(const KernelArgs& args) {
   const float* w = in_f32(args, 1);
   float* dx = out_f32(args, 0);
   const int64_t pq = c.p * c.q;
-  if (c.cg == 1 && !conv_is_pointwise(c)) {
-    memset(dx, 0, static_cast<size_t>(out_ref(args, 0).numel) * sizeof(float));
-    for (int64_t n = 0; n < c.x.n; ++n) {
-      for (int64_t k = 0; k < c.k; ++k) {
-        float* plane = dx + (n * c.x.c + k / c.kg) * c.x.h * c.x.w;
-        const float* wk = w + k * c.r * c.s;
-        const float* grad = dy + (n * c.k + k) * pq;
-        for (int64_t p = 0; p < c.p; ++p) {
-          for (int64_t q = 0; q < c.q; ++q) {
-            const float d = grad[p * c.q + q];
-            for (int64_t r = 0; r < c.r; ++r) {
-              const int64_t ih = in_row(c, p, r);
-              if (ih < 0 || ih >= c.x.h) continue;
-              for (int64_t s = 0; s < c.s; ++s) {
-                const int64_t iw = in_col(c, q, s);
-                if (iw >= 0 && iw < c.x.w) plane[ih * c.x.w + iw] += wk[r * c.s + s] * d;
-              }
-            }
-          }
-        }
-      }
-    }
+  if (uses_depthwise_loops(c)) {
+    depthwise_grad_input(c, dy, w, dx);
     return REMAT_OK;
   }
   float* col = call.num_outputs > 1 ? out_f32(args, 1) : nullptr;
@@ -204,7 +240,7 @@ remat_status conv_grad_input(const KernelArgs& args) {
   gm.ldb = pq;
   gm.ldc = pq;
   for (int64_t n = 0; n < c.x.n; ++n) {
-    for (int64_t g = 0; g < call.iattrs[6]; ++g) {
+    for (int64_t g = 0; g < c.a.groups; ++g) {
       const GroupPtrs at = group_ptrs(c, n, g);
       gm.a = w + at.w_offset;
       gm.b = dy + at.y_offset;
@@ -223,28 +259,8 @@ remat_status conv_grad_weight(const KernelArgs& args) {
   const float* x = in_f32(args, 1);
   float* dw = out_f32(args, 0);
   const int64_t pq = c.p * c.q;
-  if (c.cg == 1 && !conv_is_pointwise(c)) {
-    // One double accumulator per filter tap, images and positions in order.
-    for (int64_t k = 0; k < c.k; ++k) {
-      for (int64_t r = 0; r < c.r; ++r) {
-        for (int64_t s = 0; s < c.s; ++s) {
-          double acc = 0.0;
-          for (int64_t n = 0; n < c.x.n; ++n) {
-            const float* plane = x + (n * c.x.c + k / c.kg) * c.x.h * c.x.w;
-            const float* grad = dy + (n * c.k + k) * pq;
-            for (int64_t p = 0; p < c.p; ++p) {
-              const int64_t ih = in_row(c, p, r);
-              if (ih < 0 || ih >= c.x.h) continue;
-              for (int64_t q = 0; q < c.q; ++q) {
-                const int64_t iw = in_col(c, q, s);
-                if (iw >= 0 && iw < c.x.w) acc += static_cast<double>(grad[p * c.q + q]) * plane[ih * c.x.w + iw];
-              }
-            }
-          }
-          dw[(k * c.r + r) * c.s + s] = static_cast<float>(acc);
-        }
-      }
-    }
+  if (uses_depthwise_loops(c)) {
+    depthwise_grad_weight(c, dy, x, dw);
     return REMAT_OK;
   }
   float* col = call.num_outputs > 1 ? out_f32(args, 1) : nullptr;
@@ -258,7 +274,7 @@ remat_status conv_grad_weight(const KernelArgs& args) {
   gm.ldb = pq;
   gm.ldc = gm.n;
   for (int64_t n = 0; n < c.x.n; ++n) {
-    for (int64_t g = 0; g < call.iattrs[6]; ++g) {
+    for (int64_t g = 0; g < c.a.groups; ++g) {
       const GroupPtrs at = group_ptrs(c, n, g);
       if (col != nullptr) im2col(c, x + at.x_offset, col);
       gm.a = dy + at.y_offset;

@@ -26,11 +26,19 @@ Pool pool_of(const OpCall& call, const TensorRef& x, const TensorRef& y) {
   return pool;
 }
 
-PoolWindow rows_of_window(const Pool& pool, int64_t p) {
-  return pool_window(p, pool.in.h, pool.a.kernel_h, pool.a.stride_h, pool.a.pad_h);
-}
-PoolWindow cols_of_window(const Pool& pool, int64_t q) {
-  return pool_window(q, pool.in.w, pool.a.kernel_w, pool.a.stride_w, pool.a.pad_w);
+// Calls f(in_at, out_at, rows, cols) for every window of every plane, planes and windows in
+// order: |in_at| is the offset of the window's input plane, |out_at| that of its output element.
+template <typename F>
+void each_window(const Pool& pool, F&& f) {
+  for (int64_t plane = 0; plane < pool.in.n * pool.in.c; ++plane) {
+    for (int64_t p = 0; p < pool.p; ++p) {
+      const PoolWindow rows = pool_window(p, pool.in.h, pool.a.kernel_h, pool.a.stride_h, pool.a.pad_h);
+      for (int64_t q = 0; q < pool.q; ++q) {
+        const PoolWindow cols = pool_window(q, pool.in.w, pool.a.kernel_w, pool.a.stride_w, pool.a.pad_w);
+        f(plane * pool.in.h * pool.in.w, (plane * pool.p + p) * pool.q + q, rows, cols);
+      }
+    }
+  }
 }
 
 // Index in |plane| of the window's maximum, as torch finds it: the first largest value in
@@ -75,16 +83,9 @@ remat_status max_pool(const KernelArgs& args) {
   const Pool pool = pool_of(*args.call, in_ref(args, 0), out_ref(args, 0));
   const float* x = in_f32(args, 0);
   float* y = out_f32(args, 0);
-  for (int64_t plane = 0; plane < pool.in.n * pool.in.c; ++plane) {
-    const float* in = x + plane * pool.in.h * pool.in.w;
-    float* out = y + plane * pool.p * pool.q;
-    for (int64_t p = 0; p < pool.p; ++p) {
-      const PoolWindow rows = rows_of_window(pool, p);
-      for (int64_t q = 0; q < pool.q; ++q) {
-        out[p * pool.q + q] = in[argmax(in, pool.in.w, rows, cols_of_window(pool, q))];
-      }
-    }
-  }
+  each_window(pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+    y[out_at] = x[in_at + argmax(x + in_at, pool.in.w, rows, cols)];
+  });
   return REMAT_OK;
 }
 
@@ -94,17 +95,9 @@ remat_status max_pool_grad(const KernelArgs& args) {
   const float* x = in_f32(args, 1);
   float* dx = out_f32(args, 0);
   memset(dx, 0, static_cast<size_t>(out_ref(args, 0).numel) * sizeof(float));
-  for (int64_t plane = 0; plane < pool.in.n * pool.in.c; ++plane) {
-    const float* in = x + plane * pool.in.h * pool.in.w;
-    float* din = dx + plane * pool.in.h * pool.in.w;
-    const float* grad = dy + plane * pool.p * pool.q;
-    for (int64_t p = 0; p < pool.p; ++p) {
-      const PoolWindow rows = rows_of_window(pool, p);
-      for (int64_t q = 0; q < pool.q; ++q) {
-        din[argmax(in, pool.in.w, rows, cols_of_window(pool, q))] += grad[p * pool.q + q];
-      }
-    }
-  }
+  each_window(pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+    dx[in_at + argmax(x + in_at, pool.in.w, rows, cols)] += dy[out_at];
+  });
   return REMAT_OK;
 }
 
@@ -112,21 +105,13 @@ remat_status avg_pool(const KernelArgs& args) {
   const Pool pool = pool_of(*args.call, in_ref(args, 0), out_ref(args, 0));
   const float* x = in_f32(args, 0);
   float* y = out_f32(args, 0);
-  for (int64_t plane = 0; plane < pool.in.n * pool.in.c; ++plane) {
-    const float* in = x + plane * pool.in.h * pool.in.w;
-    float* out = y + plane * pool.p * pool.q;
-    for (int64_t p = 0; p < pool.p; ++p) {
-      const PoolWindow rows = rows_of_window(pool, p);
-      for (int64_t q = 0; q < pool.q; ++q) {
-        const PoolWindow cols = cols_of_window(pool, q);
-        double sum = 0.0;
-        for (int64_t ih = rows.start; ih < rows.end; ++ih) {
-          for (int64_t iw = cols.start; iw < cols.end; ++iw) sum += in[ih * pool.in.w + iw];
-        }
-        out[p * pool.q + q] = static_cast<float>(sum / static_cast<double>(divisor(pool, rows, cols)));
-      }
+  each_window(pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+    double sum = 0.0;
+    for (int64_t ih = rows.start; ih < rows.end; ++ih) {
+      for (int64_t iw = cols.start; iw < cols.end; ++iw) sum += x[in_at + ih * pool.in.w + iw];
     }
-  }
+    y[out_at] = static_cast<float>(sum / static_cast<double>(divisor(pool, rows, cols)));
+  });
   return REMAT_OK;
 }
 
@@ -135,20 +120,12 @@ remat_status avg_pool_grad(const KernelArgs& args) {
   const float* dy = in_f32(args, 0);
   float* dx = out_f32(args, 0);
   memset(dx, 0, static_cast<size_t>(out_ref(args, 0).numel) * sizeof(float));
-  for (int64_t plane = 0; plane < pool.in.n * pool.in.c; ++plane) {
-    float* din = dx + plane * pool.in.h * pool.in.w;
-    const float* grad = dy + plane * pool.p * pool.q;
-    for (int64_t p = 0; p < pool.p; ++p) {
-      const PoolWindow rows = rows_of_window(pool, p);
-      for (int64_t q = 0; q < pool.q; ++q) {
-        const PoolWindow cols = cols_of_window(pool, q);
-        const float g = grad[p * pool.q + q] / static_cast<float>(divisor(pool, rows, cols));
-        for (int64_t ih = rows.start; ih < rows.end; ++ih) {
-          for (int64_t iw = cols.start; iw < cols.end; ++iw) din[ih * pool.in.w + iw] += g;
-        }
-      }
+  each_window(pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+    const float g = dy[out_at] / static_cast<float>(divisor(pool, rows, cols));
+    for (int64_t ih = rows.start; ih < rows.end; ++ih) {
+      for (int64_t iw = cols.start; iw < cols.end; ++iw) dx[in_at + ih * pool.in.w + iw] += g;
     }
-  }
+  });
   return REMAT_OK;
 }
 

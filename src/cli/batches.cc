@@ -8,11 +8,6 @@
 
 namespace remat {
 namespace cli {
-namespace {
-
-const char* safetensors_dtype(remat_dtype dtype) { return dtype == REMAT_DTYPE_I32 ? "I32" : "F32"; }
-
-}  // namespace
 
 Batches Batches::from_file(const std::string& path, const remat_plan* plan) {
   Batches out;

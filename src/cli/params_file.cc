@@ -18,14 +18,6 @@ std::vector<remat_tensor_info> state_dict_entries(const remat_plan* plan) {
   return entries;
 }
 
-const char* safetensors_dtype(remat_dtype dtype) {
-  switch (dtype) {
-    case REMAT_DTYPE_I32: return "I32";
-    case REMAT_DTYPE_I64: return "I64";
-    default: return "F32";
-  }
-}
-
 // torch keeps counters as 0-dim tensors: an i64 [1] is written with shape [].
 std::vector<int64_t> file_shape(const remat_tensor_info& info) {
   if (info.dtype == REMAT_DTYPE_I64 && info.rank == 1 && info.dims[0] == 1) return {};

@@ -20,6 +20,17 @@ std::vector<remat_tensor_info> bindings(const remat_plan* plan, remat_binding_ki
   return out;
 }
 
+const char* safetensors_dtype(remat_dtype dtype) {
+  switch (dtype) {
+    case REMAT_DTYPE_F16: return "F16";
+    case REMAT_DTYPE_BF16: return "BF16";
+    case REMAT_DTYPE_I32: return "I32";
+    case REMAT_DTYPE_I64: return "I64";
+    case REMAT_DTYPE_F32: break;
+  }
+  return "F32";
+}
+
 std::string dims_text(const std::vector<int64_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);

@@ -19,6 +19,9 @@ void check(remat_session* session, remat_status status, const std::string& what)
 /// The bindings of |kind| of |plan|, in plan order.
 std::vector<remat_tensor_info> bindings(const remat_plan* plan, remat_binding_kind kind);
 
+/// The safetensors name of |dtype| ("F32", "F16", "BF16", "I32", "I64").
+const char* safetensors_dtype(remat_dtype dtype);
+
 /// |dims| as "[2, 3]", for messages.
 std::string dims_text(const std::vector<int64_t>& dims);
 

@@ -136,22 +136,8 @@ class Differentiator {
       case OpCode::kSelect: grad_op(in[0], OpCode::kSelectGrad, {dy}, op.iattrs); break;
       case OpCode::kEmbedding: grad_op(in[1], OpCode::kEmbeddingGrad, {dy, in[0]}); break;
       case OpCode::kPermute: permute(op, dy); break;
-      case OpCode::kLayerNorm: {
-        const int dx = grad_tensor(in[0]), dgamma = grad_tensor(in[1]), dbeta = grad_tensor(in[2]);
-        emit(OpCode::kLayerNormGrad, {dy, in[0], out[1], out[2], in[1]}, {dx, dgamma, dbeta});
-        if (needs_[in[0]]) accumulate(in[0], dx);
-        accumulate(in[1], dgamma);
-        accumulate(in[2], dbeta);
-        break;
-      }
-      case OpCode::kBatchNorm: {
-        const int dx = grad_tensor(in[0]), dgamma = grad_tensor(in[1]), dbeta = grad_tensor(in[2]);
-        emit(OpCode::kBatchNormGrad, {dy, in[0], out[1], out[2], in[1]}, {dx, dgamma, dbeta}, {}, op.fattrs);
-        if (needs_[in[0]]) accumulate(in[0], dx);
-        accumulate(in[1], dgamma);
-        accumulate(in[2], dbeta);
-        break;
-      }
+      case OpCode::kLayerNorm: normalisation(op, dy, OpCode::kLayerNormGrad, {}); break;
+      case OpCode::kBatchNorm: normalisation(op, dy, OpCode::kBatchNormGrad, op.fattrs); break;
       case OpCode::kConv: conv(op, dy); break;
       case OpCode::kMaxPool: grad_op(in[0], OpCode::kMaxPoolGrad, {dy, in[0]}, op.iattrs); break;
       case OpCode::kAvgPool: grad_op(in[0], OpCode::kAvgPoolGrad, {dy}, op.iattrs); break;
@@ -189,6 +175,17 @@ class Differentiator {
     if (!ta && tb) { mm(a, dc, b, false, false); mm(b, dc, a, true, false); }
     if (ta && !tb) { mm(a, b, dc, false, true); mm(b, a, dc, false, false); }
     if (ta && tb) { mm(a, b, dc, true, true); mm(b, dc, a, true, true); }
+  }
+
+  // y, stat1, stat2 = norm(x, gamma, beta) (layernorm, batch_norm): one gradient op reads dy,
+  // x, the statistics and gamma, and writes dx, dgamma and dbeta.
+  void normalisation(const Op& op, int dy, OpCode grad_code, std::vector<float> fattrs) {
+    const std::vector<int>& in = op.inputs;
+    const int dx = grad_tensor(in[0]), dgamma = grad_tensor(in[1]), dbeta = grad_tensor(in[2]);
+    emit(grad_code, {dy, in[0], op.outputs[1], op.outputs[2], in[1]}, {dx, dgamma, dbeta}, {}, std::move(fattrs));
+    if (needs_[in[0]]) accumulate(in[0], dx);
+    accumulate(in[1], dgamma);
+    accumulate(in[2], dbeta);
   }
 
   // y = conv(x, w) [+ bias]: dx and dw are convolutions of dy with the same attributes, each

@@ -102,30 +102,20 @@ struct Run {
     }
   }
 
-  std::vector<uint8_t> params() const {
-    std::vector<uint8_t> all;
-    uint32_t count = 0;
-    remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count);
-    for (uint32_t i = 0; i < count; ++i) {
-      remat_tensor_info info;
-      remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info);
-      std::vector<uint8_t> one(info.bytes);
-      if (remat_session_read_param(session, info.name, one.data(), one.size()) != REMAT_OK) {
-        fail_msg("read_param %s: %s", info.name, remat_session_last_error(session));
-      }
-      all.insert(all.end(), one.begin(), one.end());
-    }
-    return all;
-  }
+  /// The parameters, concatenated in plan order.
+  std::vector<uint8_t> params() const { return bindings_bytes(REMAT_BINDING_PARAM); }
 
   /// The buffers (batch norms' running statistics and counts), concatenated in plan order.
-  std::vector<uint8_t> buffers() const {
+  std::vector<uint8_t> buffers() const { return bindings_bytes(REMAT_BINDING_BUFFER); }
+
+  /// Every tensor of binding |kind| (parameters or buffers), read by name and concatenated.
+  std::vector<uint8_t> bindings_bytes(remat_binding_kind kind) const {
     std::vector<uint8_t> all;
     uint32_t count = 0;
-    remat_plan_binding_count(plan, REMAT_BINDING_BUFFER, &count);
+    remat_plan_binding_count(plan, kind, &count);
     for (uint32_t i = 0; i < count; ++i) {
       remat_tensor_info info;
-      remat_plan_binding(plan, REMAT_BINDING_BUFFER, i, &info);
+      remat_plan_binding(plan, kind, i, &info);
       std::vector<uint8_t> one(info.bytes);
       if (remat_session_read_param(session, info.name, one.data(), one.size()) != REMAT_OK) {
         fail_msg("read_param %s: %s", info.name, remat_session_last_error(session));

@@ -175,4 +175,13 @@ std::vector<float> transpose_last2(const std::vector<float>& v, int64_t batch, i
   return out;
 }
 
+std::vector<double> fd_of(const std::function<std::vector<double>(const std::vector<double>&)>& y,
+                          const std::vector<double>& x, const std::vector<double>& w) {
+  return numeric_grad([&](const std::vector<double>& xv) { return weighted_sum(w, y(xv)); }, x);
+}
+
+void expect_grad(const std::vector<float>& got, const std::vector<double>& fd, const char* what) {
+  expect_close(got, fd, 1e-3, 1e-3, what);
+}
+
 }  // namespace ops_test

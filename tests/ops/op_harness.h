@@ -76,6 +76,14 @@ std::vector<double> numeric_grad(const std::function<double(const std::vector<do
 /// sum(w * y): the scalar objective the gradient tests differentiate.
 double weighted_sum(const std::vector<double>& w, const std::vector<double>& y);
 
+/// Gradient of L = sum(w * y(x)) with respect to |x| by central finite differences.
+std::vector<double> fd_of(const std::function<std::vector<double>(const std::vector<double>&)>& y,
+                          const std::vector<double>& x, const std::vector<double>& w);
+
+/// The gradient tests' check of a kernel's |got| against finite differences |fd|:
+/// |got - fd| <= 1e-3 + 1e-3 * |fd| (test_ops_gradients.cc says why).
+void expect_grad(const std::vector<float>& got, const std::vector<double>& fd, const char* what);
+
 /// Fails the test with the first |got[i]| that differs from |want[i]| by more than
 /// abs_tol + rel_tol * |want[i]|, naming |what| and the index.
 void expect_close(const std::vector<float>& got, const std::vector<double>& want, double abs_tol,

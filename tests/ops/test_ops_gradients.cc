@@ -24,18 +24,6 @@ using remat::OpCode;
 
 namespace {
 
-constexpr double kAbsTol = 1e-3;
-constexpr double kRelTol = 1e-3;
-
-void expect_grad(const std::vector<float>& got, const Vec& fd, const char* what) {
-  expect_close(got, fd, kAbsTol, kRelTol, what);
-}
-
-// Gradient of L = sum(w * y(x)) by finite differences, for a y of one varying input.
-Vec fd_of(const std::function<Vec(const Vec&)>& y, const Vec& x, const Vec& w) {
-  return numeric_grad([&](const Vec& xv) { return weighted_sum(w, y(xv)); }, x);
-}
-
 // C = alpha op(A) op(B); dA and dB come from matmul calls as a compiler emits them, in the
 // modes ops.h allows. When a mode can only produce the transpose of a gradient (a shared
 // operand may only be B), the test transposes it back, as a compiler's permute would.

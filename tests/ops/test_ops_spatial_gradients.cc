@@ -30,17 +30,6 @@ using remat::OpCode;
 
 namespace {
 
-constexpr double kAbsTol = 1e-3;
-constexpr double kRelTol = 1e-3;
-
-void expect_grad(const std::vector<float>& got, const Vec& fd, const char* what) {
-  expect_close(got, fd, kAbsTol, kRelTol, what);
-}
-
-Vec fd_of(const std::function<Vec(const Vec&)>& y, const Vec& x, const Vec& w) {
-  return numeric_grad([&](const Vec& xv) { return weighted_sum(w, y(xv)); }, x);
-}
-
 // A gradient output pre-filled with a value the kernel must overwrite (or zero before adding).
 Tensor garbage_f32(const Dims& dims) {
   Tensor t = f32(dims);
