@@ -21,13 +21,14 @@ double ms_since(uint64_t start) { return static_cast<double>(remat::port_now_ns(
 }  // namespace
 
 StepTimes time_steps(const std::vector<uint8_t>& plan_bytes, const std::string& model, int64_t batch,
-                     const std::string& backend, int warmup, int steps) {
+                     const std::string& backend, int warmup, int steps, size_t threads) {
   remat_plan* plan = nullptr;
   remat_session* session = nullptr;
   char message[512];
   remat_session_options options;
   remat_session_options_init(&options);
   options.backend = backend.c_str();
+  options.threads = threads;
   if (remat_plan_open(plan_bytes.data(), plan_bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) {
     die(model, message);
   }

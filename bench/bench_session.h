@@ -23,11 +23,12 @@ struct StepTimes {
   double spread_ms() const { return timed_ms.back() - timed_ms.front(); }
 };
 
-/// Opens |plan_bytes| (a plan of |model| at |batch|) on |backend|, sets the inputs of step 0 of
-/// the synthetic task, runs |warmup| + |steps| steps (|steps| >= 1) and closes the session.
-/// Exits with status 1 and a message naming |model| on any error.
+/// Opens |plan_bytes| (a plan of |model| at |batch|) on |backend| (CPU: |threads| threads, 0 for
+/// one per hardware thread), sets the inputs of step 0 of the synthetic task, runs |warmup| +
+/// |steps| steps (|steps| >= 1) and closes the session. Exits with status 1 and a message
+/// naming |model| on any error.
 StepTimes time_steps(const std::vector<uint8_t>& plan_bytes, const std::string& model, int64_t batch,
-                     const std::string& backend, int warmup, int steps);
+                     const std::string& backend, int warmup, int steps, size_t threads = 0);
 
 }  // namespace remat_bench
 

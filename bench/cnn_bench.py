@@ -44,7 +44,7 @@ print("%.3f %.3f %s" % (statistics.median(times), min(times), torch.__version__)
 
 def remat_rows(build, steps, threads):
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
-    out = subprocess.run([os.path.join(build, "bench", "step_time"), "--steps", str(steps), "--warmup", "1",
+    out = subprocess.run([os.path.join(build, "bench", "step_time"), "--threads", str(threads), "--steps", str(steps), "--warmup", "1",
                           "%s@%d:%s" % (MODEL, BATCH, ",".join(STRATEGIES))], capture_output=True, text=True, env=env)
     rows = {}
     for line in out.stdout.splitlines():
@@ -61,12 +61,13 @@ def remat_rows(build, steps, threads):
 
 def sgemm_rates(build, threads):
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
-    out = subprocess.run([os.path.join(build, "bench", "sgemm_rate")], capture_output=True, text=True, env=env)
+    out = subprocess.run([os.path.join(build, "bench", "sgemm_rate"), "--threads", str(threads)], capture_output=True,
+                         text=True, env=env)
     rates = []
     for line in out.stdout.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 5 and cells[4].replace(".", "").isdigit():
-            rates.append("%s %s GFLOP/s" % (cells[0], cells[4]))
+        if len(cells) == 7 and cells[4].replace(".", "").isdigit():
+            rates.append("%s: matmul (OpenBLAS) %s, packed on %d threads %s GFLOP/s" % (cells[0], cells[4], threads, cells[6]))
     return "; ".join(rates) or out.stderr.strip()
 
 

@@ -1,8 +1,10 @@
-// The CPU backend's SGEMM rate (backends/cpu/gemm.h: OpenBLAS, or the portable kernels), on a
-// square product and on the shapes a ResNet-20 convolution multiplies, for the tables of
-// docs/benchmarks.md. It measures; it asserts nothing.
+// The CPU backend's SGEMM rates, for the tables of docs/benchmarks.md: the matmul ops' engine
+// (backends/cpu/gemm.h: OpenBLAS, or the packed engine without it) and the packed engine the
+// convolutions use, on one thread and on --threads threads that each compute a column slice as
+// the convolution kernels do. On a square product and on the shapes a ResNet-20 convolution
+// multiplies. It measures; it asserts nothing.
 //
-//   sgemm_rate [--repeats N]
+//   sgemm_rate [--repeats N] [--threads N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,21 +13,44 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
-#include "backends/cpu/kernels.h"
+#include "runtime/port.h"
 
 namespace {
+
+using remat::cpu::Gemm;
 
 struct Shape {
   const char* what;
   int64_t m, n, k;
 };
 
+// Column slices of one product, one per thread of a team.
+struct Sliced {
+  const Gemm* whole;
+  std::vector<float>* packs;
+  uint32_t threads;
+};
+
+void run_slice(void* context, uint32_t index) {
+  const Sliced& s = *static_cast<const Sliced*>(context);
+  const int64_t chunk = (s.whole->n + s.threads - 1) / s.threads;
+  const int64_t begin = std::min<int64_t>(s.whole->n, index * chunk), end = std::min(s.whole->n, begin + chunk);
+  Gemm g = *s.whole;
+  g.n = end - begin;
+  g.b += begin;
+  g.c += begin;
+  g.pack = s.packs[index].data();
+  remat::cpu::packed_gemm(g);
+}
+
+enum class Engine { kMatmul, kPacked, kPackedTeam };
+
 // Best GFLOP/s of |repeats| products of |s| (C = A B, row-major, no transposes).
-double rate(const Shape& s, int repeats) {
+double rate(const Shape& s, int repeats, Engine engine, remat::PortTeam* team, uint32_t threads) {
   std::vector<float> a(static_cast<size_t>(s.m * s.k), 0.5f), b(static_cast<size_t>(s.k * s.n), 0.25f),
       c(static_cast<size_t>(s.m * s.n));
-  std::vector<float> pack(remat::cpu::scratch_bytes() / sizeof(float) + 1);
-  remat::cpu::Gemm g{};
+  std::vector<std::vector<float>> packs(threads, std::vector<float>(remat::cpu::kGemmPackFloats));
+  Gemm g{};
   g.m = s.m;
   g.n = s.n;
   g.k = s.k;
@@ -36,11 +61,14 @@ double rate(const Shape& s, int repeats) {
   g.ldb = s.n;
   g.c = c.data();
   g.ldc = s.n;
-  g.pack = pack.data();
+  g.pack = packs[0].data();
+  Sliced sliced{&g, packs.data(), threads};
   double best = 0.0;
   for (int r = 0; r <= repeats; ++r) {  // the first run warms up
     const auto t0 = std::chrono::steady_clock::now();
-    remat::cpu::gemm(g);
+    if (engine == Engine::kMatmul) remat::cpu::gemm(g);
+    if (engine == Engine::kPacked) remat::cpu::packed_gemm(g);
+    if (engine == Engine::kPackedTeam) remat::port_team_run(team, run_slice, &sliced);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (r > 0) best = std::max(best, 2.0 * static_cast<double>(s.m * s.n * s.k) / seconds / 1e9);
   }
@@ -51,30 +79,44 @@ double rate(const Shape& s, int repeats) {
 
 int main(int argc, char** argv) {
   int repeats = 10;
+  uint32_t threads = 2;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) {
       repeats = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      threads = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else {
-      std::fprintf(stderr, "usage: sgemm_rate [--repeats N]\n");
+      std::fprintf(stderr, "usage: sgemm_rate [--repeats N] [--threads N]\n");
       return 2;
     }
   }
 #if defined(REMAT_HAVE_BLAS)
   const char* engine = "OpenBLAS";
 #else
-  const char* engine = "portable kernels";
+  const char* engine = "packed engine";
 #endif
-  const char* threads = std::getenv("OPENBLAS_NUM_THREADS");
-  std::printf("# remat CPU SGEMM (%s), OPENBLAS_NUM_THREADS=%s, best of %d\n", engine, threads ? threads : "(unset)", repeats);
-  std::printf("| product | M | N | K | GFLOP/s |\n|---|---|---|---|---|\n");
+  remat::PortTeam* team = threads > 1 ? remat::port_team_create(threads) : nullptr;
+  if (threads > 1 && team == nullptr) {
+    std::fprintf(stderr, "sgemm_rate: could not start %u threads\n", threads);
+    return 1;
+  }
+  const char* blas_threads = std::getenv("OPENBLAS_NUM_THREADS");
+  std::printf("# remat CPU SGEMM, best of %d; matmul engine: %s (OPENBLAS_NUM_THREADS=%s); packed engine: %s\n",
+              repeats, engine, blas_threads ? blas_threads : "(unset)", remat::cpu::packed_gemm_isa());
+  std::printf("| product | M | N | K | matmul GFLOP/s | packed, 1 thread | packed, %u threads |\n", threads);
+  std::printf("|---|---|---|---|---|---|---|\n");
   const Shape shapes[] = {
       {"square", 1024, 1024, 1024},
       {"ResNet-20 stage 1 conv, one image", 16, 1024, 144},
       {"ResNet-20 stage 3 conv, one image", 64, 64, 576},
   };
   for (const Shape& s : shapes) {
-    std::printf("| %s | %lld | %lld | %lld | %.1f |\n", s.what, static_cast<long long>(s.m), static_cast<long long>(s.n),
-                static_cast<long long>(s.k), rate(s, repeats));
+    const double team_rate = team != nullptr ? rate(s, repeats, Engine::kPackedTeam, team, threads)
+                                             : rate(s, repeats, Engine::kPacked, nullptr, 1);
+    std::printf("| %s | %lld | %lld | %lld | %.1f | %.1f | %.1f |\n", s.what, static_cast<long long>(s.m),
+                static_cast<long long>(s.n), static_cast<long long>(s.k), rate(s, repeats, Engine::kMatmul, nullptr, 1),
+                rate(s, repeats, Engine::kPacked, nullptr, 1), team_rate);
   }
+  remat::port_team_destroy(team);
   return 0;
 }

@@ -3,7 +3,7 @@
 // Start-up is in the last two columns: session creation (device buffers, and on OpenCL the
 // program build) and the first step (on OpenCL: CLBlast's GEMM build and first kernel launches).
 //
-//   build/bench/step_time [--backend B] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY,...] ...
+//   build/bench/step_time [--backend B] [--threads N] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY,...] ...
 //
 // STRATEGY is a compiler strategy, optionally with /budget=SIZE (arena budget of `budget`) and
 // /device=SIZE (device budget: spill checkpoints to host), e.g. `splits/device=200MiB`.
@@ -30,7 +30,7 @@ struct Row {
   double create_ms, first_step_ms;  // remat_session_create(); step 0 (warm-up or timed)
 };
 
-Row measure(const std::string& model, int64_t batch, const std::string& spec, const std::string& backend, int warmup,
+Row measure(const std::string& model, int64_t batch, const std::string& spec, const std::string& backend, size_t threads, int warmup,
             int steps) {
   remat::compiler::CompileOptions o;
   o.model = model;
@@ -46,7 +46,7 @@ Row measure(const std::string& model, int64_t batch, const std::string& spec, co
   }
   o.optimizer = "adam:lr=0.0001";
   const auto compiled = remat::compiler::compile(o);
-  const remat_bench::StepTimes t = remat_bench::time_steps(compiled.plan, model, batch, backend, warmup, steps);
+  const remat_bench::StepTimes t = remat_bench::time_steps(compiled.plan, model, batch, backend, warmup, steps, threads);
   const auto& r = compiled.report;
   return Row{model, spec, batch, r.arena_bytes, r.persistent_bytes, r.host_bytes,
              r.step_flops > 0 ? r.recomputed_flops / r.step_flops : 0.0, t.median_ms(), t.timed_ms.front(),
@@ -58,29 +58,32 @@ Row measure(const std::string& model, int64_t batch, const std::string& spec, co
 int main(int argc, char** argv) {
   int steps = 10, warmup = 2;
   std::string backend = "cpu";
+  size_t threads = 0;
   std::vector<std::string> specs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--steps" && i + 1 < argc) steps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--warmup" && i + 1 < argc) warmup = std::max(0, std::atoi(argv[++i]));
     else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
+    else if (a == "--threads" && i + 1 < argc) threads = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
     else specs.push_back(a);
   }
   if (specs.empty()) {
-    std::fprintf(stderr, "usage: step_time [--backend B] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY[/budget=SIZE][/device=SIZE],...] ...\n");
+    std::fprintf(stderr, "usage: step_time [--backend B] [--threads N] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY[/budget=SIZE][/device=SIZE],...] ...\n");
     return 2;
   }
   const char* core = std::getenv("OPENBLAS_CORETYPE");
-  const char* threads = std::getenv("OPENBLAS_NUM_THREADS");
+  const char* blas_threads = std::getenv("OPENBLAS_NUM_THREADS");
 #if defined(REMAT_HAVE_BLAS)
   const char* blas = "OpenBLAS";
 #else
   const char* blas = "portable kernels";
 #endif
-  std::printf("# remat step time on backend %s; %u hardware threads; CPU matmul: %s; OPENBLAS_CORETYPE=%s; "
-              "OPENBLAS_NUM_THREADS=%s; median of %d steps after %d warm-up\n",
-              backend.c_str(), std::thread::hardware_concurrency(), blas, core ? core : "(unset)", threads ? threads : "(unset)",
-              steps, warmup);
+  std::printf("# remat step time on backend %s; %u hardware threads; CPU kernels on %s threads; CPU matmul: %s; "
+              "OPENBLAS_CORETYPE=%s; OPENBLAS_NUM_THREADS=%s; median of %d steps after %d warm-up\n",
+              backend.c_str(), std::thread::hardware_concurrency(),
+              threads > 0 ? std::to_string(threads).c_str() : "all hardware", blas, core ? core : "(unset)",
+              blas_threads ? blas_threads : "(unset)", steps, warmup);
   std::printf("| model | batch | strategy | arena MiB | persistent MiB | host MiB | recomputed FLOPs | median ms | min ms "
               "| create ms | first step ms |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
     for (const std::string& strategy : strategies) {
       Row r;
       try {
-        r = measure(model, batch, strategy, backend, warmup, steps);
+        r = measure(model, batch, strategy, backend, threads, warmup, steps);
       } catch (const std::exception& e) {
         std::printf("| %s | %lld | %s | error: %s |\n", model.c_str(), static_cast<long long>(batch), strategy.c_str(), e.what());
         continue;

@@ -13,13 +13,17 @@ namespace {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(const RegionSetup& regions, void* scratch) : scratch_(scratch) {
+  CpuBackend(const RegionSetup& regions, void* scratch, PortTeam* team, uint32_t threads)
+      : scratch_(scratch), team_(team), threads_(threads) {
     base_[0] = static_cast<uint8_t*>(regions.arena);
     base_[1] = static_cast<uint8_t*>(regions.persistent);
     base_[2] = static_cast<uint8_t*>(regions.host);
   }
 
-  ~CpuBackend() override { port_free(scratch_); }
+  ~CpuBackend() override {
+    port_team_destroy(team_);
+    port_free(scratch_);
+  }
 
   const DeviceProfile& profile() const override { return kCpuProfile; }
 
@@ -33,6 +37,8 @@ class CpuBackend final : public Backend {
     args.ctx = &ctx;
     args.err = err;
     args.scratch = scratch_;
+    args.team = team_;
+    args.threads = threads_;
     return cpu::kernel_for(call.code)(args);
   }
 
@@ -52,7 +58,9 @@ class CpuBackend final : public Backend {
   void* address(const TensorRef& t) const { return base_[static_cast<int>(t.region)] + t.offset; }
 
   uint8_t* base_[3];
-  void* scratch_;  // kernel scratch (cpu::scratch_bytes()), owned
+  void* scratch_;     // kernel scratch (cpu::scratch_bytes(threads_)), owned
+  PortTeam* team_;    // owned; nullptr with one thread
+  uint32_t threads_;  // 1 or team_'s threads
 };
 
 }  // namespace
@@ -65,14 +73,23 @@ remat_status create_cpu_backend(const char* device, const RegionSetup& regions, 
   if (regions.arena == nullptr || regions.persistent == nullptr) {
     return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "cpu backend needs host arena and persistent regions");
   }
+  const uint32_t threads = regions.threads > 0 ? regions.threads : port_hardware_threads();
+  PortTeam* team = nullptr;
+  if (threads > 1) {
+    team = port_team_create(threads);
+    if (team == nullptr) {
+      return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "cpu backend could not start %u threads", threads);
+    }
+  }
   void* memory = port_alloc(sizeof(CpuBackend), alignof(CpuBackend));
-  void* scratch = cpu::scratch_bytes() > 0 ? port_alloc(cpu::scratch_bytes(), 64) : nullptr;
-  if (memory == nullptr || (cpu::scratch_bytes() > 0 && scratch == nullptr)) {
+  void* scratch = port_alloc(cpu::scratch_bytes(threads), 64);
+  if (memory == nullptr || scratch == nullptr) {
     port_free(memory);
     port_free(scratch);
+    port_team_destroy(team);
     return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the cpu backend");
   }
-  *out_backend = new (memory) CpuBackend(regions, scratch);
+  *out_backend = new (memory) CpuBackend(regions, scratch, team, threads);
   return REMAT_OK;
 }
 

@@ -1,5 +1,8 @@
-// The CPU backend's matrix product engine: OpenBLAS's cblas_sgemm where the build has it, else
-// a portable packed GEMM. Used by matmul and by the convolutions' im2col products.
+// The CPU backend's matrix products. gemm() is the matmul ops' engine: OpenBLAS's cblas_sgemm
+// where the build has it (it threads itself), else the packed engine. packed_gemm() is the
+// project's own packed engine (BLIS-style blocking, a register-blocked micro-kernel for the
+// widest instruction set the CPU has) that the convolutions call from every thread of the
+// backend at once, each on its own slice: OpenBLAS serialises concurrent threaded calls.
 #ifndef REMAT_BACKENDS_CPU_GEMM_H_
 #define REMAT_BACKENDS_CPU_GEMM_H_
 
@@ -21,11 +24,33 @@ struct Gemm {
   float beta;
   float* c;
   int64_t ldc;
-  float* pack;  ///< Packing scratch of scratch_bytes() (portable path), from the backend.
+  float* pack;  ///< kGemmPackFloats floats of packing scratch (the packed engine's), 64-byte aligned.
 };
 
-/// Computes |g|. Summation order depends on the shapes only: the same call gives the same bits.
+/// The packed engine's blocks: a kGemmMc x kGemmKc block of A and a kGemmKc x kGemmNc block
+/// of B are packed at a time. Fixed, so that the summation order depends on the shapes only.
+constexpr int64_t kGemmMc = 96;
+constexpr int64_t kGemmKc = 256;
+constexpr int64_t kGemmNc = 256;
+/// Floats of packing scratch one packed_gemm() call needs.
+constexpr int64_t kGemmPackFloats = kGemmMc * kGemmKc + kGemmKc * kGemmNc;
+
+/// Computes |g| for the matmul ops. The same call gives the same bits.
 void gemm(const Gemm& g);
+
+/// Computes |g| with the packed engine on the calling thread. Each element of C is summed over
+/// K in an order that depends on K only: computing C in row or column slices (A or B and C
+/// offset, M or N cut) gives the bits of the whole product.
+void packed_gemm(const Gemm& g);
+
+/// The packed engine's instruction set on this CPU: "avx512", "avx2" or "baseline".
+const char* packed_gemm_isa();
+
+/// The packed engine for one instruction set (gemm_packed.cc, compiled once per set); call
+/// only when the CPU has it. For the tests and the bench, which compare them.
+void packed_gemm_baseline(const Gemm& g);
+void packed_gemm_avx2(const Gemm& g);
+void packed_gemm_avx512(const Gemm& g);
 
 }  // namespace cpu
 }  // namespace remat

@@ -3,6 +3,7 @@
 #define REMAT_BACKENDS_CPU_KERNELS_H_
 
 #include "runtime/backend.h"
+#include "runtime/port.h"
 
 namespace remat {
 namespace cpu {
@@ -14,12 +15,14 @@ struct KernelArgs {
   void* out[kMaxOpOutputs];         ///< Host address of each output.
   const StepContext* ctx;           ///< Seed and step index.
   ErrorBuffer* err;                 ///< Where a data-dependent failure is described.
-  void* scratch;                    ///< scratch_bytes() of 64-byte aligned working memory.
+  void* scratch;                    ///< scratch_bytes(threads) of 64-byte aligned working memory.
+  PortTeam* team;                   ///< The backend's threads; nullptr: the caller's only.
+  uint32_t threads;                 ///< Threads in |team| (0 or 1: the caller's only).
 };
 
-/// Bytes of scratch memory the kernels need (matmul packing; 0 with OpenBLAS). The backend
-/// obtains it once, at creation, and passes it in every KernelArgs.
-size_t scratch_bytes();
+/// Bytes of scratch memory the kernels need with |threads| threads: GEMM packing for each. The
+/// backend obtains it once, at creation, and passes it in every KernelArgs.
+size_t scratch_bytes(uint32_t threads);
 
 /// A kernel: returns REMAT_OK, or a status with a message in args.err for bad data.
 using Kernel = remat_status (*)(const KernelArgs& args);

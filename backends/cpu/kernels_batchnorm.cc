@@ -1,9 +1,10 @@
 // Batch normalisation over the channels of [N, C, ...]: training (batch statistics), its
 // gradient, evaluation (running statistics), the running statistics' update and the count of
-// batches it has seen.
+// batches it has seen. Threads take whole channels.
 #include <math.h>
 
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/parallel.h"
 
 namespace remat {
 namespace cpu {
@@ -36,32 +37,34 @@ remat_status batch_norm(const KernelArgs& args) {
   float* var_out = out_f32(args, 2);
   const float eps = fattr(*args.call, 0, 1e-5f);
   const double count = static_cast<double>(v.n * v.inner);
-  for (int64_t c = 0; c < v.c; ++c) {
-    // Two passes in double, as layernorm: the variance of large-mean channels stays accurate.
-    double sum = 0.0;
-    for (int64_t n = 0; n < v.n; ++n) {
-      const float* row = x + (n * v.c + c) * v.inner;
-      for (int64_t i = 0; i < v.inner; ++i) sum += row[i];
-    }
-    const double mean = sum / count;
-    double sq = 0.0;
-    for (int64_t n = 0; n < v.n; ++n) {
-      const float* row = x + (n * v.c + c) * v.inner;
-      for (int64_t i = 0; i < v.inner; ++i) {
-        const double d = row[i] - mean;
-        sq += d * d;
+  parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
+    for (int64_t c = c0; c < c1; ++c) {
+      // Two passes in double, as layernorm: the variance of large-mean channels stays accurate.
+      double sum = 0.0;
+      for (int64_t n = 0; n < v.n; ++n) {
+        const float* row = x + (n * v.c + c) * v.inner;
+        for (int64_t i = 0; i < v.inner; ++i) sum += row[i];
+      }
+      const double mean = sum / count;
+      double sq = 0.0;
+      for (int64_t n = 0; n < v.n; ++n) {
+        const float* row = x + (n * v.c + c) * v.inner;
+        for (int64_t i = 0; i < v.inner; ++i) {
+          const double d = row[i] - mean;
+          sq += d * d;
+        }
+      }
+      const float m = static_cast<float>(mean), var = static_cast<float>(sq / count);
+      const float s = rstd_of(var, eps);
+      mean_out[c] = m;
+      var_out[c] = var;
+      for (int64_t n = 0; n < v.n; ++n) {
+        const float* row = x + (n * v.c + c) * v.inner;
+        float* out = y + (n * v.c + c) * v.inner;
+        for (int64_t i = 0; i < v.inner; ++i) out[i] = (row[i] - m) * s * gamma[c] + beta[c];
       }
     }
-    const float m = static_cast<float>(mean), var = static_cast<float>(sq / count);
-    const float s = rstd_of(var, eps);
-    mean_out[c] = m;
-    var_out[c] = var;
-    for (int64_t n = 0; n < v.n; ++n) {
-      const float* row = x + (n * v.c + c) * v.inner;
-      float* out = y + (n * v.c + c) * v.inner;
-      for (int64_t i = 0; i < v.inner; ++i) out[i] = (row[i] - m) * s * gamma[c] + beta[c];
-    }
-  }
+  });
   return REMAT_OK;
 }
 
@@ -77,33 +80,35 @@ remat_status batch_norm_grad(const KernelArgs& args) {
   float* dbeta = out_f32(args, 2);
   const float eps = fattr(*args.call, 0, 1e-5f);
   const double count = static_cast<double>(v.n * v.inner);
-  for (int64_t c = 0; c < v.c; ++c) {
-    const float m = mean[c], s = rstd_of(var[c], eps);
-    double sum_dy = 0.0, sum_dy_xhat = 0.0;
-    for (int64_t n = 0; n < v.n; ++n) {
-      const float* d = dy + (n * v.c + c) * v.inner;
-      const float* row = x + (n * v.c + c) * v.inner;
-      for (int64_t i = 0; i < v.inner; ++i) {
-        sum_dy += d[i];
-        sum_dy_xhat += static_cast<double>(d[i]) * ((row[i] - m) * s);
+  parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const float m = mean[c], s = rstd_of(var[c], eps);
+      double sum_dy = 0.0, sum_dy_xhat = 0.0;
+      for (int64_t n = 0; n < v.n; ++n) {
+        const float* d = dy + (n * v.c + c) * v.inner;
+        const float* row = x + (n * v.c + c) * v.inner;
+        for (int64_t i = 0; i < v.inner; ++i) {
+          sum_dy += d[i];
+          sum_dy_xhat += static_cast<double>(d[i]) * ((row[i] - m) * s);
+        }
+      }
+      dbeta[c] = static_cast<float>(sum_dy);
+      dgamma[c] = static_cast<float>(sum_dy_xhat);
+      // dx = rstd * gamma * (dy - mean(dy) - xhat * mean(dy * xhat)).
+      const float mean_dy = static_cast<float>(sum_dy / count);
+      const float mean_dy_xhat = static_cast<float>(sum_dy_xhat / count);
+      const float scale = s * gamma[c];
+      for (int64_t n = 0; n < v.n; ++n) {
+        const float* d = dy + (n * v.c + c) * v.inner;
+        const float* row = x + (n * v.c + c) * v.inner;
+        float* out = dx + (n * v.c + c) * v.inner;
+        for (int64_t i = 0; i < v.inner; ++i) {
+          const float xhat = (row[i] - m) * s;
+          out[i] = scale * (d[i] - mean_dy - xhat * mean_dy_xhat);
+        }
       }
     }
-    dbeta[c] = static_cast<float>(sum_dy);
-    dgamma[c] = static_cast<float>(sum_dy_xhat);
-    // dx = rstd * gamma * (dy - mean(dy) - xhat * mean(dy * xhat)).
-    const float mean_dy = static_cast<float>(sum_dy / count);
-    const float mean_dy_xhat = static_cast<float>(sum_dy_xhat / count);
-    const float scale = s * gamma[c];
-    for (int64_t n = 0; n < v.n; ++n) {
-      const float* d = dy + (n * v.c + c) * v.inner;
-      const float* row = x + (n * v.c + c) * v.inner;
-      float* out = dx + (n * v.c + c) * v.inner;
-      for (int64_t i = 0; i < v.inner; ++i) {
-        const float xhat = (row[i] - m) * s;
-        out[i] = scale * (d[i] - mean_dy - xhat * mean_dy_xhat);
-      }
-    }
-  }
+  });
   return REMAT_OK;
 }
 
@@ -116,16 +121,18 @@ remat_status batch_norm_inference(const KernelArgs& args) {
   const float* running_var = in_f32(args, 4);
   float* y = out_f32(args, 0);
   const double eps = fattr(*args.call, 0, 1e-5f);
-  for (int64_t c = 0; c < v.c; ++c) {
-    const double scale = gamma[c] / sqrt(static_cast<double>(running_var[c]) + eps);
-    const float a = static_cast<float>(scale);
-    const float b = static_cast<float>(beta[c] - running_mean[c] * scale);
-    for (int64_t n = 0; n < v.n; ++n) {
-      const float* row = x + (n * v.c + c) * v.inner;
-      float* out = y + (n * v.c + c) * v.inner;
-      for (int64_t i = 0; i < v.inner; ++i) out[i] = row[i] * a + b;
+  parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const double scale = gamma[c] / sqrt(static_cast<double>(running_var[c]) + eps);
+      const float a = static_cast<float>(scale);
+      const float b = static_cast<float>(beta[c] - running_mean[c] * scale);
+      for (int64_t n = 0; n < v.n; ++n) {
+        const float* row = x + (n * v.c + c) * v.inner;
+        float* out = y + (n * v.c + c) * v.inner;
+        for (int64_t i = 0; i < v.inner; ++i) out[i] = row[i] * a + b;
+      }
     }
-  }
+  });
   return REMAT_OK;
 }
 

@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/parallel.h"
 #include "plan/philox.h"
 
 namespace remat {
@@ -11,12 +12,17 @@ namespace {
 // Columns summed per pass of reduce_leading: a double accumulator per column on the stack.
 constexpr int64_t kReduceBlock = 256;
 
+// Elements below which an elementwise kernel stays on one thread (and the size of a part:
+// a multiple of 4, so dropout's Philox groups of four never straddle two parts).
+constexpr int64_t kElementGrain = 1 << 14;
+
 template <typename F>
 remat_status unary(const KernelArgs& args, F f) {
   const float* __restrict x = in_f32(args, 0);
   float* __restrict y = out_f32(args, 0);
-  const int64_t n = out_ref(args, 0).numel;
-  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+  parallel_for(args, out_ref(args, 0).numel, kElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
+    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+  });
   return REMAT_OK;
 }
 
@@ -25,8 +31,9 @@ remat_status binary(const KernelArgs& args, F f) {
   const float* __restrict a = in_f32(args, 0);
   const float* __restrict b = in_f32(args, 1);
   float* __restrict c = out_f32(args, 0);
-  const int64_t n = out_ref(args, 0).numel;
-  for (int64_t i = 0; i < n; ++i) c[i] = f(a[i], b[i]);
+  parallel_for(args, out_ref(args, 0).numel, kElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
+    for (int64_t i = begin; i < end; ++i) c[i] = f(a[i], b[i]);
+  });
   return REMAT_OK;
 }
 
@@ -41,17 +48,19 @@ remat_status apply_dropout_mask(const KernelArgs& args) {
   const float p = fattr(*args.call, 0, 0.0f);
   const float keep_scale = 1.0f - p;
   const uint64_t seed = args.ctx->seed, step = args.ctx->step;
-  for (int64_t i = 0; i < n; i += 4) {
-    // One Philox call yields the words of elements i..i+3 (see philox_word()).
-    const uint64_t idx = static_cast<uint64_t>(i);
-    const Philox4 r = philox4x32(static_cast<uint32_t>(idx >> 2), static_cast<uint32_t>(idx >> 34),
-                                 static_cast<uint32_t>(step), static_cast<uint32_t>(key),
-                                 static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-    const int64_t m = n - i < 4 ? n - i : 4;
-    for (int64_t j = 0; j < m; ++j) {
-      y[i + j] = uniform01(r.v[j]) >= p ? x[i + j] / keep_scale : x[i + j] * 0.0f;
+  parallel_for(args, n, kElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
+    for (int64_t i = begin; i < end; i += 4) {
+      // One Philox call yields the words of elements i..i+3 (see philox_word()).
+      const uint64_t idx = static_cast<uint64_t>(i);
+      const Philox4 r =
+          philox4x32(static_cast<uint32_t>(idx >> 2), static_cast<uint32_t>(idx >> 34), static_cast<uint32_t>(step),
+                     static_cast<uint32_t>(key), static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+      const int64_t m = end - i < 4 ? end - i : 4;
+      for (int64_t j = 0; j < m; ++j) {
+        y[i + j] = uniform01(r.v[j]) >= p ? x[i + j] / keep_scale : x[i + j] * 0.0f;
+      }
     }
-  }
+  });
   return REMAT_OK;
 }
 
@@ -67,9 +76,12 @@ remat_status bias_add(const KernelArgs& args) {
   const int64_t nb = in_ref(args, 1).numel;
   const int64_t n = out_ref(args, 0).numel;
   if (nb == 0) return REMAT_OK;
-  for (int64_t r = 0; r < n; r += nb) {
-    for (int64_t j = 0; j < nb; ++j) y[r + j] = x[r + j] + b[j];
-  }
+  const int64_t rows = n / nb;
+  parallel_for(args, rows, (kElementGrain + nb - 1) / nb, [&](int64_t r0, int64_t r1, uint32_t) {
+    for (int64_t r = r0 * nb; r < r1 * nb; r += nb) {
+      for (int64_t j = 0; j < nb; ++j) y[r + j] = x[r + j] + b[j];
+    }
+  });
   return REMAT_OK;
 }
 

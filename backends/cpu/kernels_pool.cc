@@ -1,9 +1,10 @@
 // Pooling (max, average, global average) and spatial padding, with their gradients, over NCHW
-// planes: every (n, c) plane is pooled on its own.
+// planes: every (n, c) plane is pooled on its own, so threads take whole planes.
 #include <math.h>
 #include <string.h>
 
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/parallel.h"
 #include "plan/spatial_shape.h"
 
 namespace remat {
@@ -27,18 +28,21 @@ Pool pool_of(const OpCall& call, const TensorRef& x, const TensorRef& y) {
 }
 
 // Calls f(in_at, out_at, rows, cols) for every window of every plane, planes and windows in
-// order: |in_at| is the offset of the window's input plane, |out_at| that of its output element.
+// order, the planes spread over the threads: |in_at| is the offset of the window's input
+// plane, |out_at| that of its output element.
 template <typename F>
-void each_window(const Pool& pool, F&& f) {
-  for (int64_t plane = 0; plane < pool.in.n * pool.in.c; ++plane) {
-    for (int64_t p = 0; p < pool.p; ++p) {
-      const PoolWindow rows = pool_window(p, pool.in.h, pool.a.kernel_h, pool.a.stride_h, pool.a.pad_h);
-      for (int64_t q = 0; q < pool.q; ++q) {
-        const PoolWindow cols = pool_window(q, pool.in.w, pool.a.kernel_w, pool.a.stride_w, pool.a.pad_w);
-        f(plane * pool.in.h * pool.in.w, (plane * pool.p + p) * pool.q + q, rows, cols);
+void each_window(const KernelArgs& args, const Pool& pool, const F& f) {
+  parallel_for(args, pool.in.n * pool.in.c, 1, [&](int64_t first, int64_t last, uint32_t) {
+    for (int64_t plane = first; plane < last; ++plane) {
+      for (int64_t p = 0; p < pool.p; ++p) {
+        const PoolWindow rows = pool_window(p, pool.in.h, pool.a.kernel_h, pool.a.stride_h, pool.a.pad_h);
+        for (int64_t q = 0; q < pool.q; ++q) {
+          const PoolWindow cols = pool_window(q, pool.in.w, pool.a.kernel_w, pool.a.stride_w, pool.a.pad_w);
+          f(plane * pool.in.h * pool.in.w, (plane * pool.p + p) * pool.q + q, rows, cols);
+        }
       }
     }
-  }
+  });
 }
 
 // Index in |plane| of the window's maximum, as torch finds it: the first largest value in
@@ -83,7 +87,7 @@ remat_status max_pool(const KernelArgs& args) {
   const Pool pool = pool_of(*args.call, in_ref(args, 0), out_ref(args, 0));
   const float* x = in_f32(args, 0);
   float* y = out_f32(args, 0);
-  each_window(pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+  each_window(args, pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
     y[out_at] = x[in_at + argmax(x + in_at, pool.in.w, rows, cols)];
   });
   return REMAT_OK;
@@ -95,7 +99,7 @@ remat_status max_pool_grad(const KernelArgs& args) {
   const float* x = in_f32(args, 1);
   float* dx = out_f32(args, 0);
   memset(dx, 0, static_cast<size_t>(out_ref(args, 0).numel) * sizeof(float));
-  each_window(pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+  each_window(args, pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
     dx[in_at + argmax(x + in_at, pool.in.w, rows, cols)] += dy[out_at];
   });
   return REMAT_OK;
@@ -105,7 +109,7 @@ remat_status avg_pool(const KernelArgs& args) {
   const Pool pool = pool_of(*args.call, in_ref(args, 0), out_ref(args, 0));
   const float* x = in_f32(args, 0);
   float* y = out_f32(args, 0);
-  each_window(pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+  each_window(args, pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
     double sum = 0.0;
     for (int64_t ih = rows.start; ih < rows.end; ++ih) {
       for (int64_t iw = cols.start; iw < cols.end; ++iw) sum += x[in_at + ih * pool.in.w + iw];
@@ -120,7 +124,7 @@ remat_status avg_pool_grad(const KernelArgs& args) {
   const float* dy = in_f32(args, 0);
   float* dx = out_f32(args, 0);
   memset(dx, 0, static_cast<size_t>(out_ref(args, 0).numel) * sizeof(float));
-  each_window(pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+  each_window(args, pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
     const float g = dy[out_at] / static_cast<float>(divisor(pool, rows, cols));
     for (int64_t ih = rows.start; ih < rows.end; ++ih) {
       for (int64_t iw = cols.start; iw < cols.end; ++iw) dx[in_at + ih * pool.in.w + iw] += g;
@@ -135,11 +139,13 @@ remat_status global_avg_pool(const KernelArgs& args) {
   float* y = out_f32(args, 0);
   const int64_t planes = t.dims[0] * t.dims[1];
   const int64_t size = planes > 0 ? t.numel / planes : 0;
-  for (int64_t i = 0; i < planes; ++i) {
-    double sum = 0.0;
-    for (int64_t j = 0; j < size; ++j) sum += x[i * size + j];
-    y[i] = static_cast<float>(sum / static_cast<double>(size));
-  }
+  parallel_for(args, planes, 1, [&](int64_t first, int64_t last, uint32_t) {
+    for (int64_t i = first; i < last; ++i) {
+      double sum = 0.0;
+      for (int64_t j = 0; j < size; ++j) sum += x[i * size + j];
+      y[i] = static_cast<float>(sum / static_cast<double>(size));
+    }
+  });
   return REMAT_OK;
 }
 
@@ -149,10 +155,12 @@ remat_status global_avg_pool_grad(const KernelArgs& args) {
   float* dx = out_f32(args, 0);
   const int64_t planes = t.dims[0] * t.dims[1];
   const int64_t size = planes > 0 ? t.numel / planes : 0;
-  for (int64_t i = 0; i < planes; ++i) {
-    const float g = dy[i] / static_cast<float>(size);
-    for (int64_t j = 0; j < size; ++j) dx[i * size + j] = g;
-  }
+  parallel_for(args, planes, 1, [&](int64_t first, int64_t last, uint32_t) {
+    for (int64_t i = first; i < last; ++i) {
+      const float g = dy[i] / static_cast<float>(size);
+      for (int64_t j = 0; j < size; ++j) dx[i * size + j] = g;
+    }
+  });
   return REMAT_OK;
 }
 
@@ -165,8 +173,8 @@ remat_status pad(const KernelArgs& args) {
   for (int64_t i = 0; i < count; ++i) y[i] = value;
   for (int64_t plane = 0; plane < pd.small.n * pd.small.c; ++plane) {
     for (int64_t h = 0; h < pd.small.h; ++h) {
-      memcpy(y + (plane * pd.big_h + h + pd.top) * pd.big_w + pd.left,
-             x + (plane * pd.small.h + h) * pd.small.w, static_cast<size_t>(pd.small.w) * sizeof(float));
+      memcpy(y + (plane * pd.big_h + h + pd.top) * pd.big_w + pd.left, x + (plane * pd.small.h + h) * pd.small.w,
+             static_cast<size_t>(pd.small.w) * sizeof(float));
     }
   }
   return REMAT_OK;
@@ -178,8 +186,8 @@ remat_status pad_grad(const KernelArgs& args) {
   float* dx = out_f32(args, 0);
   for (int64_t plane = 0; plane < pd.small.n * pd.small.c; ++plane) {
     for (int64_t h = 0; h < pd.small.h; ++h) {
-      memcpy(dx + (plane * pd.small.h + h) * pd.small.w,
-             dy + (plane * pd.big_h + h + pd.top) * pd.big_w + pd.left, static_cast<size_t>(pd.small.w) * sizeof(float));
+      memcpy(dx + (plane * pd.small.h + h) * pd.small.w, dy + (plane * pd.big_h + h + pd.top) * pd.big_w + pd.left,
+             static_cast<size_t>(pd.small.w) * sizeof(float));
     }
   }
   return REMAT_OK;

@@ -226,6 +226,13 @@ typedef struct remat_session_options {
    *  remat_session_write_param(): zeros in a region the session allocates, the caller's bytes
    *  in the caller's |persistent| region (optimizer state included). */
   int init_params;
+  /** CPU backend: threads its kernels run on, the caller's included (at most 1024). 0
+   *  (default): one per hardware thread the process may use; 1: the caller's thread only.
+   *  The session starts them at creation and they wait between steps. Results are the same
+   *  bits for every value. Other backends ignore it. Appended after REMAT_API_VERSION 1's
+   *  first fields (so a size_t: it starts after their padding), an older caller's smaller
+   *  struct gets the default. */
+  size_t threads;
 } remat_session_options;
 
 /** A short, constant description of |status|, e.g. "plan corrupt". Never NULL. */

@@ -1,4 +1,5 @@
-// Bare-metal port: a bump allocator over a static pool; memory is never given back.
+// Bare-metal port: a bump allocator over a static pool; memory is never given back. No threads:
+// the CPU kernels run on the caller's.
 // Size the pool at build time with -DREMAT_BAREMETAL_POOL_BYTES=N; firmware that passes its
 // own arena and persistent region needs only the session's small tables from it.
 #include <stdint.h>
@@ -29,5 +30,13 @@ void* port_alloc(size_t bytes, size_t alignment) {
 void port_free(void*) {}
 
 uint64_t port_now_ns() { return 0; }
+
+uint32_t port_hardware_threads() { return 1; }
+
+PortTeam* port_team_create(uint32_t) { return nullptr; }
+
+void port_team_run(PortTeam*, PortTask task, void* context) { task(context, 0); }
+
+void port_team_destroy(PortTeam*) {}
 
 }  // namespace remat

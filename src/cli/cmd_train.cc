@@ -116,7 +116,7 @@ void print_eval(remat_session* session, const remat_plan* plan, const Batches& b
 
 int run_train(const std::vector<std::string>& argv) {
   std::vector<std::string> valued = kCompileFlags;
-  for (const char* f : {"--backend", "--steps", "--data", "--load-params", "--save-params", "--arena", "--state",
+  for (const char* f : {"--backend", "--threads", "--steps", "--data", "--load-params", "--save-params", "--arena", "--state",
                         "--save-every", "--on-nonfinite", "--lr-schedule", "--eval-every", "--eval-data",
                         "--eval-batches"}) {
     valued.push_back(f);
@@ -172,6 +172,8 @@ int run_train(const std::vector<std::string>& argv) {
   remat_session_options_init(&options);
   const std::string backend = args.text("--backend", "cpu");
   options.backend = backend.c_str();
+  // CPU threads: 0 (the default) is one per hardware thread.
+  options.threads = static_cast<size_t>(args.integer("--threads", 1, 1024, 0));
   std::unique_ptr<void, PortFree> arena;
   if (args.has("--arena")) {
     options.arena_size = args.size("--arena", 0);

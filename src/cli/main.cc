@@ -18,7 +18,7 @@ const char kUsage[] =
     "  compile MODEL --batch N [--optimizer SPEC] [--seed N] [--strategy S] [--budget SIZE]\n"
     "          [--device-budget SIZE] [--backend B] [--copy-bandwidth BYTES_PER_S] [--compute-rate FLOPS]\n"
     "          [--finite-checks on|atomic|off] [--eval-program on|off] -o FILE.rplan|FILE.h\n"
-    "  train   MODEL|FILE.rplan [--batch N] [--backend B] [--steps N] [--data FILE.safetensors]\n"
+    "  train   MODEL|FILE.rplan [--batch N] [--backend B] [--threads N] [--steps N] [--data FILE.safetensors]\n"
     "          [--load-params FILE.safetensors] [--save-params FILE.safetensors] [--arena SIZE]\n"
     "          [--state FILE [--save-every N]]   (resume from FILE; --steps is the step count to reach)\n"
     "          [--on-nonfinite stop|skip]   (a NaN or infinite loss or gradient: exit 1, or skip the update)\n"

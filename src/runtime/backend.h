@@ -63,7 +63,7 @@ struct ErrorBuffer {
 remat_status set_error(ErrorBuffer* err, remat_status status, const char* format, ...)
     __attribute__((format(printf, 3, 4)));
 
-/// Sizes and base pointers of the regions a backend is created over.
+/// Sizes and base pointers of the regions a backend is created over, and its threads.
 struct RegionSetup {
   void* arena;               ///< Caller's arena (CPU) or nullptr (device backends allocate).
   uint64_t arena_bytes;      ///< Size of the arena.
@@ -72,6 +72,8 @@ struct RegionSetup {
   void* host;                ///< Host spill region, or nullptr when the plan spills nothing.
   uint64_t host_bytes;       ///< Size of the host region.
   uint32_t alignment;        ///< Alignment the plan's offsets assume.
+  uint32_t threads;          ///< remat_session_options.threads (CPU kernels; 0: the port's
+                             ///< hardware threads).
 };
 
 /// A device that runs plans. Created once per session; never allocates after creation.

@@ -20,6 +20,8 @@ namespace {
 constexpr size_t kSessionAlignment = 64;
 
 // remat_session_options of REMAT_API_VERSION 1 ends with init_params.
+// remat.h's bound on remat_session_options.threads.
+constexpr size_t kMaxThreads = 1024;
 constexpr size_t kOptionsFirstSize = offsetof(remat_session_options, init_params) + sizeof(int);
 
 // Records a failure in the session's message buffer.
@@ -241,6 +243,11 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   regions.arena_bytes = root->arena_size();
   regions.persistent_bytes = root->persistent_size();
   regions.host_bytes = root->host_size();
+  if (status == REMAT_OK && options->threads > kMaxThreads) {
+    status = FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "options.threads is %zu; the most is %zu", options->threads,
+                  kMaxThreads);
+  }
+  regions.threads = static_cast<uint32_t>(options->threads);
   // Backends that run on host memory get the caller's (or the session's) regions; device
   // backends allocate their own. An unknown name is left to create_backend() to report.
   const remat::DeviceProfile* profile = remat::find_device_profile(backend);

@@ -13,7 +13,10 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include <map>
+
 #include "backends/cpu/kernels.h"
+#include "runtime/port.h"
 
 namespace ops_test {
 
@@ -77,14 +80,10 @@ remat::TensorRef make_ref(const Tensor& t) {
   return r;
 }
 
-}  // namespace
-
-RunResult run_op(remat::OpCode code, const std::vector<Tensor*>& ins,
-                 const std::vector<Tensor*>& outs, const Attrs& attrs) {
-  const remat::cpu::Kernel kernel = remat::cpu::kernel_for(static_cast<uint16_t>(code));
-  assert_non_null(kernel);
-  assert_true(ins.size() <= static_cast<size_t>(remat::kMaxOpInputs));
-  assert_true(outs.size() <= static_cast<size_t>(remat::kMaxOpOutputs));
+// One run of |kernel| on |threads| threads of |team| (nullptr: the caller's only).
+RunResult run_once(remat::cpu::Kernel kernel, remat::OpCode code, const std::vector<Tensor*>& ins,
+                   const std::vector<Tensor*>& outs, const Attrs& attrs, remat::PortTeam* team,
+                   uint32_t threads) {
   remat::TensorRef in_refs[remat::kMaxOpInputs], out_refs[remat::kMaxOpOutputs];
   remat::OpCall call{};
   call.code = static_cast<uint16_t>(code);
@@ -111,11 +110,57 @@ RunResult run_op(remat::OpCode code, const std::vector<Tensor*>& ins,
   args.call = &call;
   args.ctx = &attrs.ctx;
   args.err = &err;
+  args.team = team;
+  args.threads = threads;
   // As the backend does: scratch for the kernels, 64-byte aligned.
-  std::vector<float> scratch(remat::cpu::scratch_bytes() / sizeof(float) + 16);
+  std::vector<float> scratch(remat::cpu::scratch_bytes(threads) / sizeof(float) + 16);
   args.scratch = scratch.data() + (16 - (reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float)) % 16) % 16;
   const remat_status status = kernel(args);
   return RunResult{status, std::string(text)};
+}
+
+// The team every threaded run shares: three threads, so that parts are uneven.
+constexpr uint32_t kTeamThreads = 3;
+remat::PortTeam* shared_team() {
+  static remat::PortTeam* team = remat::port_team_create(kTeamThreads);
+  return team;
+}
+
+}  // namespace
+
+RunResult run_op(remat::OpCode code, const std::vector<Tensor*>& ins,
+                 const std::vector<Tensor*>& outs, const Attrs& attrs) {
+  const remat::cpu::Kernel kernel = remat::cpu::kernel_for(static_cast<uint16_t>(code));
+  assert_non_null(kernel);
+  assert_true(ins.size() <= static_cast<size_t>(remat::kMaxOpInputs));
+  assert_true(outs.size() <= static_cast<size_t>(remat::kMaxOpOutputs));
+  // Every tensor the op touches (in-place ops list one twice), as the caller made them.
+  std::map<Tensor*, Tensor> before;
+  for (Tensor* t : ins) before.emplace(t, *t);
+  for (Tensor* t : outs) before.emplace(t, *t);
+  // First on a team of threads, then, from the same start, on one: the kernels promise the
+  // same bits and the same status for any thread count (backends/cpu/parallel.h).
+  remat::PortTeam* team = shared_team();
+  assert_non_null(team);
+  const RunResult threaded = run_once(kernel, code, ins, outs, attrs, team, kTeamThreads);
+  std::map<Tensor*, Tensor> after_threaded;
+  for (auto& entry : before) {
+    after_threaded.emplace(entry.first, *entry.first);
+    *entry.first = entry.second;
+  }
+  const RunResult result = run_once(kernel, code, ins, outs, attrs, nullptr, 1);
+  assert_int_equal(threaded.status, result.status);
+  for (auto& entry : after_threaded) {
+    const Tensor& one = *entry.first;
+    const Tensor& many = entry.second;
+    const bool same = one.f.size() == many.f.size() && one.i.size() == many.i.size() &&
+                      memcmp(one.f.data(), many.f.data(), one.f.size() * sizeof(float)) == 0 &&
+                      memcmp(one.i.data(), many.i.data(), one.i.size() * sizeof(int32_t)) == 0;
+    if (!same) {
+      fail_msg("op %d: %u threads wrote other bits than 1", static_cast<int>(code), kTeamThreads);
+    }
+  }
+  return result;
 }
 
 std::vector<double> to_double(const std::vector<float>& v) {

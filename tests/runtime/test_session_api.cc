@@ -47,7 +47,8 @@ void create_rejects_null_arguments_and_unknown_options_sizes(void**) {
   create_expecting(nullptr, nullptr, REMAT_ERROR_INVALID_ARGUMENT, {"plan is NULL"});
   remat_session_options options;
   remat_session_options_init(&options);
-  for (size_t size : {size_t{0}, sizeof(options) - 8, sizeof(options) + 8}) {
+  const size_t first = offsetof(remat_session_options, init_params) + sizeof(int);
+  for (size_t size : {size_t{0}, first - 1, sizeof(options) + 8}) {
     options.struct_size = size;
     create_expecting(p.plan, &options, REMAT_ERROR_INVALID_ARGUMENT,
                      {"struct_size is " + std::to_string(size), std::to_string(sizeof(options))});
@@ -125,6 +126,7 @@ void options_of_the_first_versions_size_are_read_up_to_that_size(void**) {
   remat_session_options options;
   remat_session_options_init(&options);
   options.struct_size = offsetof(remat_session_options, init_params) + sizeof(int);
+  options.threads = 1u << 20;  // beyond the struct's size: never read, so never refused
   options.persistent = persistent.data;
   options.persistent_size = p.memory.persistent_bytes;
   options.init_params = 0;
@@ -134,6 +136,23 @@ void options_of_the_first_versions_size_are_read_up_to_that_size(void**) {
   assert_int_equal(remat_session_read_param(s, weight.name, got.data(), got.size()), REMAT_OK);
   assert_true(got == std::vector<uint8_t>(weight.bytes, 0xA5));
   remat_session_destroy(s);
+}
+
+void threads_beyond_the_limit_are_rejected_naming_the_field(void**) {
+  OpenPlan p(kMlp);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  assert_int_equal(options.threads, 0);
+  for (size_t threads : {size_t{1025}, size_t{1} << 40}) {
+    options.threads = threads;
+    create_expecting(p.plan, &options, REMAT_ERROR_INVALID_ARGUMENT,
+                     {"options.threads is " + std::to_string(threads), "1024"});
+  }
+  // One thread and an explicit team both run.
+  for (size_t threads : {size_t{1}, size_t{3}}) {
+    options.threads = threads;
+    remat_session_destroy(create_expecting(p.plan, &options, REMAT_OK));
+  }
 }
 
 void arena_smaller_than_the_plan_is_rejected(void**) {
@@ -334,6 +353,7 @@ int main() {
       cmocka_unit_test(options_from_a_newer_header_are_rejected_naming_both_sizes),
       cmocka_unit_test(options_ending_before_init_params_are_smaller_than_the_first_version_and_rejected),
       cmocka_unit_test(options_of_the_first_versions_size_are_read_up_to_that_size),
+      cmocka_unit_test(threads_beyond_the_limit_are_rejected_naming_the_field),
       cmocka_unit_test(arena_smaller_than_the_plan_is_rejected),
       cmocka_unit_test(misaligned_arena_is_rejected),
       cmocka_unit_test(persistent_region_smaller_than_the_plan_is_rejected),

@@ -1,6 +1,6 @@
 // Recomputation and spilling are exact: for every template and strategy, with dropout on,
-// parameters and buffers after five steps are byte-identical to training without them; and they
-// save memory.
+// parameters and buffers after five steps are byte-identical to training without them (and to
+// training on any number of CPU threads); and they save memory.
 #include "tests/cmocka_cpp.h"
 
 #include <cstdio>
@@ -24,8 +24,8 @@ static const char* const kModels[] = {
 
 // Parameters after |steps| steps of |model| under |strategy| with AdamW.
 static std::vector<uint8_t> train(const std::string& model, const std::string& strategy, int steps = 5,
-                                  uint64_t budget = 0, uint64_t device_budget = 0) {
-  TrainingRun run(model, 8, "adamw:lr=0.01,weight_decay=0.01", 3, strategy, budget, device_budget);
+                                  uint64_t budget = 0, uint64_t device_budget = 0, size_t threads = 0) {
+  TrainingRun run(model, 8, "adamw:lr=0.01,weight_decay=0.01", 3, strategy, budget, device_budget, threads);
   remat::cli::SyntheticTask task(model, 8, 3);
   for (int s = 0; s < steps; ++s) {
     const auto values = task.batch(static_cast<uint64_t>(s));
@@ -56,6 +56,18 @@ static void check_strategy(const std::string& strategy) {
 }
 
 static void sqrt_is_byte_identical_to_no_recompute(void**) { check_strategy("sqrt"); }
+
+// The CPU kernels cut their work so that no thread sums what another sums: any thread count
+// gives the bits of one thread, with recomputation too.
+static void every_thread_count_gives_the_bits_of_one_thread(void**) {
+  for (const char* model : kModels) {
+    const std::vector<uint8_t> one = train(model, "none", 5, 0, 0, 1);
+    for (size_t threads : {size_t{2}, size_t{3}}) {
+      if (train(model, "none", 5, 0, 0, threads) != one) fail_msg("%s: %zu threads differ from 1", model, threads);
+    }
+    if (train(model, "sqrt", 5, 0, 0, 3) != one) fail_msg("%s: sqrt on 3 threads differs from none on 1", model);
+  }
+}
 static void selective_is_byte_identical_to_no_recompute(void**) { check_strategy("selective"); }
 
 static void budget_is_byte_identical_to_no_recompute(void**) {
@@ -199,6 +211,7 @@ static void sqrt_needs_a_quarter_of_the_arena_on_a_24_layer_transformer(void**) 
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sqrt_is_byte_identical_to_no_recompute),
+      cmocka_unit_test(every_thread_count_gives_the_bits_of_one_thread),
       cmocka_unit_test(selective_is_byte_identical_to_no_recompute),
       cmocka_unit_test(budget_is_byte_identical_to_no_recompute),
       cmocka_unit_test(spilling_checkpoints_to_host_is_byte_identical_to_no_recompute),

@@ -4,7 +4,7 @@
 #include "tests/cmocka_cpp.h"
 
 TrainingRun::TrainingRun(const std::string& model, int64_t batch, const std::string& optimizer, uint64_t seed,
-                         const std::string& strategy, uint64_t budget, uint64_t device_budget) {
+                         const std::string& strategy, uint64_t budget, uint64_t device_budget, size_t threads) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = batch;
@@ -18,7 +18,10 @@ TrainingRun::TrainingRun(const std::string& model, int64_t batch, const std::str
   if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) {
     fail_msg("plan_open: %s", message);
   }
-  if (remat_session_create(plan, nullptr, &session, message, sizeof(message)) != REMAT_OK) {
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.threads = threads;
+  if (remat_session_create(plan, &options, &session, message, sizeof(message)) != REMAT_OK) {
     fail_msg("session_create: %s", message);
   }
 }

@@ -16,9 +16,11 @@ struct TrainingRun {
   remat_plan* plan = nullptr;
   remat_session* session = nullptr;
 
-  /// Compiles |model| at |batch| with |optimizer| and |seed|; fails the test on any error.
+  /// Compiles |model| at |batch| with |optimizer| and |seed| and opens a CPU session of
+  /// |threads| threads (0: the machine's); fails the test on any error.
   TrainingRun(const std::string& model, int64_t batch, const std::string& optimizer, uint64_t seed = 0,
-              const std::string& strategy = "none", uint64_t budget = 0, uint64_t device_budget = 0);
+              const std::string& strategy = "none", uint64_t budget = 0, uint64_t device_budget = 0,
+              size_t threads = 0);
   ~TrainingRun();
   TrainingRun(const TrainingRun&) = delete;
   TrainingRun& operator=(const TrainingRun&) = delete;

@@ -1,0 +1,156 @@
+// The packed GEMM engine of backends/cpu/gemm.h, compiled once per instruction set: meson
+// builds this file with REMAT_GEMM_ISA set to baseline, avx2 or avx512 and the matching -m
+// flags, and gemm.cc picks one at run time. Only the entry point is visible; everything else
+// is local, so no inline function compiled for a wider instruction set can reach a caller on
+// a machine without it.
+#include <string.h>
+
+#include "backends/cpu/gemm.h"
+
+#if !defined(REMAT_GEMM_ISA)
+#error "compile with -DREMAT_GEMM_ISA=baseline|avx2|avx512"
+#endif
+#define REMAT_GEMM_CONCAT2(a, b) a##b
+#define REMAT_GEMM_CONCAT(a, b) REMAT_GEMM_CONCAT2(a, b)
+
+namespace remat {
+namespace cpu {
+namespace {
+
+// The micro-tile is kMr x (2 vectors), its accumulators held in registers: 8 x 32 with
+// AVX-512 (16 of 32 registers), 6 x 16 with AVX (12 of 16), 4 x 8 with SSE (8 of 16).
+#if defined(__AVX512F__)
+typedef float vec __attribute__((vector_size(64)));
+constexpr int64_t kMr = 8;
+#elif defined(__AVX__)
+typedef float vec __attribute__((vector_size(32)));
+constexpr int64_t kMr = 6;
+#else
+typedef float vec __attribute__((vector_size(16)));
+constexpr int64_t kMr = 4;
+#endif
+constexpr int64_t kVec = sizeof(vec) / sizeof(float);
+constexpr int64_t kNr = 2 * kVec;
+static_assert(kGemmMc % kMr == 0 && kGemmNc % kNr == 0, "blocks hold whole micro-tiles");
+
+// Packs op(A)[i0:i0+mc, p0:p0+kc] as panels of kMr rows, k-major, zero-padded to kMr.
+void pack_a(const Gemm& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
+  for (int64_t ir = 0; ir < mc; ir += kMr) {
+    const int64_t mr = mc - ir < kMr ? mc - ir : kMr;
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int64_t i = 0; i < kMr; ++i) {
+        const int64_t row = i0 + ir + i, col = p0 + p;
+        dst[p * kMr + i] =
+            i < mr ? (g.trans_a ? g.a[col * g.lda + row] : g.a[row * g.lda + col]) : 0.0f;
+      }
+    }
+    dst += kc * kMr;
+  }
+}
+
+// Packs op(B)[p0:p0+kc, j0:j0+nc] as panels of kNr columns, k-major, zero-padded to kNr.
+void pack_b(const Gemm& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
+  for (int64_t jr = 0; jr < nc; jr += kNr) {
+    const int64_t nr = nc - jr < kNr ? nc - jr : kNr;
+    if (g.trans_b) {
+      // op(B)[p, j] = b[j, p]: walk each stored row once.
+      for (int64_t j = 0; j < kNr; ++j) {
+        const float* src = g.b + (j0 + jr + j) * g.ldb + p0;
+        for (int64_t p = 0; p < kc; ++p) dst[p * kNr + j] = j < nr ? src[p] : 0.0f;
+      }
+    } else {
+      for (int64_t p = 0; p < kc; ++p) {
+        float* d = dst + p * kNr;
+        const float* src = g.b + (p0 + p) * g.ldb + j0 + jr;
+        memcpy(d, src, static_cast<size_t>(nr) * sizeof(float));
+        if (nr < kNr) memset(d + nr, 0, static_cast<size_t>(kNr - nr) * sizeof(float));
+      }
+    }
+    dst += kc * kNr;
+  }
+}
+
+// tile = sum over p of a[p, :]^T b[p, :], |kc| packed steps in order.
+inline void micro_kernel(int64_t kc, const float* a, const float* b, vec acc[kMr][2]) {
+  for (int64_t i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = vec{};
+  for (int64_t p = 0; p < kc; ++p) {
+    vec b0, b1;
+    memcpy(&b0, b + p * kNr, sizeof(vec));
+    memcpy(&b1, b + p * kNr + kVec, sizeof(vec));
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < kMr; ++i) {
+      const float ai = a[p * kMr + i];
+      acc[i][0] += ai * b0;
+      acc[i][1] += ai * b1;
+    }
+  }
+}
+
+// C[mr x nr] = alpha * tile (overwrite) or C += alpha * tile.
+inline void store_tile(const vec acc[kMr][2], float alpha, bool overwrite, int64_t mr, int64_t nr,
+                       float* c, int64_t ldc) {
+  for (int64_t i = 0; i < mr; ++i) {
+    const vec r0 = alpha * acc[i][0], r1 = alpha * acc[i][1];
+    float* ci = c + i * ldc;
+    if (nr == kNr) {  // A whole row of the tile: vector loads and stores.
+      vec c0 = r0, c1 = r1;
+      if (!overwrite) {
+        memcpy(&c0, ci, sizeof(vec));
+        memcpy(&c1, ci + kVec, sizeof(vec));
+        c0 += r0;
+        c1 += r1;
+      }
+      memcpy(ci, &c0, sizeof(vec));
+      memcpy(ci + kVec, &c1, sizeof(vec));
+      continue;
+    }
+    float row[kNr];
+    memcpy(row, &r0, sizeof(vec));
+    memcpy(row + kVec, &r1, sizeof(vec));
+    if (overwrite) {
+      for (int64_t j = 0; j < nr; ++j) ci[j] = row[j];
+    } else {
+      for (int64_t j = 0; j < nr; ++j) ci[j] += row[j];
+    }
+  }
+}
+
+}  // namespace
+
+void REMAT_GEMM_CONCAT(packed_gemm_, REMAT_GEMM_ISA)(const Gemm& g) {
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) {  // An empty sum: C = beta * C.
+    if (g.beta != 0.0f) return;
+    for (int64_t i = 0; i < g.m; ++i) memset(g.c + i * g.ldc, 0, static_cast<size_t>(g.n) * sizeof(float));
+    return;
+  }
+  float* pa = g.pack;
+  float* pb = g.pack + kGemmMc * kGemmKc;
+  vec acc[kMr][2];
+  for (int64_t j0 = 0; j0 < g.n; j0 += kGemmNc) {
+    const int64_t nc = g.n - j0 < kGemmNc ? g.n - j0 : kGemmNc;
+    for (int64_t p0 = 0; p0 < g.k; p0 += kGemmKc) {
+      const int64_t kc = g.k - p0 < kGemmKc ? g.k - p0 : kGemmKc;
+      // The first K block applies beta; later ones accumulate onto it. Every element's sum
+      // runs over K in the same blocks whatever M and N are, so a product computed in row or
+      // column slices has the bits of the whole.
+      const bool overwrite = p0 == 0 && g.beta == 0.0f;
+      pack_b(g, p0, kc, j0, nc, pb);
+      for (int64_t i0 = 0; i0 < g.m; i0 += kGemmMc) {
+        const int64_t mc = g.m - i0 < kGemmMc ? g.m - i0 : kGemmMc;
+        pack_a(g, i0, mc, p0, kc, pa);
+        for (int64_t jr = 0; jr < nc; jr += kNr) {
+          const int64_t nr = nc - jr < kNr ? nc - jr : kNr;
+          for (int64_t ir = 0; ir < mc; ir += kMr) {
+            const int64_t mr = mc - ir < kMr ? mc - ir : kMr;
+            micro_kernel(kc, pa + ir * kc, pb + jr * kc, acc);
+            store_tile(acc, g.alpha, overwrite, mr, nr, g.c + (i0 + ir) * g.ldc + j0 + jr, g.ldc);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace cpu
+}  // namespace remat

@@ -1,0 +1,55 @@
+// How CPU kernels spread work over the backend's threads: parallel_for() cuts an index range
+// into one contiguous part per thread. Every kernel cuts along a dimension whose parts write
+// disjoint outputs and sum nothing across parts, so the bits never depend on the thread count.
+#ifndef REMAT_BACKENDS_CPU_PARALLEL_H_
+#define REMAT_BACKENDS_CPU_PARALLEL_H_
+
+#include <stdint.h>
+
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernels.h"
+#include "runtime/port.h"
+
+namespace remat {
+namespace cpu {
+
+/// Threads a kernel may use.
+inline uint32_t thread_count(const KernelArgs& a) { return a.team != nullptr && a.threads > 1 ? a.threads : 1; }
+
+/// Packing scratch of thread |worker| for packed_gemm().
+inline float* gemm_pack(const KernelArgs& a, uint32_t worker) {
+  return static_cast<float*>(a.scratch) + static_cast<int64_t>(worker) * kGemmPackFloats;
+}
+
+/// Calls body(begin, end, worker) on disjoint parts covering [0, count), at most one per
+/// thread and all at once; each part but the last is a multiple of |grain| long (grain >= 1:
+/// a SIMD width, a GEMM panel, or enough work to be worth a thread).
+template <typename Body>
+void parallel_for(const KernelArgs& a, int64_t count, int64_t grain, const Body& body) {
+  const int64_t threads = thread_count(a);
+  const int64_t grains = (count + grain - 1) / grain;
+  if (threads == 1 || grains <= 1) {
+    if (count > 0) body(int64_t{0}, count, 0u);
+    return;
+  }
+  const int64_t parts = grains < threads ? grains : threads;
+  struct Split {
+    const Body* body;
+    int64_t count, chunk;
+  } split{&body, count, (grains + parts - 1) / parts * grain};
+  port_team_run(
+      a.team,
+      [](void* context, uint32_t index) {
+        const Split& s = *static_cast<const Split*>(context);
+        const int64_t begin = static_cast<int64_t>(index) * s.chunk;
+        if (begin >= s.count) return;
+        const int64_t end = begin + s.chunk < s.count ? begin + s.chunk : s.count;
+        (*s.body)(begin, end, index);
+      },
+      &split);
+}
+
+}  // namespace cpu
+}  // namespace remat
+
+#endif  // REMAT_BACKENDS_CPU_PARALLEL_H_
