@@ -36,12 +36,17 @@ static_assert(kGemmMc % kMr == 0 && kGemmNc % kNr == 0, "blocks hold whole micro
 // Packs op(A)[i0:i0+mc, p0:p0+kc] as panels of kMr rows, k-major, zero-padded to kMr.
 void pack_a(const Gemm& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
   for (int64_t ir = 0; ir < mc; ir += kMr) {
-    const int64_t mr = mc - ir < kMr ? mc - ir : kMr;
-    for (int64_t p = 0; p < kc; ++p) {
-      for (int64_t i = 0; i < kMr; ++i) {
-        const int64_t row = i0 + ir + i, col = p0 + p;
-        dst[p * kMr + i] =
-            i < mr ? (g.trans_a ? g.a[col * g.lda + row] : g.a[row * g.lda + col]) : 0.0f;
+    const int64_t mr = mc - ir < kMr ? mc - ir : kMr, row0 = i0 + ir;
+    if (mr < kMr) memset(dst, 0, static_cast<size_t>(kc * kMr) * sizeof(float));
+    if (g.trans_a) {  // op(A)[i, p] = a[p, i]: each step's rows are adjacent
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* src = g.a + (p0 + p) * g.lda + row0;
+        for (int64_t i = 0; i < mr; ++i) dst[p * kMr + i] = src[i];
+      }
+    } else {
+      for (int64_t i = 0; i < mr; ++i) {
+        const float* src = g.a + (row0 + i) * g.lda + p0;
+        for (int64_t p = 0; p < kc; ++p) dst[p * kMr + i] = src[p];
       }
     }
     dst += kc * kMr;
@@ -54,9 +59,10 @@ void pack_b(const Gemm& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float
     const int64_t nr = nc - jr < kNr ? nc - jr : kNr;
     if (g.trans_b) {
       // op(B)[p, j] = b[j, p]: walk each stored row once.
-      for (int64_t j = 0; j < kNr; ++j) {
+      if (nr < kNr) memset(dst, 0, static_cast<size_t>(kc * kNr) * sizeof(float));
+      for (int64_t j = 0; j < nr; ++j) {
         const float* src = g.b + (j0 + jr + j) * g.ldb + p0;
-        for (int64_t p = 0; p < kc; ++p) dst[p * kNr + j] = j < nr ? src[p] : 0.0f;
+        for (int64_t p = 0; p < kc; ++p) dst[p * kNr + j] = src[p];
       }
     } else {
       for (int64_t p = 0; p < kc; ++p) {

@@ -70,20 +70,22 @@ void im2col(const ConvShape& c, const float* x_g, int64_t j0, int64_t j1, int64_
       const int64_t qb = i1 < (p + 1) * c.q ? i1 - p * c.q : c.q;
       float* out = row + p * c.q;
       const int64_t ih = in_row(c, p, r);
+      // Plain loops, not memcpy and memset: the runs are a row of a small image, too short
+      // for a library call to pay.
       if (ih < 0 || ih >= c.x.h) {
-        memset(out + qa, 0, static_cast<size_t>(qb - qa) * sizeof(float));
+        for (int64_t q = qa; q < qb; ++q) out[q] = 0.0f;
         continue;
       }
       const float* line = plane + ih * c.x.w;  // line[offset + q * stride] is column q's input
       const int64_t lo = valid.lo > qa ? (valid.lo < qb ? valid.lo : qb) : qa;
       const int64_t hi = valid.hi < qb ? (valid.hi > lo ? valid.hi : lo) : qb;
-      if (lo > qa) memset(out + qa, 0, static_cast<size_t>(lo - qa) * sizeof(float));
+      for (int64_t q = qa; q < lo; ++q) out[q] = 0.0f;
       if (c.a.stride_w == 1) {
-        if (hi > lo) memcpy(out + lo, line + offset + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+        for (int64_t q = lo; q < hi; ++q) out[q] = line[offset + q];
       } else {
         for (int64_t q = lo; q < hi; ++q) out[q] = line[offset + q * c.a.stride_w];
       }
-      if (qb > hi) memset(out + hi, 0, static_cast<size_t>(qb - hi) * sizeof(float));
+      for (int64_t q = hi; q < qb; ++q) out[q] = 0.0f;
     }
   }
 }

@@ -119,6 +119,12 @@ RunResult run_once(remat::cpu::Kernel kernel, remat::OpCode code, const std::vec
   return RunResult{status, std::string(text)};
 }
 
+// Whether |a| and |b| hold the same bytes (NaN payloads included, which == would not compare).
+template <typename T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
 // The team every threaded run shares: three threads, so that parts are uneven.
 constexpr uint32_t kTeamThreads = 3;
 remat::PortTeam* shared_team() {
@@ -153,10 +159,7 @@ RunResult run_op(remat::OpCode code, const std::vector<Tensor*>& ins,
   for (auto& entry : after_threaded) {
     const Tensor& one = *entry.first;
     const Tensor& many = entry.second;
-    const bool same = one.f.size() == many.f.size() && one.i.size() == many.i.size() &&
-                      memcmp(one.f.data(), many.f.data(), one.f.size() * sizeof(float)) == 0 &&
-                      memcmp(one.i.data(), many.i.data(), one.i.size() * sizeof(int32_t)) == 0;
-    if (!same) {
+    if (!same_bytes(one.f, many.f) || !same_bytes(one.i, many.i)) {
       fail_msg("op %d: %u threads wrote other bits than 1", static_cast<int>(code), kTeamThreads);
     }
   }
