@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/cpu/gemm.h"
 #include "backends/cpu/kernels.h"
 #include "runtime/backend.h"
 #include "runtime/port.h"
@@ -97,11 +98,12 @@ remat_status create_cpu_backend(const char* device, const RegionSetup& regions, 
 int list_cpu_devices(char* out, size_t capacity) {
   if (out == nullptr || capacity == 0) return -1;
 #if REMAT_HAVE_BLAS
-  const char* products = "OpenBLAS";
+  const char* matmul = "OpenBLAS";
 #else
-  const char* products = "portable kernels";
+  const char* matmul = "packed GEMM";
 #endif
-  snprintf(out, capacity, "cpu:0  host CPU (the caller's memory; matrix products: %s)\n", products);
+  snprintf(out, capacity, "cpu:0  host CPU, %u hardware threads (the caller's memory; matmul: %s; convolutions: packed GEMM, %s)\n",
+           port_hardware_threads(), matmul, cpu::packed_gemm_isa());
   return 1;
 }
 

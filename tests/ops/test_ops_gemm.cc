@@ -1,0 +1,142 @@
+// The CPU backend's packed GEMM engine (backends/cpu/gemm.h), in every instruction-set build
+// this CPU runs: against a float64 product for every transpose, beta 0 and 1 and sizes that
+// leave partial micro-tiles and K blocks; and computed in row and column slices, as the
+// convolution threads compute it, to the bits of the whole product.
+#include "tests/cmocka_cpp.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <vector>
+
+#include "backends/cpu/gemm.h"
+#include "op_harness.h"
+
+namespace {
+
+using remat::cpu::Gemm;
+using Engine = void (*)(const Gemm&);
+
+struct NamedEngine {
+  const char* name;
+  Engine run;
+};
+
+// The builds of the packed engine this CPU can run.
+std::vector<NamedEngine> engines() {
+  std::vector<NamedEngine> out = {{"baseline", remat::cpu::packed_gemm_baseline}};
+#if REMAT_GEMM_X86_VARIANTS
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back({"avx2", remat::cpu::packed_gemm_avx2});
+  if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512", remat::cpu::packed_gemm_avx512});
+#endif
+  return out;
+}
+
+// Operands of an M x N x K product, stored transposed when asked, and C's starting values.
+struct Product {
+  int64_t m, n, k;
+  bool trans_a, trans_b;
+  float beta;
+  std::vector<float> a, b, c0;
+
+  Product(int64_t m_, int64_t n_, int64_t k_, bool ta, bool tb, float beta_, uint64_t seed)
+      : m(m_), n(n_), k(k_), trans_a(ta), trans_b(tb), beta(beta_) {
+    ops_test::Rng rng(seed);
+    a.resize(static_cast<size_t>(m * k));
+    b.resize(static_cast<size_t>(k * n));
+    c0.resize(static_cast<size_t>(m * n));
+    for (float& v : a) v = static_cast<float>(rng.uniform(-1, 1));
+    for (float& v : b) v = static_cast<float>(rng.uniform(-1, 1));
+    for (float& v : c0) v = static_cast<float>(rng.uniform(-1, 1));
+  }
+  float at_a(int64_t i, int64_t p) const { return trans_a ? a[p * m + i] : a[i * k + p]; }
+  float at_b(int64_t p, int64_t j) const { return trans_b ? b[j * k + p] : b[p * n + j]; }
+
+  // The GEMM of rows [i0, i1) and columns [j0, j1) of C, written into |c|.
+  Gemm slice(int64_t i0, int64_t i1, int64_t j0, int64_t j1, std::vector<float>& c, float* pack) const {
+    Gemm g{};
+    g.trans_a = trans_a;
+    g.trans_b = trans_b;
+    g.m = i1 - i0;
+    g.n = j1 - j0;
+    g.k = k;
+    g.alpha = 1.0f;
+    g.a = trans_a ? a.data() + i0 : a.data() + i0 * k;
+    g.lda = trans_a ? m : k;
+    g.b = trans_b ? b.data() + j0 * k : b.data() + j0;
+    g.ldb = trans_b ? k : n;
+    g.beta = beta;
+    g.c = c.data() + i0 * n + j0;
+    g.ldc = n;
+    g.pack = pack;
+    return g;
+  }
+};
+
+void packed_engines_match_a_float64_product(void**) {
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  // Sizes around the micro-tiles (4, 6, 8 rows; 8, 16, 32 columns) and the blocks (96 rows,
+  // 256 columns and K): partial tiles, several K blocks, and a product of one element.
+  const int64_t sizes[][3] = {{1, 1, 1}, {7, 33, 5}, {16, 1024, 144}, {97, 70, 300}, {13, 257, 513}};
+  for (const NamedEngine& engine : engines()) {
+    for (const auto& size : sizes) {
+      for (int transposes = 0; transposes < 4; ++transposes) {
+        for (float beta : {0.0f, 1.0f}) {
+          const Product p(size[0], size[1], size[2], transposes & 1, transposes & 2, beta, 17 + transposes);
+          std::vector<float> c = p.c0;
+          engine.run(p.slice(0, p.m, 0, p.n, c, pack.data()));
+          for (int64_t i = 0; i < p.m; ++i) {
+            for (int64_t j = 0; j < p.n; ++j) {
+              double want = beta * static_cast<double>(p.c0[i * p.n + j]), scale = fabs(want);
+              for (int64_t q = 0; q < p.k; ++q) {
+                want += static_cast<double>(p.at_a(i, q)) * p.at_b(q, j);
+                scale += fabs(static_cast<double>(p.at_a(i, q)) * p.at_b(q, j));
+              }
+              const double got = c[i * p.n + j];
+              // Float sums of k terms: error within k ulps of the sum of magnitudes.
+              if (fabs(got - want) > 1e-7 * static_cast<double>(p.k + 1) * (scale + 1.0)) {
+                fail_msg("%s %lldx%lldx%lld trans %d beta %g: C[%lld,%lld] = %.9g, float64 gives %.9g", engine.name,
+                         static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
+                         transposes, static_cast<double>(beta), static_cast<long long>(i), static_cast<long long>(j),
+                         got, want);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void slices_have_the_bits_of_the_whole_product(void**) {
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  for (const NamedEngine& engine : engines()) {
+    for (int transposes = 0; transposes < 4; ++transposes) {
+      for (float beta : {0.0f, 1.0f}) {
+        const Product p(50, 300, 600, transposes & 1, transposes & 2, beta, 5 + transposes);
+        std::vector<float> whole = p.c0, by_rows = p.c0, by_columns = p.c0;
+        engine.run(p.slice(0, p.m, 0, p.n, whole, pack.data()));
+        // Uneven cuts, as parallel_for makes them: rows 0-17-50, columns 0-32-96-300.
+        engine.run(p.slice(0, 17, 0, p.n, by_rows, pack.data()));
+        engine.run(p.slice(17, p.m, 0, p.n, by_rows, pack.data()));
+        const int64_t cuts[] = {0, 32, 96, 300};
+        for (int part = 0; part < 3; ++part) engine.run(p.slice(0, p.m, cuts[part], cuts[part + 1], by_columns, pack.data()));
+        if (memcmp(whole.data(), by_rows.data(), whole.size() * sizeof(float)) != 0 ||
+            memcmp(whole.data(), by_columns.data(), whole.size() * sizeof(float)) != 0) {
+          fail_msg("%s trans %d beta %g: a product in slices differs from the whole", engine.name, transposes,
+                   static_cast<double>(beta));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(packed_engines_match_a_float64_product),
+      cmocka_unit_test(slices_have_the_bits_of_the_whole_product),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
