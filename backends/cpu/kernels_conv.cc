@@ -118,9 +118,20 @@ void col2im(const ConvShape& c, const float* col, int64_t c0, int64_t c1, float*
   }
 }
 
-Gemm base_gemm(const KernelArgs& args, uint32_t worker) {
+// A product of thread |worker| (its packing scratch): op(A) is m x k, op(B) k x n, C m x n,
+// with the row lengths given; the operands' addresses are set per image.
+Gemm thread_gemm(const KernelArgs& args, uint32_t worker, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                 int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
   Gemm g{};
+  g.trans_a = trans_a;
+  g.trans_b = trans_b;
+  g.m = m;
+  g.n = n;
+  g.k = k;
   g.alpha = 1.0f;
+  g.lda = lda;
+  g.ldb = ldb;
+  g.ldc = ldc;
   g.pack = gemm_pack(args, worker);
   return g;
 }
@@ -221,13 +232,7 @@ remat_status conv(const KernelArgs& args) {
     // Each thread owns output columns [i0, i1) of every image: its part of the column matrix
     // and of the product.
     parallel_for(args, pq, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) {
-      Gemm gm = base_gemm(args, worker);
-      gm.m = c.kg;
-      gm.n = i1 - i0;
-      gm.k = crs;
-      gm.lda = crs;
-      gm.ldb = col != nullptr ? pq : hw;
-      gm.ldc = pq;
+      Gemm gm = thread_gemm(args, worker, false, false, c.kg, i1 - i0, crs, crs, col != nullptr ? pq : hw, pq);
       for (int64_t n = 0; n < c.x.n; ++n) {
         for (int64_t g = 0; g < c.a.groups; ++g) {
           const float* x_g = x + (n * c.x.c + g * c.cg) * hw;
@@ -268,14 +273,7 @@ remat_status conv_grad_input(const KernelArgs& args) {
   // Each thread owns input channels [c0, c1) of every group: dcol's rows of their taps, w_g^T
   // [cg*R*S, kg] times dy_g [kg, P*Q], and col2im into their planes.
   parallel_for(args, c.cg, 1, [&](int64_t c0, int64_t c1, uint32_t worker) {
-    Gemm gm = base_gemm(args, worker);
-    gm.trans_a = true;
-    gm.m = (c1 - c0) * rs;
-    gm.n = pq;
-    gm.k = c.kg;
-    gm.lda = crs;
-    gm.ldb = pq;
-    gm.ldc = col != nullptr ? pq : hw;
+    Gemm gm = thread_gemm(args, worker, true, false, (c1 - c0) * rs, pq, c.kg, crs, pq, col != nullptr ? pq : hw);
     for (int64_t n = 0; n < c.x.n; ++n) {
       for (int64_t g = 0; g < c.a.groups; ++g) {
         float* dx_g = dx + (n * c.x.c + g * c.cg) * hw;
@@ -305,14 +303,7 @@ remat_status conv_grad_weight(const KernelArgs& args) {
   // Each thread owns filter taps [j0, j1) (columns of dw_g, rows of the column matrix): dw_g
   // (+)= dy_g [kg, P*Q] times col^T [P*Q, taps], images in order.
   parallel_for(args, crs, kColumnGrain, [&](int64_t j0, int64_t j1, uint32_t worker) {
-    Gemm gm = base_gemm(args, worker);
-    gm.trans_b = true;
-    gm.m = c.kg;
-    gm.n = j1 - j0;
-    gm.k = pq;
-    gm.lda = pq;
-    gm.ldb = col != nullptr ? pq : hw;
-    gm.ldc = crs;
+    Gemm gm = thread_gemm(args, worker, false, true, c.kg, j1 - j0, pq, pq, col != nullptr ? pq : hw, crs);
     for (int64_t n = 0; n < c.x.n; ++n) {
       for (int64_t g = 0; g < c.a.groups; ++g) {
         const float* x_g = x + (n * c.x.c + g * c.cg) * hw;
