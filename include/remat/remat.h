@@ -296,7 +296,7 @@ REMAT_API remat_status remat_plan_binding(const remat_plan* plan, remat_binding_
 /* ---- Sessions ------------------------------------------------------------------------------- */
 
 /** Fills the |struct_size| bytes at |options| with defaults (CPU backend, regions allocated by
- *  the session, params initialised from the plan) and sets its struct_size to |struct_size|:
+ *  the session, params initialised from the plan, one CPU thread per hardware thread) and sets its struct_size to |struct_size|:
  *  only the fields a struct of that size holds are written, so a caller built with an older,
  *  smaller remat_session_options is never written past its end. C and C++ callers use
  *  remat_session_options_init(), which passes their own sizeof; other languages pass theirs.
