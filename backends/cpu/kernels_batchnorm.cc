@@ -13,6 +13,8 @@ namespace {
 // [N, C, inner] view of a batch-norm tensor (rank 2: inner 1).
 struct Channels {
   int64_t n, c, inner;
+  /// Offset of image |image|'s row of channel |channel|: |inner| contiguous elements.
+  int64_t row(int64_t image, int64_t channel) const { return (image * c + channel) * inner; }
 };
 
 Channels channels_of(const TensorRef& t) {
@@ -63,13 +65,13 @@ remat_status batch_norm(const KernelArgs& args) {
       // Two passes in double, as layernorm: the variance of large-mean channels stays accurate.
       LaneSum sum;
       for (int64_t n = 0; n < v.n; ++n) {
-        const float* row = x + (n * v.c + c) * v.inner;
+        const float* row = x + v.row(n, c);
         sum.add(v.inner, [row](int64_t i) { return static_cast<double>(row[i]); });
       }
       const double mean = sum.total() / count;
       LaneSum sq;
       for (int64_t n = 0; n < v.n; ++n) {
-        const float* row = x + (n * v.c + c) * v.inner;
+        const float* row = x + v.row(n, c);
         sq.add(v.inner, [row, mean](int64_t i) {
           const double d = row[i] - mean;
           return d * d;
@@ -80,8 +82,8 @@ remat_status batch_norm(const KernelArgs& args) {
       mean_out[c] = m;
       var_out[c] = var;
       for (int64_t n = 0; n < v.n; ++n) {
-        const float* row = x + (n * v.c + c) * v.inner;
-        float* out = y + (n * v.c + c) * v.inner;
+        const float* row = x + v.row(n, c);
+        float* out = y + v.row(n, c);
         for (int64_t i = 0; i < v.inner; ++i) out[i] = (row[i] - m) * s * gamma[c] + beta[c];
       }
     }
@@ -106,8 +108,8 @@ remat_status batch_norm_grad(const KernelArgs& args) {
       const float m = mean[c], s = rstd_of(var[c], eps);
       LaneSum sum_dy, sum_dy_xhat;
       for (int64_t n = 0; n < v.n; ++n) {
-        const float* d = dy + (n * v.c + c) * v.inner;
-        const float* row = x + (n * v.c + c) * v.inner;
+        const float* d = dy + v.row(n, c);
+        const float* row = x + v.row(n, c);
         sum_dy.add(v.inner, [d](int64_t i) { return static_cast<double>(d[i]); });
         sum_dy_xhat.add(v.inner, [d, row, m, s](int64_t i) { return static_cast<double>(d[i]) * ((row[i] - m) * s); });
       }
@@ -118,9 +120,9 @@ remat_status batch_norm_grad(const KernelArgs& args) {
       const float mean_dy_xhat = static_cast<float>(sum_dy_xhat.total() / count);
       const float scale = s * gamma[c];
       for (int64_t n = 0; n < v.n; ++n) {
-        const float* d = dy + (n * v.c + c) * v.inner;
-        const float* row = x + (n * v.c + c) * v.inner;
-        float* out = dx + (n * v.c + c) * v.inner;
+        const float* d = dy + v.row(n, c);
+        const float* row = x + v.row(n, c);
+        float* out = dx + v.row(n, c);
         for (int64_t i = 0; i < v.inner; ++i) {
           const float xhat = (row[i] - m) * s;
           out[i] = scale * (d[i] - mean_dy - xhat * mean_dy_xhat);
@@ -146,8 +148,8 @@ remat_status batch_norm_inference(const KernelArgs& args) {
       const float a = static_cast<float>(scale);
       const float b = static_cast<float>(beta[c] - running_mean[c] * scale);
       for (int64_t n = 0; n < v.n; ++n) {
-        const float* row = x + (n * v.c + c) * v.inner;
-        float* out = y + (n * v.c + c) * v.inner;
+        const float* row = x + v.row(n, c);
+        float* out = y + v.row(n, c);
         for (int64_t i = 0; i < v.inner; ++i) out[i] = row[i] * a + b;
       }
     }

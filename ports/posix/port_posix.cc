@@ -43,7 +43,6 @@ uint32_t port_hardware_threads() {
 // runs its ops back to back, so the next task usually comes within microseconds) and then
 // sleep on |wake|. The last worker to finish wakes the caller the same way through |done|.
 struct PortTeam {
-  uint32_t threads = 0;
   uint32_t started = 0;  // workers running (threads - 1 once created)
   pthread_t* workers = nullptr;
   pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -74,19 +73,17 @@ struct WorkerStart {
   uint32_t index;
 };
 
-// Waits until |value| differs from |old|, spinning first; returns the new value.
-uint32_t wait_for_change(PortTeam* team, const std::atomic<uint32_t>& value, uint32_t old,
-                         pthread_cond_t* cond) {
+// Returns once ready() holds: polls first, then sleeps on |cond|, which whoever makes ready()
+// true signals under the team's mutex.
+template <typename Ready>
+void wait_until(PortTeam* team, pthread_cond_t* cond, const Ready& ready) {
   for (int i = 0; i < kSpins; ++i) {
-    const uint32_t now = value.load(std::memory_order_acquire);
-    if (now != old) return now;
+    if (ready()) return;
     cpu_relax();
   }
   pthread_mutex_lock(&team->mutex);
-  uint32_t now;
-  while ((now = value.load(std::memory_order_acquire)) == old) pthread_cond_wait(cond, &team->mutex);
+  while (!ready()) pthread_cond_wait(cond, &team->mutex);
   pthread_mutex_unlock(&team->mutex);
-  return now;
 }
 
 void* worker_main(void* argument) {
@@ -95,7 +92,9 @@ void* worker_main(void* argument) {
   PortTeam* team = start.team;
   uint32_t seen = 0;
   for (;;) {
-    seen = wait_for_change(team, team->generation, seen, &team->wake);
+    uint32_t now = seen;
+    wait_until(team, &team->wake, [&] { return (now = team->generation.load(std::memory_order_acquire)) != seen; });
+    seen = now;
     if (team->stop) return nullptr;
     team->task(team->context, start.index);
     if (team->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -121,7 +120,6 @@ PortTeam* port_team_create(uint32_t threads) {
   if (threads < 2) return nullptr;
   PortTeam* team = new (std::nothrow) PortTeam();
   if (team == nullptr) return nullptr;
-  team->threads = threads;
   team->workers = new (std::nothrow) pthread_t[threads - 1];
   if (team->workers == nullptr) {
     delete team;
@@ -144,15 +142,7 @@ void port_team_run(PortTeam* team, PortTask task, void* context) {
   team->context = context;
   publish(team);
   task(context, 0);
-  if (team->started == 0) return;
-  // Wait for pending to reach 0: the same spin-then-sleep, on a counter that only falls.
-  for (int i = 0; i < kSpins; ++i) {
-    if (team->pending.load(std::memory_order_acquire) == 0) return;
-    cpu_relax();
-  }
-  pthread_mutex_lock(&team->mutex);
-  while (team->pending.load(std::memory_order_acquire) != 0) pthread_cond_wait(&team->done, &team->mutex);
-  pthread_mutex_unlock(&team->mutex);
+  wait_until(team, &team->done, [team] { return team->pending.load(std::memory_order_acquire) == 0; });
 }
 
 void port_team_destroy(PortTeam* team) {
