@@ -11,6 +11,16 @@
 namespace remat {
 namespace cpu {
 
+/// Packs an operand the packed engine would otherwise read from memory, so that a caller can
+/// build it while it is packed (the convolutions' implicit im2col). Writes op(M)[k0:k0+kc,
+/// x0:x0+xc], x being op(A)'s rows or op(B)'s columns, as panels of |panel| along x, each
+/// k-major and the last zero-padded: element (k, x) goes to dst[(x - x0) / panel * kc * panel
+/// + (k - k0) * panel + (x - x0) % panel].
+struct GemmPacker {
+  void (*pack)(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc, int64_t panel, float* dst);
+  const void* context;  ///< passed to pack
+};
+
 /// Row-major GEMM on one matrix: C = alpha * op(A) op(B) + beta * C, beta in {0, 1}.
 /// op(A) is M x K, op(B) is K x N; ld* are the stored row lengths.
 struct Gemm {
@@ -25,6 +35,9 @@ struct Gemm {
   float* c;
   int64_t ldc;
   float* pack;  ///< kGemmPackFloats floats of packing scratch (the packed engine's), 64-byte aligned.
+  /// Where pack is set, the packed engine packs op(A) or op(B) with it and ignores a and lda
+  /// (or b and ldb) and the operand's trans flag; gemm() on OpenBLAS takes neither.
+  GemmPacker pack_a_with, pack_b_with;
 };
 
 /// The packed engine's blocks: a kGemmMc x kGemmKc block of A and a kGemmKc x kGemmNc block

@@ -141,10 +141,18 @@ void REMAT_GEMM_CONCAT(packed_gemm_, REMAT_GEMM_ISA)(const Gemm& g) {
       // runs over K in the same blocks whatever M and N are, so a product computed in row or
       // column slices has the bits of the whole.
       const bool overwrite = p0 == 0 && g.beta == 0.0f;
-      pack_b(g, p0, kc, j0, nc, pb);
+      if (g.pack_b_with.pack != nullptr) {
+        g.pack_b_with.pack(g.pack_b_with.context, p0, kc, j0, nc, kNr, pb);
+      } else {
+        pack_b(g, p0, kc, j0, nc, pb);
+      }
       for (int64_t i0 = 0; i0 < g.m; i0 += kGemmMc) {
         const int64_t mc = g.m - i0 < kGemmMc ? g.m - i0 : kGemmMc;
-        pack_a(g, i0, mc, p0, kc, pa);
+        if (g.pack_a_with.pack != nullptr) {
+          g.pack_a_with.pack(g.pack_a_with.context, p0, kc, i0, mc, kMr, pa);
+        } else {
+          pack_a(g, i0, mc, p0, kc, pa);
+        }
         for (int64_t jr = 0; jr < nc; jr += kNr) {
           const int64_t nr = nc - jr < kNr ? nc - jr : kNr;
           for (int64_t ir = 0; ir < mc; ir += kMr) {

@@ -46,48 +46,149 @@ struct ColumnRange {
 };
 ColumnRange valid_columns(const ConvShape& c, int64_t s) {
   const int64_t offset = s * c.a.dilation_w - c.a.pad_w, stride = c.a.stride_w;
-  int64_t lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-  int64_t hi = c.x.w - offset <= 0 ? 0 : (c.x.w - offset + stride - 1) / stride;
+  int64_t lo, hi;
+  if (stride == 1) {  // no division: the packers ask this once per filter tap
+    lo = offset >= 0 ? 0 : -offset;
+    hi = c.x.w - offset;
+  } else {
+    lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+    hi = c.x.w - offset <= 0 ? 0 : (c.x.w - offset + stride - 1) / stride;
+  }
   if (hi > c.q) hi = c.q;
+  if (hi < 0) hi = 0;
   if (lo > hi) lo = hi;
   return {lo, hi};
 }
 
-// col[j][i] = x_g[ci, in_row, in_col] for rows j in [j0, j1) (j = (ci * R + r) * S + s) and
-// columns i in [i0, i1) (i = p * Q + q) of one image's column matrix, 0 in the padding; rows
-// are P * Q long. |x_g| is the first of the group's cg channels of the image.
-void im2col(const ConvShape& c, const float* x_g, int64_t j0, int64_t j1, int64_t i0, int64_t i1, float* col) {
-  const int64_t pq = c.p * c.q, rs = c.r * c.s;
-  for (int64_t j = j0; j < j1; ++j) {
-    const int64_t ci = j / rs, r = j % rs / c.s, s = j % c.s;
-    const float* plane = x_g + ci * c.x.h * c.x.w;
-    const ColumnRange valid = valid_columns(c, s);
-    const int64_t offset = s * c.a.dilation_w - c.a.pad_w;
-    float* row = col + j * pq;
-    for (int64_t p = i0 / c.q; p * c.q < i1; ++p) {
-      // This output row's part of [i0, i1), as columns q in [qa, qb).
+// Filter tap j = (ci * R + r) * S + s of a column matrix, stepped without dividing.
+struct Tap {
+  int64_t j, ci, r, s;
+  void step(const ConvShape& c) {
+    ++j;
+    if (++s < c.s) return;
+    s = 0;
+    if (++r < c.r) return;
+    r = 0;
+    ++ci;
+  }
+};
+Tap tap_at(const ConvShape& c, int64_t j) { return {j, j / (c.r * c.s), j % (c.r * c.s) / c.s, j % c.s}; }
+
+// Copies element (j, i) of one image's column matrix, x_g[ci, in_row, in_col] for tap j = (ci *
+// R + r) * S + s and position i = p * Q + q, to out[(j - j0) * tap_stride + (i - i0) *
+// position_stride], for taps [j0, j1) and positions [i0, i1), where the input lies inside the
+// image; the caller has zeroed |out|, so the padding stays 0. |x_g| is the first of the group's
+// cg channels of the image. kUnitPositionStride: position_stride is 1.
+template <bool kUnitPositionStride>
+void im2col_valid(const ConvShape& c, const float* x_g, int64_t j0, int64_t j1, int64_t i0, int64_t i1, float* out,
+                  int64_t tap_stride, int64_t position_stride) {
+  const int64_t ps = kUnitPositionStride ? 1 : position_stride;
+  const int64_t p_first = i0 / c.q;
+  for (Tap t = tap_at(c, j0); t.j < j1; t.step(c)) {
+    const float* plane = x_g + t.ci * c.x.h * c.x.w;
+    const ColumnRange valid = valid_columns(c, t.s);
+    const int64_t offset = t.s * c.a.dilation_w - c.a.pad_w;
+    float* row = out + (t.j - j0) * tap_stride;
+    for (int64_t p = p_first; p * c.q < i1; ++p) {
+      const int64_t ih = in_row(c, p, t.r);
+      if (ih < 0 || ih >= c.x.h) continue;
+      // This output row's part of [i0, i1) inside the image, as columns q in [lo, hi); column
+      // q's slot is row[(base + q) * ps].
       const int64_t qa = i0 > p * c.q ? i0 - p * c.q : 0;
       const int64_t qb = i1 < (p + 1) * c.q ? i1 - p * c.q : c.q;
-      float* out = row + p * c.q;
-      const int64_t ih = in_row(c, p, r);
-      // Plain loops, not memcpy and memset: the runs are a row of a small image, too short
-      // for a library call to pay.
-      if (ih < 0 || ih >= c.x.h) {
-        for (int64_t q = qa; q < qb; ++q) out[q] = 0.0f;
-        continue;
-      }
-      const float* line = plane + ih * c.x.w;  // line[offset + q * stride] is column q's input
-      const int64_t lo = valid.lo > qa ? (valid.lo < qb ? valid.lo : qb) : qa;
-      const int64_t hi = valid.hi < qb ? (valid.hi > lo ? valid.hi : lo) : qb;
-      for (int64_t q = qa; q < lo; ++q) out[q] = 0.0f;
+      const int64_t lo = valid.lo > qa ? valid.lo : qa, hi = valid.hi < qb ? valid.hi : qb;
+      const int64_t base = p * c.q - i0;
+      const float* line = plane + ih * c.x.w + offset;  // line[q * stride] is column q's input
       if (c.a.stride_w == 1) {
-        for (int64_t q = lo; q < hi; ++q) out[q] = line[offset + q];
+        for (int64_t q = lo; q < hi; ++q) row[(base + q) * ps] = line[q];
       } else {
-        for (int64_t q = lo; q < hi; ++q) out[q] = line[offset + q * c.a.stride_w];
+        for (int64_t q = lo; q < hi; ++q) row[(base + q) * ps] = line[q * c.a.stride_w];
       }
-      for (int64_t q = hi; q < qb; ++q) out[q] = 0.0f;
     }
   }
+}
+
+// One image and group's column matrix, [cg * R * S taps, P * Q positions], which the packed
+// GEMM packs straight from the image (GemmPacker) instead of reading a stored copy: the
+// convolution's im2col fused into the GEMM's packing, so the matrix never goes to memory.
+// |first| is the position (forward) or tap (weight gradient) of the thread's slice that the
+// GEMM calls its column 0.
+struct ImplicitColumns {
+  const ConvShape* c;
+  const float* x_g;
+  int64_t first;
+};
+
+// Zeroes the |kc| x |xc| block's panels, tails included: one memset, after which the packers
+// write only what lies inside the image (a call per short run of padding costs more than the run).
+void zero_panels(int64_t kc, int64_t xc, int64_t panel, float* dst) {
+  memset(dst, 0, static_cast<size_t>(kc * ((xc + panel - 1) / panel * panel)) * sizeof(float));
+}
+
+// GemmPacker for op(B) = the column matrix (K = taps, N = positions): the forward product.
+void pack_columns(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc, int64_t panel, float* dst) {
+  const ImplicitColumns& m = *static_cast<const ImplicitColumns*>(context);
+  zero_panels(kc, xc, panel, dst);
+  for (int64_t xb = 0; xb < xc; xb += panel, dst += kc * panel) {
+    const int64_t filled = xc - xb < panel ? xc - xb : panel, i0 = m.first + x0 + xb;
+    im2col_valid<true>(*m.c, m.x_g, k0, k0 + kc, i0, i0 + filled, dst, panel, 1);
+  }
+}
+
+// GemmPacker for op(B) = the column matrix transposed (K = positions, N = taps): the weight
+// gradient's product.
+void pack_columns_transposed(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc, int64_t panel,
+                             float* dst) {
+  const ImplicitColumns& m = *static_cast<const ImplicitColumns*>(context);
+  zero_panels(kc, xc, panel, dst);
+  for (int64_t xb = 0; xb < xc; xb += panel, dst += kc * panel) {
+    const int64_t filled = xc - xb < panel ? xc - xb : panel, j0 = m.first + x0 + xb;
+    im2col_valid<false>(*m.c, m.x_g, j0, j0 + filled, k0, k0 + kc, dst, 1, panel);
+  }
+}
+
+// A stride-1 convolution's input gradient is itself a convolution: of dy, padded by
+// dilation * (R - 1) - pad, with each filter turned 180 degrees and its channel axes swapped.
+// Its filters w'[ci, k, r, s] = w[k, ci, R-1-r, S-1-s] of one group, [cg rows, kg * R * S
+// taps], which the packed GEMM packs straight from w (GemmPacker for op(A)).
+struct FlippedFilters {
+  const ConvShape* c;  // the original convolution
+  const float* w_g;    // its group's first filter
+};
+
+void pack_flipped_filters(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc, int64_t panel,
+                          float* dst) {
+  const FlippedFilters& f = *static_cast<const FlippedFilters*>(context);
+  const ConvShape& c = *f.c;
+  const int64_t rs = c.r * c.s;
+  for (int64_t xb = 0; xb < xc; xb += panel, dst += kc * panel) {
+    const int64_t filled = xc - xb < panel ? xc - xb : panel;
+    if (filled < panel) zero_panels(kc, panel, panel, dst);
+    for (int64_t t = 0; t < kc; ++t) {
+      const int64_t tap = k0 + t, k = tap / rs, flipped = rs - 1 - tap % rs;
+      const float* src = f.w_g + k * c.cg * rs + flipped;
+      for (int64_t i = 0; i < filled; ++i) dst[t * panel + i] = src[(x0 + xb + i) * rs];
+    }
+  }
+}
+
+// Whether conv_grad_input runs as the convolution of dy with flipped filters: unit stride,
+// where every input position is reached by every tap the same way.
+bool grad_input_is_flipped_conv(const ConvShape& c) { return c.a.stride_h == 1 && c.a.stride_w == 1; }
+
+// The convolution whose output is the input gradient of |c| (grad_input_is_flipped_conv): input
+// dy [N, K, P, Q], filters [C, K/groups, R, S].
+ConvShape flipped_conv(const ConvShape& c) {
+  ConvShape f = c;
+  f.x = {c.x.n, c.k, c.p, c.q, true};
+  f.k = c.x.c;
+  f.cg = c.kg;
+  f.kg = c.cg;
+  f.p = c.x.h;
+  f.q = c.x.w;
+  f.a.pad_h = c.a.dilation_h * (c.r - 1) - c.a.pad_h;
+  f.a.pad_w = c.a.dilation_w * (c.s - 1) - c.a.pad_w;
+  return f;
 }
 
 // The adjoint of im2col for the group's channels [c0, c1): dx_g[ci, in_row, in_col] +=
@@ -228,17 +329,18 @@ remat_status conv(const KernelArgs& args) {
   if (uses_depthwise_loops(c)) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_forward(c, x, w, k0, k1, y); });
   } else {
-    float* col = call.num_outputs > 1 ? out_f32(args, 1) : nullptr;
     // Each thread owns output columns [i0, i1) of every image: its part of the column matrix
-    // and of the product.
+    // (packed from the image, or the image itself for a pointwise filter) and of the product.
+    const bool pointwise = conv_is_pointwise(c);
     parallel_for(args, pq, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) {
-      Gemm gm = thread_gemm(args, worker, false, false, c.kg, i1 - i0, crs, crs, col != nullptr ? pq : hw, pq);
+      Gemm gm = thread_gemm(args, worker, false, false, c.kg, i1 - i0, crs, crs, hw, pq);
+      ImplicitColumns columns{&c, nullptr, i0};
+      if (!pointwise) gm.pack_b_with = {pack_columns, &columns};
       for (int64_t n = 0; n < c.x.n; ++n) {
         for (int64_t g = 0; g < c.a.groups; ++g) {
-          const float* x_g = x + (n * c.x.c + g * c.cg) * hw;
-          if (col != nullptr) im2col(c, x_g, 0, crs, i0, i1, col);
+          columns.x_g = x + (n * c.x.c + g * c.cg) * hw;
           gm.a = w + g * c.kg * crs;
-          gm.b = (col != nullptr ? col : x_g) + i0;
+          gm.b = columns.x_g + i0;
           gm.c = y + (n * c.k + g * c.kg) * pq + i0;
           packed_gemm(gm);
         }
@@ -267,6 +369,28 @@ remat_status conv_grad_input(const KernelArgs& args) {
   const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, rs = c.r * c.s, crs = c.cg * rs;
   if (uses_depthwise_loops(c)) {
     parallel_for(args, c.x.c, 1, [&](int64_t c0, int64_t c1, uint32_t) { depthwise_grad_input(c, dy, w, c0, c1, dx); });
+    return REMAT_OK;
+  }
+  if (grad_input_is_flipped_conv(c) && !conv_is_pointwise(c)) {
+    // The convolution of dy with the flipped filters (flipped_conv): each thread owns input
+    // positions [i0, i1) of every image, as the forward pass owns output positions.
+    const ConvShape f = flipped_conv(c);
+    const int64_t ktaps = c.kg * rs;
+    parallel_for(args, hw, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) {
+      Gemm gm = thread_gemm(args, worker, false, false, c.cg, i1 - i0, ktaps, 0, 0, hw);
+      FlippedFilters filters{&c, nullptr};
+      ImplicitColumns columns{&f, nullptr, i0};
+      gm.pack_a_with = {pack_flipped_filters, &filters};
+      gm.pack_b_with = {pack_columns, &columns};
+      for (int64_t n = 0; n < c.x.n; ++n) {
+        for (int64_t g = 0; g < c.a.groups; ++g) {
+          filters.w_g = w + g * c.kg * crs;
+          columns.x_g = dy + (n * c.k + g * c.kg) * pq;
+          gm.c = dx + (n * c.x.c + g * c.cg) * hw + i0;
+          packed_gemm(gm);
+        }
+      }
+    });
     return REMAT_OK;
   }
   float* col = call.num_outputs > 1 ? out_f32(args, 1) : nullptr;
@@ -299,17 +423,19 @@ remat_status conv_grad_weight(const KernelArgs& args) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_grad_weight(c, dy, x, k0, k1, dw); });
     return REMAT_OK;
   }
-  float* col = call.num_outputs > 1 ? out_f32(args, 1) : nullptr;
   // Each thread owns filter taps [j0, j1) (columns of dw_g, rows of the column matrix): dw_g
-  // (+)= dy_g [kg, P*Q] times col^T [P*Q, taps], images in order.
+  // (+)= dy_g [kg, P*Q] times col^T [P*Q, taps], images in order; col^T is packed from the
+  // image, or is the image itself for a pointwise filter.
+  const bool pointwise = conv_is_pointwise(c);
   parallel_for(args, crs, kColumnGrain, [&](int64_t j0, int64_t j1, uint32_t worker) {
-    Gemm gm = thread_gemm(args, worker, false, true, c.kg, j1 - j0, pq, pq, col != nullptr ? pq : hw, crs);
+    Gemm gm = thread_gemm(args, worker, false, true, c.kg, j1 - j0, pq, pq, hw, crs);
+    ImplicitColumns columns{&c, nullptr, j0};
+    if (!pointwise) gm.pack_b_with = {pack_columns_transposed, &columns};
     for (int64_t n = 0; n < c.x.n; ++n) {
       for (int64_t g = 0; g < c.a.groups; ++g) {
-        const float* x_g = x + (n * c.x.c + g * c.cg) * hw;
-        if (col != nullptr) im2col(c, x_g, j0, j1, 0, pq, col);
+        columns.x_g = x + (n * c.x.c + g * c.cg) * hw;
         gm.a = dy + (n * c.k + g * c.kg) * pq;
-        gm.b = col != nullptr ? col + j0 * pq : x_g + j0 * hw;
+        gm.b = columns.x_g + j0 * hw;
         gm.c = dw + g * c.kg * crs + j0;
         gm.beta = n == 0 ? 0.0f : 1.0f;
         packed_gemm(gm);

@@ -77,6 +77,71 @@ void conv_backward_matches_finite_differences_for_every_attribute_combination(vo
   }
 }
 
+// dx and dw of L = sum(g * conv(x, w)) by the definition's loops, in float64: every output
+// position (n, k, p, q) and filter tap (ci, r, s) of its group inside the image adds g * w to dx
+// and g * x to dw. Exact for a linear op, and cheap where finite differences of large problems
+// are not.
+void ref_conv_adjoint(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& g, Vec* dx, Vec* dw) {
+  const int64_t p = cp.p(), q = cp.q(), cg = cp.c / cp.groups, kg = cp.k / cp.groups;
+  dx->assign(x.size(), 0.0);
+  dw->assign(w.size(), 0.0);
+  for (int64_t n = 0; n < cp.n; ++n) {
+    for (int64_t k = 0; k < cp.k; ++k) {
+      for (int64_t i = 0; i < p; ++i) {
+        for (int64_t j = 0; j < q; ++j) {
+          const double gy = g[static_cast<size_t>(((n * cp.k + k) * p + i) * q + j)];
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            const int64_t channel = k / kg * cg + ci;
+            for (int64_t r = 0; r < cp.r; ++r) {
+              const int64_t ih = i * cp.stride_h - cp.pad_h + r * cp.dilation_h;
+              if (ih < 0 || ih >= cp.h) continue;
+              for (int64_t s = 0; s < cp.s; ++s) {
+                const int64_t iw = j * cp.stride_w - cp.pad_w + s * cp.dilation_w;
+                if (iw < 0 || iw >= cp.w) continue;
+                const size_t xi = static_cast<size_t>(((n * cp.c + channel) * cp.h + ih) * cp.w + iw);
+                const size_t wi = static_cast<size_t>(((k * cg + ci) * cp.r + r) * cp.s + s);
+                (*dx)[xi] += gy * w[wi];
+                (*dw)[wi] += gy * x[xi];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Products longer than a GEMM block (256) in every gradient: dw sums 289 positions per image,
+// the stride-1 dx (a convolution of dy with flipped filters) 40 x 9 = 360 taps, the strided dx
+// (col2im) 40 per tap; with groups and padding wider than the filter's reach.
+void conv_backward_with_long_reductions_matches_float64_adjoint(void**) {
+  // name, rank3, n, c, h, w, k, r, s, stride h w, pad h w, dilation h w, groups.
+  const ConvProblem problems[] = {
+      {"32 to 40 channels on 17x17", false, 2, 32, 17, 17, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {"32 to 40 channels stride 2", false, 1, 32, 17, 17, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+      {"64 to 96 channels in 2 groups, padding 3", false, 1, 64, 9, 10, 96, 3, 3, 1, 1, 3, 3, 1, 1, 2},
+  };
+  uint64_t seed = 650;
+  for (const ConvProblem& cp : problems) {
+    Rng rng(++seed);
+    Tensor x = random_f32(cp.x_dims(), rng, -1, 1), w = random_f32(cp.w_dims(), rng, -1, 1);
+    Tensor dy = random_f32(cp.y_dims(), rng, -1, 1);
+    const int64_t ws_elems = cp.workspace();
+    Tensor ws = garbage_f32({ws_elems > 0 ? ws_elems : 1});
+    auto with_ws = [&](Tensor* out) {
+      return ws_elems > 0 ? std::vector<Tensor*>{out, &ws} : std::vector<Tensor*>{out};
+    };
+    Tensor dx = garbage_f32(cp.x_dims()), dw = garbage_f32(cp.w_dims());
+    const Attrs attrs{cp.iattrs(), {}};
+    expect_ok(run_op(OpCode::kConvGradInput, {&dy, &w}, with_ws(&dx), attrs), cp.name);
+    expect_ok(run_op(OpCode::kConvGradWeight, {&dy, &x}, with_ws(&dw), attrs), cp.name);
+    Vec want_dx, want_dw;
+    ref_conv_adjoint(cp, to_double(x.f), to_double(w.f), to_double(dy.f), &want_dx, &want_dw);
+    expect_grad(dx.f, want_dx, Label("dx", cp.name).text);
+    expect_grad(dw.f, want_dw, Label("dw", cp.name).text);
+  }
+}
+
 // channel_sum also serves rank 2 and rank 5 gradients ([N, C, ...]).
 void channel_sum_of_any_rank_matches_finite_differences(void**) {
   Rng rng(620);
@@ -262,6 +327,7 @@ void concat_backward_by_slices_matches_finite_differences(void**) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(conv_backward_matches_finite_differences_for_every_attribute_combination),
+      cmocka_unit_test(conv_backward_with_long_reductions_matches_float64_adjoint),
       cmocka_unit_test(channel_sum_of_any_rank_matches_finite_differences),
       cmocka_unit_test(
           max_pool_backward_matches_finite_differences_with_padding_and_both_ceil_modes),
