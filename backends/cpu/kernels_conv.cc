@@ -1,14 +1,17 @@
 // Convolutions (conv, conv_grad_input, conv_grad_weight) and the conv bias's gradient
-// (channel_sum). The general case is im2col into the op's workspace, one image and group at a
-// time, and a packed GEMM; 1x1 unit-stride unpadded convolutions multiply the input in place,
-// and one input channel per group (depthwise) runs as direct loops (plan/spatial_shape.h
-// decides which, for the verifier too).
+// (channel_sum), one image and group at a time with the packed GEMM. The general case packs
+// the column matrix (im2col) straight from the image into the GEMM's panels, so it is never
+// stored; a unit-stride input gradient is the convolution of dy with the flipped filters, and
+// only a strided one computes the column matrix's gradient into the op's workspace and
+// scatters it (col2im). 1x1 unit-stride unpadded convolutions multiply the input in place, and
+// one input channel per group (depthwise) runs as direct loops (plan/spatial_shape.h decides
+// which, for the verifier too).
 //
-// Threads share the one workspace by owning a slice of it (backends/cpu/parallel.h): the
-// forward pass cuts the output positions (columns of the column matrix), the input gradient
-// the input channels (rows, which col2im scatters into disjoint planes), the weight gradient
-// the filter taps (rows, hence columns of dw). Each thread loops over every image, so a slice
-// sums nothing that another thread sums too.
+// Threads own disjoint slices (backends/cpu/parallel.h): the forward pass and the unit-stride
+// input gradient cut the output positions (columns of the product), the strided input gradient
+// the input channels (rows of the workspace, which col2im scatters into disjoint planes), the
+// weight gradient the filter taps (columns of dw). Each thread loops over every image, so a
+// slice sums nothing that another thread sums too.
 #include <string.h>
 
 #include "backends/cpu/gemm.h"

@@ -1,6 +1,6 @@
 // Convolutions on the GPU backends (kernels/conv.cl): conv, its input and weight gradients, and
-// the bias gradient channel_sum. Direct kernels, one launch per op; the optional workspace
-// output (the CPU's im2col buffer) is not used.
+// the bias gradient channel_sum. Direct kernels, one launch per op; conv_grad_input's optional
+// workspace output (the CPU's column-matrix gradient) is not used.
 #include "backends/gpu/gpu_ops.h"
 #include "backends/shared/op_args.h"
 #include "plan/spatial_shape.h"

@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "plan/spatial_shape.h"
+
 namespace remat {
 namespace compiler {
 namespace {
@@ -188,26 +190,26 @@ class Differentiator {
     accumulate(in[2], dbeta);
   }
 
-  // y = conv(x, w) [+ bias]: dx and dw are convolutions of dy with the same attributes, each
-  // with a workspace of its own when the forward op has one; the bias's is a channel sum.
+  // y = conv(x, w) [+ bias]: dx and dw are convolutions of dy with the same attributes, dx
+  // with a workspace where plan/spatial_shape.h asks for one; the bias's is a channel sum.
   void conv(const Op& op, int dy) {
     const int x = op.inputs[0], w = op.inputs[1];
-    auto with_workspace = [&](int grad, const char* what) {
-      std::vector<int> outputs{grad};
-      if (op.outputs.size() > 1) {
-        const Tensor& ws = g_.tensors[op.outputs[1]];
-        const std::string name = g_.unique_name(ws.name + "@" + what);
-        outputs.push_back(g_.add_tensor(name, REMAT_DTYPE_F32, ws.shape, Role::kScratch));
-      }
-      return outputs;
-    };
     if (needs_[x]) {
+      const Tensor &tx = g_.tensors[x], &tw = g_.tensors[w];
+      const ConvShape shape = conv_shape(tx.shape.data(), tw.shape.data(), static_cast<int>(tx.shape.size()),
+                                         conv_attrs(op.iattrs.data()));
       const int dx = grad_tensor(x);
-      emit(OpCode::kConvGradInput, {dy, w}, with_workspace(dx, "grad_input"), op.iattrs);
+      std::vector<int> outputs{dx};
+      const int64_t workspace = conv_grad_input_workspace_elems(shape);
+      if (workspace > 0) {
+        outputs.push_back(g_.add_tensor(g_.unique_name(tx.name + "@grad_input_workspace"), REMAT_DTYPE_F32,
+                                        {workspace}, Role::kScratch));
+      }
+      emit(OpCode::kConvGradInput, {dy, w}, outputs, op.iattrs);
       accumulate(x, dx);
     }
     const int dw = grad_tensor(w);
-    emit(OpCode::kConvGradWeight, {dy, x}, with_workspace(dw, "grad_weight"), op.iattrs);
+    emit(OpCode::kConvGradWeight, {dy, x}, {dw}, op.iattrs);
     accumulate(w, dw);
     if (op.inputs.size() > 2) grad_op(op.inputs[2], OpCode::kChannelSum, {dy});
   }

@@ -50,10 +50,7 @@ int Builder::conv(int x, const ConvSpec& spec, const std::string& prefix) {
     throw CompileError(prefix + ": the filter does not fit input '" + in.name + "' with this padding and dilation");
   }
   const int y = activation(prefix + ".out", with_spatial(in.shape, spec.out_channels, shape.p, shape.q));
-  std::vector<int> outputs{y};
-  const int64_t workspace = conv_workspace_elems(shape);
-  if (workspace > 0) outputs.push_back(g_->add_tensor(g_->unique_name(prefix + ".workspace"), REMAT_DTYPE_F32, {workspace}, Role::kScratch));
-  g_->add_op(OpCode::kConv, inputs, outputs, attrs);
+  g_->add_op(OpCode::kConv, inputs, {y}, attrs);
   return y;
 }
 

@@ -97,9 +97,7 @@ class Recomputer {
       std::vector<int> outputs;
       for (int t : source.outputs) {
         const Tensor& x = g_.tensors[t];
-        // A convolution's workspace stays scratch; everything else is an activation again.
-        const Role role = x.role == Role::kScratch ? Role::kScratch : Role::kActivation;
-        const int c = g_.add_tensor(x.name + "@recomputed", x.dtype, x.shape, role);
+        const int c = g_.add_tensor(x.name + "@recomputed", x.dtype, x.shape, Role::kActivation);
         copy_.push_back(-1);
         kept_.push_back(true);
         needed_.push_back(false);

@@ -173,18 +173,18 @@
   /* Convolution as torch.nn.functional.conv2d (conv1d on rank 3): x [N, C, H, W], w             \
      [K, C/groups, R, S] (rank of x), optional bias [K]; y [N, K, P, Q],                         \
      P = (H + 2 pad_h - dilation_h (R - 1) - 1) / stride_h + 1, Q likewise; groups divides C     \
-     and K. workspace: f32 [conv_workspace_elems], present iff that is > 0 (the im2col buffer    \
-     of one image and group; none for 1x1 unit-stride unpadded and for depthwise). */            \
-  X(Conv, conv, 37, REMAT_IN(2, "x", "w", "bias"), REMAT_OUT(1, "y", "workspace"),               \
+     and K. */                                                                                   \
+  X(Conv, conv, 37, REMAT_IN(2, "x", "w", "bias"), REMAT_OUT(1, "y"),                            \
     REMAT_ATTRS("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups"), \
     REMAT_ATTRS(), kF32, conv)                                                                   \
-  /* dx of conv (w and the attributes of the forward op): dx = col2im(w^T dy). */                \
+  /* dx of conv (w and the attributes of the forward op). workspace: f32                          \
+     [conv_grad_input_workspace_elems], present iff that is > 0 (a strided convolution's         \
+     column-matrix gradient, w^T dy, of one image and group, before col2im). */                  \
   X(ConvGradInput, conv_grad_input, 38, REMAT_IN(2, "dy", "w"), REMAT_OUT(1, "dx", "workspace"), \
     REMAT_ATTRS("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups"), \
     REMAT_ATTRS(), kF32, conv_grad_input)                                                        \
   /* dw of conv, overwritten: dw = sum over images of dy im2col(x)^T. */                         \
-  X(ConvGradWeight, conv_grad_weight, 39, REMAT_IN(2, "dy", "x"),                                \
-    REMAT_OUT(1, "dw", "workspace"),                                                             \
+  X(ConvGradWeight, conv_grad_weight, 39, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dw"),            \
     REMAT_ATTRS("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups"), \
     REMAT_ATTRS(), kF32, conv_grad_weight)                                                       \
   /* db[c] = sum of dy[n, c, ...] over n and the spatial positions (a conv bias's gradient). */  \

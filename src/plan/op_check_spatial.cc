@@ -52,8 +52,9 @@ remat_status window_fits(Op& op, int64_t out_h, int64_t out_w, Slot x) {
 }
 
 // conv, conv_grad_input, conv_grad_weight: |x| the input's dims (dx for conv_grad_input), |w|
-// the filters (dw for conv_grad_weight), |y| the output's (dy for the gradients).
-remat_status check_conv(Op& op, Slot x, Slot w, Slot y, const char* y_what) {
+// the filters (dw for conv_grad_weight), |y| the output's (dy for the gradients);
+// |has_workspace_slot| for conv_grad_input, whose output 1 is the workspace.
+remat_status check_conv(Op& op, Slot x, Slot w, Slot y, const char* y_what, bool has_workspace_slot) {
   for (uint32_t i = 0; i < 4; ++i) RETURN_IF_FAILED(attr_in(op, i, i < 2 ? 1 : 0, kMaxSpatialAttr));
   RETURN_IF_FAILED(attr_in(op, 4, 1, kMaxSpatialAttr));
   RETURN_IF_FAILED(attr_in(op, 5, 1, kMaxSpatialAttr));
@@ -78,10 +79,11 @@ remat_status check_conv(Op& op, Slot x, Slot w, Slot y, const char* y_what) {
   const ConvShape shape = conv_shape(vx.dims, vw.dims, rank, conv_attrs(op.iattrs));
   RETURN_IF_FAILED(window_fits(op, shape.p, shape.q, x));
   RETURN_IF_FAILED(nchw_is(op, y, rank, shape.x.n, k, shape.p, shape.q, y_what));
-  const int64_t workspace = conv_workspace_elems(shape);
+  if (!has_workspace_slot) return REMAT_OK;
+  const int64_t workspace = conv_grad_input_workspace_elems(shape);
   if (workspace == 0 && op.num_out > 1) {
-    return bad_shape(op).tensor(Out(1)).text(" is given, expected none: this convolution reads")
-        .text(" its input directly");
+    return bad_shape(op).tensor(Out(1)).text(" is given, expected none: this input gradient")
+        .text(" needs no column matrix (unit stride, 1x1 or one input channel per group)");
   }
   if (workspace > 0 && op.num_out < 2) {
     return bad_shape(op).text("output 1 (workspace) is missing, expected ").num(workspace)
@@ -163,11 +165,13 @@ remat_status axis_of(Op& op, Slot s) {
 }  // namespace
 
 remat_status rule_conv(Op& op) {
-  RETURN_IF_FAILED(check_conv(op, In(0), In(1), Out(0), "[N, K, P, Q]"));
+  RETURN_IF_FAILED(check_conv(op, In(0), In(1), Out(0), "[N, K, P, Q]", false));
   return op.num_in > 2 ? numel_is(op, In(2), op.dim(In(1), 0), "K", In(1)) : REMAT_OK;
 }
-remat_status rule_conv_grad_input(Op& op) { return check_conv(op, Out(0), In(1), In(0), "[N, K, P, Q]"); }
-remat_status rule_conv_grad_weight(Op& op) { return check_conv(op, In(1), Out(0), In(0), "[N, K, P, Q]"); }
+remat_status rule_conv_grad_input(Op& op) { return check_conv(op, Out(0), In(1), In(0), "[N, K, P, Q]", true); }
+remat_status rule_conv_grad_weight(Op& op) {
+  return check_conv(op, In(1), Out(0), In(0), "[N, K, P, Q]", false);
+}
 
 remat_status rule_channel_sum(Op& op) {
   if (op.rank(In(0)) < 2) {

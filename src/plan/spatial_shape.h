@@ -85,15 +85,19 @@ inline bool conv_is_pointwise(const ConvShape& c) {
          c.a.pad_w == 0;
 }
 
-/// Whether a convolution reads its input directly, without an im2col buffer: pointwise, or one
+/// Whether a convolution reads its input directly, without a column matrix: pointwise, or one
 /// input channel per group (depthwise and single-channel input: direct loops beat a one-row
 /// GEMM).
 inline bool conv_is_direct(const ConvShape& c) { return conv_is_pointwise(c) || c.cg == 1; }
 
-/// Elements of the workspace conv, conv_grad_input and conv_grad_weight need on the CPU: the
-/// column matrix of one image and group, [C/groups * R * S, P * Q]; 0 for direct ones.
-inline int64_t conv_workspace_elems(const ConvShape& c) {
-  return conv_is_direct(c) ? 0 : c.cg * c.r * c.s * c.p * c.q;
+/// Elements of the workspace conv_grad_input needs on the CPU: for a strided convolution that
+/// is not direct, the gradient of the column matrix of one image and group, [C/groups * R * S,
+/// P * Q], which col2im scatters into dx; else 0. conv and conv_grad_weight have none: they
+/// pack the column matrix from the image inside the GEMM, and a unit-stride input gradient is a
+/// convolution of dy with the flipped filters.
+inline int64_t conv_grad_input_workspace_elems(const ConvShape& c) {
+  const bool unit_stride = c.a.stride_h == 1 && c.a.stride_w == 1;
+  return conv_is_direct(c) || unit_stride ? 0 : c.cg * c.r * c.s * c.p * c.q;
 }
 
 /// The iattrs of max_pool and avg_pool (and their gradients), in catalogue order;

@@ -35,11 +35,10 @@ Dims ConvProblem::y_dims() const { return nchw_dims(rank3, n, k, p(), q()); }
 std::vector<int64_t> ConvProblem::iattrs() const {
   return {stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups};
 }
-int64_t ConvProblem::workspace() const {
-  const bool pointwise =
-      r == 1 && s == 1 && stride_h == 1 && stride_w == 1 && pad_h == 0 && pad_w == 0;
+int64_t ConvProblem::grad_input_workspace() const {
+  const bool unit_stride = stride_h == 1 && stride_w == 1;
   const int64_t cg = c / groups;
-  return pointwise || cg == 1 ? 0 : cg * r * s * p() * q();
+  return unit_stride || cg == 1 ? 0 : cg * r * s * p() * q();
 }
 
 const std::vector<ConvProblem>& conv_problems() {

@@ -29,9 +29,9 @@ struct ConvProblem {
   Dims w_dims() const;
   Dims y_dims() const;
   std::vector<int64_t> iattrs() const;  ///< The catalogue's 7 iattrs, in order.
-  /// The workspace the catalogue asks for: 0 for a 1x1 unit-stride unpadded filter or one input
-  /// channel per group, else (c/groups) * r * s * p * q.
-  int64_t workspace() const;
+  /// The workspace the catalogue asks of conv_grad_input: (c/groups) * r * s * p * q at a stride
+  /// other than 1, unless one input channel per group; else 0.
+  int64_t grad_input_workspace() const;
 };
 
 /// The attribute combinations every conv test covers: stride and padding, dilation, groups,

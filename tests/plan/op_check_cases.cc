@@ -75,19 +75,19 @@ void wait_ok(Case& c) { c.in(F32, {2, 3}); }
 void finite_check_ok(Case& c) { c.in(F32, {2, 3}); }
 void scale_ok(Case& c) { unary(c); c.fa({0.5f}); }
 
-// A 3x3 convolution of 4 to 6 channels in 2 groups, stride 1, padding 1: y keeps 8x8, and the
-// workspace is C/groups * R * S * P * Q = 2 * 9 * 64.
+// A 3x3 convolution of 4 to 6 channels in 2 groups, stride 1, padding 1: y keeps 8x8. At unit
+// stride no op has a workspace.
 void conv_ok(Case& c) {
   c.in(F32, {2, 4, 8, 8}).in(F32, {6, 2, 3, 3}).in(F32, {6});
-  c.out(F32, {2, 6, 8, 8}).out(F32, {1152}).ia({1, 1, 1, 1, 1, 1, 2});
+  c.out(F32, {2, 6, 8, 8}).ia({1, 1, 1, 1, 1, 1, 2});
 }
 void conv_grad_input_ok(Case& c) {
   c.in(F32, {2, 6, 8, 8}).in(F32, {6, 2, 3, 3});
-  c.out(F32, {2, 4, 8, 8}).out(F32, {1152}).ia({1, 1, 1, 1, 1, 1, 2});
+  c.out(F32, {2, 4, 8, 8}).ia({1, 1, 1, 1, 1, 1, 2});
 }
 void conv_grad_weight_ok(Case& c) {
   c.in(F32, {2, 6, 8, 8}).in(F32, {2, 4, 8, 8});
-  c.out(F32, {6, 2, 3, 3}).out(F32, {1152}).ia({1, 1, 1, 1, 1, 1, 2});
+  c.out(F32, {6, 2, 3, 3}).ia({1, 1, 1, 1, 1, 1, 2});
 }
 void channel_sum_ok(Case& c) { c.in(F32, {2, 6, 8, 8}).out(F32, {6}); }
 // 3x3 windows, stride 2, padding 1 over 7x7: (7 + 2 - 3) / 2 + 1 = 4.

@@ -124,37 +124,40 @@ void conv_whose_filter_does_not_fit_the_padded_input_is_rejected(void**) {
            {"the window does not fit input 0 (x) [2, 4, 2, 2]"});
 }
 
-void conv_workspace_missing_superfluous_or_of_another_size_is_rejected(void**) {
-  for (OpCode op : kConvOps) {
-    rejected(op, [](Case& c) { c.num_out = 1; },
-             {"output 1 (workspace) is missing", "expected 1152 elements"});
-    rejected(op, out(1, {1151}), {"output 1 (workspace) has dims [1151]", "= 1152"});
-    rejected(op, out(1, {2, 1152}), {"output 1 (workspace) has dims [2, 1152]"});
-  }
-  // 1x1 at stride 1 without padding reads x directly: no workspace.
-  Case pointwise(OpCode::kConv);
-  pointwise.in(F32, {2, 4, 8, 8})
-      .in(F32, {6, 4, 1, 1})
-      .out(F32, {2, 6, 8, 8})
-      .ia({1, 1, 0, 0, 1, 1, 1});
-  expect(pointwise, REMAT_OK);
-  pointwise.out(F32, {64});
-  expect(pointwise, REMAT_ERROR_BAD_SHAPE, {"output 1 (workspace) is given, expected none"});
-  // 1x1 at stride 2 gathers its columns: 4 * 1 * 1 * 4 * 4 = 64.
-  pointwise.iattrs[0] = pointwise.iattrs[1] = 2;
-  pointwise.out_shape(0, {2, 6, 4, 4});
-  expect(pointwise, REMAT_OK);
-  pointwise.num_out = 1;
+void conv_grad_input_workspace_missing_superfluous_or_of_another_size_is_rejected(void**) {
+  // Stride 2: dy [2, 6, 4, 4], and the workspace is C/groups * R * S * P * Q = 2 * 9 * 16.
+  Case strided(OpCode::kConvGradInput);
+  strided.in(F32, {2, 6, 4, 4}).in(F32, {6, 2, 3, 3}).out(F32, {2, 4, 8, 8}).out(F32, {288});
+  strided.ia({2, 2, 1, 1, 1, 1, 2});
+  expect(strided, REMAT_OK);
+  strided.out_shape(1, {287});
+  expect(strided, REMAT_ERROR_BAD_SHAPE, {"output 1 (workspace) has dims [287]", "= 288"});
+  strided.out_shape(1, {2, 288});
+  expect(strided, REMAT_ERROR_BAD_SHAPE, {"output 1 (workspace) has dims [2, 288]"});
+  strided.num_out = 1;
+  expect(strided, REMAT_ERROR_BAD_SHAPE, {"output 1 (workspace) is missing", "expected 288 elements"});
+  // Unit stride: the input gradient is a convolution of dy, with no workspace.
+  rejected(OpCode::kConvGradInput, [](Case& c) { c.out(F32, {1152}); },
+           {"output 1 (workspace) is given, expected none", "unit stride"});
+  // 1x1 at stride 2 scatters its columns: 4 * 1 * 1 * 4 * 4 = 64.
+  Case pointwise(OpCode::kConvGradInput);
+  pointwise.in(F32, {2, 6, 4, 4}).in(F32, {6, 4, 1, 1}).out(F32, {2, 4, 8, 8}).ia({2, 2, 0, 0, 1, 1, 1});
   expect(pointwise, REMAT_ERROR_BAD_SHAPE, {"output 1 (workspace) is missing", "expected 64"});
-  // Depthwise (one input channel per group, multiplier 2) runs direct loops: no workspace.
-  Case depthwise(OpCode::kConv);
-  depthwise.in(F32, {2, 4, 8, 8})
-      .in(F32, {8, 1, 3, 3})
-      .out(F32, {2, 8, 8, 8})
-      .ia({1, 1, 1, 1, 1, 1, 4});
+  pointwise.out(F32, {64});
+  expect(pointwise, REMAT_OK);
+  // Depthwise (one input channel per group, multiplier 2) runs direct loops at any stride.
+  Case depthwise(OpCode::kConvGradInput);
+  depthwise.in(F32, {2, 8, 4, 4}).in(F32, {8, 1, 3, 3}).out(F32, {2, 4, 8, 8}).ia({2, 2, 1, 1, 1, 1, 4});
   expect(depthwise, REMAT_OK);
-  depthwise.out(F32, {576});
+  depthwise.out(F32, {144});
   expect(depthwise, REMAT_ERROR_BAD_SHAPE, {"output 1 (workspace) is given, expected none"});
+  // The forward op and the weight gradient have no workspace slot at all.
+  for (OpCode op : {OpCode::kConv, OpCode::kConvGradWeight}) {
+    Case c(op);
+    build(c);
+    c.out(F32, {1152});
+    expect(c, REMAT_ERROR_BAD_ARITY, {"2 outputs, expected 1"});
+  }
 }
 
 void conv_bias_not_of_k_elements_is_rejected_and_no_bias_is_accepted(void**) {
@@ -164,9 +167,9 @@ void conv_bias_not_of_k_elements_is_rejected_and_no_bias_is_accepted(void**) {
 }
 
 void conv_on_rank_3_needs_neutral_height_attributes(void**) {
-  // conv1d: x [2, 4, 8], w [6, 2, 3]: y [2, 6, 8], workspace 2 * 3 * 8 = 48.
+  // conv1d: x [2, 4, 8], w [6, 2, 3]: y [2, 6, 8].
   auto conv1d = [](Case& c) {
-    c.in_shape(0, {2, 4, 8}).in_shape(1, {6, 2, 3}).out_shape(0, {2, 6, 8}).out_shape(1, {48});
+    c.in_shape(0, {2, 4, 8}).in_shape(1, {6, 2, 3}).out_shape(0, {2, 6, 8});
     c.ia({1, 1, 0, 1, 1, 1, 2});
   };
   accepted(OpCode::kConv, conv1d);
@@ -429,7 +432,7 @@ int main(void) {
       cmocka_unit_test(conv_with_filters_of_another_channel_count_than_c_over_groups_is_rejected),
       cmocka_unit_test(conv_with_output_dims_other_than_n_k_p_q_is_rejected),
       cmocka_unit_test(conv_whose_filter_does_not_fit_the_padded_input_is_rejected),
-      cmocka_unit_test(conv_workspace_missing_superfluous_or_of_another_size_is_rejected),
+      cmocka_unit_test(conv_grad_input_workspace_missing_superfluous_or_of_another_size_is_rejected),
       cmocka_unit_test(conv_bias_not_of_k_elements_is_rejected_and_no_bias_is_accepted),
       cmocka_unit_test(conv_on_rank_3_needs_neutral_height_attributes),
       cmocka_unit_test(channel_sum_needs_rank_2_and_one_value_per_channel),

@@ -1,8 +1,8 @@
 // Convolutions as direct loops, one work item per output element: the forward op per element
 // of y, the input gradient per element of dx (gathering the outputs that read it, so no two
 // work items write one element), the weight gradient per filter tap (images and positions in
-// order, as the CPU's depthwise loop). No im2col workspace: the op's optional workspace output
-// is the CPU kernels' and is left untouched here.
+// order, as the CPU's depthwise loop). No column matrix: conv_grad_input's optional workspace
+// output is the CPU kernel's and is left untouched here.
 
 // A convolution's sizes (ConvShape of plan/spatial_shape.h) as kernel parameters, in the order
 // gpu_ops_conv.cc passes them: input [n, c, h, w], filters [k, cg, r, s], output [n, k, p, q],
