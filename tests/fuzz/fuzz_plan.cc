@@ -51,6 +51,8 @@ void check_message(const char* message, const char* call) {
 
 size_t dtype_bytes(remat_dtype dtype) {
   switch (dtype) {
+    case REMAT_DTYPE_I64:
+      return 8;
     case REMAT_DTYPE_F32:
     case REMAT_DTYPE_I32:
       return 4;
