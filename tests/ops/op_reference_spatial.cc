@@ -64,15 +64,19 @@ const std::vector<ConvProblem>& conv_problems() {
   return problems;
 }
 
-Vec ref_conv(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& bias) {
+namespace {
+
+// Calls term(y_index, x_index, w_index) for every product of conv's definition inside the
+// image: each output position (n, k, i, j) and filter tap (cc, a, b) of its group, in order.
+template <typename Term>
+void for_each_conv_term(const ConvProblem& cp, const Term& term) {
   const int64_t p = cp.p(), q = cp.q(), cg = cp.c / cp.groups, kg = cp.k / cp.groups;
-  Vec y(static_cast<size_t>(cp.n * cp.k * p * q), 0.0);
   for (int64_t n = 0; n < cp.n; ++n) {
     for (int64_t k = 0; k < cp.k; ++k) {
       const int64_t group = k / kg;
       for (int64_t i = 0; i < p; ++i) {
         for (int64_t j = 0; j < q; ++j) {
-          double sum = bias.empty() ? 0.0 : bias[static_cast<size_t>(k)];
+          const size_t yi = static_cast<size_t>(at4(cp.k, p, q, n, k, i, j));
           for (int64_t cc = 0; cc < cg; ++cc) {
             const int64_t ci = group * cg + cc;
             for (int64_t a = 0; a < cp.r; ++a) {
@@ -81,17 +85,36 @@ Vec ref_conv(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& bias)
               for (int64_t b = 0; b < cp.s; ++b) {
                 const int64_t iw = j * cp.stride_w - cp.pad_w + b * cp.dilation_w;
                 if (iw < 0 || iw >= cp.w) continue;
-                sum += x[static_cast<size_t>(at4(cp.c, cp.h, cp.w, n, ci, ih, iw))] *
-                       w[static_cast<size_t>(at4(cg, cp.r, cp.s, k, cc, a, b))];
+                term(yi, static_cast<size_t>(at4(cp.c, cp.h, cp.w, n, ci, ih, iw)),
+                     static_cast<size_t>(at4(cg, cp.r, cp.s, k, cc, a, b)));
               }
             }
           }
-          y[static_cast<size_t>(at4(cp.k, p, q, n, k, i, j))] = sum;
         }
       }
     }
   }
+}
+
+}  // namespace
+
+Vec ref_conv(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& bias) {
+  const int64_t pq = cp.p() * cp.q();
+  Vec y(static_cast<size_t>(cp.n * cp.k * pq), 0.0);
+  if (!bias.empty()) {
+    for (size_t yi = 0; yi < y.size(); ++yi) y[yi] = bias[yi / static_cast<size_t>(pq) % static_cast<size_t>(cp.k)];
+  }
+  for_each_conv_term(cp, [&](size_t yi, size_t xi, size_t wi) { y[yi] += x[xi] * w[wi]; });
   return y;
+}
+
+void ref_conv_adjoint(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& g, Vec* dx, Vec* dw) {
+  dx->assign(x.size(), 0.0);
+  dw->assign(w.size(), 0.0);
+  for_each_conv_term(cp, [&](size_t yi, size_t xi, size_t wi) {
+    (*dx)[xi] += g[yi] * w[wi];
+    (*dw)[wi] += g[yi] * x[xi];
+  });
 }
 
 // ---- Pooling ------------------------------------------------------------------------------------

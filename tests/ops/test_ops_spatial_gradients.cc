@@ -77,40 +77,6 @@ void conv_backward_matches_finite_differences_for_every_attribute_combination(vo
   }
 }
 
-// dx and dw of L = sum(g * conv(x, w)) by the definition's loops, in float64: every output
-// position (n, k, p, q) and filter tap (ci, r, s) of its group inside the image adds g * w to dx
-// and g * x to dw. Exact for a linear op, and cheap where finite differences of large problems
-// are not.
-void ref_conv_adjoint(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& g, Vec* dx, Vec* dw) {
-  const int64_t p = cp.p(), q = cp.q(), cg = cp.c / cp.groups, kg = cp.k / cp.groups;
-  dx->assign(x.size(), 0.0);
-  dw->assign(w.size(), 0.0);
-  for (int64_t n = 0; n < cp.n; ++n) {
-    for (int64_t k = 0; k < cp.k; ++k) {
-      for (int64_t i = 0; i < p; ++i) {
-        for (int64_t j = 0; j < q; ++j) {
-          const double gy = g[static_cast<size_t>(((n * cp.k + k) * p + i) * q + j)];
-          for (int64_t ci = 0; ci < cg; ++ci) {
-            const int64_t channel = k / kg * cg + ci;
-            for (int64_t r = 0; r < cp.r; ++r) {
-              const int64_t ih = i * cp.stride_h - cp.pad_h + r * cp.dilation_h;
-              if (ih < 0 || ih >= cp.h) continue;
-              for (int64_t s = 0; s < cp.s; ++s) {
-                const int64_t iw = j * cp.stride_w - cp.pad_w + s * cp.dilation_w;
-                if (iw < 0 || iw >= cp.w) continue;
-                const size_t xi = static_cast<size_t>(((n * cp.c + channel) * cp.h + ih) * cp.w + iw);
-                const size_t wi = static_cast<size_t>(((k * cg + ci) * cp.r + r) * cp.s + s);
-                (*dx)[xi] += gy * w[wi];
-                (*dw)[wi] += gy * x[xi];
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
 // Products longer than a GEMM block (256) in every gradient: dw sums 289 positions per image,
 // the stride-1 dx (a convolution of dy with flipped filters) 40 x 9 = 360 taps, the strided dx
 // (col2im) 40 per tap; with groups and padding wider than the filter's reach.
