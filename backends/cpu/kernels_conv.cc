@@ -175,12 +175,9 @@ void pack_flipped_filters(const void* context, int64_t k0, int64_t kc, int64_t x
   }
 }
 
-// Whether conv_grad_input runs as the convolution of dy with flipped filters: unit stride,
-// where every input position is reached by every tap the same way.
-bool grad_input_is_flipped_conv(const ConvShape& c) { return c.a.stride_h == 1 && c.a.stride_w == 1; }
-
-// The convolution whose output is the input gradient of |c| (grad_input_is_flipped_conv): input
-// dy [N, K, P, Q], filters [C, K/groups, R, S].
+// The convolution whose output is the input gradient of |c| at unit stride, where every input
+// position is reached by every tap the same way: input dy [N, K, P, Q], filters [C, K/groups,
+// R, S].
 ConvShape flipped_conv(const ConvShape& c) {
   ConvShape f = c;
   f.x = {c.x.n, c.k, c.p, c.q, true};
@@ -374,21 +371,23 @@ remat_status conv_grad_input(const KernelArgs& args) {
     parallel_for(args, c.x.c, 1, [&](int64_t c0, int64_t c1, uint32_t) { depthwise_grad_input(c, dy, w, c0, c1, dx); });
     return REMAT_OK;
   }
-  if (grad_input_is_flipped_conv(c) && !conv_is_pointwise(c)) {
-    // The convolution of dy with the flipped filters (flipped_conv): each thread owns input
-    // positions [i0, i1) of every image, as the forward pass owns output positions.
+  if (conv_grad_input_workspace_elems(c) == 0) {
+    // Unit stride: the convolution of dy with the flipped filters (flipped_conv), dy itself its
+    // column matrix for a pointwise filter. Each thread owns input positions [i0, i1) of every
+    // image, as the forward pass owns output positions.
     const ConvShape f = flipped_conv(c);
-    const int64_t ktaps = c.kg * rs;
+    const bool pointwise = conv_is_pointwise(c);
     parallel_for(args, hw, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) {
-      Gemm gm = thread_gemm(args, worker, false, false, c.cg, i1 - i0, ktaps, 0, 0, hw);
+      Gemm gm = thread_gemm(args, worker, false, false, c.cg, i1 - i0, c.kg * rs, 0, pq, hw);
       FlippedFilters filters{&c, nullptr};
       ImplicitColumns columns{&f, nullptr, i0};
       gm.pack_a_with = {pack_flipped_filters, &filters};
-      gm.pack_b_with = {pack_columns, &columns};
+      if (!pointwise) gm.pack_b_with = {pack_columns, &columns};
       for (int64_t n = 0; n < c.x.n; ++n) {
         for (int64_t g = 0; g < c.a.groups; ++g) {
           filters.w_g = w + g * c.kg * crs;
           columns.x_g = dy + (n * c.k + g * c.kg) * pq;
+          gm.b = columns.x_g + i0;
           gm.c = dx + (n * c.x.c + g * c.cg) * hw + i0;
           packed_gemm(gm);
         }
@@ -396,19 +395,18 @@ remat_status conv_grad_input(const KernelArgs& args) {
     });
     return REMAT_OK;
   }
-  float* col = call.num_outputs > 1 ? out_f32(args, 1) : nullptr;
-  // Each thread owns input channels [c0, c1) of every group: dcol's rows of their taps, w_g^T
-  // [cg*R*S, kg] times dy_g [kg, P*Q], and col2im into their planes.
+  float* col = out_f32(args, 1);
+  // Strided: each thread owns input channels [c0, c1) of every group: the workspace's rows of
+  // their taps, w_g^T [cg*R*S, kg] times dy_g [kg, P*Q], and col2im into their planes.
   parallel_for(args, c.cg, 1, [&](int64_t c0, int64_t c1, uint32_t worker) {
-    Gemm gm = thread_gemm(args, worker, true, false, (c1 - c0) * rs, pq, c.kg, crs, pq, col != nullptr ? pq : hw);
+    Gemm gm = thread_gemm(args, worker, true, false, (c1 - c0) * rs, pq, c.kg, crs, pq, pq);
     for (int64_t n = 0; n < c.x.n; ++n) {
       for (int64_t g = 0; g < c.a.groups; ++g) {
-        float* dx_g = dx + (n * c.x.c + g * c.cg) * hw;
         gm.a = w + g * c.kg * crs + c0 * rs;
         gm.b = dy + (n * c.k + g * c.kg) * pq;
-        gm.c = col != nullptr ? col + c0 * rs * pq : dx_g + c0 * hw;
+        gm.c = col + c0 * rs * pq;
         packed_gemm(gm);
-        if (col != nullptr) col2im(c, col, c0, c1, dx_g);
+        col2im(c, col, c0, c1, dx + (n * c.x.c + g * c.cg) * hw);
       }
     }
   });
