@@ -5,10 +5,12 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "compiler/chain_dp.h"
-#include "compiler/planner.h"
 #include "compiler/schedule.h"
+#include "compiler/schedule_candidate.h"
+#include "compiler/sqrt_strategy.h"
 
 namespace remat {
 namespace compiler {
@@ -23,30 +25,14 @@ constexpr int kRefinements = 10;
 constexpr size_t kMaxLocalSearchCandidates = 64;
 constexpr size_t kMaxSwapCandidates = 40;
 
-struct Candidate {
-  std::vector<int> checkpoints;
-  uint64_t arena = 0;
-  double recomputed = 0;
-};
-
-Candidate evaluate(const Graph& graph, size_t forward_ops, std::vector<int> checkpoints, uint32_t alignment) {
-  Graph copy = graph;
-  apply_recompute(copy, forward_ops, checkpoints);
-  Candidate c;
-  c.arena = plan_memory(copy, alignment).arena_size;
-  for (const Op& op : copy.ops) c.recomputed += op.phase == Phase::kRecompute ? op.flops : 0.0;
-  c.checkpoints = std::move(checkpoints);
-  return c;
-}
-
 // Schedules compared by recomputed FLOPs, then arena (to fit a budget).
-bool fewer_flops(const Candidate& a, const Candidate& b) {
+bool fewer_flops(const ScheduleCandidate& a, const ScheduleCandidate& b) {
   return a.recomputed < b.recomputed || (a.recomputed == b.recomputed && a.arena < b.arena);
 }
 
 // Schedules compared by arena, then fewer checkpoints (so that the search crosses plateaus
 // where one checkpoint less does not yet lower the arena), to find one that fits at all.
-bool smaller_arena(const Candidate& a, const Candidate& b) {
+bool smaller_arena(const ScheduleCandidate& a, const ScheduleCandidate& b) {
   return a.arena < b.arena || (a.arena == b.arena && a.checkpoints.size() < b.checkpoints.size());
 }
 
@@ -55,15 +41,15 @@ bool smaller_arena(const Candidate& a, const Candidate& b) {
 // |budget| and |better| prefers the result; until no move improves. The chain model leaves out
 // what the planner sees (gradients, temporaries, fragmentation), so its pick is a start.
 template <typename Better>
-Candidate improve_locally(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates,
-                          Candidate start, uint64_t budget, uint32_t alignment, Better better) {
-  Candidate current = std::move(start);
+ScheduleCandidate improve_locally(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates,
+                                  ScheduleCandidate start, uint64_t budget, uint32_t alignment, Better better) {
+  ScheduleCandidate current = std::move(start);
   const bool swaps = candidates.size() <= kMaxSwapCandidates;
   for (bool improved = true; improved;) {
     improved = false;
     auto consider = [&](std::vector<int> checkpoints) {
       std::sort(checkpoints.begin(), checkpoints.end());
-      Candidate c = evaluate(graph, forward_ops, std::move(checkpoints), alignment);
+      ScheduleCandidate c = plan_candidate(graph, forward_ops, std::move(checkpoints), alignment);
       if (c.arena <= budget && better(c, current)) {
         current = std::move(c);
         improved = true;
@@ -127,11 +113,11 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
     if (group_output[g] >= 0) chain[g].out = graph.tensors[group_output[g]].bytes();
   }
 
-  std::vector<Candidate> pool;
-  pool.push_back(evaluate(graph, forward_ops, candidates, alignment));
+  std::vector<ScheduleCandidate> pool;
+  pool.push_back(plan_candidate(graph, forward_ops, candidates, alignment));
   if (pool[0].arena <= budget) return candidates;  // everything fits: nothing to recompute
-  pool.push_back(evaluate(graph, forward_ops, choose_checkpoints(graph, forward_ops, "sqrt"), alignment));
-  pool.push_back(evaluate(graph, forward_ops, split_points(graph, forward_ops), alignment));
+  pool.push_back(plan_candidate(graph, forward_ops, sqrt_checkpoints(graph, forward_ops, alignment), alignment));
+  pool.push_back(plan_candidate(graph, forward_ops, split_points(graph, forward_ops), alignment));
   // The chain model leaves out gradients, inputs and backward temporaries, so the real arena
   // differs from the modelled memory: bisect on the model's budget for the largest one whose
   // schedule, planned for real, fits.
@@ -149,16 +135,16 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
       if (!s.kept[g] && s.checkpoint[g] && group_output[g] >= 0) chosen.push_back(group_output[g]);
     }
     std::sort(chosen.begin(), chosen.end());
-    pool.push_back(evaluate(graph, forward_ops, chosen, alignment));
+    pool.push_back(plan_candidate(graph, forward_ops, chosen, alignment));
     if (pool.back().arena <= budget) {
       low = model_budget;
     } else {
       high = model_budget;
     }
   }
-  const Candidate* best = nullptr;
-  const Candidate* smallest = &pool[0];
-  for (const Candidate& c : pool) {
+  const ScheduleCandidate* best = nullptr;
+  const ScheduleCandidate* smallest = &pool[0];
+  for (const ScheduleCandidate& c : pool) {
     if (c.arena < smallest->arena) smallest = &c;
     if (c.arena > budget) continue;
     if (best == nullptr || c.recomputed < best->recomputed ||
@@ -174,19 +160,32 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
     }
     return best->checkpoints;
   }
-  Candidate start;
-  if (best != nullptr) {
-    start = *best;
-  } else {
-    // Nothing found fits: shrink the smallest schedule by local search first.
-    start = improve_locally(graph, forward_ops, candidates, *smallest, UINT64_MAX, alignment, smaller_arena);
-    if (start.arena > budget) {
-      throw CompileError("budget " + std::to_string(budget) +
-                         " bytes is too small: the smallest schedule found needs an arena of " +
-                         std::to_string(start.arena) + " bytes");
-    }
+  // Local search from several starts, the best result wins: every schedule in the pool that
+  // fits, and the smallest one shrunk further. One start alone can sit in a local optimum that
+  // a move of one checkpoint does not leave.
+  std::vector<ScheduleCandidate> starts;
+  for (const ScheduleCandidate& c : pool) {
+    if (c.arena <= budget) starts.push_back(c);
   }
-  return improve_locally(graph, forward_ops, candidates, std::move(start), budget, alignment, fewer_flops).checkpoints;
+  ScheduleCandidate shrunk =
+      improve_locally(graph, forward_ops, candidates, *smallest, UINT64_MAX, alignment, smaller_arena);
+  if (shrunk.arena <= budget) {
+    starts.push_back(std::move(shrunk));
+  } else if (starts.empty()) {
+    throw CompileError("budget " + std::to_string(budget) +
+                       " bytes is too small: the smallest schedule found needs an arena of " +
+                       std::to_string(shrunk.arena) + " bytes");
+  }
+  std::vector<std::vector<int>> tried;
+  ScheduleCandidate result;
+  for (ScheduleCandidate& start : starts) {
+    std::sort(start.checkpoints.begin(), start.checkpoints.end());
+    if (std::find(tried.begin(), tried.end(), start.checkpoints) != tried.end()) continue;
+    tried.push_back(start.checkpoints);
+    ScheduleCandidate c = improve_locally(graph, forward_ops, candidates, std::move(start), budget, alignment, fewer_flops);
+    if (tried.size() == 1 || fewer_flops(c, result)) result = std::move(c);
+  }
+  return result.checkpoints;
 }
 
 }  // namespace compiler

@@ -9,6 +9,7 @@
 #include "compiler/running_stats.h"
 #include "compiler/schedule.h"
 #include "compiler/spill.h"
+#include "compiler/sqrt_strategy.h"
 #include "compiler/templates.h"
 
 namespace remat {
@@ -56,6 +57,8 @@ CompileResult compile(const CompileOptions& options) {
   if (options.strategy == "budget") {
     if (options.budget == 0) throw CompileError("strategy 'budget' needs a budget (--budget BYTES)");
     checkpoints = budget_checkpoints(result.graph, forward_ops, options.budget, options.alignment);
+  } else if (options.strategy == "sqrt") {
+    checkpoints = sqrt_checkpoints(result.graph, forward_ops, options.alignment);
   } else {
     checkpoints = choose_checkpoints(result.graph, forward_ops, options.strategy);
   }

@@ -1,8 +1,7 @@
-// Checkpoint choice (none, sqrt, selective, manual) and the segment-wise recompute rewrite.
+// Checkpoint choice (none, splits, selective, manual) and the segment-wise recompute rewrite.
 #include "compiler/schedule.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "compiler/templates.h"
 
@@ -200,18 +199,6 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const st
   if (strategy == "none") return checkpoint_candidates(g, forward_ops);
   if (strategy.compare(0, 7, "manual:") == 0) return manual_checkpoints(g, forward_ops, strategy.substr(7));
   if (strategy == "splits") return split_points(g, forward_ops);
-  if (strategy == "sqrt") {
-    // Chen et al.: about sqrt(n) evenly spaced checkpoints among the n split points.
-    const std::vector<int> splits = split_points(g, forward_ops);
-    const size_t n = splits.size();
-    const size_t k = static_cast<size_t>(std::lround(std::sqrt(static_cast<double>(n))));
-    std::vector<int> chosen;
-    for (size_t j = 1; j <= k; ++j) {
-      const size_t index = (j * n) / (k + 1);
-      if (index < n && (chosen.empty() || chosen.back() != splits[index])) chosen.push_back(splits[index]);
-    }
-    return chosen;
-  }
   if (strategy == "selective") {
     // Keep what is costly to recompute and cheap to store: outputs of products with a weight
     // (Linear and convolution layers), normalisations and lookups. Recompute the elementwise
