@@ -17,9 +17,9 @@ namespace compiler {
 /// into 32), and every candidate is then planned for real, so the arena is exact. The
 /// candidates also include `none`, `sqrt` and `splits`, so the result never recomputes more than `sqrt`
 /// when `sqrt` fits. On graphs with at most 64 candidate tensors, a local search with the real
-/// planner then improves the best candidate (one checkpoint more or fewer, or swapped), starting,
-/// when none fits, from the smallest arena found shrunk the same way. Throws CompileError, with
-/// the smallest arena found, when nothing fits.
+/// planner then improves candidates (one checkpoint more or fewer, or swapped), from every
+/// candidate that fits and from the smallest arena found shrunk the same way, and the best result
+/// wins. Throws CompileError, with the smallest arena found, when nothing fits.
 std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint64_t budget, uint32_t alignment);
 
 }  // namespace compiler
