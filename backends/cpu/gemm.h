@@ -21,6 +21,16 @@ struct GemmPacker {
   const void* context;  ///< passed to pack
 };
 
+/// op(B) read in place, for a stride-1 convolution over a zero-padded image (its taps are rows
+/// at fixed offsets from each position): row p = (outer * middle + m) * inner + i of op(B) starts
+/// at b + outer * outer_step + m * middle_step + i * inner_step, and its columns are contiguous.
+/// The engine reads up to kGemmColumnSlack floats past a row's column n (and drops what it
+/// computes from them), so they must be readable.
+struct GemmRowWalk {
+  int64_t inner, middle;  ///< Rows per middle step and middle steps per outer step; 0: unset.
+  int64_t inner_step, middle_step, outer_step;
+};
+
 /// Row-major GEMM on one matrix: C = alpha * op(A) op(B) + beta * C, beta in {0, 1}.
 /// op(A) is M x K, op(B) is K x N; ld* are the stored row lengths.
 struct Gemm {
@@ -38,6 +48,9 @@ struct Gemm {
   /// Where pack is set, the packed engine packs op(A) or op(B) with it and ignores a and lda
   /// (or b and ldb) and the operand's trans flag; gemm() on OpenBLAS takes neither.
   GemmPacker pack_a_with, pack_b_with;
+  /// Where b_walk.inner is set (and pack_b_with is not), the packed engine reads op(B) in place
+  /// through it from b, unpacked; ldb and trans_b are ignored. gemm() on OpenBLAS does not take it.
+  GemmRowWalk b_walk;
 };
 
 /// The packed engine's blocks: a kGemmMc x kGemmKc block of A and a kGemmKc x kGemmNc block
@@ -45,8 +58,13 @@ struct Gemm {
 constexpr int64_t kGemmMc = 96;
 constexpr int64_t kGemmKc = 256;
 constexpr int64_t kGemmNc = 256;
-/// Floats of packing scratch one packed_gemm() call needs.
+/// Floats past column n of a GemmRowWalk's rows that the packed engine may read.
+constexpr int64_t kGemmColumnSlack = 32;
+/// Floats of packing scratch one packed_gemm() call needs: op(A)'s block, then op(B)'s.
 constexpr int64_t kGemmPackFloats = kGemmMc * kGemmKc + kGemmKc * kGemmNc;
+/// Where op(B) is walked in place (Gemm::b_walk), the engine packs op(A) only and leaves the
+/// scratch from this float on (kGemmKc * kGemmNc floats) to the caller, say for its operands.
+constexpr int64_t kGemmWalkFreeFrom = kGemmMc * kGemmKc;
 
 /// Computes |g| for the matmul ops. The same call gives the same bits.
 void gemm(const Gemm& g);

@@ -32,6 +32,7 @@ constexpr int64_t kMr = 4;
 constexpr int64_t kVec = sizeof(vec) / sizeof(float);
 constexpr int64_t kNr = 2 * kVec;
 static_assert(kGemmMc % kMr == 0 && kGemmNc % kNr == 0, "blocks hold whole micro-tiles");
+static_assert(kNr <= kGemmColumnSlack, "a walked row is read at most one tile past its end");
 
 // Packs op(A)[i0:i0+mc, p0:p0+kc] as panels of kMr rows, k-major, zero-padded to kMr.
 void pack_a(const Gemm& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
@@ -92,6 +93,37 @@ inline void micro_kernel(int64_t kc, const float* a, const float* b, vec acc[kMr
   }
 }
 
+// micro_kernel with op(B) read in place: row |p0| onwards of |walk|, from |b| (its column
+// offset included). The row address steps through the walk's three levels without dividing.
+inline void micro_kernel_walk(int64_t kc, const float* a, const float* b, const GemmRowWalk& walk, int64_t p0,
+                              vec acc[kMr][2]) {
+  for (int64_t i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = vec{};
+  int64_t inner = p0 % walk.inner, middle = p0 / walk.inner % walk.middle;
+  const float* row = b + p0 / (walk.inner * walk.middle) * walk.outer_step + middle * walk.middle_step +
+                     inner * walk.inner_step;
+  const int64_t next_middle = walk.middle_step - (walk.inner - 1) * walk.inner_step;
+  const int64_t next_outer = walk.outer_step - (walk.middle - 1) * walk.middle_step - (walk.inner - 1) * walk.inner_step;
+  for (int64_t p = 0; p < kc; ++p) {
+    vec b0, b1;
+    memcpy(&b0, row, sizeof(vec));
+    memcpy(&b1, row + kVec, sizeof(vec));
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < kMr; ++i) {
+      const float ai = a[p * kMr + i];
+      acc[i][0] += ai * b0;
+      acc[i][1] += ai * b1;
+    }
+    if (++inner < walk.inner) {
+      row += walk.inner_step;
+    } else if (inner = 0, ++middle < walk.middle) {
+      row += next_middle;
+    } else {
+      middle = 0;
+      row += next_outer;
+    }
+  }
+}
+
 // C[mr x nr] = alpha * tile (overwrite) or C += alpha * tile.
 inline void store_tile(const vec acc[kMr][2], float alpha, bool overwrite, int64_t mr, int64_t nr,
                        float* c, int64_t ldc) {
@@ -141,9 +173,10 @@ void REMAT_GEMM_CONCAT(packed_gemm_, REMAT_GEMM_ISA)(const Gemm& g) {
       // runs over K in the same blocks whatever M and N are, so a product computed in row or
       // column slices has the bits of the whole.
       const bool overwrite = p0 == 0 && g.beta == 0.0f;
+      const bool walk = g.pack_b_with.pack == nullptr && g.b_walk.inner > 0;
       if (g.pack_b_with.pack != nullptr) {
         g.pack_b_with.pack(g.pack_b_with.context, p0, kc, j0, nc, kNr, pb);
-      } else {
+      } else if (!walk) {
         pack_b(g, p0, kc, j0, nc, pb);
       }
       for (int64_t i0 = 0; i0 < g.m; i0 += kGemmMc) {
@@ -157,7 +190,11 @@ void REMAT_GEMM_CONCAT(packed_gemm_, REMAT_GEMM_ISA)(const Gemm& g) {
           const int64_t nr = nc - jr < kNr ? nc - jr : kNr;
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             const int64_t mr = mc - ir < kMr ? mc - ir : kMr;
-            micro_kernel(kc, pa + ir * kc, pb + jr * kc, acc);
+            if (walk) {
+              micro_kernel_walk(kc, pa + ir * kc, g.b + j0 + jr, g.b_walk, p0, acc);
+            } else {
+              micro_kernel(kc, pa + ir * kc, pb + jr * kc, acc);
+            }
             store_tile(acc, g.alpha, overwrite, mr, nr, g.c + (i0 + ir) * g.ldc + j0 + jr, g.ldc);
           }
         }

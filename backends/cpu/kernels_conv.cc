@@ -1,14 +1,15 @@
 // Convolutions (conv, conv_grad_input, conv_grad_weight) and the conv bias's gradient
-// (channel_sum), one image and group at a time with the packed GEMM. The general case packs
-// the column matrix (im2col) straight from the image into the GEMM's panels, so it is never
-// stored; a unit-stride input gradient is the convolution of dy with the flipped filters, and
-// only a strided one computes the column matrix's gradient into the op's workspace and
-// scatters it (col2im). 1x1 unit-stride unpadded convolutions multiply the input in place, and
+// (channel_sum), one image and group at a time with the packed GEMM. A unit-stride convolution
+// reads its taps in place from a zero-padded copy of the image (padded_conv: the GEMM walks
+// op(B) unpacked); the general case packs the column matrix (im2col) straight from the image
+// into the GEMM's panels, so it is never stored either. A unit-stride input gradient is the
+// convolution of dy with the flipped filters, and only a strided one computes the column
+// matrix's gradient into the op's workspace and scatters it (col2im). 1x1 unit-stride unpadded convolutions multiply the input in place, and
 // one input channel per group (depthwise) runs as direct loops (plan/spatial_shape.h decides
 // which, for the verifier too).
 //
 // Threads own disjoint slices (backends/cpu/parallel.h): the forward pass and the unit-stride
-// input gradient cut the output positions (columns of the product), the strided input gradient
+// input gradient cut the output positions (columns of the product; span columns when padded), the strided input gradient
 // the input channels (rows of the workspace, which col2im scatters into disjoint planes), the
 // weight gradient the filter taps (columns of dw). Each thread loops over every image, so a
 // slice sums nothing that another thread sums too.
@@ -219,6 +220,115 @@ void col2im(const ConvShape& c, const float* col, int64_t c0, int64_t c1, float*
   }
 }
 
+// A stride-1 convolution as a product whose op(B) the GEMM reads in place (GemmRowWalk) from a
+// zero-padded copy of the image, [cg, Hp, Wp] with Hp = H + 2 pad_h and Wp = W + 2 pad_w (a
+// negative pad crops). Output (p, q) is column p * Wp + q of the product, its "span" columns
+// running to (P - 1) * Wp + Q: tap (ci, r, s) of every column lies at the same offset from it,
+// ci * Hp * Wp + r * dilation_h * Wp + s * dilation_w. Columns with q >= Q are computed and
+// dropped, (Wp - Q) / Wp of the work, where im2col copies every tap of every position.
+struct PaddedSpan {
+  int64_t hp, wp;   // padded height and width
+  int64_t span;     // columns of the product
+  int64_t reach;    // padded positions past a column that its taps read
+  int64_t chunk;    // columns a thread computes at a time in its scratch; 0: does not fit
+};
+
+PaddedSpan padded_span(const ConvShape& c) {
+  PaddedSpan ps{};
+  ps.hp = c.x.h + 2 * c.a.pad_h;
+  ps.wp = c.x.w + 2 * c.a.pad_w;
+  ps.span = (c.p - 1) * ps.wp + c.q;
+  ps.reach = (c.r - 1) * c.a.dilation_h * ps.wp + (c.s - 1) * c.a.dilation_w;
+  // Scratch per chunk of n columns: the padded image's part the chunk reads, cg * (n + reach +
+  // slack) floats, then the product's chunk, kg * n floats.
+  const int64_t free = kGemmPackFloats - kGemmWalkFreeFrom;
+  const int64_t fixed = c.cg * (ps.reach + kGemmColumnSlack);
+  if (c.a.stride_h != 1 || c.a.stride_w != 1 || fixed >= free) return ps;
+  ps.chunk = (free - fixed) / (c.cg + c.kg) / kColumnGrain * kColumnGrain;
+  return ps;
+}
+
+// Copies padded positions [first, first + len) of the group's channels of |x_g| into |dst|,
+// channel ci at dst + ci * len; positions in the padding or past the padded image are 0.
+void copy_padded(const ConvShape& c, const PaddedSpan& ps, const float* x_g, int64_t first, int64_t len, float* dst) {
+  for (int64_t ci = 0; ci < c.cg; ++ci) {
+    const float* plane = x_g + ci * c.x.h * c.x.w;
+    float* out = dst + ci * len;
+    for (int64_t pos = first, end = first + len; pos < end;) {
+      const int64_t yy = pos / ps.wp, xx = pos % ps.wp;
+      const int64_t run = ps.wp - xx < end - pos ? ps.wp - xx : end - pos;
+      float* o = out + (pos - first);
+      const int64_t iy = yy - c.a.pad_h;
+      if (iy < 0 || iy >= c.x.h) {
+        memset(o, 0, static_cast<size_t>(run) * sizeof(float));
+      } else {
+        // Padded columns [xx, xx + run) are input columns [x0, x0 + run); [lo, hi) lie inside.
+        const int64_t x0 = xx - c.a.pad_w;
+        const int64_t lo = x0 > 0 ? x0 : 0;
+        const int64_t hi = x0 + run < c.x.w ? x0 + run : c.x.w;
+        if (hi <= lo) {
+          memset(o, 0, static_cast<size_t>(run) * sizeof(float));
+        } else {
+          memset(o, 0, static_cast<size_t>(lo - x0) * sizeof(float));
+          memcpy(o + (lo - x0), plane + iy * c.x.w + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+          memset(o + (hi - x0), 0, static_cast<size_t>(x0 + run - hi) * sizeof(float));
+        }
+      }
+      pos += run;
+    }
+  }
+}
+
+// Computes span columns [i0, i1) of convolution |c| (unit stride, padded_span(c).chunk > 0) on
+// thread |worker|, for every image and group: x [N, C, H, W] in, y [N, K, P, Q] out.
+// set_filters(gm, g) points op(A) of |gm| at group g's filters [kg, cg * R * S].
+template <typename SetFilters>
+void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, int64_t i0, int64_t i1, const float* x,
+                 float* y, const SetFilters& set_filters) {
+  const PaddedSpan ps = padded_span(c);
+  const int64_t hw = c.x.h * c.x.w, pq = c.p * c.q, crs = c.cg * c.r * c.s;
+  Gemm gm{};
+  gm.m = c.kg;
+  gm.k = crs;
+  gm.alpha = 1.0f;
+  gm.lda = crs;
+  gm.pack = gemm_pack(args, worker);
+  float* padded = gm.pack + kGemmWalkFreeFrom;
+  for (int64_t n = 0; n < c.x.n; ++n) {
+    for (int64_t g = 0; g < c.a.groups; ++g) {
+      set_filters(gm, g);
+      const float* x_g = x + (n * c.x.c + g * c.cg) * hw;
+      float* y_g = y + (n * c.k + g * c.kg) * pq;
+      for (int64_t j0 = i0; j0 < i1; j0 += ps.chunk) {
+        const int64_t cols = i1 - j0 < ps.chunk ? i1 - j0 : ps.chunk;
+        const int64_t len = cols + ps.reach + kGemmColumnSlack;
+        copy_padded(c, ps, x_g, j0, len, padded);
+        float* product = padded + c.cg * len;
+        gm.n = cols;
+        gm.b = padded;
+        gm.b_walk = {c.s, c.r, c.a.dilation_w, c.a.dilation_h * ps.wp, len};
+        gm.c = product;
+        gm.ldc = cols;
+        packed_gemm(gm);
+        // Span column j is output (j / Wp, j % Wp) where j % Wp < Q.
+        for (int64_t k = 0; k < c.kg; ++k) {
+          const float* from = product + k * cols;
+          float* to = y_g + k * pq;
+          for (int64_t j = j0; j < j0 + cols;) {
+            const int64_t p = j / ps.wp, q = j % ps.wp;
+            const int64_t run = ps.wp - q < j0 + cols - j ? ps.wp - q : j0 + cols - j;
+            if (q < c.q) {
+              const int64_t kept = c.q - q < run ? c.q - q : run;
+              memcpy(to + p * c.q + q, from + (j - j0), static_cast<size_t>(kept) * sizeof(float));
+            }
+            j += run;
+          }
+        }
+      }
+    }
+  }
+}
+
 // A product of thread |worker| (its packing scratch): op(A) is m x k, op(B) k x n, C m x n,
 // with the row lengths given; the operands' addresses are set per image.
 Gemm thread_gemm(const KernelArgs& args, uint32_t worker, bool trans_a, bool trans_b, int64_t m, int64_t n,
@@ -326,12 +436,17 @@ remat_status conv(const KernelArgs& args) {
   const float* bias = call.num_inputs > 2 ? in_f32(args, 2) : nullptr;
   float* y = out_f32(args, 0);
   const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, crs = c.cg * c.r * c.s;
+  const bool pointwise = conv_is_pointwise(c);
   if (uses_depthwise_loops(c)) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_forward(c, x, w, k0, k1, y); });
+  } else if (!pointwise && padded_span(c).chunk > 0) {
+    // Unit stride: each thread owns span columns [i0, i1) of every image (padded_conv).
+    parallel_for(args, padded_span(c).span, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) {
+      padded_conv(args, worker, c, i0, i1, x, y, [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; });
+    });
   } else {
     // Each thread owns output columns [i0, i1) of every image: its part of the column matrix
     // (packed from the image, or the image itself for a pointwise filter) and of the product.
-    const bool pointwise = conv_is_pointwise(c);
     parallel_for(args, pq, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) {
       Gemm gm = thread_gemm(args, worker, false, false, c.kg, i1 - i0, crs, crs, hw, pq);
       ImplicitColumns columns{&c, nullptr, i0};
@@ -377,6 +492,16 @@ remat_status conv_grad_input(const KernelArgs& args) {
     // image, as the forward pass owns output positions.
     const ConvShape f = flipped_conv(c);
     const bool pointwise = conv_is_pointwise(c);
+    if (!pointwise && padded_span(f).chunk > 0) {
+      parallel_for(args, padded_span(f).span, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) {
+        FlippedFilters filters{&c, nullptr};
+        padded_conv(args, worker, f, i0, i1, dy, dx, [&](Gemm& gm, int64_t g) {
+          filters.w_g = w + g * c.kg * crs;
+          gm.pack_a_with = {pack_flipped_filters, &filters};
+        });
+      });
+      return REMAT_OK;
+    }
     parallel_for(args, hw, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) {
       Gemm gm = thread_gemm(args, worker, false, false, c.cg, i1 - i0, c.kg * rs, 0, pq, hw);
       FlippedFilters filters{&c, nullptr};

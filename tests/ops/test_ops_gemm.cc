@@ -1,7 +1,8 @@
 // The CPU backend's packed GEMM engine (backends/cpu/gemm.h), in every instruction-set build
 // this CPU runs: against a float64 product for every transpose, beta 0 and 1 and sizes that
-// leave partial micro-tiles and K blocks; and computed in row and column slices, as the
-// convolution threads compute it, to the bits of the whole product.
+// leave partial micro-tiles and K blocks; computed in row and column slices, as the
+// convolution threads compute it, to the bits of the whole product; and with op(B) walked in
+// place to the bits of op(B) stored.
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
@@ -131,12 +132,51 @@ void slices_have_the_bits_of_the_whole_product(void**) {
   }
 }
 
+// op(B) walked in place (Gemm::b_walk, the convolutions' taps over a padded image) gives the bits
+// of the same matrix stored and packed: K crosses a block boundary inside a walk step (256 =
+// 28 * 9 + 4), N leaves a partial tile and column block, and the rows are read up to
+// kGemmColumnSlack floats past column N.
+void a_walked_operand_has_the_bits_of_the_stored_one(void**) {
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  const int64_t m = 21, n = 300, inner = 3, middle = 3, outer = 40, k = inner * middle * outer;
+  const remat::cpu::GemmRowWalk walk{inner, middle, 2, 310, 1000};
+  ops_test::Rng rng(23);
+  std::vector<float> source(static_cast<size_t>(outer * walk.outer_step + remat::cpu::kGemmColumnSlack));
+  for (float& v : source) v = static_cast<float>(rng.uniform(-1, 1));
+  const Product p(m, n, k, false, false, 1.0f, 29);
+  std::vector<float> stored(static_cast<size_t>(k * n));
+  for (int64_t row = 0; row < k; ++row) {
+    const int64_t offset = row / (inner * middle) * walk.outer_step + row / inner % middle * walk.middle_step +
+                           row % inner * walk.inner_step;
+    memcpy(stored.data() + row * n, source.data() + offset, static_cast<size_t>(n) * sizeof(float));
+  }
+  for (const NamedEngine& engine : engines()) {
+    for (float beta : {0.0f, 1.0f}) {
+      std::vector<float> from_stored = p.c0, from_walk = p.c0;
+      Gemm g = p.slice(0, m, 0, n, from_stored, pack.data());
+      g.beta = beta;
+      g.b = stored.data();
+      engine.run(g);
+      g.c = from_walk.data();
+      g.b = source.data();
+      g.ldb = 0;
+      g.b_walk = walk;
+      engine.run(g);
+      if (memcmp(from_stored.data(), from_walk.data(), from_walk.size() * sizeof(float)) != 0) {
+        fail_msg("%s beta %g: the walked operand's product differs from the stored one's", engine.name,
+                 static_cast<double>(beta));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(packed_engines_match_a_float64_product),
       cmocka_unit_test(slices_have_the_bits_of_the_whole_product),
+      cmocka_unit_test(a_walked_operand_has_the_bits_of_the_stored_one),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -109,6 +109,14 @@ void conv_with_a_long_reduction_matches_reference(void**) {
   run_conv_case(cp, true, 399);
 }
 
+// Unit stride with many input channels: the padded image a thread copies for its columns takes
+// several chunks of its scratch (400 channels), or does not fit at all and the column matrix is
+// packed instead (700 channels of 32 padded columns).
+void conv_with_many_channels_matches_reference_in_chunks_and_past_the_scratch(void**) {
+  run_conv_case({"400 to 8 channels on 20x20", false, 2, 400, 20, 20, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, 401);
+  run_conv_case({"700 to 8 channels on 30x30", false, 1, 700, 30, 30, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1}, false, 402);
+}
+
 // ---- pooling ------------------------------------------------------------------------------------
 
 void ceil_mode_adds_a_window_in_the_chosen_shapes(void**) {
@@ -355,6 +363,7 @@ int main(void) {
       cmocka_unit_test(
           conv_matches_reference_for_every_attribute_combination_with_and_without_bias),
       cmocka_unit_test(conv_with_a_long_reduction_matches_reference),
+      cmocka_unit_test(conv_with_many_channels_matches_reference_in_chunks_and_past_the_scratch),
       cmocka_unit_test(ceil_mode_adds_a_window_in_the_chosen_shapes),
       cmocka_unit_test(max_pool_matches_reference_with_padding_and_both_ceil_modes),
       cmocka_unit_test(avg_pool_matches_reference_for_both_ceil_modes_and_both_pad_counts),
