@@ -279,12 +279,12 @@ void copy_padded(const ConvShape& c, const PaddedSpan& ps, const float* x_g, int
   }
 }
 
-// Computes span columns [i0, i1) of convolution |c| (unit stride, padded_span(c).chunk > 0) on
-// thread |worker|, for every image and group: x [N, C, H, W] in, y [N, K, P, Q] out.
-// set_filters(gm, g) points op(A) of |gm| at group g's filters [kg, cg * R * S].
+// Computes span columns [i0, i1) of images [n0, n1) of convolution |c| (unit stride,
+// padded_span(c).chunk > 0) on thread |worker|, every group: x [N, C, H, W] in, y [N, K, P, Q]
+// out. set_filters(gm, g) points op(A) of |gm| at group g's filters [kg, cg * R * S].
 template <typename SetFilters>
-void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, int64_t i0, int64_t i1, const float* x,
-                 float* y, const SetFilters& set_filters) {
+void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, int64_t n0, int64_t n1, int64_t i0,
+                 int64_t i1, const float* x, float* y, const SetFilters& set_filters) {
   const PaddedSpan ps = padded_span(c);
   const int64_t hw = c.x.h * c.x.w, pq = c.p * c.q, crs = c.cg * c.r * c.s;
   Gemm gm{};
@@ -294,7 +294,7 @@ void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, in
   gm.lda = crs;
   gm.pack = gemm_pack(args, worker);
   float* padded = gm.pack + kGemmWalkFreeFrom;
-  for (int64_t n = 0; n < c.x.n; ++n) {
+  for (int64_t n = n0; n < n1; ++n) {
     for (int64_t g = 0; g < c.a.groups; ++g) {
       set_filters(gm, g);
       const float* x_g = x + (n * c.x.c + g * c.cg) * hw;
@@ -326,6 +326,20 @@ void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, in
         }
       }
     }
+  }
+}
+
+// Calls body(n0, n1, i0, i1, worker) on the threads for padded_conv's parts of |c|: whole
+// images where there are at least as many as threads (a late stage's span, 78 columns for 8x8
+// images, is too short to cut evenly), else parts of every image's span columns. Either way
+// each output is one product's column, so the bits do not depend on the cut.
+template <typename Body>
+void for_padded_parts(const KernelArgs& args, const ConvShape& c, const Body& body) {
+  const int64_t span = padded_span(c).span;
+  if (c.x.n >= static_cast<int64_t>(thread_count(args))) {
+    parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) { body(n0, n1, 0, span, worker); });
+  } else {
+    parallel_for(args, span, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) { body(0, c.x.n, i0, i1, worker); });
   }
 }
 
@@ -440,9 +454,9 @@ remat_status conv(const KernelArgs& args) {
   if (uses_depthwise_loops(c)) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_forward(c, x, w, k0, k1, y); });
   } else if (!pointwise && padded_span(c).chunk > 0) {
-    // Unit stride: each thread owns span columns [i0, i1) of every image (padded_conv).
-    parallel_for(args, padded_span(c).span, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) {
-      padded_conv(args, worker, c, i0, i1, x, y, [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; });
+    // Unit stride: each thread owns images or span columns (for_padded_parts).
+    for_padded_parts(args, c, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
+      padded_conv(args, worker, c, n0, n1, i0, i1, x, y, [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; });
     });
   } else {
     // Each thread owns output columns [i0, i1) of every image: its part of the column matrix
@@ -488,14 +502,13 @@ remat_status conv_grad_input(const KernelArgs& args) {
   }
   if (conv_grad_input_workspace_elems(c) == 0) {
     // Unit stride: the convolution of dy with the flipped filters (flipped_conv), dy itself its
-    // column matrix for a pointwise filter. Each thread owns input positions [i0, i1) of every
-    // image, as the forward pass owns output positions.
+    // column matrix for a pointwise filter. Threads cut it as they cut the forward pass.
     const ConvShape f = flipped_conv(c);
     const bool pointwise = conv_is_pointwise(c);
     if (!pointwise && padded_span(f).chunk > 0) {
-      parallel_for(args, padded_span(f).span, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) {
+      for_padded_parts(args, f, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
         FlippedFilters filters{&c, nullptr};
-        padded_conv(args, worker, f, i0, i1, dy, dx, [&](Gemm& gm, int64_t g) {
+        padded_conv(args, worker, f, n0, n1, i0, i1, dy, dx, [&](Gemm& gm, int64_t g) {
           filters.w_g = w + g * c.kg * crs;
           gm.pack_a_with = {pack_flipped_filters, &filters};
         });
