@@ -45,7 +45,10 @@ done
 echo "## Spilling: copy time hidden behind compute (24-layer transformer, batch 32)"
 # Device budget: half of sqrt's arena plus the persistent bytes (Adam, as step_time runs it);
 # sqrt's own segments need more than that even with every checkpoint on host, splits' fit.
+# remat writes plans atomically (renamed over the target), so to a temporary file, not /dev/null.
+plan_tmp=$(mktemp --suffix=.rplan)
 figure() { "$build/src/cli/remat" compile "$bert24" --batch 32 --strategy sqrt --optimizer adam:lr=0.0001 \
-  -o /dev/null | awk -v k="$1:" '$1 == k { print $2 }'; }
+  -o "$plan_tmp" | awk -v k="$1:" '$1 == k { print $2 }'; }
 half=$(( $(figure persistent) + $(figure arena) / 2 ))
+rm -f "$plan_tmp"
 "$build/bench/spill_time" --backend cuda --steps "$steps" "$bert24@32" splits "$half"

@@ -12,6 +12,7 @@ import platform
 import re
 import subprocess
 import sys
+import tempfile
 
 MLP = "mlp:layers=32,width=1024,in=1024,classes=10"
 BERT24 = "transformer:layers=24,hidden=256,heads=4,ffn=1024,seq=128,vocab=8000,classes=2"
@@ -31,9 +32,11 @@ def remat_row(build, backend, steps, model, batch, strategy):
 
 def arena_bytes(build, model, batch, strategy):
     # The optimizer of bench/step_time (Adam: two moments per parameter in the persistent bytes).
-    out = subprocess.run([os.path.join(build, "src", "cli", "remat"), "compile", model, "--batch", str(batch),
-                          "--strategy", strategy, "--optimizer", "adam:lr=0.0001", "-o", os.devnull],
-                         capture_output=True, text=True, check=True)
+    # remat writes plans atomically (a temporary file renamed over the target), so not to /dev/null.
+    with tempfile.TemporaryDirectory() as scratch:
+        out = subprocess.run([os.path.join(build, "src", "cli", "remat"), "compile", model, "--batch", str(batch),
+                              "--strategy", strategy, "--optimizer", "adam:lr=0.0001", "-o",
+                              os.path.join(scratch, "plan.rplan")], capture_output=True, text=True, check=True)
     fields = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(arena|persistent):\s+(\d+)", out.stdout, re.M)}
     return fields["arena"], fields["persistent"]
 
