@@ -227,7 +227,7 @@ void col2im(const ConvShape& c, const float* col, int64_t c0, int64_t c1, float*
 // ci * Hp * Wp + r * dilation_h * Wp + s * dilation_w. Columns with q >= Q are computed and
 // dropped, (Wp - Q) / Wp of the work, where im2col copies every tap of every position.
 struct PaddedSpan {
-  int64_t hp, wp;   // padded height and width
+  int64_t wp;       // padded width
   int64_t span;     // columns of the product
   int64_t reach;    // padded positions past a column that its taps read
   int64_t chunk;    // columns a thread computes at a time in its scratch; 0: does not fit
@@ -235,7 +235,6 @@ struct PaddedSpan {
 
 PaddedSpan padded_span(const ConvShape& c) {
   PaddedSpan ps{};
-  ps.hp = c.x.h + 2 * c.a.pad_h;
   ps.wp = c.x.w + 2 * c.a.pad_w;
   ps.span = (c.p - 1) * ps.wp + c.q;
   ps.reach = (c.r - 1) * c.a.dilation_h * ps.wp + (c.s - 1) * c.a.dilation_w;
