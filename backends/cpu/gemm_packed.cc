@@ -77,49 +77,61 @@ void pack_b(const Gemm& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float
   }
 }
 
-// tile = sum over p of a[p, :]^T b[p, :], |kc| packed steps in order.
-inline void micro_kernel(int64_t kc, const float* a, const float* b, vec acc[kMr][2]) {
-  for (int64_t i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = vec{};
-  for (int64_t p = 0; p < kc; ++p) {
-    vec b0, b1;
-    memcpy(&b0, b + p * kNr, sizeof(vec));
-    memcpy(&b1, b + p * kNr + kVec, sizeof(vec));
-#pragma GCC unroll 8
-    for (int64_t i = 0; i < kMr; ++i) {
-      const float ai = a[p * kMr + i];
-      acc[i][0] += ai * b0;
-      acc[i][1] += ai * b1;
-    }
+// Rows of a packed op(B) panel: kNr floats apart.
+struct PackedRows {
+  const float* row;
+  const float* next() {
+    const float* r = row;
+    row += kNr;
+    return r;
   }
-}
+};
 
-// micro_kernel with op(B) read in place: row |p0| onwards of |walk|, from |b| (its column
-// offset included). The row address steps through the walk's three levels without dividing.
-inline void micro_kernel_walk(int64_t kc, const float* a, const float* b, const GemmRowWalk& walk, int64_t p0,
-                              vec acc[kMr][2]) {
-  for (int64_t i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = vec{};
-  int64_t inner = p0 % walk.inner, middle = p0 / walk.inner % walk.middle;
-  const float* row = b + p0 / (walk.inner * walk.middle) * walk.outer_step + middle * walk.middle_step +
-                     inner * walk.inner_step;
-  const int64_t next_middle = walk.middle_step - (walk.inner - 1) * walk.inner_step;
-  const int64_t next_outer = walk.outer_step - (walk.middle - 1) * walk.middle_step - (walk.inner - 1) * walk.inner_step;
-  for (int64_t p = 0; p < kc; ++p) {
-    vec b0, b1;
-    memcpy(&b0, row, sizeof(vec));
-    memcpy(&b1, row + kVec, sizeof(vec));
-#pragma GCC unroll 8
-    for (int64_t i = 0; i < kMr; ++i) {
-      const float ai = a[p * kMr + i];
-      acc[i][0] += ai * b0;
-      acc[i][1] += ai * b1;
-    }
-    if (++inner < walk.inner) {
-      row += walk.inner_step;
-    } else if (inner = 0, ++middle < walk.middle) {
+// Rows of op(B) read in place (GemmRowWalk), from row |p0| of the walk on; |b| includes the
+// column offset. The address steps through the walk's three levels without dividing.
+struct WalkedRows {
+  const float* row;
+  int64_t inner, middle;
+  const GemmRowWalk* walk;
+  int64_t next_middle, next_outer;
+
+  WalkedRows(const float* b, const GemmRowWalk& w, int64_t p0)
+      : row(b + p0 / (w.inner * w.middle) * w.outer_step + p0 / w.inner % w.middle * w.middle_step +
+            p0 % w.inner * w.inner_step),
+        inner(p0 % w.inner),
+        middle(p0 / w.inner % w.middle),
+        walk(&w),
+        next_middle(w.middle_step - (w.inner - 1) * w.inner_step),
+        next_outer(w.outer_step - (w.middle - 1) * w.middle_step - (w.inner - 1) * w.inner_step) {}
+
+  const float* next() {
+    const float* r = row;
+    if (++inner < walk->inner) {
+      row += walk->inner_step;
+    } else if (inner = 0, ++middle < walk->middle) {
       row += next_middle;
     } else {
       middle = 0;
       row += next_outer;
+    }
+    return r;
+  }
+};
+
+// tile = sum over p of a[p, :]^T b_p, |kc| steps in order, b_p the next of |rows|.
+template <typename Rows>
+inline void micro_kernel(int64_t kc, const float* a, Rows rows, vec acc[kMr][2]) {
+  for (int64_t i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = vec{};
+  for (int64_t p = 0; p < kc; ++p) {
+    const float* b = rows.next();
+    vec b0, b1;
+    memcpy(&b0, b, sizeof(vec));
+    memcpy(&b1, b + kVec, sizeof(vec));
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < kMr; ++i) {
+      const float ai = a[p * kMr + i];
+      acc[i][0] += ai * b0;
+      acc[i][1] += ai * b1;
     }
   }
 }
@@ -191,9 +203,9 @@ void REMAT_GEMM_CONCAT(packed_gemm_, REMAT_GEMM_ISA)(const Gemm& g) {
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             const int64_t mr = mc - ir < kMr ? mc - ir : kMr;
             if (walk) {
-              micro_kernel_walk(kc, pa + ir * kc, g.b + j0 + jr, g.b_walk, p0, acc);
+              micro_kernel(kc, pa + ir * kc, WalkedRows(g.b + j0 + jr, g.b_walk, p0), acc);
             } else {
-              micro_kernel(kc, pa + ir * kc, pb + jr * kc, acc);
+              micro_kernel(kc, pa + ir * kc, PackedRows{pb + jr * kc}, acc);
             }
             store_tile(acc, g.alpha, overwrite, mr, nr, g.c + (i0 + ir) * g.ldc + j0 + jr, g.ldc);
           }
