@@ -4,9 +4,10 @@
 // op(B) unpacked); the general case packs the column matrix (im2col) straight from the image
 // into the GEMM's panels, so it is never stored either. A unit-stride input gradient is the
 // convolution of dy with the flipped filters, and only a strided one computes the column
-// matrix's gradient into the op's workspace and scatters it (col2im). 1x1 unit-stride unpadded convolutions multiply the input in place, and
-// one input channel per group (depthwise) runs as direct loops (plan/spatial_shape.h decides
-// which, for the verifier too).
+// matrix's gradient into the op's workspace and scatters it (col2im). 1x1 unit-stride
+// unpadded convolutions multiply the input in place, and one input channel per group
+// (depthwise) runs as direct loops (conv_depthwise.h; plan/spatial_shape.h decides which, for
+// the verifier too).
 //
 // Threads own disjoint slices (backends/cpu/parallel.h): the forward pass and the unit-stride
 // input gradient cut the output positions (columns of the product; span columns when padded), the strided input gradient
@@ -15,6 +16,7 @@
 // slice sums nothing that another thread sums too.
 #include <string.h>
 
+#include "backends/cpu/conv_depthwise.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
@@ -30,18 +32,6 @@ constexpr int64_t kColumnGrain = 32;
 // The convolution of |call| with input dims |x| and filter dims |w|.
 ConvShape shape_of(const OpCall& call, const TensorRef& x, const TensorRef& w) {
   return conv_shape(x.dims, w.dims, x.rank, conv_attrs(call.iattrs));
-}
-
-// One input channel per group and a filter wider than 1x1 at unit stride: direct loops (the
-// rest of conv_is_direct, a pointwise product, multiplies the input in place instead).
-bool uses_depthwise_loops(const ConvShape& c) { return c.cg == 1 && !conv_is_pointwise(c); }
-
-// Input row of output row |p| and filter row |r| (may lie in the padding).
-inline int64_t in_row(const ConvShape& c, int64_t p, int64_t r) {
-  return p * c.a.stride_h - c.a.pad_h + r * c.a.dilation_h;
-}
-inline int64_t in_col(const ConvShape& c, int64_t q, int64_t s) {
-  return q * c.a.stride_w - c.a.pad_w + s * c.a.dilation_w;
 }
 
 // The output columns [lo, hi) whose input column for filter column |s| lies inside the image.
@@ -278,13 +268,12 @@ void copy_padded(const ConvShape& c, const PaddedSpan& ps, const float* x_g, int
   }
 }
 
-// Computes span columns [i0, i1) of images [n0, n1) of convolution |c| (unit stride,
-// padded_span(c).chunk > 0) on thread |worker|, every group: x [N, C, H, W] in, y [N, K, P, Q]
-// out. set_filters(gm, g) points op(A) of |gm| at group g's filters [kg, cg * R * S].
+// Computes span columns [i0, i1) of images [n0, n1) of convolution |c| (unit stride, |ps| =
+// padded_span(c) with chunk > 0) on thread |worker|, every group: x [N, C, H, W] in, y [N, K,
+// P, Q] out. set_filters(gm, g) points op(A) of |gm| at group g's filters [kg, cg * R * S].
 template <typename SetFilters>
-void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, int64_t n0, int64_t n1, int64_t i0,
-                 int64_t i1, const float* x, float* y, const SetFilters& set_filters) {
-  const PaddedSpan ps = padded_span(c);
+void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, const PaddedSpan& ps, int64_t n0,
+                 int64_t n1, int64_t i0, int64_t i1, const float* x, float* y, const SetFilters& set_filters) {
   const int64_t hw = c.x.h * c.x.w, pq = c.p * c.q, crs = c.cg * c.r * c.s;
   Gemm gm{};
   gm.m = c.kg;
@@ -333,8 +322,8 @@ void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, in
 // images, is too short to cut evenly), else parts of every image's span columns. Either way
 // each output is one product's column, so the bits do not depend on the cut.
 template <typename Body>
-void for_padded_parts(const KernelArgs& args, const ConvShape& c, const Body& body) {
-  const int64_t span = padded_span(c).span;
+void for_padded_parts(const KernelArgs& args, const ConvShape& c, const PaddedSpan& ps, const Body& body) {
+  const int64_t span = ps.span;
   if (c.x.n >= static_cast<int64_t>(thread_count(args))) {
     parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) { body(n0, n1, 0, span, worker); });
   } else {
@@ -360,85 +349,6 @@ Gemm thread_gemm(const KernelArgs& args, uint32_t worker, bool trans_a, bool tra
   return g;
 }
 
-// Depthwise forward for output channels [k0, k1): y[n, k] = sum over (r, s) of w[k, 0, r, s] *
-// x[n, k / kg] shifted.
-void depthwise_forward(const ConvShape& c, const float* x, const float* w, int64_t k0, int64_t k1, float* y) {
-  for (int64_t n = 0; n < c.x.n; ++n) {
-    for (int64_t k = k0; k < k1; ++k) {
-      const float* plane = x + (n * c.x.c + k / c.kg) * c.x.h * c.x.w;
-      const float* wk = w + k * c.r * c.s;
-      float* out = y + (n * c.k + k) * c.p * c.q;
-      for (int64_t p = 0; p < c.p; ++p) {
-        for (int64_t q = 0; q < c.q; ++q) {
-          float acc = 0.0f;
-          for (int64_t r = 0; r < c.r; ++r) {
-            const int64_t ih = in_row(c, p, r);
-            if (ih < 0 || ih >= c.x.h) continue;
-            for (int64_t s = 0; s < c.s; ++s) {
-              const int64_t iw = in_col(c, q, s);
-              if (iw >= 0 && iw < c.x.w) acc += wk[r * c.s + s] * plane[ih * c.x.w + iw];
-            }
-          }
-          out[p * c.q + q] = acc;
-        }
-      }
-    }
-  }
-}
-
-// Depthwise input gradient for input channels [c0, c1): dx[n, ci] += w[k, 0, r, s] * dy[n, k]
-// at every tap of ci's kg output channels k, in output order; those planes are zeroed first.
-void depthwise_grad_input(const ConvShape& c, const float* dy, const float* w, int64_t c0, int64_t c1, float* dx) {
-  const int64_t hw = c.x.h * c.x.w;
-  for (int64_t n = 0; n < c.x.n; ++n) {
-    memset(dx + (n * c.x.c + c0) * hw, 0, static_cast<size_t>((c1 - c0) * hw) * sizeof(float));
-    for (int64_t k = c0 * c.kg; k < c1 * c.kg; ++k) {
-      float* plane = dx + (n * c.x.c + k / c.kg) * hw;
-      const float* wk = w + k * c.r * c.s;
-      const float* grad = dy + (n * c.k + k) * c.p * c.q;
-      for (int64_t p = 0; p < c.p; ++p) {
-        for (int64_t q = 0; q < c.q; ++q) {
-          const float d = grad[p * c.q + q];
-          for (int64_t r = 0; r < c.r; ++r) {
-            const int64_t ih = in_row(c, p, r);
-            if (ih < 0 || ih >= c.x.h) continue;
-            for (int64_t s = 0; s < c.s; ++s) {
-              const int64_t iw = in_col(c, q, s);
-              if (iw >= 0 && iw < c.x.w) plane[ih * c.x.w + iw] += wk[r * c.s + s] * d;
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
-// Depthwise weight gradient for output channels [k0, k1): one double accumulator per filter
-// tap, images and positions in order.
-void depthwise_grad_weight(const ConvShape& c, const float* dy, const float* x, int64_t k0, int64_t k1, float* dw) {
-  const int64_t pq = c.p * c.q;
-  for (int64_t k = k0; k < k1; ++k) {
-    for (int64_t r = 0; r < c.r; ++r) {
-      for (int64_t s = 0; s < c.s; ++s) {
-        double acc = 0.0;
-        for (int64_t n = 0; n < c.x.n; ++n) {
-          const float* plane = x + (n * c.x.c + k / c.kg) * c.x.h * c.x.w;
-          const float* grad = dy + (n * c.k + k) * pq;
-          for (int64_t p = 0; p < c.p; ++p) {
-            const int64_t ih = in_row(c, p, r);
-            if (ih < 0 || ih >= c.x.h) continue;
-            for (int64_t q = 0; q < c.q; ++q) {
-              const int64_t iw = in_col(c, q, s);
-              if (iw >= 0 && iw < c.x.w) acc += static_cast<double>(grad[p * c.q + q]) * plane[ih * c.x.w + iw];
-            }
-          }
-        }
-        dw[(k * c.r + r) * c.s + s] = static_cast<float>(acc);
-      }
-    }
-  }
-}
-
 }  // namespace
 
 remat_status conv(const KernelArgs& args) {
@@ -450,12 +360,13 @@ remat_status conv(const KernelArgs& args) {
   float* y = out_f32(args, 0);
   const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, crs = c.cg * c.r * c.s;
   const bool pointwise = conv_is_pointwise(c);
+  const PaddedSpan ps = padded_span(c);
   if (uses_depthwise_loops(c)) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_forward(c, x, w, k0, k1, y); });
-  } else if (!pointwise && padded_span(c).chunk > 0) {
+  } else if (!pointwise && ps.chunk > 0) {
     // Unit stride: each thread owns images or span columns (for_padded_parts).
-    for_padded_parts(args, c, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
-      padded_conv(args, worker, c, n0, n1, i0, i1, x, y, [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; });
+    for_padded_parts(args, c, ps, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
+      padded_conv(args, worker, c, ps, n0, n1, i0, i1, x, y, [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; });
     });
   } else {
     // Each thread owns output columns [i0, i1) of every image: its part of the column matrix
@@ -504,10 +415,11 @@ remat_status conv_grad_input(const KernelArgs& args) {
     // column matrix for a pointwise filter. Threads cut it as they cut the forward pass.
     const ConvShape f = flipped_conv(c);
     const bool pointwise = conv_is_pointwise(c);
-    if (!pointwise && padded_span(f).chunk > 0) {
-      for_padded_parts(args, f, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
+    const PaddedSpan ps = padded_span(f);
+    if (!pointwise && ps.chunk > 0) {
+      for_padded_parts(args, f, ps, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
         FlippedFilters filters{&c, nullptr};
-        padded_conv(args, worker, f, n0, n1, i0, i1, dy, dx, [&](Gemm& gm, int64_t g) {
+        padded_conv(args, worker, f, ps, n0, n1, i0, i1, dy, dx, [&](Gemm& gm, int64_t g) {
           filters.w_g = w + g * c.kg * crs;
           gm.pack_a_with = {pack_flipped_filters, &filters};
         });
