@@ -42,23 +42,27 @@ Walk walk_forward(const Graph& g, size_t forward_ops) {
   return w;
 }
 
+// Algorithm 3's result: the checkpoints and the paper's x and y.
+struct Greedy {
+  std::vector<int> checkpoints;
+  uint64_t checkpoint_bytes = 0;  // x
+  uint64_t largest_segment = 0;   // y
+};
+
 // Algorithm 3: a split point past |budget| bytes since the last checkpoint becomes one.
-std::vector<int> greedy(const Graph& g, const Walk& w, uint64_t budget, uint64_t* checkpoint_bytes,
-                        uint64_t* largest_segment) {
-  std::vector<int> chosen;
+Greedy greedy(const Graph& g, const Walk& w, uint64_t budget) {
+  Greedy out;
   uint64_t segment = 0;
-  *checkpoint_bytes = 0;
-  *largest_segment = 0;
   for (size_t i = 0; i < w.bytes.size(); ++i) {
     segment += w.bytes[i];
     if (w.split[i] < 0 || segment <= budget) continue;
-    chosen.push_back(w.split[i]);
-    *checkpoint_bytes += g.tensors[w.split[i]].bytes();
-    *largest_segment = std::max(*largest_segment, segment);
+    out.checkpoints.push_back(w.split[i]);
+    out.checkpoint_bytes += g.tensors[w.split[i]].bytes();
+    out.largest_segment = std::max(out.largest_segment, segment);
     segment = 0;
   }
-  *largest_segment = std::max(*largest_segment, segment);
-  return chosen;
+  out.largest_segment = std::max(out.largest_segment, segment);
+  return out;
 }
 
 // The chain model of a schedule's peak: while a segment is recomputed, the checkpoints before
@@ -96,31 +100,29 @@ std::vector<int> sqrt_checkpoints(const Graph& graph, size_t forward_ops, uint32
   const std::vector<int> splits = split_points(graph, forward_ops);
   if (splits.empty()) return {};
   const Walk walk = walk_forward(graph, forward_ops);
-  uint64_t x = 0, y = 0;
-  greedy(graph, walk, 0, &x, &y);
-  const double center = std::sqrt(static_cast<double>(x) * static_cast<double>(y));
+  const Greedy every = greedy(graph, walk, 0);  // every split point: the paper's x and y
+  const double center =
+      std::sqrt(static_cast<double>(every.checkpoint_bytes) * static_cast<double>(every.largest_segment));
 
   const std::vector<int> even = evenly_spaced(splits);
   std::vector<std::pair<uint64_t, std::vector<int>>> modelled;  // (modelled peak, checkpoints)
   modelled.emplace_back(modelled_peak(graph, walk, even), even);
   for (int j = -kGridSteps; j <= kGridSteps; ++j) {
-    uint64_t unused_x = 0, unused_y = 0;
     const auto budget = static_cast<uint64_t>(center * std::exp2(j / 4.0));
-    std::vector<int> chosen = greedy(graph, walk, budget, &unused_x, &unused_y);
+    std::vector<int> chosen = greedy(graph, walk, budget).checkpoints;
     const bool seen = std::any_of(modelled.begin(), modelled.end(), [&](const auto& m) { return m.second == chosen; });
     if (!seen) modelled.emplace_back(modelled_peak(graph, walk, chosen), std::move(chosen));
   }
   std::stable_sort(modelled.begin(), modelled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   if (graph.ops.size() > kLargeGraphOps) return modelled.front().second;
 
-  bool planned_even = false;
-  ScheduleCandidate best;
-  for (size_t k = 0; k < modelled.size() && (k < kPlannedSchedules || !planned_even); ++k) {
-    const bool is_even = modelled[k].second == even;
-    if (k >= kPlannedSchedules && !is_even) continue;
-    planned_even = planned_even || is_even;
-    ScheduleCandidate c = plan_candidate(graph, forward_ops, modelled[k].second, alignment);
-    if (k == 0 || c.arena < best.arena || (c.arena == best.arena && c.recomputed < best.recomputed)) best = std::move(c);
+  std::vector<std::vector<int>> planned;
+  for (size_t k = 0; k < modelled.size() && k < kPlannedSchedules; ++k) planned.push_back(modelled[k].second);
+  if (std::find(planned.begin(), planned.end(), even) == planned.end()) planned.push_back(even);
+  ScheduleCandidate best = plan_candidate(graph, forward_ops, planned[0], alignment);
+  for (size_t k = 1; k < planned.size(); ++k) {
+    ScheduleCandidate c = plan_candidate(graph, forward_ops, planned[k], alignment);
+    if (c.arena < best.arena || (c.arena == best.arena && c.recomputed < best.recomputed)) best = std::move(c);
   }
   return best.checkpoints;
 }
