@@ -1,5 +1,5 @@
-// The matmul ops' GEMM (OpenBLAS or the packed engine) and the packed engine's choice of
-// instruction set.
+// The matmul ops' GEMM (OpenBLAS or the packed engine) and the packed and dot-product engines'
+// choice of instruction set.
 #include "backends/cpu/gemm.h"
 
 #if REMAT_HAVE_BLAS
@@ -23,6 +23,14 @@ PackedGemm best_packed_gemm() {
 }  // namespace
 
 void packed_gemm(const Gemm& g) { best_packed_gemm()(g); }
+
+void dot_gemm(const GemmDot& g) {
+#if REMAT_GEMM_X86_VARIANTS
+  if (__builtin_cpu_supports("avx512f")) return dot_gemm_avx512(g);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return dot_gemm_avx2(g);
+#endif
+  dot_gemm_baseline(g);
+}
 
 const char* packed_gemm_isa() {
 #if REMAT_GEMM_X86_VARIANTS

@@ -3,6 +3,9 @@
 // project's own packed engine (BLIS-style blocking, a register-blocked micro-kernel for the
 // widest instruction set the CPU has) that the convolutions call from every thread of the
 // backend at once, each on its own slice: OpenBLAS serialises concurrent threaded calls.
+// dot_gemm() is the product of two operands that both run along K in memory (a convolution's
+// weight gradient sums over the positions, contiguous in dy and in the image alike), read in
+// place without packing.
 #ifndef REMAT_BACKENDS_CPU_GEMM_H_
 #define REMAT_BACKENDS_CPU_GEMM_H_
 
@@ -74,6 +77,32 @@ void gemm(const Gemm& g);
 /// offset, M or N cut) gives the bits of the whole product.
 void packed_gemm(const Gemm& g);
 
+/// Columns of K that dot_gemm() reads at a time: it rounds K up to a multiple of this.
+constexpr int64_t kGemmDotLanes = 16;
+
+/// C = A B^T or C += A B^T over the columns of K that |keep| marks, both operands read in
+/// place: row i of A (m rows) is a + i * lda, row j of B (n rows) is row b_row0 + j of the
+/// walk b_walk from b, and each holds K consecutive floats. The engine reads every row, and
+/// keep, to K rounded up to kGemmDotLanes; keep[p] is -1 (all bits) where column p counts and 0
+/// where it does not, past K too, and A must be finite where keep is 0 (B need not be: it is
+/// masked, so a dropped inf or NaN never reaches C). Each element of C sums its kept columns in
+/// an order that depends on K only, whatever rows m, n and b_row0 select.
+struct GemmDot {
+  int64_t m, n, k;
+  const float* a;
+  int64_t lda;
+  const float* b;
+  GemmRowWalk b_walk;
+  int64_t b_row0;
+  const int32_t* keep;
+  float* c;
+  int64_t ldc;
+  bool accumulate;  ///< C += A B^T, else C = A B^T
+};
+
+/// Computes |g| with the dot-product engine on the calling thread.
+void dot_gemm(const GemmDot& g);
+
 /// The packed engine's instruction set on this CPU: "avx512", "avx2" or "baseline".
 const char* packed_gemm_isa();
 
@@ -82,6 +111,11 @@ const char* packed_gemm_isa();
 void packed_gemm_baseline(const Gemm& g);
 void packed_gemm_avx2(const Gemm& g);
 void packed_gemm_avx512(const Gemm& g);
+
+/// The dot-product engine for one instruction set (gemm_dot.cc), as for the packed engine.
+void dot_gemm_baseline(const GemmDot& g);
+void dot_gemm_avx2(const GemmDot& g);
+void dot_gemm_avx512(const GemmDot& g);
 
 }  // namespace cpu
 }  // namespace remat

@@ -2,7 +2,9 @@
 // this CPU runs: against a float64 product for every transpose, beta 0 and 1 and sizes that
 // leave partial micro-tiles and K blocks; computed in row and column slices, as the
 // convolution threads compute it, to the bits of the whole product; and with op(B) walked in
-// place to the bits of op(B) stored.
+// place to the bits of op(B) stored. The dot-product engine likewise: against float64 over the
+// columns it keeps, with inf and NaN in the ones it drops, and in slices to the bits of the
+// whole.
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
@@ -16,7 +18,9 @@
 namespace {
 
 using remat::cpu::Gemm;
+using remat::cpu::GemmDot;
 using Engine = void (*)(const Gemm&);
+using DotEngine = void (*)(const GemmDot&);
 
 struct NamedEngine {
   const char* name;
@@ -29,6 +33,21 @@ std::vector<NamedEngine> engines() {
 #if REMAT_GEMM_X86_VARIANTS
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back({"avx2", remat::cpu::packed_gemm_avx2});
   if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512", remat::cpu::packed_gemm_avx512});
+#endif
+  return out;
+}
+
+struct NamedDotEngine {
+  const char* name;
+  DotEngine run;
+};
+
+// The builds of the dot-product engine this CPU can run.
+std::vector<NamedDotEngine> dot_engines() {
+  std::vector<NamedDotEngine> out = {{"baseline", remat::cpu::dot_gemm_baseline}};
+#if REMAT_GEMM_X86_VARIANTS
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back({"avx2", remat::cpu::dot_gemm_avx2});
+  if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512", remat::cpu::dot_gemm_avx512});
 #endif
   return out;
 }
@@ -170,6 +189,107 @@ void a_walked_operand_has_the_bits_of_the_stored_one(void**) {
   }
 }
 
+// A dot product A B^T of m rows of A by n rows of B over k columns, B's rows walked (taps over a
+// padded image), every third column dropped and the last ones kept, and the dropped columns of B
+// inf, -inf or NaN: what the engine must never let reach C.
+struct DotProduct {
+  int64_t m, n, k, rounded;
+  remat::cpu::GemmRowWalk walk;
+  std::vector<float> a, source, c0;
+  std::vector<int32_t> keep;
+
+  DotProduct(int64_t m_, int64_t n_, int64_t k_, uint64_t seed) : m(m_), n(n_), k(k_) {
+    rounded = (k + remat::cpu::kGemmDotLanes - 1) / remat::cpu::kGemmDotLanes * remat::cpu::kGemmDotLanes;
+    // Rows (outer * 3 + middle) * 3 + inner, apart so that poison in one never lands in another.
+    walk = {3, 3, rounded + 3, 3 * (rounded + 3) + 11, 3 * (3 * (rounded + 3) + 11) + 5};
+    ops_test::Rng rng(seed);
+    a.resize(static_cast<size_t>(m * rounded));
+    for (float& v : a) v = static_cast<float>(rng.uniform(-1, 1));
+    const int64_t outers = (n + 8) / 9;
+    source.resize(static_cast<size_t>(outers * walk.outer_step + rounded));
+    for (float& v : source) v = static_cast<float>(rng.uniform(-1, 1));
+    keep.assign(static_cast<size_t>(rounded), 0);
+    for (int64_t p = 0; p < k; ++p) keep[p] = p % 3 == 1 ? 0 : -1;
+    const float poison[] = {INFINITY, -INFINITY, NAN};
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t p = 0; p < rounded; ++p) {
+        if (keep[p] == 0) source[row(j) + p] = poison[(j + p) % 3];
+      }
+    }
+    c0.resize(static_cast<size_t>(m * n));
+    for (float& v : c0) v = static_cast<float>(rng.uniform(-1, 1));
+  }
+  int64_t row(int64_t j) const {
+    return j / 9 * walk.outer_step + j / 3 % 3 * walk.middle_step + j % 3 * walk.inner_step;
+  }
+
+  // Rows [i0, i1) of A by rows [j0, j1) of B, into |c|.
+  GemmDot slice(int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool accumulate, std::vector<float>& c) const {
+    GemmDot g{};
+    g.m = i1 - i0;
+    g.n = j1 - j0;
+    g.k = k;
+    g.a = a.data() + i0 * rounded;
+    g.lda = rounded;
+    g.b = source.data();
+    g.b_walk = walk;
+    g.b_row0 = j0;
+    g.keep = keep.data();
+    g.c = c.data() + i0 * n + j0;
+    g.ldc = n;
+    g.accumulate = accumulate;
+    return g;
+  }
+};
+
+void dot_engines_match_a_float64_product(void**) {
+  // Sizes around the tiles (3 or 4 rows of A, 4 or 6 of B) and the lanes (4, 8, 16 columns).
+  const int64_t sizes[][3] = {{1, 1, 1}, {5, 7, 17}, {16, 144, 1000}, {9, 13, 33}, {64, 25, 70}};
+  for (const NamedDotEngine& engine : dot_engines()) {
+    for (const auto& size : sizes) {
+      for (bool accumulate : {false, true}) {
+        const DotProduct d(size[0], size[1], size[2], 31);
+        std::vector<float> c = d.c0;
+        engine.run(d.slice(0, d.m, 0, d.n, accumulate, c));
+        for (int64_t i = 0; i < d.m; ++i) {
+          for (int64_t j = 0; j < d.n; ++j) {
+            double want = accumulate ? d.c0[i * d.n + j] : 0.0, scale = fabs(want);
+            for (int64_t p = 0; p < d.k; ++p) {
+              if (d.keep[p] == 0) continue;
+              const double term = static_cast<double>(d.a[i * d.rounded + p]) * d.source[d.row(j) + p];
+              want += term;
+              scale += fabs(term);
+            }
+            const double got = c[i * d.n + j];
+            if (!(fabs(got - want) <= 1e-7 * static_cast<double>(d.k + 1) * (scale + 1.0))) {
+              fail_msg("%s %lldx%lldx%lld accumulate %d: C[%lld,%lld] = %.9g, float64 gives %.9g", engine.name,
+                       static_cast<long long>(d.m), static_cast<long long>(d.n), static_cast<long long>(d.k),
+                       accumulate, static_cast<long long>(i), static_cast<long long>(j), got, want);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void dot_slices_have_the_bits_of_the_whole_product(void**) {
+  for (const NamedDotEngine& engine : dot_engines()) {
+    const DotProduct d(23, 40, 530, 37);
+    std::vector<float> whole = d.c0, by_rows = d.c0, by_columns = d.c0;
+    engine.run(d.slice(0, d.m, 0, d.n, true, whole));
+    engine.run(d.slice(0, 10, 0, d.n, true, by_rows));
+    engine.run(d.slice(10, d.m, 0, d.n, true, by_rows));
+    // Cuts inside a tile and inside a walk step, as whole-channel thread parts need not be.
+    const int64_t cuts[] = {0, 5, 18, 40};
+    for (int part = 0; part < 3; ++part) engine.run(d.slice(0, d.m, cuts[part], cuts[part + 1], true, by_columns));
+    if (memcmp(whole.data(), by_rows.data(), whole.size() * sizeof(float)) != 0 ||
+        memcmp(whole.data(), by_columns.data(), whole.size() * sizeof(float)) != 0) {
+      fail_msg("%s: a dot product in slices differs from the whole", engine.name);
+    }
+  }
+}
+
 }  // namespace
 
 int main(void) {
@@ -177,6 +297,8 @@ int main(void) {
       cmocka_unit_test(packed_engines_match_a_float64_product),
       cmocka_unit_test(slices_have_the_bits_of_the_whole_product),
       cmocka_unit_test(a_walked_operand_has_the_bits_of_the_stored_one),
+      cmocka_unit_test(dot_engines_match_a_float64_product),
+      cmocka_unit_test(dot_slices_have_the_bits_of_the_whole_product),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -90,6 +90,10 @@ void conv_backward_with_long_reductions_matches_float64_adjoint(void**) {
       // 700 of 32 padded columns, which do not fit (the column matrix is packed instead).
       {"8 to 400 channels on 20x20", false, 1, 8, 20, 20, 400, 3, 3, 1, 1, 1, 1, 1, 1, 1},
       {"8 to 700 channels on 30x30", false, 1, 8, 30, 30, 700, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      // dw's dot products over the padded images take 400 and 700 channels of dy in chunks of
+      // 224 and 128 positions; 2000 padded input channels do not fit beside even one chunk,
+      // and dw takes the packed column matrix instead.
+      {"2000 to 2 channels on 30x30", false, 1, 2000, 30, 30, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1},
   };
   uint64_t seed = 650;
   for (const ConvProblem& cp : problems) {

@@ -1,0 +1,156 @@
+// The dot-product engine of backends/cpu/gemm.h, compiled once per instruction set like
+// gemm_packed.cc (REMAT_GEMM_ISA and the matching -m flags; gemm.cc picks one at run time).
+// Both operands are read in place along K, so nothing is packed: each element of C is the
+// horizontal sum of one vector of partial sums per lane, and a micro-tile of kMr rows of A by
+// kNr rows of B keeps its kMr * kNr vectors in registers.
+#include <string.h>
+
+#include "backends/cpu/gemm.h"
+
+#if !defined(REMAT_GEMM_ISA)
+#error "compile with -DREMAT_GEMM_ISA=baseline|avx2|avx512"
+#endif
+#define REMAT_GEMM_CONCAT2(a, b) a##b
+#define REMAT_GEMM_CONCAT(a, b) REMAT_GEMM_CONCAT2(a, b)
+
+namespace remat {
+namespace cpu {
+namespace {
+
+// 4 x 6 accumulators with AVX-512 (24 of 32 registers, 4 for A, 1 for B), 3 x 4 with AVX and
+// SSE (12 of 16, 3 for A, 1 for B; the mask is an operand from memory).
+#if defined(__AVX512F__)
+typedef float vec __attribute__((vector_size(64)));
+typedef int32_t ivec __attribute__((vector_size(64)));
+constexpr int kMr = 4, kNr = 6;
+#elif defined(__AVX__)
+typedef float vec __attribute__((vector_size(32)));
+typedef int32_t ivec __attribute__((vector_size(32)));
+constexpr int kMr = 3, kNr = 4;
+#else
+typedef float vec __attribute__((vector_size(16)));
+typedef int32_t ivec __attribute__((vector_size(16)));
+constexpr int kMr = 3, kNr = 4;
+#endif
+constexpr int64_t kVec = sizeof(vec) / sizeof(float);
+static_assert(kGemmDotLanes % kVec == 0, "K is read in whole vectors up to kGemmDotLanes");
+
+// Sums the lanes of |v| in a fixed tree: the upper half onto the lower, then its upper
+// quarter, down to one lane. Shuffles, not stores: an accumulator whose address is taken
+// leaves its register.
+typedef float vec4 __attribute__((vector_size(16)));
+inline float lane_sum(vec v) {
+#if defined(__AVX512F__)
+  typedef float vec8 __attribute__((vector_size(32)));
+  const vec8 v8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                  __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+  const vec4 v4 = __builtin_shufflevector(v8, v8, 0, 1, 2, 3) + __builtin_shufflevector(v8, v8, 4, 5, 6, 7);
+#elif defined(__AVX__)
+  const vec4 v4 = __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
+#else
+  const vec4 v4 = v;
+#endif
+  return (v4[0] + v4[2]) + (v4[1] + v4[3]);
+}
+
+// out[i][j] = sum over the |k| columns (|k| a multiple of kVec) of a[i][p] * b[j][p] where
+// keep[p] is all ones. B is masked, not A: a kept column of A times a dropped inf of B would
+// be NaN, and A is finite wherever keep is 0 (GemmDot's contract).
+template <int Mr, int Nr>
+void dot_tile(int64_t k, const float* const* a, const float* const* b, const int32_t* keep, float out[kMr][kNr]) {
+  // Every loop over the tile unrolled, so that the accumulators and row pointers stay in
+  // registers.
+  const float* ar[Mr];
+  const float* br[Nr];
+#pragma GCC unroll 8
+  for (int i = 0; i < Mr; ++i) ar[i] = a[i];
+#pragma GCC unroll 8
+  for (int j = 0; j < Nr; ++j) br[j] = b[j];
+  vec acc[Mr][Nr];
+#pragma GCC unroll 8
+  for (int i = 0; i < Mr; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < Nr; ++j) acc[i][j] = vec{};
+  }
+  for (int64_t p = 0; p < k; p += kVec) {
+    ivec mask;
+    memcpy(&mask, keep + p, sizeof(ivec));
+    vec av[Mr];
+#pragma GCC unroll 8
+    for (int i = 0; i < Mr; ++i) memcpy(&av[i], ar[i] + p, sizeof(vec));
+#pragma GCC unroll 8
+    for (int j = 0; j < Nr; ++j) {
+      vec bv;
+      memcpy(&bv, br[j] + p, sizeof(vec));
+      bv = reinterpret_cast<vec>(reinterpret_cast<ivec>(bv) & mask);
+#pragma GCC unroll 8
+      for (int i = 0; i < Mr; ++i) acc[i][j] += av[i] * bv;
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < Mr; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < Nr; ++j) out[i][j] = lane_sum(acc[i][j]);
+  }
+}
+
+using DotTile = void (*)(int64_t, const float* const*, const float* const*, const int32_t*, float[kMr][kNr]);
+
+// dot_tile<mr, nr> for every edge tile, indexed [mr - 1][nr - 1].
+template <int Mr, int... Nr>
+struct TileRow {
+  static constexpr DotTile row[sizeof...(Nr)] = {dot_tile<Mr, Nr>...};
+};
+template <int Mr, int... Nr>
+constexpr DotTile TileRow<Mr, Nr...>::row[sizeof...(Nr)];
+
+#if defined(__AVX512F__)
+DotTile tile_for(int mr, int nr) {
+  switch (mr) {
+    case 4: return TileRow<4, 1, 2, 3, 4, 5, 6>::row[nr - 1];
+    case 3: return TileRow<3, 1, 2, 3, 4, 5, 6>::row[nr - 1];
+    case 2: return TileRow<2, 1, 2, 3, 4, 5, 6>::row[nr - 1];
+    default: return TileRow<1, 1, 2, 3, 4, 5, 6>::row[nr - 1];
+  }
+}
+#else
+DotTile tile_for(int mr, int nr) {
+  switch (mr) {
+    case 3: return TileRow<3, 1, 2, 3, 4>::row[nr - 1];
+    case 2: return TileRow<2, 1, 2, 3, 4>::row[nr - 1];
+    default: return TileRow<1, 1, 2, 3, 4>::row[nr - 1];
+  }
+}
+#endif
+
+// Row |row| of B: GemmRowWalk's three levels.
+const float* b_row(const GemmDot& g, int64_t row) {
+  const GemmRowWalk& w = g.b_walk;
+  return g.b + row / (w.inner * w.middle) * w.outer_step + row / w.inner % w.middle * w.middle_step +
+         row % w.inner * w.inner_step;
+}
+
+}  // namespace
+
+void REMAT_GEMM_CONCAT(dot_gemm_, REMAT_GEMM_ISA)(const GemmDot& g) {
+  const int64_t k = (g.k + kGemmDotLanes - 1) / kGemmDotLanes * kGemmDotLanes;
+  float out[kMr][kNr];
+  const float* a[kMr];
+  const float* b[kNr];
+  for (int64_t j0 = 0; j0 < g.n; j0 += kNr) {
+    const int nr = g.n - j0 < kNr ? static_cast<int>(g.n - j0) : kNr;
+    for (int j = 0; j < nr; ++j) b[j] = b_row(g, g.b_row0 + j0 + j);
+    for (int64_t i0 = 0; i0 < g.m; i0 += kMr) {
+      const int mr = g.m - i0 < kMr ? static_cast<int>(g.m - i0) : kMr;
+      for (int i = 0; i < mr; ++i) a[i] = g.a + (i0 + i) * g.lda;
+      tile_for(mr, nr)(k, a, b, g.keep, out);
+      for (int i = 0; i < mr; ++i) {
+        float* c = g.c + (i0 + i) * g.ldc + j0;
+        for (int j = 0; j < nr; ++j) c[j] = g.accumulate ? c[j] + out[i][j] : out[i][j];
+      }
+    }
+  }
+}
+
+}  // namespace cpu
+}  // namespace remat
