@@ -177,15 +177,18 @@ void REMAT_GEMM_CONCAT(packed_gemm_, REMAT_GEMM_ISA)(const Gemm& g) {
   float* pa = g.pack;
   float* pb = g.pack + kGemmMc * kGemmKc;
   vec acc[kMr][2];
-  for (int64_t j0 = 0; j0 < g.n; j0 += kGemmNc) {
-    const int64_t nc = g.n - j0 < kGemmNc ? g.n - j0 : kGemmNc;
+  // A walked op(B) has no packed block to bound, so its columns are one block: op(A) is packed
+  // once per K block instead of once per kGemmNc columns.
+  const bool walk = g.pack_b_with.pack == nullptr && g.b_walk.inner > 0;
+  const int64_t column_block = walk ? g.n : kGemmNc;
+  for (int64_t j0 = 0; j0 < g.n; j0 += column_block) {
+    const int64_t nc = g.n - j0 < column_block ? g.n - j0 : column_block;
     for (int64_t p0 = 0; p0 < g.k; p0 += kGemmKc) {
       const int64_t kc = g.k - p0 < kGemmKc ? g.k - p0 : kGemmKc;
       // The first K block applies beta; later ones accumulate onto it. Every element's sum
       // runs over K in the same blocks whatever M and N are, so a product computed in row or
       // column slices has the bits of the whole.
       const bool overwrite = p0 == 0 && g.beta == 0.0f;
-      const bool walk = g.pack_b_with.pack == nullptr && g.b_walk.inner > 0;
       if (g.pack_b_with.pack != nullptr) {
         g.pack_b_with.pack(g.pack_b_with.context, p0, kc, j0, nc, kNr, pb);
       } else if (!walk) {
