@@ -2,41 +2,44 @@
 // choice of instruction set.
 #include "backends/cpu/gemm.h"
 
+#include "backends/cpu/cpu_isa.h"
+
 #if REMAT_HAVE_BLAS
 #include <cblas.h>
 #endif
 
 namespace remat {
 namespace cpu {
-namespace {
 
-// The packed engine the CPU runs best: asked each call (a load and a test), so no state.
-using PackedGemm = void (*)(const Gemm&);
-PackedGemm best_packed_gemm() {
-#if REMAT_GEMM_X86_VARIANTS
-  if (__builtin_cpu_supports("avx512f")) return packed_gemm_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return packed_gemm_avx2;
+void packed_gemm(const Gemm& g) {
+#if REMAT_CPU_X86_VARIANTS
+  switch (best_cpu_isa()) {
+    case CpuIsa::kAvx512: return packed_gemm_avx512(g);
+    case CpuIsa::kAvx2: return packed_gemm_avx2(g);
+    case CpuIsa::kBaseline: break;
+  }
 #endif
-  return packed_gemm_baseline;
+  packed_gemm_baseline(g);
 }
 
-}  // namespace
-
-void packed_gemm(const Gemm& g) { best_packed_gemm()(g); }
-
 void dot_gemm(const GemmDot& g) {
-#if REMAT_GEMM_X86_VARIANTS
-  if (__builtin_cpu_supports("avx512f")) return dot_gemm_avx512(g);
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return dot_gemm_avx2(g);
+#if REMAT_CPU_X86_VARIANTS
+  switch (best_cpu_isa()) {
+    case CpuIsa::kAvx512: return dot_gemm_avx512(g);
+    case CpuIsa::kAvx2: return dot_gemm_avx2(g);
+    case CpuIsa::kBaseline: break;
+  }
 #endif
   dot_gemm_baseline(g);
 }
 
 const char* packed_gemm_isa() {
-#if REMAT_GEMM_X86_VARIANTS
-  const PackedGemm engine = best_packed_gemm();
-  if (engine == packed_gemm_avx512) return "avx512";
-  if (engine == packed_gemm_avx2) return "avx2";
+#if REMAT_CPU_X86_VARIANTS
+  switch (best_cpu_isa()) {
+    case CpuIsa::kAvx512: return "avx512";
+    case CpuIsa::kAvx2: return "avx2";
+    case CpuIsa::kBaseline: break;
+  }
 #endif
   return "baseline";
 }

@@ -1,5 +1,5 @@
 // The dot-product engine of backends/cpu/gemm.h, compiled once per instruction set like
-// gemm_packed.cc (REMAT_GEMM_ISA and the matching -m flags; gemm.cc picks one at run time).
+// gemm_packed.cc (REMAT_CPU_ISA and the matching -m flags; gemm.cc picks one at run time).
 // Both operands are read in place along K, so nothing is packed: each element of C is the
 // horizontal sum of one vector of partial sums per lane, and a micro-tile of kMr rows of A by
 // kNr rows of B keeps its kMr * kNr vectors in registers.
@@ -7,11 +7,11 @@
 
 #include "backends/cpu/gemm.h"
 
-#if !defined(REMAT_GEMM_ISA)
-#error "compile with -DREMAT_GEMM_ISA=baseline|avx2|avx512"
+#if !defined(REMAT_CPU_ISA)
+#error "compile with -DREMAT_CPU_ISA=baseline|avx2|avx512"
 #endif
-#define REMAT_GEMM_CONCAT2(a, b) a##b
-#define REMAT_GEMM_CONCAT(a, b) REMAT_GEMM_CONCAT2(a, b)
+#define REMAT_CPU_CONCAT2(a, b) a##b
+#define REMAT_CPU_CONCAT(a, b) REMAT_CPU_CONCAT2(a, b)
 
 namespace remat {
 namespace cpu {
@@ -132,7 +132,7 @@ const float* b_row(const GemmDot& g, int64_t row) {
 
 }  // namespace
 
-void REMAT_GEMM_CONCAT(dot_gemm_, REMAT_GEMM_ISA)(const GemmDot& g) {
+void REMAT_CPU_CONCAT(dot_gemm_, REMAT_CPU_ISA)(const GemmDot& g) {
   const int64_t k = (g.k + kGemmDotLanes - 1) / kGemmDotLanes * kGemmDotLanes;
   float out[kMr][kNr];
   const float* a[kMr];

@@ -1,5 +1,5 @@
 // The packed GEMM engine of backends/cpu/gemm.h, compiled once per instruction set: meson
-// builds this file with REMAT_GEMM_ISA set to baseline, avx2 or avx512 and the matching -m
+// builds this file with REMAT_CPU_ISA set to baseline, avx2 or avx512 and the matching -m
 // flags, and gemm.cc picks one at run time. Only the entry point is visible; everything else
 // is local, so no inline function compiled for a wider instruction set can reach a caller on
 // a machine without it.
@@ -7,11 +7,11 @@
 
 #include "backends/cpu/gemm.h"
 
-#if !defined(REMAT_GEMM_ISA)
-#error "compile with -DREMAT_GEMM_ISA=baseline|avx2|avx512"
+#if !defined(REMAT_CPU_ISA)
+#error "compile with -DREMAT_CPU_ISA=baseline|avx2|avx512"
 #endif
-#define REMAT_GEMM_CONCAT2(a, b) a##b
-#define REMAT_GEMM_CONCAT(a, b) REMAT_GEMM_CONCAT2(a, b)
+#define REMAT_CPU_CONCAT2(a, b) a##b
+#define REMAT_CPU_CONCAT(a, b) REMAT_CPU_CONCAT2(a, b)
 
 namespace remat {
 namespace cpu {
@@ -167,7 +167,7 @@ inline void store_tile(const vec acc[kMr][2], float alpha, bool overwrite, int64
 
 }  // namespace
 
-void REMAT_GEMM_CONCAT(packed_gemm_, REMAT_GEMM_ISA)(const Gemm& g) {
+void REMAT_CPU_CONCAT(packed_gemm_, REMAT_CPU_ISA)(const Gemm& g) {
   if (g.m == 0 || g.n == 0) return;
   if (g.k == 0) {  // An empty sum: C = beta * C.
     if (g.beta != 0.0f) return;

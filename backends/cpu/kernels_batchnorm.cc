@@ -1,8 +1,11 @@
 // Batch normalisation over the channels of [N, C, ...]: training (batch statistics), its
 // gradient, evaluation (running statistics), the running statistics' update and the count of
-// batches it has seen. Threads take whole channels.
+// batches it has seen. Threads take whole channels; a channel's training loops are in
+// batchnorm_channels.cc, built per instruction set.
 #include <math.h>
 
+#include "backends/cpu/batchnorm_channels.h"
+#include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
 
@@ -22,33 +25,29 @@ Channels channels_of(const TensorRef& t) {
   return {n, c, n * c > 0 ? t.numel / (n * c) : 0};
 }
 
-// A sum in double over kLanes interleaved accumulators (element i of a row goes to lane
-// i % kLanes), combined pairwise at the end: a fixed order, so the same bits on any thread
-// count, and independent chains the compiler vectorizes (one serial chain of double adds
-// cost a ResNet-20 step a tenth of its time).
-constexpr int64_t kLanes = 8;
-struct LaneSum {
-  double lane[kLanes] = {};
-  /// Adds f(i) for i in [0, count) into lanes i % kLanes.
-  template <typename F>
-  void add(int64_t count, const F& f) {
-    int64_t i = 0;
-    for (; i + kLanes <= count; i += kLanes) {
-      for (int64_t l = 0; l < kLanes; ++l) lane[l] += f(i + l);
-    }
-    for (int64_t l = 0; i + l < count; ++l) lane[l] += f(i + l);
-  }
-  double total() const {
-    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-  }
-};
+}  // namespace
 
-// rstd from the stored variance, the same in the forward and the backward op.
-float rstd_of(float var, float eps) {
-  return static_cast<float>(1.0 / sqrt(static_cast<double>(var) + static_cast<double>(eps)));
+void batch_norm_channel(const ChannelRows& rows, const BatchNormChannel& ch) {
+#if REMAT_CPU_X86_VARIANTS
+  switch (best_cpu_isa()) {
+    case CpuIsa::kAvx512: return batch_norm_channel_avx512(rows, ch);
+    case CpuIsa::kAvx2: return batch_norm_channel_avx2(rows, ch);
+    case CpuIsa::kBaseline: break;
+  }
+#endif
+  batch_norm_channel_baseline(rows, ch);
 }
 
-}  // namespace
+void batch_norm_grad_channel(const ChannelRows& rows, const BatchNormGradChannel& ch) {
+#if REMAT_CPU_X86_VARIANTS
+  switch (best_cpu_isa()) {
+    case CpuIsa::kAvx512: return batch_norm_grad_channel_avx512(rows, ch);
+    case CpuIsa::kAvx2: return batch_norm_grad_channel_avx2(rows, ch);
+    case CpuIsa::kBaseline: break;
+  }
+#endif
+  batch_norm_grad_channel_baseline(rows, ch);
+}
 
 remat_status batch_norm(const KernelArgs& args) {
   const Channels v = channels_of(in_ref(args, 0));
@@ -59,33 +58,10 @@ remat_status batch_norm(const KernelArgs& args) {
   float* mean_out = out_f32(args, 1);
   float* var_out = out_f32(args, 2);
   const float eps = fattr(*args.call, 0, 1e-5f);
-  const double count = static_cast<double>(v.n * v.inner);
+  const ChannelRows rows{v.n, v.inner, v.c * v.inner};
   parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t c = c0; c < c1; ++c) {
-      // Two passes in double, as layernorm: the variance of large-mean channels stays accurate.
-      LaneSum sum;
-      for (int64_t n = 0; n < v.n; ++n) {
-        const float* row = x + v.row(n, c);
-        sum.add(v.inner, [row](int64_t i) { return static_cast<double>(row[i]); });
-      }
-      const double mean = sum.total() / count;
-      LaneSum sq;
-      for (int64_t n = 0; n < v.n; ++n) {
-        const float* row = x + v.row(n, c);
-        sq.add(v.inner, [row, mean](int64_t i) {
-          const double d = row[i] - mean;
-          return d * d;
-        });
-      }
-      const float m = static_cast<float>(mean), var = static_cast<float>(sq.total() / count);
-      const float s = rstd_of(var, eps);
-      mean_out[c] = m;
-      var_out[c] = var;
-      for (int64_t n = 0; n < v.n; ++n) {
-        const float* row = x + v.row(n, c);
-        float* out = y + v.row(n, c);
-        for (int64_t i = 0; i < v.inner; ++i) out[i] = (row[i] - m) * s * gamma[c] + beta[c];
-      }
+      batch_norm_channel(rows, {x + v.row(0, c), gamma[c], beta[c], eps, y + v.row(0, c), mean_out + c, var_out + c});
     }
   });
   return REMAT_OK;
@@ -102,32 +78,11 @@ remat_status batch_norm_grad(const KernelArgs& args) {
   float* dgamma = out_f32(args, 1);
   float* dbeta = out_f32(args, 2);
   const float eps = fattr(*args.call, 0, 1e-5f);
-  const double count = static_cast<double>(v.n * v.inner);
+  const ChannelRows rows{v.n, v.inner, v.c * v.inner};
   parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t c = c0; c < c1; ++c) {
-      const float m = mean[c], s = rstd_of(var[c], eps);
-      LaneSum sum_dy, sum_dy_xhat;
-      for (int64_t n = 0; n < v.n; ++n) {
-        const float* d = dy + v.row(n, c);
-        const float* row = x + v.row(n, c);
-        sum_dy.add(v.inner, [d](int64_t i) { return static_cast<double>(d[i]); });
-        sum_dy_xhat.add(v.inner, [d, row, m, s](int64_t i) { return static_cast<double>(d[i]) * ((row[i] - m) * s); });
-      }
-      dbeta[c] = static_cast<float>(sum_dy.total());
-      dgamma[c] = static_cast<float>(sum_dy_xhat.total());
-      // dx = rstd * gamma * (dy - mean(dy) - xhat * mean(dy * xhat)).
-      const float mean_dy = static_cast<float>(sum_dy.total() / count);
-      const float mean_dy_xhat = static_cast<float>(sum_dy_xhat.total() / count);
-      const float scale = s * gamma[c];
-      for (int64_t n = 0; n < v.n; ++n) {
-        const float* d = dy + v.row(n, c);
-        const float* row = x + v.row(n, c);
-        float* out = dx + v.row(n, c);
-        for (int64_t i = 0; i < v.inner; ++i) {
-          const float xhat = (row[i] - m) * s;
-          out[i] = scale * (d[i] - mean_dy - xhat * mean_dy_xhat);
-        }
-      }
+      batch_norm_grad_channel(rows, {dy + v.row(0, c), x + v.row(0, c), mean[c], var[c], gamma[c], eps,
+                                     dx + v.row(0, c), dgamma + c, dbeta + c});
     }
   });
   return REMAT_OK;

@@ -30,7 +30,7 @@ struct NamedEngine {
 // The builds of the packed engine this CPU can run.
 std::vector<NamedEngine> engines() {
   std::vector<NamedEngine> out = {{"baseline", remat::cpu::packed_gemm_baseline}};
-#if REMAT_GEMM_X86_VARIANTS
+#if REMAT_CPU_X86_VARIANTS
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back({"avx2", remat::cpu::packed_gemm_avx2});
   if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512", remat::cpu::packed_gemm_avx512});
 #endif
@@ -45,7 +45,7 @@ struct NamedDotEngine {
 // The builds of the dot-product engine this CPU can run.
 std::vector<NamedDotEngine> dot_engines() {
   std::vector<NamedDotEngine> out = {{"baseline", remat::cpu::dot_gemm_baseline}};
-#if REMAT_GEMM_X86_VARIANTS
+#if REMAT_CPU_X86_VARIANTS
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back({"avx2", remat::cpu::dot_gemm_avx2});
   if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512", remat::cpu::dot_gemm_avx512});
 #endif

@@ -1,0 +1,104 @@
+// The per-instruction-set builds of batchnorm_channels.h: meson compiles this file with
+// REMAT_CPU_ISA set and the matching -m flags, as gemm_packed.cc; only the entry points are
+// visible, so nothing compiled for a wider set reaches a caller on a CPU without it. Rows are
+// __restrict (the catalogue promises batch norm's outputs never alias its inputs), or GCC keeps
+// the output loops scalar.
+#include <math.h>
+
+#include "backends/cpu/batchnorm_channels.h"
+
+#if !defined(REMAT_CPU_ISA)
+#error "compile with -DREMAT_CPU_ISA=baseline|avx2|avx512"
+#endif
+#define REMAT_CPU_CONCAT2(a, b) a##b
+#define REMAT_CPU_CONCAT(a, b) REMAT_CPU_CONCAT2(a, b)
+
+namespace remat {
+namespace cpu {
+namespace {
+
+// A sum in double over kLanes interleaved accumulators (element i of a row goes to lane
+// i % kLanes), combined pairwise at the end: a fixed order, so the same bits on any thread
+// count, and independent chains the compiler vectorizes (one serial chain of double adds
+// cost a ResNet-20 step a tenth of its time).
+constexpr int64_t kLanes = 8;
+struct LaneSum {
+  double lane[kLanes] = {};
+  // Adds f(i) for i in [0, count) into lanes i % kLanes.
+  template <typename F>
+  void add(int64_t count, const F& f) {
+    int64_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) {
+      for (int64_t l = 0; l < kLanes; ++l) lane[l] += f(i + l);
+    }
+    for (int64_t l = 0; i + l < count; ++l) lane[l] += f(i + l);
+  }
+  double total() const {
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  }
+};
+
+// rstd from the stored variance, the same in the forward and the backward op.
+float rstd_of(float var, float eps) {
+  return static_cast<float>(1.0 / sqrt(static_cast<double>(var) + static_cast<double>(eps)));
+}
+
+}  // namespace
+
+void REMAT_CPU_CONCAT(batch_norm_channel_, REMAT_CPU_ISA)(const ChannelRows& rows, const BatchNormChannel& ch) {
+  const double count = static_cast<double>(rows.images * rows.inner);
+  // Two passes in double, as layernorm: the variance of large-mean channels stays accurate.
+  LaneSum sum;
+  for (int64_t n = 0; n < rows.images; ++n) {
+    const float* row = ch.x + n * rows.stride;
+    sum.add(rows.inner, [row](int64_t i) { return static_cast<double>(row[i]); });
+  }
+  const double mean = sum.total() / count;
+  LaneSum sq;
+  for (int64_t n = 0; n < rows.images; ++n) {
+    const float* row = ch.x + n * rows.stride;
+    sq.add(rows.inner, [row, mean](int64_t i) {
+      const double d = row[i] - mean;
+      return d * d;
+    });
+  }
+  const float m = static_cast<float>(mean), var = static_cast<float>(sq.total() / count);
+  const float s = rstd_of(var, ch.eps);
+  *ch.mean = m;
+  *ch.var = var;
+  for (int64_t n = 0; n < rows.images; ++n) {
+    const float* __restrict row = ch.x + n * rows.stride;
+    float* __restrict out = ch.y + n * rows.stride;
+    for (int64_t i = 0; i < rows.inner; ++i) out[i] = (row[i] - m) * s * ch.gamma + ch.beta;
+  }
+}
+
+void REMAT_CPU_CONCAT(batch_norm_grad_channel_, REMAT_CPU_ISA)(const ChannelRows& rows,
+                                                               const BatchNormGradChannel& ch) {
+  const double count = static_cast<double>(rows.images * rows.inner);
+  const float m = ch.mean, s = rstd_of(ch.var, ch.eps);
+  LaneSum sum_dy, sum_dy_xhat;
+  for (int64_t n = 0; n < rows.images; ++n) {
+    const float* d = ch.dy + n * rows.stride;
+    const float* row = ch.x + n * rows.stride;
+    sum_dy.add(rows.inner, [d](int64_t i) { return static_cast<double>(d[i]); });
+    sum_dy_xhat.add(rows.inner, [d, row, m, s](int64_t i) { return static_cast<double>(d[i]) * ((row[i] - m) * s); });
+  }
+  *ch.dbeta = static_cast<float>(sum_dy.total());
+  *ch.dgamma = static_cast<float>(sum_dy_xhat.total());
+  const float mean_dy = static_cast<float>(sum_dy.total() / count);
+  const float mean_dy_xhat = static_cast<float>(sum_dy_xhat.total() / count);
+  const float scale = s * ch.gamma;
+  for (int64_t n = 0; n < rows.images; ++n) {
+    const float* __restrict d = ch.dy + n * rows.stride;
+    const float* __restrict row = ch.x + n * rows.stride;
+    float* __restrict out = ch.dx + n * rows.stride;
+    for (int64_t i = 0; i < rows.inner; ++i) {
+      const float xhat = (row[i] - m) * s;
+      out[i] = scale * (d[i] - mean_dy - xhat * mean_dy_xhat);
+    }
+  }
+}
+
+}  // namespace cpu
+}  // namespace remat

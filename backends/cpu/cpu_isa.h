@@ -1,0 +1,25 @@
+// The widest instruction set this CPU runs of those the CPU backend's per-set code is compiled
+// for (meson builds gemm_packed.cc, gemm_dot.cc and batchnorm_channels.cc once per set, with
+// REMAT_CPU_ISA naming it; other CPUs than x86-64 get the baseline build only).
+#ifndef REMAT_BACKENDS_CPU_CPU_ISA_H_
+#define REMAT_BACKENDS_CPU_CPU_ISA_H_
+
+namespace remat {
+namespace cpu {
+
+/// An instruction set the per-set code is compiled for.
+enum class CpuIsa { kBaseline, kAvx2, kAvx512 };
+
+/// The widest one this CPU has: asked each call (a load and a test), so no state.
+inline CpuIsa best_cpu_isa() {
+#if REMAT_CPU_X86_VARIANTS
+  if (__builtin_cpu_supports("avx512f")) return CpuIsa::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuIsa::kAvx2;
+#endif
+  return CpuIsa::kBaseline;
+}
+
+}  // namespace cpu
+}  // namespace remat
+
+#endif  // REMAT_BACKENDS_CPU_CPU_ISA_H_
