@@ -155,16 +155,18 @@ struct FlippedFilters {
 
 void pack_flipped_filters(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc, int64_t panel,
                           float* dst) {
-  const FlippedFilters& f = *static_cast<const FlippedFilters*>(context);
-  const ConvShape& c = *f.c;
+  const FlippedFilters& filters = *static_cast<const FlippedFilters*>(context);
+  const ConvShape& c = *filters.c;
   const int64_t rs = c.r * c.s;
   for (int64_t xb = 0; xb < xc; xb += panel, dst += kc * panel) {
     const int64_t filled = xc - xb < panel ? xc - xb : panel;
     if (filled < panel) zero_panels(kc, panel, panel, dst);
+    // Tap k0 + t is filter k's flipped tap rs - 1 - tap, stepped without dividing.
+    int64_t k = k0 / rs, tap = k0 % rs;
     for (int64_t t = 0; t < kc; ++t) {
-      const int64_t tap = k0 + t, k = tap / rs, flipped = rs - 1 - tap % rs;
-      const float* src = f.w_g + k * c.cg * rs + flipped;
-      for (int64_t i = 0; i < filled; ++i) dst[t * panel + i] = src[(x0 + xb + i) * rs];
+      const float* src = filters.w_g + k * c.cg * rs + (rs - 1 - tap) + (x0 + xb) * rs;
+      for (int64_t i = 0; i < filled; ++i) dst[t * panel + i] = src[i * rs];
+      if (++tap == rs) tap = 0, ++k;
     }
   }
 }
