@@ -243,27 +243,22 @@ PaddedSpan padded_span(const ConvShape& c) {
 }
 
 // Copies padded positions [first, first + len) of one channel's |plane| [H, W] to |out|;
-// positions in the padding or past the padded image are 0.
+// positions in the padding or past the padded image are 0. One memset of the whole range, then
+// a memcpy per input row: a call per short run of padding costs more than writing it twice.
 void copy_padded_channel(const ConvShape& c, const PaddedSpan& ps, const float* plane, int64_t first, int64_t len,
                          float* out) {
+  memset(out, 0, static_cast<size_t>(len) * sizeof(float));
   for (int64_t pos = first, end = first + len; pos < end;) {
     const int64_t yy = pos / ps.wp, xx = pos % ps.wp;
     const int64_t run = ps.wp - xx < end - pos ? ps.wp - xx : end - pos;
-    float* o = out + (pos - first);
     const int64_t iy = yy - c.a.pad_h;
-    if (iy < 0 || iy >= c.x.h) {
-      memset(o, 0, static_cast<size_t>(run) * sizeof(float));
-    } else {
+    if (iy >= 0 && iy < c.x.h) {
       // Padded columns [xx, xx + run) are input columns [x0, x0 + run); [lo, hi) lie inside.
       const int64_t x0 = xx - c.a.pad_w;
       const int64_t lo = x0 > 0 ? x0 : 0;
       const int64_t hi = x0 + run < c.x.w ? x0 + run : c.x.w;
-      if (hi <= lo) {
-        memset(o, 0, static_cast<size_t>(run) * sizeof(float));
-      } else {
-        memset(o, 0, static_cast<size_t>(lo - x0) * sizeof(float));
-        memcpy(o + (lo - x0), plane + iy * c.x.w + lo, static_cast<size_t>(hi - lo) * sizeof(float));
-        memset(o + (hi - x0), 0, static_cast<size_t>(x0 + run - hi) * sizeof(float));
+      if (hi > lo) {
+        memcpy(out + (pos - first) + (lo - x0), plane + iy * c.x.w + lo, static_cast<size_t>(hi - lo) * sizeof(float));
       }
     }
     pos += run;
@@ -390,20 +385,19 @@ void fill_image_span(const ConvShape& c, const PaddedSpan& ps, const ImageSpan& 
                      int64_t rounded, const float* dy_g, const float* x_g, int64_t ci0, int64_t ci1, int32_t* keep,
                      float* rows, float* padded) {
   const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, len = rounded + ps.reach;
-  for_span_runs(c, ps, is, first, rounded, [&](int64_t o, int64_t part, int64_t kept, int64_t, int64_t, int64_t) {
+  // Zeroed whole, then each run of outputs written: past |cols| too, dy is 0, for the next
+  // chunk's outputs may be inf, and 0 * inf is NaN.
+  memset(keep, 0, static_cast<size_t>(rounded) * sizeof(int32_t));
+  memset(rows, 0, static_cast<size_t>(c.kg * rounded) * sizeof(float));
+  for_span_runs(c, ps, is, first, rounded, [&](int64_t o, int64_t, int64_t kept, int64_t n, int64_t yy, int64_t xx) {
     if (o + kept > cols) kept = cols - o > 0 ? cols - o : 0;
-    for (int64_t i = 0; i < part; ++i) keep[o + i] = i < kept ? -1 : 0;
+    if (kept == 0) return;
+    for (int64_t i = 0; i < kept; ++i) keep[o + i] = -1;
+    const float* from = dy_g + n * c.k * pq + yy * c.q + xx;
+    for (int64_t k = 0; k < c.kg; ++k) {
+      memcpy(rows + k * rounded + o, from + k * pq, static_cast<size_t>(kept) * sizeof(float));
+    }
   });
-  for (int64_t k = 0; k < c.kg; ++k) {
-    float* row = rows + k * rounded;
-    for_span_runs(c, ps, is, first, rounded, [&](int64_t o, int64_t part, int64_t kept, int64_t n, int64_t yy,
-                                                  int64_t xx) {
-      // Past |cols| too, dy is 0: the next chunk's outputs may be inf, and 0 * inf is NaN.
-      if (o + kept > cols) kept = cols - o > 0 ? cols - o : 0;
-      if (kept > 0) memcpy(row + o, dy_g + (n * c.k + k) * pq + yy * c.q + xx, static_cast<size_t>(kept) * sizeof(float));
-      memset(row + o + kept, 0, static_cast<size_t>(part - kept) * sizeof(float));
-    });
-  }
   for (int64_t ci = ci0; ci < ci1; ++ci) {
     float* out = padded + (ci - ci0) * len;
     for (int64_t j = first, end = first + len; j < end;) {
