@@ -1,17 +1,12 @@
 // The per-instruction-set builds of batchnorm_channels.h: meson compiles this file with
-// REMAT_CPU_ISA set and the matching -m flags, as gemm_packed.cc; only the entry points are
-// visible, so nothing compiled for a wider set reaches a caller on a CPU without it. Rows are
+// REMAT_CPU_ISA set and the matching -m flags (isa_build.h), as gemm_packed.cc. Rows are
 // __restrict (the catalogue promises batch norm's outputs never alias its inputs), or GCC keeps
 // the output loops scalar.
 #include <math.h>
 
 #include "backends/cpu/batchnorm_channels.h"
+#include "backends/cpu/isa_build.h"
 
-#if !defined(REMAT_CPU_ISA)
-#error "compile with -DREMAT_CPU_ISA=baseline|avx2|avx512"
-#endif
-#define REMAT_CPU_CONCAT2(a, b) a##b
-#define REMAT_CPU_CONCAT(a, b) REMAT_CPU_CONCAT2(a, b)
 
 namespace remat {
 namespace cpu {
@@ -45,7 +40,7 @@ float rstd_of(float var, float eps) {
 
 }  // namespace
 
-void REMAT_CPU_CONCAT(batch_norm_channel_, REMAT_CPU_ISA)(const ChannelRows& rows, const BatchNormChannel& ch) {
+void REMAT_CPU_ENTRY(batch_norm_channel)(const ChannelRows& rows, const BatchNormChannel& ch) {
   const double count = static_cast<double>(rows.images * rows.inner);
   // Two passes in double, as layernorm: the variance of large-mean channels stays accurate.
   LaneSum sum;
@@ -73,7 +68,7 @@ void REMAT_CPU_CONCAT(batch_norm_channel_, REMAT_CPU_ISA)(const ChannelRows& row
   }
 }
 
-void REMAT_CPU_CONCAT(batch_norm_grad_channel_, REMAT_CPU_ISA)(const ChannelRows& rows,
+void REMAT_CPU_ENTRY(batch_norm_grad_channel)(const ChannelRows& rows,
                                                                const BatchNormGradChannel& ch) {
   const double count = static_cast<double>(rows.images * rows.inner);
   const float m = ch.mean, s = rstd_of(ch.var, ch.eps);

@@ -6,12 +6,8 @@
 #include <string.h>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/isa_build.h"
 
-#if !defined(REMAT_CPU_ISA)
-#error "compile with -DREMAT_CPU_ISA=baseline|avx2|avx512"
-#endif
-#define REMAT_CPU_CONCAT2(a, b) a##b
-#define REMAT_CPU_CONCAT(a, b) REMAT_CPU_CONCAT2(a, b)
 
 namespace remat {
 namespace cpu {
@@ -20,19 +16,10 @@ namespace {
 // 4 x 6 accumulators with AVX-512 (24 of 32 registers, 4 for A, 1 for B), 3 x 4 with AVX and
 // SSE (12 of 16, 3 for A, 1 for B; the mask is an operand from memory).
 #if defined(__AVX512F__)
-typedef float vec __attribute__((vector_size(64)));
-typedef int32_t ivec __attribute__((vector_size(64)));
 constexpr int kMr = 4, kNr = 6;
-#elif defined(__AVX__)
-typedef float vec __attribute__((vector_size(32)));
-typedef int32_t ivec __attribute__((vector_size(32)));
-constexpr int kMr = 3, kNr = 4;
 #else
-typedef float vec __attribute__((vector_size(16)));
-typedef int32_t ivec __attribute__((vector_size(16)));
 constexpr int kMr = 3, kNr = 4;
 #endif
-constexpr int64_t kVec = sizeof(vec) / sizeof(float);
 static_assert(kGemmDotLanes % kVec == 0, "K is read in whole vectors up to kGemmDotLanes");
 
 // Sums the lanes of |v| in a fixed tree: the upper half onto the lower, then its upper
@@ -132,7 +119,7 @@ const float* b_row(const GemmDot& g, int64_t row) {
 
 }  // namespace
 
-void REMAT_CPU_CONCAT(dot_gemm_, REMAT_CPU_ISA)(const GemmDot& g) {
+void REMAT_CPU_ENTRY(dot_gemm)(const GemmDot& g) {
   const int64_t k = (g.k + kGemmDotLanes - 1) / kGemmDotLanes * kGemmDotLanes;
   float out[kMr][kNr];
   const float* a[kMr];

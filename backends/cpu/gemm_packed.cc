@@ -1,17 +1,11 @@
 // The packed GEMM engine of backends/cpu/gemm.h, compiled once per instruction set: meson
 // builds this file with REMAT_CPU_ISA set to baseline, avx2 or avx512 and the matching -m
-// flags, and gemm.cc picks one at run time. Only the entry point is visible; everything else
-// is local, so no inline function compiled for a wider instruction set can reach a caller on
-// a machine without it.
+// flags (isa_build.h), and gemm.cc picks one at run time.
 #include <string.h>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/isa_build.h"
 
-#if !defined(REMAT_CPU_ISA)
-#error "compile with -DREMAT_CPU_ISA=baseline|avx2|avx512"
-#endif
-#define REMAT_CPU_CONCAT2(a, b) a##b
-#define REMAT_CPU_CONCAT(a, b) REMAT_CPU_CONCAT2(a, b)
 
 namespace remat {
 namespace cpu {
@@ -20,16 +14,12 @@ namespace {
 // The micro-tile is kMr x (2 vectors), its accumulators held in registers: 8 x 32 with
 // AVX-512 (16 of 32 registers), 6 x 16 with AVX (12 of 16), 4 x 8 with SSE (8 of 16).
 #if defined(__AVX512F__)
-typedef float vec __attribute__((vector_size(64)));
 constexpr int64_t kMr = 8;
 #elif defined(__AVX__)
-typedef float vec __attribute__((vector_size(32)));
 constexpr int64_t kMr = 6;
 #else
-typedef float vec __attribute__((vector_size(16)));
 constexpr int64_t kMr = 4;
 #endif
-constexpr int64_t kVec = sizeof(vec) / sizeof(float);
 constexpr int64_t kNr = 2 * kVec;
 static_assert(kGemmMc % kMr == 0 && kGemmNc % kNr == 0, "blocks hold whole micro-tiles");
 static_assert(kNr <= kGemmColumnSlack, "a walked row is read at most one tile past its end");
@@ -167,7 +157,7 @@ inline void store_tile(const vec acc[kMr][2], float alpha, bool overwrite, int64
 
 }  // namespace
 
-void REMAT_CPU_CONCAT(packed_gemm_, REMAT_CPU_ISA)(const Gemm& g) {
+void REMAT_CPU_ENTRY(packed_gemm)(const Gemm& g) {
   if (g.m == 0 || g.n == 0) return;
   if (g.k == 0) {  // An empty sum: C = beta * C.
     if (g.beta != 0.0f) return;
