@@ -5,8 +5,8 @@
 // into the GEMM's panels, so it is never stored either. A unit-stride input gradient is the
 // convolution of dy with the flipped filters, and only a strided one computes the column
 // matrix's gradient into the op's workspace and scatters it (col2im). A unit-stride weight
-// gradient is a dot product of dy's rows with the padded images' tap rows (dot_gemm over the
-// image span), where the general case packs the column matrix transposed. 1x1 unit-stride
+// gradient is a dot product of dy's rows with the padded images' tap rows (conv_weight_span.h),
+// where the general case packs the column matrix transposed. The padded copies are conv_padded.h's. 1x1 unit-stride
 // unpadded convolutions multiply the input in place, and one input channel per group
 // (depthwise) runs as direct loops (conv_depthwise.h; plan/spatial_shape.h decides which, for
 // the verifier too).
@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "backends/cpu/conv_depthwise.h"
+#include "backends/cpu/conv_padded.h"
+#include "backends/cpu/conv_weight_span.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
@@ -28,9 +30,6 @@
 namespace remat {
 namespace cpu {
 namespace {
-
-// Columns of a thread's slice of the forward product: a whole AVX-512 micro-tile.
-constexpr int64_t kColumnGrain = 32;
 
 // The convolution of |call| with input dims |x| and filter dims |w|.
 ConvShape shape_of(const OpCall& call, const TensorRef& x, const TensorRef& w) {
@@ -215,62 +214,6 @@ void col2im(const ConvShape& c, const float* col, int64_t c0, int64_t c1, float*
   }
 }
 
-// A stride-1 convolution as a product whose op(B) the GEMM reads in place (GemmRowWalk) from a
-// zero-padded copy of the image, [cg, Hp, Wp] with Hp = H + 2 pad_h and Wp = W + 2 pad_w (a
-// negative pad crops). Output (p, q) is column p * Wp + q of the product, its "span" columns
-// running to (P - 1) * Wp + Q: tap (ci, r, s) of every column lies at the same offset from it,
-// ci * Hp * Wp + r * dilation_h * Wp + s * dilation_w. Columns with q >= Q are computed and
-// dropped, (Wp - Q) / Wp of the work, where im2col copies every tap of every position.
-struct PaddedSpan {
-  int64_t wp;       // padded width
-  int64_t span;     // columns of the product
-  int64_t reach;    // padded positions past a column that its taps read
-  int64_t chunk;    // columns a thread computes at a time in its scratch; 0: does not fit
-};
-
-PaddedSpan padded_span(const ConvShape& c) {
-  PaddedSpan ps{};
-  ps.wp = c.x.w + 2 * c.a.pad_w;
-  ps.span = (c.p - 1) * ps.wp + c.q;
-  ps.reach = (c.r - 1) * c.a.dilation_h * ps.wp + (c.s - 1) * c.a.dilation_w;
-  // Scratch per chunk of n columns: the padded image's part the chunk reads, cg * (n + reach +
-  // slack) floats, then the product's chunk, kg * n floats.
-  const int64_t free = kGemmPackFloats - kGemmWalkFreeFrom;
-  const int64_t fixed = c.cg * (ps.reach + kGemmColumnSlack);
-  if (c.a.stride_h != 1 || c.a.stride_w != 1 || fixed >= free) return ps;
-  ps.chunk = (free - fixed) / (c.cg + c.kg) / kColumnGrain * kColumnGrain;
-  return ps;
-}
-
-// Copies padded positions [first, first + len) of one channel's |plane| [H, W] to |out|;
-// positions in the padding or past the padded image are 0. One memset of the whole range, then
-// a memcpy per input row: a call per short run of padding costs more than writing it twice.
-void copy_padded_channel(const ConvShape& c, const PaddedSpan& ps, const float* plane, int64_t first, int64_t len,
-                         float* out) {
-  memset(out, 0, static_cast<size_t>(len) * sizeof(float));
-  for (int64_t pos = first, end = first + len; pos < end;) {
-    const int64_t yy = pos / ps.wp, xx = pos % ps.wp;
-    const int64_t run = ps.wp - xx < end - pos ? ps.wp - xx : end - pos;
-    const int64_t iy = yy - c.a.pad_h;
-    if (iy >= 0 && iy < c.x.h) {
-      // Padded columns [xx, xx + run) are input columns [x0, x0 + run); [lo, hi) lie inside.
-      const int64_t x0 = xx - c.a.pad_w;
-      const int64_t lo = x0 > 0 ? x0 : 0;
-      const int64_t hi = x0 + run < c.x.w ? x0 + run : c.x.w;
-      if (hi > lo) {
-        memcpy(out + (pos - first) + (lo - x0), plane + iy * c.x.w + lo, static_cast<size_t>(hi - lo) * sizeof(float));
-      }
-    }
-    pos += run;
-  }
-}
-
-// Copies padded positions [first, first + len) of the group's channels of |x_g| into |dst|,
-// channel ci at dst + ci * len; positions in the padding or past the padded image are 0.
-void copy_padded(const ConvShape& c, const PaddedSpan& ps, const float* x_g, int64_t first, int64_t len, float* dst) {
-  for (int64_t ci = 0; ci < c.cg; ++ci) copy_padded_channel(c, ps, x_g + ci * c.x.h * c.x.w, first, len, dst + ci * len);
-}
-
 // Computes span columns [i0, i1) of images [n0, n1) of convolution |c| (unit stride, |ps| =
 // padded_span(c) with chunk > 0) on thread |worker|, every group: x [N, C, H, W] in, y [N, K,
 // P, Q] out. set_filters(gm, g) points op(A) of |gm| at group g's filters [kg, cg * R * S].
@@ -331,85 +274,6 @@ void for_padded_parts(const KernelArgs& args, const ConvShape& c, const PaddedSp
     parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) { body(n0, n1, 0, span, worker); });
   } else {
     parallel_for(args, span, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) { body(0, c.x.n, i0, i1, worker); });
-  }
-}
-
-// A unit-stride weight gradient as dot products (dot_gemm) over the images' zero-padded
-// planes laid end to end, the "image span": column j is padded position (yy, xx) = (pos / Wp,
-// pos % Wp), pos = j % (Hp * Wp), of image j / (Hp * Wp); it is output (yy, xx) where yy < P and
-// xx < Q, and tap (ci, r, s) of it lies at column j + r * dilation_h * Wp + s * dilation_w of
-// channel ci's padded copy. dw[k, tap] sums dy's row k times that tap's row over the columns
-// that are outputs; both rows run along the span, so neither is packed, where the im2col
-// product packs every tap of every position transposed.
-struct ImageSpan {
-  int64_t plane;  // padded positions per image, Hp * Wp
-  int64_t total;  // columns, N * plane
-  int64_t chunk;  // columns a thread takes at a time, a multiple of kGemmDotLanes; 0: does not fit
-};
-
-ImageSpan image_span(const ConvShape& c, const PaddedSpan& ps) {
-  ImageSpan is{};
-  is.plane = (c.x.h + 2 * c.a.pad_h) * ps.wp;
-  is.total = c.x.n * is.plane;
-  // Scratch per chunk of n columns: keep (n), dy's rows (kg * n), every padded channel of the
-  // group (cg * (n + reach)). Counting every channel, not the thread's, keeps the chunks, and
-  // so the order of each sum, the same whatever the thread count.
-  const int64_t fixed = c.cg * ps.reach;
-  if (c.a.stride_h != 1 || c.a.stride_w != 1 || fixed >= kGemmPackFloats) return is;
-  const int64_t chunk = (kGemmPackFloats - fixed) / (1 + c.kg + c.cg) / kGemmDotLanes * kGemmDotLanes;
-  const int64_t whole = (is.total + kGemmDotLanes - 1) / kGemmDotLanes * kGemmDotLanes;
-  is.chunk = chunk < whole ? chunk : whole;
-  return is;
-}
-
-// Calls run(offset, len, kept, n, yy, xx) for each padded row's part of image span columns
-// [first, first + len): |len| columns from column first + offset, which is padded position
-// (yy, xx) of image n (n >= N past the last image), the first |kept| of them outputs.
-template <typename Run>
-void for_span_runs(const ConvShape& c, const PaddedSpan& ps, const ImageSpan& is, int64_t first, int64_t len,
-                   const Run& run) {
-  for (int64_t j = first, end = first + len; j < end;) {
-    const int64_t n = j / is.plane, pos = j % is.plane, yy = pos / ps.wp, xx = pos % ps.wp;
-    const int64_t part = ps.wp - xx < end - j ? ps.wp - xx : end - j;
-    int64_t kept = 0;
-    if (n < c.x.n && yy < c.p && xx < c.q) kept = c.q - xx < part ? c.q - xx : part;
-    run(j - first, part, kept, n, yy, xx);
-    j += part;
-  }
-}
-
-// Image span columns [first, first + cols) of one group, in a thread's scratch: keep (-1 where
-// a column is an output), dy's rows (0 elsewhere), both to |rounded| columns, and the padded
-// copies of input channels [ci0, ci1) to |rounded| + reach.
-void fill_image_span(const ConvShape& c, const PaddedSpan& ps, const ImageSpan& is, int64_t first, int64_t cols,
-                     int64_t rounded, const float* dy_g, const float* x_g, int64_t ci0, int64_t ci1, int32_t* keep,
-                     float* rows, float* padded) {
-  const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, len = rounded + ps.reach;
-  // Zeroed whole, then each run of outputs written: past |cols| too, dy is 0, for the next
-  // chunk's outputs may be inf, and 0 * inf is NaN.
-  memset(keep, 0, static_cast<size_t>(rounded) * sizeof(int32_t));
-  memset(rows, 0, static_cast<size_t>(c.kg * rounded) * sizeof(float));
-  for_span_runs(c, ps, is, first, rounded, [&](int64_t o, int64_t, int64_t kept, int64_t n, int64_t yy, int64_t xx) {
-    if (o + kept > cols) kept = cols - o > 0 ? cols - o : 0;
-    if (kept == 0) return;
-    for (int64_t i = 0; i < kept; ++i) keep[o + i] = -1;
-    const float* from = dy_g + n * c.k * pq + yy * c.q + xx;
-    for (int64_t k = 0; k < c.kg; ++k) {
-      memcpy(rows + k * rounded + o, from + k * pq, static_cast<size_t>(kept) * sizeof(float));
-    }
-  });
-  for (int64_t ci = ci0; ci < ci1; ++ci) {
-    float* out = padded + (ci - ci0) * len;
-    for (int64_t j = first, end = first + len; j < end;) {
-      const int64_t n = j / is.plane, pos = j % is.plane;
-      const int64_t part = is.plane - pos < end - j ? is.plane - pos : end - j;
-      if (n < c.x.n) {
-        copy_padded_channel(c, ps, x_g + (n * c.x.c + ci) * hw, pos, part, out + (j - first));
-      } else {
-        memset(out + (j - first), 0, static_cast<size_t>(part) * sizeof(float));
-      }
-      j += part;
-    }
   }
 }
 
@@ -555,43 +419,7 @@ remat_status conv_grad_weight(const KernelArgs& args) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_grad_weight(c, dy, x, k0, k1, dw); });
     return REMAT_OK;
   }
-  const PaddedSpan ps = padded_span(c);
-  const ImageSpan is = image_span(c, ps);
-  const int64_t rs = c.r * c.s;
-  if (is.chunk > 0) {
-    // Unit stride: each thread owns whole input channels, their filter taps [j0, j1) (columns of
-    // dw_g); for each chunk of the image span, in order, dw_g (+)= dy_g's rows . the taps' rows.
-    parallel_for(args, crs, rs, [&](int64_t j0, int64_t j1, uint32_t worker) {
-      const int64_t ci0 = j0 / rs, ci1 = (j1 + rs - 1) / rs;
-      float* scratch = gemm_pack(args, worker);
-      int32_t* keep = reinterpret_cast<int32_t*>(scratch);
-      float* rows = scratch + is.chunk;
-      float* padded = rows + c.kg * is.chunk;
-      GemmDot d{};
-      d.m = c.kg;
-      d.n = j1 - j0;
-      d.a = rows;
-      d.b = padded;
-      d.b_row0 = j0 - ci0 * rs;
-      d.keep = keep;
-      d.ldc = crs;
-      for (int64_t first = 0; first < is.total; first += is.chunk) {
-        const int64_t cols = is.total - first < is.chunk ? is.total - first : is.chunk;
-        const int64_t rounded = (cols + kGemmDotLanes - 1) / kGemmDotLanes * kGemmDotLanes;
-        for (int64_t g = 0; g < c.a.groups; ++g) {
-          fill_image_span(c, ps, is, first, cols, rounded, dy + g * c.kg * pq, x + g * c.cg * hw, ci0, ci1, keep, rows,
-                          padded);
-          d.k = cols;
-          d.lda = rounded;
-          d.b_walk = {c.s, c.r, c.a.dilation_w, c.a.dilation_h * ps.wp, rounded + ps.reach};
-          d.c = dw + g * c.kg * crs + j0;
-          d.accumulate = first > 0;
-          dot_gemm(d);
-        }
-      }
-    });
-    return REMAT_OK;
-  }
+  if (conv_grad_weight_over_image_span(args, c, dy, x, dw)) return REMAT_OK;
   // Strided: each thread owns filter taps [j0, j1) (columns of dw_g, rows of the column
   // matrix): dw_g (+)= dy_g [kg, P*Q] times col^T [P*Q, taps], images in order; col^T is
   // packed from the image, or is the image itself for a pointwise filter.
