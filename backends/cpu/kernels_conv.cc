@@ -8,8 +8,8 @@
 // gradient is a dot product of dy's rows with the padded images' tap rows (conv_weight_span.h),
 // where the general case packs the column matrix transposed; the padded copies are
 // conv_padded.h's. 1x1 unit-stride unpadded convolutions multiply the input in place, and one
-// input channel per group (depthwise) runs as direct loops (conv_depthwise.h; plan/spatial_shape.h decides which, for
-// the verifier too).
+// input channel per group (depthwise) runs as direct loops (conv_depthwise.h;
+// plan/spatial_shape.h decides which, for the verifier too).
 //
 // Threads own disjoint slices (backends/cpu/parallel.h): the forward pass and the unit-stride
 // input gradient cut the images, or the output positions (columns of the product; span columns
