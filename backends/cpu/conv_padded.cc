@@ -22,15 +22,23 @@ PaddedSpan padded_span(const ConvShape& c) {
   return ps;
 }
 
-// Copies padded positions [first, first + len) of one channel's |plane| [H, W] to |out|;
-// positions in the padding or past the padded image are 0. One memset of the whole range, then
-// a memcpy per input row: a call per short run of padding costs more than writing it twice.
-void copy_padded_channel(const ConvShape& c, const PaddedSpan& ps, const float* plane, int64_t first, int64_t len,
-                         float* out) {
+PaddedImages padded_images(const ConvShape& c) {
+  PaddedImages pi{};
+  pi.hp = c.x.h + 2 * c.a.pad_h;
+  pi.wp = c.x.w + 2 * c.a.pad_w;
+  const int64_t free = kGemmPackFloats - kGemmWalkFreeFrom, image = c.cg * pi.hp * pi.wp;
+  if (c.a.stride_h != 1 || c.a.stride_w != 1 || c.q % kGemmImageGrain != 0 || image <= 0 || image > free) return pi;
+  pi.images = free / image;
+  return pi;
+}
+
+// One memset of the whole range, then a memcpy per input row: a call per short run of padding
+// costs more than writing it twice.
+void copy_padded_channel(const ConvShape& c, int64_t wp, const float* plane, int64_t first, int64_t len, float* out) {
   memset(out, 0, static_cast<size_t>(len) * sizeof(float));
   for (int64_t pos = first, end = first + len; pos < end;) {
-    const int64_t yy = pos / ps.wp, xx = pos % ps.wp;
-    const int64_t run = ps.wp - xx < end - pos ? ps.wp - xx : end - pos;
+    const int64_t yy = pos / wp, xx = pos % wp;
+    const int64_t run = wp - xx < end - pos ? wp - xx : end - pos;
     const int64_t iy = yy - c.a.pad_h;
     if (iy >= 0 && iy < c.x.h) {
       // Padded columns [xx, xx + run) are input columns [x0, x0 + run); [lo, hi) lie inside.
@@ -45,10 +53,8 @@ void copy_padded_channel(const ConvShape& c, const PaddedSpan& ps, const float* 
   }
 }
 
-// Copies padded positions [first, first + len) of the group's channels of |x_g| into |dst|,
-// channel ci at dst + ci * len; positions in the padding or past the padded image are 0.
-void copy_padded(const ConvShape& c, const PaddedSpan& ps, const float* x_g, int64_t first, int64_t len, float* dst) {
-  for (int64_t ci = 0; ci < c.cg; ++ci) copy_padded_channel(c, ps, x_g + ci * c.x.h * c.x.w, first, len, dst + ci * len);
+void copy_padded(const ConvShape& c, int64_t wp, const float* x_g, int64_t first, int64_t len, float* dst) {
+  for (int64_t ci = 0; ci < c.cg; ++ci) copy_padded_channel(c, wp, x_g + ci * c.x.h * c.x.w, first, len, dst + ci * len);
 }
 
 }  // namespace cpu

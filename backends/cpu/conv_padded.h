@@ -30,14 +30,26 @@ struct PaddedSpan {
 /// the scratch beside the packed engine's op(A).
 PaddedSpan padded_span(const ConvShape& c);
 
-/// Copies padded positions [first, first + len) of one channel's |plane| [H, W] to |out|;
-/// positions in the padding or past the padded image are 0.
-void copy_padded_channel(const ConvShape& c, const PaddedSpan& ps, const float* plane, int64_t first, int64_t len,
-                         float* out);
+/// A stride-1 convolution whose op(B) the GEMM reads from whole zero-padded images, several at
+/// a time (GemmImages), computing only the output positions: each image's group channels are
+/// copied as [cg, Hp, Wp] planes, and |images| of them fit the scratch beside the packed
+/// engine's op(A).
+struct PaddedImages {
+  int64_t hp, wp;  ///< padded height and width
+  int64_t images;  ///< images per GEMM; 0: not this way (another stride, Q not a multiple of
+                   ///< kGemmImageGrain, or one image does not fit)
+};
+
+/// The padded images of |c|.
+PaddedImages padded_images(const ConvShape& c);
+
+/// Copies padded positions [first, first + len) of one channel's |plane| [H, W], padded to rows
+/// of |wp|, to |out|; positions in the padding or past the padded image are 0.
+void copy_padded_channel(const ConvShape& c, int64_t wp, const float* plane, int64_t first, int64_t len, float* out);
 
 /// Copies padded positions [first, first + len) of the group's channels of |x_g| into |dst|,
 /// channel ci at dst + ci * len.
-void copy_padded(const ConvShape& c, const PaddedSpan& ps, const float* x_g, int64_t first, int64_t len, float* dst);
+void copy_padded(const ConvShape& c, int64_t wp, const float* x_g, int64_t first, int64_t len, float* dst);
 
 }  // namespace cpu
 }  // namespace remat

@@ -81,7 +81,7 @@ void fill_image_span(const ConvShape& c, const PaddedSpan& ps, const ImageSpan& 
       const int64_t n = j / is.plane, pos = j % is.plane;
       const int64_t part = is.plane - pos < end - j ? is.plane - pos : end - j;
       if (n < c.x.n) {
-        copy_padded_channel(c, ps, x_g + (n * c.x.c + ci) * hw, pos, part, out + (j - first));
+        copy_padded_channel(c, ps.wp, x_g + (n * c.x.c + ci) * hw, pos, part, out + (j - first));
       } else {
         memset(out + (j - first), 0, static_cast<size_t>(part) * sizeof(float));
       }

@@ -34,6 +34,22 @@ struct GemmRowWalk {
   int64_t inner_step, middle_step, outer_step;
 };
 
+/// op(B) read in place from whole zero-padded images (a stride-1 convolution's taps, as
+/// GemmRowWalk gives them from b), its columns only the output positions: column j = (n * P + p)
+/// * Q + q is output (p, q) of image n, whose tap row p0 starts at b + n * b_image_step + p * wp
+/// + q plus the walk's offset of row p0. C's element (i, j) is c[n * c_image_step + i * ldc + p
+/// * Q + q]. The engine loads Q's columns kGemmImageGrain at a time, so Q must be a multiple of
+/// it; it never reads past an image's last output's taps.
+struct GemmImages {
+  int64_t images;  ///< 0: unset
+  int64_t p, q;    ///< output rows and columns of an image
+  int64_t wp;      ///< floats between an image's padded rows
+  int64_t b_image_step, c_image_step;
+};
+
+/// Columns of an image's output row that GemmImages loads at a time: Q is a multiple of it.
+constexpr int64_t kGemmImageGrain = 4;
+
 /// Row-major GEMM on one matrix: C = alpha * op(A) op(B) + beta * C, beta in {0, 1}.
 /// op(A) is M x K, op(B) is K x N; ld* are the stored row lengths.
 struct Gemm {
@@ -54,6 +70,9 @@ struct Gemm {
   /// Where b_walk.inner is set (and pack_b_with is not), the packed engine reads op(B) in place
   /// through it from b, unpacked; ldb and trans_b are ignored. gemm() on OpenBLAS does not take it.
   GemmRowWalk b_walk;
+  /// Where b_images.images is set too, op(B)'s N = images * P * Q columns are those positions
+  /// (GemmImages), and n, c's columns and ldc's images are read from it. The packed engine only.
+  GemmImages b_images;
 };
 
 /// The packed engine's blocks: a kGemmMc x kGemmKc block of A and a kGemmKc x kGemmNc block

@@ -3,6 +3,8 @@
 // flags (isa_build.h), and gemm.cc picks one at run time.
 #include <string.h>
 
+#include <utility>
+
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/isa_build.h"
 
@@ -108,15 +110,57 @@ struct WalkedRows {
   }
 };
 
-// tile = sum over p of a[p, :]^T b_p, |kc| steps in order, b_p the next of |rows|.
-template <typename Rows>
-inline void micro_kernel(int64_t kc, const float* a, Rows rows, vec acc[kMr][2]) {
+// A micro-tile's two vectors of op(B)'s row |b|: its first 2 * kVec floats.
+struct ContiguousLoads {
+  void operator()(const float* b, vec* b0, vec* b1) const {
+    memcpy(b0, b, sizeof(vec));
+    memcpy(b1, b + kVec, sizeof(vec));
+  }
+};
+
+// A vector of kLanes floats.
+template <int64_t kLanes>
+struct Lanes {
+  typedef float type __attribute__((vector_size(kLanes * sizeof(float))));
+};
+
+template <typename Half, size_t... I>
+inline auto concat(Half lo, Half hi, std::index_sequence<I...>) {
+  return __builtin_shufflevector(lo, hi, I...);
+}
+
+// kLanes floats of |b| as kRuns runs of kLanes / kRuns, run t at b + offset[t].
+template <int64_t kLanes, int kRuns>
+inline typename Lanes<kLanes>::type load_runs(const float* b, const int64_t* offset) {
+  if constexpr (kRuns == 1) {
+    typename Lanes<kLanes>::type v;
+    memcpy(&v, b + offset[0], sizeof(v));
+    return v;
+  } else {
+    return concat(load_runs<kLanes / 2, kRuns / 2>(b, offset), load_runs<kLanes / 2, kRuns / 2>(b, offset + kRuns / 2),
+                  std::make_index_sequence<kLanes>());
+  }
+}
+
+// A micro-tile's two vectors of op(B)'s row |b| in GemmImages mode: kRuns runs each, at the
+// offsets of the tile's columns (runs of one output row, so contiguous in the padded image).
+template <int kRuns>
+struct ImageLoads {
+  const int64_t* offset;  // 2 * kRuns
+  void operator()(const float* b, vec* b0, vec* b1) const {
+    *b0 = load_runs<kVec, kRuns>(b, offset);
+    *b1 = load_runs<kVec, kRuns>(b, offset + kRuns);
+  }
+};
+
+// tile = sum over p of a[p, :]^T b_p, |kc| steps in order, b_p the next of |rows| as |load|
+// reads it.
+template <typename Rows, typename Loads>
+inline void micro_kernel(int64_t kc, const float* a, Rows rows, Loads load, vec acc[kMr][2]) {
   for (int64_t i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = vec{};
   for (int64_t p = 0; p < kc; ++p) {
-    const float* b = rows.next();
     vec b0, b1;
-    memcpy(&b0, b, sizeof(vec));
-    memcpy(&b1, b + kVec, sizeof(vec));
+    load(rows.next(), &b0, &b1);
 #pragma GCC unroll 8
     for (int64_t i = 0; i < kMr; ++i) {
       const float ai = a[p * kMr + i];
@@ -155,14 +199,81 @@ inline void store_tile(const vec acc[kMr][2], float alpha, bool overwrite, int64
   }
 }
 
+// Packs op(A)'s block [i0, i0 + mc) x [p0, p0 + kc) into |pa|, with g's packer or pack_a.
+void pack_a_block(const Gemm& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* pa) {
+  if (g.pack_a_with.pack != nullptr) {
+    g.pack_a_with.pack(g.pack_a_with.context, p0, kc, i0, mc, kMr, pa);
+  } else {
+    pack_a(g, i0, mc, p0, kc, pa);
+  }
+}
+
+// The GemmImages mode, its columns' runs kVec / kRuns long (Q a multiple of that). op(A)'s
+// block is packed once for every image; a micro-tile's columns never leave an image, so an
+// image's last tile may be short.
+template <int kRuns>
+void images_gemm(const Gemm& g) {
+  constexpr int64_t kRun = kVec / kRuns;
+  const GemmImages& im = g.b_images;
+  const int64_t pq = im.p * im.q;
+  float* pa = g.pack;
+  vec acc[kMr][2];
+  for (int64_t p0 = 0; p0 < g.k; p0 += kGemmKc) {
+    const int64_t kc = g.k - p0 < kGemmKc ? g.k - p0 : kGemmKc;
+    const bool overwrite = p0 == 0 && g.beta == 0.0f;  // as in packed_gemm
+    for (int64_t i0 = 0; i0 < g.m; i0 += kGemmMc) {
+      const int64_t mc = g.m - i0 < kGemmMc ? g.m - i0 : kGemmMc;
+      pack_a_block(g, i0, mc, p0, kc, pa);
+      for (int64_t n = 0; n < im.images; ++n) {
+        const float* b = g.b + n * im.b_image_step;
+        float* c = g.c + n * im.c_image_step + i0 * g.ldc;
+        for (int64_t jr = 0; jr < pq; jr += kNr) {
+          const int64_t nr = pq - jr < kNr ? pq - jr : kNr;
+          // Each run's first column (a run past the image repeats the first, and is dropped).
+          int64_t offset[2 * kRuns];
+          for (int64_t t = 0; t < 2 * kRuns; ++t) {
+            const int64_t j = jr + t * kRun < pq ? jr + t * kRun : jr;
+            offset[t] = j / im.q * im.wp + j % im.q;
+          }
+          for (int64_t ir = 0; ir < mc; ir += kMr) {
+            const int64_t mr = mc - ir < kMr ? mc - ir : kMr;
+            micro_kernel(kc, pa + ir * kc, WalkedRows(b, g.b_walk, p0), ImageLoads<kRuns>{offset}, acc);
+            store_tile(acc, g.alpha, overwrite, mr, nr, c + ir * g.ldc + jr, g.ldc);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void REMAT_CPU_ENTRY(packed_gemm)(const Gemm& g) {
-  if (g.m == 0 || g.n == 0) return;
+  const bool images = g.b_images.images > 0;
+  const int64_t n = images ? g.b_images.images * g.b_images.p * g.b_images.q : g.n;
+  if (g.m == 0 || n == 0) return;
   if (g.k == 0) {  // An empty sum: C = beta * C.
     if (g.beta != 0.0f) return;
-    for (int64_t i = 0; i < g.m; ++i) memset(g.c + i * g.ldc, 0, static_cast<size_t>(g.n) * sizeof(float));
+    for (int64_t i = 0; i < g.m; ++i) {
+      if (!images) {
+        memset(g.c + i * g.ldc, 0, static_cast<size_t>(g.n) * sizeof(float));
+        continue;
+      }
+      for (int64_t img = 0; img < g.b_images.images; ++img) {
+        memset(g.c + img * g.b_images.c_image_step + i * g.ldc, 0,
+               static_cast<size_t>(g.b_images.p * g.b_images.q) * sizeof(float));
+      }
+    }
     return;
+  }
+  if (images) {
+    // The longest runs Q allows: whole vectors, else halves, else quarters (kGemmImageGrain).
+    if (g.b_images.q % kVec == 0) return images_gemm<1>(g);
+    if constexpr (kVec >= 2 * kGemmImageGrain) {
+      if (g.b_images.q % (kVec / 2) == 0) return images_gemm<2>(g);
+    }
+    if constexpr (kVec >= 4 * kGemmImageGrain) return images_gemm<4>(g);
+    return;  // unreachable: Q is a multiple of kGemmImageGrain
   }
   float* pa = g.pack;
   float* pb = g.pack + kGemmMc * kGemmKc;
@@ -186,19 +297,15 @@ void REMAT_CPU_ENTRY(packed_gemm)(const Gemm& g) {
       }
       for (int64_t i0 = 0; i0 < g.m; i0 += kGemmMc) {
         const int64_t mc = g.m - i0 < kGemmMc ? g.m - i0 : kGemmMc;
-        if (g.pack_a_with.pack != nullptr) {
-          g.pack_a_with.pack(g.pack_a_with.context, p0, kc, i0, mc, kMr, pa);
-        } else {
-          pack_a(g, i0, mc, p0, kc, pa);
-        }
+        pack_a_block(g, i0, mc, p0, kc, pa);
         for (int64_t jr = 0; jr < nc; jr += kNr) {
           const int64_t nr = nc - jr < kNr ? nc - jr : kNr;
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             const int64_t mr = mc - ir < kMr ? mc - ir : kMr;
             if (walk) {
-              micro_kernel(kc, pa + ir * kc, WalkedRows(g.b + j0 + jr, g.b_walk, p0), acc);
+              micro_kernel(kc, pa + ir * kc, WalkedRows(g.b + j0 + jr, g.b_walk, p0), ContiguousLoads{}, acc);
             } else {
-              micro_kernel(kc, pa + ir * kc, PackedRows{pb + jr * kc}, acc);
+              micro_kernel(kc, pa + ir * kc, PackedRows{pb + jr * kc}, ContiguousLoads{}, acc);
             }
             store_tile(acc, g.alpha, overwrite, mr, nr, g.c + (i0 + ir) * g.ldc + j0 + jr, g.ldc);
           }

@@ -236,7 +236,7 @@ void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, co
       for (int64_t j0 = i0; j0 < i1; j0 += ps.chunk) {
         const int64_t cols = i1 - j0 < ps.chunk ? i1 - j0 : ps.chunk;
         const int64_t len = cols + ps.reach + kGemmColumnSlack;
-        copy_padded(c, ps, x_g, j0, len, padded);
+        copy_padded(c, ps.wp, x_g, j0, len, padded);
         float* product = padded + c.cg * len;
         gm.n = cols;
         gm.b = padded;
@@ -259,6 +259,38 @@ void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, co
           }
         }
       }
+    }
+  }
+}
+
+// Computes images [n0, n1) of convolution |c| (unit stride, |pi| = padded_images(c) with images
+// > 0) on thread |worker|, every group, straight into y: x [N, C, H, W] in, y [N, K, P, Q] out.
+// pi.images padded images at a time are one product per group, which packs the group's filters
+// once for all of them. set_filters(gm, g) points op(A) of |gm| at group g's filters.
+template <typename SetFilters>
+void image_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, const PaddedImages& pi, int64_t n0,
+                int64_t n1, const float* x, float* y, const SetFilters& set_filters) {
+  const int64_t hw = c.x.h * c.x.w, pq = c.p * c.q, plane = pi.hp * pi.wp;
+  Gemm gm{};
+  gm.m = c.kg;
+  gm.k = c.cg * c.r * c.s;
+  gm.alpha = 1.0f;
+  gm.lda = gm.k;
+  gm.pack = gemm_pack(args, worker);
+  float* padded = gm.pack + kGemmWalkFreeFrom;
+  gm.b = padded;
+  gm.b_walk = {c.s, c.r, c.a.dilation_w, c.a.dilation_h * pi.wp, plane};
+  gm.ldc = pq;
+  for (int64_t first = n0; first < n1; first += pi.images) {
+    const int64_t count = n1 - first < pi.images ? n1 - first : pi.images;
+    gm.b_images = {count, c.p, c.q, pi.wp, c.cg * plane, c.k * pq};
+    for (int64_t g = 0; g < c.a.groups; ++g) {
+      for (int64_t i = 0; i < count; ++i) {
+        copy_padded(c, pi.wp, x + ((first + i) * c.x.c + g * c.cg) * hw, 0, plane, padded + i * c.cg * plane);
+      }
+      set_filters(gm, g);
+      gm.c = y + (first * c.k + g * c.kg) * pq;
+      packed_gemm(gm);
     }
   }
 }
@@ -307,12 +339,19 @@ remat_status conv(const KernelArgs& args) {
   const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, crs = c.cg * c.r * c.s;
   const bool pointwise = conv_is_pointwise(c);
   const PaddedSpan ps = padded_span(c);
+  const PaddedImages pi = padded_images(c);
+  auto set_filters = [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; };
   if (uses_depthwise_loops(c)) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_forward(c, x, w, k0, k1, y); });
+  } else if (!pointwise && pi.images > 0 && c.x.n >= static_cast<int64_t>(thread_count(args))) {
+    // Unit stride, Q a multiple of kGemmImageGrain: each thread owns whole images.
+    parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) {
+      image_conv(args, worker, c, pi, n0, n1, x, y, set_filters);
+    });
   } else if (!pointwise && ps.chunk > 0) {
     // Unit stride: each thread owns images or span columns (for_padded_parts).
     for_padded_parts(args, c, ps, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
-      padded_conv(args, worker, c, ps, n0, n1, i0, i1, x, y, [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; });
+      padded_conv(args, worker, c, ps, n0, n1, i0, i1, x, y, set_filters);
     });
   } else {
     // Each thread owns output columns [i0, i1) of every image: its part of the column matrix
@@ -362,6 +401,17 @@ remat_status conv_grad_input(const KernelArgs& args) {
     const ConvShape f = flipped_conv(c);
     const bool pointwise = conv_is_pointwise(c);
     const PaddedSpan ps = padded_span(f);
+    const PaddedImages pi = padded_images(f);
+    if (!pointwise && pi.images > 0 && c.x.n >= static_cast<int64_t>(thread_count(args))) {
+      parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) {
+        FlippedFilters filters{&c, nullptr};
+        image_conv(args, worker, f, pi, n0, n1, dy, dx, [&](Gemm& gm, int64_t g) {
+          filters.w_g = w + g * c.kg * crs;
+          gm.pack_a_with = {pack_flipped_filters, &filters};
+        });
+      });
+      return REMAT_OK;
+    }
     if (!pointwise && ps.chunk > 0) {
       for_padded_parts(args, f, ps, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
         FlippedFilters filters{&c, nullptr};

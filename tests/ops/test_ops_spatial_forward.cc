@@ -109,12 +109,15 @@ void conv_with_a_long_reduction_matches_reference(void**) {
   run_conv_case(cp, true, 399);
 }
 
-// Unit stride with many input channels: the padded image a thread copies for its columns takes
+// Unit stride with many channels: the padded image a thread copies for its columns takes
 // several chunks of its scratch (400 channels), or does not fit at all and the column matrix is
-// packed instead (700 channels of 32 padded columns).
+// packed instead (700 channels of 32 padded columns). Whole padded 8x8 images of 256 channels a
+// group fit two at a time; 512 filters take several M blocks of the product.
 void conv_with_many_channels_matches_reference_in_chunks_and_past_the_scratch(void**) {
   run_conv_case({"400 to 8 channels on 20x20", false, 2, 400, 20, 20, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, 401);
   run_conv_case({"700 to 8 channels on 30x30", false, 1, 700, 30, 30, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1}, false, 402);
+  run_conv_case({"512 to 8 channels in 2 groups on 8x8", false, 5, 512, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2}, true, 403);
+  run_conv_case({"8 to 512 channels in 2 groups on 8x8", false, 5, 8, 8, 8, 512, 3, 3, 1, 1, 1, 1, 1, 1, 2}, false, 404);
 }
 
 // ---- pooling ------------------------------------------------------------------------------------
