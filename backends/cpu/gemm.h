@@ -117,6 +117,17 @@ struct GemmDot {
   float* c;
   int64_t ldc;
   bool accumulate;  ///< C += A B^T, else C = A B^T
+  /// Where images.images is set, K runs over the output positions of those images instead, and
+  /// k and keep are not read: row i of A holds image n's P * Q outputs at a + n * a_image_step
+  /// + i * lda, row j of B holds its output (p, q) at p * wp + q from row b_row0 + j of the walk
+  /// from b + n * b_image_step (GemmImages' positions). P * Q is a multiple of kGemmDotLanes,
+  /// and Q of kGemmImageGrain. Each element of C sums image after image, in an order that
+  /// depends on the images and P, Q only.
+  struct Images {
+    int64_t images;  ///< 0: unset
+    int64_t p, q, wp;
+    int64_t a_image_step, b_image_step;
+  } images;
 };
 
 /// Computes |g| with the dot-product engine on the calling thread.

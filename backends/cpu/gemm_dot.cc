@@ -81,7 +81,55 @@ void dot_tile(int64_t k, const float* const* a, const float* const* b, const int
   }
 }
 
+// dot_tile over GemmDot::Images, its K the images' output positions, loaded from B in runs of
+// kVec / kRuns along an output row (load_runs) and from A whole: nothing is masked.
+template <int Mr, int Nr, int kRuns>
+void dot_tile_images(const GemmDot::Images& im, const float* const* a, const float* const* b, float out[kMr][kNr]) {
+  constexpr int64_t kRun = kVec / kRuns;
+  const int64_t pq = im.p * im.q, runs_per_row = im.q / kRun, row_jump = im.wp - im.q;
+  vec acc[Mr][Nr];
+#pragma GCC unroll 8
+  for (int i = 0; i < Mr; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < Nr; ++j) acc[i][j] = vec{};
+  }
+  for (int64_t n = 0; n < im.images; ++n) {
+    const float* ar[Mr];
+    const float* br[Nr];
+#pragma GCC unroll 8
+    for (int i = 0; i < Mr; ++i) ar[i] = a[i] + n * im.a_image_step;
+#pragma GCC unroll 8
+    for (int j = 0; j < Nr; ++j) br[j] = b[j] + n * im.b_image_step;
+    // The next run's offset in the padded image, and its place along the output row.
+    int64_t next = 0, along = 0;
+    for (int64_t p = 0; p < pq; p += kVec) {
+      int64_t offset[kRuns];
+#pragma GCC unroll 4
+      for (int t = 0; t < kRuns; ++t) {
+        offset[t] = next;
+        next += kRun;
+        if (++along == runs_per_row) along = 0, next += row_jump;
+      }
+      vec av[Mr];
+#pragma GCC unroll 8
+      for (int i = 0; i < Mr; ++i) memcpy(&av[i], ar[i] + p, sizeof(vec));
+#pragma GCC unroll 8
+      for (int j = 0; j < Nr; ++j) {
+        const vec bv = load_runs<kVec, kRuns>(br[j], offset);
+#pragma GCC unroll 8
+        for (int i = 0; i < Mr; ++i) acc[i][j] += av[i] * bv;
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < Mr; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < Nr; ++j) out[i][j] = lane_sum(acc[i][j]);
+  }
+}
+
 using DotTile = void (*)(int64_t, const float* const*, const float* const*, const int32_t*, float[kMr][kNr]);
+using DotImageTile = void (*)(const GemmDot::Images&, const float* const*, const float* const*, float[kMr][kNr]);
 
 // dot_tile<mr, nr> for every edge tile, indexed [mr - 1][nr - 1].
 template <int Mr, int... Nr>
@@ -90,6 +138,14 @@ struct TileRow {
 };
 template <int Mr, int... Nr>
 constexpr DotTile TileRow<Mr, Nr...>::row[sizeof...(Nr)];
+
+// dot_tile_images<mr, nr, kRuns> likewise.
+template <int kRuns, int Mr, int... Nr>
+struct ImageTileRow {
+  static constexpr DotImageTile row[sizeof...(Nr)] = {dot_tile_images<Mr, Nr, kRuns>...};
+};
+template <int kRuns, int Mr, int... Nr>
+constexpr DotImageTile ImageTileRow<kRuns, Mr, Nr...>::row[sizeof...(Nr)];
 
 #if defined(__AVX512F__)
 DotTile tile_for(int mr, int nr) {
@@ -100,6 +156,15 @@ DotTile tile_for(int mr, int nr) {
     default: return TileRow<1, 1, 2, 3, 4, 5, 6>::row[nr - 1];
   }
 }
+template <int kRuns>
+DotImageTile image_tile_for(int mr, int nr) {
+  switch (mr) {
+    case 4: return ImageTileRow<kRuns, 4, 1, 2, 3, 4, 5, 6>::row[nr - 1];
+    case 3: return ImageTileRow<kRuns, 3, 1, 2, 3, 4, 5, 6>::row[nr - 1];
+    case 2: return ImageTileRow<kRuns, 2, 1, 2, 3, 4, 5, 6>::row[nr - 1];
+    default: return ImageTileRow<kRuns, 1, 1, 2, 3, 4, 5, 6>::row[nr - 1];
+  }
+}
 #else
 DotTile tile_for(int mr, int nr) {
   switch (mr) {
@@ -108,7 +173,26 @@ DotTile tile_for(int mr, int nr) {
     default: return TileRow<1, 1, 2, 3, 4>::row[nr - 1];
   }
 }
+template <int kRuns>
+DotImageTile image_tile_for(int mr, int nr) {
+  switch (mr) {
+    case 3: return ImageTileRow<kRuns, 3, 1, 2, 3, 4>::row[nr - 1];
+    case 2: return ImageTileRow<kRuns, 2, 1, 2, 3, 4>::row[nr - 1];
+    default: return ImageTileRow<kRuns, 1, 1, 2, 3, 4>::row[nr - 1];
+  }
+}
 #endif
+
+// The image tile for Q: the longest runs it allows, whole vectors, else halves, else quarters
+// (Q is a multiple of kGemmImageGrain).
+DotImageTile image_tile(int64_t q, int mr, int nr) {
+  if (q % kVec == 0) return image_tile_for<1>(mr, nr);
+  if constexpr (kVec >= 2 * kGemmImageGrain) {
+    if (q % (kVec / 2) == 0) return image_tile_for<2>(mr, nr);
+  }
+  if constexpr (kVec >= 4 * kGemmImageGrain) return image_tile_for<4>(mr, nr);
+  return nullptr;  // unreachable: Q is a multiple of kGemmImageGrain
+}
 
 // Row |row| of B: GemmRowWalk's three levels.
 const float* b_row(const GemmDot& g, int64_t row) {
@@ -130,7 +214,11 @@ void REMAT_CPU_ENTRY(dot_gemm)(const GemmDot& g) {
     for (int64_t i0 = 0; i0 < g.m; i0 += kMr) {
       const int mr = g.m - i0 < kMr ? static_cast<int>(g.m - i0) : kMr;
       for (int i = 0; i < mr; ++i) a[i] = g.a + (i0 + i) * g.lda;
-      tile_for(mr, nr)(k, a, b, g.keep, out);
+      if (g.images.images > 0) {
+        image_tile(g.images.q, mr, nr)(g.images, a, b, out);
+      } else {
+        tile_for(mr, nr)(k, a, b, g.keep, out);
+      }
       for (int i = 0; i < mr; ++i) {
         float* c = g.c + (i0 + i) * g.ldc + j0;
         for (int j = 0; j < nr; ++j) c[j] = g.accumulate ? c[j] + out[i][j] : out[i][j];

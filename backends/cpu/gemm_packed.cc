@@ -3,8 +3,6 @@
 // flags (isa_build.h), and gemm.cc picks one at run time.
 #include <string.h>
 
-#include <utility>
-
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/isa_build.h"
 
@@ -117,30 +115,6 @@ struct ContiguousLoads {
     memcpy(b1, b + kVec, sizeof(vec));
   }
 };
-
-// A vector of kLanes floats.
-template <int64_t kLanes>
-struct Lanes {
-  typedef float type __attribute__((vector_size(kLanes * sizeof(float))));
-};
-
-template <typename Half, size_t... I>
-inline auto concat(Half lo, Half hi, std::index_sequence<I...>) {
-  return __builtin_shufflevector(lo, hi, I...);
-}
-
-// kLanes floats of |b| as kRuns runs of kLanes / kRuns, run t at b + offset[t].
-template <int64_t kLanes, int kRuns>
-inline typename Lanes<kLanes>::type load_runs(const float* b, const int64_t* offset) {
-  if constexpr (kRuns == 1) {
-    typename Lanes<kLanes>::type v;
-    memcpy(&v, b + offset[0], sizeof(v));
-    return v;
-  } else {
-    return concat(load_runs<kLanes / 2, kRuns / 2>(b, offset), load_runs<kLanes / 2, kRuns / 2>(b, offset + kRuns / 2),
-                  std::make_index_sequence<kLanes>());
-  }
-}
 
 // A micro-tile's two vectors of op(B)'s row |b| in GemmImages mode: kRuns runs each, at the
 // offsets of the tile's columns (runs of one output row, so contiguous in the padded image).

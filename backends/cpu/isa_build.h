@@ -6,6 +6,9 @@
 #define REMAT_BACKENDS_CPU_ISA_BUILD_H_
 
 #include <stdint.h>
+#include <string.h>
+
+#include <utility>
 
 #if !defined(REMAT_CPU_ISA)
 #error "compile with -DREMAT_CPU_ISA=baseline|avx2|avx512"
@@ -32,6 +35,32 @@ typedef int32_t ivec __attribute__((vector_size(16)));
 #endif
 /// Floats per vector.
 constexpr int64_t kVec = sizeof(vec) / sizeof(float);
+
+/// A vector of kLanes floats.
+template <int64_t kLanes>
+struct Lanes {
+  typedef float type __attribute__((vector_size(kLanes * sizeof(float))));
+};
+
+/// lo's lanes, then hi's (I: 0 to twice a half's lanes).
+template <typename Half, size_t... I>
+inline auto concat(Half lo, Half hi, std::index_sequence<I...>) {
+  return __builtin_shufflevector(lo, hi, I...);
+}
+
+/// kLanes floats from |b| as kRuns runs of kLanes / kRuns each, run t at b + offset[t] (a
+/// convolution's output positions, contiguous along an output row only).
+template <int64_t kLanes, int kRuns>
+inline typename Lanes<kLanes>::type load_runs(const float* b, const int64_t* offset) {
+  if constexpr (kRuns == 1) {
+    typename Lanes<kLanes>::type v;
+    memcpy(&v, b + offset[0], sizeof(v));
+    return v;
+  } else {
+    return concat(load_runs<kLanes / 2, kRuns / 2>(b, offset), load_runs<kLanes / 2, kRuns / 2>(b, offset + kRuns / 2),
+                  std::make_index_sequence<kLanes>());
+  }
+}
 
 }  // namespace
 }  // namespace cpu

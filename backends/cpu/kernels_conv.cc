@@ -469,6 +469,7 @@ remat_status conv_grad_weight(const KernelArgs& args) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_grad_weight(c, dy, x, k0, k1, dw); });
     return REMAT_OK;
   }
+  if (conv_grad_weight_over_images(args, c, dy, x, dw)) return REMAT_OK;
   if (conv_grad_weight_over_image_span(args, c, dy, x, dw)) return REMAT_OK;
   // Strided: each thread owns filter taps [j0, j1) (columns of dw_g, rows of the column
   // matrix): dw_g (+)= dy_g [kg, P*Q] times col^T [P*Q, taps], images in order; col^T is

@@ -2,9 +2,9 @@
 // this CPU runs: against a float64 product for every transpose, beta 0 and 1 and sizes that
 // leave partial micro-tiles and K blocks; computed in row and column slices, as the
 // convolution threads compute it, to the bits of the whole product; and with op(B) walked in
-// place to the bits of op(B) stored. The dot-product engine likewise: against float64 over the
-// columns it keeps, with inf and NaN in the ones it drops, and in slices to the bits of the
-// whole.
+// place, or over whole padded images by output position, to the bits of op(B) stored. The
+// dot-product engine likewise: against float64 over the columns it keeps, with inf and NaN in the
+// ones it drops, and over whole images, and in slices to the bits of the whole.
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
@@ -290,6 +290,146 @@ void dot_slices_have_the_bits_of_the_whole_product(void**) {
   }
 }
 
+// Whole padded images read by output position (GemmImages, GemmDot::Images): |images| images of
+// |channels| padded channels [hp, wp] with 3 x 3 taps at dilation 2, the images' copies a few
+// floats further apart than they need be, so that a wrong step reads the wrong numbers.
+struct PaddedImages {
+  int64_t images, channels, p, q, hp, wp, plane, image_step;
+  remat::cpu::GemmRowWalk walk;
+  std::vector<float> source;
+
+  PaddedImages(int64_t images_, int64_t channels_, int64_t p_, int64_t q_, uint64_t seed)
+      : images(images_), channels(channels_), p(p_), q(q_), hp(p_ + 4), wp(q_ + 5) {
+    plane = hp * wp;
+    image_step = channels * plane + 7;
+    walk = {3, 3, 2, 2 * wp, plane};
+    ops_test::Rng rng(seed);
+    source.resize(static_cast<size_t>(images * image_step));
+    for (float& v : source) v = static_cast<float>(rng.uniform(-1, 1));
+  }
+  int64_t taps() const { return channels * 9; }
+  int64_t positions() const { return p * q; }
+  // Tap |row|'s value at position |j| of image |n|.
+  float at(int64_t n, int64_t row, int64_t j) const {
+    return source[n * image_step + row / 9 * plane + row / 3 % 3 * 2 * wp + row % 3 * 2 + j / q * wp + j % q];
+  }
+};
+
+// The packed engine over whole images gives the bits of the same columns stored and packed: Q
+// loaded in runs of 16, 8 or 4 columns, images whose positions leave a short last tile, K
+// across a block boundary, and M past a block (kGemmMc).
+void image_columns_have_the_bits_of_the_stored_operand(void**) {
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  const int64_t shapes[][2] = {{3, 4}, {2, 8}, {3, 12}, {1, 16}, {5, 24}, {2, 32}};
+  for (const auto& shape : shapes) {
+    const PaddedImages im(3, 30, shape[0], shape[1], 41);
+    const int64_t k = im.taps(), pq = im.positions(), n = im.images * pq;
+    std::vector<float> stored(static_cast<size_t>(k * n));
+    for (int64_t row = 0; row < k; ++row) {
+      for (int64_t j = 0; j < n; ++j) stored[row * n + j] = im.at(j / pq, row, j % pq);
+    }
+    for (int64_t m : {int64_t{21}, int64_t{100}}) {
+      const Product prod(m, n, k, false, false, 1.0f, 43);
+      for (const NamedEngine& engine : engines()) {
+        for (float beta : {0.0f, 1.0f}) {
+          std::vector<float> from_stored = prod.c0, from_images(prod.c0.size());
+          Gemm g = prod.slice(0, m, 0, n, from_stored, pack.data());
+          g.beta = beta;
+          g.b = stored.data();
+          engine.run(g);
+          // C as a convolution's output, image after image: [images, m, P * Q].
+          for (int64_t img = 0; img < im.images; ++img) {
+            for (int64_t i = 0; i < m; ++i) {
+              memcpy(from_images.data() + (img * m + i) * pq, prod.c0.data() + i * n + img * pq,
+                     static_cast<size_t>(pq) * sizeof(float));
+            }
+          }
+          g.b = im.source.data();
+          g.b_walk = im.walk;
+          g.b_images = {im.images, im.p, im.q, im.wp, im.image_step, m * pq};
+          g.c = from_images.data();
+          g.ldc = pq;
+          engine.run(g);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              const float want = from_stored[i * n + j], got = from_images[(j / pq * m + i) * pq + j % pq];
+              if (memcmp(&want, &got, sizeof(float)) != 0) {
+                fail_msg("%s %lldx%lld images, m %lld, beta %g: C[%lld,%lld] = %.9g, the stored operand gives %.9g",
+                         engine.name, static_cast<long long>(im.p), static_cast<long long>(im.q),
+                         static_cast<long long>(m), static_cast<double>(beta), static_cast<long long>(i),
+                         static_cast<long long>(j), static_cast<double>(got), static_cast<double>(want));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The dot-product engine over whole images, K their output positions: against float64 with Q
+// loaded in runs of 16, 8 or 4, and in row and column slices to the bits of the whole.
+void dot_images_match_a_float64_product(void**) {
+  const int64_t shapes[][2] = {{4, 4}, {2, 8}, {4, 12}, {1, 16}, {2, 24}, {3, 32}};
+  for (const auto& shape : shapes) {
+    const PaddedImages im(3, 5, shape[0], shape[1], 47);
+    const int64_t m = 7, n = im.taps() - 2, pq = im.positions(), a_step = m * pq + 5;
+    ops_test::Rng rng(53);
+    std::vector<float> a(static_cast<size_t>(im.images * a_step));
+    for (float& v : a) v = static_cast<float>(rng.uniform(-1, 1));
+    std::vector<float> c0(static_cast<size_t>(m * n));
+    for (float& v : c0) v = static_cast<float>(rng.uniform(-1, 1));
+    auto slice = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool accumulate, std::vector<float>& c) {
+      GemmDot g{};
+      g.m = i1 - i0;
+      g.n = j1 - j0;
+      g.a = a.data() + i0 * pq;
+      g.lda = pq;
+      g.b = im.source.data();
+      g.b_walk = im.walk;
+      g.b_row0 = j0 + 2;  // the taps from the third on
+      g.c = c.data() + i0 * n + j0;
+      g.ldc = n;
+      g.accumulate = accumulate;
+      g.images = {im.images, im.p, im.q, im.wp, a_step, im.image_step};
+      return g;
+    };
+    for (const NamedDotEngine& engine : dot_engines()) {
+      for (bool accumulate : {false, true}) {
+        std::vector<float> whole = c0, by_rows = c0, by_columns = c0;
+        engine.run(slice(0, m, 0, n, accumulate, whole));
+        engine.run(slice(0, 3, 0, n, accumulate, by_rows));
+        engine.run(slice(3, m, 0, n, accumulate, by_rows));
+        engine.run(slice(0, m, 0, 10, accumulate, by_columns));
+        engine.run(slice(0, m, 10, n, accumulate, by_columns));
+        if (memcmp(whole.data(), by_rows.data(), whole.size() * sizeof(float)) != 0 ||
+            memcmp(whole.data(), by_columns.data(), whole.size() * sizeof(float)) != 0) {
+          fail_msg("%s %lldx%lld images: a dot product in slices differs from the whole", engine.name,
+                   static_cast<long long>(im.p), static_cast<long long>(im.q));
+        }
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            double want = accumulate ? c0[i * n + j] : 0.0, scale = fabs(want);
+            for (int64_t img = 0; img < im.images; ++img) {
+              for (int64_t pos = 0; pos < pq; ++pos) {
+                const double term = static_cast<double>(a[img * a_step + i * pq + pos]) * im.at(img, j + 2, pos);
+                want += term;
+                scale += fabs(term);
+              }
+            }
+            const double got = whole[i * n + j];
+            if (!(fabs(got - want) <= 1e-7 * static_cast<double>(im.images * pq + 1) * (scale + 1.0))) {
+              fail_msg("%s %lldx%lld images accumulate %d: C[%lld,%lld] = %.9g, float64 gives %.9g", engine.name,
+                       static_cast<long long>(im.p), static_cast<long long>(im.q), accumulate,
+                       static_cast<long long>(i), static_cast<long long>(j), got, want);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(void) {
@@ -299,6 +439,8 @@ int main(void) {
       cmocka_unit_test(a_walked_operand_has_the_bits_of_the_stored_one),
       cmocka_unit_test(dot_engines_match_a_float64_product),
       cmocka_unit_test(dot_slices_have_the_bits_of_the_whole_product),
+      cmocka_unit_test(image_columns_have_the_bits_of_the_stored_operand),
+      cmocka_unit_test(dot_images_match_a_float64_product),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

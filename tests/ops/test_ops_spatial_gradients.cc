@@ -95,8 +95,10 @@ void conv_backward_with_long_reductions_matches_float64_adjoint(void**) {
       // and dw takes the packed column matrix instead.
       {"2000 to 2 channels on 30x30", false, 1, 2000, 30, 30, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1},
       // dx's flipped convolution reads whole padded 8x8 images of dy's 256 channels a group two
-      // at a time, its products 2304 taps (9 K blocks) long.
+      // at a time, its products 2304 taps (9 K blocks) long; dw sums whole padded images of 256
+      // input channels a group three at a time.
       {"8 to 512 channels in 2 groups on 8x8", false, 5, 8, 8, 8, 512, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+      {"512 to 8 channels in 2 groups on 8x8", false, 5, 512, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2},
   };
   uint64_t seed = 650;
   for (const ConvProblem& cp : problems) {
