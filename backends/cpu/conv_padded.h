@@ -30,18 +30,32 @@ struct PaddedSpan {
 /// the scratch beside the packed engine's op(A).
 PaddedSpan padded_span(const ConvShape& c);
 
-/// A stride-1 convolution whose op(B) the GEMM reads from whole zero-padded images, several at
-/// a time (GemmImages), computing only the output positions: each image's group channels are
-/// copied as [cg, Hp, Wp] planes, and |images| of them fit the scratch beside the packed
-/// engine's op(A).
+/// A convolution whose op(B) the GEMM reads from whole zero-padded images, several at a time
+/// (GemmImages), computing only the output positions. At stride (sh, sw) each channel's padded
+/// image is split into sh * sw phases, phase (a, b) holding its rows a, a + sh, ... and columns
+/// b, b + sw, ...: every tap then reads one phase at a fixed offset from the output position, and
+/// an output row's positions are contiguous in it. A phase is [hp, wp] = [P + (R - 1) *
+/// dilation_h / sh, Q + (S - 1) * dilation_w / sw] (at unit stride, the padded image), a
+/// channel's copy its phases in order, and an image's copy its group's channels.
 struct PaddedImages {
-  int64_t hp, wp;  ///< padded height and width
-  int64_t images;  ///< images per GEMM; 0: not this way (another stride, Q not a multiple of
-                   ///< kGemmImageGrain, or one image does not fit)
+  int64_t hp, wp;     ///< a phase's rows and columns
+  int64_t channel;    ///< floats of a channel's copy: sh * sw * hp * wp
+  int64_t taps;       ///< int64 tap offsets (C/groups * R * S) at the start of the scratch
+  int64_t copies_at;  ///< float offset in the scratch of the first image's copy, after them
+  int64_t images;     ///< images per GEMM; 0: not this way (Q not a multiple of
+                      ///< kGemmImageGrain, or one image does not fit)
 };
 
-/// The padded images of |c|.
-PaddedImages padded_images(const ConvShape& c);
+/// The padded images of |c| in |scratch_floats| floats of scratch.
+PaddedImages padded_images(const ConvShape& c, int64_t scratch_floats);
+
+/// Writes the offset of each tap (ci, r, s) of the group from an image's copy, for output (0,
+/// 0), to |out| (pi.taps entries).
+void fill_tap_offsets(const ConvShape& c, const PaddedImages& pi, int64_t* out);
+
+/// Copies one channel's |plane| [H, W] as its padded phases to |out| (pi.channel floats); phases
+/// no tap reads are left as they were.
+void copy_phases(const ConvShape& c, const PaddedImages& pi, const float* plane, float* out);
 
 /// Copies padded positions [first, first + len) of one channel's |plane| [H, W], padded to rows
 /// of |wp|, to |out|; positions in the padding or past the padded image are 0.

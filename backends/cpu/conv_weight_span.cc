@@ -90,50 +90,48 @@ void fill_image_span(const ConvShape& c, const PaddedSpan& ps, const ImageSpan& 
   }
 }
 
-// The images of a unit-stride weight gradient that dot_gemm's images mode reads at a time:
-// every padded input channel of the group for each (counting every channel, not a thread's,
-// keeps the chunks, and so the order of each sum, the same whatever the thread count); 0 where
-// the mode does not apply (another stride, Q not a multiple of kGemmImageGrain, P * Q of
-// kGemmDotLanes, or one image does not fit).
+// The images of a weight gradient that dot_gemm's images mode reads at a time: every padded
+// input channel of the group for each (counting every channel, not a thread's, keeps the chunks,
+// and so the order of each sum, the same whatever the thread count); 0 where the mode does not
+// apply (Q not a multiple of kGemmImageGrain, P * Q of kGemmDotLanes, or one image does not
+// fit).
 int64_t images_per_chunk(const ConvShape& c, const PaddedImages& pi) {
-  const int64_t image = c.cg * pi.hp * pi.wp;
-  if (c.a.stride_h != 1 || c.a.stride_w != 1 || c.q % kGemmImageGrain != 0 || c.p * c.q % kGemmDotLanes != 0 ||
-      image <= 0 || image > kGemmPackFloats) {
-    return 0;
-  }
-  return kGemmPackFloats / image;
+  return c.p * c.q % kGemmDotLanes == 0 ? pi.images : 0;
 }
 
 }  // namespace
 
 bool conv_grad_weight_over_images(const KernelArgs& args, const ConvShape& c, const float* dy, const float* x,
                                   float* dw) {
-  const PaddedImages pi = padded_images(c);
+  const PaddedImages pi = padded_images(c, kGemmPackFloats);
   const int64_t chunk = images_per_chunk(c, pi);
   if (chunk == 0) return false;
-  const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, rs = c.r * c.s, crs = c.cg * rs, plane = pi.hp * pi.wp;
+  const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, rs = c.r * c.s, crs = c.cg * rs;
   // Each thread owns whole input channels [ci0, ci1), their filter taps [j0, j1) (columns of
   // dw_g); for each chunk of images, in order, dw_g (+)= dy_g's rows . the taps' rows, read in
   // place from dy and from the thread's padded copies of its channels.
   parallel_for(args, crs, rs, [&](int64_t j0, int64_t j1, uint32_t worker) {
     const int64_t ci0 = j0 / rs, ci1 = (j1 + rs - 1) / rs;
-    float* padded = gemm_pack(args, worker);
+    float* scratch = gemm_pack(args, worker);
+    // The offsets of taps from channel 0 of a copy hold for the thread's channels from ci0 on.
+    int64_t* taps = reinterpret_cast<int64_t*>(scratch);
+    fill_tap_offsets(c, pi, taps);
+    float* copies = scratch + pi.copies_at;
     GemmDot d{};
     d.m = c.kg;
     d.n = j1 - j0;
     d.lda = pq;
-    d.b = padded;
-    d.b_walk = {c.s, c.r, c.a.dilation_w, c.a.dilation_h * pi.wp, plane};
+    d.b = copies;
     d.b_row0 = j0 - ci0 * rs;
     d.ldc = crs;
     for (int64_t first = 0; first < c.x.n; first += chunk) {
       const int64_t count = c.x.n - first < chunk ? c.x.n - first : chunk;
-      d.images = {count, c.p, c.q, pi.wp, c.k * pq, (ci1 - ci0) * plane};
+      d.images = {count, c.p, c.q, pi.wp, c.k * pq, (ci1 - ci0) * pi.channel, taps};
       for (int64_t g = 0; g < c.a.groups; ++g) {
         for (int64_t n = first; n < first + count; ++n) {
           for (int64_t ci = ci0; ci < ci1; ++ci) {
-            copy_padded_channel(c, pi.wp, x + (n * c.x.c + g * c.cg + ci) * hw, 0, plane,
-                                padded + ((n - first) * (ci1 - ci0) + ci - ci0) * plane);
+            copy_phases(c, pi, x + (n * c.x.c + g * c.cg + ci) * hw,
+                        copies + ((n - first) * (ci1 - ci0) + ci - ci0) * pi.channel);
           }
         }
         d.a = dy + (first * c.k + g * c.kg) * pq;

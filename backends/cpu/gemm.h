@@ -34,17 +34,19 @@ struct GemmRowWalk {
   int64_t inner_step, middle_step, outer_step;
 };
 
-/// op(B) read in place from whole zero-padded images (a stride-1 convolution's taps, as
-/// GemmRowWalk gives them from b), its columns only the output positions: column j = (n * P + p)
-/// * Q + q is output (p, q) of image n, whose tap row p0 starts at b + n * b_image_step + p * wp
-/// + q plus the walk's offset of row p0. C's element (i, j) is c[n * c_image_step + i * ldc + p
-/// * Q + q]. The engine loads Q's columns kGemmImageGrain at a time, so Q must be a multiple of
-/// it; it never reads past an image's last output's taps.
+/// op(B) read in place from whole zero-padded images (a convolution's taps), its columns only
+/// the output positions: column j = (n * P + p) * Q + q is output (p, q) of image n, and row k
+/// of op(B) holds it at b + n * b_image_step + tap_offsets[k] + p * wp + q (a strided
+/// convolution's image split into phases makes every tap's positions contiguous along q too:
+/// conv_padded.h). C's element (i, j) is c[n * c_image_step + i * ldc + p * Q + q]. The engine
+/// loads Q's columns kGemmImageGrain at a time, so Q must be a multiple of it; it reads only the
+/// rows' output positions.
 struct GemmImages {
   int64_t images;  ///< 0: unset
   int64_t p, q;    ///< output rows and columns of an image
   int64_t wp;      ///< floats between an image's padded rows
   int64_t b_image_step, c_image_step;
+  const int64_t* tap_offsets;  ///< K offsets, one per row of op(B)
 };
 
 /// Columns of an image's output row that GemmImages loads at a time: Q is a multiple of it.
@@ -70,8 +72,8 @@ struct Gemm {
   /// Where b_walk.inner is set (and pack_b_with is not), the packed engine reads op(B) in place
   /// through it from b, unpacked; ldb and trans_b are ignored. gemm() on OpenBLAS does not take it.
   GemmRowWalk b_walk;
-  /// Where b_images.images is set too, op(B)'s N = images * P * Q columns are those positions
-  /// (GemmImages), and n, c's columns and ldc's images are read from it. The packed engine only.
+  /// Where b_images.images is set, op(B)'s N = images * P * Q columns are those positions
+  /// (GemmImages), read in place from b; n, ldb, trans_b, pack_b_with and b_walk are ignored. gemm() on OpenBLAS does not take it.
   GemmImages b_images;
 };
 
@@ -118,15 +120,16 @@ struct GemmDot {
   int64_t ldc;
   bool accumulate;  ///< C += A B^T, else C = A B^T
   /// Where images.images is set, K runs over the output positions of those images instead, and
-  /// k and keep are not read: row i of A holds image n's P * Q outputs at a + n * a_image_step
-  /// + i * lda, row j of B holds its output (p, q) at p * wp + q from row b_row0 + j of the walk
-  /// from b + n * b_image_step (GemmImages' positions). P * Q is a multiple of kGemmDotLanes,
-  /// and Q of kGemmImageGrain. Each element of C sums image after image, in an order that
-  /// depends on the images and P, Q only.
+  /// k, keep and b_walk are not read: row i of A holds image n's P * Q outputs at a + n *
+  /// a_image_step + i * lda, and row j of B its output (p, q) at b + n * b_image_step +
+  /// tap_offsets[b_row0 + j] + p * wp + q (GemmImages' positions). P * Q is a multiple of
+  /// kGemmDotLanes, and Q of kGemmImageGrain. Each element of C sums image after image, in an
+  /// order that depends on the images and P, Q only.
   struct Images {
     int64_t images;  ///< 0: unset
     int64_t p, q, wp;
     int64_t a_image_step, b_image_step;
+    const int64_t* tap_offsets;
   } images;
 };
 

@@ -210,7 +210,9 @@ void REMAT_CPU_ENTRY(dot_gemm)(const GemmDot& g) {
   const float* b[kNr];
   for (int64_t j0 = 0; j0 < g.n; j0 += kNr) {
     const int nr = g.n - j0 < kNr ? static_cast<int>(g.n - j0) : kNr;
-    for (int j = 0; j < nr; ++j) b[j] = b_row(g, g.b_row0 + j0 + j);
+    for (int j = 0; j < nr; ++j) {
+      b[j] = g.images.images > 0 ? g.b + g.images.tap_offsets[g.b_row0 + j0 + j] : b_row(g, g.b_row0 + j0 + j);
+    }
     for (int64_t i0 = 0; i0 < g.m; i0 += kMr) {
       const int mr = g.m - i0 < kMr ? static_cast<int>(g.m - i0) : kMr;
       for (int i = 0; i < mr; ++i) a[i] = g.a + (i0 + i) * g.lda;

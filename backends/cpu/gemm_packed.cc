@@ -77,6 +77,13 @@ struct PackedRows {
   }
 };
 
+// Rows of op(B) at offsets from |b| (GemmImages' taps), from row |p0| on.
+struct TableRows {
+  const float* b;
+  const int64_t* offset;
+  const float* next() { return b + *offset++; }
+};
+
 // Rows of op(B) read in place (GemmRowWalk), from row |p0| of the walk on; |b| includes the
 // column offset. The address steps through the walk's three levels without dividing.
 struct WalkedRows {
@@ -211,7 +218,7 @@ void images_gemm(const Gemm& g) {
           }
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             const int64_t mr = mc - ir < kMr ? mc - ir : kMr;
-            micro_kernel(kc, pa + ir * kc, WalkedRows(b, g.b_walk, p0), ImageLoads<kRuns>{offset}, acc);
+            micro_kernel(kc, pa + ir * kc, TableRows{b, im.tap_offsets + p0}, ImageLoads<kRuns>{offset}, acc);
             store_tile(acc, g.alpha, overwrite, mr, nr, c + ir * g.ldc + jr, g.ldc);
           }
         }

@@ -1,21 +1,22 @@
 // Convolutions (conv, conv_grad_input, conv_grad_weight) and the conv bias's gradient
-// (channel_sum), one image and group at a time with the packed GEMM. A unit-stride convolution
-// reads its taps in place from a zero-padded copy of the image (padded_conv: the GEMM walks
-// op(B) unpacked); the general case packs the column matrix (im2col) straight from the image
-// into the GEMM's panels, so it is never stored either. A unit-stride input gradient is the
+// (channel_sum), one image and group at a time with the packed GEMM. Where Q is a multiple of
+// kGemmImageGrain, the forward pass reads its taps in place from whole zero-padded images (split
+// into phases when strided), several images a product, computing only the output positions
+// (image_conv, conv_padded.h); else, at unit stride, from the padded image's span of columns
+// (padded_conv), and otherwise the column matrix (im2col) is packed straight from the image into
+// the GEMM's panels, so it is never stored either. A unit-stride input gradient is the
 // convolution of dy with the flipped filters, and only a strided one computes the column
-// matrix's gradient into the op's workspace and scatters it (col2im). A unit-stride weight
-// gradient is a dot product of dy's rows with the padded images' tap rows (conv_weight_span.h),
-// where the general case packs the column matrix transposed; the padded copies are
-// conv_padded.h's. 1x1 unit-stride unpadded convolutions multiply the input in place, and one
-// input channel per group (depthwise) runs as direct loops (conv_depthwise.h;
-// plan/spatial_shape.h decides which, for the verifier too).
+// matrix's gradient into the op's workspace and scatters it (col2im). The weight gradient is a
+// dot product of dy's rows with the padded images' tap rows where it can be
+// (conv_weight_span.h), else the column matrix is packed transposed. 1x1 unit-stride unpadded
+// convolutions multiply the input in place, and one input channel per group (depthwise) runs as
+// direct loops (conv_depthwise.h; plan/spatial_shape.h decides which, for the verifier too).
 //
 // Threads own disjoint slices (backends/cpu/parallel.h): the forward pass and the unit-stride
 // input gradient cut the images, or the output positions (columns of the product; span columns
 // when padded) when there are fewer images than threads; the strided input gradient the input
 // channels (rows of the workspace, which col2im scatters into disjoint planes); the weight
-// gradient the filter taps (columns of dw; whole input channels at unit stride). Each thread
+// gradient the filter taps (columns of dw; whole input channels over padded images). Each thread
 // loops over every image it needs, so a slice sums nothing that another thread sums too.
 #include <string.h>
 
@@ -263,30 +264,34 @@ void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, co
   }
 }
 
-// Computes images [n0, n1) of convolution |c| (unit stride, |pi| = padded_images(c) with images
-// > 0) on thread |worker|, every group, straight into y: x [N, C, H, W] in, y [N, K, P, Q] out.
-// pi.images padded images at a time are one product per group, which packs the group's filters
-// once for all of them. set_filters(gm, g) points op(A) of |gm| at group g's filters.
+// Computes images [n0, n1) of convolution |c| (|pi| = padded_images(c, free) with images > 0,
+// free being the scratch beside the packed engine's op(A)) on thread |worker|, every group,
+// straight into y: x [N, C, H, W] in, y [N, K, P, Q] out. pi.images padded images at a time are
+// one product per group, which packs the group's filters once for all of them.
+// set_filters(gm, g) points op(A) of |gm| at group g's filters.
 template <typename SetFilters>
 void image_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, const PaddedImages& pi, int64_t n0,
                 int64_t n1, const float* x, float* y, const SetFilters& set_filters) {
-  const int64_t hw = c.x.h * c.x.w, pq = c.p * c.q, plane = pi.hp * pi.wp;
+  const int64_t hw = c.x.h * c.x.w, pq = c.p * c.q;
   Gemm gm{};
   gm.m = c.kg;
   gm.k = c.cg * c.r * c.s;
   gm.alpha = 1.0f;
   gm.lda = gm.k;
   gm.pack = gemm_pack(args, worker);
-  float* padded = gm.pack + kGemmWalkFreeFrom;
-  gm.b = padded;
-  gm.b_walk = {c.s, c.r, c.a.dilation_w, c.a.dilation_h * pi.wp, plane};
+  float* free = gm.pack + kGemmWalkFreeFrom;
+  int64_t* taps = reinterpret_cast<int64_t*>(free);
+  fill_tap_offsets(c, pi, taps);
+  float* copies = free + pi.copies_at;
+  gm.b = copies;
   gm.ldc = pq;
   for (int64_t first = n0; first < n1; first += pi.images) {
     const int64_t count = n1 - first < pi.images ? n1 - first : pi.images;
-    gm.b_images = {count, c.p, c.q, pi.wp, c.cg * plane, c.k * pq};
+    gm.b_images = {count, c.p, c.q, pi.wp, c.cg * pi.channel, c.k * pq, taps};
     for (int64_t g = 0; g < c.a.groups; ++g) {
       for (int64_t i = 0; i < count; ++i) {
-        copy_padded(c, pi.wp, x + ((first + i) * c.x.c + g * c.cg) * hw, 0, plane, padded + i * c.cg * plane);
+        const float* x_g = x + ((first + i) * c.x.c + g * c.cg) * hw;
+        for (int64_t ci = 0; ci < c.cg; ++ci) copy_phases(c, pi, x_g + ci * hw, copies + (i * c.cg + ci) * pi.channel);
       }
       set_filters(gm, g);
       gm.c = y + (first * c.k + g * c.kg) * pq;
@@ -294,6 +299,9 @@ void image_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, con
     }
   }
 }
+
+// Floats of a thread's scratch that image_conv has for its tap offsets and padded images.
+constexpr int64_t kImageScratch = kGemmPackFloats - kGemmWalkFreeFrom;
 
 // Calls body(n0, n1, i0, i1, worker) on the threads for padded_conv's parts of |c|: whole
 // images where there are at least as many as threads (a late stage's span, 78 columns for 8x8
@@ -339,12 +347,12 @@ remat_status conv(const KernelArgs& args) {
   const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, crs = c.cg * c.r * c.s;
   const bool pointwise = conv_is_pointwise(c);
   const PaddedSpan ps = padded_span(c);
-  const PaddedImages pi = padded_images(c);
+  const PaddedImages pi = padded_images(c, kImageScratch);
   auto set_filters = [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; };
   if (uses_depthwise_loops(c)) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_forward(c, x, w, k0, k1, y); });
   } else if (!pointwise && pi.images > 0 && c.x.n >= static_cast<int64_t>(thread_count(args))) {
-    // Unit stride, Q a multiple of kGemmImageGrain: each thread owns whole images.
+    // Q a multiple of kGemmImageGrain: each thread owns whole images.
     parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) {
       image_conv(args, worker, c, pi, n0, n1, x, y, set_filters);
     });
@@ -401,7 +409,7 @@ remat_status conv_grad_input(const KernelArgs& args) {
     const ConvShape f = flipped_conv(c);
     const bool pointwise = conv_is_pointwise(c);
     const PaddedSpan ps = padded_span(f);
-    const PaddedImages pi = padded_images(f);
+    const PaddedImages pi = padded_images(f, kImageScratch);
     if (!pointwise && pi.images > 0 && c.x.n >= static_cast<int64_t>(thread_count(args))) {
       parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) {
         FlippedFilters filters{&c, nullptr};
@@ -471,9 +479,10 @@ remat_status conv_grad_weight(const KernelArgs& args) {
   }
   if (conv_grad_weight_over_images(args, c, dy, x, dw)) return REMAT_OK;
   if (conv_grad_weight_over_image_span(args, c, dy, x, dw)) return REMAT_OK;
-  // Strided: each thread owns filter taps [j0, j1) (columns of dw_g, rows of the column
-  // matrix): dw_g (+)= dy_g [kg, P*Q] times col^T [P*Q, taps], images in order; col^T is
-  // packed from the image, or is the image itself for a pointwise filter.
+  // Where neither way over padded images applies: each thread owns filter taps [j0, j1)
+  // (columns of dw_g, rows of the column matrix): dw_g (+)= dy_g [kg, P*Q] times col^T [P*Q,
+  // taps], images in order; col^T is packed from the image, or is the image itself for a
+  // pointwise filter.
   const bool pointwise = conv_is_pointwise(c);
   parallel_for(args, crs, kColumnGrain, [&](int64_t j0, int64_t j1, uint32_t worker) {
     Gemm gm = thread_gemm(args, worker, false, true, c.kg, j1 - j0, pq, pq, hw, crs);

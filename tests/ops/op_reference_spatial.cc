@@ -66,6 +66,10 @@ const std::vector<ConvProblem>& conv_problems() {
       {"3x3 dilation 2 in 2 groups on 8x8", false, 2, 4, 8, 8, 6, 3, 3, 1, 1, 2, 2, 2, 2, 2},
       {"3x3 padding 1 on 4x12", false, 3, 3, 4, 12, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1},
       {"3x5 padding 1 and 5 on 5x16", false, 3, 2, 5, 16, 3, 3, 5, 1, 1, 1, 5, 1, 1, 1},
+      // Strided, Q a multiple of 4: the padded images split into phases, some never read.
+      {"3x3 stride 2 dilation 2 on 15x16", false, 3, 3, 15, 16, 4, 3, 3, 2, 2, 2, 2, 2, 2, 1},
+      {"1x1 stride 2 on 8x8", false, 3, 5, 8, 8, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1},
+      {"3x2 stride 3 and 2 in 2 groups on 12x16", false, 3, 4, 12, 16, 6, 3, 2, 3, 2, 1, 0, 1, 1, 2},
   };
   // clang-format on
   return problems;

@@ -295,19 +295,23 @@ void dot_slices_have_the_bits_of_the_whole_product(void**) {
 // floats further apart than they need be, so that a wrong step reads the wrong numbers.
 struct PaddedImages {
   int64_t images, channels, p, q, hp, wp, plane, image_step;
-  remat::cpu::GemmRowWalk walk;
   std::vector<float> source;
 
   PaddedImages(int64_t images_, int64_t channels_, int64_t p_, int64_t q_, uint64_t seed)
       : images(images_), channels(channels_), p(p_), q(q_), hp(p_ + 4), wp(q_ + 5) {
     plane = hp * wp;
     image_step = channels * plane + 7;
-    walk = {3, 3, 2, 2 * wp, plane};
     ops_test::Rng rng(seed);
     source.resize(static_cast<size_t>(images * image_step));
     for (float& v : source) v = static_cast<float>(rng.uniform(-1, 1));
   }
   int64_t taps() const { return channels * 9; }
+  // Each tap's offset from an image's copy, as GemmImages takes them.
+  std::vector<int64_t> tap_offsets() const {
+    std::vector<int64_t> out;
+    for (int64_t row = 0; row < taps(); ++row) out.push_back(row / 9 * plane + row / 3 % 3 * 2 * wp + row % 3 * 2);
+    return out;
+  }
   int64_t positions() const { return p * q; }
   // Tap |row|'s value at position |j| of image |n|.
   float at(int64_t n, int64_t row, int64_t j) const {
@@ -324,6 +328,7 @@ void image_columns_have_the_bits_of_the_stored_operand(void**) {
   for (const auto& shape : shapes) {
     const PaddedImages im(3, 30, shape[0], shape[1], 41);
     const int64_t k = im.taps(), pq = im.positions(), n = im.images * pq;
+    const std::vector<int64_t> taps = im.tap_offsets();
     std::vector<float> stored(static_cast<size_t>(k * n));
     for (int64_t row = 0; row < k; ++row) {
       for (int64_t j = 0; j < n; ++j) stored[row * n + j] = im.at(j / pq, row, j % pq);
@@ -345,8 +350,7 @@ void image_columns_have_the_bits_of_the_stored_operand(void**) {
             }
           }
           g.b = im.source.data();
-          g.b_walk = im.walk;
-          g.b_images = {im.images, im.p, im.q, im.wp, im.image_step, m * pq};
+          g.b_images = {im.images, im.p, im.q, im.wp, im.image_step, m * pq, taps.data()};
           g.c = from_images.data();
           g.ldc = pq;
           engine.run(g);
@@ -374,6 +378,7 @@ void dot_images_match_a_float64_product(void**) {
   for (const auto& shape : shapes) {
     const PaddedImages im(3, 5, shape[0], shape[1], 47);
     const int64_t m = 7, n = im.taps() - 2, pq = im.positions(), a_step = m * pq + 5;
+    const std::vector<int64_t> taps = im.tap_offsets();
     ops_test::Rng rng(53);
     std::vector<float> a(static_cast<size_t>(im.images * a_step));
     for (float& v : a) v = static_cast<float>(rng.uniform(-1, 1));
@@ -386,12 +391,11 @@ void dot_images_match_a_float64_product(void**) {
       g.a = a.data() + i0 * pq;
       g.lda = pq;
       g.b = im.source.data();
-      g.b_walk = im.walk;
       g.b_row0 = j0 + 2;  // the taps from the third on
       g.c = c.data() + i0 * n + j0;
       g.ldc = n;
       g.accumulate = accumulate;
-      g.images = {im.images, im.p, im.q, im.wp, a_step, im.image_step};
+      g.images = {im.images, im.p, im.q, im.wp, a_step, im.image_step, taps.data()};
       return g;
     };
     for (const NamedDotEngine& engine : dot_engines()) {
