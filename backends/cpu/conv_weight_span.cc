@@ -99,6 +99,17 @@ int64_t images_per_chunk(const ConvShape& c, const PaddedImages& pi) {
   return c.p * c.q % kGemmDotLanes == 0 ? pi.images : 0;
 }
 
+// The dot product of a thread that owns filter taps [j0, j1) of |c|, whose padded copies start
+// at input channel ci0: dw_g's columns j0 on, dy_g's rows by those taps' rows.
+GemmDot thread_dot(const ConvShape& c, int64_t j0, int64_t j1, int64_t ci0) {
+  GemmDot d{};
+  d.m = c.kg;
+  d.n = j1 - j0;
+  d.b_row0 = j0 - ci0 * c.r * c.s;
+  d.ldc = c.cg * c.r * c.s;
+  return d;
+}
+
 }  // namespace
 
 bool conv_grad_weight_over_images(const KernelArgs& args, const ConvShape& c, const float* dy, const float* x,
@@ -117,13 +128,9 @@ bool conv_grad_weight_over_images(const KernelArgs& args, const ConvShape& c, co
     int64_t* taps = reinterpret_cast<int64_t*>(scratch);
     fill_tap_offsets(c, pi, taps);
     float* copies = scratch + pi.copies_at;
-    GemmDot d{};
-    d.m = c.kg;
-    d.n = j1 - j0;
+    GemmDot d = thread_dot(c, j0, j1, ci0);
     d.lda = pq;
     d.b = copies;
-    d.b_row0 = j0 - ci0 * rs;
-    d.ldc = crs;
     for (int64_t first = 0; first < c.x.n; first += chunk) {
       const int64_t count = c.x.n - first < chunk ? c.x.n - first : chunk;
       d.images = {count, c.p, c.q, pi.wp, c.k * pq, (ci1 - ci0) * pi.channel, taps};
@@ -158,14 +165,10 @@ bool conv_grad_weight_over_image_span(const KernelArgs& args, const ConvShape& c
     int32_t* keep = reinterpret_cast<int32_t*>(scratch);
     float* rows = scratch + is.chunk;
     float* padded = rows + c.kg * is.chunk;
-    GemmDot d{};
-    d.m = c.kg;
-    d.n = j1 - j0;
+    GemmDot d = thread_dot(c, j0, j1, ci0);
     d.a = rows;
     d.b = padded;
-    d.b_row0 = j0 - ci0 * rs;
     d.keep = keep;
-    d.ldc = crs;
     for (int64_t first = 0; first < is.total; first += is.chunk) {
       const int64_t cols = is.total - first < is.chunk ? is.total - first : is.chunk;
       const int64_t rounded = (cols + kGemmDotLanes - 1) / kGemmDotLanes * kGemmDotLanes;

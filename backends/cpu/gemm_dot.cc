@@ -40,6 +40,26 @@ inline float lane_sum(vec v) {
   return (v4[0] + v4[2]) + (v4[1] + v4[3]);
 }
 
+// Zeroes a tile's accumulators.
+template <int Mr, int Nr>
+inline void zero_tile(vec acc[Mr][Nr]) {
+#pragma GCC unroll 8
+  for (int i = 0; i < Mr; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < Nr; ++j) acc[i][j] = vec{};
+  }
+}
+
+// out[i][j] = the lane sum of acc[i][j].
+template <int Mr, int Nr>
+inline void sum_lanes(const vec acc[Mr][Nr], float out[kMr][kNr]) {
+#pragma GCC unroll 8
+  for (int i = 0; i < Mr; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < Nr; ++j) out[i][j] = lane_sum(acc[i][j]);
+  }
+}
+
 // out[i][j] = sum over the |k| columns (|k| a multiple of kVec) of a[i][p] * b[j][p] where
 // keep[p] is all ones. B is masked, not A: a kept column of A times a dropped inf of B would
 // be NaN, and A is finite wherever keep is 0 (GemmDot's contract).
@@ -54,11 +74,7 @@ void dot_tile(int64_t k, const float* const* a, const float* const* b, const int
 #pragma GCC unroll 8
   for (int j = 0; j < Nr; ++j) br[j] = b[j];
   vec acc[Mr][Nr];
-#pragma GCC unroll 8
-  for (int i = 0; i < Mr; ++i) {
-#pragma GCC unroll 8
-    for (int j = 0; j < Nr; ++j) acc[i][j] = vec{};
-  }
+  zero_tile<Mr, Nr>(acc);
   for (int64_t p = 0; p < k; p += kVec) {
     ivec mask;
     memcpy(&mask, keep + p, sizeof(ivec));
@@ -74,11 +90,7 @@ void dot_tile(int64_t k, const float* const* a, const float* const* b, const int
       for (int i = 0; i < Mr; ++i) acc[i][j] += av[i] * bv;
     }
   }
-#pragma GCC unroll 8
-  for (int i = 0; i < Mr; ++i) {
-#pragma GCC unroll 8
-    for (int j = 0; j < Nr; ++j) out[i][j] = lane_sum(acc[i][j]);
-  }
+  sum_lanes<Mr, Nr>(acc, out);
 }
 
 // dot_tile over GemmDot::Images, its K the images' output positions, loaded from B in runs of
@@ -88,11 +100,7 @@ void dot_tile_images(const GemmDot::Images& im, const float* const* a, const flo
   constexpr int64_t kRun = kVec / kRuns;
   const int64_t pq = im.p * im.q, runs_per_row = im.q / kRun, row_jump = im.wp - im.q;
   vec acc[Mr][Nr];
-#pragma GCC unroll 8
-  for (int i = 0; i < Mr; ++i) {
-#pragma GCC unroll 8
-    for (int j = 0; j < Nr; ++j) acc[i][j] = vec{};
-  }
+  zero_tile<Mr, Nr>(acc);
   for (int64_t n = 0; n < im.images; ++n) {
     const float* ar[Mr];
     const float* br[Nr];
@@ -121,11 +129,7 @@ void dot_tile_images(const GemmDot::Images& im, const float* const* a, const flo
       }
     }
   }
-#pragma GCC unroll 8
-  for (int i = 0; i < Mr; ++i) {
-#pragma GCC unroll 8
-    for (int j = 0; j < Nr; ++j) out[i][j] = lane_sum(acc[i][j]);
-  }
+  sum_lanes<Mr, Nr>(acc, out);
 }
 
 using DotTile = void (*)(int64_t, const float* const*, const float* const*, const int32_t*, float[kMr][kNr]);
