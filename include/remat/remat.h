@@ -66,8 +66,9 @@ extern "C" {
  *  SONAME carries it (libremat.so.1). remat_version() says what the loaded library has. */
 #define REMAT_API_VERSION 1
 
-/** Version of the plan format the compiler writes: 2 added the eval program. */
-#define REMAT_PLAN_FORMAT_VERSION 2
+/** Version of the plan format the compiler writes: 2 added the eval program, 3 initial values
+ *  carried in the plan (an imported model's weights). */
+#define REMAT_PLAN_FORMAT_VERSION 3
 
 /** Oldest plan format version this runtime reads (a version 1 plan has no eval program). A plan
  *  of a version outside REMAT_PLAN_FORMAT_OLDEST_VERSION..REMAT_PLAN_FORMAT_VERSION is rejected. */

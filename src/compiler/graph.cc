@@ -33,7 +33,7 @@ int Graph::add_tensor(const std::string& name, remat_dtype dtype, std::vector<in
                        ": a graph holds at most " + std::to_string(kMaxGraphTensors) + " tensors (use fewer layers)");
   }
   const int index = static_cast<int>(tensors.size());
-  tensors.push_back(Tensor{name, dtype, std::move(shape), role, init, init_scale});
+  tensors.push_back(Tensor{name, dtype, std::move(shape), role, init, init_scale, false, {}});
   names_.emplace(name, index);
   return index;
 }

@@ -41,7 +41,7 @@ enum class Role : uint8_t {
 };
 
 /// How a persistent tensor starts; values equal remat.fb.Init (checked in plan_writer.cc).
-enum class Init : uint8_t { kNone = 0, kZeros = 1, kOnes = 2, kUniform = 3, kNormal = 4 };
+enum class Init : uint8_t { kNone = 0, kZeros = 1, kOnes = 2, kUniform = 3, kNormal = 4, kData = 5 };
 
 /// Part of the step an op belongs to; values equal remat.fb.Phase (checked in plan_writer.cc).
 enum class Phase : uint8_t { kForward = 0, kBackward = 1, kRecompute = 2, kUpdate = 3, kCopy = 4, kEval = 5 };
@@ -55,6 +55,8 @@ struct Tensor {
   Init init = Init::kNone;     ///< Initial value (params and state).
   float init_scale = 0.0f;     ///< Uniform half-width or normal standard deviation.
   bool host = false;           ///< Lives in the host spill region (a spill slot).
+  /// Initial bytes (init kData: an imported model's weights), bytes() of them.
+  std::vector<uint8_t> init_data;
 
   /// Number of elements.
   int64_t numel() const;

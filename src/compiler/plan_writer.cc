@@ -26,7 +26,8 @@ REMAT_SAME_ENUM(Init::kZeros, fb::Init::Zeros);
 REMAT_SAME_ENUM(Init::kOnes, fb::Init::Ones);
 REMAT_SAME_ENUM(Init::kUniform, fb::Init::Uniform);
 REMAT_SAME_ENUM(Init::kNormal, fb::Init::Normal);
-REMAT_SAME_ENUM(Init::kNormal, fb::Init::MAX);
+REMAT_SAME_ENUM(Init::kData, fb::Init::Data);
+REMAT_SAME_ENUM(Init::kData, fb::Init::MAX);
 REMAT_SAME_ENUM(Phase::kForward, fb::Phase::Forward);
 REMAT_SAME_ENUM(Phase::kBackward, fb::Phase::Backward);
 REMAT_SAME_ENUM(Phase::kRecompute, fb::Phase::Recompute);
@@ -52,11 +53,16 @@ std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
   tensors.reserve(graph.tensors.size());
   for (size_t i = 0; i < graph.tensors.size(); ++i) {
     const Tensor& t = graph.tensors[i];
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> init_data;
+    if (t.init == Init::kData) {
+      fbb.ForceVectorAlignment(t.init_data.size(), sizeof(uint8_t), 16);
+      init_data = fbb.CreateVector(t.init_data);
+    }
     tensors.push_back(fb::CreateTensor(
         fbb, fbb.CreateString(t.name), static_cast<fb::DType>(t.dtype),
         static_cast<fb::Role>(t.role), static_cast<fb::Region>(memory.region[i]),
         fbb.CreateVector(t.shape), memory.offset[i], t.bytes(), static_cast<fb::Init>(t.init),
-        t.init_scale, memory.first_use[i], memory.last_use[i]));
+        t.init_scale, memory.first_use[i], memory.last_use[i], init_data));
   }
   std::vector<flatbuffers::Offset<fb::Op>> ops;
   ops.reserve(graph.ops.size());

@@ -55,6 +55,10 @@ remat_status initialise_persistent(remat_session* s) {
     const fb::Tensor* x = plan->tensors()->Get(t);
     if (x->init() == fb::Init::None || x->region() != fb::Region::Persistent) continue;
     const TensorRef& ref = s->tensors[t];
+    if (x->init() == fb::Init::Data) {  // the plan's bytes, as they are (plan_verify.cc sized them)
+      status = s->backend->upload(ref.region, ref.offset, x->init_data()->data(), ref.bytes, &s->err);
+      continue;
+    }
     if (x->dtype() == fb::DType::I64) {  // zeros, the one init of i64 (plan_verify.cc)
       const uint64_t chunk_bytes = static_cast<uint64_t>(capacity) * sizeof(float);
       for (uint64_t at = 0; at < ref.bytes && status == REMAT_OK; at += chunk_bytes) {

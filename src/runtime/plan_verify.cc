@@ -84,6 +84,22 @@ remat_status verify_tensor(const fb::Plan* plan, uint32_t index, ErrorBuffer* er
                      index, name, static_cast<unsigned long long>(t->size()),
                      static_cast<unsigned long long>(numel * dtype_size(dtype)));
   }
+  // Initial bytes: exactly the tensor's, on a persistent tensor of an Init.Data plan of format
+  // 3 or later, and none on any other.
+  const auto* data = t->init_data();
+  if (t->init() == fb::Init::Data) {
+    if (plan->format_version() < 3 || region != static_cast<uint8_t>(fb::Region::Persistent) || data == nullptr ||
+        data->size() != t->size()) {
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                       "tensor %u '%s': init Data needs %llu bytes of init_data on a persistent tensor of a "
+                       "format 3 plan (has %u bytes, region %s, format %u)",
+                       index, name, static_cast<unsigned long long>(t->size()), data ? data->size() : 0u,
+                       region_name(region), plan->format_version());
+    }
+  } else if (data != nullptr) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': init_data on a tensor whose init is %s",
+                     index, name, fb::EnumNameInit(t->init()));
+  }
   const uint64_t limit = region_size(plan, region);
   if (t->offset() % plan->alignment() != 0 || t->offset() > limit || t->size() > limit - t->offset()) {
     return set_error(err, REMAT_ERROR_OUT_OF_REGION,

@@ -118,6 +118,45 @@ void tensor_with_an_unknown_init_is_rejected(void**) {
   expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"'fc0.weight'", "unknown init 9"});
 }
 
+// Init Data: the session starts the tensor from the plan's bytes, which must be exactly its
+// own; any other init carries none.
+void initial_bytes_start_the_tensor_and_are_checked(void**) {
+  const rc::CompileResult r = compile_model(kMlp);
+  const int w = find_tensor(r.graph, "fc0.bias");  // [8]
+  std::vector<uint8_t> values(32);
+  for (size_t i = 0; i < 8; ++i) {
+    const float v = 0.25f * static_cast<float>(i) - 1.0f;
+    memcpy(values.data() + 4 * i, &v, 4);
+  }
+  auto with_data = [&](std::vector<uint8_t> data) {
+    return rewritten(r, [&](rc::Graph& g, rc::MemoryPlan&) {
+      g.tensors[static_cast<size_t>(w)].init = rc::Init::kData;
+      g.tensors[static_cast<size_t>(w)].init_data = data;
+    });
+  };
+  std::vector<uint8_t> bytes = with_data(values);
+  expect_status(bytes, REMAT_OK);
+  // The session's fc0.bias before any step is the plan's bytes.
+  remat_plan* plan = nullptr;
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, nullptr, 0), REMAT_OK);
+  remat_session* session = nullptr;
+  assert_int_equal(remat_session_create(plan, nullptr, &session, nullptr, 0), REMAT_OK);
+  std::vector<uint8_t> got(32);
+  assert_int_equal(remat_session_read_param(session, "fc0.bias", got.data(), got.size()), REMAT_OK);
+  assert_memory_equal(got.data(), values.data(), values.size());
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+  // Too few or too many bytes; bytes under another init; an older format.
+  expect_status(with_data(std::vector<uint8_t>(28)), REMAT_ERROR_PLAN_CORRUPT, {"'fc0.bias'", "32 bytes", "has 28"});
+  expect_status(with_data(std::vector<uint8_t>(36)), REMAT_ERROR_PLAN_CORRUPT, {"'fc0.bias'", "has 36"});
+  bytes = with_data(values);
+  assert_true(mutable_tensor(bytes, w)->mutate_init(fb::Init::Zeros));
+  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"'fc0.bias'", "init_data on a tensor whose init is Zeros"});
+  bytes = with_data(values);
+  assert_true(mutable_plan(bytes)->mutate_format_version(2));
+  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"'fc0.bias'", "format 2"});
+}
+
 // The session draws initial values as f32 only: an init on labels (i32) would be counted as a
 // write that never happens.
 void init_on_a_tensor_that_is_not_f32_is_rejected(void**) {
@@ -300,6 +339,7 @@ int main() {
       cmocka_unit_test(tensor_in_an_unknown_region_or_role_is_rejected),
       cmocka_unit_test(tensor_with_an_unknown_init_is_rejected),
       cmocka_unit_test(init_on_a_tensor_that_is_not_f32_is_rejected),
+      cmocka_unit_test(initial_bytes_start_the_tensor_and_are_checked),
       cmocka_unit_test(param_placed_in_the_arena_is_rejected_as_read_before_it_is_written),
       cmocka_unit_test(tensor_placed_outside_its_region_is_rejected),
       cmocka_unit_test(host_tensor_used_by_an_ordinary_op_is_rejected),
