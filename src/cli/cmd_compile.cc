@@ -1,4 +1,4 @@
-// `remat compile`: model template -> plan file, with the plan's figures on stdout.
+// `remat compile`: model template or ONNX file -> plan file, with the plan's figures on stdout.
 #include <cctype>
 #include <cstdio>
 
@@ -11,7 +11,7 @@ namespace cli {
 
 const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy", "--budget",
                                                  "--device-budget", "--copy-bandwidth", "--compute-rate",
-                                                 "--finite-checks", "--eval-program"};
+                                                 "--finite-checks", "--eval-program", "--loss"};
 
 compiler::FiniteChecks finite_checks_option(const Args& args) {
   const std::string value = args.text("--finite-checks", "on");
@@ -50,6 +50,7 @@ std::string optimizer_option(const Args& args, const std::string& fallback) {
 compiler::CompileOptions compile_options(const Args& args, const std::string& model) {
   compiler::CompileOptions o;
   o.model = model;
+  o.loss = args.text("--loss", "");
   o.batch = args.integer("--batch", 1, 1 << 24, 32);
   o.optimizer = optimizer_option(args, o.optimizer);
   o.seed = static_cast<uint64_t>(args.integer("--seed", 0, INT64_MAX, 0));
@@ -72,6 +73,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
 }
 
 void print_report(const compiler::CompileReport& r) {
+  for (const std::string& w : r.warnings) std::fprintf(stderr, "remat: warning: %s\n", w.c_str());
   std::printf("model:        %s\n", r.model.c_str());
   std::printf("batch:        %lld\n", static_cast<long long>(r.batch));
   std::printf("optimizer:    %s\n", r.optimizer.c_str());

@@ -237,7 +237,7 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
 int run_size(const std::vector<std::string>& argv) {
   const Args args(argv, {"--batch", "--strategy", "--budget", "--device-budget", "--copy-bandwidth", "--compute-rate",
                          "--timeline", "--optimizer", "--alignment", "--backend", "--finite-checks",
-                          "--eval-program"},
+                          "--eval-program", "--loss"},
                   {"--max-batch", "--json"});
   if (args.positional().size() != 1) throw UsageError("size takes exactly one MODEL");
   const std::string model = args.positional()[0];
@@ -245,6 +245,7 @@ int run_size(const std::vector<std::string>& argv) {
   const bool json = args.has("--json");
   SizeSetup setup;
   setup.model = compiler::expand_model_alias(model);
+  setup.loss = args.text("--loss", "");
   setup.optimizer = optimizer_option(args, setup.optimizer);
   setup.spill_budget = args.size("--device-budget", 0);
   setup.finite_checks = finite_checks_option(args);

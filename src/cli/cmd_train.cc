@@ -150,7 +150,9 @@ int run_train(const std::vector<std::string>& argv) {
     }
     bytes = read_plan_file(source);
   } else {
-    bytes = compiler::compile(compile_options(args, source)).plan;
+    compiler::CompileResult compiled = compiler::compile(compile_options(args, source));
+    for (const std::string& w : compiled.report.warnings) std::fprintf(stderr, "remat: warning: %s\n", w.c_str());
+    bytes = std::move(compiled.plan);
   }
   char message[512];
   remat_plan* raw_plan = nullptr;

@@ -19,6 +19,7 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
                                       uint64_t arena_budget) {
   compiler::CompileOptions o;
   o.model = setup.model;
+  o.loss = setup.loss;
   o.batch = batch;
   o.optimizer = setup.optimizer;
   o.strategy = strategy;

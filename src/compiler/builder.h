@@ -69,10 +69,18 @@ class Builder {
   /// |spec|.bias, |prefix|.bias [K], with PyTorch's default uniform initialisation
   /// (bound 1/sqrt(C/groups * R * S)); adds the im2col workspace the CPU needs.
   int conv(int x, const ConvSpec& spec, const std::string& prefix);
+  /// A convolution with filters |w| [K, C/groups, R, S] (or [K, C/groups, S] on rank 3) and
+  /// bias |bias| [K] (-1: none) that exist already (an imported model's); |spec|'s
+  /// out_channels, kernel and bias are read from them. Output |prefix|.out.
+  int conv_with(int x, int w, int bias, const ConvSpec& spec, const std::string& prefix);
   /// torch.nn.BatchNorm2d / BatchNorm1d in training mode over dim 1 of |x|: |prefix|.weight
   /// (ones), .bias (zeros) and the buffers .running_mean (zeros), .running_var (ones) and
   /// .num_batches_tracked, which the step updates after its backward pass.
   int batch_norm(int x, const std::string& prefix, float eps = 1e-5f, float momentum = 0.1f);
+  /// Batch norm with |gamma|, |beta| (params) and |running_mean|, |running_var| (state) [C]
+  /// that exist already (an imported model's); adds |prefix|.num_batches_tracked.
+  int batch_norm_with(int x, int gamma, int beta, int running_mean, int running_var, const std::string& prefix,
+                      float eps, float momentum);
   /// torch.nn.MaxPool2d(kernel, stride, padding, ceil_mode) (MaxPool1d on rank 3).
   int max_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode, const std::string& name);
   /// torch.nn.AvgPool2d(kernel, stride, padding, ceil_mode, count_include_pad).

@@ -41,15 +41,28 @@ int Builder::conv(int x, const ConvSpec& spec, const std::string& prefix) {
   const int64_t fan_in = c / spec.groups * (two_d ? spec.kernel_h : 1) * spec.kernel_w;
   const float bound = 1.0f / std::sqrt(static_cast<float>(fan_in));
   const int w = param(prefix + ".weight", w_shape, Init::kUniform, bound);
+  const int bias = spec.bias ? param(prefix + ".bias", {spec.out_channels}, Init::kUniform, bound) : -1;
+  return conv_with(x, w, bias, spec, prefix);
+}
+
+int Builder::conv_with(int x, int w, int bias, const ConvSpec& spec, const std::string& prefix) {
+  const Tensor in = t(x);
+  require_spatial(in, prefix);
+  const bool two_d = in.shape.size() == 4;
+  const std::vector<int64_t> w_shape = t(w).shape;
+  if (w_shape.size() != in.shape.size()) {
+    throw CompileError(prefix + ": filters '" + t(w).name + "' have rank " + std::to_string(w_shape.size()) +
+                       ", input '" + in.name + "' rank " + std::to_string(in.shape.size()));
+  }
   std::vector<int> inputs{x, w};
-  if (spec.bias) inputs.push_back(param(prefix + ".bias", {spec.out_channels}, Init::kUniform, bound));
+  if (bias >= 0) inputs.push_back(bias);
   const std::vector<int64_t> attrs{two_d ? spec.stride_h : 1, spec.stride_w,     two_d ? spec.pad_h : 0, spec.pad_w,
                                    two_d ? spec.dilation_h : 1, spec.dilation_w, spec.groups};
   const ConvShape shape = conv_shape(in.shape.data(), w_shape.data(), static_cast<int>(in.shape.size()), conv_attrs(attrs.data()));
   if (shape.p < 1 || shape.q < 1) {
     throw CompileError(prefix + ": the filter does not fit input '" + in.name + "' with this padding and dilation");
   }
-  const int y = activation(prefix + ".out", with_spatial(in.shape, spec.out_channels, shape.p, shape.q));
+  const int y = activation(prefix + ".out", with_spatial(in.shape, w_shape[0], shape.p, shape.q));
   g_->add_op(OpCode::kConv, inputs, {y}, attrs);
   return y;
 }
@@ -62,9 +75,27 @@ int Builder::batch_norm(int x, const std::string& prefix, float eps, float momen
   const int64_t c = in.shape[1];
   const int gamma = param(prefix + ".weight", {c}, Init::kOnes, 0.0f);
   const int beta = param(prefix + ".bias", {c}, Init::kZeros, 0.0f);
+  const int mean = g_->add_tensor(prefix + ".running_mean", REMAT_DTYPE_F32, {c}, Role::kState, Init::kZeros);
+  const int var = g_->add_tensor(prefix + ".running_var", REMAT_DTYPE_F32, {c}, Role::kState, Init::kOnes);
+  return batch_norm_with(x, gamma, beta, mean, var, prefix, eps, momentum);
+}
+
+int Builder::batch_norm_with(int x, int gamma, int beta, int running_mean, int running_var, const std::string& prefix,
+                             float eps, float momentum) {
+  const Tensor in = t(x);
+  if (in.shape.size() < 2 || in.shape.size() > 4) {
+    throw CompileError(prefix + ": input '" + in.name + "' has rank " + std::to_string(in.shape.size()) + ", expected 2 to 4");
+  }
+  const int64_t c = in.shape[1];
+  for (int p : {gamma, beta, running_mean, running_var}) {
+    if (t(p).shape != std::vector<int64_t>{c}) {
+      throw CompileError(prefix + ": '" + t(p).name + "' must have shape [" + std::to_string(c) + "], the channels of '" +
+                         in.name + "'");
+    }
+  }
   BatchNormBuffers buffers;
-  buffers.running_mean = g_->add_tensor(prefix + ".running_mean", REMAT_DTYPE_F32, {c}, Role::kState, Init::kZeros);
-  buffers.running_var = g_->add_tensor(prefix + ".running_var", REMAT_DTYPE_F32, {c}, Role::kState, Init::kOnes);
+  buffers.running_mean = running_mean;
+  buffers.running_var = running_var;
   buffers.num_batches_tracked =
       g_->add_tensor(prefix + ".num_batches_tracked", REMAT_DTYPE_I64, {1}, Role::kState, Init::kZeros);
   buffers.momentum = momentum;

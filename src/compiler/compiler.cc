@@ -10,6 +10,7 @@
 #include "compiler/schedule.h"
 #include "compiler/spill.h"
 #include "compiler/sqrt_strategy.h"
+#include "compiler/onnx_import.h"
 #include "compiler/templates.h"
 
 namespace remat {
@@ -47,7 +48,16 @@ CompileResult compile(const CompileOptions& options) {
     throw CompileError("alignment " + std::to_string(options.alignment) + " is not a power of two");
   }
   CompileResult result;
-  result.graph = build_template(options.model, options.batch);
+  if (is_onnx_model(options.model)) {
+    OnnxImport imported = import_onnx(options.model, options.batch, parse_onnx_loss(options.loss));
+    result.graph = std::move(imported.graph);
+    result.report.warnings = std::move(imported.warnings);
+  } else {
+    if (!options.loss.empty()) {
+      throw CompileError("--loss is for ONNX models; template '" + options.model + "' brings its own loss");
+    }
+    result.graph = build_template(options.model, options.batch);
+  }
   const size_t forward_ops = result.graph.ops.size();
   const std::vector<Op> forward = result.graph.ops;  // for the eval program, before any rewrite
   const OptimizerSpec optimizer = parse_optimizer(options.optimizer);

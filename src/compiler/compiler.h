@@ -23,7 +23,8 @@ const DeviceProfile& target_profile(const std::string& backend);
 
 /// What to compile and how.
 struct CompileOptions {
-  std::string model;                       ///< Template string (docs/templates.md).
+  std::string model;                       ///< Template string (docs/templates.md) or FILE.onnx (docs/onnx.md).
+  std::string loss;                        ///< An ONNX model's loss: "cross_entropy", "mse" or "" (none).
   int64_t batch = 1;                       ///< Batch size.
   std::string optimizer = "sgd:lr=0.01";   ///< Optimizer spec (docs/cli.md).
   uint64_t seed = 0;                       ///< RNG seed for initial params and dropout.
@@ -66,6 +67,7 @@ struct CompileReport {
   std::vector<std::string> spilled;       ///< Checkpoints copied to host and back.
   double copy_seconds = 0, hidden_copy_seconds = 0;  ///< Modelled copy time, and what compute hides.
   double copy_bandwidth = 0, compute_rate = 0;       ///< The cost model used.
+  std::vector<std::string> warnings;      ///< What the user should know (an import's renamed parameters).
 };
 
 /// A compiled plan: FlatBuffers bytes, the graph and memory plan it came from, and its report.

@@ -3,8 +3,11 @@
 
 #include "tests/cmocka_cpp.h"
 
-TrainingRun::TrainingRun(const std::string& model, int64_t batch, const std::string& optimizer, uint64_t seed,
-                         const std::string& strategy, uint64_t budget, uint64_t device_budget, size_t threads) {
+namespace {
+
+remat::compiler::CompileOptions options_of(const std::string& model, int64_t batch, const std::string& optimizer,
+                                           uint64_t seed, const std::string& strategy, uint64_t budget,
+                                           uint64_t device_budget) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = batch;
@@ -13,7 +16,21 @@ TrainingRun::TrainingRun(const std::string& model, int64_t batch, const std::str
   o.strategy = strategy;
   o.budget = budget;
   o.device_budget = device_budget;
-  bytes = remat::compiler::compile(o).plan;
+  return o;
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun(const std::string& model, int64_t batch, const std::string& optimizer, uint64_t seed,
+                         const std::string& strategy, uint64_t budget, uint64_t device_budget, size_t threads)
+    : TrainingRun(options_of(model, batch, optimizer, seed, strategy, budget, device_budget), threads) {}
+
+TrainingRun::TrainingRun(const remat::compiler::CompileOptions& o, size_t threads) {
+  try {
+    bytes = remat::compiler::compile(o).plan;
+  } catch (const std::exception& e) {
+    fail_msg("compile %s: %s", o.model.c_str(), e.what());
+  }
   char message[512];
   if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) {
     fail_msg("plan_open: %s", message);

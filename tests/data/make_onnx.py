@@ -1,0 +1,129 @@
+"""Writes the ONNX import test models tests/data/onnx/*.onnx and their PyTorch golden vectors
+tests/data/golden_onnx_*.safetensors.
+
+Each model is a PyTorch module (the templates' modules of make_golden.py, and a conv-pool net
+defined here) whose parameters are drawn and rounded to float32, exported with
+torch.onnx.export in training mode (batch norms stay batch norms), then trained in float64 for a
+few steps from those same values on one batch, as make_golden.py does. The golden file holds the
+batch, the loss before each step's update, and the parameters and batch norm buffers after the
+last step, under their state_dict names, which the export gives the initializers. A model
+exported in eval mode (its batch norms folded into the convolutions by the exporter) is written
+too, without goldens: the importer must warn about the parameters export renamed; and a model
+with an op the importer does not take (TopK).
+
+Run: /usr/bin/python3 tests/data/make_onnx.py   (Debian's python3-torch; no other package)
+"""
+import copy
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from make_golden import (DsCnn, Mlp, ResNet, STEPS, as_float32_values, f32, i32, i64, init_parameters,
+                         write_safetensors)
+
+SEED = 20241124
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "onnx")
+
+
+class ConvPool(nn.Module):
+    """Two conv-BN-ReLU-max-pool stages (the second with ceil mode), then a linear classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.conv2 = nn.Conv2d(4, 6, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(6)
+        self.fc = nn.Linear(6 * 2 * 2, 3)
+
+    def forward(self, x):
+        h = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        h = F.max_pool2d(F.relu(self.bn2(self.conv2(h))), 2, ceil_mode=True)
+        return self.fc(torch.flatten(h, 1))
+
+
+class TopTwo(nn.Module):
+    """A linear layer, then torch.topk: an op (TopK) the importer does not take."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.topk(self.fc(x), 2).values
+
+
+def export(model, example, path, opset, dynamic_batch, training):
+    torch.onnx.export(model, example, path, input_names=["x"], output_names=["logits"], opset_version=opset,
+                      dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}} if dynamic_batch else None,
+                      training=torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL,
+                      do_constant_folding=not training)
+
+
+def make(name, build, shape, batch, classes, opset, dynamic_batch, optimizers):
+    torch.manual_seed(SEED)
+    model = build().double()
+    init_parameters(model)
+    x = as_float32_values(torch.randn(batch, *shape, dtype=torch.float64))
+    labels = torch.randint(0, classes, (batch,))
+    exported = copy.deepcopy(model).float()
+    export(exported, x.float(), os.path.join(OUT, name + ".onnx"), opset, dynamic_batch, True)
+    # Tracing ran the model once in training mode, so the batch norms' running statistics the
+    # file holds are those after that pass: training starts from them too. num_batches_tracked
+    # is not exported, and starts at 0 on both sides.
+    with torch.no_grad():
+        for (key, ours), theirs in zip(model.state_dict().items(), exported.state_dict().values()):
+            if key.endswith("running_mean") or key.endswith("running_var"):
+                ours.copy_(theirs.double())
+    for spec, make_optimizer in optimizers:
+        trained = copy.deepcopy(model)
+        optimizer = make_optimizer(trained.parameters())
+        losses = []
+        for _ in range(STEPS):
+            optimizer.zero_grad()
+            loss = F.cross_entropy(trained(x), labels)
+            loss.backward()
+            losses.append(loss.item())
+            optimizer.step()
+        assert losses[0] > losses[-1], "%s: loss does not decrease: %s" % (name, losses)
+        tensors = {"input.x": f32(x), "label.labels": i32(labels),
+                   "loss": f32(torch.tensor(losses, dtype=torch.float64))}
+        for key, value in model.state_dict().items():
+            tensors["init." + key] = i64(value) if value.dtype == torch.int64 else f32(value)
+        for key, value in trained.state_dict().items():
+            tensors["final." + key] = i64(value) if value.dtype == torch.int64 else f32(value)
+        kind = spec.split(":")[0]
+        metadata = {"model": "onnx/%s.onnx" % name, "batch": str(batch), "optimizer": spec, "steps": str(STEPS),
+                    "seed": str(SEED), "torch": torch.__version__, "loss": "cross_entropy"}
+        write_safetensors(os.path.join(HERE, "golden_onnx_%s_%s.safetensors" % (name, kind)), tensors, metadata)
+        print("%s (%s): loss %s" % (name, kind, ", ".join("%.6f" % v for v in losses)))
+    return model
+
+
+def main():
+    torch.set_num_threads(1)
+    os.makedirs(OUT, exist_ok=True)
+    sgd = ("sgd:lr=0.05,momentum=0.9,weight_decay=0.01",
+           lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0.01))
+    adam = ("adam:lr=0.01,weight_decay=0.01",
+            lambda p: torch.optim.Adam(p, lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01))
+    make("mlp", lambda: Mlp(layers=3, width=16, inputs=8, classes=4), (8,), 5, 4, 13, True, [sgd, adam])
+    make("convpool", ConvPool, (3, 8, 8), 4, 3, 17, True, [sgd])
+    make("resnet", lambda: ResNet(depth=8, width=4, channels=3, classes=3), (3, 8, 8), 4, 3, 15, True, [sgd, adam])
+    make("dscnn", lambda: DsCnn(blocks=2, width=8, channels=1, classes=3), (1, 12, 6), 4, 3, 17, False, [sgd])
+    # Eval mode with constant folding: the exporter folds each batch norm into its convolution
+    # and names the folded weights itself.
+    torch.manual_seed(SEED)
+    folded = ConvPool()
+    folded.eval()
+    export(folded, torch.randn(2, 3, 8, 8), os.path.join(OUT, "convpool_eval.onnx"), 17, True, False)
+    export(TopTwo(), torch.randn(2, 8), os.path.join(OUT, "unsupported.onnx"), 17, True, False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
