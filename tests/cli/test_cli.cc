@@ -434,6 +434,40 @@ static void steps_zero_saves_the_initial_parameters(void**) {
   for (size_t i = 0; i < x.tensors.size(); ++i) assert_true(x.tensors[i].data == y.tensors[i].data);
 }
 
+// An exported model through every command that takes a MODEL, as a user runs them
+// (docs/onnx.md); one the importer cannot take is exit code 1 and writes nothing.
+static void onnx_models_compile_train_and_size(void**) {
+#if REMAT_TEST_HAVE_ONNX
+  const std::string mlp = std::string(REMAT_TEST_DATA_DIR) + "/onnx/mlp.onnx";  // x [B, 8], 4 classes
+  const std::string plan = tmp("mlp-onnx.rplan");
+  expect(run_remat("compile " + mlp + " --batch 4 --loss cross_entropy --strategy sqrt -o " + plan), 0, "wrote");
+  remat::SafeTensorsFile data;
+  std::vector<float> x(3 * 4 * 8, 0.5f);
+  std::vector<int32_t> labels(3 * 4, 2);
+  auto bytes = [](const void* p, size_t n) {
+    return std::vector<uint8_t>(static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+  };
+  data.tensors.push_back({"x", "F32", {3, 4, 8}, bytes(x.data(), x.size() * 4)});
+  data.tensors.push_back({"labels", "I32", {3, 4}, bytes(labels.data(), labels.size() * 4)});
+  std::string error;
+  assert_true(remat::write_safetensors(tmp("onnx-data.safetensors"), data, &error));
+  expect(run_remat("train " + plan + " --steps 3 --data " + tmp("onnx-data.safetensors")), 0, "trained 3 steps");
+  expect(run_remat("train " + mlp + " --loss cross_entropy --batch 4 --steps 3 --data " + tmp("onnx-data.safetensors")),
+         0, "trained 3 steps");
+  expect(run_remat("train " + mlp + " --loss cross_entropy --batch 4 --steps 3"), 1, "give --data");
+  expect(run_remat("size " + mlp + " --loss cross_entropy --batch 4"), 0, "sqrt");
+  expect(run_remat("compile " + mlp + " --batch 4 -o " + plan), 1, "--loss cross_entropy");
+  const std::string unsupported = tmp("unsupported.rplan");
+  std::remove(unsupported.c_str());
+  expect(run_remat("compile " + std::string(REMAT_TEST_DATA_DIR) + "/onnx/unsupported.onnx --batch 4 --loss mse -o " +
+                   unsupported),
+         1, "(TopK, opset 17)");
+  assert_int_equal(access(unsupported.c_str(), F_OK), -1);
+#else
+  skip();
+#endif
+}
+
 static void data_files_feed_the_steps_and_wrong_ones_are_named(void**) {
   remat::SafeTensorsFile data;
   std::vector<float> x(2 * 4 * 8, 0.25f);
@@ -514,6 +548,7 @@ int main() {
       cmocka_unit_test(a_run_with_a_state_resumes_to_the_parameters_of_an_uninterrupted_run),
       cmocka_unit_test(state_options_are_checked_before_the_first_step),
       cmocka_unit_test(data_files_feed_the_steps_and_wrong_ones_are_named),
+      cmocka_unit_test(onnx_models_compile_train_and_size),
       cmocka_unit_test(devices_names_every_backend_and_says_why_one_is_unavailable),
       cmocka_unit_test(devices_does_not_load_cublas),
   };
