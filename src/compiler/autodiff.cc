@@ -155,6 +155,7 @@ class Differentiator {
         }
         break;
       }
+      case OpCode::kSlice: slice(op, dy); break;
       case OpCode::kSoftmaxCrossEntropy:
         grad_op(in[0], OpCode::kSoftmaxCrossEntropyGrad, {out[1], in[1]});
         break;
@@ -223,6 +224,29 @@ class Differentiator {
     for (int64_t k = 0; k < r; ++k) inverse[op.iattrs[1 + r + k]] = k;
     attrs.insert(attrs.end(), inverse.begin(), inverse.end());
     grad_op(op.inputs[0], OpCode::kPermute, {dy}, attrs);
+  }
+
+  // y = x.narrow(axis, offset, n): dx is dy with zeros around it along the axis. Viewed as [outer,
+  // 1, n, inner] that is pad's top and bottom, so the rule is pad between two reshaping copies.
+  void slice(const Op& op, int dy) {
+    const int x = op.inputs[0];
+    if (!needs_[x]) return;
+    const std::vector<int64_t> dims = g_.tensors[x].shape;
+    const size_t axis = static_cast<size_t>(op.iattrs[0]);
+    const int64_t offset = op.iattrs[1], n = g_.tensors[dy].shape[axis];
+    int64_t outer = 1, inner = 1;
+    for (size_t k = 0; k < axis; ++k) outer *= dims[k];
+    for (size_t k = axis + 1; k < dims.size(); ++k) inner *= dims[k];
+    auto temp = [&](const std::vector<int64_t>& shape) {
+      return g_.add_tensor(g_.unique_name("grad." + g_.tensors[x].name + ".slice"), REMAT_DTYPE_F32, shape, Role::kGrad);
+    };
+    const int viewed = temp({outer, 1, n, inner});
+    emit(OpCode::kCopy, {dy}, {viewed});
+    const int padded = temp({outer, 1, dims[axis], inner});
+    emit(OpCode::kPad, {viewed}, {padded}, {offset, dims[axis] - offset - n, 0, 0}, {0.0f});
+    const int dx = grad_tensor(x);
+    emit(OpCode::kCopy, {padded}, {dx});
+    accumulate(x, dx);
   }
 
   Graph& g_;

@@ -43,6 +43,11 @@ int Builder::layer_norm(int x, const std::string& prefix, float eps) {
   const int64_t n = t(x).shape.back();
   const int gamma = param(prefix + ".weight", {n}, Init::kOnes, 0.0f);
   const int beta = param(prefix + ".bias", {n}, Init::kZeros, 0.0f);
+  return layer_norm_with(x, gamma, beta, prefix, eps);
+}
+
+int Builder::layer_norm_with(int x, int gamma, int beta, const std::string& prefix, float eps) {
+  const int64_t n = t(x).shape.back();
   const int64_t rows = t(x).numel() / n;
   const int y = activation(prefix + ".out", t(x).shape);
   const int mean = activation(prefix + ".mean", {rows});

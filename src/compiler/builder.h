@@ -29,6 +29,9 @@ class Builder {
   int linear(int x, int64_t out_features, const std::string& prefix);
   /// torch.nn.LayerNorm over the last axis: creates |prefix|.weight (ones) and .bias (zeros).
   int layer_norm(int x, const std::string& prefix, float eps);
+  /// LayerNorm over the last axis with |gamma| and |beta| [H] that exist already (an imported
+  /// model's); outputs named |prefix|.out, .mean and .rstd.
+  int layer_norm_with(int x, int gamma, int beta, const std::string& prefix, float eps);
   /// Inverted dropout with probability |p|; returns |x| itself when p == 0.
   int dropout(int x, float p, const std::string& name);
   /// Elementwise activations.

@@ -34,12 +34,16 @@ void append_eval_program(Graph& graph, const std::vector<Op>& forward) {
   const bool cross_entropy = forward[loss_op].code == OpCode::kSoftmaxCrossEntropy;
   const int prediction = forward[loss_op].inputs.at(0);
 
-  // What each forward tensor is in the eval program: inputs, labels and parameters are shared;
-  // every tensor a forward op writes gets a copy of its own.
+  // What each forward tensor is in the eval program: inputs, labels, parameters and constants
+  // (state with initial data: an imported model's constant ids) are shared; every tensor a
+  // forward op writes gets a copy of its own.
   std::vector<int> in_eval(graph.tensors.size(), -1);
   for (size_t t = 0; t < in_eval.size(); ++t) {
-    const Role role = graph.tensors[t].role;
-    if (role == Role::kInput || role == Role::kLabel || role == Role::kParam) in_eval[t] = static_cast<int>(t);
+    const Tensor& x = graph.tensors[t];
+    const bool constant = x.role == Role::kState && x.init == Init::kData;
+    if (x.role == Role::kInput || x.role == Role::kLabel || x.role == Role::kParam || constant) {
+      in_eval[t] = static_cast<int>(t);
+    }
   }
   const size_t first = graph.ops.size();
   for (size_t i = 0; i < forward.size(); ++i) {

@@ -4,13 +4,16 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "compiler/builder.h"
@@ -123,6 +126,12 @@ class Importer {
   Dims shape_of(const std::string& name) const;
   // A parameter (or state) tensor from initializer |c| of |n|'s input |input|, made once.
   int adopt(const onnx::NodeProto& n, int input, Role role);
+  // The same for initializer |name| (a transposed weight's).
+  int adopt_named(const onnx::NodeProto& n, const std::string& name, Role role);
+  // A fresh activation of |shape| named after |hint|.
+  int fresh(const std::string& hint, const Dims& shape, remat_dtype dtype = REMAT_DTYPE_F32);
+  // Whether input |input| of |n| is a float scalar constant; its value in |value|.
+  bool scalar(const onnx::NodeProto& n, int input, float* value) const;
   void define(const onnx::NodeProto& n, int output, int tensor, Dims logical = {});
   void define_constant(const onnx::NodeProto& n, int output, Constant c);
 
@@ -139,6 +148,15 @@ class Importer {
   void concat(const onnx::NodeProto& n);
   void pad(const onnx::NodeProto& n);
   void dropout(const onnx::NodeProto& n);
+  void transpose(const onnx::NodeProto& n);
+  void gather(const onnx::NodeProto& n);
+  void arithmetic(const onnx::NodeProto& n);
+  bool gelu(const onnx::NodeProto& n);
+  void layer_norm(const onnx::NodeProto& n);
+  void split(const onnx::NodeProto& n);
+  void slice(const onnx::NodeProto& n);
+  // The one node that reads value |name| (nullptr: none or several, or the graph's output).
+  const onnx::NodeProto* sole_reader(const std::string& name) const;
   void attach_loss(OnnxLoss loss);
 
   // ---- attributes and messages -------------------------------------------------------------
@@ -158,6 +176,9 @@ class Importer {
   std::map<std::string, int> tensors_;      // ONNX value -> graph tensor
   std::map<std::string, Dims> logical_;     // ONNX shape where it differs from the tensor's
   std::map<std::string, int> adopted_;      // initializer -> graph tensor
+  std::map<std::string, std::string> transposed_;    // value -> the 2-D initializer it transposes
+  std::map<std::string, std::vector<int>> readers_;  // value -> the nodes that read it
+  std::set<const onnx::NodeProto*> done_;            // nodes a pattern already imported
 };
 
 const Constant& Importer::constant(const onnx::NodeProto& n, int input) const {
@@ -195,8 +216,34 @@ Dims Importer::shape_of(const std::string& name) const {
 }
 
 int Importer::adopt(const onnx::NodeProto& n, int input, Role role) {
-  const Constant& c = constant(n, input);
-  const std::string& name = n.input(input);
+  constant(n, input);  // names what is wrong
+  return adopt_named(n, n.input(input), role);
+}
+
+int Importer::fresh(const std::string& hint, const Dims& shape, remat_dtype dtype) {
+  return out_.graph.add_tensor(out_.graph.unique_name(hint), dtype, shape, Role::kActivation);
+}
+
+bool Importer::scalar(const onnx::NodeProto& n, int input, float* value) const {
+  const auto it = input < n.input_size() ? constants_.find(n.input(input)) : constants_.end();
+  if (it == constants_.end() || it->second.numel() != 1) return false;
+  *value = it->second.type == onnx::TensorProto_DataType_FLOAT ? it->second.f[0] : static_cast<float>(it->second.i[0]);
+  return true;
+}
+
+const onnx::NodeProto* Importer::sole_reader(const std::string& name) const {
+  const auto it = readers_.find(name);
+  if (it == readers_.end() || it->second.size() != 1) return nullptr;
+  for (const onnx::ValueInfoProto& out : model_.graph().output()) {
+    if (out.name() == name) return nullptr;  // the graph's output is read outside too
+  }
+  return &model_.graph().node(it->second[0]);
+}
+
+int Importer::adopt_named(const onnx::NodeProto& n, const std::string& name, Role role) {
+  const auto found = constants_.find(name);
+  if (found == constants_.end()) unsupported(n, "'" + name + "' must be an initializer (a parameter)");
+  const Constant& c = found->second;
   if (c.type != onnx::TensorProto_DataType_FLOAT || c.initializer.empty()) {
     unsupported(n, "input '" + name + "' must be a float initializer (a parameter)");
   }
@@ -272,7 +319,40 @@ void Importer::node(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   bool all_constant = n.input_size() > 0;
   for (const std::string& in : n.input()) all_constant &= in.empty() || is_constant(in);
-  if (op == "Constant" || op == "Shape" || (all_constant && op != "Dropout")) return fold(n);
+  if (done_.count(&n) != 0) return;  // a Constant, or imported with a pattern (gelu)
+  // Rows of a parameter table at constant ids are computed, not folded: the table trains.
+  const bool table = op == "Gather" && is_constant(n.input(0)) &&
+                     constants_.at(n.input(0)).type == onnx::TensorProto_DataType_FLOAT;
+  if (table) return gather(n);
+  if (op == "Constant" || op == "Shape" || (all_constant && op != "Dropout" && op != "Transpose")) return fold(n);
+  if (op == "Transpose") return transpose(n);
+  if (op == "Gather") return gather(n);
+  if (op == "Sub" || op == "Mul" || op == "Div") return arithmetic(n);
+  if (op == "LayerNormalization") return layer_norm(n);
+  if (op == "Split") return split(n);
+  if (op == "Slice") return slice(n);
+  if (op == "Squeeze" || op == "Unsqueeze") {
+    // Of a computed tensor: the same bytes in another shape (axes from the input, opset 13+).
+    Dims d = shape_of(n.input(0));
+    Dims axes;
+    if (n.input_size() > 1 && !n.input(1).empty()) axes.assign(constant(n, 1).i.begin(), constant(n, 1).i.end());
+    const int64_t rank = static_cast<int64_t>(d.size()) + (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
+    for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+    std::sort(axes.begin(), axes.end());
+    if (op == "Unsqueeze") {
+      for (int64_t a : axes) d.insert(d.begin() + a, 1);
+    } else {
+      Dims kept;
+      for (size_t k = 0; k < d.size(); ++k) {
+        const bool listed = std::find(axes.begin(), axes.end(), static_cast<int64_t>(k)) != axes.end();
+        if ((axes.empty() && d[k] == 1) || (listed && d[k] == 1)) continue;
+        if (listed) unsupported(n, "squeezing an axis of size " + std::to_string(d[k]));
+        kept.push_back(d[k]);
+      }
+      d = kept;
+    }
+    return reshape(n, d);
+  }
   if (op == "Gemm") return gemm(n);
   if (op == "MatMul") return matmul(n);
   if (op == "Add") return add(n);
@@ -387,6 +467,22 @@ void Importer::fold(const onnx::NodeProto& n) {
     out = ints(0);
     out.dims = {out.numel()};
     if (op == "Squeeze" && out.numel() == 1) out.dims.clear();
+  } else if (op == "Range") {
+    const int64_t start = ints(0).i.at(0), limit = ints(1).i.at(0), delta = ints(2).i.at(0);
+    if (delta == 0) unsupported(n, "a Range with delta 0");
+    for (int64_t v = start; delta > 0 ? v < limit : v > limit; v += delta) out.i.push_back(v);
+    out.dims = {static_cast<int64_t>(out.i.size())};
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    const Constant& a = ints(0);
+    const Constant& b = ints(1);
+    if (a.numel() != b.numel() && a.numel() != 1 && b.numel() != 1) unsupported(n, "folded operands of other sizes");
+    const int64_t count = std::max(a.numel(), b.numel());
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t x = a.i[static_cast<size_t>(a.numel() == 1 ? 0 : k)], y = b.i[static_cast<size_t>(b.numel() == 1 ? 0 : k)];
+      if (op == "Div" && y == 0) unsupported(n, "integer division by zero");
+      out.i.push_back(op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y);
+    }
+    out.dims = a.numel() >= b.numel() ? a.dims : b.dims;
   } else if (op == "Concat") {
     for (int k = 0; k < n.input_size(); ++k) {
       const Constant& part = ints(k);
@@ -420,7 +516,27 @@ void Importer::gemm(const onnx::NodeProto& n) {
 
 void Importer::matmul(const onnx::NodeProto& n) {
   const Dims a = shape_of(n.input(0));
-  if (!is_constant(n.input(1)) || a.size() < 2) unsupported(n, "MatMul of a tensor by a 2-D parameter only");
+  if (a.size() < 2) unsupported(n, "MatMul of vectors");
+  const auto t = transposed_.find(n.input(1));
+  if (t != transposed_.end()) {  // x @ W^T: nn.Linear on more than 2 dims
+    const int x = tensor(n, 0);
+    const int w = adopt_named(n, t->second, Role::kParam);
+    const Dims wd = out_.graph.tensors[w].shape;
+    if (wd[1] != a.back()) unsupported(n, "the transposed weight does not match A's last dim");
+    Dims out = a;
+    out.back() = wd[0];
+    return define(n, 0, b_.matmul(x, w, false, true, 1.0f, out, out_.graph.unique_name(n.output(0))));
+  }
+  if (!is_constant(n.input(1))) {  // two computed tensors, batched alike (attention)
+    const Dims bd = shape_of(n.input(1));
+    if (bd.size() != a.size() || !std::equal(a.begin(), a.end() - 2, bd.begin()) || bd[bd.size() - 2] != a.back()) {
+      unsupported(n, "MatMul of computed tensors needs equal batch dims and A's columns equal to B's rows");
+    }
+    Dims out = a;
+    out.back() = bd.back();
+    const int x = tensor(n, 0), y = tensor(n, 1);
+    return define(n, 0, b_.matmul(x, y, false, false, 1.0f, out, out_.graph.unique_name(n.output(0))));
+  }
   const int x = tensor(n, 0);
   const int w = adopt(n, 1, Role::kParam);
   const Dims wd = out_.graph.tensors[w].shape;
@@ -430,18 +546,33 @@ void Importer::matmul(const onnx::NodeProto& n) {
   define(n, 0, b_.matmul(x, w, false, false, 1.0f, out, out_.graph.unique_name(n.output(0))));
 }
 
+// Whether |small| is |big|'s trailing dims (a bias_add's b).
+bool trailing(const Dims& big, const Dims& small) {
+  return !small.empty() && small.size() < big.size() && std::equal(small.begin(), small.end(), big.end() - small.size());
+}
+
 void Importer::add(const onnx::NodeProto& n) {
-  // A bias: a tensor plus a 1-D float initializer along its last axis (either order).
+  // A bias: a tensor plus a float initializer of its trailing dims (either order).
   for (int side = 0; side < 2; ++side) {
     if (!is_constant(n.input(side)) || is_constant(n.input(1 - side))) continue;
     const Dims d = shape_of(n.input(1 - side));
-    if (constant(n, side).dims != Dims{d.back()}) unsupported(n, "a constant added must be a bias along the last axis");
+    if (!trailing(d, constant(n, side).dims)) unsupported(n, "a constant added must be a bias of the other's trailing dims");
     const int x = tensor(n, 1 - side);
     return define(n, 0, b_.bias_add(x, adopt(n, side, Role::kParam), out_.graph.unique_name(n.output(0))));
   }
-  if (shape_of(n.input(0)) != shape_of(n.input(1))) unsupported(n, "Add of tensors of different shapes (broadcasting)");
-  const int x = tensor(n, 0), y = tensor(n, 1);
-  define(n, 0, b_.add(x, y, out_.graph.unique_name(n.output(0))));
+  const Dims a = shape_of(n.input(0)), b = shape_of(n.input(1));
+  const std::string name = out_.graph.unique_name(n.output(0));
+  if (a == b) {
+    const int x = tensor(n, 0), y = tensor(n, 1);
+    return define(n, 0, b_.add(x, y, name));
+  }
+  // Broadcast of the trailing dims only (token plus position embeddings).
+  for (int side = 0; side < 2; ++side) {
+    if (!trailing(side ? a : b, side ? b : a)) continue;
+    const int x = tensor(n, side ? 0 : 1), y = tensor(n, side ? 1 : 0);
+    return define(n, 0, b_.bias_add(x, y, name));
+  }
+  unsupported(n, "Add of tensors whose shapes broadcast other than along leading dims");
 }
 
 void Importer::conv(const onnx::NodeProto& n) {
@@ -577,6 +708,208 @@ void Importer::pad(const onnx::NodeProto& n) {
                       out_.graph.unique_name(n.output(0))));
 }
 
+void Importer::transpose(const onnx::NodeProto& n) {
+  const Dims d = shape_of(n.input(0));
+  Dims perm = ints_attr(n, "perm", {});
+  if (perm.empty()) {
+    for (size_t k = d.size(); k-- > 0;) perm.push_back(static_cast<int64_t>(k));
+  }
+  if (is_constant(n.input(0))) {
+    // A weight transposed for x @ W^T: MatMul reads the initializer with trans_b.
+    if (d.size() != 2 || perm != Dims{1, 0} || constants_.at(n.input(0)).initializer.empty()) {
+      unsupported(n, "a transposed constant must be a 2-D initializer");
+    }
+    transposed_[n.output(0)] = n.input(0);
+    return;
+  }
+  if (perm.size() != d.size()) unsupported(n, "perm does not match the input's rank");
+  Dims out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(d.size())) unsupported(n, "perm entry " + std::to_string(p));
+    out.push_back(d[static_cast<size_t>(p)]);
+  }
+  const int x = tensor(n, 0);
+  define(n, 0, b_.permute(x, d, perm, out, out_.graph.unique_name(n.output(0))));
+}
+
+void Importer::gather(const onnx::NodeProto& n) {
+  const Dims d = shape_of(n.input(0));
+  int64_t axis = int_attr(n, "axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(d.size());
+  if (is_constant(n.input(0))) {
+    // An embedding: rows of a parameter table picked by ids.
+    if (axis != 0 || d.size() != 2) unsupported(n, "Gather from a parameter takes rows of a 2-D table (axis 0)");
+    const int table = adopt(n, 0, Role::kParam);
+    int ids;
+    if (is_constant(n.input(1))) {
+      // Constant ids (positions): an i32 tensor the plan carries.
+      const Constant& c = constant(n, 1);
+      if (c.type != onnx::TensorProto_DataType_INT64 || c.dims.empty()) unsupported(n, "constant ids must be integers");
+      for (int64_t v : c.i) {
+        if (v < 0 || v >= d[0]) unsupported(n, "constant id " + std::to_string(v) + " outside the table's rows");
+      }
+      ids = out_.graph.add_tensor(out_.graph.unique_name(n.input(1)), REMAT_DTYPE_I32, c.dims, Role::kState, Init::kData);
+      std::vector<uint8_t>& data = out_.graph.tensors[ids].init_data;
+      for (int64_t v : c.i) {
+        const int32_t id = static_cast<int32_t>(v);
+        const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&id);
+        data.insert(data.end(), bytes, bytes + sizeof(id));
+      }
+    } else {
+      ids = tensor(n, 1);
+      if (out_.graph.tensors[ids].dtype != REMAT_DTYPE_I32) unsupported(n, "ids must be an integer input");
+    }
+    return define(n, 0, b_.embedding(ids, table, out_.graph.unique_name(n.output(0))));
+  }
+  // One index of an axis of a computed tensor ([:, 0] of a sequence).
+  float index = 0.0f;
+  if (!scalar(n, 1, &index) || constant(n, 1).type != onnx::TensorProto_DataType_INT64 || !constant(n, 1).dims.empty()) {
+    unsupported(n, "Gather from a computed tensor takes one constant index (a scalar)");
+  }
+  int64_t at = static_cast<int64_t>(index);
+  if (at < 0) at += d[static_cast<size_t>(axis)];
+  if (at < 0 || at >= d[static_cast<size_t>(axis)]) unsupported(n, "index outside the axis");
+  const int x = tensor(n, 0);
+  define(n, 0, b_.select(x, static_cast<int>(axis), at, out_.graph.unique_name(n.output(0))));
+}
+
+void Importer::arithmetic(const onnx::NodeProto& n) {
+  const std::string& op = n.op_type();
+  if (op == "Div" && gelu(n)) return;
+  const std::string name = out_.graph.unique_name(n.output(0));
+  float c = 0.0f;
+  // A computed tensor times or over a constant scalar: scale.
+  if (!is_constant(n.input(0)) && scalar(n, 1, &c) && op != "Sub") {
+    const float alpha = op == "Mul" ? c : static_cast<float>(1.0 / static_cast<double>(c));
+    if (op == "Div" && c == 0.0f) unsupported(n, "division by zero");
+    const int x = tensor(n, 0);
+    const int y = fresh(name, out_.graph.tensors[x].shape);
+    out_.graph.add_op(OpCode::kScale, {x}, {y}, {}, {alpha});
+    return define(n, 0, y);
+  }
+  if (op == "Mul" && is_constant(n.input(0)) && scalar(n, 0, &c) && !is_constant(n.input(1))) {
+    const int x = tensor(n, 1);
+    const int y = fresh(name, out_.graph.tensors[x].shape);
+    out_.graph.add_op(OpCode::kScale, {x}, {y}, {}, {c});
+    return define(n, 0, y);
+  }
+  if (is_constant(n.input(0)) || is_constant(n.input(1)) || shape_of(n.input(0)) != shape_of(n.input(1))) {
+    unsupported(n, op + " of computed tensors of one shape, or of a computed tensor by a constant scalar");
+  }
+  const int a = tensor(n, 0), b = tensor(n, 1);
+  const Dims d = out_.graph.tensors[a].shape;
+  if (op == "Mul") {
+    const int y = fresh(name, d);
+    out_.graph.add_op(OpCode::kMul, {a, b}, {y});
+    return define(n, 0, y);
+  }
+  if (op == "Sub") {  // a + (-1) b
+    const int negated = fresh(name + ".negated", d);
+    out_.graph.add_op(OpCode::kScale, {b}, {negated}, {}, {-1.0f});
+    return define(n, 0, b_.add(a, negated, name));
+  }
+  unsupported(n, "Div of two computed tensors");
+}
+
+// The exact GELU as torch exports it: x / sqrt(2) -> Erf -> + 1 -> * x -> * 0.5, each node the
+// only reader of the one before. Imported as one gelu op.
+bool Importer::gelu(const onnx::NodeProto& n) {
+  float c = 0.0f;
+  if (!scalar(n, 1, &c) || std::fabs(c - 1.41421356f) > 1e-5f || is_constant(n.input(0))) return false;
+  const onnx::NodeProto* erf = sole_reader(n.output(0));
+  if (erf == nullptr || erf->op_type() != "Erf") return false;
+  const onnx::NodeProto* plus = sole_reader(erf->output(0));
+  float one = 0.0f;
+  if (plus == nullptr || plus->op_type() != "Add") return false;
+  const int erf_side = plus->input(0) == erf->output(0) ? 0 : 1;
+  if (!scalar(*plus, 1 - erf_side, &one) || one != 1.0f) return false;
+  const onnx::NodeProto* times = sole_reader(plus->output(0));
+  if (times == nullptr || times->op_type() != "Mul") return false;
+  const std::string& other = times->input(0) == plus->output(0) ? times->input(1) : times->input(0);
+  if (other != n.input(0)) return false;
+  const onnx::NodeProto* half = sole_reader(times->output(0));
+  float h = 0.0f;
+  if (half == nullptr || half->op_type() != "Mul") return false;
+  const int times_side = half->input(0) == times->output(0) ? 0 : 1;
+  if (!scalar(*half, 1 - times_side, &h) || h != 0.5f) return false;
+  const int x = tensor(n, 0);
+  tensors_[half->output(0)] = b_.gelu(x, out_.graph.unique_name(half->output(0)));
+  done_.insert({erf, plus, times, half});
+  return true;
+}
+
+void Importer::layer_norm(const onnx::NodeProto& n) {
+  const Dims d = shape_of(n.input(0));
+  const int64_t axis = int_attr(n, "axis", -1);
+  if (axis != -1 && axis != static_cast<int64_t>(d.size()) - 1) unsupported(n, "LayerNormalization over the last axis only");
+  for (int k = 1; k < n.output_size(); ++k) {
+    if (!n.output(k).empty() && readers_.count(n.output(k))) unsupported(n, "its mean or inverse deviation output is read");
+  }
+  const int x = tensor(n, 0);
+  const int gamma = adopt(n, 1, Role::kParam);
+  if (n.input_size() < 3 || n.input(2).empty()) unsupported(n, "LayerNormalization without a bias");
+  const int beta = adopt(n, 2, Role::kParam);
+  define(n, 0, b_.layer_norm_with(x, gamma, beta, out_.graph.unique_name(n.output(0)), float_attr(n, "epsilon", 1e-5f)));
+}
+
+void Importer::split(const onnx::NodeProto& n) {
+  const Dims d = shape_of(n.input(0));
+  int64_t axis = int_attr(n, "axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(d.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(d.size())) unsupported(n, "axis outside the input's rank");
+  Dims sizes;
+  if (n.input_size() > 1 && !n.input(1).empty()) {
+    sizes.assign(constant(n, 1).i.begin(), constant(n, 1).i.end());
+  } else {
+    const int64_t parts = n.output_size();
+    if (d[static_cast<size_t>(axis)] % parts != 0) unsupported(n, "an axis that does not split evenly");
+    sizes.assign(static_cast<size_t>(parts), d[static_cast<size_t>(axis)] / parts);
+  }
+  if (static_cast<int>(sizes.size()) != n.output_size()) unsupported(n, "split sizes do not match the outputs");
+  const int x = tensor(n, 0);
+  int64_t offset = 0;
+  for (int k = 0; k < n.output_size(); ++k) {
+    Dims out = d;
+    out[static_cast<size_t>(axis)] = sizes[static_cast<size_t>(k)];
+    const int y = fresh(n.output(k), out);
+    out_.graph.add_op(OpCode::kSlice, {x}, {y}, {axis, offset});
+    define(n, k, y);
+    offset += sizes[static_cast<size_t>(k)];
+  }
+  if (offset != d[static_cast<size_t>(axis)]) unsupported(n, "split sizes do not add up to the axis");
+}
+
+void Importer::slice(const onnx::NodeProto& n) {
+  Dims d = shape_of(n.input(0));
+  const Constant& starts = constant(n, 1);
+  const Constant& ends = constant(n, 2);
+  Dims axes;
+  if (n.input_size() > 3 && !n.input(3).empty()) {
+    axes.assign(constant(n, 3).i.begin(), constant(n, 3).i.end());
+  } else {
+    for (size_t k = 0; k < starts.i.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  }
+  if (n.input_size() > 4 && !n.input(4).empty()) {
+    for (int64_t step : constant(n, 4).i) {
+      if (step != 1) unsupported(n, "steps other than 1");
+    }
+  }
+  int x = tensor(n, 0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t axis = axes[k] < 0 ? axes[k] + static_cast<int64_t>(d.size()) : axes[k];
+    const int64_t dim = d[static_cast<size_t>(axis)];
+    auto clamp = [dim](int64_t v) { return v < 0 ? std::max<int64_t>(0, v + dim) : std::min(v, dim); };
+    const int64_t begin = clamp(starts.i[k]), end = clamp(ends.i[k]);
+    if (end <= begin) unsupported(n, "an empty slice");
+    if (begin == 0 && end == dim) continue;
+    d[static_cast<size_t>(axis)] = end - begin;
+    const int y = fresh(n.output(0), d);
+    out_.graph.add_op(OpCode::kSlice, {x}, {y}, {axis, begin});
+    x = y;
+  }
+  define(n, 0, x);
+}
+
 void Importer::dropout(const onnx::NodeProto& n) {
   float ratio = 0.5f;
   if (n.input_size() > 1 && !n.input(1).empty()) {
@@ -659,6 +992,18 @@ OnnxImport Importer::run(OnnxLoss loss) {
     } else {
       throw CompileError(path_ + ": input '" + in.name() + "' has element type " +
                          onnx::TensorProto_DataType_Name(type_id) + " (remat binds FLOAT, and INT64 or INT32 as i32)");
+    }
+  }
+  for (int k = 0; k < g.node_size(); ++k) {
+    for (const std::string& in : g.node(k).input()) {
+      if (!in.empty()) readers_[in].push_back(k);
+    }
+  }
+  // Constant nodes first: a pattern (gelu) looks ahead at constants defined after its first node.
+  for (const onnx::NodeProto& n : g.node()) {
+    if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx")) {
+      fold(n);
+      done_.insert(&n);
     }
   }
   for (const onnx::NodeProto& n : g.node()) node(n);

@@ -55,10 +55,11 @@ remat_status verify_tensor(const fb::Plan* plan, uint32_t index, ErrorBuffer* er
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': unknown init %u", index, name,
                      static_cast<unsigned>(t->init()));
   }
+  // Data is bytes, of any dtype (an imported model's constant indices are i32).
   const bool i64_zeros = t->dtype() == fb::DType::I64 && t->init() == fb::Init::Zeros;
-  if (t->init() != fb::Init::None && t->dtype() != fb::DType::F32 && !i64_zeros) {
+  if (t->init() != fb::Init::None && t->init() != fb::Init::Data && t->dtype() != fb::DType::F32 && !i64_zeros) {
     return set_error(err, REMAT_ERROR_BAD_DTYPE,
-                     "tensor %u '%s': init %s on a tensor of dtype %u (only f32 is initialised, and i64 to zeros)",
+                     "tensor %u '%s': init %s on a tensor of dtype %u (only f32 is drawn, i64 set to zeros; Data is any)",
                      index, name, fb::EnumNameInit(t->init()), dtype);
   }
   const auto* shape = t->shape();

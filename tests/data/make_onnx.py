@@ -14,6 +14,7 @@ with an op the importer does not take (TopK).
 Run: /usr/bin/python3 tests/data/make_onnx.py   (Debian's python3-torch; no other package)
 """
 import copy
+import math
 import os
 import sys
 
@@ -21,8 +22,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from make_golden import (DsCnn, Mlp, ResNet, STEPS, as_float32_values, f32, i32, i64, init_parameters,
-                         write_safetensors)
+from make_golden import (DsCnn, Mlp, ResNet, STEPS, Transformer, as_float32_values, f32, i32, i64,
+                         init_parameters, write_safetensors)
 
 SEED = 20241124
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -46,6 +47,48 @@ class ConvPool(nn.Module):
         return self.fc(torch.flatten(h, 1))
 
 
+class GptBlock(nn.Module):
+    """A pre-LN GPT block: one fused q/k/v projection split three ways (no bias, whose key part
+    would have no gradient), attention without a mask, and an exact-GELU MLP."""
+
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = nn.LayerNorm(hidden)
+        self.c_attn = nn.Linear(hidden, 3 * hidden, bias=False)
+        self.c_proj = nn.Linear(hidden, hidden)
+        self.ln_2 = nn.LayerNorm(hidden)
+        self.c_fc = nn.Linear(hidden, 4 * hidden)
+        self.mlp_proj = nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x):
+        b, s, h = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(h, dim=2)
+        heads = lambda t: t.reshape(b, s, self.heads, h // self.heads).transpose(1, 2)
+        q, k, v = heads(q), heads(k), heads(v)
+        p = torch.softmax(q @ k.transpose(-1, -2) * (1.0 / math.sqrt(h // self.heads)), dim=-1)
+        x = x + self.c_proj((p @ v).transpose(1, 2).reshape(b, s, h))
+        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x))))
+
+
+class Gpt(nn.Module):
+    """Token and position embeddings, GPT blocks, a final LayerNorm, the last token classified."""
+
+    def __init__(self, layers, hidden, heads, seq, vocab, classes):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, hidden)
+        self.wpe = nn.Embedding(seq, hidden)
+        self.h = nn.ModuleList([GptBlock(hidden, heads) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(hidden)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, tokens):
+        x = self.wte(tokens) + self.wpe(torch.arange(tokens.shape[1]))
+        for block in self.h:
+            x = block(x)
+        return self.head(self.ln_f(x)[:, -1])
+
+
 class TopTwo(nn.Module):
     """A linear layer, then torch.topk: an op (TopK) the importer does not take."""
 
@@ -57,21 +100,26 @@ class TopTwo(nn.Module):
         return torch.topk(self.fc(x), 2).values
 
 
-def export(model, example, path, opset, dynamic_batch, training):
-    torch.onnx.export(model, example, path, input_names=["x"], output_names=["logits"], opset_version=opset,
-                      dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}} if dynamic_batch else None,
+def export(model, example, path, opset, dynamic_batch, training, input_name="x"):
+    torch.onnx.export(model, example, path, input_names=[input_name], output_names=["logits"], opset_version=opset,
+                      dynamic_axes={input_name: {0: "batch"}, "logits": {0: "batch"}} if dynamic_batch else None,
                       training=torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL,
                       do_constant_folding=not training)
 
 
-def make(name, build, shape, batch, classes, opset, dynamic_batch, optimizers):
+def make(name, build, shape, batch, classes, opset, dynamic_batch, optimizers, vocab=0):
+    """|shape| is a sample's; with |vocab|, the input is `tokens` of ids below it, else `x`."""
     torch.manual_seed(SEED)
     model = build().double()
     init_parameters(model)
-    x = as_float32_values(torch.randn(batch, *shape, dtype=torch.float64))
+    if vocab:
+        input_name, x = "tokens", torch.randint(0, vocab, (batch, *shape))
+    else:
+        input_name, x = "x", as_float32_values(torch.randn(batch, *shape, dtype=torch.float64))
     labels = torch.randint(0, classes, (batch,))
     exported = copy.deepcopy(model).float()
-    export(exported, x.float(), os.path.join(OUT, name + ".onnx"), opset, dynamic_batch, True)
+    export(exported, x if vocab else x.float(), os.path.join(OUT, name + ".onnx"), opset, dynamic_batch, True,
+           input_name)
     # Tracing ran the model once in training mode, so the batch norms' running statistics the
     # file holds are those after that pass: training starts from them too. num_batches_tracked
     # is not exported, and starts at 0 on both sides.
@@ -90,7 +138,7 @@ def make(name, build, shape, batch, classes, opset, dynamic_batch, optimizers):
             losses.append(loss.item())
             optimizer.step()
         assert losses[0] > losses[-1], "%s: loss does not decrease: %s" % (name, losses)
-        tensors = {"input.x": f32(x), "label.labels": i32(labels),
+        tensors = {"input." + input_name: i32(x) if vocab else f32(x), "label.labels": i32(labels),
                    "loss": f32(torch.tensor(losses, dtype=torch.float64))}
         for key, value in model.state_dict().items():
             tensors["init." + key] = i64(value) if value.dtype == torch.int64 else f32(value)
@@ -115,6 +163,12 @@ def main():
     make("convpool", ConvPool, (3, 8, 8), 4, 3, 17, True, [sgd])
     make("resnet", lambda: ResNet(depth=8, width=4, channels=3, classes=3), (3, 8, 8), 4, 3, 15, True, [sgd, adam])
     make("dscnn", lambda: DsCnn(blocks=2, width=8, channels=1, classes=3), (1, 12, 6), 4, 3, 17, False, [sgd])
+    # A BERT-like encoder (the transformer template's module) and a GPT-like classifier: token
+    # ids in, MatMul/Softmax/LayerNormalization/Erf/Split/Transpose/Gather inside.
+    make("bert", lambda: Transformer(layers=2, hidden=16, heads=2, ffn=32, seq=6, vocab=20, classes=3), (6,), 3, 3,
+         17, True, [sgd], vocab=20)
+    make("gpt", lambda: Gpt(layers=2, hidden=16, heads=2, seq=6, vocab=20, classes=3), (6,), 3, 3, 17, True,
+         [sgd, adam], vocab=20)
     # Eval mode with constant folding: the exporter folds each batch norm into its convolution
     # and names the folded weights itself.
     torch.manual_seed(SEED)

@@ -165,7 +165,7 @@ void init_on_a_tensor_that_is_not_f32_is_rejected(void**) {
   const std::vector<uint8_t> bytes = rewritten(r, [labels](rc::Graph& g, rc::MemoryPlan&) {
     g.tensors[static_cast<size_t>(labels)].init = rc::Init::kZeros;
   });
-  expect_status(bytes, REMAT_ERROR_BAD_DTYPE, {"'labels'", "init Zeros", "only f32"});
+  expect_status(bytes, REMAT_ERROR_BAD_DTYPE, {"'labels'", "init Zeros", "only f32 is drawn"});
 }
 
 // A param in the arena would share bytes with activations between steps. One the optimizer
