@@ -169,6 +169,9 @@ def main():
          17, True, [sgd], vocab=20)
     make("gpt", lambda: Gpt(layers=2, hidden=16, heads=2, seq=6, vocab=20, classes=3), (6,), 3, 3, 17, True,
          [sgd, adam], vocab=20)
+    # Opset 13: torch writes each LayerNorm as ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add.
+    make("bert_opset13", lambda: Transformer(layers=1, hidden=16, heads=2, ffn=32, seq=6, vocab=20, classes=3), (6,),
+         3, 3, 13, True, [sgd], vocab=20)
     # Eval mode with constant folding: the exporter folds each batch norm into its convolution
     # and names the folded weights itself.
     torch.manual_seed(SEED)

@@ -135,6 +135,8 @@ void an_exported_depthwise_net_of_fixed_batch_trains_as_pytorch_does(void**) {
 // MatMul, the exact GELU as Div/Erf/Add/Mul/Mul, a fused q/k/v projection Split three ways.
 void an_exported_bert_like_encoder_trains_as_pytorch_does(void**) {
   run_golden("golden_onnx_bert_sgd.safetensors");
+  // Opset 13, where each LayerNorm is exported decomposed (nine nodes, one layernorm op).
+  run_golden("golden_onnx_bert_opset13_sgd.safetensors");
 }
 
 void an_exported_gpt_like_classifier_trains_as_pytorch_does(void**) {
