@@ -103,9 +103,20 @@ Constant decode(const onnx::TensorProto& t, const std::string& what) {
       c.type = onnx::TensorProto_DataType_INT64;
       break;
     }
+    case onnx::TensorProto_DataType_BOOL:  // Dropout's training_mode: as int64 0 or 1
+      c.i.resize(static_cast<size_t>(n));
+      if (take(1, "bool")) {
+        for (int64_t k = 0; k < n; ++k) c.i[k] = raw[static_cast<size_t>(k)] != 0;
+      } else if (t.int32_data_size() == n) {
+        for (int64_t k = 0; k < n; ++k) c.i[k] = t.int32_data(static_cast<int>(k)) != 0;
+      } else {
+        throw CompileError(what + " '" + t.name() + "': its element count does not match its dims " + dims_text(c.dims));
+      }
+      c.type = onnx::TensorProto_DataType_INT64;
+      break;
     default:
       throw CompileError(what + " '" + t.name() + "' has element type " + onnx::TensorProto_DataType_Name(c.type) +
-                         " (remat reads FLOAT, INT64 and INT32 constants)");
+                         " (remat reads FLOAT, INT64, INT32 and BOOL constants)");
   }
   return c;
 }
@@ -977,7 +988,9 @@ void Importer::dropout(const onnx::NodeProto& n) {
     const Constant& t = constant(n, 2);
     training = !t.i.empty() ? t.i[0] != 0 : !t.f.empty() && t.f[0] != 0.0f;
   }
-  if (n.output_size() > 1 && !n.output(1).empty()) unsupported(n, "Dropout's mask output");
+  if (n.output_size() > 1 && !n.output(1).empty() && readers_.count(n.output(1))) {
+    unsupported(n, "Dropout's mask output is read");
+  }
   const int x = tensor(n, 0);
   // An eval-mode export passes the input through; remat trains, so a training-mode Dropout
   // drops with remat's RNG at the model's ratio.

@@ -89,6 +89,19 @@ class Gpt(nn.Module):
         return self.head(self.ln_f(x)[:, -1])
 
 
+class DropoutMlp(nn.Module):
+    """A linear layer, dropout 0.25, another linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc0 = nn.Linear(8, 16)
+        self.drop = nn.Dropout(0.25)
+        self.fc1 = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc1(self.drop(F.relu(self.fc0(x))))
+
+
 class TopTwo(nn.Module):
     """A linear layer, then torch.topk: an op (TopK) the importer does not take."""
 
@@ -179,6 +192,9 @@ def main():
     folded.eval()
     export(folded, torch.randn(2, 3, 8, 8), os.path.join(OUT, "convpool_eval.onnx"), 17, True, False)
     export(TopTwo(), torch.randn(2, 8), os.path.join(OUT, "unsupported.onnx"), 17, True, False)
+    # Dropout in both modes: a training-mode export keeps the node and its ratio.
+    export(DropoutMlp(), torch.randn(2, 8), os.path.join(OUT, "dropout_train.onnx"), 17, True, True)
+    export(DropoutMlp().eval(), torch.randn(2, 8), os.path.join(OUT, "dropout_eval.onnx"), 17, True, False)
     return 0
 
 

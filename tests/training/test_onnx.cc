@@ -228,6 +228,30 @@ void parameters_the_export_renamed_are_named_in_warnings(void**) {
   assert_int_equal(warnings.size(), 0);
 }
 
+// A training-mode export keeps Dropout and its ratio, which remat's RNG honours; an eval-mode
+// export has none (the model trains without it).
+void dropout_is_kept_at_its_ratio_from_a_training_mode_export(void**) {
+  for (const char* file : {"onnx/dropout_train.onnx", "onnx/dropout_eval.onnx"}) {
+    remat::compiler::CompileOptions o;
+    o.model = data_path(file);
+    o.batch = 4;
+    o.loss = "cross_entropy";
+    remat::compiler::CompileResult r;
+    try {
+      r = remat::compiler::compile(o);
+    } catch (const std::exception& e) {
+      fail_msg("%s: %s", file, e.what());
+    }
+    int dropouts = 0;
+    for (const remat::compiler::Op& op : r.graph.ops) {
+      if (op.code != remat::OpCode::kDropout) continue;
+      ++dropouts;
+      assert_true(op.fattrs.at(0) == 0.25f);
+    }
+    assert_int_equal(dropouts, std::strstr(file, "train") != nullptr ? 1 : 0);
+  }
+}
+
 }  // namespace
 
 int main(void) {
@@ -241,6 +265,7 @@ int main(void) {
       cmocka_unit_test(imported_models_give_the_same_bytes_with_every_strategy),
       cmocka_unit_test(models_the_importer_cannot_take_are_refused_naming_why),
       cmocka_unit_test(parameters_the_export_renamed_are_named_in_warnings),
+      cmocka_unit_test(dropout_is_kept_at_its_ratio_from_a_training_mode_export),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
