@@ -23,7 +23,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from make_golden import (DsCnn, Mlp, ResNet, STEPS, Transformer, as_float32_values, f32, i32, i64,
-                         init_parameters, write_safetensors)
+                         init_parameters, train, write_safetensors)
 
 SEED = 20241124
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -142,14 +142,7 @@ def make(name, build, shape, batch, classes, opset, dynamic_batch, optimizers, v
                 ours.copy_(theirs.double())
     for spec, make_optimizer in optimizers:
         trained = copy.deepcopy(model)
-        optimizer = make_optimizer(trained.parameters())
-        losses = []
-        for _ in range(STEPS):
-            optimizer.zero_grad()
-            loss = F.cross_entropy(trained(x), labels)
-            loss.backward()
-            losses.append(loss.item())
-            optimizer.step()
+        losses = train(trained, make_optimizer(trained.parameters()), x, labels)
         assert losses[0] > losses[-1], "%s: loss does not decrease: %s" % (name, losses)
         tensors = {"input." + input_name: i32(x) if vocab else f32(x), "label.labels": i32(labels),
                    "loss": f32(torch.tensor(losses, dtype=torch.float64))}
