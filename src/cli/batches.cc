@@ -1,6 +1,7 @@
 // Batches from a file or the synthetic task.
 #include "cli/batches.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "cli/cli_args.h"
@@ -9,6 +10,31 @@
 namespace remat {
 namespace cli {
 
+namespace {
+
+// An I64 tensor of |path| narrowed to I32 in place (token ids as PyTorch writes them, for an i32
+// binding); a value outside int32 is refused naming the tensor and the element.
+void narrow_to_i32(const std::string& path, SafeTensorsFile* file, const std::string& name) {
+  for (SafeTensor& t : file->tensors) {
+    if (t.name != name || t.dtype != "I64") continue;
+    std::vector<uint8_t> narrow(t.data.size() / 2);
+    for (size_t k = 0; k < t.data.size() / 8; ++k) {
+      int64_t v;
+      std::memcpy(&v, t.data.data() + 8 * k, 8);
+      if (v < INT32_MIN || v > INT32_MAX) {
+        throw Failure(path + ": '" + name + "' element " + std::to_string(k) + " is " + std::to_string(v) +
+                      ", outside the i32 binding's range");
+      }
+      const int32_t w = static_cast<int32_t>(v);
+      std::memcpy(narrow.data() + 4 * k, &w, 4);
+    }
+    t.data = std::move(narrow);
+    t.dtype = "I32";
+  }
+}
+
+}  // namespace
+
 Batches Batches::from_file(const std::string& path, const remat_plan* plan) {
   Batches out;
   out.file_ = std::make_shared<SafeTensorsFile>();
@@ -16,6 +42,7 @@ Batches Batches::from_file(const std::string& path, const remat_plan* plan) {
   if (!read_safetensors(path, out.file_.get(), &error)) throw Failure(error);
   for (remat_binding_kind kind : {REMAT_BINDING_INPUT, REMAT_BINDING_LABEL}) {
     for (const remat_tensor_info& b : bindings(plan, kind)) {
+      if (b.dtype == REMAT_DTYPE_I32) narrow_to_i32(path, out.file_.get(), b.name);
       const SafeTensor* t = out.file_->find(b.name);
       std::vector<int64_t> want(b.dims, b.dims + b.rank);
       if (t == nullptr) throw Failure(path + ": no tensor '" + b.name + "' (an input of the plan)");

@@ -455,6 +455,21 @@ static void onnx_models_compile_train_and_size(void**) {
   expect(run_remat("train " + mlp + " --loss cross_entropy --batch 4 --steps 3 --data " + tmp("onnx-data.safetensors")),
          0, "trained 3 steps");
   expect(run_remat("train " + mlp + " --loss cross_entropy --batch 4 --steps 3"), 1, "give --data");
+  // Token ids as PyTorch writes them (I64) for the i32 binding of an int64 graph input.
+  const std::string bert = std::string(REMAT_TEST_DATA_DIR) + "/onnx/bert.onnx";  // tokens [B, 6], vocab 20
+  std::vector<int64_t> tokens(2 * 4 * 6, 7);
+  std::vector<int32_t> classes(2 * 4, 1);
+  remat::SafeTensorsFile ids;
+  ids.tensors.push_back({"tokens", "I64", {2, 4, 6}, bytes(tokens.data(), tokens.size() * 8)});
+  ids.tensors.push_back({"labels", "I32", {2, 4}, bytes(classes.data(), classes.size() * 4)});
+  assert_true(remat::write_safetensors(tmp("onnx-ids.safetensors"), ids, &error));
+  expect(run_remat("train " + bert + " --loss cross_entropy --batch 4 --steps 2 --data " + tmp("onnx-ids.safetensors")),
+         0, "trained 2 steps");
+  tokens[5] = int64_t{1} << 40;
+  ids.tensors[0].data = bytes(tokens.data(), tokens.size() * 8);
+  assert_true(remat::write_safetensors(tmp("onnx-ids.safetensors"), ids, &error));
+  expect(run_remat("train " + bert + " --loss cross_entropy --batch 4 --steps 2 --data " + tmp("onnx-ids.safetensors")),
+         1, "'tokens' element 5 is 1099511627776");
   expect(run_remat("size " + mlp + " --loss cross_entropy --batch 4"), 0, "sqrt");
   expect(run_remat("compile " + mlp + " --batch 4 -o " + plan), 1, "--loss cross_entropy");
   const std::string unsupported = tmp("unsupported.rplan");
