@@ -378,6 +378,12 @@ void Importer::node(const onnx::NodeProto& n) {
   if (op == "Concat") return concat(n);
   if (op == "Pad") return pad(n);
   if (op == "Dropout") return dropout(n);
+  if (op == "Neg") {
+    const int x = tensor(n, 0);
+    const int y = fresh(n.output(0), out_.graph.tensors[x].shape);
+    out_.graph.add_op(OpCode::kScale, {x}, {y}, {}, {-1.0f});
+    return define(n, 0, y);
+  }
   if (op == "Identity") {  // the same tensor under another name
     tensor(n, 0);  // names what is wrong
     tensors_[n.output(0)] = tensors_[n.input(0)];

@@ -89,6 +89,19 @@ class Gpt(nn.Module):
         return self.head(self.ln_f(x)[:, -1])
 
 
+class NegMlp(nn.Module):
+    """An MLP whose hidden layer is negated (Neg) and subtracted from a second branch (Sub)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc0 = nn.Linear(8, 16)
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(-self.fc0(x) - self.fc1(x) * 0.5))
+
+
 class DropoutMlp(nn.Module):
     """A linear layer, dropout 0.25, another linear layer."""
 
@@ -167,6 +180,7 @@ def main():
             lambda p: torch.optim.Adam(p, lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01))
     make("mlp", lambda: Mlp(layers=3, width=16, inputs=8, classes=4), (8,), 5, 4, 13, True, [sgd, adam])
     make("convpool", ConvPool, (3, 8, 8), 4, 3, 17, True, [sgd])
+    make("negmlp", NegMlp, (8,), 5, 4, 17, True, [sgd])
     make("resnet", lambda: ResNet(depth=8, width=4, channels=3, classes=3), (3, 8, 8), 4, 3, 15, True, [sgd, adam])
     make("dscnn", lambda: DsCnn(blocks=2, width=8, channels=1, classes=3), (1, 12, 6), 4, 3, 17, False, [sgd])
     # A BERT-like encoder (the transformer template's module) and a GPT-like classifier: token

@@ -115,6 +115,8 @@ void run_golden(const char* file) {
 void an_exported_mlp_trains_as_pytorch_does(void**) {
   run_golden("golden_onnx_mlp_sgd.safetensors");
   run_golden("golden_onnx_mlp_adam.safetensors");
+  // Neg, Sub, and Mul by a constant scalar.
+  run_golden("golden_onnx_negmlp_sgd.safetensors");
 }
 
 void an_exported_cnn_with_batch_norm_and_max_pooling_trains_as_pytorch_does(void**) {
