@@ -24,6 +24,9 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
+// Most elements of one constant or initializer (16 GiB of floats), and of a folded Range.
+constexpr int64_t kMaxConstantElements = int64_t{1} << 32;
+
 // Opsets whose operators the importer was written against.
 constexpr int64_t kOldestOpset = 13;
 constexpr int64_t kNewestOpset = 17;
@@ -55,6 +58,14 @@ Constant decode(const onnx::TensorProto& t, const std::string& what) {
   Constant c;
   c.type = t.data_type();
   c.dims.assign(t.dims().begin(), t.dims().end());
+  int64_t elements = 1;
+  for (int64_t d : c.dims) {
+    if (d < 0 || (d > 0 && elements > kMaxConstantElements / d)) {
+      throw CompileError(what + " '" + t.name() + "' has dims " + dims_text(c.dims) + " (each at least 0, at most " +
+                         std::to_string(kMaxConstantElements) + " elements)");
+    }
+    elements *= d;
+  }
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
     throw CompileError(what + " '" + t.name() + "' keeps its data in an external file, which remat does not read");
   }
@@ -353,8 +364,12 @@ void Importer::node(const onnx::NodeProto& n) {
     Dims axes;
     if (n.input_size() > 1 && !n.input(1).empty()) axes.assign(constant(n, 1).i.begin(), constant(n, 1).i.end());
     const int64_t rank = static_cast<int64_t>(d.size()) + (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
-    for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+    for (int64_t& a : axes) {
+      a = a < 0 ? a + rank : a;
+      if (a < 0 || a >= rank) unsupported(n, "an axis outside the rank");
+    }
     std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) unsupported(n, "an axis listed twice");
     if (op == "Unsqueeze") {
       for (int64_t a : axes) d.insert(d.begin() + a, 1);
     } else {
@@ -492,6 +507,8 @@ void Importer::fold(const onnx::NodeProto& n) {
   } else if (op == "Range") {
     const int64_t start = ints(0).i.at(0), limit = ints(1).i.at(0), delta = ints(2).i.at(0);
     if (delta == 0) unsupported(n, "a Range with delta 0");
+    const double count = (static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta);
+    if (count > static_cast<double>(kMaxConstantElements)) unsupported(n, "a Range of more than 2^32 values");
     for (int64_t v = start; delta > 0 ? v < limit : v > limit; v += delta) out.i.push_back(v);
     out.dims = {static_cast<int64_t>(out.i.size())};
   } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
@@ -501,8 +518,14 @@ void Importer::fold(const onnx::NodeProto& n) {
     const int64_t count = std::max(a.numel(), b.numel());
     for (int64_t k = 0; k < count; ++k) {
       const int64_t x = a.i[static_cast<size_t>(a.numel() == 1 ? 0 : k)], y = b.i[static_cast<size_t>(b.numel() == 1 ? 0 : k)];
-      if (op == "Div" && y == 0) unsupported(n, "integer division by zero");
-      out.i.push_back(op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y);
+      if (op == "Div" && (y == 0 || (x == INT64_MIN && y == -1))) unsupported(n, "an integer division that overflows");
+      int64_t v = 0;
+      const bool overflow = op == "Add"   ? __builtin_add_overflow(x, y, &v)
+                            : op == "Sub" ? __builtin_sub_overflow(x, y, &v)
+                            : op == "Mul" ? __builtin_mul_overflow(x, y, &v)
+                                          : (v = x / y, false);
+      if (overflow) unsupported(n, "integer arithmetic that overflows 64 bits");
+      out.i.push_back(v);
     }
     out.dims = a.numel() >= b.numel() ? a.dims : b.dims;
   } else if (op == "Concat") {
@@ -611,7 +634,9 @@ void Importer::conv(const onnx::NodeProto& n) {
   }
   for (size_t k = 0; k < spatial; ++k) {
     if (pads[k] != pads[k + spatial]) unsupported(n, "pads differ at the two ends of an axis");
+    if (strides[k] < 1 || dilations[k] < 1 || pads[k] < 0) unsupported(n, "strides and dilations below 1, or negative pads");
   }
+  if (int_attr(n, "group", 1) < 1) unsupported(n, "group below 1");
   const int x = tensor(n, 0);
   const int w = adopt(n, 1, Role::kParam);
   const int bias = n.input_size() > 2 && !n.input(2).empty() ? adopt(n, 2, Role::kParam) : -1;
@@ -674,6 +699,7 @@ void Importer::pool(const onnx::NodeProto& n) {
   for (size_t k = 1; k < spatial; ++k) {
     if (kernel[k] != kernel[0] || strides[k] != strides[0]) unsupported(n, "remat pools square windows with one stride");
   }
+  if (kernel[0] < 1 || strides[0] < 1 || pads[0] < 0) unsupported(n, "kernel or strides below 1, or negative pads");
   for (int64_t dil : ints_attr(n, "dilations", {})) {
     if (dil != 1) unsupported(n, "dilated pooling");
   }
@@ -784,6 +810,7 @@ void Importer::gather(const onnx::NodeProto& n) {
     return define(n, 0, b_.embedding(ids, table, out_.graph.unique_name(n.output(0))));
   }
   // One index of an axis of a computed tensor ([:, 0] of a sequence).
+  if (axis < 0 || axis >= static_cast<int64_t>(d.size())) unsupported(n, "axis outside the input's rank");
   float index = 0.0f;
   if (!scalar(n, 1, &index) || constant(n, 1).type != onnx::TensorProto_DataType_INT64 || !constant(n, 1).dims.empty()) {
     unsupported(n, "Gather from a computed tensor takes one constant index (a scalar)");
@@ -966,9 +993,13 @@ void Importer::slice(const onnx::NodeProto& n) {
       if (step != 1) unsupported(n, "steps other than 1");
     }
   }
+  if (starts.i.size() != axes.size() || ends.i.size() != axes.size()) {
+    unsupported(n, "starts, ends and axes of different lengths");
+  }
   int x = tensor(n, 0);
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t axis = axes[k] < 0 ? axes[k] + static_cast<int64_t>(d.size()) : axes[k];
+    if (axis < 0 || axis >= static_cast<int64_t>(d.size())) unsupported(n, "an axis outside the input's rank");
     const int64_t dim = d[static_cast<size_t>(axis)];
     auto clamp = [dim](int64_t v) { return v < 0 ? std::max<int64_t>(0, v + dim) : std::min(v, dim); };
     const int64_t begin = clamp(starts.i[k]), end = clamp(ends.i[k]);

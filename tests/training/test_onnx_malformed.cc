@@ -1,0 +1,185 @@
+// ONNX models that pass the ONNX checker but are wrong where only shapes tell (axes outside a
+// rank, zero strides, overflowing shape arithmetic, impossible dims): the importer refuses each
+// with a CompileError naming the node, and never reads out of bounds or divides by zero (the
+// sanitizer build runs this too). The models are built here with ONNX's protobuf classes.
+// Streams and protobuf first: cmocka defines a fail() macro that <ios> declares as a member.
+#include <onnx/onnx_pb.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.h"
+#include "tests/cmocka_cpp.h"
+
+namespace {
+
+// A model of opset 17 whose graph takes x FLOAT [batch, dims...] and has |nodes| (the last
+// writes "y", the graph's output) and |initializers|.
+struct ModelBuilder {
+  onnx::ModelProto model;
+  onnx::GraphProto* graph;
+
+  explicit ModelBuilder(const std::vector<int64_t>& dims) {
+    model.set_ir_version(8);
+    onnx::OperatorSetIdProto* set = model.add_opset_import();
+    set->set_domain("");
+    set->set_version(17);
+    graph = model.mutable_graph();
+    graph->set_name("malformed");
+    onnx::ValueInfoProto* x = graph->add_input();
+    x->set_name("x");
+    onnx::TypeProto_Tensor* type = x->mutable_type()->mutable_tensor_type();
+    type->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+    type->mutable_shape()->add_dim()->set_dim_param("batch");
+    for (int64_t d : dims) type->mutable_shape()->add_dim()->set_dim_value(d);
+    onnx::ValueInfoProto* y = graph->add_output();
+    y->set_name("y");
+    y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+    y->mutable_type()->mutable_tensor_type()->mutable_shape();
+  }
+
+  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& in, const std::string& out) {
+    onnx::NodeProto* n = graph->add_node();
+    n->set_op_type(op);
+    n->set_name("/" + op);
+    for (const std::string& i : in) n->add_input(i);
+    n->add_output(out);
+    return n;
+  }
+
+  static void ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_INTS);
+    for (int64_t v : values) a->add_ints(v);
+  }
+
+  void int64s(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values) {
+    onnx::TensorProto* t = graph->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto_DataType_INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+  }
+
+  void floats(const std::string& name, const std::vector<int64_t>& dims, size_t count) {
+    onnx::TensorProto* t = graph->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto_DataType_FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (size_t k = 0; k < count; ++k) t->add_float_data(0.5f);
+  }
+
+  // The CompileError's message of compiling this model with a loss ("" when it compiled).
+  std::string error() const {
+    const std::string path = "/tmp/remat_test_malformed.onnx";
+    {
+      std::ofstream file(path, std::ios::binary);
+      model.SerializeToOstream(&file);
+    }
+    remat::compiler::CompileOptions o;
+    o.model = path;
+    o.batch = 2;
+    o.loss = "mse";
+    std::string message;
+    try {
+      remat::compiler::compile(o);
+    } catch (const remat::compiler::CompileError& e) {
+      message = e.what();
+    }
+    std::remove(path.c_str());
+    return message;
+  }
+};
+
+void expect_error(const ModelBuilder& m, const std::vector<const char*>& needles) {
+  const std::string message = m.error();
+  if (message.empty()) fail_msg("a malformed model compiled");
+  for (const char* needle : needles) {
+    if (message.find(needle) == std::string::npos) fail_msg("message '%s' does not mention '%s'", message.c_str(), needle);
+  }
+}
+
+void axes_outside_the_rank_are_refused(void**) {
+  {
+    ModelBuilder m({4});
+    m.int64s("starts", {1}, {0});
+    m.int64s("ends", {1}, {2});
+    m.int64s("axes", {1}, {5});
+    m.node("Slice", {"x", "starts", "ends", "axes"}, "y");
+    expect_error(m, {"node '/Slice'", "axis outside the input's rank"});
+  }
+  {
+    ModelBuilder m({4});
+    m.int64s("starts", {2}, {0, 0});
+    m.int64s("ends", {1}, {2});
+    m.node("Slice", {"x", "starts", "ends"}, "y");
+    expect_error(m, {"node '/Slice'", "different lengths"});
+  }
+  {
+    ModelBuilder m({4});
+    m.int64s("axes", {1}, {7});
+    m.node("Unsqueeze", {"x", "axes"}, "y");
+    expect_error(m, {"node '/Unsqueeze'", "outside the rank"});
+  }
+  {
+    ModelBuilder m({4});
+    m.int64s("index", {}, {0});
+    onnx::NodeProto* g = m.node("Gather", {"x", "index"}, "y");
+    onnx::AttributeProto* a = g->add_attribute();
+    a->set_name("axis");
+    a->set_type(onnx::AttributeProto_AttributeType_INT);
+    a->set_i(3);
+    expect_error(m, {"node '/Gather'", "axis outside"});
+  }
+}
+
+void zero_strides_and_windows_are_refused(void**) {
+  {
+    ModelBuilder m({3, 8, 8});
+    m.floats("w", {4, 3, 3, 3}, 4 * 3 * 3 * 3);
+    ModelBuilder::ints(m.node("Conv", {"x", "w"}, "y"), "strides", {0, 0});
+    expect_error(m, {"node '/Conv'", "strides and dilations below 1"});
+  }
+  {
+    ModelBuilder m({3, 8, 8});
+    ModelBuilder::ints(m.node("MaxPool", {"x"}, "y"), "kernel_shape", {0, 0});
+    expect_error(m, {"node '/MaxPool'", "kernel or strides below 1"});
+  }
+}
+
+void bad_constants_and_overflowing_shape_arithmetic_are_refused(void**) {
+  {
+    ModelBuilder m({4});
+    m.int64s("big", {1}, {int64_t{1} << 62});
+    m.int64s("four", {1}, {4});
+    m.node("Mul", {"big", "four"}, "shape");
+    m.node("Reshape", {"x", "shape"}, "y");
+    expect_error(m, {"node '/Mul'", "overflows"});
+  }
+  {
+    ModelBuilder m({4});
+    m.int64s("shape", {2}, {-1, -1});
+    m.node("Reshape", {"x", "shape"}, "y");
+    expect_error(m, {"node '/Reshape'", "two -1"});
+  }
+  {
+    ModelBuilder m({4});
+    m.floats("b", {int64_t{1} << 40, int64_t{1} << 40}, 0);  // 2^80 elements
+    m.node("Add", {"x", "b"}, "y");
+    expect_error(m, {"'b' has dims"});
+  }
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(axes_outside_the_rank_are_refused),
+      cmocka_unit_test(zero_strides_and_windows_are_refused),
+      cmocka_unit_test(bad_constants_and_overflowing_shape_arithmetic_are_refused),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
