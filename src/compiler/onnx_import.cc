@@ -1123,8 +1123,12 @@ OnnxImport import_onnx(const std::string& path, int64_t batch, OnnxLoss loss) {
   if (!file) throw CompileError(path + ": cannot open the model (" + std::strerror(errno) + ")");
   std::stringstream bytes;
   bytes << file.rdbuf();
+  return import_onnx_bytes(bytes.str(), path, batch, loss);
+}
+
+OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& path, int64_t batch, OnnxLoss loss) {
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes.str())) throw CompileError(path + ": not an ONNX model (its protobuf does not parse)");
+  if (!model.ParseFromString(bytes)) throw CompileError(path + ": not an ONNX model (its protobuf does not parse)");
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {

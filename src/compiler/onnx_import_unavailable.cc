@@ -10,5 +10,9 @@ OnnxImport import_onnx(const std::string& path, int64_t, OnnxLoss) {
                             "(Debian) and configure the build again");
 }
 
+OnnxImport import_onnx_bytes(const std::string&, const std::string& name, int64_t batch, OnnxLoss loss) {
+  return import_onnx(name, batch, loss);
+}
+
 }  // namespace compiler
 }  // namespace remat

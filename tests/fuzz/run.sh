@@ -15,13 +15,14 @@
 # BUILD/fuzz/artifacts/TARGET/ and the log in BUILD/fuzz/TARGET.log.
 #
 # Environment: FUZZ_BUILD (build folder, default build-fuzz), FUZZ_JOBS (ninja -j, default
-# ninja's own), FUZZ_TARGETS (default: fuzz_plan fuzz_safetensors fuzz_state), FUZZ_ARGS (more
+# ninja's own), FUZZ_TARGETS (default: fuzz_plan fuzz_safetensors fuzz_state fuzz_onnx; fuzz_onnx
+# needs libonnx-dev and libprotobuf-dev), FUZZ_ARGS (more
 # libFuzzer flags, e.g. "-jobs=1 -workers=1" or "-runs=N"). docs/fuzzing.md says more.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds="${1:-60}"
 build="${FUZZ_BUILD:-build-fuzz}"
-read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_plan fuzz_safetensors fuzz_state}"
+read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_plan fuzz_safetensors fuzz_state fuzz_onnx}"
 read -r -a extra <<<"${FUZZ_ARGS:-}"
 jobs=()
 if [ -n "${FUZZ_JOBS:-}" ]; then jobs=(-j "$FUZZ_JOBS"); fi
@@ -54,7 +55,7 @@ remat="$build/src/cli/remat"
 work="$build/fuzz"
 seeds="$work/seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds/fuzz_plan" "$seeds/fuzz_safetensors" "$seeds/fuzz_state"
+mkdir -p "$seeds/fuzz_plan" "$seeds/fuzz_safetensors" "$seeds/fuzz_state" "$seeds/fuzz_onnx"
 
 # --- seeds: plans ---------------------------------------------------------------------------
 compile() {  # NAME MODEL FLAGS...
@@ -111,6 +112,14 @@ cp tests/data/*.safetensors "$seeds/fuzz_safetensors/"
 "$remat" train "$seeds/fuzz_plan/transformer_adamw.rplan" --steps 1 \
   --save-params "$seeds/fuzz_safetensors/transformer_params.safetensors" >/dev/null
 
+# --- seeds: ONNX models, behind the control byte (0x00 cross-entropy, 0x01 MSE) ----------------
+for model in tests/data/onnx/*.onnx; do
+  name=$(basename "$model" .onnx)
+  for control in 00 01; do
+    { printf "\\x$control"; cat "$model"; } >"$seeds/fuzz_onnx/${name}_$control"
+  done
+done
+
 # --- run ------------------------------------------------------------------------------------
 passed=0
 failed=0
@@ -131,7 +140,7 @@ for target in "${targets[@]}"; do
     passed=$((passed + 1))
   else
     echo "$target: FAILED (exit $rc) after ${coverage:-no coverage line}; log $log, input in $artifacts/"
-    grep -E 'ERROR|SUMMARY|runtime error|fuzz_(plan|state|safetensors):|^ *#[0-9]+ 0x' "$log" | head -30 || true
+    grep -E 'ERROR|SUMMARY|runtime error|fuzz_(plan|state|safetensors|onnx):|^ *#[0-9]+ 0x' "$log" | head -30 || true
     failed=$((failed + 1))
   fi
 done
