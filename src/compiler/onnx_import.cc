@@ -24,8 +24,12 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-// Most elements of one constant or initializer (16 GiB of floats), and of a folded Range.
+// Most elements of one constant or initializer (16 GiB of floats).
 constexpr int64_t kMaxConstantElements = int64_t{1} << 32;
+// Most elements of a folded Range, and the largest dim, stride, pad or size an attribute or a
+// shape constant may give: far past any real model, and far from int64 overflow in products.
+constexpr int64_t kMaxFolded = int64_t{1} << 24;
+constexpr int64_t kMaxDim = int64_t{1} << 31;
 
 // Opsets whose operators the importer was written against.
 constexpr int64_t kOldestOpset = 13;
@@ -53,78 +57,74 @@ struct Constant {
   int64_t numel() const { return product(dims); }
 };
 
-// The elements of |t| (raw_data or the typed field); throws for other types and external data.
+// The elements of |t| (raw_data or the typed field); throws for other types, external data and
+// a field whose element count is not the dims' (checked before anything is allocated).
 Constant decode(const onnx::TensorProto& t, const std::string& what) {
   Constant c;
   c.type = t.data_type();
   c.dims.assign(t.dims().begin(), t.dims().end());
-  int64_t elements = 1;
+  int64_t n = 1;
   for (int64_t d : c.dims) {
-    if (d < 0 || (d > 0 && elements > kMaxConstantElements / d)) {
+    if (d < 0 || (d > 0 && n > kMaxConstantElements / d)) {
       throw CompileError(what + " '" + t.name() + "' has dims " + dims_text(c.dims) + " (each at least 0, at most " +
                          std::to_string(kMaxConstantElements) + " elements)");
     }
-    elements *= d;
+    n *= d;
   }
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
     throw CompileError(what + " '" + t.name() + "' keeps its data in an external file, which remat does not read");
   }
-  const int64_t n = c.numel();
   const std::string& raw = t.raw_data();
-  auto take = [&](size_t item, const char* type) {
-    if (!raw.empty() && raw.size() != static_cast<size_t>(n) * item) {
-      throw CompileError(what + " '" + t.name() + "': " + std::to_string(raw.size()) + " bytes of " + type +
-                         " data for " + std::to_string(n) + " elements");
+  // The element count the data holds: raw bytes over the item size, else the typed field's.
+  auto require = [&](size_t item, int typed, const char* type) {
+    const bool from_raw = !raw.empty();
+    const uint64_t held = from_raw ? raw.size() / item : static_cast<uint64_t>(typed);
+    if (held != static_cast<uint64_t>(n) || (from_raw && raw.size() % item != 0)) {
+      throw CompileError(what + " '" + t.name() + "': " + (from_raw ? std::to_string(raw.size()) + " bytes" : std::to_string(typed) + " values") +
+                         " of " + type + " data for " + std::to_string(n) + " elements " + dims_text(c.dims));
     }
-    return !raw.empty();
+    return from_raw;
   };
   switch (c.type) {
     case onnx::TensorProto_DataType_FLOAT:
-      c.f.resize(static_cast<size_t>(n));
-      if (take(4, "float")) {
+      if (require(4, t.float_data_size(), "float")) {
+        c.f.resize(static_cast<size_t>(n));
         std::memcpy(c.f.data(), raw.data(), raw.size());
-      } else if (t.float_data_size() == n) {
-        c.f.assign(t.float_data().begin(), t.float_data().end());
       } else {
-        throw CompileError(what + " '" + t.name() + "': " + std::to_string(t.float_data_size()) + " floats for " +
-                           std::to_string(n) + " elements");
+        c.f.assign(t.float_data().begin(), t.float_data().end());
       }
       break;
     case onnx::TensorProto_DataType_INT64:
-    case onnx::TensorProto_DataType_INT32: {
-      const bool wide = c.type == onnx::TensorProto_DataType_INT64;
-      c.i.resize(static_cast<size_t>(n));
-      if (take(wide ? 8 : 4, wide ? "int64" : "int32")) {
-        for (int64_t k = 0; k < n; ++k) {
-          if (wide) {
-            std::memcpy(&c.i[k], raw.data() + 8 * k, 8);
-          } else {
-            int32_t v;
-            std::memcpy(&v, raw.data() + 4 * k, 4);
-            c.i[k] = v;
-          }
-        }
-      } else if (wide && t.int64_data_size() == n) {
-        c.i.assign(t.int64_data().begin(), t.int64_data().end());
-      } else if (!wide && t.int32_data_size() == n) {
-        c.i.assign(t.int32_data().begin(), t.int32_data().end());
+      if (require(8, t.int64_data_size(), "int64")) {
+        c.i.resize(static_cast<size_t>(n));
+        std::memcpy(c.i.data(), raw.data(), raw.size());
       } else {
-        throw CompileError(what + " '" + t.name() + "': its element count does not match its dims " + dims_text(c.dims));
+        c.i.assign(t.int64_data().begin(), t.int64_data().end());
+      }
+      break;
+    case onnx::TensorProto_DataType_INT32:
+    case onnx::TensorProto_DataType_BOOL: {  // widened; BOOL is Dropout's training_mode
+      const bool boolean = c.type == onnx::TensorProto_DataType_BOOL;
+      if (require(boolean ? 1 : 4, t.int32_data_size(), boolean ? "bool" : "int32")) {
+        c.i.resize(static_cast<size_t>(n));
+        for (int64_t k = 0; k < n; ++k) {
+          int32_t v = 0;
+          if (boolean) {
+            v = raw[static_cast<size_t>(k)] != 0;
+          } else {
+            std::memcpy(&v, raw.data() + 4 * k, 4);
+          }
+          c.i[static_cast<size_t>(k)] = v;
+        }
+      } else {
+        c.i.assign(t.int32_data().begin(), t.int32_data().end());
+        if (boolean) {
+          for (int64_t& v : c.i) v = v != 0;
+        }
       }
       c.type = onnx::TensorProto_DataType_INT64;
       break;
     }
-    case onnx::TensorProto_DataType_BOOL:  // Dropout's training_mode: as int64 0 or 1
-      c.i.resize(static_cast<size_t>(n));
-      if (take(1, "bool")) {
-        for (int64_t k = 0; k < n; ++k) c.i[k] = raw[static_cast<size_t>(k)] != 0;
-      } else if (t.int32_data_size() == n) {
-        for (int64_t k = 0; k < n; ++k) c.i[k] = t.int32_data(static_cast<int>(k)) != 0;
-      } else {
-        throw CompileError(what + " '" + t.name() + "': its element count does not match its dims " + dims_text(c.dims));
-      }
-      c.type = onnx::TensorProto_DataType_INT64;
-      break;
     default:
       throw CompileError(what + " '" + t.name() + "' has element type " + onnx::TensorProto_DataType_Name(c.type) +
                          " (remat reads FLOAT, INT64, INT32 and BOOL constants)");
@@ -144,6 +144,10 @@ class Importer {
   // ---- values ------------------------------------------------------------------------------
   bool is_constant(const std::string& name) const { return constants_.count(name) != 0; }
   const Constant& constant(const onnx::NodeProto& n, int input) const;
+  // Input |input| of |n| as an int64 constant (shapes, axes, indices, sizes).
+  const Constant& int_constant(const onnx::NodeProto& n, int input) const;
+  // Refuses |values| (named |what|) outside [lo, kMaxDim].
+  void bounded(const onnx::NodeProto& n, const Dims& values, int64_t lo, const char* what) const;
   int tensor(const onnx::NodeProto& n, int input);
   Dims shape_of(const std::string& name) const;
   // A parameter (or state) tensor from initializer |c| of |n|'s input |input|, made once.
@@ -159,6 +163,7 @@ class Importer {
 
   // ---- nodes -------------------------------------------------------------------------------
   void node(const onnx::NodeProto& n);
+  void import_node(const onnx::NodeProto& n);
   void fold(const onnx::NodeProto& n);
   void gemm(const onnx::NodeProto& n);
   void matmul(const onnx::NodeProto& n);
@@ -208,6 +213,20 @@ const Constant& Importer::constant(const onnx::NodeProto& n, int input) const {
   const auto it = input < n.input_size() ? constants_.find(n.input(input)) : constants_.end();
   if (it == constants_.end()) unsupported(n, "input " + std::to_string(input) + " must be a constant (an initializer)");
   return it->second;
+}
+
+const Constant& Importer::int_constant(const onnx::NodeProto& n, int input) const {
+  const Constant& c = constant(n, input);
+  if (c.type != onnx::TensorProto_DataType_INT64) unsupported(n, "input " + std::to_string(input) + " must be integers");
+  return c;
+}
+
+void Importer::bounded(const onnx::NodeProto& n, const Dims& values, int64_t lo, const char* what) const {
+  for (int64_t v : values) {
+    if (v < lo || v > kMaxDim) {
+      unsupported(n, std::string(what) + " " + std::to_string(v) + " outside [" + std::to_string(lo) + ", 2^31]");
+    }
+  }
 }
 
 int Importer::tensor(const onnx::NodeProto& n, int input) {
@@ -338,6 +357,17 @@ void Importer::unsupported(const onnx::NodeProto& n, const std::string& why) con
 // ---- nodes ---------------------------------------------------------------------------------
 
 void Importer::node(const onnx::NodeProto& n) {
+  // A refusal from the builder or the op checks names the op and tensors but not the node: add it.
+  try {
+    import_node(n);
+  } catch (const CompileError& e) {
+    const std::string what = e.what();
+    if (what.compare(0, path_.size(), path_) == 0) throw;  // unsupported() named it already
+    unsupported(n, what);
+  }
+}
+
+void Importer::import_node(const onnx::NodeProto& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") unsupported(n, "domain '" + n.domain() + "' is not ONNX's");
   const std::string& op = n.op_type();
   bool all_constant = n.input_size() > 0;
@@ -362,7 +392,7 @@ void Importer::node(const onnx::NodeProto& n) {
     // Of a computed tensor: the same bytes in another shape (axes from the input, opset 13+).
     Dims d = shape_of(n.input(0));
     Dims axes;
-    if (n.input_size() > 1 && !n.input(1).empty()) axes.assign(constant(n, 1).i.begin(), constant(n, 1).i.end());
+    if (n.input_size() > 1 && !n.input(1).empty()) axes.assign(int_constant(n, 1).i.begin(), int_constant(n, 1).i.end());
     const int64_t rank = static_cast<int64_t>(d.size()) + (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
     for (int64_t& a : axes) {
       a = a < 0 ? a + rank : a;
@@ -424,9 +454,10 @@ void Importer::node(const onnx::NodeProto& n) {
     return reshape(n, {product(d, 0, static_cast<size_t>(axis)), product(d, static_cast<size_t>(axis))});
   }
   if (op == "Reshape") {
-    const Constant& target = constant(n, 1);
+    const Constant& target = int_constant(n, 1);
     const Dims d = shape_of(n.input(0));
     Dims out(target.i.begin(), target.i.end());
+    bounded(n, out, -1, "target dim");
     int64_t known = 1, infer = -1;
     for (size_t k = 0; k < out.size(); ++k) {
       if (out[k] == 0 && int_attr(n, "allowzero", 0) == 0) {
@@ -436,8 +467,8 @@ void Importer::node(const onnx::NodeProto& n) {
       if (out[k] == -1) {
         if (infer >= 0) unsupported(n, "two -1 in the target shape");
         infer = static_cast<int64_t>(k);
-      } else {
-        known *= out[k];
+      } else if (__builtin_mul_overflow(known, out[k], &known) || known > product(d)) {
+        unsupported(n, "target shape " + dims_text(out) + " holds more elements than the input");
       }
     }
     if (infer >= 0) out[static_cast<size_t>(infer)] = known > 0 ? product(d) / known : 0;
@@ -452,14 +483,39 @@ void Importer::fold(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (op == "Constant") {
     const onnx::AttributeProto* v = attribute(n, "value");
-    if (v == nullptr || !v->has_t()) unsupported(n, "only a Constant with a tensor 'value' is read");
-    return define_constant(n, 0, decode(v->t(), "constant"));
+    if (v != nullptr && v->has_t()) return define_constant(n, 0, decode(v->t(), "constant"));
+    Constant c;
+    if ((v = attribute(n, "value_float")) != nullptr || (v = attribute(n, "value_floats")) != nullptr) {
+      c.type = onnx::TensorProto_DataType_FLOAT;
+      if (v->name() == "value_float") {
+        c.f = {v->f()};
+      } else {
+        c.f.assign(v->floats().begin(), v->floats().end());
+        c.dims = {static_cast<int64_t>(c.f.size())};
+      }
+    } else if ((v = attribute(n, "value_int")) != nullptr || (v = attribute(n, "value_ints")) != nullptr) {
+      c.type = onnx::TensorProto_DataType_INT64;
+      if (v->name() == "value_int") {
+        c.i = {v->i()};
+      } else {
+        c.i.assign(v->ints().begin(), v->ints().end());
+        c.dims = {static_cast<int64_t>(c.i.size())};
+      }
+    } else {
+      unsupported(n, "a Constant of a tensor, float(s) or int(s) only");
+    }
+    return define_constant(n, 0, c);
   }
   if (op == "Shape") {
     Constant c;
     c.type = onnx::TensorProto_DataType_INT64;
-    c.i = shape_of(n.input(0));
-    if (c.i.empty()) unsupported(n, "the input's shape is not known");
+    const Dims d = shape_of(n.input(0));
+    if (d.empty()) unsupported(n, "the input's shape is not known");
+    // start and end (opset 15), clamped to the rank as ONNX defines.
+    const int64_t rank = static_cast<int64_t>(d.size());
+    auto clamp = [rank](int64_t v) { return v < 0 ? std::max<int64_t>(0, v + rank) : std::min(v, rank); };
+    const int64_t begin = clamp(int_attr(n, "start", 0)), end = clamp(int_attr(n, "end", rank));
+    for (int64_t k = begin; k < end; ++k) c.i.push_back(d[static_cast<size_t>(k)]);
     c.dims = {static_cast<int64_t>(c.i.size())};
     return define_constant(n, 0, c);
   }
@@ -471,7 +527,10 @@ void Importer::fold(const onnx::NodeProto& n) {
         c.f.assign(c.i.begin(), c.i.end());
         c.i.clear();
       } else if (to == onnx::TensorProto_DataType_INT64 && c.type == onnx::TensorProto_DataType_FLOAT) {
-        c.i.assign(c.f.begin(), c.f.end());
+        for (float f : c.f) {
+          if (!(std::fabs(f) < 9.2e18f)) unsupported(n, "a cast to int64 of " + std::to_string(f));
+          c.i.push_back(static_cast<int64_t>(f));
+        }
         c.f.clear();
       } else if (to != c.type) {
         unsupported(n, "a cast of a constant to type " + std::to_string(to));
@@ -501,20 +560,35 @@ void Importer::fold(const onnx::NodeProto& n) {
     }
     out.dims = index.dims;
   } else if (op == "Unsqueeze" || op == "Squeeze") {
+    // A scalar to [1] and back (shape arithmetic); the axes must say so.
     out = ints(0);
-    out.dims = {out.numel()};
-    if (op == "Squeeze" && out.numel() == 1) out.dims.clear();
+    Dims axes;
+    if (n.input_size() > 1 && !n.input(1).empty()) axes = int_constant(n, 1).i;
+    const bool scalar_in = out.dims.empty();
+    if (axes.size() > 1 || (op == "Unsqueeze" && (!scalar_in || axes.empty() || (axes[0] != 0 && axes[0] != -1))) ||
+        (op == "Squeeze" && (out.dims != Dims{1} || (!axes.empty() && axes[0] != 0 && axes[0] != -1)))) {
+      unsupported(n, "a folded " + op + " takes a scalar to [1] or back");
+    }
+    out.dims = op == "Unsqueeze" ? Dims{1} : Dims{};
   } else if (op == "Range") {
-    const int64_t start = ints(0).i.at(0), limit = ints(1).i.at(0), delta = ints(2).i.at(0);
+    for (int k = 0; k < 3; ++k) {
+      if (ints(k).numel() != 1) unsupported(n, "Range takes three scalars");
+    }
+    const int64_t start = ints(0).i[0], limit = ints(1).i[0], delta = ints(2).i[0];
     if (delta == 0) unsupported(n, "a Range with delta 0");
-    const double count = (static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta);
-    if (count > static_cast<double>(kMaxConstantElements)) unsupported(n, "a Range of more than 2^32 values");
-    for (int64_t v = start; delta > 0 ? v < limit : v > limit; v += delta) out.i.push_back(v);
+    // max(ceil((limit - start) / delta), 0) values, computed without overflow.
+    const __int128 span = static_cast<__int128>(limit) - start;
+    __int128 count = span / delta + (span % delta != 0 && (span > 0) == (delta > 0) ? 1 : 0);
+    if (count < 0) count = 0;
+    if (count > kMaxFolded) unsupported(n, "a Range of more than 2^24 values");
+    for (int64_t k = 0; k < static_cast<int64_t>(count); ++k) out.i.push_back(static_cast<int64_t>(start + static_cast<__int128>(k) * delta));
     out.dims = {static_cast<int64_t>(out.i.size())};
   } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     const Constant& a = ints(0);
     const Constant& b = ints(1);
-    if (a.numel() != b.numel() && a.numel() != 1 && b.numel() != 1) unsupported(n, "folded operands of other sizes");
+    if ((a.numel() != b.numel() && a.numel() != 1 && b.numel() != 1) || a.numel() == 0 || b.numel() == 0) {
+      unsupported(n, "folded operands of other sizes, or empty");
+    }
     const int64_t count = std::max(a.numel(), b.numel());
     for (int64_t k = 0; k < count; ++k) {
       const int64_t x = a.i[static_cast<size_t>(a.numel() == 1 ? 0 : k)], y = b.i[static_cast<size_t>(b.numel() == 1 ? 0 : k)];
@@ -636,7 +710,10 @@ void Importer::conv(const onnx::NodeProto& n) {
     if (pads[k] != pads[k + spatial]) unsupported(n, "pads differ at the two ends of an axis");
     if (strides[k] < 1 || dilations[k] < 1 || pads[k] < 0) unsupported(n, "strides and dilations below 1, or negative pads");
   }
-  if (int_attr(n, "group", 1) < 1) unsupported(n, "group below 1");
+  bounded(n, strides, 1, "stride");
+  bounded(n, dilations, 1, "dilation");
+  bounded(n, pads, 0, "pad");
+  bounded(n, {int_attr(n, "group", 1)}, 1, "group");
   const int x = tensor(n, 0);
   const int w = adopt(n, 1, Role::kParam);
   const int bias = n.input_size() > 2 && !n.input(2).empty() ? adopt(n, 2, Role::kParam) : -1;
@@ -654,11 +731,14 @@ void Importer::conv(const onnx::NodeProto& n) {
 void Importer::batch_norm(const onnx::NodeProto& n) {
   for (int k = 1; k < n.output_size(); ++k) {
     // Training-mode exports name the updated running statistics; remat updates them itself.
-    for (const onnx::NodeProto& other : model_.graph().node()) {
-      for (const std::string& in : other.input()) {
-        if (in == n.output(k)) unsupported(n, "output '" + n.output(k) + "' (a running statistic) is read by a node");
-      }
+    if (!n.output(k).empty() && readers_.count(n.output(k)) != 0) {
+      unsupported(n, "output '" + n.output(k) + "' (a running statistic) is read by a node");
     }
+  }
+  if (attribute(n, "training_mode") != nullptr && int_attr(n, "training_mode", 0) == 0) {
+    out_.warnings.push_back("BatchNormalization node " + name_of(n) +
+                            " was exported in eval mode (training_mode 0); remat trains it on batch statistics "
+                            "and updates its running statistics, as PyTorch's train() does");
   }
   const int x = tensor(n, 0);
   const int gamma = adopt(n, 1, Role::kParam), beta = adopt(n, 2, Role::kParam);
@@ -700,6 +780,7 @@ void Importer::pool(const onnx::NodeProto& n) {
     if (kernel[k] != kernel[0] || strides[k] != strides[0]) unsupported(n, "remat pools square windows with one stride");
   }
   if (kernel[0] < 1 || strides[0] < 1 || pads[0] < 0) unsupported(n, "kernel or strides below 1, or negative pads");
+  bounded(n, {kernel[0], strides[0], pads[0]}, 0, "kernel, stride or pad");
   for (int64_t dil : ints_attr(n, "dilations", {})) {
     if (dil != 1) unsupported(n, "dilated pooling");
   }
@@ -727,6 +808,10 @@ void Importer::concat(const onnx::NodeProto& n) {
   const Dims d = shape_of(n.input(0));
   int64_t axis = int_attr(n, "axis", 0);
   if (axis < 0) axis += static_cast<int64_t>(d.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(d.size())) unsupported(n, "axis outside the inputs' rank");
+  for (int k = 1; k < n.input_size(); ++k) {
+    if (shape_of(n.input(k)).size() != d.size()) unsupported(n, "inputs of different ranks");
+  }
   std::vector<int> parts;
   for (int k = 0; k < n.input_size(); ++k) parts.push_back(tensor(n, k));
   define(n, 0, b_.concat(parts, axis, out_.graph.unique_name(n.output(0))));
@@ -736,7 +821,8 @@ void Importer::pad(const onnx::NodeProto& n) {
   const Dims d = shape_of(n.input(0));
   const std::string mode = attribute(n, "mode") ? attribute(n, "mode")->s() : "constant";
   if (mode != "constant") unsupported(n, "mode " + mode + " (remat pads with a constant)");
-  const Constant& pads = constant(n, 1);
+  const Constant& pads = int_constant(n, 1);
+  bounded(n, pads.i, 0, "pad");
   float value = 0.0f;
   if (n.input_size() > 2 && !n.input(2).empty()) {
     const Constant& v = constant(n, 2);
@@ -791,8 +877,8 @@ void Importer::gather(const onnx::NodeProto& n) {
     int ids;
     if (is_constant(n.input(1))) {
       // Constant ids (positions): an i32 tensor the plan carries.
-      const Constant& c = constant(n, 1);
-      if (c.type != onnx::TensorProto_DataType_INT64 || c.dims.empty()) unsupported(n, "constant ids must be integers");
+      const Constant& c = int_constant(n, 1);
+      if (c.dims.empty()) unsupported(n, "constant ids must have at least one dim");
       for (int64_t v : c.i) {
         if (v < 0 || v >= d[0]) unsupported(n, "constant id " + std::to_string(v) + " outside the table's rows");
       }
@@ -811,11 +897,10 @@ void Importer::gather(const onnx::NodeProto& n) {
   }
   // One index of an axis of a computed tensor ([:, 0] of a sequence).
   if (axis < 0 || axis >= static_cast<int64_t>(d.size())) unsupported(n, "axis outside the input's rank");
-  float index = 0.0f;
-  if (!scalar(n, 1, &index) || constant(n, 1).type != onnx::TensorProto_DataType_INT64 || !constant(n, 1).dims.empty()) {
+  if (!is_constant(n.input(1)) || int_constant(n, 1).numel() != 1 || !int_constant(n, 1).dims.empty()) {
     unsupported(n, "Gather from a computed tensor takes one constant index (a scalar)");
   }
-  int64_t at = static_cast<int64_t>(index);
+  int64_t at = int_constant(n, 1).i[0];
   if (at < 0) at += d[static_cast<size_t>(axis)];
   if (at < 0 || at >= d[static_cast<size_t>(axis)]) unsupported(n, "index outside the axis");
   const int x = tensor(n, 0);
@@ -829,6 +914,7 @@ void Importer::arithmetic(const onnx::NodeProto& n) {
   float c = 0.0f;
   // A computed tensor times or over a constant scalar: scale.
   if (!is_constant(n.input(0)) && scalar(n, 1, &c) && op != "Sub") {
+    if (constant(n, 1).dims.size() > shape_of(n.input(0)).size()) unsupported(n, "a constant of higher rank");
     const float alpha = op == "Mul" ? c : static_cast<float>(1.0 / static_cast<double>(c));
     if (op == "Div" && c == 0.0f) unsupported(n, "division by zero");
     const int x = tensor(n, 0);
@@ -958,7 +1044,8 @@ void Importer::split(const onnx::NodeProto& n) {
   if (axis < 0 || axis >= static_cast<int64_t>(d.size())) unsupported(n, "axis outside the input's rank");
   Dims sizes;
   if (n.input_size() > 1 && !n.input(1).empty()) {
-    sizes.assign(constant(n, 1).i.begin(), constant(n, 1).i.end());
+    sizes.assign(int_constant(n, 1).i.begin(), int_constant(n, 1).i.end());
+    bounded(n, sizes, 1, "split size");
   } else {
     const int64_t parts = n.output_size();
     if (d[static_cast<size_t>(axis)] % parts != 0) unsupported(n, "an axis that does not split evenly");
@@ -980,16 +1067,16 @@ void Importer::split(const onnx::NodeProto& n) {
 
 void Importer::slice(const onnx::NodeProto& n) {
   Dims d = shape_of(n.input(0));
-  const Constant& starts = constant(n, 1);
-  const Constant& ends = constant(n, 2);
+  const Constant& starts = int_constant(n, 1);
+  const Constant& ends = int_constant(n, 2);
   Dims axes;
   if (n.input_size() > 3 && !n.input(3).empty()) {
-    axes.assign(constant(n, 3).i.begin(), constant(n, 3).i.end());
+    axes.assign(int_constant(n, 3).i.begin(), int_constant(n, 3).i.end());
   } else {
     for (size_t k = 0; k < starts.i.size(); ++k) axes.push_back(static_cast<int64_t>(k));
   }
   if (n.input_size() > 4 && !n.input(4).empty()) {
-    for (int64_t step : constant(n, 4).i) {
+    for (int64_t step : int_constant(n, 4).i) {
       if (step != 1) unsupported(n, "steps other than 1");
     }
   }
@@ -1081,7 +1168,11 @@ OnnxImport Importer::run(OnnxLoss loss) {
                              std::to_string(dim.dim_value()) + ")");
         }
         dims.push_back(batch_);
-      } else if (dim.has_dim_value() && dim.dim_value() > 0) {
+      } else if (dim.has_dim_value()) {
+        if (dim.dim_value() < 1 || dim.dim_value() > kMaxDim) {
+          throw CompileError(path_ + ": input '" + in.name() + "' axis " + std::to_string(k) + " is " +
+                             std::to_string(dim.dim_value()) + " (1 to 2^31)");
+        }
         dims.push_back(dim.dim_value());
       } else {
         throw CompileError(path_ + ": input '" + in.name() + "' has a dynamic axis " + std::to_string(k) +
@@ -1089,6 +1180,12 @@ OnnxImport Importer::run(OnnxLoss loss) {
       }
     }
     if (dims.empty()) throw CompileError(path_ + ": input '" + in.name() + "' is a scalar; inputs have a batch axis");
+    int64_t elements = 1;
+    for (int64_t d : dims) {
+      if (__builtin_mul_overflow(elements, d, &elements) || elements > (int64_t{1} << 40)) {
+        throw CompileError(path_ + ": input '" + in.name() + "' " + dims_text(dims) + " holds more than 2^40 elements");
+      }
+    }
     const int32_t type_id = type.elem_type();
     if (type_id == onnx::TensorProto_DataType_FLOAT) {
       tensors_[in.name()] = b_.input(in.name(), REMAT_DTYPE_F32, dims);

@@ -64,6 +64,13 @@ struct ModelBuilder {
     for (int64_t v : values) t->add_int64_data(v);
   }
 
+  static void int_attr(onnx::NodeProto* n, const std::string& name, int64_t value) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_INT);
+    a->set_i(value);
+  }
+
   void floats(const std::string& name, const std::vector<int64_t>& dims, size_t count) {
     onnx::TensorProto* t = graph->add_initializer();
     t->set_name(name);
@@ -72,7 +79,30 @@ struct ModelBuilder {
     for (size_t k = 0; k < count; ++k) t->add_float_data(0.5f);
   }
 
-  // The CompileError's message of compiling this model with a loss ("" when it compiled).
+  // Compiles this model with an MSE loss; the CompileError's message in |error| ("" when it
+  // compiled).
+  remat::compiler::CompileResult compile(std::string* error) const {
+    const std::string path = "/tmp/remat_test_malformed.onnx";
+    {
+      std::ofstream file(path, std::ios::binary);
+      model.SerializeToOstream(&file);
+    }
+    remat::compiler::CompileOptions o;
+    o.model = path;
+    o.batch = 2;
+    o.loss = "mse";
+    remat::compiler::CompileResult r;
+    error->clear();
+    try {
+      r = remat::compiler::compile(o);
+    } catch (const remat::compiler::CompileError& e) {
+      *error = e.what();
+    }
+    std::remove(path.c_str());
+    return r;
+  }
+
+  // The CompileError's message of compiling this model ("" when it compiled).
   std::string error() const {
     const std::string path = "/tmp/remat_test_malformed.onnx";
     {
@@ -173,6 +203,96 @@ void bad_constants_and_overflowing_shape_arithmetic_are_refused(void**) {
   }
 }
 
+// What a review found could crash or silently mislead the importer, each now refused or right.
+void shape_arithmetic_edge_cases_are_refused_or_right(void**) {
+  {  // Range of an empty tensor
+    ModelBuilder m({4});
+    m.int64s("empty", {0}, {});
+    m.int64s("one", {}, {1});
+    m.node("Range", {"empty", "one", "one"}, "r");
+    m.int64s("minus", {1}, {-1});
+    ModelBuilder::int_attr(m.node("Concat", {"r", "minus"}, "shape"), "axis", 0);
+    m.node("Reshape", {"x", "shape"}, "y");
+    expect_error(m, {"node '/Range'", "three scalars"});
+  }
+  {  // integer arithmetic with an empty operand
+    ModelBuilder m({4});
+    m.int64s("five", {1}, {5});
+    m.int64s("empty", {0}, {});
+    m.node("Add", {"five", "empty"}, "shape");
+    m.node("Reshape", {"x", "shape"}, "y");
+    expect_error(m, {"node '/Add'", "empty"});
+  }
+  {  // a Range overflowing int64 as it counts
+    ModelBuilder m({4});
+    m.int64s("start", {}, {INT64_MAX - 1});
+    m.int64s("limit", {}, {INT64_MAX});
+    m.int64s("delta", {}, {INT64_MAX});
+    m.node("Range", {"start", "limit", "delta"}, "r");
+    m.node("Reshape", {"x", "r"}, "y");
+    expect_error(m, {"node '/Reshape'"});  // one value, [INT64_MAX - 1]: no Range overflow, a bad shape
+  }
+  {  // a float constant far outside int64, cast to int64
+    ModelBuilder m({4});
+    onnx::TensorProto* t = m.graph->add_initializer();
+    t->set_name("huge");
+    t->set_data_type(onnx::TensorProto_DataType_FLOAT);
+    t->add_dims(1);
+    t->add_float_data(1e30f);
+    ModelBuilder::int_attr(m.node("Cast", {"huge"}, "shape"), "to", onnx::TensorProto_DataType_INT64);
+    m.node("Reshape", {"x", "shape"}, "y");
+    expect_error(m, {"node '/Cast'", "a cast to int64"});
+  }
+  {  // initializer dims that promise 2^32 floats with one value given
+    ModelBuilder m({4});
+    m.floats("w", {65536, 65536}, 1);
+    m.node("Add", {"x", "w"}, "y");
+    expect_error(m, {"'w'", "1 values of float data for 4294967296 elements"});
+  }
+  {  // Concat of tensors of different ranks
+    ModelBuilder m({4, 6});
+    m.int64s("flat", {2}, {2, 24});
+    m.node("Reshape", {"x", "flat"}, "r");
+    ModelBuilder::int_attr(m.node("Concat", {"x", "r"}, "y"), "axis", 2);
+    expect_error(m, {"node '/Concat'", "inputs of different ranks"});
+  }
+  {  // one index of an axis at INT64_MAX
+    ModelBuilder m({4});
+    m.int64s("index", {}, {INT64_MAX});
+    ModelBuilder::int_attr(m.node("Gather", {"x", "index"}, "y"), "axis", 1);
+    expect_error(m, {"node '/Gather'", "index outside the axis"});
+  }
+  {  // a target shape whose product overflows
+    ModelBuilder m({4});
+    m.int64s("shape", {3}, {int64_t{1} << 30, int64_t{1} << 30, -1});
+    m.node("Reshape", {"x", "shape"}, "y");
+    expect_error(m, {"node '/Reshape'", "more elements than the input"});
+  }
+  {  // a dilation far past any image
+    ModelBuilder m({3, 8, 8});
+    m.floats("w", {4, 3, 3, 3}, 4 * 3 * 3 * 3);
+    ModelBuilder::ints(m.node("Conv", {"x", "w"}, "y"), "dilations", {int64_t{1} << 62, 1});
+    expect_error(m, {"node '/Conv'", "dilation 4611686018427387904 outside"});
+  }
+  {  // a builder refusal carries the node's name too
+    ModelBuilder m({3, 4, 4});
+    m.floats("w", {4, 3, 5, 5}, 4 * 3 * 5 * 5);
+    m.node("Conv", {"x", "w"}, "y");
+    expect_error(m, {"node '/Conv'", "the filter does not fit"});
+  }
+  {  // Shape's end (opset 15): [B, 4, 6] reshaped to [B, 24], not [B, 4, 6, 1]
+    ModelBuilder m({4, 6});
+    ModelBuilder::int_attr(m.node("Shape", {"x"}, "s"), "end", 1);
+    m.int64s("minus", {1}, {-1});
+    ModelBuilder::int_attr(m.node("Concat", {"s", "minus"}, "shape"), "axis", 0);
+    m.node("Reshape", {"x", "shape"}, "y");
+    std::string error;
+    const remat::compiler::CompileResult r = m.compile(&error);
+    assert_string_equal(error.c_str(), "");
+    assert_true(r.graph.tensors[r.graph.labels.at(0)].shape == (std::vector<int64_t>{2, 24}));
+  }
+}
+
 }  // namespace
 
 int main(void) {
@@ -180,6 +300,7 @@ int main(void) {
       cmocka_unit_test(axes_outside_the_rank_are_refused),
       cmocka_unit_test(zero_strides_and_windows_are_refused),
       cmocka_unit_test(bad_constants_and_overflowing_shape_arithmetic_are_refused),
+      cmocka_unit_test(shape_arithmetic_edge_cases_are_refused_or_right),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
