@@ -104,22 +104,8 @@ struct ModelBuilder {
 
   // The CompileError's message of compiling this model ("" when it compiled).
   std::string error() const {
-    const std::string path = "/tmp/remat_test_malformed.onnx";
-    {
-      std::ofstream file(path, std::ios::binary);
-      model.SerializeToOstream(&file);
-    }
-    remat::compiler::CompileOptions o;
-    o.model = path;
-    o.batch = 2;
-    o.loss = "mse";
     std::string message;
-    try {
-      remat::compiler::compile(o);
-    } catch (const remat::compiler::CompileError& e) {
-      message = e.what();
-    }
-    std::remove(path.c_str());
+    compile(&message);
     return message;
   }
 };
