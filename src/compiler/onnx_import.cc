@@ -175,6 +175,7 @@ class Importer {
   void concat(const onnx::NodeProto& n);
   void pad(const onnx::NodeProto& n);
   void dropout(const onnx::NodeProto& n);
+  void cross_entropy_loss(const onnx::NodeProto& n);
   void transpose(const onnx::NodeProto& n);
   void gather(const onnx::NodeProto& n);
   void arithmetic(const onnx::NodeProto& n);
@@ -423,6 +424,7 @@ void Importer::import_node(const onnx::NodeProto& n) {
   if (op == "Concat") return concat(n);
   if (op == "Pad") return pad(n);
   if (op == "Dropout") return dropout(n);
+  if (op == "SoftmaxCrossEntropyLoss") return cross_entropy_loss(n);
   if (op == "Neg") {
     const int x = tensor(n, 0);
     const int y = fresh(n.output(0), out_.graph.tensors[x].shape);
@@ -1100,6 +1102,33 @@ void Importer::slice(const onnx::NodeProto& n) {
   define(n, 0, x);
 }
 
+// F.cross_entropy as torch exports it: the graph's loss, its labels a graph input that becomes
+// the plan's label binding.
+void Importer::cross_entropy_loss(const onnx::NodeProto& n) {
+  const Dims scores = shape_of(n.input(0));
+  const std::string reduction = attribute(n, "reduction") ? attribute(n, "reduction")->s() : "mean";
+  if (reduction != "mean") unsupported(n, "reduction '" + reduction + "' (remat's loss is the mean)");
+  if (n.input_size() > 2 && !n.input(2).empty()) unsupported(n, "class weights");
+  if (scores.size() != 2) unsupported(n, "scores must be [batch, classes]");
+  if (n.output_size() > 1 && !n.output(1).empty() && readers_.count(n.output(1)) != 0) {
+    unsupported(n, "its log-probability output is read");
+  }
+  if (out_.graph.loss >= 0) unsupported(n, "a second loss");
+  const int scores_tensor = tensor(n, 0);
+  const int labels = tensor(n, 1);
+  Tensor& l = out_.graph.tensors[labels];
+  std::vector<int>& inputs = out_.graph.inputs;
+  const auto bound = std::find(inputs.begin(), inputs.end(), labels);
+  if (bound == inputs.end() || l.dtype != REMAT_DTYPE_I32 || l.shape != Dims{scores[0]}) {
+    unsupported(n, "labels must be an integer graph input [batch]");
+  }
+  // The input binding becomes the label binding.
+  inputs.erase(bound);
+  l.role = Role::kLabel;
+  out_.graph.labels.push_back(labels);
+  define(n, 0, b_.softmax_cross_entropy(scores_tensor, labels));
+}
+
 void Importer::dropout(const onnx::NodeProto& n) {
   float ratio = 0.5f;
   if (n.input_size() > 1 && !n.input(1).empty()) {
@@ -1131,6 +1160,15 @@ void Importer::attach_loss(OnnxLoss loss) {
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) throw CompileError(path_ + ": output '" + name + "' is a constant, or produced by no node");
   const Dims d = shape_of(name);
+  if (out_.graph.loss >= 0) {  // the model's own loss node
+    if (it->second != out_.graph.loss) {
+      throw CompileError(path_ + ": output '" + name + "' is not the loss the model computes");
+    }
+    if (loss != OnnxLoss::kNone) {
+      throw CompileError(path_ + ": the model computes its own loss ('" + name + "'); compile it without --loss");
+    }
+    return;
+  }
   if (loss == OnnxLoss::kNone) {
     throw CompileError(path_ + ": output '" + name + "' " + dims_text(d) +
                        " is not a loss; give --loss cross_entropy or --loss mse (remat does not import loss nodes)");

@@ -133,8 +133,19 @@ def export(model, example, path, opset, dynamic_batch, training, input_name="x")
                       do_constant_folding=not training)
 
 
-def make(name, build, shape, batch, classes, opset, dynamic_batch, optimizers, vocab=0):
-    """|shape| is a sample's; with |vocab|, the input is `tokens` of ids below it, else `x`."""
+def with_loss(model):
+    """|model| computing F.cross_entropy of its logits against a second input, `labels`, with the
+    same state_dict names (its class is swapped for a subclass, not wrapped)."""
+    base = type(model)
+    lossy = copy.deepcopy(model)
+    lossy.__class__ = type(base.__name__ + "WithLoss", (base,),
+                           {"forward": lambda self, x, labels: F.cross_entropy(base.forward(self, x), labels)})
+    return lossy
+
+
+def make(name, build, shape, batch, classes, opset, dynamic_batch, optimizers, vocab=0, loss_in_graph=False):
+    """|shape| is a sample's; with |vocab|, the input is `tokens` of ids below it, else `x`. With
+    |loss_in_graph|, the export computes the loss (SoftmaxCrossEntropyLoss) from a `labels` input."""
     torch.manual_seed(SEED)
     model = build().double()
     init_parameters(model)
@@ -144,8 +155,14 @@ def make(name, build, shape, batch, classes, opset, dynamic_batch, optimizers, v
         input_name, x = "x", as_float32_values(torch.randn(batch, *shape, dtype=torch.float64))
     labels = torch.randint(0, classes, (batch,))
     exported = copy.deepcopy(model).float()
-    export(exported, x if vocab else x.float(), os.path.join(OUT, name + ".onnx"), opset, dynamic_batch, True,
-           input_name)
+    if loss_in_graph:
+        torch.onnx.export(with_loss(exported), (x.float(), labels), os.path.join(OUT, name + ".onnx"),
+                          input_names=[input_name, "labels"], output_names=["loss"], opset_version=opset,
+                          dynamic_axes={input_name: {0: "batch"}, "labels": {0: "batch"}},
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    else:
+        export(exported, x if vocab else x.float(), os.path.join(OUT, name + ".onnx"), opset, dynamic_batch, True,
+               input_name)
     # Tracing ran the model once in training mode, so the batch norms' running statistics the
     # file holds are those after that pass: training starts from them too. num_batches_tracked
     # is not exported, and starts at 0 on both sides.
@@ -165,7 +182,7 @@ def make(name, build, shape, batch, classes, opset, dynamic_batch, optimizers, v
             tensors["final." + key] = i64(value) if value.dtype == torch.int64 else f32(value)
         kind = spec.split(":")[0]
         metadata = {"model": "onnx/%s.onnx" % name, "batch": str(batch), "optimizer": spec, "steps": str(STEPS),
-                    "seed": str(SEED), "torch": torch.__version__, "loss": "cross_entropy"}
+                    "seed": str(SEED), "torch": torch.__version__, "loss": "" if loss_in_graph else "cross_entropy"}
         write_safetensors(os.path.join(HERE, "golden_onnx_%s_%s.safetensors" % (name, kind)), tensors, metadata)
         print("%s (%s): loss %s" % (name, kind, ", ".join("%.6f" % v for v in losses)))
     return model
@@ -181,6 +198,8 @@ def main():
     make("mlp", lambda: Mlp(layers=3, width=16, inputs=8, classes=4), (8,), 5, 4, 13, True, [sgd, adam])
     make("convpool", ConvPool, (3, 8, 8), 4, 3, 17, True, [sgd])
     make("negmlp", NegMlp, (8,), 5, 4, 17, True, [sgd])
+    make("mlp_loss", lambda: Mlp(layers=2, width=16, inputs=8, classes=4), (8,), 5, 4, 17, True, [adam],
+         loss_in_graph=True)
     make("resnet", lambda: ResNet(depth=8, width=4, channels=3, classes=3), (3, 8, 8), 4, 3, 15, True, [sgd, adam])
     make("dscnn", lambda: DsCnn(blocks=2, width=8, channels=1, classes=3), (1, 12, 6), 4, 3, 17, False, [sgd])
     # A BERT-like encoder (the transformer template's module) and a GPT-like classifier: token

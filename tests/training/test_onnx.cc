@@ -117,6 +117,8 @@ void an_exported_mlp_trains_as_pytorch_does(void**) {
   run_golden("golden_onnx_mlp_adam.safetensors");
   // Neg, Sub, and Mul by a constant scalar.
   run_golden("golden_onnx_negmlp_sgd.safetensors");
+  // The loss computed in the graph (SoftmaxCrossEntropyLoss), compiled without --loss.
+  run_golden("golden_onnx_mlp_loss_adam.safetensors");
 }
 
 void an_exported_cnn_with_batch_norm_and_max_pooling_trains_as_pytorch_does(void**) {
@@ -208,6 +210,7 @@ void models_the_importer_cannot_take_are_refused_naming_why(void**) {
   expect_error(compile_error(data_path("onnx/mlp.onnx"), 4, ""), {"output 'logits' [4, 4]", "--loss cross_entropy"});
   expect_error(compile_error(data_path("onnx/mlp.onnx"), 4, "hinge"), {"--loss 'hinge'", "cross_entropy or mse"});
   expect_error(compile_error("mlp:layers=1,width=4,in=2,classes=2", 4, "mse"), {"--loss is for ONNX models"});
+  expect_error(compile_error(data_path("onnx/mlp_loss.onnx"), 4, "mse"), {"computes its own loss", "without --loss"});
   // No file, and a file that is not a model.
   expect_error(compile_error(data_path("onnx/missing.onnx"), 4, "mse"), {"missing.onnx", "cannot open"});
   const std::string garbage = "/tmp/remat_test_not_a_model.onnx";
