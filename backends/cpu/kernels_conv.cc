@@ -215,6 +215,24 @@ void col2im(const ConvShape& c, const float* col, int64_t c0, int64_t c1, float*
   }
 }
 
+// A product of thread |worker| (its packing scratch): op(A) is m x k, op(B) k x n, C m x n,
+// with the row lengths given; the operands' addresses are set per image.
+Gemm thread_gemm(const KernelArgs& args, uint32_t worker, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                 int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
+  Gemm g{};
+  g.trans_a = trans_a;
+  g.trans_b = trans_b;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.alpha = 1.0f;
+  g.lda = lda;
+  g.ldb = ldb;
+  g.ldc = ldc;
+  g.pack = gemm_pack(args, worker);
+  return g;
+}
+
 // Computes span columns [i0, i1) of images [n0, n1) of convolution |c| (unit stride, |ps| =
 // padded_span(c) with chunk > 0) on thread |worker|, every group: x [N, C, H, W] in, y [N, K,
 // P, Q] out. set_filters(gm, g) points op(A) of |gm| at group g's filters [kg, cg * R * S].
@@ -222,12 +240,7 @@ template <typename SetFilters>
 void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, const PaddedSpan& ps, int64_t n0,
                  int64_t n1, int64_t i0, int64_t i1, const float* x, float* y, const SetFilters& set_filters) {
   const int64_t hw = c.x.h * c.x.w, pq = c.p * c.q, crs = c.cg * c.r * c.s;
-  Gemm gm{};
-  gm.m = c.kg;
-  gm.k = crs;
-  gm.alpha = 1.0f;
-  gm.lda = crs;
-  gm.pack = gemm_pack(args, worker);
+  Gemm gm = thread_gemm(args, worker, false, false, c.kg, 0, crs, crs, 0, 0);
   float* padded = gm.pack + kGemmWalkFreeFrom;
   for (int64_t n = n0; n < n1; ++n) {
     for (int64_t g = 0; g < c.a.groups; ++g) {
@@ -272,19 +285,13 @@ void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, co
 template <typename SetFilters>
 void image_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, const PaddedImages& pi, int64_t n0,
                 int64_t n1, const float* x, float* y, const SetFilters& set_filters) {
-  const int64_t hw = c.x.h * c.x.w, pq = c.p * c.q;
-  Gemm gm{};
-  gm.m = c.kg;
-  gm.k = c.cg * c.r * c.s;
-  gm.alpha = 1.0f;
-  gm.lda = gm.k;
-  gm.pack = gemm_pack(args, worker);
+  const int64_t hw = c.x.h * c.x.w, pq = c.p * c.q, crs = c.cg * c.r * c.s;
+  Gemm gm = thread_gemm(args, worker, false, false, c.kg, 0, crs, crs, 0, pq);
   float* free = gm.pack + kGemmWalkFreeFrom;
   int64_t* taps = reinterpret_cast<int64_t*>(free);
   fill_tap_offsets(c, pi, taps);
   float* copies = free + pi.copies_at;
   gm.b = copies;
-  gm.ldc = pq;
   for (int64_t first = n0; first < n1; first += pi.images) {
     const int64_t count = n1 - first < pi.images ? n1 - first : pi.images;
     gm.b_images = {count, c.p, c.q, pi.wp, c.cg * pi.channel, c.k * pq, taps};
@@ -315,24 +322,6 @@ void for_padded_parts(const KernelArgs& args, const ConvShape& c, const PaddedSp
   } else {
     parallel_for(args, span, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) { body(0, c.x.n, i0, i1, worker); });
   }
-}
-
-// A product of thread |worker| (its packing scratch): op(A) is m x k, op(B) k x n, C m x n,
-// with the row lengths given; the operands' addresses are set per image.
-Gemm thread_gemm(const KernelArgs& args, uint32_t worker, bool trans_a, bool trans_b, int64_t m, int64_t n,
-                 int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
-  Gemm g{};
-  g.trans_a = trans_a;
-  g.trans_b = trans_b;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.alpha = 1.0f;
-  g.lda = lda;
-  g.ldb = ldb;
-  g.ldc = ldc;
-  g.pack = gemm_pack(args, worker);
-  return g;
 }
 
 }  // namespace
