@@ -1,4 +1,5 @@
-// Elementwise kernels: bias, add, mul, scale, activations with their gradients, dropout.
+// Elementwise kernels: bias, add, mul, scale, powers, activations with their gradients, dropout,
+// fill.
 #include <math.h>
 
 #include "backends/cpu/kernels_internal.h"
@@ -66,6 +67,19 @@ remat_status apply_dropout_mask(const KernelArgs& args) {
 
 constexpr float kInvSqrt2 = 0.70710678118654752440f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
+constexpr float kTwoOverSqrtPi = 1.12837916709551257390f;
+
+// x^p as torch.pow(x, p) computes it: the exponents it special-cases exactly, powf otherwise.
+float power(float x, float p) {
+  if (p == 1.0f) return x;
+  if (p == 2.0f) return x * x;
+  if (p == 3.0f) return x * x * x;
+  if (p == 0.5f) return sqrtf(x);
+  if (p == -0.5f) return 1.0f / sqrtf(x);
+  if (p == -1.0f) return 1.0f / x;
+  if (p == 0.0f) return 1.0f;
+  return powf(x, p);
+}
 
 }  // namespace
 
@@ -152,6 +166,51 @@ remat_status sigmoid(const KernelArgs& args) {
 
 remat_status sigmoid_grad(const KernelArgs& args) {
   return binary(args, [](float dy, float y) { return dy * y * (1.0f - y); });
+}
+
+remat_status pow_scalar(const KernelArgs& args) {
+  const float p = fattr(*args.call, 0, 1.0f);
+  return unary(args, [p](float x) { return power(x, p); });
+}
+
+remat_status pow_scalar_grad(const KernelArgs& args) {
+  const float p = fattr(*args.call, 0, 1.0f);
+  if (p == 0.0f) return binary(args, [](float dy, float) { return dy * 0.0f; });
+  return binary(args, [p](float dy, float x) { return dy * (p * power(x, p - 1.0f)); });
+}
+
+remat_status square_root(const KernelArgs& args) {
+  return unary(args, [](float x) { return sqrtf(x); });
+}
+
+remat_status square_root_grad(const KernelArgs& args) {
+  return binary(args, [](float dy, float y) { return dy / (2.0f * y); });
+}
+
+remat_status leaky_relu(const KernelArgs& args) {
+  const float alpha = fattr(*args.call, 0, 0.01f);
+  return unary(args, [alpha](float x) { return x > 0.0f ? x : x * alpha; });
+}
+
+remat_status leaky_relu_grad(const KernelArgs& args) {
+  const float alpha = fattr(*args.call, 0, 0.01f);
+  return binary(args, [alpha](float dy, float x) { return x > 0.0f ? dy : dy * alpha; });
+}
+
+remat_status error_function(const KernelArgs& args) {
+  return unary(args, [](float x) { return erff(x); });
+}
+
+remat_status error_function_grad(const KernelArgs& args) {
+  return binary(args, [](float dy, float x) { return kTwoOverSqrtPi * expf(-x * x) * dy; });
+}
+
+remat_status fill(const KernelArgs& args) {
+  const float value = fattr(*args.call, 0, 0.0f);
+  float* __restrict y = out_f32(args, 0);
+  const int64_t n = out_ref(args, 0).numel;
+  for (int64_t i = 0; i < n; ++i) y[i] = value;
+  return REMAT_OK;
 }
 
 remat_status dropout(const KernelArgs& args) { return apply_dropout_mask(args); }

@@ -1,4 +1,5 @@
-// Row-wise normalisations over the last axis: softmax and layer norm, with their gradients.
+// Row-wise normalisations over the last axis: softmax, log-softmax and layer norm, with their
+// gradients.
 #include <math.h>
 
 #include "backends/cpu/kernels_internal.h"
@@ -47,6 +48,41 @@ remat_status softmax_grad(const KernelArgs& args) {
     for (int64_t j = 0; j < n; ++j) dot += static_cast<double>(dyr[j]) * yr[j];
     const float d = static_cast<float>(dot);
     for (int64_t j = 0; j < n; ++j) dx[r * n + j] = yr[j] * (dyr[j] - d);
+  }
+  return REMAT_OK;
+}
+
+remat_status log_softmax(const KernelArgs& args) {
+  const float* __restrict x = in_f32(args, 0);
+  float* __restrict y = out_f32(args, 0);
+  const int64_t n = last_dim(in_ref(args, 0));
+  const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    float mx = xr[0];
+    for (int64_t j = 1; j < n; ++j) mx = xr[j] > mx ? xr[j] : mx;
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; ++j) sum += expf(xr[j] - mx);
+    const float log_sum = static_cast<float>(log(sum));
+    for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mx) - log_sum;
+  }
+  return REMAT_OK;
+}
+
+remat_status log_softmax_grad(const KernelArgs& args) {
+  const float* __restrict dy = in_f32(args, 0);
+  const float* __restrict y = in_f32(args, 1);
+  float* __restrict dx = out_f32(args, 0);
+  const int64_t n = last_dim(in_ref(args, 0));
+  const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* dyr = dy + r * n;
+    const float* yr = y + r * n;
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; ++j) sum += dyr[j];
+    const float s = static_cast<float>(sum);
+    for (int64_t j = 0; j < n; ++j) dx[r * n + j] = dyr[j] - expf(yr[j]) * s;
   }
   return REMAT_OK;
 }

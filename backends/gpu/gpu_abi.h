@@ -62,7 +62,12 @@
   X(running_stat_update)     \
   X(increment)               \
   X(pad)                     \
-  X(pad_grad)
+  X(pad_grad)                \
+  X(fill)                    \
+  X(log_softmax)             \
+  X(log_softmax_grad)        \
+  X(reduce_sum)              \
+  X(broadcast)
 
 #if defined(__cplusplus)
 namespace remat {
@@ -84,7 +89,17 @@ typedef struct GpuState {
 } GpuState;
 
 /// The |op| argument of unary_op (kernels/elementwise.cl).
-enum GpuUnary { kGpuRelu = 0, kGpuGelu = 1, kGpuTanh = 2, kGpuSigmoid = 3, kGpuScale = 4 };
+enum GpuUnary {
+  kGpuRelu = 0,
+  kGpuGelu = 1,
+  kGpuTanh = 2,
+  kGpuSigmoid = 3,
+  kGpuScale = 4,
+  kGpuPow = 5,
+  kGpuSqrt = 6,
+  kGpuLeakyRelu = 7,
+  kGpuErf = 8
+};
 
 /// The |op| argument of binary_op (kernels/elementwise.cl).
 enum GpuBinary {
@@ -94,7 +109,11 @@ enum GpuBinary {
   kGpuGeluGrad = 3,
   kGpuTanhGrad = 4,
   kGpuSigmoidGrad = 5,
-  kGpuMseGrad = 6
+  kGpuMseGrad = 6,
+  kGpuPowGrad = 7,
+  kGpuSqrtGrad = 8,
+  kGpuLeakyReluGrad = 9,
+  kGpuErfGrad = 10
 };
 
 #if defined(__cplusplus)

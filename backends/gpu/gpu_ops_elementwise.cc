@@ -1,5 +1,5 @@
-// Elementwise ops on the GPU backends: activations and their gradients, add, mul, scale, bias,
-// column sums, dropout (kernels/elementwise.cl).
+// Elementwise ops on the GPU backends: activations and their gradients, add, mul, scale, powers,
+// bias, column sums, sums over axes and their broadcast, dropout, fill (kernels/elementwise.cl).
 #include "backends/gpu/gpu_ops.h"
 #include "backends/shared/op_args.h"
 
@@ -33,7 +33,61 @@ remat_status dropout_mask(Launcher& l, const OpCall& call, ErrorBuffer* err) {
   return a.launch(items((y.numel + 3) / 4), call, err);
 }
 
+// reduce_sum and broadcast: |full| viewed as [outer, n, inner] around the op's axes.
+remat_status reduced_axes(Launcher& l, const OpCall& call, KernelId kernel, const TensorRef& full,
+                          ErrorBuffer* err) {
+  const int64_t axis = iattr(call, 0, 0), count = iattr(call, 1, 1);
+  int64_t outer = 1, n = 1, inner = 1;
+  for (int64_t k = 0; k < full.rank; ++k) {
+    int64_t& part = k < axis ? outer : k < axis + count ? n : inner;
+    part *= full.dims[k];
+  }
+  const TensorRef& y = *call.outputs[0];
+  Args a(l, kernel);
+  a.tensor(*call.inputs[0]).tensor(y).u64(outer).u64(n).u64(inner).i32(static_cast<int>(iattr(call, 2, 0)));
+  return a.launch(items(y.numel), call, err);
+}
+
 }  // namespace
+
+remat_status pow_scalar(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuPow, fattr(call, 0, 1.0f), err);
+}
+remat_status pow_scalar_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuPowGrad, fattr(call, 0, 1.0f), err);
+}
+remat_status square_root(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuSqrt, 0.0f, err);
+}
+remat_status square_root_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuSqrtGrad, 0.0f, err);
+}
+remat_status leaky_relu(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuLeakyRelu, fattr(call, 0, 0.01f), err);
+}
+remat_status leaky_relu_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuLeakyReluGrad, fattr(call, 0, 0.01f), err);
+}
+remat_status error_function(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuErf, 0.0f, err);
+}
+remat_status error_function_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuErfGrad, 0.0f, err);
+}
+
+remat_status reduce_sum(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return reduced_axes(l, call, kKernel_reduce_sum, *call.inputs[0], err);
+}
+remat_status broadcast(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return reduced_axes(l, call, kKernel_broadcast, *call.outputs[0], err);
+}
+
+remat_status fill(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  const TensorRef& y = *call.outputs[0];
+  Args a(l, kKernel_fill);
+  a.tensor(y).u64(y.numel).f32(fattr(call, 0, 0.0f));
+  return a.launch(items(y.numel), call, err);
+}
 
 remat_status add(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   return binary(l, call, kGpuAdd, 0.0f, err);

@@ -1,4 +1,5 @@
-// Row-wise ops over the last axis on the GPU backends: softmax, layer norm and their gradients
+// Row-wise ops over the last axis on the GPU backends: softmax, log-softmax, layer norm and their
+// gradients
 // (kernels/norm.cl), one work item per row.
 #include "backends/gpu/gpu_ops.h"
 #include "backends/shared/op_args.h"
@@ -9,10 +10,12 @@ namespace {
 
 size_t items(int64_t v) { return static_cast<size_t>(v); }
 
-remat_status softmax_rows(Launcher& l, const OpCall& call, bool grad, ErrorBuffer* err) {
+// softmax and log_softmax, and their gradients: (x) or (dy, y), one work item per row.
+remat_status softmax_rows(Launcher& l, const OpCall& call, KernelId kernel, ErrorBuffer* err) {
   const TensorRef& x = *call.inputs[0];
   const int64_t rows = rows_of(x);
-  Args a(l, grad ? kKernel_softmax_grad : kKernel_softmax);
+  const bool grad = kernel == kKernel_softmax_grad || kernel == kKernel_log_softmax_grad;
+  Args a(l, kernel);
   a.tensor(x);
   if (grad) a.tensor(*call.inputs[1]);
   a.tensor(*call.outputs[0]).u64(rows).u64(last_dim(x));
@@ -22,11 +25,19 @@ remat_status softmax_rows(Launcher& l, const OpCall& call, bool grad, ErrorBuffe
 }  // namespace
 
 remat_status softmax(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return softmax_rows(l, call, false, err);
+  return softmax_rows(l, call, kKernel_softmax, err);
 }
 
 remat_status softmax_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return softmax_rows(l, call, true, err);
+  return softmax_rows(l, call, kKernel_softmax_grad, err);
+}
+
+remat_status log_softmax(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return softmax_rows(l, call, kKernel_log_softmax, err);
+}
+
+remat_status log_softmax_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return softmax_rows(l, call, kKernel_log_softmax_grad, err);
 }
 
 remat_status layernorm(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {

@@ -259,7 +259,52 @@
   /* counter += 1, in place (a batch norm's num_batches_tracked, i64 [1]). Skipped, like the      \
      optimizer updates, after a failed finite check. Output 0 is input 0. */                      \
   X(Increment, increment, 55, REMAT_IN(1, "counter"), REMAT_OUT(1, "counter"), REMAT_ATTRS(),       \
-    REMAT_ATTRS(), kI64, increment)
+    REMAT_ATTRS(), kI64, increment)                                                              \
+  /* ---- Imported models' elementwise and reduction ops (docs/onnx.md). ---- */                 \
+  /* y = x^exponent as torch.pow(x, exponent): exponents 1, 2, 3, 0.5, -0.5 and -1 as x, x*x,    \
+     x*x*x, sqrtf(x), 1/sqrtf(x) and 1/x; 0 gives 1; others powf. */                             \
+  X(PowScalar, pow_scalar, 56, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),               \
+    REMAT_ATTRS("exponent"), kF32, same_numel)                                                   \
+  /* dx = dy * (exponent * pow_scalar(x, exponent - 1)); exponent 0 gives dy * 0. */             \
+  X(PowScalarGrad, pow_scalar_grad, 57, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"),              \
+    REMAT_ATTRS(), REMAT_ATTRS("exponent"), kF32, same_numel)                                    \
+  /* y = sqrtf(x). */                                                                            \
+  X(SquareRoot, square_root, 58, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),             \
+    REMAT_ATTRS(), kF32, same_numel)                                                             \
+  /* dx = dy / (2 * y). */                                                                       \
+  X(SquareRootGrad, square_root_grad, 59, REMAT_IN(2, "dy", "y"), REMAT_OUT(1, "dx"),            \
+    REMAT_ATTRS(), REMAT_ATTRS(), kF32, same_numel)                                              \
+  /* y = x > 0 ? x : x * alpha. */                                                               \
+  X(LeakyRelu, leaky_relu, 60, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),               \
+    REMAT_ATTRS("alpha"), kF32, same_numel)                                                      \
+  /* dx = x > 0 ? dy : dy * alpha. */                                                            \
+  X(LeakyReluGrad, leaky_relu_grad, 61, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"),              \
+    REMAT_ATTRS(), REMAT_ATTRS("alpha"), kF32, same_numel)                                       \
+  /* y = erff(x). */                                                                             \
+  X(ErrorFunction, error_function, 62, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),       \
+    REMAT_ATTRS(), kF32, same_numel)                                                             \
+  /* dx = 2/sqrt(pi) * expf(-x * x) * dy. */                                                     \
+  X(ErrorFunctionGrad, error_function_grad, 63, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"),      \
+    REMAT_ATTRS(), REMAT_ATTRS(), kF32, same_numel)                                              \
+  /* Log-softmax over the last axis: y = (x - max) - log(sum(exp(x - max))), the sum and its     \
+     log in double, rounded once. */                                                             \
+  X(LogSoftmax, log_softmax, 64, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),             \
+    REMAT_ATTRS(), kF32, same_rows)                                                              \
+  /* dx = dy - exp(y) * sum_last_axis(dy). */                                                    \
+  X(LogSoftmaxGrad, log_softmax_grad, 65, REMAT_IN(2, "dy", "y"), REMAT_OUT(1, "dx"),            \
+    REMAT_ATTRS(), REMAT_ATTRS(), kF32, same_rows)                                               \
+  /* Sum (mean 1: mean) over the |count| consecutive axes of x from |axis|: x viewed as          \
+     [outer, n, inner], n the product of those dims, y[o, i] = sum_j x[o, j, i] (over n when     \
+     mean), summed in order in double and rounded once; y has outer * inner elements. */         \
+  X(ReduceSum, reduce_sum, 66, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                              \
+    REMAT_ATTRS("axis", "count", "mean"), REMAT_ATTRS(), kF32, reduce_sum)                       \
+  /* reduce_sum's gradient, the axes counted in y: y[o, j, i] = x[o, i] (mean 1: x[o, i] / n,     \
+     n as a float). */                                                                           \
+  X(Broadcast, broadcast, 67, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                               \
+    REMAT_ATTRS("axis", "count", "mean"), REMAT_ATTRS(), kF32, broadcast)                        \
+  /* y = value, every element. Reads nothing: the gradient a scalar loss starts from. */         \
+  X(Fill, fill, 68, REMAT_IN(0), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS("value"), kF32,   \
+    none)
 // clang-format on
 
 #endif  // REMAT_PLAN_OP_CATALOGUE_H_

@@ -223,6 +223,26 @@ remat_status check_class_rows(Op& op, Slot scores, Slot labels) {
   return numel_is(op, labels, op.dim(scores, 0), "N", scores);
 }
 
+// reduce_sum and broadcast: |count| >= 1 consecutive axes of |full| from |axis| are reduced,
+// so |part| has |full|'s element count without them.
+remat_status check_reduced_axes(Op& op, Slot full, Slot part) {
+  const int64_t rank = op.rank(full), axis = op.iattrs[0], count = op.iattrs[1];
+  if (axis < 0 || axis >= rank) {
+    return bad_shape(op).iattr(0).text(" is ").num(axis).text(", expected 0..").num(rank - 1)
+        .text(" for ").tensor(full).text(" ").dims(full);
+  }
+  if (count < 1 || count > rank - axis) {
+    return bad_shape(op).iattr(1).text(" is ").num(count).text(", expected 1..").num(rank - axis)
+        .text(" for ").tensor(full).text(" ").dims(full).text(" from axis ").num(axis);
+  }
+  RETURN_IF_FAILED(flag_01(op, 2));
+  int64_t kept = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i < axis || i >= axis + count) kept *= op.dim(full, static_cast<int>(i));
+  }
+  return numel_is(op, part, kept, "the product of the other axes", full);
+}
+
 remat_status check_adam(Op& op) {
   RETURN_IF_FAILED(flag_01(op, 0));
   RETURN_IF_FAILED(fattr_in(op, 1, 0.0f, false, 1.0f));
@@ -276,6 +296,8 @@ remat_status rule_sgd_update(Op& op) {
   return op.num_out == 2 ? same_dims(op, Out(1), In(2)) : REMAT_OK;
 }
 remat_status rule_adam_update(Op& op) { return check_adam(op); }
+remat_status rule_reduce_sum(Op& op) { return check_reduced_axes(op, In(0), Out(0)); }
+remat_status rule_broadcast(Op& op) { return check_reduced_axes(op, Out(0), In(0)); }
 // Spill and prefetch: the same bytes on both sides of the copy.
 remat_status rule_copy_between_regions(Op& op) {
   if (op.view(Out(0)).dtype != op.view(In(0)).dtype) {

@@ -218,12 +218,39 @@ std::vector<OpCase> convolutional_cases() {
   };
 }
 
+// The ops of imported models (codes 56 on).
+std::vector<OpCase> imported_model_cases() {
+  const double kEw = 1e-5;
+  return {
+      {"pow_scalar 2", OpCode::kPowScalar, {{1000}}, {{1000}}, {}, {2.0f}, 0.0},
+      {"pow_scalar 1.5", OpCode::kPowScalar, {{1000}}, {{1000}}, {}, {1.5f}, kEw},
+      {"pow_scalar -0.5", OpCode::kPowScalar, {{1000}}, {{1000}}, {}, {-0.5f}, kEw},
+      {"pow_scalar_grad 2", OpCode::kPowScalarGrad, {{1000}, {1000}}, {{1000}}, {}, {2.0f}, 0.0},
+      {"pow_scalar_grad 1.5", OpCode::kPowScalarGrad, {{1000}, {1000}}, {{1000}}, {}, {1.5f}, kEw},
+      {"square_root", OpCode::kSquareRoot, {{1000}}, {{1000}}, {}, {}, kEw},
+      {"square_root_grad", OpCode::kSquareRootGrad, {{1000}, {1000}}, {{1000}}, {}, {}, kEw},
+      {"leaky_relu", OpCode::kLeakyRelu, {{1000}}, {{1000}}, {}, {0.1f}, 0.0},
+      {"leaky_relu_grad", OpCode::kLeakyReluGrad, {{1000}, {1000}}, {{1000}}, {}, {0.1f}, 0.0},
+      {"error_function", OpCode::kErrorFunction, {{1000}}, {{1000}}, {}, {}, kEw},
+      {"error_function_grad", OpCode::kErrorFunctionGrad, {{1000}, {1000}}, {{1000}}, {}, {}, kEw},
+      {"log_softmax", OpCode::kLogSoftmax, {{7, 300}}, {{7, 300}}, {}, {}, kEw},
+      {"log_softmax_grad", OpCode::kLogSoftmaxGrad, {{7, 300}, {7, 300}}, {{7, 300}}, {}, {}, kEw},
+      {"reduce_sum middle", OpCode::kReduceSum, {{3, 4, 5, 6}}, {{3, 6}}, {1, 2, 0}, {}, kEw},
+      {"reduce_sum mean last", OpCode::kReduceSum, {{6, 300}}, {{6, 1}}, {1, 1, 1}, {}, kEw},
+      {"reduce_sum mean all", OpCode::kReduceSum, {{7, 300}}, {{1}}, {0, 2, 1}, {}, kEw},
+      {"broadcast middle", OpCode::kBroadcast, {{3, 6}}, {{3, 4, 5, 6}}, {1, 2, 0}, {}, 0.0},
+      {"broadcast mean all", OpCode::kBroadcast, {{1}}, {{7, 30}}, {0, 2, 1}, {}, 0.0},
+      {"fill", OpCode::kFill, {}, {{1000}}, {}, {1.0f}, 0.0},
+  };
+}
+
 }  // namespace
 
 const std::vector<OpCase>& every_op_case() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = dense_cases();
     for (OpCase& c : convolutional_cases()) all.push_back(std::move(c));
+    for (OpCase& c : imported_model_cases()) all.push_back(std::move(c));
     return all;
   }();
   return cases;
@@ -306,9 +333,12 @@ void run_case(const OpCase& c, remat::Backend* cpu, remat::Backend* other, const
     }
     std::vector<float> data(static_cast<size_t>(ins[i].numel));
     for (float& v : data) v = uniform();
-    // Second moments, normalisation statistics and variances must be positive.
+    // Second moments, normalisation statistics, variances and the bases of square roots and
+    // fractional powers must be positive.
     if ((c.code == OpCode::kAdamUpdate && i == 3) || (c.code == OpCode::kLayerNormGrad && i == 3) ||
-        (c.code == OpCode::kBatchNormGrad && i == 3) || (c.code == OpCode::kBatchNormInference && i == 4)) {
+        (c.code == OpCode::kBatchNormGrad && i == 3) || (c.code == OpCode::kBatchNormInference && i == 4) ||
+        ((c.code == OpCode::kSquareRoot || c.code == OpCode::kPowScalar) && i == 0) ||
+        ((c.code == OpCode::kSquareRootGrad || c.code == OpCode::kPowScalarGrad) && i == 1)) {
       for (float& v : data) v = fabsf(v) + 0.1f;
     }
     upload(cpu, ins[i], data.data());

@@ -124,6 +124,13 @@ void concat_ok(Case& c) {
 }
 void slice_ok(Case& c) { c.in(F32, {2, 9, 4}).out(F32, {2, 5, 4}).ia({1, 3}); }
 void increment_ok(Case& c) { c.in(I64, {1}).out(I64, {1}); }
+void pow_scalar_ok(Case& c) { unary(c); c.fa({2.0f}); }
+void pow_scalar_grad_ok(Case& c) { binary(c); c.fa({2.0f}); }
+void leaky_relu_ok(Case& c) { unary(c); c.fa({0.01f}); }
+void leaky_relu_grad_ok(Case& c) { binary(c); c.fa({0.01f}); }
+void reduce_sum_ok(Case& c) { c.in(F32, {2, 3, 4, 5}).out(F32, {2, 1, 5}).ia({1, 2, 1}); }
+void broadcast_ok(Case& c) { c.in(F32, {2, 5}).out(F32, {2, 3, 4, 5}).ia({1, 2, 0}); }
+void fill_ok(Case& c) { c.out(F32, {1}).fa({1.0f}); }
 
 namespace {
 
@@ -142,11 +149,13 @@ constexpr Builders make_builders() {
   set(OpCode::kBiasAdd, bias_add_ok);
   set(OpCode::kReduceLeading, reduce_leading_ok);
   for (OpCode code : {OpCode::kAdd, OpCode::kMul, OpCode::kReluGrad, OpCode::kGeluGrad,
-                      OpCode::kTanhGrad, OpCode::kSigmoidGrad, OpCode::kSoftmaxGrad}) {
+                      OpCode::kTanhGrad, OpCode::kSigmoidGrad, OpCode::kSoftmaxGrad,
+                      OpCode::kSquareRootGrad, OpCode::kErrorFunctionGrad, OpCode::kLogSoftmaxGrad}) {
     set(code, binary);
   }
   for (OpCode code : {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid,
-                      OpCode::kSoftmax, OpCode::kSpill, OpCode::kPrefetch}) {
+                      OpCode::kSoftmax, OpCode::kSpill, OpCode::kPrefetch, OpCode::kSquareRoot,
+                      OpCode::kErrorFunction, OpCode::kLogSoftmax}) {
     set(code, unary);
   }
   set(OpCode::kLayerNorm, layernorm_ok);
@@ -187,6 +196,13 @@ constexpr Builders make_builders() {
   set(OpCode::kConcat, concat_ok);
   set(OpCode::kSlice, slice_ok);
   set(OpCode::kIncrement, increment_ok);
+  set(OpCode::kPowScalar, pow_scalar_ok);
+  set(OpCode::kPowScalarGrad, pow_scalar_grad_ok);
+  set(OpCode::kLeakyRelu, leaky_relu_ok);
+  set(OpCode::kLeakyReluGrad, leaky_relu_grad_ok);
+  set(OpCode::kReduceSum, reduce_sum_ok);
+  set(OpCode::kBroadcast, broadcast_ok);
+  set(OpCode::kFill, fill_ok);
   return t;
 }
 

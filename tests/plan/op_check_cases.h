@@ -145,6 +145,13 @@ void pad_grad_ok(Case& c);
 void concat_ok(Case& c);
 void slice_ok(Case& c);
 void increment_ok(Case& c);
+void pow_scalar_ok(Case& c);
+void pow_scalar_grad_ok(Case& c);
+void leaky_relu_ok(Case& c);
+void leaky_relu_grad_ok(Case& c);
+void reduce_sum_ok(Case& c);
+void broadcast_ok(Case& c);
+void fill_ok(Case& c);
 
 /// Fills |c| with the well-formed case of its opcode, which must be 1..kCount-1.
 void build(Case& c);

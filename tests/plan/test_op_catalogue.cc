@@ -64,7 +64,8 @@ void arities_agree_with_the_names_of_tensors_and_attributes(void**) {
     if (count(info.output_names, remat::kMaxOpInputs) != info.max_outputs) fail_msg("%s: output names", info.name);
     assert_true(info.min_inputs <= info.max_inputs && info.max_inputs <= remat::kMaxOpInputs);
     assert_true(info.min_outputs <= info.max_outputs && info.max_outputs <= remat::kMaxOpOutputs);
-    assert_true(info.max_inputs >= 1);  // Every op reads something.
+    // Every op reads something, but fill (a loss gradient's seed).
+    assert_true(info.max_inputs >= 1 || code == static_cast<int>(OpCode::kFill));
     if (count(info.fattr_names, remat::kMaxOpAttrNames) != info.num_fattrs) fail_msg("%s: fattr names", info.name);
     if (info.num_iattrs == remat::kVariableAttrs) {
       assert_int_equal(code, static_cast<int>(OpCode::kPermute));  // The one variable list.

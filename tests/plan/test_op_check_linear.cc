@@ -120,14 +120,16 @@ void reduce_leading_with_output_not_the_trailing_dims_is_rejected(void**) {
 
 void elementwise_ops_with_tensors_of_different_sizes_are_rejected(void**) {
   for (OpCode op : {OpCode::kAdd, OpCode::kMul, OpCode::kReluGrad, OpCode::kGeluGrad,
-                    OpCode::kTanhGrad, OpCode::kSigmoidGrad, OpCode::kMseGrad}) {
+                    OpCode::kTanhGrad, OpCode::kSigmoidGrad, OpCode::kMseGrad, OpCode::kPowScalarGrad,
+                    OpCode::kSquareRootGrad, OpCode::kLeakyReluGrad, OpCode::kErrorFunctionGrad}) {
     Case c(op);
     build(c);
     c.in_shape(1, {2, 5});
     expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (", "(10 elements), expected"});
   }
   for (OpCode op : {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid, OpCode::kCopy,
-                    OpCode::kScale, OpCode::kDropout, OpCode::kDropoutGrad, OpCode::kMseGrad}) {
+                    OpCode::kScale, OpCode::kDropout, OpCode::kDropoutGrad, OpCode::kMseGrad,
+                    OpCode::kPowScalar, OpCode::kSquareRoot, OpCode::kLeakyRelu, OpCode::kErrorFunction}) {
     Case c(op);
     build(c);
     c.out_shape(0, {7});
@@ -150,6 +152,47 @@ void softmax_with_rows_of_another_length_is_rejected(void**) {
   binary(g);
   g.in_shape(1, {6});
   expect(g, REMAT_ERROR_BAD_SHAPE, {"input 1 (y) has dims [6]", "expected last dim 3"});
+}
+
+void log_softmax_with_rows_of_another_length_is_rejected(void**) {
+  Case c(OpCode::kLogSoftmax);
+  unary(c);
+  c.out_shape(0, {3, 2});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (y) has dims [3, 2]", "expected last dim 3"});
+  Case g(OpCode::kLogSoftmaxGrad);
+  binary(g);
+  g.in_shape(1, {6});
+  expect(g, REMAT_ERROR_BAD_SHAPE, {"input 1 (y) has dims [6]", "expected last dim 3"});
+}
+
+// reduce_sum's axes are counted in its input, broadcast's in its output.
+void reduce_sum_and_broadcast_with_bad_axes_or_sizes_are_rejected(void**) {
+  Case c(OpCode::kReduceSum);
+  reduce_sum_ok(c);  // [2, 3, 4, 5] -> [2, 1, 5] over axes 1..2
+  c.iattrs[0] = 4;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 0 (axis) is 4, expected 0..3", "input 0 (x) [2, 3, 4, 5]"});
+  c.iattrs[0] = -1;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 0 (axis) is -1"});
+  c.iattrs[0] = 1;
+  c.iattrs[1] = 4;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 1 (count) is 4, expected 1..3", "from axis 1"});
+  c.iattrs[1] = 0;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 1 (count) is 0"});
+  c.iattrs[1] = 2;
+  c.iattrs[2] = 2;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 2 (mean) is 2, expected 0 or 1"});
+  c.iattrs[2] = 1;
+  c.out_shape(0, {2, 4});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (y)", "expected the product of the other axes = 10"});
+  c.out_shape(0, {10});
+  expect(c, REMAT_OK);
+  Case b(OpCode::kBroadcast);
+  broadcast_ok(b);  // [2, 5] -> [2, 3, 4, 5] over axes 1..2
+  b.iattrs[1] = 1;
+  expect(b, REMAT_ERROR_BAD_SHAPE, {"input 0 (x)", "expected the product of the other axes = 40",
+                                    "output 0 (y) [2, 3, 4, 5]"});
+  b.iattrs[1] = 4;
+  expect(b, REMAT_ERROR_BAD_SHAPE, {"iattr 1 (count) is 4, expected 1..3"});
 }
 
 void scale_with_infinite_alpha_is_rejected(void**) {
@@ -177,6 +220,8 @@ int main(void) {
       cmocka_unit_test(elementwise_ops_with_tensors_of_different_sizes_are_rejected),
       cmocka_unit_test(elementwise_ops_accept_reshaped_tensors_of_equal_size),
       cmocka_unit_test(softmax_with_rows_of_another_length_is_rejected),
+      cmocka_unit_test(log_softmax_with_rows_of_another_length_is_rejected),
+      cmocka_unit_test(reduce_sum_and_broadcast_with_bad_axes_or_sizes_are_rejected),
       cmocka_unit_test(scale_with_infinite_alpha_is_rejected),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

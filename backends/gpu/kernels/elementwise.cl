@@ -1,4 +1,17 @@
-// Elementwise kernels: activations and their gradients, add/mul/scale, bias, dropout, column sums.
+// Elementwise kernels: activations and their gradients, add/mul/scale, powers, bias, dropout,
+// column sums, fill.
+
+// x^p as the CPU kernel's power(): torch.pow's exact exponents, powf otherwise.
+DEVICE_FN float power(float x, float p) {
+  if (p == 1.0f) return x;
+  if (p == 2.0f) return x * x;
+  if (p == 3.0f) return x * x * x;
+  if (p == 0.5f) return sqrtf(x);
+  if (p == -0.5f) return 1.0f / sqrtf(x);
+  if (p == -1.0f) return 1.0f / x;
+  if (p == 0.0f) return 1.0f;
+  return powf(x, p);
+}
 
 // Unary ops, selected by |op| (GpuUnary in gpu_abi.h).
 KERNEL unary_op(int op, float alpha, buf_t x, ulong xo, buf_t y, ulong yo, ulong n) {
@@ -11,6 +24,10 @@ KERNEL unary_op(int op, float alpha, buf_t x, ulong xo, buf_t y, ulong yo, ulong
     case kGpuGelu: r = 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)); break;
     case kGpuTanh: r = tanhf(v); break;
     case kGpuSigmoid: r = 1.0f / (1.0f + expf(-v)); break;
+    case kGpuPow: r = power(v, alpha); break;
+    case kGpuSqrt: r = sqrtf(v); break;
+    case kGpuLeakyRelu: r = v > 0.0f ? v : v * alpha; break;
+    case kGpuErf: r = erff(v); break;
     default: r = alpha * v; break;  // kGpuScale
   }
   F32(y, yo)[i] = r;
@@ -35,6 +52,12 @@ KERNEL binary_op(int op, float alpha, buf_t a, ulong ao, buf_t b, ulong bo, buf_
     }
     case kGpuTanhGrad: r = u * (1.0f - v * v); break;        // (dy, y)
     case kGpuSigmoidGrad: r = u * v * (1.0f - v); break;     // (dy, y)
+    case kGpuPowGrad:                                        // (dy, x), alpha the exponent
+      r = alpha == 0.0f ? u * 0.0f : u * (alpha * power(v, alpha - 1.0f));
+      break;
+    case kGpuSqrtGrad: r = u / (2.0f * v); break;            // (dy, y)
+    case kGpuLeakyReluGrad: r = v > 0.0f ? u : u * alpha; break;  // (dy, x)
+    case kGpuErfGrad: r = 1.12837916709551257390f * expf(-v * v) * u; break;  // (dy, x)
     default: r = alpha * (u - v); break;                     // kGpuMseGrad (pred, target)
   }
   F32(c, co)[i] = r;
@@ -69,4 +92,32 @@ KERNEL dropout(buf_t x, ulong xo, buf_t y, ulong yo, ulong n, ulong key, float p
   for (int j = 0; j < 4 && i + j < n; ++j) {
     dst[i + j] = uniform01(r.v[j]) >= p ? src[i + j] / keep_scale : src[i + j] * 0.0f;
   }
+}
+
+KERNEL fill(buf_t y, ulong yo, ulong n, float value) {
+  const ulong i = GLOBAL_ID();
+  if (i >= n) return;
+  F32(y, yo)[i] = value;
+}
+
+// One work item per output [o, i] of x viewed as [outer, n, inner]: the n values summed in
+// order, as the CPU kernel does.
+KERNEL reduce_sum(buf_t x, ulong xo, buf_t y, ulong yo, ulong outer, ulong n, ulong inner,
+                  int mean) {
+  const ulong k = GLOBAL_ID();
+  if (k >= outer * inner) return;
+  const ulong o = k / inner, i = k % inner;
+  GLOBAL const float* src = F32(x, xo) + o * n * inner + i;
+  acc_t acc = 0;
+  for (ulong j = 0; j < n; ++j) acc += src[j * inner];
+  F32(y, yo)[k] = (float)(mean ? acc / (acc_t)n : acc);
+}
+
+// One work item per element of y viewed as [outer, n, inner].
+KERNEL broadcast(buf_t x, ulong xo, buf_t y, ulong yo, ulong outer, ulong n, ulong inner,
+                 int mean) {
+  const ulong k = GLOBAL_ID();
+  if (k >= outer * n * inner) return;
+  const float v = F32(x, xo)[(k / (n * inner)) * inner + k % inner];
+  F32(y, yo)[k] = mean ? v / (float)n : v;
 }

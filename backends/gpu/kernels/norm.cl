@@ -1,4 +1,5 @@
-// Row-wise normalisations over the last axis: softmax, layer norm and their gradients.
+// Row-wise normalisations over the last axis: softmax, log-softmax, layer norm and their
+// gradients.
 // One work item per row (or per column for dgamma/dbeta), summing in the CPU kernels' order.
 
 KERNEL softmax(buf_t x, ulong xo, buf_t y, ulong yo, ulong rows, ulong n) {
@@ -19,6 +20,32 @@ KERNEL softmax_grad(buf_t dy, ulong dyo, buf_t y, ulong yo, buf_t dx, ulong dxo,
   for (ulong j = 0; j < n; ++j) dot += (acc_t)dyr[j] * yr[j];
   const float d = (float)dot;
   for (ulong j = 0; j < n; ++j) dxr[j] = yr[j] * (dyr[j] - d);
+}
+
+KERNEL log_softmax(buf_t x, ulong xo, buf_t y, ulong yo, ulong rows, ulong n) {
+  const ulong r = GLOBAL_ID();
+  if (r >= rows) return;
+  GLOBAL const float* xr = F32(x, xo) + r * n;
+  GLOBAL float* yr = F32(y, yo) + r * n;
+  float mx = xr[0];
+  for (ulong j = 1; j < n; ++j) mx = xr[j] > mx ? xr[j] : mx;
+  acc_t sum = 0;
+  for (ulong j = 0; j < n; ++j) sum += expf(xr[j] - mx);
+  const float log_sum = (float)log(sum);
+  for (ulong j = 0; j < n; ++j) yr[j] = (xr[j] - mx) - log_sum;
+}
+
+KERNEL log_softmax_grad(buf_t dy, ulong dyo, buf_t y, ulong yo, buf_t dx, ulong dxo, ulong rows,
+                        ulong n) {
+  const ulong r = GLOBAL_ID();
+  if (r >= rows) return;
+  GLOBAL const float* dyr = F32(dy, dyo) + r * n;
+  GLOBAL const float* yr = F32(y, yo) + r * n;
+  GLOBAL float* dxr = F32(dx, dxo) + r * n;
+  acc_t sum = 0;
+  for (ulong j = 0; j < n; ++j) sum += dyr[j];
+  const float s = (float)sum;
+  for (ulong j = 0; j < n; ++j) dxr[j] = dyr[j] - expf(yr[j]) * s;
 }
 
 KERNEL layernorm(buf_t x, ulong xo, buf_t gamma, ulong go, buf_t beta, ulong bo, buf_t y,
