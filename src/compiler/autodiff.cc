@@ -43,6 +43,7 @@ class Differentiator {
     // be alive at once; atomic checks make every update wait for the last check instead.
     struct Update { int param, grad, source; };
     std::vector<Update> deferred;
+    seed_loss_gradient(forward_ops);
     for (int i = forward_ops - 1; i >= 0; --i) {
       backward_of(i);
       // A parameter's gradient is final once the backward of its first reader has run.
@@ -65,6 +66,22 @@ class Differentiator {
   // The guard of the update (plan/op_catalogue.h, finite_check) on tensor |t|.
   void check_finite(int t, int source) {
     g_.add_op(OpCode::kFiniteCheck, {t}, {}, {}, {}, Phase::kUpdate, source);
+  }
+
+  // A loss computed by ordinary ops (an imported model's mean of squares) starts from
+  // dloss = 1, a fill; the loss ops (softmax_cross_entropy, mse) start their gradient themselves.
+  void seed_loss_gradient(int forward_ops) {
+    for (int i = forward_ops - 1; i >= 0; --i) {
+      const Op& op = g_.ops[i];
+      if (op.outputs.empty() || op.outputs[0] != g_.loss) continue;
+      if (op.code == OpCode::kSoftmaxCrossEntropy || op.code == OpCode::kMse) return;
+      current_ = i;
+      const int seed = grad_tensor(g_.loss);
+      emit(OpCode::kFill, {}, {seed}, {}, {1.0f});
+      grad_[g_.loss] = seed;
+      return;
+    }
+    throw CompileError("the loss '" + g_.tensors[g_.loss].name + "' is written by no forward op");
   }
 
   // A new gradient tensor shaped like |like|.
@@ -156,6 +173,13 @@ class Differentiator {
         break;
       }
       case OpCode::kSlice: slice(op, dy); break;
+      case OpCode::kPowScalar: grad_op(in[0], OpCode::kPowScalarGrad, {dy, in[0]}, {}, op.fattrs); break;
+      case OpCode::kSquareRoot: grad_op(in[0], OpCode::kSquareRootGrad, {dy, out[0]}); break;
+      case OpCode::kLeakyRelu: grad_op(in[0], OpCode::kLeakyReluGrad, {dy, in[0]}, {}, op.fattrs); break;
+      case OpCode::kErrorFunction: grad_op(in[0], OpCode::kErrorFunctionGrad, {dy, in[0]}); break;
+      case OpCode::kLogSoftmax: grad_op(in[0], OpCode::kLogSoftmaxGrad, {dy, out[0]}); break;
+      case OpCode::kReduceSum: grad_op(in[0], OpCode::kBroadcast, {dy}, op.iattrs); break;
+      case OpCode::kBroadcast: grad_op(in[0], OpCode::kReduceSum, {dy}, op.iattrs); break;
       case OpCode::kSoftmaxCrossEntropy:
         grad_op(in[0], OpCode::kSoftmaxCrossEntropyGrad, {out[1], in[1]});
         break;

@@ -65,9 +65,9 @@ int Builder::dropout(int x, float p, const std::string& name) {
   return y;
 }
 
-int Builder::unary(OpCode code, int x, const std::string& name) {
+int Builder::unary(OpCode code, int x, const std::string& name, std::vector<float> fattrs) {
   const int y = activation(name, t(x).shape);
-  g_->add_op(code, {x}, {y});
+  g_->add_op(code, {x}, {y}, {}, std::move(fattrs));
   return y;
 }
 
@@ -76,6 +76,28 @@ int Builder::gelu(int x, const std::string& name) { return unary(OpCode::kGelu, 
 int Builder::tanh(int x, const std::string& name) { return unary(OpCode::kTanh, x, name); }
 int Builder::sigmoid(int x, const std::string& name) { return unary(OpCode::kSigmoid, x, name); }
 int Builder::softmax(int x, const std::string& name) { return unary(OpCode::kSoftmax, x, name); }
+int Builder::log_softmax(int x, const std::string& name) { return unary(OpCode::kLogSoftmax, x, name); }
+int Builder::pow_scalar(int x, float exponent, const std::string& name) {
+  return unary(OpCode::kPowScalar, x, name, {exponent});
+}
+int Builder::square_root(int x, const std::string& name) { return unary(OpCode::kSquareRoot, x, name); }
+int Builder::leaky_relu(int x, float alpha, const std::string& name) {
+  return unary(OpCode::kLeakyRelu, x, name, {alpha});
+}
+int Builder::error_function(int x, const std::string& name) { return unary(OpCode::kErrorFunction, x, name); }
+
+int Builder::reduce_sum(int x, int64_t axis, int64_t count, bool mean, std::vector<int64_t> out_shape,
+                        const std::string& name) {
+  const int y = activation(name, std::move(out_shape));
+  g_->add_op(OpCode::kReduceSum, {x}, {y}, {axis, count, mean ? 1 : 0});
+  return y;
+}
+
+int Builder::broadcast(int x, int64_t axis, int64_t count, std::vector<int64_t> out_shape, const std::string& name) {
+  const int y = activation(name, std::move(out_shape));
+  g_->add_op(OpCode::kBroadcast, {x}, {y}, {axis, count, 0});
+  return y;
+}
 
 int Builder::matmul(int a, int b, bool trans_a, bool trans_b, float alpha,
                     std::vector<int64_t> out_shape, const std::string& name) {

@@ -41,6 +41,23 @@ class Builder {
   int sigmoid(int x, const std::string& name);
   /// Softmax over the last axis.
   int softmax(int x, const std::string& name);
+  /// log_softmax over the last axis.
+  int log_softmax(int x, const std::string& name);
+  /// torch.pow(x, exponent) for a number |exponent|.
+  int pow_scalar(int x, float exponent, const std::string& name);
+  /// torch.sqrt.
+  int square_root(int x, const std::string& name);
+  /// F.leaky_relu(x, alpha).
+  int leaky_relu(int x, float alpha, const std::string& name);
+  /// torch.erf.
+  int error_function(int x, const std::string& name);
+  /// The sum (|mean|: the mean) of |x| over its |count| consecutive axes from |axis|; the result
+  /// has |out_shape| (x's dims without those axes, or with them as 1s: keepdim).
+  int reduce_sum(int x, int64_t axis, int64_t count, bool mean, std::vector<int64_t> out_shape,
+                 const std::string& name);
+  /// |x| repeated to |out_shape| along its |count| consecutive axes from |axis|, which |x| lacks
+  /// or has as 1s (torch's expand).
+  int broadcast(int x, int64_t axis, int64_t count, std::vector<int64_t> out_shape, const std::string& name);
   /// alpha * op(a) @ op(b) in one of the shape modes of plan/matmul_shape.h; |out_shape| is the result's.
   int matmul(int a, int b, bool trans_a, bool trans_b, float alpha, std::vector<int64_t> out_shape,
              const std::string& name);
@@ -109,7 +126,7 @@ class Builder {
  private:
   int activation(const std::string& hint, std::vector<int64_t> shape,
                  remat_dtype dtype = REMAT_DTYPE_F32);
-  int unary(OpCode code, int x, const std::string& name);
+  int unary(OpCode code, int x, const std::string& name, std::vector<float> fattrs = {});
   int avg_or_max_pool(OpCode code, int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
                       bool count_include_pad, const std::string& name);
   const Tensor& t(int index) const { return g_->tensors[index]; }

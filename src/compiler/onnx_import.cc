@@ -196,18 +196,17 @@ void OnnxImporter::import_node(const onnx::NodeProto& n) {
   if (op == "Constant" || op == "Shape" || (all_constant && op != "Dropout" && op != "Transpose")) return fold(n);
   if (op == "Transpose") return transpose(n);
   if (op == "Gather") return gather(n);
-  if (op == "Sub" || op == "Mul" || op == "Div") return arithmetic(n);
-  if (op == "LayerNormalization") return layer_norm(n);
-  if (op == "ReduceMean") {
-    if (decomposed_layer_norm(n)) return;
-    unsupported(n, "ReduceMean outside the decomposed LayerNorm that opsets before 17 write");
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return arithmetic(n);
+  if (op == "Pow" || op == "Sqrt" || op == "LeakyRelu" || op == "Erf" || op == "LogSoftmax" || op == "Cast") {
+    return math(n);
   }
+  if (op == "LayerNormalization") return layer_norm(n);
+  if (op == "ReduceMean" || op == "ReduceSum") return reduce(n);
   if (op == "Split") return split(n);
   if (op == "Slice") return slice(n);
   if (op == "Squeeze" || op == "Unsqueeze") return squeeze(n);
   if (op == "Gemm") return gemm(n);
   if (op == "MatMul") return matmul(n);
-  if (op == "Add") return add(n);
   if (op == "Conv") return conv(n);
   if (op == "BatchNormalization") return batch_norm(n);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") return pool(n);
@@ -263,11 +262,18 @@ void OnnxImporter::attach_loss(OnnxLoss loss) {
     }
     return;
   }
+  const int y = it->second;
+  const Tensor& out = out_.graph.tensors[y];
+  if (loss == OnnxLoss::kNone && product(out.shape) == 1 && out.dtype == REMAT_DTYPE_F32 && out.role == Role::kActivation) {
+    // A scalar output is a loss the model computes with ordinary ops (a mean of squares).
+    out_.graph.tensors[y].role = Role::kLoss;
+    out_.graph.loss = y;
+    return;
+  }
   if (loss == OnnxLoss::kNone) {
     throw CompileError(path_ + ": output '" + name + "' " + dims_text(d) +
-                       " is not a loss; give --loss cross_entropy or --loss mse (of loss nodes remat reads SoftmaxCrossEntropyLoss only)");
+                       " is not a loss (a scalar); give --loss cross_entropy or --loss mse");
   }
-  const int y = it->second;
   const Dims held = out_.graph.tensors[y].shape;
   if (loss == OnnxLoss::kCrossEntropy) {
     if (held.size() != 2) {

@@ -1,6 +1,6 @@
 // Private to the compiler's ONNX import (onnx_import.h): the importer class, whose members
-// are defined across onnx_import.cc, onnx_constants.cc, onnx_layers.cc and onnx_patterns.cc,
-// and what they share. Needs Debian's libonnx (ONNX_NAMESPACE=onnx, ONNX_ML=1).
+// are defined across onnx_import.cc, onnx_constants.cc, onnx_layers.cc, onnx_elementwise.cc and
+// onnx_patterns.cc, and what they share. Needs Debian's libonnx (ONNX_NAMESPACE=onnx, ONNX_ML=1).
 #ifndef REMAT_COMPILER_ONNX_IMPORTER_H_
 #define REMAT_COMPILER_ONNX_IMPORTER_H_
 
@@ -103,7 +103,6 @@ class OnnxImporter {
   void fold(const onnx::NodeProto& n);
   void gemm(const onnx::NodeProto& n);
   void matmul(const onnx::NodeProto& n);
-  void add(const onnx::NodeProto& n);
   void conv(const onnx::NodeProto& n);
   void batch_norm(const onnx::NodeProto& n);
   void pool(const onnx::NodeProto& n);
@@ -117,7 +116,17 @@ class OnnxImporter {
   void cross_entropy_loss(const onnx::NodeProto& n);
   void transpose(const onnx::NodeProto& n);
   void gather(const onnx::NodeProto& n);
+  // Add, Sub, Mul, Div with ONNX's broadcasting (onnx_elementwise.cc).
   void arithmetic(const onnx::NodeProto& n);
+  // Pow by a number, Sqrt, LeakyRelu, Erf, LogSoftmax, Cast.
+  void math(const onnx::NodeProto& n);
+  // ReduceSum and ReduceMean (the decomposed LayerNorm first).
+  void reduce(const onnx::NodeProto& n);
+  // Input |input| of |n| as a graph tensor: a computed tensor; a parameter where |trainable|
+  // and it is a float initializer with dims; else a constant the plan carries (made once).
+  int operand(const onnx::NodeProto& n, int input, bool trainable);
+  // |x| repeated to |target| (ONNX broadcasting: fewer dims, or 1s) with broadcast ops.
+  int expand(int x, const Dims& target, const std::string& hint);
   bool gelu(const onnx::NodeProto& n);
   bool decomposed_layer_norm(const onnx::NodeProto& n);
   void layer_norm(const onnx::NodeProto& n);
@@ -144,6 +153,7 @@ class OnnxImporter {
   std::map<std::string, int> tensors_;      // ONNX value -> graph tensor
   std::map<std::string, Dims> logical_;     // ONNX shape where it differs from the tensor's
   std::map<std::string, int> adopted_;      // initializer -> graph tensor
+  std::map<std::string, int> constant_tensors_;  // constant value -> the plan's copy of it
   std::map<std::string, std::string> transposed_;    // value -> the 2-D initializer it transposes
   std::map<std::string, std::vector<int>> readers_;  // value -> the nodes that read it
   std::set<const onnx::NodeProto*> done_;            // nodes a pattern already imported

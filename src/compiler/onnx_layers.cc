@@ -60,39 +60,6 @@ void OnnxImporter::matmul(const onnx::NodeProto& n) {
   define(n, 0, b_.matmul(x, w, false, false, 1.0f, out, out_.graph.unique_name(n.output(0))));
 }
 
-namespace {
-
-// Whether |small| is |big|'s trailing dims (a bias_add's b).
-bool trailing(const Dims& big, const Dims& small) {
-  return !small.empty() && small.size() < big.size() && std::equal(small.begin(), small.end(), big.end() - small.size());
-}
-
-}  // namespace
-
-void OnnxImporter::add(const onnx::NodeProto& n) {
-  // A bias: a tensor plus a float initializer of its trailing dims (either order).
-  for (int side = 0; side < 2; ++side) {
-    if (!is_constant(n.input(side)) || is_constant(n.input(1 - side))) continue;
-    const Dims d = shape_of(n.input(1 - side));
-    if (!trailing(d, constant(n, side).dims)) unsupported(n, "a constant added must be a bias of the other's trailing dims");
-    const int x = tensor(n, 1 - side);
-    return define(n, 0, b_.bias_add(x, adopt(n, side, Role::kParam), out_.graph.unique_name(n.output(0))));
-  }
-  const Dims a = shape_of(n.input(0)), b = shape_of(n.input(1));
-  const std::string name = out_.graph.unique_name(n.output(0));
-  if (a == b) {
-    const int x = tensor(n, 0), y = tensor(n, 1);
-    return define(n, 0, b_.add(x, y, name));
-  }
-  // Broadcast of the trailing dims only (token plus position embeddings).
-  for (int side = 0; side < 2; ++side) {
-    if (!trailing(side ? a : b, side ? b : a)) continue;
-    const int x = tensor(n, side ? 0 : 1), y = tensor(n, side ? 1 : 0);
-    return define(n, 0, b_.bias_add(x, y, name));
-  }
-  unsupported(n, "Add of tensors whose shapes broadcast other than along leading dims");
-}
-
 void OnnxImporter::conv(const onnx::NodeProto& n) {
   const Dims d = shape_of(n.input(0));
   const bool two_d = d.size() == 4;
@@ -357,35 +324,6 @@ void OnnxImporter::gather(const onnx::NodeProto& n) {
   if (at < 0 || at >= d[static_cast<size_t>(axis)]) unsupported(n, "index outside the axis");
   const int x = tensor(n, 0);
   define(n, 0, b_.select(x, static_cast<int>(axis), at, out_.graph.unique_name(n.output(0))));
-}
-
-void OnnxImporter::arithmetic(const onnx::NodeProto& n) {
-  const std::string& op = n.op_type();
-  if (op == "Div" && gelu(n)) return;
-  const std::string name = out_.graph.unique_name(n.output(0));
-  float c = 0.0f;
-  // A computed tensor times or over a constant scalar: scale.
-  if (!is_constant(n.input(0)) && scalar(n, 1, &c) && op != "Sub") {
-    if (constant(n, 1).dims.size() > shape_of(n.input(0)).size()) unsupported(n, "a constant of higher rank");
-    const float alpha = op == "Mul" ? c : static_cast<float>(1.0 / static_cast<double>(c));
-    if (op == "Div" && c == 0.0f) unsupported(n, "division by zero");
-    return define(n, 0, scaled(tensor(n, 0), alpha, name));
-  }
-  if (op == "Mul" && is_constant(n.input(0)) && scalar(n, 0, &c) && !is_constant(n.input(1))) {
-    return define(n, 0, scaled(tensor(n, 1), c, name));
-  }
-  if (is_constant(n.input(0)) || is_constant(n.input(1)) || shape_of(n.input(0)) != shape_of(n.input(1))) {
-    unsupported(n, op + " of computed tensors of one shape, or of a computed tensor by a constant scalar");
-  }
-  const int a = tensor(n, 0), b = tensor(n, 1);
-  const Dims d = out_.graph.tensors[a].shape;
-  if (op == "Mul") {
-    const int y = fresh(name, d);
-    out_.graph.add_op(OpCode::kMul, {a, b}, {y});
-    return define(n, 0, y);
-  }
-  if (op == "Sub") return define(n, 0, b_.add(a, scaled(b, -1.0f, name + ".negated"), name));  // a + (-1) b
-  unsupported(n, "Div of two computed tensors");
 }
 
 void OnnxImporter::layer_norm(const onnx::NodeProto& n) {

@@ -102,6 +102,66 @@ class NegMlp(nn.Module):
         return self.fc2(torch.tanh(-self.fc0(x) - self.fc1(x) * 0.5))
 
 
+class Regressor(nn.Module):
+    """A regressor that computes its own loss, mean((y - target)^2), from operators torch exports
+    one by one: LeakyRelu; a learned per-feature scale (Mul by a parameter, broadcast over the
+    batch); an RMS normalisation (ReduceMean with keepdims, Sub and Div of computed tensors
+    broadcast along the last axis, Pow, Add of a constant, Sqrt); Erf and LogSoftmax; a sum over
+    the batch axis (ReduceSum) broadcast back; a Cast; the loss's Sub, Pow and ReduceMean over
+    every axis."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc0 = nn.Linear(8, 16)
+        self.scale = nn.Parameter(torch.ones(16))
+        self.fc1 = nn.Linear(16, 4)
+
+    def forward(self, x, target):
+        h = F.leaky_relu(self.fc0(x), 0.1) * self.scale
+        h = h - h.mean(-1, keepdim=True)
+        h = h / torch.sqrt(h.pow(2).mean(-1, keepdim=True) + 1e-5)
+        h = torch.erf(h) + 0.1 * torch.log_softmax(h, -1)
+        y = self.fc1(h)
+        y = y + y.sum(0, keepdim=True) * 0.02
+        return ((y.float() - target) ** 2).mean()
+
+
+def make_regressor(name, opset, optimizers, batch=5):
+    """Exports Regressor with its loss (inputs `x` and `target`, output the scalar loss) and
+    writes goldens as make() does, the loss being the model's own."""
+    torch.manual_seed(SEED)
+    model = Regressor().double()
+    init_parameters(model)
+    x = as_float32_values(torch.randn(batch, 8, dtype=torch.float64))
+    target = as_float32_values(torch.randn(batch, 4, dtype=torch.float64))
+    torch.onnx.export(copy.deepcopy(model).float(), (x.float(), target.float()), os.path.join(OUT, name + ".onnx"),
+                      input_names=["x", "target"], output_names=["loss"], opset_version=opset,
+                      dynamic_axes={"x": {0: "batch"}, "target": {0: "batch"}},
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    for spec, make_optimizer in optimizers:
+        trained = copy.deepcopy(model)
+        optimizer = make_optimizer(trained.parameters())
+        losses = []
+        for _ in range(STEPS):
+            optimizer.zero_grad()
+            loss = trained(x, target)
+            loss.backward()
+            losses.append(loss.item())
+            optimizer.step()
+        assert losses[0] > losses[-1], "%s: loss does not decrease: %s" % (name, losses)
+        tensors = {"input.x": f32(x), "input.target": f32(target),
+                   "loss": f32(torch.tensor(losses, dtype=torch.float64))}
+        for key, value in model.state_dict().items():
+            tensors["init." + key] = f32(value)
+        for key, value in trained.state_dict().items():
+            tensors["final." + key] = f32(value)
+        kind = spec.split(":")[0]
+        metadata = {"model": "onnx/%s.onnx" % name, "batch": str(batch), "optimizer": spec, "steps": str(STEPS),
+                    "seed": str(SEED), "torch": torch.__version__, "loss": ""}
+        write_safetensors(os.path.join(HERE, "golden_onnx_%s_%s.safetensors" % (name, kind)), tensors, metadata)
+        print("%s (%s): loss %s" % (name, kind, ", ".join("%.6f" % v for v in losses)))
+
+
 class DropoutMlp(nn.Module):
     """A linear layer, dropout 0.25, another linear layer."""
 
@@ -200,6 +260,7 @@ def main():
     make("negmlp", NegMlp, (8,), 5, 4, 17, True, [sgd])
     make("mlp_loss", lambda: Mlp(layers=2, width=16, inputs=8, classes=4), (8,), 5, 4, 17, True, [adam],
          loss_in_graph=True)
+    make_regressor("regressor", 13, [sgd, adam])
     make("resnet", lambda: ResNet(depth=8, width=4, channels=3, classes=3), (3, 8, 8), 4, 3, 15, True, [sgd, adam])
     make("dscnn", lambda: DsCnn(blocks=2, width=8, channels=1, classes=3), (1, 12, 6), 4, 3, 17, False, [sgd])
     # A BERT-like encoder (the transformer template's module) and a GPT-like classifier: token

@@ -121,6 +121,14 @@ void an_exported_mlp_trains_as_pytorch_does(void**) {
   run_golden("golden_onnx_mlp_loss_adam.safetensors");
 }
 
+// A model computing its own loss with ordinary ops (a scalar output, no --loss): LeakyRelu, Erf,
+// LogSoftmax, Pow, Sqrt, ReduceMean and ReduceSum, Sub/Div/Add/Mul broadcast along leading and
+// trailing axes, a parameter multiplied, a constant added, Cast; opset 13.
+void an_exported_regressor_with_its_own_loss_trains_as_pytorch_does(void**) {
+  run_golden("golden_onnx_regressor_sgd.safetensors");
+  run_golden("golden_onnx_regressor_adam.safetensors");
+}
+
 void an_exported_cnn_with_batch_norm_and_max_pooling_trains_as_pytorch_does(void**) {
   run_golden("golden_onnx_convpool_sgd.safetensors");
 }
@@ -153,7 +161,7 @@ void an_exported_gpt_like_classifier_trains_as_pytorch_does(void**) {
 // (the ResNet's splits within 92 KiB of device memory).
 void imported_models_give_the_same_bytes_with_every_strategy(void**) {
   for (const char* file : {"golden_onnx_resnet_adam.safetensors", "golden_onnx_convpool_sgd.safetensors",
-                           "golden_onnx_gpt_adam.safetensors"}) {
+                           "golden_onnx_gpt_adam.safetensors", "golden_onnx_regressor_adam.safetensors"}) {
     remat::SafeTensorsFile golden;
     std::string error;
     if (!remat::read_safetensors(data_path(file), &golden, &error)) fail_msg("%s", error.c_str());
@@ -267,6 +275,7 @@ void dropout_is_kept_at_its_ratio_from_a_training_mode_export(void**) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(an_exported_mlp_trains_as_pytorch_does),
+      cmocka_unit_test(an_exported_regressor_with_its_own_loss_trains_as_pytorch_does),
       cmocka_unit_test(an_exported_cnn_with_batch_norm_and_max_pooling_trains_as_pytorch_does),
       cmocka_unit_test(an_exported_resnet_trains_as_pytorch_does),
       cmocka_unit_test(an_exported_depthwise_net_of_fixed_batch_trains_as_pytorch_does),
