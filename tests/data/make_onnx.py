@@ -126,6 +126,21 @@ class Regressor(nn.Module):
         return ((y.float() - target) ** 2).mean()
 
 
+class Reducer(nn.Module):
+    """Reductions over axes that are not neighbours (a mean over axes 1 and 3), a sum over the
+    last two, and a mean kept as a middle axis of 1 broadcast back: x [B, 3, 4, 5]."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc0 = nn.Linear(5, 5)
+        self.fc1 = nn.Linear(4 + 3, 3)
+
+    def forward(self, x):
+        h = torch.tanh(self.fc0(x))
+        h = h - h.mean(2, keepdim=True)
+        return self.fc1(torch.cat([h.mean((1, 3)), h.pow(2).sum((2, 3))], dim=1))
+
+
 def make_regressor(name, opset, optimizers, batch=5):
     """Exports Regressor with its loss (inputs `x` and `target`, output the scalar loss) and
     writes goldens as make() does, the loss being the model's own."""
@@ -261,6 +276,7 @@ def main():
     make("mlp_loss", lambda: Mlp(layers=2, width=16, inputs=8, classes=4), (8,), 5, 4, 17, True, [adam],
          loss_in_graph=True)
     make_regressor("regressor", 13, [sgd, adam])
+    make("reducer", Reducer, (3, 4, 5), 4, 3, 17, True, [sgd])
     make("resnet", lambda: ResNet(depth=8, width=4, channels=3, classes=3), (3, 8, 8), 4, 3, 15, True, [sgd, adam])
     make("dscnn", lambda: DsCnn(blocks=2, width=8, channels=1, classes=3), (1, 12, 6), 4, 3, 17, False, [sgd])
     # A BERT-like encoder (the transformer template's module) and a GPT-like classifier: token

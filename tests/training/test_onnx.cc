@@ -127,6 +127,9 @@ void an_exported_mlp_trains_as_pytorch_does(void**) {
 void an_exported_regressor_with_its_own_loss_trains_as_pytorch_does(void**) {
   run_golden("golden_onnx_regressor_sgd.safetensors");
   run_golden("golden_onnx_regressor_adam.safetensors");
+  // A mean over axes 1 and 3 (two reduce_sum ops), a sum over axes 2 and 3, a mean kept as a
+  // middle axis of 1 and subtracted (broadcast along the middle).
+  run_golden("golden_onnx_reducer_sgd.safetensors");
 }
 
 void an_exported_cnn_with_batch_norm_and_max_pooling_trains_as_pytorch_does(void**) {

@@ -189,6 +189,60 @@ void bad_constants_and_overflowing_shape_arithmetic_are_refused(void**) {
   }
 }
 
+// Arithmetic and reductions outside what remat computes, each refused naming the node and why.
+void arithmetic_and_reductions_the_importer_cannot_take_are_refused(void**) {
+  {
+    ModelBuilder m({4});
+    m.node("Pow", {"x", "x"}, "y");
+    expect_error(m, {"node '/Pow'", "Pow by a constant number only"});
+  }
+  {
+    ModelBuilder m({4});
+    m.floats("b", {3}, 3);
+    m.node("Add", {"x", "b"}, "y");
+    expect_error(m, {"node '/Add'", "shapes [2, 4] and [3] do not broadcast"});
+  }
+  {
+    ModelBuilder m({4, 3});
+    m.node("Mul", {"x", "x"}, "x2");
+    m.node("Div", {"x2", "x"}, "x3");
+    m.int64s("axes", {1}, {1});
+    m.node("ReduceSum", {"x3", "axes"}, "s");
+    m.node("Sub", {"x", "s"}, "y");  // [2, 4, 3] - [2, 1, 3]: broadcast along the middle
+    std::string message;
+    m.compile(&message);
+    if (!message.empty()) fail_msg("a model of broadcast arithmetic was refused: %s", message.c_str());
+  }
+  {
+    ModelBuilder m({4, 3});
+    ModelBuilder::int_attr(m.node("LogSoftmax", {"x"}, "y"), "axis", 1);
+    expect_error(m, {"node '/LogSoftmax'", "over an axis but the last"});
+  }
+  {
+    ModelBuilder m({4});
+    m.int64s("axes", {1}, {5});
+    m.node("ReduceSum", {"x", "axes"}, "y");
+    expect_error(m, {"node '/ReduceSum'", "axis 5 outside the input's rank"});
+  }
+  {
+    ModelBuilder m({4});
+    ModelBuilder::ints(m.node("ReduceMean", {"x"}, "y"), "axes", {-3});
+    expect_error(m, {"node '/ReduceMean'", "axis -3 outside"});
+  }
+  {
+    ModelBuilder m({4});
+    ModelBuilder::int_attr(m.node("Cast", {"x"}, "y"), "to", onnx::TensorProto_DataType_INT64);
+    expect_error(m, {"node '/Cast'", "only from FLOAT to FLOAT", "INT64"});
+  }
+  {
+    ModelBuilder m({4});
+    m.floats("zero", {}, 0);
+    m.graph->mutable_initializer(0)->add_float_data(0.0f);
+    m.node("Div", {"x", "zero"}, "y");
+    expect_error(m, {"node '/Div'", "division by zero"});
+  }
+}
+
 // What a review found could crash or silently mislead the importer, each now refused or right.
 void shape_arithmetic_edge_cases_are_refused_or_right(void**) {
   {  // Range of an empty tensor
@@ -284,6 +338,7 @@ void shape_arithmetic_edge_cases_are_refused_or_right(void**) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(axes_outside_the_rank_are_refused),
+      cmocka_unit_test(arithmetic_and_reductions_the_importer_cannot_take_are_refused),
       cmocka_unit_test(zero_strides_and_windows_are_refused),
       cmocka_unit_test(bad_constants_and_overflowing_shape_arithmetic_are_refused),
       cmocka_unit_test(shape_arithmetic_edge_cases_are_refused_or_right),
