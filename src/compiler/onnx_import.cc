@@ -1,11 +1,11 @@
 // The ONNX importer of onnx_import.h, over Debian's libonnx (ModelProto, the checker): the
 // importer's values, messages and node dispatch (onnx_importer.h), and the entry points.
 #include <onnx/checker.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "compiler/onnx_importer.h"
 
@@ -352,11 +352,19 @@ OnnxImport OnnxImporter::run(OnnxLoss loss) {
 }
 
 OnnxImport import_onnx(const std::string& path, int64_t batch, OnnxLoss loss) {
-  std::ifstream file(path, std::ios::binary);
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) throw CompileError(path + ": cannot open the model (" + std::strerror(errno) + ")");
+  if (!S_ISREG(info.st_mode)) throw CompileError(path + ": not a file");
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) throw CompileError(path + ": cannot open the model (" + std::strerror(errno) + ")");
-  std::stringstream bytes;
-  bytes << file.rdbuf();
-  return import_onnx_bytes(bytes.str(), path, batch, loss);
+  // Read into one string of the file's size: a model is mostly weights, copied once here.
+  const std::streamoff size = file.tellg();
+  std::string bytes(size > 0 ? static_cast<size_t>(size) : 0, '\0');
+  file.seekg(0);
+  if (size < 0 || !file.read(&bytes[0], static_cast<std::streamsize>(bytes.size()))) {
+    throw CompileError(path + ": cannot read the model (" + std::strerror(errno) + ")");
+  }
+  return import_onnx_bytes(bytes, path, batch, loss);
 }
 
 OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& path, int64_t batch, OnnxLoss loss) {

@@ -3,6 +3,9 @@
 // strategy; what the importer does not take is refused naming the node or the input.
 #include "tests/cmocka_cpp.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -224,6 +227,11 @@ void models_the_importer_cannot_take_are_refused_naming_why(void**) {
   expect_error(compile_error(data_path("onnx/mlp_loss.onnx"), 4, "mse"), {"computes its own loss", "without --loss"});
   // No file, and a file that is not a model.
   expect_error(compile_error(data_path("onnx/missing.onnx"), 4, "mse"), {"missing.onnx", "cannot open"});
+  // A directory named like a model.
+  const std::string directory = "/tmp/remat_test_directory.onnx";
+  mkdir(directory.c_str(), 0700);
+  expect_error(compile_error(directory, 4, "mse"), {"remat_test_directory.onnx", "not a file"});
+  rmdir(directory.c_str());
   const std::string garbage = "/tmp/remat_test_not_a_model.onnx";
   FILE* f = std::fopen(garbage.c_str(), "wb");
   assert_non_null(f);
