@@ -78,10 +78,18 @@ struct Gemm {
 };
 
 /// The packed engine's blocks: a kGemmMc x kGemmKc block of A and a kGemmKc x kGemmNc block
-/// of B are packed at a time. Fixed, so that the summation order depends on the shapes only.
+/// of B are packed at a time. Fixed within a build, so that the summation order depends on the
+/// shapes only. Microcontroller builds (REMAT_CPU_SMALL_SCRATCH) take small blocks: 7 KB of
+/// scratch instead of 360 KB.
+#if defined(REMAT_CPU_SMALL_SCRATCH)
+constexpr int64_t kGemmMc = 24;
+constexpr int64_t kGemmKc = 32;
+constexpr int64_t kGemmNc = 32;
+#else
 constexpr int64_t kGemmMc = 96;
 constexpr int64_t kGemmKc = 256;
 constexpr int64_t kGemmNc = 256;
+#endif
 /// Floats past column n of a GemmRowWalk's rows that the packed engine may read.
 constexpr int64_t kGemmColumnSlack = 32;
 /// Floats of packing scratch one packed_gemm() call needs: op(A)'s block, then op(B)'s.

@@ -1,10 +1,12 @@
 // `remat compile`: model template or ONNX file -> plan file, with the plan's figures on stdout.
 #include <cctype>
 #include <cstdio>
+#include <stdexcept>
 
 #include "cli/atomic_file.h"
 #include "cli/commands.h"
 #include "compiler/optimizer.h"
+#include "remat/remat.h"
 
 namespace remat {
 namespace cli {
@@ -129,6 +131,41 @@ std::vector<uint8_t> c_header(const std::vector<uint8_t>& plan, const std::strin
   }
   text += "}};\n#define " + stem + "_bytes (" + stem + "_storage.bytes)\n";
   text += "static const size_t " + stem + "_size = " + std::to_string(plan.size()) + ";\n";
+  // The regions as the runtime reads them from this plan, so that firmware declares static
+  // buffers of exactly these sizes.
+  remat_plan* opened = nullptr;
+  char message[256] = "";
+  remat_plan_memory_info memory{};
+  if (remat_plan_open(plan.data(), plan.size(), &opened, message, sizeof(message)) != REMAT_OK ||
+      remat_plan_memory(opened, &memory) != REMAT_OK) {
+    remat_plan_close(opened);
+    throw std::runtime_error(std::string("the compiled plan does not open: ") + message);
+  }
+  std::string macro = stem;
+  for (char& c : macro) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  text += "/* Bytes of each region (remat_plan_memory), and the alignment each base needs. */\n";
+  text += "#define " + macro + "_ARENA_BYTES " + std::to_string(memory.arena_bytes) + "u\n";
+  text += "#define " + macro + "_PERSISTENT_BYTES " + std::to_string(memory.persistent_bytes) + "u\n";
+  text += "#define " + macro + "_HOST_BYTES " + std::to_string(memory.host_bytes) + "u\n";
+  text += "#define " + macro + "_ALIGNMENT " + std::to_string(memory.alignment) + "u\n";
+  // Each input and label binding's name and bytes, in binding order: INPUT0, INPUT1, LABEL0, ...
+  text += "/* The bindings a step reads (remat_plan_binding): names and bytes. */\n";
+  const struct {
+    remat_binding_kind kind;
+    const char* what;
+  } kinds[] = {{REMAT_BINDING_INPUT, "_INPUT"}, {REMAT_BINDING_LABEL, "_LABEL"}};
+  for (const auto& k : kinds) {
+    uint32_t count = 0;
+    remat_plan_binding_count(opened, k.kind, &count);
+    for (uint32_t i = 0; i < count; ++i) {
+      remat_tensor_info info;
+      if (remat_plan_binding(opened, k.kind, i, &info) != REMAT_OK) continue;
+      const std::string prefix = "#define " + macro + k.what + std::to_string(i);
+      text += prefix + "_NAME \"" + info.name + "\"\n";
+      text += prefix + "_BYTES " + std::to_string(info.bytes) + "u\n";
+    }
+  }
+  remat_plan_close(opened);
   return std::vector<uint8_t>(text.begin(), text.end());
 }
 

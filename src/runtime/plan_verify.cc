@@ -333,10 +333,11 @@ remat_status verify_no_overlap(const fb::Plan* plan, const int32_t* copy_end, Er
                          in_region[a].first, in_region[a].last, in_region[b].first, in_region[b].last);
     }
   }
-  port_free(buffers);
-  port_free(in_region);
-  port_free(order);
+  // Freed last-allocated first: the bare-metal port's pool takes back blocks in that order.
   port_free(tensor_of);
+  port_free(order);
+  port_free(in_region);
+  port_free(buffers);
   return status;
 }
 

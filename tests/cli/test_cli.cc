@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -219,6 +220,38 @@ static void compile_into_an_unwritable_place_fails_naming_it_and_keeps_the_old_f
     expect(run_remat(compile + kept), 0, "wrote");
     assert_true(file_bytes(kept).size() > 1024);
     assert_false(temporary_left_beside(kept));
+  }
+}
+
+// `compile -o NAME.h` writes the plan as a C array and the sizes firmware declares its buffers
+// with: the regions as the plan reports them, and each binding's name and bytes.
+static void a_c_header_states_the_plan_regions_and_bindings(void**) {
+  const std::string header = tmp("firmware_plan.h"), plan = tmp("firmware_plan.rplan");
+  const std::string model = std::string("compile ") + kMlp + " --batch 4 --strategy sqrt -o ";
+  const Result compiled = run_remat(model + plan);
+  expect(compiled, 0, "wrote");
+  const Result as_header = run_remat(model + header);
+  expect(as_header, 0, "a plan of");
+  unsigned long long plan_size = 0;
+  read_after(as_header.out, "a plan of ", "%llu", &plan_size);
+  const Figures f = figures_of(compiled.out);
+  const std::vector<uint8_t> bytes = file_bytes(header);
+  const std::string text(bytes.begin(), bytes.end());
+  // Names come from the file's: tmp() makes it cli-PID-firmware_plan.h.
+  std::string stem = header.substr(header.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.size() - 2);
+  for (char& c : stem) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  std::string macro = stem;
+  for (char& c : macro) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const std::string& want :
+       {"static const size_t " + stem + "_size = " + std::to_string(plan_size) + ";",
+        "#define " + macro + "_ARENA_BYTES " + std::to_string(f.arena) + "u",
+        "#define " + macro + "_PERSISTENT_BYTES " + std::to_string(f.persistent) + "u",
+        "#define " + macro + "_HOST_BYTES 0u", "#define " + macro + "_ALIGNMENT 64u",
+        // x f32 [4, 8] and labels i32 [4].
+        "#define " + macro + "_INPUT0_NAME \"x\"", "#define " + macro + "_INPUT0_BYTES 128u",
+        "#define " + macro + "_LABEL0_NAME \"labels\"", "#define " + macro + "_LABEL0_BYTES 16u"}) {
+    if (text.find(want) == std::string::npos) fail_msg("the header lacks '%s'", want.c_str());
   }
 }
 
@@ -550,6 +583,7 @@ int main() {
       cmocka_unit_test(a_diverging_run_stops_or_skips_and_never_saves_nan),
       cmocka_unit_test(sizes_in_tib_and_tb_are_accepted),
       cmocka_unit_test(compile_into_an_unwritable_place_fails_naming_it_and_keeps_the_old_file),
+      cmocka_unit_test(a_c_header_states_the_plan_regions_and_bindings),
       cmocka_unit_test(size_refuses_an_unwritable_timeline_before_sizing),
       cmocka_unit_test(compile_then_inspect_reports_the_plan),
       cmocka_unit_test(compile_and_inspect_report_host_spill_bytes_and_spills_at_a_device_budget),

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds the firmware example for a Cortex-M4F (cross/cortex-m4f.ini) and trains on qemu's
+# mps2-an386 board within 256 KB of RAM: an 8-layer MLP whose `none` plan does not fit there
+# (the link fails, and this says by how much), trained with the `sqrt` plan for 300 steps.
+# Prints the firmware's lines (step N loss X), the flash of each part and, last, the runtime's.
+# Exits non-zero when a build fails, the run faults or times out, or the loss does not fall.
+#
+# Needs: gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
+# qemu-system-arm (Debian), and the host's build dependencies for the `remat` CLI that compiles
+# the plan. REMAT_HOST_BUILD (default build) is the host build directory, REMAT_FIRMWARE_BUILD
+# (default build-firmware) the firmware's.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+HOST_BUILD=${REMAT_HOST_BUILD:-build}
+FW_BUILD=${REMAT_FIRMWARE_BUILD:-build-firmware}
+MODEL=mlp:layers=8,width=24,in=16,classes=2
+BATCH=160
+OPTIMIZER=adam:lr=0.003
+
+for tool in arm-none-eabi-gcc qemu-system-arm meson ninja; do
+  if ! command -v "$tool" > /dev/null; then
+    echo "run.sh: $tool not found; install gcc-arm-none-eabi libnewlib-arm-none-eabi" \
+         "libstdc++-arm-none-eabi-newlib qemu-system-arm (Debian)" >&2
+    exit 1
+  fi
+done
+
+# The host CLI compiles the plans.
+if [ ! -f "$HOST_BUILD/build.ninja" ]; then meson setup "$HOST_BUILD" > /dev/null; fi
+ninja -C "$HOST_BUILD" src/cli/remat > /dev/null
+REMAT="$HOST_BUILD/src/cli/remat"
+mkdir -p "$FW_BUILD/plan"
+PLAN="$(pwd)/$FW_BUILD/plan/firmware_plan.h"
+
+configure() {
+  if [ -f "$FW_BUILD/build.ninja" ]; then
+    meson configure "$FW_BUILD" -Dfirmware_plan="$PLAN" > /dev/null
+  else
+    meson setup --cross-file cross/cortex-m4f.ini "$FW_BUILD" -Dfirmware_plan="$PLAN" > /dev/null
+  fi
+}
+
+# `none` keeps every activation: its arena and persistent region exceed the RAM.
+"$REMAT" compile "$MODEL" --batch "$BATCH" --optimizer "$OPTIMIZER" --strategy none -o "$PLAN" > /dev/null
+configure
+if ninja -C "$FW_BUILD" > "$FW_BUILD/none.log" 2>&1; then
+  echo "none: fits in 256 KB of RAM ($(grep -o 'ARENA_BYTES [0-9]*' "$PLAN"))"
+else
+  overflow=$(grep -o "overflowed by [0-9]* bytes" "$FW_BUILD/none.log" || true)
+  if [ -z "$overflow" ]; then cat "$FW_BUILD/none.log" >&2; exit 1; fi
+  echo "none: $(grep -o '_ARENA_BYTES [0-9]*' "$PLAN" | cut -d' ' -f2) arena +" \
+       "$(grep -o '_PERSISTENT_BYTES [0-9]*' "$PLAN" | cut -d' ' -f2) persistent bytes: does not fit, RAM $overflow"
+fi
+
+# `sqrt` recomputes between checkpoints: it fits, and trains.
+"$REMAT" compile "$MODEL" --batch "$BATCH" --optimizer "$OPTIMIZER" --strategy sqrt -o "$PLAN" > /dev/null
+configure
+ninja -C "$FW_BUILD" > "$FW_BUILD/sqrt.log" 2>&1 || { cat "$FW_BUILD/sqrt.log" >&2; exit 1; }
+echo "sqrt: $(grep -o '_ARENA_BYTES [0-9]*' "$PLAN" | cut -d' ' -f2) arena +" \
+     "$(grep -o '_PERSISTENT_BYTES [0-9]*' "$PLAN" | cut -d' ' -f2) persistent bytes: fits; training $MODEL, batch $BATCH"
+ELF="$FW_BUILD/examples/firmware/remat_firmware.elf"
+status=0
+timeout 900 qemu-system-arm -M mps2-an386 -nographic -semihosting-config enable=on,target=native \
+  -kernel "$ELF" 2>&1 || status=$?
+if [ "$status" -eq 124 ]; then echo "run.sh: the firmware did not finish within 900 s" >&2; fi
+
+echo "firmware image:"
+arm-none-eabi-size "$ELF"
+python3 examples/firmware/flash_usage.py "$FW_BUILD/examples/firmware/remat_firmware.map"
+exit "$status"
