@@ -79,7 +79,8 @@ remat_status create_cpu_backend(const char* device, const RegionSetup& regions, 
   if (threads > 1) {
     team = port_team_create(threads);
     if (team == nullptr) {
-      return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "cpu backend could not start %u threads", threads);
+      return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "cpu backend could not start %u threads",
+                       static_cast<unsigned>(threads));
     }
   }
   void* memory = port_alloc(sizeof(CpuBackend), alignof(CpuBackend));
@@ -102,8 +103,9 @@ int list_cpu_devices(char* out, size_t capacity) {
 #else
   const char* matmul = "packed GEMM";
 #endif
-  snprintf(out, capacity, "cpu:0  host CPU, %u hardware threads (the caller's memory; matmul: %s; convolutions: packed GEMM, %s)\n",
-           port_hardware_threads(), matmul, cpu::packed_gemm_isa());
+  snprintf(out, capacity,
+           "cpu:0  host CPU, %u hardware threads (the caller's memory; matmul: %s; convolutions: packed GEMM, %s)\n",
+           static_cast<unsigned>(port_hardware_threads()), matmul, cpu::packed_gemm_isa());
   return 1;
 }
 

@@ -15,7 +15,7 @@ remat_status finite_check(const KernelArgs& args) {
     if (!isfinite(x[i])) {
       args.err->failed_op = args.call->index + 1;
       return set_error(args.err, REMAT_ERROR_NONFINITE, "element %lld is %g (op %u, finite_check)",
-                       static_cast<long long>(i), static_cast<double>(x[i]), args.call->index);
+                       static_cast<long long>(i), static_cast<double>(x[i]), static_cast<unsigned>(args.call->index));
     }
   }
   return REMAT_OK;
@@ -39,9 +39,8 @@ remat_status sgd_update(const KernelArgs& args) {
     return REMAT_OK;
   }
   if (args.call->num_inputs < 3 || args.call->num_outputs < 2) {
-    return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT,
-                     "op %u (sgd_update): momentum %g needs a velocity tensor", args.call->index,
-                     static_cast<double>(momentum));
+    return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (sgd_update): momentum %g needs a velocity tensor",
+                     static_cast<unsigned>(args.call->index), static_cast<double>(momentum));
   }
   const float* vel_in = in_f32(args, 2);
   float* vel = out_f32(args, 1);

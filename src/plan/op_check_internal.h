@@ -80,23 +80,23 @@ class Failure {
     const char* name = info == nullptr ? nullptr
                        : s.output      ? info->output_names[s.index]
                                        : info->input_names[s.index];
-    append("%s %u", s.output ? "output" : "input", s.index);
+    append("%s %u", s.output ? "output" : "input", static_cast<unsigned>(s.index));
     return name ? append(" (%s)", name) : *this;
   }
   // "iattr 2 (d_1)": the variable list (kPermute's) is named by r, which the arity check has
   // bounded.
   Failure& iattr(uint32_t i) {
-    append("iattr %u", i);
+    append("iattr %u", static_cast<unsigned>(i));
     if (op_->info != nullptr && op_->info->num_iattrs == kVariableAttrs) {
       const int64_t r = op_->iattrs[0];
       if (i == 0) return text(" (r)");
-      return i <= r ? append(" (d_%u)", i - 1)
+      return i <= r ? append(" (d_%u)", static_cast<unsigned>(i - 1))
                     : append(" (p_%u)", static_cast<unsigned>(i - 1 - r));
     }
     return name_of(i, op_->info ? op_->info->iattr_names : nullptr);
   }
   Failure& fattr(uint32_t i) {
-    append("fattr %u", i);
+    append("fattr %u", static_cast<unsigned>(i));
     return name_of(i, op_->info ? op_->info->fattr_names : nullptr);
   }
   Failure& has_dims(Slot s) { return tensor(s).text(" has dims ").dims(s); }

@@ -11,8 +11,10 @@ remat_status remat_session_eval(remat_session* s, float* out_loss) {
   if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   const auto* plan = s->plan->root;
   if (plan->eval_ops() == 0) {
-    return FAIL(s, REMAT_ERROR_NOT_FOUND, "eval: the plan has no eval program (compiled with --eval-program off, or "
-                "plan format version %u)", plan->format_version());
+    return FAIL(s, REMAT_ERROR_NOT_FOUND,
+                "eval: the plan has no eval program (compiled with --eval-program off, or "
+                "plan format version %u)",
+                static_cast<unsigned>(plan->format_version()));
   }
   remat_status status = remat::check_ready_to_run(s, "eval");
   if (status != REMAT_OK) return status;

@@ -88,14 +88,14 @@ remat_status check_program_writes(const fb::Plan* plan, const fb::Op* op, uint32
     const fb::Tensor* x = plan->tensors()->Get(t);
     const bool eval_loss = plan->eval_ops() > 0 && t == plan->eval_loss();
     if (i < step_ops && eval_loss) {
-      return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) of the step writes the eval loss '%s'", i,
-                       op_name(op->code()), name_of(plan, t));
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) of the step writes the eval loss '%s'",
+                       static_cast<unsigned>(i), op_name(op->code()), name_of(plan, t));
     }
     if (i >= step_ops && !eval_may_write(x)) {
       return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
                        "op %u (%s) of the eval program writes %s tensor '%s' in the %s region: it may write only "
                        "arena tensors that are no input, label, parameter or state",
-                       i, op_name(op->code()), fb::EnumNameRole(x->role()), name_of(plan, t),
+                       static_cast<unsigned>(i), op_name(op->code()), fb::EnumNameRole(x->role()), name_of(plan, t),
                        fb::EnumNameRegion(x->region()));
     }
   }
@@ -129,7 +129,8 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
   const uint32_t n = plan->tensors()->size();
   const uint32_t n_ops = plan->ops()->size();
   uint8_t* written = static_cast<uint8_t*>(port_alloc(2 * (n + 1), 8));  // and |initially|
-  if (written == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors", n);
+  if (written == nullptr)
+    return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors", static_cast<unsigned>(n));
   uint8_t* initially = written + n + 1;
   memset(written, 0, 2 * (n + 1));
   remat_status status = check_bindings(plan, written, err);
@@ -157,13 +158,14 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
       const fb::Tensor* x = plan->tensors()->Get(t);
       if (x->region() == fb::Region::Persistent) {
         // Every step reads what the last one left, and the first reads what the session set.
-        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT,
-                           "op %u (%s) reads persistent %s tensor '%s' before any op writes it, and its init is "
-                           "None: a persistent tensor read before it is written needs an init",
-                           i, op_name(op->code()), fb::EnumNameRole(x->role()), name_of(plan, t));
+        status =
+            set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                      "op %u (%s) reads persistent %s tensor '%s' before any op writes it, and its init is "
+                      "None: a persistent tensor read before it is written needs an init",
+                      static_cast<unsigned>(i), op_name(op->code()), fb::EnumNameRole(x->role()), name_of(plan, t));
       } else {
-        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) reads tensor '%s' before any op writes it", i,
-                           op_name(op->code()), name_of(plan, t));
+        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) reads tensor '%s' before any op writes it",
+                           static_cast<unsigned>(i), op_name(op->code()), name_of(plan, t));
       }
     }
     for (uint32_t k = 0; op->outputs() && k < op->outputs()->size(); ++k) {
@@ -184,13 +186,14 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
       if (is_wait) break;
       if (uses(later, device, true) || (prefetch && uses(later, device, false))) {
         status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) uses tensor '%s' before the wait for op %u (%s)",
-                           j, op_name(later->code()), name_of(plan, device), i, op_name(op->code()));
+                           static_cast<unsigned>(j), op_name(later->code()), name_of(plan, device),
+                           static_cast<unsigned>(i), op_name(op->code()));
         break;
       }
     }
     if (status == REMAT_OK && j == program_end) {
-      status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) of tensor '%s' is never waited for", i,
-                         op_name(op->code()), name_of(plan, device));
+      status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) of tensor '%s' is never waited for",
+                         static_cast<unsigned>(i), op_name(op->code()), name_of(plan, device));
     }
     if (status == REMAT_OK && static_cast<int32_t>(j) > copy_end[slot]) copy_end[slot] = static_cast<int32_t>(j);
   }

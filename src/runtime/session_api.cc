@@ -73,7 +73,8 @@ remat_status bind_region(remat_session* s, int index, const char* what, void* gi
                 given_size, static_cast<unsigned long long>(needed));
   }
   if (reinterpret_cast<uintptr_t>(given) % alignment != 0) {
-    return FAIL(s, REMAT_ERROR_MISALIGNED, "%s region at %p is not aligned to %u bytes", what, given, alignment);
+    return FAIL(s, REMAT_ERROR_MISALIGNED, "%s region at %p is not aligned to %u bytes", what, given,
+                static_cast<unsigned>(alignment));
   }
   *out = given;
   return REMAT_OK;
@@ -101,8 +102,8 @@ remat_status resolve_ops(remat_session* s) {
     for (uint32_t k = 0; k < call.num_iattrs; ++k) s->iattrs[i_at++] = op->iattrs()->Get(k);
     for (uint32_t k = 0; k < call.num_fattrs; ++k) s->fattrs[f_at++] = op->fattrs()->Get(k);
     if (!s->backend->supports_op(call.code)) {
-      return FAIL(s, REMAT_ERROR_UNIMPLEMENTED, "op %u (%s): not implemented by the %s backend", i,
-                  remat::op_name(call.code), s->backend->name());
+      return FAIL(s, REMAT_ERROR_UNIMPLEMENTED, "op %u (%s): not implemented by the %s backend",
+                  static_cast<unsigned>(i), remat::op_name(call.code), s->backend->name());
     }
   }
   return REMAT_OK;
@@ -130,7 +131,7 @@ void name_nonfinite_tensor(remat_session* s) {
   } else {
     FAIL(s, REMAT_ERROR_NONFINITE,
          "step %llu: tensor '%s' is not finite: %s; %u parameters had been updated before it, the others were not",
-         step, name, detail, updated);
+         step, name, detail, static_cast<unsigned>(updated));
   }
 }
 
@@ -234,7 +235,7 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   remat_status status = REMAT_OK;
   if (!s->tensors || !s->ops || !s->iattrs || !s->fattrs || !s->input_set) {
     status = FAIL(s, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the tables of %u tensors and %u ops",
-                  n_tensors, n_ops);
+                  static_cast<unsigned>(n_tensors), static_cast<unsigned>(n_ops));
   }
   if (status == REMAT_OK) memset(s->input_set, 0, binding_total(plan) + 1);
   const char* backend = options->backend ? options->backend : "cpu";

@@ -105,27 +105,28 @@ remat_status check_header(remat_session* s, const uint8_t* given, uint64_t size)
   }
   if (get32(given + 4) != kStateFormat) {
     return FAIL(s, REMAT_ERROR_STATE_MISMATCH, "load_state: state format %u, this library reads %u",
-                get32(given + 4), kStateFormat);
+                static_cast<unsigned>(get32(given + 4)), static_cast<unsigned>(kStateFormat));
   }
   if (get32(given + 8) != get32(want + 8) || get32(given + 12) != get32(want + 12) ||
       get64(given + 16) != get64(want + 16)) {
     return FAIL(s, REMAT_ERROR_STATE_MISMATCH,
                 "load_state: the state is of another plan (plan format %u, CRC32C %08x, %llu bytes); "
                 "this session's plan is format %u, CRC32C %08x, %llu bytes",
-                get32(given + 8), get32(given + 12), static_cast<unsigned long long>(get64(given + 16)),
-                get32(want + 8), get32(want + 12), static_cast<unsigned long long>(get64(want + 16)));
+                static_cast<unsigned>(get32(given + 8)), static_cast<unsigned>(get32(given + 12)),
+                static_cast<unsigned long long>(get64(given + 16)), static_cast<unsigned>(get32(want + 8)),
+                static_cast<unsigned>(get32(want + 12)), static_cast<unsigned long long>(get64(want + 16)));
   }
   if (get32(given + 36) != 0) {
     return FAIL(s, REMAT_ERROR_DATA_LOSS, "load_state: the reserved header word at byte 36 is %u, expected 0",
-                get32(given + 36));
+                static_cast<unsigned>(get32(given + 36)));
   }
   if (get32(given + 32) != get32(want + 32) ||
       get64(given + 40) != get64(want + 40) || size != state_bytes(s->plan)) {
     return FAIL(s, REMAT_ERROR_DATA_LOSS,
                 "load_state: the state of this plan holds %u tensors of %llu bytes (%llu in all); "
                 "this one says %u tensors of %llu bytes and is %llu bytes",
-                get32(want + 32), static_cast<unsigned long long>(get64(want + 40)),
-                static_cast<unsigned long long>(state_bytes(s->plan)), get32(given + 32),
+                static_cast<unsigned>(get32(want + 32)), static_cast<unsigned long long>(get64(want + 40)),
+                static_cast<unsigned long long>(state_bytes(s->plan)), static_cast<unsigned>(get32(given + 32)),
                 static_cast<unsigned long long>(get64(given + 40)), static_cast<unsigned long long>(size));
   }
   return REMAT_OK;
@@ -223,7 +224,7 @@ remat_status remat_session_load_state(remat_session* s, remat_state_read_fn read
   if (status != REMAT_OK) return status;
   if (get32(trailer) != crc) {
     return FAIL(s, REMAT_ERROR_DATA_LOSS, "load_state: checksum %08x, the bytes give %08x: the state is corrupt",
-                get32(trailer), crc);
+                static_cast<unsigned>(get32(trailer)), static_cast<unsigned>(crc));
   }
   // Second pass: copy in, checking that the reader gives the same bytes again.
   s->partly_loaded = true;
@@ -237,7 +238,8 @@ remat_status remat_session_load_state(remat_session* s, remat_state_read_fn read
   if (again != crc) {
     return FAIL(s, REMAT_ERROR_DATA_LOSS,
                 "load_state: the reader gave other bytes the second time (checksum %08x, then %08x); "
-                "the session is partly loaded and will not step until a load succeeds", crc, again);
+                "the session is partly loaded and will not step until a load succeeds",
+                static_cast<unsigned>(crc), static_cast<unsigned>(again));
   }
   s->partly_loaded = false;
   s->step = get64(header + 24);
