@@ -60,7 +60,7 @@ echo "sqrt: $(grep -o '_ARENA_BYTES [0-9]*' "$PLAN" | cut -d' ' -f2) arena +" \
      "$(grep -o '_PERSISTENT_BYTES [0-9]*' "$PLAN" | cut -d' ' -f2) persistent bytes: fits; training $MODEL, batch $BATCH"
 ELF="$FW_BUILD/examples/firmware/remat_firmware.elf"
 status=0
-timeout 900 qemu-system-arm -M mps2-an386 -nographic -semihosting-config enable=on,target=native \
+timeout 900 qemu-system-arm -M mps2-an386 -nographic -icount shift=0 -semihosting-config enable=on,target=native \
   -kernel "$ELF" 2>&1 || status=$?
 if [ "$status" -eq 124 ]; then echo "run.sh: the firmware did not finish within 900 s" >&2; fi
 
