@@ -1,5 +1,5 @@
 /* Firmware example: trains the plan in firmware_plan.h (an MLP classifier, compiled on the host
- * with `remat compile ... -o firmware_plan.h`) on a Cortex-M4F for a few hundred steps, on a
+ * with `remat compile ... --emit-c firmware_plan.h`) on a Cortex-M4F for a few hundred steps, on a
  * synthetic task it makes itself (x uniform in [-1, 1), label 1 when the row's sum is positive),
  * and prints "step N loss X" over semihosting. Exits 0 when the loss of the last steps is below
  * that of the first ones, 1 otherwise or on any error.

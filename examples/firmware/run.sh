@@ -41,7 +41,7 @@ configure() {
 }
 
 # `none` keeps every activation: its arena and persistent region exceed the RAM.
-"$REMAT" compile "$MODEL" --batch "$BATCH" --optimizer "$OPTIMIZER" --strategy none -o "$PLAN" > /dev/null
+"$REMAT" compile "$MODEL" --batch "$BATCH" --optimizer "$OPTIMIZER" --strategy none --emit-c "$PLAN" > /dev/null
 configure
 if ninja -C "$FW_BUILD" > "$FW_BUILD/none.log" 2>&1; then
   echo "none: fits in 256 KB of RAM ($(grep -o 'ARENA_BYTES [0-9]*' "$PLAN"))"
@@ -53,7 +53,7 @@ else
 fi
 
 # `sqrt` recomputes between checkpoints: it fits, and trains.
-"$REMAT" compile "$MODEL" --batch "$BATCH" --optimizer "$OPTIMIZER" --strategy sqrt -o "$PLAN" > /dev/null
+"$REMAT" compile "$MODEL" --batch "$BATCH" --optimizer "$OPTIMIZER" --strategy sqrt --emit-c "$PLAN" > /dev/null
 configure
 ninja -C "$FW_BUILD" > "$FW_BUILD/sqrt.log" 2>&1 || { cat "$FW_BUILD/sqrt.log" >&2; exit 1; }
 echo "sqrt: $(grep -o '_ARENA_BYTES [0-9]*' "$PLAN" | cut -d' ' -f2) arena +" \

@@ -172,22 +172,35 @@ std::vector<uint8_t> c_header(const std::vector<uint8_t>& plan, const std::strin
 int run_compile(const std::vector<std::string>& argv) {
   std::vector<std::string> valued = kCompileFlags;
   valued.push_back("-o");
+  valued.push_back("--emit-c");
   valued.push_back("--backend");
   const Args args(argv, valued, {});
   if (args.positional().size() != 1) throw UsageError("compile takes exactly one MODEL");
-  if (!args.has("-o")) throw UsageError("compile needs -o FILE.rplan");
+  if (!args.has("-o") && !args.has("--emit-c")) throw UsageError("compile needs -o FILE.rplan (or --emit-c FILE.h)");
   if (args.has("--backend")) compiler::target_profile(args.text("--backend", ""));  // Names a known backend.
   const compiler::CompileOptions options = compile_options(args, args.positional()[0]);
-  const std::string out = args.text("-o", "");
-  require_writable(out);  // Before compiling, which takes minutes for large models.
+  // What to write: the plan (-o; a name ending in .h gets the C header) and the C header (--emit-c).
+  struct Output {
+    std::string path;
+    bool header;
+  };
+  std::vector<Output> outputs;
+  if (args.has("-o")) {
+    const std::string out = args.text("-o", "");
+    outputs.push_back({out, out.size() > 2 && out.compare(out.size() - 2, 2, ".h") == 0});
+  }
+  if (args.has("--emit-c")) outputs.push_back({args.text("--emit-c", ""), true});
+  for (const Output& o : outputs) require_writable(o.path);  // Before compiling, which takes minutes for large models.
   const compiler::CompileResult result = compiler::compile(options);
-  const bool header = out.size() > 2 && out.compare(out.size() - 2, 2, ".h") == 0;
-  const std::vector<uint8_t> bytes = header ? c_header(result.plan, out) : result.plan;
-  write_file(out, bytes);
+  std::vector<std::vector<uint8_t>> contents;
+  for (const Output& o : outputs) contents.push_back(o.header ? c_header(result.plan, o.path) : result.plan);
+  for (size_t i = 0; i < outputs.size(); ++i) write_file(outputs[i].path, contents[i]);
   print_report(result.report);
-  std::printf("wrote %s (%zu bytes", out.c_str(), bytes.size());
-  if (header) std::printf(", a plan of %zu bytes", result.plan.size());
-  std::printf(")\n");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::printf("wrote %s (%zu bytes", outputs[i].path.c_str(), contents[i].size());
+    if (outputs[i].header) std::printf(", a plan of %zu bytes", result.plan.size());
+    std::printf(")\n");
+  }
   return 0;
 }
 

@@ -122,7 +122,8 @@ static void no_arguments_or_an_unknown_command_is_a_usage_error(void**) {
 }
 
 static void bad_options_are_usage_errors_naming_the_option(void**) {
-  expect(run_remat(std::string("compile ") + kMlp + " --batch 4"), 2, "-o FILE.rplan");
+  expect(run_remat(std::string("compile ") + kMlp + " --batch 4"), 2, "-o FILE.rplan (or --emit-c FILE.h)");
+  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --emit-c"), 2, "--emit-c");
   expect(run_remat(std::string("compile ") + kMlp + " --batch four -o x.rplan"), 2, "--batch four");
   expect(run_remat(std::string("compile ") + kMlp + " --bogus 1 -o x.rplan"), 2, "unknown option '--bogus'");
   expect(run_remat(std::string("train ") + kMlp + " --arena 12 parsecs"), 2, "");
@@ -230,7 +231,8 @@ static void a_c_header_states_the_plan_regions_and_bindings(void**) {
   const std::string model = std::string("compile ") + kMlp + " --batch 4 --strategy sqrt -o ";
   const Result compiled = run_remat(model + plan);
   expect(compiled, 0, "wrote");
-  const Result as_header = run_remat(model + header);
+  const Result as_header = run_remat(model + tmp("firmware_plan_too.rplan") + " --emit-c " + header);
+  expect(as_header, 0, "firmware_plan_too.rplan");
   expect(as_header, 0, "a plan of");
   unsigned long long plan_size = 0;
   read_after(as_header.out, "a plan of ", "%llu", &plan_size);
