@@ -1,6 +1,7 @@
-/* Firmware example: trains the plan in firmware_plan.h (an MLP classifier, compiled on the host
- * with `remat compile ... --emit-c firmware_plan.h`) on a Cortex-M4F for a few hundred steps, on a
- * synthetic task it makes itself (x uniform in [-1, 1), label 1 when the row's sum is positive),
+/* Firmware example: trains the plan in firmware_plan.h (an MLP or a CNN classifier, compiled on
+ * the host with `remat compile ... --emit-c firmware_plan.h`) on a Cortex-M4F for a few hundred
+ * steps, on a synthetic task it makes itself (every input value uniform in [-1, 1), label 1 when
+ * the sample's sum is positive),
  * and prints "step N loss X" over semihosting. Exits 0 when the loss of the last steps is below
  * that of the first ones, 1 otherwise or on any error.
  *
@@ -113,10 +114,10 @@ int main(void) {
   if (status != REMAT_OK) return fail("opening the plan", status, message);
   if (remat_plan_binding(plan, REMAT_BINDING_INPUT, 0, &input) != REMAT_OK ||
       remat_plan_binding(plan, REMAT_BINDING_LABEL, 0, &label) != REMAT_OK || input.dtype != REMAT_DTYPE_F32 ||
-      label.dtype != REMAT_DTYPE_I32 || input.rank != 2 || input.bytes > sizeof(inputs) ||
+      label.dtype != REMAT_DTYPE_I32 || input.rank < 2 || input.bytes > sizeof(inputs) ||
       label.bytes > sizeof(labels)) {
     return fail("checking the plan", REMAT_ERROR_INVALID_ARGUMENT,
-                "this example trains a plan with one f32 [batch, features] input and an i32 label");
+                "this example trains a plan with one f32 [batch, ...] input and an i32 label");
   }
   remat_session_options options;
   remat_session_options_init(&options);
@@ -145,7 +146,8 @@ int main(void) {
   systick_start();
   float first = 0.0f, last = 0.0f;
   for (uint32_t step = 0; step < FIRMWARE_STEPS; ++step) {
-    const int64_t rows = input.dims[0], cols = input.dims[1];
+    /* Each sample's values in a row, whatever its shape ([features], or an image [C, H, W]). */
+    const int64_t rows = input.dims[0], cols = (int64_t)(input.bytes / sizeof(float)) / rows;
     for (int64_t r = 0; r < rows; ++r) {
       float sum = 0.0f;
       for (int64_t c = 0; c < cols; ++c) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the firmware example for a Cortex-M4F (cross/cortex-m4f.ini) and trains on qemu's
-# mps2-an386 board within 256 KB of RAM: an 8-layer MLP whose `none` plan does not fit there
-# (the link fails, and this says by how much), trained with the `sqrt` plan for 300 steps.
+# mps2-an386 board within 256 KB of RAM: an 8-layer MLP and a small CNN, each a model whose
+# `none` plan does not fit there (the link fails, and this says by how much), trained with its
+# `sqrt` plan for 300 steps.
 # Prints the firmware's lines (step N loss X), the flash of each part and, last, the runtime's.
 # Exits non-zero when a build fails, the run faults or times out, or the loss does not fall.
 #
@@ -13,9 +14,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 HOST_BUILD=${REMAT_HOST_BUILD:-build}
 FW_BUILD=${REMAT_FIRMWARE_BUILD:-build-firmware}
-MODEL=mlp:layers=8,width=24,in=16,classes=2
-BATCH=160
-OPTIMIZER=adam:lr=0.003
 
 for tool in arm-none-eabi-gcc qemu-system-arm meson ninja; do
   if ! command -v "$tool" > /dev/null; then
@@ -40,31 +38,39 @@ configure() {
   fi
 }
 
-# `none` keeps every activation: its arena and persistent region exceed the RAM.
-"$REMAT" compile "$MODEL" --batch "$BATCH" --optimizer "$OPTIMIZER" --strategy none --emit-c "$PLAN" > /dev/null
-configure
-if ninja -C "$FW_BUILD" > "$FW_BUILD/none.log" 2>&1; then
-  echo "none: fits in 256 KB of RAM ($(grep -o 'ARENA_BYTES [0-9]*' "$PLAN"))"
-else
-  overflow=$(grep -o "overflowed by [0-9]* bytes" "$FW_BUILD/none.log" || true)
-  if [ -z "$overflow" ]; then cat "$FW_BUILD/none.log" >&2; exit 1; fi
-  echo "none: $(grep -o '_ARENA_BYTES [0-9]*' "$PLAN" | cut -d' ' -f2) arena +" \
-       "$(grep -o '_PERSISTENT_BYTES [0-9]*' "$PLAN" | cut -d' ' -f2) persistent bytes: does not fit, RAM $overflow"
-fi
+# Compiles MODEL (batch BATCH, OPTIMIZER) with `none`, which keeps every activation and does not
+# fit (the link fails, and the linker says by how much), then with `sqrt`, which recomputes
+# between checkpoints, fits, and trains on the board.
+train_on_device() {
+  local model=$1 batch=$2 optimizer=$3
+  echo "== $model, batch $batch, $optimizer"
+  "$REMAT" compile "$model" --batch "$batch" --optimizer "$optimizer" --strategy none --emit-c "$PLAN" > /dev/null
+  configure
+  if ninja -C "$FW_BUILD" > "$FW_BUILD/none.log" 2>&1; then
+    echo "none: $(region ARENA) arena + $(region PERSISTENT) persistent bytes: fits in 256 KB of RAM"
+  else
+    overflow=$(grep -o "overflowed by [0-9]* bytes" "$FW_BUILD/none.log" || true)
+    if [ -z "$overflow" ]; then cat "$FW_BUILD/none.log" >&2; return 1; fi
+    echo "none: $(region ARENA) arena + $(region PERSISTENT) persistent bytes: does not fit, RAM $overflow"
+  fi
+  "$REMAT" compile "$model" --batch "$batch" --optimizer "$optimizer" --strategy sqrt --emit-c "$PLAN" > /dev/null
+  configure
+  ninja -C "$FW_BUILD" > "$FW_BUILD/sqrt.log" 2>&1 || { cat "$FW_BUILD/sqrt.log" >&2; return 1; }
+  echo "sqrt: $(region ARENA) arena + $(region PERSISTENT) persistent bytes: fits; training"
+  local status=0
+  timeout 900 qemu-system-arm -M mps2-an386 -nographic -icount shift=0 \
+    -semihosting-config enable=on,target=native -kernel "$ELF" 2>&1 || status=$?
+  if [ "$status" -eq 124 ]; then echo "run.sh: the firmware did not finish within 900 s" >&2; fi
+  return "$status"
+}
 
-# `sqrt` recomputes between checkpoints: it fits, and trains.
-"$REMAT" compile "$MODEL" --batch "$BATCH" --optimizer "$OPTIMIZER" --strategy sqrt --emit-c "$PLAN" > /dev/null
-configure
-ninja -C "$FW_BUILD" > "$FW_BUILD/sqrt.log" 2>&1 || { cat "$FW_BUILD/sqrt.log" >&2; exit 1; }
-echo "sqrt: $(grep -o '_ARENA_BYTES [0-9]*' "$PLAN" | cut -d' ' -f2) arena +" \
-     "$(grep -o '_PERSISTENT_BYTES [0-9]*' "$PLAN" | cut -d' ' -f2) persistent bytes: fits; training $MODEL, batch $BATCH"
+# NAME_<WHAT>_BYTES of the plan header.
+region() { grep -o "_$1_BYTES [0-9]*" "$PLAN" | cut -d' ' -f2; }
+
 ELF="$FW_BUILD/examples/firmware/remat_firmware.elf"
-status=0
-timeout 900 qemu-system-arm -M mps2-an386 -nographic -icount shift=0 -semihosting-config enable=on,target=native \
-  -kernel "$ELF" 2>&1 || status=$?
-if [ "$status" -eq 124 ]; then echo "run.sh: the firmware did not finish within 900 s" >&2; fi
+train_on_device mlp:layers=8,width=24,in=16,classes=2 160 adam:lr=0.003
+train_on_device cnn:channels=4x8,in=1x12x12,classes=2 24 adam:lr=0.003
 
 echo "firmware image:"
 arm-none-eabi-size "$ELF"
 python3 examples/firmware/flash_usage.py "$FW_BUILD/examples/firmware/remat_firmware.map"
-exit "$status"
