@@ -139,7 +139,7 @@ int run_inspect(const std::vector<std::string>& argv) {
                     ins.c_str(), outs.c_str());
       }
     }
-    if (json) std::printf("  ]%s\n", args.has("--tensors") || args.has("--params") ? "," : "");
+    if (json) std::printf("  ],\n");  // "path" always follows
   }
   for (int pass = 0; pass < 2; ++pass) {
     const bool params_only = pass == 1;
@@ -161,7 +161,7 @@ int run_inspect(const std::vector<std::string>& argv) {
                     static_cast<unsigned long long>(t->offset()), static_cast<unsigned long long>(t->size()), name_of(t));
       }
     }
-    if (json) std::printf("  ]%s\n", !params_only && args.has("--params") ? "," : "");
+    if (json) std::printf("  ],\n");
   }
   if (json) std::printf("  \"path\": %s\n}\n", json_string(path.c_str()).c_str());
   return 0;
