@@ -43,7 +43,8 @@ const char kUsageTerms[] =
     "                  or resnet:depth=6n+2,width=W,in=CxHxW,classes=K (e.g. depth=20: ResNet-20)\n"
     "                  or dscnn:blocks=N,width=W,in=CxHxW,classes=K (docs/templates.md)\n"
     "         or FILE.onnx with --loss cross_entropy|mse (an exported model; compile, train and size; docs/onnx.md)\n"
-    "SPEC is sgd:lr=0.01[,momentum=0.9][,weight_decay=W] | adam:lr=1e-3[,...] | adamw:lr=1e-3[,...]\n"
+    "SPEC is sgd:lr=0.1[,momentum=0.9][,weight_decay=W] | adam:lr=1e-3[,...] | adamw:lr=1e-3[,...]\n"
+    "         (default sgd:lr=0.1: plain SGD adds no optimizer state, and every template learns with it)\n"
     "S is none | sqrt | selective | budget (with --budget SIZE) | manual:TENSOR,TENSOR,...\n"
     "SIZE accepts B, KiB, MiB, GiB, TiB (and KB, MB, GB, TB). See docs/cli.md.\n";
 

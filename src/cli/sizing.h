@@ -18,7 +18,7 @@ namespace cli {
 struct SizeSetup {
   std::string model;                      ///< Template string, aliases already expanded, or FILE.onnx.
   std::string loss;                       ///< An ONNX model's --loss ("" for a template).
-  std::string optimizer = "sgd:lr=0.01";  ///< Optimizer spec (persistent state depends on it).
+  std::string optimizer = "sgd:lr=0.1";   ///< Optimizer spec (persistent state depends on it).
   uint32_t alignment = compiler::CompileOptions().alignment;  ///< Region alignment.
   /// Device budget in bytes (arena + persistent); 0 when none was given. The `budget` strategy
   /// is given this minus the persistent bytes as its arena budget (docs/sizing.md).

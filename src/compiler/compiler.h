@@ -26,7 +26,8 @@ struct CompileOptions {
   std::string model;                       ///< Template string (docs/templates.md) or FILE.onnx (docs/onnx.md).
   std::string loss;                        ///< An ONNX model's loss: "cross_entropy", "mse" or "" (none).
   int64_t batch = 1;                       ///< Batch size.
-  std::string optimizer = "sgd:lr=0.01";   ///< Optimizer spec (docs/cli.md).
+  std::string optimizer = "sgd:lr=0.1";    ///< Optimizer spec (docs/cli.md): plain SGD, so that the default
+                                           ///< adds no state; every template learns visibly with it.
   uint64_t seed = 0;                       ///< RNG seed for initial params and dropout.
   std::string strategy = "none";           ///< Checkpoint strategy.
   uint64_t budget = 0;                     ///< Arena budget in bytes for strategy "budget".
