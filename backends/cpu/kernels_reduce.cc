@@ -12,21 +12,6 @@ constexpr int64_t kColumnBlock = 256;
 // Elements a part of the work covers at least before it is worth a thread.
 constexpr int64_t kWorkGrain = 1 << 14;
 
-// |full| viewed as [outer, n, inner] around the axes (axis, count) of the op's attributes.
-struct ReducedView {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-ReducedView reduced_view(const OpCall& call, const TensorRef& full) {
-  const int64_t axis = iattr(call, 0, 0), count = iattr(call, 1, 1);
-  ReducedView v;
-  for (int64_t k = 0; k < full.rank; ++k) {
-    int64_t& part = k < axis ? v.outer : k < axis + count ? v.n : v.inner;
-    part *= full.dims[k];
-  }
-  return v;
-}
-
 }  // namespace
 
 remat_status reduce_sum(const KernelArgs& args) {

@@ -36,15 +36,10 @@ remat_status dropout_mask(Launcher& l, const OpCall& call, ErrorBuffer* err) {
 // reduce_sum and broadcast: |full| viewed as [outer, n, inner] around the op's axes.
 remat_status reduced_axes(Launcher& l, const OpCall& call, KernelId kernel, const TensorRef& full,
                           ErrorBuffer* err) {
-  const int64_t axis = iattr(call, 0, 0), count = iattr(call, 1, 1);
-  int64_t outer = 1, n = 1, inner = 1;
-  for (int64_t k = 0; k < full.rank; ++k) {
-    int64_t& part = k < axis ? outer : k < axis + count ? n : inner;
-    part *= full.dims[k];
-  }
+  const ReducedView v = reduced_view(call, full);
   const TensorRef& y = *call.outputs[0];
   Args a(l, kernel);
-  a.tensor(*call.inputs[0]).tensor(y).u64(outer).u64(n).u64(inner).i32(static_cast<int>(iattr(call, 2, 0)));
+  a.tensor(*call.inputs[0]).tensor(y).u64(v.outer).u64(v.n).u64(v.inner).i32(static_cast<int>(iattr(call, 2, 0)));
   return a.launch(items(y.numel), call, err);
 }
 

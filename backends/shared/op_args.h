@@ -1,5 +1,5 @@
-// What every backend's host code reads from an op: attributes, row and matrix sizes, the view
-// of select. Written once for the CPU, OpenCL and CUDA backends (and any new one).
+// What every backend's host code reads from an op: attributes, row and matrix sizes, the views
+// of select and of the reductions over axes. Written once for the CPU, OpenCL and CUDA backends (and any new one).
 #ifndef REMAT_BACKENDS_SHARED_OP_ARGS_H_
 #define REMAT_BACKENDS_SHARED_OP_ARGS_H_
 
@@ -67,6 +67,25 @@ inline SelectView select_view(const OpCall& call, bool grad) {
   for (int64_t k = axis + 1; k < full.rank; ++k) v.inner *= full.dims[k];
   v.n = full.dims[axis];
   v.valid = true;
+  return v;
+}
+
+/// reduce_sum and broadcast: their full tensor (reduce_sum's input, broadcast's output) as
+/// [outer, n, inner] around the |count| consecutive axes from |axis| of their attributes.
+struct ReducedView {
+  int64_t outer = 1;  ///< Product of the dims before the axes.
+  int64_t n = 1;      ///< Product of the reduced axes' dims.
+  int64_t inner = 1;  ///< Product of the dims after them.
+};
+
+/// The view of reduce_sum or broadcast |call| over its full tensor |full|.
+inline ReducedView reduced_view(const OpCall& call, const TensorRef& full) {
+  const int64_t axis = iattr(call, 0, 0), count = iattr(call, 1, 1);
+  ReducedView v;
+  for (int64_t k = 0; k < full.rank; ++k) {
+    int64_t& part = k < axis ? v.outer : k < axis + count ? v.n : v.inner;
+    part *= full.dims[k];
+  }
   return v;
 }
 

@@ -34,6 +34,7 @@ class Plan:
         status = lib.remat_plan_open(self._storage, len(raw), ctypes.byref(handle), message, len(message))
         raise_for(status, message.value.decode(errors="replace"))
         self._handle = handle
+        self._bindings = {}  # kind -> its bindings: a plan never changes, so read once
         self._sessions = weakref.WeakSet()
         self._finalizer = weakref.finalize(self, lib.remat_plan_close, handle)
 
@@ -72,6 +73,11 @@ class Plan:
 
     def bindings(self, kind):
         """The plan's bindings of |kind| (remat._capi.BINDING_*), in plan order."""
+        if kind not in self._bindings:
+            self._bindings[kind] = self._read_bindings(kind)
+        return list(self._bindings[kind])
+
+    def _read_bindings(self, kind):
         count = ctypes.c_uint32()
         raise_for(lib.remat_plan_binding_count(self.handle, kind, ctypes.byref(count)), "binding count failed")
         out = []

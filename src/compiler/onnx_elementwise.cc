@@ -2,7 +2,6 @@
 // broadcasting, the unary math operators (Pow by a number, Sqrt, LeakyRelu, Erf, LogSoftmax,
 // Cast) and the reductions ReduceSum and ReduceMean.
 #include <cmath>
-#include <cstring>
 
 #include "compiler/onnx_importer.h"
 
@@ -44,10 +43,8 @@ int OnnxImporter::operand(const onnx::NodeProto& n, int input, bool trainable) {
   std::vector<float> values = c.f;
   if (c.type != onnx::TensorProto_DataType_FLOAT) values.assign(c.i.begin(), c.i.end());
   const Dims dims = c.dims.empty() ? Dims{1} : c.dims;
-  const int t = out_.graph.add_tensor(out_.graph.unique_name(name), REMAT_DTYPE_F32, dims, Role::kState, Init::kData);
-  std::vector<uint8_t>& data = out_.graph.tensors[t].init_data;
-  data.resize(values.size() * sizeof(float));
-  std::memcpy(data.data(), values.data(), data.size());
+  const int t = carried(out_.graph.unique_name(name), REMAT_DTYPE_F32, dims, Role::kState, values.data(),
+                        values.size() * sizeof(float));
   constant_tensors_[name] = t;
   return t;
 }
@@ -117,15 +114,12 @@ void OnnxImporter::math(const onnx::NodeProto& n) {
   const std::string name = out_.graph.unique_name(n.output(0));
   if (op == "Cast") {
     const int64_t to = int_attr(n, "to", 0);
-    const int x = tensor(n, 0);
-    if (to != onnx::TensorProto_DataType_FLOAT || out_.graph.tensors[x].dtype != REMAT_DTYPE_F32) {
+    if (to != onnx::TensorProto_DataType_FLOAT || out_.graph.tensors[tensor(n, 0)].dtype != REMAT_DTYPE_F32) {
       unsupported(n, "Cast of a computed tensor only from FLOAT to FLOAT (to " +
                          onnx::TensorProto_DataType_Name(static_cast<int32_t>(to)) +
                          "); remat's integer tensors are ids and labels");
     }
-    tensors_[n.output(0)] = x;  // the same tensor under another name
-    if (logical_.count(n.input(0))) logical_[n.output(0)] = logical_[n.input(0)];
-    return;
+    return alias(n);
   }
   if (op == "LogSoftmax") {
     const Dims d = shape_of(n.input(0));

@@ -108,10 +108,7 @@ int OnnxImporter::adopt_named(const onnx::NodeProto& n, const std::string& name,
   const auto it = adopted_.find(name);
   if (it != adopted_.end()) return it->second;
   if (c.dims.empty()) unsupported(n, "parameter '" + name + "' is a scalar; remat parameters have at least one dim");
-  const int t = out_.graph.add_tensor(name, REMAT_DTYPE_F32, c.dims, role, Init::kData);
-  std::vector<uint8_t>& data = out_.graph.tensors[t].init_data;
-  data.resize(c.f.size() * sizeof(float));
-  std::memcpy(data.data(), c.f.data(), data.size());
+  const int t = carried(name, REMAT_DTYPE_F32, c.dims, role, c.f.data(), c.f.size() * sizeof(float));
   if (role == Role::kParam) out_.graph.params.push_back(t);
   adopted_[name] = t;
   // torch.onnx.export names initializers after the state_dict, except those it made itself (a
@@ -122,6 +119,20 @@ int OnnxImporter::adopt_named(const onnx::NodeProto& n, const std::string& name,
                             "give it under this name");
   }
   return t;
+}
+
+int OnnxImporter::carried(const std::string& name, remat_dtype dtype, const Dims& dims, Role role, const void* bytes,
+                          size_t size) {
+  const int t = out_.graph.add_tensor(name, dtype, dims, role, Init::kData);
+  const uint8_t* from = static_cast<const uint8_t*>(bytes);
+  out_.graph.tensors[t].init_data.assign(from, from + size);
+  return t;
+}
+
+void OnnxImporter::alias(const onnx::NodeProto& n) {
+  tensor(n, 0);  // names what is wrong
+  tensors_[n.output(0)] = tensors_[n.input(0)];
+  if (logical_.count(n.input(0))) logical_[n.output(0)] = logical_[n.input(0)];
 }
 
 void OnnxImporter::define(const onnx::NodeProto& n, int output, int tensor, Dims logical) {
@@ -215,12 +226,7 @@ void OnnxImporter::import_node(const onnx::NodeProto& n) {
   if (op == "Dropout") return dropout(n);
   if (op == "SoftmaxCrossEntropyLoss") return cross_entropy_loss(n);
   if (op == "Neg") return define(n, 0, scaled(tensor(n, 0), -1.0f, n.output(0)));
-  if (op == "Identity") {  // the same tensor under another name
-    tensor(n, 0);  // names what is wrong
-    tensors_[n.output(0)] = tensors_[n.input(0)];
-    if (logical_.count(n.input(0))) logical_[n.output(0)] = logical_[n.input(0)];
-    return;
-  }
+  if (op == "Identity") return alias(n);
   if (op == "Relu" || op == "Tanh" || op == "Sigmoid") {
     const int x = tensor(n, 0);
     const std::string name = out_.graph.unique_name(n.output(0));

@@ -88,6 +88,11 @@ class OnnxImporter {
   int adopt(const onnx::NodeProto& n, int input, Role role);
   // The same for initializer |name| (a transposed weight's).
   int adopt_named(const onnx::NodeProto& n, const std::string& name, Role role);
+  // A tensor named |name| that the plan carries with |bytes| as its initial value (Init::kData).
+  int carried(const std::string& name, remat_dtype dtype, const Dims& dims, Role role, const void* bytes,
+              size_t size);
+  // |n|'s output 0 as the same tensor as its input 0 under another name (Identity, Cast).
+  void alias(const onnx::NodeProto& n);
   // A fresh activation of |shape| named after |hint|.
   int fresh(const std::string& hint, const Dims& shape, remat_dtype dtype = REMAT_DTYPE_F32);
   // alpha * x (a scale op) into a fresh activation named after |hint|.

@@ -301,13 +301,9 @@ void OnnxImporter::gather(const onnx::NodeProto& n) {
       for (int64_t v : c.i) {
         if (v < 0 || v >= d[0]) unsupported(n, "constant id " + std::to_string(v) + " outside the table's rows");
       }
-      ids = out_.graph.add_tensor(out_.graph.unique_name(n.input(1)), REMAT_DTYPE_I32, c.dims, Role::kState, Init::kData);
-      std::vector<uint8_t>& data = out_.graph.tensors[ids].init_data;
-      for (int64_t v : c.i) {
-        const int32_t id = static_cast<int32_t>(v);
-        const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&id);
-        data.insert(data.end(), bytes, bytes + sizeof(id));
-      }
+      const std::vector<int32_t> narrow(c.i.begin(), c.i.end());
+      ids = carried(out_.graph.unique_name(n.input(1)), REMAT_DTYPE_I32, c.dims, Role::kState, narrow.data(),
+                    narrow.size() * sizeof(int32_t));
     } else {
       ids = tensor(n, 1);
       if (out_.graph.tensors[ids].dtype != REMAT_DTYPE_I32) unsupported(n, "ids must be an integer input");

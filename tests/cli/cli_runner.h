@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -59,6 +61,27 @@ inline std::string tmp(const std::string& name) {
   const std::string path = std::string(REMAT_TEST_TMP) + "/cli-" + std::to_string(getpid()) + "-" + name;
   scratch_files().push_back(path);
   return path;
+}
+
+// The number after |label| in |text| (scanned with |format|); fails the test when it is missing.
+template <typename T>
+void read_after(const std::string& text, const char* label, const char* format, T* out) {
+  const size_t at = text.find(label);
+  if (at == std::string::npos || std::sscanf(text.c_str() + at + std::strlen(label), format, out) != 1) {
+    fail_msg("no '%s' figure in:\n%s", label, text.c_str());
+  }
+}
+
+// The whole file at |path|; fails the test when it cannot be read.
+inline std::vector<uint8_t> file_bytes(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) fail_msg("cannot open %s", path.c_str());
+  std::vector<uint8_t> out;
+  uint8_t buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) out.insert(out.end(), buffer, buffer + n);
+  std::fclose(f);
+  return out;
 }
 
 }  // namespace remat_test

@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +18,8 @@
 #include "tests/cli/cli_runner.h"
 
 using remat_test::expect;
+using remat_test::file_bytes;
+using remat_test::read_after;
 using remat_test::Result;
 using remat_test::run_remat;
 using remat_test::tmp;
@@ -33,15 +34,6 @@ struct Figures {
   unsigned spills = 0;
   double recomputed_percent = 0;
 };
-
-// The number after |label| in |text| (scanned with |format|); fails the test when it is missing.
-template <typename T>
-void read_after(const std::string& text, const char* label, const char* format, T* out) {
-  const size_t at = text.find(label);
-  if (at == std::string::npos || std::sscanf(text.c_str() + at + std::strlen(label), format, out) != 1) {
-    fail_msg("no '%s' figure in:\n%s", label, text.c_str());
-  }
-}
 
 Figures figures_of(const std::string& report) {
   Figures f;
@@ -78,18 +70,6 @@ unsigned long long spilling_budget(const std::string& model_and_flags, const std
   }
   fail_msg("%s: no device budget below %llu bytes makes it spill", model_and_flags.c_str(), plain.persistent + plain.arena);
   return 0;
-}
-
-// The whole file at |path|; fails the test when it cannot be read.
-std::vector<uint8_t> file_bytes(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) fail_msg("cannot open %s", path.c_str());
-  std::vector<uint8_t> out;
-  uint8_t buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) out.insert(out.end(), buffer, buffer + n);
-  std::fclose(f);
-  return out;
 }
 
 // Runs `remat train MODEL FLAGS --save-params FILE` and returns the bytes of the file it saved
@@ -221,39 +201,6 @@ static void compile_into_an_unwritable_place_fails_naming_it_and_keeps_the_old_f
     expect(run_remat(compile + kept), 0, "wrote");
     assert_true(file_bytes(kept).size() > 1024);
     assert_false(temporary_left_beside(kept));
-  }
-}
-
-// `compile -o NAME.h` writes the plan as a C array and the sizes firmware declares its buffers
-// with: the regions as the plan reports them, and each binding's name and bytes.
-static void a_c_header_states_the_plan_regions_and_bindings(void**) {
-  const std::string header = tmp("firmware_plan.h"), plan = tmp("firmware_plan.rplan");
-  const std::string model = std::string("compile ") + kMlp + " --batch 4 --strategy sqrt -o ";
-  const Result compiled = run_remat(model + plan);
-  expect(compiled, 0, "wrote");
-  const Result as_header = run_remat(model + tmp("firmware_plan_too.rplan") + " --emit-c " + header);
-  expect(as_header, 0, "firmware_plan_too.rplan");
-  expect(as_header, 0, "a plan of");
-  unsigned long long plan_size = 0;
-  read_after(as_header.out, "a plan of ", "%llu", &plan_size);
-  const Figures f = figures_of(compiled.out);
-  const std::vector<uint8_t> bytes = file_bytes(header);
-  const std::string text(bytes.begin(), bytes.end());
-  // Names come from the file's: tmp() makes it cli-PID-firmware_plan.h.
-  std::string stem = header.substr(header.find_last_of('/') + 1);
-  stem = stem.substr(0, stem.size() - 2);
-  for (char& c : stem) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  std::string macro = stem;
-  for (char& c : macro) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (const std::string& want :
-       {"static const size_t " + stem + "_size = " + std::to_string(plan_size) + ";",
-        "#define " + macro + "_ARENA_BYTES " + std::to_string(f.arena) + "u",
-        "#define " + macro + "_PERSISTENT_BYTES " + std::to_string(f.persistent) + "u",
-        "#define " + macro + "_HOST_BYTES 0u", "#define " + macro + "_ALIGNMENT 64u",
-        // x f32 [4, 8] and labels i32 [4].
-        "#define " + macro + "_INPUT0_NAME \"x\"", "#define " + macro + "_INPUT0_BYTES 128u",
-        "#define " + macro + "_LABEL0_NAME \"labels\"", "#define " + macro + "_LABEL0_BYTES 16u"}) {
-    if (text.find(want) == std::string::npos) fail_msg("the header lacks '%s'", want.c_str());
   }
 }
 
@@ -585,7 +532,6 @@ int main() {
       cmocka_unit_test(a_diverging_run_stops_or_skips_and_never_saves_nan),
       cmocka_unit_test(sizes_in_tib_and_tb_are_accepted),
       cmocka_unit_test(compile_into_an_unwritable_place_fails_naming_it_and_keeps_the_old_file),
-      cmocka_unit_test(a_c_header_states_the_plan_regions_and_bindings),
       cmocka_unit_test(size_refuses_an_unwritable_timeline_before_sizing),
       cmocka_unit_test(compile_then_inspect_reports_the_plan),
       cmocka_unit_test(compile_and_inspect_report_host_spill_bytes_and_spills_at_a_device_budget),

@@ -9,8 +9,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let version = remat::version()?;
     println!("libremat {}.{}.{}, C API {}", version.major, version.minor, version.patch, version.api_version);
     let plan = Plan::open(&std::fs::read(path)?)?;
-    let input = plan.bindings(BindingKind::Input).into_iter().next().ok_or("the plan has no input")?;
-    let label = plan.bindings(BindingKind::Label).into_iter().next().ok_or("the plan has no label")?;
+    let input = plan.bindings(BindingKind::Input).first().cloned().ok_or("the plan has no input")?;
+    let label = plan.bindings(BindingKind::Label).first().cloned().ok_or("the plan has no label")?;
     let (rows, cols) = (input.shape[0] as usize, input.shape[1..].iter().product::<i64>() as usize);
     let mut session = Session::new(&plan, "cpu")?;
     let mut state = 12345u32;

@@ -78,11 +78,15 @@ pub enum BindingKind {
 }
 
 /// A compiled plan, verified by the library. It owns an 8-byte aligned copy of the bytes, which
-/// the library reads in place.
+/// the library reads in place, and its bindings, read once (a plan never changes).
 pub struct Plan {
     handle: *mut sys::remat_plan,
     _storage: Vec<u64>,
+    bindings: Vec<Vec<Binding>>,
 }
+
+const KINDS: [BindingKind; 5] =
+    [BindingKind::Input, BindingKind::Label, BindingKind::Param, BindingKind::Output, BindingKind::Buffer];
 
 impl Plan {
     /// Opens the plan in |bytes| (a `.rplan` file's contents).
@@ -96,7 +100,8 @@ impl Plan {
                                  message.len())
         };
         check(status, || unsafe { CStr::from_ptr(message.as_ptr()) }.to_string_lossy().into_owned())?;
-        Ok(Plan { handle, _storage: storage })
+        let bindings = KINDS.iter().map(|k| read_bindings(handle, *k)).collect();
+        Ok(Plan { handle, _storage: storage, bindings })
     }
 
     /// Bytes of each region a session needs, and their alignment.
@@ -107,26 +112,31 @@ impl Plan {
     }
 
     /// The bindings of |kind|, in plan order.
-    pub fn bindings(&self, kind: BindingKind) -> Vec<Binding> {
-        let mut count = 0u32;
-        unsafe { sys::remat_plan_binding_count(self.handle, kind as i32, &mut count) };
-        (0..count)
-            .filter_map(|i| {
-                let mut info = std::mem::MaybeUninit::<sys::remat_tensor_info>::zeroed();
-                let status = unsafe { sys::remat_plan_binding(self.handle, kind as i32, i, info.as_mut_ptr()) };
-                if status != sys::REMAT_OK {
-                    return None;
-                }
-                let info = unsafe { info.assume_init() };
-                Some(Binding {
-                    name: unsafe { CStr::from_ptr(info.name) }.to_string_lossy().into_owned(),
-                    dtype: info.dtype,
-                    shape: info.dims[..info.rank as usize].to_vec(),
-                    bytes: info.bytes,
-                })
-            })
-            .collect()
+    pub fn bindings(&self, kind: BindingKind) -> &[Binding] {
+        &self.bindings[kind as usize]
     }
+}
+
+/// Reads the bindings of |kind| of the open plan |handle| from the library.
+fn read_bindings(handle: *mut sys::remat_plan, kind: BindingKind) -> Vec<Binding> {
+    let mut count = 0u32;
+    unsafe { sys::remat_plan_binding_count(handle, kind as i32, &mut count) };
+    (0..count)
+        .filter_map(|i| {
+            let mut info = std::mem::MaybeUninit::<sys::remat_tensor_info>::zeroed();
+            let status = unsafe { sys::remat_plan_binding(handle, kind as i32, i, info.as_mut_ptr()) };
+            if status != sys::REMAT_OK {
+                return None;
+            }
+            let info = unsafe { info.assume_init() };
+            Some(Binding {
+                name: unsafe { CStr::from_ptr(info.name) }.to_string_lossy().into_owned(),
+                dtype: info.dtype,
+                shape: info.dims[..info.rank as usize].to_vec(),
+                bytes: info.bytes,
+            })
+        })
+        .collect()
 }
 
 impl Drop for Plan {
@@ -178,10 +188,11 @@ impl<'p> Session<'p> {
         check(status, || unsafe { CStr::from_ptr(sys::remat_session_last_error(self.handle)) }.to_string_lossy().into_owned())
     }
 
-    fn binding(&self, name: &str, kinds: &[BindingKind]) -> Result<Binding> {
+    fn binding(&self, name: &str, kinds: &[BindingKind]) -> Result<&'p Binding> {
+        let plan: &'p Plan = self.plan;
         kinds
             .iter()
-            .flat_map(|k| self.plan.bindings(*k))
+            .flat_map(|k| plan.bindings(*k).iter())
             .find(|b| b.name == name)
             .ok_or_else(|| Error { status: 11, message: format!("no binding {:?} here", name) })
     }
