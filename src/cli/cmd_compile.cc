@@ -12,7 +12,7 @@ namespace remat {
 namespace cli {
 
 const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy", "--budget",
-                                                 "--device-budget", "--copy-bandwidth", "--compute-rate",
+                                                 "--device-budget", "--host-budget", "--copy-bandwidth", "--compute-rate",
                                                  "--finite-checks", "--eval-program", "--loss"};
 
 compiler::FiniteChecks finite_checks_option(const Args& args) {
@@ -56,10 +56,18 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.batch = args.integer("--batch", 1, 1 << 24, 32);
   o.optimizer = optimizer_option(args, o.optimizer);
   o.seed = static_cast<uint64_t>(args.integer("--seed", 0, INT64_MAX, 0));
-  o.strategy = args.text("--strategy", o.strategy);
   o.budget = args.size("--budget", 0);
-  if (o.budget != 0 && o.strategy != "budget") throw UsageError("--budget applies to --strategy budget");
   o.device_budget = args.size("--device-budget", 0);
+  // A budget without a strategy asks for the fastest plan that fits it.
+  o.strategy = args.text("--strategy", o.budget != 0 || o.device_budget != 0 ? "auto" : o.strategy);
+  if (o.budget != 0 && o.strategy != "budget" && o.strategy != "auto") {
+    throw UsageError("--budget applies to --strategy budget or auto");
+  }
+  if (args.has("--host-budget")) {
+    if (o.strategy != "auto") throw UsageError("--host-budget applies to --strategy auto");
+    if (o.device_budget == 0) throw UsageError("--host-budget needs --device-budget (spilling fits the device budget)");
+    o.host_budget = args.size("--host-budget", 0);
+  }
   // The backend the plan is for picks the alignment and the cost model's defaults (its
   // profile); the flags override the model. A name with no profile keeps the CPU's here:
   // `train` then gets the runtime's message for it (`compile` checks --backend itself).
@@ -83,6 +91,15 @@ void print_report(const compiler::CompileReport& r) {
   std::string checkpoints;
   for (const std::string& c : r.checkpoints) checkpoints += (checkpoints.empty() ? "" : ", ") + c;
   std::printf("checkpoints:  %s\n", checkpoints.empty() ? "(all activations kept)" : checkpoints.c_str());
+  if (!r.nested.empty()) {
+    std::string nested;
+    for (const std::string& c : r.nested) nested += (nested.empty() ? "" : ", ") + c;
+    std::printf("nested:       %s (recomputed once per segment, then held)\n", nested.c_str());
+  }
+  if (r.strategy == "auto") {
+    std::printf("search:       %zu schedules planned%s\n", r.schedules_planned,
+                r.exhaustive ? ", every keep/recompute/spill assignment among them" : "");
+  }
   std::printf("parameters:   %llu\n", static_cast<unsigned long long>(r.param_count));
   if (r.eval_ops > 0) {
     std::printf("ops:          %zu (%zu of them the eval program's)\n", r.op_count, r.eval_ops);
@@ -110,6 +127,8 @@ void print_report(const compiler::CompileReport& r) {
   }
   std::printf("step flops:   %.3g (forward %.3g, recomputed %.1f%% of the step)\n", r.step_flops,
               r.forward_flops, r.step_flops > 0 ? 100.0 * r.recomputed_flops / r.step_flops : 0.0);
+  std::printf("predicted:    %.4g s per step (cost model: %.3g FLOP/s, copies %.3g bytes/s)\n", r.predicted_seconds,
+              r.compute_rate, r.copy_bandwidth);
 }
 
 // The plan as a C header for firmware: a const, 8-byte aligned array (remat_plan_open needs

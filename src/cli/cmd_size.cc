@@ -18,10 +18,10 @@ namespace {
 const int64_t kMaxBatch = int64_t{1} << 24;
 // A range of more batches than this lists the powers of two inside it and its ends.
 const int64_t kMaxListedBatches = 64;
-const char kStrategies[] = "none, sqrt, splits, selective, budget, manual:T1,T2,...";
+const char kStrategies[] = "none, sqrt, splits, selective, budget, auto, manual:T1,T2,...";
 
 bool is_named_strategy(const std::string& s) {
-  return s == "none" || s == "sqrt" || s == "splits" || s == "selective" || s == "budget";
+  return s == "none" || s == "sqrt" || s == "splits" || s == "selective" || s == "budget" || s == "auto";
 }
 
 // "none,sqrt,manual:a,b" -> {none, sqrt, manual:a,b}: names after `manual:` that are not
@@ -109,6 +109,14 @@ std::string number(double v, const char* format) {
   return b;
 }
 
+// Modelled seconds with a unit that keeps three digits: "12.3 s", "45.6 ms", "789 us".
+std::string format_seconds(double s) {
+  if (s >= 100.0) return number(s, "%.0f s");
+  if (s >= 1.0) return number(s, "%.3g s");
+  if (s >= 1e-3) return number(s * 1e3, "%.3g ms");
+  return number(s * 1e6, "%.3g us");
+}
+
 // A manual strategy's tensor list is in the checkpoints column; the strategy column counts it.
 std::string short_strategy(const std::string& s) {
   if (s.size() <= 24 || s.compare(0, 7, "manual:") != 0) return s;
@@ -131,7 +139,7 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
   std::vector<std::string> head = {"strategy", "batch"};
   if (max_batch) head.push_back("x none");
   for (const char* h : {"arena bytes", "arena", "persistent", "host spill", "spills", "device total", "lower bound",
-                        "efficiency", "recomputed"}) {
+                        "efficiency", "recomputed", "step (model)", "per sample"}) {
     head.push_back(h);
   }
   if (budget && !max_batch) head.push_back("fits");
@@ -155,8 +163,12 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
     c.push_back(format_bytes(r.lower_bound));
     c.push_back(number(100.0 * r.efficiency(), "%.1f%%"));
     c.push_back(number(100.0 * r.recomputed_share(), "%.1f%%"));
+    c.push_back(format_seconds(r.predicted_seconds));
+    c.push_back(format_seconds(r.batch > 0 ? r.predicted_seconds / static_cast<double>(r.batch) : 0.0));
     if (budget && !max_batch) c.push_back(r.device_bytes() <= budget ? "yes" : "no");
-    c.push_back(r.strategy == "none" ? "(all activations kept)" : checkpoints_text(r.checkpoints, 60));
+    std::string kept = r.strategy == "none" ? "(all activations kept)" : checkpoints_text(r.checkpoints, 60);
+    if (!r.nested.empty()) kept += "; nested: " + checkpoints_text(r.nested, 40);
+    c.push_back(kept);
     cells.push_back(c);
   }
   std::vector<size_t> width(head.size(), 0);
@@ -195,10 +207,11 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
   // device_budget_bytes is --budget (its name predates spilling); --device-budget has its own field.
   std::printf("  \"device_budget_bytes\": %s,\n  \"spill_device_budget_bytes\": %s,\n"
               "  \"copy_bandwidth_bytes_per_s\": %s,\n  \"compute_rate_flops_per_s\": %s,\n"
-              "  \"max_batch\": %s,\n  \"rows\": [\n",
+              "  \"host_budget_bytes\": %s,\n  \"max_batch\": %s,\n  \"rows\": [\n",
               setup.device_budget ? u64(setup.device_budget).c_str() : "null",
               setup.spill_budget ? u64(setup.spill_budget).c_str() : "null", number(setup.copy_bandwidth, "%.6g").c_str(),
-              number(setup.compute_rate, "%.6g").c_str(), max_batch ? "true" : "false");
+              number(setup.compute_rate, "%.6g").c_str(), setup.host_budget ? u64(setup.host_budget).c_str() : "null",
+              max_batch ? "true" : "false");
   for (size_t k = 0; k < lines.size(); ++k) {
     const Line& l = lines[k];
     const SizeRow& r = l.row;
@@ -217,7 +230,10 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
            number(r.step_flops, "%.6g") + ", \"recomputed_flops_share\": " + number(r.recomputed_share(), "%.6f") +
            ", \"ops\": " + std::to_string(r.op_count) + ", \"eval_ops\": " + std::to_string(r.eval_ops) +
            ", \"backward_start_op\": " + std::to_string(r.backward_start) +
-           ", \"arena_budget_bytes\": " + (r.strategy == "budget" ? u64(r.arena_budget) : std::string("null")) +
+           ", \"arena_budget_bytes\": " + (r.arena_budget ? u64(r.arena_budget) : std::string("null")) +
+           ", \"predicted_step_seconds\": " + number(r.predicted_seconds, "%.6g") +
+           ", \"predicted_seconds_per_sample\": " +
+           number(r.batch > 0 ? r.predicted_seconds / static_cast<double>(r.batch) : 0.0, "%.6g") +
            ", \"fits\": " + (setup.device_budget ? (r.device_bytes() <= setup.device_budget ? "true" : "false") : "null");
       if (max_batch) {
         o += ", \"capped\": " + std::string(l.capped ? "true" : "false") + ", \"vs_none\": " +
@@ -225,7 +241,9 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
              std::to_string(l.compiles) + ", \"next_batch_device_bytes\": " +
              (l.over_bytes ? u64(l.over_bytes) : std::string("null"));
       }
-      o += ", \"checkpoints\": [" + checkpoints + "]}";
+      std::string nested;
+      for (const std::string& c : r.nested) nested += (nested.empty() ? "" : ", ") + json_string(c);
+      o += ", \"checkpoints\": [" + checkpoints + "], \"nested\": [" + nested + "]}";
     }
     std::printf("%s%s\n", o.c_str(), k + 1 == lines.size() ? "" : ",");
   }
@@ -237,7 +255,7 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
 int run_size(const std::vector<std::string>& argv) {
   const Args args(argv, {"--batch", "--strategy", "--budget", "--device-budget", "--copy-bandwidth", "--compute-rate",
                          "--timeline", "--optimizer", "--alignment", "--backend", "--finite-checks",
-                          "--eval-program", "--loss"},
+                          "--eval-program", "--loss", "--host-budget"},
                   {"--max-batch", "--json"});
   if (args.positional().size() != 1) throw UsageError("size takes exactly one MODEL");
   const std::string model = args.positional()[0];
@@ -264,9 +282,20 @@ int run_size(const std::vector<std::string>& argv) {
   }
   const bool budget_given = setup.device_budget > 0;
   std::vector<std::string> strategies =
-      parse_strategies(args.text("--strategy", budget_given ? "none,sqrt,selective,budget" : "none,sqrt,selective"));
-  if (!budget_given && std::find(strategies.begin(), strategies.end(), "budget") != strategies.end()) {
-    throw UsageError("strategy 'budget' needs --budget BYTES (the device budget; see docs/sizing.md)");
+      parse_strategies(args.text("--strategy", budget_given ? "none,sqrt,selective,auto" : "none,sqrt,selective"));
+  const auto listed = [&](const char* name) {
+    return std::find(strategies.begin(), strategies.end(), name) != strategies.end();
+  };
+  for (const char* needs_budget : {"budget", "auto"}) {
+    if (!budget_given && listed(needs_budget)) {
+      throw UsageError("strategy '" + std::string(needs_budget) +
+                       "' needs --budget BYTES (the device budget; see docs/sizing.md)");
+    }
+  }
+  if (args.has("--host-budget")) {
+    if (!listed("auto")) throw UsageError("--host-budget applies to strategy auto (add it to --strategy)");
+    setup.host_budget = args.size("--host-budget", 0);
+    if (setup.host_budget == 0) throw UsageError("--host-budget " + args.text("--host-budget", "") + ": expected a size above 0");
   }
   int64_t lo = 1, hi = kMaxBatch;
   if (max_batch) {
@@ -284,7 +313,7 @@ int run_size(const std::vector<std::string>& argv) {
   // The budget strategy gets what the device budget leaves after the persistent region.
   uint64_t arena_budget = 0;
   std::string budget_error;
-  if (budget_given && std::find(strategies.begin(), strategies.end(), "budget") != strategies.end()) {
+  if (budget_given && (listed("budget") || listed("auto"))) {
     const uint64_t persistent = persistent_bytes(setup);
     if (persistent >= setup.device_budget) {
       budget_error = "the persistent region (" + format_bytes(persistent) + ") does not leave any arena in --budget " +
@@ -298,13 +327,18 @@ int run_size(const std::vector<std::string>& argv) {
   std::vector<Line> lines;
   if (max_batch) {
     lines.resize(strategies.size());
-    run_parallel(strategies.size(), [&](size_t i) {
-      if (strategies[i] == "budget" && !budget_error.empty()) {
-        lines[i].row.strategy = "budget";
+    auto search = [&](size_t i, int64_t start) {
+      if ((strategies[i] == "budget" || strategies[i] == "auto") && !budget_error.empty()) {
+        lines[i].row.strategy = strategies[i];
         lines[i].row.error = budget_error;
         return;
       }
-      MaxBatch m = find_max_batch(setup, strategies[i], lo, hi, setup.device_budget, arena_budget);
+      MaxBatch m = find_max_batch(setup, strategies[i], start, hi, setup.device_budget, arena_budget);
+      if (start > lo && (!m.row.ok() || m.row.batch == 0)) {
+        const int compiles = m.compiles;  // the head start did not hold: search from |lo|
+        m = find_max_batch(setup, strategies[i], lo, hi, setup.device_budget, arena_budget);
+        m.compiles += compiles;
+      }
       if (m.row.ok() && m.row.batch == 0) {
         m.row.error = "even batch " + std::to_string(lo) + " does not fit: its device total is " +
                       format_bytes(m.row.device_bytes()) + " (arena " + format_bytes(m.row.arena_bytes) +
@@ -315,7 +349,20 @@ int run_size(const std::vector<std::string>& argv) {
       lines[i].capped = m.capped;
       lines[i].compiles = m.compiles;
       lines[i].over_bytes = m.over_bytes;
-    });
+    };
+    // The fixed strategies first; `auto` tries their schedules too (none, sqrt, selective and
+    // splits are in its family), so it fits wherever they do, and its search starts at the
+    // largest of their batches instead of doubling up from |lo|.
+    std::vector<size_t> fixed, searched;
+    for (size_t i = 0; i < strategies.size(); ++i) (strategies[i] == "auto" ? searched : fixed).push_back(i);
+    run_parallel(fixed.size(), [&](size_t k) { search(fixed[k], lo); });
+    int64_t start = lo;
+    for (size_t i : fixed) {
+      const std::string& s = strategies[i];
+      const bool in_family = s == "none" || s == "sqrt" || s == "selective" || s == "splits";
+      if (in_family && lines[i].row.ok() && !lines[i].capped) start = std::max(start, lines[i].row.batch);
+    }
+    run_parallel(searched.size(), [&](size_t k) { search(searched[k], start); });
     int64_t none_batch = 0;
     for (const Line& l : lines) {
       if (l.row.strategy == "none" && l.row.ok()) none_batch = l.row.batch;
@@ -334,7 +381,7 @@ int run_size(const std::vector<std::string>& argv) {
     }
     run_parallel(lines.size(), [&](size_t i) {
       const std::string strategy = lines[i].row.strategy;
-      if (strategy == "budget" && !budget_error.empty()) {
+      if ((strategy == "budget" || strategy == "auto") && !budget_error.empty()) {
         lines[i].row.error = budget_error;
         return;
       }
@@ -370,6 +417,10 @@ int run_size(const std::vector<std::string>& argv) {
   if (budget_given) {
     std::printf("budget:     %s (%llu bytes) of device memory for arena + persistent\n",
                 format_bytes(setup.device_budget).c_str(), static_cast<unsigned long long>(setup.device_budget));
+  }
+  if (setup.host_budget) {
+    std::printf("host:       %s (%llu bytes) of host memory the auto rows may spill checkpoints to\n",
+                format_bytes(setup.host_budget).c_str(), static_cast<unsigned long long>(setup.host_budget));
   }
   if (setup.spill_budget) {
     std::printf("device:     %s (%llu bytes) for arena + persistent; checkpoints beyond it spill to host\n",

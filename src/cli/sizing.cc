@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "compiler/auto_strategy.h"
 #include "compiler/graph.h"
 #include "plan/region.h"
 
@@ -24,8 +25,12 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.optimizer = setup.optimizer;
   o.strategy = strategy;
   o.alignment = setup.alignment;
-  if (strategy == "budget") o.budget = arena_budget;
+  if (strategy == "budget" || strategy == "auto") o.budget = arena_budget;
   o.device_budget = setup.spill_budget;
+  if (strategy == "auto" && setup.host_budget > 0) {
+    if (o.device_budget == 0) o.device_budget = setup.device_budget;
+    o.host_budget = setup.host_budget;
+  }
   o.copy_bandwidth = setup.copy_bandwidth;
   o.compute_rate = setup.compute_rate;
   o.asynchronous_copies = setup.asynchronous_copies;
@@ -38,14 +43,21 @@ uint64_t persistent_bytes(const SizeSetup& setup) {
   return compiler::compile(size_options(setup, "none", 1, 0)).report.persistent_bytes;
 }
 
-SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch, uint64_t arena_budget) {
+SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch, uint64_t arena_budget,
+                 bool smallest) {
   SizeRow row;
   row.strategy = strategy;
   row.batch = batch;
-  if (strategy == "budget") row.arena_budget = arena_budget;
+  if (strategy == "budget" || strategy == "auto") row.arena_budget = arena_budget;
   compiler::CompileResult result;
   try {
-    result = compiler::compile(size_options(setup, strategy, batch, arena_budget));
+    compiler::CompileOptions options = size_options(setup, strategy, batch, arena_budget);
+    options.auto_smallest = smallest;
+    result = compiler::compile(options);
+  } catch (const compiler::NoScheduleFits& e) {
+    row.error = e.what();
+    row.smallest_device_bytes = e.smallest_device;
+    return row;
   } catch (const compiler::CompileError& e) {
     row.error = e.what();
     return row;
@@ -61,6 +73,8 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
   row.step_flops = r.step_flops;
   row.recomputed_flops = r.recomputed_flops;
   row.checkpoints = r.checkpoints;
+  row.nested = r.nested;
+  row.predicted_seconds = r.predicted_seconds;
   row.op_count = g.ops.size();
   row.eval_ops = g.eval_ops;
   row.backward_start = row.op_count;
@@ -101,9 +115,17 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
 MaxBatch find_max_batch(const SizeSetup& setup, const std::string& strategy, int64_t lo, int64_t hi,
                         uint64_t budget, uint64_t arena_budget) {
   MaxBatch out;
+  // `auto` is probed for its smallest fitting schedule, whose bytes grow almost linearly with
+  // the batch like a fixed strategy's; its fastest is compiled once at the answer.
+  const bool probe_smallest = strategy == "auto";
   auto evaluate = [&](int64_t batch) {
     ++out.compiles;
-    return size_row(setup, strategy, batch, arena_budget);
+    return size_row(setup, strategy, batch, arena_budget, probe_smallest);
+  };
+  auto fastest = [&](SizeRow found) {
+    if (!probe_smallest || !found.ok() || found.batch == 0) return found;
+    ++out.compiles;
+    return size_row(setup, strategy, found.batch, arena_budget);
   };
   auto fits = [&](const SizeRow& r) { return r.ok() && r.device_bytes() <= budget; };
   SizeRow good = evaluate(lo);
@@ -122,7 +144,7 @@ MaxBatch find_max_batch(const SizeSetup& setup, const std::string& strategy, int
   bool have_bad = false;
   while (!have_bad) {
     if (good.batch >= hi) {
-      out.row = good;
+      out.row = fastest(good);
       out.capped = true;
       return out;
     }
@@ -138,8 +160,10 @@ MaxBatch find_max_batch(const SizeSetup& setup, const std::string& strategy, int
   while (bad.batch - good.batch > 1) {
     const int64_t width = bad.batch - good.batch;
     int64_t mid = good.batch + width / 2;
-    if (!bisect && bad.ok() && bad.device_bytes() > good.device_bytes()) {
-      const double slope = static_cast<double>(bad.device_bytes() - good.device_bytes()) / static_cast<double>(width);
+    // A failed `auto` compile still says how large its smallest schedule was.
+    const uint64_t bad_bytes = bad.ok() ? bad.device_bytes() : bad.smallest_device_bytes;
+    if (!bisect && bad_bytes > good.device_bytes()) {
+      const double slope = static_cast<double>(bad_bytes - good.device_bytes()) / static_cast<double>(width);
       const double guess = static_cast<double>(good.batch) + static_cast<double>(budget - good.device_bytes()) / slope;
       mid = std::min(bad.batch - 1, std::max(good.batch + 1, static_cast<int64_t>(guess)));
     }
@@ -148,8 +172,8 @@ MaxBatch find_max_batch(const SizeSetup& setup, const std::string& strategy, int
     else bad = std::move(next);
     bisect = !bisect && 2 * (bad.batch - good.batch) > width;
   }
-  out.row = std::move(good);
-  out.over_bytes = bad.ok() ? bad.device_bytes() : 0;
+  out.row = fastest(std::move(good));
+  out.over_bytes = bad.ok() ? bad.device_bytes() : bad.smallest_device_bytes;
   return out;
 }
 

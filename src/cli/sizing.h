@@ -26,6 +26,9 @@ struct SizeSetup {
   /// --device-budget: arena + persistent bytes each plan must fit by spilling checkpoints to
   /// host memory (docs/spilling.md); 0 when not given.
   uint64_t spill_budget = 0;
+  /// --host-budget: host spill bytes the `auto` rows may use to fit --budget (docs/sizing.md);
+  /// 0: `auto` fits by recomputation alone.
+  uint64_t host_budget = 0;
   /// Spill cost model, passed to the compiler as given: host <-> device bytes per second
   /// (--copy-bandwidth, else --backend's default).
   double copy_bandwidth = compiler::CompileOptions().copy_bandwidth;
@@ -44,6 +47,8 @@ struct SizeRow {
   std::string strategy;
   int64_t batch = 0;
   std::string error;                 ///< Non-empty: compiling failed; the figures are zero.
+  /// When `auto` found no schedule that fits: device bytes of the smallest it planned (else 0).
+  uint64_t smallest_device_bytes = 0;
   uint64_t arena_bytes = 0;          ///< Arena region: activations, checkpoints, gradients, scratch, inputs.
   uint64_t persistent_bytes = 0;     ///< Persistent region: params + optimizer state + loss.
   uint64_t param_bytes = 0;          ///< Part of persistent_bytes holding parameters.
@@ -53,6 +58,8 @@ struct SizeRow {
   uint64_t lower_bound = 0;          ///< Largest sum of arena bytes live at one op.
   uint64_t arena_budget = 0;         ///< Arena budget given to the `budget` strategy (else 0).
   double step_flops = 0, recomputed_flops = 0;
+  double predicted_seconds = 0;      ///< Modelled step time (compiler/auto_strategy.h's cost model).
+  std::vector<std::string> nested;   ///< Nested checkpoints (auto).
   std::vector<std::string> checkpoints;  ///< Tensors kept by choice (empty for `none`).
   size_t op_count = 0;               ///< Ops of the plan, the eval program's included.
   size_t eval_ops = 0;               ///< The last ops, the eval program's (docs/eval.md).
@@ -71,7 +78,8 @@ struct SizeRow {
 };
 
 /// Compile options for |strategy| at |batch|: exactly what size_row() compiles, so a caller
-/// can compile the plan a row describes. |arena_budget| is passed to the `budget` strategy.
+/// can compile the plan a row describes. |arena_budget| is passed to the `budget` and `auto`
+/// strategies; `auto` also gets --budget as its device budget when a host budget allows spills.
 compiler::CompileOptions size_options(const SizeSetup& setup, const std::string& strategy, int64_t batch,
                                       uint64_t arena_budget);
 
@@ -79,8 +87,10 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
 uint64_t persistent_bytes(const SizeSetup& setup);
 
 /// Compiles |setup|'s model at |batch| with |strategy| and returns its figures; a CompileError
-/// becomes the row's error. For `budget`, |arena_budget| is the compiler's arena budget.
-SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch, uint64_t arena_budget = 0);
+/// becomes the row's error. For `budget` and `auto`, |arena_budget| is the compiler's arena
+/// budget; |smallest| asks `auto` for its smallest fitting schedule instead of its fastest.
+SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch, uint64_t arena_budget = 0,
+                 bool smallest = false);
 
 /// Result of a max-batch search for one strategy.
 struct MaxBatch {
@@ -95,6 +105,8 @@ struct MaxBatch {
 /// from the two ends, bisection when the guess does not halve it). The answer b always has a
 /// compiled plan that fits at b and, unless capped, one that does not at b + 1. A batch whose
 /// compile fails counts as not fitting, except at |lo|, where the error is the result's.
+/// `auto` is probed for its smallest fitting schedule (anything fits iff that does), and the
+/// row is its fastest schedule at the batch found.
 MaxBatch find_max_batch(const SizeSetup& setup, const std::string& strategy, int64_t lo, int64_t hi,
                         uint64_t budget, uint64_t arena_budget = 0);
 

@@ -2,6 +2,7 @@
 #include "compiler/compiler.h"
 
 #include "backends/device_profiles.h"
+#include "compiler/auto_strategy.h"
 #include "compiler/autodiff.h"
 #include "compiler/budget_strategy.h"
 #include "compiler/eval_program.h"
@@ -31,7 +32,8 @@ namespace {
 void check_budgets_hold(const CompileOptions& options, const MemoryPlan& memory) {
   if (memory.eval_arena_size <= memory.step_arena_size) return;
   const uint64_t device = memory.arena_size + memory.persistent_size;
-  const bool over_budget = options.strategy == "budget" && memory.arena_size > options.budget;
+  const bool over_budget =
+      (options.strategy == "budget" || options.strategy == "auto") && options.budget > 0 && memory.arena_size > options.budget;
   const bool over_device = options.device_budget > 0 && device > options.device_budget;
   if (over_budget || over_device) {
     throw CompileError("the eval program takes the arena to " + std::to_string(memory.arena_size) + " bytes, over the " +
@@ -63,23 +65,6 @@ CompileResult compile(const CompileOptions& options) {
   const OptimizerSpec optimizer = parse_optimizer(options.optimizer);
   append_backward_and_updates(result.graph, optimizer, options.finite_checks);
   append_running_stat_updates(result.graph);
-  std::vector<int> checkpoints;
-  if (options.strategy == "budget") {
-    if (options.budget == 0) throw CompileError("strategy 'budget' needs a budget (--budget BYTES)");
-    checkpoints = budget_checkpoints(result.graph, forward_ops, options.budget, options.alignment);
-  } else if (options.strategy == "sqrt") {
-    checkpoints = sqrt_checkpoints(result.graph, forward_ops, options.alignment);
-  } else {
-    checkpoints = choose_checkpoints(result.graph, forward_ops, options.strategy);
-  }
-  if (options.strategy != "none") {
-    apply_recompute(result.graph, forward_ops, checkpoints);
-    // What the strategy keeps from forward to backward is a checkpoint in the plan
-    // (docs/architecture.md, "Roles and regions"); the loss keeps its own role.
-    for (int t : checkpoints) {
-      if (result.graph.tensors[t].role == Role::kActivation) result.graph.tensors[t].role = Role::kCheckpoint;
-    }
-  }
   if (!(options.copy_bandwidth > 0) || !(options.compute_rate > 0)) {
     throw CompileError("copy bandwidth and compute rate must be positive");
   }
@@ -89,12 +74,47 @@ CompileResult compile(const CompileOptions& options) {
   spill.compute_rate = options.compute_rate;
   spill.asynchronous_copies = options.asynchronous_copies;
   spill.alignment = options.alignment;
-  const SpillReport spilled = apply_spills(result.graph, forward_ops, checkpoints, spill);
+  std::vector<int> checkpoints, nested;
+  SpillReport spilled;
+  CompileReport& r = result.report;
+  if (options.strategy == "auto") {
+    AutoOptions automatic;
+    automatic.arena_budget = options.budget;
+    automatic.device_budget = options.device_budget;
+    automatic.host_budget = options.host_budget;
+    automatic.cost = spill;
+    automatic.smallest = options.auto_smallest;
+    AutoSchedule chosen = auto_schedule(result.graph, forward_ops, automatic);
+    result.graph = std::move(chosen.graph);
+    checkpoints = std::move(chosen.checkpoints);
+    nested = std::move(chosen.nested);
+    spilled.spilled = std::move(chosen.spilled);
+    spilled.copy_seconds = chosen.copy_seconds;
+    spilled.hidden_seconds = chosen.hidden_seconds;
+    r.schedules_planned = chosen.planned;
+    r.exhaustive = chosen.exhaustive;
+  } else {
+    if (options.strategy == "budget") {
+      if (options.budget == 0) throw CompileError("strategy 'budget' needs a budget (--budget BYTES)");
+      checkpoints = budget_checkpoints(result.graph, forward_ops, options.budget, options.alignment);
+    } else if (options.strategy == "sqrt") {
+      checkpoints = sqrt_checkpoints(result.graph, forward_ops, options.alignment);
+    } else {
+      checkpoints = choose_checkpoints(result.graph, forward_ops, options.strategy);
+    }
+    if (options.strategy != "none") {
+      apply_recompute(result.graph, forward_ops, checkpoints);
+      // What the strategy keeps from forward to backward is a checkpoint in the plan
+      // (docs/architecture.md, "Roles and regions"); the loss keeps its own role.
+      mark_checkpoints(result.graph, checkpoints);
+    }
+    spilled = apply_spills(result.graph, forward_ops, checkpoints, spill);
+  }
+  r.predicted_seconds = predicted_step_seconds(result.graph, spill);
   if (options.eval_program) append_eval_program(result.graph, forward);
   result.memory = plan_memory(result.graph, options.alignment);
   check_budgets_hold(options, result.memory);
 
-  CompileReport& r = result.report;
   r.model = options.model;
   r.strategy = options.strategy;
   r.optimizer = optimizer.text;
@@ -106,6 +126,7 @@ CompileResult compile(const CompileOptions& options) {
   if (options.strategy != "none") {
     for (int t : checkpoints) r.checkpoints.push_back(result.graph.tensors[t].name);
   }
+  for (int t : nested) r.nested.push_back(result.graph.tensors[t].name);
   r.device_budget = options.device_budget;
   for (int t : spilled.spilled) r.spilled.push_back(result.graph.tensors[t].name);
   r.copy_seconds = spilled.copy_seconds;

@@ -30,8 +30,12 @@ struct CompileOptions {
                                            ///< adds no state; every template learns visibly with it.
   uint64_t seed = 0;                       ///< RNG seed for initial params and dropout.
   std::string strategy = "none";           ///< Checkpoint strategy.
-  uint64_t budget = 0;                     ///< Arena budget in bytes for strategy "budget".
+  uint64_t budget = 0;                     ///< Arena budget in bytes for strategies "budget" and "auto".
   uint64_t device_budget = 0;              ///< Arena + persistent bytes to fit by spilling (0: none).
+  uint64_t host_budget = UINT64_MAX;       ///< Host spill bytes strategy "auto" may use (0: no spilling).
+  /// Strategy "auto" returns the fitting schedule with the fewest device bytes, not the
+  /// fastest (a max-batch search's question: does anything fit, and how much room is left).
+  bool auto_smallest = false;
   /// Spill cost model: host <-> device bytes per second (default: the CPU's profile).
   double copy_bandwidth = kCpuProfile.copy_bandwidth;
   /// Spill cost model: device FLOPs per second.
@@ -64,6 +68,10 @@ struct CompileReport {
   size_t eval_ops = 0;                     ///< Ops of the eval program (0: none).
   double forward_flops = 0, step_flops = 0, recomputed_flops = 0;  ///< Of a step (the eval program's apart).
   std::vector<std::string> checkpoints;   ///< Tensors kept for the backward pass by choice.
+  std::vector<std::string> nested;        ///< Nested checkpoints (auto): recomputed once per segment, then held.
+  double predicted_seconds = 0;           ///< Modelled step time: FLOPs / compute rate + copy stalls.
+  size_t schedules_planned = 0;           ///< Schedules the strategy planned for real (auto).
+  bool exhaustive = false;                ///< The auto search tried every assignment.
   uint64_t device_budget = 0;             ///< The spill budget met (0: none given).
   std::vector<std::string> spilled;       ///< Checkpoints copied to host and back.
   double copy_seconds = 0, hidden_copy_seconds = 0;  ///< Modelled copy time, and what compute hides.

@@ -24,15 +24,24 @@ bool is_forward_activation(const Graph& g, const std::vector<int>& producer, int
 
 class Recomputer {
  public:
-  Recomputer(Graph& g, size_t forward_ops, const std::vector<int>& checkpoints)
+  Recomputer(Graph& g, size_t forward_ops, const std::vector<int>& checkpoints,
+             const std::vector<std::vector<int>>& nested)
       : g_(g), forward_ops_(forward_ops), producer_(producers(g, forward_ops)),
-        kept_(g.tensors.size(), false), copy_(g.tensors.size(), -1), segment_(forward_ops, 0) {
+        kept_(g.tensors.size(), false), copy_(g.tensors.size(), -1), segment_(forward_ops, 0),
+        level_(g.tensors.size(), -1) {
     std::vector<bool> is_checkpoint(g.tensors.size(), false);
     for (int c : checkpoints) is_checkpoint[c] = true;
+    // Nested checkpoints bound segments like checkpoints but are not kept: each is recomputed
+    // when the backward pass first needs it (sweep) and held from then on.
+    for (size_t level = 0; level < nested.size(); ++level) {
+      for (int c : nested[level]) {
+        if (!is_checkpoint[c] && level_[c] < 0) level_[c] = static_cast<int>(level);
+      }
+    }
     int s = 0;
     for (size_t i = 0; i < forward_ops; ++i) {
       segment_[i] = s;
-      for (int t : g.ops[i].outputs) s += is_checkpoint[t] ? 1 : 0;
+      for (int t : g.ops[i].outputs) s += is_checkpoint[t] || level_[t] >= 0 ? 1 : 0;
     }
     last_segment_ = s;
     done_.assign(static_cast<size_t>(s) + 1, false);
@@ -76,7 +85,12 @@ class Recomputer {
  private:
   int resolve(int t) {
     if (kept_[t]) return t;
-    if (copy_[t] < 0) recompute_segment(segment_[producer_[t]]);
+    if (copy_[t] < 0) {
+      // A nested checkpoint read where the segment after it is done (a weight gradient) is
+      // swept to, not recomputed with its whole segment ahead of time.
+      if (level_[t] >= 0) sweep_to(t);
+      else recompute_segment(segment_[producer_[t]]);
+    }
     return copy_[t];
   }
 
@@ -90,22 +104,80 @@ class Recomputer {
       const Op source = g_.ops[i];
       std::vector<int> inputs;
       for (int t : source.inputs) {
-        if (!kept_[t] && copy_[t] < 0) recompute_segment(segment_[producer_[t]]);
+        if (!kept_[t] && copy_[t] < 0) {
+          if (level_[t] >= 0) sweep_to(t);
+          else recompute_segment(segment_[producer_[t]]);
+        }
         inputs.push_back(kept_[t] ? t : copy_[t]);
       }
       std::vector<int> outputs;
       for (int t : source.outputs) {
-        const Tensor& x = g_.tensors[t];
-        const int c = g_.add_tensor(x.name + "@recomputed", x.dtype, x.shape, Role::kActivation);
-        copy_.push_back(-1);
-        kept_.push_back(true);
-        needed_.push_back(false);
+        const int c = add_copy(t, "@recomputed");
         copy_[t] = c;
         outputs.push_back(c);
       }
       g_.add_op(source.code, inputs, outputs, source.iattrs, source.fattrs, Phase::kRecompute,
                 static_cast<int>(i));
     }
+  }
+
+  // Recomputes nested checkpoint |target| from what is at hand (checkpoints, copies): the
+  // forward ops it depends on run again. Of the nested checkpoints they make, those with no
+  // coarser one between them and |target| are held as copies (the coarser levels of the whole
+  // way, the finer ones only near |target|, as in a multi-level checkpointing scheme); every
+  // other output is a temporary that dies after its last reader here. Those ops run once more
+  // when the backward pass reaches their own segments: the price of holding one small
+  // segment's working set at a time.
+  void sweep_to(int target) {
+    std::vector<bool> run(forward_ops_, false);
+    std::vector<int> pending{target};
+    std::vector<bool> seen(g_.tensors.size(), false);
+    while (!pending.empty()) {
+      const int t = pending.back();
+      pending.pop_back();
+      if (seen[t] || kept_[t] || copy_[t] >= 0) continue;
+      seen[t] = true;
+      run[producer_[t]] = true;
+      for (int in : g_.ops[producer_[t]].inputs) pending.push_back(in);
+    }
+    std::vector<bool> hold(g_.tensors.size(), false);
+    int coarsest = level_[target];
+    for (size_t i = forward_ops_; i-- > 0;) {
+      if (!run[i]) continue;
+      for (int t : g_.ops[i].outputs) {
+        if (level_[t] < 0 || level_[t] > coarsest) continue;
+        hold[t] = true;
+        coarsest = level_[t];
+      }
+    }
+    std::vector<int> temporary(g_.tensors.size(), -1);
+    for (size_t i = 0; i < forward_ops_; ++i) {
+      if (!run[i]) continue;
+      const Op source = g_.ops[i];
+      std::vector<int> inputs;
+      for (int t : source.inputs) inputs.push_back(kept_[t] ? t : copy_[t] >= 0 ? copy_[t] : temporary[t]);
+      std::vector<int> outputs;
+      for (int t : source.outputs) {
+        const int c = add_copy(t, hold[t] ? "@recomputed" : "@swept");
+        if (hold[t]) copy_[t] = c;
+        else temporary[t] = c;
+        outputs.push_back(c);
+      }
+      g_.add_op(source.code, inputs, outputs, source.iattrs, source.fattrs, Phase::kRecompute,
+                static_cast<int>(i));
+    }
+  }
+
+  // A new activation shaped like |t|, named after it (made unique: a tensor may be swept more
+  // than once), that the rewrite's own tables know.
+  int add_copy(int t, const char* suffix) {
+    const Tensor& x = g_.tensors[t];
+    const int c = g_.add_tensor(g_.unique_name(x.name + suffix), x.dtype, x.shape, Role::kActivation);
+    copy_.push_back(-1);
+    kept_.push_back(true);
+    needed_.push_back(false);
+    level_.push_back(-1);
+    return c;
   }
 
   Graph& g_;
@@ -116,6 +188,7 @@ class Recomputer {
   std::vector<int> segment_;
   std::vector<bool> needed_;
   std::vector<bool> done_;
+  std::vector<int> level_;     // level of each nested checkpoint (0 the coarsest), else -1
   std::vector<size_t> begin_;  // first forward op of each segment (segment count + 1 entries)
   int last_segment_ = 0;
 };
@@ -222,8 +295,9 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const st
   throw CompileError("strategy '" + strategy + "' is not supported (strategies: none, sqrt, splits, selective, budget, manual:T1,T2,...)");
 }
 
-void apply_recompute(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints) {
-  Recomputer(graph, forward_ops, checkpoints).run();
+void apply_recompute(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
+                     const std::vector<std::vector<int>>& nested) {
+  Recomputer(graph, forward_ops, checkpoints, nested).run();
 }
 
 }  // namespace compiler

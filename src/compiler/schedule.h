@@ -30,7 +30,16 @@ std::vector<int> choose_checkpoints(const Graph& graph, size_t forward_ops, cons
 /// only |checkpoints|, inputs, parameters, activations of the last segment and recomputed
 /// copies, which are inserted just before their first reader, one segment at a time.
 /// Recomputed ops are exact copies of forward ops (same code, attributes and input values).
-void apply_recompute(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints);
+///
+/// |nested| (nested recomputation): further segment bounds that are not kept from the forward
+/// pass, in levels, the coarsest first. When the backward pass first needs one, a sweep
+/// recomputes it from what is at hand and holds the nested checkpoints it passes that have no
+/// coarser one between them and it (so the coarse ones of a whole segment, the fine ones of the
+/// part being differentiated); each is held until its own segment is done. One small segment's
+/// working set is then live at a time instead of a whole one between checkpoints, and the ops
+/// between pay a recomputation per level. Tensors that are also in |checkpoints| are checkpoints.
+void apply_recompute(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
+                     const std::vector<std::vector<int>>& nested = {});
 
 }  // namespace compiler
 }  // namespace remat

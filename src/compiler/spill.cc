@@ -15,18 +15,6 @@ namespace {
 // rather than run for hours on a deep model (docs/sizing.md, "Compile time").
 constexpr uint64_t kMaxSpillSearchTensors = uint64_t{1} << 24;
 
-// How one spilled checkpoint's copy ops are placed, from the most hidden to the least memory.
-enum class Placement {
-  // The forward wait goes where compute has covered the spill (if the forward pass is that
-  // long); the prefetch as early before its reader as compute covers the copy.
-  kHidden,
-  // The forward wait right after the last forward reader (frees the bytes soonest); the
-  // prefetch early as above.
-  kEarlyFree,
-  // Both as tight as possible: the prefetch right before its first reader.
-  kTight,
-};
-
 // Where a checkpoint is made and read in the base graph.
 struct Uses {
   int producer = -1;      // Forward op that writes it.
@@ -37,7 +25,7 @@ struct Uses {
 struct Spill {
   int tensor;
   Uses uses;  // Found once per checkpoint, not per candidate plan.
-  Placement placement;
+  SpillPlacement placement;
 };
 
 // Uses of every tensor, found in one pass over the ops.
@@ -66,6 +54,42 @@ std::vector<double> compute_clock(const Graph& g, double compute_rate) {
   return clock;
 }
 
+// A checkpoint that may spill, with what orders it.
+struct Candidate {
+  int tensor;
+  Uses uses;
+  double exposed_per_byte;
+  uint64_t bytes;
+};
+
+// Candidates, cheapest first: the modelled copy time that compute cannot hide, per byte the
+// spill frees (a spill can overlap the rest of the forward pass, its prefetch the backward ops
+// before its reader), then the larger first.
+std::vector<Candidate> spill_candidates(const Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
+                                        const std::vector<double>& clock, const SpillOptions& options) {
+  const double forward_end = forward_ops > 0 ? clock[forward_ops - 1] : 0.0;
+  std::vector<Candidate> order;
+  const std::vector<Uses> uses = find_uses(graph, forward_ops);
+  for (int c : checkpoints) {
+    const Uses u = uses[c];
+    const uint64_t bytes = graph.tensors[c].bytes();
+    // Not read after the forward pass, or nothing to free.
+    if (u.producer < 0 || u.first_reader < 0 || bytes == 0) continue;
+    const double copy = static_cast<double>(bytes) / options.copy_bandwidth;
+    const double forward_cover = forward_end - clock[u.producer];
+    const double backward_cover = clock[u.first_reader - 1] - forward_end;
+    const double exposed = options.asynchronous_copies
+                               ? std::max(0.0, copy - forward_cover) + std::max(0.0, copy - backward_cover)
+                               : 2 * copy;
+    order.push_back({c, u, exposed / static_cast<double>(bytes), bytes});
+  }
+  std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.exposed_per_byte != b.exposed_per_byte) return a.exposed_per_byte < b.exposed_per_byte;
+    return a.bytes > b.bytes;
+  });
+  return order;
+}
+
 // Inserts spill, wait and prefetch ops for |spills| into a copy of |base|; returns it.
 Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill>& spills, const std::vector<double>& clock,
                   const SpillOptions& options) {
@@ -92,7 +116,7 @@ Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill
     // The spill starts as soon as the checkpoint exists; its arena bytes are free once the
     // wait has seen the copy done, so the wait is never before the last forward reader.
     int wait_at = u.last_forward;
-    if (spills[k].placement == Placement::kHidden) {
+    if (spills[k].placement == SpillPlacement::kHidden) {
       while (wait_at < last_forward_op && clock[wait_at] < copy_free) ++wait_at;
     }
     after[u.producer].push_back(Op{OpCode::kSpill, {c}, {slot}, {}, {}, Phase::kCopy, u.producer, 0.0});
@@ -100,7 +124,7 @@ Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill
     // The prefetch goes back from the first reader until the ops in between take as long as
     // the copy (or the backward pass begins); the reader waits for it.
     int prefetch_at = u.first_reader;
-    if (spills[k].placement != Placement::kTight) {
+    if (spills[k].placement != SpillPlacement::kTight) {
       double covered = 0;
       while (prefetch_at > static_cast<int>(forward_ops) && covered < copy) {
         --prefetch_at;
@@ -133,6 +157,29 @@ uint64_t device_bytes(const Graph& g, uint32_t alignment) {
 
 }  // namespace
 
+std::vector<int> spill_order(const Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
+                             const SpillOptions& options) {
+  std::vector<int> out;
+  for (const Candidate& c :
+       spill_candidates(graph, forward_ops, checkpoints, compute_clock(graph, options.compute_rate), options)) {
+    out.push_back(c.tensor);
+  }
+  return out;
+}
+
+Graph with_spilled(const Graph& base, size_t forward_ops, const std::vector<int>& spilled, SpillPlacement placement,
+                   const SpillOptions& options) {
+  const std::vector<Uses> uses = find_uses(base, forward_ops);
+  std::vector<Spill> spills;
+  for (int t : spilled) {
+    if (uses[t].producer < 0 || uses[t].first_reader < 0) {
+      throw CompileError("tensor '" + base.tensors[t].name + "' is not a checkpoint the backward pass reads: it cannot spill");
+    }
+    spills.push_back({t, uses[t], placement});
+  }
+  return with_spills(base, forward_ops, spills, compute_clock(base, options.compute_rate), options);
+}
+
 SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
                          const SpillOptions& options) {
   SpillReport report;
@@ -140,50 +187,21 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
   const uint64_t unspilled = device_bytes(graph, options.alignment);
   if (unspilled <= options.device_budget) return report;
   const std::vector<double> clock = compute_clock(graph, options.compute_rate);
-  const double forward_end = forward_ops > 0 ? clock[forward_ops - 1] : 0.0;
 
-  // Candidates, cheapest first: the modelled copy time that compute cannot hide, per byte the
-  // spill frees (a spill can overlap the rest of the forward pass, its prefetch the backward
-  // ops before its reader), then the larger first.
-  struct Candidate {
-    int tensor;
-    Uses uses;
-    double exposed_per_byte;
-    uint64_t bytes;
-  };
-  std::vector<Candidate> order;
-  const std::vector<Uses> uses = find_uses(graph, forward_ops);
-  for (int c : checkpoints) {
-    const Uses u = uses[c];
-    const uint64_t bytes = graph.tensors[c].bytes();
-    // Not read after the forward pass, or nothing to free.
-    if (u.producer < 0 || u.first_reader < 0 || bytes == 0) continue;
-    const double copy = static_cast<double>(bytes) / options.copy_bandwidth;
-    const double forward_cover = forward_end - clock[u.producer];
-    const double backward_cover = clock[u.first_reader - 1] - forward_end;
-    const double exposed = options.asynchronous_copies
-                               ? std::max(0.0, copy - forward_cover) + std::max(0.0, copy - backward_cover)
-                               : 2 * copy;
-    order.push_back({c, u, exposed / static_cast<double>(bytes), bytes});
-  }
-  std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.exposed_per_byte != b.exposed_per_byte) return a.exposed_per_byte < b.exposed_per_byte;
-    return a.bytes > b.bytes;
-  });
-
+  const std::vector<Candidate> order = spill_candidates(graph, forward_ops, checkpoints, clock, options);
   // Greedy: add candidates in order, each with the most hidden placement that lowers the
   // device bytes, until the step fits. |placements| lists what may be tried.
   std::vector<Spill> spills;
   Graph best;
   uint64_t needed = unspilled;
   uint64_t planned = 0;  // tensors planned by the search so far
-  auto greedy = [&](std::initializer_list<Placement> placements) {
+  auto greedy = [&](const std::vector<SpillPlacement>& placements) {
     spills.clear();
     best = graph;
     needed = unspilled;
     for (size_t tried = 0; tried < order.size(); ++tried) {
       const Candidate& candidate = order[tried];
-      for (Placement p : placements) {
+      for (SpillPlacement p : placements) {
         planned += graph.tensors.size() + 2 * (spills.size() + 1);
         if (planned > kMaxSpillSearchTensors) {
           throw CompileError("device budget " + std::to_string(options.device_budget) + " bytes: the spill search gave up after " +
@@ -205,11 +223,15 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
       if (needed <= options.device_budget) return;
     }
   };
-  // Synchronous copies hide nothing wherever they are: take the least memory for each.
-  if (options.asynchronous_copies) greedy({Placement::kHidden, Placement::kEarlyFree, Placement::kTight});
-  // Hidden placements hold bytes longer; if that made the budget unreachable, take the least
-  // memory for every spill.
-  if (!options.asynchronous_copies || needed > options.device_budget) greedy({Placement::kTight});
+  if (!options.placements.empty()) {
+    greedy(options.placements);
+  } else {
+    // Synchronous copies hide nothing wherever they are: take the least memory for each.
+    if (options.asynchronous_copies) greedy({SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight});
+    // Hidden placements hold bytes longer; if that made the budget unreachable, take the least
+    // memory for every spill.
+    if (!options.asynchronous_copies || needed > options.device_budget) greedy({SpillPlacement::kTight});
+  }
   if (needed > options.device_budget) {
     throw CompileError("device budget " + std::to_string(options.device_budget) + " bytes is too small: with " +
                        std::to_string(spills.size()) + " checkpoints spilled the step still needs " +

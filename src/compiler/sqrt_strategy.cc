@@ -96,9 +96,9 @@ std::vector<int> evenly_spaced(const std::vector<int>& splits) {
 
 }  // namespace
 
-std::vector<int> sqrt_checkpoints(const Graph& graph, size_t forward_ops, uint32_t alignment) {
+std::vector<std::vector<int>> sqrt_schedules(const Graph& graph, size_t forward_ops) {
   const std::vector<int> splits = split_points(graph, forward_ops);
-  if (splits.empty()) return {};
+  if (splits.empty()) return {{}};
   const Walk walk = walk_forward(graph, forward_ops);
   const Greedy every = greedy(graph, walk, 0);  // every split point: the paper's x and y
   const double center =
@@ -114,11 +114,15 @@ std::vector<int> sqrt_checkpoints(const Graph& graph, size_t forward_ops, uint32
     if (!seen) modelled.emplace_back(modelled_peak(graph, walk, chosen), std::move(chosen));
   }
   std::stable_sort(modelled.begin(), modelled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  if (graph.ops.size() > kLargeGraphOps) return modelled.front().second;
+  std::vector<std::vector<int>> out;
+  for (size_t k = 0; k < modelled.size() && k < kPlannedSchedules; ++k) out.push_back(modelled[k].second);
+  if (std::find(out.begin(), out.end(), even) == out.end()) out.push_back(even);
+  return out;
+}
 
-  std::vector<std::vector<int>> planned;
-  for (size_t k = 0; k < modelled.size() && k < kPlannedSchedules; ++k) planned.push_back(modelled[k].second);
-  if (std::find(planned.begin(), planned.end(), even) == planned.end()) planned.push_back(even);
+std::vector<int> sqrt_checkpoints(const Graph& graph, size_t forward_ops, uint32_t alignment) {
+  const std::vector<std::vector<int>> planned = sqrt_schedules(graph, forward_ops);
+  if (planned.size() == 1 || graph.ops.size() > kLargeGraphOps) return planned.front();
   ScheduleCandidate best = plan_candidate(graph, forward_ops, planned[0], alignment);
   for (size_t k = 1; k < planned.size(); ++k) {
     ScheduleCandidate c = plan_candidate(graph, forward_ops, planned[k], alignment);

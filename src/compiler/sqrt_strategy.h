@@ -23,6 +23,10 @@ namespace compiler {
 /// nothing is planned and the best modelled wins. No split points: no checkpoints.
 std::vector<int> sqrt_checkpoints(const Graph& graph, size_t forward_ops, uint32_t alignment);
 
+/// The schedules sqrt_checkpoints() plans for real, best modelled first, without planning them
+/// (one empty schedule when the graph has no split points): the auto strategy plans them itself.
+std::vector<std::vector<int>> sqrt_schedules(const Graph& graph, size_t forward_ops);
+
 }  // namespace compiler
 }  // namespace remat
 

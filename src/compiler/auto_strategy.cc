@@ -1,0 +1,310 @@
+// The auto strategy's search: a budget-independent set of schedules, tried fastest first.
+#include "compiler/auto_strategy.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "compiler/copy_timeline.h"
+#include "compiler/planner.h"
+#include "compiler/schedule.h"
+#include "compiler/sqrt_strategy.h"
+
+namespace remat {
+namespace compiler {
+namespace {
+
+// A schedule before spilling: what is kept, and what is nested.
+struct Member {
+  std::vector<int> checkpoints;
+  std::vector<std::vector<int>> nested;  // levels, the coarsest first
+  bool operator<(const Member& o) const {
+    return checkpoints != o.checkpoints ? checkpoints < o.checkpoints : nested < o.nested;
+  }
+};
+
+std::vector<int> sorted_union(std::vector<int> a, const std::vector<int>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  std::sort(a.begin(), a.end());
+  a.erase(std::unique(a.begin(), a.end()), a.end());
+  return a;
+}
+
+std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  for (int t : a) {
+    if (std::find(b.begin(), b.end(), t) == b.end()) out.push_back(t);
+  }
+  return out;
+}
+
+// Every k-th of |list| (in forward order), the k-th first.
+std::vector<int> every_kth(const std::vector<int>& list, size_t k) {
+  std::vector<int> out;
+  for (size_t i = k - 1; i < list.size(); i += k) out.push_back(list[i]);
+  return out;
+}
+
+// The schedules built from the split points (auto_strategy.h). Tensor ids grow in the order the
+// forward pass makes activations, so sorted lists are in forward order.
+std::vector<Member> split_point_family(const Graph& g, size_t forward_ops) {
+  std::vector<int> candidates = checkpoint_candidates(g, forward_ops);
+  std::vector<int> splits = split_points(g, forward_ops);
+  std::vector<std::vector<int>> sqrts = sqrt_schedules(g, forward_ops);
+  std::vector<int> selective = choose_checkpoints(g, forward_ops, "selective");
+  for (std::vector<int>* list : {&candidates, &splits, &selective}) std::sort(list->begin(), list->end());
+  for (std::vector<int>& list : sqrts) std::sort(list.begin(), list.end());
+  const std::vector<int>& sqrt = sqrts.front();  // the best modelled
+  std::vector<Member> out = {{candidates, {}}, {selective, {}}, {splits, {}}};
+  for (const std::vector<int>& list : sqrts) out.push_back({list, {}});
+  for (size_t k = 2; k <= 4; ++k) out.push_back({every_kth(splits, k), {}});
+
+  // Stages between split points, ranked by the FLOPs keeping one whole saves per byte it holds.
+  std::vector<int> producer(g.tensors.size(), -1);
+  for (size_t i = 0; i < forward_ops; ++i) {
+    for (int t : g.ops[i].outputs) producer[t] = static_cast<int>(i);
+  }
+  const size_t stages = splits.size() + 1;
+  std::vector<int> stage_of_op(forward_ops, 0);
+  for (size_t i = 0, stage = 0; i < forward_ops; ++i) {
+    stage_of_op[i] = static_cast<int>(stage);
+    if (stage < splits.size() && producer[splits[stage]] == static_cast<int>(i)) ++stage;
+  }
+  std::vector<double> flops(stages, 0.0), bytes(stages, 0.0);
+  std::vector<std::vector<int>> members(stages);
+  for (size_t i = 0; i < forward_ops; ++i) flops[stage_of_op[i]] += g.ops[i].flops;
+  for (int t : candidates) {
+    bytes[stage_of_op[producer[t]]] += static_cast<double>(g.tensors[t].bytes());
+    members[stage_of_op[producer[t]]].push_back(t);
+  }
+  std::vector<size_t> rank;
+  for (size_t s = 0; s < stages; ++s) {
+    if (bytes[s] > 0) rank.push_back(s);
+  }
+  std::stable_sort(rank.begin(), rank.end(),
+                   [&](size_t a, size_t b) { return flops[a] / bytes[a] > flops[b] / bytes[b]; });
+  for (const std::vector<int>* base : {static_cast<const std::vector<int>*>(&splits), &sqrt}) {
+    std::vector<int> kept = *base;
+    for (size_t j = 0, next = 1; j < rank.size(); ++j) {
+      kept = sorted_union(kept, members[rank[j]]);
+      if (j + 1 == next) {
+        out.push_back({kept, {}});
+        next *= 2;
+      }
+    }
+  }
+
+  // Nested recomputation: fewer checkpoints kept; sqrt's others and the remaining split points
+  // recomputed per segment and held as two levels, so that one stage's working set is live at
+  // a time.
+  const std::vector<int> fine = minus(splits, sqrt);
+  for (size_t k = 1; k <= 6; ++k) {
+    const std::vector<int> outer = every_kth(sqrt, k);
+    const std::vector<int> coarse = minus(sqrt, outer);
+    if (k > 1) out.push_back({outer, {coarse}});
+    out.push_back({outer, {coarse, fine}});
+  }
+  return out;
+}
+
+// Every subset of |candidates| kept (the exhaustive search; spills are tried per subset).
+std::vector<Member> every_subset(const std::vector<int>& candidates) {
+  std::vector<Member> out;
+  for (uint32_t mask = 0; mask < (1u << candidates.size()); ++mask) {
+    Member m;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (mask & (1u << i)) m.checkpoints.push_back(candidates[i]);
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+class Search {
+ public:
+  Search(const Graph& graph, size_t forward_ops, const AutoOptions& options)
+      : graph_(graph), forward_ops_(forward_ops), options_(options),
+        candidates_(checkpoint_candidates(graph, forward_ops)) {
+    std::sort(candidates_.begin(), candidates_.end());
+  }
+
+  AutoSchedule run() {
+    const bool exhaustive = candidates_.size() <= kExhaustiveCandidates;
+    std::vector<Member> members = split_point_family(graph_, forward_ops_);
+    if (exhaustive) {
+      for (Member& m : every_subset(candidates_)) members.push_back(std::move(m));
+    }
+    std::set<Member> unique;
+    struct Ranked {
+      double seconds;  // compute alone
+      Member member;
+      Graph graph;     // rewritten
+    };
+    std::vector<Ranked> ranked;
+    for (Member& m : members) {
+      std::sort(m.checkpoints.begin(), m.checkpoints.end());
+      for (std::vector<int>& level : m.nested) std::sort(level.begin(), level.end());
+      if (!unique.insert(m).second) continue;
+      Graph g = rewrite(m);
+      const double seconds = predicted_step_seconds(g, options_.cost);
+      ranked.push_back(Ranked{seconds, std::move(m), std::move(g)});
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) { return a.seconds < b.seconds; });
+    // Spills only add time, so once a schedule's compute alone is slower than the best found,
+    // nothing after it in this order can win.
+    for (Ranked& r : ranked) {
+      if (found_ && !options_.smallest && r.seconds > best_.predicted_seconds) break;
+      consider(r.member, std::move(r.graph), exhaustive);
+    }
+    if (!found_) throw NoScheduleFits(nothing_fits(), smallest_device_);
+    best_.exhaustive = exhaustive;
+    best_.planned = planned_;
+    return std::move(best_);
+  }
+
+ private:
+  Graph rewrite(const Member& m) const {
+    Graph g = graph_;
+    // Keeping every candidate is `none`: the graph as it is.
+    if (m.checkpoints == candidates_ && m.nested.empty()) return g;
+    apply_recompute(g, forward_ops_, m.checkpoints, m.nested);
+    mark_checkpoints(g, m.checkpoints);
+    return g;
+  }
+
+  bool spills_allowed() const { return options_.device_budget > 0 && options_.host_budget > 0; }
+
+  void consider(const Member& m, Graph base, bool exhaustive) {
+    const uint64_t unspilled = offer(base, m, {});
+    if (!spills_allowed() || m.checkpoints.empty()) return;
+    if (exhaustive) {
+      // Every non-empty subset of the checkpoints, each placement for all of them.
+      const size_t n = m.checkpoints.size();
+      for (uint32_t mask = 1; mask < (1u << n); ++mask) {
+        std::vector<int> spilled;
+        for (size_t i = 0; i < n; ++i) {
+          if (mask & (1u << i)) spilled.push_back(m.checkpoints[i]);
+        }
+        for (SpillPlacement p : {SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight}) {
+          if (!options_.cost.asynchronous_copies && p != SpillPlacement::kTight) continue;
+          offer(with_spilled(base, forward_ops_, spilled, p, options_.cost), m, spilled);
+        }
+      }
+    }
+    // Prefixes of spill.h's order (cheapest to hide per byte first), one placement for all:
+    // everything spilled first (the least device memory this way; if that does not fit, no
+    // prefix does), then bisection for the shortest prefix that fits, which is the fastest.
+    if (fits_device(unspilled)) return;  // nothing to spill for
+    const std::vector<int> order = spill_order(base, forward_ops_, m.checkpoints, options_.cost);
+    if (order.empty()) return;
+    for (SpillPlacement p : {SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight}) {
+      if (!options_.cost.asynchronous_copies && p != SpillPlacement::kTight) continue;
+      auto spill_prefix = [&](size_t k, bool* fits) {
+        const std::vector<int> spilled(order.begin(), order.begin() + static_cast<long>(k));
+        const uint64_t device = offer(with_spilled(base, forward_ops_, spilled, p, options_.cost), m, spilled);
+        *fits = fits_device(device);
+      };
+      bool fits = false;
+      spill_prefix(order.size(), &fits);
+      if (!fits || options_.smallest) continue;
+      size_t low = 0, high = order.size();  // prefix |low| does not fit, |high| does
+      while (high - low > 1) {
+        const size_t mid = low + (high - low) / 2;
+        spill_prefix(mid, &fits);
+        (fits ? high : low) = mid;
+      }
+    }
+  }
+
+  bool fits_device(uint64_t device) const { return options_.device_budget == 0 || device <= options_.device_budget; }
+
+  // Plans |g| and keeps it if it fits and beats the best so far; returns its device bytes.
+  uint64_t offer(const Graph& g, const Member& m, const std::vector<int>& spilled) {
+    // (|g| is copied only when it wins.)
+    ++planned_;
+    const MemoryPlan plan = plan_memory(g, options_.cost.alignment);
+    const uint64_t device = plan.arena_size + plan.persistent_size;
+    if (smallest_device_ == 0 || device < smallest_device_) {
+      smallest_device_ = device;
+      smallest_arena_ = plan.arena_size;
+    }
+    const bool fits = (options_.arena_budget == 0 || plan.arena_size <= options_.arena_budget) && fits_device(device) &&
+                      plan.host_size <= options_.host_budget;
+    if (!fits) return device;
+    const CopyTimeline timeline = simulate_copies(g, options_.cost.copy_bandwidth, options_.cost.compute_rate,
+                                                  options_.cost.asynchronous_copies);
+    const double seconds = timeline.compute_seconds + timeline.stall_seconds;
+    const uint64_t best_device = best_.arena + best_.persistent;
+    const bool worse = options_.smallest
+                           ? device > best_device || (device == best_device && seconds >= best_.predicted_seconds)
+                           : seconds > best_.predicted_seconds ||
+                                 (seconds == best_.predicted_seconds && device >= best_device);
+    if (found_ && worse) return device;
+    found_ = true;
+    best_.graph = g;
+    best_.checkpoints = m.checkpoints;
+    best_.nested.clear();
+    for (const std::vector<int>& level : m.nested) best_.nested.insert(best_.nested.end(), level.begin(), level.end());
+    best_.spilled = spilled;
+    best_.arena = plan.arena_size;
+    best_.persistent = plan.persistent_size;
+    best_.host = plan.host_size;
+    best_.predicted_seconds = seconds;
+    best_.copy_seconds = timeline.copy_seconds;
+    best_.hidden_seconds = timeline.hidden_seconds();
+    return device;
+  }
+
+  std::string nothing_fits() const {
+    std::string budgets;
+    if (options_.arena_budget > 0) budgets += "an arena of " + std::to_string(options_.arena_budget) + " bytes";
+    if (options_.device_budget > 0) {
+      budgets += (budgets.empty() ? "" : " and ") + std::string("a device budget of ") +
+                 std::to_string(options_.device_budget) + " bytes (arena + persistent)";
+    }
+    if (spills_allowed() && options_.host_budget != UINT64_MAX) {
+      budgets += " with at most " + std::to_string(options_.host_budget) + " bytes of host spill";
+    }
+    return "strategy 'auto': no schedule fits " + budgets + "; the smallest of the " + std::to_string(planned_) +
+           " planned needs an arena of " + std::to_string(smallest_arena_) + " bytes (" +
+           std::to_string(smallest_device_) + " with the persistent region)" +
+           (spills_allowed() ? "" : options_.device_budget > 0 ? "" : "; --device-budget allows spilling to host memory");
+  }
+
+  const Graph& graph_;
+  size_t forward_ops_;
+  const AutoOptions& options_;
+  std::vector<int> candidates_;
+  AutoSchedule best_;
+  bool found_ = false;
+  size_t planned_ = 0;
+  uint64_t smallest_device_ = 0, smallest_arena_ = 0;
+};
+
+}  // namespace
+
+double predicted_step_seconds(const Graph& graph, const SpillOptions& cost) {
+  const CopyTimeline t = simulate_copies(graph, cost.copy_bandwidth, cost.compute_rate, cost.asynchronous_copies);
+  return t.compute_seconds + t.stall_seconds;
+}
+
+void mark_checkpoints(Graph& graph, const std::vector<int>& checkpoints) {
+  for (int t : checkpoints) {
+    if (graph.tensors[t].role == Role::kActivation) graph.tensors[t].role = Role::kCheckpoint;
+  }
+}
+
+AutoSchedule auto_schedule(const Graph& graph, size_t forward_ops, const AutoOptions& options) {
+  if (options.arena_budget == 0 && options.device_budget == 0) {
+    throw CompileError("strategy 'auto' needs a budget: --budget BYTES (arena) or --device-budget BYTES "
+                       "(arena + persistent, spilling to host allowed)");
+  }
+  if (!(options.cost.copy_bandwidth > 0) || !(options.cost.compute_rate > 0)) {
+    throw CompileError("copy bandwidth and compute rate must be positive");
+  }
+  return Search(graph, forward_ops, options).run();
+}
+
+}  // namespace compiler
+}  // namespace remat
