@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "compiler/budget_strategy.h"
 #include "compiler/copy_timeline.h"
 #include "compiler/planner.h"
 #include "compiler/schedule.h"
@@ -14,6 +15,10 @@
 namespace remat {
 namespace compiler {
 namespace {
+
+// Chain DP schedules in the family: modelled budgets from 1/sqrt(2) down to 1/2^4 of the chain's
+// activation bytes.
+constexpr size_t kChainSchedules = 8;
 
 // A schedule before spilling: what is kept, and what is nested.
 struct Member {
@@ -132,6 +137,11 @@ class Search {
   AutoSchedule run() {
     const bool exhaustive = candidates_.size() <= kExhaustiveCandidates;
     std::vector<Member> members = split_point_family(graph_, forward_ops_);
+    // The chain DP's schedules between `none` and `sqrt` (the fewest recomputed FLOPs for their
+    // modelled memory). Never the smallest schedules, so a max-batch probe skips them.
+    if (!options_.smallest) {
+      for (std::vector<int>& c : chain_schedules(graph_, forward_ops_, kChainSchedules)) members.push_back({std::move(c), {}});
+    }
     if (exhaustive) {
       for (Member& m : every_subset(candidates_)) members.push_back(std::move(m));
     }
@@ -179,12 +189,15 @@ class Search {
     const uint64_t unspilled = offer(base, m, {});
     if (!spills_allowed() || m.checkpoints.empty()) return;
     if (exhaustive) {
-      // Every non-empty subset of the checkpoints, each placement for all of them.
-      const size_t n = m.checkpoints.size();
+      // Every non-empty subset of the checkpoints that can spill (read after the forward pass),
+      // each placement for all of them.
+      std::vector<int> spillable = spill_order(base, forward_ops_, m.checkpoints, options_.cost);
+      std::sort(spillable.begin(), spillable.end());
+      const size_t n = spillable.size();
       for (uint32_t mask = 1; mask < (1u << n); ++mask) {
         std::vector<int> spilled;
         for (size_t i = 0; i < n; ++i) {
-          if (mask & (1u << i)) spilled.push_back(m.checkpoints[i]);
+          if (mask & (1u << i)) spilled.push_back(spillable[i]);
         }
         for (SpillPlacement p : {SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight}) {
           if (!options_.cost.asynchronous_copies && p != SpillPlacement::kTight) continue;
@@ -263,7 +276,9 @@ class Search {
       budgets += (budgets.empty() ? "" : " and ") + std::string("a device budget of ") +
                  std::to_string(options_.device_budget) + " bytes (arena + persistent)";
     }
-    if (spills_allowed() && options_.host_budget != UINT64_MAX) {
+    if (options_.device_budget > 0 && options_.host_budget == 0) {
+      budgets += " with no host memory to spill to (host budget 0)";
+    } else if (spills_allowed() && options_.host_budget != UINT64_MAX) {
       budgets += " with at most " + std::to_string(options_.host_budget) + " bytes of host spill";
     }
     return "strategy 'auto': no schedule fits " + budgets + "; the smallest of the " + std::to_string(planned_) +

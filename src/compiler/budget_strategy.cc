@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "compiler/chain_dp.h"
@@ -79,8 +80,27 @@ ScheduleCandidate improve_locally(const Graph& graph, size_t forward_ops, const 
 
 }  // namespace
 
-std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint64_t budget, uint32_t alignment) {
-  const std::vector<int> candidates = checkpoint_candidates(graph, forward_ops);
+namespace {
+
+// The graph's split points as a chain of at most kMaxStages stages for chain_dp, and how a
+// chain schedule maps back to checkpoints.
+struct Chain {
+  std::vector<ChainStage> stages;
+  std::vector<std::vector<int>> members;  // candidates made in each stage
+  std::vector<int> output;                // each stage's last split point, or -1
+
+  std::vector<int> checkpoints(const ChainSchedule& s) const {
+    std::vector<int> chosen;
+    for (size_t g = 0; g < stages.size(); ++g) {
+      if (s.kept[g]) chosen.insert(chosen.end(), members[g].begin(), members[g].end());
+      if (!s.kept[g] && s.checkpoint[g] && output[g] >= 0) chosen.push_back(output[g]);
+    }
+    std::sort(chosen.begin(), chosen.end());
+    return chosen;
+  }
+};
+
+Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates) {
   const std::vector<int> splits = split_points(graph, forward_ops);
   std::vector<int> producer(graph.tensors.size(), -1);
   for (size_t i = 0; i < forward_ops; ++i) {
@@ -96,23 +116,42 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
     stage_of_op[i] = static_cast<int>(group_of_stage(stage));
     if (stage < splits.size() && producer[splits[stage]] == static_cast<int>(i)) ++stage;
   }
-  std::vector<ChainStage> chain(groups, ChainStage{0, 0, 0.0});
-  std::vector<std::vector<int>> members(groups);
-  std::vector<int> group_output(groups, -1);
-  for (size_t i = 0; i < forward_ops; ++i) chain[stage_of_op[i]].cost += graph.ops[i].flops;
+  Chain chain;
+  chain.stages.assign(groups, ChainStage{0, 0, 0.0});
+  chain.members.resize(groups);
+  chain.output.assign(groups, -1);
+  for (size_t i = 0; i < forward_ops; ++i) chain.stages[stage_of_op[i]].cost += graph.ops[i].flops;
   for (int t : candidates) {
     const int g = stage_of_op[producer[t]];
-    chain[g].act += graph.tensors[t].bytes();
-    members[g].push_back(t);
+    chain.stages[g].act += graph.tensors[t].bytes();
+    chain.members[g].push_back(t);
   }
-  for (int t : splits) {
-    const int g = stage_of_op[producer[t]];
-    group_output[g] = t;  // the last split inside a group is its output
-  }
+  for (int t : splits) chain.output[stage_of_op[producer[t]]] = t;  // the last split inside a group is its output
   for (size_t g = 0; g < groups; ++g) {
-    if (group_output[g] >= 0) chain[g].out = graph.tensors[group_output[g]].bytes();
+    if (chain.output[g] >= 0) chain.stages[g].out = graph.tensors[chain.output[g]].bytes();
   }
+  return chain;
+}
 
+}  // namespace
+
+std::vector<std::vector<int>> chain_schedules(const Graph& graph, size_t forward_ops, size_t count) {
+  const Chain chain = split_point_chain(graph, forward_ops, checkpoint_candidates(graph, forward_ops));
+  uint64_t total = 0;
+  for (const ChainStage& s : chain.stages) total += s.act;
+  std::vector<std::vector<int>> out;
+  for (size_t j = 1; j <= count; ++j) {
+    const ChainSchedule s = solve_chain(chain.stages, static_cast<uint64_t>(static_cast<double>(total) * std::exp2(-0.5 * static_cast<double>(j))));
+    if (!s.feasible) break;
+    std::vector<int> chosen = chain.checkpoints(s);
+    if (std::find(out.begin(), out.end(), chosen) == out.end()) out.push_back(std::move(chosen));
+  }
+  return out;
+}
+
+std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint64_t budget, uint32_t alignment) {
+  const std::vector<int> candidates = checkpoint_candidates(graph, forward_ops);
+  const Chain chain = split_point_chain(graph, forward_ops, candidates);
   std::vector<ScheduleCandidate> pool;
   pool.push_back(plan_candidate(graph, forward_ops, candidates, alignment));
   if (pool[0].arena <= budget) return candidates;  // everything fits: nothing to recompute
@@ -124,18 +163,12 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
   uint64_t low = 0, high = budget * 4 + 1;
   for (int round = 0; round < kRefinements && low + 1 < high; ++round) {
     const uint64_t model_budget = low + (high - low) / 2;
-    const ChainSchedule s = solve_chain(chain, model_budget);
+    const ChainSchedule s = solve_chain(chain.stages, model_budget);
     if (!s.feasible) {
       low = model_budget;
       continue;
     }
-    std::vector<int> chosen;
-    for (size_t g = 0; g < groups; ++g) {
-      if (s.kept[g]) chosen.insert(chosen.end(), members[g].begin(), members[g].end());
-      if (!s.kept[g] && s.checkpoint[g] && group_output[g] >= 0) chosen.push_back(group_output[g]);
-    }
-    std::sort(chosen.begin(), chosen.end());
-    pool.push_back(plan_candidate(graph, forward_ops, chosen, alignment));
+    pool.push_back(plan_candidate(graph, forward_ops, chain.checkpoints(s), alignment));
     if (pool.back().arena <= budget) {
       low = model_budget;
     } else {

@@ -22,6 +22,11 @@ namespace compiler {
 /// wins. Throws CompileError, with the smallest arena found, when nothing fits.
 std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint64_t budget, uint32_t alignment);
 
+/// Checkpoint sets chain_dp picks on the graph's split-point chain (as budget_checkpoints()
+/// builds it) at |count| modelled budgets, 2^(-j/2) of the chain's total activation bytes for
+/// j = 1..count, distinct ones only, in that order: budget-independent schedules for `auto`.
+std::vector<std::vector<int>> chain_schedules(const Graph& graph, size_t forward_ops, size_t count);
+
 }  // namespace compiler
 }  // namespace remat
 

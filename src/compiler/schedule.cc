@@ -292,7 +292,7 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const st
     }
     return chosen;
   }
-  throw CompileError("strategy '" + strategy + "' is not supported (strategies: none, sqrt, splits, selective, budget, manual:T1,T2,...)");
+  throw CompileError("strategy '" + strategy + "' is not supported (strategies: none, sqrt, splits, selective, budget, auto, manual:T1,T2,...)");
 }
 
 void apply_recompute(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,

@@ -166,6 +166,40 @@ static void a_diverging_run_stops_or_skips_and_never_saves_nan(void**) {
   expect(run_remat(std::string("size ") + kMlp + " --batch 4 --finite-checks no"), 2, "--finite-checks 'no'");
 }
 
+// A budget without --strategy compiles `auto`: within the budget, and what it chose is printed.
+static void a_budget_alone_compiles_the_fastest_plan_that_fits(void**) {
+  const std::string model = "transformer:layers=4,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3 --batch 8";
+  const std::string plan = tmp("auto.rplan");
+  const Figures none = compile_figures(model, plan);
+  const unsigned long long budget = none.arena / 3;
+  const Result r = run_remat("compile " + model + " --budget " + std::to_string(budget) + " -o " + plan);
+  expect(r, 0, "strategy:     auto");
+  expect(r, 0, "schedules planned");
+  expect(r, 0, "predicted:");
+  const Figures f = figures_of(r.out);
+  assert_true(f.arena <= budget);
+  assert_true(f.recomputed_percent > 0);
+  expect(run_remat("inspect " + plan), 0, "auto");
+  expect(run_remat("train " + plan + " --steps 2"), 0, "step 2");
+  // A device budget (arena + persistent) instead: spilling allowed.
+  const std::string device = std::to_string(none.persistent + none.arena / 6);
+  const Result spilled = run_remat("compile " + model + " --device-budget " + device + " -o " + plan);
+  expect(spilled, 0, "strategy:     auto");
+  const Figures g = figures_of(spilled.out);
+  assert_true(g.arena + g.persistent <= std::stoull(device));
+  // Bad budgets: named, and nothing written over the plan.
+  expect(run_remat("compile " + model + " --budget 1KiB -o " + plan), 1, "no schedule fits an arena of 1024 bytes");
+  expect(run_remat("compile " + model + " --device-budget " + device + " --host-budget 0 -o " + plan), 1,
+         "with no host memory to spill to (host budget 0)");
+  expect(run_remat("compile " + model + " --strategy auto -o " + plan), 1, "strategy 'auto' needs a budget");
+  expect(run_remat("compile " + model + " --strategy sqrt --budget 1MiB -o " + plan), 2,
+         "--budget applies to --strategy budget or auto");
+  expect(run_remat("compile " + model + " --host-budget 1MiB -o " + plan), 2, "--host-budget applies to --strategy auto");
+  expect(run_remat("compile " + model + " --budget 1MiB --host-budget 1MiB -o " + plan), 2,
+         "--host-budget needs --device-budget");
+  expect(run_remat("inspect " + plan), 0, "auto");
+}
+
 static void sizes_in_tib_and_tb_are_accepted(void**) {
   const std::string plan = tmp("tib.rplan");
   expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 1TiB -o " + plan), 0,
@@ -526,6 +560,7 @@ static void devices_does_not_load_cublas(void**) {
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(no_arguments_or_an_unknown_command_is_a_usage_error),
+      cmocka_unit_test(a_budget_alone_compiles_the_fastest_plan_that_fits),
       cmocka_unit_test(bad_options_are_usage_errors_naming_the_option),
       cmocka_unit_test(a_bad_model_fails_with_a_message_naming_the_key),
       cmocka_unit_test(a_bad_optimizer_is_a_usage_error_naming_the_optimizer),

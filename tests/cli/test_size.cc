@@ -445,6 +445,52 @@ static void json_output_parses_with_the_documented_fields(void**) {
   assert_true(max["rows"].items.at(1)["vs_none"].number >= 1.0);
 }
 
+// auto's max batch is the largest batch where any of its schedules fits: its search (smallest
+// schedule per probe, started after the fixed strategies) agrees with trying every batch.
+static void the_auto_max_batch_agrees_with_trying_every_batch(void**) {
+  const SizeSetup probe = setup_for(kTransformer);
+  const uint64_t budget = remat::cli::size_row(probe, "none", 6).device_bytes() + 1;
+  const SizeSetup setup = setup_for(kTransformer, budget);
+  const uint64_t arena_budget = budget - remat::cli::persistent_bytes(setup);
+  int64_t brute = 0, sqrt_batch = 0;
+  for (int64_t b = 1; b <= 48; ++b) {
+    const SizeRow row = remat::cli::size_row(setup, "auto", b, arena_budget);
+    if (row.ok()) {
+      assert_true(row.device_bytes() <= budget);
+      brute = b;
+    } else {
+      assert_true(row.smallest_device_bytes > budget);  // why it does not fit
+    }
+    const SizeRow s = remat::cli::size_row(setup, "sqrt", b);
+    if (s.ok() && s.device_bytes() <= budget) sqrt_batch = b;
+  }
+  assert_true(brute > sqrt_batch);  // nesting makes room sqrt does not
+  for (int64_t start : {int64_t{1}, sqrt_batch}) {
+    const remat::cli::MaxBatch m = remat::cli::find_max_batch(setup, "auto", start, 48, budget, arena_budget);
+    assert_int_equal(m.row.batch, brute);
+    assert_string_equal(m.row.strategy.c_str(), "auto");
+    // The row is auto's fastest schedule at that batch, not the smallest the probes used.
+    const SizeRow fastest = remat::cli::size_row(setup, "auto", brute, arena_budget);
+    assert_int_equal(m.row.arena_bytes, fastest.arena_bytes);
+    assert_true(m.row.predicted_seconds == fastest.predicted_seconds);
+  }
+  // The command: auto is listed with a budget, after the fixed strategies, with its figures.
+  const Result r = run_remat(std::string("size ") + kTransformer + " --max-batch --batch 1..48 --budget " +
+                             std::to_string(budget) + " --json");
+  expect(r, 0, "\"rows\"");
+  const Json doc = JsonParser(r.out).parse_document();
+  bool seen = false;
+  for (const Json& row : doc["rows"].items) {
+    assert_true(row["predicted_step_seconds"].number > 0);
+    assert_true(row["predicted_seconds_per_sample"].number > 0);
+    assert_true(row["nested"].kind == Json::kArray);
+    if (row["strategy"].text != "auto") continue;
+    seen = true;
+    assert_int_equal(static_cast<int64_t>(row["batch"].number), brute);
+  }
+  assert_true(seen);
+}
+
 static void bad_input_is_refused_with_a_message_naming_the_value(void**) {
   const std::string size = std::string("size ") + kMlp;
   expect(run_remat(size + " --batch 5..2"), 2, "--batch '5..2'");
@@ -454,6 +500,11 @@ static void bad_input_is_refused_with_a_message_naming_the_value(void**) {
   expect(run_remat(size), 2, "--batch");
   expect(run_remat(size + " --max-batch"), 2, "--max-batch needs --budget");
   expect(run_remat(size + " --batch 4 --strategy budget"), 2, "needs --budget");
+  expect(run_remat(size + " --batch 4 --strategy auto"), 2, "strategy 'auto' needs --budget");
+  expect(run_remat(size + " --batch 4 --budget 1MiB --strategy sqrt --host-budget 1GiB"), 2,
+         "--host-budget applies to strategy auto");
+  expect(run_remat(size + " --batch 4 --budget 1MiB --host-budget 0"), 2, "--host-budget 0: expected a size above 0");
+  expect(run_remat(size + " --batch 4 --budget 1KiB --strategy auto"), 1, "does not leave any arena");
   expect(run_remat(size + " --batch 4 --budget lots"), 2, "--budget 'lots'");
   expect(run_remat(size + " --batch 4 --device-budget 1KiB"), 1, "device budget 1024 bytes is too small");
   expect(run_remat(size + " --batch 4 --copy-bandwidth 0"), 2, "--copy-bandwidth 0: expected a positive number");
@@ -537,6 +588,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(the_max_batch_fits_and_one_more_does_not),
       cmocka_unit_test(the_max_batch_search_agrees_with_trying_every_batch),
       cmocka_unit_test(json_output_parses_with_the_documented_fields),
+      cmocka_unit_test(the_auto_max_batch_agrees_with_trying_every_batch),
       cmocka_unit_test(bad_input_is_refused_with_a_message_naming_the_value),
       cmocka_unit_test(bert_shorthands_expand_to_the_published_sizes),
   };

@@ -88,6 +88,46 @@ static void budget_is_byte_identical_to_no_recompute(void**) {
   }
 }
 
+// Auto at its smallest arena: nested recomputation (sweeps that recompute segments twice) on
+// the deeper models, still the bytes of training without recomputation.
+static void auto_with_nested_recomputation_is_byte_identical_to_no_recompute(void**) {
+  int nested = 0;
+  for (const char* model : kModels) {
+    remat::compiler::CompileOptions o;
+    o.model = model;
+    o.batch = 8;
+    o.optimizer = "adamw:lr=0.01,weight_decay=0.01";
+    o.strategy = "auto";
+    o.budget = UINT64_MAX / 4;
+    o.auto_smallest = true;
+    const uint64_t smallest = remat::compiler::compile(o).report.arena_bytes;
+    o.auto_smallest = false;
+    o.budget = smallest;
+    const auto r = remat::compiler::compile(o).report;
+    assert_true(r.arena_bytes <= smallest);
+    assert_true(r.recomputed_flops > 0);
+    nested += r.nested.empty() ? 0 : 1;
+    if (train(model, "none") != train(model, "auto", 5, smallest)) fail_msg("%s: auto differs from none", model);
+  }
+  assert_true(nested >= 2);  // the comparison covered nested sweeps
+  // Below the smallest arena recomputation reaches, auto spills as well.
+  const char* model = kModels[2];
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = 8;
+  o.optimizer = "adamw:lr=0.01,weight_decay=0.01";
+  o.strategy = "auto";
+  o.budget = UINT64_MAX / 4;
+  o.auto_smallest = true;
+  const auto smallest = remat::compiler::compile(o).report;
+  o.auto_smallest = false;
+  o.budget = 0;
+  o.device_budget = smallest.arena_bytes + smallest.persistent_bytes - 1;
+  const auto r = remat::compiler::compile(o).report;
+  assert_false(r.spilled.empty());
+  if (train(model, "none") != train(model, "auto", 5, 0, o.device_budget)) fail_msg("%s: auto with spills differs", model);
+}
+
 static void spilling_checkpoints_to_host_is_byte_identical_to_no_recompute(void**) {
   for (const char* model : kModels) {
     // A device budget below what `splits` needs without spilling forces copies to host.
@@ -214,6 +254,7 @@ int main() {
       cmocka_unit_test(every_thread_count_gives_the_bits_of_one_thread),
       cmocka_unit_test(selective_is_byte_identical_to_no_recompute),
       cmocka_unit_test(budget_is_byte_identical_to_no_recompute),
+      cmocka_unit_test(auto_with_nested_recomputation_is_byte_identical_to_no_recompute),
       cmocka_unit_test(spilling_checkpoints_to_host_is_byte_identical_to_no_recompute),
       cmocka_unit_test(many_spills_are_byte_identical_too),
       cmocka_unit_test(splits_with_spills_fit_half_the_sqrt_arena_of_a_24_layer_transformer),
