@@ -6,6 +6,12 @@ strategy whose arena fits B (none, selective, splits, sqrt, and `budget` at B), 
 process (bench/step_time), the fastest fixed one named. Targets (issue 16): auto never slower
 than the best fixed strategy that fits, and at most 1.15x `none`'s time at N/4.
 
+OpenBLAS's idle worker threads spin (sched_yield) for a while after every call and take the
+cores from remat's own kernel threads in between, which made step times of one plan vary by up
+to 40% between processes on 2 cores. Every configuration here runs with
+OPENBLAS_THREAD_TIMEOUT=4 (spin briefly, then sleep) unless the caller set it, and the table
+prints it; remat's own fix is issue 17's.
+
     python3 bench/auto_bench.py [--build build] [--steps 5] [--batch 32]
 """
 import argparse
@@ -33,6 +39,7 @@ def machine():
 
 
 def main():
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--steps", type=int, default=5)
@@ -40,7 +47,8 @@ def main():
     args = ap.parse_args()
     model, batch = BERT24, args.batch
     print(f"# {machine()}; {model} at batch {batch}, Adam; median of {args.steps} steps after 1 warm-up, "
-          "each configuration in its own process (bench/step_time)")
+          f"each configuration in its own process (bench/step_time); "
+          f"OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}")
     none_arena, _ = arena_bytes(args.build, model, batch, "none")
     fixed = {}
     for strategy in FIXED:
