@@ -10,7 +10,9 @@ OpenBLAS's idle worker threads spin (sched_yield) for a while after every call a
 cores from remat's own kernel threads in between, which made step times of one plan vary by up
 to 40% between processes on 2 cores. Every configuration here runs with
 OPENBLAS_THREAD_TIMEOUT=4 (spin briefly, then sleep) unless the caller set it, and the table
-prints it; remat's own fix is issue 17's.
+prints it. (remat's CPU backend now runs OpenBLAS on one thread and threads the products itself,
+docs/backends.md, which removes that spread; the setting stays so that runs compare with the
+table in docs/benchmarks.md.)
 
     python3 bench/auto_bench.py [--build build] [--steps 5] [--batch 32]
 """

@@ -91,6 +91,7 @@ remat_status create_cpu_backend(const char* device, const RegionSetup& regions, 
     port_team_destroy(team);
     return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the cpu backend");
   }
+  cpu::gemm_on_calling_thread();
   *out_backend = new (memory) CpuBackend(regions, scratch, team, threads);
   return REMAT_OK;
 }

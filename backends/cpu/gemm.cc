@@ -46,6 +46,12 @@ const char* packed_gemm_isa() {
 
 #if REMAT_HAVE_BLAS
 
+void gemm_on_calling_thread() {
+  // OpenBLAS's own workers spin in sched_yield for a long while after each call and took the
+  // cores from remat's kernel threads between products: step times varied by up to 40%.
+  openblas_set_num_threads(1);
+}
+
 void gemm(const Gemm& g) {
   if (g.m == 0 || g.n == 0) return;
   // OpenBLAS wants ld >= 1 even for empty operands.
@@ -57,6 +63,8 @@ void gemm(const Gemm& g) {
 }
 
 #else
+
+void gemm_on_calling_thread() {}
 
 void gemm(const Gemm& g) { packed_gemm(g); }
 

@@ -1,5 +1,6 @@
 // The CPU backend's matrix products. gemm() is the matmul ops' engine: OpenBLAS's cblas_sgemm
-// where the build has it (it threads itself), else the packed engine. packed_gemm() is the
+// where the build has it (on the calling thread: the matmul kernel spreads blocks of C over the
+// backend's threads), else the packed engine. packed_gemm() is the
 // project's own packed engine (BLIS-style blocking, a register-blocked micro-kernel for the
 // widest instruction set the CPU has) that the convolutions call from every thread of the
 // backend at once, each on its own slice: OpenBLAS serialises concurrent threaded calls.
@@ -97,6 +98,10 @@ constexpr int64_t kGemmPackFloats = kGemmMc * kGemmKc + kGemmKc * kGemmNc;
 /// Where op(B) is walked in place (Gemm::b_walk), the engine packs op(A) only and leaves the
 /// scratch from this float on (kGemmKc * kGemmNc floats) to the caller, say for its operands.
 constexpr int64_t kGemmWalkFreeFrom = kGemmMc * kGemmKc;
+
+/// Makes gemm() compute on the calling thread alone (OpenBLAS set to one thread, for the whole
+/// process): the matmul kernel spreads products over the backend's own threads instead.
+void gemm_on_calling_thread();
 
 /// Computes |g| for the matmul ops. The same call gives the same bits.
 void gemm(const Gemm& g);
