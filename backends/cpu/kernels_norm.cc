@@ -1,8 +1,11 @@
 // Row-wise normalisations over the last axis: softmax, log-softmax and layer norm, with their
-// gradients.
+// gradients. Rows (and the columns of layer norm's parameter gradients) are shared out among
+// the backend's threads; each row or column is summed by one thread in its own order, so the
+// bits do not depend on the thread count.
 #include <math.h>
 
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/parallel.h"
 
 namespace remat {
 namespace cpu {
@@ -11,6 +14,18 @@ namespace {
 // Columns of dgamma/dbeta summed per pass: double accumulators on the stack, no allocation.
 constexpr int64_t kColumnBlock = 256;
 
+// Elements a thread's part should hold at least, to be worth waking a thread for.
+constexpr int64_t kRowWork = 1 << 14;
+
+// Calls body(r) for every row r in [0, rows) of |n| elements, rows shared out among the threads.
+template <typename Body>
+void for_each_row(const KernelArgs& args, int64_t rows, int64_t n, const Body& body) {
+  const int64_t grain = n >= kRowWork ? 1 : kRowWork / (n > 0 ? n : 1);
+  parallel_for(args, rows, grain, [&](int64_t begin, int64_t end, uint32_t) {
+    for (int64_t r = begin; r < end; ++r) body(r);
+  });
+}
+
 }  // namespace
 
 remat_status softmax(const KernelArgs& args) {
@@ -18,7 +33,7 @@ remat_status softmax(const KernelArgs& args) {
   float* __restrict y = out_f32(args, 0);
   const int64_t n = last_dim(in_ref(args, 0));
   const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
-  for (int64_t r = 0; r < rows; ++r) {
+  for_each_row(args, rows, n, [&](int64_t r) {
     const float* xr = x + r * n;
     float* yr = y + r * n;
     // Subtracting the row max keeps exp() finite.
@@ -31,7 +46,7 @@ remat_status softmax(const KernelArgs& args) {
     }
     const float inv = static_cast<float>(1.0 / sum);
     for (int64_t j = 0; j < n; ++j) yr[j] *= inv;
-  }
+  });
   return REMAT_OK;
 }
 
@@ -41,14 +56,14 @@ remat_status softmax_grad(const KernelArgs& args) {
   float* __restrict dx = out_f32(args, 0);
   const int64_t n = last_dim(in_ref(args, 0));
   const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
-  for (int64_t r = 0; r < rows; ++r) {
+  for_each_row(args, rows, n, [&](int64_t r) {
     const float* dyr = dy + r * n;
     const float* yr = y + r * n;
     double dot = 0.0;
     for (int64_t j = 0; j < n; ++j) dot += static_cast<double>(dyr[j]) * yr[j];
     const float d = static_cast<float>(dot);
     for (int64_t j = 0; j < n; ++j) dx[r * n + j] = yr[j] * (dyr[j] - d);
-  }
+  });
   return REMAT_OK;
 }
 
@@ -57,7 +72,7 @@ remat_status log_softmax(const KernelArgs& args) {
   float* __restrict y = out_f32(args, 0);
   const int64_t n = last_dim(in_ref(args, 0));
   const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
-  for (int64_t r = 0; r < rows; ++r) {
+  for_each_row(args, rows, n, [&](int64_t r) {
     const float* xr = x + r * n;
     float* yr = y + r * n;
     float mx = xr[0];
@@ -66,7 +81,7 @@ remat_status log_softmax(const KernelArgs& args) {
     for (int64_t j = 0; j < n; ++j) sum += expf(xr[j] - mx);
     const float log_sum = static_cast<float>(log(sum));
     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mx) - log_sum;
-  }
+  });
   return REMAT_OK;
 }
 
@@ -76,14 +91,14 @@ remat_status log_softmax_grad(const KernelArgs& args) {
   float* __restrict dx = out_f32(args, 0);
   const int64_t n = last_dim(in_ref(args, 0));
   const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
-  for (int64_t r = 0; r < rows; ++r) {
+  for_each_row(args, rows, n, [&](int64_t r) {
     const float* dyr = dy + r * n;
     const float* yr = y + r * n;
     double sum = 0.0;
     for (int64_t j = 0; j < n; ++j) sum += dyr[j];
     const float s = static_cast<float>(sum);
     for (int64_t j = 0; j < n; ++j) dx[r * n + j] = dyr[j] - expf(yr[j]) * s;
-  }
+  });
   return REMAT_OK;
 }
 
@@ -97,7 +112,7 @@ remat_status layernorm(const KernelArgs& args) {
   const float eps = fattr(*args.call, 0, 1e-5f);
   const int64_t n = last_dim(in_ref(args, 0));
   const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
-  for (int64_t r = 0; r < rows; ++r) {
+  for_each_row(args, rows, n, [&](int64_t r) {
     const float* xr = x + r * n;
     // Two passes in double: the variance of large-mean rows stays accurate.
     double sum = 0.0;
@@ -114,7 +129,7 @@ remat_status layernorm(const KernelArgs& args) {
     rstd_out[r] = s;
     float* yr = y + r * n;
     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - m) * s * gamma[j] + beta[j];
-  }
+  });
   return REMAT_OK;
 }
 
@@ -130,7 +145,7 @@ remat_status layernorm_grad(const KernelArgs& args) {
   const int64_t n = last_dim(in_ref(args, 1));
   const int64_t rows = n > 0 ? in_ref(args, 1).numel / n : 0;
   // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gamma, xhat = (x-mean)*rstd.
-  for (int64_t r = 0; r < rows; ++r) {
+  for_each_row(args, rows, n, [&](int64_t r) {
     const float* dyr = dy + r * n;
     const float* xr = x + r * n;
     const float m = mean[r], s = rstd[r];
@@ -147,25 +162,29 @@ remat_status layernorm_grad(const KernelArgs& args) {
       const float xhat = (xr[j] - m) * s;
       dxr[j] = s * (dyr[j] * gamma[j] - mean_g - xhat * mean_gx);
     }
-  }
-  double acc_g[kColumnBlock], acc_b[kColumnBlock];
-  for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
-    const int64_t w = n - j0 < kColumnBlock ? n - j0 : kColumnBlock;
-    for (int64_t j = 0; j < w; ++j) acc_g[j] = acc_b[j] = 0.0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* dyr = dy + r * n + j0;
-      const float* xr = x + r * n + j0;
-      const float m = mean[r], s = rstd[r];
+  });
+  // dgamma and dbeta: column blocks shared out among the threads, each column summed over the
+  // rows in order.
+  parallel_for(args, n, kColumnBlock, [&](int64_t begin, int64_t end, uint32_t) {
+    double acc_g[kColumnBlock], acc_b[kColumnBlock];
+    for (int64_t j0 = begin; j0 < end; j0 += kColumnBlock) {
+      const int64_t w = end - j0 < kColumnBlock ? end - j0 : kColumnBlock;
+      for (int64_t j = 0; j < w; ++j) acc_g[j] = acc_b[j] = 0.0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* dyr = dy + r * n + j0;
+        const float* xr = x + r * n + j0;
+        const float m = mean[r], s = rstd[r];
+        for (int64_t j = 0; j < w; ++j) {
+          acc_g[j] += dyr[j] * ((xr[j] - m) * s);
+          acc_b[j] += dyr[j];
+        }
+      }
       for (int64_t j = 0; j < w; ++j) {
-        acc_g[j] += dyr[j] * ((xr[j] - m) * s);
-        acc_b[j] += dyr[j];
+        dgamma[j0 + j] = static_cast<float>(acc_g[j]);
+        dbeta[j0 + j] = static_cast<float>(acc_b[j]);
       }
     }
-    for (int64_t j = 0; j < w; ++j) {
-      dgamma[j0 + j] = static_cast<float>(acc_g[j]);
-      dbeta[j0 + j] = static_cast<float>(acc_b[j]);
-    }
-  }
+  });
   return REMAT_OK;
 }
 
