@@ -2,6 +2,8 @@
 // fill.
 #include <math.h>
 
+#include "backends/cpu/cpu_isa.h"
+#include "backends/cpu/gelu_span.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
 #include "plan/philox.h"
@@ -65,8 +67,6 @@ remat_status apply_dropout_mask(const KernelArgs& args) {
   return REMAT_OK;
 }
 
-constexpr float kInvSqrt2 = 0.70710678118654752440f;
-constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 constexpr float kTwoOverSqrtPi = 1.12837916709551257390f;
 
 // x^p as torch.pow(x, p) computes it: the exponents it special-cases exactly, powf otherwise.
@@ -140,16 +140,44 @@ remat_status relu_grad(const KernelArgs& args) {
   return binary(args, [](float dy, float y) { return y <= 0.0f ? 0.0f : dy; });
 }
 
+void gelu_span(const float* x, float* y, int64_t n) {
+#if REMAT_CPU_X86_VARIANTS
+  switch (best_cpu_isa()) {
+    case CpuIsa::kAvx512: return gelu_span_avx512(x, y, n);
+    case CpuIsa::kAvx2: return gelu_span_avx2(x, y, n);
+    case CpuIsa::kBaseline: break;
+  }
+#endif
+  gelu_span_baseline(x, y, n);
+}
+
+void gelu_grad_span(const float* dy, const float* x, float* dx, int64_t n) {
+#if REMAT_CPU_X86_VARIANTS
+  switch (best_cpu_isa()) {
+    case CpuIsa::kAvx512: return gelu_grad_span_avx512(dy, x, dx, n);
+    case CpuIsa::kAvx2: return gelu_grad_span_avx2(dy, x, dx, n);
+    case CpuIsa::kBaseline: break;
+  }
+#endif
+  gelu_grad_span_baseline(dy, x, dx, n);
+}
+
 remat_status gelu(const KernelArgs& args) {
-  return unary(args, [](float x) { return 0.5f * x * (1.0f + erff(x * kInvSqrt2)); });
+  const float* x = in_f32(args, 0);
+  float* y = out_f32(args, 0);
+  parallel_for(args, out_ref(args, 0).numel, kElementGrain,
+               [&](int64_t begin, int64_t end, uint32_t) { gelu_span(x + begin, y + begin, end - begin); });
+  return REMAT_OK;
 }
 
 remat_status gelu_grad(const KernelArgs& args) {
-  return binary(args, [](float dy, float x) {
-    const float cdf = 0.5f * (1.0f + erff(x * kInvSqrt2));
-    const float pdf = kInvSqrt2Pi * expf(-0.5f * x * x);
-    return dy * (cdf + x * pdf);
+  const float* dy = in_f32(args, 0);
+  const float* x = in_f32(args, 1);
+  float* dx = out_f32(args, 0);
+  parallel_for(args, out_ref(args, 0).numel, kElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
+    gelu_grad_span(dy + begin, x + begin, dx + begin, end - begin);
   });
+  return REMAT_OK;
 }
 
 remat_status tanh(const KernelArgs& args) {
