@@ -9,14 +9,15 @@
 // Search. The schedules considered do not depend on the budgets: on graphs of at most
 // kExhaustiveCandidates candidates, every keep/recompute/spill assignment (spills placed all
 // hidden, all early-free or all tight); on every graph, a family built from the split points
-// (none, selective, sqrt, splits, every k-th split point, stages kept whole by FLOPs per byte,
-// and nested recomputation: sqrt's or fewer checkpoints kept, the split points between them
-// recomputed once per segment and held). With a device budget, a schedule that does not fit is
-// also tried with its checkpoints spilled by spill.h's greedy (most hidden placement first, and
-// tight placement alone), which stops at the first fit. The fastest fitting schedule wins (ties:
-// fewer device bytes). Since the set of schedules is the same for every budget, and spilling
-// one more checkpoint never shortens the modelled step, a larger budget never gives a slower
-// predicted step (docs/strategies.md).
+// (none, selective, splits, sqrt's best modelled schedules, every k-th split point, stages kept
+// whole by FLOPs per byte, the chain DP's picks at fixed modelled budgets, and nested
+// recomputation: fewer checkpoints kept, the split points between them recomputed per segment
+// and held in two levels). With a device budget, a schedule that does not fit is also tried with
+// a prefix of its checkpoints spilled (spill_order(), one placement for all; everything spilled
+// first, then a bisection for the shortest prefix that fits). The fastest fitting schedule wins
+// (ties: fewer device bytes). Since the set of schedules is the same for every budget, and
+// spilling one more checkpoint never shortens the modelled step, a larger budget never gives a
+// slower predicted step (docs/strategies.md).
 #ifndef REMAT_COMPILER_AUTO_STRATEGY_H_
 #define REMAT_COMPILER_AUTO_STRATEGY_H_
 
