@@ -2,6 +2,8 @@
 // default), per model and strategy, printed as a table. It measures; it asserts nothing.
 // Start-up is in the last two columns: session creation (device buffers, and on OpenCL the
 // program build) and the first step (on OpenCL: CLBlast's GEMM build and first kernel launches).
+// GFLOP/s is the compiler's FLOP estimate of a step (matmuls exact, a few per element
+// otherwise) over the fastest step, to set against bench/sgemm_rate's figures of the same run.
 //
 //   build/bench/step_time [--backend B] [--threads N] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY,...] ...
 //
@@ -28,6 +30,7 @@ struct Row {
   uint64_t arena, persistent, host;
   double recomputed_share, median_ms, min_ms;
   double create_ms, first_step_ms;  // remat_session_create(); step 0 (warm-up or timed)
+  double step_flops;                // the compiler's estimate of a step's FLOPs
 };
 
 Row measure(const std::string& model, int64_t batch, const std::string& spec, const std::string& backend, size_t threads, int warmup,
@@ -50,7 +53,7 @@ Row measure(const std::string& model, int64_t batch, const std::string& spec, co
   const auto& r = compiled.report;
   return Row{model, spec, batch, r.arena_bytes, r.persistent_bytes, r.host_bytes,
              r.step_flops > 0 ? r.recomputed_flops / r.step_flops : 0.0, t.median_ms(), t.timed_ms.front(),
-             t.create_ms, t.first_step_ms};
+             t.create_ms, t.first_step_ms, r.step_flops};
 }
 
 }  // namespace
@@ -85,8 +88,8 @@ int main(int argc, char** argv) {
               threads > 0 ? std::to_string(threads).c_str() : "all hardware", blas, core ? core : "(unset)",
               blas_threads ? blas_threads : "(unset)", steps, warmup);
   std::printf("| model | batch | strategy | arena MiB | persistent MiB | host MiB | recomputed FLOPs | median ms | min ms "
-              "| create ms | first step ms |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "| create ms | first step ms | GFLOP/s (min) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& spec : specs) {
     const size_t at = spec.find('@');
     if (at == std::string::npos) {
@@ -112,10 +115,11 @@ int main(int argc, char** argv) {
         std::printf("| %s | %lld | %s | error: %s |\n", model.c_str(), static_cast<long long>(batch), strategy.c_str(), e.what());
         continue;
       }
-      std::printf("| %s | %lld | %s | %.1f | %.1f | %.1f | %.1f%% | %.1f | %.1f | %.1f | %.1f |\n", r.model.c_str(),
+      std::printf("| %s | %lld | %s | %.1f | %.1f | %.1f | %.1f%% | %.1f | %.1f | %.1f | %.1f | %.1f |\n", r.model.c_str(),
                   static_cast<long long>(r.batch), r.strategy.c_str(), static_cast<double>(r.arena) / 1048576.0,
                   static_cast<double>(r.persistent) / 1048576.0, static_cast<double>(r.host) / 1048576.0,
-                  100.0 * r.recomputed_share, r.median_ms, r.min_ms, r.create_ms, r.first_step_ms);
+                  100.0 * r.recomputed_share, r.median_ms, r.min_ms, r.create_ms, r.first_step_ms,
+                  r.min_ms > 0 ? r.step_flops / (r.min_ms * 1e6) : 0.0);
       std::fflush(stdout);
     }
   }
