@@ -164,7 +164,7 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
     c.push_back(number(100.0 * r.efficiency(), "%.1f%%"));
     c.push_back(number(100.0 * r.recomputed_share(), "%.1f%%"));
     c.push_back(format_seconds(r.predicted_seconds));
-    c.push_back(format_seconds(r.batch > 0 ? r.predicted_seconds / static_cast<double>(r.batch) : 0.0));
+    c.push_back(format_seconds(r.seconds_per_sample()));
     if (budget && !max_batch) c.push_back(r.device_bytes() <= budget ? "yes" : "no");
     std::string kept = r.strategy == "none" ? "(all activations kept)" : checkpoints_text(r.checkpoints, 60);
     if (!r.nested.empty()) kept += "; nested: " + checkpoints_text(r.nested, 40);
@@ -233,7 +233,7 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
            ", \"arena_budget_bytes\": " + (r.arena_budget ? u64(r.arena_budget) : std::string("null")) +
            ", \"predicted_step_seconds\": " + number(r.predicted_seconds, "%.6g") +
            ", \"predicted_seconds_per_sample\": " +
-           number(r.batch > 0 ? r.predicted_seconds / static_cast<double>(r.batch) : 0.0, "%.6g") +
+           number(r.seconds_per_sample(), "%.6g") +
            ", \"fits\": " + (setup.device_budget ? (r.device_bytes() <= setup.device_budget ? "true" : "false") : "null");
       if (max_batch) {
         o += ", \"capped\": " + std::string(l.capped ? "true" : "false") + ", \"vs_none\": " +
@@ -283,17 +283,13 @@ int run_size(const std::vector<std::string>& argv) {
   const bool budget_given = setup.device_budget > 0;
   std::vector<std::string> strategies =
       parse_strategies(args.text("--strategy", budget_given ? "none,sqrt,selective,auto" : "none,sqrt,selective"));
-  const auto listed = [&](const char* name) {
-    return std::find(strategies.begin(), strategies.end(), name) != strategies.end();
-  };
-  for (const char* needs_budget : {"budget", "auto"}) {
-    if (!budget_given && listed(needs_budget)) {
-      throw UsageError("strategy '" + std::string(needs_budget) +
-                       "' needs --budget BYTES (the device budget; see docs/sizing.md)");
+  for (const std::string& s : strategies) {
+    if (!budget_given && takes_arena_budget(s)) {
+      throw UsageError("strategy '" + s + "' needs --budget BYTES (the device budget; see docs/sizing.md)");
     }
   }
   if (args.has("--host-budget")) {
-    if (!listed("auto")) throw UsageError("--host-budget applies to strategy auto (add it to --strategy)");
+    if (std::find(strategies.begin(), strategies.end(), "auto") == strategies.end()) throw UsageError("--host-budget applies to strategy auto (add it to --strategy)");
     setup.host_budget = args.size("--host-budget", 0);
     if (setup.host_budget == 0) throw UsageError("--host-budget " + args.text("--host-budget", "") + ": expected a size above 0");
   }
@@ -313,7 +309,7 @@ int run_size(const std::vector<std::string>& argv) {
   // The budget strategy gets what the device budget leaves after the persistent region.
   uint64_t arena_budget = 0;
   std::string budget_error;
-  if (budget_given && (listed("budget") || listed("auto"))) {
+  if (budget_given && std::any_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
     const uint64_t persistent = persistent_bytes(setup);
     if (persistent >= setup.device_budget) {
       budget_error = "the persistent region (" + format_bytes(persistent) + ") does not leave any arena in --budget " +
@@ -328,7 +324,7 @@ int run_size(const std::vector<std::string>& argv) {
   if (max_batch) {
     lines.resize(strategies.size());
     auto search = [&](size_t i, int64_t start) {
-      if ((strategies[i] == "budget" || strategies[i] == "auto") && !budget_error.empty()) {
+      if (takes_arena_budget(strategies[i]) && !budget_error.empty()) {
         lines[i].row.strategy = strategies[i];
         lines[i].row.error = budget_error;
         return;
@@ -381,7 +377,7 @@ int run_size(const std::vector<std::string>& argv) {
     }
     run_parallel(lines.size(), [&](size_t i) {
       const std::string strategy = lines[i].row.strategy;
-      if ((strategy == "budget" || strategy == "auto") && !budget_error.empty()) {
+      if (takes_arena_budget(strategy) && !budget_error.empty()) {
         lines[i].row.error = budget_error;
         return;
       }

@@ -16,6 +16,10 @@ double SizeRow::efficiency() const {
 
 double SizeRow::recomputed_share() const { return step_flops > 0 ? recomputed_flops / step_flops : 0.0; }
 
+double SizeRow::seconds_per_sample() const { return batch > 0 ? predicted_seconds / static_cast<double>(batch) : 0.0; }
+
+bool takes_arena_budget(const std::string& strategy) { return strategy == "budget" || strategy == "auto"; }
+
 compiler::CompileOptions size_options(const SizeSetup& setup, const std::string& strategy, int64_t batch,
                                       uint64_t arena_budget) {
   compiler::CompileOptions o;
@@ -25,7 +29,7 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.optimizer = setup.optimizer;
   o.strategy = strategy;
   o.alignment = setup.alignment;
-  if (strategy == "budget" || strategy == "auto") o.budget = arena_budget;
+  if (takes_arena_budget(strategy)) o.budget = arena_budget;
   o.device_budget = setup.spill_budget;
   if (strategy == "auto" && setup.host_budget > 0) {
     if (o.device_budget == 0) o.device_budget = setup.device_budget;
@@ -48,7 +52,7 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
   SizeRow row;
   row.strategy = strategy;
   row.batch = batch;
-  if (strategy == "budget" || strategy == "auto") row.arena_budget = arena_budget;
+  if (takes_arena_budget(strategy)) row.arena_budget = arena_budget;
   compiler::CompileResult result;
   try {
     compiler::CompileOptions options = size_options(setup, strategy, batch, arena_budget);

@@ -75,7 +75,12 @@ struct SizeRow {
   double efficiency() const;
   /// recomputed_flops / step_flops.
   double recomputed_share() const;
+  /// predicted_seconds / batch (0 without a batch).
+  double seconds_per_sample() const;
 };
+
+/// Whether |strategy| is given the arena budget (`budget` and `auto`), and so needs --budget.
+bool takes_arena_budget(const std::string& strategy);
 
 /// Compile options for |strategy| at |batch|: exactly what size_row() compiles, so a caller
 /// can compile the plan a row describes. |arena_budget| is passed to the `budget` and `auto`

@@ -66,33 +66,17 @@ std::vector<Member> split_point_family(const Graph& g, size_t forward_ops) {
   for (size_t k = 2; k <= 4; ++k) out.push_back({every_kth(splits, k), {}});
 
   // Stages between split points, ranked by the FLOPs keeping one whole saves per byte it holds.
-  std::vector<int> producer(g.tensors.size(), -1);
-  for (size_t i = 0; i < forward_ops; ++i) {
-    for (int t : g.ops[i].outputs) producer[t] = static_cast<int>(i);
-  }
-  const size_t stages = splits.size() + 1;
-  std::vector<int> stage_of_op(forward_ops, 0);
-  for (size_t i = 0, stage = 0; i < forward_ops; ++i) {
-    stage_of_op[i] = static_cast<int>(stage);
-    if (stage < splits.size() && producer[splits[stage]] == static_cast<int>(i)) ++stage;
-  }
-  std::vector<double> flops(stages, 0.0), bytes(stages, 0.0);
-  std::vector<std::vector<int>> members(stages);
-  for (size_t i = 0; i < forward_ops; ++i) flops[stage_of_op[i]] += g.ops[i].flops;
-  for (int t : candidates) {
-    bytes[stage_of_op[producer[t]]] += static_cast<double>(g.tensors[t].bytes());
-    members[stage_of_op[producer[t]]].push_back(t);
-  }
+  const Chain chain = split_point_chain(g, forward_ops, candidates, SIZE_MAX);
   std::vector<size_t> rank;
-  for (size_t s = 0; s < stages; ++s) {
-    if (bytes[s] > 0) rank.push_back(s);
+  for (size_t s = 0; s < chain.stages.size(); ++s) {
+    if (chain.stages[s].act > 0) rank.push_back(s);
   }
-  std::stable_sort(rank.begin(), rank.end(),
-                   [&](size_t a, size_t b) { return flops[a] / bytes[a] > flops[b] / bytes[b]; });
+  auto saved_per_byte = [&](size_t s) { return chain.stages[s].cost / static_cast<double>(chain.stages[s].act); };
+  std::stable_sort(rank.begin(), rank.end(), [&](size_t a, size_t b) { return saved_per_byte(a) > saved_per_byte(b); });
   for (const std::vector<int>* base : {static_cast<const std::vector<int>*>(&splits), &sqrt}) {
     std::vector<int> kept = *base;
     for (size_t j = 0, next = 1; j < rank.size(); ++j) {
-      kept = sorted_union(kept, members[rank[j]]);
+      kept = sorted_union(kept, chain.members[rank[j]]);
       if (j + 1 == next) {
         out.push_back({kept, {}});
         next *= 2;
@@ -185,12 +169,18 @@ class Search {
 
   bool spills_allowed() const { return options_.device_budget > 0 && options_.host_budget > 0; }
 
+  // The placements worth trying: with synchronous copies nothing hides, and tight needs least.
+  std::vector<SpillPlacement> placements() const {
+    if (!options_.cost.asynchronous_copies) return {SpillPlacement::kTight};
+    return {SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight};
+  }
+
   void consider(const Member& m, Graph base, bool exhaustive) {
     const uint64_t unspilled = offer(base, m, {});
     if (!spills_allowed() || m.checkpoints.empty()) return;
     if (exhaustive) {
       // Every non-empty subset of the checkpoints that can spill (read after the forward pass),
-      // each placement for all of them.
+      // each placement for all of them; the prefixes below are among them.
       std::vector<int> spillable = spill_order(base, forward_ops_, m.checkpoints, options_.cost);
       std::sort(spillable.begin(), spillable.end());
       const size_t n = spillable.size();
@@ -199,11 +189,9 @@ class Search {
         for (size_t i = 0; i < n; ++i) {
           if (mask & (1u << i)) spilled.push_back(spillable[i]);
         }
-        for (SpillPlacement p : {SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight}) {
-          if (!options_.cost.asynchronous_copies && p != SpillPlacement::kTight) continue;
-          offer(with_spilled(base, forward_ops_, spilled, p, options_.cost), m, spilled);
-        }
+        for (SpillPlacement p : placements()) offer(with_spilled(base, forward_ops_, spilled, p, options_.cost), m, spilled);
       }
+      return;
     }
     // Prefixes of spill.h's order (cheapest to hide per byte first), one placement for all:
     // everything spilled first (the least device memory this way; if that does not fit, no
@@ -211,21 +199,16 @@ class Search {
     if (fits_device(unspilled)) return;  // nothing to spill for
     const std::vector<int> order = spill_order(base, forward_ops_, m.checkpoints, options_.cost);
     if (order.empty()) return;
-    for (SpillPlacement p : {SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight}) {
-      if (!options_.cost.asynchronous_copies && p != SpillPlacement::kTight) continue;
-      auto spill_prefix = [&](size_t k, bool* fits) {
+    for (SpillPlacement p : placements()) {
+      auto prefix_fits = [&](size_t k) {
         const std::vector<int> spilled(order.begin(), order.begin() + static_cast<long>(k));
-        const uint64_t device = offer(with_spilled(base, forward_ops_, spilled, p, options_.cost), m, spilled);
-        *fits = fits_device(device);
+        return fits_device(offer(with_spilled(base, forward_ops_, spilled, p, options_.cost), m, spilled));
       };
-      bool fits = false;
-      spill_prefix(order.size(), &fits);
-      if (!fits || options_.smallest) continue;
+      if (!prefix_fits(order.size()) || options_.smallest) continue;
       size_t low = 0, high = order.size();  // prefix |low| does not fit, |high| does
       while (high - low > 1) {
         const size_t mid = low + (high - low) / 2;
-        spill_prefix(mid, &fits);
-        (fits ? high : low) = mid;
+        (prefix_fits(mid) ? high : low) = mid;
       }
     }
   }
@@ -284,7 +267,7 @@ class Search {
     return "strategy 'auto': no schedule fits " + budgets + "; the smallest of the " + std::to_string(planned_) +
            " planned needs an arena of " + std::to_string(smallest_arena_) + " bytes (" +
            std::to_string(smallest_device_) + " with the persistent region)" +
-           (spills_allowed() ? "" : options_.device_budget > 0 ? "" : "; --device-budget allows spilling to host memory");
+           (options_.device_budget > 0 ? "" : "; --device-budget allows spilling to host memory");
   }
 
   const Graph& graph_;

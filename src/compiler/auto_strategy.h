@@ -41,7 +41,7 @@ struct AutoOptions {
   uint64_t arena_budget = 0;           ///< Planned arena bytes at most this (0: no such limit).
   uint64_t device_budget = 0;          ///< Arena + persistent bytes at most this; spilling allowed (0: none).
   uint64_t host_budget = UINT64_MAX;   ///< Host spill bytes at most this (0: no spilling).
-  /// Cost model and alignment (its device_budget and placements are the search's own).
+  /// Cost model and alignment (its device_budget is the search's own).
   SpillOptions cost;
   /// Return the fitting schedule with the fewest device bytes instead of the fastest (every
   /// schedule is planned): a max-batch search asks whether anything fits, and how much room

@@ -80,36 +80,26 @@ ScheduleCandidate improve_locally(const Graph& graph, size_t forward_ops, const 
 
 }  // namespace
 
-namespace {
-
-// The graph's split points as a chain of at most kMaxStages stages for chain_dp, and how a
-// chain schedule maps back to checkpoints.
-struct Chain {
-  std::vector<ChainStage> stages;
-  std::vector<std::vector<int>> members;  // candidates made in each stage
-  std::vector<int> output;                // each stage's last split point, or -1
-
-  std::vector<int> checkpoints(const ChainSchedule& s) const {
-    std::vector<int> chosen;
-    for (size_t g = 0; g < stages.size(); ++g) {
-      if (s.kept[g]) chosen.insert(chosen.end(), members[g].begin(), members[g].end());
-      if (!s.kept[g] && s.checkpoint[g] && output[g] >= 0) chosen.push_back(output[g]);
-    }
-    std::sort(chosen.begin(), chosen.end());
-    return chosen;
+std::vector<int> Chain::checkpoints(const ChainSchedule& s) const {
+  std::vector<int> chosen;
+  for (size_t g = 0; g < stages.size(); ++g) {
+    if (s.kept[g]) chosen.insert(chosen.end(), members[g].begin(), members[g].end());
+    if (!s.kept[g] && s.checkpoint[g] && output[g] >= 0) chosen.push_back(output[g]);
   }
-};
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
 
-Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates) {
+Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates, size_t max_stages) {
   const std::vector<int> splits = split_points(graph, forward_ops);
   std::vector<int> producer(graph.tensors.size(), -1);
   for (size_t i = 0; i < forward_ops; ++i) {
     for (int t : graph.ops[i].outputs) producer[t] = static_cast<int>(i);
   }
   // Stage k holds the forward ops after split k-1 up to the producer of split k; the last
-  // stage runs to the end of the forward pass. Stages are merged into at most kMaxStages groups.
+  // stage runs to the end of the forward pass. Stages are merged into at most max_stages groups.
   const size_t fine_stages = splits.size() + 1;
-  const size_t groups = std::min(fine_stages, kMaxStages);
+  const size_t groups = std::min(fine_stages, max_stages);
   auto group_of_stage = [&](size_t stage) { return stage * groups / fine_stages; };
   std::vector<int> stage_of_op(forward_ops, 0);
   for (size_t i = 0, stage = 0; i < forward_ops; ++i) {
@@ -133,10 +123,8 @@ Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vecto
   return chain;
 }
 
-}  // namespace
-
 std::vector<std::vector<int>> chain_schedules(const Graph& graph, size_t forward_ops, size_t count) {
-  const Chain chain = split_point_chain(graph, forward_ops, checkpoint_candidates(graph, forward_ops));
+  const Chain chain = split_point_chain(graph, forward_ops, checkpoint_candidates(graph, forward_ops), kMaxStages);
   uint64_t total = 0;
   for (const ChainStage& s : chain.stages) total += s.act;
   std::vector<std::vector<int>> out;
@@ -151,7 +139,7 @@ std::vector<std::vector<int>> chain_schedules(const Graph& graph, size_t forward
 
 std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint64_t budget, uint32_t alignment) {
   const std::vector<int> candidates = checkpoint_candidates(graph, forward_ops);
-  const Chain chain = split_point_chain(graph, forward_ops, candidates);
+  const Chain chain = split_point_chain(graph, forward_ops, candidates, kMaxStages);
   std::vector<ScheduleCandidate> pool;
   pool.push_back(plan_candidate(graph, forward_ops, candidates, alignment));
   if (pool[0].arena <= budget) return candidates;  // everything fits: nothing to recompute

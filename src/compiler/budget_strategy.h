@@ -6,10 +6,26 @@
 
 #include <vector>
 
+#include "compiler/chain_dp.h"
 #include "compiler/graph.h"
 
 namespace remat {
 namespace compiler {
+
+/// A graph's split points as a chain of stages for chain_dp: stage k holds the forward ops after
+/// split point k-1 up to the one that makes split point k (the last runs to the end of the
+/// forward pass), neighbouring stages merged into at most max_stages groups.
+struct Chain {
+  std::vector<ChainStage> stages;         ///< act: bytes of the candidates a stage makes; cost: its FLOPs.
+  std::vector<std::vector<int>> members;  ///< The candidates each stage makes.
+  std::vector<int> output;                ///< Each stage's last split point, or -1.
+
+  /// The checkpoints of |s|: every member of a kept stage, the output of a checkpointed one.
+  std::vector<int> checkpoints(const ChainSchedule& s) const;
+};
+
+/// The chain of |graph|'s split points over |candidates| (checkpoint_candidates()).
+Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates, size_t max_stages);
 
 /// Checkpoints for a planned arena of at most |budget| bytes with the fewest recomputed FLOPs.
 /// The graph's split points make a chain of stages; chain_dp's exact dynamic program chooses

@@ -85,13 +85,16 @@ class Recomputer {
  private:
   int resolve(int t) {
     if (kept_[t]) return t;
-    if (copy_[t] < 0) {
-      // A nested checkpoint read where the segment after it is done (a weight gradient) is
-      // swept to, not recomputed with its whole segment ahead of time.
-      if (level_[t] >= 0) sweep_to(t);
-      else recompute_segment(segment_[producer_[t]]);
-    }
+    if (copy_[t] < 0) make_copy(t);
     return copy_[t];
+  }
+
+  // Makes the recomputed copy of |t| (neither kept nor copied yet). A nested checkpoint is swept
+  // to, also where it is read after the segment it starts is done (a weight gradient), rather
+  // than recomputed with its whole segment ahead of time.
+  void make_copy(int t) {
+    if (level_[t] >= 0) sweep_to(t);
+    else recompute_segment(segment_[producer_[t]]);
   }
 
   void recompute_segment(int s) {
@@ -104,10 +107,7 @@ class Recomputer {
       const Op source = g_.ops[i];
       std::vector<int> inputs;
       for (int t : source.inputs) {
-        if (!kept_[t] && copy_[t] < 0) {
-          if (level_[t] >= 0) sweep_to(t);
-          else recompute_segment(segment_[producer_[t]]);
-        }
+        if (!kept_[t] && copy_[t] < 0) make_copy(t);
         inputs.push_back(kept_[t] ? t : copy_[t]);
       }
       std::vector<int> outputs;

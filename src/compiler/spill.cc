@@ -195,7 +195,7 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
   Graph best;
   uint64_t needed = unspilled;
   uint64_t planned = 0;  // tensors planned by the search so far
-  auto greedy = [&](const std::vector<SpillPlacement>& placements) {
+  auto greedy = [&](std::initializer_list<SpillPlacement> placements) {
     spills.clear();
     best = graph;
     needed = unspilled;
@@ -223,15 +223,11 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
       if (needed <= options.device_budget) return;
     }
   };
-  if (!options.placements.empty()) {
-    greedy(options.placements);
-  } else {
-    // Synchronous copies hide nothing wherever they are: take the least memory for each.
-    if (options.asynchronous_copies) greedy({SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight});
-    // Hidden placements hold bytes longer; if that made the budget unreachable, take the least
-    // memory for every spill.
-    if (!options.asynchronous_copies || needed > options.device_budget) greedy({SpillPlacement::kTight});
-  }
+  // Synchronous copies hide nothing wherever they are: take the least memory for each.
+  if (options.asynchronous_copies) greedy({SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight});
+  // Hidden placements hold bytes longer; if that made the budget unreachable, take the least
+  // memory for every spill.
+  if (!options.asynchronous_copies || needed > options.device_budget) greedy({SpillPlacement::kTight});
   if (needed > options.device_budget) {
     throw CompileError("device budget " + std::to_string(options.device_budget) + " bytes is too small: with " +
                        std::to_string(spills.size()) + " checkpoints spilled the step still needs " +

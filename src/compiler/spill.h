@@ -34,10 +34,6 @@ struct SpillOptions {
   double compute_rate = 0;           ///< FLOPs per second of the device.
   bool asynchronous_copies = false;  ///< Copies overlap compute (device backends), or not (CPU).
   uint32_t alignment = 0;            ///< Region alignment.
-  /// The placements the greedy tries for each spill, in order; empty: the default (every
-  /// placement, most hidden first, with asynchronous copies, then the tight ones alone if that
-  /// did not fit; the tight ones alone with synchronous copies).
-  std::vector<SpillPlacement> placements;
 };
 
 /// What spilling did.

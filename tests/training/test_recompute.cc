@@ -88,20 +88,31 @@ static void budget_is_byte_identical_to_no_recompute(void**) {
   }
 }
 
+// Strategy auto's options for |model| as train() compiles it, without a budget yet.
+static remat::compiler::CompileOptions auto_options(const char* model) {
+  remat::compiler::CompileOptions o;
+  o.model = model;
+  o.batch = 8;
+  o.optimizer = "adamw:lr=0.01,weight_decay=0.01";
+  o.strategy = "auto";
+  return o;
+}
+
+// The figures of auto's smallest schedule of |model|, whatever its arena.
+static remat::compiler::CompileReport smallest_auto(const char* model) {
+  remat::compiler::CompileOptions o = auto_options(model);
+  o.budget = UINT64_MAX / 4;
+  o.auto_smallest = true;
+  return remat::compiler::compile(o).report;
+}
+
 // Auto at its smallest arena: nested recomputation (sweeps that recompute segments twice) on
 // the deeper models, still the bytes of training without recomputation.
 static void auto_with_nested_recomputation_is_byte_identical_to_no_recompute(void**) {
   int nested = 0;
   for (const char* model : kModels) {
-    remat::compiler::CompileOptions o;
-    o.model = model;
-    o.batch = 8;
-    o.optimizer = "adamw:lr=0.01,weight_decay=0.01";
-    o.strategy = "auto";
-    o.budget = UINT64_MAX / 4;
-    o.auto_smallest = true;
-    const uint64_t smallest = remat::compiler::compile(o).report.arena_bytes;
-    o.auto_smallest = false;
+    const uint64_t smallest = smallest_auto(model).arena_bytes;
+    remat::compiler::CompileOptions o = auto_options(model);
     o.budget = smallest;
     const auto r = remat::compiler::compile(o).report;
     assert_true(r.arena_bytes <= smallest);
@@ -112,16 +123,8 @@ static void auto_with_nested_recomputation_is_byte_identical_to_no_recompute(voi
   assert_true(nested >= 2);  // the comparison covered nested sweeps
   // Below the smallest arena recomputation reaches, auto spills as well.
   const char* model = kModels[2];
-  remat::compiler::CompileOptions o;
-  o.model = model;
-  o.batch = 8;
-  o.optimizer = "adamw:lr=0.01,weight_decay=0.01";
-  o.strategy = "auto";
-  o.budget = UINT64_MAX / 4;
-  o.auto_smallest = true;
-  const auto smallest = remat::compiler::compile(o).report;
-  o.auto_smallest = false;
-  o.budget = 0;
+  const auto smallest = smallest_auto(model);
+  remat::compiler::CompileOptions o = auto_options(model);
   o.device_budget = smallest.arena_bytes + smallest.persistent_bytes - 1;
   const auto r = remat::compiler::compile(o).report;
   assert_false(r.spilled.empty());
