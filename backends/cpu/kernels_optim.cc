@@ -1,24 +1,40 @@
 // Optimizer steps, in place: SGD (with momentum) and Adam / AdamW as torch.optim computes them;
-// and the non-finite guard that runs before them.
+// and the non-finite guard that runs before them. Each element is updated on its own, so the
+// parts parallel_for() hands the threads give the same bits whatever their number.
 #include <math.h>
 
+#include <atomic>
+
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/parallel.h"
 
 namespace remat {
 namespace cpu {
 
+// Elements per part of an optimizer's threads (64 KiB of each array).
+constexpr int64_t kUpdateGrain = 1 << 14;
+
 // The first non-finite element stops the step here, before the updates that follow the check.
+// Each thread scans its part to its own first bad element; the message names the lowest.
 remat_status finite_check(const KernelArgs& args) {
   const float* __restrict x = in_f32(args, 0);
   const int64_t n = in_ref(args, 0).numel;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!isfinite(x[i])) {
-      args.err->failed_op = args.call->index + 1;
-      return set_error(args.err, REMAT_ERROR_NONFINITE, "element %lld is %g (op %u, finite_check)",
-                       static_cast<long long>(i), static_cast<double>(x[i]), static_cast<unsigned>(args.call->index));
+  std::atomic<int64_t> first_bad{n};
+  parallel_for(args, n, kUpdateGrain, [&](int64_t begin, int64_t end, uint32_t) {
+    for (int64_t i = begin; i < end; ++i) {
+      if (!isfinite(x[i])) {
+        int64_t seen = first_bad.load(std::memory_order_relaxed);
+        while (i < seen && !first_bad.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
+        }
+        return;
+      }
     }
-  }
-  return REMAT_OK;
+  });
+  const int64_t i = first_bad.load(std::memory_order_relaxed);
+  if (i == n) return REMAT_OK;
+  args.err->failed_op = args.call->index + 1;
+  return set_error(args.err, REMAT_ERROR_NONFINITE, "element %lld is %g (op %u, finite_check)",
+                   static_cast<long long>(i), static_cast<double>(x[i]), static_cast<unsigned>(args.call->index));
 }
 
 // Outputs alias inputs (param, velocity, m, v are updated in place), so no pointer here is
@@ -32,10 +48,12 @@ remat_status sgd_update(const KernelArgs& args) {
   const float wd = fattr(*args.call, 2, 0.0f);
   const int64_t n = out_ref(args, 0).numel;
   if (momentum == 0.0f) {
-    for (int64_t i = 0; i < n; ++i) {
-      const float g = grad[i] + wd * param_in[i];
-      param[i] = param_in[i] - lr * g;
-    }
+    parallel_for(args, n, kUpdateGrain, [&](int64_t begin, int64_t end, uint32_t) {
+      for (int64_t i = begin; i < end; ++i) {
+        const float g = grad[i] + wd * param_in[i];
+        param[i] = param_in[i] - lr * g;
+      }
+    });
     return REMAT_OK;
   }
   if (args.call->num_inputs < 3 || args.call->num_outputs < 2) {
@@ -44,12 +62,14 @@ remat_status sgd_update(const KernelArgs& args) {
   }
   const float* vel_in = in_f32(args, 2);
   float* vel = out_f32(args, 1);
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = grad[i] + wd * param_in[i];
-    const float v = momentum * vel_in[i] + g;
-    vel[i] = v;
-    param[i] = param_in[i] - lr * v;
-  }
+  parallel_for(args, n, kUpdateGrain, [&](int64_t begin, int64_t end, uint32_t) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float g = grad[i] + wd * param_in[i];
+      const float v = momentum * vel_in[i] + g;
+      vel[i] = v;
+      param[i] = param_in[i] - lr * v;
+    }
+  });
   return REMAT_OK;
 }
 
@@ -77,20 +97,22 @@ remat_status adam_update(const KernelArgs& args) {
   const float one_minus_b1 = static_cast<float>(1.0 - static_cast<double>(b1));
   const float one_minus_b2 = static_cast<float>(1.0 - static_cast<double>(b2));
   const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * wd);
-  for (int64_t i = 0; i < n; ++i) {
-    float p = param_in[i];
-    float g = grad[i];
-    if (decoupled) {
-      p *= decay;
-    } else {
-      g += wd * p;
+  parallel_for(args, n, kUpdateGrain, [&](int64_t begin, int64_t end, uint32_t) {
+    for (int64_t i = begin; i < end; ++i) {
+      float p = param_in[i];
+      float g = grad[i];
+      if (decoupled) {
+        p *= decay;
+      } else {
+        g += wd * p;
+      }
+      const float m = b1 * m_in[i] + one_minus_b1 * g;
+      const float v = b2 * v_in[i] + one_minus_b2 * g * g;
+      m_out[i] = m;
+      v_out[i] = v;
+      param[i] = p - step_size * (m / (sqrtf(v) / bias2_sqrt + eps));
     }
-    const float m = b1 * m_in[i] + one_minus_b1 * g;
-    const float v = b2 * v_in[i] + one_minus_b2 * g * g;
-    m_out[i] = m;
-    v_out[i] = v;
-    param[i] = p - step_size * (m / (sqrtf(v) / bias2_sqrt + eps));
-  }
+  });
   return REMAT_OK;
 }
 

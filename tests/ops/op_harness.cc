@@ -156,6 +156,7 @@ RunResult run_op(remat::OpCode code, const std::vector<Tensor*>& ins,
   }
   const RunResult result = run_once(kernel, code, ins, outs, attrs, nullptr, 1);
   assert_int_equal(threaded.status, result.status);
+  assert_string_equal(threaded.message.c_str(), result.message.c_str());
   for (auto& entry : after_threaded) {
     const Tensor& one = *entry.first;
     const Tensor& many = entry.second;

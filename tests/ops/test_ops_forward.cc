@@ -270,13 +270,16 @@ void mse_matches_reference(void**) {
   expect_close(loss.f, {ref_mse(to_double(pred.f), to_double(target.f))}, kTol, kTol, "mse");
 }
 
+// Optimizer tensors long enough for three threads' parts (16384 elements each).
+constexpr int64_t kUpdateElements = 40000;
+
 void check_sgd(float momentum) {
   Rng rng(118);
-  Tensor param = random_f32({40}, rng, -1, 1), vel = f32({40});
-  Vec rp = to_double(param.f), rv(40, 0.0);
+  Tensor param = random_f32({kUpdateElements}, rng, -1, 1), vel = f32({kUpdateElements});
+  Vec rp = to_double(param.f), rv(kUpdateElements, 0.0);
   const float lr = 0.1f, wd = 0.01f;
   for (uint64_t step = 0; step < 3; ++step) {
-    Tensor grad = random_f32({40}, rng, -1, 1);
+    Tensor grad = random_f32({kUpdateElements}, rng, -1, 1);
     const Attrs attrs{{}, {lr, momentum, wd}, {1, step}};
     if (momentum != 0.0f) {
       run_op(OpCode::kSgdUpdate, {&param, &grad, &vel}, {&param, &vel}, attrs);
@@ -296,11 +299,11 @@ void sgd_matches_reference_for_three_steps(void**) {
 
 void check_adam(bool decoupled) {
   Rng rng(119);
-  Tensor param = random_f32({40}, rng, -1, 1), m = f32({40}), v = f32({40});
-  Vec rp = to_double(param.f), rm(40, 0.0), rv(40, 0.0);
+  Tensor param = random_f32({kUpdateElements}, rng, -1, 1), m = f32({kUpdateElements}), v = f32({kUpdateElements});
+  Vec rp = to_double(param.f), rm(kUpdateElements, 0.0), rv(kUpdateElements, 0.0);
   const float lr = 0.01f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.1f;
   for (uint64_t step = 0; step < 3; ++step) {
-    Tensor grad = random_f32({40}, rng, -1, 1);
+    Tensor grad = random_f32({kUpdateElements}, rng, -1, 1);
     run_op(OpCode::kAdamUpdate, {&param, &grad, &m, &v}, {&param, &m, &v},
            Attrs{{decoupled ? 1 : 0}, {lr, b1, b2, eps, wd}, {1, step}});
     ref_adam(&rp, to_double(grad.f), &rm, &rv, lr, b1, b2, eps, wd, decoupled, step);
@@ -313,6 +316,19 @@ void check_adam(bool decoupled) {
 void adam_matches_reference_for_three_steps(void**) { check_adam(false); }
 
 void adamw_matches_reference_for_three_steps(void**) { check_adam(true); }
+
+// Non-finite elements in the second and third of three threads' parts: the report names the
+// lowest position, as one thread scanning in order would (run_op compares the messages).
+void finite_check_names_the_first_nonfinite_element_across_threads(void**) {
+  Tensor x = f32({kUpdateElements}, std::vector<float>(kUpdateElements, 0.25f));
+  assert_int_equal(run_op(OpCode::kFiniteCheck, {&x}, {}).status, REMAT_OK);
+  x.f[39000] = NAN;
+  x.f[20000] = INFINITY;
+  x.f[16390] = -INFINITY;
+  const RunResult r = run_op(OpCode::kFiniteCheck, {&x}, {});
+  assert_int_equal(r.status, REMAT_ERROR_NONFINITE);
+  assert_string_equal(r.message.c_str(), "element 16390 is -inf (op 7, finite_check)");
+}
 
 void embedding_id_out_of_range_is_a_step_error_naming_the_id(void**) {
   Tensor table = f32({4, 2}), ids = i32({3}, {1, 4, 0}), y = f32({3, 2});
@@ -377,6 +393,7 @@ int main(void) {
       cmocka_unit_test(sgd_matches_reference_for_three_steps),
       cmocka_unit_test(adam_matches_reference_for_three_steps),
       cmocka_unit_test(adamw_matches_reference_for_three_steps),
+      cmocka_unit_test(finite_check_names_the_first_nonfinite_element_across_threads),
       cmocka_unit_test(embedding_id_out_of_range_is_a_step_error_naming_the_id),
       cmocka_unit_test(cross_entropy_label_out_of_range_is_a_step_error_naming_the_label),
       cmocka_unit_test(kernel_table_has_every_op_and_nothing_else),
