@@ -1,7 +1,7 @@
 // kMatMul: C = alpha * op(A) * op(B) in the batched, broadcast and reduce shape modes, on the
-// backend's threads. Each product is cut into blocks of C's rows (or columns) of a fixed size,
-// and the blocks of every product of the batch are shared out among the threads whole. The cut
-// depends on the shapes only, never on the thread count, and every block is summed over the
+// backend's threads. Each product is cut into tiles of C whose sizes the shapes alone fix,
+// and the tiles of every product of the batch are shared out among the threads whole. The cut
+// depends on the shapes only, never on the thread count, and every tile is summed over the
 // whole K by one call, so the bits are those of one thread.
 #include <algorithm>
 
@@ -16,39 +16,66 @@ namespace {
 // Rows (or columns) of C per block: large enough for the GEMM's own blocking to stay efficient.
 constexpr int64_t kRowBlock = 256;
 constexpr int64_t kColumnBlock = 256;
+// Tiles an op's products are cut into at least, where a product is small but long in K (the
+// weight gradient of a 256 x 256 layer): fewer would leave threads idle. Tiles are halved no
+// further than kMinBlock rows or columns.
+constexpr int64_t kMinTiles = 4;
+constexpr int64_t kMinBlock = 64;
 
-// How one product is cut: along C's rows when M is tall, else along its columns when N is wide.
+// How one product is cut: into tiles of C of |rows| x |cols| (the last ones shorter).
 struct Cut {
-  bool rows;
-  int64_t size, count;
+  int64_t rows, cols;
+  int64_t row_blocks, col_blocks;
+  int64_t count() const { return row_blocks * col_blocks; }
 };
 
-Cut cut_of(const Gemm& g) {
-  if (g.m >= 2 * kRowBlock) return {true, kRowBlock, (g.m + kRowBlock - 1) / kRowBlock};
-  if (g.n >= 2 * kColumnBlock) return {false, kColumnBlock, (g.n + kColumnBlock - 1) / kColumnBlock};
-  return {true, g.m > 0 ? g.m : 1, 1};
+int64_t blocks_of(int64_t extent, int64_t size) { return (extent + size - 1) / size; }
+
+// Half of |size|, rounded up to a multiple of 16 (the micro-kernels' widths divide it).
+int64_t half_block(int64_t size) { return (size / 2 + 15) / 16 * 16; }
+
+// Along C's rows when M is tall, else along its columns when N is wide, whole otherwise; then,
+// while the op's |products| give fewer than kMinTiles tiles in all, the longer side of a tile
+// is halved. Depends on the shapes only, never on the thread count.
+Cut cut_of(const Gemm& g, int64_t products) {
+  const int64_t m = g.m > 0 ? g.m : 1, n = g.n > 0 ? g.n : 1;
+  Cut cut{m, n, 1, 1};
+  if (m >= 2 * kRowBlock) {
+    cut.rows = kRowBlock;
+  } else if (n >= 2 * kColumnBlock) {
+    cut.cols = kColumnBlock;
+  }
+  for (;;) {
+    cut.row_blocks = blocks_of(m, cut.rows);
+    cut.col_blocks = blocks_of(n, cut.cols);
+    if (cut.count() * products >= kMinTiles) break;
+    if (cut.rows >= cut.cols && cut.rows >= 2 * kMinBlock) {
+      cut.rows = half_block(cut.rows);
+    } else if (cut.cols >= 2 * kMinBlock) {
+      cut.cols = half_block(cut.cols);
+    } else {
+      break;
+    }
+  }
+  return cut;
 }
 
-// Block |j| of |g| under |cut|, on thread |worker|'s packing scratch.
+// Tile |j| (row-major over the tiles) of |g| under |cut|, on thread |worker|'s packing scratch.
 void gemm_block(Gemm g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t worker) {
-  const int64_t begin = j * cut.size;
-  if (cut.rows) {
-    g.m = std::min(cut.size, g.m - begin);
-    g.a = g.trans_a ? g.a + begin : g.a + begin * g.lda;
-    g.c += begin * g.ldc;
-  } else {
-    g.n = std::min(cut.size, g.n - begin);
-    g.b = g.trans_b ? g.b + begin * g.ldb : g.b + begin;
-    g.c += begin;
-  }
+  const int64_t row = j / cut.col_blocks * cut.rows, col = j % cut.col_blocks * cut.cols;
+  g.m = std::min(cut.rows, g.m - row);
+  g.a = g.trans_a ? g.a + row : g.a + row * g.lda;
+  g.n = std::min(cut.cols, g.n - col);
+  g.b = g.trans_b ? g.b + col * g.ldb : g.b + col;
+  g.c += row * g.ldc + col;
   g.pack = gemm_pack(a, worker);
   gemm(g);
 }
 
-// Every block of one product over the threads.
+// Every tile of one product over the threads.
 void gemm_threads(const KernelArgs& a, const Gemm& g) {
-  const Cut cut = cut_of(g);
-  parallel_for(a, cut.count, 1, [&](int64_t begin, int64_t end, uint32_t worker) {
+  const Cut cut = cut_of(g, 1);
+  parallel_for(a, cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
     for (int64_t j = begin; j < end; ++j) gemm_block(g, cut, j, a, worker);
   });
 }
@@ -87,9 +114,9 @@ remat_status matmul(const KernelArgs& args) {
       gemm_threads(args, g);
       return REMAT_OK;
     }
-    // Each block of C sums the batch in order, on one thread.
-    const Cut cut = cut_of(g);
-    parallel_for(args, cut.count, 1, [&](int64_t begin, int64_t end, uint32_t worker) {
+    // Each tile of C sums the batch in order, on one thread.
+    const Cut cut = cut_of(g, 1);
+    parallel_for(args, cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
       for (int64_t j = begin; j < end; ++j) {
         for (int64_t i = 0; i < batch_a; ++i) {
           Gemm part = g;
@@ -111,17 +138,17 @@ remat_status matmul(const KernelArgs& args) {
     gemm_threads(args, g);
     return REMAT_OK;
   }
-  // Independent products (attention's per-head ones), every block of each a work item.
+  // Independent products (attention's per-head ones), every tile of each a work item.
   const bool shared_b = shape.mode == MatmulMode::kBroadcast;
-  const Cut cut = cut_of(g);
-  parallel_for(args, batch_a * cut.count, 1, [&](int64_t begin, int64_t end, uint32_t worker) {
+  const Cut cut = cut_of(g, batch_a);
+  parallel_for(args, batch_a * cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t i = item / cut.count;
+      const int64_t i = item / cut.count();
       Gemm part = g;
       part.a = a + i * a_stride;
       part.b = shared_b ? b : b + i * b_stride;
       part.c = c + i * c_stride;
-      gemm_block(part, cut, item % cut.count, args, worker);
+      gemm_block(part, cut, item % cut.count(), args, worker);
     }
   });
   return REMAT_OK;

@@ -68,6 +68,12 @@ void matmul_reduce_mode_matches_reference(void**) {
   check_matmul_mode(MatMulMode::kReduce, 4, 31, 90, 45);
 }
 
+// A product too small to cut along one side alone (a 256 x 256 weight gradient's shape): the
+// kernel cuts C into 2 x 2 tiles (backends/cpu/kernels_matmul.cc), each summing the batch.
+void matmul_reduce_mode_in_tiles_matches_reference(void**) {
+  check_matmul_mode(MatMulMode::kReduce, 2, 260, 20, 270);
+}
+
 void matmul_of_plain_matrices_matches_reference(void**) {
   Rng rng(104);
   Tensor a = random_f32({7, 9}, rng, -1, 1), b = random_f32({9, 5}, rng, -1, 1), c = f32({7, 5});
@@ -372,6 +378,7 @@ int main(void) {
       cmocka_unit_test(matmul_batched_mode_matches_reference),
       cmocka_unit_test(matmul_broadcast_mode_matches_reference),
       cmocka_unit_test(matmul_reduce_mode_matches_reference),
+      cmocka_unit_test(matmul_reduce_mode_in_tiles_matches_reference),
       cmocka_unit_test(matmul_of_plain_matrices_matches_reference),
       cmocka_unit_test(matmul_run_twice_gives_identical_bytes),
       cmocka_unit_test(bias_add_and_reduce_leading_match_reference),
