@@ -99,21 +99,26 @@ remat_status bias_add(const KernelArgs& args) {
   return REMAT_OK;
 }
 
+// Threads take runs of columns (16 at least, more when there are few rows); each column is
+// summed over the rows in order in double, so the cut changes no bits.
 remat_status reduce_leading(const KernelArgs& args) {
   const float* __restrict dy = in_f32(args, 0);
   float* __restrict db = out_f32(args, 0);
   const int64_t nb = out_ref(args, 0).numel;
   const int64_t rows = nb > 0 ? in_ref(args, 0).numel / nb : 0;
-  double acc[kReduceBlock];
-  for (int64_t j0 = 0; j0 < nb; j0 += kReduceBlock) {
-    const int64_t w = nb - j0 < kReduceBlock ? nb - j0 : kReduceBlock;
-    for (int64_t j = 0; j < w; ++j) acc[j] = 0.0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* row = dy + r * nb + j0;
-      for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
+  const int64_t grain = rows > 0 && rows < kElementGrain / 16 ? kElementGrain / rows : 16;
+  parallel_for(args, nb, grain, [&](int64_t c0, int64_t c1, uint32_t) {
+    double acc[kReduceBlock];
+    for (int64_t j0 = c0; j0 < c1; j0 += kReduceBlock) {
+      const int64_t w = c1 - j0 < kReduceBlock ? c1 - j0 : kReduceBlock;
+      for (int64_t j = 0; j < w; ++j) acc[j] = 0.0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* row = dy + r * nb + j0;
+        for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
+      }
+      for (int64_t j = 0; j < w; ++j) db[j0 + j] = static_cast<float>(acc[j]);
     }
-    for (int64_t j = 0; j < w; ++j) db[j0 + j] = static_cast<float>(acc[j]);
-  }
+  });
   return REMAT_OK;
 }
 

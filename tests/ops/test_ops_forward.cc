@@ -104,6 +104,12 @@ void bias_add_and_reduce_leading_match_reference(void**) {
   }
   expect_close(y.f, want_y, kTol, kTol, "bias_add");
   expect_close(db.f, want_db, kTol, kTol, "reduce_leading");
+  // Enough rows and columns for three threads' runs of columns.
+  Tensor tall = random_f32({64, 600}, rng, -1, 1), db_tall = f32({600});
+  run_op(OpCode::kReduceLeading, {&tall}, {&db_tall});
+  Vec want_tall(600, 0.0);
+  for (size_t i = 0; i < tall.f.size(); ++i) want_tall[i % 600] += tall.f[i];
+  expect_close(db_tall.f, want_tall, kTol, kTol, "reduce_leading (threaded)");
 }
 
 void add_mul_and_scale_match_reference(void**) {
