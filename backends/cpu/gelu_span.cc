@@ -48,13 +48,25 @@ inline void for_vectors(int64_t n, const Body& body) {
   for (int64_t i = 0; i < n; i += kVec) body(i, n - i < kVec ? n - i : kVec);
 }
 
+// A whole vector is one unaligned load or store (a memcpy of constant size); only the short
+// last one goes through a variable-length copy, which is a library call.
 inline vec load(const float* p, int64_t count) {
   vec v = {};
-  memcpy(&v, p, static_cast<size_t>(count) * sizeof(float));
+  if (count == kVec) {
+    memcpy(&v, p, sizeof(v));
+  } else {
+    memcpy(&v, p, static_cast<size_t>(count) * sizeof(float));
+  }
   return v;
 }
 
-inline void store(float* p, vec v, int64_t count) { memcpy(p, &v, static_cast<size_t>(count) * sizeof(float)); }
+inline void store(float* p, vec v, int64_t count) {
+  if (count == kVec) {
+    memcpy(p, &v, sizeof(v));
+  } else {
+    memcpy(p, &v, static_cast<size_t>(count) * sizeof(float));
+  }
+}
 #endif
 
 }  // namespace
