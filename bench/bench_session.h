@@ -23,6 +23,22 @@ struct StepTimes {
   double spread_ms() const { return timed_ms.back() - timed_ms.front(); }
 };
 
+/// A plan open in a session whose inputs hold step 0 of |model|'s synthetic task.
+struct FedSession {
+  remat_plan* plan = nullptr;
+  remat_session* session = nullptr;
+  double create_ms = 0;  ///< remat_session_create, including parameter initialisation.
+};
+
+/// Opens |plan_bytes| (a plan of |model| at |batch|) on |backend| (CPU: |threads| threads, 0 for
+/// one per hardware thread) and sets the inputs of step 0 of the synthetic task. Exits with
+/// status 1 and a message naming |model| on any error. close_session() frees it.
+FedSession open_session(const std::vector<uint8_t>& plan_bytes, const std::string& model, int64_t batch,
+                        const std::string& backend, size_t threads);
+
+/// Destroys the session and closes the plan of |fed|.
+void close_session(FedSession& fed);
+
 /// Opens |plan_bytes| (a plan of |model| at |batch|) on |backend| (CPU: |threads| threads, 0 for
 /// one per hardware thread), sets the inputs of step 0 of the synthetic task, runs |warmup| +
 /// |steps| steps (|steps| >= 1) and closes the session. Exits with status 1 and a message
