@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/parallel.h"
 #include "plan/spatial_shape.h"
 
 namespace remat {
@@ -10,6 +11,9 @@ namespace cpu {
 namespace {
 
 constexpr int kMaxPermuteRank = REMAT_MAX_RANK;
+
+// Elements a thread's part of a permute copies at least.
+constexpr int64_t kCopyGrain = 1 << 14;
 
 // Element copy of |count| elements with a source stride, for one innermost permute run.
 template <typename T>
@@ -113,31 +117,41 @@ remat_status permute(const KernelArgs& args) {
   const int64_t total = acc;
   const int64_t inner = out_dim[r - 1];
   if (total == 0 || inner == 0) return REMAT_OK;
-  // Walk the output in order, one innermost run at a time, with an odometer over outer axes.
-  int64_t idx[kMaxPermuteRank] = {0};
-  int64_t src = 0;
+  // Each thread walks its part of the output in order, one innermost run at a time, with an
+  // odometer over the outer axes started at its first run.
   const bool contiguous = src_stride[r - 1] == 1;
-  for (int64_t dst = 0; dst < total; dst += inner) {
-    unsigned char* out = y + dst * es;
-    const unsigned char* in = x + src * es;
-    if (contiguous) {
-      memcpy(out, in, static_cast<size_t>(inner * es));
-    } else if (es == 4) {
-      strided_copy<uint32_t>(in, src_stride[r - 1], out, inner);
-    } else if (es == 2) {
-      strided_copy<uint16_t>(in, src_stride[r - 1], out, inner);
-    } else {
-      for (int64_t i = 0; i < inner; ++i) {
-        memcpy(out + i * es, in + i * src_stride[r - 1] * es, static_cast<size_t>(es));
+  const int64_t runs = total / inner;
+  const int64_t grain = inner < kCopyGrain ? kCopyGrain / inner : 1;
+  parallel_for(args, runs, grain, [&](int64_t first, int64_t last, uint32_t) {
+    int64_t idx[kMaxPermuteRank] = {0};
+    int64_t src = 0;
+    for (int64_t k = r - 2, rest = first; k >= 0; --k) {
+      idx[k] = rest % out_dim[k];
+      rest /= out_dim[k];
+      src += idx[k] * src_stride[k];
+    }
+    for (int64_t run = first; run < last; ++run) {
+      unsigned char* out = y + run * inner * es;
+      const unsigned char* in = x + src * es;
+      if (contiguous) {
+        memcpy(out, in, static_cast<size_t>(inner * es));
+      } else if (es == 4) {
+        strided_copy<uint32_t>(in, src_stride[r - 1], out, inner);
+      } else if (es == 2) {
+        strided_copy<uint16_t>(in, src_stride[r - 1], out, inner);
+      } else {
+        for (int64_t i = 0; i < inner; ++i) {
+          memcpy(out + i * es, in + i * src_stride[r - 1] * es, static_cast<size_t>(es));
+        }
+      }
+      for (int64_t k = r - 2; k >= 0; --k) {
+        src += src_stride[k];
+        if (++idx[k] < out_dim[k]) break;
+        src -= src_stride[k] * out_dim[k];
+        idx[k] = 0;
       }
     }
-    for (int64_t k = r - 2; k >= 0; --k) {
-      src += src_stride[k];
-      if (++idx[k] < out_dim[k]) break;
-      src -= src_stride[k] * out_dim[k];
-      idx[k] = 0;
-    }
-  }
+  });
   return REMAT_OK;
 }
 

@@ -245,6 +245,12 @@ void permute_moves_the_innermost_axis(void**) {
   check_permute({2, 3, 2, 2, 3, 2}, {5, 4, 3, 2, 1, 0});
 }
 
+// Large enough for three threads' parts, each starting inside the outer axes' odometer.
+void permute_in_threads_parts_matches_reference(void**) {
+  check_permute({4, 130, 3, 40}, {0, 2, 1, 3});
+  check_permute({50, 120, 7}, {2, 0, 1});
+}
+
 void copy_and_spill_traffic_copy_bytes(void**) {
   Rng rng(114);
   Tensor x = random_f32({3, 7}, rng, -1, 1), y = f32({21}), slot = f32({3, 7}), back = f32({3, 7});
@@ -399,6 +405,7 @@ int main(void) {
       cmocka_unit_test(embedding_matches_reference),
       cmocka_unit_test(permute_splits_heads_in_four_dimensions),
       cmocka_unit_test(permute_moves_the_innermost_axis),
+      cmocka_unit_test(permute_in_threads_parts_matches_reference),
       cmocka_unit_test(copy_and_spill_traffic_copy_bytes),
       cmocka_unit_test(select_on_axis_one_matches_reference),
       cmocka_unit_test(softmax_cross_entropy_matches_reference),
