@@ -15,23 +15,20 @@ namespace cpu {
 constexpr int64_t kUpdateGrain = 1 << 14;
 
 // The first non-finite element stops the step here, before the updates that follow the check.
-// Each thread scans its part to its own first bad element; the message names the lowest.
+// The threads only look for one; the lowest is then found on this thread (a 32-bit flag:
+// microcontrollers have no 64-bit atomics).
 remat_status finite_check(const KernelArgs& args) {
   const float* __restrict x = in_f32(args, 0);
   const int64_t n = in_ref(args, 0).numel;
-  std::atomic<int64_t> first_bad{n};
+  std::atomic<int> found{0};
   parallel_for(args, n, kUpdateGrain, [&](int64_t begin, int64_t end, uint32_t) {
-    for (int64_t i = begin; i < end; ++i) {
-      if (!isfinite(x[i])) {
-        int64_t seen = first_bad.load(std::memory_order_relaxed);
-        while (i < seen && !first_bad.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
-        }
-        return;
-      }
-    }
+    bool bad = false;
+    for (int64_t i = begin; i < end; ++i) bad |= !isfinite(x[i]);
+    if (bad) found.store(1, std::memory_order_relaxed);
   });
-  const int64_t i = first_bad.load(std::memory_order_relaxed);
-  if (i == n) return REMAT_OK;
+  if (found.load(std::memory_order_relaxed) == 0) return REMAT_OK;
+  int64_t i = 0;
+  while (isfinite(x[i])) ++i;
   args.err->failed_op = args.call->index + 1;
   return set_error(args.err, REMAT_ERROR_NONFINITE, "element %lld is %g (op %u, finite_check)",
                    static_cast<long long>(i), static_cast<double>(x[i]), static_cast<unsigned>(args.call->index));
