@@ -2,8 +2,7 @@
 // fill.
 #include <math.h>
 
-#include "backends/cpu/cpu_isa.h"
-#include "backends/cpu/gelu_span.h"
+#include "backends/cpu/math_span.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
 #include "plan/philox.h"
@@ -143,28 +142,6 @@ remat_status relu(const KernelArgs& args) {
 
 remat_status relu_grad(const KernelArgs& args) {
   return binary(args, [](float dy, float y) { return y <= 0.0f ? 0.0f : dy; });
-}
-
-void gelu_span(const float* x, float* y, int64_t n) {
-#if REMAT_CPU_X86_VARIANTS
-  switch (best_cpu_isa()) {
-    case CpuIsa::kAvx512: return gelu_span_avx512(x, y, n);
-    case CpuIsa::kAvx2: return gelu_span_avx2(x, y, n);
-    case CpuIsa::kBaseline: break;
-  }
-#endif
-  gelu_span_baseline(x, y, n);
-}
-
-void gelu_grad_span(const float* dy, const float* x, float* dx, int64_t n) {
-#if REMAT_CPU_X86_VARIANTS
-  switch (best_cpu_isa()) {
-    case CpuIsa::kAvx512: return gelu_grad_span_avx512(dy, x, dx, n);
-    case CpuIsa::kAvx2: return gelu_grad_span_avx2(dy, x, dx, n);
-    case CpuIsa::kBaseline: break;
-  }
-#endif
-  gelu_grad_span_baseline(dy, x, dx, n);
 }
 
 remat_status gelu(const KernelArgs& args) {

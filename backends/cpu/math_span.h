@@ -1,10 +1,11 @@
-// GELU and its gradient over a span of floats, compiled once per instruction set (gelu_span.cc;
-// cpu_isa.h): the AVX2 and AVX-512 builds take erf and exp from glibc's vector math library
-// (libmvec) eight or sixteen lanes at a time, where the scalar erff and expf were 13% of a
-// transformer's step. kernels_elementwise.cc cuts the elements over the threads and calls the
-// build the CPU runs best.
-#ifndef REMAT_BACKENDS_CPU_GELU_SPAN_H_
-#define REMAT_BACKENDS_CPU_GELU_SPAN_H_
+// Elementwise math over a span of floats, compiled once per instruction set (math_span.cc;
+// cpu_isa.h): GELU, its gradient, and softmax's exponentials. The AVX2 and AVX-512 builds take
+// erf and exp from glibc's vector math library (libmvec) eight or sixteen lanes at a time, where
+// the scalar erff and expf were 13% of a transformer's step. The kernels cut the elements over
+// the threads; the functions without a suffix (math_span_dispatch.cc) call the build the CPU
+// runs best.
+#ifndef REMAT_BACKENDS_CPU_MATH_SPAN_H_
+#define REMAT_BACKENDS_CPU_MATH_SPAN_H_
 
 #include <stdint.h>
 
@@ -19,6 +20,9 @@ void gelu_span(const float* x, float* y, int64_t n);
 /// dx = dy (cdf(x) + x pdf(x)) for |n| elements, the same way.
 void gelu_grad_span(const float* dy, const float* x, float* dx, int64_t n);
 
+/// y = exp(x - shift) for |n| elements, the same way (softmax's exponentials).
+void exp_shifted_span(const float* x, float shift, float* y, int64_t n);
+
 /// The builds for one instruction set; call only when the CPU has it.
 void gelu_span_baseline(const float* x, float* y, int64_t n);
 void gelu_span_avx2(const float* x, float* y, int64_t n);
@@ -26,8 +30,11 @@ void gelu_span_avx512(const float* x, float* y, int64_t n);
 void gelu_grad_span_baseline(const float* dy, const float* x, float* dx, int64_t n);
 void gelu_grad_span_avx2(const float* dy, const float* x, float* dx, int64_t n);
 void gelu_grad_span_avx512(const float* dy, const float* x, float* dx, int64_t n);
+void exp_shifted_span_baseline(const float* x, float shift, float* y, int64_t n);
+void exp_shifted_span_avx2(const float* x, float shift, float* y, int64_t n);
+void exp_shifted_span_avx512(const float* x, float shift, float* y, int64_t n);
 
 }  // namespace cpu
 }  // namespace remat
 
-#endif  // REMAT_BACKENDS_CPU_GELU_SPAN_H_
+#endif  // REMAT_BACKENDS_CPU_MATH_SPAN_H_

@@ -1,15 +1,15 @@
-// The per-instruction-set builds of gelu_span.h: meson compiles this file with REMAT_CPU_ISA set
+// The per-instruction-set builds of math_span.h: meson compiles this file with REMAT_CPU_ISA set
 // and the matching -m flags (isa_build.h). With REMAT_CPU_VECTOR_MATH (x86-64 with glibc's
 // libmvec), the AVX2 and AVX-512 builds call its erff and expf on whole vectors; the baseline
 // build, and any build without libmvec, calls the scalar ones.
 #include <math.h>
 
-#include "backends/cpu/gelu_span.h"
+#include "backends/cpu/math_span.h"
 #include "backends/cpu/isa_build.h"
 
 #if REMAT_CPU_VECTOR_MATH && (defined(__AVX512F__) || defined(__AVX2__))
 #include <immintrin.h>
-#define REMAT_GELU_VECTOR_MATH 1
+#define REMAT_VECTOR_MATH 1
 // libmvec's entry points (the x86-64 vector function ABI names of erff and expf).
 extern "C" {
 #if defined(__AVX512F__)
@@ -29,7 +29,7 @@ namespace {
 constexpr float kInvSqrt2 = 0.70710678118654752440f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 
-#if REMAT_GELU_VECTOR_MATH
+#if REMAT_VECTOR_MATH
 #if defined(__AVX512F__)
 typedef __m512 Native;
 inline vec vector_erf(vec x) { return reinterpret_cast<vec>(_ZGVeN16v_erff(reinterpret_cast<Native>(x))); }
@@ -72,7 +72,7 @@ inline void store(float* p, vec v, int64_t count) {
 }  // namespace
 
 void REMAT_CPU_ENTRY(gelu_span)(const float* x, float* y, int64_t n) {
-#if REMAT_GELU_VECTOR_MATH
+#if REMAT_VECTOR_MATH
   for_vectors(n, [&](int64_t i, int64_t count) {
     const vec v = load(x + i, count);
     store(y + i, 0.5f * v * (1.0f + vector_erf(v * kInvSqrt2)), count);
@@ -83,7 +83,7 @@ void REMAT_CPU_ENTRY(gelu_span)(const float* x, float* y, int64_t n) {
 }
 
 void REMAT_CPU_ENTRY(gelu_grad_span)(const float* dy, const float* x, float* dx, int64_t n) {
-#if REMAT_GELU_VECTOR_MATH
+#if REMAT_VECTOR_MATH
   for_vectors(n, [&](int64_t i, int64_t count) {
     const vec v = load(x + i, count);
     const vec cdf = 0.5f * (1.0f + vector_erf(v * kInvSqrt2));
@@ -96,6 +96,14 @@ void REMAT_CPU_ENTRY(gelu_grad_span)(const float* dy, const float* x, float* dx,
     const float pdf = kInvSqrt2Pi * expf(-0.5f * x[i] * x[i]);
     dx[i] = dy[i] * (cdf + x[i] * pdf);
   }
+#endif
+}
+
+void REMAT_CPU_ENTRY(exp_shifted_span)(const float* x, float shift, float* y, int64_t n) {
+#if REMAT_VECTOR_MATH
+  for_vectors(n, [&](int64_t i, int64_t count) { store(y + i, vector_exp(load(x + i, count) - shift), count); });
+#else
+  for (int64_t i = 0; i < n; ++i) y[i] = expf(x[i] - shift);
 #endif
 }
 
