@@ -200,19 +200,24 @@ void sigmoid_backward_matches_finite_differences(void**) {
       OpCode::kSigmoidGrad, true, [](double v) { return 1.0 / (1.0 + exp(-v)); }, 34, false);
 }
 
-void softmax_backward_matches_finite_differences(void**) {
+void check_softmax_backward(int64_t n) {
   Rng rng(41);
-  Tensor x = random_f32({3, 5}, rng, -2, 2), dy = random_f32({3, 5}, rng, -1, 1), dx = f32({3, 5});
+  Tensor x = random_f32({3, n}, rng, -2, 2), dy = random_f32({3, n}, rng, -1, 1), dx = f32({3, n});
   const Vec xv = to_double(x.f);
-  Tensor y = f32({3, 5}, to_float(ref_softmax(xv, 5)));
+  Tensor y = f32({3, n}, to_float(ref_softmax(xv, n)));
   run_op(OpCode::kSoftmaxGrad, {&dy, &y}, {&dx});
-  expect_grad(dx.f, fd_of([](const Vec& v) { return ref_softmax(v, 5); }, xv, to_double(dy.f)),
+  expect_grad(dx.f, fd_of([n](const Vec& v) { return ref_softmax(v, n); }, xv, to_double(dy.f)),
               "dx");
 }
 
-void layernorm_backward_matches_finite_differences(void**) {
+// Rows shorter than one run of eight sum lanes, and longer ones with a tail.
+void softmax_backward_matches_finite_differences(void**) {
+  check_softmax_backward(5);
+  check_softmax_backward(37);
+}
+
+void check_layernorm_backward(int64_t n) {
   Rng rng(42);
-  const int64_t n = 6;
   const double eps = 1e-5;
   Tensor x = random_f32({2, 3, n}, rng, -2, 2), dy = random_f32({2, 3, n}, rng, -1, 1);
   Tensor gamma = random_f32({n}, rng, 0.5, 1.5), beta = random_f32({n}, rng, -0.5, 0.5);
@@ -231,6 +236,13 @@ void layernorm_backward_matches_finite_differences(void**) {
   expect_grad(dx.f, fd_of([&](const Vec& v) { return ln(v, gv, bv); }, xv, w), "dx");
   expect_grad(dgamma.f, fd_of([&](const Vec& v) { return ln(xv, v, bv); }, gv, w), "dgamma");
   expect_grad(dbeta.f, fd_of([&](const Vec& v) { return ln(xv, gv, v); }, bv, w), "dbeta");
+}
+
+// Rows shorter than one run of eight sum lanes, and rows of 70 (eight full runs and a tail)
+// whose dgamma/dbeta columns three threads share.
+void layernorm_backward_matches_finite_differences(void**) {
+  check_layernorm_backward(6);
+  check_layernorm_backward(70);
 }
 
 void dropout_backward_matches_finite_differences(void**) {
