@@ -6,32 +6,11 @@
 
 #include "backends/cpu/batchnorm_channels.h"
 #include "backends/cpu/isa_build.h"
-
+#include "backends/cpu/lane_sum.h"
 
 namespace remat {
 namespace cpu {
 namespace {
-
-// A sum in double over kLanes interleaved accumulators (element i of a row goes to lane
-// i % kLanes), combined pairwise at the end: a fixed order, so the same bits on any thread
-// count, and independent chains the compiler vectorizes (one serial chain of double adds
-// cost a ResNet-20 step a tenth of its time).
-constexpr int64_t kLanes = 8;
-struct LaneSum {
-  double lane[kLanes] = {};
-  // Adds f(i) for i in [0, count) into lanes i % kLanes.
-  template <typename F>
-  void add(int64_t count, const F& f) {
-    int64_t i = 0;
-    for (; i + kLanes <= count; i += kLanes) {
-      for (int64_t l = 0; l < kLanes; ++l) lane[l] += f(i + l);
-    }
-    for (int64_t l = 0; i + l < count; ++l) lane[l] += f(i + l);
-  }
-  double total() const {
-    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-  }
-};
 
 // rstd from the stored variance, the same in the forward and the backward op.
 float rstd_of(float var, float eps) {

@@ -2,10 +2,11 @@
 // gradients. Rows (and the columns of layer norm's parameter gradients) are shared out among
 // the backend's threads; each row or column is summed by one thread in its own order, so the
 // bits do not depend on the thread count. A row's sums run in eight interleaved double lanes
-// (lane_sum), so that they vectorise rather than wait on one add after another.
+// (lane_sum.h), so that they vectorise rather than wait on one add after another.
 #include <math.h>
 
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/lane_sum.h"
 #include "backends/cpu/math_span.h"
 #include "backends/cpu/parallel.h"
 
@@ -17,19 +18,6 @@ namespace {
 constexpr int64_t kColumnBlock = 256;
 // Columns a thread's part of dgamma/dbeta holds at least.
 constexpr int64_t kColumnGrain = 16;
-
-// Sum of f(j) over [0, n) in double: element j goes to lane j % 8, each lane summed in order,
-// the lanes then added pairwise. The order depends on n only.
-template <typename F>
-double lane_sum(int64_t n, const F& f) {
-  double lane[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    for (int l = 0; l < 8; ++l) lane[l] += f(j + l);
-  }
-  for (int l = 0; j < n; ++j, ++l) lane[l] += f(j);
-  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-}
 
 // Elements a thread's part should hold at least, to be worth waking a thread for.
 constexpr int64_t kRowWork = 1 << 14;
