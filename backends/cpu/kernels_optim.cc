@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/math_span.h"
 #include "backends/cpu/parallel.h"
 
 namespace remat {
@@ -94,21 +95,10 @@ remat_status adam_update(const KernelArgs& args) {
   const float one_minus_b1 = static_cast<float>(1.0 - static_cast<double>(b1));
   const float one_minus_b2 = static_cast<float>(1.0 - static_cast<double>(b2));
   const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * wd);
+  const AdamScalars scalars{b1, b2, one_minus_b1, one_minus_b2, step_size, bias2_sqrt, eps, wd, decay, decoupled};
   parallel_for(args, n, kUpdateGrain, [&](int64_t begin, int64_t end, uint32_t) {
-    for (int64_t i = begin; i < end; ++i) {
-      float p = param_in[i];
-      float g = grad[i];
-      if (decoupled) {
-        p *= decay;
-      } else {
-        g += wd * p;
-      }
-      const float m = b1 * m_in[i] + one_minus_b1 * g;
-      const float v = b2 * v_in[i] + one_minus_b2 * g * g;
-      m_out[i] = m;
-      v_out[i] = v;
-      param[i] = p - step_size * (m / (sqrtf(v) / bias2_sqrt + eps));
-    }
+    adam_span(scalars, param_in + begin, grad + begin, m_in + begin, v_in + begin, param + begin, m_out + begin,
+              v_out + begin, end - begin);
   });
   return REMAT_OK;
 }

@@ -1,7 +1,8 @@
 // The per-instruction-set builds of math_span.h: meson compiles this file with REMAT_CPU_ISA set
 // and the matching -m flags (isa_build.h). With REMAT_CPU_VECTOR_MATH (x86-64 with glibc's
 // libmvec), the AVX2 and AVX-512 builds call its erff and expf on whole vectors; the baseline
-// build, and any build without libmvec, calls the scalar ones.
+// build, and any build without libmvec, calls the scalar ones. Meson builds it without
+// floating-point contraction: Adam's formula rounds in every build as the baseline build's does.
 #include <math.h>
 
 #include "backends/cpu/math_span.h"
@@ -40,6 +41,7 @@ inline vec vector_erf(vec x) { return reinterpret_cast<vec>(_ZGVdN8v_erff(reinte
 inline vec vector_exp(vec x) { return reinterpret_cast<vec>(_ZGVdN8v_expf(reinterpret_cast<Native>(x))); }
 #endif
 static_assert(sizeof(Native) == sizeof(vec), "libmvec's vectors are this build's");
+#endif
 
 // Runs body(offset, count) over [0, n) in whole vectors; the last, shorter one too, through a
 // zero-padded copy, so every element goes through the same vector code.
@@ -67,7 +69,13 @@ inline void store(float* p, vec v, int64_t count) {
     memcpy(p, &v, static_cast<size_t>(count) * sizeof(float));
   }
 }
-#endif
+
+// Square root lane by lane: one vector instruction (the kernels build without errno).
+inline vec vector_sqrt(vec x) {
+  vec r;
+  for (int64_t l = 0; l < kVec; ++l) r[l] = sqrtf(x[l]);
+  return r;
+}
 
 }  // namespace
 
@@ -105,6 +113,25 @@ void REMAT_CPU_ENTRY(exp_shifted_span)(const float* x, float shift, float* y, in
 #else
   for (int64_t i = 0; i < n; ++i) y[i] = expf(x[i] - shift);
 #endif
+}
+
+// Every vector's inputs are loaded before its outputs are stored: the update runs in place.
+void REMAT_CPU_ENTRY(adam_span)(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,
+                                const float* v_in, float* param, float* m_out, float* v_out, int64_t n) {
+  for_vectors(n, [&](int64_t i, int64_t count) {
+    vec p = load(param_in + i, count);
+    vec g = load(grad + i, count);
+    if (s.decoupled) {
+      p *= s.decay;
+    } else {
+      g += s.wd * p;
+    }
+    const vec m = s.b1 * load(m_in + i, count) + s.one_minus_b1 * g;
+    const vec v = s.b2 * load(v_in + i, count) + s.one_minus_b2 * g * g;
+    store(m_out + i, m, count);
+    store(v_out + i, v, count);
+    store(param + i, p - s.step_size * (m / (vector_sqrt(v) / s.bias2_sqrt + s.eps)), count);
+  });
 }
 
 }  // namespace cpu

@@ -1,5 +1,5 @@
 // Elementwise math over a span of floats, compiled once per instruction set (math_span.cc;
-// cpu_isa.h): GELU, its gradient, and softmax's exponentials. The AVX2 and AVX-512 builds take
+// cpu_isa.h): GELU, its gradient, softmax's exponentials and the Adam update. The AVX2 and AVX-512 builds take
 // erf and exp from glibc's vector math library (libmvec) eight or sixteen lanes at a time, where
 // the scalar erff and expf were 13% of a transformer's step. The kernels cut the elements over
 // the threads; the functions without a suffix (math_span_dispatch.cc) call the build the CPU
@@ -23,6 +23,23 @@ void gelu_grad_span(const float* dy, const float* x, float* dx, int64_t n);
 /// y = exp(x - shift) for |n| elements, the same way (softmax's exponentials).
 void exp_shifted_span(const float* x, float shift, float* y, int64_t n);
 
+/// The scalars of one Adam / AdamW update (kernels_optim.cc derives them as torch does).
+struct AdamScalars {
+  float b1, b2, one_minus_b1, one_minus_b2;
+  float step_size;   ///< lr / (1 - b1^t)
+  float bias2_sqrt;  ///< sqrt(1 - b2^t)
+  float eps;
+  float wd;          ///< coupled weight decay: g += wd * p
+  float decay;       ///< decoupled (AdamW): p *= decay
+  bool decoupled;
+};
+
+/// Adam over |n| elements: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, param = p - step_size
+/// m / (sqrt(v) / bias2_sqrt + eps), each operation rounded as written (the same bits in every
+/// build). Outputs may be the inputs (in place), element for element.
+void adam_span(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in, const float* v_in,
+               float* param, float* m_out, float* v_out, int64_t n);
+
 /// The builds for one instruction set; call only when the CPU has it.
 void gelu_span_baseline(const float* x, float* y, int64_t n);
 void gelu_span_avx2(const float* x, float* y, int64_t n);
@@ -33,6 +50,12 @@ void gelu_grad_span_avx512(const float* dy, const float* x, float* dx, int64_t n
 void exp_shifted_span_baseline(const float* x, float shift, float* y, int64_t n);
 void exp_shifted_span_avx2(const float* x, float shift, float* y, int64_t n);
 void exp_shifted_span_avx512(const float* x, float shift, float* y, int64_t n);
+void adam_span_baseline(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,
+                        const float* v_in, float* param, float* m_out, float* v_out, int64_t n);
+void adam_span_avx2(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,
+                    const float* v_in, float* param, float* m_out, float* v_out, int64_t n);
+void adam_span_avx512(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,
+                      const float* v_in, float* param, float* m_out, float* v_out, int64_t n);
 
 }  // namespace cpu
 }  // namespace remat

@@ -38,5 +38,17 @@ void exp_shifted_span(const float* x, float shift, float* y, int64_t n) {
   exp_shifted_span_baseline(x, shift, y, n);
 }
 
+void adam_span(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in, const float* v_in,
+               float* param, float* m_out, float* v_out, int64_t n) {
+#if REMAT_CPU_X86_VARIANTS
+  switch (best_cpu_isa()) {
+    case CpuIsa::kAvx512: return adam_span_avx512(s, param_in, grad, m_in, v_in, param, m_out, v_out, n);
+    case CpuIsa::kAvx2: return adam_span_avx2(s, param_in, grad, m_in, v_in, param, m_out, v_out, n);
+    case CpuIsa::kBaseline: break;
+  }
+#endif
+  adam_span_baseline(s, param_in, grad, m_in, v_in, param, m_out, v_out, n);
+}
+
 }  // namespace cpu
 }  // namespace remat
