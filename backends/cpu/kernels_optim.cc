@@ -45,8 +45,11 @@ remat_status sgd_update(const KernelArgs& args) {
   const float momentum = fattr(*args.call, 1, 0.0f);
   const float wd = fattr(*args.call, 2, 0.0f);
   const int64_t n = out_ref(args, 0).numel;
+  // ivdep: outputs alias inputs only element for element (in place), so the loops vectorise
+  // without the overlap checks that would send an in-place update down the scalar path.
   if (momentum == 0.0f) {
-    parallel_for(args, n, kUpdateGrain, [&](int64_t begin, int64_t end, uint32_t) {
+    parallel_for(args, n, kUpdateGrain, [=](int64_t begin, int64_t end, uint32_t) {
+#pragma GCC ivdep
       for (int64_t i = begin; i < end; ++i) {
         const float g = grad[i] + wd * param_in[i];
         param[i] = param_in[i] - lr * g;
@@ -60,7 +63,8 @@ remat_status sgd_update(const KernelArgs& args) {
   }
   const float* vel_in = in_f32(args, 2);
   float* vel = out_f32(args, 1);
-  parallel_for(args, n, kUpdateGrain, [&](int64_t begin, int64_t end, uint32_t) {
+  parallel_for(args, n, kUpdateGrain, [=](int64_t begin, int64_t end, uint32_t) {
+#pragma GCC ivdep
     for (int64_t i = begin; i < end; ++i) {
       const float g = grad[i] + wd * param_in[i];
       const float v = momentum * vel_in[i] + g;
