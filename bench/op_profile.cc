@@ -3,7 +3,9 @@
 // alone (a GPU backend is synchronised after every op, which serialises its queues). Matmuls
 // show their rate: 2 * M * N * K per product over their time. It measures; it asserts nothing.
 //
-//   build/bench/op_profile [--backend B] [--threads N] [--steps N] MODEL@BATCH[:STRATEGY]
+//   build/bench/op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC] MODEL@BATCH[:STRATEGY]
+//
+// SPEC is the compiler's optimizer (default adam:lr=0.0001, as bench/step_time's).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -57,18 +59,20 @@ struct Total {
 
 int main(int argc, char** argv) {
   int steps = 3;
-  std::string backend = "cpu", spec;
+  std::string backend = "cpu", spec, optimizer = "adam:lr=0.0001";
   size_t threads = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--steps" && i + 1 < argc) steps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
+    else if (a == "--optimizer" && i + 1 < argc) optimizer = argv[++i];
     else if (a == "--threads" && i + 1 < argc) threads = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
     else spec = a;
   }
   const size_t at = spec.find('@');
   if (at == std::string::npos) {
-    std::fprintf(stderr, "usage: op_profile [--backend B] [--threads N] [--steps N] MODEL@BATCH[:STRATEGY]\n");
+    std::fprintf(stderr,
+                 "usage: op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC] MODEL@BATCH[:STRATEGY]\n");
     return 2;
   }
   const size_t colon = spec.find(':', at);
@@ -76,7 +80,7 @@ int main(int argc, char** argv) {
   o.model = spec.substr(0, at);
   o.batch = std::atoll(spec.substr(at + 1, colon == std::string::npos ? std::string::npos : colon - at - 1).c_str());
   o.strategy = colon == std::string::npos ? "none" : spec.substr(colon + 1);
-  o.optimizer = "adam:lr=0.0001";  // as bench/step_time
+  o.optimizer = optimizer;
   remat::compiler::CompileResult compiled;
   try {
     compiled = remat::compiler::compile(o);
@@ -114,9 +118,9 @@ int main(int argc, char** argv) {
   }
   std::vector<std::pair<std::pair<int, std::string>, Total>> rows(totals.begin(), totals.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
-  std::printf("# remat op profile: %s at batch %lld, strategy %s, backend %s; mean of %d steps of %.1f ms "
-              "(each op synchronised)\n",
-              o.model.c_str(), static_cast<long long>(o.batch), o.strategy.c_str(), backend.c_str(), steps,
+  std::printf("# remat op profile: %s at batch %lld, strategy %s, optimizer %s, backend %s; mean of %d steps of "
+              "%.1f ms (each op synchronised)\n",
+              o.model.c_str(), static_cast<long long>(o.batch), o.strategy.c_str(), optimizer.c_str(), backend.c_str(), steps,
               step_ns / steps * 1e-6);
   std::printf("| phase | op | calls per step | ms per step | share | matmul GFLOP/s |\n|---|---|---|---|---|---|\n");
   for (const auto& row : rows) {
