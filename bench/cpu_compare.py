@@ -1,0 +1,176 @@
+"""One table of CPU training steps: remat (none, sqrt, selective, and budget and auto at a fifth
+of none's arena, or at sqrt's arena where that is more) against PyTorch (eager, torch.utils.checkpoint in Chen's sqrt segments), JAX/XLA
+(none, jax.checkpoint in the same segments, lax.scan with and without a checkpoint per block) and
+PaddlePaddle (eager, fleet recompute in the same segments), on the same models, batch, Adam and
+thread count, each configuration in its own process, with the run's SGEMM rate.
+
+Columns: median and min step ms; time over the framework's own none/eager; memory: remat's arena
+(activations and gradients; parameters and Adam moments apart) and XLA's temporary buffer
+(the same part of its plan), blank where a framework plans nothing ahead; GFLOP/s: the model's
+step FLOPs without recomputation (the compiler's estimate, the same for every framework) over
+the median step, and that over the SGEMM rate of OpenBLAS on a square 1024 product measured in
+the same run (bench/sgemm_rate).
+
+PyTorch comes from /usr/bin/python3 (Debian's python3-torch); JAX and PaddlePaddle from PyPI into
+the venv of bench/peers_venv.sh, which this script runs first (--peers-python PY skips it). A
+framework that is not there gets a line saying so.
+
+    python3 bench/cpu_compare.py [--build build] [--steps 5] [--warmup 2] [--threads N]
+                                 [--models mlp,bert] [--peers-python PY]
+"""
+import argparse
+import os
+import platform
+import re
+import subprocess
+import sys
+
+from recompute_bench import arena_bytes
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = {
+    "mlp": ("mlp:layers=32,width=1024,in=1024,classes=10", 256),
+    "bert": ("transformer:layers=12,hidden=256,heads=4,ffn=1024,seq=128,vocab=8000,classes=2", 32),
+}
+
+
+def cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def run(cmd, env=None):
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return out.stdout, out.stderr, out.returncode
+
+
+def sgemm_rate(build, threads):
+    out, err, _ = run([os.path.join(build, "bench", "sgemm_rate"), "--threads", str(threads)])
+    for line in out.splitlines():
+        c = cells(line)
+        if c and c[0] == "square":
+            return float(c[4])
+    sys.exit("sgemm_rate printed no square row: " + (err or out)[-300:])
+
+
+def remat_row(build, threads, steps, warmup, model, batch, strategy):
+    """step_time's row of |strategy|: median, min, arena MiB and the step's FLOPs."""
+    out, err, _ = run([os.path.join(build, "bench", "step_time"), "--threads", str(threads), "--steps", str(steps),
+                       "--warmup", str(warmup), f"{model}@{batch}:{strategy}"])
+    for line in out.splitlines():
+        c = cells(line)
+        if len(c) >= 4 and c[2] == strategy:
+            if c[3].startswith("error"):
+                return {"error": c[3]}
+            median, low, rate = float(c[7]), float(c[8]), float(c[11])
+            return {"median": median, "min": low, "memory": float(c[3]), "flops": rate * low * 1e6}
+    return {"error": (err or out).strip()[-200:]}
+
+
+def peer_rows(cmd, model, batch, env=None):
+    """The rows a peer script printed for |model|: mode -> median, min, memory (or None)."""
+    out, err, code = run(cmd, env)
+    rows = {}
+    header = None
+    for line in out.splitlines():
+        c = cells(line)
+        if c and c[0] == "model":
+            header = c
+            continue
+        if header and len(c) == len(header) and c[0] == model and c[1] == str(batch):
+            row = dict(zip(header, c))
+            memory = row.get("temp MiB", "")
+            rows[row["mode"]] = {"median": float(row["median ms"]), "min": float(row["min ms"]),
+                                 "memory": float(memory) if memory else None}
+    versions = [line for line in out.splitlines() if line.startswith("# ")]
+    if not rows:
+        return {}, f"failed ({code}): {(err or out).strip()[-200:]}"
+    return rows, versions[0][2:] if versions else ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--models", default="mlp,bert", help="comma-separated subset of: " + ", ".join(MODELS))
+    ap.add_argument("--peers-python", default="", help="python of a venv with jax and paddlepaddle "
+                    "(default: the one bench/peers_venv.sh creates or reuses)")
+    args = ap.parse_args()
+    threads, steps, warmup = args.threads, args.steps, args.warmup
+    notes = []
+    peers_py = args.peers_python
+    if not peers_py:
+        out, err, code = run(["bash", os.path.join(HERE, "peers_venv.sh")])
+        lines = out.strip().splitlines()
+        notes += [line for line in lines if line.startswith("#")]
+        peers_py = lines[-1] if code == 0 and lines and not lines[-1].startswith("#") else ""
+        if not peers_py:
+            notes.append(f"# the peers' venv could not be made: {(err or out).strip()[-200:]}")
+    has_torch = run(["/usr/bin/python3", "-c", "import torch"])[2] == 0
+    if not has_torch:
+        notes.append("# PyTorch is not installed for /usr/bin/python3 (Debian: python3-torch): no PyTorch rows")
+
+    rate = sgemm_rate(args.build, threads)
+    cpu = ""
+    with open("/proc/cpuinfo") as f:
+        m = re.search(r"^model name\s*:\s*(.*)$", f.read(), re.M)
+        cpu = m.group(1) if m else platform.processor()
+    print(f"# {platform.machine()}, {os.cpu_count()} cores, {cpu}; {threads} threads everywhere; float32, Adam "
+          f"lr 1e-4; median and min of {steps} steps after {warmup} warm-up, each configuration in its own process")
+    print(f"# SGEMM rate of this run (OpenBLAS, square 1024 product, {threads} threads): {rate:.1f} GFLOP/s")
+    for note in notes:
+        print(note)
+    versions = {}
+    print("| model | batch | framework | strategy | median ms | min ms | time / none | memory MiB | GFLOP/s | of SGEMM |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for key in args.models.split(","):
+        model, batch = MODELS[key]
+        base = remat_row(args.build, threads, steps, warmup, model, batch, "none")
+        if "error" in base:
+            print(f"| {model} | {batch} | remat | none | error: {base['error']} |")
+            continue
+        flops = base["flops"]
+        # A fifth of none's arena, or sqrt's arena where recomputation cannot go that low (the
+        # mlp: its arena is mostly the widest layer's products, which every schedule holds).
+        none_arena = arena_bytes(args.build, model, batch, "none")[0]
+        sqrt_arena = arena_bytes(args.build, model, batch, "sqrt")[0]
+        budget, budget_name = (none_arena // 5, "none/5") if sqrt_arena <= none_arena // 5 else (sqrt_arena, "sqrt's")
+
+        def emit(framework, strategy, r, none_ms):
+            if "error" in r:
+                print(f"| {model} | {batch} | {framework} | {strategy} | {r['error']} | | | | | |", flush=True)
+                return
+            memory = f"{r['memory']:.1f}" if r.get("memory") is not None else ""
+            gflops = flops / (r["median"] * 1e6)
+            print(f"| {model} | {batch} | {framework} | {strategy} | {r['median']:.1f} | {r['min']:.1f} | "
+                  f"{r['median'] / none_ms:.2f} | {memory} | {gflops:.1f} | {100 * gflops / rate:.0f}% |", flush=True)
+
+        emit("remat", "none", base, base["median"])
+        for strategy in ("sqrt", "selective", f"budget/budget={budget}", f"auto/budget={budget}"):
+            emit("remat", strategy.replace(f"={budget}", f"={budget_name}"),
+                 remat_row(args.build, threads, steps, warmup, model, batch, strategy), base["median"])
+        common = ["--threads", str(threads), "--steps", str(steps), "--warmup", str(warmup), f"{model}@{batch}"]
+        peers = []
+        if has_torch:
+            peers.append(("PyTorch", ["/usr/bin/python3", os.path.join(HERE, "torch_step.py"), "--checkpoint"] + common,
+                          "eager"))
+        if peers_py:
+            peers.append(("JAX/XLA", [peers_py, os.path.join(HERE, "jax_step.py")] + common, "none"))
+            peers.append(("PaddlePaddle", [peers_py, os.path.join(HERE, "paddle_step.py")] + common, "eager"))
+        for framework, cmd, none_mode in peers:
+            rows, version = peer_rows(cmd, model, batch)
+            if not rows:
+                print(f"| {model} | {batch} | {framework} | {version} | | | | | | |", flush=True)
+                continue
+            none_ms = rows[none_mode]["median"] if none_mode in rows else None
+            for mode, r in rows.items():
+                emit(framework, mode, r, none_ms or r["median"])
+            versions[framework] = version
+    for framework, version in versions.items():
+        print(f"# {framework}: {version}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
