@@ -3,9 +3,11 @@
 // alone (a GPU backend is synchronised after every op, which serialises its queues). Matmuls
 // show their rate: 2 * M * N * K per product over their time. It measures; it asserts nothing.
 //
-//   build/bench/op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC] MODEL@BATCH[:STRATEGY]
+//   build/bench/op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC] [--matmul-shapes]
+//                          MODEL@BATCH[:STRATEGY]
 //
-// SPEC is the compiler's optimizer (default adam:lr=0.0001, as bench/step_time's).
+// SPEC is the compiler's optimizer (default adam:lr=0.0001, as bench/step_time's);
+// --matmul-shapes splits the matmuls by shape: "matmul MxNxK xP" (P products, t: transposed).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +37,19 @@ const char* phase_name(remat::fb::Phase phase) {
   return "?";
 }
 
+// The row an op is counted in: its name, and a matmul's shape when |shapes|.
+std::string op_key(const remat::OpCall& call, bool shapes) {
+  std::string name = remat::op_name(call.code);
+  if (!shapes || call.code != static_cast<uint16_t>(remat::OpCode::kMatMul)) return name;
+  const remat::MatmulShape s = remat::matmul_shape(call);
+  char text[96];
+  std::snprintf(text, sizeof(text), " %lldx%lldx%lld x%lld%s%s", static_cast<long long>(s.m),
+                static_cast<long long>(s.n), static_cast<long long>(s.k),
+                static_cast<long long>(s.mode == remat::MatmulMode::kReduce ? s.batch_a : s.batch_c),
+                s.trans_a ? " tA" : "", s.trans_b ? " tB" : "");
+  return name + text;
+}
+
 // A matmul op's multiply-adds times two; 0 for other ops.
 double matmul_flops(const remat::OpCall& call) {
   if (call.code != static_cast<uint16_t>(remat::OpCode::kMatMul)) return 0.0;
@@ -61,18 +76,21 @@ int main(int argc, char** argv) {
   int steps = 3;
   std::string backend = "cpu", spec, optimizer = "adam:lr=0.0001";
   size_t threads = 0;
+  bool shapes = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--steps" && i + 1 < argc) steps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
     else if (a == "--optimizer" && i + 1 < argc) optimizer = argv[++i];
+    else if (a == "--matmul-shapes") shapes = true;
     else if (a == "--threads" && i + 1 < argc) threads = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
     else spec = a;
   }
   const size_t at = spec.find('@');
   if (at == std::string::npos) {
     std::fprintf(stderr,
-                 "usage: op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC] MODEL@BATCH[:STRATEGY]\n");
+                 "usage: op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC] [--matmul-shapes] "
+                 "MODEL@BATCH[:STRATEGY]\n");
     return 2;
   }
   const size_t colon = spec.find(':', at);
@@ -105,7 +123,7 @@ int main(int argc, char** argv) {
       const uint64_t ns = remat::port_now_ns() - start;
       if (step == 0) continue;
       const remat::fb::Phase phase = s->plan->root->ops()->Get(i)->phase();
-      Total& t = totals[{static_cast<int>(phase), remat::op_name(s->ops[i].code)}];
+      Total& t = totals[{static_cast<int>(phase), op_key(s->ops[i], shapes)}];
       t.ns += static_cast<double>(ns);
       if (step == 1) {
         ++t.calls;
