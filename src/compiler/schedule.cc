@@ -216,6 +216,43 @@ std::vector<int> manual_checkpoints(const Graph& g, size_t forward_ops, const st
   return chosen;
 }
 
+// Selective's kept products move down their chain of bias adds and permutes: a kept tensor whose
+// only reader is a bias add or permute of it, and which the backward pass does not read, gives
+// its place to that op's output (the same bytes), so the chain is not recomputed. A kept
+// product y = x W feeding q = permute(y + b) keeps q, which the attention core's backward reads
+// anyway. Stops at a tensor that is not among |candidates|.
+std::vector<int> past_cheap_chains(const Graph& g, size_t forward_ops, std::vector<int> kept,
+                                   const std::vector<int>& candidates) {
+  std::vector<int> forward_readers(g.tensors.size(), 0), reader(g.tensors.size(), -1);
+  std::vector<bool> backward_read(g.tensors.size(), false), candidate(g.tensors.size(), false);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    for (int t : g.ops[i].inputs) {
+      if (i < forward_ops) {
+        ++forward_readers[t];
+        reader[t] = static_cast<int>(i);
+      } else {
+        backward_read[t] = true;
+      }
+    }
+  }
+  for (int t : candidates) candidate[t] = true;
+  for (int& t : kept) {
+    while (forward_readers[t] == 1 && !backward_read[t]) {
+      const Op& next = g.ops[reader[t]];
+      if ((next.code != OpCode::kBiasAdd && next.code != OpCode::kPermute) || next.inputs[0] != t ||
+          next.outputs.size() != 1) {
+        break;
+      }
+      const int u = next.outputs[0];
+      if (!candidate[u] || g.tensors[u].bytes() != g.tensors[t].bytes()) break;
+      t = u;
+    }
+  }
+  std::sort(kept.begin(), kept.end());
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+  return kept;
+}
+
 }  // namespace
 
 std::vector<int> checkpoint_candidates(const Graph& g, size_t forward_ops) {
@@ -277,7 +314,8 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const st
     // (Linear and convolution layers), normalisations and lookups. Recompute the elementwise
     // and data-movement ops (activations, pooling), and the attention core (q k^T, softmax,
     // dropout, p v), whose [B, A, S, S] tensors are the largest and cheapest to redo
-    // (Korthikanti et al. 2022).
+    // (Korthikanti et al. 2022). A product's bias add and head split are kept in its place
+    // (past_cheap_chains).
     const std::vector<int> candidates = checkpoint_candidates(g, forward_ops);
     const std::vector<int> producer = producers(g, forward_ops);
     std::vector<int> chosen;
@@ -290,7 +328,7 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const st
         chosen.push_back(t);
       }
     }
-    return chosen;
+    return past_cheap_chains(g, forward_ops, chosen, candidates);
   }
   throw CompileError("strategy '" + strategy + "' is not supported (strategies: none, sqrt, splits, selective, budget, auto, manual:T1,T2,...)");
 }

@@ -1,0 +1,77 @@
+// The selective strategy (src/compiler/schedule.cc): it keeps the products with a weight, the
+// normalisations and the lookups, and a kept product moves down its bias add and head split, so
+// that on a transformer only the attention core, the activations and the residual sums are
+// recomputed, within none's arena.
+#include "tests/cmocka_cpp.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/autodiff.h"
+#include "compiler/compiler.h"
+#include "compiler/planner.h"
+#include "compiler/running_stats.h"
+#include "compiler/schedule.h"
+#include "compiler/templates.h"
+
+namespace {
+
+using remat::OpCode;
+using remat::compiler::Graph;
+using remat::compiler::Phase;
+
+struct Built {
+  Graph graph;
+  size_t forward_ops = 0;
+};
+
+Built build(const std::string& model, int batch) {
+  Built b;
+  b.graph = remat::compiler::build_template(model, batch);
+  b.forward_ops = b.graph.ops.size();
+  remat::compiler::append_backward_and_updates(b.graph, remat::compiler::parse_optimizer("sgd:lr=0.01"),
+                                               remat::compiler::FiniteChecks::kOn);
+  remat::compiler::append_running_stat_updates(b.graph);
+  return b;
+}
+
+const char kTransformer[] = "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3";
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+// The heads q, k and v are kept (the attention core's backward reads them), not the products
+// before their bias add and split; so no bias add or head split is recomputed.
+static void selective_keeps_the_heads_and_recomputes_no_bias_add(void**) {
+  Built b = build(kTransformer, 4);
+  const std::vector<int> kept = remat::compiler::choose_checkpoints(b.graph, b.forward_ops, "selective");
+  std::set<std::string> names;
+  for (int t : kept) names.insert(b.graph.tensors[t].name);
+  for (const char* head : {"q_heads", "k_heads", "v_heads"}) {
+    int found = 0;
+    for (const std::string& name : names) found += ends_with(name, std::string(".") + head) ? 1 : 0;
+    if (found != 2) fail_msg("selective keeps %d of the 2 layers' %s", found, head);
+  }
+  const uint64_t none_arena = remat::compiler::plan_memory(Built(b).graph, 64).arena_size;
+  remat::compiler::apply_recompute(b.graph, b.forward_ops, kept);
+  std::set<OpCode> recomputed;
+  for (const auto& op : b.graph.ops) {
+    if (op.phase == Phase::kRecompute) recomputed.insert(op.code);
+  }
+  assert_true(recomputed.count(OpCode::kSoftmax) == 1);
+  assert_true(recomputed.count(OpCode::kGelu) == 1);
+  assert_true(recomputed.count(OpCode::kBiasAdd) == 0);
+  assert_true(recomputed.count(OpCode::kLayerNorm) == 0);
+  assert_true(remat::compiler::plan_memory(b.graph, 64).arena_size < none_arena);
+}
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(selective_keeps_the_heads_and_recomputes_no_bias_add),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
