@@ -216,11 +216,13 @@ std::vector<int> manual_checkpoints(const Graph& g, size_t forward_ops, const st
   return chosen;
 }
 
-// Selective's kept products move down their chain of bias adds and permutes: a kept tensor whose
-// only reader is a bias add or permute of it, and which the backward pass does not read, gives
-// its place to that op's output (the same bytes), so the chain is not recomputed. A kept
-// product y = x W feeding q = permute(y + b) keeps q, which the attention core's backward reads
-// anyway. Stops at a tensor that is not among |candidates|.
+// Selective's kept products move down their chain of single-reader ops: a kept tensor whose only
+// reader is one op with one output of the same bytes, and which the backward pass does not read,
+// gives its place to that output, so the chain is not recomputed (the arena keeps as many bytes,
+// and nothing the dropped tensor fed needs it again). A kept product y = x W feeding
+// q = permute(y + b) keeps q, which the attention core's backward reads anyway; one feeding a
+// residual sum keeps the sum, which the layer norm's backward reads. Stops at a tensor that is not
+// among |candidates|.
 std::vector<int> past_cheap_chains(const Graph& g, size_t forward_ops, std::vector<int> kept,
                                    const std::vector<int>& candidates) {
   std::vector<int> forward_readers(g.tensors.size(), 0), reader(g.tensors.size(), -1);
@@ -239,10 +241,7 @@ std::vector<int> past_cheap_chains(const Graph& g, size_t forward_ops, std::vect
   for (int& t : kept) {
     while (forward_readers[t] == 1 && !backward_read[t]) {
       const Op& next = g.ops[reader[t]];
-      if ((next.code != OpCode::kBiasAdd && next.code != OpCode::kPermute) || next.inputs[0] != t ||
-          next.outputs.size() != 1) {
-        break;
-      }
+      if (next.outputs.size() != 1) break;
       const int u = next.outputs[0];
       if (!candidate[u] || g.tensors[u].bytes() != g.tensors[t].bytes()) break;
       t = u;
@@ -314,8 +313,8 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const st
     // (Linear and convolution layers), normalisations and lookups. Recompute the elementwise
     // and data-movement ops (activations, pooling), and the attention core (q k^T, softmax,
     // dropout, p v), whose [B, A, S, S] tensors are the largest and cheapest to redo
-    // (Korthikanti et al. 2022). A product's bias add and head split are kept in its place
-    // (past_cheap_chains).
+    // (Korthikanti et al. 2022). A product's bias add, head split or residual sum is kept in
+    // its place where nothing else needs it (past_cheap_chains).
     const std::vector<int> candidates = checkpoint_candidates(g, forward_ops);
     const std::vector<int> producer = producers(g, forward_ops);
     std::vector<int> chosen;

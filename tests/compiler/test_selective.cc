@@ -1,7 +1,7 @@
 // The selective strategy (src/compiler/schedule.cc): it keeps the products with a weight, the
-// normalisations and the lookups, and a kept product moves down its bias add and head split, so
-// that on a transformer only the attention core, the activations and the residual sums are
-// recomputed, within none's arena.
+// normalisations and the lookups, and a kept product moves down its chain of single-reader ops
+// (bias add, head split, residual sum), so that on a transformer only the attention core and the
+// activations are recomputed, within none's arena.
 #include "tests/cmocka_cpp.h"
 
 #include <set>
@@ -45,8 +45,9 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }  // namespace
 
 // The heads q, k and v are kept (the attention core's backward reads them), not the products
-// before their bias add and split; so no bias add or head split is recomputed.
-static void selective_keeps_the_heads_and_recomputes_no_bias_add(void**) {
+// before their bias add and split, and the residual sums rather than the products feeding
+// them; so no bias add, head split or residual sum is recomputed.
+static void selective_keeps_the_heads_and_recomputes_no_bias_add_or_sum(void**) {
   Built b = build(kTransformer, 4);
   const std::vector<int> kept = remat::compiler::choose_checkpoints(b.graph, b.forward_ops, "selective");
   std::set<std::string> names;
@@ -65,13 +66,14 @@ static void selective_keeps_the_heads_and_recomputes_no_bias_add(void**) {
   assert_true(recomputed.count(OpCode::kSoftmax) == 1);
   assert_true(recomputed.count(OpCode::kGelu) == 1);
   assert_true(recomputed.count(OpCode::kBiasAdd) == 0);
+  assert_true(recomputed.count(OpCode::kAdd) == 0);
   assert_true(recomputed.count(OpCode::kLayerNorm) == 0);
   assert_true(remat::compiler::plan_memory(b.graph, 64).arena_size < none_arena);
 }
 
 int main() {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(selective_keeps_the_heads_and_recomputes_no_bias_add),
+      cmocka_unit_test(selective_keeps_the_heads_and_recomputes_no_bias_add_or_sum),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
