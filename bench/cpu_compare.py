@@ -9,7 +9,8 @@ Columns: median and min step ms; time over the framework's own none/eager; memor
 (the same part of its plan), blank where a framework plans nothing ahead; GFLOP/s: the model's
 step FLOPs without recomputation (the compiler's estimate, the same for every framework) over
 the median step, and that over the SGEMM rate of OpenBLAS on a square 1024 product measured in
-the same run (bench/sgemm_rate).
+the same run (bench/sgemm_rate, before and after the steps; the higher of the two). The table is
+printed at the end.
 
 PyTorch comes from /usr/bin/python3 (Debian's python3-torch); JAX and PaddlePaddle from PyPI into
 the venv of bench/peers_venv.sh, which this script runs first (--peers-python PY skips it). A
@@ -111,24 +112,25 @@ def main():
     if not has_torch:
         notes.append("# PyTorch is not installed for /usr/bin/python3 (Debian: python3-torch): no PyTorch rows")
 
-    rate = sgemm_rate(args.build, threads)
+    rate_start = sgemm_rate(args.build, threads)
     cpu = ""
     with open("/proc/cpuinfo") as f:
         m = re.search(r"^model name\s*:\s*(.*)$", f.read(), re.M)
         cpu = m.group(1) if m else platform.processor()
     print(f"# {platform.machine()}, {os.cpu_count()} cores, {cpu}; {threads} threads everywhere; float32, Adam "
           f"lr 1e-4; median and min of {steps} steps after {warmup} warm-up, each configuration in its own process")
-    print(f"# SGEMM rate of this run (OpenBLAS, square 1024 product, {threads} threads): {rate:.1f} GFLOP/s")
     for note in notes:
         print(note)
-    versions = {}
-    print("| model | batch | framework | strategy | median ms | min ms | time / none | memory MiB | GFLOP/s | of SGEMM |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    versions, model_flops = {}, {}
+    rows_out = []
+    print_row = rows_out.append
+    print_row("| model | batch | framework | strategy | median ms | min ms | time / none | memory MiB | GFLOP/s | of SGEMM |")
+    print_row("|---|---|---|---|---|---|---|---|---|---|")
     for key in args.models.split(","):
         model, batch = MODELS[key]
         base = remat_row(args.build, threads, steps, warmup, model, batch, "none")
         if "error" in base:
-            print(f"| {model} | {batch} | remat | none | error: {base['error']} |")
+            print_row(f"| {model} | {batch} | remat | none | error: {base['error']} |")
             continue
         flops = base["flops"]
         # A fifth of none's arena, or sqrt's arena where recomputation cannot go that low (the
@@ -139,12 +141,10 @@ def main():
 
         def emit(framework, strategy, r, none_ms):
             if "error" in r:
-                print(f"| {model} | {batch} | {framework} | {strategy} | {r['error']} | | | | | |", flush=True)
+                print_row(f"| {model} | {batch} | {framework} | {strategy} | {r['error']} | | | | | |")
                 return
             memory = f"{r['memory']:.1f}" if r.get("memory") is not None else ""
-            gflops = flops / (r["median"] * 1e6)
-            print(f"| {model} | {batch} | {framework} | {strategy} | {r['median']:.1f} | {r['min']:.1f} | "
-                  f"{r['median'] / none_ms:.2f} | {memory} | {gflops:.1f} | {100 * gflops / rate:.0f}% |", flush=True)
+            print_row((model, batch, framework, strategy, r, none_ms, memory))
 
         emit("remat", "none", base, base["median"])
         for strategy in ("sqrt", "selective", f"budget/budget={budget}", f"auto/budget={budget}"):
@@ -161,12 +161,27 @@ def main():
         for framework, cmd, none_mode in peers:
             rows, version = peer_rows(cmd, model, batch)
             if not rows:
-                print(f"| {model} | {batch} | {framework} | {version} | | | | | | |", flush=True)
+                print_row(f"| {model} | {batch} | {framework} | {version} | | | | | | |")
                 continue
             none_ms = rows[none_mode]["median"] if none_mode in rows else None
             for mode, r in rows.items():
                 emit(framework, mode, r, none_ms or r["median"])
             versions[framework] = version
+        model_flops[model] = flops
+    # The SGEMM rate is measured again at the end: on a shared host the machine's speed can drift
+    # within a run, and the share is taken of the higher of the two.
+    rate_end = sgemm_rate(args.build, threads)
+    rate = max(rate_start, rate_end)
+    print(f"# SGEMM rate of this run (OpenBLAS, square 1024 product, {threads} threads): {rate_start:.1f} GFLOP/s "
+          f"before, {rate_end:.1f} after; shares are of {rate:.1f}")
+    for row in rows_out:
+        if isinstance(row, str):
+            print(row)
+            continue
+        model, batch, framework, strategy, r, none_ms, memory = row
+        gflops = model_flops[model] / (r["median"] * 1e6)
+        print(f"| {model} | {batch} | {framework} | {strategy} | {r['median']:.1f} | {r['min']:.1f} | "
+              f"{r['median'] / none_ms:.2f} | {memory} | {gflops:.1f} | {100 * gflops / rate:.0f}% |")
     for framework, version in versions.items():
         print(f"# {framework}: {version}")
     return 0
