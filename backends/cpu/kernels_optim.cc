@@ -29,7 +29,7 @@ remat_status finite_check(const KernelArgs& args) {
   });
   if (found.load(std::memory_order_relaxed) == 0) return REMAT_OK;
   int64_t i = 0;
-  while (isfinite(x[i])) ++i;
+  while (i + 1 < n && isfinite(x[i])) ++i;
   args.err->failed_op = args.call->index + 1;
   return set_error(args.err, REMAT_ERROR_NONFINITE, "element %lld is %g (op %u, finite_check)",
                    static_cast<long long>(i), static_cast<double>(x[i]), static_cast<unsigned>(args.call->index));
@@ -46,10 +46,13 @@ remat_status sgd_update(const KernelArgs& args) {
   const float wd = fattr(*args.call, 2, 0.0f);
   const int64_t n = out_ref(args, 0).numel;
   // ivdep: outputs alias inputs only element for element (in place), so the loops vectorise
-  // without the overlap checks that would send an in-place update down the scalar path.
+  // without the overlap checks that would send an in-place update down the scalar path (GCC's
+  // pragma; clang, which builds only the fuzzers here, warns on it).
   if (momentum == 0.0f) {
     parallel_for(args, n, kUpdateGrain, [=](int64_t begin, int64_t end, uint32_t) {
+#if !defined(__clang__)
 #pragma GCC ivdep
+#endif
       for (int64_t i = begin; i < end; ++i) {
         const float g = grad[i] + wd * param_in[i];
         param[i] = param_in[i] - lr * g;
@@ -64,7 +67,9 @@ remat_status sgd_update(const KernelArgs& args) {
   const float* vel_in = in_f32(args, 2);
   float* vel = out_f32(args, 1);
   parallel_for(args, n, kUpdateGrain, [=](int64_t begin, int64_t end, uint32_t) {
+#if !defined(__clang__)
 #pragma GCC ivdep
+#endif
     for (int64_t i = begin; i < end; ++i) {
       const float g = grad[i] + wd * param_in[i];
       const float v = momentum * vel_in[i] + g;

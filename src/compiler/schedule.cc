@@ -218,8 +218,9 @@ std::vector<int> manual_checkpoints(const Graph& g, size_t forward_ops, const st
 
 // Selective's kept products move down their chain of single-reader ops: a kept tensor whose only
 // reader is one op with one output of the same bytes, and which the backward pass does not read,
-// gives its place to that output, so the chain is not recomputed (the arena keeps as many bytes,
-// and nothing the dropped tensor fed needs it again). A kept product y = x W feeding
+// gives its place to that output, so the chain is not recomputed (as many bytes are kept, and
+// nothing the dropped tensor fed needs it again; the segment boundary moves with it, so the
+// planned arena can still differ a little either way). A kept product y = x W feeding
 // q = permute(y + b) keeps q, which the attention core's backward reads anyway; one feeding a
 // residual sum keeps the sum, which the layer norm's backward reads. Stops at a tensor that is not
 // among |candidates|.
@@ -243,7 +244,7 @@ std::vector<int> past_cheap_chains(const Graph& g, size_t forward_ops, std::vect
       const Op& next = g.ops[reader[t]];
       if (next.outputs.size() != 1) break;
       const int u = next.outputs[0];
-      if (!candidate[u] || g.tensors[u].bytes() != g.tensors[t].bytes()) break;
+      if (u == t || !candidate[u] || g.tensors[u].bytes() != g.tensors[t].bytes()) break;
       t = u;
     }
   }
