@@ -11,27 +11,9 @@
 namespace remat {
 namespace cpu {
 
-void packed_gemm(const Gemm& g) {
-#if REMAT_CPU_X86_VARIANTS
-  switch (best_cpu_isa()) {
-    case CpuIsa::kAvx512: return packed_gemm_avx512(g);
-    case CpuIsa::kAvx2: return packed_gemm_avx2(g);
-    case CpuIsa::kBaseline: break;
-  }
-#endif
-  packed_gemm_baseline(g);
-}
+void packed_gemm(const Gemm& g) { REMAT_CPU_BEST(packed_gemm)(g); }
 
-void dot_gemm(const GemmDot& g) {
-#if REMAT_CPU_X86_VARIANTS
-  switch (best_cpu_isa()) {
-    case CpuIsa::kAvx512: return dot_gemm_avx512(g);
-    case CpuIsa::kAvx2: return dot_gemm_avx2(g);
-    case CpuIsa::kBaseline: break;
-  }
-#endif
-  dot_gemm_baseline(g);
-}
+void dot_gemm(const GemmDot& g) { REMAT_CPU_BEST(dot_gemm)(g); }
 
 const char* packed_gemm_isa() {
 #if REMAT_CPU_X86_VARIANTS

@@ -27,27 +27,9 @@ Channels channels_of(const TensorRef& t) {
 
 }  // namespace
 
-void batch_norm_channel(const ChannelRows& rows, const BatchNormChannel& ch) {
-#if REMAT_CPU_X86_VARIANTS
-  switch (best_cpu_isa()) {
-    case CpuIsa::kAvx512: return batch_norm_channel_avx512(rows, ch);
-    case CpuIsa::kAvx2: return batch_norm_channel_avx2(rows, ch);
-    case CpuIsa::kBaseline: break;
-  }
-#endif
-  batch_norm_channel_baseline(rows, ch);
-}
+void batch_norm_channel(const ChannelRows& rows, const BatchNormChannel& ch) { REMAT_CPU_BEST(batch_norm_channel)(rows, ch); }
 
-void batch_norm_grad_channel(const ChannelRows& rows, const BatchNormGradChannel& ch) {
-#if REMAT_CPU_X86_VARIANTS
-  switch (best_cpu_isa()) {
-    case CpuIsa::kAvx512: return batch_norm_grad_channel_avx512(rows, ch);
-    case CpuIsa::kAvx2: return batch_norm_grad_channel_avx2(rows, ch);
-    case CpuIsa::kBaseline: break;
-  }
-#endif
-  batch_norm_grad_channel_baseline(rows, ch);
-}
+void batch_norm_grad_channel(const ChannelRows& rows, const BatchNormGradChannel& ch) { REMAT_CPU_BEST(batch_norm_grad_channel)(rows, ch); }
 
 remat_status batch_norm(const KernelArgs& args) {
   const Channels v = channels_of(in_ref(args, 0));

@@ -12,6 +12,15 @@
 namespace remat {
 namespace cpu {
 
+// Before an in-place update's loop: its outputs alias its inputs only element for element, so
+// GCC may vectorise it without the overlap checks that would send it down the scalar path
+// (ivdep; clang, which builds only the fuzzers here, warns on the pragma).
+#if defined(__clang__)
+#define REMAT_IN_PLACE_LOOP
+#else
+#define REMAT_IN_PLACE_LOOP _Pragma("GCC ivdep")
+#endif
+
 // Elements per part of an optimizer's threads (64 KiB of each array).
 constexpr int64_t kUpdateGrain = 1 << 14;
 
@@ -45,14 +54,9 @@ remat_status sgd_update(const KernelArgs& args) {
   const float momentum = fattr(*args.call, 1, 0.0f);
   const float wd = fattr(*args.call, 2, 0.0f);
   const int64_t n = out_ref(args, 0).numel;
-  // ivdep: outputs alias inputs only element for element (in place), so the loops vectorise
-  // without the overlap checks that would send an in-place update down the scalar path (GCC's
-  // pragma; clang, which builds only the fuzzers here, warns on it).
   if (momentum == 0.0f) {
     parallel_for(args, n, kUpdateGrain, [=](int64_t begin, int64_t end, uint32_t) {
-#if !defined(__clang__)
-#pragma GCC ivdep
-#endif
+      REMAT_IN_PLACE_LOOP
       for (int64_t i = begin; i < end; ++i) {
         const float g = grad[i] + wd * param_in[i];
         param[i] = param_in[i] - lr * g;
@@ -67,9 +71,7 @@ remat_status sgd_update(const KernelArgs& args) {
   const float* vel_in = in_f32(args, 2);
   float* vel = out_f32(args, 1);
   parallel_for(args, n, kUpdateGrain, [=](int64_t begin, int64_t end, uint32_t) {
-#if !defined(__clang__)
-#pragma GCC ivdep
-#endif
+    REMAT_IN_PLACE_LOOP
     for (int64_t i = begin; i < end; ++i) {
       const float g = grad[i] + wd * param_in[i];
       const float v = momentum * vel_in[i] + g;
