@@ -15,6 +15,7 @@
 #include "compiler/running_stats.h"
 #include "compiler/schedule.h"
 #include "compiler/templates.h"
+#include "tests/compiler/training_graph.h"
 
 using remat::compiler::AutoOptions;
 using remat::compiler::AutoSchedule;
@@ -23,20 +24,10 @@ using remat::compiler::SpillPlacement;
 
 namespace {
 
-struct Step {
-  Graph graph;
-  size_t forward_ops = 0;
-};
+using Step = TrainingGraph;
 
-Step training_graph(const std::string& model, int64_t batch) {
-  Step s;
-  s.graph = remat::compiler::build_template(model, batch);
-  s.forward_ops = s.graph.ops.size();
-  remat::compiler::append_backward_and_updates(s.graph, remat::compiler::parse_optimizer("sgd:lr=0.1"),
-                                               remat::compiler::FiniteChecks::kOn);
-  remat::compiler::append_running_stat_updates(s.graph);
-  return s;
-}
+// The optimizer of every training graph here.
+constexpr char kSgd[] = "sgd:lr=0.1";
 
 // The CPU's cost model (synchronous copies), or a device's (copies overlap compute).
 AutoOptions cost_model(bool asynchronous) {
@@ -129,7 +120,7 @@ const char* const kSmallModels[] = {
 static void auto_is_as_fast_as_brute_force_over_every_keep_recompute_spill_assignment(void**) {
   int compared = 0;
   for (const char* model : kSmallModels) {
-    const Step s = training_graph(model, 64);
+    const Step s = training_graph(model, 64, kSgd);
     const size_t n = remat::compiler::checkpoint_candidates(s.graph, s.forward_ops).size();
     if (n < 3 || n > remat::compiler::kExhaustiveCandidates) {
       fail_msg("%s has %zu candidates: pick a model with 3..%zu", model, n, remat::compiler::kExhaustiveCandidates);
@@ -192,7 +183,7 @@ static void auto_is_as_fast_as_brute_force_over_every_keep_recompute_spill_assig
 static void a_larger_budget_never_gives_a_slower_step(void**) {
   for (const char* model : {"transformer:layers=4,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3",
                             "resnet:depth=14,width=4,in=3x8x8,classes=4", "mlp:layers=2,width=16,in=8,classes=3"}) {
-    const Step s = training_graph(model, 8);
+    const Step s = training_graph(model, 8, kSgd);
     for (bool spilling : {false, true}) {
       AutoOptions o = cost_model(spilling);
       o.smallest = true;
@@ -237,7 +228,7 @@ static void a_larger_budget_never_gives_a_slower_step(void**) {
 // Nested recomputation lowers the arena below every plain schedule the family has on a deep
 // transformer, and so lets a tighter budget fit.
 static void nesting_fits_where_sqrt_and_splits_do_not(void**) {
-  const Step s = training_graph("transformer:layers=8,hidden=32,heads=4,ffn=128,seq=32,vocab=50,classes=3", 8);
+  const Step s = training_graph("transformer:layers=8,hidden=32,heads=4,ffn=128,seq=32,vocab=50,classes=3", 8, kSgd);
   uint64_t plain = UINT64_MAX;
   for (const char* strategy : {"sqrt", "splits"}) {
     remat::compiler::CompileOptions c;
@@ -262,7 +253,7 @@ static void nesting_fits_where_sqrt_and_splits_do_not(void**) {
 }
 
 static void bad_budgets_are_refused_with_the_figures(void**) {
-  const Step s = training_graph("mlp:layers=1,width=16,in=8,classes=3", 64);
+  const Step s = training_graph("mlp:layers=1,width=16,in=8,classes=3", 64, kSgd);
   AutoOptions o = cost_model(false);
   try {
     remat::compiler::auto_schedule(s.graph, s.forward_ops, o);
@@ -281,7 +272,7 @@ static void bad_budgets_are_refused_with_the_figures(void**) {
   }
   // A host budget of 0 forbids spilling: a device budget below the smallest arena recomputation
   // reaches is met by spilling, and refused without host memory.
-  const Step t = training_graph("transformer:layers=3,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3", 8);
+  const Step t = training_graph("transformer:layers=3,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3", 8, kSgd);
   AutoOptions spill = cost_model(false);
   spill.smallest = true;
   spill.arena_budget = UINT64_MAX / 4;

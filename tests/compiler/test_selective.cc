@@ -8,12 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/autodiff.h"
 #include "compiler/compiler.h"
 #include "compiler/planner.h"
-#include "compiler/running_stats.h"
 #include "compiler/schedule.h"
-#include "compiler/templates.h"
+#include "tests/compiler/training_graph.h"
 
 namespace {
 
@@ -21,20 +19,7 @@ using remat::OpCode;
 using remat::compiler::Graph;
 using remat::compiler::Phase;
 
-struct Built {
-  Graph graph;
-  size_t forward_ops = 0;
-};
-
-Built build(const std::string& model, int batch) {
-  Built b;
-  b.graph = remat::compiler::build_template(model, batch);
-  b.forward_ops = b.graph.ops.size();
-  remat::compiler::append_backward_and_updates(b.graph, remat::compiler::parse_optimizer("sgd:lr=0.01"),
-                                               remat::compiler::FiniteChecks::kOn);
-  remat::compiler::append_running_stat_updates(b.graph);
-  return b;
-}
+using Built = TrainingGraph;
 
 const char kTransformer[] = "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3";
 
@@ -48,7 +33,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // before their bias add and split, and the residual sums rather than the products feeding
 // them; so no bias add, head split or residual sum is recomputed.
 static void selective_keeps_the_heads_and_recomputes_no_bias_add_or_sum(void**) {
-  Built b = build(kTransformer, 4);
+  Built b = training_graph(kTransformer, 4, "sgd:lr=0.01");
   const std::vector<int> kept = remat::compiler::choose_checkpoints(b.graph, b.forward_ops, "selective");
   std::set<std::string> names;
   for (int t : kept) names.insert(b.graph.tensors[t].name);

@@ -15,24 +15,13 @@
 #include "compiler/schedule.h"
 #include "compiler/sqrt_strategy.h"
 #include "compiler/templates.h"
+#include "tests/compiler/training_graph.h"
 
 namespace {
 
-// A forward graph with its backward pass and updates, as compile() builds it before the rewrite.
-struct Built {
-  remat::compiler::Graph graph;
-  size_t forward_ops = 0;
-};
+using Built = TrainingGraph;
 
-Built build(const std::string& model, int batch) {
-  Built b;
-  b.graph = remat::compiler::build_template(model, batch);
-  b.forward_ops = b.graph.ops.size();
-  remat::compiler::append_backward_and_updates(b.graph, remat::compiler::parse_optimizer("sgd:lr=0.01"),
-                                               remat::compiler::FiniteChecks::kOn);
-  remat::compiler::append_running_stat_updates(b.graph);
-  return b;
-}
+Built build(const std::string& model, int batch) { return training_graph(model, batch, "sgd:lr=0.01"); }
 
 uint64_t arena_with(const Built& b, const std::vector<int>& checkpoints) {
   remat::compiler::Graph g = b.graph;
