@@ -348,6 +348,25 @@ void finite_check_names_the_first_nonfinite_element_across_threads(void**) {
   assert_string_equal(r.message.c_str(), "element 16390 is -inf (op 7, finite_check)");
 }
 
+// Each non-finite kind alone (NaNs of either sign and any payload, both infinities) is found,
+// in the last thread's part; the extremes of the finite floats (the largest, the smallest
+// subnormal, negative zero) are not reported.
+void finite_check_finds_every_nonfinite_kind_and_passes_every_finite_extreme(void**) {
+  const uint32_t nonfinite[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff812345u, 0x7f800000u, 0xff800000u};
+  const uint32_t finite[] = {0x7f7fffffu, 0xff7fffffu, 0x00000001u, 0x80000001u, 0x80000000u, 0x3f800000u};
+  for (uint32_t bits : nonfinite) {
+    Tensor x = f32({kUpdateElements}, std::vector<float>(kUpdateElements, 0.25f));
+    memcpy(&x.f[kUpdateElements - 3], &bits, sizeof bits);
+    const RunResult r = run_op(OpCode::kFiniteCheck, {&x}, {});
+    assert_int_equal(r.status, REMAT_ERROR_NONFINITE);
+    assert_non_null(strstr(r.message.c_str(), ("element " + std::to_string(kUpdateElements - 3) + " is").c_str()));
+  }
+  Tensor x = f32({kUpdateElements}, std::vector<float>(kUpdateElements, 0.25f));
+  for (size_t i = 0; i < sizeof finite / sizeof finite[0]; ++i) memcpy(&x.f[kUpdateElements - 1 - i], &finite[i], 4);
+  const RunResult r = run_op(OpCode::kFiniteCheck, {&x}, {});
+  assert_int_equal(r.status, REMAT_OK);
+}
+
 void embedding_id_out_of_range_is_a_step_error_naming_the_id(void**) {
   Tensor table = f32({4, 2}), ids = i32({3}, {1, 4, 0}), y = f32({3, 2});
   const RunResult r = run_op(OpCode::kEmbedding, {&ids, &table}, {&y});
@@ -414,6 +433,7 @@ int main(void) {
       cmocka_unit_test(adam_matches_reference_for_three_steps),
       cmocka_unit_test(adamw_matches_reference_for_three_steps),
       cmocka_unit_test(finite_check_names_the_first_nonfinite_element_across_threads),
+      cmocka_unit_test(finite_check_finds_every_nonfinite_kind_and_passes_every_finite_extreme),
       cmocka_unit_test(embedding_id_out_of_range_is_a_step_error_naming_the_id),
       cmocka_unit_test(cross_entropy_label_out_of_range_is_a_step_error_naming_the_label),
       cmocka_unit_test(kernel_table_has_every_op_and_nothing_else),
