@@ -1,11 +1,14 @@
-"""JAX/XLA peer of bench/torch_step.py on the CPU: the same models (Mlp, Bert), batch, Adam
+"""JAX/XLA peer of bench/torch_step.py on the CPU: the same models (Mlp, Bert, ResNet), batch, Adam
 (lr 1e-4, written out as torch.optim.Adam computes it) and table, the step one jitted function
 (forward, gradient, Adam update) with the parameters and optimizer state donated.
 
 Modes: `none` (plain jit), `checkpoint sqrt` (jax.checkpoint around each of Chen's sqrt segments,
 bench/torch_step.py's segmentation), and for the transformer `scan` (the blocks' parameters
 stacked and the blocks run by lax.scan) and `scan remat` (the same with jax.checkpoint around
-the block: the layout XLA users take for recomputation).
+the block: the layout XLA users take for recomputation). The ResNet computes in NHWC, XLA's CPU
+layout for convolutions (the images are transposed before the timing), normalises with the
+batch's statistics as torch's training mode does, and keeps no running statistics (torch's
+and remat's update two vectors per batch norm a step: a negligible part of it).
 
 XLA's CPU pipeline and jax.checkpoint: jax.checkpoint keeps XLA from merging the recomputed
 forward with the original by optimization barriers, and XLA's CPU pipeline removes those
@@ -44,7 +47,8 @@ import numpy as np  # noqa: E402
 
 import peer_common as pc  # noqa: E402
 
-MODES = {"mlp": ["none", "checkpoint sqrt"], "transformer": ["none", "checkpoint sqrt", "scan", "scan remat"]}
+MODES = {"mlp": ["none", "checkpoint sqrt"], "transformer": ["none", "checkpoint sqrt", "scan", "scan remat"],
+         "resnet": ["none", "checkpoint sqrt"]}
 
 
 def linear(p, x):
@@ -72,32 +76,59 @@ def bert_block(p, x, heads):
     return layer_norm(p["ln2"], x + linear(p["f2"], jax.nn.gelu(linear(p["f1"], x), approximate=False)))
 
 
-def run_blocks(block, layers, h, mode):
-    """Runs the blocks over |h|: |layers| is a list of per-block parameters, or for the scan
-    modes one tree of them stacked on a leading axis."""
+def conv(w, x, stride):
+    """torch's conv2d (no bias, padding (k - 1) / 2) of NHWC |x| by OIHW |w|."""
+    pad = (w.shape[-1] - 1) // 2
+    return jax.lax.conv_general_dilated(x, w, (stride, stride), [(pad, pad), (pad, pad)],
+                                        dimension_numbers=("NHWC", "OIHW", "NHWC"))
+
+
+def batch_norm(p, x):
+    mu = x.mean((0, 1, 2))
+    var = ((x - mu) ** 2).mean((0, 1, 2))
+    return (x - mu) * jax.lax.rsqrt(var + pc.BN_EPS) * p["g"] + p["b"]
+
+
+def resnet_block(p, h, stride):
+    o = jax.nn.relu(batch_norm(p["bn1"], conv(p["conv1"], h, stride)))
+    o = batch_norm(p["bn2"], conv(p["conv2"], o, 1))
+    shortcut = batch_norm(p["down_bn"], conv(p["down"], h, stride)) if "down" in p else h
+    return jax.nn.relu(o + shortcut)
+
+
+def run_blocks(blocks, layers, h, mode):
+    """Runs the blocks over |h|: |blocks| their functions (block i is blocks[i](params, h)),
+    |layers| a list of per-block parameters, or for the scan modes one tree of them stacked on a
+    leading axis (every block then runs blocks[0])."""
     if mode == "none":
-        for p in layers:
-            h = block(p, h)
+        for f, p in zip(blocks, layers):
+            h = f(p, h)
         return h
     if mode == "checkpoint sqrt":
-        def segment(ps, t):
-            for p in ps:
-                t = block(p, t)
+        def segment(fs, ps, t):
+            for f, p in zip(fs, ps):
+                t = f(p, t)
             return t
         for a, b in pc.segments(len(layers)):
-            h = jax.checkpoint(segment)(layers[a:b], h)
+            h = jax.checkpoint(lambda ps, t, fs=blocks[a:b]: segment(fs, ps, t))(layers[a:b], h)
         return h
-    body = jax.checkpoint(block) if mode == "scan remat" else block
+    body = jax.checkpoint(blocks[0]) if mode == "scan remat" else blocks[0]
     return jax.lax.scan(lambda t, p: (body(p, t), None), h, layers)[0]
 
 
 def loss_fn(name, kw, mode):
     def loss(params, x, labels):
         if name == "mlp":
-            logits = linear(params["head"], run_blocks(mlp_block, params["blocks"], x, mode))
+            blocks = [mlp_block] * len(params["blocks"])
+            logits = linear(params["head"], run_blocks(blocks, params["blocks"], x, mode))
+        elif name == "resnet":
+            blocks = [lambda p, t, s=stride: resnet_block(p, t, s) for _, _, stride in pc.resnet_blocks(kw)]
+            h = jax.nn.relu(batch_norm(params["bn1"], conv(params["conv1"], x, 1)))
+            logits = linear(params["fc"], run_blocks(blocks, params["blocks"], h, mode).mean((1, 2)))
         else:
             h = layer_norm(params["ln"], params["words"][x] + params["pos"])
-            h = run_blocks(lambda p, t: bert_block(p, t, kw["heads"]), params["layers"], h, mode)
+            block = lambda p, t: bert_block(p, t, kw["heads"])
+            h = run_blocks([block] * len(params["layers"]), params["layers"], h, mode)
             logits = linear(params["cls"], jnp.tanh(linear(params["pool"], h[:, 0])))
         logp = jax.nn.log_softmax(logits, axis=-1)
         return -jnp.take_along_axis(logp, labels[:, None], axis=-1).mean()
@@ -142,6 +173,11 @@ def from_device(tree, like, mode):
     return pc.reorder(tree, like)
 
 
+def to_nhwc(name, x):
+    """The ResNet's NCHW images as NHWC; other inputs as they are."""
+    return x.transpose(0, 2, 3, 1) if name == "resnet" else x
+
+
 def init_state(params):
     zeros = lambda: jax.tree.map(jnp.zeros_like, params)
     return zeros(), zeros(), jnp.zeros((), jnp.float32)
@@ -152,6 +188,7 @@ def measure(spec, mode, steps, warmup):
     params = to_device(pc.torch_init(name, kw), mode)
     state = init_state(params)
     x, labels = (jnp.asarray(a) for a in pc.batch_data(name, kw, batch, seed=1))
+    x = to_nhwc(name, x)
     compiled = make_step(name, kw, mode).lower(params, state, x, labels).compile()
     try:
         mem = compiled.memory_analysis()
@@ -172,7 +209,7 @@ def check_peer(name, kw, params, x, labels, mode):
     step = make_step(name, kw, mode, with_grads=True)
     p = to_device(params, mode)
     state = init_state(p)
-    x, labels = jnp.asarray(x), jnp.asarray(labels)
+    x, labels = to_nhwc(name, jnp.asarray(x)), jnp.asarray(labels)
     p, state, loss, grads = step(p, state, x, labels)
     p, state, _, grads2 = step(p, state, x, labels)
     return (float(loss), from_device(grads, params, mode), from_device(grads2, params, mode),

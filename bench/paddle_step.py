@@ -1,5 +1,5 @@
 """PaddlePaddle peer of bench/torch_step.py on the CPU, dygraph (eager) mode: the same models
-(Mlp, Bert), batch, paddle.optimizer.Adam (lr 1e-4, betas 0.9/0.999, eps 1e-8: torch's update
+(Mlp, Bert, ResNet; NCHW, as torch), batch, paddle.optimizer.Adam (lr 1e-4, betas 0.9/0.999, eps 1e-8: torch's update
 in another arrangement) and table. Modes: `eager`, and `checkpoint sqrt`: Chen's sqrt segments
 (bench/torch_step.py's segmentation) each under paddle.distributed.fleet.utils.recompute with
 use_reentrant=False, the hook form torch_step.py's torch.utils.checkpoint call takes.
@@ -111,15 +111,56 @@ def models():
             lin = lambda m: {"w": m.weight, "b": m.bias}
             return {"words": self.words.weight, "pos": self.pos.weight, "ln": {"g": self.ln.weight, "b": self.ln.bias},
                     "layers": [blk.tree() for blk in self.layers], "pool": lin(self.pool), "cls": lin(self.cls)}
-    return Mlp, Bert
+
+    class BasicBlock(nn.Layer):
+        def __init__(self, planes_in, planes, stride):
+            super().__init__()
+            conv = lambda i, o, k, s: nn.Conv2D(i, o, k, stride=s, padding=(k - 1) // 2, bias_attr=False)
+            self.conv1, self.bn1 = conv(planes_in, planes, 3, stride), nn.BatchNorm2D(planes, epsilon=pc.BN_EPS)
+            self.conv2, self.bn2 = conv(planes, planes, 3, 1), nn.BatchNorm2D(planes, epsilon=pc.BN_EPS)
+            self.down = None
+            if stride != 1 or planes_in != planes:
+                self.down, self.down_bn = conv(planes_in, planes, 1, stride), nn.BatchNorm2D(planes, epsilon=pc.BN_EPS)
+
+        def forward(self, x):
+            o = self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))
+            return F.relu(o + (x if self.down is None else self.down_bn(self.down(x))))
+
+        def tree(self):
+            bn = lambda m: {"g": m.weight, "b": m.bias}
+            t = {"conv1": self.conv1.weight, "bn1": bn(self.bn1), "conv2": self.conv2.weight, "bn2": bn(self.bn2)}
+            if self.down is not None:
+                t.update(down=self.down.weight, down_bn=bn(self.down_bn))
+            return t
+
+    class ResNet(nn.Layer):
+        def __init__(self, kw, ckpt=False):
+            super().__init__()
+            width = kw.get("width", 16)
+            self.conv1 = nn.Conv2D(kw["in"][0], width, 3, padding=1, bias_attr=False)
+            self.bn1 = nn.BatchNorm2D(width, epsilon=pc.BN_EPS)
+            self.blocks = nn.LayerList([BasicBlock(*b) for b in pc.resnet_blocks(kw)])
+            self.fc = nn.Linear(4 * width, kw["classes"])
+            self.ckpt = ckpt
+
+        def forward(self, x):
+            h = run_blocks(list(self.blocks), F.relu(self.bn1(self.conv1(x))), self.ckpt)
+            return self.fc(h.mean([2, 3]))
+
+        def tree(self):
+            return {"conv1": self.conv1.weight, "bn1": {"g": self.bn1.weight, "b": self.bn1.bias},
+                    "blocks": [blk.tree() for blk in self.blocks], "fc": {"w": self.fc.weight, "b": self.fc.bias}}
+    return Mlp, Bert, ResNet
 
 
 def make(name, kw, params, ckpt):
     """The model with |params| (a tree of numpy arrays, pc.build()'s) as its parameters: the
     same initialisation as the other peers, and a layout ([in, out] linears) paddle shares."""
-    Mlp, Bert = models()
+    Mlp, Bert, ResNet = models()
     if name == "mlp":
         model = Mlp(kw["layers"], kw["width"], kw["in"], kw["classes"], ckpt)
+    elif name == "resnet":
+        model = ResNet(kw, ckpt)
     else:
         model = Bert(kw["layers"], kw["hidden"], kw["heads"], kw["ffn"], kw["seq"], kw["vocab"], kw["classes"], ckpt)
     for p, value in zip(pc.leaves(model.tree()), pc.leaves(params)):
@@ -206,6 +247,8 @@ def main():
     # recompute() warns that a segment whose inputs need no gradient (the mlp's first: the batch)
     # need not be recomputed; its hook form (use_reentrant=False) recomputes it all the same.
     logger.setLevel(logging.ERROR)
+    # BatchNorm2D says on every training call that it tracks running statistics (as torch does).
+    warnings.filterwarnings("ignore", message="When training, we now always track")
     paddle.set_device("cpu")
     paddle.base.core.set_num_threads(threads)
     wanted = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -213,7 +256,7 @@ def main():
     if args.check:
         print(f"# PaddlePaddle {paddle.__version__} CPU, {threads} threads, {mkl}; --check against a float64 "
               "numpy reference")
-        sys.exit(pc.check(check_peer, check_adam, {"mlp": modes, "transformer": modes}))
+        sys.exit(pc.check(check_peer, check_adam, {name: modes for name in pc.MODELS}))
     if not args.specs:
         ap.error("give MODEL@BATCH specs, or --check")
     print(f"# PaddlePaddle {paddle.__version__} CPU (dygraph), {threads} threads (OMP/MKL), {mkl}; median of "

@@ -8,6 +8,9 @@ laid out [in, out], as x @ w + b):
     mlp:         {"blocks": [{"w", "b"}, ...], "head": {"w", "b"}}
     transformer: {"words", "pos", "ln": {"g", "b"}, "layers": [{"q", "k", "v", "o", "ln1", "f1",
                   "f2", "ln2"}, ...], "pool", "cls"}
+    resnet:      {"conv1", "bn1": {"g", "b"}, "blocks": [{"conv1", "bn1", "conv2", "bn2"[, "down",
+                  "down_bn"]}, ...], "fc": {"w", "b"}}
+with convolution weights laid out [out, in, kh, kw] (torch's OIHW) and images NCHW.
 """
 import math
 import statistics
@@ -19,17 +22,24 @@ import numpy as np
 # The spec grammar of bench/torch_step.py, and torch.optim.Adam(lr=1e-4)'s defaults.
 LR, BETA1, BETA2, ADAM_EPS = 1e-4, 0.9, 0.999, 1e-8
 LN_EPS = 1e-12
+# torch.nn.BatchNorm2d's default eps: the ResNet normalises with the batch's statistics.
+BN_EPS = 1e-5
 CHECK_SPECS = ["mlp:layers=3,width=16,in=8,classes=3@4",
-               "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=50,classes=2@4"]
+               "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=50,classes=2@4",
+               "resnet:depth=8,width=4,in=3x8x8,classes=3@4"]
+MODELS = ("mlp", "transformer", "resnet")
 
 
 def parse(spec):
     """MODEL@BATCH as (model, batch, name, kw), as bench/torch_step.py reads it."""
     model, batch = spec.rsplit("@", 1)
     name, _, rest = model.partition(":")
-    kw = {k: float(v) if "." in v else int(v) for k, v in (kv.split("=") for kv in rest.split(","))}
-    if name not in ("mlp", "transformer"):
-        sys.exit(f"unknown model {name!r} in {spec!r}: mlp or transformer")
+    value = lambda v: tuple(int(d) for d in v.split("x")) if "x" in v else float(v) if "." in v else int(v)
+    kw = {k: value(v) for k, v in (kv.split("=") for kv in rest.split(","))}
+    if name not in MODELS:
+        sys.exit(f"unknown model {name!r} in {spec!r}: " + ", ".join(MODELS))
+    if name == "resnet" and (kw.get("depth", 0) - 2) % 6 != 0:
+        sys.exit(f"{spec}: resnet's depth is 6n + 2")
     if kw.get("dropout", 0.0):
         sys.exit(f"{spec}: the peers run without dropout (dropout={kw['dropout']})")
     return model, int(batch), name, kw
@@ -43,11 +53,34 @@ def segments(count):
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
+def resnet_blocks(kw):
+    """The ResNet's blocks in order as (in planes, planes, stride): docs/templates.md's."""
+    n, width = (kw["depth"] - 2) // 6, kw.get("width", 16)
+    blocks, planes_in = [], width
+    for stage in range(3):
+        for i in range(n):
+            planes = width << stage
+            blocks.append((planes_in, planes, 2 if stage > 0 and i == 0 else 1))
+            planes_in = planes
+    return blocks
+
+
 def build(name, kw, fill):
     """The parameter tree of a model, each leaf from |fill|(kind, shape, fan_in), called in the
     tree's order (the order of leaves() below)."""
     lin = lambda i, o: {"w": fill("weight", (i, o), i), "b": fill("bias", (o,), i)}
     ln = lambda h: {"g": fill("ln_weight", (h,), h), "b": fill("ln_bias", (h,), h)}
+    conv = lambda o, i, k: fill("conv", (o, i, k, k), i * k * k)
+    if name == "resnet":
+        def block(planes_in, planes, stride):
+            b = {"conv1": conv(planes, planes_in, 3), "bn1": ln(planes), "conv2": conv(planes, planes, 3),
+                 "bn2": ln(planes)}
+            if stride != 1 or planes_in != planes:
+                b.update(down=conv(planes, planes_in, 1), down_bn=ln(planes))
+            return b
+        width = kw.get("width", 16)
+        return {"conv1": conv(width, kw["in"][0], 3), "bn1": ln(width),
+                "blocks": [block(*b) for b in resnet_blocks(kw)], "fc": lin(4 * width, kw["classes"])}
     if name == "mlp":
         dims = [kw["in"]] + [kw["width"]] * kw["layers"]
         return {"blocks": [lin(dims[i], kw["width"]) for i in range(kw["layers"])],
@@ -61,12 +94,13 @@ def build(name, kw, fill):
 
 
 def torch_init(name, kw, seed=0):
-    """PyTorch's default initialisation in float32: nn.Linear's weight and bias uniform in
-    +-1/sqrt(fan_in), nn.Embedding normal(0, 1), nn.LayerNorm ones and zeros."""
+    """PyTorch's default initialisation in float32: nn.Linear's weight and bias and nn.Conv2d's
+    weight uniform in +-1/sqrt(fan_in), nn.Embedding normal(0, 1), nn.LayerNorm and
+    nn.BatchNorm2d ones and zeros."""
     rng = np.random.default_rng(seed)
 
     def fill(kind, shape, fan_in):
-        if kind in ("weight", "bias"):
+        if kind in ("weight", "bias", "conv"):
             return rng.uniform(-1, 1, shape).astype(np.float32) / np.float32(math.sqrt(fan_in))
         if kind == "embedding":
             return rng.standard_normal(shape).astype(np.float32)
@@ -83,7 +117,8 @@ def check_params(name, kw):
     def fill(kind, shape, fan_in):
         t, count[0] = count[0], count[0] + 1
         s = np.sin(0.37 * np.arange(math.prod(shape)) + 1.1 * t).reshape(shape)
-        scale = {"weight": 2 / math.sqrt(fan_in), "bias": 2 / math.sqrt(fan_in), "embedding": 1.0}
+        scale = {"weight": 2 / math.sqrt(fan_in), "bias": 2 / math.sqrt(fan_in), "conv": 2 / math.sqrt(fan_in),
+                 "embedding": 1.0}
         if kind == "ln_weight":
             s = 1 + 0.1 * s
         elif kind == "ln_bias":
@@ -96,20 +131,22 @@ def check_params(name, kw):
 
 def batch_data(name, kw, batch, seed=None):
     """Inputs and labels: random as bench/torch_step.py draws them (uniform in [-1, 1) for the
-    mlp, uniform tokens), or deterministic when |seed| is None."""
+    mlp's vectors and the ResNet's NCHW images, uniform tokens), or deterministic when |seed| is
+    None."""
     classes = kw["classes"]
+    shape = (batch, kw["in"]) if name == "mlp" else (batch,) + kw["in"] if name == "resnet" else (batch, kw["seq"])
     if seed is None:
         labels = np.arange(batch) % classes
-        if name == "mlp":
-            x = np.sin(0.5 * np.arange(batch * kw["in"])).reshape(batch, kw["in"]).astype(np.float32)
+        if name == "transformer":
+            x = (np.arange(batch * kw["seq"]) * 7 + 3).reshape(shape) % kw["vocab"]
         else:
-            x = (np.arange(batch * kw["seq"]) * 7 + 3).reshape(batch, kw["seq"]) % kw["vocab"]
+            x = np.sin(0.5 * np.arange(math.prod(shape))).reshape(shape).astype(np.float32)
     else:
         rng = np.random.default_rng(seed)
         labels = rng.integers(0, classes, batch)
-        x = (rng.uniform(-1, 1, (batch, kw["in"])).astype(np.float32) if name == "mlp"
-             else rng.integers(0, kw["vocab"], (batch, kw["seq"])))
-    return (x if name == "mlp" else x.astype(np.int64)), labels.astype(np.int64)
+        x = (rng.integers(0, kw["vocab"], shape) if name == "transformer"
+             else rng.uniform(-1, 1, shape).astype(np.float32))
+    return (x.astype(np.int64) if name == "transformer" else x), labels.astype(np.int64)
 
 
 def leaves(tree):
@@ -175,10 +212,38 @@ def _block(p, x, heads):
     return _layer_norm(p["ln2"], x + _linear(p["f2"], 0.5 * u * (1 + _erf(u / math.sqrt(2)))))
 
 
+def _conv(w, x, stride):
+    """torch's conv2d of NCHW |x| by OIHW |w| (no bias), padding (k - 1) / 2."""
+    k = w.shape[-1]
+    pad = (k - 1) // 2
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    windows = np.lib.stride_tricks.sliding_window_view(x, (k, k), axis=(2, 3))[:, :, ::stride, ::stride]
+    return np.einsum("nchwij,ocij->nohw", windows, w)
+
+
+def _batch_norm(p, x):
+    """Training-mode batch normalisation over N, H, W (biased variance)."""
+    mu = x.mean((0, 2, 3), keepdims=True)
+    var = ((x - mu) ** 2).mean((0, 2, 3), keepdims=True)
+    return (x - mu) / np.sqrt(var + BN_EPS) * p["g"][:, None, None] + p["b"][:, None, None]
+
+
+def _resnet_block(p, h, stride):
+    o = np.maximum(_batch_norm(p["bn1"], _conv(p["conv1"], h, stride)), 0)
+    o = _batch_norm(p["bn2"], _conv(p["conv2"], o, 1))
+    shortcut = _batch_norm(p["down_bn"], _conv(p["down"], h, stride)) if "down" in p else h
+    return np.maximum(o + shortcut, 0)
+
+
 def reference_loss(name, kw, params, x, labels):
     """Mean cross-entropy of the model on (|x|, |labels|) in float64."""
     p = rebuild(params, [np.asarray(a, np.float64) for a in leaves(params)])
-    if name == "mlp":
+    if name == "resnet":
+        h = np.maximum(_batch_norm(p["bn1"], _conv(p["conv1"], np.asarray(x, np.float64), 1)), 0)
+        for blk, (_, _, stride) in zip(p["blocks"], resnet_blocks(kw)):
+            h = _resnet_block(blk, h, stride)
+        logits = _linear(p["fc"], h.mean((2, 3)))
+    elif name == "mlp":
         h = np.asarray(x, np.float64)
         for blk in p["blocks"]:
             h = np.maximum(_linear(blk, h), 0)
@@ -263,7 +328,9 @@ def check(peer, peer_adam, modes):
             grad_err = 0.0
             for d in (g, random_direction):
                 d = [a / _norm(d) for a in d]
-                h = 1e-4
+                # Small: the ResNet's batch norms over 4 images curve the loss enough that h = 1e-4
+                # is off by 1e-4 of the gradient; at 1e-6 float64's rounding stays near 1e-10.
+                h = 1e-6
                 moved = lambda s: rebuild(params, [a + s * h * u for a, u in zip(p0, d)])
                 lp, lm = (reference_loss(name, kw, moved(s), x, labels) for s in (1, -1))
                 fd = (lp - lm) / (2 * h)

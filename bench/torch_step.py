@@ -1,4 +1,5 @@
-"""PyTorch baseline for bench/step_time: the same models (docs/templates.md), same batch,
+"""PyTorch baseline for bench/step_time: the same models (docs/templates.md: mlp, transformer, and
+resnet as tests/data/make_golden.py writes it), same batch,
 same thread count, median step time with Adam. Optionally with torch.utils.checkpoint in Chen's
 sqrt(n) segmentation (--checkpoint: the L blocks split into round(sqrt(L)) consecutive segments
 of about sqrt(L) blocks, every segment checkpointed, the mode remat's `sqrt` strategy matches),
@@ -9,7 +10,9 @@ on a CUDA device (--device cuda), or the largest batch within a device memory ca
 """
 import argparse
 import math
+import os
 import statistics
+import sys
 import time
 
 import torch
@@ -17,10 +20,14 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data"))
+from make_golden import ResNet as GoldenResNet  # noqa: E402
+
 
 def parse(spec):
     name, _, rest = spec.partition(":")
-    return name, {k: float(v) if "." in v else int(v) for k, v in (kv.split("=") for kv in rest.split(","))}
+    value = lambda v: v if "x" in v else float(v) if "." in v else int(v)
+    return name, {k: value(v) for k, v in (kv.split("=") for kv in rest.split(","))}
 
 
 def segments(count):
@@ -98,6 +105,20 @@ class Bert(nn.Module):
         return self.cls(F.dropout(torch.tanh(self.pool(x[:, 0])), self.p, self.training))
 
 
+class ResNet(GoldenResNet):
+    """The resnet template (make_golden's module, whose state_dict keys are the template's), its
+    blocks run by run_blocks so that --checkpoint segments them as the other models."""
+
+    def __init__(self, depth, width, channels, classes, ckpt=False):
+        super().__init__(depth, width, channels, classes)
+        self.ckpt = ckpt
+
+    def forward(self, x):
+        h = F.relu(self.bn1(self.conv1(x)))
+        h = run_blocks([*self.layer1, *self.layer2, *self.layer3], h, self.ckpt)
+        return self.fc(F.adaptive_avg_pool2d(h, 1).flatten(1))
+
+
 def sync(device):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -110,6 +131,10 @@ def measure(spec, steps, warmup, ckpt, device=torch.device("cpu")):
     if name == "mlp":
         model = Mlp(kw["layers"], kw["width"], kw["in"], kw["classes"], kw.get("dropout", 0.0), ckpt)
         data = torch.rand(batch, kw["in"]) * 2 - 1
+    elif name == "resnet":
+        channels, height, width = (int(d) for d in kw["in"].split("x"))
+        model = ResNet(kw["depth"], kw.get("width", 16), channels, kw["classes"], ckpt)
+        data = torch.rand(batch, channels, height, width) * 2 - 1
     else:
         model = Bert(kw["layers"], kw["hidden"], kw["heads"], kw["ffn"], kw["seq"], kw["vocab"], kw["classes"],
                      kw.get("dropout", 0.0), ckpt)
