@@ -2,7 +2,8 @@
 // backend's threads. Each product is cut into tiles of C whose sizes the shapes alone fix,
 // and the tiles of every product of the batch are shared out among the threads whole. The cut
 // depends on the shapes only, never on the thread count, and every tile is summed over the
-// whole K by one call, so the bits are those of one thread.
+// whole K by one call, so the bits are those of one thread. A bias is added to each tile as soon
+// as it is computed, while it is in cache, each element rounded once as bias_add rounds it.
 #include <algorithm>
 
 #include "backends/cpu/gemm.h"
@@ -60,8 +61,10 @@ Cut cut_of(const Gemm& g, int64_t products) {
   return cut;
 }
 
-// Tile |j| (row-major over the tiles) of |g| under |cut|, on thread |worker|'s packing scratch.
-void gemm_block(Gemm g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t worker) {
+// Tile |j| (row-major over the tiles) of |g| under |cut|, on thread |worker|'s packing scratch;
+// then |bias| (null: none; else N floats) added to each of the tile's rows.
+void gemm_block(Gemm g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t worker,
+                const float* bias = nullptr) {
   const int64_t row = j / cut.col_blocks * cut.rows, col = j % cut.col_blocks * cut.cols;
   g.m = std::min(cut.rows, g.m - row);
   g.a = g.trans_a ? g.a + row : g.a + row * g.lda;
@@ -70,13 +73,19 @@ void gemm_block(Gemm g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t
   g.c += row * g.ldc + col;
   g.pack = gemm_pack(a, worker);
   gemm(g);
+  if (bias == nullptr) return;
+  const float* __restrict b = bias + col;
+  for (int64_t i = 0; i < g.m; ++i) {
+    float* __restrict c = g.c + i * g.ldc;
+    for (int64_t k = 0; k < g.n; ++k) c[k] += b[k];
+  }
 }
 
 // Every tile of one product over the threads.
-void gemm_threads(const KernelArgs& a, const Gemm& g) {
+void gemm_threads(const KernelArgs& a, const Gemm& g, const float* bias) {
   const Cut cut = cut_of(g, 1);
   parallel_for(a, cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
-    for (int64_t j = begin; j < end; ++j) gemm_block(g, cut, j, a, worker);
+    for (int64_t j = begin; j < end; ++j) gemm_block(g, cut, j, a, worker, bias);
   });
 }
 
@@ -97,6 +106,7 @@ remat_status matmul(const KernelArgs& args) {
   g.beta = 0.0f;
   const float* a = in_f32(args, 0);
   const float* b = in_f32(args, 1);
+  const float* bias = args.call->num_inputs > 2 ? in_f32(args, 2) : nullptr;  // not in reduce mode
   float* c = out_f32(args, 0);
   const bool trans_a = shape.trans_a, trans_b = shape.trans_b;
   const int64_t batch_a = shape.batch_a;
@@ -111,7 +121,7 @@ remat_status matmul(const KernelArgs& args) {
       g.a = a;
       g.b = b;
       g.k *= batch_a;
-      gemm_threads(args, g);
+      gemm_threads(args, g, nullptr);
       return REMAT_OK;
     }
     // Each tile of C sums the batch in order, on one thread.
@@ -135,7 +145,7 @@ remat_status matmul(const KernelArgs& args) {
     g.b = b;
     g.c = c;
     g.m *= batch_a;
-    gemm_threads(args, g);
+    gemm_threads(args, g, bias);
     return REMAT_OK;
   }
   // Independent products (attention's per-head ones), every tile of each a work item.
@@ -148,7 +158,7 @@ remat_status matmul(const KernelArgs& args) {
       part.a = a + i * a_stride;
       part.b = shared_b ? b : b + i * b_stride;
       part.c = c + i * c_stride;
-      gemm_block(part, cut, item % cut.count(), args, worker);
+      gemm_block(part, cut, item % cut.count(), args, worker, bias);
     }
   });
   return REMAT_OK;

@@ -34,6 +34,11 @@ remat_status finish_check(Launcher& l, const OpCall& call, const TensorRef& valu
 /// returning REMAT_ERROR_NONFINITE.
 remat_status report_error(const GpuState& s, ErrorBuffer* err);
 
+/// Adds the bias |b| ([N]) to every row of |c| in place with bias_add's kernel, so with its
+/// bits: matmul's optional bias, after the backend's product.
+remat_status add_bias_in_place(Launcher& l, const OpCall& call, const TensorRef& c, const TensorRef& b,
+                               ErrorBuffer* err);
+
 // The ops, one per catalogue entry (gpu_ops_*.cc); the table holds them.
 #define REMAT_GPU_OP_DECLARE(Name, snake, ...) \
   remat_status snake(Launcher& l, const OpCall& call, const StepContext& ctx, ErrorBuffer* err);

@@ -134,6 +134,14 @@ remat_status bias_add(Launcher& l, const OpCall& call, const StepContext&, Error
   return a.launch(items(y.numel), call, err);
 }
 
+remat_status add_bias_in_place(Launcher& l, const OpCall& call, const TensorRef& c, const TensorRef& b,
+                               ErrorBuffer* err) {
+  if (b.numel == 0 || c.numel == 0) return REMAT_OK;
+  Args a(l, kKernel_bias_add);
+  a.tensor(c).tensor(b).tensor(c).u64(c.numel).u64(b.numel);
+  return a.launch(items(c.numel), call, err);
+}
+
 remat_status reduce_leading(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& dy = *call.inputs[0];
   const int64_t nb = call.outputs[0]->numel;

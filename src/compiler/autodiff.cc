@@ -190,9 +190,11 @@ class Differentiator {
     }
   }
 
-  // C = alpha op(A) op(B): each gradient is another matmul (see plan/matmul_shape.h for the shape modes).
+  // C = alpha op(A) op(B) [+ bias]: each gradient is another matmul (see plan/matmul_shape.h for
+  // the shape modes); the bias's is dC summed over its rows, first, where bias_add's was.
   void matmul(const Op& op, int dc) {
     const int a = op.inputs[0], b = op.inputs[1];
+    if (op.inputs.size() > 2) grad_op(op.inputs[2], OpCode::kReduceLeading, {dc});
     const bool ta = op.iattrs[0] != 0, tb = op.iattrs[1] != 0;
     const std::vector<float> alpha = op.fattrs;
     auto mm = [&](int target, int x, int y, bool tx, bool ty) {

@@ -35,8 +35,7 @@ int Builder::linear(int x, int64_t out_features, const std::string& prefix) {
   const int b = param(prefix + ".bias", {out_features}, Init::kUniform, bound);
   std::vector<int64_t> shape = t(x).shape;
   shape.back() = out_features;
-  const int y = matmul(x, w, false, true, 1.0f, shape, prefix + ".matmul");
-  return bias_add(y, b, prefix + ".out");
+  return matmul(x, w, false, true, 1.0f, shape, prefix + ".out", b);
 }
 
 int Builder::layer_norm(int x, const std::string& prefix, float eps) {
@@ -100,9 +99,11 @@ int Builder::broadcast(int x, int64_t axis, int64_t count, std::vector<int64_t> 
 }
 
 int Builder::matmul(int a, int b, bool trans_a, bool trans_b, float alpha,
-                    std::vector<int64_t> out_shape, const std::string& name) {
+                    std::vector<int64_t> out_shape, const std::string& name, int bias) {
   const int y = activation(name, std::move(out_shape));
-  g_->add_op(OpCode::kMatMul, {a, b}, {y}, {trans_a ? 1 : 0, trans_b ? 1 : 0}, {alpha});
+  std::vector<int> inputs{a, b};
+  if (bias >= 0) inputs.push_back(bias);
+  g_->add_op(OpCode::kMatMul, std::move(inputs), {y}, {trans_a ? 1 : 0, trans_b ? 1 : 0}, {alpha});
   return y;
 }
 

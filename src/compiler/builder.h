@@ -59,8 +59,10 @@ class Builder {
   /// or has as 1s (torch's expand).
   int broadcast(int x, int64_t axis, int64_t count, std::vector<int64_t> out_shape, const std::string& name);
   /// alpha * op(a) @ op(b) in one of the shape modes of plan/matmul_shape.h; |out_shape| is the result's.
+  /// With |bias| (a tensor [N]; not in reduce mode), matmul's epilogue adds it to every row:
+  /// the bits of bias_add after the product, without the product's own tensor.
   int matmul(int a, int b, bool trans_a, bool trans_b, float alpha, std::vector<int64_t> out_shape,
-             const std::string& name);
+             const std::string& name, int bias = -1);
   /// a + b (same shapes).
   int add(int a, int b, const std::string& name);
   /// x + b broadcast over x's leading dims.

@@ -17,15 +17,15 @@ void OnnxImporter::gemm(const onnx::NodeProto& n) {
   const int w = adopt(n, 1, Role::kParam);
   const Dims wd = out_.graph.tensors[w].shape;
   if (wd.size() != 2 || wd[trans_b ? 1 : 0] != a[1]) unsupported(n, "B does not match A's columns");
-  const std::string name = out_.graph.unique_name(n.output(0));
-  int y = b_.matmul(x, w, false, trans_b, float_attr(n, "alpha", 1.0f), {a[0], wd[trans_b ? 0 : 1]}, name);
+  // C, the bias, is matmul's epilogue.
+  int bias = -1;
   if (n.input_size() > 2 && !n.input(2).empty()) {
     if (float_attr(n, "beta", 1.0f) != 1.0f) unsupported(n, "beta other than 1");
-    const int bias = adopt(n, 2, Role::kParam);
+    bias = adopt(n, 2, Role::kParam);
     if (out_.graph.tensors[bias].shape != Dims{wd[trans_b ? 0 : 1]}) unsupported(n, "C must be a bias [N]");
-    y = b_.bias_add(y, bias, out_.graph.unique_name(n.output(0) + ".bias"));
   }
-  define(n, 0, y);
+  const std::string name = out_.graph.unique_name(n.output(0));
+  define(n, 0, b_.matmul(x, w, false, trans_b, float_attr(n, "alpha", 1.0f), {a[0], wd[trans_b ? 0 : 1]}, name, bias));
 }
 
 void OnnxImporter::matmul(const onnx::NodeProto& n) {

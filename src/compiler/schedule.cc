@@ -314,8 +314,9 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const st
     // (Linear and convolution layers), normalisations and lookups. Recompute the elementwise
     // and data-movement ops (activations, pooling), and the attention core (q k^T, softmax,
     // dropout, p v), whose [B, A, S, S] tensors are the largest and cheapest to redo
-    // (Korthikanti et al. 2022). A product's bias add, head split or residual sum is kept in
-    // its place where nothing else needs it (past_cheap_chains).
+    // (Korthikanti et al. 2022). A product's bias add (an op of its own only where an imported
+    // MatMul is followed by an Add: a Linear's bias is the matmul's), head split or residual sum
+    // is kept in its place where nothing else needs it (past_cheap_chains).
     const std::vector<int> candidates = checkpoint_candidates(g, forward_ops);
     const std::vector<int> producer = producers(g, forward_ops);
     std::vector<int> chosen;

@@ -34,11 +34,13 @@
 
 // clang-format off
 #define REMAT_OP_CATALOGUE(X)                                                                    \
-  /* C = alpha * op(A) * op(B). The matrix of a tensor is its last two dims, its batch the       \
-     product of the others. Shape modes (plan/matmul_shape.h): batched (all batches equal),      \
+  /* C = alpha * op(A) * op(B) [+ bias]. The matrix of a tensor is its last two dims, its batch  \
+     the product of the others. Shape modes (plan/matmul_shape.h): batched (all batches equal),  \
      broadcast (B rank 2, batch(A) == batch(C)), reduce (C rank 2, batch(A) == batch(B) > 1,     \
-     C = sum over the batch: weight gradients). */                                               \
-  X(MatMul, matmul, 1, REMAT_IN(2, "A", "B"), REMAT_OUT(1, "C"),                                 \
+     C = sum over the batch: weight gradients). The optional bias [N] (not in reduce mode) is    \
+     added to every row of C after the product, each element rounded once: the bits of the      \
+     product followed by bias_add (a linear layer's epilogue, added while C is in cache). */     \
+  X(MatMul, matmul, 1, REMAT_IN(2, "A", "B", "bias"), REMAT_OUT(1, "C"),                         \
     REMAT_ATTRS("trans_a", "trans_b"), REMAT_ATTRS("alpha"), kF32, matmul)                       \
   /* y = x + broadcast(b); b's dims equal x's trailing dims. */                                  \
   X(BiasAdd, bias_add, 2, REMAT_IN(2, "x", "b"), REMAT_OUT(1, "y"), REMAT_ATTRS(),               \

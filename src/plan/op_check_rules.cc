@@ -117,7 +117,14 @@ remat_status check_matmul(Op& op) {
     return bad_shape(op).has_dims(c).text(", expected a matrix of [M, N] = [").num(shape.m)
         .text(", ").num(shape.n).text("]");
   }
-  if (shape.mode != MatmulMode::kInvalid) return REMAT_OK;
+  if (shape.mode != MatmulMode::kInvalid) {
+    if (op.num_in < 3) return REMAT_OK;
+    if (shape.mode == MatmulMode::kReduce) {
+      return bad_shape(op).tensor(In(2)).text(" in reduce mode (C summed over the batch): a bias is for"
+                                              " batched and broadcast products only");
+    }
+    return numel_is(op, In(2), shape.n, "N", c);
+  }
   return bad_shape(op).text("batch sizes A ").num(shape.batch_a).text(", B ").num(shape.batch_b)
       .text(", C ").num(shape.batch_c)
       .text(" fit no mode (batched: all equal; broadcast: B rank 2, A's = C's; reduce: C rank 2,"

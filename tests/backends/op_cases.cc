@@ -100,6 +100,8 @@ std::vector<OpCase> dense_cases() {
       {"matmul reduce folded", OpCode::kMatMul, {{3, 4, 5}, {3, 4, 6}}, {{5, 6}}, {1, 0}, {1.0f}, kMm},
       {"matmul reduce looped", OpCode::kMatMul, {{3, 5, 4}, {3, 6, 4}}, {{5, 6}}, {0, 1}, {1.0f}, kMm},
       {"matmul 2d", OpCode::kMatMul, {{33, 65}, {65, 17}}, {{33, 17}}, {0, 0}, {1.0f}, kMm},
+      {"matmul bias batched", OpCode::kMatMul, {{2, 3, 4, 5}, {2, 3, 5, 6}, {6}}, {{2, 3, 4, 6}}, {0, 0}, {1.0f}, kMm},
+      {"matmul bias broadcast trans_b", OpCode::kMatMul, {{3, 4, 5}, {6, 5}, {6}}, {{3, 4, 6}}, {0, 1}, {2.0f}, kMm},
       {"bias_add", OpCode::kBiasAdd, {{4, 3, 6}, {6}}, {{4, 3, 6}}, {}, {}, kEw},
       {"reduce_leading", OpCode::kReduceLeading, {{300, 40}}, {{40}}, {}, {}, kEw},
       {"add", OpCode::kAdd, {{1000}, {1000}}, {{1000}}, {}, {}, kEw},

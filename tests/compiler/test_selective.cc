@@ -30,8 +30,9 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }  // namespace
 
 // The heads q, k and v are kept (the attention core's backward reads them), not the products
-// before their bias add and split, and the residual sums rather than the products feeding
-// them; so no bias add, head split or residual sum is recomputed.
+// (their bias included) before their split, and the residual sums rather than the products
+// feeding them; so no head split, residual sum or bias add (the embeddings' positions) is
+// recomputed.
 static void selective_keeps_the_heads_and_recomputes_no_bias_add_or_sum(void**) {
   Built b = training_graph(kTransformer, 4, "sgd:lr=0.01");
   const std::vector<int> kept = remat::compiler::choose_checkpoints(b.graph, b.forward_ops, "selective");

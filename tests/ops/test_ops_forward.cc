@@ -91,6 +91,34 @@ void matmul_run_twice_gives_identical_bytes(void**) {
   assert_memory_equal(c1.f.data(), c2.f.data(), c1.f.size() * sizeof(float));
 }
 
+// matmul's bias: the product, then the bias added to every row, each element rounded once as
+// bias_add rounds it. In both modes that take one, every transpose combination, C cut into
+// tiles (batched: K and N over a block; broadcast: 600 stacked rows, three row blocks).
+void matmul_with_bias_gives_the_bytes_of_matmul_then_bias_add(void**) {
+  const MatMulCase shapes[] = {{MatMulMode::kBatched, false, false, 2, 77, 300, 270},
+                               {MatMulMode::kBroadcast, false, false, 3, 200, 40, 300}};
+  Rng rng(107);
+  for (MatMulCase mc : shapes) {
+    for (int combo = 0; combo < 4; ++combo) {
+      mc.trans_a = (combo & 1) != 0;
+      mc.trans_b = (combo & 2) != 0;
+      Tensor a = random_f32(mc.a_dims(), rng, -1, 1), b = random_f32(mc.b_dims(), rng, -1, 1);
+      Tensor bias = random_f32({mc.n}, rng, -1, 1);
+      const size_t numel = static_cast<size_t>(f32(mc.c_dims()).numel());
+      Tensor fused = f32(mc.c_dims(), std::vector<float>(numel, NAN)), product = f32(mc.c_dims());
+      Tensor biased = f32(mc.c_dims());
+      const Attrs attrs{{mc.trans_a, mc.trans_b}, {combo == 3 ? -0.5f : 1.0f}};
+      assert_int_equal(run_op(OpCode::kMatMul, {&a, &b, &bias}, {&fused}, attrs).status, REMAT_OK);
+      run_op(OpCode::kMatMul, {&a, &b}, {&product}, attrs);
+      run_op(OpCode::kBiasAdd, {&product, &bias}, {&biased});
+      assert_memory_equal(fused.f.data(), biased.f.data(), numel * sizeof(float));
+      Vec want = ref_matmul(mc, combo == 3 ? -0.5 : 1.0, to_double(a.f), to_double(b.f));
+      for (size_t i = 0; i < want.size(); ++i) want[i] += bias.f[i % bias.f.size()];
+      expect_close(fused.f, want, 1e-4 * static_cast<double>(mc.k), 0.0, "C + bias");
+    }
+  }
+}
+
 void bias_add_and_reduce_leading_match_reference(void**) {
   Rng rng(106);
   Tensor x = random_f32({3, 4, 300}, rng, -1, 1), b = random_f32({4, 300}, rng, -1, 1);
@@ -412,6 +440,7 @@ int main(void) {
       cmocka_unit_test(matmul_reduce_mode_in_tiles_matches_reference),
       cmocka_unit_test(matmul_of_plain_matrices_matches_reference),
       cmocka_unit_test(matmul_run_twice_gives_identical_bytes),
+      cmocka_unit_test(matmul_with_bias_gives_the_bytes_of_matmul_then_bias_add),
       cmocka_unit_test(bias_add_and_reduce_leading_match_reference),
       cmocka_unit_test(add_mul_and_scale_match_reference),
       cmocka_unit_test(activations_match_reference),

@@ -88,6 +88,22 @@ void matmul_with_a_vector_operand_is_rejected(void**) {
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 0 (A) has dims [3]", "rank 1, expected at least 2"});
 }
 
+// The optional bias is N floats, for batched and broadcast products; a weight gradient (reduce
+// mode) has none.
+void matmul_bias_of_n_elements_is_accepted_and_any_other_is_rejected(void**) {
+  Case c(OpCode::kMatMul);
+  c.in(F32, {4, 2, 3}).in(F32, {5, 3}).in(F32, {5}).out(F32, {4, 2, 5}).ia({0, 1}).fa({1.0f});
+  expect(c, REMAT_OK);
+  c.in_shape(2, {4});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 2 (bias) has dims [4] (4 elements)", "expected N = 5", "output 0 (C)"});
+  Case batched(OpCode::kMatMul);
+  batched.in(F32, {2, 4, 3}).in(F32, {2, 3, 6}).in(F32, {6}).out(F32, {2, 4, 6}).ia({0, 0}).fa({1.0f});
+  expect(batched, REMAT_OK);
+  Case reduce(OpCode::kMatMul);
+  reduce.in(F32, {4, 2, 5}).in(F32, {4, 2, 3}).in(F32, {3}).out(F32, {5, 3}).ia({1, 0}).fa({1.0f});
+  expect(reduce, REMAT_ERROR_BAD_SHAPE, {"input 2 (bias) in reduce mode"});
+}
+
 // ---- bias_add, reduce_leading, elementwise ------------------------------------------------------
 
 void bias_add_with_bias_not_the_trailing_dims_of_x_is_rejected(void**) {
@@ -214,6 +230,7 @@ int main(void) {
       cmocka_unit_test(matmul_with_trans_flag_2_or_negative_is_rejected),
       cmocka_unit_test(matmul_with_nan_alpha_is_rejected),
       cmocka_unit_test(matmul_with_a_vector_operand_is_rejected),
+      cmocka_unit_test(matmul_bias_of_n_elements_is_accepted_and_any_other_is_rejected),
       cmocka_unit_test(bias_add_with_bias_not_the_trailing_dims_of_x_is_rejected),
       cmocka_unit_test(bias_add_with_output_of_another_size_is_rejected),
       cmocka_unit_test(reduce_leading_with_output_not_the_trailing_dims_is_rejected),

@@ -243,16 +243,16 @@ void host_tensor_used_by_an_ordinary_op_is_rejected(void**) {
 
 void plan_with_overlapping_live_tensors_is_rejected(void**) {
   const rc::CompileResult r = compile_model(kMlp);
-  // fc0.matmul is written by op 0 and read by op 1 while the input x is live (the whole step):
-  // put it on x's bytes. Nothing else is live there then.
+  // fc0.out (the first linear's, bias included) is written by op 0 and read by op 1 while the
+  // input x is live (the whole step): put it on x's bytes. Nothing else is live there then.
   const int x = find_tensor(r.graph, "x");
-  const int y = find_tensor(r.graph, "fc0.matmul");
-  // fc0.matmul sits at offset 0, which FlatBuffers leaves out of the buffer: rewrite the plan.
+  const int y = find_tensor(r.graph, "fc0.out");
+  // An offset of 0 is left out of the buffer by FlatBuffers, so the plan is rewritten.
   std::vector<uint8_t> bytes = rewritten(r, [&](rc::Graph&, rc::MemoryPlan& m) {
     m.offset[static_cast<size_t>(y)] = m.offset[static_cast<size_t>(x)];
   });
-  expect_status(bytes, REMAT_ERROR_OVERLAP, {"'x'", "'fc0.matmul'", "arena"});
-  // The same by in-place mutation: fc0.relu (ops 2..21) moved onto x.
+  expect_status(bytes, REMAT_ERROR_OVERLAP, {"'x'", "'fc0.out'", "arena"});
+  // The same by in-place mutation: fc0.relu (written by op 1, read in the backward) moved onto x.
   bytes = r.plan;
   assert_true(mutable_tensor(bytes, find_tensor(r.graph, "fc0.relu"))->mutate_offset(r.memory.offset[static_cast<size_t>(x)]));
   expect_status(bytes, REMAT_ERROR_OVERLAP, {"'x'", "'fc0.relu'"});
@@ -268,7 +268,7 @@ void plan_with_overlapping_live_tensors_is_rejected(void**) {
 void overlap_check_does_not_trust_the_recorded_lifetimes(void**) {
   const rc::CompileResult r = compile_model(kMlp);
   const int x = find_tensor(r.graph, "x");
-  const int y = find_tensor(r.graph, "fc0.matmul");
+  const int y = find_tensor(r.graph, "fc0.out");
   const std::vector<uint8_t> bytes = rewritten(r, [&](rc::Graph&, rc::MemoryPlan& m) {
     m.offset[static_cast<size_t>(y)] = m.offset[static_cast<size_t>(x)];
     m.first_use[static_cast<size_t>(y)] = 100;  // "after the step": claims y is never live with x
@@ -276,7 +276,7 @@ void overlap_check_does_not_trust_the_recorded_lifetimes(void**) {
     m.first_use[static_cast<size_t>(x)] = 0;
     m.last_use[static_cast<size_t>(x)] = 0;
   });
-  expect_status(bytes, REMAT_ERROR_OVERLAP, {"'x'", "'fc0.matmul'"});
+  expect_status(bytes, REMAT_ERROR_OVERLAP, {"'x'", "'fc0.out'"});
 }
 
 // Tensors live at different times may share bytes: the check is not stricter than the rule.
