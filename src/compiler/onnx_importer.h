@@ -108,6 +108,10 @@ class OnnxImporter {
   void fold(const onnx::NodeProto& n);
   void gemm(const onnx::NodeProto& n);
   void matmul(const onnx::NodeProto& n);
+  // MatMul |n| of a weight and the one node reading it, an Add of a float initializer [|columns|]
+  // (nn.Linear on more than 2 dims, as torch exports it): a matmul with that bias, defining the
+  // Add's output. Returns false, importing nothing, where the pattern does not hold.
+  bool linear_with_bias(const onnx::NodeProto& n, int x, int w, bool trans_b, const Dims& out);
   void conv(const onnx::NodeProto& n);
   void batch_norm(const onnx::NodeProto& n);
   void pool(const onnx::NodeProto& n);

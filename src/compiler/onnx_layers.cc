@@ -39,6 +39,7 @@ void OnnxImporter::matmul(const onnx::NodeProto& n) {
     if (wd[1] != a.back()) unsupported(n, "the transposed weight does not match A's last dim");
     Dims out = a;
     out.back() = wd[0];
+    if (linear_with_bias(n, x, w, true, out)) return;
     return define(n, 0, b_.matmul(x, w, false, true, 1.0f, out, out_.graph.unique_name(n.output(0))));
   }
   if (!is_constant(n.input(1))) {  // two computed tensors, batched alike (attention)
@@ -57,7 +58,23 @@ void OnnxImporter::matmul(const onnx::NodeProto& n) {
   if (wd.size() != 2 || wd[0] != a.back()) unsupported(n, "B must be a 2-D parameter [K, N] matching A's last dim");
   Dims out = a;
   out.back() = wd[1];
+  if (linear_with_bias(n, x, w, false, out)) return;
   define(n, 0, b_.matmul(x, w, false, false, 1.0f, out, out_.graph.unique_name(n.output(0))));
+}
+
+bool OnnxImporter::linear_with_bias(const onnx::NodeProto& n, int x, int w, bool trans_b, const Dims& out) {
+  const onnx::NodeProto* add = sole_reader(n.output(0));
+  if (add == nullptr || add->op_type() != "Add" || add->input_size() != 2) return false;
+  const int side = add->input(0) == n.output(0) ? 1 : 0;  // the bias's input of the Add
+  if (add->input(1 - side) != n.output(0)) return false;
+  const auto found = constants_.find(add->input(side));
+  if (found == constants_.end()) return false;
+  const Constant& c = found->second;
+  if (c.type != onnx::TensorProto_DataType_FLOAT || c.initializer.empty() || c.dims != Dims{out.back()}) return false;
+  const int bias = adopt_named(*add, add->input(side), Role::kParam);
+  done_.insert(add);
+  define(*add, 0, b_.matmul(x, w, false, trans_b, 1.0f, out, out_.graph.unique_name(add->output(0)), bias));
+  return true;
 }
 
 void OnnxImporter::conv(const onnx::NodeProto& n) {

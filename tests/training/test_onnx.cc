@@ -162,6 +162,33 @@ void an_exported_gpt_like_classifier_trains_as_pytorch_does(void**) {
   run_golden("golden_onnx_gpt_adam.safetensors");
 }
 
+// nn.Linear on 3-D input, exported as MatMul and Add of its bias: one matmul with the bias as
+// its epilogue (the bias_add the Add was would reread the product); the goldens above train it.
+void an_exported_linear_on_3d_input_is_one_matmul_with_its_bias(void**) {
+  for (const char* model : {"onnx/bert.onnx", "onnx/gpt.onnx"}) {
+    remat::compiler::CompileOptions o;
+    o.model = data_path(model);
+    o.batch = 2;
+    o.loss = "cross_entropy";
+    const remat::compiler::CompileResult r = remat::compiler::compile(o);
+    const remat::compiler::Graph& g = r.graph;
+    std::vector<int> producer(g.tensors.size(), -1);
+    int with_bias = 0;
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      const remat::compiler::Op& op = g.ops[i];
+      if (op.phase != remat::compiler::Phase::kForward) continue;
+      for (int t : op.outputs) producer[static_cast<size_t>(t)] = static_cast<int>(i);
+      if (op.code == remat::OpCode::kMatMul && op.inputs.size() == 3) ++with_bias;
+      if (op.code != remat::OpCode::kBiasAdd) continue;
+      const int from = producer[static_cast<size_t>(op.inputs[0])];
+      if (from >= 0 && g.ops[static_cast<size_t>(from)].code == remat::OpCode::kMatMul) {
+        fail_msg("%s: op %zu adds a bias to matmul op %d's product", model, i, from);
+      }
+    }
+    if (with_bias < 6) fail_msg("%s: %d matmuls with a bias, expected a linear layer's at least 6", model, with_bias);
+  }
+}
+
 // Recomputation and spilling on imported graphs: parameters and running statistics after three
 // steps are the same bytes whatever the strategy, and with a checkpoint spilled to host memory
 // (the ResNet's splits within 92 KiB of device memory).
@@ -292,6 +319,7 @@ int main(void) {
       cmocka_unit_test(an_exported_depthwise_net_of_fixed_batch_trains_as_pytorch_does),
       cmocka_unit_test(an_exported_bert_like_encoder_trains_as_pytorch_does),
       cmocka_unit_test(an_exported_gpt_like_classifier_trains_as_pytorch_does),
+      cmocka_unit_test(an_exported_linear_on_3d_input_is_one_matmul_with_its_bias),
       cmocka_unit_test(imported_models_give_the_same_bytes_with_every_strategy),
       cmocka_unit_test(models_the_importer_cannot_take_are_refused_naming_why),
       cmocka_unit_test(parameters_the_export_renamed_are_named_in_warnings),
