@@ -8,7 +8,7 @@ the run's SGEMM rate.
 PyTorch runs twice: as it comes, and with glibc keeping the memory it frees (GLIBC_TUNABLES, the
 row "eager, freed memory kept"): PyTorch allocates its tensors per op, and glibc otherwise
 hands large freed blocks back to the kernel, so each step faults their pages in again (on this
-project's VMs up to a third of a ResNet-20 step; docs/benchmarks.md). remat allocates nothing
+project's VMs 8-19% of a ResNet-20 step; docs/benchmarks.md). remat allocates nothing
 in a step, so the setting does not concern it; that row is PyTorch at its best.
 
 Columns: median and min step ms; time over the framework's own none/eager; memory: remat's arena

@@ -77,7 +77,7 @@ void gemm_block(Gemm g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t
   const float* __restrict b = bias + col;
   for (int64_t i = 0; i < g.m; ++i) {
     float* __restrict c = g.c + i * g.ldc;
-    for (int64_t k = 0; k < g.n; ++k) c[k] += b[k];
+    for (int64_t j = 0; j < g.n; ++j) c[j] += b[j];
   }
 }
 

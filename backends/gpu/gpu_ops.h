@@ -34,8 +34,9 @@ remat_status finish_check(Launcher& l, const OpCall& call, const TensorRef& valu
 /// returning REMAT_ERROR_NONFINITE.
 remat_status report_error(const GpuState& s, ErrorBuffer* err);
 
-/// Adds the bias |b| ([N]) to every row of |c| in place with bias_add's kernel, so with its
-/// bits: matmul's optional bias, after the backend's product.
+/// Adds the bias |b| ([N]) to every row of |c| ([..., N]) in place with bias_add's kernel, so
+/// with its bits: matmul's optional bias, after the backend's product; |call| names the op in
+/// errors, |err| takes them.
 remat_status add_bias_in_place(Launcher& l, const OpCall& call, const TensorRef& c, const TensorRef& b,
                                ErrorBuffer* err);
 

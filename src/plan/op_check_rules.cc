@@ -123,6 +123,7 @@ remat_status check_matmul(Op& op) {
       return bad_shape(op).tensor(In(2)).text(" in reduce mode (C summed over the batch): a bias is for"
                                               " batched and broadcast products only");
     }
+    RETURN_IF_FAILED(rank_is(op, In(2), 1));
     return numel_is(op, In(2), shape.n, "N", c);
   }
   return bad_shape(op).text("batch sizes A ").num(shape.batch_a).text(", B ").num(shape.batch_b)

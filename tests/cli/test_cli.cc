@@ -134,8 +134,9 @@ static void a_bad_optimizer_is_a_usage_error_naming_the_optimizer(void**) {
   expect(run_remat("train " + model + " --optimizer sgd:lr=abc --steps 1"), 2, "--optimizer 'sgd:lr=abc'");
 }
 
-// The divergence of the example (SGD with lr=100) under each --on-nonfinite and
-// --finite-checks setting.
+// A diverging run (the example was SGD with lr=100; with the template's initial weights
+// since Linear's bias joined its matmul, lr=300 reaches NaN, at step 16) under each
+// --on-nonfinite and --finite-checks setting.
 static void a_diverging_run_stops_or_skips_and_never_saves_nan(void**) {
   const std::string train = "train mlp:layers=2,width=8,in=4,classes=3 --batch 4 --optimizer sgd:lr=300 --steps 20";
   const std::string params = tmp("diverged.safetensors");

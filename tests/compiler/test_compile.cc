@@ -80,6 +80,40 @@ static void every_parameter_gets_exactly_one_update(void**) {
   }
 }
 
+// A Linear is one matmul reading its bias (no bias_add); the bias's gradient is reduce_leading
+// of the product's gradient, the tensor the weight's gradient matmul reads, and is what the
+// bias's update reads.
+static void a_linear_is_one_matmul_with_its_bias_whose_gradient_sums_the_products(void**) {
+  CompileOptions o = options("mlp:layers=1,width=8,in=3,classes=5");
+  o.optimizer = "sgd:lr=0.1";
+  const auto r = compile(o);
+  const auto& g = r.graph;
+  const int w = g.find("fc1.weight"), b = g.find("fc1.bias");
+  int forward = -1, bias_grad = -1, updated_with = -1;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const auto& op = g.ops[i];
+    if (op.code == remat::OpCode::kBiasAdd) fail_msg("op %zu is a bias_add", i);
+    if (op.phase == remat::compiler::Phase::kForward && op.code == remat::OpCode::kMatMul && op.inputs[1] == w) {
+      assert_int_equal(op.inputs.size(), 3);
+      assert_int_equal(op.inputs[2], b);
+      forward = static_cast<int>(i);
+    }
+    if (op.code == remat::OpCode::kSgdUpdate && op.inputs[0] == b) updated_with = op.inputs[1];
+  }
+  assert_true(forward >= 0);
+  for (const auto& op : g.ops) {
+    if (op.code == remat::OpCode::kReduceLeading && op.outputs[0] == updated_with) bias_grad = op.inputs[0];
+  }
+  if (bias_grad < 0) fail_msg("fc1.bias's update reads no reduce_leading's sum");
+  bool weight_grad_reads_it = false;  // dW = dC^T x: the weight's gradient reads the same dC
+  for (const auto& op : g.ops) {
+    if (op.phase == remat::compiler::Phase::kBackward && op.code == remat::OpCode::kMatMul && op.inputs[0] == bias_grad) {
+      weight_grad_reads_it = true;
+    }
+  }
+  assert_true(weight_grad_reads_it);
+}
+
 static void compiled_plans_pass_runtime_verification(void**) {
   for (const char* model : {"mlp:layers=3,width=16,in=8,classes=4,dropout=0.2",
                             "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=6,vocab=20,classes=3,dropout=0.1"}) {
@@ -269,6 +303,7 @@ int main() {
       cmocka_unit_test(mlp_has_pytorch_parameter_names_and_layouts),
       cmocka_unit_test(transformer_has_bert_parameter_names_and_layouts),
       cmocka_unit_test(every_parameter_gets_exactly_one_update),
+      cmocka_unit_test(a_linear_is_one_matmul_with_its_bias_whose_gradient_sums_the_products),
       cmocka_unit_test(compiled_plans_pass_runtime_verification),
       cmocka_unit_test(bad_model_strings_are_named_in_the_error),
       cmocka_unit_test(bad_convolutional_model_strings_are_named_in_the_error),

@@ -52,6 +52,10 @@ static void selective_keeps_the_heads_and_recomputes_no_bias_add_or_sum(void**) 
   assert_true(recomputed.count(OpCode::kSoftmax) == 1);
   assert_true(recomputed.count(OpCode::kGelu) == 1);
   assert_true(recomputed.count(OpCode::kBiasAdd) == 0);
+  for (const auto& op : b.graph.ops) {  // no linear layer (a product with a weight) is recomputed
+    if (op.phase != Phase::kRecompute || op.code != OpCode::kMatMul) continue;
+    for (int in : op.inputs) assert_true(b.graph.tensors[in].role != remat::compiler::Role::kParam);
+  }
   assert_true(recomputed.count(OpCode::kAdd) == 0);
   assert_true(recomputed.count(OpCode::kLayerNorm) == 0);
   assert_true(remat::compiler::plan_memory(b.graph, 64).arena_size < none_arena);

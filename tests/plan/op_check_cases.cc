@@ -39,7 +39,7 @@ void unary(Case& c) { c.in(F32, {2, 3}).out(F32, {2, 3}); }
 void binary(Case& c) { c.in(F32, {2, 3}).in(F32, {2, 3}).out(F32, {2, 3}); }
 
 void matmul_ok(Case& c) {
-  c.in(F32, {2, 3}).in(F32, {3, 4}).out(F32, {2, 4}).ia({0, 0}).fa({1.0f});
+  c.in(F32, {2, 3}).in(F32, {3, 4}).in(F32, {4}).out(F32, {2, 4}).ia({0, 0}).fa({1.0f});
 }
 void bias_add_ok(Case& c) { c.in(F32, {2, 3, 4}).in(F32, {3, 4}).out(F32, {2, 3, 4}); }
 void reduce_leading_ok(Case& c) { c.in(F32, {2, 3, 4}).out(F32, {4}); }

@@ -96,6 +96,8 @@ void matmul_bias_of_n_elements_is_accepted_and_any_other_is_rejected(void**) {
   expect(c, REMAT_OK);
   c.in_shape(2, {4});
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 2 (bias) has dims [4] (4 elements)", "expected N = 5", "output 0 (C)"});
+  c.in_shape(2, {1, 5});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 2 (bias) has dims [1, 5]: rank 2, expected 1"});
   Case batched(OpCode::kMatMul);
   batched.in(F32, {2, 4, 3}).in(F32, {2, 3, 6}).in(F32, {6}).out(F32, {2, 4, 6}).ia({0, 0}).fa({1.0f});
   expect(batched, REMAT_OK);
