@@ -11,9 +11,6 @@ namespace remat {
 namespace cpu {
 namespace {
 
-// Columns summed per pass of reduce_leading: a double accumulator per column on the stack.
-constexpr int64_t kReduceBlock = 256;
-
 // Elements below which an elementwise kernel stays on one thread (and the size of a part:
 // a multiple of 4, so dropout's Philox groups of four never straddle two parts).
 constexpr int64_t kElementGrain = 1 << 14;
@@ -107,15 +104,8 @@ remat_status reduce_leading(const KernelArgs& args) {
   const int64_t rows = nb > 0 ? in_ref(args, 0).numel / nb : 0;
   const int64_t grain = rows > 0 && rows < kElementGrain / 16 ? kElementGrain / rows : 16;
   parallel_for(args, nb, grain, [&](int64_t c0, int64_t c1, uint32_t) {
-    double acc[kReduceBlock];
-    for (int64_t j0 = c0; j0 < c1; j0 += kReduceBlock) {
-      const int64_t w = c1 - j0 < kReduceBlock ? c1 - j0 : kReduceBlock;
-      for (int64_t j = 0; j < w; ++j) acc[j] = 0.0;
-      for (int64_t r = 0; r < rows; ++r) {
-        const float* row = dy + r * nb + j0;
-        for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
-      }
-      for (int64_t j = 0; j < w; ++j) db[j0 + j] = static_cast<float>(acc[j]);
+    for (int64_t j0 = c0; j0 < c1; j0 += kColumnSumsWidth) {
+      column_sums_span(dy + j0, rows, nb, db + j0, c1 - j0 < kColumnSumsWidth ? c1 - j0 : kColumnSumsWidth);
     }
   });
   return REMAT_OK;

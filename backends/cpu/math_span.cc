@@ -115,6 +115,16 @@ void REMAT_CPU_ENTRY(exp_shifted_span)(const float* x, float shift, float* y, in
 #endif
 }
 
+void REMAT_CPU_ENTRY(column_sums_span)(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w) {
+  double acc[kColumnSumsWidth];
+  for (int64_t j = 0; j < w; ++j) acc[j] = 0.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = dy + r * ld;
+    for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
+  }
+  for (int64_t j = 0; j < w; ++j) db[j] = static_cast<float>(acc[j]);
+}
+
 // Every vector's inputs are loaded before its outputs are stored: the update runs in place.
 void REMAT_CPU_ENTRY(adam_span)(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,
                                 const float* v_in, float* param, float* m_out, float* v_out, int64_t n) {

@@ -1,5 +1,6 @@
 // Elementwise math over a span of floats, compiled once per instruction set (math_span.cc;
-// cpu_isa.h): GELU, its gradient, softmax's exponentials and the Adam update. The AVX2 and AVX-512 builds take
+// cpu_isa.h): GELU, its gradient, softmax's exponentials, the Adam update and the column sums of
+// bias gradients. The AVX2 and AVX-512 builds take
 // erf and exp from glibc's vector math library (libmvec) eight or sixteen lanes at a time, where
 // the scalar erff and expf were 13% of a transformer's step. The kernels cut the elements over
 // the threads; the functions without a suffix (math_span_dispatch.cc) call the build the CPU
@@ -40,6 +41,14 @@ struct AdamScalars {
 void adam_span(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in, const float* v_in,
                float* param, float* m_out, float* v_out, int64_t n);
 
+/// Columns most column_sums_span() sums in one call.
+constexpr int64_t kColumnSumsWidth = 256;
+
+/// db[j] = sum over r of dy[r * ld + j], j < |w| <= kColumnSumsWidth, each column summed in
+/// double in row order and rounded once: the same bits in every build (reduce_leading's
+/// columns; wider vectors only sum more columns at a time).
+void column_sums_span(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
+
 /// The builds for one instruction set; call only when the CPU has it.
 void gelu_span_baseline(const float* x, float* y, int64_t n);
 void gelu_span_avx2(const float* x, float* y, int64_t n);
@@ -50,6 +59,9 @@ void gelu_grad_span_avx512(const float* dy, const float* x, float* dx, int64_t n
 void exp_shifted_span_baseline(const float* x, float shift, float* y, int64_t n);
 void exp_shifted_span_avx2(const float* x, float shift, float* y, int64_t n);
 void exp_shifted_span_avx512(const float* x, float shift, float* y, int64_t n);
+void column_sums_span_baseline(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
+void column_sums_span_avx2(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
+void column_sums_span_avx512(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
 void adam_span_baseline(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,
                         const float* v_in, float* param, float* m_out, float* v_out, int64_t n);
 void adam_span_avx2(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,

@@ -24,19 +24,22 @@ struct Build {
   void (*gelu)(const float*, float*, int64_t);
   void (*gelu_grad)(const float*, const float*, float*, int64_t);
   void (*exp_shifted)(const float*, float, float*, int64_t);
+  void (*column_sums)(const float*, int64_t, int64_t, float*, int64_t);
 };
 
 std::vector<Build> builds() {
   std::vector<Build> out = {{"baseline", remat::cpu::adam_span_baseline, remat::cpu::gelu_span_baseline,
-                             remat::cpu::gelu_grad_span_baseline, remat::cpu::exp_shifted_span_baseline}};
+                             remat::cpu::gelu_grad_span_baseline, remat::cpu::exp_shifted_span_baseline,
+                             remat::cpu::column_sums_span_baseline}};
 #if REMAT_CPU_X86_VARIANTS
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     out.push_back({"avx2", remat::cpu::adam_span_avx2, remat::cpu::gelu_span_avx2, remat::cpu::gelu_grad_span_avx2,
-                   remat::cpu::exp_shifted_span_avx2});
+                   remat::cpu::exp_shifted_span_avx2, remat::cpu::column_sums_span_avx2});
   }
   if (__builtin_cpu_supports("avx512f")) {
     out.push_back({"avx512", remat::cpu::adam_span_avx512, remat::cpu::gelu_span_avx512,
-                   remat::cpu::gelu_grad_span_avx512, remat::cpu::exp_shifted_span_avx512});
+                   remat::cpu::gelu_grad_span_avx512, remat::cpu::exp_shifted_span_avx512,
+                   remat::cpu::column_sums_span_avx512});
   }
 #endif
   return out;
@@ -126,11 +129,40 @@ void gelu_and_exp_match_float64_in_every_build(void**) {
   }
 }
 
+// Column sums: every build gives the bits of one double sum per column in row order, rounded
+// once (written out here), on widths that leave a short last vector, and on values whose
+// float sums would cancel differently (1e8 and 1 alternating).
+void column_sums_give_the_bits_of_a_double_sum_in_row_order_in_every_build(void**) {
+  const int64_t rows = 301, ld = 300;
+  ops_test::Rng rng(9);
+  std::vector<float> dy(static_cast<size_t>(rows * ld));
+  for (size_t i = 0; i < dy.size(); ++i) {
+    dy[i] = i % 7 == 0 ? (i % 2 ? 1e8f : -1e8f) : static_cast<float>(rng.uniform(-1, 1));
+  }
+  for (const Build& b : builds()) {
+    for (int64_t w : {int64_t{1}, int64_t{37}, int64_t{256}}) {
+      std::vector<float> db(static_cast<size_t>(w) + 1, 7.0f);
+      b.column_sums(dy.data() + 3, rows, ld, db.data(), w);
+      for (int64_t j = 0; j < w; ++j) {
+        volatile double sum = 0.0;  // one rounded double add at a time
+        for (int64_t r = 0; r < rows; ++r) sum = sum + static_cast<double>(dy[static_cast<size_t>(r * ld + 3 + j)]);
+        const float want = static_cast<float>(sum);
+        if (memcmp(&db[static_cast<size_t>(j)], &want, sizeof want) != 0) {
+          fail_msg("%s: column %lld of %lld sums to %.9g, expected %.9g", b.name, static_cast<long long>(j),
+                   static_cast<long long>(w), static_cast<double>(db[static_cast<size_t>(j)]), static_cast<double>(want));
+        }
+      }
+      if (db[static_cast<size_t>(w)] != 7.0f) fail_msg("%s: wrote past column %lld", b.name, static_cast<long long>(w));
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(adam_in_place_gives_its_formulas_bits_in_every_build),
+      cmocka_unit_test(column_sums_give_the_bits_of_a_double_sum_in_row_order_in_every_build),
       cmocka_unit_test(gelu_and_exp_match_float64_in_every_build),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
