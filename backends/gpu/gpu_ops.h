@@ -34,11 +34,11 @@ remat_status finish_check(Launcher& l, const OpCall& call, const TensorRef& valu
 /// returning REMAT_ERROR_NONFINITE.
 remat_status report_error(const GpuState& s, ErrorBuffer* err);
 
-/// Adds the bias |b| ([N]) to every row of |c| ([..., N]) in place with bias_add's kernel, so
-/// with its bits: matmul's optional bias, after the backend's product; |call| names the op in
-/// errors, |err| takes them.
-remat_status add_bias_in_place(Launcher& l, const OpCall& call, const TensorRef& c, const TensorRef& b,
-                               ErrorBuffer* err);
+/// Launches bias_add's kernel: y = x + b with |b| repeated over x's leading dims; |y| may be
+/// |x| (in place, matmul's optional bias after the backend's product, with bias_add's bits).
+/// |call| names the op in errors, |err| takes them.
+remat_status add_bias(Launcher& l, const OpCall& call, const TensorRef& x, const TensorRef& b, const TensorRef& y,
+                      ErrorBuffer* err);
 
 // The ops, one per catalogue entry (gpu_ops_*.cc); the table holds them.
 #define REMAT_GPU_OP_DECLARE(Name, snake, ...) \

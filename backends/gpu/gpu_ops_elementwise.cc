@@ -125,21 +125,16 @@ remat_status scale(Launcher& l, const OpCall& call, const StepContext&, ErrorBuf
   return unary(l, call, kGpuScale, fattr(call, 0, 1.0f), err);
 }
 
-remat_status bias_add(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  const TensorRef& b = *call.inputs[1];
-  const TensorRef& y = *call.outputs[0];
+remat_status add_bias(Launcher& l, const OpCall& call, const TensorRef& x, const TensorRef& b, const TensorRef& y,
+                      ErrorBuffer* err) {
   if (b.numel == 0) return REMAT_OK;
   Args a(l, kKernel_bias_add);
-  a.tensor(*call.inputs[0]).tensor(b).tensor(y).u64(y.numel).u64(b.numel);
+  a.tensor(x).tensor(b).tensor(y).u64(y.numel).u64(b.numel);
   return a.launch(items(y.numel), call, err);
 }
 
-remat_status add_bias_in_place(Launcher& l, const OpCall& call, const TensorRef& c, const TensorRef& b,
-                               ErrorBuffer* err) {
-  if (b.numel == 0 || c.numel == 0) return REMAT_OK;
-  Args a(l, kKernel_bias_add);
-  a.tensor(c).tensor(b).tensor(c).u64(c.numel).u64(b.numel);
-  return a.launch(items(c.numel), call, err);
+remat_status bias_add(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return add_bias(l, call, *call.inputs[0], *call.inputs[1], *call.outputs[0], err);
 }
 
 remat_status reduce_leading(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {

@@ -41,12 +41,19 @@ void check_close(const std::string& what, const float* got, const float* want, s
   }
 }
 
-remat::compiler::CompileOptions options_for(const remat::SafeTensorsFile& golden, const std::string& strategy) {
+// Compile options for ONNX |model| at |batch| with |loss| ("" where the model has its own).
+remat::compiler::CompileOptions onnx_options(const std::string& model, int64_t batch, const std::string& loss) {
   remat::compiler::CompileOptions o;
-  o.model = data_path(meta(golden, "model"));
-  o.batch = std::stoll(meta(golden, "batch"));
+  o.model = model;
+  o.batch = batch;
+  o.loss = loss;
+  return o;
+}
+
+remat::compiler::CompileOptions options_for(const remat::SafeTensorsFile& golden, const std::string& strategy) {
+  remat::compiler::CompileOptions o =
+      onnx_options(data_path(meta(golden, "model")), std::stoll(meta(golden, "batch")), meta(golden, "loss"));
   o.optimizer = meta(golden, "optimizer");
-  o.loss = meta(golden, "loss");
   o.strategy = strategy;
   return o;
 }
@@ -166,11 +173,7 @@ void an_exported_gpt_like_classifier_trains_as_pytorch_does(void**) {
 // its epilogue (the bias_add the Add was would reread the product); the goldens above train it.
 void an_exported_linear_on_3d_input_is_one_matmul_with_its_bias(void**) {
   for (const char* model : {"onnx/bert.onnx", "onnx/gpt.onnx"}) {
-    remat::compiler::CompileOptions o;
-    o.model = data_path(model);
-    o.batch = 2;
-    o.loss = "cross_entropy";
-    const remat::compiler::CompileResult r = remat::compiler::compile(o);
+    const remat::compiler::CompileResult r = remat::compiler::compile(onnx_options(data_path(model), 2, "cross_entropy"));
     const remat::compiler::Graph& g = r.graph;
     std::vector<int> producer(g.tensors.size(), -1);
     int with_bias = 0;
@@ -220,12 +223,8 @@ void imported_models_give_the_same_bytes_with_every_strategy(void**) {
 // Compiles |model| and returns the CompileError's message ("" when it compiled).
 std::string compile_error(const std::string& model, int64_t batch, const std::string& loss,
                           std::vector<std::string>* warnings = nullptr) {
-  remat::compiler::CompileOptions o;
-  o.model = model;
-  o.batch = batch;
-  o.loss = loss;
   try {
-    const remat::compiler::CompileResult r = remat::compiler::compile(o);
+    const remat::compiler::CompileResult r = remat::compiler::compile(onnx_options(model, batch, loss));
     if (warnings != nullptr) *warnings = r.report.warnings;
   } catch (const remat::compiler::CompileError& e) {
     return e.what();
@@ -288,13 +287,9 @@ void parameters_the_export_renamed_are_named_in_warnings(void**) {
 // export has none (the model trains without it).
 void dropout_is_kept_at_its_ratio_from_a_training_mode_export(void**) {
   for (const char* file : {"onnx/dropout_train.onnx", "onnx/dropout_eval.onnx"}) {
-    remat::compiler::CompileOptions o;
-    o.model = data_path(file);
-    o.batch = 4;
-    o.loss = "cross_entropy";
     remat::compiler::CompileResult r;
     try {
-      r = remat::compiler::compile(o);
+      r = remat::compiler::compile(onnx_options(data_path(file), 4, "cross_entropy"));
     } catch (const std::exception& e) {
       fail_msg("%s: %s", file, e.what());
     }
