@@ -1,6 +1,7 @@
 // The CPU backend's dispatch table: every op of the catalogue to its kernel, cpu::<snake>; and
 // the scratch the kernels share.
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/shared/op_table.h"
@@ -25,7 +26,7 @@ constexpr OpTable<Kernel> kTable = make_table();
 Kernel kernel_for(uint16_t code) { return kTable.find(code); }
 
 size_t scratch_bytes(uint32_t threads) {
-  return static_cast<size_t>(threads > 0 ? threads : 1) * kGemmPackFloats * sizeof(float);
+  return (static_cast<size_t>(threads > 0 ? threads : 1) * kGemmPackFloats + kWinogradFilterFloats) * sizeof(float);
 }
 
 }  // namespace cpu

@@ -20,8 +20,9 @@ struct KernelArgs {
   uint32_t threads;                 ///< Threads in |team| (0 or 1: the caller's only).
 };
 
-/// Bytes of scratch memory the kernels need with |threads| threads: GEMM packing for each. The
-/// backend obtains it once, at creation, and passes it in every KernelArgs.
+/// Bytes of scratch memory the kernels need with |threads| threads: GEMM packing for each, then
+/// the Winograd convolutions' transformed filters, which every thread reads (conv_winograd.h).
+/// The backend obtains it once, at creation, and passes it in every KernelArgs.
 size_t scratch_bytes(uint32_t threads);
 
 /// A kernel: returns REMAT_OK, or a status with a message in args.err for bad data.

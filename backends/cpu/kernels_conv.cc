@@ -11,18 +11,22 @@
 // (conv_weight_span.h), else the column matrix is packed transposed. 1x1 unit-stride unpadded
 // convolutions multiply the input in place, and one input channel per group (depthwise) runs as
 // direct loops (conv_depthwise.h; plan/spatial_shape.h decides which, for the verifier too).
+// A 3x3 unit-stride convolution of one group with 32 channels or more in and out, and its input
+// gradient, run as Winograd's F(2x2, 3x3) instead (conv_winograd.h; uses_winograd).
 //
 // Threads own disjoint slices (backends/cpu/parallel.h): the forward pass and the unit-stride
 // input gradient cut the images, or the output positions (columns of the product; span columns
 // when padded) when there are fewer images than threads; the strided input gradient the input
 // channels (rows of the workspace, which col2im scatters into disjoint planes); the weight
-// gradient the filter taps (columns of dw; whole input channels over padded images). Each thread
+// gradient the filter taps (columns of dw; whole input channels over padded images); Winograd's
+// filter transform the output channels, and its tiles contiguous runs of tiles. Each thread
 // loops over every image it needs, so a slice sums nothing that another thread sums too.
 #include <string.h>
 
 #include "backends/cpu/conv_depthwise.h"
 #include "backends/cpu/conv_padded.h"
 #include "backends/cpu/conv_weight_span.h"
+#include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
@@ -324,6 +328,52 @@ void for_padded_parts(const KernelArgs& args, const ConvShape& c, const PaddedSp
   }
 }
 
+// Channels in and out below which a 3x3 convolution stays direct: with fewer, the transforms
+// cost more than the products they save.
+constexpr int64_t kWinogradMinChannels = 32;
+
+// |c| as Winograd's convolution, laid out (winograd_layout); *thread_floats: a thread's scratch.
+WinogradConv winograd_shape(const ConvShape& c, int64_t* thread_floats) {
+  WinogradConv wc{c.x.n, c.x.c, c.x.h, c.x.w, c.k, c.p, c.q, c.a.pad_h, c.a.pad_w, 0, 0, 0, 0};
+  *thread_floats = winograd_layout(&wc);
+  return wc;
+}
+
+// Whether |c| runs as Winograd's F(2x2, 3x3) (conv_winograd.h): a 3x3 filter at unit stride and
+// dilation, one group, kWinogradMinChannels channels or more in and out, and transformed filters
+// and blocks that fit the scratch (microcontroller builds have no room for them).
+bool uses_winograd(const ConvShape& c) {
+  if (kWinogradFilterFloats == 0 || c.r != 3 || c.s != 3 || c.a.stride_h != 1 || c.a.stride_w != 1 ||
+      c.a.dilation_h != 1 || c.a.dilation_w != 1 || c.a.groups != 1 || c.cg < kWinogradMinChannels ||
+      c.kg < kWinogradMinChannels) {
+    return false;
+  }
+  int64_t thread_floats = 0;
+  const WinogradConv wc = winograd_shape(c, &thread_floats);
+  return wc.c * wc.kpad * kWinogradPositions <= kWinogradFilterFloats && thread_floats <= kGemmPackFloats;
+}
+
+// Convolution |c| (uses_winograd) of x into y by Winograd's F(2x2, 3x3): the threads transform
+// a share of the filters w into the shared scratch (|flipped|: w holds the input gradient's
+// filters turned, [C, K, 3, 3] for c's K = C), then each computes a contiguous share of the tiles.
+void winograd_conv(const KernelArgs& args, const ConvShape& c, const float* x, const float* w, bool flipped,
+                   float* y) {
+  int64_t thread_floats = 0;
+  const WinogradConv wc = winograd_shape(c, &thread_floats);
+  float* u = shared_scratch(args);
+  // The filters past K are multiplied but not used: zeros keep their products finite.
+  for (int64_t i = 0; i < wc.c; ++i) {
+    memset(u + (i * wc.kpad + wc.k) * kWinogradPositions, 0,
+           static_cast<size_t>((wc.kpad - wc.k) * kWinogradPositions) * sizeof(float));
+  }
+  parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) {
+    winograd_filters(w, c.k, c.x.c, wc.kpad, flipped, k0, k1, u);
+  });
+  parallel_for(args, winograd_tile_count(wc), kWinogradTiles, [&](int64_t t0, int64_t t1, uint32_t worker) {
+    winograd_tiles(wc, x, u, t0, t1, gemm_pack(args, worker), y);
+  });
+}
+
 }  // namespace
 
 remat_status conv(const KernelArgs& args) {
@@ -340,6 +390,8 @@ remat_status conv(const KernelArgs& args) {
   auto set_filters = [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; };
   if (uses_depthwise_loops(c)) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_forward(c, x, w, k0, k1, y); });
+  } else if (uses_winograd(c)) {
+    winograd_conv(args, c, x, w, false, y);
   } else if (!pointwise && pi.images > 0 && c.x.n >= static_cast<int64_t>(thread_count(args))) {
     // Q a multiple of kGemmImageGrain: each thread owns whole images.
     parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) {
@@ -396,6 +448,10 @@ remat_status conv_grad_input(const KernelArgs& args) {
     // Unit stride: the convolution of dy with the flipped filters (flipped_conv), dy itself its
     // column matrix for a pointwise filter. Threads cut it as they cut the forward pass.
     const ConvShape f = flipped_conv(c);
+    if (uses_winograd(f)) {
+      winograd_conv(args, f, dy, w, true, dx);
+      return REMAT_OK;
+    }
     const bool pointwise = conv_is_pointwise(c);
     const PaddedSpan ps = padded_span(f);
     const PaddedImages pi = padded_images(f, kImageScratch);

@@ -21,6 +21,11 @@ inline float* gemm_pack(const KernelArgs& a, uint32_t worker) {
   return static_cast<float*>(a.scratch) + static_cast<int64_t>(worker) * kGemmPackFloats;
 }
 
+/// The scratch past every thread's packing: kWinogradFilterFloats floats that all threads share.
+inline float* shared_scratch(const KernelArgs& a) {
+  return static_cast<float*>(a.scratch) + static_cast<int64_t>(a.threads > 0 ? a.threads : 1) * kGemmPackFloats;
+}
+
 /// Calls body(begin, end, worker) on disjoint parts covering [0, count), at most one per
 /// thread and all at once; each part but the last is a multiple of |grain| long (grain >= 1:
 /// a SIMD width, a GEMM panel, or enough work to be worth a thread).

@@ -109,6 +109,17 @@ void conv_with_a_long_reduction_matches_reference(void**) {
   run_conv_case(cp, true, 399);
 }
 
+// Unit-stride 3x3 convolutions of one group with 32 channels or more in and out run as
+// Winograd's F(2x2, 3x3) (backends/cpu/conv_winograd.h): odd output sizes, padding 0 and 2,
+// output channels not a multiple of 4, tiles over several blocks and threads (run_op: 3 threads
+// to the bits of 1), the most channels the scratch holds, and past it (the direct path).
+void conv_by_winograd_matches_reference(void**) {
+  run_conv_case({"Winograd: 32 to 33 channels, 7x9 output", false, 3, 32, 7, 9, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, 410);
+  run_conv_case({"Winograd: padding 0 and 2 on 10x6", false, 2, 40, 10, 6, 32, 3, 3, 1, 1, 0, 2, 1, 1, 1}, false, 411);
+  run_conv_case({"Winograd: 128 to 96 channels on 6x6", false, 2, 128, 6, 6, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, 412);
+  run_conv_case({"past Winograd's scratch: 160 to 160 on 4x4", false, 2, 160, 4, 4, 160, 3, 3, 1, 1, 1, 1, 1, 1, 1}, false, 413);
+}
+
 // Unit stride with many channels: the padded image a thread copies for its columns takes
 // several chunks of its scratch (400 channels), or does not fit at all and the column matrix is
 // packed instead (700 channels of 32 padded columns). Whole padded 8x8 images of 256 channels a
@@ -366,6 +377,7 @@ int main(void) {
       cmocka_unit_test(
           conv_matches_reference_for_every_attribute_combination_with_and_without_bias),
       cmocka_unit_test(conv_with_a_long_reduction_matches_reference),
+      cmocka_unit_test(conv_by_winograd_matches_reference),
       cmocka_unit_test(conv_with_many_channels_matches_reference_in_chunks_and_past_the_scratch),
       cmocka_unit_test(ceil_mode_adds_a_window_in_the_chosen_shapes),
       cmocka_unit_test(max_pool_matches_reference_with_padding_and_both_ceil_modes),

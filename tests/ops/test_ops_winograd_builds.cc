@@ -1,0 +1,161 @@
+// Winograd's F(2x2, 3x3) tiles (backends/cpu/conv_winograd.h) in every instruction-set build this
+// CPU runs, called directly: the convolution and the input gradient's flipped one against the
+// float64 definitions of op_reference_spatial.h, over odd output sizes (tiles cut by the edge),
+// padding 0, 1, 2 and a cropping -1, output channels that are not a multiple of 4 and blocks
+// cut short; and the tiles computed in uneven pieces, as the threads cut them, to the bits of
+// one call. The kernels' conv tests cover the choice of the path and the threads.
+//
+// Tolerance: |got - want| <= 2e-6 * T + 1e-5 * |want| for T = 9 C terms of values in [-1, 1],
+// as the direct convolution's tests: Winograd's transforms add a few roundings per term.
+#include "tests/cmocka_cpp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <vector>
+
+#include "backends/cpu/conv_winograd.h"
+#include "backends/cpu/gemm.h"
+#include "op_harness.h"
+#include "op_reference_spatial.h"
+
+namespace {
+
+using namespace ops_test;
+using remat::cpu::WinogradConv;
+using Tiles = void (*)(const WinogradConv&, const float*, const float*, int64_t, int64_t, float*, float*);
+
+struct NamedTiles {
+  const char* name;
+  Tiles run;
+};
+
+// The builds of the tiles this CPU can run.
+std::vector<NamedTiles> builds() {
+  std::vector<NamedTiles> out = {{"baseline", remat::cpu::winograd_tiles_baseline}};
+#if REMAT_CPU_X86_VARIANTS
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back({"avx2", remat::cpu::winograd_tiles_avx2});
+  if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512", remat::cpu::winograd_tiles_avx512});
+#endif
+  return out;
+}
+
+// A thread's scratch as the backend gives it: 64-byte aligned, garbage to begin with.
+struct Scratch {
+  std::vector<float> data;
+  float* at;
+  explicit Scratch(int64_t floats) : data(static_cast<size_t>(floats) + 16, 12345.0f) {
+    at = data.data() + (16 - (reinterpret_cast<uintptr_t>(data.data()) / sizeof(float)) % 16) % 16;
+  }
+};
+
+// The tiles of |wc| on |x| with filters |w| (|flipped| as winograd_filters takes them), in the
+// pieces that |cuts| (tile indices, ascending) make, each with its own scratch; y starts NaN.
+std::vector<float> run_tiles(Tiles run, WinogradConv wc, const std::vector<float>& x, const std::vector<float>& w,
+                             bool flipped, const std::vector<int64_t>& cuts) {
+  const int64_t thread_floats = remat::cpu::winograd_layout(&wc);
+  assert_true(thread_floats <= remat::cpu::kGemmPackFloats);
+  std::vector<float> u(static_cast<size_t>(wc.c * wc.kpad * remat::cpu::kWinogradPositions), 0.0f);
+  assert_true(static_cast<int64_t>(u.size()) <= remat::cpu::kWinogradFilterFloats);
+  // Two calls, as two threads would make them.
+  remat::cpu::winograd_filters(w.data(), wc.k, wc.c, wc.kpad, flipped, 0, wc.k / 2, u.data());
+  remat::cpu::winograd_filters(w.data(), wc.k, wc.c, wc.kpad, flipped, wc.k / 2, wc.k, u.data());
+  std::vector<float> y(static_cast<size_t>(wc.n * wc.k * wc.p * wc.q), NAN);
+  const int64_t tiles = remat::cpu::winograd_tile_count(wc);
+  int64_t from = 0;
+  for (size_t i = 0; i <= cuts.size(); ++i) {
+    const int64_t to = i < cuts.size() ? cuts[i] : tiles;
+    Scratch scratch(thread_floats);
+    run(wc, x.data(), u.data(), from, to, scratch.at, y.data());
+    from = to;
+  }
+  return y;
+}
+
+// One convolution: n images of c channels, h x w, into k channels, 3x3, padding (ph, pw).
+struct Problem {
+  const char* name;
+  int64_t n, c, h, w, k, pad_h, pad_w;
+};
+
+const Problem kProblems[] = {
+    {"7x9 output, 33 channels out (kpad 36), 3 short blocks", 3, 32, 7, 9, 33, 1, 1},
+    {"padding 0 on 10x6", 2, 20, 10, 6, 17, 0, 0},
+    {"padding 2 and 0 on 5x40 (blocks span tile rows)", 2, 16, 5, 40, 20, 2, 0},
+    {"a single output on 3x3", 4, 17, 3, 3, 5, 0, 0},
+};
+
+// The direct convolution's problem of the same shape, for the float64 reference.
+ConvProblem conv_problem(const Problem& pr) {
+  return ConvProblem{pr.name, false, pr.n, pr.c, pr.h, pr.w, pr.k, 3, 3, 1, 1, pr.pad_h, pr.pad_w, 1, 1, 1};
+}
+
+void expect_near_reference(const std::vector<float>& got, const Vec& want, int64_t terms, const char* build,
+                           const char* what) {
+  char label[160];
+  snprintf(label, sizeof(label), "%s (%s)", what, build);
+  expect_close(got, want, 2e-6 * static_cast<double>(terms), 1e-5, label);
+}
+
+void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, const char* build, const char* what) {
+  assert_int_equal(a.size(), b.size());
+  if (memcmp(a.data(), b.data(), a.size() * sizeof(float)) != 0) {
+    fail_msg("%s, %s: the tiles in pieces wrote other bits than in one call", build, what);
+  }
+}
+
+void tiles_match_the_convolution_in_every_build_and_in_pieces(void**) {
+  uint64_t seed = 900;
+  for (const Problem& pr : kProblems) {
+    const ConvProblem cp = conv_problem(pr);
+    Rng rng(++seed);
+    const Tensor x = random_f32(cp.x_dims(), rng, -1, 1), w = random_f32(cp.w_dims(), rng, -1, 1);
+    const Vec want = ref_conv(cp, to_double(x.f), to_double(w.f), Vec());
+    const WinogradConv wc{pr.n, pr.c, pr.h, pr.w, pr.k, cp.p(), cp.q(), pr.pad_h, pr.pad_w, 0, 0, 0, 0};
+    const int64_t tiles = remat::cpu::winograd_tile_count(wc);
+    for (const NamedTiles& b : builds()) {
+      const std::vector<float> whole = run_tiles(b.run, wc, x.f, w.f, false, {});
+      expect_near_reference(whole, want, 9 * pr.c, b.name, pr.name);
+      const std::vector<float> pieces = run_tiles(b.run, wc, x.f, w.f, false, {1, tiles / 2, tiles / 2 + 1});
+      expect_same_bits(whole, pieces, b.name, pr.name);
+    }
+  }
+}
+
+// The input gradient at unit stride: dy [n, k, P, Q] convolved with w [k, c, 3, 3] turned 180
+// degrees and its channel axes swapped, padded by 2 - pad (padding 3 crops: -1).
+void flipped_tiles_match_the_input_gradient_in_every_build(void**) {
+  const Problem problems[] = {
+      {"input gradient, padding 1 on 9x7", 2, 20, 9, 7, 33, 1, 1},
+      {"input gradient, padding 0 and 2 on 6x11", 3, 16, 6, 11, 18, 0, 2},
+      {"input gradient, padding 3 (cropped) on 5x5", 2, 17, 5, 5, 19, 3, 3},
+  };
+  uint64_t seed = 950;
+  for (const Problem& pr : problems) {
+    const ConvProblem cp = conv_problem(pr);
+    Rng rng(++seed);
+    const Tensor x = random_f32(cp.x_dims(), rng, -1, 1), w = random_f32(cp.w_dims(), rng, -1, 1);
+    const Tensor dy = random_f32(cp.y_dims(), rng, -1, 1);
+    Vec want_dx, want_dw;
+    ref_conv_adjoint(cp, to_double(x.f), to_double(w.f), to_double(dy.f), &want_dx, &want_dw);
+    const WinogradConv wc{pr.n, pr.k, cp.p(), cp.q(), pr.c, pr.h, pr.w, 2 - pr.pad_h, 2 - pr.pad_w, 0, 0, 0, 0};
+    const int64_t tiles = remat::cpu::winograd_tile_count(wc);
+    for (const NamedTiles& b : builds()) {
+      const std::vector<float> whole = run_tiles(b.run, wc, dy.f, w.f, true, {});
+      expect_near_reference(whole, want_dx, 9 * pr.k, b.name, pr.name);
+      const std::vector<float> pieces = run_tiles(b.run, wc, dy.f, w.f, true, {tiles / 3, tiles - 1});
+      expect_same_bits(whole, pieces, b.name, pr.name);
+    }
+  }
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(tiles_match_the_convolution_in_every_build_and_in_pieces),
+      cmocka_unit_test(flipped_tiles_match_the_input_gradient_in_every_build),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
