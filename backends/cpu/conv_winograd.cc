@@ -178,6 +178,89 @@ void transform_output(const WinogradConv& wc, const float* m, int64_t first, int
   }
 }
 
+// A dy A^T of a tile's 2x2 gradient (d00, d01, d10, d11): the rows d0, d0 + d1, d0 - d1, -d1,
+// then the same of each row's columns.
+inline v16 spread_block(v4 d) {
+  const v4 zero = {0, 0, 0, 0};
+  const v8 row_signs = {1, 1, 1, 1, -1, -1, -1, -1};
+  const v8 rows_a = __builtin_shufflevector(d, zero, 0, 1, 0, 1, 0, 1, 4, 4);
+  const v8 rows_b = __builtin_shufflevector(d, zero, 4, 4, 2, 3, 2, 3, 2, 3);
+  const v8 r = rows_a + row_signs * rows_b;
+  const v8 zeros = {0, 0, 0, 0, 0, 0, 0, 0};
+  const v16 col_signs = {1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1};
+  const v16 cols_a = __builtin_shufflevector(r, zeros, 0, 0, 0, 8, 2, 2, 2, 8, 4, 4, 4, 8, 6, 6, 6, 8);
+  const v16 cols_b = __builtin_shufflevector(r, zeros, 8, 1, 1, 1, 8, 3, 3, 3, 8, 5, 5, 5, 8, 7, 7, 7);
+  return cols_a + col_signs * cols_b;
+}
+
+// Writes A dy A^T of tiles [first, first + count), every output channel, to g [count, kpad, 16]:
+// zero past k.
+void transform_gradient(const WinogradConv& wc, const float* dy, int64_t first, int64_t count, float* g) {
+  const int64_t tile_cols = (wc.q + 1) / 2, per_image = (wc.p + 1) / 2 * tile_cols, pq = wc.p * wc.q;
+  int64_t n = first / per_image, ty = first % per_image / tile_cols, tx = first % tile_cols;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t oh = 2 * ty, ow = 2 * tx;
+    const bool right = ow + 1 < wc.q, below = oh + 1 < wc.p;
+    const float* in = dy + n * wc.k * pq + oh * wc.q + ow;
+    float* out = g + i * wc.kpad * kWinogradPositions;
+    for (int64_t k = 0; k < wc.kpad; ++k) {
+      v4 d = {0, 0, 0, 0};
+      if (k < wc.k) {
+        const float* o = in + k * pq;
+        d[0] = o[0];
+        if (right) d[1] = o[1];
+        if (below) {
+          d[2] = o[wc.q];
+          if (right) d[3] = o[wc.q + 1];
+        }
+      }
+      store16(out + k * kWinogradPositions, spread_block(d));
+    }
+    if (++tx == tile_cols) {
+      tx = 0;
+      if (++ty * tile_cols == per_image) {
+        ty = 0;
+        ++n;
+      }
+    }
+  }
+}
+
+// du [rows, c, 16] (+)= the lane-wise sums over the block's |count| tiles of g [count, rows, 16]
+// times v [count, c, 16], kCols input channels from |c0| on, rows [r0, r0 + kRows).
+template <int64_t kCols>
+void sum_tiles(const WinogradConv& wc, const float* g, const float* v, int64_t count, int64_t rows, int64_t r0,
+               int64_t c0, bool overwrite, float* du) {
+  v16 acc[kRows][kCols];
+  for (int64_t i = 0; i < kRows; ++i) {
+    for (int64_t j = 0; j < kCols; ++j) acc[i][j] = v16{};
+  }
+  for (int64_t t = 0; t < count; ++t) {
+    v16 a[kRows];
+    for (int64_t i = 0; i < kRows; ++i) a[i] = load16(g + (t * rows + r0 + i) * kWinogradPositions);
+    for (int64_t j = 0; j < kCols; ++j) {
+      const v16 b = load16(v + (t * wc.c + c0 + j) * kWinogradPositions);
+      for (int64_t i = 0; i < kRows; ++i) acc[i][j] += a[i] * b;
+    }
+  }
+  for (int64_t i = 0; i < kRows; ++i) {
+    for (int64_t j = 0; j < kCols; ++j) {
+      float* out = du + ((r0 + i) * wc.c + c0 + j) * kWinogradPositions;
+      store16(out, overwrite ? acc[i][j] : load16(out) + acc[i][j]);
+    }
+  }
+}
+
+// sum_tiles for the input channels [c0, c) left, fewer than kTileCols: one micro-tile as wide.
+template <int64_t kCols = kTileCols - 1>
+void sum_last_columns(const WinogradConv& wc, const float* g, const float* v, int64_t count, int64_t rows,
+                      int64_t r0, int64_t c0, bool overwrite, float* du) {
+  if constexpr (kCols > 0) {
+    if (wc.c - c0 == kCols) return sum_tiles<kCols>(wc, g, v, count, rows, r0, c0, overwrite, du);
+    sum_last_columns<kCols - 1>(wc, g, v, count, rows, r0, c0, overwrite, du);
+  }
+}
+
 }  // namespace
 
 void REMAT_CPU_ENTRY(winograd_tiles)(const WinogradConv& wc, const float* x, const float* u, int64_t t0,
@@ -194,6 +277,24 @@ void REMAT_CPU_ENTRY(winograd_tiles)(const WinogradConv& wc, const float* x, con
     transform_input(wc, x, first, count, v, rows);
     multiply(wc, u, v, tiles, m);
     transform_output(wc, m, first, count, y);
+  }
+}
+
+void REMAT_CPU_ENTRY(winograd_weight_sums)(const WinogradConv& wc, const float* x, const float* dy, int64_t t0,
+                                           int64_t t1, float* scratch, float* du) {
+  float* v = scratch;
+  float* g = scratch + wc.m_at;
+  float* rows = scratch + wc.rows_at;
+  if (t1 <= t0) memset(du, 0, static_cast<size_t>(wc.kpad * wc.c * kWinogradPositions) * sizeof(float));
+  for (int64_t first = t0; first < t1; first += kWinogradTiles) {
+    const int64_t count = t1 - first < kWinogradTiles ? t1 - first : kWinogradTiles;
+    transform_input(wc, x, first, count, v, rows);
+    transform_gradient(wc, dy, first, count, g);
+    for (int64_t r0 = 0; r0 < wc.kpad; r0 += kRows) {
+      int64_t c0 = 0;
+      for (; c0 + kTileCols <= wc.c; c0 += kTileCols) sum_tiles<kTileCols>(wc, g, v, count, wc.kpad, r0, c0, first == t0, du);
+      sum_last_columns(wc, g, v, count, wc.kpad, r0, c0, first == t0, du);
+    }
   }
 }
 

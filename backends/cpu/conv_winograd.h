@@ -5,7 +5,8 @@
 // and the transforms only add, subtract and halve. A tile's 16 transformed positions are one
 // 16-float vector, so the product over the channels is a GEMM of such vectors, transformed
 // filters by transformed tiles, lane by lane, run by a register-blocked kernel compiled once per
-// instruction set (conv_winograd.cc; cpu_isa.h).
+// instruction set (conv_winograd.cc; cpu_isa.h). The weight gradient is the same algebra's
+// adjoint: dw = G^T [sum over tiles of (A dy A^T) . (B^T d B)] G, a GEMM that sums over tiles.
 //
 // The sums are fixed: each output sums its tile's positions in one order and each position its
 // channels in order, whatever the thread or the block of tiles, so the same call gives the same
@@ -65,6 +66,26 @@ void winograd_filters(const float* w, int64_t k, int64_t c, int64_t kpad, bool f
 void winograd_tiles(const WinogradConv& wc, const float* x, const float* u, int64_t t0, int64_t t1, float* scratch,
                     float* y);
 
+/// Parts the weight gradient's sum over the tiles is cut into, each summed apart into its own
+/// [kpad, c, 16] of the shared scratch and the parts then added in order: as many as fit, at
+/// most kWinogradWeightParts, so the threads share the tiles and the bits depend on the shape
+/// alone. Below 2 the weight gradient stays direct.
+constexpr int64_t kWinogradWeightParts = 4;
+int64_t winograd_weight_parts(const WinogradConv& wc);
+
+/// The weight gradient's transformed sum over tiles [t0, t1): du [kpad, c, 16] holds, for
+/// output channel o and input channel i, the sum over the tiles of (A dy A^T) . (B^T d B), dy the
+/// tile's 2x2 block of the gradient of y [n, k, p, q] (zero outside P x Q) and d its 4x4 block
+/// of x, in tile order, blocks of kWinogradTiles summed apart and added in order (zero for no
+/// tiles; rows past k zero). On the calling thread, with |scratch| as for winograd_tiles().
+void winograd_weight_sums(const WinogradConv& wc, const float* x, const float* dy, int64_t t0, int64_t t1,
+                          float* scratch, float* du);
+
+/// Writes dw[o, i] = G^T (sum of the |parts| sums du + p * part_floats, in order) G for output
+/// channels [k0, k1) of w [k, c, 3, 3].
+void winograd_filter_gradient(const float* du, int64_t parts, int64_t part_floats, int64_t c, int64_t k0, int64_t k1,
+                              float* dw);
+
 /// The builds for one instruction set (conv_winograd.cc); call only when the CPU has it.
 void winograd_tiles_baseline(const WinogradConv& wc, const float* x, const float* u, int64_t t0, int64_t t1,
                              float* scratch, float* y);
@@ -72,6 +93,12 @@ void winograd_tiles_avx2(const WinogradConv& wc, const float* x, const float* u,
                          float* scratch, float* y);
 void winograd_tiles_avx512(const WinogradConv& wc, const float* x, const float* u, int64_t t0, int64_t t1,
                            float* scratch, float* y);
+void winograd_weight_sums_baseline(const WinogradConv& wc, const float* x, const float* dy, int64_t t0, int64_t t1,
+                                   float* scratch, float* du);
+void winograd_weight_sums_avx2(const WinogradConv& wc, const float* x, const float* dy, int64_t t0, int64_t t1,
+                               float* scratch, float* du);
+void winograd_weight_sums_avx512(const WinogradConv& wc, const float* x, const float* dy, int64_t t0, int64_t t1,
+                                 float* scratch, float* du);
 
 }  // namespace cpu
 }  // namespace remat

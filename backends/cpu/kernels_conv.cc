@@ -11,15 +11,15 @@
 // (conv_weight_span.h), else the column matrix is packed transposed. 1x1 unit-stride unpadded
 // convolutions multiply the input in place, and one input channel per group (depthwise) runs as
 // direct loops (conv_depthwise.h; plan/spatial_shape.h decides which, for the verifier too).
-// A 3x3 unit-stride convolution of one group with 32 channels or more in and out, and its input
-// gradient, run as Winograd's F(2x2, 3x3) instead (conv_winograd.h; uses_winograd).
+// A 3x3 unit-stride convolution of one group with 32 channels or more in and out, and both its
+// gradients, run as Winograd's F(2x2, 3x3) instead (conv_winograd.h; uses_winograd).
 //
 // Threads own disjoint slices (backends/cpu/parallel.h): the forward pass and the unit-stride
 // input gradient cut the images, or the output positions (columns of the product; span columns
 // when padded) when there are fewer images than threads; the strided input gradient the input
 // channels (rows of the workspace, which col2im scatters into disjoint planes); the weight
 // gradient the filter taps (columns of dw; whole input channels over padded images); Winograd's
-// filter transform the output channels, and its tiles contiguous runs of tiles. Each thread
+// filter transform and weight gradient the output channels, and its tiles contiguous runs of tiles. Each thread
 // loops over every image it needs, so a slice sums nothing that another thread sums too.
 #include <string.h>
 
@@ -374,6 +374,34 @@ void winograd_conv(const KernelArgs& args, const ConvShape& c, const float* x, c
   });
 }
 
+// Whether |c|'s weight gradient runs as Winograd's too: uses_winograd, and at least two parts of
+// its sum over the tiles fit the shared scratch (winograd_weight_parts).
+bool uses_winograd_weight_gradient(const ConvShape& c) {
+  if (!uses_winograd(c)) return false;
+  int64_t thread_floats = 0;
+  return winograd_weight_parts(winograd_shape(c, &thread_floats)) >= 2;
+}
+
+// The weight gradient of |c| (uses_winograd_weight_gradient) by Winograd's F(2x2, 3x3): the tiles
+// are cut into a fixed number of parts, which the threads sum apart into the shared scratch;
+// then each thread adds the parts in order for its output channels and transforms them into dw.
+void winograd_grad_weight(const KernelArgs& args, const ConvShape& c, const float* dy, const float* x, float* dw) {
+  int64_t thread_floats = 0;
+  const WinogradConv wc = winograd_shape(c, &thread_floats);
+  const int64_t parts = winograd_weight_parts(wc), tiles = winograd_tile_count(wc);
+  const int64_t part_floats = wc.kpad * wc.c * kWinogradPositions;
+  float* du = shared_scratch(args);
+  parallel_for(args, parts, 1, [&](int64_t p0, int64_t p1, uint32_t worker) {
+    for (int64_t p = p0; p < p1; ++p) {
+      winograd_weight_sums(wc, x, dy, p * tiles / parts, (p + 1) * tiles / parts, gemm_pack(args, worker),
+                           du + p * part_floats);
+    }
+  });
+  parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) {
+    winograd_filter_gradient(du, parts, part_floats, wc.c, k0, k1, dw);
+  });
+}
+
 }  // namespace
 
 remat_status conv(const KernelArgs& args) {
@@ -520,6 +548,10 @@ remat_status conv_grad_weight(const KernelArgs& args) {
   const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, crs = c.cg * c.r * c.s;
   if (uses_depthwise_loops(c)) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_grad_weight(c, dy, x, k0, k1, dw); });
+    return REMAT_OK;
+  }
+  if (uses_winograd_weight_gradient(c)) {
+    winograd_grad_weight(args, c, dy, x, dw);
     return REMAT_OK;
   }
   if (conv_grad_weight_over_images(args, c, dy, x, dw)) return REMAT_OK;

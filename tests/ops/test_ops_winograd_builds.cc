@@ -1,12 +1,14 @@
-// Winograd's F(2x2, 3x3) tiles (backends/cpu/conv_winograd.h) in every instruction-set build this
-// CPU runs, called directly: the convolution and the input gradient's flipped one against the
-// float64 definitions of op_reference_spatial.h, over odd output sizes (tiles cut by the edge),
-// padding 0, 1, 2 and a cropping -1, output channels that are not a multiple of 4 and blocks
-// cut short; and the tiles computed in uneven pieces, as the threads cut them, to the bits of
-// one call. The kernels' conv tests cover the choice of the path and the threads.
+// Winograd's F(2x2, 3x3) (backends/cpu/conv_winograd.h) in every instruction-set build this CPU
+// runs, called directly: the convolution, the input gradient's flipped one and the weight
+// gradient against the float64 definitions of op_reference_spatial.h, over odd output sizes
+// (tiles cut by the edge), padding 0, 1, 2 and a cropping -1, output channels that are not a
+// multiple of 4 and blocks cut short; the tiles in uneven pieces, as the threads cut them, to
+// the bits of one call, and the weight gradient's sums in parts. The kernels' conv tests cover
+// the choice of the path and the threads.
 //
-// Tolerance: |got - want| <= 2e-6 * T + 1e-5 * |want| for T = 9 C terms of values in [-1, 1],
-// as the direct convolution's tests: Winograd's transforms add a few roundings per term.
+// Tolerance: |got - want| <= 2e-6 * T + 1e-5 * |want| for T terms of values in [-1, 1] (9 C for
+// y and dx, N P Q for dw), as the direct convolution's tests: Winograd's transforms add a few
+// roundings per term.
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
@@ -25,18 +27,25 @@ namespace {
 using namespace ops_test;
 using remat::cpu::WinogradConv;
 using Tiles = void (*)(const WinogradConv&, const float*, const float*, int64_t, int64_t, float*, float*);
+using WeightSums = void (*)(const WinogradConv&, const float*, const float*, int64_t, int64_t, float*, float*);
 
 struct NamedTiles {
   const char* name;
   Tiles run;
+  WeightSums weight_sums;
 };
 
 // The builds of the tiles this CPU can run.
 std::vector<NamedTiles> builds() {
-  std::vector<NamedTiles> out = {{"baseline", remat::cpu::winograd_tiles_baseline}};
+  std::vector<NamedTiles> out = {
+      {"baseline", remat::cpu::winograd_tiles_baseline, remat::cpu::winograd_weight_sums_baseline}};
 #if REMAT_CPU_X86_VARIANTS
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back({"avx2", remat::cpu::winograd_tiles_avx2});
-  if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512", remat::cpu::winograd_tiles_avx512});
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    out.push_back({"avx2", remat::cpu::winograd_tiles_avx2, remat::cpu::winograd_weight_sums_avx2});
+  }
+  if (__builtin_cpu_supports("avx512f")) {
+    out.push_back({"avx512", remat::cpu::winograd_tiles_avx512, remat::cpu::winograd_weight_sums_avx512});
+  }
 #endif
   return out;
 }
@@ -79,11 +88,14 @@ struct Problem {
   int64_t n, c, h, w, k, pad_h, pad_w;
 };
 
+// Input channels 32, 23, 16, 21 and 19 leave the AVX-512 weight gradient's 6-wide micro-tiles
+// every remainder from 1 to 5.
 const Problem kProblems[] = {
     {"7x9 output, 33 channels out (kpad 36), 3 short blocks", 3, 32, 7, 9, 33, 1, 1},
-    {"padding 0 on 10x6", 2, 20, 10, 6, 17, 0, 0},
+    {"padding 0 on 10x6", 2, 23, 10, 6, 17, 0, 0},
     {"padding 2 and 0 on 5x40 (blocks span tile rows)", 2, 16, 5, 40, 20, 2, 0},
-    {"a single output on 3x3", 4, 17, 3, 3, 5, 0, 0},
+    {"a single output on 3x3", 4, 21, 3, 3, 5, 0, 0},
+    {"4x5 in 3 images, 8 channels out", 3, 19, 4, 5, 8, 1, 1},
 };
 
 // The direct convolution's problem of the same shape, for the float64 reference.
@@ -150,12 +162,54 @@ void flipped_tiles_match_the_input_gradient_in_every_build(void**) {
   }
 }
 
+// dw of the same problems: the transformed sums over the tiles in 1, 2, 3 and 5 parts (as
+// winograd_weight_parts cuts them; an empty part sums to zero) against the float64 adjoint, whose sums run over N * P * Q
+// positions; and each part computed on its own, with garbage beforehand in its scratch and
+// sums, to the bits of the same parts computed one after another in one scratch.
+std::vector<float> weight_gradient(WeightSums sums, WinogradConv wc, const std::vector<float>& x,
+                                   const std::vector<float>& dy, int64_t parts, bool fresh_scratch) {
+  const int64_t thread_floats = remat::cpu::winograd_layout(&wc);
+  const int64_t part_floats = wc.kpad * wc.c * remat::cpu::kWinogradPositions;
+  const int64_t tiles = remat::cpu::winograd_tile_count(wc);
+  std::vector<float> du(static_cast<size_t>(parts * part_floats), NAN);
+  Scratch shared(thread_floats);
+  for (int64_t p = 0; p < parts; ++p) {
+    Scratch own(thread_floats);
+    sums(wc, x.data(), dy.data(), p * tiles / parts, (p + 1) * tiles / parts, fresh_scratch ? own.at : shared.at,
+         du.data() + p * part_floats);
+  }
+  std::vector<float> dw(static_cast<size_t>(wc.k * wc.c * 9), NAN);
+  remat::cpu::winograd_filter_gradient(du.data(), parts, part_floats, wc.c, 0, wc.k, dw.data());
+  return dw;
+}
+
+void weight_sums_match_the_weight_gradient_in_every_build_and_in_parts(void**) {
+  uint64_t seed = 980;
+  for (const Problem& pr : kProblems) {
+    const ConvProblem cp = conv_problem(pr);
+    Rng rng(++seed);
+    const Tensor x = random_f32(cp.x_dims(), rng, -1, 1), w = random_f32(cp.w_dims(), rng, -1, 1);
+    const Tensor dy = random_f32(cp.y_dims(), rng, -1, 1);
+    Vec want_dx, want_dw;
+    ref_conv_adjoint(cp, to_double(x.f), to_double(w.f), to_double(dy.f), &want_dx, &want_dw);
+    const WinogradConv wc{pr.n, pr.c, pr.h, pr.w, pr.k, cp.p(), cp.q(), pr.pad_h, pr.pad_w, 0, 0, 0, 0};
+    for (const NamedTiles& b : builds()) {
+      for (int64_t parts : {1, 2, 3, 5}) {  // 5 parts of the 4 tiles of "a single output": one empty
+        const std::vector<float> dw = weight_gradient(b.weight_sums, wc, x.f, dy.f, parts, false);
+        expect_near_reference(dw, want_dw, pr.n * cp.p() * cp.q(), b.name, pr.name);
+        expect_same_bits(dw, weight_gradient(b.weight_sums, wc, x.f, dy.f, parts, true), b.name, pr.name);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tiles_match_the_convolution_in_every_build_and_in_pieces),
       cmocka_unit_test(flipped_tiles_match_the_input_gradient_in_every_build),
+      cmocka_unit_test(weight_sums_match_the_weight_gradient_in_every_build_and_in_parts),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
