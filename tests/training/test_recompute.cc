@@ -18,6 +18,9 @@ static const char* const kModels[] = {
     // differ if a recomputed batch norm updated them again); the ResNet has shortcuts across
     // its split points and strided 1x1 convolutions, the DS-CNN depthwise ones.
     "resnet:depth=14,width=4,in=3x8x8,classes=4",
+    // 32 and 64 channels: its unit-stride 3x3 convolutions and their gradients run as Winograd's
+    // (backends/cpu/conv_winograd.h), the weight gradient's sums in parts.
+    "resnet:depth=8,width=32,in=3x8x8,classes=4",
     "dscnn:blocks=3,width=8,in=1x12x6,classes=4",
     "cnn:channels=4x8,in=2x8x8,classes=3",
 };
