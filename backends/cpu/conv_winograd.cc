@@ -137,7 +137,9 @@ void multiply(const WinogradConv& wc, const float* u, const float* v, int64_t ti
         }
       }
       for (int64_t i = 0; i < kRows; ++i) {
-        for (int64_t j = 0; j < kTileCols; ++j) store16(m + ((t0 + j) * wc.kpad + k0 + i) * kWinogradPositions, acc[i][j]);
+        for (int64_t j = 0; j < kTileCols; ++j) {
+          store16(m + ((t0 + j) * wc.kpad + k0 + i) * kWinogradPositions, acc[i][j]);
+        }
       }
     }
   }
@@ -291,9 +293,10 @@ void REMAT_CPU_ENTRY(winograd_weight_sums)(const WinogradConv& wc, const float* 
     transform_input(wc, x, first, count, v, rows);
     transform_gradient(wc, dy, first, count, g);
     for (int64_t r0 = 0; r0 < wc.kpad; r0 += kRows) {
+      const bool overwrite = first == t0;
       int64_t c0 = 0;
-      for (; c0 + kTileCols <= wc.c; c0 += kTileCols) sum_tiles<kTileCols>(wc, g, v, count, wc.kpad, r0, c0, first == t0, du);
-      sum_last_columns(wc, g, v, count, wc.kpad, r0, c0, first == t0, du);
+      for (; c0 + kTileCols <= wc.c; c0 += kTileCols) sum_tiles<kTileCols>(wc, g, v, count, wc.kpad, r0, c0, overwrite, du);
+      sum_last_columns(wc, g, v, count, wc.kpad, r0, c0, overwrite, du);
     }
   }
 }

@@ -25,8 +25,10 @@ namespace cpu {
 constexpr int64_t kWinogradTiles = 24;
 /// Transformed positions of a tile (4 x 4): one vector of floats.
 constexpr int64_t kWinogradPositions = 16;
-/// Floats of the shared scratch that holds the transformed filters [C, Kpad, 16]: C * Kpad is at
-/// most 128 * 128. Microcontroller builds have none and never take this path.
+/// Floats of the shared scratch (1 MiB): the transformed filters [C, Kpad, 16], or the weight
+/// gradient's parts of sums, each as large (kWinogradWeightParts of them for 64 by 64 channels).
+/// A thread's scratch binds the channels first (winograd_layout: C + Kpad at most about 234, so
+/// C * Kpad at most about 117 * 117). Microcontroller builds have none and never take this path.
 #if defined(REMAT_CPU_SMALL_SCRATCH)
 constexpr int64_t kWinogradFilterFloats = 0;
 #else
@@ -69,7 +71,8 @@ void winograd_tiles(const WinogradConv& wc, const float* x, const float* u, int6
 /// Parts the weight gradient's sum over the tiles is cut into, each summed apart into its own
 /// [kpad, c, 16] of the shared scratch and the parts then added in order: as many as fit, at
 /// most kWinogradWeightParts, so the threads share the tiles and the bits depend on the shape
-/// alone. Below 2 the weight gradient stays direct.
+/// alone (more threads than parts wait while the parts are summed). Below 2 the weight gradient
+/// stays direct.
 constexpr int64_t kWinogradWeightParts = 4;
 int64_t winograd_weight_parts(const WinogradConv& wc);
 
@@ -77,7 +80,8 @@ int64_t winograd_weight_parts(const WinogradConv& wc);
 /// output channel o and input channel i, the sum over the tiles of (A dy A^T) . (B^T d B), dy the
 /// tile's 2x2 block of the gradient of y [n, k, p, q] (zero outside P x Q) and d its 4x4 block
 /// of x, in tile order, blocks of kWinogradTiles summed apart and added in order (zero for no
-/// tiles; rows past k zero). On the calling thread, with |scratch| as for winograd_tiles().
+/// tiles; the rows past k are never read). On the calling thread, with |scratch| as for
+/// winograd_tiles().
 void winograd_weight_sums(const WinogradConv& wc, const float* x, const float* dy, int64_t t0, int64_t t1,
                           float* scratch, float* du);
 

@@ -1,6 +1,7 @@
 // The widest instruction set this CPU runs of those the CPU backend's per-set code is compiled
-// for (meson builds gemm_packed.cc, gemm_dot.cc, conv_winograd.cc, batchnorm_channels.cc and math_span.cc once per set, with
-// REMAT_CPU_ISA naming it: isa_build.h; other CPUs than x86-64 get the baseline build only).
+// for (meson builds gemm_packed.cc, gemm_dot.cc, conv_winograd.cc, batchnorm_channels.cc and
+// math_span.cc once per set, with REMAT_CPU_ISA naming it: isa_build.h; other CPUs than x86-64
+// get the baseline build only).
 #ifndef REMAT_BACKENDS_CPU_CPU_ISA_H_
 #define REMAT_BACKENDS_CPU_CPU_ISA_H_
 

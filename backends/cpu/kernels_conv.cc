@@ -19,7 +19,8 @@
 // when padded) when there are fewer images than threads; the strided input gradient the input
 // channels (rows of the workspace, which col2im scatters into disjoint planes); the weight
 // gradient the filter taps (columns of dw; whole input channels over padded images); Winograd's
-// filter transform and weight gradient the output channels, and its tiles contiguous runs of tiles. Each thread
+// filter transforms the output channels, its tiles contiguous runs of tiles, and its weight
+// gradient's sums a fixed number of parts of the tiles (added in order, per output channel). Each thread
 // loops over every image it needs, so a slice sums nothing that another thread sums too.
 #include <string.h>
 

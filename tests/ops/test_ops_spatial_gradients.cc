@@ -99,10 +99,13 @@ void conv_backward_with_long_reductions_matches_float64_adjoint(void**) {
       // input channels a group three at a time.
       {"8 to 512 channels in 2 groups on 8x8", false, 5, 8, 8, 8, 512, 3, 3, 1, 1, 1, 1, 1, 1, 2},
       {"512 to 8 channels in 2 groups on 8x8", false, 5, 512, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2},
-      // dx by Winograd's F(2x2, 3x3) (32 channels or more each way): its flipped padding 2,
-      // and -1 (cropped) for padding 3.
+      // dx and dw by Winograd's F(2x2, 3x3) (32 channels or more each way): its flipped padding
+      // 2, -1 (cropped) for padding 3 and -2 for padding 4; 128 x 96 channels take Winograd's dx
+      // but the direct dw (two parts of its sums would not fit).
       {"36 to 32 channels, padding 0 on 9x7", false, 2, 36, 9, 7, 32, 3, 3, 1, 1, 0, 0, 1, 1, 1},
       {"32 to 40 channels, padding 3 on 5x6", false, 2, 32, 5, 6, 40, 3, 3, 1, 1, 3, 3, 1, 1, 1},
+      {"32 to 32 channels, padding 4 on 5x5", false, 2, 32, 5, 5, 32, 3, 3, 1, 1, 4, 4, 1, 1, 1},
+      {"128 to 96 channels on 6x6", false, 2, 128, 6, 6, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1},
   };
   uint64_t seed = 650;
   for (const ConvProblem& cp : problems) {

@@ -50,12 +50,21 @@ std::vector<NamedTiles> builds() {
   return out;
 }
 
-// A thread's scratch as the backend gives it: 64-byte aligned, garbage to begin with.
+// A thread's scratch as the backend gives it: 64-byte aligned, garbage to begin with, and
+// followed by guard floats that a call must leave as they were.
 struct Scratch {
+  static constexpr int64_t kGuard = 256;
+  static constexpr float kGarbage = 12345.0f;
   std::vector<float> data;
   float* at;
-  explicit Scratch(int64_t floats) : data(static_cast<size_t>(floats) + 16, 12345.0f) {
+  int64_t floats;
+  explicit Scratch(int64_t size) : data(static_cast<size_t>(size + kGuard) + 16, kGarbage), floats(size) {
     at = data.data() + (16 - (reinterpret_cast<uintptr_t>(data.data()) / sizeof(float)) % 16) % 16;
+  }
+  void expect_guard_intact(const char* what) const {
+    for (int64_t i = 0; i < kGuard; ++i) {
+      if (!(at[floats + i] == kGarbage)) fail_msg("%s: wrote %lld floats past its scratch", what, static_cast<long long>(i + 1));
+    }
   }
 };
 
@@ -77,6 +86,7 @@ std::vector<float> run_tiles(Tiles run, WinogradConv wc, const std::vector<float
     const int64_t to = i < cuts.size() ? cuts[i] : tiles;
     Scratch scratch(thread_floats);
     run(wc, x.data(), u.data(), from, to, scratch.at, y.data());
+    scratch.expect_guard_intact("winograd_tiles");
     from = to;
   }
   return y;
@@ -162,9 +172,9 @@ void flipped_tiles_match_the_input_gradient_in_every_build(void**) {
   }
 }
 
-// dw of the same problems: the transformed sums over the tiles in 1, 2, 3 and 5 parts (as
-// winograd_weight_parts cuts them; an empty part sums to zero) against the float64 adjoint, whose sums run over N * P * Q
-// positions; and each part computed on its own, with garbage beforehand in its scratch and
+// dw of the same problems: the transformed sums over the tiles in 1, 2, 3 and 5 parts, cut as
+// the kernel cuts its parts (an empty part sums to zero), against the float64 adjoint, whose
+// sums run over N * P * Q positions; and each part computed on its own, with garbage beforehand in its scratch and
 // sums, to the bits of the same parts computed one after another in one scratch.
 std::vector<float> weight_gradient(WeightSums sums, WinogradConv wc, const std::vector<float>& x,
                                    const std::vector<float>& dy, int64_t parts, bool fresh_scratch) {
@@ -177,6 +187,7 @@ std::vector<float> weight_gradient(WeightSums sums, WinogradConv wc, const std::
     Scratch own(thread_floats);
     sums(wc, x.data(), dy.data(), p * tiles / parts, (p + 1) * tiles / parts, fresh_scratch ? own.at : shared.at,
          du.data() + p * part_floats);
+    (fresh_scratch ? own : shared).expect_guard_intact("winograd_weight_sums");
   }
   std::vector<float> dw(static_cast<size_t>(wc.k * wc.c * 9), NAN);
   remat::cpu::winograd_filter_gradient(du.data(), parts, part_floats, wc.c, 0, wc.k, dw.data());
@@ -203,6 +214,48 @@ void weight_sums_match_the_weight_gradient_in_every_build_and_in_parts(void**) {
   }
 }
 
+// The conv kernels take Winograd's path exactly where kernels_conv.cc's rule says: their bytes
+// equal this CPU's build of the tiles (and of the weight sums, in winograd_weight_parts'
+// parts) where it applies, and differ where it does not: 16 channels in, and a weight gradient
+// whose two parts of sums would not fit (128 x 96 channels: forward and input gradient only).
+void kernels_take_winograd_where_the_rule_says(void**) {
+  struct Case {
+    Problem pr;
+    bool forward, weight_gradient;
+  };
+  const Case cases[] = {
+      {{"32 to 33 channels on 7x9", 3, 32, 7, 9, 33, 1, 1}, true, true},
+      {{"128 to 96 channels on 6x6", 2, 128, 6, 6, 96, 1, 1}, true, false},
+      {{"16 to 16 channels on 8x8", 2, 16, 8, 8, 16, 1, 1}, false, false},
+  };
+  uint64_t seed = 990;
+  for (const Case& k : cases) {
+    const Problem& pr = k.pr;
+    const ConvProblem cp = conv_problem(pr);
+    Rng rng(++seed);
+    Tensor x = random_f32(cp.x_dims(), rng, -1, 1), w = random_f32(cp.w_dims(), rng, -1, 1);
+    Tensor dy = random_f32(cp.y_dims(), rng, -1, 1);
+    Tensor y = f32(cp.y_dims()), dx = f32(cp.x_dims()), dw = f32(cp.w_dims());
+    const Attrs attrs{cp.iattrs(), {}};
+    assert_int_equal(run_op(remat::OpCode::kConv, {&x, &w}, {&y}, attrs).status, REMAT_OK);
+    assert_int_equal(run_op(remat::OpCode::kConvGradInput, {&dy, &w}, {&dx}, attrs).status, REMAT_OK);
+    assert_int_equal(run_op(remat::OpCode::kConvGradWeight, {&dy, &x}, {&dw}, attrs).status, REMAT_OK);
+    const WinogradConv wc{pr.n, pr.c, pr.h, pr.w, pr.k, cp.p(), cp.q(), pr.pad_h, pr.pad_w, 0, 0, 0, 0};
+    const WinogradConv flipped{pr.n, pr.k, cp.p(), cp.q(), pr.c, pr.h, pr.w, 2 - pr.pad_h, 2 - pr.pad_w, 0, 0, 0, 0};
+    WinogradConv laid = wc;
+    remat::cpu::winograd_layout(&laid);
+    const bool same_y = y.f == run_tiles(remat::cpu::winograd_tiles, wc, x.f, w.f, false, {});
+    const bool same_dx = dx.f == run_tiles(remat::cpu::winograd_tiles, flipped, dy.f, w.f, true, {});
+    const int64_t parts = remat::cpu::winograd_weight_parts(laid);
+    const bool same_dw =
+        dw.f == weight_gradient(remat::cpu::winograd_weight_sums, wc, x.f, dy.f, parts > 0 ? parts : 1, true);
+    if (same_y != k.forward || same_dx != k.forward || same_dw != k.weight_gradient) {
+      fail_msg("%s: Winograd's bits for y %d, dx %d, dw %d; want %d, %d, %d", pr.name, same_y, same_dx, same_dw,
+               k.forward, k.forward, k.weight_gradient);
+    }
+  }
+}
+
 }  // namespace
 
 int main(void) {
@@ -210,6 +263,7 @@ int main(void) {
       cmocka_unit_test(tiles_match_the_convolution_in_every_build_and_in_pieces),
       cmocka_unit_test(flipped_tiles_match_the_input_gradient_in_every_build),
       cmocka_unit_test(weight_sums_match_the_weight_gradient_in_every_build_and_in_parts),
+      cmocka_unit_test(kernels_take_winograd_where_the_rule_says),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
