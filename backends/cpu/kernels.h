@@ -21,7 +21,8 @@ struct KernelArgs {
 };
 
 /// Bytes of scratch memory the kernels need with |threads| threads: GEMM packing for each, then
-/// the Winograd convolutions' transformed filters, which every thread reads (conv_winograd.h).
+/// what the Winograd convolutions' threads share: their transformed filters, or their weight
+/// gradients' parts of sums (conv_winograd.h).
 /// The backend obtains it once, at creation, and passes it in every KernelArgs.
 size_t scratch_bytes(uint32_t threads);
 

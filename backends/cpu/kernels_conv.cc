@@ -20,8 +20,9 @@
 // channels (rows of the workspace, which col2im scatters into disjoint planes); the weight
 // gradient the filter taps (columns of dw; whole input channels over padded images); Winograd's
 // filter transforms the output channels, its tiles contiguous runs of tiles, and its weight
-// gradient's sums a fixed number of parts of the tiles (added in order, per output channel). Each thread
-// loops over every image it needs, so a slice sums nothing that another thread sums too.
+// gradient's sums a fixed number of parts of the tiles (added in order, per output channel).
+// Each thread loops over every image it needs, so a slice sums nothing that another thread sums
+// too.
 #include <string.h>
 
 #include "backends/cpu/conv_depthwise.h"
