@@ -75,6 +75,24 @@ inline v4 untransform_block(v16 m) {
   return (a + col_signs * b) + col_signs * c;
 }
 
+// Tile t's image n, tile row ty and tile column tx, stepped to the next tile without dividing.
+struct TileWalk {
+  int64_t tile_cols, per_image, n, ty, tx;
+  TileWalk(const WinogradConv& wc, int64_t t)
+      : tile_cols((wc.q + 1) / 2),
+        per_image((wc.p + 1) / 2 * tile_cols),
+        n(t / per_image),
+        ty(t % per_image / tile_cols),
+        tx(t % tile_cols) {}
+  void step() {
+    if (++tx < tile_cols) return;
+    tx = 0;
+    if (++ty * tile_cols < per_image) return;
+    ty = 0;
+    ++n;
+  }
+};
+
 // Writes B^T d B of tiles [first, first + count) to v [count, c, 16]: for each image's tiles
 // and channel, the input rows they read are copied zero-padded into |rows| (the image's column
 // j - pad_w at column j), so that every tile reads a whole 4x4 block.
@@ -147,12 +165,12 @@ void multiply(const WinogradConv& wc, const float* u, const float* v, int64_t ti
 
 // Writes A^T m A of tiles [first, first + count) to their outputs in y, those inside P x Q.
 void transform_output(const WinogradConv& wc, const float* m, int64_t first, int64_t count, float* y) {
-  const int64_t tile_cols = (wc.q + 1) / 2, per_image = (wc.p + 1) / 2 * tile_cols, pq = wc.p * wc.q;
-  int64_t n = first / per_image, ty = first % per_image / tile_cols, tx = first % tile_cols;
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t oh = 2 * ty, ow = 2 * tx;
+  const int64_t pq = wc.p * wc.q;
+  TileWalk at(wc, first);
+  for (int64_t i = 0; i < count; ++i, at.step()) {
+    const int64_t oh = 2 * at.ty, ow = 2 * at.tx;
     const bool right = ow + 1 < wc.q, below = oh + 1 < wc.p;
-    float* out = y + n * wc.k * pq + oh * wc.q + ow;
+    float* out = y + at.n * wc.k * pq + oh * wc.q + ow;
     const float* tile = m + i * wc.kpad * kWinogradPositions;
     for (int64_t k = 0; k < wc.k; ++k) {
       const v4 r = untransform_block(load16(tile + k * kWinogradPositions));
@@ -168,13 +186,6 @@ void transform_output(const WinogradConv& wc, const float* m, int64_t first, int
       if (below) {
         o[wc.q] = r[2];
         if (right) o[wc.q + 1] = r[3];
-      }
-    }
-    if (++tx == tile_cols) {
-      tx = 0;
-      if (++ty * tile_cols == per_image) {
-        ty = 0;
-        ++n;
       }
     }
   }
@@ -198,12 +209,12 @@ inline v16 spread_block(v4 d) {
 // Writes A dy A^T of tiles [first, first + count), every output channel, to g [count, kpad, 16]:
 // zero past k.
 void transform_gradient(const WinogradConv& wc, const float* dy, int64_t first, int64_t count, float* g) {
-  const int64_t tile_cols = (wc.q + 1) / 2, per_image = (wc.p + 1) / 2 * tile_cols, pq = wc.p * wc.q;
-  int64_t n = first / per_image, ty = first % per_image / tile_cols, tx = first % tile_cols;
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t oh = 2 * ty, ow = 2 * tx;
+  const int64_t pq = wc.p * wc.q;
+  TileWalk at(wc, first);
+  for (int64_t i = 0; i < count; ++i, at.step()) {
+    const int64_t oh = 2 * at.ty, ow = 2 * at.tx;
     const bool right = ow + 1 < wc.q, below = oh + 1 < wc.p;
-    const float* in = dy + n * wc.k * pq + oh * wc.q + ow;
+    const float* in = dy + at.n * wc.k * pq + oh * wc.q + ow;
     float* out = g + i * wc.kpad * kWinogradPositions;
     for (int64_t k = 0; k < wc.kpad; ++k) {
       v4 d = {0, 0, 0, 0};
@@ -217,13 +228,6 @@ void transform_gradient(const WinogradConv& wc, const float* dy, int64_t first, 
         }
       }
       store16(out + k * kWinogradPositions, spread_block(d));
-    }
-    if (++tx == tile_cols) {
-      tx = 0;
-      if (++ty * tile_cols == per_image) {
-        ty = 0;
-        ++n;
-      }
     }
   }
 }
@@ -295,7 +299,9 @@ void REMAT_CPU_ENTRY(winograd_weight_sums)(const WinogradConv& wc, const float* 
     for (int64_t r0 = 0; r0 < wc.kpad; r0 += kRows) {
       const bool overwrite = first == t0;
       int64_t c0 = 0;
-      for (; c0 + kTileCols <= wc.c; c0 += kTileCols) sum_tiles<kTileCols>(wc, g, v, count, wc.kpad, r0, c0, overwrite, du);
+      for (; c0 + kTileCols <= wc.c; c0 += kTileCols) {
+        sum_tiles<kTileCols>(wc, g, v, count, wc.kpad, r0, c0, overwrite, du);
+      }
       sum_last_columns(wc, g, v, count, wc.kpad, r0, c0, overwrite, du);
     }
   }

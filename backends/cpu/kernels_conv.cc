@@ -12,7 +12,7 @@
 // convolutions multiply the input in place, and one input channel per group (depthwise) runs as
 // direct loops (conv_depthwise.h; plan/spatial_shape.h decides which, for the verifier too).
 // A 3x3 unit-stride convolution of one group with 32 channels or more in and out, and both its
-// gradients, run as Winograd's F(2x2, 3x3) instead (conv_winograd.h; uses_winograd).
+// gradients, run as Winograd's F(2x2, 3x3) instead (conv_winograd_kernels.h).
 //
 // Threads own disjoint slices (backends/cpu/parallel.h): the forward pass and the unit-stride
 // input gradient cut the images, or the output positions (columns of the product; span columns
@@ -28,7 +28,7 @@
 #include "backends/cpu/conv_depthwise.h"
 #include "backends/cpu/conv_padded.h"
 #include "backends/cpu/conv_weight_span.h"
-#include "backends/cpu/conv_winograd.h"
+#include "backends/cpu/conv_winograd_kernels.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
@@ -330,80 +330,6 @@ void for_padded_parts(const KernelArgs& args, const ConvShape& c, const PaddedSp
   }
 }
 
-// Channels in and out below which a 3x3 convolution stays direct: with fewer, the transforms
-// cost more than the products they save.
-constexpr int64_t kWinogradMinChannels = 32;
-
-// |c| as Winograd's convolution, laid out (winograd_layout); *thread_floats: a thread's scratch.
-WinogradConv winograd_shape(const ConvShape& c, int64_t* thread_floats) {
-  WinogradConv wc{c.x.n, c.x.c, c.x.h, c.x.w, c.k, c.p, c.q, c.a.pad_h, c.a.pad_w, 0, 0, 0, 0};
-  *thread_floats = winograd_layout(&wc);
-  return wc;
-}
-
-// Whether |c| runs as Winograd's F(2x2, 3x3) (conv_winograd.h): a 3x3 filter at unit stride and
-// dilation, one group, kWinogradMinChannels channels or more in and out, and transformed filters
-// and blocks that fit the scratch (microcontroller builds have no room for them).
-bool uses_winograd(const ConvShape& c) {
-  if (kWinogradFilterFloats == 0 || c.r != 3 || c.s != 3 || c.a.stride_h != 1 || c.a.stride_w != 1 ||
-      c.a.dilation_h != 1 || c.a.dilation_w != 1 || c.a.groups != 1 || c.cg < kWinogradMinChannels ||
-      c.kg < kWinogradMinChannels) {
-    return false;
-  }
-  int64_t thread_floats = 0;
-  const WinogradConv wc = winograd_shape(c, &thread_floats);
-  return wc.c * wc.kpad * kWinogradPositions <= kWinogradFilterFloats && thread_floats <= kGemmPackFloats;
-}
-
-// Convolution |c| (uses_winograd) of x into y by Winograd's F(2x2, 3x3): the threads transform
-// a share of the filters w into the shared scratch (|flipped|: w holds the input gradient's
-// filters turned, [C, K, 3, 3] for c's K = C), then each computes a contiguous share of the tiles.
-void winograd_conv(const KernelArgs& args, const ConvShape& c, const float* x, const float* w, bool flipped,
-                   float* y) {
-  int64_t thread_floats = 0;
-  const WinogradConv wc = winograd_shape(c, &thread_floats);
-  float* u = shared_scratch(args);
-  // The filters past K are multiplied but not used: zeros keep their products finite.
-  for (int64_t i = 0; i < wc.c; ++i) {
-    memset(u + (i * wc.kpad + wc.k) * kWinogradPositions, 0,
-           static_cast<size_t>((wc.kpad - wc.k) * kWinogradPositions) * sizeof(float));
-  }
-  parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) {
-    winograd_filters(w, c.k, c.x.c, wc.kpad, flipped, k0, k1, u);
-  });
-  parallel_for(args, winograd_tile_count(wc), kWinogradTiles, [&](int64_t t0, int64_t t1, uint32_t worker) {
-    winograd_tiles(wc, x, u, t0, t1, gemm_pack(args, worker), y);
-  });
-}
-
-// Whether |c|'s weight gradient runs as Winograd's too: uses_winograd, and at least two parts of
-// its sum over the tiles fit the shared scratch (winograd_weight_parts).
-bool uses_winograd_weight_gradient(const ConvShape& c) {
-  if (!uses_winograd(c)) return false;
-  int64_t thread_floats = 0;
-  return winograd_weight_parts(winograd_shape(c, &thread_floats)) >= 2;
-}
-
-// The weight gradient of |c| (uses_winograd_weight_gradient) by Winograd's F(2x2, 3x3): the tiles
-// are cut into a fixed number of parts, which the threads sum apart into the shared scratch;
-// then each thread adds the parts in order for its output channels and transforms them into dw.
-void winograd_grad_weight(const KernelArgs& args, const ConvShape& c, const float* dy, const float* x, float* dw) {
-  int64_t thread_floats = 0;
-  const WinogradConv wc = winograd_shape(c, &thread_floats);
-  const int64_t parts = winograd_weight_parts(wc), tiles = winograd_tile_count(wc);
-  const int64_t part_floats = wc.kpad * wc.c * kWinogradPositions;
-  float* du = shared_scratch(args);
-  parallel_for(args, parts, 1, [&](int64_t p0, int64_t p1, uint32_t worker) {
-    for (int64_t p = p0; p < p1; ++p) {
-      winograd_weight_sums(wc, x, dy, p * tiles / parts, (p + 1) * tiles / parts, gemm_pack(args, worker),
-                           du + p * part_floats);
-    }
-  });
-  parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) {
-    winograd_filter_gradient(du, parts, part_floats, wc.c, k0, k1, dw);
-  });
-}
-
 }  // namespace
 
 remat_status conv(const KernelArgs& args) {
@@ -420,8 +346,8 @@ remat_status conv(const KernelArgs& args) {
   auto set_filters = [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; };
   if (uses_depthwise_loops(c)) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_forward(c, x, w, k0, k1, y); });
-  } else if (uses_winograd(c)) {
-    winograd_conv(args, c, x, w, false, y);
+  } else if (winograd_conv(args, c, x, w, false, y)) {
+    // Winograd's F(2x2, 3x3) wrote y (conv_winograd_kernels.h).
   } else if (!pointwise && pi.images > 0 && c.x.n >= static_cast<int64_t>(thread_count(args))) {
     // Q a multiple of kGemmImageGrain: each thread owns whole images.
     parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) {
@@ -478,10 +404,7 @@ remat_status conv_grad_input(const KernelArgs& args) {
     // Unit stride: the convolution of dy with the flipped filters (flipped_conv), dy itself its
     // column matrix for a pointwise filter. Threads cut it as they cut the forward pass.
     const ConvShape f = flipped_conv(c);
-    if (uses_winograd(f)) {
-      winograd_conv(args, f, dy, w, true, dx);
-      return REMAT_OK;
-    }
+    if (winograd_conv(args, f, dy, w, true, dx)) return REMAT_OK;
     const bool pointwise = conv_is_pointwise(c);
     const PaddedSpan ps = padded_span(f);
     const PaddedImages pi = padded_images(f, kImageScratch);
@@ -552,10 +475,7 @@ remat_status conv_grad_weight(const KernelArgs& args) {
     parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_grad_weight(c, dy, x, k0, k1, dw); });
     return REMAT_OK;
   }
-  if (uses_winograd_weight_gradient(c)) {
-    winograd_grad_weight(args, c, dy, x, dw);
-    return REMAT_OK;
-  }
+  if (winograd_conv_grad_weight(args, c, dy, x, dw)) return REMAT_OK;
   if (conv_grad_weight_over_images(args, c, dy, x, dw)) return REMAT_OK;
   if (conv_grad_weight_over_image_span(args, c, dy, x, dw)) return REMAT_OK;
   // Where neither way over padded images applies: each thread owns filter taps [j0, j1)

@@ -63,7 +63,9 @@ struct Scratch {
   }
   void expect_guard_intact(const char* what) const {
     for (int64_t i = 0; i < kGuard; ++i) {
-      if (!(at[floats + i] == kGarbage)) fail_msg("%s: wrote %lld floats past its scratch", what, static_cast<long long>(i + 1));
+      if (!(at[floats + i] == kGarbage)) {
+        fail_msg("%s: wrote %lld floats past its scratch", what, static_cast<long long>(i + 1));
+      }
     }
   }
 };
@@ -113,6 +115,26 @@ ConvProblem conv_problem(const Problem& pr) {
   return ConvProblem{pr.name, false, pr.n, pr.c, pr.h, pr.w, pr.k, 3, 3, 1, 1, pr.pad_h, pr.pad_w, 1, 1, 1};
 }
 
+// A problem's operands x, w and dy, drawn in [-1, 1] in that order from |seed|, and its shapes
+// as Winograd's convolution and as its input gradient's: dy [n, k, P, Q] convolved with w
+// turned 180 degrees and its channel axes swapped, padded by 2 - pad.
+struct Operands {
+  ConvProblem cp;
+  Tensor x, w, dy;
+  WinogradConv forward, flipped;
+};
+
+Operands draw(const Problem& pr, uint64_t seed) {
+  const ConvProblem cp = conv_problem(pr);
+  Rng rng(seed);
+  Tensor x = random_f32(cp.x_dims(), rng, -1, 1);
+  Tensor w = random_f32(cp.w_dims(), rng, -1, 1);
+  Tensor dy = random_f32(cp.y_dims(), rng, -1, 1);
+  const WinogradConv forward{pr.n, pr.c, pr.h, pr.w, pr.k, cp.p(), cp.q(), pr.pad_h, pr.pad_w, 0, 0, 0, 0};
+  const WinogradConv flipped{pr.n, pr.k, cp.p(), cp.q(), pr.c, pr.h, pr.w, 2 - pr.pad_h, 2 - pr.pad_w, 0, 0, 0, 0};
+  return {cp, x, w, dy, forward, flipped};
+}
+
 void expect_near_reference(const std::vector<float>& got, const Vec& want, int64_t terms, const char* build,
                            const char* what) {
   char label[160];
@@ -130,23 +152,20 @@ void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, 
 void tiles_match_the_convolution_in_every_build_and_in_pieces(void**) {
   uint64_t seed = 900;
   for (const Problem& pr : kProblems) {
-    const ConvProblem cp = conv_problem(pr);
-    Rng rng(++seed);
-    const Tensor x = random_f32(cp.x_dims(), rng, -1, 1), w = random_f32(cp.w_dims(), rng, -1, 1);
-    const Vec want = ref_conv(cp, to_double(x.f), to_double(w.f), Vec());
-    const WinogradConv wc{pr.n, pr.c, pr.h, pr.w, pr.k, cp.p(), cp.q(), pr.pad_h, pr.pad_w, 0, 0, 0, 0};
-    const int64_t tiles = remat::cpu::winograd_tile_count(wc);
+    const Operands o = draw(pr, ++seed);
+    const Vec want = ref_conv(o.cp, to_double(o.x.f), to_double(o.w.f), Vec());
+    const int64_t tiles = remat::cpu::winograd_tile_count(o.forward);
     for (const NamedTiles& b : builds()) {
-      const std::vector<float> whole = run_tiles(b.run, wc, x.f, w.f, false, {});
+      const std::vector<float> whole = run_tiles(b.run, o.forward, o.x.f, o.w.f, false, {});
       expect_near_reference(whole, want, 9 * pr.c, b.name, pr.name);
-      const std::vector<float> pieces = run_tiles(b.run, wc, x.f, w.f, false, {1, tiles / 2, tiles / 2 + 1});
+      const std::vector<float> pieces =
+          run_tiles(b.run, o.forward, o.x.f, o.w.f, false, {1, tiles / 2, tiles / 2 + 1});
       expect_same_bits(whole, pieces, b.name, pr.name);
     }
   }
 }
 
-// The input gradient at unit stride: dy [n, k, P, Q] convolved with w [k, c, 3, 3] turned 180
-// degrees and its channel axes swapped, padded by 2 - pad (padding 3 crops: -1).
+// The input gradient at unit stride (Operands::flipped; padding 3 crops: -1).
 void flipped_tiles_match_the_input_gradient_in_every_build(void**) {
   const Problem problems[] = {
       {"input gradient, padding 1 on 9x7", 2, 20, 9, 7, 33, 1, 1},
@@ -155,18 +174,14 @@ void flipped_tiles_match_the_input_gradient_in_every_build(void**) {
   };
   uint64_t seed = 950;
   for (const Problem& pr : problems) {
-    const ConvProblem cp = conv_problem(pr);
-    Rng rng(++seed);
-    const Tensor x = random_f32(cp.x_dims(), rng, -1, 1), w = random_f32(cp.w_dims(), rng, -1, 1);
-    const Tensor dy = random_f32(cp.y_dims(), rng, -1, 1);
+    const Operands o = draw(pr, ++seed);
     Vec want_dx, want_dw;
-    ref_conv_adjoint(cp, to_double(x.f), to_double(w.f), to_double(dy.f), &want_dx, &want_dw);
-    const WinogradConv wc{pr.n, pr.k, cp.p(), cp.q(), pr.c, pr.h, pr.w, 2 - pr.pad_h, 2 - pr.pad_w, 0, 0, 0, 0};
-    const int64_t tiles = remat::cpu::winograd_tile_count(wc);
+    ref_conv_adjoint(o.cp, to_double(o.x.f), to_double(o.w.f), to_double(o.dy.f), &want_dx, &want_dw);
+    const int64_t tiles = remat::cpu::winograd_tile_count(o.flipped);
     for (const NamedTiles& b : builds()) {
-      const std::vector<float> whole = run_tiles(b.run, wc, dy.f, w.f, true, {});
+      const std::vector<float> whole = run_tiles(b.run, o.flipped, o.dy.f, o.w.f, true, {});
       expect_near_reference(whole, want_dx, 9 * pr.k, b.name, pr.name);
-      const std::vector<float> pieces = run_tiles(b.run, wc, dy.f, w.f, true, {tiles / 3, tiles - 1});
+      const std::vector<float> pieces = run_tiles(b.run, o.flipped, o.dy.f, o.w.f, true, {tiles / 3, tiles - 1});
       expect_same_bits(whole, pieces, b.name, pr.name);
     }
   }
@@ -174,8 +189,9 @@ void flipped_tiles_match_the_input_gradient_in_every_build(void**) {
 
 // dw of the same problems: the transformed sums over the tiles in 1, 2, 3 and 5 parts, cut as
 // the kernel cuts its parts (an empty part sums to zero), against the float64 adjoint, whose
-// sums run over N * P * Q positions; and each part computed on its own, with garbage beforehand in its scratch and
-// sums, to the bits of the same parts computed one after another in one scratch.
+// sums run over N * P * Q positions; and each part computed on its own, with garbage beforehand
+// in its scratch and sums, to the bits of the same parts computed one after another in one
+// scratch.
 std::vector<float> weight_gradient(WeightSums sums, WinogradConv wc, const std::vector<float>& x,
                                    const std::vector<float>& dy, int64_t parts, bool fresh_scratch) {
   const int64_t thread_floats = remat::cpu::winograd_layout(&wc);
@@ -197,24 +213,21 @@ std::vector<float> weight_gradient(WeightSums sums, WinogradConv wc, const std::
 void weight_sums_match_the_weight_gradient_in_every_build_and_in_parts(void**) {
   uint64_t seed = 980;
   for (const Problem& pr : kProblems) {
-    const ConvProblem cp = conv_problem(pr);
-    Rng rng(++seed);
-    const Tensor x = random_f32(cp.x_dims(), rng, -1, 1), w = random_f32(cp.w_dims(), rng, -1, 1);
-    const Tensor dy = random_f32(cp.y_dims(), rng, -1, 1);
+    const Operands o = draw(pr, ++seed);
     Vec want_dx, want_dw;
-    ref_conv_adjoint(cp, to_double(x.f), to_double(w.f), to_double(dy.f), &want_dx, &want_dw);
-    const WinogradConv wc{pr.n, pr.c, pr.h, pr.w, pr.k, cp.p(), cp.q(), pr.pad_h, pr.pad_w, 0, 0, 0, 0};
+    ref_conv_adjoint(o.cp, to_double(o.x.f), to_double(o.w.f), to_double(o.dy.f), &want_dx, &want_dw);
     for (const NamedTiles& b : builds()) {
       for (int64_t parts : {1, 2, 3, 5}) {  // 5 parts of the 4 tiles of "a single output": one empty
-        const std::vector<float> dw = weight_gradient(b.weight_sums, wc, x.f, dy.f, parts, false);
-        expect_near_reference(dw, want_dw, pr.n * cp.p() * cp.q(), b.name, pr.name);
-        expect_same_bits(dw, weight_gradient(b.weight_sums, wc, x.f, dy.f, parts, true), b.name, pr.name);
+        const std::vector<float> dw = weight_gradient(b.weight_sums, o.forward, o.x.f, o.dy.f, parts, false);
+        expect_near_reference(dw, want_dw, pr.n * o.cp.p() * o.cp.q(), b.name, pr.name);
+        const std::vector<float> fresh = weight_gradient(b.weight_sums, o.forward, o.x.f, o.dy.f, parts, true);
+        expect_same_bits(dw, fresh, b.name, pr.name);
       }
     }
   }
 }
 
-// The conv kernels take Winograd's path exactly where kernels_conv.cc's rule says: their bytes
+// The conv kernels take Winograd's path exactly where winograd_conv's rule says: their bytes
 // equal this CPU's build of the tiles (and of the weight sums, in winograd_weight_parts'
 // parts) where it applies, and differ where it does not: 16 channels in, and a weight gradient
 // whose two parts of sums would not fit (128 x 96 channels: forward and input gradient only).
@@ -231,24 +244,19 @@ void kernels_take_winograd_where_the_rule_says(void**) {
   uint64_t seed = 990;
   for (const Case& k : cases) {
     const Problem& pr = k.pr;
-    const ConvProblem cp = conv_problem(pr);
-    Rng rng(++seed);
-    Tensor x = random_f32(cp.x_dims(), rng, -1, 1), w = random_f32(cp.w_dims(), rng, -1, 1);
-    Tensor dy = random_f32(cp.y_dims(), rng, -1, 1);
-    Tensor y = f32(cp.y_dims()), dx = f32(cp.x_dims()), dw = f32(cp.w_dims());
-    const Attrs attrs{cp.iattrs(), {}};
-    assert_int_equal(run_op(remat::OpCode::kConv, {&x, &w}, {&y}, attrs).status, REMAT_OK);
-    assert_int_equal(run_op(remat::OpCode::kConvGradInput, {&dy, &w}, {&dx}, attrs).status, REMAT_OK);
-    assert_int_equal(run_op(remat::OpCode::kConvGradWeight, {&dy, &x}, {&dw}, attrs).status, REMAT_OK);
-    const WinogradConv wc{pr.n, pr.c, pr.h, pr.w, pr.k, cp.p(), cp.q(), pr.pad_h, pr.pad_w, 0, 0, 0, 0};
-    const WinogradConv flipped{pr.n, pr.k, cp.p(), cp.q(), pr.c, pr.h, pr.w, 2 - pr.pad_h, 2 - pr.pad_w, 0, 0, 0, 0};
-    WinogradConv laid = wc;
+    Operands o = draw(pr, ++seed);
+    Tensor y = f32(o.cp.y_dims()), dx = f32(o.cp.x_dims()), dw = f32(o.cp.w_dims());
+    const Attrs attrs{o.cp.iattrs(), {}};
+    assert_int_equal(run_op(remat::OpCode::kConv, {&o.x, &o.w}, {&y}, attrs).status, REMAT_OK);
+    assert_int_equal(run_op(remat::OpCode::kConvGradInput, {&o.dy, &o.w}, {&dx}, attrs).status, REMAT_OK);
+    assert_int_equal(run_op(remat::OpCode::kConvGradWeight, {&o.dy, &o.x}, {&dw}, attrs).status, REMAT_OK);
+    WinogradConv laid = o.forward;
     remat::cpu::winograd_layout(&laid);
-    const bool same_y = y.f == run_tiles(remat::cpu::winograd_tiles, wc, x.f, w.f, false, {});
-    const bool same_dx = dx.f == run_tiles(remat::cpu::winograd_tiles, flipped, dy.f, w.f, true, {});
+    const bool same_y = y.f == run_tiles(remat::cpu::winograd_tiles, o.forward, o.x.f, o.w.f, false, {});
+    const bool same_dx = dx.f == run_tiles(remat::cpu::winograd_tiles, o.flipped, o.dy.f, o.w.f, true, {});
     const int64_t parts = remat::cpu::winograd_weight_parts(laid);
-    const bool same_dw =
-        dw.f == weight_gradient(remat::cpu::winograd_weight_sums, wc, x.f, dy.f, parts > 0 ? parts : 1, true);
+    const bool same_dw = dw.f == weight_gradient(remat::cpu::winograd_weight_sums, o.forward, o.x.f, o.dy.f,
+                                                 parts > 0 ? parts : 1, true);
     if (same_y != k.forward || same_dx != k.forward || same_dw != k.weight_gradient) {
       fail_msg("%s: Winograd's bits for y %d, dx %d, dw %d; want %d, %d, %d", pr.name, same_y, same_dx, same_dw,
                k.forward, k.forward, k.weight_gradient);
