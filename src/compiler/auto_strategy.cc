@@ -10,6 +10,7 @@
 #include "compiler/copy_timeline.h"
 #include "compiler/planner.h"
 #include "compiler/schedule.h"
+#include "compiler/split_point_schedules.h"
 #include "compiler/sqrt_strategy.h"
 
 namespace remat {
@@ -29,13 +30,6 @@ struct Member {
   }
 };
 
-std::vector<int> sorted_union(std::vector<int> a, const std::vector<int>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  std::sort(a.begin(), a.end());
-  a.erase(std::unique(a.begin(), a.end()), a.end());
-  return a;
-}
-
 std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
   std::vector<int> out;
   for (int t : a) {
@@ -44,45 +38,14 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
   return out;
 }
 
-// Every k-th of |list| (in forward order), the k-th first.
-std::vector<int> every_kth(const std::vector<int>& list, size_t k) {
-  std::vector<int> out;
-  for (size_t i = k - 1; i < list.size(); i += k) out.push_back(list[i]);
-  return out;
-}
-
-// The schedules built from the split points (auto_strategy.h). Tensor ids grow in the order the
-// forward pass makes activations, so sorted lists are in forward order.
+// The split points' schedules (split_point_schedules.h) and their nested variants.
 std::vector<Member> split_point_family(const Graph& g, size_t forward_ops) {
-  std::vector<int> candidates = checkpoint_candidates(g, forward_ops);
+  std::vector<Member> out;
+  for (std::vector<int>& list : split_point_schedules(g, forward_ops)) out.push_back({std::move(list), {}});
   std::vector<int> splits = split_points(g, forward_ops);
-  std::vector<std::vector<int>> sqrts = sqrt_schedules(g, forward_ops);
-  std::vector<int> selective = choose_checkpoints(g, forward_ops, "selective");
-  for (std::vector<int>* list : {&candidates, &splits, &selective}) std::sort(list->begin(), list->end());
-  for (std::vector<int>& list : sqrts) std::sort(list.begin(), list.end());
-  const std::vector<int>& sqrt = sqrts.front();  // the best modelled
-  std::vector<Member> out = {{candidates, {}}, {selective, {}}, {splits, {}}};
-  for (const std::vector<int>& list : sqrts) out.push_back({list, {}});
-  for (size_t k = 2; k <= 4; ++k) out.push_back({every_kth(splits, k), {}});
-
-  // Stages between split points, ranked by the FLOPs keeping one whole saves per byte it holds.
-  const Chain chain = split_point_chain(g, forward_ops, candidates, SIZE_MAX);
-  std::vector<size_t> rank;
-  for (size_t s = 0; s < chain.stages.size(); ++s) {
-    if (chain.stages[s].act > 0) rank.push_back(s);
-  }
-  auto saved_per_byte = [&](size_t s) { return chain.stages[s].cost / static_cast<double>(chain.stages[s].act); };
-  std::stable_sort(rank.begin(), rank.end(), [&](size_t a, size_t b) { return saved_per_byte(a) > saved_per_byte(b); });
-  for (const std::vector<int>* base : {static_cast<const std::vector<int>*>(&splits), &sqrt}) {
-    std::vector<int> kept = *base;
-    for (size_t j = 0, next = 1; j < rank.size(); ++j) {
-      kept = sorted_union(kept, chain.members[rank[j]]);
-      if (j + 1 == next) {
-        out.push_back({kept, {}});
-        next *= 2;
-      }
-    }
-  }
+  std::vector<int> sqrt = sqrt_schedules(g, forward_ops).front();  // the best modelled
+  std::sort(splits.begin(), splits.end());
+  std::sort(sqrt.begin(), sqrt.end());
 
   // Nested recomputation: fewer checkpoints kept; sqrt's others and the remaining split points
   // recomputed per segment and held as two levels, so that one stage's working set is live at

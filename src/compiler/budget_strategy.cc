@@ -11,6 +11,7 @@
 #include "compiler/chain_dp.h"
 #include "compiler/schedule.h"
 #include "compiler/schedule_candidate.h"
+#include "compiler/split_point_schedules.h"
 #include "compiler/sqrt_strategy.h"
 
 namespace remat {
@@ -144,7 +145,6 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
   pool.push_back(plan_candidate(graph, forward_ops, candidates, alignment));
   if (pool[0].arena <= budget) return candidates;  // everything fits: nothing to recompute
   pool.push_back(plan_candidate(graph, forward_ops, sqrt_checkpoints(graph, forward_ops, alignment), alignment));
-  pool.push_back(plan_candidate(graph, forward_ops, split_points(graph, forward_ops), alignment));
   // The chain model leaves out gradients, inputs and backward temporaries, so the real arena
   // differs from the modelled memory: bisect on the model's budget for the largest one whose
   // schedule, planned for real, fits.
@@ -163,15 +163,29 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
       high = model_budget;
     }
   }
+  // The split points' regular schedules too (every k-th, whole stages kept, sqrt's): the chain
+  // model misjudges the real arena, and on a transformer its picks recompute more than these.
+  // Only the one with the fewest FLOPs that fits joins the pool (as a local search start).
+  std::vector<std::vector<int>> family = split_point_schedules(graph, forward_ops);
+  std::sort(family.begin(), family.end());
+  family.erase(std::unique(family.begin(), family.end()), family.end());
+  std::vector<int> every_candidate = candidates;
+  std::sort(every_candidate.begin(), every_candidate.end());
+  ScheduleCandidate smallest_regular, best_regular;
+  for (std::vector<int>& checkpoints : family) {
+    if (checkpoints == every_candidate) continue;
+    ScheduleCandidate c = plan_candidate(graph, forward_ops, std::move(checkpoints), alignment);
+    if (smallest_regular.checkpoints.empty() || smaller_arena(c, smallest_regular)) smallest_regular = c;
+    if (c.arena <= budget && (best_regular.checkpoints.empty() || fewer_flops(c, best_regular))) best_regular = c;
+  }
+  if (!best_regular.checkpoints.empty()) pool.push_back(std::move(best_regular));
+  if (!smallest_regular.checkpoints.empty()) pool.push_back(std::move(smallest_regular));
   const ScheduleCandidate* best = nullptr;
   const ScheduleCandidate* smallest = &pool[0];
   for (const ScheduleCandidate& c : pool) {
     if (c.arena < smallest->arena) smallest = &c;
     if (c.arena > budget) continue;
-    if (best == nullptr || c.recomputed < best->recomputed ||
-        (c.recomputed == best->recomputed && c.arena < best->arena)) {
-      best = &c;
-    }
+    if (best == nullptr || fewer_flops(c, *best)) best = &c;
   }
   if (candidates.size() > kMaxLocalSearchCandidates) {
     if (best == nullptr) {

@@ -31,8 +31,11 @@ Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vecto
 /// The graph's split points make a chain of stages; chain_dp's exact dynamic program chooses
 /// which stages to keep and which to recompute (chains of more than 32 stages are first merged
 /// into 32), and every candidate is then planned for real, so the arena is exact. The
-/// candidates also include `none`, `sqrt` and `splits`, so the result never recomputes more than `sqrt`
-/// when `sqrt` fits. On graphs with at most 64 candidate tensors, a local search with the real
+/// candidates also include `none`, `sqrt` and the split points' regular schedules
+/// (split_point_schedules.h: `splits`, every k-th split point, whole stages kept), so the result
+/// never recomputes more than any of them that fits: the chain model misjudges the real arena,
+/// and on a transformer its picks alone can recompute a quarter more than keeping every other
+/// split point. On graphs with at most 64 candidate tensors, a local search with the real
 /// planner then improves candidates (one checkpoint more or fewer, or swapped), from every
 /// candidate that fits and from the smallest arena found shrunk the same way, and the best result
 /// wins. Throws CompileError, with the smallest arena found, when nothing fits.
