@@ -37,21 +37,36 @@ const char* phase_name(remat::fb::Phase phase) {
   return "?";
 }
 
-// The row an op is counted in: its name, and a matmul's shape when |shapes|.
+// The row an op is counted in: its name, and a matmul's or head_matmul's shape when |shapes|
+// (head_matmul's interleaved bits after an "i").
 std::string op_key(const remat::OpCall& call, bool shapes) {
   std::string name = remat::op_name(call.code);
-  if (!shapes || call.code != static_cast<uint16_t>(remat::OpCode::kMatMul)) return name;
-  const remat::MatmulShape s = remat::matmul_shape(call);
   char text[96];
-  std::snprintf(text, sizeof(text), " %lldx%lldx%lld x%lld%s%s", static_cast<long long>(s.m),
-                static_cast<long long>(s.n), static_cast<long long>(s.k),
-                static_cast<long long>(s.mode == remat::MatmulMode::kReduce ? s.batch_a : s.batch_c),
-                s.trans_a ? " tA" : "", s.trans_b ? " tB" : "");
-  return name + text;
+  if (shapes && call.code == static_cast<uint16_t>(remat::OpCode::kMatMul)) {
+    const remat::MatmulShape s = remat::matmul_shape(call);
+    std::snprintf(text, sizeof(text), " %lldx%lldx%lld x%lld%s%s", static_cast<long long>(s.m),
+                  static_cast<long long>(s.n), static_cast<long long>(s.k),
+                  static_cast<long long>(s.mode == remat::MatmulMode::kReduce ? s.batch_a : s.batch_c),
+                  s.trans_a ? " tA" : "", s.trans_b ? " tB" : "");
+    return name + text;
+  }
+  if (shapes && call.code == static_cast<uint16_t>(remat::OpCode::kHeadMatMul)) {
+    const remat::HeadMatmulShape s = remat::head_matmul_shape(call);
+    std::snprintf(text, sizeof(text), " %lldx%lldx%lld x%lld%s%s i%lld", static_cast<long long>(s.m),
+                  static_cast<long long>(s.n), static_cast<long long>(s.k), static_cast<long long>(s.c.products),
+                  s.trans_a ? " tA" : "", s.trans_b ? " tB" : "", static_cast<long long>(remat::iattr(call, 3, 0)));
+    return name + text;
+  }
+  return name;
 }
 
-// A matmul op's multiply-adds times two; 0 for other ops.
+// A matmul's or head_matmul's multiply-adds times two; 0 for other ops.
 double matmul_flops(const remat::OpCall& call) {
+  if (call.code == static_cast<uint16_t>(remat::OpCode::kHeadMatMul)) {
+    const remat::HeadMatmulShape s = remat::head_matmul_shape(call);
+    return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
+           static_cast<double>(s.c.products);
+  }
   if (call.code != static_cast<uint16_t>(remat::OpCode::kMatMul)) return 0.0;
   const remat::MatmulShape s = remat::matmul_shape(call);
   const int64_t products = s.mode == remat::MatmulMode::kReduce ? s.batch_a : s.batch_c;

@@ -1,9 +1,10 @@
-// kMatMul: C = alpha * op(A) * op(B) in the batched, broadcast and reduce shape modes, on the
-// backend's threads. Each product is cut into tiles of C whose sizes the shapes alone fix,
-// and the tiles of every product of the batch are shared out among the threads whole. The cut
-// depends on the shapes only, never on the thread count, and every tile is summed over the
-// whole K by one call, so the bits are those of one thread. A bias is added to each tile as soon
-// as it is computed, while it is in cache, each element rounded once as bias_add rounds it.
+// kMatMul: C = alpha * op(A) * op(B) in the batched, broadcast and reduce shape modes, and
+// kHeadMatMul, attention's per-head products over interleaved heads, on the backend's threads.
+// Each product is cut into tiles of C whose sizes the shapes alone fix, and the tiles of every
+// product of the batch are shared out among the threads whole. The cut depends on the shapes
+// only, never on the thread count, and every tile is summed over the whole K by one call, so the
+// bits are those of one thread. A bias is added to each tile as soon as it is computed, while it
+// is in cache, each element rounded once as bias_add rounds it.
 #include <algorithm>
 
 #include "backends/cpu/gemm.h"
@@ -159,6 +160,40 @@ remat_status matmul(const KernelArgs& args) {
       part.b = shared_b ? b : b + i * b_stride;
       part.c = c + i * c_stride;
       gemm_block(part, cut, item % cut.count(), args, worker, bias);
+    }
+  });
+  return REMAT_OK;
+}
+
+// Attention's per-head products (plan/head_matmul_shape.h): each product's matrices sit at their
+// head's offset with their tensor's row length, and every tile of each is a work item, as in
+// the batched mode; a product's bits are matmul's for the same matrices.
+remat_status head_matmul(const KernelArgs& args) {
+  const HeadMatmulShape shape = head_matmul_shape(*args.call);
+  Gemm g{};
+  g.trans_a = shape.trans_a;
+  g.trans_b = shape.trans_b;
+  g.m = shape.m;
+  g.k = shape.k;
+  g.n = shape.n;
+  g.alpha = fattr(*args.call, 0, 1.0f);
+  g.lda = shape.a.ld;
+  g.ldb = shape.b.ld;
+  g.ldc = shape.c.ld;
+  g.beta = 0.0f;
+  const float* a = in_f32(args, 0);
+  const float* b = in_f32(args, 1);
+  float* c = out_f32(args, 0);
+  const int64_t heads = shape.heads, products = shape.c.products;
+  const Cut cut = cut_of(g, products);
+  parallel_for(args, products * cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t i = item / cut.count();
+      Gemm part = g;
+      part.a = a + shape.a.offset(i, heads);
+      part.b = b + shape.b.offset(i, heads);
+      part.c = c + shape.c.offset(i, heads);
+      gemm_block(part, cut, item % cut.count(), args, worker);
     }
   });
   return REMAT_OK;

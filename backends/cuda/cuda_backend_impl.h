@@ -110,6 +110,7 @@ class CudaBackend final : public Backend, private gpu::Launcher {
 
   // cuda_matmul.cc
   remat_status matmul(const OpCall& call, ErrorBuffer* err) override;
+  remat_status head_matmul(const OpCall& call, ErrorBuffer* err) override;
 
   int device_;
   uint8_t* base_[3] = {nullptr, nullptr, nullptr};  // Arena, persistent (device), host (pinned).

@@ -1,4 +1,5 @@
-// kMatMul on cuBLAS in the three shape modes of plan/matmul_shape.h. cuBLAS is column-major: the
+// kMatMul on cuBLAS in the three shape modes of plan/matmul_shape.h, and kHeadMatMul as strided
+// batches of per-head products. cuBLAS is column-major: the
 // row-major product C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T, which
 // reads the row-major buffers as they are (the transposes become the operand order).
 #include <limits.h>
@@ -118,6 +119,60 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   if (st != CUBLAS_STATUS_SUCCESS) {
     return set_error(err, REMAT_ERROR_INTERNAL, "op %u (matmul): cuBLAS SGEMM (M %d, N %d, K %d) failed: %s",
                      call.index, m, n, k, blas_.status_name(st));
+  }
+  return REMAT_OK;
+}
+
+remat_status CudaBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
+  const TensorRef& tc = *call.outputs[0];
+  const HeadMatmulShape shape = head_matmul_shape(call);
+  if (!shape.valid) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (head_matmul): A, B and C do not hold one count of whole heads' matrices", call.index);
+  }
+  const int64_t heads = shape.heads, products = shape.c.products;
+  if (shape.m == 0 || shape.n == 0 || products == 0) return REMAT_OK;
+  if (!fits_int(shape.m) || !fits_int(shape.n) || !fits_int(shape.k) || !fits_int(shape.a.ld) ||
+      !fits_int(shape.b.ld) || !fits_int(shape.c.ld) || !fits_int(products)) {
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
+                     "op %u (head_matmul): M %lld, N %lld, K %lld, a row length or %lld products exceed cuBLAS's int",
+                     call.index, static_cast<long long>(shape.m), static_cast<long long>(shape.n),
+                     static_cast<long long>(shape.k), static_cast<long long>(products));
+  }
+  float* c = reinterpret_cast<float*>(address(tc));
+  if (shape.k == 0) {  // Every product an empty sum: C = 0.
+    const cudaError_t e = cudaMemsetAsync(c, 0, static_cast<size_t>(tc.bytes), main_);
+    if (e == cudaSuccess) return REMAT_OK;
+    return set_error(err, REMAT_ERROR_INTERNAL, "op %u (head_matmul): cudaMemsetAsync failed: %s", call.index,
+                     cudaGetErrorName(e));
+  }
+  const float* a = reinterpret_cast<const float*>(address(*call.inputs[0]));
+  const float* b = reinterpret_cast<const float*>(address(*call.inputs[1]));
+  const float alpha = fattr(call, 0, 1.0f), beta = 0.0f;
+  // One strided batch of every product where each operand's heads and entries are one stride
+  // apart (no operand interleaved, or one head), else one batch of |heads| per outer entry.
+  auto evenly = [&](const HeadOperand& o) { return o.outer_stride == heads * o.head_stride; };
+  const bool one_batch = heads == 1 || (evenly(shape.a) && evenly(shape.b) && evenly(shape.c));
+  const int64_t batch = one_batch ? products : heads, outer = one_batch ? 1 : products / heads;
+  // C^T = op(B)^T op(A)^T in cuBLAS's column-major terms, as in matmul.
+  const cublasOperation_t op_b = shape.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = shape.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int m = static_cast<int>(shape.m), n = static_cast<int>(shape.n), k = static_cast<int>(shape.k);
+  const int64_t stride_a = heads == 1 ? shape.a.outer_stride : shape.a.head_stride;
+  const int64_t stride_b = heads == 1 ? shape.b.outer_stride : shape.b.head_stride;
+  const int64_t stride_c = heads == 1 ? shape.c.outer_stride : shape.c.head_stride;
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  for (int64_t o = 0; o < outer && st == CUBLAS_STATUS_SUCCESS; ++o) {
+    const int64_t first = o * heads;
+    st = blas_.sgemm_strided_batched(blas_handle_, op_b, op_a, n, m, k, &alpha, b + shape.b.offset(first, heads),
+                                     ld(shape.b.ld), stride_b, a + shape.a.offset(first, heads), ld(shape.a.ld),
+                                     stride_a, &beta, c + shape.c.offset(first, heads), ld(shape.c.ld), stride_c,
+                                     static_cast<int>(batch));
+  }
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    return set_error(err, REMAT_ERROR_INTERNAL,
+                     "op %u (head_matmul): cuBLAS strided batched SGEMM (M %d, N %d, K %d) failed: %s", call.index,
+                     m, n, k, blas_.status_name(st));
   }
   return REMAT_OK;
 }

@@ -54,6 +54,8 @@ class Launcher {
 
   /// kMatMul on the backend's BLAS (CLBlast, cuBLAS).
   virtual remat_status matmul(const OpCall& call, ErrorBuffer* err) = 0;
+  /// kHeadMatMul on the backend's BLAS: one GEMM per product, or strided batches of them.
+  virtual remat_status head_matmul(const OpCall& call, ErrorBuffer* err) = 0;
   /// kSpill, kPrefetch and kWait on the backend's copy queue or stream.
   virtual remat_status spill(const OpCall& call, ErrorBuffer* err) = 0;
   virtual remat_status prefetch(const OpCall& call, ErrorBuffer* err) = 0;

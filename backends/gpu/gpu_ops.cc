@@ -60,6 +60,10 @@ remat_status matmul(Launcher& l, const OpCall& call, const StepContext&, ErrorBu
   return add_bias(l, call, *call.outputs[0], *call.inputs[2], *call.outputs[0], err);
 }
 
+remat_status head_matmul(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return l.head_matmul(call, err);
+}
+
 remat_status spill(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   return l.spill(call, err);
 }

@@ -84,6 +84,7 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   remat_status end_check(const OpCall& call, ErrorBuffer* err) override;
   // opencl_matmul.cc, opencl_copy.cc
   remat_status matmul(const OpCall& call, ErrorBuffer* err) override;
+  remat_status head_matmul(const OpCall& call, ErrorBuffer* err) override;
   remat_status spill(const OpCall& call, ErrorBuffer* err) override { return spill_or_prefetch(call, true, err); }
   remat_status prefetch(const OpCall& call, ErrorBuffer* err) override {
     return spill_or_prefetch(call, false, err);

@@ -1,5 +1,5 @@
 // kMatMul through CLBlast SGEMM on (buffer, element offset) operands, in the three shape modes
-// of plan/matmul_shape.h.
+// of plan/matmul_shape.h, and kHeadMatMul, one SGEMM per head's product.
 //
 // CLBlast picks, per call, a "direct" GEMM kernel or an "indirect" one that pads operands
 // into temporary buffers it allocates itself. The backend never allocates after creation, so
@@ -135,6 +135,45 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
                                  b.offset + static_cast<size_t>(i) * b_stride,
                                  c.offset + static_cast<size_t>(i) * c_stride, 0.0f);
     if (st != REMAT_OK) return st;
+  }
+  return REMAT_OK;
+}
+
+remat_status OpenclBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
+  const TensorRef& ta = *call.inputs[0];
+  const TensorRef& tb = *call.inputs[1];
+  const TensorRef& tc = *call.outputs[0];
+  if ((ta.offset | tb.offset | tc.offset) % sizeof(float) != 0) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (head_matmul): operand offsets are not multiples of 4",
+                     call.index);
+  }
+  const HeadMatmulShape shape = head_matmul_shape(call);
+  if (!shape.valid) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (head_matmul): A, B and C do not hold one count of whole heads' matrices", call.index);
+  }
+  const int64_t m = shape.m, n = shape.n, k = shape.k, heads = shape.heads;
+  if (m == 0 || n == 0) return REMAT_OK;
+  if (k == 0) return zero(tc, call, err);  // Every product an empty sum.
+  const Operand a{buffer(ta.region), ta.offset / sizeof(float)};
+  const Operand b{buffer(tb.region), tb.offset / sizeof(float)};
+  const Operand c{buffer(tc.region), tc.offset / sizeof(float)};
+  const float alpha = fattr(call, 0, 1.0f);
+  for (int64_t i = 0; i < shape.c.products; ++i) {
+    const clblast::StatusCode s = clblast::Gemm<float>(
+        clblast::Layout::kRowMajor, shape.trans_a ? clblast::Transpose::kYes : clblast::Transpose::kNo,
+        shape.trans_b ? clblast::Transpose::kYes : clblast::Transpose::kNo, static_cast<size_t>(m),
+        static_cast<size_t>(n), static_cast<size_t>(k), alpha, a.mem,
+        a.offset + static_cast<size_t>(shape.a.offset(i, heads)), static_cast<size_t>(shape.a.ld), b.mem,
+        b.offset + static_cast<size_t>(shape.b.offset(i, heads)), static_cast<size_t>(shape.b.ld), 0.0f, c.mem,
+        c.offset + static_cast<size_t>(shape.c.offset(i, heads)), static_cast<size_t>(shape.c.ld), &queue_, nullptr);
+    if (s != clblast::StatusCode::kSuccess) {
+      const remat_status status = is_exhaustion(static_cast<cl_int>(s)) ? REMAT_ERROR_RESOURCE_EXHAUSTED
+                                                                        : REMAT_ERROR_INTERNAL;
+      return set_error(err, status, "op %u (head_matmul): CLBlast Gemm %lldx%lldx%lld of product %lld failed: %s (%d)",
+                       call.index, static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
+                       static_cast<long long>(i), cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
+    }
   }
   return REMAT_OK;
 }

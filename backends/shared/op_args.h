@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "plan/head_matmul_shape.h"
 #include "plan/matmul_shape.h"
 #include "runtime/backend.h"
 
@@ -44,6 +45,18 @@ inline MatmulShape matmul_shape(const OpCall& call) {
   const TensorRef& c = *call.outputs[0];
   return matmul_shape(a.dims, a.rank, a.numel, b.dims, b.rank, b.numel, c.dims, c.rank, c.numel,
                       iattr(call, 0, 0) != 0, iattr(call, 1, 0) != 0);
+}
+
+/// The shape of head_matmul |call| (inputs A, B; output C; iattrs trans_a, trans_b, heads,
+/// interleaved); heads below 1 are taken as 1.
+inline HeadMatmulShape head_matmul_shape(const OpCall& call) {
+  const TensorRef& a = *call.inputs[0];
+  const TensorRef& b = *call.inputs[1];
+  const TensorRef& c = *call.outputs[0];
+  const int64_t heads = iattr(call, 2, 1);
+  return head_matmul_shape(a.dims, a.rank, a.numel, b.dims, b.rank, b.numel, c.dims, c.rank, c.numel,
+                           iattr(call, 0, 0) != 0, iattr(call, 1, 0) != 0, heads > 0 ? heads : 1,
+                           iattr(call, 3, 0));
 }
 
 /// select / select_grad seen as copies of rows: the full tensor (select's input, select_grad's

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "plan/head_matmul_shape.h"
 #include "plan/spatial_shape.h"
 
 namespace remat {
@@ -132,6 +133,7 @@ class Differentiator {
     const std::vector<int>& out = op.outputs;
     switch (op.code) {
       case OpCode::kMatMul: matmul(op, dy); break;
+      case OpCode::kHeadMatMul: head_matmul(op, dy); break;
       case OpCode::kBiasAdd:
         if (needs_[in[0]]) accumulate(in[0], dy);
         grad_op(in[1], OpCode::kReduceLeading, {dy});
@@ -204,6 +206,26 @@ class Differentiator {
     if (!ta && tb) { mm(a, dc, b, false, false); mm(b, dc, a, true, false); }
     if (ta && !tb) { mm(a, b, dc, false, true); mm(b, a, dc, false, false); }
     if (ta && tb) { mm(a, b, dc, true, true); mm(b, dc, a, true, true); }
+  }
+
+  // C = alpha op(A) op(B) per head: matmul's four rules, each gradient product another
+  // head_matmul whose tensors keep their layouts (a gradient has its tensor's shape, so an
+  // interleaved tensor's gradient is interleaved too).
+  void head_matmul(const Op& op, int dc) {
+    const int a = op.inputs[0], b = op.inputs[1];
+    const bool ta = op.iattrs[0] != 0, tb = op.iattrs[1] != 0;
+    const int64_t heads = op.iattrs[2], layout = op.iattrs[3];
+    const bool la = (layout & kHeadsOfA) != 0, lb = (layout & kHeadsOfB) != 0, lc = (layout & kHeadsOfC) != 0;
+    const std::vector<float> alpha = op.fattrs;
+    // d(target) = alpha op(x) op(y); l*: whether each is interleaved.
+    auto mm = [&](int target, bool lt, int x, bool lx, int y, bool ly, bool tx, bool ty) {
+      const int64_t bits = (lx ? kHeadsOfA : 0) | (ly ? kHeadsOfB : 0) | (lt ? kHeadsOfC : 0);
+      grad_op(target, OpCode::kHeadMatMul, {x, y}, {tx ? 1 : 0, ty ? 1 : 0, heads, bits}, alpha);
+    };
+    if (!ta && !tb) { mm(a, la, dc, lc, b, lb, false, true); mm(b, lb, a, la, dc, lc, true, false); }
+    if (!ta && tb) { mm(a, la, dc, lc, b, lb, false, false); mm(b, lb, dc, lc, a, la, true, false); }
+    if (ta && !tb) { mm(a, la, b, lb, dc, lc, false, true); mm(b, lb, a, la, dc, lc, false, false); }
+    if (ta && tb) { mm(a, la, b, lb, dc, lc, true, true); mm(b, lb, dc, lc, a, la, true, true); }
   }
 
   // y, stat1, stat2 = norm(x, gamma, beta) (layernorm, batch_norm): one gradient op reads dy,

@@ -107,6 +107,13 @@ int Builder::matmul(int a, int b, bool trans_a, bool trans_b, float alpha,
   return y;
 }
 
+int Builder::head_matmul(int a, int b, bool trans_a, bool trans_b, float alpha, int64_t heads,
+                         int64_t interleaved, std::vector<int64_t> out_shape, const std::string& name) {
+  const int y = activation(name, std::move(out_shape));
+  g_->add_op(OpCode::kHeadMatMul, {a, b}, {y}, {trans_a ? 1 : 0, trans_b ? 1 : 0, heads, interleaved}, {alpha});
+  return y;
+}
+
 int Builder::add(int a, int b, const std::string& name) {
   const int y = activation(name, t(a).shape);
   g_->add_op(OpCode::kAdd, {a, b}, {y});

@@ -67,6 +67,11 @@ class Builder {
   int add(int a, int b, const std::string& name);
   /// x + b broadcast over x's leading dims.
   int bias_add(int x, int b, const std::string& name);
+  /// Attention's per-head products, alpha * op(a) @ op(b) for each of |heads| heads
+  /// (plan/head_matmul_shape.h): the tensors whose bit (kHeadsOfA, kHeadsOfB, kHeadsOfC) is set in |interleaved| hold
+  /// their heads interleaved ([..., S, heads * D], a linear layer's output, no permute).
+  int head_matmul(int a, int b, bool trans_a, bool trans_b, float alpha, int64_t heads, int64_t interleaved,
+                  std::vector<int64_t> out_shape, const std::string& name);
   /// Rows of |table| picked by the i32 tensor |ids|.
   int embedding(int ids, int table, const std::string& name);
   /// |x| viewed as |view_dims| and transposed by |perm|, stored with shape |out_shape|.

@@ -2,6 +2,7 @@
 #include "compiler/graph.h"
 
 
+#include "plan/head_matmul_shape.h"
 #include "plan/op_check.h"
 
 namespace remat {
@@ -101,6 +102,18 @@ double estimate_flops(const Graph& graph, const Op& op) {
       const double batch_a = numel(op.inputs[0]) / static_cast<double>(a.shape[ra - 2] * a.shape[ra - 1]);
       const double batch_c = numel(op.outputs[0]) / mn;
       return 2.0 * mn * k * (batch_a > batch_c ? batch_a : batch_c);
+    }
+    case OpCode::kHeadMatMul: {
+      // 2*M*N*K per product.
+      const Tensor& a = graph.tensors[op.inputs[0]];
+      const Tensor& b = graph.tensors[op.inputs[1]];
+      const Tensor& c = graph.tensors[op.outputs[0]];
+      const HeadMatmulShape s = head_matmul_shape(
+          a.shape.data(), static_cast<int>(a.shape.size()), a.numel(), b.shape.data(), static_cast<int>(b.shape.size()),
+          b.numel(), c.shape.data(), static_cast<int>(c.shape.size()), c.numel(), op.iattrs[0] != 0, op.iattrs[1] != 0,
+          op.iattrs[2], op.iattrs[3]);
+      return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
+             static_cast<double>(s.c.products);
     }
     case OpCode::kConv:
     case OpCode::kConvGradInput:

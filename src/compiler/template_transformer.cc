@@ -3,6 +3,7 @@
 
 #include "compiler/builder.h"
 #include "compiler/templates.h"
+#include "plan/head_matmul_shape.h"
 
 namespace remat {
 namespace compiler {
@@ -14,21 +15,18 @@ constexpr float kLayerNormEps = 1e-12f;
 int encoder_block(Builder& b, int x, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
                   int64_t ffn, float p, const std::string& prefix) {
   const int64_t d = hidden / heads;
-  // [B, S, H] viewed as [B, S, A, D] -> [B, A, S, D]
-  auto split = [&](int t, const std::string& name) {
-    return b.permute(t, {batch, seq, heads, d}, {0, 2, 1, 3}, {batch, heads, seq, d}, name);
-  };
+  // q, k and v stay [B, S, H], each head's [S, D] matrix a column block of them: head_matmul
+  // reads the heads in place, and writes the context straight into the merged [B, S, H].
   const std::string attn = prefix + ".attention";
-  const int q = split(b.linear(x, hidden, attn + ".self.query"), attn + ".self.q_heads");
-  const int k = split(b.linear(x, hidden, attn + ".self.key"), attn + ".self.k_heads");
-  const int v = split(b.linear(x, hidden, attn + ".self.value"), attn + ".self.v_heads");
+  const int q = b.linear(x, hidden, attn + ".self.query");
+  const int k = b.linear(x, hidden, attn + ".self.key");
+  const int v = b.linear(x, hidden, attn + ".self.value");
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  const int scores = b.matmul(q, k, false, true, scale, {batch, heads, seq, seq}, attn + ".self.scores");
+  const int scores = b.head_matmul(q, k, false, true, scale, heads, kHeadsOfA | kHeadsOfB, {batch, heads, seq, seq},
+                                   attn + ".self.scores");
   const int probs = b.dropout(b.softmax(scores, attn + ".self.probs"), p, attn + ".self.probs_dropout");
-  const int context = b.matmul(probs, v, false, false, 1.0f, {batch, heads, seq, d}, attn + ".self.context");
-  // [B, A, S, D] -> [B, S, A, D], stored as [B, S, H]
-  const int merged = b.permute(context, {batch, heads, seq, d}, {0, 2, 1, 3}, {batch, seq, hidden},
-                               attn + ".self.merged");
+  const int merged = b.head_matmul(probs, v, false, false, 1.0f, heads, kHeadsOfB | kHeadsOfC, {batch, seq, hidden},
+                                   attn + ".self.context");
   const int projected = b.dropout(b.linear(merged, hidden, attn + ".output.dense"), p,
                                   attn + ".output.dropout");
   const int x1 = b.layer_norm(b.add(x, projected, attn + ".output.residual"),

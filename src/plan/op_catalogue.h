@@ -306,7 +306,17 @@
     REMAT_ATTRS("axis", "count", "mean"), REMAT_ATTRS(), kF32, broadcast)                        \
   /* y = value, every element. Reads nothing: the gradient a scalar loss starts from. */         \
   X(Fill, fill, 68, REMAT_IN(0), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS("value"), kF32,   \
-    none)
+    none)                                                                                        \
+  /* Attention's per-head products: C[i] = alpha * op(A[i]) * op(B[i]) for every product i of    \
+     outer entry i / heads and head i % heads (plan/head_matmul_shape.h). A tensor whose bit is  \
+     set in |interleaved| (1: A, 2: B, 4: C) holds its heads interleaved, [..., rows,            \
+     heads * cols], head h's matrix in columns h * cols .. (h + 1) * cols - 1 (a linear layer's \
+     output, read or written per head without a permute); any other tensor holds its heads'     \
+     matrices one after another, [..., rows, cols]. heads in [1, 2^24]. Each product's bits are \
+     matmul's for the same matrices. */                                                          \
+  X(HeadMatMul, head_matmul, 69, REMAT_IN(2, "A", "B"), REMAT_OUT(1, "C"),                       \
+    REMAT_ATTRS("trans_a", "trans_b", "heads", "interleaved"), REMAT_ATTRS("alpha"), kF32,       \
+    head_matmul)
 // clang-format on
 
 #endif  // REMAT_PLAN_OP_CATALOGUE_H_

@@ -2,6 +2,7 @@
 // attribute values and shapes, run by check_op once the generic checks have passed.
 #include <cmath>
 
+#include "plan/head_matmul_shape.h"
 #include "plan/matmul_shape.h"
 #include "plan/op_check_internal.h"
 #include "plan/ops.h"
@@ -130,6 +131,46 @@ remat_status check_matmul(Op& op) {
       .text(", C ").num(shape.batch_c)
       .text(" fit no mode (batched: all equal; broadcast: B rank 2, A's = C's; reduce: C rank 2,"
             " A's = B's > 1)");
+}
+
+remat_status check_head_matmul(Op& op) {
+  RETURN_IF_FAILED(flag_01(op, 0));
+  RETURN_IF_FAILED(flag_01(op, 1));
+  const int64_t heads = op.iattrs[2], interleaved = op.iattrs[3];
+  if (heads < 1 || heads > kMaxHeads) {
+    return bad_shape(op).iattr(2).text(" is ").num(heads).text(", expected 1 to ").num(kMaxHeads);
+  }
+  if (interleaved < 0 || interleaved > kHeadLayoutBits) {
+    return bad_shape(op).iattr(3).text(" is ").num(interleaved)
+        .text(", expected 0 to 7 (bits 1: A, 2: B, 4: C hold their heads interleaved)");
+  }
+  const Slot a = In(0), b = In(1), c = Out(0);
+  const Slot matrices[] = {a, b, c};
+  const int64_t bits[] = {kHeadsOfA, kHeadsOfB, kHeadsOfC};
+  for (int i = 0; i < 3; ++i) {
+    const Slot s = matrices[i];
+    if (op.rank(s) < 2) {
+      return bad_shape(op).has_dims(s).text(": rank ").num(op.rank(s)).text(", expected at least 2 (a matrix)");
+    }
+    if ((interleaved & bits[i]) != 0 && op.dim(s, -1) % heads != 0) {
+      return bad_shape(op).has_dims(s).text(", interleaved: its last dim is not a multiple of heads ").num(heads);
+    }
+  }
+  const bool ta = op.iattrs[0] != 0, tb = op.iattrs[1] != 0;
+  const ShapeView &va = op.view(a), &vb = op.view(b), &vc = op.view(c);
+  const HeadMatmulShape shape = head_matmul_shape(va.dims, va.rank, op.numel(a), vb.dims, vb.rank, op.numel(b),
+                                                  vc.dims, vc.rank, op.numel(c), ta, tb, heads, interleaved);
+  if (shape.kb != shape.k) {
+    return bad_shape(op).has_dims(b).text(tb ? " (trans_b 1)" : "").text(", expected K = ")
+        .num(shape.k).text(" from ").tensor(a).text(" ").dims(a).text(ta ? " (trans_a 1)" : "");
+  }
+  if (shape.c.rows != shape.m || shape.c.cols != shape.n) {
+    return bad_shape(op).has_dims(c).text(", expected matrices of [M, N] = [").num(shape.m)
+        .text(", ").num(shape.n).text("] per head");
+  }
+  if (shape.valid) return REMAT_OK;
+  return bad_shape(op).text("per-head matrices A ").num(shape.a.products).text(", B ").num(shape.b.products)
+      .text(", C ").num(shape.c.products).text(": expected equal counts, each a multiple of heads ").num(heads);
 }
 
 remat_status check_layernorm(Op& op) {
@@ -270,6 +311,7 @@ remat_status rule_same_numel(Op& op) { return all_same_numel(op); }
 // Row-wise ops (softmax and its gradient): one size and one row length.
 remat_status rule_same_rows(Op& op) { return all_same_rows(op); }
 remat_status rule_matmul(Op& op) { return check_matmul(op); }
+remat_status rule_head_matmul(Op& op) { return check_head_matmul(op); }
 remat_status rule_bias_add(Op& op) {
   RETURN_IF_FAILED(trailing_dims_of(op, In(1), In(0)));
   return same_numel(op, Out(0), In(0));

@@ -29,16 +29,15 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 }  // namespace
 
-// The heads q, k and v are kept (the attention core's backward reads them), not the products
-// (their bias included) before their split, and the residual sums rather than the products
-// feeding them; so no head split, residual sum or bias add (the embeddings' positions) is
-// recomputed.
+// The products q, k and v are kept (the attention core's backward reads their heads in place),
+// and the residual sums rather than the products feeding them; so no residual sum or bias add
+// (the embeddings' positions) is recomputed.
 static void selective_keeps_the_heads_and_recomputes_no_bias_add_or_sum(void**) {
   Built b = training_graph(kTransformer, 4, "sgd:lr=0.01");
   const std::vector<int> kept = remat::compiler::choose_checkpoints(b.graph, b.forward_ops, "selective");
   std::set<std::string> names;
   for (int t : kept) names.insert(b.graph.tensors[t].name);
-  for (const char* head : {"q_heads", "k_heads", "v_heads"}) {
+  for (const char* head : {"query.out", "key.out", "value.out"}) {
     int found = 0;
     for (const std::string& name : names) found += ends_with(name, std::string(".") + head) ? 1 : 0;
     if (found != 2) fail_msg("selective keeps %d of the 2 layers' %s", found, head);

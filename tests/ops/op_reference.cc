@@ -45,6 +45,44 @@ Vec ref_matmul(const MatMulCase& mc, double alpha, const Vec& a, const Vec& b) {
   return c;
 }
 
+std::vector<int64_t> HeadTensor::dims() const {
+  if (interleaved) return {outer, rows, heads * cols};
+  return {outer, heads, rows, cols};
+}
+
+size_t HeadTensor::at(int64_t o, int64_t h, int64_t i, int64_t j) const {
+  return static_cast<size_t>(interleaved ? (o * rows + i) * heads * cols + h * cols + j
+                                         : ((o * heads + h) * rows + i) * cols + j);
+}
+
+HeadTensor HeadMatMulCase::a() const {
+  return {outer, heads, trans_a ? k : m, trans_a ? m : k, (layout & 1) != 0};
+}
+HeadTensor HeadMatMulCase::b() const {
+  return {outer, heads, trans_b ? n : k, trans_b ? k : n, (layout & 2) != 0};
+}
+HeadTensor HeadMatMulCase::c() const { return {outer, heads, m, n, (layout & 4) != 0}; }
+
+Vec ref_head_matmul(const HeadMatMulCase& hc, double alpha, const Vec& a, const Vec& b) {
+  const HeadTensor ha = hc.a(), hb = hc.b(), hcc = hc.c();
+  Vec c(static_cast<size_t>(hc.outer * hc.heads * hc.m * hc.n));
+  for (int64_t o = 0; o < hc.outer; ++o) {
+    for (int64_t h = 0; h < hc.heads; ++h) {
+      for (int64_t i = 0; i < hc.m; ++i) {
+        for (int64_t j = 0; j < hc.n; ++j) {
+          double sum = 0;
+          for (int64_t p = 0; p < hc.k; ++p) {
+            sum += a[hc.trans_a ? ha.at(o, h, p, i) : ha.at(o, h, i, p)] *
+                   b[hc.trans_b ? hb.at(o, h, j, p) : hb.at(o, h, p, j)];
+          }
+          c[hcc.at(o, h, i, j)] = alpha * sum;
+        }
+      }
+    }
+  }
+  return c;
+}
+
 Vec ref_softmax(const Vec& x, int64_t n) {
   Vec y(x.size());
   for (size_t r = 0; r < x.size(); r += static_cast<size_t>(n)) {

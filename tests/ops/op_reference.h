@@ -3,6 +3,7 @@
 #ifndef REMAT_TESTS_OPS_OP_REFERENCE_H_
 #define REMAT_TESTS_OPS_OP_REFERENCE_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <vector>
@@ -26,6 +27,30 @@ struct MatMulCase {
 };
 
 Vec ref_matmul(const MatMulCase& mc, double alpha, const Vec& a, const Vec& b);
+
+/// One head_matmul operand: |outer| entries of |heads| stored matrices of |rows| x |cols|, held
+/// interleaved ([outer, rows, heads * cols]) or stacked ([outer, heads, rows, cols]).
+struct HeadTensor {
+  int64_t outer, heads, rows, cols;
+  bool interleaved;
+  std::vector<int64_t> dims() const;
+  /// Index of element (i, j) of head |h|'s matrix of entry |o|.
+  size_t at(int64_t o, int64_t h, int64_t i, int64_t j) const;
+};
+
+/// A head_matmul: C = alpha op(A) op(B) per head, op(A) M x K, each operand's layout from the
+/// `interleaved` bits |layout| (1: A, 2: B, 4: C).
+struct HeadMatMulCase {
+  int64_t outer, heads, m, k, n;
+  bool trans_a, trans_b;
+  int64_t layout;
+  HeadTensor a() const;
+  HeadTensor b() const;
+  HeadTensor c() const;
+};
+
+/// C of |hc| in float64, indexed element by element.
+Vec ref_head_matmul(const HeadMatMulCase& hc, double alpha, const Vec& a, const Vec& b);
 Vec ref_softmax(const Vec& x, int64_t n);
 /// y, mean[rows], rstd[rows] of layer norm over rows of length |n|.
 void ref_layernorm(const Vec& x, const Vec& gamma, const Vec& beta, int64_t n, double eps, Vec* y,

@@ -82,6 +82,50 @@ void matmul_of_plain_matrices_matches_reference(void**) {
   expect_close(c.f, ref_matmul(mc, 2.0, to_double(a.f), to_double(b.f)), 1e-4 * 9, 0.0, "C");
 }
 
+// Every transpose combination and every interleaved layout of A, B and C, against float64
+// products indexed element by element; C starts as NaN, so an element left unwritten fails.
+void head_matmul_matches_reference_in_every_layout(void**) {
+  Rng rng(111);
+  for (int combo = 0; combo < 4; ++combo) {
+    for (int64_t layout = 0; layout <= 7; ++layout) {
+      const HeadMatMulCase hc{2, 3, 5, 7, 4, (combo & 1) != 0, (combo & 2) != 0, layout};
+      Tensor a = random_f32(hc.a().dims(), rng, -1, 1), b = random_f32(hc.b().dims(), rng, -1, 1);
+      Tensor c = f32(hc.c().dims(), std::vector<float>(static_cast<size_t>(2 * 3 * 5 * 4), NAN));
+      const float alpha = combo == 3 ? -0.5f : 1.25f;
+      const Attrs attrs{{hc.trans_a, hc.trans_b, hc.heads, layout}, {alpha}};
+      assert_int_equal(run_op(OpCode::kHeadMatMul, {&a, &b}, {&c}, attrs).status, REMAT_OK);
+      char what[64];
+      snprintf(what, sizeof(what), "C (trans %d%d, interleaved %lld)", hc.trans_a, hc.trans_b,
+               static_cast<long long>(layout));
+      expect_close(c.f, ref_head_matmul(hc, alpha, to_double(a.f), to_double(b.f)), 1e-4 * hc.k, 0.0, what);
+    }
+  }
+}
+
+// The transformer's scores over interleaved q and k give the bytes of matmul over their permuted
+// copies (the program before head_matmul), at sizes that cut C into tiles.
+void head_matmul_gives_the_bytes_of_matmul_on_permuted_heads(void**) {
+  const int64_t batch = 2, heads = 4, seq = 300, d = 64;
+  const HeadTensor interleaved{batch, heads, seq, d, true}, stacked{batch, heads, seq, d, false};
+  Rng rng(112);
+  Tensor q = random_f32(interleaved.dims(), rng, -1, 1), k = random_f32(interleaved.dims(), rng, -1, 1);
+  Tensor q_heads = f32(stacked.dims()), k_heads = f32(stacked.dims());
+  for (int64_t o = 0; o < batch; ++o) {
+    for (int64_t h = 0; h < heads; ++h) {
+      for (int64_t i = 0; i < seq; ++i) {
+        for (int64_t j = 0; j < d; ++j) {
+          q_heads.f[stacked.at(o, h, i, j)] = q.f[interleaved.at(o, h, i, j)];
+          k_heads.f[stacked.at(o, h, i, j)] = k.f[interleaved.at(o, h, i, j)];
+        }
+      }
+    }
+  }
+  Tensor fused = f32({batch, heads, seq, seq}), plain = f32({batch, heads, seq, seq});
+  run_op(OpCode::kHeadMatMul, {&q, &k}, {&fused}, Attrs{{0, 1, heads, 3}, {0.125f}});
+  run_op(OpCode::kMatMul, {&q_heads, &k_heads}, {&plain}, Attrs{{0, 1}, {0.125f}});
+  assert_memory_equal(fused.f.data(), plain.f.data(), fused.f.size() * sizeof(float));
+}
+
 void matmul_run_twice_gives_identical_bytes(void**) {
   Rng rng(105);
   Tensor a = random_f32({2, 130, 300}, rng, -1, 1), b = random_f32({270, 300}, rng, -1, 1);
@@ -440,6 +484,8 @@ int main(void) {
       cmocka_unit_test(matmul_reduce_mode_in_tiles_matches_reference),
       cmocka_unit_test(matmul_of_plain_matrices_matches_reference),
       cmocka_unit_test(matmul_run_twice_gives_identical_bytes),
+      cmocka_unit_test(head_matmul_matches_reference_in_every_layout),
+      cmocka_unit_test(head_matmul_gives_the_bytes_of_matmul_on_permuted_heads),
       cmocka_unit_test(matmul_with_bias_gives_the_bytes_of_matmul_then_bias_add),
       cmocka_unit_test(bias_add_and_reduce_leading_match_reference),
       cmocka_unit_test(add_mul_and_scale_match_reference),

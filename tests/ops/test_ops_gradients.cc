@@ -16,6 +16,9 @@ extern "C" {
 }
 #include <math.h>
 
+#include "compiler/autodiff.h"
+#include "compiler/builder.h"
+#include "compiler/optimizer.h"
 #include "op_harness.h"
 #include "op_reference.h"
 
@@ -94,6 +97,56 @@ void matmul_broadcast_backward_matches_finite_differences(void**) {
 
 void matmul_reduce_backward_matches_finite_differences(void**) {
   check_matmul_gradients(MatMulMode::kReduce);
+}
+
+// head_matmul's backward as the compiler's autodiff emits it (a graph of the op and an mse
+// loss): every transpose combination and interleaved layout, each gradient op run on the CPU
+// kernel against finite differences of the float64 product.
+void head_matmul_backward_from_autodiff_matches_finite_differences(void**) {
+  namespace rc = remat::compiler;
+  Rng rng(13);
+  for (int combo = 0; combo < 4; ++combo) {
+    for (int64_t layout = 0; layout <= 7; ++layout) {
+      const HeadMatMulCase hc{2, 3, 4, 5, 3, (combo & 1) != 0, (combo & 2) != 0, layout};
+      const float alpha = 0.75f;
+      rc::Graph g;
+      rc::Builder builder(&g);
+      const int a = builder.param("a", hc.a().dims(), rc::Init::kUniform, 1.0f);
+      const int b = builder.param("b", hc.b().dims(), rc::Init::kUniform, 1.0f);
+      const int c = builder.head_matmul(a, b, hc.trans_a, hc.trans_b, alpha, hc.heads, layout, hc.c().dims(), "c");
+      builder.mse(c, builder.label("target", REMAT_DTYPE_F32, hc.c().dims()));
+      rc::append_backward_and_updates(g, rc::parse_optimizer("sgd:lr=0.1"), rc::FiniteChecks::kOff);
+      const int dc_id = g.find("grad.c");
+      assert_true(dc_id >= 0);
+
+      Tensor ta = random_f32(hc.a().dims(), rng, -1, 1), tb = random_f32(hc.b().dims(), rng, -1, 1);
+      Tensor tdc = random_f32(hc.c().dims(), rng, -1, 1);
+      const Vec w = to_double(tdc.f), av = to_double(ta.f), bv = to_double(tb.f);
+      int found = 0;
+      for (const rc::Op& op : g.ops) {
+        if (op.phase != rc::Phase::kBackward || op.code != OpCode::kHeadMatMul) continue;
+        std::vector<Tensor*> ins;
+        for (int id : op.inputs) {
+          assert_true(id == a || id == b || id == dc_id);
+          ins.push_back(id == a ? &ta : id == b ? &tb : &tdc);
+        }
+        const std::string target = g.tensors[op.outputs[0]].name;
+        Tensor grad = f32(g.tensors[op.outputs[0]].shape);
+        assert_int_equal(run_op(OpCode::kHeadMatMul, ins, {&grad}, Attrs{op.iattrs, op.fattrs}).status, REMAT_OK);
+        char what[64];
+        snprintf(what, sizeof(what), "%s (trans %d%d, interleaved %lld)", target.c_str(), hc.trans_a, hc.trans_b,
+                 static_cast<long long>(layout));
+        if (target == "grad.a") {
+          expect_grad(grad.f, fd_of([&](const Vec& x) { return ref_head_matmul(hc, alpha, x, bv); }, av, w), what);
+        } else {
+          assert_string_equal(target.c_str(), "grad.b");
+          expect_grad(grad.f, fd_of([&](const Vec& x) { return ref_head_matmul(hc, alpha, av, x); }, bv, w), what);
+        }
+        ++found;
+      }
+      assert_int_equal(found, 2);
+    }
+  }
 }
 
 void bias_add_backward_is_reduce_leading_and_matches_finite_differences(void**) {
@@ -325,6 +378,7 @@ int main(void) {
       cmocka_unit_test(matmul_batched_backward_matches_finite_differences),
       cmocka_unit_test(matmul_broadcast_backward_matches_finite_differences),
       cmocka_unit_test(matmul_reduce_backward_matches_finite_differences),
+      cmocka_unit_test(head_matmul_backward_from_autodiff_matches_finite_differences),
       cmocka_unit_test(bias_add_backward_is_reduce_leading_and_matches_finite_differences),
       cmocka_unit_test(add_backward_passes_the_gradient_through_and_matches_finite_differences),
       cmocka_unit_test(mul_backward_matches_finite_differences),

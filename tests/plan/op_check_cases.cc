@@ -131,6 +131,10 @@ void leaky_relu_grad_ok(Case& c) { binary(c); c.fa({0.01f}); }
 void reduce_sum_ok(Case& c) { c.in(F32, {2, 3, 4, 5}).out(F32, {2, 1, 5}).ia({1, 2, 1}); }
 void broadcast_ok(Case& c) { c.in(F32, {2, 5}).out(F32, {2, 3, 4, 5}).ia({1, 2, 0}); }
 void fill_ok(Case& c) { c.out(F32, {1}).fa({1.0f}); }
+// Scores of 2 heads: q and k interleaved [B 2, S 3, 2 x D 4], C [2, 2, 3, 3].
+void head_matmul_ok(Case& c) {
+  c.in(F32, {2, 3, 8}).in(F32, {2, 3, 8}).out(F32, {2, 2, 3, 3}).ia({0, 1, 2, 3}).fa({0.5f});
+}
 
 namespace {
 
@@ -203,6 +207,7 @@ constexpr Builders make_builders() {
   set(OpCode::kReduceSum, reduce_sum_ok);
   set(OpCode::kBroadcast, broadcast_ok);
   set(OpCode::kFill, fill_ok);
+  set(OpCode::kHeadMatMul, head_matmul_ok);
   return t;
 }
 

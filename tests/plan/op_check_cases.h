@@ -152,6 +152,7 @@ void leaky_relu_grad_ok(Case& c);
 void reduce_sum_ok(Case& c);
 void broadcast_ok(Case& c);
 void fill_ok(Case& c);
+void head_matmul_ok(Case& c);
 
 /// Fills |c| with the well-formed case of its opcode, which must be 1..kCount-1.
 void build(Case& c);

@@ -74,6 +74,75 @@ void matmul_with_trans_flag_2_or_negative_is_rejected(void**) {
   expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 0 (trans_a) is -1"});
 }
 
+// ---- head_matmul --------------------------------------------------------------------------------
+
+void head_matmul_over_interleaved_and_stacked_heads_is_accepted(void**) {
+  Case scores(OpCode::kHeadMatMul);
+  head_matmul_ok(scores);
+  expect(scores, REMAT_OK);
+  Case context(OpCode::kHeadMatMul);  // probs [2, 2, 3, 3] times v [2, 3, 2 x 4] into [2, 3, 2 x 4].
+  context.in(F32, {2, 2, 3, 3}).in(F32, {2, 3, 8}).out(F32, {2, 3, 8}).ia({0, 0, 2, 6}).fa({1.0f});
+  expect(context, REMAT_OK);
+  Case dk(OpCode::kHeadMatMul);  // dscores^T q: A stacked and transposed, B and C interleaved.
+  dk.in(F32, {4, 3, 3}).in(F32, {2, 3, 8}).out(F32, {2, 3, 8}).ia({1, 0, 2, 6}).fa({0.5f});
+  expect(dk, REMAT_OK);
+  Case plain(OpCode::kHeadMatMul);  // Nothing interleaved: a batched matmul of 6 products.
+  plain.in(F32, {6, 2, 3}).in(F32, {6, 3, 5}).out(F32, {2, 3, 2, 5}).ia({0, 0, 3, 0}).fa({1.0f});
+  expect(plain, REMAT_OK);
+}
+
+void head_matmul_with_bad_heads_or_layout_bits_is_rejected(void**) {
+  Case c(OpCode::kHeadMatMul);
+  head_matmul_ok(c);
+  c.iattrs[2] = 0;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 2 (heads) is 0", "expected 1 to 16777216"});
+  c.iattrs[2] = -2;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 2 (heads) is -2"});
+  c.iattrs[2] = (int64_t{1} << 24) + 1;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 2 (heads) is 16777217"});
+  c.iattrs[2] = 2;
+  c.iattrs[3] = 8;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 3 (interleaved) is 8", "expected 0 to 7"});
+  c.iattrs[3] = -1;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 3 (interleaved) is -1"});
+  c.iattrs[3] = 3;
+  c.iattrs[0] = 2;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 0 (trans_a) is 2", "expected 0 or 1"});
+  c.iattrs[0] = 0;
+  c.iattrs[1] = -1;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 1 (trans_b) is -1"});
+}
+
+void head_matmul_with_heads_that_do_not_divide_is_rejected(void**) {
+  Case c(OpCode::kHeadMatMul);
+  head_matmul_ok(c);
+  c.iattrs[2] = 3;  // 8 columns are not 3 heads.
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 0 (A) has dims [2, 3, 8]", "not a multiple of heads 3"});
+  Case stacked(OpCode::kHeadMatMul);  // C stacked: 3 matrices are not whole heads of 2.
+  stacked.in(F32, {3, 2, 4}).in(F32, {3, 4, 2}).out(F32, {3, 2, 2}).ia({0, 0, 2, 0}).fa({1.0f});
+  expect(stacked, REMAT_ERROR_BAD_SHAPE, {"per-head matrices A 3, B 3, C 3", "multiple of heads 2"});
+}
+
+void head_matmul_with_mismatched_sizes_is_rejected(void**) {
+  Case c(OpCode::kHeadMatMul);
+  head_matmul_ok(c);
+  c.in_shape(1, {2, 4, 8});  // k has 4 rows now: N is 4, C's matrices have 3 columns.
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (C) has dims [2, 2, 3, 3]", "[M, N] = [3, 4] per head"});
+  c.in_shape(1, {2, 3, 6});  // 3 columns a head, against A's 4.
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (B) has dims [2, 3, 6]", "expected K = 4", "(trans_b 1)"});
+  c.in_shape(1, {3, 3, 8});  // 6 products against A's and C's 4.
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"per-head matrices A 4, B 6, C 4"});
+  c.in_shape(1, {8});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (B) has dims [8]", "rank 1, expected at least 2"});
+}
+
+void head_matmul_with_nan_alpha_is_rejected(void**) {
+  Case c(OpCode::kHeadMatMul);
+  head_matmul_ok(c);
+  c.fattrs[0] = NAN;
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"fattr 0 (alpha) is nan"});
+}
+
 void matmul_with_nan_alpha_is_rejected(void**) {
   Case c(OpCode::kMatMul);
   matmul_ok(c);
@@ -231,6 +300,11 @@ int main(void) {
       cmocka_unit_test(matmul_with_batch_sizes_that_fit_no_mode_is_rejected),
       cmocka_unit_test(matmul_with_trans_flag_2_or_negative_is_rejected),
       cmocka_unit_test(matmul_with_nan_alpha_is_rejected),
+      cmocka_unit_test(head_matmul_over_interleaved_and_stacked_heads_is_accepted),
+      cmocka_unit_test(head_matmul_with_bad_heads_or_layout_bits_is_rejected),
+      cmocka_unit_test(head_matmul_with_heads_that_do_not_divide_is_rejected),
+      cmocka_unit_test(head_matmul_with_mismatched_sizes_is_rejected),
+      cmocka_unit_test(head_matmul_with_nan_alpha_is_rejected),
       cmocka_unit_test(matmul_with_a_vector_operand_is_rejected),
       cmocka_unit_test(matmul_bias_of_n_elements_is_accepted_and_any_other_is_rejected),
       cmocka_unit_test(bias_add_with_bias_not_the_trailing_dims_of_x_is_rejected),
