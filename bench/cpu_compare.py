@@ -1,15 +1,21 @@
 """One table of CPU training steps: remat (none, sqrt, selective, and budget and auto at a fifth
-of none's arena, or at sqrt's arena where that is more) against PyTorch (eager, torch.utils.checkpoint in Chen's sqrt segments), JAX/XLA
-(none, jax.checkpoint in the same segments, lax.scan with and without a checkpoint per block) and
-PaddlePaddle (eager, fleet recompute in the same segments), on the same models (the deep mlp,
-bert-mini, ResNet-20), batch, Adam and thread count, each configuration in its own process, with
-the run's SGEMM rate.
+of none's arena, or at sqrt's arena where that is more; auto with spilling at a fifth of none's
+arena, or the least fourth or third that it fits) against PyTorch (eager, torch.utils.checkpoint
+in Chen's sqrt segments), JAX/XLA (none, jax.checkpoint in the same segments, lax.scan with and
+without a checkpoint per block) and PaddlePaddle (eager, fleet recompute in the same segments),
+on the same models (the deep mlp, bert-mini, ResNet-20), batch, Adam and thread count, each
+configuration in its own process, with the run's SGEMM rate.
 
 PyTorch runs twice: as it comes, and with glibc keeping the memory it frees (GLIBC_TUNABLES, the
 row "eager, freed memory kept"): PyTorch allocates its tensors per op, and glibc otherwise
 hands large freed blocks back to the kernel, so each step faults their pages in again (on this
 project's VMs 8-19% of a ResNet-20 step; docs/benchmarks.md). remat allocates nothing
 in a step, so the setting does not concern it; that row is PyTorch at its best.
+
+The spilling row's device budget is the persistent bytes plus that share of none's arena, its
+host budget unlimited: checkpoints are copied out of the arena to host memory after the forward
+pass and back before the backward pass reads them. On a CPU the host region is the same DRAM,
+so the row shows the arena a device with that much memory would need, not a smaller process.
 
 Columns: median and min step ms; time over the framework's own none/eager; memory: remat's arena
 (activations and gradients; parameters and Adam moments apart) and XLA's temporary buffer
@@ -73,7 +79,8 @@ def remat_row(build, threads, steps, warmup, model, batch, strategy):
             if c[3].startswith("error"):
                 return {"error": c[3]}
             median, low, rate = float(c[7]), float(c[8]), float(c[11])
-            return {"median": median, "min": low, "memory": float(c[3]), "flops": rate * low * 1e6}
+            return {"median": median, "min": low, "memory": float(c[3]), "host": float(c[5]),
+                    "flops": rate * low * 1e6}
     return {"error": (err or out).strip()[-200:]}
 
 
@@ -145,7 +152,7 @@ def main():
         flops = base["flops"]
         # A fifth of none's arena, or sqrt's arena where recomputation cannot go that low (the
         # mlp: its arena is mostly the widest layer's products, which every schedule holds).
-        none_arena = arena_bytes(args.build, model, batch, "none")[0]
+        none_arena, persistent = arena_bytes(args.build, model, batch, "none")
         sqrt_arena = arena_bytes(args.build, model, batch, "sqrt")[0]
         budget, budget_name = (none_arena // 5, "none/5") if sqrt_arena <= none_arena // 5 else (sqrt_arena, "sqrt's")
 
@@ -160,6 +167,13 @@ def main():
         for strategy in ("sqrt", "selective", f"budget/budget={budget}", f"auto/budget={budget}"):
             emit("remat", strategy.replace(f"={budget}", f"={budget_name}"),
                  remat_row(args.build, threads, steps, warmup, model, batch, strategy), base["median"])
+        for share in (5, 4, 3):
+            r = remat_row(args.build, threads, steps, warmup, model, batch,
+                          f"auto/device={persistent + none_arena // share}")
+            if "no schedule fits" not in r.get("error", ""):
+                break
+        host = f", host {r['host']:.0f} MiB" if "host" in r else ""
+        emit("remat", f"auto + spill/device=persistent+none/{share}{host}", r, base["median"])
         common = ["--threads", str(threads), "--steps", str(steps), "--warmup", str(warmup), f"{model}@{batch}"]
         # (framework, command, its none mode, environment, suffix of its modes' names).
         peers = []
