@@ -6,6 +6,8 @@
 
 #if REMAT_HAVE_BLAS
 #include <cblas.h>
+
+#include <limits>
 #endif
 
 namespace remat {
@@ -36,6 +38,14 @@ void gemm_on_calling_thread() {
 
 void gemm(const Gemm& g) {
   if (g.m == 0 || g.n == 0) return;
+  // Sizes and row lengths past OpenBLAS's integer (a verified tensor may hold 2^40 elements, a
+  // head_matmul's interleaved rows are that long) go to the packed engine, which takes int64.
+  constexpr int64_t kBlasMax = std::numeric_limits<blasint>::max();
+  if (g.m > kBlasMax || g.n > kBlasMax || g.k > kBlasMax || g.lda > kBlasMax || g.ldb > kBlasMax ||
+      g.ldc > kBlasMax) {
+    packed_gemm(g);
+    return;
+  }
   // OpenBLAS wants ld >= 1 even for empty operands.
   auto ld = [](int64_t v) { return static_cast<blasint>(v > 0 ? v : 1); };
   cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans,

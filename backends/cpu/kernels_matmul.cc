@@ -149,7 +149,7 @@ remat_status matmul(const KernelArgs& args) {
     gemm_threads(args, g, bias);
     return REMAT_OK;
   }
-  // Independent products (attention's per-head ones), every tile of each a work item.
+  // Independent products (an imported attention's per-head ones), every tile of each a work item.
   const bool shared_b = shape.mode == MatmulMode::kBroadcast;
   const Cut cut = cut_of(g, batch_a);
   parallel_for(args, batch_a * cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {

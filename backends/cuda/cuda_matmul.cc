@@ -132,13 +132,6 @@ remat_status CudaBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
   }
   const int64_t heads = shape.heads, products = shape.c.products;
   if (shape.m == 0 || shape.n == 0 || products == 0) return REMAT_OK;
-  if (!fits_int(shape.m) || !fits_int(shape.n) || !fits_int(shape.k) || !fits_int(shape.a.ld) ||
-      !fits_int(shape.b.ld) || !fits_int(shape.c.ld) || !fits_int(products)) {
-    return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
-                     "op %u (head_matmul): M %lld, N %lld, K %lld, a row length or %lld products exceed cuBLAS's int",
-                     call.index, static_cast<long long>(shape.m), static_cast<long long>(shape.n),
-                     static_cast<long long>(shape.k), static_cast<long long>(products));
-  }
   float* c = reinterpret_cast<float*>(address(tc));
   if (shape.k == 0) {  // Every product an empty sum: C = 0.
     const cudaError_t e = cudaMemsetAsync(c, 0, static_cast<size_t>(tc.bytes), main_);
@@ -154,6 +147,13 @@ remat_status CudaBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
   auto evenly = [&](const HeadOperand& o) { return o.outer_stride == heads * o.head_stride; };
   const bool one_batch = heads == 1 || (evenly(shape.a) && evenly(shape.b) && evenly(shape.c));
   const int64_t batch = one_batch ? products : heads, outer = one_batch ? 1 : products / heads;
+  if (!fits_int(shape.m) || !fits_int(shape.n) || !fits_int(shape.k) || !fits_int(shape.a.ld) ||
+      !fits_int(shape.b.ld) || !fits_int(shape.c.ld) || !fits_int(batch)) {
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
+                     "op %u (head_matmul): M %lld, N %lld, K %lld, a row length or a batch of %lld products exceed "
+                     "cuBLAS's int", call.index, static_cast<long long>(shape.m), static_cast<long long>(shape.n),
+                     static_cast<long long>(shape.k), static_cast<long long>(batch));
+  }
   // C^T = op(B)^T op(A)^T in cuBLAS's column-major terms, as in matmul.
   const cublasOperation_t op_b = shape.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = shape.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "compiler/chain_dp.h"
@@ -165,21 +166,23 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
   }
   // The split points' regular schedules too (every k-th, whole stages kept, sqrt's): the chain
   // model misjudges the real arena, and on a transformer its picks recompute more than these.
-  // Only the one with the fewest FLOPs that fits joins the pool (as a local search start).
+  // Two of them join the pool: the one with the fewest FLOPs that fits (a local search start)
+  // and the smallest (the start of the shrinking search, and the error's figure). Keeping
+  // nothing (an empty set) is one of them too.
   std::vector<std::vector<int>> family = split_point_schedules(graph, forward_ops);
   std::sort(family.begin(), family.end());
   family.erase(std::unique(family.begin(), family.end()), family.end());
   std::vector<int> every_candidate = candidates;
   std::sort(every_candidate.begin(), every_candidate.end());
-  ScheduleCandidate smallest_regular, best_regular;
+  std::optional<ScheduleCandidate> smallest_regular, best_regular;
   for (std::vector<int>& checkpoints : family) {
     if (checkpoints == every_candidate) continue;
     ScheduleCandidate c = plan_candidate(graph, forward_ops, std::move(checkpoints), alignment);
-    if (smallest_regular.checkpoints.empty() || smaller_arena(c, smallest_regular)) smallest_regular = c;
-    if (c.arena <= budget && (best_regular.checkpoints.empty() || fewer_flops(c, best_regular))) best_regular = c;
+    if (!smallest_regular || smaller_arena(c, *smallest_regular)) smallest_regular = c;
+    if (c.arena <= budget && (!best_regular || fewer_flops(c, *best_regular))) best_regular = c;
   }
-  if (!best_regular.checkpoints.empty()) pool.push_back(std::move(best_regular));
-  if (!smallest_regular.checkpoints.empty()) pool.push_back(std::move(smallest_regular));
+  if (best_regular) pool.push_back(std::move(*best_regular));
+  if (smallest_regular) pool.push_back(std::move(*smallest_regular));
   const ScheduleCandidate* best = nullptr;
   const ScheduleCandidate* smallest = &pool[0];
   for (const ScheduleCandidate& c : pool) {

@@ -60,9 +60,9 @@ inline HeadOperand head_operand(const int64_t* dims, int rank, int64_t numel, in
 /// A head_matmul's sizes: C[i] = alpha * op(A[i]) op(B[i]) for every product i, op(A) M x K,
 /// op(B) K x N.
 struct HeadMatmulShape {
-  bool trans_a, trans_b;
-  int64_t heads;
-  HeadOperand a, b, c;
+  bool trans_a, trans_b;  ///< op(A) = A^T, op(B) = B^T.
+  int64_t heads;          ///< Heads per outer entry.
+  HeadOperand a, b, c;    ///< Each tensor's matrices.
   int64_t m, n, k;  ///< The product's sizes.
   int64_t kb;       ///< K as B gives it; equal to k in a valid op.
   bool valid;       ///< Whole heads everywhere and one product count for A, B and C.

@@ -38,7 +38,7 @@
      the product of the others. Shape modes (plan/matmul_shape.h): batched (all batches equal),  \
      broadcast (B rank 2, batch(A) == batch(C)), reduce (C rank 2, batch(A) == batch(B) > 1,     \
      C = sum over the batch: weight gradients). The optional bias [N] (not in reduce mode) is    \
-     added to every row of C after the product, each element rounded once: the bits of the      \
+     added to every row of C after the product, each element rounded once: the bits of the       \
      product followed by bias_add (a linear layer's epilogue, added while C is in cache). */     \
   X(MatMul, matmul, 1, REMAT_IN(2, "A", "B", "bias"), REMAT_OUT(1, "C"),                         \
     REMAT_ATTRS("trans_a", "trans_b"), REMAT_ATTRS("alpha"), kF32, matmul)                       \
@@ -179,7 +179,7 @@
   X(Conv, conv, 37, REMAT_IN(2, "x", "w", "bias"), REMAT_OUT(1, "y"),                            \
     REMAT_ATTRS("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups"), \
     REMAT_ATTRS(), kF32, conv)                                                                   \
-  /* dx of conv (w and the attributes of the forward op). workspace: f32                          \
+  /* dx of conv (w and the attributes of the forward op). workspace: f32                         \
      [conv_grad_input_workspace_elems], present iff that is > 0 (a strided convolution's         \
      column-matrix gradient, w^T dy, of one image and group, before col2im). */                  \
   X(ConvGradInput, conv_grad_input, 38, REMAT_IN(2, "dy", "w"), REMAT_OUT(1, "dx", "workspace"), \
@@ -258,9 +258,9 @@
   /* y = x.narrow(axis, offset, y.shape[axis]): the other dims agree (concat's gradient). */     \
   X(Slice, slice, 54, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS("axis", "offset"),        \
     REMAT_ATTRS(), kF32, slice)                                                                  \
-  /* counter += 1, in place (a batch norm's num_batches_tracked, i64 [1]). Skipped, like the      \
-     optimizer updates, after a failed finite check. Output 0 is input 0. */                      \
-  X(Increment, increment, 55, REMAT_IN(1, "counter"), REMAT_OUT(1, "counter"), REMAT_ATTRS(),       \
+  /* counter += 1, in place (a batch norm's num_batches_tracked, i64 [1]). Skipped, like the     \
+     optimizer updates, after a failed finite check. Output 0 is input 0. */                     \
+  X(Increment, increment, 55, REMAT_IN(1, "counter"), REMAT_OUT(1, "counter"), REMAT_ATTRS(),    \
     REMAT_ATTRS(), kI64, increment)                                                              \
   /* ---- Imported models' elementwise and reduction ops (docs/onnx.md). ---- */                 \
   /* y = x^exponent as torch.pow(x, exponent): exponents 1, 2, 3, 0.5, -0.5 and -1 as x, x*x,    \
@@ -300,7 +300,7 @@
      mean), summed in order in double and rounded once; y has outer * inner elements. */         \
   X(ReduceSum, reduce_sum, 66, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                              \
     REMAT_ATTRS("axis", "count", "mean"), REMAT_ATTRS(), kF32, reduce_sum)                       \
-  /* reduce_sum's gradient, the axes counted in y: y[o, j, i] = x[o, i] (mean 1: x[o, i] / n,     \
+  /* reduce_sum's gradient, the axes counted in y: y[o, j, i] = x[o, i] (mean 1: x[o, i] / n,    \
      n as a float). */                                                                           \
   X(Broadcast, broadcast, 67, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                               \
     REMAT_ATTRS("axis", "count", "mean"), REMAT_ATTRS(), kF32, broadcast)                        \
@@ -310,9 +310,9 @@
   /* Attention's per-head products: C[i] = alpha * op(A[i]) * op(B[i]) for every product i of    \
      outer entry i / heads and head i % heads (plan/head_matmul_shape.h). A tensor whose bit is  \
      set in |interleaved| (1: A, 2: B, 4: C) holds its heads interleaved, [..., rows,            \
-     heads * cols], head h's matrix in columns h * cols .. (h + 1) * cols - 1 (a linear layer's \
-     output, read or written per head without a permute); any other tensor holds its heads'     \
-     matrices one after another, [..., rows, cols]. heads in [1, 2^24]. Each product's bits are \
+     heads * cols], head h's matrix in columns h * cols .. (h + 1) * cols - 1 (a linear layer's  \
+     output, read or written per head without a permute); any other tensor holds its heads'      \
+     matrices one after another, [..., rows, cols]. heads in [1, 2^24]. Each product's bits are  \
      matmul's for the same matrices. */                                                          \
   X(HeadMatMul, head_matmul, 69, REMAT_IN(2, "A", "B"), REMAT_OUT(1, "C"),                       \
     REMAT_ATTRS("trans_a", "trans_b", "heads", "interleaved"), REMAT_ATTRS("alpha"), kF32,       \

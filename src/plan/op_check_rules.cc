@@ -169,8 +169,13 @@ remat_status check_head_matmul(Op& op) {
         .text(", ").num(shape.n).text("] per head");
   }
   if (shape.valid) return REMAT_OK;
-  return bad_shape(op).text("per-head matrices A ").num(shape.a.products).text(", B ").num(shape.b.products)
-      .text(", C ").num(shape.c.products).text(": expected equal counts, each a multiple of heads ").num(heads);
+  // The first tensor that is not whole heads, else the first whose count differs from A's.
+  const Slot odd = !shape.a.whole_heads                                            ? a
+                   : !shape.b.whole_heads || shape.b.products != shape.a.products ? b
+                                                                                  : c;
+  return bad_shape(op).has_dims(odd).text(": per-head matrices A ").num(shape.a.products).text(", B ")
+      .num(shape.b.products).text(", C ").num(shape.c.products)
+      .text(", expected equal counts, each a multiple of heads ").num(heads);
 }
 
 remat_status check_layernorm(Op& op) {

@@ -1,7 +1,7 @@
 // The selective strategy (src/compiler/schedule.cc): it keeps the products with a weight, the
 // normalisations and the lookups, and a kept product moves down its chain of single-reader ops
-// (bias add, head split, residual sum), so that on a transformer only the attention core and the
-// activations are recomputed, within none's arena.
+// (bias add, an imported model's head split, residual sum), so that on a transformer only the
+// attention core and the activations are recomputed, within none's arena.
 #include "tests/cmocka_cpp.h"
 
 #include <set>

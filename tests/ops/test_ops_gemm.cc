@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <vector>
 
@@ -123,6 +124,40 @@ void packed_engines_match_a_float64_product(void**) {
             }
           }
         }
+      }
+    }
+  }
+}
+
+// A row length past OpenBLAS's 32-bit integer (a head_matmul's interleaved rows may be that
+// long): gemm() must not truncate it. A's two rows lie 2^31 + 64 floats apart in a mapping that
+// reserves no memory, so only the pages of the two rows are ever touched.
+void gemm_takes_row_lengths_past_32_bits(void**) {
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  const Product p(2, 40, 30, false, false, 0.0f, 23);
+  const int64_t lda = (int64_t{1} << 31) + 64;
+  const size_t bytes = static_cast<size_t>(lda + p.k) * sizeof(float);
+  void* mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  assert_true(mapping != MAP_FAILED);
+  float* a = static_cast<float*>(mapping);
+  for (int64_t q = 0; q < p.k; ++q) {
+    a[q] = p.at_a(0, q);
+    a[lda + q] = p.at_a(1, q);
+  }
+  std::vector<float> c(p.c0.size(), NAN);
+  Gemm g = p.slice(0, 2, 0, p.n, c, pack.data());
+  g.a = a;
+  g.lda = lda;
+  remat::cpu::gemm(g);
+  munmap(mapping, bytes);
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      double want = 0;
+      for (int64_t q = 0; q < p.k; ++q) want += static_cast<double>(p.at_a(i, q)) * p.at_b(q, j);
+      const float got = c[static_cast<size_t>(i * p.n + j)];
+      if (!(fabs(got - want) <= 1e-5)) {
+        fail_msg("C[%lld,%lld] = %.9g, float64 gives %.9g", static_cast<long long>(i), static_cast<long long>(j),
+                 static_cast<double>(got), want);
       }
     }
   }
@@ -439,6 +474,7 @@ void dot_images_match_a_float64_product(void**) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(packed_engines_match_a_float64_product),
+      cmocka_unit_test(gemm_takes_row_lengths_past_32_bits),
       cmocka_unit_test(slices_have_the_bits_of_the_whole_product),
       cmocka_unit_test(a_walked_operand_has_the_bits_of_the_stored_one),
       cmocka_unit_test(dot_engines_match_a_float64_product),

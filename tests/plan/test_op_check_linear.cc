@@ -100,6 +100,10 @@ void head_matmul_with_bad_heads_or_layout_bits_is_rejected(void**) {
   expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 2 (heads) is -2"});
   c.iattrs[2] = (int64_t{1} << 24) + 1;
   expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 2 (heads) is 16777217"});
+  Case most(OpCode::kHeadMatMul);  // 2^24 heads of 1 x 1 matrices: the bound itself is accepted.
+  most.in(F32, {1, 1, int64_t{1} << 24}).in(F32, {1, 1, int64_t{1} << 24}).out(F32, {1, int64_t{1} << 24, 1, 1})
+      .ia({0, 1, int64_t{1} << 24, 3}).fa({1.0f});
+  expect(most, REMAT_OK);
   c.iattrs[2] = 2;
   c.iattrs[3] = 8;
   expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 3 (interleaved) is 8", "expected 0 to 7"});
@@ -118,9 +122,15 @@ void head_matmul_with_heads_that_do_not_divide_is_rejected(void**) {
   head_matmul_ok(c);
   c.iattrs[2] = 3;  // 8 columns are not 3 heads.
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 0 (A) has dims [2, 3, 8]", "not a multiple of heads 3"});
-  Case stacked(OpCode::kHeadMatMul);  // C stacked: 3 matrices are not whole heads of 2.
+  Case context(OpCode::kHeadMatMul);  // B and C interleaved, 9 columns for 2 heads.
+  context.in(F32, {2, 2, 3, 3}).in(F32, {2, 3, 9}).out(F32, {2, 3, 8}).ia({0, 0, 2, 6}).fa({1.0f});
+  expect(context, REMAT_ERROR_BAD_SHAPE, {"input 1 (B) has dims [2, 3, 9]", "not a multiple of heads 2"});
+  context.in_shape(1, {2, 3, 8}).out_shape(0, {2, 3, 9});
+  expect(context, REMAT_ERROR_BAD_SHAPE, {"output 0 (C) has dims [2, 3, 9]", "not a multiple of heads 2"});
+  Case stacked(OpCode::kHeadMatMul);  // All stacked: 3 matrices are not whole heads of 2.
   stacked.in(F32, {3, 2, 4}).in(F32, {3, 4, 2}).out(F32, {3, 2, 2}).ia({0, 0, 2, 0}).fa({1.0f});
-  expect(stacked, REMAT_ERROR_BAD_SHAPE, {"per-head matrices A 3, B 3, C 3", "multiple of heads 2"});
+  expect(stacked, REMAT_ERROR_BAD_SHAPE,
+         {"input 0 (A) has dims [3, 2, 4]: per-head matrices A 3, B 3, C 3", "multiple of heads 2"});
 }
 
 void head_matmul_with_mismatched_sizes_is_rejected(void**) {
@@ -131,9 +141,15 @@ void head_matmul_with_mismatched_sizes_is_rejected(void**) {
   c.in_shape(1, {2, 3, 6});  // 3 columns a head, against A's 4.
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (B) has dims [2, 3, 6]", "expected K = 4", "(trans_b 1)"});
   c.in_shape(1, {3, 3, 8});  // 6 products against A's and C's 4.
-  expect(c, REMAT_ERROR_BAD_SHAPE, {"per-head matrices A 4, B 6, C 4"});
-  c.in_shape(1, {8});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (B) has dims [3, 3, 8]: per-head matrices A 4, B 6, C 4"});
+  c.in_shape(1, {2, 3, 8}).out_shape(0, {3, 2, 3, 3});  // C 6 products against A's and B's 4.
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (C) has dims [3, 2, 3, 3]: per-head matrices A 4, B 4, C 6"});
+  c.out_shape(0, {2, 2, 3, 3}).in_shape(1, {8});
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (B) has dims [8]", "rank 1, expected at least 2"});
+  c.in_shape(1, {2, 3, 8}).in_shape(0, {24});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 0 (A) has dims [24]", "rank 1, expected at least 2"});
+  c.in_shape(0, {2, 3, 8}).out_shape(0, {36});
+  expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (C) has dims [36]", "rank 1, expected at least 2"});
 }
 
 void head_matmul_with_nan_alpha_is_rejected(void**) {
