@@ -82,6 +82,38 @@ void gemm_block(Gemm g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t
   }
 }
 
+// The GEMM of |call|'s sizes and row lengths: alpha its attribute, beta 0, operands unset.
+Gemm gemm_of(const OpCall& call, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t lda,
+             int64_t ldb, int64_t ldc) {
+  Gemm g{};
+  g.trans_a = trans_a;
+  g.trans_b = trans_b;
+  g.m = m;
+  g.k = k;
+  g.n = n;
+  g.alpha = fattr(call, 0, 1.0f);
+  g.lda = lda;
+  g.ldb = ldb;
+  g.ldc = ldc;
+  g.beta = 0.0f;
+  return g;
+}
+
+// Independent products of |g|'s sizes, every tile of each a work item: |place|(i, &part) points
+// |part| at product i's matrices; |bias| (null: none) is added to each.
+template <typename Place>
+void products_threads(const KernelArgs& args, const Gemm& g, int64_t products, const Place& place,
+                      const float* bias) {
+  const Cut cut = cut_of(g, products);
+  parallel_for(args, products * cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
+    for (int64_t item = begin; item < end; ++item) {
+      Gemm part = g;
+      place(item / cut.count(), &part);
+      gemm_block(part, cut, item % cut.count(), args, worker, bias);
+    }
+  });
+}
+
 // Every tile of one product over the threads.
 void gemm_threads(const KernelArgs& a, const Gemm& g, const float* bias) {
   const Cut cut = cut_of(g, 1);
@@ -94,17 +126,8 @@ void gemm_threads(const KernelArgs& a, const Gemm& g, const float* bias) {
 
 remat_status matmul(const KernelArgs& args) {
   const MatmulShape shape = matmul_shape(*args.call);
-  Gemm g{};
-  g.trans_a = shape.trans_a;
-  g.trans_b = shape.trans_b;
-  g.m = shape.m;
-  g.k = shape.k;
-  g.n = shape.n;
-  g.alpha = fattr(*args.call, 0, 1.0f);
-  g.lda = shape.a_cols;
-  g.ldb = shape.b_cols;
-  g.ldc = g.n;
-  g.beta = 0.0f;
+  Gemm g = gemm_of(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k, shape.a_cols, shape.b_cols,
+                   shape.n);
   const float* a = in_f32(args, 0);
   const float* b = in_f32(args, 1);
   const float* bias = args.call->num_inputs > 2 ? in_f32(args, 2) : nullptr;  // not in reduce mode
@@ -149,19 +172,13 @@ remat_status matmul(const KernelArgs& args) {
     gemm_threads(args, g, bias);
     return REMAT_OK;
   }
-  // Independent products (an imported attention's per-head ones), every tile of each a work item.
+  // Independent products (an imported attention's per-head ones).
   const bool shared_b = shape.mode == MatmulMode::kBroadcast;
-  const Cut cut = cut_of(g, batch_a);
-  parallel_for(args, batch_a * cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t i = item / cut.count();
-      Gemm part = g;
-      part.a = a + i * a_stride;
-      part.b = shared_b ? b : b + i * b_stride;
-      part.c = c + i * c_stride;
-      gemm_block(part, cut, item % cut.count(), args, worker, bias);
-    }
-  });
+  products_threads(args, g, batch_a, [&](int64_t i, Gemm* part) {
+    part->a = a + i * a_stride;
+    part->b = shared_b ? b : b + i * b_stride;
+    part->c = c + i * c_stride;
+  }, bias);
   return REMAT_OK;
 }
 
@@ -170,32 +187,17 @@ remat_status matmul(const KernelArgs& args) {
 // the batched mode; a product's bits are matmul's for the same matrices.
 remat_status head_matmul(const KernelArgs& args) {
   const HeadMatmulShape shape = head_matmul_shape(*args.call);
-  Gemm g{};
-  g.trans_a = shape.trans_a;
-  g.trans_b = shape.trans_b;
-  g.m = shape.m;
-  g.k = shape.k;
-  g.n = shape.n;
-  g.alpha = fattr(*args.call, 0, 1.0f);
-  g.lda = shape.a.ld;
-  g.ldb = shape.b.ld;
-  g.ldc = shape.c.ld;
-  g.beta = 0.0f;
+  const Gemm g = gemm_of(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k, shape.a.ld, shape.b.ld,
+                         shape.c.ld);
   const float* a = in_f32(args, 0);
   const float* b = in_f32(args, 1);
   float* c = out_f32(args, 0);
-  const int64_t heads = shape.heads, products = shape.c.products;
-  const Cut cut = cut_of(g, products);
-  parallel_for(args, products * cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t i = item / cut.count();
-      Gemm part = g;
-      part.a = a + shape.a.offset(i, heads);
-      part.b = b + shape.b.offset(i, heads);
-      part.c = c + shape.c.offset(i, heads);
-      gemm_block(part, cut, item % cut.count(), args, worker);
-    }
-  });
+  const int64_t heads = shape.heads;
+  products_threads(args, g, shape.c.products, [&](int64_t i, Gemm* part) {
+    part->a = a + shape.a.offset(i, heads);
+    part->b = b + shape.b.offset(i, heads);
+    part->c = c + shape.c.offset(i, heads);
+  }, nullptr);
   return REMAT_OK;
 }
 

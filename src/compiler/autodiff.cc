@@ -1,6 +1,7 @@
 // Backward rules of every forward op, emitted in reverse order of the forward pass.
 #include "compiler/autodiff.h"
 
+#include <array>
 #include <vector>
 
 #include "plan/head_matmul_shape.h"
@@ -192,40 +193,44 @@ class Differentiator {
     }
   }
 
+  // One gradient product of C = alpha op(A) op(B): d(target) = alpha op(x) op(y), each of
+  // target, x and y a slot (0: A, 1: B, 2: dC).
+  struct GradProduct {
+    int target, x, y;
+    bool tx, ty;
+  };
+
+  // dA's and dB's products for the transposes of A and B; matmul and head_matmul share them.
+  static std::array<GradProduct, 2> gradient_products(bool ta, bool tb) {
+    if (!ta && !tb) return {{{0, 2, 1, false, true}, {1, 0, 2, true, false}}};
+    if (!ta && tb) return {{{0, 2, 1, false, false}, {1, 2, 0, true, false}}};
+    if (ta && !tb) return {{{0, 1, 2, false, true}, {1, 0, 2, false, false}}};
+    return {{{0, 1, 2, true, true}, {1, 2, 0, true, true}}};
+  }
+
   // C = alpha op(A) op(B) [+ bias]: each gradient is another matmul (see plan/matmul_shape.h for
   // the shape modes); the bias's is dC summed over its rows, first, where bias_add's was.
   void matmul(const Op& op, int dc) {
-    const int a = op.inputs[0], b = op.inputs[1];
     if (op.inputs.size() > 2) grad_op(op.inputs[2], OpCode::kReduceLeading, {dc});
-    const bool ta = op.iattrs[0] != 0, tb = op.iattrs[1] != 0;
-    const std::vector<float> alpha = op.fattrs;
-    auto mm = [&](int target, int x, int y, bool tx, bool ty) {
-      grad_op(target, OpCode::kMatMul, {x, y}, {tx ? 1 : 0, ty ? 1 : 0}, alpha);
-    };
-    if (!ta && !tb) { mm(a, dc, b, false, true); mm(b, a, dc, true, false); }
-    if (!ta && tb) { mm(a, dc, b, false, false); mm(b, dc, a, true, false); }
-    if (ta && !tb) { mm(a, b, dc, false, true); mm(b, a, dc, false, false); }
-    if (ta && tb) { mm(a, b, dc, true, true); mm(b, dc, a, true, true); }
+    const int slot[] = {op.inputs[0], op.inputs[1], dc};
+    for (const GradProduct& p : gradient_products(op.iattrs[0] != 0, op.iattrs[1] != 0)) {
+      grad_op(slot[p.target], OpCode::kMatMul, {slot[p.x], slot[p.y]}, {p.tx ? 1 : 0, p.ty ? 1 : 0}, op.fattrs);
+    }
   }
 
-  // C = alpha op(A) op(B) per head: matmul's four rules, each gradient product another
-  // head_matmul whose tensors keep their layouts (a gradient has its tensor's shape, so an
-  // interleaved tensor's gradient is interleaved too).
+  // C = alpha op(A) op(B) per head: each gradient another head_matmul whose tensors keep their
+  // layouts (a gradient has its tensor's shape, so an interleaved tensor's gradient is
+  // interleaved too).
   void head_matmul(const Op& op, int dc) {
-    const int a = op.inputs[0], b = op.inputs[1];
-    const bool ta = op.iattrs[0] != 0, tb = op.iattrs[1] != 0;
+    const int slot[] = {op.inputs[0], op.inputs[1], dc};
     const int64_t heads = op.iattrs[2], layout = op.iattrs[3];
-    const bool la = (layout & kHeadsOfA) != 0, lb = (layout & kHeadsOfB) != 0, lc = (layout & kHeadsOfC) != 0;
-    const std::vector<float> alpha = op.fattrs;
-    // d(target) = alpha op(x) op(y); l*: whether each is interleaved.
-    auto mm = [&](int target, bool lt, int x, bool lx, int y, bool ly, bool tx, bool ty) {
-      const int64_t bits = (lx ? kHeadsOfA : 0) | (ly ? kHeadsOfB : 0) | (lt ? kHeadsOfC : 0);
-      grad_op(target, OpCode::kHeadMatMul, {x, y}, {tx ? 1 : 0, ty ? 1 : 0, heads, bits}, alpha);
-    };
-    if (!ta && !tb) { mm(a, la, dc, lc, b, lb, false, true); mm(b, lb, a, la, dc, lc, true, false); }
-    if (!ta && tb) { mm(a, la, dc, lc, b, lb, false, false); mm(b, lb, dc, lc, a, la, true, false); }
-    if (ta && !tb) { mm(a, la, b, lb, dc, lc, false, true); mm(b, lb, a, la, dc, lc, false, false); }
-    if (ta && tb) { mm(a, la, b, lb, dc, lc, true, true); mm(b, lb, dc, lc, a, la, true, true); }
+    const bool interleaved[] = {(layout & kHeadsOfA) != 0, (layout & kHeadsOfB) != 0, (layout & kHeadsOfC) != 0};
+    for (const GradProduct& p : gradient_products(op.iattrs[0] != 0, op.iattrs[1] != 0)) {
+      const int64_t bits = (interleaved[p.x] ? kHeadsOfA : 0) | (interleaved[p.y] ? kHeadsOfB : 0) |
+                           (interleaved[p.target] ? kHeadsOfC : 0);
+      grad_op(slot[p.target], OpCode::kHeadMatMul, {slot[p.x], slot[p.y]}, {p.tx ? 1 : 0, p.ty ? 1 : 0, heads, bits},
+              op.fattrs);
+    }
   }
 
   // y, stat1, stat2 = norm(x, gamma, beta) (layernorm, batch_norm): one gradient op reads dy,
