@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "cli/synthetic_task.h"
+#include "io/synthetic_task.h"
 #include "runtime/port.h"
 
 namespace remat_bench {
@@ -36,7 +36,7 @@ FedSession open_session(const std::vector<uint8_t>& plan_bytes, const std::strin
     die(model, message);
   }
   fed.create_ms = ms_since(create_start);
-  remat::cli::SyntheticTask task(model, batch, 0);
+  remat::io::SyntheticTask task(model, batch, 0);
   const auto names = task.names();
   const auto values = task.batch(0);
   for (size_t i = 0; i < names.size(); ++i) {

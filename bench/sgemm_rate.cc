@@ -1,5 +1,5 @@
 // The CPU backend's SGEMM rates, for the tables of docs/benchmarks.md: the matmul ops' engine
-// (backends/cpu/gemm.h: OpenBLAS, or the packed engine without it) and the packed engine the
+// (backends/cpu/gemm/gemm.h: OpenBLAS, or the packed engine without it) and the packed engine the
 // convolutions use, on one thread and on --threads threads that each compute a column slice as
 // the convolution kernels do. On a square product and on the shapes a ResNet-20 convolution
 // multiplies. It measures; it asserts nothing.
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "runtime/port.h"
 
 namespace {

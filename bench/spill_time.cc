@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "bench/bench_session.h"
-#include "cli/cli_args.h"
 #include "compiler/compiler.h"
+#include "io/sizes.h"
 #include "remat/remat.h"
 #include "runtime/backend_registry.h"
 #include "runtime/port.h"
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
     const remat_bench::StepTimes plain_t = remat_bench::time_steps(plain.plan, model, batch, backend, 1, steps);
     const double plain_s = plain_t.median_ms() * 1e-3;
     // A first spilled plan tells which checkpoints spill; their copies give the bandwidth.
-    o.device_budget = remat::cli::parse_size(positional[2], "DEVICE_BUDGET");
+    o.device_budget = remat::io::parse_size(positional[2], "DEVICE_BUDGET");
     const auto first = remat::compiler::compile(o);
     std::vector<uint64_t> sizes;
     for (const std::string& name : first.report.spilled) {

@@ -18,8 +18,9 @@
 #include <vector>
 
 #include "bench/bench_session.h"
-#include "cli/cli_args.h"
 #include "compiler/compiler.h"
+#include "io/errors.h"
+#include "io/sizes.h"
 #include "remat/remat.h"
 
 namespace {
@@ -42,10 +43,10 @@ Row measure(const std::string& model, int64_t batch, const std::string& spec, co
   for (size_t at = spec.find('/'); at != std::string::npos; at = spec.find('/', at + 1)) {
     const std::string item = spec.substr(at + 1, spec.find('/', at + 1) - at - 1);
     const std::string key = item.substr(0, item.find('='));
-    const uint64_t bytes = remat::cli::parse_size(item.substr(item.find('=') + 1), key);
+    const uint64_t bytes = remat::io::parse_size(item.substr(item.find('=') + 1), key);
     if (key == "budget") o.budget = bytes;
     else if (key == "device") o.device_budget = bytes;
-    else throw remat::cli::UsageError("unknown strategy option '" + key + "'");
+    else throw remat::io::UsageError("unknown strategy option '" + key + "'");
   }
   o.optimizer = "adam:lr=0.0001";
   const auto compiled = remat::compiler::compile(o);

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/kernels.h"
 #include "runtime/backend.h"
 #include "runtime/port.h"

@@ -1,8 +1,8 @@
 // The CPU backend's dispatch table: every op of the catalogue to its kernel, cpu::<snake>; and
 // the scratch the kernels share.
 #include "backends/cpu/kernels.h"
-#include "backends/cpu/conv_winograd.h"
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/conv/winograd.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/shared/op_table.h"
 

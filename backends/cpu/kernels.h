@@ -22,7 +22,7 @@ struct KernelArgs {
 
 /// Bytes of scratch memory the kernels need with |threads| threads: GEMM packing for each, then
 /// what the Winograd convolutions' threads share: their transformed filters, or their weight
-/// gradients' parts of sums (conv_winograd.h).
+/// gradients' parts of sums (conv/winograd.h).
 /// The backend obtains it once, at creation, and passes it in every KernelArgs.
 size_t scratch_bytes(uint32_t threads);
 

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/kernels.h"
 #include "runtime/port.h"
 

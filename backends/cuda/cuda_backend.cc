@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "backends/cuda/cuda_backend_impl.h"
-#include "backends/gpu/gpu_ops.h"
+#include "backends/gpu/ops/ops.h"
 #include "plan/ops.h"
 #include "runtime/port.h"
 

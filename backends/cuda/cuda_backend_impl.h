@@ -1,5 +1,5 @@
 // Private to the CUDA backend: the Backend subclass, shared by its .cc files. Ops are resolved
-// through the GPU backends' shared table (backends/gpu/gpu_ops.h), which marshals every
+// through the GPU backends' shared table (backends/gpu/ops/ops.h), which marshals every
 // kernel's arguments through this object's gpu::Launcher side (cudaLaunchKernel).
 #ifndef REMAT_BACKENDS_CUDA_CUDA_BACKEND_IMPL_H_
 #define REMAT_BACKENDS_CUDA_CUDA_BACKEND_IMPL_H_
@@ -9,7 +9,7 @@
 
 #include "backends/cuda/cublas_loader.h"
 #include "backends/cuda/cuda_kernels.h"
-#include "backends/gpu/gpu_launcher.h"
+#include "backends/gpu/launcher.h"
 #include "runtime/backend.h"
 
 namespace remat {

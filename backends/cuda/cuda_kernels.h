@@ -3,7 +3,7 @@
 #ifndef REMAT_BACKENDS_CUDA_CUDA_KERNELS_H_
 #define REMAT_BACKENDS_CUDA_CUDA_KERNELS_H_
 
-#include "backends/gpu/gpu_abi.h"
+#include "backends/gpu/abi.h"
 
 namespace remat {
 namespace cuda {

@@ -3,9 +3,9 @@
 //
 // The kernel files are included inside namespace remat::gpu::device after the CUDA dialect:
 // its short type names (uint, ulong, acc_t) stay out of the global namespace, and the kernels'
-// host stubs cannot meet the host op functions of the same names (backends/gpu/gpu_ops.h).
+// host stubs cannot meet the host op functions of the same names (backends/gpu/ops/ops.h).
 #include "backends/cuda/cuda_kernels.h"
-#include "backends/gpu/gpu_abi.h"
+#include "backends/gpu/abi.h"
 #include "plan/philox.h"
 
 namespace remat {

@@ -8,7 +8,7 @@
 
 #include <new>
 
-#include "backends/gpu/gpu_ops.h"
+#include "backends/gpu/ops/ops.h"
 #include "plan/ops.h"
 #include "opencl_kernel_sources.h"
 #include "runtime/port.h"

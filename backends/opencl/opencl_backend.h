@@ -8,7 +8,7 @@
 //   host       [caller's / session's memory]   spill slots, copied with the copy queue
 //
 // A tensor is (buffer of its region, byte offset): kernels take both as arguments. Ops are
-// resolved through the GPU backends' shared table (backends/gpu/gpu_ops.h), which marshals
+// resolved through the GPU backends' shared table (backends/gpu/ops/ops.h), which marshals
 // every kernel's arguments through this object's gpu::Launcher side. Kernels run on an
 // in-order compute queue; spills and prefetches on a second in-order copy queue, ordered
 // against the compute queue with markers and barriers (see opencl_copy.cc).
@@ -18,7 +18,7 @@
 #include "backends/opencl/opencl_profile.h"
 #include <CL/cl.h>
 
-#include "backends/gpu/gpu_launcher.h"
+#include "backends/gpu/launcher.h"
 #include "backends/opencl/opencl_device.h"
 #include "runtime/backend.h"
 

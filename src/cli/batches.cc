@@ -68,7 +68,7 @@ Batches Batches::from_file(const std::string& path, const remat_plan* plan) {
 
 Batches Batches::synthetic(const std::string& model, int64_t batch, uint64_t seed, uint64_t first) {
   Batches out;
-  out.task_ = std::make_shared<SyntheticTask>(model, batch, seed);
+  out.task_ = std::make_shared<io::SyntheticTask>(model, batch, seed);
   out.names_ = out.task_->names();
   out.first_ = first;
   return out;

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/safetensors.h"
-#include "cli/synthetic_task.h"
+#include "io/safetensors.h"
+#include "io/synthetic_task.h"
 #include "remat/remat.h"
 
 namespace remat {
@@ -23,7 +23,7 @@ class Batches {
   /// a leading batch axis, every tensor with as many batches. Throws Failure naming the file,
   /// the tensor and what was expected.
   static Batches from_file(const std::string& path, const remat_plan* plan);
-  /// The synthetic task of template |model| (cli/synthetic_task.h) from batch index |first| on:
+  /// The synthetic task of template |model| (io/synthetic_task.h) from batch index |first| on:
   /// training starts at 0, evaluation at kHeldOut, so that it never sees a training batch.
   static Batches synthetic(const std::string& model, int64_t batch, uint64_t seed, uint64_t first);
 
@@ -46,7 +46,7 @@ class Batches {
   std::vector<uint64_t> item_bytes_;
   std::vector<const SafeTensor*> tensors_;
   std::shared_ptr<SafeTensorsFile> file_;
-  std::shared_ptr<SyntheticTask> task_;
+  std::shared_ptr<io::SyntheticTask> task_;
   uint64_t first_ = 0;
   int64_t count_ = 0;
 };

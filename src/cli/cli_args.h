@@ -5,24 +5,20 @@
 #include <stdint.h>
 
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "io/errors.h"
+#include "io/sizes.h"
 
 namespace remat {
 namespace cli {
 
-/// A wrong command line: main() prints it with the usage and exits 2.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// A failure of the work itself: main() prints it and exits 1.
-class Failure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// The CLI's errors and sizes are the io library's (io/errors.h, io/sizes.h).
+using io::Failure;
+using io::UsageError;
+using io::format_bytes;
+using io::parse_size;
 
 /// Parsed arguments of one subcommand: positionals and --flags (with or without values).
 class Args {
@@ -48,13 +44,6 @@ class Args {
   std::vector<std::string> positional_;
   std::map<std::string, std::string> values_;
 };
-
-/// Parses "N", "NKiB", "NMiB", "NGiB", "NTiB" (also KB/MB/GB/TB as powers of 1000, and a bare "B");
-/// throws UsageError naming |what| on anything else.
-uint64_t parse_size(const std::string& text, const std::string& what);
-
-/// "1.50 MiB"-style rendering of |bytes|.
-std::string format_bytes(uint64_t bytes);
 
 /// Reads a whole file; throws Failure naming |path| when it cannot.
 std::vector<uint8_t> read_file(const std::string& path);

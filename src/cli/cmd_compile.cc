@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "cli/atomic_file.h"
+#include "io/atomic_file.h"
 #include "cli/commands.h"
 #include "compiler/optimizer.h"
 #include "remat/remat.h"
@@ -209,11 +209,11 @@ int run_compile(const std::vector<std::string>& argv) {
     outputs.push_back({out, out.size() > 2 && out.compare(out.size() - 2, 2, ".h") == 0});
   }
   if (args.has("--emit-c")) outputs.push_back({args.text("--emit-c", ""), true});
-  for (const Output& o : outputs) require_writable(o.path);  // Before compiling, which takes minutes for large models.
+  for (const Output& o : outputs) io::require_writable(o.path);  // Before compiling, which takes minutes for large models.
   const compiler::CompileResult result = compiler::compile(options);
   std::vector<std::vector<uint8_t>> contents;
   for (const Output& o : outputs) contents.push_back(o.header ? c_header(result.plan, o.path) : result.plan);
-  for (size_t i = 0; i < outputs.size(); ++i) write_file(outputs[i].path, contents[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) io::write_file(outputs[i].path, contents[i]);
   print_report(result.report);
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::printf("wrote %s (%zu bytes", outputs[i].path.c_str(), contents[i].size());

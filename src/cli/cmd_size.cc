@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <thread>
 
-#include "cli/atomic_file.h"
+#include "io/atomic_file.h"
 #include "cli/commands.h"
 #include "cli/size_timeline.h"
 #include "cli/sizing.h"
-#include "compiler/template_aliases.h"
+#include "compiler/templates/aliases.h"
 
 namespace remat {
 namespace cli {
@@ -305,7 +305,7 @@ int run_size(const std::vector<std::string>& argv) {
     if (!args.has("--batch")) throw UsageError("size needs --batch N or --batch A..B (or --max-batch --budget BYTES)");
     parse_batch(args.text("--batch", ""), &lo, &hi);
   }
-  if (args.has("--timeline")) require_writable(args.text("--timeline", ""));  // Before the compiles.
+  if (args.has("--timeline")) io::require_writable(args.text("--timeline", ""));  // Before the compiles.
   // The budget strategy gets what the device budget leaves after the persistent region.
   uint64_t arena_budget = 0;
   std::string budget_error;
@@ -401,7 +401,7 @@ int run_size(const std::vector<std::string>& argv) {
     std::string title = model == setup.model ? model : model + " = " + setup.model;
     title += ", " + setup.optimizer;
     const std::string svg = timeline_svg(title, rows);
-    write_file(timeline, std::vector<uint8_t>(svg.begin(), svg.end()));
+    io::write_file(timeline, std::vector<uint8_t>(svg.begin(), svg.end()));
   }
   if (json) {
     print_json(model, setup, lines, max_batch, timeline);

@@ -10,13 +10,13 @@
 #include <cstring>
 #include <memory>
 
-#include "cli/atomic_file.h"
+#include "io/atomic_file.h"
 #include "cli/batches.h"
 #include "cli/commands.h"
 #include "cli/evaluation.h"
 #include "cli/lr_schedule.h"
 #include "cli/params_file.h"
-#include "cli/safetensors.h"
+#include "io/safetensors.h"
 #include "cli/session_calls.h"
 #include "plan/ops.h"
 #include "plan/plan_generated.h"
@@ -38,9 +38,9 @@ struct PortFree {
 };
 
 // The training state at |path| through the C API's callbacks: written to a temporary file that
-// replaces |path| only when complete (cli/atomic_file.h), read with pread.
+// replaces |path| only when complete (io/atomic_file.h), read with pread.
 int write_state_chunk(void* context, const void* data, size_t bytes) {
-  return static_cast<AtomicFileWriter*>(context)->write(data, bytes) ? 0 : 1;
+  return static_cast<io::AtomicFileWriter*>(context)->write(data, bytes) ? 0 : 1;
 }
 
 int read_state_chunk(void* context, uint64_t offset, void* data, size_t bytes) {
@@ -57,7 +57,7 @@ int read_state_chunk(void* context, uint64_t offset, void* data, size_t bytes) {
 }
 
 void save_state(remat_session* session, const std::string& path) {
-  AtomicFileWriter writer;
+  io::AtomicFileWriter writer;
   if (!writer.open(path)) throw Failure(writer.error());
   check(session, remat_session_save_state(session, write_state_chunk, &writer), "saving the state to " + path);
   if (!writer.commit()) throw Failure(writer.error());
@@ -93,7 +93,7 @@ bool has_finite_checks(const fb::Plan* plan) {
 void check_output(const Args& args, const std::string& flag) {
   if (!args.has(flag)) return;
   std::string error;
-  if (!check_writable(args.text(flag, ""), &error)) throw Failure(flag + ": " + error);
+  if (!io::check_writable(args.text(flag, ""), &error)) throw Failure(flag + ": " + error);
 }
 
 // Evaluates |count| batches of |batch| samples from |batches| and prints the figures, after

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/safetensors.h"
+#include "io/safetensors.h"
 #include "cli/session_calls.h"
 
 namespace remat {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "compiler/auto_strategy.h"
+#include "compiler/strategies/auto.h"
 #include "compiler/graph.h"
 #include "plan/region.h"
 

@@ -58,7 +58,7 @@ struct SizeRow {
   uint64_t lower_bound = 0;          ///< Largest sum of arena bytes live at one op.
   uint64_t arena_budget = 0;         ///< Arena budget given to the `budget` strategy (else 0).
   double step_flops = 0, recomputed_flops = 0;
-  double predicted_seconds = 0;      ///< Modelled step time (compiler/auto_strategy.h's cost model).
+  double predicted_seconds = 0;      ///< Modelled step time (compiler/strategies/auto.h's cost model).
   std::vector<std::string> nested;   ///< Nested checkpoints (auto).
   std::vector<std::string> checkpoints;  ///< Tensors kept by choice (empty for `none`).
   size_t op_count = 0;               ///< Ops of the plan, the eval program's included.

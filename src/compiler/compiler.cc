@@ -2,17 +2,17 @@
 #include "compiler/compiler.h"
 
 #include "backends/device_profiles.h"
-#include "compiler/auto_strategy.h"
+#include "compiler/strategies/auto.h"
 #include "compiler/autodiff.h"
-#include "compiler/budget_strategy.h"
+#include "compiler/strategies/budget.h"
 #include "compiler/eval_program.h"
 #include "compiler/optimizer.h"
 #include "compiler/running_stats.h"
 #include "compiler/schedule.h"
-#include "compiler/spill.h"
-#include "compiler/sqrt_strategy.h"
-#include "compiler/onnx_import.h"
-#include "compiler/templates.h"
+#include "compiler/strategies/spill.h"
+#include "compiler/strategies/sqrt.h"
+#include "compiler/onnx/import.h"
+#include "compiler/templates/templates.h"
 
 namespace remat {
 namespace compiler {

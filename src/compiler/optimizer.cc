@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "compiler/templates.h"
+#include "compiler/templates/templates.h"
 
 namespace remat {
 namespace compiler {

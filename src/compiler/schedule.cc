@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "compiler/templates.h"
 
 namespace remat {
 namespace compiler {

@@ -22,7 +22,7 @@ std::vector<int> split_points(const Graph& graph, size_t forward_ops);
 /// Checkpoints for |strategy|: "none" (every activation: nothing is recomputed), "splits"
 /// (every split point: the smallest segments, and so the most checkpoints to spill),
 /// "selective" or "manual:NAME,NAME". The strategies that plan candidates for real are
-/// sqrt_strategy.h's and budget_strategy.h's. Throws CompileError for an unknown strategy, or an
+/// strategies/sqrt.h's and strategies/budget.h's. Throws CompileError for an unknown strategy, or an
 /// unknown or unsuitable name (the message lists valid candidates).
 std::vector<int> choose_checkpoints(const Graph& graph, size_t forward_ops, const std::string& strategy);
 

@@ -56,7 +56,7 @@ std::vector<uint8_t> compile_plan(const std::string& model, const std::string& o
 std::vector<uint8_t> train(const std::string& model, const std::string& optimizer, const std::string& strategy,
                            const std::string& backend, bool with_buffers) {
   Run run(model, optimizer, strategy, backend);
-  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  remat::io::SyntheticTask task(model, kBatch, kSeed);
   for (int s = 0; s < kSteps; ++s) {
     run.feed(task, static_cast<uint64_t>(s));
     float loss = 0;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/synthetic_task.h"
+#include "io/synthetic_task.h"
 #include "plan/ops.h"
 #include "remat/remat.h"
 #include "runtime/backend.h"
@@ -92,7 +92,7 @@ struct Run {
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
 
-  void feed(const remat::cli::SyntheticTask& task, uint64_t step) {
+  void feed(const remat::io::SyntheticTask& task, uint64_t step) {
     const auto values = task.batch(step);
     const auto names = task.names();
     for (size_t i = 0; i < names.size(); ++i) {

@@ -179,7 +179,7 @@ void an_unknown_device_is_unavailable_with_a_message(void**) {
 
 // Steps |first|..|first + count - 1| of |model| on |run|.
 void run_steps(Run& run, const std::string& model, int first, int count) {
-  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  remat::io::SyntheticTask task(model, kBatch, kSeed);
   for (int s = first; s < first + count; ++s) {
     run.feed(task, static_cast<uint64_t>(s));
     if (remat_session_step(run.session, nullptr) != REMAT_OK) {

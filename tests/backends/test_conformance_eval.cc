@@ -56,7 +56,7 @@ void eval_loss_is_the_next_steps_loss_bit_for_bit(void**) {
     for (const char* strategy : {"none", "sqrt"}) {
       Run run(model, kOptimizers[1], strategy, g_backend);
       if (!run.buffers().empty()) continue;
-      remat::cli::SyntheticTask task(model, kBatch, kSeed);
+      remat::io::SyntheticTask task(model, kBatch, kSeed);
       for (uint64_t s = 0; s < 3; ++s) {
         run.feed(task, s);
         const float evaluated = eval_loss(run);
@@ -78,7 +78,7 @@ void eval_between_steps_leaves_training_byte_identical(void**) {
   for (const char* model : kModels) {
     for (const char* strategy : {"none", "sqrt"}) {
       Run plain(model, kOptimizers[1], strategy, g_backend), evaluated(model, kOptimizers[1], strategy, g_backend);
-      remat::cli::SyntheticTask task(model, kBatch, kSeed);
+      remat::io::SyntheticTask task(model, kBatch, kSeed);
       for (uint64_t s = 0; s < static_cast<uint64_t>(kSteps); ++s) {
         plain.feed(task, s);
         assert_int_equal(remat_session_step(plain.session, nullptr), REMAT_OK);
@@ -104,7 +104,7 @@ void eval_has_no_dropout(void**) {
   for (const char* model : kModels) {
     if (std::string(model).find("dropout=") == std::string::npos) continue;  // nothing to leave out
     Run with(model, kOptimizers[0], "none", g_backend), without(without_dropout(model), kOptimizers[0], "none", g_backend);
-    remat::cli::SyntheticTask task(model, kBatch, kSeed);
+    remat::io::SyntheticTask task(model, kBatch, kSeed);
     for (uint64_t s = 0; s < 2; ++s) {
       with.feed(task, s);
       assert_int_equal(remat_session_step(with.session, nullptr), REMAT_OK);
@@ -135,7 +135,7 @@ void eval_logits_and_loss_match_a_float64_forward_pass(void**) {
   const std::string model = "mlp:layers=1,width=16,in=8,classes=5";
   const int64_t in = 8, width = 16, classes = 5;
   Run run(model, kOptimizers[0], "none", g_backend);
-  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  remat::io::SyntheticTask task(model, kBatch, kSeed);
   run.feed(task, 0);
   assert_int_equal(remat_session_step(run.session, nullptr), REMAT_OK);  // parameters moved off their init
   run.feed(task, 1);
@@ -197,7 +197,7 @@ void eval_and_read_output_refuse_what_they_cannot_do(void**) {
   Run run(kModels[0], kOptimizers[0], "none", g_backend);
   assert_int_equal(remat_session_eval(run.session, &loss), REMAT_ERROR_FAILED_PRECONDITION);
   assert_non_null(strstr(remat_session_last_error(run.session), "input 'x' has never been set"));
-  remat::cli::SyntheticTask task(kModels[0], kBatch, kSeed);
+  remat::io::SyntheticTask task(kModels[0], kBatch, kSeed);
   run.feed(task, 0);
   assert_int_equal(remat_session_read_output(run.session, "logits", logits.data(), bytes), REMAT_ERROR_FAILED_PRECONDITION);
   assert_non_null(strstr(remat_session_last_error(run.session), "no eval has run"));

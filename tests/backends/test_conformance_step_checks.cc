@@ -15,7 +15,7 @@ namespace {
 
 // Sets every binding from step 0 of the task, then overwrites |name|'s int32 element |at|.
 void feed_with_bad_value(Run& run, const std::string& model, const char* name, int32_t value) {
-  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  remat::io::SyntheticTask task(model, kBatch, kSeed);
   const auto names = task.names();
   auto values = task.batch(0);
   for (size_t i = 0; i < names.size(); ++i) {
@@ -106,7 +106,7 @@ void a_nan_in_the_data_skips_the_update_and_names_the_loss(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   const std::string model = "mlp:layers=2,width=8,in=4,classes=3";
   Run run(model, kOptimizers[1], "none", g_backend);
-  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  remat::io::SyntheticTask task(model, kBatch, kSeed);
   run.feed(task, 0);
   assert_int_equal(remat_session_step(run.session, nullptr), REMAT_OK);
   const std::vector<uint8_t> before = state_tensors(run.session);
@@ -149,7 +149,7 @@ void a_nonfinite_gradient_stops_the_updates_from_its_own_on(void**) {
     remat_session_write_param(run.session, "fc1.bias", hundredth.data(), 8 * 4);
     remat_session_write_param(run.session, "fc2.weight", head.data(), 16 * 4);
     remat_session_write_param(run.session, "fc2.bias", head_bias.data(), 2 * 4);
-    remat::cli::SyntheticTask task(model, kBatch, kSeed);
+    remat::io::SyntheticTask task(model, kBatch, kSeed);
     run.feed(task, 0);
     const std::vector<int32_t> ones(kBatch, 1);
     remat_session_set_input(run.session, "labels", ones.data(), ones.size() * 4);
@@ -177,7 +177,7 @@ void a_nonfinite_gradient_stops_the_updates_from_its_own_on(void**) {
 void a_learning_rate_set_at_run_time_equals_the_compiled_one(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   const std::string model = kModels[0];
-  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  remat::io::SyntheticTask task(model, kBatch, kSeed);
   for (const char* kind : {"sgd:lr=%g,momentum=0.9", "adamw:lr=%g,weight_decay=0.01"}) {
     const float rate = 0.02f;
     char compiled[64];

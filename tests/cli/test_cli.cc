@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/safetensors.h"
+#include "io/safetensors.h"
 #include "tests/cli/cli_runner.h"
 
 using remat_test::expect;
@@ -81,7 +81,7 @@ std::vector<uint8_t> train_and_save(const std::string& model_and_flags) {
   return file_bytes(path);
 }
 
-// Whether a temporary file of |path| (".NAME.tmp.*", cli/atomic_file.h) is left in its folder.
+// Whether a temporary file of |path| (".NAME.tmp.*", io/atomic_file.h) is left in its folder.
 bool temporary_left_beside(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   const std::string prefix = "." + path.substr(slash + 1) + ".tmp.";

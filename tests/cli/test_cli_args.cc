@@ -10,8 +10,8 @@
 
 namespace {
 
-using remat::cli::parse_size;
-using remat::cli::UsageError;
+using remat::io::parse_size;
+using remat::io::UsageError;
 
 // The UsageError message for |text|, or "" when it parses.
 std::string size_error(const std::string& text) {

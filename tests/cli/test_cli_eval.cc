@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/safetensors.h"
+#include "io/safetensors.h"
 #include "tests/cli/cli_runner.h"
 
 using remat_test::expect;

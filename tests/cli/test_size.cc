@@ -17,7 +17,7 @@
 #include "cli/size_timeline.h"
 #include "cli/sizing.h"
 #include "compiler/compiler.h"
-#include "compiler/template_aliases.h"
+#include "compiler/templates/aliases.h"
 #include "remat/remat.h"
 
 #if !defined(REMAT_CLI) || !defined(REMAT_TEST_TMP)

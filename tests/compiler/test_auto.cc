@@ -8,13 +8,13 @@
 #include <cstring>
 #include <string>
 
-#include "compiler/auto_strategy.h"
+#include "compiler/strategies/auto.h"
 #include "compiler/autodiff.h"
 #include "compiler/compiler.h"
 #include "compiler/planner.h"
 #include "compiler/running_stats.h"
 #include "compiler/schedule.h"
-#include "compiler/templates.h"
+#include "compiler/templates/templates.h"
 #include "tests/compiler/training_graph.h"
 
 using remat::compiler::AutoOptions;

@@ -7,13 +7,13 @@
 #include <random>
 
 #include "compiler/autodiff.h"
-#include "compiler/chain_dp.h"
+#include "compiler/strategies/chain_dp.h"
 #include "compiler/compiler.h"
 #include "compiler/planner.h"
 #include "compiler/schedule.h"
-#include "compiler/schedule_candidate.h"
-#include "compiler/split_point_schedules.h"
-#include "compiler/templates.h"
+#include "compiler/strategies/schedule_candidate.h"
+#include "compiler/strategies/split_point_schedules.h"
+#include "compiler/templates/templates.h"
 
 using remat::compiler::ChainStage;
 

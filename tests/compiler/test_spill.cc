@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "compiler/compiler.h"
-#include "compiler/copy_timeline.h"
+#include "compiler/strategies/copy_timeline.h"
 #include "remat/remat.h"
 
 using remat::OpCode;

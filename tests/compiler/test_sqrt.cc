@@ -13,8 +13,8 @@
 #include "compiler/planner.h"
 #include "compiler/running_stats.h"
 #include "compiler/schedule.h"
-#include "compiler/sqrt_strategy.h"
-#include "compiler/templates.h"
+#include "compiler/strategies/sqrt.h"
+#include "compiler/templates/templates.h"
 #include "tests/compiler/training_graph.h"
 
 namespace {

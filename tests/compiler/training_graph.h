@@ -12,7 +12,7 @@
 #include "compiler/graph.h"
 #include "compiler/optimizer.h"
 #include "compiler/running_stats.h"
-#include "compiler/templates.h"
+#include "compiler/templates/templates.h"
 
 /// A training step's graph and how many of its ops are the forward pass.
 struct TrainingGraph {

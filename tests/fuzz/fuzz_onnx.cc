@@ -1,4 +1,4 @@
-// libFuzzer target: untrusted ONNX bytes -> the importer (compiler/onnx_import.h) at batch 2.
+// libFuzzer target: untrusted ONNX bytes -> the importer (compiler/onnx/import.h) at batch 2.
 //
 // Input: one control byte (bit 0: --loss mse, else cross_entropy), then the model's bytes.
 // What it holds the importer to (docs/onnx.md): any bytes give a graph or a CompileError naming
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "compiler/graph.h"
-#include "compiler/onnx_import.h"
+#include "compiler/onnx/import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;

@@ -1,7 +1,7 @@
-// libFuzzer target: untrusted bytes -> the safetensors reader (src/cli/safetensors.cc and
+// libFuzzer target: untrusted bytes -> the safetensors reader (src/io/safetensors.cc and
 // safetensors_json.cc, compiled in from the same sources as the CLI).
 //
-// What it holds the reader to (src/cli/safetensors.h): any bytes give true or false, never a
+// What it holds the reader to (src/io/safetensors.h): any bytes give true or false, never a
 // crash, a leak, an out-of-bounds access or undefined behaviour (ASan + UBSan build); a failure
 // comes with a message; a file it accepts has tensors whose data is elements x item size, and
 // round-trips: serialize_safetensors accepts it (every file the reader accepts is
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/safetensors.h"
+#include "io/safetensors.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Every build of batch norm's channel loops this CPU runs (backends/cpu/batchnorm_channels.h),
+// Every build of batch norm's channel loops this CPU runs (backends/cpu/ops/batchnorm_channels.h),
 // not only the one the kernels pick: forward statistics and output, and the backward, against
 // float64 on a channel of rows longer and shorter than the 8 summing lanes, with a large mean.
 #include "tests/cmocka_cpp.h"
@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "backends/cpu/batchnorm_channels.h"
+#include "backends/cpu/ops/batchnorm_channels.h"
 #include "op_harness.h"
 
 namespace {

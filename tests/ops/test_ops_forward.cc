@@ -69,7 +69,7 @@ void matmul_reduce_mode_matches_reference(void**) {
 }
 
 // A product too small to cut along one side alone (a 256 x 256 weight gradient's shape): the
-// kernel cuts C into 2 x 2 tiles (backends/cpu/kernels_matmul.cc), each summing the batch.
+// kernel cuts C into 2 x 2 tiles (backends/cpu/ops/matmul.cc), each summing the batch.
 void matmul_reduce_mode_in_tiles_matches_reference(void**) {
   check_matmul_mode(MatMulMode::kReduce, 2, 260, 20, 270);
 }

@@ -1,4 +1,4 @@
-// The CPU backend's packed GEMM engine (backends/cpu/gemm.h), in every instruction-set build
+// The CPU backend's packed GEMM engine (backends/cpu/gemm/gemm.h), in every instruction-set build
 // this CPU runs: against a float64 product for every transpose, beta 0 and 1 and sizes that
 // leave partial micro-tiles and K blocks; computed in row and column slices, as the
 // convolution threads compute it, to the bits of the whole product; and with op(B) walked in
@@ -13,7 +13,7 @@
 
 #include <vector>
 
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "op_harness.h"
 
 namespace {

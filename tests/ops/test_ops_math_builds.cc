@@ -1,4 +1,4 @@
-// Every build of the elementwise math spans this CPU runs (backends/cpu/math_span.h), not only
+// Every build of the elementwise math spans this CPU runs (backends/cpu/isa/math_span.h), not only
 // the one the kernels pick: Adam's update in place gives the bits of its formula evaluated one
 // float operation at a time, in every build; GELU, its gradient and the shifted exponential
 // are within float32 rounding of float64. Spans of 37 and 100 elements: whole vectors and a
@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "backends/cpu/math_span.h"
+#include "backends/cpu/isa/math_span.h"
 #include "op_harness.h"
 
 namespace {

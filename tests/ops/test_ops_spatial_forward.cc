@@ -110,7 +110,7 @@ void conv_with_a_long_reduction_matches_reference(void**) {
 }
 
 // Unit-stride 3x3 convolutions of one group with 32 channels or more in and out run as
-// Winograd's F(2x2, 3x3) (backends/cpu/conv_winograd.h): odd output sizes, padding 0 and 2,
+// Winograd's F(2x2, 3x3) (backends/cpu/conv/winograd.h): odd output sizes, padding 0 and 2,
 // output channels not a multiple of 4, tiles over several blocks and threads (run_op: 3 threads
 // to the bits of 1), the most channels a thread's scratch holds (128 + 104) and one more step
 // (128 + 108: the direct path). test_ops_winograd_builds.cc checks that these take Winograd's.

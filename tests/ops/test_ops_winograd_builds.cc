@@ -1,4 +1,4 @@
-// Winograd's F(2x2, 3x3) (backends/cpu/conv_winograd.h) in every instruction-set build this CPU
+// Winograd's F(2x2, 3x3) (backends/cpu/conv/winograd.h) in every instruction-set build this CPU
 // runs, called directly: the convolution, the input gradient's flipped one and the weight
 // gradient against the float64 definitions of op_reference_spatial.h, over odd output sizes
 // (tiles cut by the edge), padding 0, 1, 2 and a cropping -1, output channels that are not a
@@ -17,8 +17,8 @@
 
 #include <vector>
 
-#include "backends/cpu/conv_winograd.h"
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/conv/winograd.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "op_harness.h"
 #include "op_reference_spatial.h"
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "cli/safetensors.h"
+#include "io/safetensors.h"
 #include "training_harness.h"
 
 // Relative tolerance for float32 against float64 over three steps.

@@ -3,12 +3,12 @@
 
 #include <cstdio>
 
-#include "cli/synthetic_task.h"
+#include "io/synthetic_task.h"
 #include "training_harness.h"
 
 // Trains |steps| steps on the synthetic task; returns (mean loss of the first 5, of the last 5).
 static std::pair<float, float> train(TrainingRun& run, const std::string& model, int64_t batch, int steps) {
-  remat::cli::SyntheticTask task(model, batch, 0);
+  remat::io::SyntheticTask task(model, batch, 0);
   float first = 0, last = 0;
   for (int s = 0; s < steps; ++s) {
     const auto values = task.batch(static_cast<uint64_t>(s));

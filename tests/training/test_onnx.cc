@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/safetensors.h"
+#include "io/safetensors.h"
 #include "compiler/compiler.h"
 #include "training_harness.h"
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "cli/synthetic_task.h"
+#include "io/synthetic_task.h"
 #include "training_harness.h"
 
 static const char* const kModels[] = {
@@ -19,7 +19,7 @@ static const char* const kModels[] = {
     // its split points and strided 1x1 convolutions, the DS-CNN depthwise ones.
     "resnet:depth=14,width=4,in=3x8x8,classes=4",
     // 32 and 64 channels: its unit-stride 3x3 convolutions and their gradients run as Winograd's
-    // (backends/cpu/conv_winograd.h), the weight gradient's sums in parts.
+    // (backends/cpu/conv/winograd.h), the weight gradient's sums in parts.
     "resnet:depth=8,width=32,in=3x8x8,classes=4",
     "dscnn:blocks=3,width=8,in=1x12x6,classes=4",
     "cnn:channels=4x8,in=2x8x8,classes=3",
@@ -29,7 +29,7 @@ static const char* const kModels[] = {
 static std::vector<uint8_t> train(const std::string& model, const std::string& strategy, int steps = 5,
                                   uint64_t budget = 0, uint64_t device_budget = 0, size_t threads = 0) {
   TrainingRun run(model, 8, "adamw:lr=0.01,weight_decay=0.01", 3, strategy, budget, device_budget, threads);
-  remat::cli::SyntheticTask task(model, 8, 3);
+  remat::io::SyntheticTask task(model, 8, 3);
   for (int s = 0; s < steps; ++s) {
     const auto values = task.batch(static_cast<uint64_t>(s));
     const auto names = task.names();

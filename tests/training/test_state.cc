@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/synthetic_task.h"
+#include "io/synthetic_task.h"
 #include "runtime/crc32c.h"
 #include "training_harness.h"
 
@@ -51,7 +51,7 @@ int read_memory(void* context, uint64_t offset, void* data, size_t bytes) {
   return 0;
 }
 
-void feed_and_step(TrainingRun& run, remat::cli::SyntheticTask& task, uint64_t first, int steps) {
+void feed_and_step(TrainingRun& run, remat::io::SyntheticTask& task, uint64_t first, int steps) {
   for (int s = 0; s < steps; ++s) {
     const auto values = task.batch(first + static_cast<uint64_t>(s));
     const auto names = task.names();
@@ -77,14 +77,14 @@ void check_resume(const char* model, const char* optimizer, const char* strategy
   std::vector<uint8_t> straight;
   {
     TrainingRun run(model, kBatch, optimizer, kSeed, strategy, 0, device_budget);
-    remat::cli::SyntheticTask task(model, kBatch, kSeed);
+    remat::io::SyntheticTask task(model, kBatch, kSeed);
     feed_and_step(run, task, 0, kFirst + kThen);
     straight = run.params();
   }
   MemoryState state;
   {
     TrainingRun run(model, kBatch, optimizer, kSeed, strategy, 0, device_budget);
-    remat::cli::SyntheticTask task(model, kBatch, kSeed);
+    remat::io::SyntheticTask task(model, kBatch, kSeed);
     feed_and_step(run, task, 0, kFirst);
     state = save(run);
   }
@@ -95,7 +95,7 @@ void check_resume(const char* model, const char* optimizer, const char* strategy
   }
   assert_int_equal(remat_session_step_count(resumed.session), kFirst);
   if (resumed.params() == initial) fail_msg("%s: loading changed no parameter", model);
-  remat::cli::SyntheticTask task(model, kBatch, kSeed);
+  remat::io::SyntheticTask task(model, kBatch, kSeed);
   feed_and_step(resumed, task, kFirst, kThen);
   if (resumed.params() != straight) {
     fail_msg("%s with %s, %s: %d + %d resumed steps differ from %d straight", model, optimizer, strategy, kFirst,
@@ -158,7 +158,7 @@ void expect_refused(TrainingRun& run, MemoryState& m, uint64_t size, remat_statu
 
 void bad_states_are_refused_and_leave_the_session_as_it_was(void**) {
   TrainingRun source(kMlp, kBatch, "adam:lr=0.01", kSeed);
-  remat::cli::SyntheticTask task(kMlp, kBatch, kSeed);
+  remat::io::SyntheticTask task(kMlp, kBatch, kSeed);
   feed_and_step(source, task, 0, 2);
   const MemoryState good = save(source);
   const size_t n = good.bytes.size();
@@ -219,7 +219,7 @@ void a_reader_that_changes_its_bytes_leaves_a_session_that_will_not_step(void**)
   TrainingRun source(kMlp, kBatch, "sgd:lr=0.05", kSeed);
   MemoryState good = save(source);
   TrainingRun target(kMlp, kBatch, "sgd:lr=0.05", kSeed);
-  remat::cli::SyntheticTask task(kMlp, kBatch, kSeed);
+  remat::io::SyntheticTask task(kMlp, kBatch, kSeed);
   MemoryState changing = good;
   changing.flip_on_second_pass = 60;
   assert_int_equal(remat_session_load_state(target.session, read_memory, &changing, good.bytes.size()),

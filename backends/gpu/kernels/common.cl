@@ -3,7 +3,7 @@
 //
 // A tensor reaches a kernel as (base, byte offset): OpenCL passes the region's buffer (the
 // backend never makes sub-buffers), CUDA the region's base address, so one argument list
-// serves both backends (backends/gpu/gpu_ops.h).
+// serves both backends (backends/gpu/ops/ops.h).
 
 typedef GLOBAL uchar* buf_t;
 

@@ -5,7 +5,7 @@
 // output is the CPU kernel's and is left untouched here.
 
 // A convolution's sizes (ConvShape of plan/spatial_shape.h) as kernel parameters, in the order
-// gpu_ops_conv.cc passes them: input [n, c, h, w], filters [k, cg, r, s], output [n, k, p, q],
+// ops/conv.cc passes them: input [n, c, h, w], filters [k, cg, r, s], output [n, k, p, q],
 // cg and kg the input and output channels of a group.
 #define CONV_SHAPE_PARAMS                                                                      \
   long n, long c, long h, long w, long k, long cg, long kg, long r, long s, long p, long q,    \

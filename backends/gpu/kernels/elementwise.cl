@@ -13,7 +13,7 @@ DEVICE_FN float power(float x, float p) {
   return powf(x, p);
 }
 
-// Unary ops, selected by |op| (GpuUnary in gpu_abi.h).
+// Unary ops, selected by |op| (GpuUnary in abi.h).
 KERNEL unary_op(int op, float alpha, buf_t x, ulong xo, buf_t y, ulong yo, ulong n) {
   const ulong i = GLOBAL_ID();
   if (i >= n) return;
@@ -33,7 +33,7 @@ KERNEL unary_op(int op, float alpha, buf_t x, ulong xo, buf_t y, ulong yo, ulong
   F32(y, yo)[i] = r;
 }
 
-// Binary ops c = f(a, b), selected by |op| (GpuBinary in gpu_abi.h).
+// Binary ops c = f(a, b), selected by |op| (GpuBinary in abi.h).
 KERNEL binary_op(int op, float alpha, buf_t a, ulong ao, buf_t b, ulong bo, buf_t c, ulong co,
                  ulong n) {
   const ulong i = GLOBAL_ID();

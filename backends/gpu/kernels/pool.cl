@@ -3,7 +3,7 @@
 // gathering the windows that cover it in output order (the order the CPU kernel adds them in),
 // so no two work items write one element and the sums are the CPU's.
 
-// A pooling op's sizes as kernel parameters, in the order gpu_ops_pool.cc passes them: |planes|
+// A pooling op's sizes as kernel parameters, in the order ops/pool.cc passes them: |planes|
 // = N * C planes of [h, w] in, [p, q] out; the window attributes; |count_include_pad| (1 for
 // max pooling, which does not read it).
 #define POOL_SHAPE_PARAMS                                                                    \

@@ -1,0 +1,185 @@
+// Row-wise normalisations over the last axis: softmax, log-softmax and layer norm, with their
+// gradients. Rows (and the columns of layer norm's parameter gradients) are shared out among
+// the backend's threads; each row or column is summed by one thread in its own order, so the
+// bits do not depend on the thread count. A row's sums run in eight interleaved double lanes
+// (isa/lane_sum.h), so that they vectorise rather than wait on one add after another.
+#include <math.h>
+
+#include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/isa/lane_sum.h"
+#include "backends/cpu/isa/math_span.h"
+#include "backends/cpu/parallel.h"
+
+namespace remat {
+namespace cpu {
+namespace {
+
+// Columns of dgamma/dbeta summed per pass: double accumulators on the stack, no allocation.
+constexpr int64_t kColumnBlock = 256;
+// Columns a thread's part of dgamma/dbeta holds at least.
+constexpr int64_t kColumnGrain = 16;
+
+// Elements a thread's part should hold at least, to be worth waking a thread for.
+constexpr int64_t kRowWork = 1 << 14;
+
+// Calls body(r) for every row r in [0, rows) of |n| elements, rows shared out among the threads.
+template <typename Body>
+void for_each_row(const KernelArgs& args, int64_t rows, int64_t n, const Body& body) {
+  const int64_t grain = n >= kRowWork ? 1 : kRowWork / (n > 0 ? n : 1);
+  parallel_for(args, rows, grain, [&](int64_t begin, int64_t end, uint32_t) {
+    for (int64_t r = begin; r < end; ++r) body(r);
+  });
+}
+
+}  // namespace
+
+remat_status softmax(const KernelArgs& args) {
+  const float* __restrict x = in_f32(args, 0);
+  float* __restrict y = out_f32(args, 0);
+  const int64_t n = last_dim(in_ref(args, 0));
+  const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
+  for_each_row(args, rows, n, [&](int64_t r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    // Subtracting the row max keeps exp() finite.
+    float mx = xr[0];
+    for (int64_t j = 1; j < n; ++j) mx = xr[j] > mx ? xr[j] : mx;
+    exp_shifted_span(xr, mx, yr, n);
+    const double sum = lane_sum(n, [&](int64_t j) { return static_cast<double>(yr[j]); });
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t j = 0; j < n; ++j) yr[j] *= inv;
+  });
+  return REMAT_OK;
+}
+
+remat_status softmax_grad(const KernelArgs& args) {
+  const float* __restrict dy = in_f32(args, 0);
+  const float* __restrict y = in_f32(args, 1);
+  float* __restrict dx = out_f32(args, 0);
+  const int64_t n = last_dim(in_ref(args, 0));
+  const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
+  for_each_row(args, rows, n, [&](int64_t r) {
+    const float* dyr = dy + r * n;
+    const float* yr = y + r * n;
+    const float d = static_cast<float>(lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j]) * yr[j]; }));
+    for (int64_t j = 0; j < n; ++j) dx[r * n + j] = yr[j] * (dyr[j] - d);
+  });
+  return REMAT_OK;
+}
+
+remat_status log_softmax(const KernelArgs& args) {
+  const float* __restrict x = in_f32(args, 0);
+  float* __restrict y = out_f32(args, 0);
+  const int64_t n = last_dim(in_ref(args, 0));
+  const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
+  for_each_row(args, rows, n, [&](int64_t r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    float mx = xr[0];
+    for (int64_t j = 1; j < n; ++j) mx = xr[j] > mx ? xr[j] : mx;
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; ++j) sum += expf(xr[j] - mx);
+    const float log_sum = static_cast<float>(log(sum));
+    for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mx) - log_sum;
+  });
+  return REMAT_OK;
+}
+
+remat_status log_softmax_grad(const KernelArgs& args) {
+  const float* __restrict dy = in_f32(args, 0);
+  const float* __restrict y = in_f32(args, 1);
+  float* __restrict dx = out_f32(args, 0);
+  const int64_t n = last_dim(in_ref(args, 0));
+  const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
+  for_each_row(args, rows, n, [&](int64_t r) {
+    const float* dyr = dy + r * n;
+    const float* yr = y + r * n;
+    const float s = static_cast<float>(lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j]); }));
+    for (int64_t j = 0; j < n; ++j) dx[r * n + j] = dyr[j] - expf(yr[j]) * s;
+  });
+  return REMAT_OK;
+}
+
+remat_status layernorm(const KernelArgs& args) {
+  const float* __restrict x = in_f32(args, 0);
+  const float* __restrict gamma = in_f32(args, 1);
+  const float* __restrict beta = in_f32(args, 2);
+  float* __restrict y = out_f32(args, 0);
+  float* __restrict mean_out = out_f32(args, 1);
+  float* __restrict rstd_out = out_f32(args, 2);
+  const float eps = fattr(*args.call, 0, 1e-5f);
+  const int64_t n = last_dim(in_ref(args, 0));
+  const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
+  for_each_row(args, rows, n, [&](int64_t r) {
+    const float* xr = x + r * n;
+    // Two passes in double: the variance of large-mean rows stays accurate.
+    const double mean = lane_sum(n, [&](int64_t j) { return static_cast<double>(xr[j]); }) / static_cast<double>(n);
+    const double sq = lane_sum(n, [&](int64_t j) {
+      const double d = xr[j] - mean;
+      return d * d;
+    });
+    const double rstd = 1.0 / sqrt(sq / static_cast<double>(n) + static_cast<double>(eps));
+    const float m = static_cast<float>(mean), s = static_cast<float>(rstd);
+    mean_out[r] = m;
+    rstd_out[r] = s;
+    float* yr = y + r * n;
+    for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - m) * s * gamma[j] + beta[j];
+  });
+  return REMAT_OK;
+}
+
+remat_status layernorm_grad(const KernelArgs& args) {
+  const float* __restrict dy = in_f32(args, 0);
+  const float* __restrict x = in_f32(args, 1);
+  const float* __restrict mean = in_f32(args, 2);
+  const float* __restrict rstd = in_f32(args, 3);
+  const float* __restrict gamma = in_f32(args, 4);
+  float* __restrict dx = out_f32(args, 0);
+  float* __restrict dgamma = out_f32(args, 1);
+  float* __restrict dbeta = out_f32(args, 2);
+  const int64_t n = last_dim(in_ref(args, 1));
+  const int64_t rows = n > 0 ? in_ref(args, 1).numel / n : 0;
+  // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gamma, xhat = (x-mean)*rstd.
+  for_each_row(args, rows, n, [&](int64_t r) {
+    const float* dyr = dy + r * n;
+    const float* xr = x + r * n;
+    const float m = mean[r], s = rstd[r];
+    const double sum_g = lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j] * gamma[j]); });
+    const double sum_gx = lane_sum(n, [&](int64_t j) {
+      return static_cast<double>(dyr[j] * gamma[j]) * ((xr[j] - m) * s);
+    });
+    const float mean_g = static_cast<float>(sum_g / static_cast<double>(n));
+    const float mean_gx = static_cast<float>(sum_gx / static_cast<double>(n));
+    float* dxr = dx + r * n;
+    for (int64_t j = 0; j < n; ++j) {
+      const float xhat = (xr[j] - m) * s;
+      dxr[j] = s * (dyr[j] * gamma[j] - mean_g - xhat * mean_gx);
+    }
+  });
+  // dgamma and dbeta: runs of columns shared out among the threads, each column summed over the
+  // rows in order.
+  parallel_for(args, n, kColumnGrain, [&](int64_t begin, int64_t end, uint32_t) {
+    double acc_g[kColumnBlock], acc_b[kColumnBlock];
+    for (int64_t j0 = begin; j0 < end; j0 += kColumnBlock) {
+      const int64_t w = end - j0 < kColumnBlock ? end - j0 : kColumnBlock;
+      for (int64_t j = 0; j < w; ++j) acc_g[j] = acc_b[j] = 0.0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* dyr = dy + r * n + j0;
+        const float* xr = x + r * n + j0;
+        const float m = mean[r], s = rstd[r];
+        for (int64_t j = 0; j < w; ++j) {
+          acc_g[j] += dyr[j] * ((xr[j] - m) * s);
+          acc_b[j] += dyr[j];
+        }
+      }
+      for (int64_t j = 0; j < w; ++j) {
+        dgamma[j0 + j] = static_cast<float>(acc_g[j]);
+        dbeta[j0 + j] = static_cast<float>(acc_b[j]);
+      }
+    }
+  });
+  return REMAT_OK;
+}
+
+}  // namespace cpu
+}  // namespace remat

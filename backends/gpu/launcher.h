@@ -1,0 +1,112 @@
+// How the GPU backends' shared op code (ops/ops.h) reaches one backend: a kernel's argument
+// list and launch, and the few steps that are not kernels of backends/gpu/kernels.
+//
+// OpenCL implements it with clSetKernelArg / clEnqueueNDRangeKernel on its compute queue,
+// CUDA with an argument array for cudaLaunchKernel on its compute stream. Everything an op
+// decides (which kernels, which arguments in which order, how many work items) is written
+// once, in backends/gpu/ops/*.cc, against this interface.
+#ifndef REMAT_BACKENDS_GPU_LAUNCHER_H_
+#define REMAT_BACKENDS_GPU_LAUNCHER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/gpu/abi.h"
+#include "runtime/backend.h"
+
+namespace remat {
+namespace gpu {
+
+/// One GPU backend's queue as the shared op code sees it. Calls enqueue work and return
+/// without waiting, except where a method says otherwise. |call| names the op in messages;
+/// it is null for launches that belong to no op (set_step).
+class Launcher {
+ public:
+  /// Starts the argument list of kernel |id|; the arguments follow in the kernel's order.
+  virtual void begin(KernelId id) = 0;
+  /// Adds a by-value argument: |bytes| (4 or 8) bytes at |value|.
+  virtual void scalar(const void* value, size_t bytes) = 0;
+  /// Adds tensor |t| as the (buffer or base address, byte offset) pair of a buf_t argument.
+  virtual void tensor(const TensorRef& t) = 0;
+  /// Adds the device state (a GpuState pointer).
+  virtual void state() = 0;
+  /// Adds a LOCAL_PARAM of |bytes| bytes of work-group memory.
+  virtual void local(size_t bytes) = 0;
+  /// Launches the kernel begun last over |items| work items (rounded up to whole groups).
+  virtual remat_status launch(size_t items, const OpCall* call, ErrorBuffer* err) = 0;
+  /// Launches the kernel begun last as one work-group of group_size() work items.
+  virtual remat_status launch_one_group(const OpCall* call, ErrorBuffer* err) = 0;
+  /// The work-group size of kernel |id|: a power of two.
+  virtual size_t group_size(KernelId id) const = 0;
+
+  /// Fills tensor |t| with zero bytes.
+  virtual remat_status zero(const TensorRef& t, const OpCall& call, ErrorBuffer* err) = 0;
+  /// Copies min(src.bytes, dst.bytes) bytes of device tensor |src| to device tensor |dst|.
+  virtual remat_status copy(const TensorRef& src, const TensorRef& dst, const OpCall& call,
+                            ErrorBuffer* err) = 0;
+  /// Before the kernels of an op that may report bad data (an id or label out of range):
+  /// OpenCL clears the report, CUDA keeps the step's first report until sync().
+  virtual remat_status begin_check(const OpCall& call, ErrorBuffer* err) = 0;
+  /// After the kernels of an op that may report bad data (and report_value): OpenCL reads the
+  /// report now (blocking) and returns the error, so the step stops at the op as on the CPU;
+  /// CUDA, whose step may be a replayed graph, leaves it on the device until sync().
+  virtual remat_status end_check(const OpCall& call, ErrorBuffer* err) = 0;
+
+  /// kMatMul on the backend's BLAS (CLBlast, cuBLAS).
+  virtual remat_status matmul(const OpCall& call, ErrorBuffer* err) = 0;
+  /// kHeadMatMul on the backend's BLAS: one GEMM per product, or strided batches of them.
+  virtual remat_status head_matmul(const OpCall& call, ErrorBuffer* err) = 0;
+  /// kSpill, kPrefetch and kWait on the backend's copy queue or stream.
+  virtual remat_status spill(const OpCall& call, ErrorBuffer* err) = 0;
+  virtual remat_status prefetch(const OpCall& call, ErrorBuffer* err) = 0;
+  virtual remat_status wait(const OpCall& call, ErrorBuffer* err) = 0;
+
+ protected:
+  ~Launcher() = default;
+};
+
+/// Builds one kernel's argument list on a Launcher, in the kernel's parameter order, with the
+/// C++ types that match the kernel's (ulong, float, int, uint).
+class Args {
+ public:
+  Args(Launcher& l, KernelId id) : l_(l), id_(id) { l_.begin(id); }
+  Args& tensor(const TensorRef& t) {
+    l_.tensor(t);
+    return *this;
+  }
+  Args& u64(uint64_t v) { return raw(&v, sizeof(v)); }
+  Args& u64(int64_t v) { return u64(static_cast<uint64_t>(v)); }
+  Args& f32(float v) { return raw(&v, sizeof(v)); }
+  Args& i32(int32_t v) { return raw(&v, sizeof(v)); }
+  Args& u32(uint32_t v) { return raw(&v, sizeof(v)); }
+  Args& state() {
+    l_.state();
+    return *this;
+  }
+  /// Work-group memory of one acc_t (double) per work item of the kernel's group.
+  Args& partials() {
+    l_.local(l_.group_size(id_) * sizeof(double));
+    return *this;
+  }
+  /// The op's (index, code): where a kernel's report of bad data says it came from.
+  Args& op(const OpCall& call) { return u32(call.index).u32(call.code); }
+  remat_status launch(size_t items, const OpCall& call, ErrorBuffer* err) {
+    return l_.launch(items, &call, err);
+  }
+  remat_status launch_one_group(const OpCall& call, ErrorBuffer* err) {
+    return l_.launch_one_group(&call, err);
+  }
+
+ private:
+  Args& raw(const void* value, size_t bytes) {
+    l_.scalar(value, bytes);
+    return *this;
+  }
+  Launcher& l_;
+  KernelId id_;
+};
+
+}  // namespace gpu
+}  // namespace remat
+
+#endif  // REMAT_BACKENDS_GPU_LAUNCHER_H_

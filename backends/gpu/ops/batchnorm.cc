@@ -1,0 +1,83 @@
+// Batch normalisation on the GPU backends (kernels/batchnorm.cl): training (statistics, then
+// the normalised output), its gradient (per-channel sums, then dx), evaluation, the running
+// statistics' update and the batch counter's increment.
+#include "backends/gpu/ops/ops.h"
+#include "backends/shared/op_args.h"
+
+namespace remat {
+namespace gpu {
+namespace {
+
+size_t items(int64_t v) { return static_cast<size_t>(v); }
+
+// [N, C, inner] view of a batch-norm tensor (rank 2: inner 1).
+struct Channels {
+  int64_t n, c, inner;
+};
+
+Channels channels_of(const TensorRef& t) {
+  const int64_t n = t.dims[0], c = t.dims[1];
+  return {n, c, n * c > 0 ? t.numel / (n * c) : 0};
+}
+
+}  // namespace
+
+// Two kernels: mean and var one work item per channel, y one per element.
+remat_status batch_norm(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  const TensorRef& x = *call.inputs[0];
+  const TensorRef& mean = *call.outputs[1];
+  const TensorRef& var = *call.outputs[2];
+  const Channels v = channels_of(x);
+  Args stats(l, kKernel_batch_norm_stats);
+  stats.tensor(x).tensor(mean).tensor(var).u64(v.n).u64(v.c).u64(v.inner);
+  const remat_status status = stats.launch(items(v.c), call, err);
+  if (status != REMAT_OK) return status;
+  Args apply(l, kKernel_batch_norm_apply);
+  apply.tensor(x).tensor(*call.inputs[1]).tensor(*call.inputs[2]).tensor(mean).tensor(var);
+  apply.tensor(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner).f32(fattr(call, 0, 1e-5f));
+  return apply.launch(items(x.numel), call, err);
+}
+
+// Two kernels: dgamma and dbeta one work item per channel, dx one per element from them.
+remat_status batch_norm_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  const TensorRef& x = *call.inputs[1];
+  const TensorRef& dgamma = *call.outputs[1];
+  const TensorRef& dbeta = *call.outputs[2];
+  const Channels v = channels_of(x);
+  const float eps = fattr(call, 0, 1e-5f);
+  Args params(l, kKernel_batch_norm_grad_params);
+  for (int i = 0; i < 4; ++i) params.tensor(*call.inputs[i]);
+  params.tensor(dgamma).tensor(dbeta).u64(v.n).u64(v.c).u64(v.inner).f32(eps);
+  const remat_status status = params.launch(items(v.c), call, err);
+  if (status != REMAT_OK) return status;
+  Args dx(l, kKernel_batch_norm_grad_dx);
+  for (int i = 0; i < 5; ++i) dx.tensor(*call.inputs[i]);
+  dx.tensor(dgamma).tensor(dbeta).tensor(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner).f32(eps);
+  return dx.launch(items(x.numel), call, err);
+}
+
+remat_status batch_norm_inference(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  const TensorRef& x = *call.inputs[0];
+  const Channels v = channels_of(x);
+  Args a(l, kKernel_batch_norm_inference);
+  for (int i = 0; i < 5; ++i) a.tensor(*call.inputs[i]);
+  a.tensor(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner).f32(fattr(call, 0, 1e-5f));
+  return a.launch(items(x.numel), call, err);
+}
+
+remat_status running_stat_update(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  const TensorRef& running = *call.outputs[0];
+  Args a(l, kKernel_running_stat_update);
+  a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(running).u64(running.numel);
+  a.f32(fattr(call, 0, 0.1f)).f32(fattr(call, 1, 1.0f)).state();
+  return a.launch(items(running.numel), call, err);
+}
+
+remat_status increment(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  Args a(l, kKernel_increment);
+  a.tensor(*call.inputs[0]).tensor(*call.outputs[0]).state();
+  return a.launch(1, call, err);
+}
+
+}  // namespace gpu
+}  // namespace remat

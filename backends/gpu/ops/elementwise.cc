@@ -1,0 +1,156 @@
+// Elementwise ops on the GPU backends: activations and their gradients, add, mul, scale, powers,
+// bias, column sums, sums over axes and their broadcast, dropout, fill (kernels/elementwise.cl).
+#include "backends/gpu/ops/ops.h"
+#include "backends/shared/op_args.h"
+
+namespace remat {
+namespace gpu {
+namespace {
+
+size_t items(int64_t v) { return static_cast<size_t>(v); }
+
+// One kernel per arity, the op chosen by a uniform argument: fewer kernels to build.
+remat_status unary(Launcher& l, const OpCall& call, GpuUnary op, float alpha, ErrorBuffer* err) {
+  const TensorRef& y = *call.outputs[0];
+  Args a(l, kKernel_unary_op);
+  a.i32(op).f32(alpha).tensor(*call.inputs[0]).tensor(y).u64(y.numel);
+  return a.launch(items(y.numel), call, err);
+}
+
+remat_status binary(Launcher& l, const OpCall& call, GpuBinary op, float alpha, ErrorBuffer* err) {
+  const TensorRef& c = *call.outputs[0];
+  Args a(l, kKernel_binary_op);
+  a.i32(op).f32(alpha).tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(c).u64(c.numel);
+  return a.launch(items(c.numel), call, err);
+}
+
+// Dropout and its gradient apply the same mask; seed and step come from the device state.
+remat_status dropout_mask(Launcher& l, const OpCall& call, ErrorBuffer* err) {
+  const TensorRef& y = *call.outputs[0];
+  Args a(l, kKernel_dropout);
+  a.tensor(*call.inputs[0]).tensor(y).u64(y.numel).u64(iattr(call, 0, 0)).f32(fattr(call, 0, 0.0f));
+  a.state();
+  return a.launch(items((y.numel + 3) / 4), call, err);
+}
+
+// reduce_sum and broadcast: |full| viewed as [outer, n, inner] around the op's axes.
+remat_status reduced_axes(Launcher& l, const OpCall& call, KernelId kernel, const TensorRef& full,
+                          ErrorBuffer* err) {
+  const ReducedView v = reduced_view(call, full);
+  const TensorRef& y = *call.outputs[0];
+  Args a(l, kernel);
+  a.tensor(*call.inputs[0]).tensor(y).u64(v.outer).u64(v.n).u64(v.inner).i32(static_cast<int>(iattr(call, 2, 0)));
+  return a.launch(items(y.numel), call, err);
+}
+
+}  // namespace
+
+remat_status pow_scalar(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuPow, fattr(call, 0, 1.0f), err);
+}
+remat_status pow_scalar_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuPowGrad, fattr(call, 0, 1.0f), err);
+}
+remat_status square_root(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuSqrt, 0.0f, err);
+}
+remat_status square_root_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuSqrtGrad, 0.0f, err);
+}
+remat_status leaky_relu(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuLeakyRelu, fattr(call, 0, 0.01f), err);
+}
+remat_status leaky_relu_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuLeakyReluGrad, fattr(call, 0, 0.01f), err);
+}
+remat_status error_function(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuErf, 0.0f, err);
+}
+remat_status error_function_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuErfGrad, 0.0f, err);
+}
+
+remat_status reduce_sum(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return reduced_axes(l, call, kKernel_reduce_sum, *call.inputs[0], err);
+}
+remat_status broadcast(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return reduced_axes(l, call, kKernel_broadcast, *call.outputs[0], err);
+}
+
+remat_status fill(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  const TensorRef& y = *call.outputs[0];
+  Args a(l, kKernel_fill);
+  a.tensor(y).u64(y.numel).f32(fattr(call, 0, 0.0f));
+  return a.launch(items(y.numel), call, err);
+}
+
+remat_status add(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuAdd, 0.0f, err);
+}
+remat_status mul(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuMul, 0.0f, err);
+}
+remat_status relu_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuReluGrad, 0.0f, err);
+}
+remat_status gelu_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuGeluGrad, 0.0f, err);
+}
+remat_status tanh_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuTanhGrad, 0.0f, err);
+}
+remat_status sigmoid_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuSigmoidGrad, 0.0f, err);
+}
+remat_status mse_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  // 2 / n in double, rounded once, as the CPU kernel.
+  const int64_t n = call.inputs[0]->numel;
+  return binary(l, call, kGpuMseGrad, n > 0 ? static_cast<float>(2.0 / static_cast<double>(n)) : 0.0f,
+                err);
+}
+
+remat_status relu(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuRelu, 0.0f, err);
+}
+remat_status gelu(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuGelu, 0.0f, err);
+}
+remat_status tanh(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuTanh, 0.0f, err);
+}
+remat_status sigmoid(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuSigmoid, 0.0f, err);
+}
+remat_status scale(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuScale, fattr(call, 0, 1.0f), err);
+}
+
+remat_status add_bias(Launcher& l, const OpCall& call, const TensorRef& x, const TensorRef& b, const TensorRef& y,
+                      ErrorBuffer* err) {
+  if (b.numel == 0) return REMAT_OK;
+  Args a(l, kKernel_bias_add);
+  a.tensor(x).tensor(b).tensor(y).u64(y.numel).u64(b.numel);
+  return a.launch(items(y.numel), call, err);
+}
+
+remat_status bias_add(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return add_bias(l, call, *call.inputs[0], *call.inputs[1], *call.outputs[0], err);
+}
+
+remat_status reduce_leading(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  const TensorRef& dy = *call.inputs[0];
+  const int64_t nb = call.outputs[0]->numel;
+  Args a(l, kKernel_reduce_leading);
+  a.tensor(dy).tensor(*call.outputs[0]).u64(nb > 0 ? dy.numel / nb : 0).u64(nb);
+  return a.launch(items(nb), call, err);
+}
+
+remat_status dropout(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return dropout_mask(l, call, err);
+}
+remat_status dropout_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return dropout_mask(l, call, err);
+}
+
+}  // namespace gpu
+}  // namespace remat

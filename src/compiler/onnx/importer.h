@@ -1,0 +1,174 @@
+// Private to the compiler's ONNX import (onnx/import.h): the importer class, whose members
+// are defined across onnx/import.cc, onnx/constants.cc, onnx/layers.cc, onnx/elementwise.cc and
+// onnx/patterns.cc, and what they share. Needs Debian's libonnx (ONNX_NAMESPACE=onnx, ONNX_ML=1).
+#ifndef REMAT_COMPILER_ONNX_IMPORTER_H_
+#define REMAT_COMPILER_ONNX_IMPORTER_H_
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/builder.h"
+#include "compiler/onnx/import.h"
+
+namespace remat {
+namespace compiler {
+
+/// Dims of an ONNX value, outermost first.
+using Dims = std::vector<int64_t>;
+
+/// Most elements of one constant or initializer (16 GiB of floats).
+constexpr int64_t kMaxConstantElements = int64_t{1} << 32;
+/// Most elements of a folded Range, and the largest dim, stride, pad or size an attribute or a
+/// shape constant may give: far past any real model, and far from int64 overflow in products.
+constexpr int64_t kMaxFolded = int64_t{1} << 24;
+constexpr int64_t kMaxDim = int64_t{1} << 31;
+
+/// |d| as "[a, b, ...]" for messages.
+inline std::string dims_text(const Dims& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+/// The product of d[from:to].
+inline int64_t product(const Dims& d, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t n = 1;
+  for (size_t i = from; i < d.size() && i < to; ++i) n *= d[i];
+  return n;
+}
+
+/// |v| as an index into |size| elements, clamped to [0, size] as ONNX clamps Slice and Shape
+/// bounds (a negative one counts from the end).
+inline int64_t clamp_index(int64_t v, int64_t size) {
+  return v < 0 ? std::max<int64_t>(0, v + size) : std::min(v, size);
+}
+
+/// A value known when compiling: an initializer, a Constant, or shape arithmetic on them.
+struct Constant {
+  int32_t type = 0;  // onnx::TensorProto_DataType
+  Dims dims;
+  std::vector<float> f;      // FLOAT
+  std::vector<int64_t> i;    // INT64 and INT32, widened
+  std::string initializer;   // the initializer's name, when it is one
+  int64_t numel() const { return product(dims); }
+};
+
+/// The elements of |t|, named |what| in messages (raw_data or the typed field); throws for other
+/// types, external data and a field whose element count is not the dims' (checked before
+/// anything is allocated).
+Constant decode(const onnx::TensorProto& t, const std::string& what);
+
+/// Imports one graph, node by node in the file's (topological) order: values and messages in
+/// onnx/import.cc, constants and their folding in onnx/constants.cc, layers in onnx/layers.cc,
+/// multi-node patterns in onnx/patterns.cc.
+class OnnxImporter {
+ public:
+  OnnxImporter(const onnx::ModelProto& model, const std::string& path, int64_t batch, int64_t opset)
+      : model_(model), path_(path), batch_(batch), opset_(opset), b_(&out_.graph) {}
+
+  OnnxImport run(OnnxLoss loss);
+
+ private:
+  // ---- values ------------------------------------------------------------------------------
+  bool is_constant(const std::string& name) const { return constants_.count(name) != 0; }
+  const Constant& constant(const onnx::NodeProto& n, int input) const;
+  // Input |input| of |n| as an int64 constant (shapes, axes, indices, sizes).
+  const Constant& int_constant(const onnx::NodeProto& n, int input) const;
+  // Refuses |values| (named |what|) outside [lo, kMaxDim].
+  void bounded(const onnx::NodeProto& n, const Dims& values, int64_t lo, const char* what) const;
+  int tensor(const onnx::NodeProto& n, int input);
+  Dims shape_of(const std::string& name) const;
+  // A parameter (or state) tensor from initializer |c| of |n|'s input |input|, made once.
+  int adopt(const onnx::NodeProto& n, int input, Role role);
+  // The same for initializer |name| (a transposed weight's).
+  int adopt_named(const onnx::NodeProto& n, const std::string& name, Role role);
+  // A tensor named |name| that the plan carries with |bytes| as its initial value (Init::kData).
+  int carried(const std::string& name, remat_dtype dtype, const Dims& dims, Role role, const void* bytes,
+              size_t size);
+  // |n|'s output 0 as the same tensor as its input 0 under another name (Identity, Cast).
+  void alias(const onnx::NodeProto& n);
+  // A fresh activation of |shape| named after |hint|.
+  int fresh(const std::string& hint, const Dims& shape, remat_dtype dtype = REMAT_DTYPE_F32);
+  // alpha * x (a scale op) into a fresh activation named after |hint|.
+  int scaled(int x, float alpha, const std::string& hint);
+  // Whether input |input| of |n| is a float scalar constant; its value in |value|.
+  bool scalar(const onnx::NodeProto& n, int input, float* value) const;
+  void define(const onnx::NodeProto& n, int output, int tensor, Dims logical = {});
+  void define_constant(const onnx::NodeProto& n, int output, Constant c);
+
+  // ---- nodes -------------------------------------------------------------------------------
+  void node(const onnx::NodeProto& n);
+  void import_node(const onnx::NodeProto& n);
+  void fold(const onnx::NodeProto& n);
+  void gemm(const onnx::NodeProto& n);
+  void matmul(const onnx::NodeProto& n);
+  // MatMul |n| of a weight and the one node reading it, an Add of a float initializer [|columns|]
+  // (nn.Linear on more than 2 dims, as torch exports it): a matmul with that bias, defining the
+  // Add's output. Returns false, importing nothing, where the pattern does not hold.
+  bool linear_with_bias(const onnx::NodeProto& n, int x, int w, bool trans_b, const Dims& out);
+  void conv(const onnx::NodeProto& n);
+  void batch_norm(const onnx::NodeProto& n);
+  void pool(const onnx::NodeProto& n);
+  // |n|'s input 0 as |target| (same element count): the same tensor, or a copy of another shape.
+  void view_as(const onnx::NodeProto& n, const Dims& target);
+  void reshape(const onnx::NodeProto& n);
+  void squeeze(const onnx::NodeProto& n);
+  void concat(const onnx::NodeProto& n);
+  void pad(const onnx::NodeProto& n);
+  void dropout(const onnx::NodeProto& n);
+  void cross_entropy_loss(const onnx::NodeProto& n);
+  void transpose(const onnx::NodeProto& n);
+  void gather(const onnx::NodeProto& n);
+  // Add, Sub, Mul, Div with ONNX's broadcasting (onnx/elementwise.cc).
+  void arithmetic(const onnx::NodeProto& n);
+  // Pow by a number, Sqrt, LeakyRelu, Erf, LogSoftmax, Cast.
+  void math(const onnx::NodeProto& n);
+  // ReduceSum and ReduceMean (the decomposed LayerNorm first).
+  void reduce(const onnx::NodeProto& n);
+  // Input |input| of |n| as a graph tensor: a computed tensor; a parameter where |trainable|
+  // and it is a float initializer with dims; else a constant the plan carries (made once).
+  int operand(const onnx::NodeProto& n, int input, bool trainable);
+  // |x| repeated to |target| (ONNX broadcasting: fewer dims, or 1s) with broadcast ops.
+  int expand(int x, const Dims& target, const std::string& hint);
+  bool gelu(const onnx::NodeProto& n);
+  bool decomposed_layer_norm(const onnx::NodeProto& n);
+  void layer_norm(const onnx::NodeProto& n);
+  void split(const onnx::NodeProto& n);
+  void slice(const onnx::NodeProto& n);
+  // The one node that reads value |name| (nullptr: none or several, or the graph's output).
+  const onnx::NodeProto* sole_reader(const std::string& name) const;
+  void attach_loss(OnnxLoss loss);
+
+  // ---- attributes and messages -------------------------------------------------------------
+  const onnx::AttributeProto* attribute(const onnx::NodeProto& n, const char* name) const;
+  int64_t int_attr(const onnx::NodeProto& n, const char* name, int64_t fallback) const;
+  float float_attr(const onnx::NodeProto& n, const char* name, float fallback) const;
+  Dims ints_attr(const onnx::NodeProto& n, const char* name, Dims fallback) const;
+  std::string name_of(const onnx::NodeProto& n) const;
+  [[noreturn]] void unsupported(const onnx::NodeProto& n, const std::string& why) const;
+
+  const onnx::ModelProto& model_;
+  std::string path_;
+  int64_t batch_, opset_;
+  OnnxImport out_;
+  Builder b_;
+  std::map<std::string, Constant> constants_;
+  std::map<std::string, int> tensors_;      // ONNX value -> graph tensor
+  std::map<std::string, Dims> logical_;     // ONNX shape where it differs from the tensor's
+  std::map<std::string, int> adopted_;      // initializer -> graph tensor
+  std::map<std::string, int> constant_tensors_;  // constant value -> the plan's copy of it
+  std::map<std::string, std::string> transposed_;    // value -> the 2-D initializer it transposes
+  std::map<std::string, std::vector<int>> readers_;  // value -> the nodes that read it
+  std::set<const onnx::NodeProto*> done_;            // nodes a pattern already imported
+};
+
+}  // namespace compiler
+}  // namespace remat
+
+#endif  // REMAT_COMPILER_ONNX_IMPORTER_H_

@@ -1,0 +1,92 @@
+// Writes files so that a crash, a kill or a full disk never leaves a target half-written.
+//
+// The bytes go to a temporary file in the target's directory (".NAME.tmp.PID.RANDOM", created
+// with O_CREAT|O_EXCL, mode 0644 minus the umask); commit() flushes and fsyncs it, renames it
+// over the target and fsyncs the directory. Until the rename the target keeps its old
+// contents (or stays absent); after it, the target holds every new byte. A writer that fails
+// or is destroyed before commit() removes its temporary file. A process killed outright
+// (SIGKILL, power loss) may leave the temporary file behind, never a damaged target.
+//
+// Errors are returned, not thrown, so that code outside the commands (the safetensors writer)
+// can use it; each message names the path and the errno text. write_file() and
+// require_writable() are the commands' throwing forms.
+#ifndef REMAT_IO_ATOMIC_FILE_H_
+#define REMAT_IO_ATOMIC_FILE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace remat {
+namespace io {
+
+/// Streams one file to a target path and replaces the target at commit(). Not copyable; one
+/// writer writes one file. Use: open(), any number of write(), then commit(); the first
+/// failure is kept, later calls fail without doing anything, and commit() returns it.
+class AtomicFileWriter {
+ public:
+  AtomicFileWriter() = default;
+  /// Abandons the file when commit() has not succeeded: the temporary file is removed and
+  /// the target is left as it was.
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  /// Checks |path| as check_writable() does and creates the temporary file beside it. Returns
+  /// false (error() says why) when it cannot; nothing is created then.
+  bool open(const std::string& path);
+  /// Appends the |bytes| bytes at |data|; the caller keeps |data|. Returns false once any
+  /// call has failed. Small writes are buffered; nothing reaches the target before commit().
+  bool write(const void* data, size_t bytes);
+  /// Flushes, fsyncs, renames the temporary file over the target and fsyncs the directory.
+  /// Returns false (error() says why) when any step, or an earlier write(), failed; the
+  /// temporary file is removed then and the target keeps its old contents.
+  bool commit();
+  /// Removes the temporary file without touching the target; a no-op after commit().
+  void abandon();
+
+  /// The first failure's message ("PATH: what: errno text"), empty while none.
+  const std::string& error() const { return error_; }
+  /// The temporary file's path while one is open (empty otherwise).
+  const std::string& temp_path() const { return temp_path_; }
+
+ private:
+  bool set_failure(const std::string& what, int errno_value);
+  bool flush_buffer();
+  bool write_all(const uint8_t* data, size_t bytes);
+
+  std::string path_;
+  std::string temp_path_;
+  std::string error_;
+  std::vector<uint8_t> buffer_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+/// Checks, before long work, that a file could be written at |path|: its directory exists,
+/// is a directory and is writable, and |path|, if it exists, is a writable regular file or a
+/// symbolic link to one (the commit replaces the link itself; a dangling link counts as
+/// absent). Returns false and sets |error| to a message naming |path| otherwise. Creates
+/// nothing.
+bool check_writable(const std::string& path, std::string* error);
+
+/// Writes the |bytes| bytes at |data| to |path| atomically (one open, write, commit). Returns
+/// false and sets |error| as AtomicFileWriter does.
+bool write_file_atomically(const std::string& path, const void* data, size_t bytes,
+                           std::string* error);
+
+// For the commands, which report failures by exception (cli/cli_args.h): exit code 1.
+
+/// Writes |bytes| to |path| with write_file_atomically(); throws Failure naming |path| when
+/// it cannot.
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes);
+
+/// Throws Failure naming |path| unless check_writable() accepts it: for commands to call
+/// before long work whose result goes to |path|.
+void require_writable(const std::string& path);
+
+}  // namespace io
+}  // namespace remat
+
+#endif  // REMAT_IO_ATOMIC_FILE_H_
