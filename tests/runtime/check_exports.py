@@ -5,7 +5,7 @@
 Fails when `nm -D --defined-only` lists a symbol not named remat_*, when a function remat.h
 declares REMAT_API is not exported (or one exported is not declared), when the SONAME is not
 libremat.so.REMAT_API_VERSION, or when the unversioned libremat.so beside the library (the name
-examples/python/train.py loads) is missing or is another file.
+`-lremat` links against) is missing or is another file.
 """
 import os
 import re
