@@ -3,7 +3,9 @@
 
 1. Layers: the runtime side (src/plan, src/runtime, backends, ports) includes nothing of the
    compiler, the io library or the CLI; the compiler nothing of the runtime, io or the CLI; io
-   nothing of the runtime or the CLI.
+   nothing of the runtime or the CLI; the CLI nothing of the runtime, the backends or the ports
+   (it reaches the runtime through include/remat/remat.h; it may read the plan contract,
+   src/plan, and the backends' device profiles).
 2. No two implementations need each other: no A.cc includes B.h while B.cc includes A.h (a
    private header such as onnx/importer.h, which only its implementation includes, is fine).
 Prints every offence and exits 1 if there is one."""
@@ -19,6 +21,7 @@ RULES = {
     'ports': ('compiler/', 'cli/', 'io/'),
     'src/compiler': ('runtime/', 'cli/', 'io/'),
     'src/io': ('runtime/', 'cli/', 'backends/', 'ports/'),
+    'src/cli': ('runtime/', 'backends/', 'ports/'),
 }
 # Plain data every host program may read: the backends' device profiles (alignment, copy
 # bandwidth), as the compiler does.

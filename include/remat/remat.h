@@ -294,6 +294,40 @@ REMAT_API remat_status remat_plan_binding_count(const remat_plan* plan, remat_bi
 REMAT_API remat_status remat_plan_binding(const remat_plan* plan, remat_binding_kind kind,
                                           uint32_t index, remat_tensor_info* out_info);
 
+/* The plan queries below return REMAT_ERROR_INVALID_ARGUMENT, writing nothing, when |plan| or
+ * their out-parameter is NULL. */
+
+/** Writes |plan|'s format version (REMAT_PLAN_FORMAT_OLDEST_VERSION..REMAT_PLAN_FORMAT_VERSION)
+ *  to |out_version|. */
+REMAT_API remat_status remat_plan_format_version(const remat_plan* plan, uint32_t* out_version);
+
+/** Writes 1 to |out_has| when |plan| carries an eval program (what remat_session_eval() runs),
+ *  0 when it has none (compiled with --eval-program off, or format version 1). */
+REMAT_API remat_status remat_plan_has_eval_program(const remat_plan* plan, int* out_has);
+
+/** Writes 1 to |out_has| when |plan|'s step checks its loss and gradients for NaN and infinity
+ *  (so remat_session_step() can return REMAT_ERROR_NONFINITE and skip updates), 0 when it was
+ *  compiled without finite checks (--finite-checks off) and applies every update as it is. */
+REMAT_API remat_status remat_plan_has_finite_checks(const remat_plan* plan, int* out_has);
+
+/** Writes |plan|'s random seed (dropout's, and the parameter initialisers') to |out_seed|. */
+REMAT_API remat_status remat_plan_seed(const remat_plan* plan, uint64_t* out_seed);
+
+/** Writes the model |plan| was compiled from ("mlp:layers=2,width=8", an ONNX file's name) to
+ *  |out_model|: a string that lives as long as the plan bytes. REMAT_ERROR_NOT_FOUND, with
+ *  *|out_model| NULL, when the plan does not name one. */
+REMAT_API remat_status remat_plan_model(const remat_plan* plan, const char** out_model);
+
+/** Writes the checkpoint strategy |plan| was compiled with ("sqrt", "budget", ...) to
+ *  |out_strategy|, as remat_plan_model() does the model; REMAT_ERROR_NOT_FOUND, with
+ *  *|out_strategy| NULL, when the plan does not name one. */
+REMAT_API remat_status remat_plan_strategy(const remat_plan* plan, const char** out_strategy);
+
+/** Writes the batch size |plan| was compiled for (samples per step) to |out_batch|.
+ *  REMAT_ERROR_NOT_FOUND, with *|out_batch| 0, when the plan does not record how it was
+ *  compiled (a plan written by hand, without provenance). */
+REMAT_API remat_status remat_plan_batch(const remat_plan* plan, uint32_t* out_batch);
+
 /* ---- Sessions ------------------------------------------------------------------------------- */
 
 /** Fills the |struct_size| bytes at |options| with defaults (CPU backend, regions allocated by

@@ -1,9 +1,11 @@
 // `remat train`: compile (or load) a plan, bind a session, feed batches, report progress.
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -18,10 +20,7 @@
 #include "cli/params_file.h"
 #include "io/safetensors.h"
 #include "cli/session_calls.h"
-#include "plan/ops.h"
-#include "plan/plan_generated.h"
 #include "remat/remat.h"
-#include "runtime/port.h"
 
 namespace remat {
 namespace cli {
@@ -33,9 +32,23 @@ struct PlanCloser {
 struct SessionDestroyer {
   void operator()(remat_session* s) const { remat_session_destroy(s); }
 };
-struct PortFree {
-  void operator()(void* p) const { port_free(p); }
+struct ArenaFree {
+  void operator()(void* p) const { free(p); }
 };
+
+// |bytes| (at least 1) of host memory aligned to |alignment| for a caller-sized arena, or nullptr.
+void* allocate_arena(size_t bytes, size_t alignment) {
+  if (alignment < sizeof(void*)) alignment = sizeof(void*);
+  void* pointer = nullptr;
+  if (posix_memalign(&pointer, alignment, bytes == 0 ? 1 : bytes) != 0) return nullptr;
+  return pointer;
+}
+
+// Monotonic time in nanoseconds, for the rates the progress lines print.
+uint64_t now_ns() {
+  const auto since = std::chrono::steady_clock::now().time_since_epoch();
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(since).count());
+}
 
 // The training state at |path| through the C API's callbacks: written to a temporary file that
 // replaces |path| only when complete (io/atomic_file.h), read with pread.
@@ -78,15 +91,6 @@ bool load_state(remat_session* session, const std::string& path) {
   close(fd);
   check(session, status, "loading the state " + path);
   return true;
-}
-
-// Whether |plan| carries the non-finite guard (finite_check ops; `--finite-checks off` omits them).
-bool has_finite_checks(const fb::Plan* plan) {
-  const uint32_t step_ops = plan->ops()->size() - plan->eval_ops();  // the eval program's do not guard a step
-  for (uint32_t i = 0; i < step_ops; ++i) {
-    if (plan->ops()->Get(i)->code() == static_cast<uint16_t>(OpCode::kFiniteCheck)) return true;
-  }
-  return false;
 }
 
 // Fails now, before any step, when |flag|'s file could not be written at the end.
@@ -159,16 +163,23 @@ int run_train(const std::vector<std::string>& argv) {
   const remat_status opened = remat_plan_open(bytes.data(), bytes.size(), &raw_plan, message, sizeof(message));
   if (opened != REMAT_OK) throw Failure(source + ": " + remat_status_string(opened) + ": " + message);
   std::unique_ptr<remat_plan, PlanCloser> plan(raw_plan);
-  const fb::Plan* root = fb::GetPlan(bytes.data());
-  const bool guarded = has_finite_checks(root);
+  // What the plan carries: the non-finite guard (`--finite-checks off` omits it), an eval program.
+  int has_finite_checks = 0, has_eval_program = 0;
+  remat_plan_has_finite_checks(plan.get(), &has_finite_checks);
+  remat_plan_has_eval_program(plan.get(), &has_eval_program);
+  const bool guarded = has_finite_checks != 0;
   if (on_nonfinite == "skip" && !guarded) {
     throw UsageError("--on-nonfinite skip needs a plan with finite checks; " + source + " was compiled with --finite-checks off");
   }
 
-  if (evaluating && root->eval_ops() == 0) {
+  if (evaluating && has_eval_program == 0) {
+    uint32_t format_version = 0;
+    remat_plan_format_version(plan.get(), &format_version);
     throw UsageError("evaluation needs a plan with an eval program; " + source + " was compiled with --eval-program off" +
-                     (root->format_version() < 2 ? " (or by a remat older than format version 2)" : ""));
+                     (format_version < 2 ? " (or by a remat older than format version 2)" : ""));
   }
+  remat_plan_memory_info memory;
+  remat_plan_memory(plan.get(), &memory);
 
   remat_session_options options;
   remat_session_options_init(&options);
@@ -176,10 +187,10 @@ int run_train(const std::vector<std::string>& argv) {
   options.backend = backend.c_str();
   // CPU threads: 0 (the default) is one per hardware thread.
   options.threads = static_cast<size_t>(args.integer("--threads", 1, 1024, 0));
-  std::unique_ptr<void, PortFree> arena;
+  std::unique_ptr<void, ArenaFree> arena;
   if (args.has("--arena")) {
     options.arena_size = args.size("--arena", 0);
-    arena.reset(port_alloc(options.arena_size, root->alignment()));
+    arena.reset(allocate_arena(options.arena_size, memory.alignment));
     if (arena == nullptr) throw Failure("cannot allocate an arena of " + format_bytes(options.arena_size));
     options.arena = arena.get();
   }
@@ -192,10 +203,18 @@ int run_train(const std::vector<std::string>& argv) {
   const std::string state_path = args.text("--state", "");
   const bool resumed = !state_path.empty() && load_state(session.get(), state_path);
 
-  const auto* prov = root->provenance();
+  // What the plan records of how it was compiled: NULL model or strategy when it names none.
+  const char* model = nullptr;
+  const char* strategy = nullptr;
+  uint32_t plan_batch = 0;
+  uint64_t seed = 0;
+  remat_plan_model(plan.get(), &model);
+  remat_plan_strategy(plan.get(), &strategy);
+  const bool has_provenance = remat_plan_batch(plan.get(), &plan_batch) == REMAT_OK;
+  remat_plan_seed(plan.get(), &seed);
   auto synthetic = [&](uint64_t first, const char* flag) {
-    if (prov == nullptr || prov->model() == nullptr) throw Failure(source + ": the plan names no model: give " + flag);
-    return Batches::synthetic(prov->model()->str(), prov->batch(), root->seed(), first);
+    if (model == nullptr) throw Failure(source + ": the plan names no model: give " + flag);
+    return Batches::synthetic(model, plan_batch, seed, first);
   };
   const Batches data =
       args.has("--data") ? Batches::from_file(args.text("--data", ""), plan.get()) : synthetic(0, "--data");
@@ -209,15 +228,11 @@ int run_train(const std::vector<std::string>& argv) {
   const int64_t eval_batches =
       args.integer("--eval-batches", 1, eval_limit, eval_data && eval_data->count() > 0 ? eval_data->count() : 8);
   const int64_t steps = args.integer("--steps", 0, INT32_MAX, data.count() > 0 ? data.count() : 100);
-  const int64_t batch = root->provenance() ? root->provenance()->batch() : 1;
+  const int64_t batch = has_provenance ? plan_batch : 1;
   const bool tty = isatty(fileno(stdout)) != 0;
 
-  remat_plan_memory_info memory;
-  remat_plan_memory(plan.get(), &memory);
   std::printf("plan: %s, batch %lld, strategy %s; arena %s, persistent %s\n",
-              root->provenance() && root->provenance()->model() ? root->provenance()->model()->c_str() : source.c_str(),
-              static_cast<long long>(batch),
-              root->provenance() && root->provenance()->strategy() ? root->provenance()->strategy()->c_str() : "?",
+              model ? model : source.c_str(), static_cast<long long>(batch), strategy ? strategy : "?",
               format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.persistent_bytes).c_str());
   const int64_t done = static_cast<int64_t>(remat_session_step_count(session.get()));
   float base_lr = 0.0f;
@@ -229,7 +244,7 @@ int run_train(const std::vector<std::string>& argv) {
   std::fflush(stdout);
 
   // --steps is the step count to reach: a run restarted from its state finishes the same job.
-  const uint64_t start = port_now_ns();
+  const uint64_t start = now_ns();
   uint64_t last_print = 0, eval_ns = 0;
   bool line_open = false;  // a progress line without its newline is on the terminal
   float first_loss = NAN, loss = NAN, last_loss = NAN;
@@ -257,7 +272,7 @@ int run_train(const std::vector<std::string>& argv) {
       last_loss = loss;
     }
     if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) save_state(session.get(), state_path);
-    const uint64_t now = port_now_ns();
+    const uint64_t now = now_ns();
     const double seconds = static_cast<double>(now - start - eval_ns) * 1e-9;
     const double rate = seconds > 0 ? static_cast<double>((step + 1 - done) * batch) / seconds : 0.0;
     if (tty) {
@@ -274,13 +289,13 @@ int run_train(const std::vector<std::string>& argv) {
     if (eval_every > 0 && (step + 1) % eval_every == 0) {
       if (line_open) std::printf("\n");
       line_open = false;
-      const uint64_t eval_start = port_now_ns();
+      const uint64_t eval_start = now_ns();
       print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch, step + 1);
-      eval_ns += port_now_ns() - eval_start;  // the rates are training's
+      eval_ns += now_ns() - eval_start;  // the rates are training's
       last_eval = step + 1;
     }
   }
-  const double seconds = static_cast<double>(port_now_ns() - start - eval_ns) * 1e-9;
+  const double seconds = static_cast<double>(now_ns() - start - eval_ns) * 1e-9;
   const int64_t ran = steps > done ? steps - done : 0;
   if (line_open) std::printf("\n");
   if (ran > 0) {

@@ -1,8 +1,9 @@
-// C ABI of plans: open (verify), close, sizes and bindings.
+// C ABI of plans: open (verify), close, sizes, bindings and what the plan says of itself.
 #include <string.h>
 
 #include <new>
 
+#include "plan/ops.h"
 #include "runtime/plan.h"
 #include "runtime/port.h"
 
@@ -71,6 +72,63 @@ remat_status remat_plan_binding(const remat_plan* plan, remat_binding_kind kind,
   for (uint32_t d = 0; d < REMAT_MAX_RANK; ++d) out_info->dims[d] = d < out_info->rank ? t->shape()->Get(d) : 0;
   out_info->bytes = t->size();
   return REMAT_OK;
+}
+
+remat_status remat_plan_format_version(const remat_plan* plan, uint32_t* out_version) {
+  if (plan == nullptr || out_version == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  *out_version = plan->root->format_version();
+  return REMAT_OK;
+}
+
+remat_status remat_plan_has_eval_program(const remat_plan* plan, int* out_has) {
+  if (plan == nullptr || out_has == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  *out_has = plan->root->eval_ops() > 0 ? 1 : 0;
+  return REMAT_OK;
+}
+
+remat_status remat_plan_has_finite_checks(const remat_plan* plan, int* out_has) {
+  if (plan == nullptr || out_has == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  *out_has = 0;
+  // The eval program's ops guard no step (verify_plan checked eval_ops <= the op count).
+  const uint32_t step_ops = plan->root->ops()->size() - plan->root->eval_ops();
+  for (uint32_t i = 0; i < step_ops; ++i) {
+    if (plan->root->ops()->Get(i)->code() == static_cast<uint16_t>(remat::OpCode::kFiniteCheck)) {
+      *out_has = 1;
+      break;
+    }
+  }
+  return REMAT_OK;
+}
+
+remat_status remat_plan_seed(const remat_plan* plan, uint64_t* out_seed) {
+  if (plan == nullptr || out_seed == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  *out_seed = plan->root->seed();
+  return REMAT_OK;
+}
+
+// A string of the plan's provenance, or NOT_FOUND with NULL when the plan has none.
+static remat_status provenance_string(const flatbuffers::String* text, const char** out_text) {
+  *out_text = text != nullptr ? text->c_str() : nullptr;
+  return text != nullptr ? REMAT_OK : REMAT_ERROR_NOT_FOUND;
+}
+
+remat_status remat_plan_model(const remat_plan* plan, const char** out_model) {
+  if (plan == nullptr || out_model == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  const remat::fb::Provenance* provenance = plan->root->provenance();
+  return provenance_string(provenance != nullptr ? provenance->model() : nullptr, out_model);
+}
+
+remat_status remat_plan_strategy(const remat_plan* plan, const char** out_strategy) {
+  if (plan == nullptr || out_strategy == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  const remat::fb::Provenance* provenance = plan->root->provenance();
+  return provenance_string(provenance != nullptr ? provenance->strategy() : nullptr, out_strategy);
+}
+
+remat_status remat_plan_batch(const remat_plan* plan, uint32_t* out_batch) {
+  if (plan == nullptr || out_batch == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  const remat::fb::Provenance* provenance = plan->root->provenance();
+  *out_batch = provenance != nullptr ? provenance->batch() : 0;
+  return provenance != nullptr ? REMAT_OK : REMAT_ERROR_NOT_FOUND;
 }
 
 }  // extern "C"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/safetensors.h"
+#include "plan/plan_generated.h"
 #include "tests/cli/cli_runner.h"
 
 using remat_test::expect;
@@ -106,6 +107,15 @@ void compile_and_inspect_say_whether_a_plan_has_an_eval_program(void**) {
          "(no eval program)");
   expect(run_remat("inspect " + tmp("bare.rplan") + " --json"), 0, "\"eval_ops\": 0");
   expect(run_remat("train " + tmp("bare.rplan") + " --eval-every 1"), 2, "compiled with --eval-program off");
+  // A format version 1 plan (a remat before the eval program) may be why there is none.
+  std::vector<uint8_t> old = remat_test::file_bytes(tmp("bare.rplan"));
+  assert_true(remat::fb::GetMutablePlan(old.data())->mutate_format_version(1));
+  FILE* f = std::fopen(tmp("old.rplan").c_str(), "wb");
+  assert_non_null(f);
+  assert_int_equal(std::fwrite(old.data(), 1, old.size(), f), old.size());
+  assert_int_equal(std::fclose(f), 0);
+  expect(run_remat("train " + tmp("old.rplan") + " --eval-every 1"), 2,
+         "compiled with --eval-program off (or by a remat older than format version 2)");
 }
 
 }  // namespace

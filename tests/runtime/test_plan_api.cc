@@ -1,5 +1,5 @@
-// The plan C ABI's argument checks (plan_api.cc) and the status strings (error.cc): every wrong
-// call gets its status, every status its own text.
+// The plan C ABI's argument checks and what its queries say of a plan (plan_api.cc), and the
+// status strings (error.cc): every wrong call gets its status, every status its own text.
 #include "tests/cmocka_cpp.h"
 
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/plan_generated.h"
 #include "remat/remat.h"
 #include "tests/runtime/compiled_plan.h"
 
@@ -66,6 +67,158 @@ void plan_queries_reject_null_arguments_and_bad_kinds(void**) {
   remat_plan_close(nullptr);
 }
 
+void plan_description_queries_reject_null_arguments_and_write_nothing(void**) {
+  const rc::CompileResult r = compile_model(kMlp);
+  remat_plan* plan = nullptr;
+  assert_int_equal(remat_plan_open(r.plan.data(), r.plan.size(), &plan, nullptr, 0), REMAT_OK);
+  uint32_t version = 77, batch = 77;
+  int has = 77;
+  uint64_t seed = 77;
+  const char* const untouched = "untouched";
+  const char* text = untouched;
+  assert_int_equal(remat_plan_format_version(nullptr, &version), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_format_version(plan, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_has_eval_program(nullptr, &has), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_has_eval_program(plan, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_has_finite_checks(nullptr, &has), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_has_finite_checks(plan, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_seed(nullptr, &seed), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_seed(plan, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_model(nullptr, &text), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_model(plan, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_strategy(nullptr, &text), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_strategy(plan, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_batch(nullptr, &batch), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_batch(plan, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(version, 77);
+  assert_int_equal(has, 77);
+  assert_int_equal(seed, 77);
+  assert_ptr_equal(text, untouched);
+  assert_int_equal(batch, 77);
+  remat_plan_close(plan);
+}
+
+// What remat_plan_format_version ... remat_plan_batch write for |bytes|.
+struct Described {
+  uint32_t version = 0;
+  int eval_program = -1;
+  int finite_checks = -1;
+  uint64_t seed = 0;
+  remat_status model_status = REMAT_OK, strategy_status = REMAT_OK, batch_status = REMAT_OK;
+  std::string model, strategy;  // "(null)" when the query wrote NULL
+  uint32_t batch = 77;
+};
+
+Described describe(const std::vector<uint8_t>& bytes) {
+  remat_plan* plan = nullptr;
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, nullptr, 0), REMAT_OK);
+  Described d;
+  assert_int_equal(remat_plan_format_version(plan, &d.version), REMAT_OK);
+  assert_int_equal(remat_plan_has_eval_program(plan, &d.eval_program), REMAT_OK);
+  assert_int_equal(remat_plan_has_finite_checks(plan, &d.finite_checks), REMAT_OK);
+  assert_int_equal(remat_plan_seed(plan, &d.seed), REMAT_OK);
+  const char* model = "unwritten";
+  const char* strategy = "unwritten";
+  d.model_status = remat_plan_model(plan, &model);
+  d.strategy_status = remat_plan_strategy(plan, &strategy);
+  d.batch_status = remat_plan_batch(plan, &d.batch);
+  d.model = model ? model : "(null)";
+  d.strategy = strategy ? strategy : "(null)";
+  remat_plan_close(plan);
+  return d;
+}
+
+void plan_description_queries_say_what_the_compiler_wrote(void**) {
+  rc::CompileOptions o;
+  o.model = kMlp;
+  o.batch = 3;
+  o.seed = 0x123456789abcull;
+  o.strategy = "sqrt";
+  const Described d = describe(rc::compile(o).plan);
+  assert_int_equal(d.version, REMAT_PLAN_FORMAT_VERSION);
+  assert_int_equal(d.eval_program, 1);
+  assert_int_equal(d.finite_checks, 1);
+  assert_int_equal(d.seed, 0x123456789abcull);
+  assert_int_equal(d.model_status, REMAT_OK);
+  assert_string_equal(d.model.c_str(), kMlp);
+  assert_int_equal(d.strategy_status, REMAT_OK);
+  assert_string_equal(d.strategy.c_str(), "sqrt");
+  assert_int_equal(d.batch_status, REMAT_OK);
+  assert_int_equal(d.batch, 3);
+
+  // Atomic checks are finite checks too.
+  o.finite_checks = rc::FiniteChecks::kAtomic;
+  assert_int_equal(describe(rc::compile(o).plan).finite_checks, 1);
+}
+
+void plans_without_an_eval_program_or_finite_checks_say_so(void**) {
+  rc::CompileOptions o;
+  o.model = kMlp;
+  o.batch = 2;
+  o.eval_program = false;
+  const std::vector<uint8_t> bare = rc::compile(o).plan;
+  Described d = describe(bare);
+  assert_int_equal(d.eval_program, 0);
+  assert_int_equal(d.finite_checks, 1);
+
+  o.eval_program = true;
+  o.finite_checks = rc::FiniteChecks::kOff;
+  d = describe(rc::compile(o).plan);
+  assert_int_equal(d.eval_program, 1);
+  assert_int_equal(d.finite_checks, 0);  // the eval program has none either
+
+  // Format version 1 had no eval program (test_plan_eval.cc opens such plans).
+  std::vector<uint8_t> old = bare;
+  assert_true(remat::fb::GetMutablePlan(old.data())->mutate_format_version(1));
+  d = describe(old);
+  assert_int_equal(d.version, 1);
+  assert_int_equal(d.eval_program, 0);
+}
+
+// Marks field |field| (a VT_ offset) of the FlatBuffers table at |table| absent, as a writer
+// that left it out would have: the compiler always writes the provenance, a hand-made plan
+// need not.
+void leave_out(const void* table, flatbuffers::voffset_t field) {
+  uint8_t* at = static_cast<uint8_t*>(const_cast<void*>(table));
+  uint8_t* vtable = at - flatbuffers::ReadScalar<flatbuffers::soffset_t>(at);
+  assert_true(field < flatbuffers::ReadScalar<flatbuffers::voffset_t>(vtable));
+  flatbuffers::WriteScalar<flatbuffers::voffset_t>(vtable + field, 0);
+}
+
+void a_plan_that_does_not_say_how_it_was_compiled_names_no_model_strategy_or_batch(void**) {
+  const std::vector<uint8_t> compiled = compile_model(kMlp).plan;
+  std::vector<uint8_t> bytes = compiled;
+  leave_out(remat::fb::GetPlan(bytes.data())->provenance(), remat::fb::Provenance::VT_MODEL);
+  Described d = describe(bytes);
+  assert_int_equal(d.model_status, REMAT_ERROR_NOT_FOUND);
+  assert_string_equal(d.model.c_str(), "(null)");
+  assert_int_equal(d.strategy_status, REMAT_OK);
+  assert_string_equal(d.strategy.c_str(), "none");
+  assert_int_equal(d.batch_status, REMAT_OK);
+  assert_int_equal(d.batch, 2);
+
+  leave_out(remat::fb::GetPlan(bytes.data())->provenance(), remat::fb::Provenance::VT_STRATEGY);
+  d = describe(bytes);
+  assert_int_equal(d.strategy_status, REMAT_ERROR_NOT_FOUND);
+  assert_string_equal(d.strategy.c_str(), "(null)");
+  assert_int_equal(d.batch_status, REMAT_OK);
+
+  bytes = compiled;
+  leave_out(remat::fb::GetPlan(bytes.data()), remat::fb::Plan::VT_PROVENANCE);
+  assert_null(remat::fb::GetPlan(bytes.data())->provenance());
+  d = describe(bytes);
+  assert_int_equal(d.model_status, REMAT_ERROR_NOT_FOUND);
+  assert_string_equal(d.model.c_str(), "(null)");
+  assert_int_equal(d.strategy_status, REMAT_ERROR_NOT_FOUND);
+  assert_string_equal(d.strategy.c_str(), "(null)");
+  assert_int_equal(d.batch_status, REMAT_ERROR_NOT_FOUND);
+  assert_int_equal(d.batch, 0);
+  // The rest of the plan is still there.
+  assert_int_equal(d.version, REMAT_PLAN_FORMAT_VERSION);
+  assert_int_equal(d.eval_program, 1);
+  assert_int_equal(d.finite_checks, 1);
+}
+
 void status_strings_are_distinct_and_unknown_values_say_so(void**) {
   std::vector<std::string> seen;
   for (int s = REMAT_OK; s <= REMAT_ERROR_NONFINITE; ++s) {
@@ -88,6 +241,10 @@ void status_strings_are_distinct_and_unknown_values_say_so(void**) {
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(plan_queries_reject_null_arguments_and_bad_kinds),
+      cmocka_unit_test(plan_description_queries_reject_null_arguments_and_write_nothing),
+      cmocka_unit_test(plan_description_queries_say_what_the_compiler_wrote),
+      cmocka_unit_test(plans_without_an_eval_program_or_finite_checks_say_so),
+      cmocka_unit_test(a_plan_that_does_not_say_how_it_was_compiled_names_no_model_strategy_or_batch),
       cmocka_unit_test(status_strings_are_distinct_and_unknown_values_say_so),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
