@@ -135,7 +135,11 @@ int main(int argc, char** argv) {
   float* scratch = scratch_store.data() + (16 - reinterpret_cast<uintptr_t>(scratch_store.data()) / sizeof(float) % 16) % 16;
   for (const ConvCase& cc : kResNet20) {
     const int64_t out = (cc.hw + 2 * cc.pad - cc.r) / cc.stride + 1;
-    const int64_t iattrs[7] = {cc.stride, cc.stride, cc.pad, cc.pad, 1, 1, 1};
+    namespace ca = remat::attr::conv;
+    int64_t iattrs[7] = {};
+    iattrs[ca::stride_h.index] = iattrs[ca::stride_w.index] = cc.stride;
+    iattrs[ca::pad_h.index] = iattrs[ca::pad_w.index] = cc.pad;
+    iattrs[ca::dilation_h.index] = iattrs[ca::dilation_w.index] = iattrs[ca::groups.index] = 1;
     Tensor x({batch, cc.c, cc.hw, cc.hw}), w({cc.k, cc.c, cc.r, cc.r}), y({batch, cc.k, out, out});
     Tensor dx({batch, cc.c, cc.hw, cc.hw}), dw({cc.k, cc.c, cc.r, cc.r});
     const remat::ConvShape shape =

@@ -54,7 +54,7 @@ std::string op_key(const remat::OpCall& call, bool shapes) {
     const remat::HeadMatmulShape s = remat::head_matmul_shape(call);
     std::snprintf(text, sizeof(text), " %lldx%lldx%lld x%lld%s%s i%lld", static_cast<long long>(s.m),
                   static_cast<long long>(s.n), static_cast<long long>(s.k), static_cast<long long>(s.c.products),
-                  s.trans_a ? " tA" : "", s.trans_b ? " tB" : "", static_cast<long long>(remat::iattr(call, 3, 0)));
+                  s.trans_a ? " tA" : "", s.trans_b ? " tB" : "", static_cast<long long>(remat::iattr(call, remat::attr::head_matmul::interleaved)));
     return name + text;
   }
   return name;

@@ -51,7 +51,7 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   g.a = reinterpret_cast<const float*>(address(ta));
   g.b = reinterpret_cast<const float*>(address(tb));
   g.c = reinterpret_cast<float*>(address(tc));
-  g.alpha = fattr(call, 0, 1.0f);
+  g.alpha = fattr(call, attr::matmul::alpha);
   g.beta = 0.0f;
   g.batch = 1;
   const int64_t batch_a = shape.batch_a;
@@ -141,7 +141,7 @@ remat_status CudaBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
   }
   const float* a = reinterpret_cast<const float*>(address(*call.inputs[0]));
   const float* b = reinterpret_cast<const float*>(address(*call.inputs[1]));
-  const float alpha = fattr(call, 0, 1.0f), beta = 0.0f;
+  const float alpha = fattr(call, attr::head_matmul::alpha), beta = 0.0f;
   // One strided batch of every product where each operand's heads and entries are one stride
   // apart (no operand interleaved, or one head), else one batch of |heads| per outer entry.
   auto evenly = [&](const HeadOperand& o) { return o.outer_stride == heads * o.head_stride; };

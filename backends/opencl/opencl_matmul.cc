@@ -74,7 +74,7 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
                      call.index);
   }
   const bool trans_a = shape.trans_a, trans_b = shape.trans_b;
-  const float alpha = fattr(call, 0, 1.0f);
+  const float alpha = fattr(call, attr::matmul::alpha);
   const int64_t ar = shape.a_rows, ac = shape.a_cols, br = shape.b_rows, bc = shape.b_cols;
   const int64_t m = shape.m, k = shape.k, n = shape.n;
   const int64_t batch_a = shape.batch_a;
@@ -158,7 +158,7 @@ remat_status OpenclBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
   const Operand a{buffer(ta.region), ta.offset / sizeof(float)};
   const Operand b{buffer(tb.region), tb.offset / sizeof(float)};
   const Operand c{buffer(tc.region), tc.offset / sizeof(float)};
-  const float alpha = fattr(call, 0, 1.0f);
+  const float alpha = fattr(call, attr::head_matmul::alpha);
   for (int64_t i = 0; i < shape.c.products; ++i) {
     const clblast::StatusCode s = clblast::Gemm<float>(
         clblast::Layout::kRowMajor, shape.trans_a ? clblast::Transpose::kYes : clblast::Transpose::kNo,

@@ -79,7 +79,7 @@ class Differentiator {
       if (op.code == OpCode::kSoftmaxCrossEntropy || op.code == OpCode::kMse) return;
       current_ = i;
       const int seed = grad_tensor(g_.loss);
-      emit(OpCode::kFill, {}, {seed}, {}, {1.0f});
+      emit(OpCode::kFill, {}, {seed}, {}, named({{attr::fill::value, 1.0f}}));
       grad_[g_.loss] = seed;
       return;
     }
@@ -167,10 +167,10 @@ class Differentiator {
       case OpCode::kPad: grad_op(in[0], OpCode::kPadGrad, {dy}, op.iattrs); break;
       case OpCode::kConcat: {
         // Each part's gradient is its slice of dy.
-        const int64_t axis = op.iattrs[0];
+        const int64_t axis = op.attr(attr::concat::axis);
         int64_t offset = 0;
         for (int part : in) {
-          grad_op(part, OpCode::kSlice, {dy}, {axis, offset});
+          grad_op(part, OpCode::kSlice, {dy}, named({{attr::slice::axis, axis}, {attr::slice::offset, offset}}));
           offset += g_.tensors[part].shape[axis];
         }
         break;
@@ -213,8 +213,10 @@ class Differentiator {
   void matmul(const Op& op, int dc) {
     if (op.inputs.size() > 2) grad_op(op.inputs[2], OpCode::kReduceLeading, {dc});
     const int slot[] = {op.inputs[0], op.inputs[1], dc};
-    for (const GradProduct& p : gradient_products(op.iattrs[0] != 0, op.iattrs[1] != 0)) {
-      grad_op(slot[p.target], OpCode::kMatMul, {slot[p.x], slot[p.y]}, {p.tx ? 1 : 0, p.ty ? 1 : 0}, op.fattrs);
+    namespace a = attr::matmul;
+    for (const GradProduct& p : gradient_products(op.attr(a::trans_a) != 0, op.attr(a::trans_b) != 0)) {
+      grad_op(slot[p.target], OpCode::kMatMul, {slot[p.x], slot[p.y]},
+              named({{a::trans_a, p.tx ? 1 : 0}, {a::trans_b, p.ty ? 1 : 0}}), op.fattrs);
     }
   }
 
@@ -223,12 +225,14 @@ class Differentiator {
   // interleaved too).
   void head_matmul(const Op& op, int dc) {
     const int slot[] = {op.inputs[0], op.inputs[1], dc};
-    const int64_t heads = op.iattrs[2], layout = op.iattrs[3];
+    namespace a = attr::head_matmul;
+    const int64_t heads = op.attr(a::heads), layout = op.attr(a::interleaved);
     const bool interleaved[] = {(layout & kHeadsOfA) != 0, (layout & kHeadsOfB) != 0, (layout & kHeadsOfC) != 0};
-    for (const GradProduct& p : gradient_products(op.iattrs[0] != 0, op.iattrs[1] != 0)) {
+    for (const GradProduct& p : gradient_products(op.attr(a::trans_a) != 0, op.attr(a::trans_b) != 0)) {
       const int64_t bits = (interleaved[p.x] ? kHeadsOfA : 0) | (interleaved[p.y] ? kHeadsOfB : 0) |
                            (interleaved[p.target] ? kHeadsOfC : 0);
-      grad_op(slot[p.target], OpCode::kHeadMatMul, {slot[p.x], slot[p.y]}, {p.tx ? 1 : 0, p.ty ? 1 : 0, heads, bits},
+      grad_op(slot[p.target], OpCode::kHeadMatMul, {slot[p.x], slot[p.y]},
+              named({{a::trans_a, p.tx ? 1 : 0}, {a::trans_b, p.ty ? 1 : 0}, {a::heads, heads}, {a::interleaved, bits}}),
               op.fattrs);
     }
   }
@@ -270,11 +274,12 @@ class Differentiator {
 
   // The inverse permutation, applied to dy viewed with the permuted dims.
   void permute(const Op& op, int dy) {
-    const int64_t r = op.iattrs[0];
+    namespace a = attr::permute;
+    const int64_t r = op.attr(a::rank);
     std::vector<int64_t> attrs{r};
-    for (int64_t k = 0; k < r; ++k) attrs.push_back(op.iattrs[1 + op.iattrs[1 + r + k]]);
+    for (int64_t k = 0; k < r; ++k) attrs.push_back(op.iattrs[a::dim(op.iattrs[a::perm(r, k)])]);
     std::vector<int64_t> inverse(r);
-    for (int64_t k = 0; k < r; ++k) inverse[op.iattrs[1 + r + k]] = k;
+    for (int64_t k = 0; k < r; ++k) inverse[op.iattrs[a::perm(r, k)]] = k;
     attrs.insert(attrs.end(), inverse.begin(), inverse.end());
     grad_op(op.inputs[0], OpCode::kPermute, {dy}, attrs);
   }
@@ -285,8 +290,8 @@ class Differentiator {
     const int x = op.inputs[0];
     if (!needs_[x]) return;
     const std::vector<int64_t> dims = g_.tensors[x].shape;
-    const size_t axis = static_cast<size_t>(op.iattrs[0]);
-    const int64_t offset = op.iattrs[1], n = g_.tensors[dy].shape[axis];
+    const size_t axis = static_cast<size_t>(op.attr(attr::slice::axis));
+    const int64_t offset = op.attr(attr::slice::offset), n = g_.tensors[dy].shape[axis];
     int64_t outer = 1, inner = 1;
     for (size_t k = 0; k < axis; ++k) outer *= dims[k];
     for (size_t k = axis + 1; k < dims.size(); ++k) inner *= dims[k];
@@ -296,7 +301,10 @@ class Differentiator {
     const int viewed = temp({outer, 1, n, inner});
     emit(OpCode::kCopy, {dy}, {viewed});
     const int padded = temp({outer, 1, dims[axis], inner});
-    emit(OpCode::kPad, {viewed}, {padded}, {offset, dims[axis] - offset - n, 0, 0}, {0.0f});
+    namespace p = attr::pad;
+    emit(OpCode::kPad, {viewed}, {padded},
+         named({{p::top, offset}, {p::bottom, dims[axis] - offset - n}, {p::left, 0}, {p::right, 0}}),
+         named({{p::value, 0.0f}}));
     const int dx = grad_tensor(x);
     emit(OpCode::kCopy, {padded}, {dx});
     accumulate(x, dx);

@@ -56,8 +56,11 @@ int Builder::conv_with(int x, int w, int bias, const ConvSpec& spec, const std::
   }
   std::vector<int> inputs{x, w};
   if (bias >= 0) inputs.push_back(bias);
-  const std::vector<int64_t> attrs{two_d ? spec.stride_h : 1, spec.stride_w,     two_d ? spec.pad_h : 0, spec.pad_w,
-                                   two_d ? spec.dilation_h : 1, spec.dilation_w, spec.groups};
+  namespace a = attr::conv;
+  const std::vector<int64_t> attrs = named({{a::stride_h, two_d ? spec.stride_h : 1}, {a::stride_w, spec.stride_w},
+                                            {a::pad_h, two_d ? spec.pad_h : 0}, {a::pad_w, spec.pad_w},
+                                            {a::dilation_h, two_d ? spec.dilation_h : 1},
+                                            {a::dilation_w, spec.dilation_w}, {a::groups, spec.groups}});
   const ConvShape shape = conv_shape(in.shape.data(), w_shape.data(), static_cast<int>(in.shape.size()), conv_attrs(attrs.data()));
   if (shape.p < 1 || shape.q < 1) {
     throw CompileError(prefix + ": the filter does not fit input '" + in.name + "' with this padding and dilation");
@@ -103,7 +106,7 @@ int Builder::batch_norm_with(int x, int gamma, int beta, int running_mean, int r
   const int y = activation(prefix + ".out", in.shape);
   const int mean = activation(prefix + ".mean", {c});
   const int var = activation(prefix + ".var", {c});
-  buffers.op = g_->add_op(OpCode::kBatchNorm, {x, gamma, beta}, {y, mean, var}, {}, {eps});
+  buffers.op = g_->add_op(OpCode::kBatchNorm, {x, gamma, beta}, {y, mean, var}, {}, named({{attr::batch_norm::eps, eps}}));
   g_->batch_norms.push_back(buffers);
   return y;
 }
@@ -122,10 +125,15 @@ int Builder::avg_or_max_pool(OpCode code, int x, int64_t kernel, int64_t stride,
   const Tensor in = t(x);
   require_spatial(in, name);
   const bool two_d = in.shape.size() == 4;
-  std::vector<int64_t> attrs{two_d ? kernel : 1, kernel, two_d ? stride : 1, stride, two_d ? pad : 0, pad, ceil_mode ? 1 : 0};
-  if (code == OpCode::kAvgPool) attrs.push_back(count_include_pad ? 1 : 0);
+  // max_pool's attributes are avg_pool's but the last, count_include_pad (plan/spatial_shape.h).
+  namespace a = attr::avg_pool;
+  std::vector<int64_t> attrs = named({{a::kernel_h, two_d ? kernel : 1}, {a::kernel_w, kernel},
+                                      {a::stride_h, two_d ? stride : 1}, {a::stride_w, stride},
+                                      {a::pad_h, two_d ? pad : 0}, {a::pad_w, pad}, {a::ceil_mode, ceil_mode ? 1 : 0},
+                                      {a::count_include_pad, count_include_pad ? 1 : 0}});
+  attrs.resize(op_info(static_cast<uint16_t>(code))->num_iattrs);
   const int64_t h = two_d ? in.shape[2] : 1;
-  const int64_t p = pool_out_size(h, attrs[0], attrs[2], attrs[4], ceil_mode);
+  const int64_t p = pool_out_size(h, attrs[a::kernel_h.index], attrs[a::stride_h.index], attrs[a::pad_h.index], ceil_mode);
   const int64_t q = pool_out_size(in.shape.back(), kernel, stride, pad, ceil_mode);
   if (p < 1 || q < 1) throw CompileError(name + ": the pooling window does not fit input '" + in.name + "'");
   const int y = activation(name, with_spatial(in.shape, in.shape[1], p, q));
@@ -154,7 +162,9 @@ int Builder::pad(int x, int64_t top, int64_t bottom, int64_t left, int64_t right
   const bool two_d = in.shape.size() == 4;
   const int64_t h = two_d ? in.shape[2] + top + bottom : 1;
   const int y = activation(name, with_spatial(in.shape, in.shape[1], h, in.shape.back() + left + right));
-  g_->add_op(OpCode::kPad, {x}, {y}, {top, bottom, left, right}, {value});
+  namespace a = attr::pad;
+  g_->add_op(OpCode::kPad, {x}, {y}, named({{a::top, top}, {a::bottom, bottom}, {a::left, left}, {a::right, right}}),
+             named({{a::value, value}}));
   return y;
 }
 
@@ -169,7 +179,7 @@ int Builder::concat(const std::vector<int>& parts, int64_t axis, const std::stri
   shape[axis] = 0;
   for (int part : parts) shape[axis] += t(part).shape.at(axis);
   const int y = activation(name, shape);
-  g_->add_op(OpCode::kConcat, parts, {y}, {axis});
+  g_->add_op(OpCode::kConcat, parts, {y}, named({{attr::concat::axis, axis}}));
   return y;
 }
 

@@ -8,6 +8,34 @@
 namespace remat {
 namespace compiler {
 
+namespace {
+
+// A list of |values|' size with each value at its attribute's index: every index below the
+// size, each once, or the list is not the op's whole list.
+template <typename Attr, typename T>
+std::vector<T> by_index(std::initializer_list<std::pair<Attr, T>> values) {
+  std::vector<T> list(values.size(), T{});
+  std::vector<bool> given(values.size(), false);
+  for (const std::pair<Attr, T>& v : values) {
+    if (v.first.index >= list.size() || given[v.first.index]) {
+      throw std::invalid_argument("named attributes: each of an op's attributes must be given once");
+    }
+    given[v.first.index] = true;
+    list[v.first.index] = v.second;
+  }
+  return list;
+}
+
+}  // namespace
+
+std::vector<int64_t> named(std::initializer_list<std::pair<IntAttr, int64_t>> values) {
+  return by_index(values);
+}
+
+std::vector<float> named(std::initializer_list<std::pair<FloatAttr, float>> values) {
+  return by_index(values);
+}
+
 int64_t Tensor::numel() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -97,7 +125,7 @@ double estimate_flops(const Graph& graph, const Op& op) {
       const Tensor& a = graph.tensors[op.inputs[0]];
       const Tensor& c = graph.tensors[op.outputs[0]];
       const size_t ra = a.shape.size(), rc = c.shape.size();
-      const double k = static_cast<double>(op.iattrs[0] ? a.shape[ra - 2] : a.shape[ra - 1]);
+      const double k = static_cast<double>(op.attr(attr::matmul::trans_a) ? a.shape[ra - 2] : a.shape[ra - 1]);
       const double mn = static_cast<double>(c.shape[rc - 2] * c.shape[rc - 1]);
       const double batch_a = numel(op.inputs[0]) / static_cast<double>(a.shape[ra - 2] * a.shape[ra - 1]);
       const double batch_c = numel(op.outputs[0]) / mn;
@@ -110,8 +138,9 @@ double estimate_flops(const Graph& graph, const Op& op) {
       const Tensor& c = graph.tensors[op.outputs[0]];
       const HeadMatmulShape s = head_matmul_shape(
           a.shape.data(), static_cast<int>(a.shape.size()), a.numel(), b.shape.data(), static_cast<int>(b.shape.size()),
-          b.numel(), c.shape.data(), static_cast<int>(c.shape.size()), c.numel(), op.iattrs[0] != 0, op.iattrs[1] != 0,
-          op.iattrs[2], op.iattrs[3]);
+          b.numel(), c.shape.data(), static_cast<int>(c.shape.size()), c.numel(),
+          op.attr(attr::head_matmul::trans_a) != 0, op.attr(attr::head_matmul::trans_b) != 0,
+          op.attr(attr::head_matmul::heads), op.attr(attr::head_matmul::interleaved));
       return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
              static_cast<double>(s.c.products);
     }

@@ -7,8 +7,10 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "plan/op_attrs.h"
 #include "plan/ops.h"
 #include "remat/remat.h"
 
@@ -77,7 +79,17 @@ struct Op {
   int source = -1;
   /// Estimated floating-point operations, for reports and strategies.
   double flops = 0.0;
+
+  /// Attribute |a| (attr::OP::NAME) of this op, counted when the graph took it.
+  int64_t attr(IntAttr a) const { return iattrs[a.index]; }
+  float attr(FloatAttr a) const { return fattrs[a.index]; }
 };
+
+/// An attribute list written by name, {{attr::select::axis, 1}, {attr::select::index, 0}}:
+/// each value at its attribute's index, whatever the order; every attribute must be given
+/// (Graph::add_op checks the count).
+std::vector<int64_t> named(std::initializer_list<std::pair<IntAttr, int64_t>> values);
+std::vector<float> named(std::initializer_list<std::pair<FloatAttr, float>> values);
 
 /// The running statistics of one batch_norm forward op (torch's buffers of a BatchNorm
 /// module): the step updates them after the backward pass (running_stat_update), the eval

@@ -43,7 +43,9 @@ void append_update(Graph& graph, const OptimizerSpec& spec, int param, int grad,
                             Role::kState, Init::kZeros);
   };
   if (spec.kind == OptimizerSpec::Kind::kSgd) {
-    std::vector<float> f{spec.lr, spec.momentum, spec.weight_decay};
+    namespace s = attr::sgd_update;
+    const std::vector<float> f =
+        named({{s::lr, spec.lr}, {s::momentum, spec.momentum}, {s::weight_decay, spec.weight_decay}});
     if (spec.momentum != 0.0f) {
       const int velocity = state("velocity");
       graph.add_op(OpCode::kSgdUpdate, {param, grad, velocity}, {param, velocity}, {}, f,
@@ -55,10 +57,12 @@ void append_update(Graph& graph, const OptimizerSpec& spec, int param, int grad,
   }
   const int m = state("m");
   const int v = state("v");
+  namespace a = attr::adam_update;
   graph.add_op(OpCode::kAdamUpdate, {param, grad, m, v}, {param, m, v},
-               {spec.kind == OptimizerSpec::Kind::kAdamW ? 1 : 0},
-               {spec.lr, spec.beta1, spec.beta2, spec.eps, spec.weight_decay}, Phase::kUpdate,
-               source);
+               named({{a::decoupled, spec.kind == OptimizerSpec::Kind::kAdamW ? 1 : 0}}),
+               named({{a::lr, spec.lr}, {a::b1, spec.beta1}, {a::b2, spec.beta2}, {a::eps, spec.eps},
+                      {a::weight_decay, spec.weight_decay}}),
+               Phase::kUpdate, source);
 }
 
 }  // namespace compiler

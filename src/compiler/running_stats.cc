@@ -17,10 +17,11 @@ void append_running_stat_updates(Graph& graph) {
                          " value per channel in a batch: its variance is undefined (use a batch of 2 or more)");
     }
     const float correction = static_cast<float>(static_cast<double>(per_channel) / static_cast<double>(per_channel - 1));
-    graph.add_op(OpCode::kRunningStatUpdate, {bn.running_mean, op.outputs[1]}, {bn.running_mean}, {}, {bn.momentum, 1.0f},
-                 Phase::kUpdate, bn.op);
+    namespace a = attr::running_stat_update;
+    graph.add_op(OpCode::kRunningStatUpdate, {bn.running_mean, op.outputs[1]}, {bn.running_mean}, {},
+                 named({{a::momentum, bn.momentum}, {a::correction, 1.0f}}), Phase::kUpdate, bn.op);
     graph.add_op(OpCode::kRunningStatUpdate, {bn.running_var, op.outputs[2]}, {bn.running_var}, {},
-                 {bn.momentum, correction}, Phase::kUpdate, bn.op);
+                 named({{a::momentum, bn.momentum}, {a::correction, correction}}), Phase::kUpdate, bn.op);
     graph.add_op(OpCode::kIncrement, {bn.num_batches_tracked}, {bn.num_batches_tracked}, {}, {}, Phase::kUpdate, bn.op);
   }
 }

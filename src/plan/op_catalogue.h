@@ -11,8 +11,10 @@
 //   code     the opcode value stored in plans: append only, never reused.
 //   inputs   REMAT_IN(min, names...): the fewest inputs and every input's name (the count of
 //            names is the most); outputs likewise with REMAT_OUT.
-//   iattrs   REMAT_ATTRS(names...) of the int64 attributes, or REMAT_ATTRS_VARIABLE (kPermute).
-//   fattrs   REMAT_ATTRS(names...) of the float32 attributes.
+//   iattrs   REMAT_ATTRS((name, default), ...) of the int64 attributes, in their order, or
+//            REMAT_ATTRS_VARIABLE (kPermute). plan/op_attrs.h makes attr::snake::name of each:
+//            its index and its default (what a kernel takes when a caller leaves it out).
+//   fattrs   REMAT_ATTRS((name, default), ...) of the float32 attributes, likewise.
 //   dtypes   which tensors are not f32: kF32 (none), kI32Input0, kI32Input1, kAnyDtype (copies
 //            move any element type), kI64 (all: counters).
 //   rule     the verifier's per-op check of attribute values and shape relations: rule_##rule
@@ -41,7 +43,7 @@
      added to every row of C after the product, each element rounded once: the bits of the       \
      product followed by bias_add (a linear layer's epilogue, added while C is in cache). */     \
   X(MatMul, matmul, 1, REMAT_IN(2, "A", "B", "bias"), REMAT_OUT(1, "C"),                         \
-    REMAT_ATTRS("trans_a", "trans_b"), REMAT_ATTRS("alpha"), kF32, matmul)                       \
+    REMAT_ATTRS((trans_a, 0), (trans_b, 0)), REMAT_ATTRS((alpha, 1.0f)), kF32, matmul)           \
   /* y = x + broadcast(b); b's dims equal x's trailing dims. */                                  \
   X(BiasAdd, bias_add, 2, REMAT_IN(2, "x", "b"), REMAT_OUT(1, "y"), REMAT_ATTRS(),               \
     REMAT_ATTRS(), kF32, bias_add)                                                               \
@@ -87,19 +89,20 @@
   /* Layer normalisation over the last axis (N = last dim), biased variance:                     \
      mean = sum(x)/N, rstd = 1/sqrt(sum((x-mean)^2)/N + eps), y = (x-mean)*rstd*gamma + beta.    \
      gamma, beta: [N]; mean, rstd: [rows]. */                                                    \
-  X(LayerNorm, layernorm, 16, REMAT_IN(3, "x", "gamma", "beta"), REMAT_OUT(3, "y", "mean",       \
-    "rstd"), REMAT_ATTRS(), REMAT_ATTRS("eps"), kF32, layernorm)                                 \
+  X(LayerNorm, layernorm, 16, REMAT_IN(3, "x", "gamma", "beta"),                                 \
+    REMAT_OUT(3, "y", "mean", "rstd"), REMAT_ATTRS(), REMAT_ATTRS((eps, 1e-5f)), kF32,           \
+    layernorm)                                                                                   \
   /* Gradient of layernorm; dgamma and dbeta are overwritten, not accumulated. */                \
   X(LayerNormGrad, layernorm_grad, 17, REMAT_IN(5, "dy", "x", "mean", "rstd", "gamma"),          \
     REMAT_OUT(3, "dx", "dgamma", "dbeta"), REMAT_ATTRS(), REMAT_ATTRS(), kF32, layernorm_grad)   \
   /* Inverted dropout: y[i] = keep(i) ? x[i] / (1 - p) : 0, keep(i) = uniform(seed, step, key,   \
      i) >= p with the Philox generator of plan/philox.h. The same key, seed and step give the    \
      same mask: recompute is exact. */                                                           \
-  X(Dropout, dropout, 18, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS("key"),               \
-    REMAT_ATTRS("p"), kF32, dropout)                                                             \
+  X(Dropout, dropout, 18, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS((key, 0)),            \
+    REMAT_ATTRS((p, 0.0f)), kF32, dropout)                                                       \
   /* dx[i] = keep(i) ? dy[i] / (1 - p) : 0 with the forward op's key. */                         \
-  X(DropoutGrad, dropout_grad, 19, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"), REMAT_ATTRS("key"),    \
-    REMAT_ATTRS("p"), kF32, dropout)                                                             \
+  X(DropoutGrad, dropout_grad, 19, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"), REMAT_ATTRS((key, 0)), \
+    REMAT_ATTRS((p, 0.0f)), kF32, dropout)                                                       \
   /* out[..., :] = table[ids[...], :]; ids i32, table [V, H], out [ids.shape..., H]. An id       \
      outside [0, V) is a step error (REMAT_ERROR_OUT_OF_RANGE), not a crash. */                  \
   X(Embedding, embedding, 20, REMAT_IN(2, "ids", "table"), REMAT_OUT(1, "out"), REMAT_ATTRS(),   \
@@ -117,11 +120,11 @@
     same_numel)                                                                                  \
   /* Select one index of an axis: x viewed as [outer, n, inner], n = x.shape[axis];              \
      y[o, :] = x[o, index, :]. */                                                                \
-  X(Select, select, 24, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS("axis", "index"),       \
+  X(Select, select, 24, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS((axis, 0), (index, 0)), \
     REMAT_ATTRS(), kF32, select)                                                                 \
   /* dx = zeros shaped like select's input; dx[o, index, :] = dy[o, :]. */                       \
   X(SelectGrad, select_grad, 25, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"),                          \
-    REMAT_ATTRS("axis", "index"), REMAT_ATTRS(), kF32, select_grad)                              \
+    REMAT_ATTRS((axis, 0), (index, 0)), REMAT_ATTRS(), kF32, select_grad)                        \
   /* Mean softmax cross-entropy: logits [N, C], labels i32 [N] -> loss [1], probs [N, C];        \
      loss = -(1/N) sum_n log softmax(logits_n)[label_n]. A label outside [0, C) is a step        \
      error. */                                                                                   \
@@ -143,14 +146,15 @@
      tensor); param -= lr * (momentum != 0 ? v : g). Outputs are the inputs' tensors. */         \
   X(SgdUpdate, sgd_update, 30, REMAT_IN(2, "param", "grad", "velocity"),                         \
     REMAT_OUT(1, "param", "velocity"), REMAT_ATTRS(),                                            \
-    REMAT_ATTRS("lr", "momentum", "weight_decay"), kF32, sgd_update)                             \
+    REMAT_ATTRS((lr, 0.0f), (momentum, 0.0f), (weight_decay, 0.0f)), kF32, sgd_update)           \
   /* Adam / AdamW as torch.optim.Adam / AdamW, in place, t = step + 1:                           \
      Adam: g = grad + wd * param.  AdamW: param *= (1 - lr * wd), g = grad.                      \
      m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;                                                 \
      param -= (lr / (1 - b1^t)) * m / (sqrt(v) / sqrt(1 - b2^t) + eps). decoupled 1 = AdamW. */  \
   X(AdamUpdate, adam_update, 31, REMAT_IN(4, "param", "grad", "m", "v"),                         \
-    REMAT_OUT(3, "param", "m", "v"), REMAT_ATTRS("decoupled"),                                   \
-    REMAT_ATTRS("lr", "b1", "b2", "eps", "weight_decay"), kF32, adam_update)                     \
+    REMAT_OUT(3, "param", "m", "v"), REMAT_ATTRS((decoupled, 0)),                                \
+    REMAT_ATTRS((lr, 1e-3f), (b1, 0.9f), (b2, 0.999f), (eps, 1e-8f), (weight_decay, 0.0f)),      \
+    kF32, adam_update)                                                                           \
   /* Copy an arena tensor to its host spill slot (same size); may complete asynchronously. */    \
   X(Spill, spill, 32, REMAT_IN(1, "x"), REMAT_OUT(1, "slot"), REMAT_ATTRS(), REMAT_ATTRS(),      \
     kAnyDtype, copy_between_regions)                                                             \
@@ -161,8 +165,8 @@
   X(Wait, wait, 34, REMAT_IN(1, "x"), REMAT_OUT(0), REMAT_ATTRS(), REMAT_ATTRS(), kAnyDtype,     \
     none)                                                                                        \
   /* y = alpha * x. */                                                                           \
-  X(Scale, scale, 35, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS("alpha"),  \
-    kF32, same_numel)                                                                            \
+  X(Scale, scale, 35, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),                        \
+    REMAT_ATTRS((alpha, 1.0f)), kF32, same_numel)                                                \
   /* The non-finite guard: a step error (REMAT_ERROR_NONFINITE) when any element of x is NaN     \
      or infinite, reporting the first such position. No output. The optimizer updates after a    \
      failed check do not run (the CPU stops at the error; GPU updates skip themselves on the     \
@@ -177,18 +181,18 @@
      P = (H + 2 pad_h - dilation_h (R - 1) - 1) / stride_h + 1, Q likewise; groups divides C     \
      and K. */                                                                                   \
   X(Conv, conv, 37, REMAT_IN(2, "x", "w", "bias"), REMAT_OUT(1, "y"),                            \
-    REMAT_ATTRS("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups"), \
-    REMAT_ATTRS(), kF32, conv)                                                                   \
+    REMAT_ATTRS((stride_h, 1), (stride_w, 1), (pad_h, 0), (pad_w, 0), (dilation_h, 1),           \
+                (dilation_w, 1), (groups, 1)), REMAT_ATTRS(), kF32, conv)                        \
   /* dx of conv (w and the attributes of the forward op). workspace: f32                         \
      [conv_grad_input_workspace_elems], present iff that is > 0 (a strided convolution's         \
      column-matrix gradient, w^T dy, of one image and group, before col2im). */                  \
   X(ConvGradInput, conv_grad_input, 38, REMAT_IN(2, "dy", "w"), REMAT_OUT(1, "dx", "workspace"), \
-    REMAT_ATTRS("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups"), \
-    REMAT_ATTRS(), kF32, conv_grad_input)                                                        \
+    REMAT_ATTRS((stride_h, 1), (stride_w, 1), (pad_h, 0), (pad_w, 0), (dilation_h, 1),           \
+                (dilation_w, 1), (groups, 1)), REMAT_ATTRS(), kF32, conv_grad_input)             \
   /* dw of conv, overwritten: dw = sum over images of dy im2col(x)^T. */                         \
   X(ConvGradWeight, conv_grad_weight, 39, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dw"),            \
-    REMAT_ATTRS("stride_h", "stride_w", "pad_h", "pad_w", "dilation_h", "dilation_w", "groups"), \
-    REMAT_ATTRS(), kF32, conv_grad_weight)                                                       \
+    REMAT_ATTRS((stride_h, 1), (stride_w, 1), (pad_h, 0), (pad_w, 0), (dilation_h, 1),           \
+                (dilation_w, 1), (groups, 1)), REMAT_ATTRS(), kF32, conv_grad_weight)            \
   /* db[c] = sum of dy[n, c, ...] over n and the spatial positions (a conv bias's gradient). */  \
   X(ChannelSum, channel_sum, 40, REMAT_IN(1, "dy"), REMAT_OUT(1, "db"), REMAT_ATTRS(),           \
     REMAT_ATTRS(), kF32, channel_sum)                                                            \
@@ -197,24 +201,24 @@
      minus one when ceil mode starts the last window in the padding; pad <= kernel / 2. The      \
      first maximum of a window in row-major order is its argmax, a NaN wins over any number. */  \
   X(MaxPool, max_pool, 41, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                                  \
-    REMAT_ATTRS("kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w", "ceil_mode"),  \
-    REMAT_ATTRS(), kF32, max_pool)                                                               \
+    REMAT_ATTRS((kernel_h, 1), (kernel_w, 1), (stride_h, 1), (stride_w, 1), (pad_h, 0),          \
+                (pad_w, 0), (ceil_mode, 0)), REMAT_ATTRS(), kF32, max_pool)                      \
   /* dx = zeros; dx[argmax of each window of x] += dy (argmax found again, as max_pool did). */  \
   X(MaxPoolGrad, max_pool_grad, 42, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"),                  \
-    REMAT_ATTRS("kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w", "ceil_mode"),  \
-    REMAT_ATTRS(), kF32, max_pool_grad)                                                          \
+    REMAT_ATTRS((kernel_h, 1), (kernel_w, 1), (stride_h, 1), (stride_w, 1), (pad_h, 0),          \
+                (pad_w, 0), (ceil_mode, 0)), REMAT_ATTRS(), kF32, max_pool_grad)                 \
   /* Average pooling as torch's avg_pool2d (no divisor override): the window's sum over its      \
      elements inside x, divided by the window clipped to the padded input (count_include_pad 1)  \
      or to x itself (0). Sizes as max_pool. */                                                   \
   X(AvgPool, avg_pool, 43, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                                  \
-    REMAT_ATTRS("kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w", "ceil_mode",   \
-                "count_include_pad"),                                                            \
-    REMAT_ATTRS(), kF32, avg_pool)                                                               \
+    REMAT_ATTRS((kernel_h, 1), (kernel_w, 1), (stride_h, 1), (stride_w, 1), (pad_h, 0),          \
+                (pad_w, 0), (ceil_mode, 0), (count_include_pad, 1)), REMAT_ATTRS(), kF32,        \
+    avg_pool)                                                                                    \
   /* dx = zeros; dx[window] += dy / divisor, windows in output order. */                         \
   X(AvgPoolGrad, avg_pool_grad, 44, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"),                       \
-    REMAT_ATTRS("kernel_h", "kernel_w", "stride_h", "stride_w", "pad_h", "pad_w", "ceil_mode",   \
-                "count_include_pad"),                                                            \
-    REMAT_ATTRS(), kF32, avg_pool_grad)                                                          \
+    REMAT_ATTRS((kernel_h, 1), (kernel_w, 1), (stride_h, 1), (stride_w, 1), (pad_h, 0),          \
+                (pad_w, 0), (ceil_mode, 0), (count_include_pad, 1)), REMAT_ATTRS(), kF32,        \
+    avg_pool_grad)                                                                               \
   /* y[n, c] = mean of x[n, c, ...] (adaptive_avg_pool2d to 1x1, then flatten). */               \
   X(GlobalAvgPool, global_avg_pool, 45, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),      \
     REMAT_ATTRS(), kF32, global_avg_pool)                                                        \
@@ -225,38 +229,40 @@
      [N, C, ...] (rank 2 to 4), over M = numel / C values, mean = sum / M, var = sum((x -        \
      mean)^2) / M (biased), rstd = 1 / sqrt(var + eps) (var as stored), y = (x - mean) * rstd *  \
      gamma + beta. mean, var: [C]; the running statistics are running_stat_update's. */          \
-  X(BatchNorm, batch_norm, 47, REMAT_IN(3, "x", "gamma", "beta"), REMAT_OUT(3, "y", "mean",      \
-    "var"), REMAT_ATTRS(), REMAT_ATTRS("eps"), kF32, batch_norm)                                 \
+  X(BatchNorm, batch_norm, 47, REMAT_IN(3, "x", "gamma", "beta"),                                \
+    REMAT_OUT(3, "y", "mean", "var"), REMAT_ATTRS(), REMAT_ATTRS((eps, 1e-5f)), kF32,            \
+    batch_norm)                                                                                  \
   /* Gradient of batch_norm (same eps); dgamma and dbeta are overwritten: dbeta = sum(dy),       \
      dgamma = sum(dy * xhat), dx = rstd * gamma * (dy - mean(dy) - xhat * mean(dy * xhat)),      \
      xhat = (x - mean) * rstd, sums and means per channel. */                                    \
   X(BatchNormGrad, batch_norm_grad, 48, REMAT_IN(5, "dy", "x", "mean", "var", "gamma"),          \
-    REMAT_OUT(3, "dx", "dgamma", "dbeta"), REMAT_ATTRS(), REMAT_ATTRS("eps"), kF32,              \
+    REMAT_OUT(3, "dx", "dgamma", "dbeta"), REMAT_ATTRS(), REMAT_ATTRS((eps, 1e-5f)), kF32,       \
     batch_norm_grad)                                                                             \
   /* Batch normalisation in evaluation, per channel: y = x * a + b with a = gamma /              \
      sqrt(running_var + eps) and b = beta - running_mean * a, each worked out in double and      \
      rounded once (torch's CPU form). */                                                         \
   X(BatchNormInference, batch_norm_inference, 49,                                                \
     REMAT_IN(5, "x", "gamma", "beta", "running_mean", "running_var"), REMAT_OUT(1, "y"),         \
-    REMAT_ATTRS(), REMAT_ATTRS("eps"), kF32, batch_norm_inference)                               \
+    REMAT_ATTRS(), REMAT_ATTRS((eps, 1e-5f)), kF32, batch_norm_inference)                        \
   /* A running statistic, in place, as torch updates a batch norm's:                             \
      running = (1 - momentum) * running + momentum * (correction * batch); correction is         \
      M / (M - 1) for the variance (torch keeps the unbiased one), 1 for the mean. Skipped, like  \
      the optimizer updates, after a failed finite check. Output 0 is input 0. */                 \
   X(RunningStatUpdate, running_stat_update, 50, REMAT_IN(2, "running", "batch"),                 \
-    REMAT_OUT(1, "running"), REMAT_ATTRS(), REMAT_ATTRS("momentum", "correction"), kF32,         \
-    running_stat_update)                                                                         \
+    REMAT_OUT(1, "running"), REMAT_ATTRS(), REMAT_ATTRS((momentum, 0.1f), (correction, 1.0f)),   \
+    kF32, running_stat_update)                                                                   \
   /* Constant padding of the spatial dims (F.pad(x, (left, right, top, bottom), value)). */      \
   X(Pad, pad, 51, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                                           \
-    REMAT_ATTRS("top", "bottom", "left", "right"), REMAT_ATTRS("value"), kF32, pad)              \
+    REMAT_ATTRS((top, 0), (bottom, 0), (left, 0), (right, 0)), REMAT_ATTRS((value, 0.0f)), kF32, \
+    pad)                                                                                         \
   /* The gradient of pad: dx = dy without the padding (same attributes). */                      \
   X(PadGrad, pad_grad, 52, REMAT_IN(1, "dy"), REMAT_OUT(1, "dx"),                                \
-    REMAT_ATTRS("top", "bottom", "left", "right"), REMAT_ATTRS(), kF32, pad_grad)                \
+    REMAT_ATTRS((top, 0), (bottom, 0), (left, 0), (right, 0)), REMAT_ATTRS(), kF32, pad_grad)    \
   /* torch.cat of 2 to 5 tensors along |axis|: the other dims agree. */                          \
   X(Concat, concat, 53, REMAT_IN(2, "a", "b", "c", "d", "e"), REMAT_OUT(1, "y"),                 \
-    REMAT_ATTRS("axis"), REMAT_ATTRS(), kF32, concat)                                            \
+    REMAT_ATTRS((axis, 0)), REMAT_ATTRS(), kF32, concat)                                         \
   /* y = x.narrow(axis, offset, y.shape[axis]): the other dims agree (concat's gradient). */     \
-  X(Slice, slice, 54, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS("axis", "offset"),        \
+  X(Slice, slice, 54, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS((axis, 0), (offset, 0)),  \
     REMAT_ATTRS(), kF32, slice)                                                                  \
   /* counter += 1, in place (a batch norm's num_batches_tracked, i64 [1]). Skipped, like the     \
      optimizer updates, after a failed finite check. Output 0 is input 0. */                     \
@@ -266,10 +272,10 @@
   /* y = x^exponent as torch.pow(x, exponent): exponents 1, 2, 3, 0.5, -0.5 and -1 as x, x*x,    \
      x*x*x, sqrtf(x), 1/sqrtf(x) and 1/x; 0 gives 1; others powf. */                             \
   X(PowScalar, pow_scalar, 56, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),               \
-    REMAT_ATTRS("exponent"), kF32, same_numel)                                                   \
+    REMAT_ATTRS((exponent, 1.0f)), kF32, same_numel)                                             \
   /* dx = dy * (exponent * pow_scalar(x, exponent - 1)); exponent 0 gives dy * 0. */             \
   X(PowScalarGrad, pow_scalar_grad, 57, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"),              \
-    REMAT_ATTRS(), REMAT_ATTRS("exponent"), kF32, same_numel)                                    \
+    REMAT_ATTRS(), REMAT_ATTRS((exponent, 1.0f)), kF32, same_numel)                              \
   /* y = sqrtf(x). */                                                                            \
   X(SquareRoot, square_root, 58, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),             \
     REMAT_ATTRS(), kF32, same_numel)                                                             \
@@ -278,10 +284,10 @@
     REMAT_ATTRS(), REMAT_ATTRS(), kF32, same_numel)                                              \
   /* y = x > 0 ? x : x * alpha. */                                                               \
   X(LeakyRelu, leaky_relu, 60, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),               \
-    REMAT_ATTRS("alpha"), kF32, same_numel)                                                      \
+    REMAT_ATTRS((alpha, 0.01f)), kF32, same_numel)                                               \
   /* dx = x > 0 ? dy : dy * alpha. */                                                            \
   X(LeakyReluGrad, leaky_relu_grad, 61, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"),              \
-    REMAT_ATTRS(), REMAT_ATTRS("alpha"), kF32, same_numel)                                       \
+    REMAT_ATTRS(), REMAT_ATTRS((alpha, 0.01f)), kF32, same_numel)                                \
   /* y = erff(x). */                                                                             \
   X(ErrorFunction, error_function, 62, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),       \
     REMAT_ATTRS(), kF32, same_numel)                                                             \
@@ -299,14 +305,14 @@
      [outer, n, inner], n the product of those dims, y[o, i] = sum_j x[o, j, i] (over n when     \
      mean), summed in order in double and rounded once; y has outer * inner elements. */         \
   X(ReduceSum, reduce_sum, 66, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                              \
-    REMAT_ATTRS("axis", "count", "mean"), REMAT_ATTRS(), kF32, reduce_sum)                       \
+    REMAT_ATTRS((axis, 0), (count, 1), (mean, 0)), REMAT_ATTRS(), kF32, reduce_sum)              \
   /* reduce_sum's gradient, the axes counted in y: y[o, j, i] = x[o, i] (mean 1: x[o, i] / n,    \
      n as a float). */                                                                           \
   X(Broadcast, broadcast, 67, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                               \
-    REMAT_ATTRS("axis", "count", "mean"), REMAT_ATTRS(), kF32, broadcast)                        \
+    REMAT_ATTRS((axis, 0), (count, 1), (mean, 0)), REMAT_ATTRS(), kF32, broadcast)               \
   /* y = value, every element. Reads nothing: the gradient a scalar loss starts from. */         \
-  X(Fill, fill, 68, REMAT_IN(0), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS("value"), kF32,   \
-    none)                                                                                        \
+  X(Fill, fill, 68, REMAT_IN(0), REMAT_OUT(1, "y"), REMAT_ATTRS(), REMAT_ATTRS((value, 0.0f)),   \
+    kF32, none)                                                                                  \
   /* Attention's per-head products: C[i] = alpha * op(A[i]) * op(B[i]) for every product i of    \
      outer entry i / heads and head i % heads (plan/head_matmul_shape.h). A tensor whose bit is  \
      set in |interleaved| (1: A, 2: B, 4: C) holds its heads interleaved, [..., rows,            \
@@ -315,8 +321,8 @@
      matrices one after another, [..., rows, cols]. heads in [1, 2^24]. Each product's bits are  \
      matmul's for the same matrices. */                                                          \
   X(HeadMatMul, head_matmul, 69, REMAT_IN(2, "A", "B"), REMAT_OUT(1, "C"),                       \
-    REMAT_ATTRS("trans_a", "trans_b", "heads", "interleaved"), REMAT_ATTRS("alpha"), kF32,       \
-    head_matmul)
+    REMAT_ATTRS((trans_a, 0), (trans_b, 0), (heads, 1), (interleaved, 0)),                       \
+    REMAT_ATTRS((alpha, 1.0f)), kF32, head_matmul)
 // clang-format on
 
 #endif  // REMAT_PLAN_OP_CATALOGUE_H_

@@ -44,9 +44,9 @@ remat_status check_counts(Op& op, const OpInfo& info) {
   if (op.num_iattrs == 0) {
     return fail(op, REMAT_ERROR_BAD_ARITY).text("0 iattrs, expected 1 + 2r with r = 1..6");
   }
-  const int64_t r = op.iattrs[0];
+  const int64_t r = op.attr(attr::permute::rank);
   if (r < 1 || r > REMAT_MAX_RANK) {
-    return fail(op, REMAT_ERROR_BAD_ARITY).iattr(0).text(" is ").num(r).text(", expected 1..6");
+    return fail(op, REMAT_ERROR_BAD_ARITY).iattr(attr::permute::rank).text(" is ").num(r).text(", expected 1..6");
   }
   if (op.num_iattrs != 1 + 2 * r) {
     return fail(op, REMAT_ERROR_BAD_ARITY).num(op.num_iattrs).text(" iattrs, expected 1 + 2r = ")
@@ -78,10 +78,11 @@ remat_status check_fattrs_finite(Op& op) {
 
 // kSgdUpdate's momentum decides whether the velocity tensor exists (ops.h: "v unused").
 remat_status check_sgd_velocity(Op& op) {
-  const float momentum = op.fattrs[1];
+  const float momentum = op.attr(attr::sgd_update::momentum);
   const bool velocity = momentum != 0.0f;
   if (op.num_in == (velocity ? 3u : 2u) && op.num_out == (velocity ? 2u : 1u)) return REMAT_OK;
-  return fail(op, REMAT_ERROR_BAD_ARITY).fattr(1).text(" is ").real(momentum)
+  return fail(op, REMAT_ERROR_BAD_ARITY).fattr(attr::sgd_update::momentum).text(" is ")
+      .real(momentum)
       .text(velocity ? ", which needs input 2 and output 1 (velocity)"
                      : ", which takes no velocity input or output")
       .text("; found ").num(op.num_in).text(" inputs and ").num(op.num_out).text(" outputs");

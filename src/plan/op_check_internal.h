@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "plan/op_attrs.h"
 #include "plan/op_check.h"
 #include "plan/ops.h"
 
@@ -48,6 +49,9 @@ struct Op {
   // Dim |i| of |s|; a negative |i| counts from the innermost (-1 is the last dim).
   int64_t dim(Slot s, int i) const { return view(s).dims[i < 0 ? rank(s) + i : i]; }
   int64_t rows(Slot s) const { return numel(s) / dim(s, -1); }
+  // Attribute |a| (attr::OP::NAME) of this op, which the arity check has counted.
+  int64_t attr(IntAttr a) const { return iattrs[a.index]; }
+  float attr(FloatAttr a) const { return fattrs[a.index]; }
 };
 
 /// Returns the name of remat_dtype value |dtype| ("f32", ...), or "unknown", for messages.
@@ -88,10 +92,11 @@ class Failure {
   Failure& iattr(uint32_t i) {
     append("iattr %u", static_cast<unsigned>(i));
     if (op_->info != nullptr && op_->info->num_iattrs == kVariableAttrs) {
-      const int64_t r = op_->iattrs[0];
-      if (i == 0) return text(" (r)");
-      return i <= r ? append(" (d_%u)", static_cast<unsigned>(i - 1))
-                    : append(" (p_%u)", static_cast<unsigned>(i - 1 - r));
+      const int64_t r = op_->iattrs[attr::permute::rank.index];
+      if (i == attr::permute::rank.index) return text(" (r)");
+      const uint32_t p0 = attr::permute::perm(r, 0);
+      return i < p0 ? append(" (d_%u)", static_cast<unsigned>(i - attr::permute::dim(0)))
+                    : append(" (p_%u)", static_cast<unsigned>(i - p0));
     }
     return name_of(i, op_->info ? op_->info->iattr_names : nullptr);
   }
@@ -99,6 +104,8 @@ class Failure {
     append("fattr %u", static_cast<unsigned>(i));
     return name_of(i, op_->info ? op_->info->fattr_names : nullptr);
   }
+  Failure& iattr(IntAttr a) { return iattr(a.index); }
+  Failure& fattr(FloatAttr a) { return fattr(a.index); }
   Failure& has_dims(Slot s) { return tensor(s).text(" has dims ").dims(s); }
   Failure& has_numel(Slot s) {
     return has_dims(s).text(" (").num(op_->numel(s)).text(" elements)");
@@ -153,10 +160,10 @@ remat_status is_scalar(Op& op, Slot s);
 remat_status rank_is(Op& op, Slot s, int rank);
 /// |part|'s dims equal the innermost dims of |whole|.
 remat_status trailing_dims_of(Op& op, Slot part, Slot whole);
-/// Int attribute |i| is 0 or 1.
-remat_status flag_01(Op& op, uint32_t i);
-/// Float attribute |i| lies in [lo, hi) (|open_lo|: in (lo, hi)); values are already finite.
-remat_status fattr_in(Op& op, uint32_t i, float lo, bool open_lo, float hi);
+/// Int attribute |a| is 0 or 1.
+remat_status flag_01(Op& op, IntAttr a);
+/// Float attribute |a| lies in [lo, hi) (|open_lo|: in (lo, hi)); values are already finite.
+remat_status fattr_in(Op& op, FloatAttr a, float lo, bool open_lo, float hi);
 
 // ---- The rules of the spatial ops (op_check_spatial.cc), named by the catalogue's rule column.
 remat_status rule_conv(Op& op);

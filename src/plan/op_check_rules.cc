@@ -75,16 +75,16 @@ remat_status all_same_rows(Op& op) {
   return REMAT_OK;
 }
 
-remat_status flag_01(Op& op, uint32_t i) {
-  if (op.iattrs[i] == 0 || op.iattrs[i] == 1) return REMAT_OK;
-  return bad_shape(op).iattr(i).text(" is ").num(op.iattrs[i]).text(", expected 0 or 1");
+remat_status flag_01(Op& op, IntAttr a) {
+  if (op.attr(a) == 0 || op.attr(a) == 1) return REMAT_OK;
+  return bad_shape(op).iattr(a).text(" is ").num(op.attr(a)).text(", expected 0 or 1");
 }
 
-// fattr |i| lies in [lo, hi) (|open_lo|: in (lo, hi)); values are already finite.
-remat_status fattr_in(Op& op, uint32_t i, float lo, bool open_lo, float hi) {
-  const float v = op.fattrs[i];
+// fattr |a| lies in [lo, hi) (|open_lo|: in (lo, hi)); values are already finite.
+remat_status fattr_in(Op& op, FloatAttr a, float lo, bool open_lo, float hi) {
+  const float v = op.attr(a);
   if ((open_lo ? v > lo : v >= lo) && v < hi) return REMAT_OK;
-  Failure f = bad_shape(op).fattr(i).text(" is ").real(v).text(", expected ");
+  Failure f = bad_shape(op).fattr(a).text(" is ").real(v).text(", expected ");
   return hi == INFINITY ? f.text("> ").real(lo)
                         : f.text(open_lo ? "in (" : "in [").real(lo).text(", ").real(hi).text(")");
 }
@@ -95,8 +95,8 @@ namespace {
 // ---- Per-op relations --------------------------------------------------------------------------
 
 remat_status check_matmul(Op& op) {
-  RETURN_IF_FAILED(flag_01(op, 0));
-  RETURN_IF_FAILED(flag_01(op, 1));
+  RETURN_IF_FAILED(flag_01(op, attr::matmul::trans_a));
+  RETURN_IF_FAILED(flag_01(op, attr::matmul::trans_b));
   const Slot a = In(0), b = In(1), c = Out(0);
   const Slot matrices[] = {a, b, c};
   for (Slot s : matrices) {
@@ -105,7 +105,7 @@ remat_status check_matmul(Op& op) {
           .text(", expected at least 2 (a matrix)");
     }
   }
-  const bool ta = op.iattrs[0] != 0, tb = op.iattrs[1] != 0;
+  const bool ta = op.attr(attr::matmul::trans_a) != 0, tb = op.attr(attr::matmul::trans_b) != 0;
   // Two dims multiply to at most the element count, checked <= 2^40: no overflow.
   const ShapeView &va = op.view(a), &vb = op.view(b), &vc = op.view(c);
   const MatmulShape shape = matmul_shape(va.dims, va.rank, op.numel(a), vb.dims, vb.rank,
@@ -134,14 +134,15 @@ remat_status check_matmul(Op& op) {
 }
 
 remat_status check_head_matmul(Op& op) {
-  RETURN_IF_FAILED(flag_01(op, 0));
-  RETURN_IF_FAILED(flag_01(op, 1));
-  const int64_t heads = op.iattrs[2], interleaved = op.iattrs[3];
+  namespace h = attr::head_matmul;
+  RETURN_IF_FAILED(flag_01(op, h::trans_a));
+  RETURN_IF_FAILED(flag_01(op, h::trans_b));
+  const int64_t heads = op.attr(h::heads), interleaved = op.attr(h::interleaved);
   if (heads < 1 || heads > kMaxHeads) {
-    return bad_shape(op).iattr(2).text(" is ").num(heads).text(", expected 1 to ").num(kMaxHeads);
+    return bad_shape(op).iattr(h::heads).text(" is ").num(heads).text(", expected 1 to ").num(kMaxHeads);
   }
   if (interleaved < 0 || interleaved > kHeadLayoutBits) {
-    return bad_shape(op).iattr(3).text(" is ").num(interleaved)
+    return bad_shape(op).iattr(h::interleaved).text(" is ").num(interleaved)
         .text(", expected 0 to 7 (bits 1: A, 2: B, 4: C hold their heads interleaved)");
   }
   const Slot a = In(0), b = In(1), c = Out(0);
@@ -156,7 +157,7 @@ remat_status check_head_matmul(Op& op) {
       return bad_shape(op).has_dims(s).text(", interleaved: its last dim is not a multiple of heads ").num(heads);
     }
   }
-  const bool ta = op.iattrs[0] != 0, tb = op.iattrs[1] != 0;
+  const bool ta = op.attr(h::trans_a) != 0, tb = op.attr(h::trans_b) != 0;
   const ShapeView &va = op.view(a), &vb = op.view(b), &vc = op.view(c);
   const HeadMatmulShape shape = head_matmul_shape(va.dims, va.rank, op.numel(a), vb.dims, vb.rank, op.numel(b),
                                                   vc.dims, vc.rank, op.numel(c), ta, tb, heads, interleaved);
@@ -186,7 +187,7 @@ remat_status check_layernorm(Op& op) {
   RETURN_IF_FAILED(numel_is(op, In(2), n, "N", x));
   RETURN_IF_FAILED(numel_is(op, Out(1), rows, "rows", x));
   RETURN_IF_FAILED(numel_is(op, Out(2), rows, "rows", x));
-  return fattr_in(op, 0, 0.0f, true, INFINITY);
+  return fattr_in(op, attr::layernorm::eps, 0.0f, true, INFINITY);
 }
 
 remat_status check_layernorm_grad(Op& op) {
@@ -201,11 +202,13 @@ remat_status check_layernorm_grad(Op& op) {
   return numel_is(op, Out(2), n, "N", x);
 }
 
+// dropout and dropout_grad (whose attributes are dropout's: backends/shared/op_args.h).
 remat_status check_dropout(Op& op) {
-  if (op.iattrs[0] < 0) {
-    return bad_shape(op).iattr(0).text(" is ").num(op.iattrs[0]).text(", expected >= 0");
+  const int64_t key = op.attr(attr::dropout::key);
+  if (key < 0) {
+    return bad_shape(op).iattr(attr::dropout::key).text(" is ").num(key).text(", expected >= 0");
   }
-  RETURN_IF_FAILED(fattr_in(op, 0, 0.0f, false, 1.0f));
+  RETURN_IF_FAILED(fattr_in(op, attr::dropout::p, 0.0f, false, 1.0f));
   return all_same_numel(op);
 }
 
@@ -224,13 +227,13 @@ remat_status check_embedding_rows(Op& op, Slot table, Slot flat, Slot ids) {
 }
 
 remat_status check_permute(Op& op) {
-  const int64_t r = op.iattrs[0];
-  const int64_t* d = op.iattrs + 1;
-  const int64_t* p = op.iattrs + 1 + r;
+  const int64_t r = op.attr(attr::permute::rank);
+  const int64_t* d = op.iattrs + attr::permute::dim(0);
+  const int64_t* p = op.iattrs + attr::permute::perm(r, 0);
   int64_t numel = 1;
   for (int64_t i = 0; i < r; ++i) {
     if (d[i] < 1) {
-      return bad_shape(op).iattr(static_cast<uint32_t>(1 + i)).text(" is ").num(d[i])
+      return bad_shape(op).iattr(attr::permute::dim(i)).text(" is ").num(d[i])
           .text(", expected >= 1");
     }
     if (d[i] > kMaxTensorElements / numel) {
@@ -241,7 +244,7 @@ remat_status check_permute(Op& op) {
   bool seen[REMAT_MAX_RANK] = {};
   for (int64_t i = 0; i < r; ++i) {
     if (p[i] < 0 || p[i] >= r || seen[p[i]]) {
-      return bad_shape(op).iattr(static_cast<uint32_t>(1 + r + i)).text(" is ").num(p[i])
+      return bad_shape(op).iattr(attr::permute::perm(r, i)).text(" is ").num(p[i])
           .text(", expected a permutation of 0..").num(r - 1).text(" (each once)");
     }
     seen[p[i]] = true;
@@ -258,14 +261,16 @@ remat_status check_permute(Op& op) {
 
 // kSelect's input and kSelectGrad's output (|full|) have the axis; |part| lacks it.
 remat_status check_select(Op& op, Slot full, Slot part) {
-  const int64_t axis = op.iattrs[0], index = op.iattrs[1];
+  // select and select_grad (whose attributes are select's: backends/shared/op_args.h).
+  const int64_t axis = op.attr(attr::select::axis), index = op.attr(attr::select::index);
   if (axis < 0 || axis >= op.rank(full)) {
-    return bad_shape(op).iattr(0).text(" is ").num(axis).text(", expected 0..")
+    return bad_shape(op).iattr(attr::select::axis).text(" is ").num(axis).text(", expected 0..")
         .num(op.rank(full) - 1).text(" for ").tensor(full).text(" ").dims(full);
   }
   const int64_t n = op.dim(full, static_cast<int>(axis));
   if (index < 0 || index >= n) {
-    return bad_shape(op).iattr(1).text(" is ").num(index).text(", expected 0..").num(n - 1)
+    return bad_shape(op).iattr(attr::select::index).text(" is ").num(index)
+        .text(", expected 0..").num(n - 1)
         .text(" along axis ").num(axis).text(" of ").tensor(full).text(" ").dims(full);
   }
   return numel_is(op, part, op.numel(full) / n, "numel without the axis", full);
@@ -280,16 +285,17 @@ remat_status check_class_rows(Op& op, Slot scores, Slot labels) {
 // reduce_sum and broadcast: |count| >= 1 consecutive axes of |full| from |axis| are reduced,
 // so |part| has |full|'s element count without them.
 remat_status check_reduced_axes(Op& op, Slot full, Slot part) {
-  const int64_t rank = op.rank(full), axis = op.iattrs[0], count = op.iattrs[1];
+  namespace a = attr::reduce_sum;  // broadcast's are alike (backends/shared/op_args.h)
+  const int64_t rank = op.rank(full), axis = op.attr(a::axis), count = op.attr(a::count);
   if (axis < 0 || axis >= rank) {
-    return bad_shape(op).iattr(0).text(" is ").num(axis).text(", expected 0..").num(rank - 1)
+    return bad_shape(op).iattr(a::axis).text(" is ").num(axis).text(", expected 0..").num(rank - 1)
         .text(" for ").tensor(full).text(" ").dims(full);
   }
   if (count < 1 || count > rank - axis) {
-    return bad_shape(op).iattr(1).text(" is ").num(count).text(", expected 1..").num(rank - axis)
+    return bad_shape(op).iattr(a::count).text(" is ").num(count).text(", expected 1..").num(rank - axis)
         .text(" for ").tensor(full).text(" ").dims(full).text(" from axis ").num(axis);
   }
-  RETURN_IF_FAILED(flag_01(op, 2));
+  RETURN_IF_FAILED(flag_01(op, a::mean));
   int64_t kept = 1;
   for (int64_t i = 0; i < rank; ++i) {
     if (i < axis || i >= axis + count) kept *= op.dim(full, static_cast<int>(i));
@@ -298,10 +304,11 @@ remat_status check_reduced_axes(Op& op, Slot full, Slot part) {
 }
 
 remat_status check_adam(Op& op) {
-  RETURN_IF_FAILED(flag_01(op, 0));
-  RETURN_IF_FAILED(fattr_in(op, 1, 0.0f, false, 1.0f));
-  RETURN_IF_FAILED(fattr_in(op, 2, 0.0f, false, 1.0f));
-  RETURN_IF_FAILED(fattr_in(op, 3, 0.0f, true, INFINITY));
+  namespace a = attr::adam_update;
+  RETURN_IF_FAILED(flag_01(op, a::decoupled));
+  RETURN_IF_FAILED(fattr_in(op, a::b1, 0.0f, false, 1.0f));
+  RETURN_IF_FAILED(fattr_in(op, a::b2, 0.0f, false, 1.0f));
+  RETURN_IF_FAILED(fattr_in(op, a::eps, 0.0f, true, INFINITY));
   for (uint32_t i = 1; i < 4; ++i) RETURN_IF_FAILED(same_numel(op, In(i), In(0)));
   RETURN_IF_FAILED(same_dims(op, Out(0), In(0)));
   RETURN_IF_FAILED(same_dims(op, Out(1), In(2)));

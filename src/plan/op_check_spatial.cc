@@ -13,16 +13,16 @@ namespace {
 // stay far inside int64.
 constexpr int64_t kMaxSpatialAttr = int64_t{1} << 20;
 
-remat_status attr_in(Op& op, uint32_t i, int64_t lo, int64_t hi) {
-  const int64_t v = op.iattrs[i];
+remat_status attr_in(Op& op, IntAttr a, int64_t lo, int64_t hi) {
+  const int64_t v = op.attr(a);
   if (v >= lo && v <= hi) return REMAT_OK;
-  return bad_shape(op).iattr(i).text(" is ").num(v).text(", expected ").num(lo).text("..").num(hi);
+  return bad_shape(op).iattr(a).text(" is ").num(v).text(", expected ").num(lo).text("..").num(hi);
 }
 
-// A rank-3 tensor is [N, C, L]: the H attribute |i| must be |neutral|.
-remat_status neutral_h(Op& op, uint32_t i, int64_t neutral, Slot x) {
-  if (op.iattrs[i] == neutral) return REMAT_OK;
-  return bad_shape(op).iattr(i).text(" is ").num(op.iattrs[i]).text(", expected ").num(neutral)
+// A rank-3 tensor is [N, C, L]: the H attribute |a| must be |neutral|.
+remat_status neutral_h(Op& op, IntAttr a, int64_t neutral, Slot x) {
+  if (op.attr(a) == neutral) return REMAT_OK;
+  return bad_shape(op).iattr(a).text(" is ").num(op.attr(a)).text(", expected ").num(neutral)
       .text(" for ").tensor(x).text(" ").dims(x).text(" (rank 3: [N, C, L] has no height)");
 }
 
@@ -55,21 +55,25 @@ remat_status window_fits(Op& op, int64_t out_h, int64_t out_w, Slot x) {
 // the filters (dw for conv_grad_weight), |y| the output's (dy for the gradients);
 // |has_workspace_slot| for conv_grad_input, whose output 1 is the workspace.
 remat_status check_conv(Op& op, Slot x, Slot w, Slot y, const char* y_what, bool has_workspace_slot) {
-  for (uint32_t i = 0; i < 4; ++i) RETURN_IF_FAILED(attr_in(op, i, i < 2 ? 1 : 0, kMaxSpatialAttr));
-  RETURN_IF_FAILED(attr_in(op, 4, 1, kMaxSpatialAttr));
-  RETURN_IF_FAILED(attr_in(op, 5, 1, kMaxSpatialAttr));
-  RETURN_IF_FAILED(attr_in(op, 6, 1, kMaxTensorElements));
+  namespace a = attr::conv;  // the gradients' are alike (plan/spatial_shape.h)
+  RETURN_IF_FAILED(attr_in(op, a::stride_h, 1, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, a::stride_w, 1, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, a::pad_h, 0, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, a::pad_w, 0, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, a::dilation_h, 1, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, a::dilation_w, 1, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, a::groups, 1, kMaxTensorElements));
   RETURN_IF_FAILED(spatial_rank(op, x));
   const int rank = op.rank(x);
   if (rank == 3) {
-    RETURN_IF_FAILED(neutral_h(op, 0, 1, x));
-    RETURN_IF_FAILED(neutral_h(op, 2, 0, x));
-    RETURN_IF_FAILED(neutral_h(op, 4, 1, x));
+    RETURN_IF_FAILED(neutral_h(op, a::stride_h, 1, x));
+    RETURN_IF_FAILED(neutral_h(op, a::pad_h, 0, x));
+    RETURN_IF_FAILED(neutral_h(op, a::dilation_h, 1, x));
   }
   RETURN_IF_FAILED(rank_is(op, w, rank));
-  const int64_t groups = op.iattrs[6], c = op.dim(x, 1), k = op.dim(w, 0);
+  const int64_t groups = op.attr(a::groups), c = op.dim(x, 1), k = op.dim(w, 0);
   if (c % groups != 0 || k % groups != 0) {
-    return bad_shape(op).iattr(6).text(" is ").num(groups).text(", expected a divisor of C = ")
+    return bad_shape(op).iattr(a::groups).text(" is ").num(groups).text(", expected a divisor of C = ")
         .num(c).text(" (").tensor(x).text(") and K = ").num(k).text(" (").tensor(w).text(")");
   }
   if (op.dim(w, 1) != c / groups) {
@@ -95,17 +99,21 @@ remat_status check_conv(Op& op, Slot x, Slot w, Slot y, const char* y_what, bool
 // max_pool, avg_pool and their gradients: |x| the input (dx), |y| the output (dy).
 remat_status check_pool(Op& op, Slot x, Slot y) {
   const bool has_count = op.num_iattrs == 8;
-  for (uint32_t i = 0; i < 4; ++i) RETURN_IF_FAILED(attr_in(op, i, 1, kMaxSpatialAttr));
+  namespace ap = attr::avg_pool;  // max_pool's lack count_include_pad (plan/spatial_shape.h)
+  RETURN_IF_FAILED(attr_in(op, ap::kernel_h, 1, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, ap::kernel_w, 1, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, ap::stride_h, 1, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, ap::stride_w, 1, kMaxSpatialAttr));
   // torch: "pad should be at most half of effective kernel size".
-  RETURN_IF_FAILED(attr_in(op, 4, 0, op.iattrs[0] / 2));
-  RETURN_IF_FAILED(attr_in(op, 5, 0, op.iattrs[1] / 2));
-  RETURN_IF_FAILED(flag_01(op, 6));
-  if (has_count) RETURN_IF_FAILED(flag_01(op, 7));
+  RETURN_IF_FAILED(attr_in(op, ap::pad_h, 0, op.attr(ap::kernel_h) / 2));
+  RETURN_IF_FAILED(attr_in(op, ap::pad_w, 0, op.attr(ap::kernel_w) / 2));
+  RETURN_IF_FAILED(flag_01(op, ap::ceil_mode));
+  if (has_count) RETURN_IF_FAILED(flag_01(op, ap::count_include_pad));
   RETURN_IF_FAILED(spatial_rank(op, x));
   const int rank = op.rank(x);
   if (rank == 3) {
-    RETURN_IF_FAILED(neutral_h(op, 0, 1, x));
-    RETURN_IF_FAILED(neutral_h(op, 2, 1, x));
+    RETURN_IF_FAILED(neutral_h(op, ap::kernel_h, 1, x));
+    RETURN_IF_FAILED(neutral_h(op, ap::stride_h, 1, x));
   }
   const ShapeView& vx = op.view(x);
   const Nchw in = nchw_of(vx.dims, rank);
@@ -132,21 +140,29 @@ remat_status check_channels(Op& op, Slot x, const Slot* per_channel, int count) 
         .text(", expected 2 to 4 ([N, C], [N, C, L] or [N, C, H, W])");
   }
   for (int i = 0; i < count; ++i) RETURN_IF_FAILED(numel_is(op, per_channel[i], op.dim(x, 1), "C", x));
-  return fattr_in(op, 0, 0.0f, true, INFINITY);
+  // The batch norms' eps, alike in all three (plan/op_catalogue.h).
+  static_assert(attr::batch_norm_grad::eps.index == attr::batch_norm::eps.index &&
+                    attr::batch_norm_inference::eps.index == attr::batch_norm::eps.index,
+                "the batch norms' eps");
+  return fattr_in(op, attr::batch_norm::eps, 0.0f, true, INFINITY);
 }
 
 // pad and pad_grad: |small| the unpadded tensor, |big| the padded one.
 remat_status check_pad(Op& op, Slot small, Slot big) {
-  for (uint32_t i = 0; i < 4; ++i) RETURN_IF_FAILED(attr_in(op, i, 0, kMaxSpatialAttr));
+  namespace a = attr::pad;  // pad_grad's are alike (backends/shared/op_args.h)
+  RETURN_IF_FAILED(attr_in(op, a::top, 0, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, a::bottom, 0, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, a::left, 0, kMaxSpatialAttr));
+  RETURN_IF_FAILED(attr_in(op, a::right, 0, kMaxSpatialAttr));
   RETURN_IF_FAILED(spatial_rank(op, small));
   const int rank = op.rank(small);
   if (rank == 3) {
-    RETURN_IF_FAILED(neutral_h(op, 0, 0, small));
-    RETURN_IF_FAILED(neutral_h(op, 1, 0, small));
+    RETURN_IF_FAILED(neutral_h(op, a::top, 0, small));
+    RETURN_IF_FAILED(neutral_h(op, a::bottom, 0, small));
   }
   const Nchw in = nchw_of(op.view(small).dims, rank);
-  return nchw_is(op, big, rank, in.n, in.c, in.h + op.iattrs[0] + op.iattrs[1],
-                 in.w + op.iattrs[2] + op.iattrs[3], "the padded size");
+  return nchw_is(op, big, rank, in.n, in.c, in.h + op.attr(a::top) + op.attr(a::bottom),
+                 in.w + op.attr(a::left) + op.attr(a::right), "the padded size");
 }
 
 // |part| equals |whole| but along |axis|, where it has |along| elements (checked by callers).
@@ -159,7 +175,8 @@ remat_status same_but_axis(Op& op, Slot part, Slot whole, int64_t axis) {
 }
 
 remat_status axis_of(Op& op, Slot s) {
-  return attr_in(op, 0, 0, op.rank(s) - 1);
+  static_assert(attr::slice::axis.index == attr::concat::axis.index, "concat and slice's axis");
+  return attr_in(op, attr::concat::axis, 0, op.rank(s) - 1);
 }
 
 }  // namespace
@@ -208,11 +225,11 @@ remat_status rule_batch_norm_inference(Op& op) {
 }
 
 remat_status rule_running_stat_update(Op& op) {
-  const float momentum = op.fattrs[0];
+  const float momentum = op.attr(attr::running_stat_update::momentum);
   if (!(momentum >= 0.0f && momentum <= 1.0f)) {
-    return bad_shape(op).fattr(0).text(" is ").real(momentum).text(", expected in [0, 1]");
+    return bad_shape(op).fattr(attr::running_stat_update::momentum).text(" is ").real(momentum).text(", expected in [0, 1]");
   }
-  RETURN_IF_FAILED(fattr_in(op, 1, 0.0f, true, INFINITY));
+  RETURN_IF_FAILED(fattr_in(op, attr::running_stat_update::correction, 0.0f, true, INFINITY));
   RETURN_IF_FAILED(same_numel(op, In(1), In(0)));
   return same_dims(op, Out(0), In(0));
 }
@@ -222,7 +239,7 @@ remat_status rule_pad_grad(Op& op) { return check_pad(op, Out(0), In(0)); }
 
 remat_status rule_concat(Op& op) {
   RETURN_IF_FAILED(axis_of(op, Out(0)));
-  const int64_t axis = op.iattrs[0];
+  const int64_t axis = op.attr(attr::concat::axis);
   int64_t along = 0;
   for (uint32_t i = 0; i < op.num_in; ++i) {
     RETURN_IF_FAILED(same_but_axis(op, In(i), Out(0), axis));
@@ -235,14 +252,14 @@ remat_status rule_concat(Op& op) {
 
 remat_status rule_slice(Op& op) {
   RETURN_IF_FAILED(axis_of(op, In(0)));
-  const int64_t axis = op.iattrs[0];
+  const int64_t axis = op.attr(attr::slice::axis);
   RETURN_IF_FAILED(same_but_axis(op, Out(0), In(0), axis));
   const int64_t n = op.dim(In(0), static_cast<int>(axis)), m = op.dim(Out(0), static_cast<int>(axis));
   if (m > n) {
     return bad_shape(op).has_dims(Out(0)).text(", expected at most ").num(n).text(" along axis ")
         .num(axis).text(" as ").tensor(In(0)).text(" ").dims(In(0));
   }
-  return attr_in(op, 1, 0, n - m);
+  return attr_in(op, attr::slice::offset, 0, n - m);
 }
 
 remat_status rule_increment(Op& op) {

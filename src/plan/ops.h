@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "plan/op_attr_list.h"
 #include "plan/op_catalogue.h"
 
 namespace remat {
@@ -60,7 +61,10 @@ struct OpAttrNames {
 
 #define REMAT_IN(min, ...) ::remat::OpSlots{min, {__VA_ARGS__}}
 #define REMAT_OUT(min, ...) ::remat::OpSlots{min, {__VA_ARGS__}}
-#define REMAT_ATTRS(...) ::remat::OpAttrNames{{__VA_ARGS__}, false}
+// An attribute list's names, as strings; plan/op_attrs.h makes their indices and defaults.
+#define REMAT_ATTR_NAME_STRING_(index, pair) REMAT_ATTR_LIST_NAME_STRING(pair),
+#define REMAT_ATTRS(...) \
+  ::remat::OpAttrNames{{REMAT_ATTR_LIST_FOR_EACH(REMAT_ATTR_NAME_STRING_, __VA_ARGS__)}, false}
 #define REMAT_ATTRS_VARIABLE ::remat::OpAttrNames{{}, true}
 
 /// Static facts about one opcode, used by the verifier, the compiler and the backends.
@@ -92,7 +96,7 @@ const char* op_name(uint16_t code);
 OpCode op_by_name(const char* name);
 
 /// Whether |code| is an optimizer update (sgd_update, adam_update): it updates its parameter
-/// and state in place, and its first float attribute is the learning rate.
+/// and state in place, and has a float attribute lr (optimizer_lr in plan/op_attrs.h).
 bool is_optimizer_update(uint16_t code);
 
 /// Whether |code| updates persistent tensors in place (the optimizer updates,

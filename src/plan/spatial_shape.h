@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "plan/op_attrs.h"
+
 namespace remat {
 
 /// A tensor of rank 3 ([N, C, L], seen as [N, C, 1, L]) or 4 ([N, C, H, W]) as NCHW.
@@ -42,14 +44,20 @@ inline int64_t pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t
   return out;
 }
 
-/// The iattrs of conv, conv_grad_input and conv_grad_weight, in catalogue order.
+/// The iattrs of conv, conv_grad_input and conv_grad_weight (attr::conv names them).
 struct ConvAttrs {
   int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
 };
 
-/// |iattrs| (7 values) as ConvAttrs.
+/// |iattrs| (7 values) as ConvAttrs. The convolution's gradients name theirs as conv does.
 inline ConvAttrs conv_attrs(const int64_t* iattrs) {
-  return {iattrs[0], iattrs[1], iattrs[2], iattrs[3], iattrs[4], iattrs[5], iattrs[6]};
+  namespace a = attr::conv;
+  static_assert(attr::conv_grad_input::groups.index == a::groups.index &&
+                    attr::conv_grad_weight::groups.index == a::groups.index,
+                "the convolution's gradients take conv's attributes");
+  return {iattrs[a::stride_h.index],   iattrs[a::stride_w.index],   iattrs[a::pad_h.index],
+          iattrs[a::pad_w.index],      iattrs[a::dilation_h.index], iattrs[a::dilation_w.index],
+          iattrs[a::groups.index]};
 }
 
 /// A convolution's sizes: input x, filters w [K, C/groups, R, S], output [N, K, P, Q].
@@ -100,7 +108,7 @@ inline int64_t conv_grad_input_workspace_elems(const ConvShape& c) {
   return conv_is_direct(c) || unit_stride ? 0 : c.cg * c.r * c.s * c.p * c.q;
 }
 
-/// The iattrs of max_pool and avg_pool (and their gradients), in catalogue order;
+/// The iattrs of max_pool and avg_pool (and their gradients; attr::avg_pool names them);
 /// count_include_pad is 1 for max_pool, which has no such attribute.
 struct PoolAttrs {
   int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
@@ -109,9 +117,20 @@ struct PoolAttrs {
 
 /// |iattrs| (7 values, or 8 when |has_count_include_pad|) as PoolAttrs.
 inline PoolAttrs pool_attrs(const int64_t* iattrs, bool has_count_include_pad) {
-  return {iattrs[0],     iattrs[1],     iattrs[2],
-          iattrs[3],     iattrs[4],     iattrs[5],
-          iattrs[6] != 0, has_count_include_pad ? iattrs[7] != 0 : true};
+  namespace a = attr::avg_pool;
+  static_assert(attr::max_pool::ceil_mode.index == a::ceil_mode.index &&
+                    attr::max_pool_grad::ceil_mode.index == a::ceil_mode.index &&
+                    attr::avg_pool_grad::count_include_pad.index == a::count_include_pad.index,
+                "the pools take avg_pool's attributes, max_pool without count_include_pad");
+  return {iattrs[a::kernel_h.index],
+          iattrs[a::kernel_w.index],
+          iattrs[a::stride_h.index],
+          iattrs[a::stride_w.index],
+          iattrs[a::pad_h.index],
+          iattrs[a::pad_w.index],
+          iattrs[a::ceil_mode.index] != 0,
+          has_count_include_pad ? iattrs[a::count_include_pad.index] != 0
+                                : a::count_include_pad.fallback != 0};
 }
 
 /// One pooling window along one axis: [start, end) clipped to the input, and the divisor

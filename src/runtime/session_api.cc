@@ -6,6 +6,7 @@
 #include <new>
 
 #include "backends/device_profiles.h"
+#include "plan/op_attrs.h"
 #include "plan/ops.h"
 #include "runtime/backend_registry.h"
 #include "runtime/port.h"
@@ -384,10 +385,11 @@ remat_status remat_session_set_learning_rate(remat_session* s, float lr) {
   uint32_t updates = 0;
   const uint32_t n_ops = remat::step_op_count(s->plan);
   for (uint32_t i = 0; i < n_ops; ++i) {
-    // lr is the first float attribute of both optimizers (plan/op_catalogue.h); the op calls
-    // point at these copies, so the next step reads it.
-    if (remat::is_optimizer_update(s->ops[i].code) && s->ops[i].num_fattrs > 0) {
-      s->fattrs[s->ops[i].fattrs - s->fattrs] = lr;
+    // The optimizers' lr attribute (plan/op_attrs.h); the op calls point at these copies, so
+    // the next step reads it.
+    const remat::FloatAttr* rate = remat::optimizer_lr(s->ops[i].code);
+    if (rate != nullptr && rate->index < s->ops[i].num_fattrs) {
+      s->fattrs[(s->ops[i].fattrs - s->fattrs) + rate->index] = lr;
       ++updates;
     }
   }
@@ -400,8 +402,9 @@ remat_status remat_session_learning_rate(const remat_session* s, float* out_lr) 
   if (s == nullptr || out_lr == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   const uint32_t n_ops = remat::step_op_count(s->plan);
   for (uint32_t i = 0; i < n_ops; ++i) {
-    if (remat::is_optimizer_update(s->ops[i].code) && s->ops[i].num_fattrs > 0) {
-      *out_lr = s->ops[i].fattrs[0];
+    const remat::FloatAttr* rate = remat::optimizer_lr(s->ops[i].code);
+    if (rate != nullptr && rate->index < s->ops[i].num_fattrs) {
+      *out_lr = s->ops[i].fattrs[rate->index];
       return REMAT_OK;
     }
   }

@@ -12,6 +12,7 @@ extern "C" {
 
 #include <string.h>
 
+#include "plan/op_attrs.h"
 #include "plan/ops.h"
 
 using remat::kOpCodeCount;
@@ -86,6 +87,55 @@ void arities_agree_with_the_names_of_tensors_and_attributes(void**) {
   assert_int_equal(sgd.max_outputs, 2);
 }
 
+// attr::OP::NAME (plan/op_attrs.h) is the attribute the op table names at its index, for
+// every named attribute of the catalogue, and carries the catalogue's default.
+void named_attributes_find_their_index_and_default(void**) {
+  int checked = 0;
+  auto expect = [&checked](OpCode code, bool is_int, uint32_t index, const char* name) {
+    const OpInfo& info = *op_info(static_cast<uint16_t>(code));
+    const uint32_t n = is_int ? info.num_iattrs : info.num_fattrs;
+    const char* const* names = is_int ? info.iattr_names : info.fattr_names;
+    if (index >= n || strcmp(names[index], name) != 0) {
+      fail_msg("%s: %s attribute %u is not %s", info.name, is_int ? "int" : "float", index, name);
+    }
+    ++checked;
+  };
+#define REMAT_TEST_INT_(i, pair) \
+  expect(code, true, attr_ns::REMAT_ATTR_LIST_NAME(pair).index, REMAT_ATTR_LIST_NAME_STRING(pair));
+#define REMAT_TEST_FLOAT_(i, pair) \
+  expect(code, false, attr_ns::REMAT_ATTR_LIST_NAME(pair).index, REMAT_ATTR_LIST_NAME_STRING(pair));
+#define REMAT_TEST_INTS_REMAT_ATTRS(...) REMAT_ATTR_LIST_FOR_EACH(REMAT_TEST_INT_, __VA_ARGS__)
+#define REMAT_TEST_INTS_REMAT_ATTRS_VARIABLE
+#define REMAT_TEST_FLOATS_REMAT_ATTRS(...) REMAT_ATTR_LIST_FOR_EACH(REMAT_TEST_FLOAT_, __VA_ARGS__)
+#define REMAT_TEST_OP_(Name, snake, value, in, out, iattrs, fattrs, dtypes, rule) \
+  {                                                                             \
+    namespace attr_ns = remat::attr::snake;                                     \
+    const OpCode code = OpCode::k##Name;                                        \
+    (void)code;                                                                 \
+    REMAT_TEST_INTS_##iattrs REMAT_TEST_FLOATS_##fattrs                         \
+  }
+  REMAT_OP_CATALOGUE(REMAT_TEST_OP_)
+#undef REMAT_TEST_OP_
+#undef REMAT_TEST_FLOATS_REMAT_ATTRS
+#undef REMAT_TEST_INTS_REMAT_ATTRS_VARIABLE
+#undef REMAT_TEST_INTS_REMAT_ATTRS
+#undef REMAT_TEST_FLOAT_
+#undef REMAT_TEST_INT_
+  int named = 0;
+  for (uint16_t code = 1; code < kOpCodeCount; ++code) {
+    const OpInfo& info = *op_info(code);
+    named += (info.num_iattrs == remat::kVariableAttrs ? 0 : info.num_iattrs) + info.num_fattrs;
+  }
+  assert_int_equal(checked, named);
+  static_assert(remat::attr::adam_update::eps.index == 3 && remat::attr::adam_update::eps.fallback == 1e-8f,
+                "adam's eps");
+  static_assert(remat::attr::avg_pool::count_include_pad.index == 7 &&
+                    remat::attr::avg_pool::count_include_pad.fallback == 1,
+                "avg_pool's count_include_pad");
+  assert_int_equal(remat::optimizer_lr(static_cast<uint16_t>(OpCode::kAdamUpdate))->index, 0);
+  assert_null(remat::optimizer_lr(static_cast<uint16_t>(OpCode::kMatMul)));
+}
+
 void dtypes_mark_ids_labels_and_copies(void**) {
   using remat::OpDtypes;
   for (uint16_t code = 1; code < kOpCodeCount; ++code) {
@@ -114,6 +164,7 @@ int main() {
       cmocka_unit_test(every_opcode_has_an_entry_and_nothing_else_has_one),
       cmocka_unit_test(names_are_unique_and_find_their_op),
       cmocka_unit_test(arities_agree_with_the_names_of_tensors_and_attributes),
+      cmocka_unit_test(named_attributes_find_their_index_and_default),
       cmocka_unit_test(dtypes_mark_ids_labels_and_copies),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

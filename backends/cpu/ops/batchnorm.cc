@@ -39,7 +39,7 @@ remat_status batch_norm(const KernelArgs& args) {
   float* y = out_f32(args, 0);
   float* mean_out = out_f32(args, 1);
   float* var_out = out_f32(args, 2);
-  const float eps = fattr(*args.call, 0, 1e-5f);
+  const float eps = fattr(*args.call, attr::batch_norm::eps);
   const ChannelRows rows{v.n, v.inner, v.c * v.inner};
   parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t c = c0; c < c1; ++c) {
@@ -59,7 +59,7 @@ remat_status batch_norm_grad(const KernelArgs& args) {
   float* dx = out_f32(args, 0);
   float* dgamma = out_f32(args, 1);
   float* dbeta = out_f32(args, 2);
-  const float eps = fattr(*args.call, 0, 1e-5f);
+  const float eps = fattr(*args.call, attr::batch_norm_grad::eps);
   const ChannelRows rows{v.n, v.inner, v.c * v.inner};
   parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t c = c0; c < c1; ++c) {
@@ -78,7 +78,7 @@ remat_status batch_norm_inference(const KernelArgs& args) {
   const float* running_mean = in_f32(args, 3);
   const float* running_var = in_f32(args, 4);
   float* y = out_f32(args, 0);
-  const double eps = fattr(*args.call, 0, 1e-5f);
+  const double eps = fattr(*args.call, attr::batch_norm_inference::eps);
   parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t c = c0; c < c1; ++c) {
       const double scale = gamma[c] / sqrt(static_cast<double>(running_var[c]) + eps);
@@ -98,8 +98,8 @@ remat_status running_stat_update(const KernelArgs& args) {
   // In place: output 0 is input 0, read before it is written, element by element.
   float* running = static_cast<float*>(args.out[0]);
   const float* batch = in_f32(args, 1);
-  const double momentum = fattr(*args.call, 0, 0.1f);
-  const double correction = fattr(*args.call, 1, 1.0f);
+  const double momentum = fattr(*args.call, attr::running_stat_update::momentum);
+  const double correction = fattr(*args.call, attr::running_stat_update::correction);
   const int64_t count = in_ref(args, 0).numel;
   for (int64_t i = 0; i < count; ++i) {
     running[i] = static_cast<float>((1.0 - momentum) * running[i] + momentum * (correction * batch[i]));

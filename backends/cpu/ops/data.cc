@@ -27,8 +27,8 @@ void strided_copy(const unsigned char* src, int64_t src_stride, unsigned char* d
 // outside the shape.
 remat_status bad_select(const KernelArgs& args, const char* name) {
   return set_error(args.err, REMAT_ERROR_OUT_OF_RANGE, "op %u (%s): axis %lld / index %lld outside the input's shape",
-                   static_cast<unsigned>(args.call->index), name, static_cast<long long>(iattr(*args.call, 0, 0)),
-                   static_cast<long long>(iattr(*args.call, 1, 0)));
+                   static_cast<unsigned>(args.call->index), name, static_cast<long long>(iattr(*args.call, attr::select::axis)),
+                   static_cast<long long>(iattr(*args.call, attr::select::index)));
 }
 
 }  // namespace
@@ -80,14 +80,14 @@ remat_status embedding_grad(const KernelArgs& args) {
 }
 
 remat_status permute(const KernelArgs& args) {
-  const int64_t r = iattr(*args.call, 0, 0);
+  const int64_t r = iattr(*args.call, attr::permute::rank);
   if (r < 1 || r > kMaxPermuteRank || args.call->num_iattrs < static_cast<uint32_t>(1 + 2 * r)) {
     return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (permute): rank %lld needs %lld attributes, has %u",
                      static_cast<unsigned>(args.call->index), static_cast<long long>(r),
                      static_cast<long long>(1 + 2 * r), static_cast<unsigned>(args.call->num_iattrs));
   }
-  const int64_t* d = args.call->iattrs + 1;
-  const int64_t* p = args.call->iattrs + 1 + r;
+  const int64_t* d = args.call->iattrs + attr::permute::dim(0);
+  const int64_t* p = args.call->iattrs + attr::permute::perm(r, 0);
   // Input strides in elements, then each output axis's stride in the input.
   int64_t in_stride[kMaxPermuteRank], out_dim[kMaxPermuteRank], src_stride[kMaxPermuteRank];
   int64_t acc = 1;
@@ -188,7 +188,7 @@ remat_status select_grad(const KernelArgs& args) {
 remat_status concat(const KernelArgs& args) {
   const OpCall& call = *args.call;
   const TensorRef& y = out_ref(args, 0);
-  const int64_t axis = call.iattrs[0];
+  const int64_t axis = iattr(call, attr::concat::axis);
   const AxisView out = axis_view(y.dims, y.rank, axis);
   unsigned char* dst = static_cast<unsigned char*>(args.out[0]);
   for (int64_t o = 0; o < out.outer; ++o) {
@@ -206,7 +206,7 @@ remat_status slice(const KernelArgs& args) {
   const OpCall& call = *args.call;
   const TensorRef& x = in_ref(args, 0);
   const TensorRef& y = out_ref(args, 0);
-  const int64_t axis = call.iattrs[0], offset = call.iattrs[1];
+  const int64_t axis = iattr(call, attr::slice::axis), offset = iattr(call, attr::slice::offset);
   const AxisView in = axis_view(x.dims, x.rank, axis);
   const int64_t m = y.dims[axis];
   const float* src = in_f32(args, 0);

@@ -43,8 +43,8 @@ remat_status apply_dropout_mask(const KernelArgs& args) {
   const float* __restrict x = in_f32(args, 0);
   float* __restrict y = out_f32(args, 0);
   const int64_t n = out_ref(args, 0).numel;
-  const uint64_t key = static_cast<uint64_t>(iattr(*args.call, 0, 0));
-  const float p = fattr(*args.call, 0, 0.0f);
+  const uint64_t key = static_cast<uint64_t>(iattr(*args.call, attr::dropout::key));
+  const float p = fattr(*args.call, attr::dropout::p);
   const float keep_scale = 1.0f - p;
   const uint64_t seed = args.ctx->seed, step = args.ctx->step;
   parallel_for(args, n, kElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
@@ -120,7 +120,7 @@ remat_status mul(const KernelArgs& args) {
 }
 
 remat_status scale(const KernelArgs& args) {
-  const float alpha = fattr(*args.call, 0, 1.0f);
+  const float alpha = fattr(*args.call, attr::scale::alpha);
   return unary(args, [alpha](float x) { return alpha * x; });
 }
 
@@ -169,12 +169,12 @@ remat_status sigmoid_grad(const KernelArgs& args) {
 }
 
 remat_status pow_scalar(const KernelArgs& args) {
-  const float p = fattr(*args.call, 0, 1.0f);
+  const float p = fattr(*args.call, attr::pow_scalar::exponent);
   return unary(args, [p](float x) { return power(x, p); });
 }
 
 remat_status pow_scalar_grad(const KernelArgs& args) {
-  const float p = fattr(*args.call, 0, 1.0f);
+  const float p = fattr(*args.call, attr::pow_scalar_grad::exponent);
   if (p == 0.0f) return binary(args, [](float dy, float) { return dy * 0.0f; });
   return binary(args, [p](float dy, float x) { return dy * (p * power(x, p - 1.0f)); });
 }
@@ -188,12 +188,12 @@ remat_status square_root_grad(const KernelArgs& args) {
 }
 
 remat_status leaky_relu(const KernelArgs& args) {
-  const float alpha = fattr(*args.call, 0, 0.01f);
+  const float alpha = fattr(*args.call, attr::leaky_relu::alpha);
   return unary(args, [alpha](float x) { return x > 0.0f ? x : x * alpha; });
 }
 
 remat_status leaky_relu_grad(const KernelArgs& args) {
-  const float alpha = fattr(*args.call, 0, 0.01f);
+  const float alpha = fattr(*args.call, attr::leaky_relu_grad::alpha);
   return binary(args, [alpha](float dy, float x) { return x > 0.0f ? dy : dy * alpha; });
 }
 
@@ -206,7 +206,7 @@ remat_status error_function_grad(const KernelArgs& args) {
 }
 
 remat_status fill(const KernelArgs& args) {
-  const float value = fattr(*args.call, 0, 0.0f);
+  const float value = fattr(*args.call, attr::fill::value);
   float* __restrict y = out_f32(args, 0);
   const int64_t n = out_ref(args, 0).numel;
   for (int64_t i = 0; i < n; ++i) y[i] = value;

@@ -91,7 +91,7 @@ Gemm gemm_of(const OpCall& call, bool trans_a, bool trans_b, int64_t m, int64_t 
   g.m = m;
   g.k = k;
   g.n = n;
-  g.alpha = fattr(call, 0, 1.0f);
+  g.alpha = fattr(call, attr::matmul::alpha);
   g.lda = lda;
   g.ldb = ldb;
   g.ldc = ldc;

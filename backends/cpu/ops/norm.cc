@@ -107,7 +107,7 @@ remat_status layernorm(const KernelArgs& args) {
   float* __restrict y = out_f32(args, 0);
   float* __restrict mean_out = out_f32(args, 1);
   float* __restrict rstd_out = out_f32(args, 2);
-  const float eps = fattr(*args.call, 0, 1e-5f);
+  const float eps = fattr(*args.call, attr::layernorm::eps);
   const int64_t n = last_dim(in_ref(args, 0));
   const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
   for_each_row(args, rows, n, [&](int64_t r) {

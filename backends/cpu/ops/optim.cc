@@ -59,9 +59,9 @@ remat_status sgd_update(const KernelArgs& args) {
   const float* param_in = in_f32(args, 0);
   const float* grad = in_f32(args, 1);
   float* param = out_f32(args, 0);
-  const float lr = fattr(*args.call, 0, 0.0f);
-  const float momentum = fattr(*args.call, 1, 0.0f);
-  const float wd = fattr(*args.call, 2, 0.0f);
+  const float lr = fattr(*args.call, attr::sgd_update::lr);
+  const float momentum = fattr(*args.call, attr::sgd_update::momentum);
+  const float wd = fattr(*args.call, attr::sgd_update::weight_decay);
   const int64_t n = out_ref(args, 0).numel;
   if (momentum == 0.0f) {
     parallel_for(args, n, kUpdateGrain, [=](int64_t begin, int64_t end, uint32_t) {
@@ -99,12 +99,12 @@ remat_status adam_update(const KernelArgs& args) {
   float* param = out_f32(args, 0);
   float* m_out = out_f32(args, 1);
   float* v_out = out_f32(args, 2);
-  const float lr = fattr(*args.call, 0, 1e-3f);
-  const float b1 = fattr(*args.call, 1, 0.9f);
-  const float b2 = fattr(*args.call, 2, 0.999f);
-  const float eps = fattr(*args.call, 3, 1e-8f);
-  const float wd = fattr(*args.call, 4, 0.0f);
-  const bool decoupled = iattr(*args.call, 0, 0) != 0;
+  const float lr = fattr(*args.call, attr::adam_update::lr);
+  const float b1 = fattr(*args.call, attr::adam_update::b1);
+  const float b2 = fattr(*args.call, attr::adam_update::b2);
+  const float eps = fattr(*args.call, attr::adam_update::eps);
+  const float wd = fattr(*args.call, attr::adam_update::weight_decay);
+  const bool decoupled = iattr(*args.call, attr::adam_update::decoupled) != 0;
   const int64_t n = out_ref(args, 0).numel;
   // Scalars in double, then rounded once, as torch computes them on the Python side.
   const double t = static_cast<double>(args.ctx->step) + 1.0;

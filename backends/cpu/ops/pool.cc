@@ -75,9 +75,11 @@ struct Padding {
 };
 
 Padding padding_of(const OpCall& call, const TensorRef& small) {
-  Padding pad{nchw_of(small.dims, small.rank), call.iattrs[0], call.iattrs[2], 0, 0};
-  pad.big_h = pad.small.h + call.iattrs[0] + call.iattrs[1];
-  pad.big_w = pad.small.w + call.iattrs[2] + call.iattrs[3];
+  const int64_t top = iattr(call, attr::pad::top), bottom = iattr(call, attr::pad::bottom);
+  const int64_t left = iattr(call, attr::pad::left), right = iattr(call, attr::pad::right);
+  Padding pad{nchw_of(small.dims, small.rank), top, left, 0, 0};
+  pad.big_h = pad.small.h + top + bottom;
+  pad.big_w = pad.small.w + left + right;
   return pad;
 }
 
@@ -166,7 +168,7 @@ remat_status global_avg_pool_grad(const KernelArgs& args) {
 
 remat_status pad(const KernelArgs& args) {
   const Padding pd = padding_of(*args.call, in_ref(args, 0));
-  const float value = fattr(*args.call, 0, 0.0f);
+  const float value = fattr(*args.call, attr::pad::value);
   const float* x = in_f32(args, 0);
   float* y = out_f32(args, 0);
   const int64_t count = out_ref(args, 0).numel;

@@ -18,7 +18,7 @@ remat_status reduce_sum(const KernelArgs& args) {
   const float* __restrict x = in_f32(args, 0);
   float* __restrict y = out_f32(args, 0);
   const ReducedView v = reduced_view(*args.call, in_ref(args, 0));
-  const bool mean = iattr(*args.call, 2, 0) != 0;
+  const bool mean = iattr(*args.call, attr::reduce_sum::mean) != 0;
   const int64_t blocks = (v.inner + kColumnBlock - 1) / kColumnBlock;
   const int64_t per_unit = v.n * (v.inner < kColumnBlock ? v.inner : kColumnBlock);
   const int64_t grain = per_unit > 0 && per_unit < kWorkGrain ? kWorkGrain / per_unit : 1;
@@ -45,7 +45,7 @@ remat_status broadcast(const KernelArgs& args) {
   const float* __restrict x = in_f32(args, 0);
   float* __restrict y = out_f32(args, 0);
   const ReducedView v = reduced_view(*args.call, out_ref(args, 0));
-  const bool mean = iattr(*args.call, 2, 0) != 0;
+  const bool mean = iattr(*args.call, attr::broadcast::mean) != 0;
   const float n = static_cast<float>(v.n);
   const int64_t rows = v.outer * v.n;
   const int64_t grain = v.inner > 0 && v.inner < kWorkGrain ? kWorkGrain / v.inner : 1;

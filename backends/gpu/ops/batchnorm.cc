@@ -34,7 +34,8 @@ remat_status batch_norm(Launcher& l, const OpCall& call, const StepContext&, Err
   if (status != REMAT_OK) return status;
   Args apply(l, kKernel_batch_norm_apply);
   apply.tensor(x).tensor(*call.inputs[1]).tensor(*call.inputs[2]).tensor(mean).tensor(var);
-  apply.tensor(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner).f32(fattr(call, 0, 1e-5f));
+  apply.tensor(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner);
+  apply.f32(fattr(call, attr::batch_norm::eps));
   return apply.launch(items(x.numel), call, err);
 }
 
@@ -44,7 +45,7 @@ remat_status batch_norm_grad(Launcher& l, const OpCall& call, const StepContext&
   const TensorRef& dgamma = *call.outputs[1];
   const TensorRef& dbeta = *call.outputs[2];
   const Channels v = channels_of(x);
-  const float eps = fattr(call, 0, 1e-5f);
+  const float eps = fattr(call, attr::batch_norm_grad::eps);
   Args params(l, kKernel_batch_norm_grad_params);
   for (int i = 0; i < 4; ++i) params.tensor(*call.inputs[i]);
   params.tensor(dgamma).tensor(dbeta).u64(v.n).u64(v.c).u64(v.inner).f32(eps);
@@ -61,7 +62,8 @@ remat_status batch_norm_inference(Launcher& l, const OpCall& call, const StepCon
   const Channels v = channels_of(x);
   Args a(l, kKernel_batch_norm_inference);
   for (int i = 0; i < 5; ++i) a.tensor(*call.inputs[i]);
-  a.tensor(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner).f32(fattr(call, 0, 1e-5f));
+  a.tensor(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner);
+  a.f32(fattr(call, attr::batch_norm_inference::eps));
   return a.launch(items(x.numel), call, err);
 }
 
@@ -69,7 +71,8 @@ remat_status running_stat_update(Launcher& l, const OpCall& call, const StepCont
   const TensorRef& running = *call.outputs[0];
   Args a(l, kKernel_running_stat_update);
   a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(running).u64(running.numel);
-  a.f32(fattr(call, 0, 0.1f)).f32(fattr(call, 1, 1.0f)).state();
+  a.f32(fattr(call, attr::running_stat_update::momentum));
+  a.f32(fattr(call, attr::running_stat_update::correction)).state();
   return a.launch(items(running.numel), call, err);
 }
 

@@ -45,7 +45,7 @@ remat_status select_op(Launcher& l, const OpCall& call, bool grad, ErrorBuffer* 
   const SelectView v = select_view(call, grad);
   if (!v.valid) {
     return set_error(err, REMAT_ERROR_OUT_OF_RANGE, "op %u (%s): axis %lld / index %lld outside the input's shape",
-                     call.index, op_name(call.code), static_cast<long long>(iattr(call, 0, 0)),
+                     call.index, op_name(call.code), static_cast<long long>(iattr(call, attr::select::axis)),
                      static_cast<long long>(v.index));
   }
   const TensorRef& x = *call.inputs[0];
@@ -73,9 +73,11 @@ remat_status pad_op(Launcher& l, const OpCall& call, bool grad, ErrorBuffer* err
   const Nchw in = nchw_of(small.dims, small.rank);
   Args a(l, grad ? kKernel_pad_grad : kKernel_pad);
   a.tensor(src).tensor(dst).u64(in.n * in.c).u64(in.h).u64(in.w);
-  a.u64(in.h + call.iattrs[0] + call.iattrs[1]).u64(in.w + call.iattrs[2] + call.iattrs[3]);
-  a.u64(call.iattrs[0]).u64(call.iattrs[2]);
-  if (!grad) a.f32(fattr(call, 0, 0.0f));
+  const int64_t top = iattr(call, attr::pad::top), bottom = iattr(call, attr::pad::bottom);
+  const int64_t left = iattr(call, attr::pad::left), right = iattr(call, attr::pad::right);
+  a.u64(in.h + top + bottom).u64(in.w + left + right);
+  a.u64(top).u64(left);
+  if (!grad) a.f32(fattr(call, attr::pad::value));
   return a.launch(items(dst.numel), call, err);
 }
 
@@ -92,13 +94,13 @@ remat_status embedding_grad(Launcher& l, const OpCall& call, const StepContext&,
 remat_status permute(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& x = *call.inputs[0];
   const TensorRef& y = *call.outputs[0];
-  const int64_t r = iattr(call, 0, 0);
+  const int64_t r = iattr(call, attr::permute::rank);
   if (r < 1 || r > REMAT_MAX_RANK || call.num_iattrs < static_cast<uint32_t>(1 + 2 * r)) {
     return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (permute): rank %lld needs %lld attributes, has %u",
                      call.index, static_cast<long long>(r), static_cast<long long>(1 + 2 * r), call.num_iattrs);
   }
-  const int64_t* d = call.iattrs + 1;
-  const int64_t* p = call.iattrs + 1 + r;
+  const int64_t* d = call.iattrs + attr::permute::dim(0);
+  const int64_t* p = call.iattrs + attr::permute::perm(r, 0);
   int64_t in_stride[REMAT_MAX_RANK];
   int64_t total = 1;
   for (int64_t k = r - 1; k >= 0; --k) {
@@ -154,7 +156,7 @@ remat_status pad_grad(Launcher& l, const OpCall& call, const StepContext&, Error
 // elements apart, after the inputs before it along the axis.
 remat_status concat(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& y = *call.outputs[0];
-  const int64_t axis = call.iattrs[0];
+  const int64_t axis = iattr(call, attr::concat::axis);
   const AxisView out = axis_view(y.dims, y.rank, axis);
   const uint64_t row_bytes = static_cast<uint64_t>(out.n * out.inner) * sizeof(float);
   TensorRef dst = y;
@@ -172,11 +174,11 @@ remat_status concat(Launcher& l, const OpCall& call, const StepContext&, ErrorBu
 remat_status slice(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& x = *call.inputs[0];
   const TensorRef& y = *call.outputs[0];
-  const int64_t axis = call.iattrs[0];
+  const int64_t axis = iattr(call, attr::slice::axis);
   const AxisView in = axis_view(x.dims, x.rank, axis);
   const uint64_t run = static_cast<uint64_t>(y.dims[axis] * in.inner) * sizeof(float);
   TensorRef src = x;
-  src.offset += static_cast<uint64_t>(call.iattrs[1] * in.inner) * sizeof(float);
+  src.offset += static_cast<uint64_t>(iattr(call, attr::slice::offset) * in.inner) * sizeof(float);
   return copy_rows(l, call, src, static_cast<uint64_t>(in.n * in.inner) * sizeof(float), y, run, run, in.outer,
                    err);
 }

@@ -28,7 +28,8 @@ remat_status binary(Launcher& l, const OpCall& call, GpuBinary op, float alpha, 
 remat_status dropout_mask(Launcher& l, const OpCall& call, ErrorBuffer* err) {
   const TensorRef& y = *call.outputs[0];
   Args a(l, kKernel_dropout);
-  a.tensor(*call.inputs[0]).tensor(y).u64(y.numel).u64(iattr(call, 0, 0)).f32(fattr(call, 0, 0.0f));
+  a.tensor(*call.inputs[0]).tensor(y).u64(y.numel).u64(iattr(call, attr::dropout::key));
+  a.f32(fattr(call, attr::dropout::p));
   a.state();
   return a.launch(items((y.numel + 3) / 4), call, err);
 }
@@ -39,17 +40,18 @@ remat_status reduced_axes(Launcher& l, const OpCall& call, KernelId kernel, cons
   const ReducedView v = reduced_view(call, full);
   const TensorRef& y = *call.outputs[0];
   Args a(l, kernel);
-  a.tensor(*call.inputs[0]).tensor(y).u64(v.outer).u64(v.n).u64(v.inner).i32(static_cast<int>(iattr(call, 2, 0)));
+  a.tensor(*call.inputs[0]).tensor(y).u64(v.outer).u64(v.n).u64(v.inner);
+  a.i32(static_cast<int>(iattr(call, attr::reduce_sum::mean)));
   return a.launch(items(y.numel), call, err);
 }
 
 }  // namespace
 
 remat_status pow_scalar(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return unary(l, call, kGpuPow, fattr(call, 0, 1.0f), err);
+  return unary(l, call, kGpuPow, fattr(call, attr::pow_scalar::exponent), err);
 }
 remat_status pow_scalar_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return binary(l, call, kGpuPowGrad, fattr(call, 0, 1.0f), err);
+  return binary(l, call, kGpuPowGrad, fattr(call, attr::pow_scalar_grad::exponent), err);
 }
 remat_status square_root(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   return unary(l, call, kGpuSqrt, 0.0f, err);
@@ -58,10 +60,10 @@ remat_status square_root_grad(Launcher& l, const OpCall& call, const StepContext
   return binary(l, call, kGpuSqrtGrad, 0.0f, err);
 }
 remat_status leaky_relu(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return unary(l, call, kGpuLeakyRelu, fattr(call, 0, 0.01f), err);
+  return unary(l, call, kGpuLeakyRelu, fattr(call, attr::leaky_relu::alpha), err);
 }
 remat_status leaky_relu_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return binary(l, call, kGpuLeakyReluGrad, fattr(call, 0, 0.01f), err);
+  return binary(l, call, kGpuLeakyReluGrad, fattr(call, attr::leaky_relu_grad::alpha), err);
 }
 remat_status error_function(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   return unary(l, call, kGpuErf, 0.0f, err);
@@ -80,7 +82,7 @@ remat_status broadcast(Launcher& l, const OpCall& call, const StepContext&, Erro
 remat_status fill(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& y = *call.outputs[0];
   Args a(l, kKernel_fill);
-  a.tensor(y).u64(y.numel).f32(fattr(call, 0, 0.0f));
+  a.tensor(y).u64(y.numel).f32(fattr(call, attr::fill::value));
   return a.launch(items(y.numel), call, err);
 }
 
@@ -122,7 +124,7 @@ remat_status sigmoid(Launcher& l, const OpCall& call, const StepContext&, ErrorB
   return unary(l, call, kGpuSigmoid, 0.0f, err);
 }
 remat_status scale(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return unary(l, call, kGpuScale, fattr(call, 0, 1.0f), err);
+  return unary(l, call, kGpuScale, fattr(call, attr::scale::alpha), err);
 }
 
 remat_status add_bias(Launcher& l, const OpCall& call, const TensorRef& x, const TensorRef& b, const TensorRef& y,

@@ -46,7 +46,7 @@ remat_status layernorm(Launcher& l, const OpCall& call, const StepContext&, Erro
   Args a(l, kKernel_layernorm);
   for (int i = 0; i < 3; ++i) a.tensor(*call.inputs[i]);
   for (int i = 0; i < 3; ++i) a.tensor(*call.outputs[i]);
-  a.u64(rows).u64(last_dim(x)).f32(fattr(call, 0, 1e-5f));
+  a.u64(rows).u64(last_dim(x)).f32(fattr(call, attr::layernorm::eps));
   return a.launch(items(rows), call, err);
 }
 

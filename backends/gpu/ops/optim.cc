@@ -19,7 +19,7 @@ remat_status finite_check(Launcher& l, const OpCall& call, const StepContext&, E
 }
 
 remat_status sgd_update(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  const float momentum = fattr(call, 1, 0.0f);
+  const float momentum = fattr(call, attr::sgd_update::momentum);
   const bool has_velocity = momentum != 0.0f;
   if (has_velocity && (call.num_inputs < 3 || call.num_outputs < 2)) {
     return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (sgd_update): momentum %g needs a velocity tensor",
@@ -32,18 +32,19 @@ remat_status sgd_update(Launcher& l, const OpCall& call, const StepContext&, Err
   const TensorRef& vel_out = has_velocity ? *call.outputs[1] : param_out;
   Args a(l, kKernel_sgd_update);
   a.tensor(param).tensor(*call.inputs[1]).tensor(vel).tensor(param_out).tensor(vel_out);
-  a.u64(param_out.numel).f32(fattr(call, 0, 0.0f)).f32(momentum).f32(fattr(call, 2, 0.0f));
+  a.u64(param_out.numel).f32(fattr(call, attr::sgd_update::lr)).f32(momentum);
+  a.f32(fattr(call, attr::sgd_update::weight_decay));
   a.i32(has_velocity ? 1 : 0).state();
   return a.launch(static_cast<size_t>(param_out.numel), call, err);
 }
 
 remat_status adam_update(Launcher& l, const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
-  const float lr = fattr(call, 0, 1e-3f);
-  const float b1 = fattr(call, 1, 0.9f);
-  const float b2 = fattr(call, 2, 0.999f);
-  const float eps = fattr(call, 3, 1e-8f);
-  const float wd = fattr(call, 4, 0.0f);
-  const bool decoupled = iattr(call, 0, 0) != 0;
+  const float lr = fattr(call, attr::adam_update::lr);
+  const float b1 = fattr(call, attr::adam_update::b1);
+  const float b2 = fattr(call, attr::adam_update::b2);
+  const float eps = fattr(call, attr::adam_update::eps);
+  const float wd = fattr(call, attr::adam_update::weight_decay);
+  const bool decoupled = iattr(call, attr::adam_update::decoupled) != 0;
   // The same double-precision scalars as the CPU kernel, rounded once. A backend whose
   // launches are replayed (CUDA graphs) works the step's two out again on the device.
   const double t = static_cast<double>(ctx.step) + 1.0;

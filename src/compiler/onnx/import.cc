@@ -78,7 +78,7 @@ int OnnxImporter::fresh(const std::string& hint, const Dims& shape, remat_dtype 
 
 int OnnxImporter::scaled(int x, float alpha, const std::string& hint) {
   const int y = fresh(hint, out_.graph.tensors[x].shape);
-  out_.graph.add_op(OpCode::kScale, {x}, {y}, {}, {alpha});
+  out_.graph.add_op(OpCode::kScale, {x}, {y}, {}, named({{attr::scale::alpha, alpha}}));
   return y;
 }
 

@@ -374,7 +374,7 @@ void OnnxImporter::split(const onnx::NodeProto& n) {
     Dims out = d;
     out[static_cast<size_t>(axis)] = sizes[static_cast<size_t>(k)];
     const int y = fresh(n.output(k), out);
-    out_.graph.add_op(OpCode::kSlice, {x}, {y}, {axis, offset});
+    out_.graph.add_op(OpCode::kSlice, {x}, {y}, named({{attr::slice::axis, axis}, {attr::slice::offset, offset}}));
     define(n, k, y);
     offset += sizes[static_cast<size_t>(k)];
   }
@@ -409,7 +409,7 @@ void OnnxImporter::slice(const onnx::NodeProto& n) {
     if (begin == 0 && end == dim) continue;
     d[static_cast<size_t>(axis)] = end - begin;
     const int y = fresh(n.output(0), d);
-    out_.graph.add_op(OpCode::kSlice, {x}, {y}, {axis, begin});
+    out_.graph.add_op(OpCode::kSlice, {x}, {y}, named({{attr::slice::axis, axis}, {attr::slice::offset, begin}}));
     x = y;
   }
   define(n, 0, x);
