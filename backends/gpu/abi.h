@@ -88,33 +88,40 @@ typedef struct GpuState {
   REMAT_GPU_I64 error_limit;     ///< The range the value had to be in: [0, limit).
 } GpuState;
 
-/// The |op| argument of unary_op (kernels/elementwise.cl).
-enum GpuUnary {
-  kGpuRelu = 0,
-  kGpuGelu = 1,
-  kGpuTanh = 2,
-  kGpuSigmoid = 3,
-  kGpuScale = 4,
-  kGpuPow = 5,
-  kGpuSqrt = 6,
-  kGpuLeakyRelu = 7,
-  kGpuErf = 8
-};
+// The selectors of unary_op and binary_op (kernels/elementwise.cl), each in one list: the host
+// enums below and the kernels' switches both come from them, and each selector's formula is
+// REMAT_GPU_UNARY_<name> or REMAT_GPU_BINARY_<name> in the kernel file, so a selector without a
+// formula does not compile (OpenCL C at session creation, CUDA at build time).
+#define REMAT_GPU_UNARY_OPS(X) \
+  X(Relu)                      \
+  X(Gelu)                      \
+  X(Tanh)                      \
+  X(Sigmoid)                   \
+  X(Scale)                     \
+  X(Pow)                       \
+  X(Sqrt)                      \
+  X(LeakyRelu)                 \
+  X(Erf)
+#define REMAT_GPU_BINARY_OPS(X) \
+  X(Add)                        \
+  X(Mul)                        \
+  X(ReluGrad)                   \
+  X(GeluGrad)                   \
+  X(TanhGrad)                   \
+  X(SigmoidGrad)                \
+  X(MseGrad)                    \
+  X(PowGrad)                    \
+  X(SqrtGrad)                   \
+  X(LeakyReluGrad)              \
+  X(ErfGrad)
 
-/// The |op| argument of binary_op (kernels/elementwise.cl).
-enum GpuBinary {
-  kGpuAdd = 0,
-  kGpuMul = 1,
-  kGpuReluGrad = 2,
-  kGpuGeluGrad = 3,
-  kGpuTanhGrad = 4,
-  kGpuSigmoidGrad = 5,
-  kGpuMseGrad = 6,
-  kGpuPowGrad = 7,
-  kGpuSqrtGrad = 8,
-  kGpuLeakyReluGrad = 9,
-  kGpuErfGrad = 10
-};
+#define REMAT_GPU_SELECTOR_ENUM(name) kGpu##name,
+/// The |op| argument of unary_op: kGpu<name>, numbered in list order from 0.
+enum GpuUnary { REMAT_GPU_UNARY_OPS(REMAT_GPU_SELECTOR_ENUM) kGpuUnaryCount };
+
+/// The |op| argument of binary_op: kGpu<name>, numbered in list order from 0.
+enum GpuBinary { REMAT_GPU_BINARY_OPS(REMAT_GPU_SELECTOR_ENUM) kGpuBinaryCount };
+#undef REMAT_GPU_SELECTOR_ENUM
 
 #if defined(__cplusplus)
 /// The kernels, indexed as REMAT_GPU_KERNELS lists them.

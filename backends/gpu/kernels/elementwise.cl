@@ -13,25 +13,55 @@ DEVICE_FN float power(float x, float p) {
   return powf(x, p);
 }
 
+// The unary selectors' formulas (REMAT_GPU_UNARY_OPS in abi.h): y of x = v and the attribute
+// |alpha|, as the CPU kernels compute them.
+#define REMAT_GPU_UNARY_Relu(v, alpha) (v <= 0.0f ? 0.0f : v)  // NaN stays NaN (the CPU's)
+#define REMAT_GPU_UNARY_Gelu(v, alpha) (0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)))
+#define REMAT_GPU_UNARY_Tanh(v, alpha) tanhf(v)
+#define REMAT_GPU_UNARY_Sigmoid(v, alpha) (1.0f / (1.0f + expf(-v)))
+#define REMAT_GPU_UNARY_Scale(v, alpha) (alpha * v)
+#define REMAT_GPU_UNARY_Pow(v, alpha) power(v, alpha)
+#define REMAT_GPU_UNARY_Sqrt(v, alpha) sqrtf(v)
+#define REMAT_GPU_UNARY_LeakyRelu(v, alpha) (v > 0.0f ? v : v * alpha)
+#define REMAT_GPU_UNARY_Erf(v, alpha) erff(v)
+
 // Unary ops, selected by |op| (GpuUnary in abi.h).
 KERNEL unary_op(int op, float alpha, buf_t x, ulong xo, buf_t y, ulong yo, ulong n) {
   const ulong i = GLOBAL_ID();
   if (i >= n) return;
   const float v = F32(x, xo)[i];
-  float r;
+  float r = 0.0f;
   switch (op) {
-    case kGpuRelu: r = v <= 0.0f ? 0.0f : v; break;  // NaN stays NaN (the CPU kernel's)
-    case kGpuGelu: r = 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)); break;
-    case kGpuTanh: r = tanhf(v); break;
-    case kGpuSigmoid: r = 1.0f / (1.0f + expf(-v)); break;
-    case kGpuPow: r = power(v, alpha); break;
-    case kGpuSqrt: r = sqrtf(v); break;
-    case kGpuLeakyRelu: r = v > 0.0f ? v : v * alpha; break;
-    case kGpuErf: r = erff(v); break;
-    default: r = alpha * v; break;  // kGpuScale
+#define REMAT_GPU_UNARY_CASE(name) \
+  case kGpu##name: r = REMAT_GPU_UNARY_##name(v, alpha); break;
+    REMAT_GPU_UNARY_OPS(REMAT_GPU_UNARY_CASE)
+#undef REMAT_GPU_UNARY_CASE
   }
   F32(y, yo)[i] = r;
 }
+
+// gelu's derivative times dy |u| at x |v|.
+DEVICE_FN float gelu_grad_of(float u, float v) {
+  const float cdf = 0.5f * (1.0f + erff(v * 0.70710678118654752440f));
+  const float pdf = 0.39894228040143267794f * expf(-0.5f * v * v);
+  return u * (cdf + v * pdf);
+}
+
+// The binary selectors' formulas (REMAT_GPU_BINARY_OPS in abi.h): c of a = u, b = v and the
+// attribute |alpha|; the gradients take (dy, y) or (dy, x) as said.
+#define REMAT_GPU_BINARY_Add(u, v, alpha) (u + v)
+#define REMAT_GPU_BINARY_Mul(u, v, alpha) (u * v)
+#define REMAT_GPU_BINARY_ReluGrad(u, v, alpha) (v <= 0.0f ? 0.0f : u)  // (dy, y); y NaN passes
+#define REMAT_GPU_BINARY_GeluGrad(u, v, alpha) gelu_grad_of(u, v)        // (dy, x)
+#define REMAT_GPU_BINARY_TanhGrad(u, v, alpha) (u * (1.0f - v * v))      // (dy, y)
+#define REMAT_GPU_BINARY_SigmoidGrad(u, v, alpha) (u * v * (1.0f - v))   // (dy, y)
+#define REMAT_GPU_BINARY_MseGrad(u, v, alpha) (alpha * (u - v))          // (pred, target)
+#define REMAT_GPU_BINARY_PowGrad(u, v, alpha) \
+  (alpha == 0.0f ? u * 0.0f : u * (alpha * power(v, alpha - 1.0f)))  // (dy, x), alpha the exponent
+#define REMAT_GPU_BINARY_SqrtGrad(u, v, alpha) (u / (2.0f * v))              // (dy, y)
+#define REMAT_GPU_BINARY_LeakyReluGrad(u, v, alpha) (v > 0.0f ? u : u * alpha)  // (dy, x)
+#define REMAT_GPU_BINARY_ErfGrad(u, v, alpha) \
+  (1.12837916709551257390f * expf(-v * v) * u)  // (dy, x)
 
 // Binary ops c = f(a, b), selected by |op| (GpuBinary in abi.h).
 KERNEL binary_op(int op, float alpha, buf_t a, ulong ao, buf_t b, ulong bo, buf_t c, ulong co,
@@ -39,26 +69,12 @@ KERNEL binary_op(int op, float alpha, buf_t a, ulong ao, buf_t b, ulong bo, buf_
   const ulong i = GLOBAL_ID();
   if (i >= n) return;
   const float u = F32(a, ao)[i], v = F32(b, bo)[i];
-  float r;
+  float r = 0.0f;
   switch (op) {
-    case kGpuAdd: r = u + v; break;
-    case kGpuMul: r = u * v; break;
-    case kGpuReluGrad: r = v <= 0.0f ? 0.0f : u; break;  // (dy, y); y NaN passes dy
-    case kGpuGeluGrad: {                                // (dy, x)
-      const float cdf = 0.5f * (1.0f + erff(v * 0.70710678118654752440f));
-      const float pdf = 0.39894228040143267794f * expf(-0.5f * v * v);
-      r = u * (cdf + v * pdf);
-      break;
-    }
-    case kGpuTanhGrad: r = u * (1.0f - v * v); break;        // (dy, y)
-    case kGpuSigmoidGrad: r = u * v * (1.0f - v); break;     // (dy, y)
-    case kGpuPowGrad:                                        // (dy, x), alpha the exponent
-      r = alpha == 0.0f ? u * 0.0f : u * (alpha * power(v, alpha - 1.0f));
-      break;
-    case kGpuSqrtGrad: r = u / (2.0f * v); break;            // (dy, y)
-    case kGpuLeakyReluGrad: r = v > 0.0f ? u : u * alpha; break;  // (dy, x)
-    case kGpuErfGrad: r = 1.12837916709551257390f * expf(-v * v) * u; break;  // (dy, x)
-    default: r = alpha * (u - v); break;                     // kGpuMseGrad (pred, target)
+#define REMAT_GPU_BINARY_CASE(name) \
+  case kGpu##name: r = REMAT_GPU_BINARY_##name(u, v, alpha); break;
+    REMAT_GPU_BINARY_OPS(REMAT_GPU_BINARY_CASE)
+#undef REMAT_GPU_BINARY_CASE
   }
   F32(c, co)[i] = r;
 }
