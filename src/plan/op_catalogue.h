@@ -22,7 +22,8 @@
 //
 // Adding an op: one entry here (with its contract in the comment above it), its kernel in each
 // backend that claims it, and its case in tests/backends/op_cases.cc and tests/plan. The tests
-// that read this list fail when a backend lacks a kernel or an op lacks a case.
+// that read this list fail when a backend lacks a kernel or an op lacks a case (the op_check
+// suites' <op>_ok does not link).
 //
 // Conventions for every op:
 // - Tensors are dense, row-major. "f32" tensors are float32, "i32" tensors are int32.

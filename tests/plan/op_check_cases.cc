@@ -37,6 +37,26 @@ void expect(Case& c, remat_status want, std::initializer_list<const char*> parts
 
 void unary(Case& c) { c.in(F32, {2, 3}).out(F32, {2, 3}); }
 void binary(Case& c) { c.in(F32, {2, 3}).in(F32, {2, 3}).out(F32, {2, 3}); }
+void relu_ok(Case& c) { unary(c); }
+void gelu_ok(Case& c) { unary(c); }
+void tanh_ok(Case& c) { unary(c); }
+void sigmoid_ok(Case& c) { unary(c); }
+void softmax_ok(Case& c) { unary(c); }
+void spill_ok(Case& c) { unary(c); }
+void prefetch_ok(Case& c) { unary(c); }
+void square_root_ok(Case& c) { unary(c); }
+void error_function_ok(Case& c) { unary(c); }
+void log_softmax_ok(Case& c) { unary(c); }
+void add_ok(Case& c) { binary(c); }
+void mul_ok(Case& c) { binary(c); }
+void relu_grad_ok(Case& c) { binary(c); }
+void gelu_grad_ok(Case& c) { binary(c); }
+void tanh_grad_ok(Case& c) { binary(c); }
+void sigmoid_grad_ok(Case& c) { binary(c); }
+void softmax_grad_ok(Case& c) { binary(c); }
+void square_root_grad_ok(Case& c) { binary(c); }
+void error_function_grad_ok(Case& c) { binary(c); }
+void log_softmax_grad_ok(Case& c) { binary(c); }
 
 void matmul_ok(Case& c) {
   c.in(F32, {2, 3}).in(F32, {3, 4}).in(F32, {4}).out(F32, {2, 4}).ia({0, 0}).fa({1.0f});
@@ -52,21 +72,22 @@ void layernorm_grad_ok(Case& c) {
   c.out(F32, {2, 3, 4}).out(F32, {4}).out(F32, {4});
 }
 void dropout_ok(Case& c) { unary(c); c.ia({7}).fa({0.1f}); }
+void dropout_grad_ok(Case& c) { dropout_ok(c); }
 void embedding_ok(Case& c) { c.in(I32, {2, 5}).in(F32, {11, 8}).out(F32, {2, 5, 8}); }
 void embedding_grad_ok(Case& c) { c.in(F32, {2, 5, 8}).in(I32, {2, 5}).out(F32, {11, 8}); }
 void permute_ok(Case& c) { c.in(F32, {2, 3, 4}).out(F32, {4, 2, 3}).ia({3, 2, 3, 4, 2, 0, 1}); }
 void copy_ok(Case& c) { c.in(F32, {2, 3, 4}).out(F32, {6, 4}); }
 void select_ok(Case& c) { c.in(F32, {2, 3, 4}).out(F32, {2, 4}).ia({1, 2}); }
 void select_grad_ok(Case& c) { c.in(F32, {2, 4}).out(F32, {2, 3, 4}).ia({1, 2}); }
-void sce_ok(Case& c) { c.in(F32, {4, 3}).in(I32, {4}).out(F32, {1}).out(F32, {4, 3}); }
-void sce_grad_ok(Case& c) { c.in(F32, {4, 3}).in(I32, {4}).out(F32, {4, 3}); }
+void softmax_cross_entropy_ok(Case& c) { c.in(F32, {4, 3}).in(I32, {4}).out(F32, {1}).out(F32, {4, 3}); }
+void softmax_cross_entropy_grad_ok(Case& c) { c.in(F32, {4, 3}).in(I32, {4}).out(F32, {4, 3}); }
 void mse_ok(Case& c) { c.in(F32, {4, 2}).in(F32, {4, 2}).out(F32, {1}); }
 void mse_grad_ok(Case& c) { c.in(F32, {4, 2}).in(F32, {4, 2}).out(F32, {4, 2}); }
-void sgd_ok(Case& c) {
+void sgd_update_ok(Case& c) {
   c.in(F32, {3, 4}).in(F32, {3, 4}).in(F32, {3, 4}).out(F32, {3, 4}).out(F32, {3, 4});
   c.fa({0.01f, 0.9f, 0.0f});
 }
-void adam_ok(Case& c) {
+void adam_update_ok(Case& c) {
   c.in(F32, {3, 4}).in(F32, {3, 4}).in(F32, {3, 4}).in(F32, {3, 4});
   c.out(F32, {3, 4}).out(F32, {3, 4}).out(F32, {3, 4});
   c.ia({0}).fa({1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f});
@@ -139,7 +160,6 @@ void head_matmul_ok(Case& c) {
 namespace {
 
 using Builder = void (*)(Case&);
-using remat::OpCode;
 
 // Every opcode's well-formed case, set by opcode (not by position in a list).
 struct Builders {
@@ -148,66 +168,9 @@ struct Builders {
 
 constexpr Builders make_builders() {
   Builders t{};
-  auto set = [&t](OpCode code, Builder b) { t.fn[static_cast<uint16_t>(code)] = b; };
-  set(OpCode::kMatMul, matmul_ok);
-  set(OpCode::kBiasAdd, bias_add_ok);
-  set(OpCode::kReduceLeading, reduce_leading_ok);
-  for (OpCode code : {OpCode::kAdd, OpCode::kMul, OpCode::kReluGrad, OpCode::kGeluGrad,
-                      OpCode::kTanhGrad, OpCode::kSigmoidGrad, OpCode::kSoftmaxGrad,
-                      OpCode::kSquareRootGrad, OpCode::kErrorFunctionGrad, OpCode::kLogSoftmaxGrad}) {
-    set(code, binary);
-  }
-  for (OpCode code : {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid,
-                      OpCode::kSoftmax, OpCode::kSpill, OpCode::kPrefetch, OpCode::kSquareRoot,
-                      OpCode::kErrorFunction, OpCode::kLogSoftmax}) {
-    set(code, unary);
-  }
-  set(OpCode::kLayerNorm, layernorm_ok);
-  set(OpCode::kLayerNormGrad, layernorm_grad_ok);
-  set(OpCode::kDropout, dropout_ok);
-  set(OpCode::kDropoutGrad, dropout_ok);
-  set(OpCode::kEmbedding, embedding_ok);
-  set(OpCode::kEmbeddingGrad, embedding_grad_ok);
-  set(OpCode::kPermute, permute_ok);
-  set(OpCode::kCopy, copy_ok);
-  set(OpCode::kSelect, select_ok);
-  set(OpCode::kSelectGrad, select_grad_ok);
-  set(OpCode::kSoftmaxCrossEntropy, sce_ok);
-  set(OpCode::kSoftmaxCrossEntropyGrad, sce_grad_ok);
-  set(OpCode::kMse, mse_ok);
-  set(OpCode::kMseGrad, mse_grad_ok);
-  set(OpCode::kSgdUpdate, sgd_ok);
-  set(OpCode::kAdamUpdate, adam_ok);
-  set(OpCode::kWait, wait_ok);
-  set(OpCode::kScale, scale_ok);
-  set(OpCode::kFiniteCheck, finite_check_ok);
-  set(OpCode::kConv, conv_ok);
-  set(OpCode::kConvGradInput, conv_grad_input_ok);
-  set(OpCode::kConvGradWeight, conv_grad_weight_ok);
-  set(OpCode::kChannelSum, channel_sum_ok);
-  set(OpCode::kMaxPool, max_pool_ok);
-  set(OpCode::kMaxPoolGrad, max_pool_grad_ok);
-  set(OpCode::kAvgPool, avg_pool_ok);
-  set(OpCode::kAvgPoolGrad, avg_pool_grad_ok);
-  set(OpCode::kGlobalAvgPool, global_avg_pool_ok);
-  set(OpCode::kGlobalAvgPoolGrad, global_avg_pool_grad_ok);
-  set(OpCode::kBatchNorm, batch_norm_ok);
-  set(OpCode::kBatchNormGrad, batch_norm_grad_ok);
-  set(OpCode::kBatchNormInference, batch_norm_inference_ok);
-  set(OpCode::kRunningStatUpdate, running_stat_update_ok);
-  set(OpCode::kPad, pad_ok);
-  set(OpCode::kPadGrad, pad_grad_ok);
-  set(OpCode::kConcat, concat_ok);
-  set(OpCode::kSlice, slice_ok);
-  set(OpCode::kIncrement, increment_ok);
-  set(OpCode::kPowScalar, pow_scalar_ok);
-  set(OpCode::kPowScalarGrad, pow_scalar_grad_ok);
-  set(OpCode::kLeakyRelu, leaky_relu_ok);
-  set(OpCode::kLeakyReluGrad, leaky_relu_grad_ok);
-  set(OpCode::kReduceSum, reduce_sum_ok);
-  set(OpCode::kBroadcast, broadcast_ok);
-  set(OpCode::kFill, fill_ok);
-  set(OpCode::kHeadMatMul, head_matmul_ok);
+#define REMAT_OP_CHECK_CASE_ENTRY(Name, snake, code, ...) t.fn[code] = snake##_ok;
+  REMAT_OP_CATALOGUE(REMAT_OP_CHECK_CASE_ENTRY)
+#undef REMAT_OP_CHECK_CASE_ENTRY
   return t;
 }
 

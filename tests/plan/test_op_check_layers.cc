@@ -241,14 +241,14 @@ void select_grad_checks_axis_and_index_against_its_output(void**) {
 
 void softmax_cross_entropy_with_logits_not_of_rank_2_is_rejected(void**) {
   Case c(OpCode::kSoftmaxCrossEntropy);
-  sce_ok(c);
+  softmax_cross_entropy_ok(c);
   c.in_shape(0, {4, 3, 1});
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 0 (logits) has dims [4, 3, 1]", "rank 3, expected 2"});
 }
 
 void softmax_cross_entropy_with_labels_not_one_per_row_is_rejected(void**) {
   Case c(OpCode::kSoftmaxCrossEntropy);
-  sce_ok(c);
+  softmax_cross_entropy_ok(c);
   c.in_shape(1, {5});
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (labels) has dims [5]", "expected N = 4"});
   c.in_shape(1, {4});
@@ -258,7 +258,7 @@ void softmax_cross_entropy_with_labels_not_one_per_row_is_rejected(void**) {
 
 void softmax_cross_entropy_with_a_loss_of_two_elements_is_rejected(void**) {
   Case c(OpCode::kSoftmaxCrossEntropy);
-  sce_ok(c);
+  softmax_cross_entropy_ok(c);
   c.out_shape(0, {2});
   expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (loss) has dims [2]", "expected 1 element"});
   c.out_shape(0, {1, 1});
@@ -267,14 +267,14 @@ void softmax_cross_entropy_with_a_loss_of_two_elements_is_rejected(void**) {
 
 void softmax_cross_entropy_with_probs_unlike_logits_is_rejected(void**) {
   Case c(OpCode::kSoftmaxCrossEntropy);
-  sce_ok(c);
+  softmax_cross_entropy_ok(c);
   c.out_shape(1, {3, 4});
   expect(c, REMAT_ERROR_BAD_SHAPE, {"output 1 (probs) has dims [3, 4]", "last dim 3"});
 }
 
 void softmax_cross_entropy_grad_with_mismatched_shapes_is_rejected(void**) {
   Case c(OpCode::kSoftmaxCrossEntropyGrad);
-  sce_grad_ok(c);
+  softmax_cross_entropy_grad_ok(c);
   c.in_shape(0, {12});
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 0 (probs) has dims [12]", "expected 2"});
   c.in_shape(0, {4, 3}).in_shape(1, {3});
@@ -307,7 +307,7 @@ void sgd_without_momentum_takes_no_velocity(void**) {
 
 void sgd_with_momentum_but_no_velocity_is_rejected(void**) {
   Case c(OpCode::kSgdUpdate);
-  sgd_ok(c);
+  sgd_update_ok(c);
   c.num_in = 2;
   c.num_out = 1;
   expect(c, REMAT_ERROR_BAD_ARITY, {"fattr 1 (momentum) is 0.9", "needs input 2 and output 1"});
@@ -315,7 +315,7 @@ void sgd_with_momentum_but_no_velocity_is_rejected(void**) {
 
 void sgd_with_infinite_lr_or_nan_weight_decay_is_rejected(void**) {
   Case c(OpCode::kSgdUpdate);
-  sgd_ok(c);
+  sgd_update_ok(c);
   c.fattrs[0] = INFINITY;
   expect(c, REMAT_ERROR_BAD_SHAPE, {"fattr 0 (lr) is inf"});
   c.fattrs[0] = 0.01f;
@@ -325,7 +325,7 @@ void sgd_with_infinite_lr_or_nan_weight_decay_is_rejected(void**) {
 
 void sgd_with_mismatched_param_grad_or_velocity_is_rejected(void**) {
   Case c(OpCode::kSgdUpdate);
-  sgd_ok(c);
+  sgd_update_ok(c);
   c.in_shape(1, {13});
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (grad) has dims [13]", "expected 12 elements"});
   c.in_shape(1, {3, 4}).in_shape(2, {2, 4});
@@ -338,7 +338,7 @@ void sgd_with_mismatched_param_grad_or_velocity_is_rejected(void**) {
 
 void adam_and_adamw_are_accepted_and_decoupled_2_is_rejected(void**) {
   Case c(OpCode::kAdamUpdate);
-  adam_ok(c);
+  adam_update_ok(c);
   c.iattrs[0] = 1;
   expect(c, REMAT_OK);
   c.iattrs[0] = 2;
@@ -347,7 +347,7 @@ void adam_and_adamw_are_accepted_and_decoupled_2_is_rejected(void**) {
 
 void adam_with_betas_outside_0_1_or_nonpositive_eps_is_rejected(void**) {
   Case c(OpCode::kAdamUpdate);
-  adam_ok(c);
+  adam_update_ok(c);
   c.fattrs[1] = 1.0f;
   expect(c, REMAT_ERROR_BAD_SHAPE, {"fattr 1 (b1) is 1", "expected in [0, 1)"});
   c.fattrs[1] = 0.9f;
@@ -363,7 +363,7 @@ void adam_with_betas_outside_0_1_or_nonpositive_eps_is_rejected(void**) {
 
 void adam_with_mismatched_moments_is_rejected(void**) {
   Case c(OpCode::kAdamUpdate);
-  adam_ok(c);
+  adam_update_ok(c);
   c.in_shape(2, {11});
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 2 (m) has dims [11]", "expected 12 elements"});
   c.in_shape(2, {12}).out_shape(1, {3, 4});
