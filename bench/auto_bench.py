@@ -1,7 +1,7 @@
 """The auto strategy against the fixed ones at shrinking arena budgets, measured in one run.
 
 For the 24-layer transformer at batch 32 on the CPU: `none`'s arena N, then for each budget
-N/2, N/4, N/8 and N/16 the measured step time of `--strategy auto --budget B` and of every fixed
+N/2, N/4, N/8 and N/16 the measured step time of `--strategy auto --arena-budget B` and of every fixed
 strategy whose arena fits B (none, selective, splits, sqrt, and `budget` at B), each in its own
 process (bench/step_time), the fastest fixed one named. Targets (issue 16): auto never slower
 than the best fixed strategy that fits, and at most 1.15x `none`'s time at N/4.
@@ -69,10 +69,10 @@ def main():
     for divisor in (2, 4, 8, 16):
         budget = none_arena // divisor
         rows = {s: r for s, r in fixed.items() if r["arena"] * mib <= budget}
-        measured = remat_row(args.build, "cpu", args.steps, model, batch, f"budget/budget={budget}")
+        measured = remat_row(args.build, "cpu", args.steps, model, batch, f"budget/arena={budget}")
         if "error" not in measured:
-            rows[f"budget/budget={budget}"] = measured
-        auto = remat_row(args.build, "cpu", args.steps, model, batch, f"auto/budget={budget}")
+            rows[f"budget/arena={budget}"] = measured
+        auto = remat_row(args.build, "cpu", args.steps, model, batch, f"auto/arena={budget}")
         best_name = min(rows, key=lambda s: rows[s]["ms"]) if rows else None
         for name, r in sorted(rows.items(), key=lambda kv: kv[1]["ms"]):
             label = "budget" if name.startswith("budget/") else name

@@ -164,7 +164,7 @@ def main():
             print_row((model, batch, framework, strategy, r, none_ms, memory))
 
         emit("remat", "none", base, base["median"])
-        for strategy in ("sqrt", "selective", f"budget/budget={budget}", f"auto/budget={budget}"):
+        for strategy in ("sqrt", "selective", f"budget/arena={budget}", f"auto/arena={budget}"):
             emit("remat", strategy.replace(f"={budget}", f"={budget_name}"),
                  remat_row(args.build, threads, steps, warmup, model, batch, strategy), base["median"])
         for share in (5, 4, 3):

@@ -71,7 +71,7 @@ def main():
         # own segments need more than that even with every checkpoint on host (its row says by
         # how much), splits' smaller segments fit.
         half = persistent + sqrt_arena // 2
-        configs = ["none", "sqrt", "selective", f"budget/budget={sqrt_arena}", "splits", f"sqrt/device={half}",
+        configs = ["none", "sqrt", "selective", f"budget/arena={sqrt_arena}", "splits", f"sqrt/device={half}",
                    f"splits/device={half}"]
         base = None
         for config in configs:

@@ -7,8 +7,9 @@
 //
 //   build/bench/step_time [--backend B] [--threads N] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY,...] ...
 //
-// STRATEGY is a compiler strategy, optionally with /budget=SIZE (arena budget of `budget`) and
-// /device=SIZE (device budget: spill checkpoints to host), e.g. `splits/device=200MiB`.
+// STRATEGY is a compiler strategy, optionally with the budgets of docs/sizing.md ("Budgets"):
+// /arena=SIZE (arena budget of `budget` and `auto`), /device=SIZE (device budget: spill
+// checkpoints to host) and /host=SIZE (host spill budget of `auto`), e.g. `splits/device=200MiB`.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -44,8 +45,9 @@ Row measure(const std::string& model, int64_t batch, const std::string& spec, co
     const std::string item = spec.substr(at + 1, spec.find('/', at + 1) - at - 1);
     const std::string key = item.substr(0, item.find('='));
     const uint64_t bytes = remat::io::parse_size(item.substr(item.find('=') + 1), key);
-    if (key == "budget") o.budget = bytes;
+    if (key == "arena" || key == "budget") o.arena_budget = bytes;  // budget=: its old name
     else if (key == "device") o.device_budget = bytes;
+    else if (key == "host") o.host_budget = bytes;
     else throw remat::io::UsageError("unknown strategy option '" + key + "'");
   }
   o.optimizer = "adam:lr=0.0001";
@@ -73,7 +75,7 @@ int main(int argc, char** argv) {
     else specs.push_back(a);
   }
   if (specs.empty()) {
-    std::fprintf(stderr, "usage: step_time [--backend B] [--threads N] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY[/budget=SIZE][/device=SIZE],...] ...\n");
+    std::fprintf(stderr, "usage: step_time [--backend B] [--threads N] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY[/arena=SIZE][/device=SIZE][/host=SIZE],...] ...\n");
     return 2;
   }
   const char* core = std::getenv("OPENBLAS_CORETYPE");

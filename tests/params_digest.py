@@ -41,6 +41,11 @@ def run(args):
     return subprocess.run(args, capture_output=True, text=True)
 
 
+def arena_budget_flag(remat):
+    """--arena-budget; a remat from before it (docs/sizing.md, "Budgets") calls it --budget."""
+    return "--arena-budget" if "--arena-budget" in run([remat, "--help"]).stdout else "--budget"
+
+
 def compile_plan(remat, model, backend, optimizer, strategy, out, tmp):
     base = [remat, "compile", model, "--batch", BATCH, "--optimizer", optimizer, "--seed", "7",
             "--backend", backend, "-o", out]
@@ -51,7 +56,7 @@ def compile_plan(remat, model, backend, optimizer, strategy, out, tmp):
             return done
         info = json.loads(run([remat, "inspect", sqrt_plan, "--json"]).stdout)
         if strategy == "budget":
-            return run(base + ["--strategy", "budget", "--budget", str(info["arena_bytes"])])
+            return run(base + ["--strategy", "budget", arena_budget_flag(remat), str(info["arena_bytes"])])
         for fraction in (0.6, 0.75, 0.9, 1.0):
             device = info["persistent_bytes"] + int(info["arena_bytes"] * fraction)
             done = run(base + ["--strategy", "auto", "--device-budget", str(device)])

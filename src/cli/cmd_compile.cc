@@ -11,8 +11,8 @@
 namespace remat {
 namespace cli {
 
-const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy", "--budget",
-                                                 "--device-budget", "--host-budget", "--copy-bandwidth", "--compute-rate",
+const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy", "--arena-budget",
+                                                 "--budget", "--device-budget", "--host-budget", "--copy-bandwidth", "--compute-rate",
                                                  "--finite-checks", "--eval-program", "--loss"};
 
 compiler::FiniteChecks finite_checks_option(const Args& args) {
@@ -49,6 +49,15 @@ std::string optimizer_option(const Args& args, const std::string& fallback) {
   return text;
 }
 
+std::string arena_budget_flag(const Args& args) {
+  if (!args.has("--budget")) return "--arena-budget";
+  if (args.has("--arena-budget")) {
+    throw UsageError("--budget and --arena-budget: give one (--budget is the deprecated name of --arena-budget)");
+  }
+  std::fprintf(stderr, "remat: --budget is deprecated; use --arena-budget (the same meaning)\n");
+  return "--budget";
+}
+
 compiler::CompileOptions compile_options(const Args& args, const std::string& model) {
   compiler::CompileOptions o;
   o.model = model;
@@ -56,12 +65,14 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.batch = args.integer("--batch", 1, 1 << 24, 32);
   o.optimizer = optimizer_option(args, o.optimizer);
   o.seed = static_cast<uint64_t>(args.integer("--seed", 0, INT64_MAX, 0));
-  o.budget = args.size("--budget", 0);
+  // The budgets (docs/sizing.md, "Budgets"); --budget is the deprecated name of --arena-budget.
+  const std::string arena_flag = arena_budget_flag(args);
+  o.arena_budget = args.size(arena_flag, 0);
   o.device_budget = args.size("--device-budget", 0);
   // A budget without a strategy asks for the fastest plan that fits it.
-  o.strategy = args.text("--strategy", o.budget != 0 || o.device_budget != 0 ? "auto" : o.strategy);
-  if (o.budget != 0 && o.strategy != "budget" && o.strategy != "auto") {
-    throw UsageError("--budget applies to --strategy budget or auto");
+  o.strategy = args.text("--strategy", o.arena_budget != 0 || o.device_budget != 0 ? "auto" : o.strategy);
+  if (o.arena_budget != 0 && o.strategy != "budget" && o.strategy != "auto") {
+    throw UsageError(arena_flag + " applies to --strategy budget or auto");
   }
   if (args.has("--host-budget")) {
     if (o.strategy != "auto") throw UsageError("--host-budget applies to --strategy auto");
@@ -121,7 +132,7 @@ void print_report(const compiler::CompileReport& r) {
   }
   std::printf("\n");
   if (r.device_budget > 0) {
-    std::printf("device:       %llu bytes of the %llu-byte budget (arena + persistent)\n",
+    std::printf("device:       %llu bytes of the %llu-byte device budget (arena + persistent)\n",
                 static_cast<unsigned long long>(r.arena_bytes + r.persistent_bytes),
                 static_cast<unsigned long long>(r.device_budget));
   }

@@ -204,13 +204,14 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
   std::printf("{\n  \"model\": %s,\n  \"template\": %s,\n  \"optimizer\": %s,\n  \"alignment\": %u,\n",
               json_string(model).c_str(), json_string(setup.model).c_str(), json_string(setup.optimizer).c_str(),
               setup.alignment);
-  // device_budget_bytes is --budget (its name predates spilling); --device-budget has its own field.
-  std::printf("  \"device_budget_bytes\": %s,\n  \"spill_device_budget_bytes\": %s,\n"
+  // The budgets (docs/sizing.md, "Budgets"): each key means what it means in every command.
+  std::printf("  \"arena_budget_bytes\": %s,\n  \"device_budget_bytes\": %s,\n  \"host_budget_bytes\": %s,\n"
               "  \"copy_bandwidth_bytes_per_s\": %s,\n  \"compute_rate_flops_per_s\": %s,\n"
-              "  \"host_budget_bytes\": %s,\n  \"max_batch\": %s,\n  \"rows\": [\n",
+              "  \"max_batch\": %s,\n  \"rows\": [\n",
+              setup.arena_budget ? u64(setup.arena_budget).c_str() : "null",
               setup.device_budget ? u64(setup.device_budget).c_str() : "null",
-              setup.spill_budget ? u64(setup.spill_budget).c_str() : "null", number(setup.copy_bandwidth, "%.6g").c_str(),
-              number(setup.compute_rate, "%.6g").c_str(), setup.host_budget ? u64(setup.host_budget).c_str() : "null",
+              setup.host_budget == UINT64_MAX ? "null" : u64(setup.host_budget).c_str(),
+              number(setup.copy_bandwidth, "%.6g").c_str(), number(setup.compute_rate, "%.6g").c_str(),
               max_batch ? "true" : "false");
   for (size_t k = 0; k < lines.size(); ++k) {
     const Line& l = lines[k];
@@ -253,7 +254,8 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
 }  // namespace
 
 int run_size(const std::vector<std::string>& argv) {
-  const Args args(argv, {"--batch", "--strategy", "--budget", "--device-budget", "--copy-bandwidth", "--compute-rate",
+  const Args args(argv, {"--batch", "--strategy", "--arena-budget", "--budget", "--device-budget", "--copy-bandwidth",
+                         "--compute-rate",
                          "--timeline", "--optimizer", "--alignment", "--backend", "--finite-checks",
                           "--eval-program", "--loss", "--host-budget"},
                   {"--max-batch", "--json"});
@@ -265,7 +267,6 @@ int run_size(const std::vector<std::string>& argv) {
   setup.model = compiler::expand_model_alias(model);
   setup.loss = args.text("--loss", "");
   setup.optimizer = optimizer_option(args, setup.optimizer);
-  setup.spill_budget = args.size("--device-budget", 0);
   setup.finite_checks = finite_checks_option(args);
   setup.eval_program = eval_program_option(args);
   const DeviceProfile& profile = compiler::target_profile(args.text("--backend", "cpu"));
@@ -276,43 +277,66 @@ int run_size(const std::vector<std::string>& argv) {
   if ((setup.alignment & (setup.alignment - 1)) != 0) {
     throw UsageError("--alignment " + std::to_string(setup.alignment) + ": expected a power of two");
   }
-  if (args.has("--budget")) {
-    setup.device_budget = args.size("--budget", 0);
-    if (setup.device_budget == 0) throw UsageError("--budget " + args.text("--budget", "") + ": expected a size above 0");
+  // The budgets (docs/sizing.md, "Budgets"). size --budget was the device budget: deprecated,
+  // it keeps its meaning (rows spill only for auto, and only with --host-budget).
+  const bool legacy = args.has("--budget");
+  if (legacy) {
+    for (const char* other : {"--arena-budget", "--device-budget"}) {
+      if (args.has(other)) {
+        throw UsageError(std::string("--budget and ") + other + ": give one (size --budget is the deprecated name of " +
+                         "--device-budget)");
+      }
+    }
+    std::fprintf(stderr, "remat: size --budget is deprecated; use --device-budget (size --budget was always the device "
+                         "budget, arena + persistent; --device-budget also lets every row spill unless --host-budget 0)\n");
   }
+  const std::string device_flag = legacy ? "--budget" : "--device-budget";
+  for (const std::string& flag : {std::string("--arena-budget"), device_flag}) {
+    if (args.has(flag) && args.size(flag, 0) == 0) throw UsageError(flag + " " + args.text(flag, "") + ": expected a size above 0");
+  }
+  setup.arena_budget = args.size("--arena-budget", 0);
+  setup.device_budget = args.size(device_flag, 0);
   const bool budget_given = setup.device_budget > 0;
-  std::vector<std::string> strategies =
-      parse_strategies(args.text("--strategy", budget_given ? "none,sqrt,selective,auto" : "none,sqrt,selective"));
+  std::vector<std::string> strategies = parse_strategies(
+      args.text("--strategy", budget_given || setup.arena_budget ? "none,sqrt,selective,auto" : "none,sqrt,selective"));
+  if (setup.arena_budget && std::none_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
+    throw UsageError("--arena-budget applies to strategy budget or auto (add one to --strategy)");
+  }
   for (const std::string& s : strategies) {
-    if (!budget_given && takes_arena_budget(s)) {
-      throw UsageError("strategy '" + s + "' needs --budget BYTES (the device budget; see docs/sizing.md)");
+    if (!budget_given && setup.arena_budget == 0 && takes_arena_budget(s)) {
+      throw UsageError("strategy '" + s + "' needs --arena-budget or --device-budget BYTES (see docs/sizing.md)");
     }
   }
+  if (budget_given) setup.host_budget = legacy ? 0 : UINT64_MAX;  // spilling allowed, as in compile
+  if (legacy) setup.fixed_rows_spill = false;
   if (args.has("--host-budget")) {
-    if (std::find(strategies.begin(), strategies.end(), "auto") == strategies.end()) throw UsageError("--host-budget applies to strategy auto (add it to --strategy)");
+    if (!budget_given) throw UsageError("--host-budget needs --device-budget (spilling fits the device budget)");
+    if (legacy && std::find(strategies.begin(), strategies.end(), "auto") == strategies.end()) {
+      throw UsageError("--host-budget with size --budget applies to strategy auto (add it to --strategy)");
+    }
     setup.host_budget = args.size("--host-budget", 0);
-    if (setup.host_budget == 0) throw UsageError("--host-budget " + args.text("--host-budget", "") + ": expected a size above 0");
   }
   int64_t lo = 1, hi = kMaxBatch;
   if (max_batch) {
-    if (!budget_given) throw UsageError("--max-batch needs --budget BYTES");
+    if (!budget_given) throw UsageError("--max-batch needs --device-budget BYTES");
     if (args.has("--batch")) {
       parse_batch(args.text("--batch", ""), &lo, &hi);
       if (lo == hi) throw UsageError("--max-batch searches a range: give --batch A..B, or no --batch for 1.." + std::to_string(kMaxBatch));
     }
     if (std::find(strategies.begin(), strategies.end(), "none") == strategies.end()) strategies.insert(strategies.begin(), "none");
   } else {
-    if (!args.has("--batch")) throw UsageError("size needs --batch N or --batch A..B (or --max-batch --budget BYTES)");
+    if (!args.has("--batch")) throw UsageError("size needs --batch N or --batch A..B (or --max-batch --device-budget BYTES)");
     parse_batch(args.text("--batch", ""), &lo, &hi);
   }
   if (args.has("--timeline")) io::require_writable(args.text("--timeline", ""));  // Before the compiles.
-  // The budget strategy gets what the device budget leaves after the persistent region.
-  uint64_t arena_budget = 0;
+  // The budget and auto rows get --arena-budget, else what the device budget leaves after the
+  // persistent region.
+  uint64_t arena_budget = setup.arena_budget;
   std::string budget_error;
-  if (budget_given && std::any_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
+  if (arena_budget == 0 && budget_given && std::any_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
     const uint64_t persistent = persistent_bytes(setup);
     if (persistent >= setup.device_budget) {
-      budget_error = "the persistent region (" + format_bytes(persistent) + ") does not leave any arena in --budget " +
+      budget_error = "the persistent region (" + format_bytes(persistent) + ") does not leave any arena in " + device_flag + " " +
                      format_bytes(setup.device_budget);
     } else {
       arena_budget = setup.device_budget - persistent;
@@ -410,17 +434,20 @@ int run_size(const std::vector<std::string>& argv) {
   std::printf("model:      %s\n", model.c_str());
   if (model != setup.model) std::printf("template:   %s\n", setup.model.c_str());
   std::printf("optimizer:  %s, alignment %u\n", setup.optimizer.c_str(), setup.alignment);
+  if (setup.arena_budget) {
+    std::printf("arena:      %s (%llu bytes) for the budget and auto rows\n", format_bytes(setup.arena_budget).c_str(),
+                static_cast<unsigned long long>(setup.arena_budget));
+  }
   if (budget_given) {
-    std::printf("budget:     %s (%llu bytes) of device memory for arena + persistent\n",
-                format_bytes(setup.device_budget).c_str(), static_cast<unsigned long long>(setup.device_budget));
+    const char* spilling = setup.host_budget == 0 ? "no row spills to host"
+                           : setup.fixed_rows_spill ? "checkpoints beyond it spill to host"
+                                                    : "the auto rows may spill checkpoints to host";
+    std::printf("device:     %s (%llu bytes) of device memory for arena + persistent; %s\n",
+                format_bytes(setup.device_budget).c_str(), static_cast<unsigned long long>(setup.device_budget), spilling);
   }
-  if (setup.host_budget) {
-    std::printf("host:       %s (%llu bytes) of host memory the auto rows may spill checkpoints to\n",
+  if (setup.host_budget > 0 && setup.host_budget != UINT64_MAX) {
+    std::printf("host:       %s (%llu bytes) of host memory the rows may spill checkpoints to\n",
                 format_bytes(setup.host_budget).c_str(), static_cast<unsigned long long>(setup.host_budget));
-  }
-  if (setup.spill_budget) {
-    std::printf("device:     %s (%llu bytes) for arena + persistent; checkpoints beyond it spill to host\n",
-                format_bytes(setup.spill_budget).c_str(), static_cast<unsigned long long>(setup.spill_budget));
   }
   if (max_batch) {
     std::printf("largest batch in %lld..%lld whose device total fits the budget, per strategy:\n",

@@ -19,7 +19,7 @@ int run_train(const std::vector<std::string>& argv);
 int run_devices(const std::vector<std::string>& argv);
 /// `remat inspect FILE.rplan [--ops|--tensors|--params] [--json]`
 int run_inspect(const std::vector<std::string>& argv);
-/// `remat size MODEL --batch N|A..B [--strategy LIST] [--budget BYTES] [--max-batch] [--timeline F] [--json]`
+/// `remat size MODEL --batch N|A..B [--strategy LIST] [--device-budget BYTES] [--max-batch] [--timeline F] [--json]`
 int run_size(const std::vector<std::string>& argv);
 
 /// Flags that choose how a model is compiled, shared by compile and train.

@@ -15,7 +15,7 @@ const char kUsage[] =
     "usage: remat COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
-    "  compile MODEL --batch N [--optimizer SPEC] [--seed N] [--strategy S] [--budget SIZE]\n"
+    "  compile MODEL --batch N [--optimizer SPEC] [--seed N] [--strategy S] [--arena-budget SIZE]\n"
     "          [--device-budget SIZE [--host-budget SIZE]] [--backend B] [--copy-bandwidth BYTES_PER_S]\n"
     "          [--compute-rate FLOPS]\n"
     "          [--finite-checks on|atomic|off] [--eval-program on|off] -o FILE.rplan|FILE.h [--emit-c FILE.h]\n"
@@ -29,8 +29,8 @@ const char kUsage[] =
     "  inspect FILE.rplan [--ops|--tensors|--params] [--json]\n"
     "  devices                  list the backends and devices available here\n"
     "  size    MODEL --batch N|A..B [--strategy none,sqrt,selective,budget,auto,manual:T1,T2]\n"
-    "          [--budget SIZE [--host-budget SIZE]] [--max-batch] [--optimizer SPEC] [--alignment N]\n"
-    "          [--device-budget SIZE] [--backend B] [--copy-bandwidth BYTES_PER_S] [--compute-rate FLOPS]\n"
+    "          [--device-budget SIZE [--host-budget SIZE]] [--arena-budget SIZE] [--max-batch] [--optimizer SPEC]\n"
+    "          [--alignment N] [--backend B] [--copy-bandwidth BYTES_PER_S] [--compute-rate FLOPS]\n"
     "          [--finite-checks on|atomic|off] [--eval-program on|off] [--timeline FILE.svg] [--json]\n"
     "B is cpu | opencl[:P[:D]] | cuda[:N] | null (train runs there; its device profile sets the\n"
     "  plan's alignment and the spill cost model's defaults):\n";
@@ -46,9 +46,13 @@ const char kUsageTerms[] =
     "         or FILE.onnx with --loss cross_entropy|mse (an exported model; compile, train and size; docs/onnx.md)\n"
     "SPEC is sgd:lr=0.1[,momentum=0.9][,weight_decay=W] | adam:lr=1e-3[,...] | adamw:lr=1e-3[,...]\n"
     "         (default sgd:lr=0.1: plain SGD adds no optimizer state, and every template learns with it)\n"
-    "S is none | sqrt | splits | selective | budget (with --budget SIZE) | manual:TENSOR,TENSOR,...\n"
-    "  | auto (the default with --budget or --device-budget: keep, recompute or spill for the fastest\n"
-    "    predicted step that fits; docs/strategies.md)\n"
+    "S is none | sqrt | splits | selective | budget (with --arena-budget SIZE) | manual:TENSOR,TENSOR,...\n"
+    "  | auto (the default with a budget: keep, recompute or spill for the fastest predicted step that\n"
+    "    fits; docs/strategies.md)\n"
+    "Budgets, the same in every command: --arena-budget SIZE: the arena (budget and auto fit it);\n"
+    "  --device-budget SIZE: arena + persistent (what fits the device, spilling to host where needed);\n"
+    "  --host-budget SIZE: host spill bytes (0: no spilling). --budget is the deprecated name of\n"
+    "  --arena-budget (in size, of --device-budget). docs/sizing.md, \"Budgets\"\n"
     "SIZE accepts B, KiB, MiB, GiB, TiB (and KB, MB, GB, TB). See docs/cli.md.\n";
 
 // The usage text, with one line per backend's device profile between its two parts.

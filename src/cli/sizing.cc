@@ -29,11 +29,11 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.optimizer = setup.optimizer;
   o.strategy = strategy;
   o.alignment = setup.alignment;
-  if (takes_arena_budget(strategy)) o.budget = arena_budget;
-  o.device_budget = setup.spill_budget;
-  if (strategy == "auto" && setup.host_budget > 0) {
-    if (o.device_budget == 0) o.device_budget = setup.device_budget;
-    o.host_budget = setup.host_budget;
+  if (takes_arena_budget(strategy)) o.arena_budget = arena_budget;
+  // Rows spill to fit the device budget only where the host budget allows it.
+  if (setup.host_budget > 0 && (strategy == "auto" || setup.fixed_rows_spill)) {
+    o.device_budget = setup.device_budget;
+    if (strategy == "auto") o.host_budget = setup.host_budget;
   }
   o.copy_bandwidth = setup.copy_bandwidth;
   o.compute_rate = setup.compute_rate;
@@ -44,7 +44,9 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
 }
 
 uint64_t persistent_bytes(const SizeSetup& setup) {
-  return compiler::compile(size_options(setup, "none", 1, 0)).report.persistent_bytes;
+  SizeSetup unspilled = setup;  // the persistent region does not depend on spilling either
+  unspilled.host_budget = 0;
+  return compiler::compile(size_options(unspilled, "none", 1, 0)).report.persistent_bytes;
 }
 
 SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch, uint64_t arena_budget,
@@ -67,6 +69,12 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
     return row;
   }
   const compiler::CompileReport& r = result.report;
+  if (r.host_bytes > setup.host_budget) {  // auto keeps to it; the other strategies' spills are checked here
+    row.error = "strategy '" + strategy + "' spills " + std::to_string(r.host_bytes) +
+                " bytes to host to fit the device budget, over the host budget of " + std::to_string(setup.host_budget) +
+                " bytes";
+    return row;
+  }
   const compiler::MemoryPlan& m = result.memory;
   const compiler::Graph& g = result.graph;
   row.arena_bytes = r.arena_bytes;

@@ -20,15 +20,18 @@ struct SizeSetup {
   std::string loss;                       ///< An ONNX model's --loss ("" for a template).
   std::string optimizer = "sgd:lr=0.1";   ///< Optimizer spec (persistent state depends on it).
   uint32_t alignment = compiler::CompileOptions().alignment;  ///< Region alignment.
-  /// Device budget in bytes (arena + persistent); 0 when none was given. The `budget` strategy
-  /// is given this minus the persistent bytes as its arena budget (docs/sizing.md).
+  /// The budgets, as in every command (docs/sizing.md, "Budgets").
+  /// --arena-budget: arena bytes the `budget` and `auto` rows fit; 0: derived from device_budget.
+  uint64_t arena_budget = 0;
+  /// --device-budget: arena + persistent bytes; 0 when none was given. Rows must fit it (the
+  /// fits column, the --max-batch search), spilling checkpoints to host where host_budget lets
+  /// them; without --arena-budget, `budget` and `auto` get this minus the persistent bytes.
   uint64_t device_budget = 0;
-  /// --device-budget: arena + persistent bytes each plan must fit by spilling checkpoints to
-  /// host memory (docs/spilling.md); 0 when not given.
-  uint64_t spill_budget = 0;
-  /// --host-budget: host spill bytes the `auto` rows may use to fit --budget (docs/sizing.md);
-  /// 0: `auto` fits by recomputation alone.
+  /// --host-budget: host spill bytes a row may use to fit device_budget; 0: no row spills;
+  /// UINT64_MAX: no limit (--device-budget without --host-budget).
   uint64_t host_budget = 0;
+  /// False under the deprecated `size --budget`, whose rows spilled only for `auto`.
+  bool fixed_rows_spill = true;
   /// Spill cost model, passed to the compiler as given: host <-> device bytes per second
   /// (--copy-bandwidth, else --backend's default).
   double copy_bandwidth = compiler::CompileOptions().copy_bandwidth;
@@ -56,7 +59,7 @@ struct SizeRow {
   uint64_t host_bytes = 0;           ///< Host spill region (host memory, not device).
   size_t spills = 0;                 ///< Checkpoints spilled to the host region.
   uint64_t lower_bound = 0;          ///< Largest sum of arena bytes live at one op.
-  uint64_t arena_budget = 0;         ///< Arena budget given to the `budget` strategy (else 0).
+  uint64_t arena_budget = 0;         ///< Arena budget given to the `budget` and `auto` rows (else 0).
   double step_flops = 0, recomputed_flops = 0;
   double predicted_seconds = 0;      ///< Modelled step time (compiler/strategies/auto.h's cost model).
   std::vector<std::string> nested;   ///< Nested checkpoints (auto).
@@ -79,12 +82,13 @@ struct SizeRow {
   double seconds_per_sample() const;
 };
 
-/// Whether |strategy| is given the arena budget (`budget` and `auto`), and so needs --budget.
+/// Whether |strategy| is given the arena budget (`budget` and `auto`), and so needs
+/// --arena-budget or --device-budget.
 bool takes_arena_budget(const std::string& strategy);
 
 /// Compile options for |strategy| at |batch|: exactly what size_row() compiles, so a caller
 /// can compile the plan a row describes. |arena_budget| is passed to the `budget` and `auto`
-/// strategies; `auto` also gets --budget as its device budget when a host budget allows spills.
+/// strategies; every row gets the device budget when the host budget allows spills.
 compiler::CompileOptions size_options(const SizeSetup& setup, const std::string& strategy, int64_t batch,
                                       uint64_t arena_budget);
 

@@ -33,11 +33,12 @@ void check_budgets_hold(const CompileOptions& options, const MemoryPlan& memory)
   if (memory.eval_arena_size <= memory.step_arena_size) return;
   const uint64_t device = memory.arena_size + memory.persistent_size;
   const bool over_budget =
-      (options.strategy == "budget" || options.strategy == "auto") && options.budget > 0 && memory.arena_size > options.budget;
+      (options.strategy == "budget" || options.strategy == "auto") && options.arena_budget > 0 &&
+      memory.arena_size > options.arena_budget;
   const bool over_device = options.device_budget > 0 && device > options.device_budget;
   if (over_budget || over_device) {
     throw CompileError("the eval program takes the arena to " + std::to_string(memory.arena_size) + " bytes, over the " +
-                       (over_budget ? "budget of " + std::to_string(options.budget)
+                       (over_budget ? "arena budget of " + std::to_string(options.arena_budget)
                                     : "device budget of " + std::to_string(options.device_budget)) +
                        " bytes; compile with --eval-program off");
   }
@@ -79,7 +80,7 @@ CompileResult compile(const CompileOptions& options) {
   CompileReport& r = result.report;
   if (options.strategy == "auto") {
     AutoOptions automatic;
-    automatic.arena_budget = options.budget;
+    automatic.arena_budget = options.arena_budget;
     automatic.device_budget = options.device_budget;
     automatic.host_budget = options.host_budget;
     automatic.cost = spill;
@@ -95,8 +96,8 @@ CompileResult compile(const CompileOptions& options) {
     r.exhaustive = chosen.exhaustive;
   } else {
     if (options.strategy == "budget") {
-      if (options.budget == 0) throw CompileError("strategy 'budget' needs a budget (--budget BYTES)");
-      checkpoints = budget_checkpoints(result.graph, forward_ops, options.budget, options.alignment);
+      if (options.arena_budget == 0) throw CompileError("strategy 'budget' needs an arena budget (--arena-budget BYTES)");
+      checkpoints = budget_checkpoints(result.graph, forward_ops, options.arena_budget, options.alignment);
     } else if (options.strategy == "sqrt") {
       checkpoints = sqrt_checkpoints(result.graph, forward_ops, options.alignment);
     } else {
@@ -127,7 +128,9 @@ CompileResult compile(const CompileOptions& options) {
     for (int t : checkpoints) r.checkpoints.push_back(result.graph.tensors[t].name);
   }
   for (int t : nested) r.nested.push_back(result.graph.tensors[t].name);
+  r.arena_budget = options.arena_budget;
   r.device_budget = options.device_budget;
+  r.host_budget = options.host_budget;
   for (int t : spilled.spilled) r.spilled.push_back(result.graph.tensors[t].name);
   r.copy_seconds = spilled.copy_seconds;
   r.hidden_copy_seconds = spilled.hidden_seconds;

@@ -30,7 +30,8 @@ struct CompileOptions {
                                            ///< adds no state; every template learns visibly with it.
   uint64_t seed = 0;                       ///< RNG seed for initial params and dropout.
   std::string strategy = "none";           ///< Checkpoint strategy.
-  uint64_t budget = 0;                     ///< Arena budget in bytes for strategies "budget" and "auto".
+  /// The three budgets (docs/sizing.md, "Budgets"): each means one quantity everywhere.
+  uint64_t arena_budget = 0;               ///< Arena bytes strategies "budget" and "auto" fit (0: none).
   uint64_t device_budget = 0;              ///< Arena + persistent bytes to fit by spilling (0: none).
   uint64_t host_budget = UINT64_MAX;       ///< Host spill bytes strategy "auto" may use (0: no spilling).
   /// Strategy "auto" returns the fitting schedule with the fewest device bytes, not the
@@ -72,7 +73,9 @@ struct CompileReport {
   double predicted_seconds = 0;           ///< Modelled step time: FLOPs / compute rate + copy stalls.
   size_t schedules_planned = 0;           ///< Schedules the strategy planned for real (auto).
   bool exhaustive = false;                ///< The auto search tried every assignment.
-  uint64_t device_budget = 0;             ///< The spill budget met (0: none given).
+  uint64_t arena_budget = 0;              ///< The arena budget given (0: none).
+  uint64_t device_budget = 0;             ///< The device budget (arena + persistent) met (0: none given).
+  uint64_t host_budget = UINT64_MAX;      ///< The host spill budget given (UINT64_MAX: none).
   std::vector<std::string> spilled;       ///< Checkpoints copied to host and back.
   double copy_seconds = 0, hidden_copy_seconds = 0;  ///< Modelled copy time, and what compute hides.
   double copy_bandwidth = 0, compute_rate = 0;       ///< The cost model used.

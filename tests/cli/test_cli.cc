@@ -173,7 +173,7 @@ static void a_budget_alone_compiles_the_fastest_plan_that_fits(void**) {
   const std::string plan = tmp("auto.rplan");
   const Figures none = compile_figures(model, plan);
   const unsigned long long budget = none.arena / 3;
-  const Result r = run_remat("compile " + model + " --budget " + std::to_string(budget) + " -o " + plan);
+  const Result r = run_remat("compile " + model + " --arena-budget " + std::to_string(budget) + " -o " + plan);
   expect(r, 0, "strategy:     auto");
   expect(r, 0, "schedules planned");
   expect(r, 0, "predicted:");
@@ -189,24 +189,54 @@ static void a_budget_alone_compiles_the_fastest_plan_that_fits(void**) {
   const Figures g = figures_of(spilled.out);
   assert_true(g.arena + g.persistent <= std::stoull(device));
   // Bad budgets: named, and nothing written over the plan.
-  expect(run_remat("compile " + model + " --budget 1KiB -o " + plan), 1, "no schedule fits an arena of 1024 bytes");
+  expect(run_remat("compile " + model + " --arena-budget 1KiB -o " + plan), 1, "no schedule fits an arena of 1024 bytes");
   expect(run_remat("compile " + model + " --device-budget " + device + " --host-budget 0 -o " + plan), 1,
          "with no host memory to spill to (host budget 0)");
   expect(run_remat("compile " + model + " --strategy auto -o " + plan), 1, "strategy 'auto' needs a budget");
+  expect(run_remat("compile " + model + " --strategy sqrt --arena-budget 1MiB -o " + plan), 2,
+         "--arena-budget applies to --strategy budget or auto");
   expect(run_remat("compile " + model + " --strategy sqrt --budget 1MiB -o " + plan), 2,
          "--budget applies to --strategy budget or auto");
   expect(run_remat("compile " + model + " --host-budget 1MiB -o " + plan), 2, "--host-budget applies to --strategy auto");
-  expect(run_remat("compile " + model + " --budget 1MiB --host-budget 1MiB -o " + plan), 2,
+  expect(run_remat("compile " + model + " --arena-budget 1MiB --host-budget 1MiB -o " + plan), 2,
          "--host-budget needs --device-budget");
+  for (const char* flag : {"--arena-budget", "--device-budget", "--host-budget", "--budget"}) {
+    const std::string device = std::string(flag) == "--device-budget" ? "" : " --device-budget 1MiB";
+    expect(run_remat("compile " + model + device + " " + flag + " 12XB -o " + plan), 2,
+           (std::string(flag) + " '12XB'").c_str());
+  }
   expect(run_remat("inspect " + plan), 0, "auto");
+}
+
+// --budget, deprecated, is --arena-budget: the same plan bytes, one line on stderr; both at once
+// is a usage error naming both. The same in train.
+static void the_deprecated_budget_is_the_arena_budget(void**) {
+  const std::string model = "transformer:layers=4,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3 --batch 8";
+  const std::string old_plan = tmp("budget-old.rplan"), new_plan = tmp("budget-new.rplan");
+  const Figures none = compile_figures(model, old_plan);
+  for (const std::string strategy : {"budget", "auto"}) {
+    const std::string flags = model + " --strategy " + strategy + " ";
+    const std::string arena = std::to_string(none.arena / 2);
+    const Result old_run = run_remat("compile " + flags + "--budget " + arena + " -o " + old_plan);
+    expect(old_run, 0, "remat: --budget is deprecated; use --arena-budget (the same meaning)");
+    const Result new_run = run_remat("compile " + flags + "--arena-budget " + arena + " -o " + new_plan);
+    expect(new_run, 0, "strategy:");
+    if (new_run.out.find("deprecated") != std::string::npos) fail_msg("deprecated without --budget:\n%s", new_run.out.c_str());
+    if (file_bytes(old_plan) != file_bytes(new_plan)) fail_msg("--budget and --arena-budget %s: plans differ", strategy.c_str());
+  }
+  expect(run_remat("compile " + model + " --budget 1MiB --arena-budget 1MiB -o " + new_plan), 2,
+         "--budget and --arena-budget");
+  expect(run_remat("train " + model + " --budget 1MiB --arena-budget 1MiB --steps 1"), 2, "--budget and --arena-budget");
+  expect(run_remat("train " + model + " --strategy budget --budget " + std::to_string(none.arena / 2) + " --steps 1"), 0,
+         "remat: --budget is deprecated");
 }
 
 static void sizes_in_tib_and_tb_are_accepted(void**) {
   const std::string plan = tmp("tib.rplan");
   expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 1TiB -o " + plan), 0,
-         "of the 1099511627776-byte budget");
+         "of the 1099511627776-byte device budget");
   expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 2TB -o " + plan), 0,
-         "of the 2000000000000-byte budget");
+         "of the 2000000000000-byte device budget");
   expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 1PiB -o " + plan), 2,
          "--device-budget '1PiB'");
 }
@@ -269,7 +299,7 @@ static void compile_and_inspect_report_host_spill_bytes_and_spills_at_a_device_b
   if (f.spills == 0 || f.host == 0) fail_msg("nothing spilled at --device-budget %s:\n%s", budget.c_str(), compiled.out.c_str());
   assert_true(f.arena + f.persistent <= std::stoull(budget));
   expect(compiled, 0, ("device:       " + std::to_string(f.arena + f.persistent) + " bytes of the " + budget +
-                       "-byte budget").c_str());
+                       "-byte device budget").c_str());
   // inspect reads the same figures back from the plan file.
   const Result text = run_remat("inspect " + plan);
   expect(text, 0, ("host spill:   " + std::to_string(f.host) + " bytes (").c_str());
@@ -325,7 +355,7 @@ static void saved_parameters_are_byte_identical_for_every_strategy_and_template(
         {"--strategy sqrt", true, false},
         {"--strategy selective", true, false},
         {"--strategy splits", false, false},  // on an mlp every split point is kept: nothing to recompute
-        {"--strategy budget --budget " + std::to_string(half), true, false},
+        {"--strategy budget --arena-budget " + std::to_string(half), true, false},
         {std::string("--strategy ") + t.manual, true, false},
         {"--strategy splits --device-budget " + std::to_string(device), false, true},
     };
@@ -562,6 +592,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(no_arguments_or_an_unknown_command_is_a_usage_error),
       cmocka_unit_test(a_budget_alone_compiles_the_fastest_plan_that_fits),
+      cmocka_unit_test(the_deprecated_budget_is_the_arena_budget),
       cmocka_unit_test(bad_options_are_usage_errors_naming_the_option),
       cmocka_unit_test(a_bad_model_fails_with_a_message_naming_the_key),
       cmocka_unit_test(a_bad_optimizer_is_a_usage_error_naming_the_optimizer),

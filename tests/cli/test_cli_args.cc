@@ -16,7 +16,7 @@ using remat::io::UsageError;
 // The UsageError message for |text|, or "" when it parses.
 std::string size_error(const std::string& text) {
   try {
-    parse_size(text, "--budget");
+    parse_size(text, "--arena-budget");
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -97,7 +97,7 @@ static void a_size_remat_prints_parses_back(void**) {
 static void bad_sizes_are_usage_errors_naming_the_flag_and_the_text(void**) {
   for (const char* bad : {"", "TiB", "1 TiB", "1tib", "1PiB", "1TiBs", "-1TiB", "1e30TiB", "x"}) {
     const std::string message = size_error(bad);
-    if (message.find("--budget '" + std::string(bad) + "'") == std::string::npos ||
+    if (message.find("--arena-budget '" + std::string(bad) + "'") == std::string::npos ||
         message.find("TiB") == std::string::npos) {
       fail_msg("'%s' gave \"%s\"", bad, message.c_str());
     }

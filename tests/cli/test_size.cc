@@ -286,24 +286,28 @@ static void the_printed_arena_is_the_arena_the_runtime_binds_to_the_byte(void**)
 static void a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds(void**) {
   for (const char* model : kModels) {
     SizeSetup setup = setup_for(model);
-    setup.spill_budget = spilling_budget(setup, "splits", 4);
+    setup.device_budget = spilling_budget(setup, "splits", 4);
+    setup.host_budget = UINT64_MAX;  // what --device-budget without --host-budget gives
     const SizeRow row = remat::cli::size_row(setup, "splits", 4);
     if (!row.ok()) fail_msg("%s: %s", model, row.error.c_str());
     if (row.spills == 0 || row.host_bytes == 0) fail_msg("%s: nothing spilled at the budget", model);
-    assert_true(row.device_bytes() <= setup.spill_budget);
+    assert_true(row.device_bytes() <= setup.device_budget);
     expect_row_is_what_the_runtime_binds(setup, row);
   }
   // The command prints the same figures, in JSON and in the table.
   SizeSetup setup = setup_for(kTransformer);
-  setup.spill_budget = spilling_budget(setup, "splits", 4);
+  setup.device_budget = spilling_budget(setup, "splits", 4);
+  setup.host_budget = UINT64_MAX;
   const SizeRow want = remat::cli::size_row(setup, "splits", 4);
   const std::string size = std::string("size ") + kTransformer + " --batch 4 --strategy splits --device-budget " +
-                           std::to_string(setup.spill_budget);
+                           std::to_string(setup.device_budget);
   const Result r = run_remat(size + " --json");
   expect(r, 0, "\"rows\"");
   const Json doc = JsonParser(r.out).parse_document();
-  assert_int_equal(as_u64(doc["spill_device_budget_bytes"]), setup.spill_budget);
-  assert_true(doc["device_budget_bytes"].kind == Json::kNull);  // that one is --budget
+  assert_int_equal(as_u64(doc["device_budget_bytes"]), setup.device_budget);
+  assert_true(doc["arena_budget_bytes"].kind == Json::kNull);
+  assert_true(doc["host_budget_bytes"].kind == Json::kNull);  // no limit
+  assert_true(doc["rows"].items.at(0)["fits"].boolean);
   const Json& row = doc["rows"].items.at(0);
   assert_int_equal(as_u64(row["arena_bytes"]), want.arena_bytes);
   assert_int_equal(as_u64(row["host_bytes"]), want.host_bytes);
@@ -311,7 +315,17 @@ static void a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds(voi
   const Result table = run_remat(size);
   expect(table, 0, (" " + std::to_string(want.arena_bytes) + " ").c_str());
   expect(table, 0, "  spills  ");
-  expect(table, 0, ("device:     " + remat::cli::format_bytes(setup.spill_budget)).c_str());
+  expect(table, 0, ("device:     " + remat::cli::format_bytes(setup.device_budget)).c_str());
+  // --host-budget 0: the same device budget without spilling; the row does not fit.
+  const Result unspilled = run_remat(size + " --host-budget 0 --json");
+  expect(unspilled, 0, "\"rows\"");
+  const Json none = JsonParser(unspilled.out).parse_document();
+  assert_int_equal(as_u64(none["host_budget_bytes"]), 0);
+  assert_int_equal(as_u64(none["rows"].items.at(0)["spills"]), 0);
+  assert_true(none["rows"].items.at(0)["fits"].kind == Json::kBool && !none["rows"].items.at(0)["fits"].boolean);
+  // A host budget below what the row spills: an error row naming both figures.
+  expect(run_remat(size + " --host-budget " + std::to_string(want.host_bytes - 1)), 1,
+         ("spills " + std::to_string(want.host_bytes) + " bytes to host").c_str());
 }
 
 static void the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused(void**) {
@@ -411,18 +425,20 @@ static void the_max_batch_search_agrees_with_trying_every_batch(void**) {
 
 static void json_output_parses_with_the_documented_fields(void**) {
   const std::string timeline = scratch("json.svg");
-  const Result r = run_remat(std::string("size ") + kMlp + " --batch 2..3 --budget 1MiB --timeline " + timeline + " --json");
+  const Result r = run_remat(std::string("size ") + kMlp + " --batch 2..3 --device-budget 1MiB --host-budget 0 --timeline " +
+                             timeline + " --json");
   expect(r, 0, "\"rows\"");
   const Json doc = JsonParser(r.out).parse_document();
   assert_string_equal(doc["model"].text.c_str(), kMlp);
   assert_int_equal(as_u64(doc["device_budget_bytes"]), 1 << 20);
-  assert_true(doc["spill_device_budget_bytes"].kind == Json::kNull);
+  assert_true(doc["arena_budget_bytes"].kind == Json::kNull);
+  assert_int_equal(as_u64(doc["host_budget_bytes"]), 0);
   const remat::compiler::CompileOptions defaults;
   assert_true(doc["copy_bandwidth_bytes_per_s"].number == defaults.copy_bandwidth);
   assert_true(doc["compute_rate_flops_per_s"].number == defaults.compute_rate);
   assert_string_equal(doc["timeline"].text.c_str(), timeline.c_str());
   const std::vector<Json>& rows = doc["rows"].items;
-  assert_int_equal(rows.size(), 2 * 4);  // two batches x none, sqrt, selective, budget
+  assert_int_equal(rows.size(), 2 * 4);  // two batches x none, sqrt, selective, auto
   const SizeSetup setup = setup_for(kMlp);
   for (const Json& row : rows) {
     if (row["error"].kind != Json::kNull) continue;  // budget rows while that strategy is absent
@@ -440,7 +456,8 @@ static void json_output_parses_with_the_documented_fields(void**) {
     assert_true(row["recomputed_flops_share"].number >= 0 && row["recomputed_flops_share"].number <= 1);
     assert_true(row["checkpoints"].kind == Json::kArray);
   }
-  const Result m = run_remat(std::string("size ") + kMlp + " --max-batch --batch 1..4096 --budget 2MiB --strategy sqrt --json");
+  const Result m =
+      run_remat(std::string("size ") + kMlp + " --max-batch --batch 1..4096 --device-budget 2MiB --host-budget 0 --strategy sqrt --json");
   expect(m, 0, "\"vs_none\"");
   const Json max = JsonParser(m.out).parse_document();
   assert_true(max["max_batch"].boolean);
@@ -478,8 +495,8 @@ static void the_auto_max_batch_agrees_with_trying_every_batch(void**) {
     assert_true(m.row.predicted_seconds == fastest.predicted_seconds);
   }
   // The command: auto is listed with a budget, after the fixed strategies, with its figures.
-  const Result r = run_remat(std::string("size ") + kTransformer + " --max-batch --batch 1..48 --budget " +
-                             std::to_string(budget) + " --json");
+  const Result r = run_remat(std::string("size ") + kTransformer + " --max-batch --batch 1..48 --device-budget " +
+                             std::to_string(budget) + " --host-budget 0 --json");
   expect(r, 0, "\"rows\"");
   const Json doc = JsonParser(r.out).parse_document();
   bool seen = false;
@@ -494,6 +511,21 @@ static void the_auto_max_batch_agrees_with_trying_every_batch(void**) {
   assert_true(seen);
 }
 
+// size --budget, deprecated, is the device budget without spilling (except auto's, with
+// --host-budget): the same output as --device-budget SIZE --host-budget 0, and one line on stderr.
+static void the_deprecated_budget_is_the_device_budget_without_spilling(void**) {
+  const std::string size = std::string("size ") + kMlp + " --batch 2 --json";
+  const Result old = run_remat(size + " --budget 1MiB");
+  const Result now = run_remat(size + " --device-budget 1MiB --host-budget 0");
+  assert_int_equal(old.code, 0);
+  assert_int_equal(now.code, 0);
+  assert_string_equal(old.out.c_str(), now.out.c_str());
+  if (old.all.find("remat: size --budget is deprecated; use --device-budget") == std::string::npos) {
+    fail_msg("no deprecation line:\n%s", old.all.c_str());
+  }
+  if (now.all.find("deprecated") != std::string::npos) fail_msg("a deprecation line without --budget:\n%s", now.all.c_str());
+}
+
 static void bad_input_is_refused_with_a_message_naming_the_value(void**) {
   const std::string size = std::string("size ") + kMlp;
   expect(run_remat(size + " --batch 5..2"), 2, "--batch '5..2'");
@@ -501,14 +533,29 @@ static void bad_input_is_refused_with_a_message_naming_the_value(void**) {
   expect(run_remat(size + " --batch 0"), 2, "--batch '0'");
   expect(run_remat(size + " --batch 4 --strategy none,bogus"), 2, "unknown strategy 'bogus'");
   expect(run_remat(size), 2, "--batch");
-  expect(run_remat(size + " --max-batch"), 2, "--max-batch needs --budget");
-  expect(run_remat(size + " --batch 4 --strategy budget"), 2, "needs --budget");
-  expect(run_remat(size + " --batch 4 --strategy auto"), 2, "strategy 'auto' needs --budget");
+  expect(run_remat(size + " --max-batch"), 2, "--max-batch needs --device-budget");
+  expect(run_remat(size + " --batch 4 --strategy budget"), 2, "needs --arena-budget or --device-budget");
+  expect(run_remat(size + " --batch 4 --strategy auto"), 2, "strategy 'auto' needs --arena-budget");
+  expect(run_remat(size + " --batch 4 --arena-budget 1MiB --strategy sqrt"), 2,
+         "--arena-budget applies to strategy budget or auto");
+  expect(run_remat(size + " --batch 4 --host-budget 1GiB"), 2, "--host-budget needs --device-budget");
+  expect(run_remat(size + " --batch 4 --device-budget 1KiB --strategy auto"), 1,
+         "does not leave any arena in --device-budget 1.00 KiB");
+  for (const char* flag : {"--arena-budget", "--device-budget", "--host-budget"}) {
+    const std::string f = flag;
+    const std::string device = f == "--device-budget" ? "" : " --device-budget 1MiB";
+    expect(run_remat(size + " --batch 4 --strategy auto" + device + " " + f + " lots"), 2, (f + " 'lots'").c_str());
+  }
+  expect(run_remat(size + " --batch 4 --arena-budget 0"), 2, "--arena-budget 0: expected a size above 0");
+  expect(run_remat(size + " --batch 4 --device-budget 0"), 2, "--device-budget 0: expected a size above 0");
+  // The deprecated --budget (size's name of the device budget): its old checks, and no mixing.
   expect(run_remat(size + " --batch 4 --budget 1MiB --strategy sqrt --host-budget 1GiB"), 2,
-         "--host-budget applies to strategy auto");
-  expect(run_remat(size + " --batch 4 --budget 1MiB --host-budget 0"), 2, "--host-budget 0: expected a size above 0");
-  expect(run_remat(size + " --batch 4 --budget 1KiB --strategy auto"), 1, "does not leave any arena");
+         "applies to strategy auto");
+  expect(run_remat(size + " --batch 4 --budget 1KiB --strategy auto"), 1, "does not leave any arena in --budget");
   expect(run_remat(size + " --batch 4 --budget lots"), 2, "--budget 'lots'");
+  expect(run_remat(size + " --batch 4 --budget 1MiB --device-budget 1MiB"), 2, "--budget and --device-budget");
+  expect(run_remat(size + " --batch 4 --budget 1MiB --arena-budget 1MiB --strategy auto"), 2,
+         "--budget and --arena-budget");
   expect(run_remat(size + " --batch 4 --device-budget 1KiB"), 1, "device budget 1024 bytes is too small");
   expect(run_remat(size + " --batch 4 --copy-bandwidth 0"), 2, "--copy-bandwidth 0: expected a positive number");
   expect(run_remat(size + " --batch 4 --compute-rate fast"), 2, "--compute-rate fast: expected a positive number");
@@ -592,6 +639,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(the_max_batch_search_agrees_with_trying_every_batch),
       cmocka_unit_test(json_output_parses_with_the_documented_fields),
       cmocka_unit_test(the_auto_max_batch_agrees_with_trying_every_batch),
+      cmocka_unit_test(the_deprecated_budget_is_the_device_budget_without_spilling),
       cmocka_unit_test(bad_input_is_refused_with_a_message_naming_the_value),
       cmocka_unit_test(bert_shorthands_expand_to_the_published_sizes),
   };

@@ -315,15 +315,15 @@ static void compile_reports_the_schedule_auto_chose(void**) {
   c.batch = 8;
   const auto none = remat::compiler::compile(c);
   c.strategy = "auto";
-  c.budget = none.report.arena_bytes / 3;
+  c.arena_budget = none.report.arena_bytes / 3;
   const auto a = remat::compiler::compile(c);
-  assert_true(a.report.arena_bytes <= c.budget);
+  assert_true(a.report.arena_bytes <= c.arena_budget);
   assert_true(a.report.recomputed_flops > 0);
   assert_true(a.report.predicted_seconds > none.report.predicted_seconds);
   assert_true(a.report.schedules_planned > 1);
   assert_false(a.report.exhaustive);
   assert_int_equal(a.report.spilled.size(), 0);
-  c.budget = 0;
+  c.arena_budget = 0;
   try {
     remat::compiler::compile(c);
     fail_msg("auto without a budget compiled");

@@ -83,7 +83,7 @@ static void budget_matches_brute_force_over_every_checkpoint_set(void**) {
       o.model = model;
       o.batch = 8;
       o.strategy = "budget";
-      o.budget = budget;
+      o.arena_budget = budget;
       const auto r = remat::compiler::compile(o).report;
       std::printf("%s, budget %llu: budget strategy recomputes %.6g FLOPs (arena %llu), best set %.6g\n", model,
                   static_cast<unsigned long long>(budget), r.recomputed_flops,
@@ -109,7 +109,7 @@ static remat::compiler::CompileReport compile(const std::string& strategy, uint6
   o.model = "transformer:layers=24,hidden=256,heads=4,ffn=1024,seq=128,vocab=8000,classes=2";
   o.batch = 32;
   o.strategy = strategy;
-  o.budget = budget;
+  o.arena_budget = budget;
   return remat::compiler::compile(o).report;
 }
 
@@ -132,7 +132,7 @@ static void budget_recomputes_no_more_than_any_split_point_schedule_that_fits(vo
   o.strategy = "none";
   const uint64_t fifth = remat::compiler::compile(o).report.arena_bytes / 5;
   o.strategy = "budget";
-  o.budget = fifth;
+  o.arena_budget = fifth;
   const auto budget = remat::compiler::compile(o).report;
 
   remat::compiler::Graph g = remat::compiler::build_template(o.model, o.batch);
@@ -172,7 +172,7 @@ static void budget_without_bytes_is_an_error(void**) {
   try {
     compile("budget", 0);
   } catch (const remat::compiler::CompileError& e) {
-    assert_non_null(std::strstr(e.what(), "needs a budget"));
+    assert_non_null(std::strstr(e.what(), "needs an arena budget (--arena-budget BYTES)"));
     return;
   }
   fail_msg("budget without bytes was accepted");

@@ -83,7 +83,7 @@ static void budget_is_byte_identical_to_no_recompute(void**) {
     o.strategy = "sqrt";
     const uint64_t half = (none + remat::compiler::compile(o).report.arena_bytes) / 2;
     o.strategy = "budget";
-    o.budget = half;
+    o.arena_budget = half;
     const auto r = remat::compiler::compile(o);
     assert_true(r.report.arena_bytes <= half);
     assert_true(r.report.recomputed_flops > 0);
@@ -104,7 +104,7 @@ static remat::compiler::CompileOptions auto_options(const char* model) {
 // The figures of auto's smallest schedule of |model|, whatever its arena.
 static remat::compiler::CompileReport smallest_auto(const char* model) {
   remat::compiler::CompileOptions o = auto_options(model);
-  o.budget = UINT64_MAX / 4;
+  o.arena_budget = UINT64_MAX / 4;
   o.auto_smallest = true;
   return remat::compiler::compile(o).report;
 }
@@ -116,7 +116,7 @@ static void auto_with_nested_recomputation_is_byte_identical_to_no_recompute(voi
   for (const char* model : kModels) {
     const uint64_t smallest = smallest_auto(model).arena_bytes;
     remat::compiler::CompileOptions o = auto_options(model);
-    o.budget = smallest;
+    o.arena_budget = smallest;
     const auto r = remat::compiler::compile(o).report;
     assert_true(r.arena_bytes <= smallest);
     assert_true(r.recomputed_flops > 0);

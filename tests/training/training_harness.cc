@@ -14,7 +14,7 @@ remat::compiler::CompileOptions options_of(const std::string& model, int64_t bat
   o.optimizer = optimizer;
   o.seed = seed;
   o.strategy = strategy;
-  o.budget = budget;
+  o.arena_budget = budget;
   o.device_budget = device_budget;
   return o;
 }

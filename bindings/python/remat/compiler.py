@@ -9,10 +9,16 @@ from .errors import CompileError
 from .plan import Plan
 
 
-def compile(model, batch, strategy=None, optimizer=None, loss=None, budget=None, device_budget=None,
-            extra_args=()):
+def compile(model, batch, strategy=None, optimizer=None, loss=None, arena_budget=None, device_budget=None,
+            extra_args=(), host_budget=None, budget=None):
     """Compiles |model| (a template spec or a path to an .onnx file) at |batch| and returns the
-    Plan. Options are the command's (`remat compile --help`); CompileError carries its message."""
+    Plan. Options are the command's (`remat compile --help`); the budgets are those of
+    docs/sizing.md, "Budgets". |budget| is the deprecated name of |arena_budget|. CompileError
+    carries the command's message."""
+    if budget is not None:
+        if arena_budget is not None:
+            raise TypeError("remat.compile: give arena_budget or its deprecated name budget, not both")
+        arena_budget = budget
     cli = os.environ.get("REMAT_CLI") or shutil.which("remat")
     if not cli:
         raise CompileError("remat.compile: no `remat` command: set REMAT_CLI or put it on PATH")
@@ -20,7 +26,8 @@ def compile(model, batch, strategy=None, optimizer=None, loss=None, budget=None,
         out = os.path.join(tmp, "plan.rplan")
         args = [cli, "compile", str(model), "--batch", str(batch), "-o", out]
         for flag, value in (("--strategy", strategy), ("--optimizer", optimizer), ("--loss", loss),
-                            ("--budget", budget), ("--device-budget", device_budget)):
+                            ("--arena-budget", arena_budget), ("--device-budget", device_budget),
+                            ("--host-budget", host_budget)):
             if value is not None:
                 args += [flag, str(value)]
         args += list(extra_args)

@@ -258,7 +258,7 @@ void mark_checkpoints(Graph& graph, const std::vector<int>& checkpoints) {
 
 AutoSchedule auto_schedule(const Graph& graph, size_t forward_ops, const AutoOptions& options) {
   if (options.arena_budget == 0 && options.device_budget == 0) {
-    throw CompileError("strategy 'auto' needs a budget: --budget BYTES (arena) or --device-budget BYTES "
+    throw CompileError("strategy 'auto' needs a budget: --arena-budget BYTES (arena) or --device-budget BYTES "
                        "(arena + persistent, spilling to host allowed)");
   }
   if (!(options.cost.copy_bandwidth > 0) || !(options.cost.compute_rate > 0)) {

@@ -150,7 +150,7 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
   }
   if (candidates.size() > kMaxLocalSearchCandidates) {
     if (best == nullptr) {
-      throw CompileError("budget " + std::to_string(budget) +
+      throw CompileError("arena budget " + std::to_string(budget) +
                          " bytes is too small: the smallest schedule found needs an arena of " +
                          std::to_string(smallest->arena) + " bytes");
     }
@@ -168,7 +168,7 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
   if (shrunk.arena <= budget) {
     starts.push_back(std::move(shrunk));
   } else if (starts.empty()) {
-    throw CompileError("budget " + std::to_string(budget) +
+    throw CompileError("arena budget " + std::to_string(budget) +
                        " bytes is too small: the smallest schedule found needs an arena of " +
                        std::to_string(shrunk.arena) + " bytes");
   }
