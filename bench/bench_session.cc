@@ -20,19 +20,21 @@ double ms_since(uint64_t start) { return static_cast<double>(remat::port_now_ns(
 
 }  // namespace
 
-FedSession open_session(const std::vector<uint8_t>& plan_bytes, const std::string& model, int64_t batch,
-                        const std::string& backend, size_t threads) {
+FedSession open_session(const std::vector<uint8_t>& plan_bytes, const std::string& model,
+                        int64_t batch, const std::string& backend, size_t threads) {
   FedSession fed;
   char message[512];
   remat_session_options options;
   remat_session_options_init(&options);
   options.backend = backend.c_str();
   options.threads = threads;
-  if (remat_plan_open(plan_bytes.data(), plan_bytes.size(), &fed.plan, message, sizeof(message)) != REMAT_OK) {
+  if (remat_plan_open(plan_bytes.data(), plan_bytes.size(), &fed.plan, message, sizeof(message)) !=
+      REMAT_OK) {
     die(model, message);
   }
   const uint64_t create_start = remat::port_now_ns();
-  if (remat_session_create(fed.plan, &options, &fed.session, message, sizeof(message)) != REMAT_OK) {
+  if (remat_session_create(fed.plan, &options, &fed.session, message, sizeof(message)) !=
+      REMAT_OK) {
     die(model, message);
   }
   fed.create_ms = ms_since(create_start);
@@ -40,7 +42,8 @@ FedSession open_session(const std::vector<uint8_t>& plan_bytes, const std::strin
   const auto names = task.names();
   const auto values = task.batch(0);
   for (size_t i = 0; i < names.size(); ++i) {
-    if (remat_session_set_input(fed.session, names[i].c_str(), values[i].data(), values[i].size()) != REMAT_OK) {
+    if (remat_session_set_input(fed.session, names[i].c_str(), values[i].data(),
+                                values[i].size()) != REMAT_OK) {
       die(model, remat_session_last_error(fed.session));
     }
   }
@@ -53,14 +56,16 @@ void close_session(FedSession& fed) {
   fed = FedSession();
 }
 
-StepTimes time_steps(const std::vector<uint8_t>& plan_bytes, const std::string& model, int64_t batch,
-                     const std::string& backend, int warmup, int steps, size_t threads) {
+StepTimes time_steps(const std::vector<uint8_t>& plan_bytes, const std::string& model,
+                     int64_t batch, const std::string& backend, int warmup, int steps,
+                     size_t threads) {
   FedSession fed = open_session(plan_bytes, model, batch, backend, threads);
   StepTimes t;
   t.create_ms = fed.create_ms;
   for (int s = 0; s < warmup + steps; ++s) {
     const uint64_t start = remat::port_now_ns();
-    if (remat_session_step(fed.session, nullptr) != REMAT_OK) die(model, remat_session_last_error(fed.session));
+    if (remat_session_step(fed.session, nullptr) != REMAT_OK)
+      die(model, remat_session_last_error(fed.session));
     const double ms = ms_since(start);
     if (s == 0) t.first_step_ms = ms;
     if (s >= warmup) t.timed_ms.push_back(ms);

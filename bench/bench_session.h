@@ -14,9 +14,9 @@ namespace remat_bench {
 
 /// Step times of one session, in milliseconds.
 struct StepTimes {
-  double create_ms = 0;           ///< remat_session_create, including parameter initialisation.
-  double first_step_ms = 0;       ///< The first step (warm-up included or not).
-  std::vector<double> timed_ms;   ///< The steps after the warm-up, sorted ascending.
+  double create_ms = 0;          ///< remat_session_create, including parameter initialisation.
+  double first_step_ms = 0;      ///< The first step (warm-up included or not).
+  std::vector<double> timed_ms;  ///< The steps after the warm-up, sorted ascending.
   /// Median of |timed_ms|.
   double median_ms() const { return timed_ms[timed_ms.size() / 2]; }
   /// Slowest minus fastest of |timed_ms|: how small a difference the run can resolve.
@@ -33,8 +33,8 @@ struct FedSession {
 /// Opens |plan_bytes| (a plan of |model| at |batch|) on |backend| (CPU: |threads| threads, 0 for
 /// one per hardware thread) and sets the inputs of step 0 of the synthetic task. Exits with
 /// status 1 and a message naming |model| on any error. close_session() frees it.
-FedSession open_session(const std::vector<uint8_t>& plan_bytes, const std::string& model, int64_t batch,
-                        const std::string& backend, size_t threads);
+FedSession open_session(const std::vector<uint8_t>& plan_bytes, const std::string& model,
+                        int64_t batch, const std::string& backend, size_t threads);
 
 /// Destroys the session and closes the plan of |fed|.
 void close_session(FedSession& fed);
@@ -43,8 +43,9 @@ void close_session(FedSession& fed);
 /// one per hardware thread), sets the inputs of step 0 of the synthetic task, runs |warmup| +
 /// |steps| steps (|steps| >= 1) and closes the session. Exits with status 1 and a message
 /// naming |model| on any error.
-StepTimes time_steps(const std::vector<uint8_t>& plan_bytes, const std::string& model, int64_t batch,
-                     const std::string& backend, int warmup, int steps, size_t threads = 0);
+StepTimes time_steps(const std::vector<uint8_t>& plan_bytes, const std::string& model,
+                     int64_t batch, const std::string& backend, int warmup, int steps,
+                     size_t threads = 0);
 
 }  // namespace remat_bench
 

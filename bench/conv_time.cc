@@ -29,10 +29,14 @@ struct ConvCase {
 // ResNet-20's convolutions at 32x32 (docs/templates.md): the stem, each stage's 3x3, the
 // strided 3x3 that opens stages 2 and 3, and their 1x1 strided shortcuts.
 const ConvCase kResNet20[] = {
-    {"stem 3->16 3x3 32x32", 3, 32, 16, 3, 1, 1},     {"stage 1 16->16 3x3 32x32", 16, 32, 16, 3, 1, 1},
-    {"stage 2 16->32 3x3 /2", 16, 32, 32, 3, 2, 1},   {"stage 2 shortcut 16->32 1x1 /2", 16, 32, 32, 1, 2, 0},
-    {"stage 2 32->32 3x3 16x16", 32, 16, 32, 3, 1, 1}, {"stage 3 32->64 3x3 /2", 32, 16, 64, 3, 2, 1},
-    {"stage 3 shortcut 32->64 1x1 /2", 32, 16, 64, 1, 2, 0}, {"stage 3 64->64 3x3 8x8", 64, 8, 64, 3, 1, 1},
+    {"stem 3->16 3x3 32x32", 3, 32, 16, 3, 1, 1},
+    {"stage 1 16->16 3x3 32x32", 16, 32, 16, 3, 1, 1},
+    {"stage 2 16->32 3x3 /2", 16, 32, 32, 3, 2, 1},
+    {"stage 2 shortcut 16->32 1x1 /2", 16, 32, 32, 1, 2, 0},
+    {"stage 2 32->32 3x3 16x16", 32, 16, 32, 3, 1, 1},
+    {"stage 3 32->64 3x3 /2", 32, 16, 64, 3, 2, 1},
+    {"stage 3 shortcut 32->64 1x1 /2", 32, 16, 64, 1, 2, 0},
+    {"stage 3 64->64 3x3 8x8", 64, 8, 64, 3, 1, 1},
 };
 
 /// A host tensor and the TensorRef the kernels see.
@@ -57,8 +61,9 @@ struct Timing {
 };
 
 // Runs op |code| on |ins| -> |outs| |repeats| times after one warm-up.
-Timing time_op(remat::OpCode code, const std::vector<Tensor*>& ins, const std::vector<Tensor*>& outs,
-               const int64_t* iattrs, remat::PortTeam* team, uint32_t threads, float* scratch, int repeats) {
+Timing time_op(remat::OpCode code, const std::vector<Tensor*>& ins,
+               const std::vector<Tensor*>& outs, const int64_t* iattrs, remat::PortTeam* team,
+               uint32_t threads, float* scratch, int repeats) {
   remat::OpCall call{};
   call.code = static_cast<uint16_t>(code);
   call.num_inputs = static_cast<uint8_t>(ins.size());
@@ -102,7 +107,8 @@ int parse_count(const char* flag, const char* value) {
   char* end = nullptr;
   const long v = value != nullptr ? std::strtol(value, &end, 10) : 0;
   if (value == nullptr || *end != '\0' || v < 1 || v > 100000) {
-    std::fprintf(stderr, "conv_time: %s takes a count from 1 to 100000, got '%s'\n", flag, value ? value : "");
+    std::fprintf(stderr, "conv_time: %s takes a count from 1 to 100000, got '%s'\n", flag,
+                 value ? value : "");
     std::exit(2);
   }
   return static_cast<int>(v);
@@ -125,14 +131,18 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  remat::PortTeam* team = threads > 1 ? remat::port_team_create(static_cast<uint32_t>(threads)) : nullptr;
+  remat::PortTeam* team =
+      threads > 1 ? remat::port_team_create(static_cast<uint32_t>(threads)) : nullptr;
   if (threads > 1 && team == nullptr) {
     std::fprintf(stderr, "conv_time: could not start %d threads\n", threads);
     return 1;
   }
   // 64-byte aligned, as the backend's.
-  std::vector<float> scratch_store(remat::cpu::scratch_bytes(static_cast<uint32_t>(threads)) / sizeof(float) + 16);
-  float* scratch = scratch_store.data() + (16 - reinterpret_cast<uintptr_t>(scratch_store.data()) / sizeof(float) % 16) % 16;
+  std::vector<float> scratch_store(
+      remat::cpu::scratch_bytes(static_cast<uint32_t>(threads)) / sizeof(float) + 16);
+  float* scratch =
+      scratch_store.data() +
+      (16 - reinterpret_cast<uintptr_t>(scratch_store.data()) / sizeof(float) % 16) % 16;
   for (const ConvCase& cc : kResNet20) {
     const int64_t out = (cc.hw + 2 * cc.pad - cc.r) / cc.stride + 1;
     namespace ca = remat::attr::conv;
@@ -149,11 +159,14 @@ int main(int argc, char** argv) {
     std::vector<Tensor*> dx_outs{&dx};
     if (workspace > 0) dx_outs.push_back(&ws);
     const uint32_t t = static_cast<uint32_t>(threads);
-    const Timing fwd = time_op(remat::OpCode::kConv, {&x, &w}, {&y}, iattrs, team, t, scratch, repeats);
-    const Timing gi = time_op(remat::OpCode::kConvGradInput, {&y, &w}, dx_outs, iattrs, team, t, scratch, repeats);
-    const Timing gw = time_op(remat::OpCode::kConvGradWeight, {&y, &x}, {&dw}, iattrs, team, t, scratch, repeats);
-    std::printf("%s|%.3f|%.3f|%.3f|%.3f|%.3f|%.3f\n", cc.name, fwd.min_ms, fwd.median_ms, gi.min_ms, gi.median_ms,
-                gw.min_ms, gw.median_ms);
+    const Timing fwd =
+        time_op(remat::OpCode::kConv, {&x, &w}, {&y}, iattrs, team, t, scratch, repeats);
+    const Timing gi = time_op(remat::OpCode::kConvGradInput, {&y, &w}, dx_outs, iattrs, team, t,
+                              scratch, repeats);
+    const Timing gw =
+        time_op(remat::OpCode::kConvGradWeight, {&y, &x}, {&dw}, iattrs, team, t, scratch, repeats);
+    std::printf("%s|%.3f|%.3f|%.3f|%.3f|%.3f|%.3f\n", cc.name, fwd.min_ms, fwd.median_ms, gi.min_ms,
+                gi.median_ms, gw.min_ms, gw.median_ms);
   }
   if (team != nullptr) remat::port_team_destroy(team);
   return 0;

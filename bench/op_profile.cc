@@ -3,8 +3,8 @@
 // alone (a GPU backend is synchronised after every op, which serialises its queues). Matmuls
 // show their rate: 2 * M * N * K per product over their time. It measures; it asserts nothing.
 //
-//   build/bench/op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC] [--matmul-shapes]
-//                          MODEL@BATCH[:STRATEGY]
+//   build/bench/op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC]
+//                          [--matmul-shapes] MODEL@BATCH[:STRATEGY]
 //
 // SPEC is the compiler's optimizer (default adam:lr=0.0001, as bench/step_time's);
 // --matmul-shapes splits the matmuls by shape: "matmul MxNxK xP" (P products, t: transposed).
@@ -44,17 +44,20 @@ std::string op_key(const remat::OpCall& call, bool shapes) {
   char text[96];
   if (shapes && call.code == static_cast<uint16_t>(remat::OpCode::kMatMul)) {
     const remat::MatmulShape s = remat::matmul_shape(call);
-    std::snprintf(text, sizeof(text), " %lldx%lldx%lld x%lld%s%s", static_cast<long long>(s.m),
-                  static_cast<long long>(s.n), static_cast<long long>(s.k),
-                  static_cast<long long>(s.mode == remat::MatmulMode::kReduce ? s.batch_a : s.batch_c),
-                  s.trans_a ? " tA" : "", s.trans_b ? " tB" : "");
+    std::snprintf(
+        text, sizeof(text), " %lldx%lldx%lld x%lld%s%s", static_cast<long long>(s.m),
+        static_cast<long long>(s.n), static_cast<long long>(s.k),
+        static_cast<long long>(s.mode == remat::MatmulMode::kReduce ? s.batch_a : s.batch_c),
+        s.trans_a ? " tA" : "", s.trans_b ? " tB" : "");
     return name + text;
   }
   if (shapes && call.code == static_cast<uint16_t>(remat::OpCode::kHeadMatMul)) {
     const remat::HeadMatmulShape s = remat::head_matmul_shape(call);
-    std::snprintf(text, sizeof(text), " %lldx%lldx%lld x%lld%s%s i%lld", static_cast<long long>(s.m),
-                  static_cast<long long>(s.n), static_cast<long long>(s.k), static_cast<long long>(s.c.products),
-                  s.trans_a ? " tA" : "", s.trans_b ? " tB" : "", static_cast<long long>(remat::iattr(call, remat::attr::head_matmul::interleaved)));
+    std::snprintf(
+        text, sizeof(text), " %lldx%lldx%lld x%lld%s%s i%lld", static_cast<long long>(s.m),
+        static_cast<long long>(s.n), static_cast<long long>(s.k),
+        static_cast<long long>(s.c.products), s.trans_a ? " tA" : "", s.trans_b ? " tB" : "",
+        static_cast<long long>(remat::iattr(call, remat::attr::head_matmul::interleaved)));
     return name + text;
   }
   return name;
@@ -94,24 +97,32 @@ int main(int argc, char** argv) {
   bool shapes = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--steps" && i + 1 < argc) steps = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
-    else if (a == "--optimizer" && i + 1 < argc) optimizer = argv[++i];
-    else if (a == "--matmul-shapes") shapes = true;
-    else if (a == "--threads" && i + 1 < argc) threads = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
-    else spec = a;
+    if (a == "--steps" && i + 1 < argc)
+      steps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--backend" && i + 1 < argc)
+      backend = argv[++i];
+    else if (a == "--optimizer" && i + 1 < argc)
+      optimizer = argv[++i];
+    else if (a == "--matmul-shapes")
+      shapes = true;
+    else if (a == "--threads" && i + 1 < argc)
+      threads = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
+    else
+      spec = a;
   }
   const size_t at = spec.find('@');
   if (at == std::string::npos) {
     std::fprintf(stderr,
-                 "usage: op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC] [--matmul-shapes] "
+                 "usage: op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC] "
+                 "[--matmul-shapes] "
                  "MODEL@BATCH[:STRATEGY]\n");
     return 2;
   }
   const size_t colon = spec.find(':', at);
   remat::compiler::CompileOptions o;
   o.model = spec.substr(0, at);
-  o.batch = std::atoll(spec.substr(at + 1, colon == std::string::npos ? std::string::npos : colon - at - 1).c_str());
+  o.batch = std::atoll(
+      spec.substr(at + 1, colon == std::string::npos ? std::string::npos : colon - at - 1).c_str());
   o.strategy = colon == std::string::npos ? "none" : spec.substr(colon + 1);
   o.optimizer = optimizer;
   remat::compiler::CompileResult compiled;
@@ -121,7 +132,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "op_profile: %s\n", e.what());
     return 1;
   }
-  remat_bench::FedSession fed = remat_bench::open_session(compiled.plan, o.model, o.batch, backend, threads);
+  remat_bench::FedSession fed =
+      remat_bench::open_session(compiled.plan, o.model, o.batch, backend, threads);
   remat_session* s = fed.session;
   const uint32_t n_ops = remat::step_op_count(s->plan);
   std::map<std::pair<int, std::string>, Total> totals;
@@ -145,23 +157,30 @@ int main(int argc, char** argv) {
         t.flops += matmul_flops(s->ops[i]);
       }
     }
-    if (s->backend->end_step(&s->err) != REMAT_OK || s->backend->sync(&s->err) != REMAT_OK) fail(s, "end_step");
+    if (s->backend->end_step(&s->err) != REMAT_OK || s->backend->sync(&s->err) != REMAT_OK)
+      fail(s, "end_step");
     if (step > 0) step_ns += static_cast<double>(remat::port_now_ns() - step_start);
     ++s->step;
   }
   std::vector<std::pair<std::pair<int, std::string>, Total>> rows(totals.begin(), totals.end());
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
-  std::printf("# remat op profile: %s at batch %lld, strategy %s, optimizer %s, backend %s; mean of %d steps of "
-              "%.1f ms (each op synchronised)\n",
-              o.model.c_str(), static_cast<long long>(o.batch), o.strategy.c_str(), optimizer.c_str(), backend.c_str(), steps,
-              step_ns / steps * 1e-6);
-  std::printf("| phase | op | calls per step | ms per step | share | matmul GFLOP/s |\n|---|---|---|---|---|---|\n");
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+  std::printf(
+      "# remat op profile: %s at batch %lld, strategy %s, optimizer %s, backend %s; mean of %d "
+      "steps of "
+      "%.1f ms (each op synchronised)\n",
+      o.model.c_str(), static_cast<long long>(o.batch), o.strategy.c_str(), optimizer.c_str(),
+      backend.c_str(), steps, step_ns / steps * 1e-6);
+  std::printf(
+      "| phase | op | calls per step | ms per step | share | matmul GFLOP/s "
+      "|\n|---|---|---|---|---|---|\n");
   for (const auto& row : rows) {
     const Total& t = row.second;
     const double ms = t.ns / steps * 1e-6;
     char rate[32] = "";
     if (t.flops > 0) std::snprintf(rate, sizeof(rate), "%.1f", t.flops / (ms * 1e6));
-    std::printf("| %s | %s | %d | %.2f | %.1f%% | %s |\n", phase_name(static_cast<remat::fb::Phase>(row.first.first)),
+    std::printf("| %s | %s | %d | %.2f | %.1f%% | %s |\n",
+                phase_name(static_cast<remat::fb::Phase>(row.first.first)),
                 row.first.second.c_str(), t.calls, ms, 100.0 * t.ns / step_ns, rate);
   }
   remat_bench::close_session(fed);

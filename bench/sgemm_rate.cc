@@ -34,7 +34,8 @@ struct Sliced {
 void run_slice(void* context, uint32_t index) {
   const Sliced& s = *static_cast<const Sliced*>(context);
   const int64_t chunk = (s.whole->n + s.threads - 1) / s.threads;
-  const int64_t begin = std::min<int64_t>(s.whole->n, index * chunk), end = std::min(s.whole->n, begin + chunk);
+  const int64_t begin = std::min<int64_t>(s.whole->n, index * chunk),
+                end = std::min(s.whole->n, begin + chunk);
   Gemm g = *s.whole;
   g.n = end - begin;
   g.b += begin;
@@ -47,8 +48,8 @@ enum class Engine { kMatmul, kPacked, kPackedTeam };
 
 // Best GFLOP/s of |repeats| products of |s| (C = A B, row-major, no transposes).
 double rate(const Shape& s, int repeats, Engine engine, remat::PortTeam* team, uint32_t threads) {
-  std::vector<float> a(static_cast<size_t>(s.m * s.k), 0.5f), b(static_cast<size_t>(s.k * s.n), 0.25f),
-      c(static_cast<size_t>(s.m * s.n));
+  std::vector<float> a(static_cast<size_t>(s.m * s.k), 0.5f),
+      b(static_cast<size_t>(s.k * s.n), 0.25f), c(static_cast<size_t>(s.m * s.n));
   std::vector<std::vector<float>> packs(threads, std::vector<float>(remat::cpu::kGemmPackFloats));
   Gemm g{};
   g.m = s.m;
@@ -69,7 +70,8 @@ double rate(const Shape& s, int repeats, Engine engine, remat::PortTeam* team, u
     if (engine == Engine::kMatmul) remat::cpu::gemm(g);
     if (engine == Engine::kPacked) remat::cpu::packed_gemm(g);
     if (engine == Engine::kPackedTeam) remat::port_team_run(team, run_slice, &sliced);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (r > 0) best = std::max(best, 2.0 * static_cast<double>(s.m * s.n * s.k) / seconds / 1e9);
   }
   return best;
@@ -101,9 +103,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   const char* blas_threads = std::getenv("OPENBLAS_NUM_THREADS");
-  std::printf("# remat CPU SGEMM, best of %d; matmul engine: %s (OPENBLAS_NUM_THREADS=%s); packed engine: %s\n",
-              repeats, engine, blas_threads ? blas_threads : "(unset)", remat::cpu::packed_gemm_isa());
-  std::printf("| product | M | N | K | matmul GFLOP/s | packed, 1 thread | packed, %u threads |\n", threads);
+  std::printf(
+      "# remat CPU SGEMM, best of %d; matmul engine: %s (OPENBLAS_NUM_THREADS=%s); packed engine: "
+      "%s\n",
+      repeats, engine, blas_threads ? blas_threads : "(unset)", remat::cpu::packed_gemm_isa());
+  std::printf("| product | M | N | K | matmul GFLOP/s | packed, 1 thread | packed, %u threads |\n",
+              threads);
   std::printf("|---|---|---|---|---|---|---|\n");
   const Shape shapes[] = {
       {"square", 1024, 1024, 1024},
@@ -113,8 +118,9 @@ int main(int argc, char** argv) {
   for (const Shape& s : shapes) {
     const double team_rate = team != nullptr ? rate(s, repeats, Engine::kPackedTeam, team, threads)
                                              : rate(s, repeats, Engine::kPacked, nullptr, 1);
-    std::printf("| %s | %lld | %lld | %lld | %.1f | %.1f | %.1f |\n", s.what, static_cast<long long>(s.m),
-                static_cast<long long>(s.n), static_cast<long long>(s.k), rate(s, repeats, Engine::kMatmul, nullptr, 1),
+    std::printf("| %s | %lld | %lld | %lld | %.1f | %.1f | %.1f |\n", s.what,
+                static_cast<long long>(s.m), static_cast<long long>(s.n),
+                static_cast<long long>(s.k), rate(s, repeats, Engine::kMatmul, nullptr, 1),
                 rate(s, repeats, Engine::kPacked, nullptr, 1), team_rate);
   }
   remat::port_team_destroy(team);

@@ -30,7 +30,8 @@ namespace {
   std::exit(1);
 }
 
-remat::compiler::CompileOptions options_for(const std::string& model, int64_t batch, const std::string& strategy) {
+remat::compiler::CompileOptions options_for(const std::string& model, int64_t batch,
+                                            const std::string& strategy) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = batch;
@@ -50,7 +51,8 @@ remat::TensorRef bytes_tensor(remat::Region region, uint64_t bytes) {
   return t;
 }
 
-remat::OpCall copy_call(remat::OpCode code, const remat::TensorRef* in, const remat::TensorRef* out) {
+remat::OpCall copy_call(remat::OpCode code, const remat::TensorRef* in,
+                        const remat::TensorRef* out) {
   remat::OpCall call{};
   call.code = static_cast<uint16_t>(code);
   call.num_inputs = 1;
@@ -88,7 +90,8 @@ double measured_copy_seconds(const std::string& backend, const std::vector<uint6
       const remat_status s =
           b->run_op(copy_call(remat::OpCode::kSpill, &x, &slot), ctx, &err) == REMAT_OK &&
                   b->run_op(copy_call(remat::OpCode::kWait, &x, nullptr), ctx, &err) == REMAT_OK &&
-                  b->run_op(copy_call(remat::OpCode::kPrefetch, &slot, &x), ctx, &err) == REMAT_OK &&
+                  b->run_op(copy_call(remat::OpCode::kPrefetch, &slot, &x), ctx, &err) ==
+                      REMAT_OK &&
                   b->run_op(copy_call(remat::OpCode::kWait, &x, nullptr), ctx, &err) == REMAT_OK
               ? b->sync(&err)
               : REMAT_ERROR_INTERNAL;
@@ -110,12 +113,16 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--steps" && i + 1 < argc) steps = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
-    else positional.push_back(a);
+    if (a == "--steps" && i + 1 < argc)
+      steps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--backend" && i + 1 < argc)
+      backend = argv[++i];
+    else
+      positional.push_back(a);
   }
   if (positional.size() != 3 || positional[0].find('@') == std::string::npos) {
-    std::fprintf(stderr, "usage: spill_time [--backend B] [--steps N] MODEL@BATCH STRATEGY DEVICE_BUDGET\n");
+    std::fprintf(
+        stderr, "usage: spill_time [--backend B] [--steps N] MODEL@BATCH STRATEGY DEVICE_BUDGET\n");
     return 2;
   }
   const std::string model = positional[0].substr(0, positional[0].find('@'));
@@ -124,7 +131,8 @@ int main(int argc, char** argv) {
   try {
     remat::compiler::CompileOptions o = options_for(model, batch, strategy);
     const auto plain = remat::compiler::compile(o);
-    const remat_bench::StepTimes plain_t = remat_bench::time_steps(plain.plan, model, batch, backend, 1, steps);
+    const remat_bench::StepTimes plain_t =
+        remat_bench::time_steps(plain.plan, model, batch, backend, 1, steps);
     const double plain_s = plain_t.median_ms() * 1e-3;
     // A first spilled plan tells which checkpoints spill; their copies give the bandwidth.
     o.device_budget = remat::io::parse_size(positional[2], "DEVICE_BUDGET");
@@ -153,23 +161,32 @@ int main(int argc, char** argv) {
     const double spread = std::max(plain_t.spread_ms(), spilled_t.spread_ms()) * 1e-3;
     char measured[96];
     if (copy_s > spread) {
-      std::snprintf(measured, sizeof(measured), "%.0f%%", 100.0 * (1.0 - (spilled_s - plain_s) / copy_s));
+      std::snprintf(measured, sizeof(measured), "%.0f%%",
+                    100.0 * (1.0 - (spilled_s - plain_s) / copy_s));
     } else {
-      std::snprintf(measured, sizeof(measured), "below noise (copies %.1f ms, steps vary %.1f ms)", copy_s * 1e3,
-                    spread * 1e3);
+      std::snprintf(measured, sizeof(measured), "below noise (copies %.1f ms, steps vary %.1f ms)",
+                    copy_s * 1e3, spread * 1e3);
     }
-    std::printf("# remat spill copies on backend %s; %u hardware threads; median of %d steps after 1 warm-up; "
-                "measured copy %.3g B/s, compute %.3g FLOP/s\n",
-                backend.c_str(), std::thread::hardware_concurrency(), steps, o.copy_bandwidth, o.compute_rate);
-    std::printf("| model | batch | strategy | arena MiB (no spill) | arena MiB | host MiB | spills | step ms (no spill) "
-                "| step ms | step ms added | copy ms (measured) | hidden (measured) | hidden (model) |\n");
+    std::printf(
+        "# remat spill copies on backend %s; %u hardware threads; median of %d steps after 1 "
+        "warm-up; "
+        "measured copy %.3g B/s, compute %.3g FLOP/s\n",
+        backend.c_str(), std::thread::hardware_concurrency(), steps, o.copy_bandwidth,
+        o.compute_rate);
+    std::printf(
+        "| model | batch | strategy | arena MiB (no spill) | arena MiB | host MiB | spills | step "
+        "ms (no spill) "
+        "| step ms | step ms added | copy ms (measured) | hidden (measured) | hidden (model) |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    std::printf("| %s | %lld | %s + device %s | %.1f | %.1f | %.1f | %zu | %.1f | %.1f | %.1f | %.1f | %s | %.0f%% |\n",
-                model.c_str(), static_cast<long long>(batch), strategy.c_str(), positional[2].c_str(),
-                static_cast<double>(plain.report.arena_bytes) / 1048576.0,
-                static_cast<double>(r.arena_bytes) / 1048576.0, static_cast<double>(r.host_bytes) / 1048576.0,
-                r.spilled.size(), plain_s * 1e3, spilled_s * 1e3, (spilled_s - plain_s) * 1e3, copy_s * 1e3, measured,
-                r.copy_seconds > 0 ? 100.0 * r.hidden_copy_seconds / r.copy_seconds : 0.0);
+    std::printf(
+        "| %s | %lld | %s + device %s | %.1f | %.1f | %.1f | %zu | %.1f | %.1f | %.1f | %.1f | %s "
+        "| %.0f%% |\n",
+        model.c_str(), static_cast<long long>(batch), strategy.c_str(), positional[2].c_str(),
+        static_cast<double>(plain.report.arena_bytes) / 1048576.0,
+        static_cast<double>(r.arena_bytes) / 1048576.0,
+        static_cast<double>(r.host_bytes) / 1048576.0, r.spilled.size(), plain_s * 1e3,
+        spilled_s * 1e3, (spilled_s - plain_s) * 1e3, copy_s * 1e3, measured,
+        r.copy_seconds > 0 ? 100.0 * r.hidden_copy_seconds / r.copy_seconds : 0.0);
   } catch (const std::exception& e) {
     die(model, e.what());
   }

@@ -5,7 +5,8 @@
 // GFLOP/s is the compiler's FLOP estimate of a step (matmuls exact, a few per element
 // otherwise) over the fastest step, to set against bench/sgemm_rate's figures of the same run.
 //
-//   build/bench/step_time [--backend B] [--threads N] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY,...] ...
+//   build/bench/step_time [--backend B] [--threads N] [--steps N] [--warmup N]
+//                         MODEL@BATCH[:STRATEGY,...] ...
 //
 // STRATEGY is a compiler strategy, optionally with the budgets of docs/sizing.md ("Budgets"):
 // /arena=SIZE (arena budget of `budget` and `auto`), /device=SIZE (device budget: spill
@@ -35,8 +36,8 @@ struct Row {
   double step_flops;                // the compiler's estimate of a step's FLOPs
 };
 
-Row measure(const std::string& model, int64_t batch, const std::string& spec, const std::string& backend, size_t threads, int warmup,
-            int steps) {
+Row measure(const std::string& model, int64_t batch, const std::string& spec,
+            const std::string& backend, size_t threads, int warmup, int steps) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = batch;
@@ -45,18 +46,32 @@ Row measure(const std::string& model, int64_t batch, const std::string& spec, co
     const std::string item = spec.substr(at + 1, spec.find('/', at + 1) - at - 1);
     const std::string key = item.substr(0, item.find('='));
     const uint64_t bytes = remat::io::parse_size(item.substr(item.find('=') + 1), key);
-    if (key == "arena" || key == "budget") o.arena_budget = bytes;  // budget=: its old name
-    else if (key == "device") o.device_budget = bytes;
-    else if (key == "host") o.host_budget = bytes;
-    else throw remat::io::UsageError("unknown strategy option '" + key + "'");
+    if (key == "arena" || key == "budget")
+      o.arena_budget = bytes;  // budget=: its old name
+    else if (key == "device")
+      o.device_budget = bytes;
+    else if (key == "host")
+      o.host_budget = bytes;
+    else
+      throw remat::io::UsageError("unknown strategy option '" + key + "'");
   }
   o.optimizer = "adam:lr=0.0001";
   const auto compiled = remat::compiler::compile(o);
-  const remat_bench::StepTimes t = remat_bench::time_steps(compiled.plan, model, batch, backend, warmup, steps, threads);
+  const remat_bench::StepTimes t =
+      remat_bench::time_steps(compiled.plan, model, batch, backend, warmup, steps, threads);
   const auto& r = compiled.report;
-  return Row{model, spec, batch, r.arena_bytes, r.persistent_bytes, r.host_bytes,
-             r.step_flops > 0 ? r.recomputed_flops / r.step_flops : 0.0, t.median_ms(), t.timed_ms.front(),
-             t.create_ms, t.first_step_ms, r.step_flops};
+  return Row{model,
+             spec,
+             batch,
+             r.arena_bytes,
+             r.persistent_bytes,
+             r.host_bytes,
+             r.step_flops > 0 ? r.recomputed_flops / r.step_flops : 0.0,
+             t.median_ms(),
+             t.timed_ms.front(),
+             t.create_ms,
+             t.first_step_ms,
+             r.step_flops};
 }
 
 }  // namespace
@@ -68,14 +83,21 @@ int main(int argc, char** argv) {
   std::vector<std::string> specs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--steps" && i + 1 < argc) steps = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--warmup" && i + 1 < argc) warmup = std::max(0, std::atoi(argv[++i]));
-    else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
-    else if (a == "--threads" && i + 1 < argc) threads = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
-    else specs.push_back(a);
+    if (a == "--steps" && i + 1 < argc)
+      steps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--warmup" && i + 1 < argc)
+      warmup = std::max(0, std::atoi(argv[++i]));
+    else if (a == "--backend" && i + 1 < argc)
+      backend = argv[++i];
+    else if (a == "--threads" && i + 1 < argc)
+      threads = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
+    else
+      specs.push_back(a);
   }
   if (specs.empty()) {
-    std::fprintf(stderr, "usage: step_time [--backend B] [--threads N] [--steps N] [--warmup N] MODEL@BATCH[:STRATEGY[/arena=SIZE][/device=SIZE][/host=SIZE],...] ...\n");
+    std::fprintf(stderr,
+                 "usage: step_time [--backend B] [--threads N] [--steps N] [--warmup N] "
+                 "MODEL@BATCH[:STRATEGY[/arena=SIZE][/device=SIZE][/host=SIZE],...] ...\n");
     return 2;
   }
   const char* core = std::getenv("OPENBLAS_CORETYPE");
@@ -85,13 +107,17 @@ int main(int argc, char** argv) {
 #else
   const char* blas = "portable kernels";
 #endif
-  std::printf("# remat step time on backend %s; %u hardware threads; CPU kernels on %s threads; CPU matmul: %s; "
-              "OPENBLAS_CORETYPE=%s; OPENBLAS_NUM_THREADS=%s; median of %d steps after %d warm-up\n",
-              backend.c_str(), std::thread::hardware_concurrency(),
-              threads > 0 ? std::to_string(threads).c_str() : "all hardware", blas, core ? core : "(unset)",
-              blas_threads ? blas_threads : "(unset)", steps, warmup);
-  std::printf("| model | batch | strategy | arena MiB | persistent MiB | host MiB | recomputed FLOPs | median ms | min ms "
-              "| create ms | first step ms | GFLOP/s (min) |\n");
+  std::printf(
+      "# remat step time on backend %s; %u hardware threads; CPU kernels on %s threads; CPU "
+      "matmul: %s; "
+      "OPENBLAS_CORETYPE=%s; OPENBLAS_NUM_THREADS=%s; median of %d steps after %d warm-up\n",
+      backend.c_str(), std::thread::hardware_concurrency(),
+      threads > 0 ? std::to_string(threads).c_str() : "all hardware", blas, core ? core : "(unset)",
+      blas_threads ? blas_threads : "(unset)", steps, warmup);
+  std::printf(
+      "| model | batch | strategy | arena MiB | persistent MiB | host MiB | recomputed FLOPs | "
+      "median ms | min ms "
+      "| create ms | first step ms | GFLOP/s (min) |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& spec : specs) {
     const size_t at = spec.find('@');
@@ -101,7 +127,9 @@ int main(int argc, char** argv) {
     }
     const std::string model = spec.substr(0, at);
     const size_t colon = spec.find(':', at);
-    const int64_t batch = std::atoll(spec.substr(at + 1, colon == std::string::npos ? std::string::npos : colon - at - 1).c_str());
+    const int64_t batch = std::atoll(
+        spec.substr(at + 1, colon == std::string::npos ? std::string::npos : colon - at - 1)
+            .c_str());
     std::vector<std::string> strategies;
     std::string list = colon == std::string::npos ? "none" : spec.substr(colon + 1);
     for (size_t p = 0; p <= list.size();) {
@@ -115,14 +143,17 @@ int main(int argc, char** argv) {
       try {
         r = measure(model, batch, strategy, backend, threads, warmup, steps);
       } catch (const std::exception& e) {
-        std::printf("| %s | %lld | %s | error: %s |\n", model.c_str(), static_cast<long long>(batch), strategy.c_str(), e.what());
+        std::printf("| %s | %lld | %s | error: %s |\n", model.c_str(),
+                    static_cast<long long>(batch), strategy.c_str(), e.what());
         continue;
       }
-      std::printf("| %s | %lld | %s | %.1f | %.1f | %.1f | %.1f%% | %.1f | %.1f | %.1f | %.1f | %.1f |\n", r.model.c_str(),
-                  static_cast<long long>(r.batch), r.strategy.c_str(), static_cast<double>(r.arena) / 1048576.0,
-                  static_cast<double>(r.persistent) / 1048576.0, static_cast<double>(r.host) / 1048576.0,
-                  100.0 * r.recomputed_share, r.median_ms, r.min_ms, r.create_ms, r.first_step_ms,
-                  r.min_ms > 0 ? r.step_flops / (r.min_ms * 1e6) : 0.0);
+      std::printf(
+          "| %s | %lld | %s | %.1f | %.1f | %.1f | %.1f%% | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
+          r.model.c_str(), static_cast<long long>(r.batch), r.strategy.c_str(),
+          static_cast<double>(r.arena) / 1048576.0, static_cast<double>(r.persistent) / 1048576.0,
+          static_cast<double>(r.host) / 1048576.0, 100.0 * r.recomputed_share, r.median_ms,
+          r.min_ms, r.create_ms, r.first_step_ms,
+          r.min_ms > 0 ? r.step_flops / (r.min_ms * 1e6) : 0.0);
       std::fflush(stdout);
     }
   }

@@ -66,21 +66,23 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-remat_status create_cpu_backend(const char* device, const RegionSetup& regions, Backend** out_backend,
-                                ErrorBuffer* err) {
+remat_status create_cpu_backend(const char* device, const RegionSetup& regions,
+                                Backend** out_backend, ErrorBuffer* err) {
   if (device[0] != '\0' && strcmp(device, "0") != 0) {
-    return set_error(err, REMAT_ERROR_UNAVAILABLE, "cpu backend has one device, 0; got '%s'", device);
+    return set_error(err, REMAT_ERROR_UNAVAILABLE, "cpu backend has one device, 0; got '%s'",
+                     device);
   }
   if (regions.arena == nullptr || regions.persistent == nullptr) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "cpu backend needs host arena and persistent regions");
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "cpu backend needs host arena and persistent regions");
   }
   const uint32_t threads = regions.threads > 0 ? regions.threads : port_hardware_threads();
   PortTeam* team = nullptr;
   if (threads > 1) {
     team = port_team_create(threads);
     if (team == nullptr) {
-      return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "cpu backend could not start %u threads",
-                       static_cast<unsigned>(threads));
+      return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED,
+                       "cpu backend could not start %u threads", static_cast<unsigned>(threads));
     }
   }
   void* memory = port_alloc(sizeof(CpuBackend), alignof(CpuBackend));
@@ -105,7 +107,8 @@ int list_cpu_devices(char* out, size_t capacity) {
   const char* matmul = "packed GEMM";
 #endif
   snprintf(out, capacity,
-           "cpu:0  host CPU, %u hardware threads (the caller's memory; matmul: %s; convolutions: packed GEMM, %s)\n",
+           "cpu:0  host CPU, %u hardware threads (the caller's memory; matmul: %s; convolutions: "
+           "packed GEMM, %s)\n",
            static_cast<unsigned>(port_hardware_threads()), matmul, cpu::packed_gemm_isa());
   return 1;
 }

@@ -10,14 +10,14 @@ namespace cpu {
 
 /// Everything a CPU kernel needs: the op (shapes, attributes) and its tensors' host addresses.
 struct KernelArgs {
-  const OpCall* call;               ///< The op; shapes are verified before any op runs.
-  void* in[kMaxOpInputs];           ///< Host address of each input (same order as call->inputs).
-  void* out[kMaxOpOutputs];         ///< Host address of each output.
-  const StepContext* ctx;           ///< Seed and step index.
-  ErrorBuffer* err;                 ///< Where a data-dependent failure is described.
-  void* scratch;                    ///< scratch_bytes(threads) of 64-byte aligned working memory.
-  PortTeam* team;                   ///< The backend's threads; nullptr: the caller's only.
-  uint32_t threads;                 ///< Threads in |team| (0 or 1: the caller's only).
+  const OpCall* call;        ///< The op; shapes are verified before any op runs.
+  void* in[kMaxOpInputs];    ///< Host address of each input (same order as call->inputs).
+  void* out[kMaxOpOutputs];  ///< Host address of each output.
+  const StepContext* ctx;    ///< Seed and step index.
+  ErrorBuffer* err;          ///< Where a data-dependent failure is described.
+  void* scratch;             ///< scratch_bytes(threads) of 64-byte aligned working memory.
+  PortTeam* team;            ///< The backend's threads; nullptr: the caller's only.
+  uint32_t threads;          ///< Threads in |team| (0 or 1: the caller's only).
 };
 
 /// Bytes of scratch memory the kernels need with |threads| threads: GEMM packing for each, then

@@ -14,7 +14,9 @@ namespace remat {
 namespace cpu {
 
 /// Threads a kernel may use.
-inline uint32_t thread_count(const KernelArgs& a) { return a.team != nullptr && a.threads > 1 ? a.threads : 1; }
+inline uint32_t thread_count(const KernelArgs& a) {
+  return a.team != nullptr && a.threads > 1 ? a.threads : 1;
+}
 
 /// Packing scratch of thread |worker| for packed_gemm().
 inline float* gemm_pack(const KernelArgs& a, uint32_t worker) {
@@ -23,7 +25,8 @@ inline float* gemm_pack(const KernelArgs& a, uint32_t worker) {
 
 /// The scratch past every thread's packing: kWinogradFilterFloats floats that all threads share.
 inline float* shared_scratch(const KernelArgs& a) {
-  return static_cast<float*>(a.scratch) + static_cast<int64_t>(a.threads > 0 ? a.threads : 1) * kGemmPackFloats;
+  return static_cast<float*>(a.scratch) +
+         static_cast<int64_t>(a.threads > 0 ? a.threads : 1) * kGemmPackFloats;
 }
 
 /// Calls body(begin, end, worker) on disjoint parts covering [0, count), at most one per

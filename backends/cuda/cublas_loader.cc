@@ -19,7 +19,8 @@ constexpr const char* kSoname = "libcublas.so." REMAT_STR(CUBLAS_VER_MAJOR);
 void cudart_folder(char* out, size_t capacity) {
   out[0] = '\0';
   Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&cudaGetDeviceCount), &info) == 0 || info.dli_fname == nullptr) {
+  if (dladdr(reinterpret_cast<void*>(&cudaGetDeviceCount), &info) == 0 ||
+      info.dli_fname == nullptr) {
     return;
   }
   const char* slash = strrchr(info.dli_fname, '/');
@@ -60,16 +61,16 @@ remat_status load_cublas(Cublas* out, ErrorBuffer* err) {
   }
   out->library = library;
   remat_status status = REMAT_OK;
-  const bool ok = resolve(library, "cublasCreate_v2", &out->create, err, &status) &&
-                  resolve(library, "cublasDestroy_v2", &out->destroy, err, &status) &&
-                  resolve(library, "cublasSetStream_v2", &out->set_stream, err, &status) &&
-                  resolve(library, "cublasSetMathMode", &out->set_math_mode, err, &status) &&
-                  resolve(library, "cublasSetAtomicsMode", &out->set_atomics_mode, err, &status) &&
-                  resolve(library, "cublasSetWorkspace_v2", &out->set_workspace, err, &status) &&
-                  resolve(library, "cublasSgemm_v2", &out->sgemm, err, &status) &&
-                  resolve(library, "cublasSgemmStridedBatched", &out->sgemm_strided_batched, err,
-                          &status) &&
-                  resolve(library, "cublasGetStatusName", &out->status_name, err, &status);
+  const bool ok =
+      resolve(library, "cublasCreate_v2", &out->create, err, &status) &&
+      resolve(library, "cublasDestroy_v2", &out->destroy, err, &status) &&
+      resolve(library, "cublasSetStream_v2", &out->set_stream, err, &status) &&
+      resolve(library, "cublasSetMathMode", &out->set_math_mode, err, &status) &&
+      resolve(library, "cublasSetAtomicsMode", &out->set_atomics_mode, err, &status) &&
+      resolve(library, "cublasSetWorkspace_v2", &out->set_workspace, err, &status) &&
+      resolve(library, "cublasSgemm_v2", &out->sgemm, err, &status) &&
+      resolve(library, "cublasSgemmStridedBatched", &out->sgemm_strided_batched, err, &status) &&
+      resolve(library, "cublasGetStatusName", &out->status_name, err, &status);
   return ok ? REMAT_OK : status;
 }
 

@@ -58,7 +58,8 @@ bool same_context(const StepContext& a, const StepContext& b) {
 // Spills, prefetches and waits order themselves against compute (cuda_copy.cc); every other
 // op first waits for the pending copies it conflicts with.
 bool copies_between_regions(uint16_t code) {
-  return code == static_cast<uint16_t>(OpCode::kSpill) || code == static_cast<uint16_t>(OpCode::kPrefetch) ||
+  return code == static_cast<uint16_t>(OpCode::kSpill) ||
+         code == static_cast<uint16_t>(OpCode::kPrefetch) ||
          code == static_cast<uint16_t>(OpCode::kWait);
 }
 
@@ -99,7 +100,8 @@ CudaBackend::~CudaBackend() {
 }
 
 remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
-  remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err, REMAT_ERROR_UNAVAILABLE);
+  remat_status s =
+      cuda_status(cudaSetDevice(device_), "cudaSetDevice", err, REMAT_ERROR_UNAVAILABLE);
   if (s != REMAT_OK) return s;
   const char* graphs = getenv("REMAT_CUDA_GRAPHS");
   graphs_enabled_ = graphs == nullptr || strcmp(graphs, "0") != 0;
@@ -135,14 +137,16 @@ remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
   }
   if (regions.host_bytes > 0 && base_[2] == nullptr) {
     void* p = nullptr;
-    s = alloc_status(cudaHostAlloc(&p, static_cast<size_t>(regions.host_bytes), cudaHostAllocDefault),
-                     "pinned host region", regions.host_bytes, err);
+    s = alloc_status(
+        cudaHostAlloc(&p, static_cast<size_t>(regions.host_bytes), cudaHostAllocDefault),
+        "pinned host region", regions.host_bytes, err);
     if (s != REMAT_OK) return s;
     base_[2] = static_cast<uint8_t*>(p);
     host_owned_ = true;
   }
   void* p = nullptr;
-  s = alloc_status(cudaMalloc(&p, sizeof(gpu::GpuState)), "device state", sizeof(gpu::GpuState), err);
+  s = alloc_status(cudaMalloc(&p, sizeof(gpu::GpuState)), "device state", sizeof(gpu::GpuState),
+                   err);
   if (s != REMAT_OK) return s;
   state_ = static_cast<gpu::GpuState*>(p);
   s = alloc_status(cudaHostAlloc(&p, sizeof(gpu::GpuState), cudaHostAllocDefault), "state readback",
@@ -153,18 +157,25 @@ remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
                    kCublasWorkspaceBytes, err);
   if (s != REMAT_OK) return s;
 
-  s = cuda_status(cudaStreamCreateWithFlags(&main_, cudaStreamNonBlocking), "cudaStreamCreate", err);
+  s = cuda_status(cudaStreamCreateWithFlags(&main_, cudaStreamNonBlocking), "cudaStreamCreate",
+                  err);
   if (s == REMAT_OK) {
-    s = cuda_status(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreate", err);
+    s = cuda_status(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreate",
+                    err);
   }
-  if (s == REMAT_OK) s = cuda_status(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreate", err);
-  if (s == REMAT_OK) s = cuda_status(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreate", err);
+  if (s == REMAT_OK)
+    s = cuda_status(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreate",
+                    err);
+  if (s == REMAT_OK)
+    s = cuda_status(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming), "cudaEventCreate",
+                    err);
   for (int i = 0; s == REMAT_OK && i < kMaxPendingCopies; ++i) {
     s = cuda_status(cudaEventCreateWithFlags(&pending_[i].done, cudaEventDisableTiming),
                     "cudaEventCreate", err);
   }
   if (s == REMAT_OK) {
-    s = cuda_status(cudaMemcpyAsync(state_, &gpu::kCleanReport, sizeof(gpu::GpuState), cudaMemcpyHostToDevice, main_),
+    s = cuda_status(cudaMemcpyAsync(state_, &gpu::kCleanReport, sizeof(gpu::GpuState),
+                                    cudaMemcpyHostToDevice, main_),
                     "cudaMemcpyAsync (state)", err);
   }
   if (s == REMAT_OK) s = cuda_status(cudaStreamSynchronize(main_), "cudaStreamSynchronize", err);
@@ -209,8 +220,9 @@ remat_status CudaBackend::check_region(Region region, uint64_t offset, uint64_t 
   if (r < 0 || r > 2 || offset > size_[r] || bytes > size_[r] - offset) {
     return set_error(err, REMAT_ERROR_OUT_OF_REGION,
                      "cuda %s: %llu bytes at offset %llu of region %d (%llu bytes)", what,
-                     static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(offset),
-                     r, static_cast<unsigned long long>(r >= 0 && r <= 2 ? size_[r] : 0));
+                     static_cast<unsigned long long>(bytes),
+                     static_cast<unsigned long long>(offset), r,
+                     static_cast<unsigned long long>(r >= 0 && r <= 2 ? size_[r] : 0));
   }
   if (mode_ == Mode::kCapturing || mode_ == Mode::kReplaying) {
     return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
@@ -268,20 +280,23 @@ remat_status CudaBackend::set_step_state(const StepContext& ctx, ErrorBuffer* er
 remat_status CudaBackend::run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
   if (mode_ == Mode::kCapturing || mode_ == Mode::kReplaying) {
     if (!same_context(ctx, step_ctx_)) {
-      const remat_status s = set_error(
-          err, REMAT_ERROR_FAILED_PRECONDITION,
-          "op %u (%s): step context (%llu, %llu) differs from begin_step's (%llu, %llu)",
-          call.index, op_name(call.code), static_cast<unsigned long long>(ctx.seed),
-          static_cast<unsigned long long>(ctx.step), static_cast<unsigned long long>(step_ctx_.seed),
-          static_cast<unsigned long long>(step_ctx_.step));
+      const remat_status s =
+          set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
+                    "op %u (%s): step context (%llu, %llu) differs from begin_step's (%llu, %llu)",
+                    call.index, op_name(call.code), static_cast<unsigned long long>(ctx.seed),
+                    static_cast<unsigned long long>(ctx.step),
+                    static_cast<unsigned long long>(step_ctx_.seed),
+                    static_cast<unsigned long long>(step_ctx_.step));
       if (mode_ == Mode::kCapturing) return abort_capture(s);
       mode_ = Mode::kIdle;  // The replay is dropped: nothing of this step ran.
       return s;
     }
     ++ops_in_step_;
     fingerprint_ = mix(mix(fingerprint_, call.index), call.code);
-    for (int i = 0; i < call.num_inputs; ++i) fingerprint_ = mix(fingerprint_, call.inputs[i]->offset);
-    for (int i = 0; i < call.num_outputs; ++i) fingerprint_ = mix(fingerprint_, call.outputs[i]->offset);
+    for (int i = 0; i < call.num_inputs; ++i)
+      fingerprint_ = mix(fingerprint_, call.inputs[i]->offset);
+    for (int i = 0; i < call.num_outputs; ++i)
+      fingerprint_ = mix(fingerprint_, call.outputs[i]->offset);
     if (mode_ == Mode::kReplaying) return REMAT_OK;  // The graph runs it at end_step.
     const remat_status s = execute(call, ctx, err);
     return s == REMAT_OK ? s : abort_capture(s);
@@ -295,8 +310,9 @@ remat_status CudaBackend::run_op(const OpCall& call, const StepContext& ctx, Err
 remat_status CudaBackend::execute(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
   const gpu::Op op = gpu::op_table().find(call.code);
   if (op == nullptr) {
-    return set_error(err, REMAT_ERROR_UNIMPLEMENTED, "op %u (%s): not implemented by the cuda backend",
-                     call.index, op_name(call.code));
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
+                     "op %u (%s): not implemented by the cuda backend", call.index,
+                     op_name(call.code));
   }
   if (!copies_between_regions(call.code)) {
     const remat_status s = wait_for_hazards(call, err);
@@ -346,12 +362,12 @@ void CudaBackend::local(size_t bytes) {
 remat_status CudaBackend::launch_grid(unsigned blocks, const OpCall* call, ErrorBuffer* err) {
   const char* name = kKernelNames[arg_kernel_];
   if (arg_overflow_) {
-    return set_error(err, REMAT_ERROR_INTERNAL, "cuda: kernel %s was given more than %d arguments", name,
-                     kMaxKernelArgs);
+    return set_error(err, REMAT_ERROR_INTERNAL, "cuda: kernel %s was given more than %d arguments",
+                     name, kMaxKernelArgs);
   }
   return launch_status(call,
-                       cudaLaunchKernel(kernel_address(arg_kernel_), dim3(blocks), dim3(kBlock), arg_ptrs_,
-                                        arg_shared_bytes_, main_),
+                       cudaLaunchKernel(kernel_address(arg_kernel_), dim3(blocks), dim3(kBlock),
+                                        arg_ptrs_, arg_shared_bytes_, main_),
                        name, err);
 }
 
@@ -359,8 +375,9 @@ remat_status CudaBackend::launch(size_t items, const OpCall* call, ErrorBuffer* 
   if (items == 0) return REMAT_OK;
   const size_t blocks = (items + kBlock - 1) / kBlock;
   if (blocks > 0x7fffffffu) {
-    return set_error(err, REMAT_ERROR_UNIMPLEMENTED, "cuda: kernel %s over %zu items exceeds the grid",
-                     kKernelNames[arg_kernel_], items);
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
+                     "cuda: kernel %s over %zu items exceeds the grid", kKernelNames[arg_kernel_],
+                     items);
   }
   return launch_grid(static_cast<unsigned>(blocks), call, err);
 }
@@ -375,7 +392,8 @@ remat_status CudaBackend::zero(const TensorRef& t, const OpCall& call, ErrorBuff
                        "cudaMemsetAsync", err);
 }
 
-remat_status CudaBackend::copy(const TensorRef& src, const TensorRef& dst, const OpCall& call, ErrorBuffer* err) {
+remat_status CudaBackend::copy(const TensorRef& src, const TensorRef& dst, const OpCall& call,
+                               ErrorBuffer* err) {
   return launch_status(&call,
                        cudaMemcpyAsync(address(dst), address(src), static_cast<size_t>(dst.bytes),
                                        cudaMemcpyDeviceToDevice, main_),
@@ -394,9 +412,9 @@ remat_status CudaBackend::sync(ErrorBuffer* err) {
   remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
   if (s == REMAT_OK) s = join_copies(err);
   if (s == REMAT_OK) {
-    s = cuda_status(cudaMemcpyAsync(state_host_, state_, sizeof(gpu::GpuState),
-                                    cudaMemcpyDeviceToHost, main_),
-                    "error report cudaMemcpyAsync", err);
+    s = cuda_status(
+        cudaMemcpyAsync(state_host_, state_, sizeof(gpu::GpuState), cudaMemcpyDeviceToHost, main_),
+        "error report cudaMemcpyAsync", err);
   }
   if (s == REMAT_OK) s = cuda_status(cudaStreamSynchronize(main_), "cudaStreamSynchronize", err);
   if (s == REMAT_OK) s = cuda_status(cudaStreamSynchronize(copy_), "cudaStreamSynchronize", err);
@@ -404,8 +422,8 @@ remat_status CudaBackend::sync(ErrorBuffer* err) {
   // A kernel found bad data: report it as the CPU kernels word it, then clear the report.
   s = gpu::report_error(*state_host_, err);
   // Clearing is best effort: if it fails, the next CUDA call reports the broken device.
-  if (cudaMemcpyAsync(reinterpret_cast<uint8_t*>(state_) + gpu::kReportOffset, clean_report(), kReportBytes,
-                      cudaMemcpyHostToDevice, main_) == cudaSuccess) {
+  if (cudaMemcpyAsync(reinterpret_cast<uint8_t*>(state_) + gpu::kReportOffset, clean_report(),
+                      kReportBytes, cudaMemcpyHostToDevice, main_) == cudaSuccess) {
     cudaStreamSynchronize(main_);
   }
   return s;
@@ -413,7 +431,8 @@ remat_status CudaBackend::sync(ErrorBuffer* err) {
 
 remat_status CudaBackend::begin_step(const StepContext& ctx, ErrorBuffer* err) {
   if (mode_ != Mode::kIdle) {
-    return set_error(err, REMAT_ERROR_FAILED_PRECONDITION, "cuda begin_step: a step is already open");
+    return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
+                     "cuda begin_step: a step is already open");
   }
   remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
   if (s == REMAT_OK) s = set_step_state(ctx, err);  // Outside the graph: replays read it.
@@ -446,9 +465,7 @@ remat_status CudaBackend::end_step(ErrorBuffer* err) {
   switch (mode) {
     case Mode::kIdle:
       return set_error(err, REMAT_ERROR_FAILED_PRECONDITION, "cuda end_step: no step is open");
-    case Mode::kEager:
-      mode_ = Mode::kIdle;
-      return join_copies(err);
+    case Mode::kEager: mode_ = Mode::kIdle; return join_copies(err);
     case Mode::kReplaying:
       mode_ = Mode::kIdle;
       if (ops_in_step_ != graph_ops_ || fingerprint_ != graph_fingerprint_) {
@@ -463,7 +480,8 @@ remat_status CudaBackend::end_step(ErrorBuffer* err) {
       mode_ = Mode::kIdle;
       cudaGraph_t graph = nullptr;
       s = cuda_status(cudaStreamEndCapture(main_, &graph), "cudaStreamEndCapture", err);
-      if (s == REMAT_OK) s = cuda_status(cudaGraphInstantiate(&graph_, graph, 0), "cudaGraphInstantiate", err);
+      if (s == REMAT_OK)
+        s = cuda_status(cudaGraphInstantiate(&graph_, graph, 0), "cudaGraphInstantiate", err);
       if (graph != nullptr) cudaGraphDestroy(graph);
       if (s != REMAT_OK) {
         graph_ = nullptr;
@@ -503,21 +521,25 @@ remat_status create_cuda_backend(const char* device, const RegionSetup& regions,
   char* end = nullptr;
   const long index = device[0] == '\0' ? 0 : strtol(device, &end, 10);
   if (device[0] != '\0' && (end == nullptr || *end != '\0' || index < 0 || index > 1023)) {
-    return set_error(err, REMAT_ERROR_UNAVAILABLE, "cuda: no device '%s' (devices are 0, 1, ...)", device);
+    return set_error(err, REMAT_ERROR_UNAVAILABLE, "cuda: no device '%s' (devices are 0, 1, ...)",
+                     device);
   }
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    return set_error(err, cuda::means_unavailable(e) ? REMAT_ERROR_UNAVAILABLE : REMAT_ERROR_INTERNAL,
+    return set_error(err,
+                     cuda::means_unavailable(e) ? REMAT_ERROR_UNAVAILABLE : REMAT_ERROR_INTERNAL,
                      "cuda: no usable device: cudaGetDeviceCount failed: %s (%s)",
                      cudaGetErrorName(e), cudaGetErrorString(e));
   }
   if (index >= count) {
-    return set_error(err, REMAT_ERROR_UNAVAILABLE, "cuda: device %ld requested, %d present", index, count);
+    return set_error(err, REMAT_ERROR_UNAVAILABLE, "cuda: device %ld requested, %d present", index,
+                     count);
   }
   void* memory = port_alloc(sizeof(cuda::CudaBackend), alignof(cuda::CudaBackend));
-  if (memory == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the cuda backend");
+  if (memory == nullptr)
+    return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the cuda backend");
   cuda::CudaBackend* backend = new (memory) cuda::CudaBackend(static_cast<int>(index));
   const remat_status s = backend->init(regions, err);
   if (s != REMAT_OK) {

@@ -33,7 +33,7 @@ struct PendingCopy {
   Region region;
   uint64_t offset;
   uint64_t bytes;
-  uint64_t sequence;  ///< Issue order, to find the oldest.
+  uint64_t sequence;   ///< Issue order, to find the oldest.
   bool writes_device;  ///< A prefetch (writes the device range); a spill only reads it.
   bool busy;
 };
@@ -76,7 +76,8 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   }
   uint8_t* address(const TensorRef& t) const { return address(t.region, t.offset); }
   /// REMAT_OK, or REMAT_ERROR_INTERNAL naming op |call| (null: no op) and the CUDA error.
-  remat_status launch_status(const OpCall* call, cudaError_t e, const char* what, ErrorBuffer* err) const;
+  remat_status launch_status(const OpCall* call, cudaError_t e, const char* what,
+                             ErrorBuffer* err) const;
   void push_arg(const void* value, size_t bytes);
   remat_status launch_grid(unsigned blocks, const OpCall* call, ErrorBuffer* err);
 
@@ -104,7 +105,8 @@ class CudaBackend final : public Backend, private gpu::Launcher {
                           const void* src, cudaMemcpyKind kind, ErrorBuffer* err);
   // Orders main_ after the pending copies that overlap |t|: every one when the op writes |t|,
   // only prefetches (copies that write the device) when it just reads |t|.
-  remat_status wait_for_overlaps(const OpCall& call, const TensorRef& t, bool op_writes, ErrorBuffer* err);
+  remat_status wait_for_overlaps(const OpCall& call, const TensorRef& t, bool op_writes,
+                                 ErrorBuffer* err);
   remat_status wait_for_hazards(const OpCall& call, ErrorBuffer* err);
   remat_status join_copies(ErrorBuffer* err);
 
@@ -133,11 +135,11 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   // Step and graph state.
   Mode mode_ = Mode::kIdle;
   bool graphs_enabled_ = true;
-  bool state_valid_ = false;    // state_ holds step_ctx_.
+  bool state_valid_ = false;  // state_ holds step_ctx_.
   StepContext step_ctx_ = {0, 0};
   bool copies_in_step_ = false;  // copy_ took part in this step (it must be joined).
   uint32_t ops_in_step_ = 0;
-  uint64_t fingerprint_ = 0;     // Of the ops of this step, to check a replay matches.
+  uint64_t fingerprint_ = 0;  // Of the ops of this step, to check a replay matches.
   cudaGraphExec_t graph_ = nullptr;
   uint32_t graph_ops_ = 0;
   uint64_t graph_fingerprint_ = 0;

@@ -9,8 +9,8 @@
 // reads the range a prefetch is writing, before that (a hazard check, so a spilled tensor's
 // arena bytes are reused only after its copy finished even if a plan had no wait there). Ops
 // that only read a tensor being spilled run beside the copy: that overlap is what the
-// compiler's cost model counts on (src/compiler/strategies/copy_timeline.h). At the end of a step copy_
-// joins main_.
+// compiler's cost model counts on (src/compiler/strategies/copy_timeline.h). At the end of a step
+// copy_ joins main_.
 #include <cuda_runtime_api.h>
 
 #include "backends/cuda/cuda_backend_impl.h"

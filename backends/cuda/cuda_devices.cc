@@ -33,9 +33,10 @@ int list_cuda_devices(char* out, size_t capacity) {
       n = snprintf(out + used, capacity - used, "cuda:%d  (properties unreadable: %s)\n", d,
                    cudaGetErrorName(pe));
     } else {
-      n = snprintf(out + used, capacity - used, "cuda:%d  %s (sm_%d%d, %llu MiB, %d multiprocessors)\n",
-                   d, prop.name, prop.major, prop.minor,
-                   static_cast<unsigned long long>(prop.totalGlobalMem >> 20), prop.multiProcessorCount);
+      n = snprintf(
+          out + used, capacity - used, "cuda:%d  %s (sm_%d%d, %llu MiB, %d multiprocessors)\n", d,
+          prop.name, prop.major, prop.minor,
+          static_cast<unsigned long long>(prop.totalGlobalMem >> 20), prop.multiProcessorCount);
     }
     if (n < 0) break;
     used = used + static_cast<size_t>(n) < capacity ? used + static_cast<size_t>(n) : capacity - 1;

@@ -21,7 +21,7 @@ struct Gemm {
   const float* b;
   float* c;
   float alpha, beta;
-  int64_t batch;          // 1: one GEMM.
+  int64_t batch;  // 1: one GEMM.
   int64_t stride_a, stride_b, stride_c;
 };
 
@@ -83,8 +83,8 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
     g.stride_c = c_stride;
   }
   if (g.m == 0 || g.n == 0 || batch_a == 0) return REMAT_OK;
-  if (!fits_int(g.m) || !fits_int(g.n) || !fits_int(g.k) || !fits_int(g.lda) ||
-      !fits_int(g.ldb) || !fits_int(g.ldc) || !fits_int(g.batch)) {
+  if (!fits_int(g.m) || !fits_int(g.n) || !fits_int(g.k) || !fits_int(g.lda) || !fits_int(g.ldb) ||
+      !fits_int(g.ldc) || !fits_int(g.batch)) {
     return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
                      "op %u (matmul): M %lld, N %lld, K %lld or batch %lld exceeds cuBLAS's int",
                      call.index, static_cast<long long>(g.m), static_cast<long long>(g.n),
@@ -117,8 +117,9 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
                                      ld(g.ldc), g.stride_c, static_cast<int>(g.batch));
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
-    return set_error(err, REMAT_ERROR_INTERNAL, "op %u (matmul): cuBLAS SGEMM (M %d, N %d, K %d) failed: %s",
-                     call.index, m, n, k, blas_.status_name(st));
+    return set_error(err, REMAT_ERROR_INTERNAL,
+                     "op %u (matmul): cuBLAS SGEMM (M %d, N %d, K %d) failed: %s", call.index, m, n,
+                     k, blas_.status_name(st));
   }
   return REMAT_OK;
 }
@@ -127,8 +128,10 @@ remat_status CudaBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
   const TensorRef& tc = *call.outputs[0];
   const HeadMatmulShape shape = head_matmul_shape(call);
   if (!shape.valid) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
-                     "op %u (head_matmul): A, B and C do not hold one count of whole heads' matrices", call.index);
+    return set_error(
+        err, REMAT_ERROR_INVALID_ARGUMENT,
+        "op %u (head_matmul): A, B and C do not hold one count of whole heads' matrices",
+        call.index);
   }
   const int64_t heads = shape.heads, products = shape.c.products;
   if (shape.m == 0 || shape.n == 0 || products == 0) return REMAT_OK;
@@ -136,8 +139,8 @@ remat_status CudaBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
   if (shape.k == 0) {  // Every product an empty sum: C = 0.
     const cudaError_t e = cudaMemsetAsync(c, 0, static_cast<size_t>(tc.bytes), main_);
     if (e == cudaSuccess) return REMAT_OK;
-    return set_error(err, REMAT_ERROR_INTERNAL, "op %u (head_matmul): cudaMemsetAsync failed: %s", call.index,
-                     cudaGetErrorName(e));
+    return set_error(err, REMAT_ERROR_INTERNAL, "op %u (head_matmul): cudaMemsetAsync failed: %s",
+                     call.index, cudaGetErrorName(e));
   }
   const float* a = reinterpret_cast<const float*>(address(*call.inputs[0]));
   const float* b = reinterpret_cast<const float*>(address(*call.inputs[1]));
@@ -150,29 +153,33 @@ remat_status CudaBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
   if (!fits_int(shape.m) || !fits_int(shape.n) || !fits_int(shape.k) || !fits_int(shape.a.ld) ||
       !fits_int(shape.b.ld) || !fits_int(shape.c.ld) || !fits_int(batch)) {
     return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
-                     "op %u (head_matmul): M %lld, N %lld, K %lld, a row length or a batch of %lld products exceed "
-                     "cuBLAS's int", call.index, static_cast<long long>(shape.m), static_cast<long long>(shape.n),
+                     "op %u (head_matmul): M %lld, N %lld, K %lld, a row length or a batch of %lld "
+                     "products exceed "
+                     "cuBLAS's int",
+                     call.index, static_cast<long long>(shape.m), static_cast<long long>(shape.n),
                      static_cast<long long>(shape.k), static_cast<long long>(batch));
   }
   // C^T = op(B)^T op(A)^T in cuBLAS's column-major terms, as in matmul.
   const cublasOperation_t op_b = shape.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = shape.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int m = static_cast<int>(shape.m), n = static_cast<int>(shape.n), k = static_cast<int>(shape.k);
+  const int m = static_cast<int>(shape.m), n = static_cast<int>(shape.n),
+            k = static_cast<int>(shape.k);
   const int64_t stride_a = heads == 1 ? shape.a.outer_stride : shape.a.head_stride;
   const int64_t stride_b = heads == 1 ? shape.b.outer_stride : shape.b.head_stride;
   const int64_t stride_c = heads == 1 ? shape.c.outer_stride : shape.c.head_stride;
   cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
   for (int64_t o = 0; o < outer && st == CUBLAS_STATUS_SUCCESS; ++o) {
     const int64_t first = o * heads;
-    st = blas_.sgemm_strided_batched(blas_handle_, op_b, op_a, n, m, k, &alpha, b + shape.b.offset(first, heads),
-                                     ld(shape.b.ld), stride_b, a + shape.a.offset(first, heads), ld(shape.a.ld),
-                                     stride_a, &beta, c + shape.c.offset(first, heads), ld(shape.c.ld), stride_c,
-                                     static_cast<int>(batch));
+    st = blas_.sgemm_strided_batched(
+        blas_handle_, op_b, op_a, n, m, k, &alpha, b + shape.b.offset(first, heads), ld(shape.b.ld),
+        stride_b, a + shape.a.offset(first, heads), ld(shape.a.ld), stride_a, &beta,
+        c + shape.c.offset(first, heads), ld(shape.c.ld), stride_c, static_cast<int>(batch));
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
-    return set_error(err, REMAT_ERROR_INTERNAL,
-                     "op %u (head_matmul): cuBLAS strided batched SGEMM (M %d, N %d, K %d) failed: %s", call.index,
-                     m, n, k, blas_.status_name(st));
+    return set_error(
+        err, REMAT_ERROR_INTERNAL,
+        "op %u (head_matmul): cuBLAS strided batched SGEMM (M %d, N %d, K %d) failed: %s",
+        call.index, m, n, k, blas_.status_name(st));
   }
   return REMAT_OK;
 }

@@ -78,8 +78,8 @@ namespace gpu {
 /// report of bad data. Per-step values live here, not in launch arguments, because a captured
 /// CUDA graph replays the arguments of the step it captured; set_step writes them before a step.
 typedef struct GpuState {
-  REMAT_GPU_U64 seed;            ///< StepContext::seed of the running step.
-  REMAT_GPU_U64 step;            ///< StepContext::step of the running step.
+  REMAT_GPU_U64 seed;  ///< StepContext::seed of the running step.
+  REMAT_GPU_U64 step;  ///< StepContext::step of the running step.
   // The report of bad data (an id or label out of range); kCleanReport when none.
   REMAT_GPU_I32 error;           ///< 0, or 1 + OpCall::index of the first op that found some.
   REMAT_GPU_I32 error_position;  ///< Smallest bad position that op found (atomic minimum).
@@ -129,7 +129,7 @@ enum KernelId {
 #define REMAT_GPU_KERNEL_ID(name) kKernel_##name,
   REMAT_GPU_KERNELS(REMAT_GPU_KERNEL_ID)
 #undef REMAT_GPU_KERNEL_ID
-  kKernelCount
+      kKernelCount
 };
 
 /// Byte offset of the report in GpuState: the backends clear [offset, sizeof) alone, so that

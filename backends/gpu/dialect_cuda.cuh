@@ -22,7 +22,7 @@ typedef unsigned long long ulong;
 // passed (the launcher also gives it as the launch's dynamic shared memory), and LOCAL_BIND
 // names that memory.
 #define LOCAL_PARAM(type, name) ulong name##_bytes
-#define LOCAL_BIND(type, name) \
+#define LOCAL_BIND(type, name)   \
   extern __shared__ type name[]; \
   (void)name##_bytes
 #define GLOBAL_ID() ((ulong)blockIdx.x * blockDim.x + threadIdx.x)

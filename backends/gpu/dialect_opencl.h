@@ -13,7 +13,8 @@
 //   ATOMIC_MIN(p, v)    32-bit signed atomic minimum in device memory
 //   acc_t               accumulator of sums: double where the device has it
 //   uchar, uint, ulong  fixed-width integers (8, 32, 64 bits), as OpenCL C names them
-//   expf, logf, powf, erff, tanhf, sqrtf   float math (OpenCL's overloaded names take the C99 ones here)
+//   expf, logf, powf, erff, tanhf, sqrtf   float math (OpenCL's overloaded names take the C99
+//                                          ones here)
 //   REMAT_GPU_REPLAYED_LAUNCHES   1 where a launch's arguments may be replayed in later steps
 #ifndef REMAT_BACKENDS_GPU_DIALECT_H_
 #define REMAT_BACKENDS_GPU_DIALECT_H_

@@ -42,8 +42,9 @@ class NullBackend final : public Backend {
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override {
     const NullKernel kernel = kTable.find(call.code);
     if (kernel == nullptr) {
-      return set_error(err, REMAT_ERROR_UNIMPLEMENTED, "op %u (%s): not implemented by the %s backend",
-                       call.index, op_name(call.code), name());
+      return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
+                       "op %u (%s): not implemented by the %s backend", call.index,
+                       op_name(call.code), name());
     }
     return kernel(*this, call, ctx, err);
   }
@@ -70,7 +71,8 @@ class NullBackend final : public Backend {
 remat_status create_null_backend(const char* device, const RegionSetup&, Backend** out_backend,
                                  ErrorBuffer* err) {
   if (device[0] != '\0' && !(device[0] == '0' && device[1] == '\0')) {
-    return set_error(err, REMAT_ERROR_UNAVAILABLE, "null backend has one device, 0; got '%s'", device);
+    return set_error(err, REMAT_ERROR_UNAVAILABLE, "null backend has one device, 0; got '%s'",
+                     device);
   }
   void* memory = port_alloc(sizeof(NullBackend), alignof(NullBackend));
   if (memory == nullptr) {

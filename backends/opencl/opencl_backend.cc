@@ -74,7 +74,8 @@ OpenclBackend::~OpenclBackend() {
   if (context_ != nullptr) clReleaseContext(context_);
 }
 
-remat_status OpenclBackend::init(const DeviceChoice& device, const RegionSetup& regions, ErrorBuffer* err) {
+remat_status OpenclBackend::init(const DeviceChoice& device, const RegionSetup& regions,
+                                 ErrorBuffer* err) {
   device_ = device;
   host_ = static_cast<uint8_t*>(regions.host);
   host_bytes_ = regions.host != nullptr ? regions.host_bytes : 0;
@@ -82,15 +83,19 @@ remat_status OpenclBackend::init(const DeviceChoice& device, const RegionSetup& 
   context_ = clCreateContext(nullptr, 1, &device.device, nullptr, nullptr, &status);
   if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_UNAVAILABLE, "clCreateContext");
   queue_ = clCreateCommandQueue(context_, device.device, 0, &status);
-  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_UNAVAILABLE, "clCreateCommandQueue");
+  if (status != CL_SUCCESS)
+    return cl_fail(err, status, REMAT_ERROR_UNAVAILABLE, "clCreateCommandQueue");
   copy_queue_ = clCreateCommandQueue(context_, device.device, 0, &status);
   const char* delay = getenv("REMAT_TEST_DELAY_COPIES");
   delay_copies_ = delay != nullptr && delay[0] == '1';
-  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_UNAVAILABLE, "clCreateCommandQueue (copies)");
+  if (status != CL_SUCCESS)
+    return cl_fail(err, status, REMAT_ERROR_UNAVAILABLE, "clCreateCommandQueue (copies)");
 
   cl_ulong max_alloc = 0;
-  status = clGetDeviceInfo(device.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc), &max_alloc, nullptr);
-  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clGetDeviceInfo(MAX_MEM_ALLOC_SIZE)");
+  status = clGetDeviceInfo(device.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc),
+                           &max_alloc, nullptr);
+  if (status != CL_SUCCESS)
+    return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clGetDeviceInfo(MAX_MEM_ALLOC_SIZE)");
   struct {
     const char* what;
     uint64_t bytes;
@@ -102,16 +107,20 @@ remat_status OpenclBackend::init(const DeviceChoice& device, const RegionSetup& 
     // An empty region still gets a small buffer: kernels are never given a null cl_mem.
     const uint64_t bytes = b.bytes > 0 ? b.bytes : 64;
     if (bytes > max_alloc) {
-      return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED,
-                       "opencl: the %s region needs %llu bytes; the device allocates at most %llu in one buffer",
-                       b.what, static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(max_alloc));
+      return set_error(
+          err, REMAT_ERROR_RESOURCE_EXHAUSTED,
+          "opencl: the %s region needs %llu bytes; the device allocates at most %llu in one buffer",
+          b.what, static_cast<unsigned long long>(bytes),
+          static_cast<unsigned long long>(max_alloc));
     }
     *b.out = clCreateBuffer(context_, CL_MEM_READ_WRITE, bytes, nullptr, &status);
     if (status != CL_SUCCESS) {
-      return set_error(err, is_exhaustion(status) || status == CL_INVALID_BUFFER_SIZE ? REMAT_ERROR_RESOURCE_EXHAUSTED
-                                                                                 : REMAT_ERROR_INTERNAL,
-                       "opencl: could not allocate the %s region of %llu bytes: %s (%d)", b.what,
-                       static_cast<unsigned long long>(bytes), cl_error_name(status), static_cast<int>(status));
+      return set_error(
+          err,
+          is_exhaustion(status) || status == CL_INVALID_BUFFER_SIZE ? REMAT_ERROR_RESOURCE_EXHAUSTED
+                                                                    : REMAT_ERROR_INTERNAL,
+          "opencl: could not allocate the %s region of %llu bytes: %s (%d)", b.what,
+          static_cast<unsigned long long>(bytes), cl_error_name(status), static_cast<int>(status));
     }
     // Touching every byte makes the device commit the memory now (allocation is often lazy)
     // and gives the regions defined contents.
@@ -119,30 +128,36 @@ remat_status OpenclBackend::init(const DeviceChoice& device, const RegionSetup& 
     status = clEnqueueFillBuffer(queue_, *b.out, &zero, 1, 0, bytes, 0, nullptr, nullptr);
     if (status == CL_SUCCESS) status = clFinish(queue_);
     if (status != CL_SUCCESS) {
-      return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "opencl: could not commit the %s region of %llu bytes: %s (%d)",
-                       b.what, static_cast<unsigned long long>(bytes), cl_error_name(status), static_cast<int>(status));
+      return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED,
+                       "opencl: could not commit the %s region of %llu bytes: %s (%d)", b.what,
+                       static_cast<unsigned long long>(bytes), cl_error_name(status),
+                       static_cast<int>(status));
     }
   }
   remat_status result = build_program(err);
   if (result == REMAT_OK) result = prepare_clblast(err);
   if (result != REMAT_OK) return result;
   // After the GEMM warm-up, which used the state buffer as scratch: no report yet.
-  status = clEnqueueWriteBuffer(queue_, state_, CL_TRUE, gpu::kReportOffset, kReportBytes, clean_report(), 0,
-                                nullptr, nullptr);
-  return status == CL_SUCCESS ? REMAT_OK : cl_fail(err, status, REMAT_ERROR_INTERNAL, "clEnqueueWriteBuffer(state)");
+  status = clEnqueueWriteBuffer(queue_, state_, CL_TRUE, gpu::kReportOffset, kReportBytes,
+                                clean_report(), 0, nullptr, nullptr);
+  return status == CL_SUCCESS
+             ? REMAT_OK
+             : cl_fail(err, status, REMAT_ERROR_INTERNAL, "clEnqueueWriteBuffer(state)");
 }
 
 remat_status OpenclBackend::build_program(ErrorBuffer* err) {
   cl_int status = CL_SUCCESS;
-  program_ = clCreateProgramWithSource(context_, static_cast<cl_uint>(kKernelSourceCount), kKernelSources, nullptr,
-                                       &status);
-  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clCreateProgramWithSource");
+  program_ = clCreateProgramWithSource(context_, static_cast<cl_uint>(kKernelSourceCount),
+                                       kKernelSources, nullptr, &status);
+  if (status != CL_SUCCESS)
+    return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clCreateProgramWithSource");
   // Correctly rounded division and sqrt, where the device offers them, keep results closer
   // to the CPU kernels (OpenCL C otherwise allows 2.5 ulp for division, 3 for sqrt).
   cl_device_fp_config fp = 0;
   clGetDeviceInfo(device_.device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, nullptr);
-  const char* options = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt"
-                                                                    : "-cl-std=CL1.2";
+  const char* options = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
+                            ? "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt"
+                            : "-cl-std=CL1.2";
   status = clBuildProgram(program_, 1, &device_.device, options, nullptr, nullptr);
   if (status != CL_SUCCESS) {
     // The start of the build log names the first error. OpenCL gives the log only whole.
@@ -156,16 +171,18 @@ remat_status OpenclBackend::build_program(ErrorBuffer* err) {
     }
     const char* start = log != nullptr ? log : "(no memory for the build log)";
     while (*start == '\n' || *start == ' ') ++start;
-    set_error(err, REMAT_ERROR_INTERNAL, "opencl: clBuildProgram failed: %s (%d): %s", cl_error_name(status),
-              static_cast<int>(status), start);
+    set_error(err, REMAT_ERROR_INTERNAL, "opencl: clBuildProgram failed: %s (%d): %s",
+              cl_error_name(status), static_cast<int>(status), start);
     port_free(log);
     return REMAT_ERROR_INTERNAL;
   }
   size_t device_max = 0;
   size_t item_sizes[3] = {0, 0, 0};
   cl_ulong local_mem = 0;
-  clGetDeviceInfo(device_.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(device_max), &device_max, nullptr);
-  clGetDeviceInfo(device_.device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(item_sizes), item_sizes, nullptr);
+  clGetDeviceInfo(device_.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(device_max), &device_max,
+                  nullptr);
+  clGetDeviceInfo(device_.device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(item_sizes), item_sizes,
+                  nullptr);
   clGetDeviceInfo(device_.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local_mem), &local_mem, nullptr);
   for (int id = 0; id < gpu::kKernelCount; ++id) {
     kernels_[id] = clCreateKernel(program_, kKernelNames[id], &status);
@@ -175,9 +192,10 @@ remat_status OpenclBackend::build_program(ErrorBuffer* err) {
       return cl_fail(err, status, REMAT_ERROR_INTERNAL, what);
     }
     size_t kernel_max = 0;
-    status = clGetKernelWorkGroupInfo(kernels_[id], device_.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kernel_max),
-                                      &kernel_max, nullptr);
-    if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clGetKernelWorkGroupInfo");
+    status = clGetKernelWorkGroupInfo(kernels_[id], device_.device, CL_KERNEL_WORK_GROUP_SIZE,
+                                      sizeof(kernel_max), &kernel_max, nullptr);
+    if (status != CL_SUCCESS)
+      return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clGetKernelWorkGroupInfo");
     size_t size = kernel_max < kMaxGroupSize ? kernel_max : kMaxGroupSize;
     if (device_max > 0 && size > device_max) size = device_max;
     if (item_sizes[0] > 0 && size > item_sizes[0]) size = item_sizes[0];
@@ -189,11 +207,13 @@ remat_status OpenclBackend::build_program(ErrorBuffer* err) {
   return REMAT_OK;
 }
 
-remat_status OpenclBackend::op_fail(const OpCall* call, cl_int status, const char* what, ErrorBuffer* err) const {
-  const remat_status code = is_exhaustion(status) ? REMAT_ERROR_RESOURCE_EXHAUSTED : REMAT_ERROR_INTERNAL;
+remat_status OpenclBackend::op_fail(const OpCall* call, cl_int status, const char* what,
+                                    ErrorBuffer* err) const {
+  const remat_status code =
+      is_exhaustion(status) ? REMAT_ERROR_RESOURCE_EXHAUSTED : REMAT_ERROR_INTERNAL;
   if (call == nullptr) return cl_fail(err, status, code, what);
-  return set_error(err, code, "op %u (%s): opencl: %s failed: %s (%d)", call->index, op_name(call->code), what,
-                   cl_error_name(status), static_cast<int>(status));
+  return set_error(err, code, "op %u (%s): opencl: %s failed: %s (%d)", call->index,
+                   op_name(call->code), what, cl_error_name(status), static_cast<int>(status));
 }
 
 void OpenclBackend::begin(gpu::KernelId id) {
@@ -203,7 +223,8 @@ void OpenclBackend::begin(gpu::KernelId id) {
 }
 
 void OpenclBackend::set_arg(size_t bytes, const void* value) {
-  if (arg_status_ == CL_SUCCESS) arg_status_ = clSetKernelArg(kernels_[arg_kernel_], arg_index_, bytes, value);
+  if (arg_status_ == CL_SUCCESS)
+    arg_status_ = clSetKernelArg(kernels_[arg_kernel_], arg_index_, bytes, value);
   ++arg_index_;
 }
 
@@ -214,15 +235,17 @@ void OpenclBackend::tensor(const TensorRef& t) {
   set_arg(sizeof(offset), &offset);
 }
 
-remat_status OpenclBackend::enqueue(size_t global, size_t local, const OpCall* call, ErrorBuffer* err) {
+remat_status OpenclBackend::enqueue(size_t global, size_t local, const OpCall* call,
+                                    ErrorBuffer* err) {
   if (arg_status_ != CL_SUCCESS) return op_fail(call, arg_status_, "clSetKernelArg", err);
-  const cl_int status =
-      clEnqueueNDRangeKernel(queue_, kernels_[arg_kernel_], 1, nullptr, &global, &local, 0, nullptr, nullptr);
+  const cl_int status = clEnqueueNDRangeKernel(queue_, kernels_[arg_kernel_], 1, nullptr, &global,
+                                               &local, 0, nullptr, nullptr);
   return status == CL_SUCCESS ? REMAT_OK : op_fail(call, status, kKernelNames[arg_kernel_], err);
 }
 
 remat_status OpenclBackend::launch(size_t items, const OpCall* call, ErrorBuffer* err) {
-  if (items == 0) return arg_status_ == CL_SUCCESS ? REMAT_OK : op_fail(call, arg_status_, "clSetKernelArg", err);
+  if (items == 0)
+    return arg_status_ == CL_SUCCESS ? REMAT_OK : op_fail(call, arg_status_, "clSetKernelArg", err);
   const size_t local = local_[arg_kernel_];
   return enqueue((items + local - 1) / local * local, local, call, err);
 }
@@ -234,27 +257,31 @@ remat_status OpenclBackend::launch_one_group(const OpCall* call, ErrorBuffer* er
 remat_status OpenclBackend::zero(const TensorRef& t, const OpCall& call, ErrorBuffer* err) {
   if (t.bytes == 0) return REMAT_OK;
   const cl_uchar zero = 0;
-  const cl_int status = clEnqueueFillBuffer(queue_, buffer(t.region), &zero, 1, t.offset, t.bytes, 0, nullptr, nullptr);
+  const cl_int status = clEnqueueFillBuffer(queue_, buffer(t.region), &zero, 1, t.offset, t.bytes,
+                                            0, nullptr, nullptr);
   return status == CL_SUCCESS ? REMAT_OK : op_fail(&call, status, "clEnqueueFillBuffer", err);
 }
 
-remat_status OpenclBackend::copy(const TensorRef& src, const TensorRef& dst, const OpCall& call, ErrorBuffer* err) {
-  const cl_int status = clEnqueueCopyBuffer(queue_, buffer(src.region), buffer(dst.region), src.offset, dst.offset,
-                                            dst.bytes, 0, nullptr, nullptr);
+remat_status OpenclBackend::copy(const TensorRef& src, const TensorRef& dst, const OpCall& call,
+                                 ErrorBuffer* err) {
+  const cl_int status = clEnqueueCopyBuffer(queue_, buffer(src.region), buffer(dst.region),
+                                            src.offset, dst.offset, dst.bytes, 0, nullptr, nullptr);
   return status == CL_SUCCESS ? REMAT_OK : op_fail(&call, status, "clEnqueueCopyBuffer", err);
 }
 
 remat_status OpenclBackend::begin_check(const OpCall& call, ErrorBuffer* err) {
-  const cl_int status = clEnqueueWriteBuffer(queue_, state_, CL_FALSE, gpu::kReportOffset, kReportBytes,
-                                             clean_report(), 0, nullptr, nullptr);
-  return status == CL_SUCCESS ? REMAT_OK : op_fail(&call, status, "clEnqueueWriteBuffer(state)", err);
+  const cl_int status = clEnqueueWriteBuffer(queue_, state_, CL_FALSE, gpu::kReportOffset,
+                                             kReportBytes, clean_report(), 0, nullptr, nullptr);
+  return status == CL_SUCCESS ? REMAT_OK
+                              : op_fail(&call, status, "clEnqueueWriteBuffer(state)", err);
 }
 
 remat_status OpenclBackend::end_check(const OpCall& call, ErrorBuffer* err) {
   // Blocking: the step stops at the op that found bad data, as on the CPU.
   gpu::GpuState s = gpu::kCleanReport;
-  const cl_int status = clEnqueueReadBuffer(queue_, state_, CL_TRUE, gpu::kReportOffset, kReportBytes,
-                                            reinterpret_cast<uint8_t*>(&s) + gpu::kReportOffset, 0, nullptr, nullptr);
+  const cl_int status =
+      clEnqueueReadBuffer(queue_, state_, CL_TRUE, gpu::kReportOffset, kReportBytes,
+                          reinterpret_cast<uint8_t*>(&s) + gpu::kReportOffset, 0, nullptr, nullptr);
   if (status != CL_SUCCESS) return op_fail(&call, status, "clEnqueueReadBuffer(state)", err);
   if (s.error == 0) return REMAT_OK;
   // Cleared at once too, so that no optimizer of a later step skips its update for it.
@@ -262,12 +289,15 @@ remat_status OpenclBackend::end_check(const OpCall& call, ErrorBuffer* err) {
   return gpu::report_error(s, err);
 }
 
-bool OpenclBackend::supports_op(uint16_t code) const { return gpu::op_table().find(code) != nullptr; }
+bool OpenclBackend::supports_op(uint16_t code) const {
+  return gpu::op_table().find(code) != nullptr;
+}
 
 remat_status OpenclBackend::run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
   const gpu::Op op = gpu::op_table().find(call.code);
   if (op == nullptr) {
-    return set_error(err, REMAT_ERROR_UNIMPLEMENTED, "op %u (%s): not implemented by the opencl backend", call.index,
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
+                     "op %u (%s): not implemented by the opencl backend", call.index,
                      op_name(call.code));
   }
   if (!step_set_ || ctx.seed != step_.seed || ctx.step != step_.step) {
@@ -281,13 +311,14 @@ remat_status OpenclBackend::run_op(const OpCall& call, const StepContext& ctx, E
 
 }  // namespace opencl
 
-remat_status create_opencl_backend(const char* device, const RegionSetup& regions, Backend** out_backend,
-                                   ErrorBuffer* err) {
+remat_status create_opencl_backend(const char* device, const RegionSetup& regions,
+                                   Backend** out_backend, ErrorBuffer* err) {
   opencl::DeviceChoice choice{};
   const remat_status chosen = opencl::choose_device(device, &choice, err);
   if (chosen != REMAT_OK) return chosen;
   void* memory = port_alloc(sizeof(opencl::OpenclBackend), alignof(opencl::OpenclBackend));
-  if (memory == nullptr) return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the opencl backend");
+  if (memory == nullptr)
+    return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the opencl backend");
   opencl::OpenclBackend* backend = new (memory) opencl::OpenclBackend();
   const remat_status status = backend->init(choice, regions, err);
   if (status != REMAT_OK) {

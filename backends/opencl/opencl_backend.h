@@ -59,7 +59,9 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
  private:
   /// The buffer of a device region (arena or persistent); nullptr for the host region.
   cl_mem buffer(Region region) const {
-    return region == Region::kArena ? arena_ : region == Region::kPersistent ? persistent_ : nullptr;
+    return region == Region::kArena        ? arena_
+           : region == Region::kPersistent ? persistent_
+                                           : nullptr;
   }
   /// Formats an OpenCL failure of op |call| (null: of no op).
   remat_status op_fail(const OpCall* call, cl_int status, const char* what, ErrorBuffer* err) const;
@@ -85,7 +87,9 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   // opencl_matmul.cc, opencl_copy.cc
   remat_status matmul(const OpCall& call, ErrorBuffer* err) override;
   remat_status head_matmul(const OpCall& call, ErrorBuffer* err) override;
-  remat_status spill(const OpCall& call, ErrorBuffer* err) override { return spill_or_prefetch(call, true, err); }
+  remat_status spill(const OpCall& call, ErrorBuffer* err) override {
+    return spill_or_prefetch(call, true, err);
+  }
   remat_status prefetch(const OpCall& call, ErrorBuffer* err) override {
     return spill_or_prefetch(call, false, err);
   }
@@ -99,7 +103,7 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   cl_command_queue copy_queue_ = nullptr;  ///< Spills and prefetches.
   cl_mem arena_ = nullptr;
   cl_mem persistent_ = nullptr;
-  cl_mem state_ = nullptr;                 ///< gpu::GpuState.
+  cl_mem state_ = nullptr;  ///< gpu::GpuState.
   uint8_t* host_ = nullptr;
   uint64_t host_bytes_ = 0;
   cl_program program_ = nullptr;
@@ -109,7 +113,7 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   gpu::KernelId arg_kernel_ = gpu::kKernel_set_step;
   cl_uint arg_index_ = 0;
   cl_int arg_status_ = CL_SUCCESS;
-  bool step_set_ = false;    ///< state_ holds |step_|'s seed and step.
+  bool step_set_ = false;  ///< state_ holds |step_|'s seed and step.
   StepContext step_ = {0, 0};
   PendingCopy pending_[kMaxPendingCopies] = {};
   uint64_t copies_issued_ = 0;

@@ -17,34 +17,47 @@ remat_status OpenclBackend::upload(Region region, uint64_t offset, const void* s
   if (bytes == 0) return REMAT_OK;
   if (region == Region::kHost) {
     if (host_ == nullptr || offset > host_bytes_ || bytes > host_bytes_ - offset) {
-      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "opencl: upload of %llu bytes at %llu outside the host region",
-                       static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(offset));
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                       "opencl: upload of %llu bytes at %llu outside the host region",
+                       static_cast<unsigned long long>(bytes),
+                       static_cast<unsigned long long>(offset));
     }
     const cl_int status = clFinish(copy_queue_);
-    if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish(copy queue)");
+    if (status != CL_SUCCESS)
+      return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish(copy queue)");
     memcpy(host_ + offset, src, bytes);
     return REMAT_OK;
   }
   // Blocking: the caller's bytes may be gone when this returns.
-  const cl_int status = clEnqueueWriteBuffer(queue_, buffer(region), CL_TRUE, offset, bytes, src, 0, nullptr, nullptr);
-  return status == CL_SUCCESS ? REMAT_OK : cl_fail(err, status, REMAT_ERROR_INTERNAL, "clEnqueueWriteBuffer (upload)");
+  const cl_int status = clEnqueueWriteBuffer(queue_, buffer(region), CL_TRUE, offset, bytes, src, 0,
+                                             nullptr, nullptr);
+  return status == CL_SUCCESS
+             ? REMAT_OK
+             : cl_fail(err, status, REMAT_ERROR_INTERNAL, "clEnqueueWriteBuffer (upload)");
 }
 
-remat_status OpenclBackend::download(Region region, uint64_t offset, void* dst, uint64_t bytes, ErrorBuffer* err) {
+remat_status OpenclBackend::download(Region region, uint64_t offset, void* dst, uint64_t bytes,
+                                     ErrorBuffer* err) {
   if (bytes == 0) return REMAT_OK;
   if (region == Region::kHost) {
     if (host_ == nullptr || offset > host_bytes_ || bytes > host_bytes_ - offset) {
-      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "opencl: download of %llu bytes at %llu outside the host region",
-                       static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(offset));
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                       "opencl: download of %llu bytes at %llu outside the host region",
+                       static_cast<unsigned long long>(bytes),
+                       static_cast<unsigned long long>(offset));
     }
     const cl_int status = clFinish(copy_queue_);
-    if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish(copy queue)");
+    if (status != CL_SUCCESS)
+      return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish(copy queue)");
     memcpy(dst, host_ + offset, bytes);
     return REMAT_OK;
   }
   // The compute queue is in order: this read sees every op enqueued before it.
-  const cl_int status = clEnqueueReadBuffer(queue_, buffer(region), CL_TRUE, offset, bytes, dst, 0, nullptr, nullptr);
-  return status == CL_SUCCESS ? REMAT_OK : cl_fail(err, status, REMAT_ERROR_INTERNAL, "clEnqueueReadBuffer (download)");
+  const cl_int status =
+      clEnqueueReadBuffer(queue_, buffer(region), CL_TRUE, offset, bytes, dst, 0, nullptr, nullptr);
+  return status == CL_SUCCESS
+             ? REMAT_OK
+             : cl_fail(err, status, REMAT_ERROR_INTERNAL, "clEnqueueReadBuffer (download)");
 }
 
 // Lets a held-back copy (test mode) start.
@@ -62,7 +75,8 @@ remat_status OpenclBackend::sync(ErrorBuffer* err) {
   cl_int status = clFinish(queue_);
   if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish");
   status = clFinish(copy_queue_);
-  if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish(copy queue)");
+  if (status != CL_SUCCESS)
+    return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish(copy queue)");
   for (PendingCopy& p : pending_) {
     if (p.used) clReleaseEvent(p.done);
     p.used = false;
@@ -73,11 +87,13 @@ remat_status OpenclBackend::sync(ErrorBuffer* err) {
 remat_status OpenclBackend::retire(int slot, bool block, ErrorBuffer* err) {
   PendingCopy& p = pending_[slot];
   open_gate(p);
-  const cl_int status = block ? clWaitForEvents(1, &p.done) : clEnqueueBarrierWithWaitList(queue_, 1, &p.done, nullptr);
+  const cl_int status = block ? clWaitForEvents(1, &p.done)
+                              : clEnqueueBarrierWithWaitList(queue_, 1, &p.done, nullptr);
   clReleaseEvent(p.done);
   p.used = false;
   if (status != CL_SUCCESS) {
-    return cl_fail(err, status, REMAT_ERROR_INTERNAL, block ? "clWaitForEvents (copy)" : "clEnqueueBarrierWithWaitList");
+    return cl_fail(err, status, REMAT_ERROR_INTERNAL,
+                   block ? "clWaitForEvents (copy)" : "clEnqueueBarrierWithWaitList");
   }
   return REMAT_OK;
 }
@@ -90,9 +106,10 @@ remat_status OpenclBackend::spill_or_prefetch(const OpCall& call, bool spill, Er
   const uint64_t bytes = dst.bytes < src.bytes ? dst.bytes : src.bytes;
   if (slot.region != Region::kHost || device.region == Region::kHost || host_ == nullptr ||
       slot.offset > host_bytes_ || bytes > host_bytes_ - slot.offset) {
-    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
-                     "op %u (%s): needs a device tensor and a host slot inside the host region of %llu bytes",
-                     call.index, op_name(call.code), static_cast<unsigned long long>(host_bytes_));
+    return set_error(
+        err, REMAT_ERROR_OUT_OF_REGION,
+        "op %u (%s): needs a device tensor and a host slot inside the host region of %llu bytes",
+        call.index, op_name(call.code), static_cast<unsigned long long>(host_bytes_));
   }
   if (bytes == 0) return REMAT_OK;
   // A free slot, or the oldest copy retired to make one.
@@ -125,11 +142,11 @@ remat_status OpenclBackend::spill_or_prefetch(const OpCall& call, bool spill, Er
   const cl_uint n_before = gate != nullptr ? 2 : 1;
   uint8_t* host = host_ + slot.offset;
   if (spill) {
-    status = clEnqueueReadBuffer(copy_queue_, buffer(device.region), CL_FALSE, device.offset, bytes, host, n_before,
-                                 before, &done);
+    status = clEnqueueReadBuffer(copy_queue_, buffer(device.region), CL_FALSE, device.offset, bytes,
+                                 host, n_before, before, &done);
   } else {
-    status = clEnqueueWriteBuffer(copy_queue_, buffer(device.region), CL_FALSE, device.offset, bytes, host, n_before,
-                                  before, &done);
+    status = clEnqueueWriteBuffer(copy_queue_, buffer(device.region), CL_FALSE, device.offset,
+                                  bytes, host, n_before, before, &done);
   }
   clReleaseEvent(after_compute);
   if (status != CL_SUCCESS && gate != nullptr) {
@@ -137,7 +154,9 @@ remat_status OpenclBackend::spill_or_prefetch(const OpCall& call, bool spill, Er
     clReleaseEvent(gate);
     gate = nullptr;
   }
-  if (status != CL_SUCCESS) return op_fail(&call, status, spill ? "clEnqueueReadBuffer (spill)" : "clEnqueueWriteBuffer (prefetch)", err);
+  if (status != CL_SUCCESS)
+    return op_fail(&call, status,
+                   spill ? "clEnqueueReadBuffer (spill)" : "clEnqueueWriteBuffer (prefetch)", err);
   // Start the copy now; the compute queue is flushed so that the marker can complete.
   status = clFlush(queue_);
   if (status == CL_SUCCESS) status = clFlush(copy_queue_);
@@ -149,7 +168,8 @@ remat_status OpenclBackend::spill_or_prefetch(const OpCall& call, bool spill, Er
     clReleaseEvent(done);
     return op_fail(&call, status, "clFlush", err);
   }
-  pending_[free_slot] = PendingCopy{true, src.region, dst.region, src.offset, dst.offset, done, gate};
+  pending_[free_slot] =
+      PendingCopy{true, src.region, dst.region, src.offset, dst.offset, done, gate};
   copy_order_[free_slot] = copies_issued_++;
   return REMAT_OK;
 }

@@ -50,7 +50,9 @@ void append(char* out, size_t capacity, size_t* used, const char* format, ...) {
   va_start(args, format);
   const int n = vsnprintf(out + *used, capacity - *used, format, args);
   va_end(args);
-  if (n > 0) *used = *used + static_cast<size_t>(n) < capacity ? *used + static_cast<size_t>(n) : capacity - 1;
+  if (n > 0)
+    *used =
+        *used + static_cast<size_t>(n) < capacity ? *used + static_cast<size_t>(n) : capacity - 1;
 }
 
 const char* type_name(cl_device_type type) {
@@ -136,8 +138,9 @@ const char* cl_error_name(cl_int status) {
 }
 
 remat_status cl_fail(ErrorBuffer* err, cl_int status, remat_status otherwise, const char* what) {
-  return set_error(err, is_exhaustion(status) ? REMAT_ERROR_RESOURCE_EXHAUSTED : otherwise, "opencl: %s failed: %s (%d)",
-                   what, cl_error_name(status), static_cast<int>(status));
+  return set_error(err, is_exhaustion(status) ? REMAT_ERROR_RESOURCE_EXHAUSTED : otherwise,
+                   "opencl: %s failed: %s (%d)", what, cl_error_name(status),
+                   static_cast<int>(status));
 }
 
 remat_status choose_device(const char* spec, DeviceChoice* out_choice, ErrorBuffer* err) {
@@ -148,15 +151,17 @@ remat_status choose_device(const char* spec, DeviceChoice* out_choice, ErrorBuff
   const bool has_device = colon != nullptr;
   if (!any && (!parse_index(spec, colon ? colon : spec_end, &want_platform) ||
                (has_device && !parse_index(colon + 1, spec_end, &want_device)))) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
-                     "opencl: device '%s' is not PLATFORM:DEVICE (e.g. opencl:0:0; see `remat devices`)", spec);
+    return set_error(
+        err, REMAT_ERROR_INVALID_ARGUMENT,
+        "opencl: device '%s' is not PLATFORM:DEVICE (e.g. opencl:0:0; see `remat devices`)", spec);
   }
   cl_platform_id platforms[kMaxPlatforms];
   const cl_uint n_platforms = platform_ids(platforms);
   if (n_platforms == 0) {
-    return set_error(err, REMAT_ERROR_UNAVAILABLE,
-                     "opencl: no OpenCL platform found (no ICD installed, or none usable; with PoCL, "
-                     "check that POCL_CACHE_DIR is writable)");
+    return set_error(
+        err, REMAT_ERROR_UNAVAILABLE,
+        "opencl: no OpenCL platform found (no ICD installed, or none usable; with PoCL, "
+        "check that POCL_CACHE_DIR is writable)");
   }
   cl_device_id devices[kMaxDevices];
   if (any) {
@@ -176,18 +181,22 @@ remat_status choose_device(const char* spec, DeviceChoice* out_choice, ErrorBuff
         return REMAT_OK;
       }
     }
-    return set_error(err, REMAT_ERROR_UNAVAILABLE, "opencl: %u platform(s) but no OpenCL device", n_platforms);
+    return set_error(err, REMAT_ERROR_UNAVAILABLE, "opencl: %u platform(s) but no OpenCL device",
+                     n_platforms);
   }
   if (want_platform >= n_platforms) {
-    return set_error(err, REMAT_ERROR_UNAVAILABLE, "opencl: no platform %u (this machine has %u: 0..%u)",
-                     want_platform, n_platforms, n_platforms - 1);
+    return set_error(err, REMAT_ERROR_UNAVAILABLE,
+                     "opencl: no platform %u (this machine has %u: 0..%u)", want_platform,
+                     n_platforms, n_platforms - 1);
   }
   const cl_uint n_devices = device_ids(platforms[want_platform], CL_DEVICE_TYPE_ALL, devices);
   if (want_device >= n_devices) {
-    return set_error(err, REMAT_ERROR_UNAVAILABLE, "opencl: platform %u has no device %u (it has %u)",
-                     want_platform, want_device, n_devices);
+    return set_error(err, REMAT_ERROR_UNAVAILABLE,
+                     "opencl: platform %u has no device %u (it has %u)", want_platform, want_device,
+                     n_devices);
   }
-  *out_choice = DeviceChoice{platforms[want_platform], devices[want_device], want_platform, want_device};
+  *out_choice =
+      DeviceChoice{platforms[want_platform], devices[want_device], want_platform, want_device};
   return REMAT_OK;
 }
 
@@ -207,22 +216,25 @@ int list_opencl_devices(char* out, size_t capacity) {
   int count = 0;
   for (cl_uint p = 0; p < n_platforms; ++p) {
     char platform_name[128] = "?";
-    clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof(platform_name) - 1, platform_name, nullptr);
+    clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof(platform_name) - 1, platform_name,
+                      nullptr);
     cl_device_id devices[kMaxDevices];
     const cl_uint n_devices = device_ids(platforms[p], CL_DEVICE_TYPE_ALL, devices);
-    if (n_devices == 0) append(out, capacity, &used, "opencl:%u    %s: no device\n", p, platform_name);
+    if (n_devices == 0)
+      append(out, capacity, &used, "opencl:%u    %s: no device\n", p, platform_name);
     for (cl_uint d = 0; d < n_devices; ++d) {
       char name[128] = "?", version[64] = "?";
       cl_device_type type = 0;
       cl_ulong memory = 0;
       cl_uint units = 0;
       clGetDeviceInfo(devices[d], CL_DEVICE_NAME, sizeof(name) - 1, name, nullptr);
-      clGetDeviceInfo(devices[d], CL_DEVICE_OPENCL_C_VERSION, sizeof(version) - 1, version, nullptr);
+      clGetDeviceInfo(devices[d], CL_DEVICE_OPENCL_C_VERSION, sizeof(version) - 1, version,
+                      nullptr);
       clGetDeviceInfo(devices[d], CL_DEVICE_TYPE, sizeof(type), &type, nullptr);
       clGetDeviceInfo(devices[d], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(memory), &memory, nullptr);
       clGetDeviceInfo(devices[d], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units, nullptr);
-      append(out, capacity, &used, "opencl:%u:%u  %s / %s (%s, %s, %llu MiB, %u compute units)\n", p, d,
-             platform_name, name, type_name(type), version,
+      append(out, capacity, &used, "opencl:%u:%u  %s / %s (%s, %s, %llu MiB, %u compute units)\n",
+             p, d, platform_name, name, type_name(type), version,
              static_cast<unsigned long long>(memory >> 20), units);
       ++count;
     }

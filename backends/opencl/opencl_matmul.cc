@@ -31,31 +31,38 @@ struct Operand {
 
 remat_status OpenclBackend::prepare_clblast(ErrorBuffer* err) {
   std::unordered_map<std::string, size_t> params;
-  clblast::StatusCode s = clblast::RetrieveParameters(device_.device, "GemmRoutine", clblast::Precision::kSingle, params);
+  clblast::StatusCode s = clblast::RetrieveParameters(device_.device, "GemmRoutine",
+                                                      clblast::Precision::kSingle, params);
   if (s != clblast::StatusCode::kSuccess) {
-    return set_error(err, REMAT_ERROR_UNAVAILABLE, "opencl: CLBlast has no GEMM parameters for this device: %s (%d)",
+    return set_error(err, REMAT_ERROR_UNAVAILABLE,
+                     "opencl: CLBlast has no GEMM parameters for this device: %s (%d)",
                      cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
   }
   // Overriding drops CLBlast's compiled GEMM programs for the device, so do it only once per
   // process (the value is then already ours).
   if (params["XGEMM_MIN_INDIRECT_SIZE"] != kDirectGemmUpTo) {
     params["XGEMM_MIN_INDIRECT_SIZE"] = kDirectGemmUpTo;
-    s = clblast::OverrideParameters(device_.device, "GemmRoutine", clblast::Precision::kSingle, params);
+    s = clblast::OverrideParameters(device_.device, "GemmRoutine", clblast::Precision::kSingle,
+                                    params);
     if (s != clblast::StatusCode::kSuccess) {
-      return set_error(err, REMAT_ERROR_INTERNAL, "opencl: CLBlast OverrideParameters(GemmRoutine) failed: %s (%d)",
+      return set_error(err, REMAT_ERROR_INTERNAL,
+                       "opencl: CLBlast OverrideParameters(GemmRoutine) failed: %s (%d)",
                        cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
     }
   }
   // One tiny product builds CLBlast's GEMM program for this context now, not in the first step.
   // It runs on the state buffer, whose report init() clears after it and whose step values
   // set_step writes before the first op.
-  s = clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, 1, 1, 1,
-                           1.0f, state_, 0, 1, state_, 1, 1, 0.0f, state_, 2, 1, &queue_, nullptr);
+  s = clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo,
+                           clblast::Transpose::kNo, 1, 1, 1, 1.0f, state_, 0, 1, state_, 1, 1, 0.0f,
+                           state_, 2, 1, &queue_, nullptr);
   if (s == clblast::StatusCode::kSuccess) s = static_cast<clblast::StatusCode>(clFinish(queue_));
   if (s != clblast::StatusCode::kSuccess) {
-    return set_error(err, is_exhaustion(static_cast<cl_int>(s)) ? REMAT_ERROR_RESOURCE_EXHAUSTED : REMAT_ERROR_INTERNAL,
-                     "opencl: CLBlast GEMM warm-up failed: %s (%d)", cl_error_name(static_cast<cl_int>(s)),
-                     static_cast<int>(s));
+    return set_error(err,
+                     is_exhaustion(static_cast<cl_int>(s)) ? REMAT_ERROR_RESOURCE_EXHAUSTED
+                                                           : REMAT_ERROR_INTERNAL,
+                     "opencl: CLBlast GEMM warm-up failed: %s (%d)",
+                     cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
   }
   return REMAT_OK;
 }
@@ -65,13 +72,13 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   const TensorRef& tb = *call.inputs[1];
   const TensorRef& tc = *call.outputs[0];
   if ((ta.offset | tb.offset | tc.offset) % sizeof(float) != 0) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (matmul): operand offsets are not multiples of 4",
-                     call.index);
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (matmul): operand offsets are not multiples of 4", call.index);
   }
   const MatmulShape shape = matmul_shape(call);
   if (shape.mode == MatmulMode::kInvalid) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (matmul): the batches of A, B and C fit no shape mode",
-                     call.index);
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (matmul): the batches of A, B and C fit no shape mode", call.index);
   }
   const bool trans_a = shape.trans_a, trans_b = shape.trans_b;
   const float alpha = fattr(call, attr::matmul::alpha);
@@ -85,7 +92,8 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   if (m == 0 || n == 0) return REMAT_OK;
 
   // One row-major GEMM: C[c_off] = alpha op(A[a_off]) op(B[b_off]) + beta C.
-  auto gemm = [&](int64_t mm, int64_t kk, size_t a_off, size_t b_off, size_t c_off, float beta) -> remat_status {
+  auto gemm = [&](int64_t mm, int64_t kk, size_t a_off, size_t b_off, size_t c_off,
+                  float beta) -> remat_status {
     if (kk == 0) {  // An empty sum: C = beta * C; beta is 0 or 1 here.
       if (beta != 0.0f) return REMAT_OK;
       TensorRef part = tc;
@@ -95,14 +103,18 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
     }
     const clblast::StatusCode s = clblast::Gemm<float>(
         clblast::Layout::kRowMajor, trans_a ? clblast::Transpose::kYes : clblast::Transpose::kNo,
-        trans_b ? clblast::Transpose::kYes : clblast::Transpose::kNo, static_cast<size_t>(mm), static_cast<size_t>(n),
-        static_cast<size_t>(kk), alpha, a.mem, a_off, static_cast<size_t>(ac), b.mem, b_off, static_cast<size_t>(bc),
-        beta, c.mem, c_off, static_cast<size_t>(n), &queue_, nullptr);
+        trans_b ? clblast::Transpose::kYes : clblast::Transpose::kNo, static_cast<size_t>(mm),
+        static_cast<size_t>(n), static_cast<size_t>(kk), alpha, a.mem, a_off,
+        static_cast<size_t>(ac), b.mem, b_off, static_cast<size_t>(bc), beta, c.mem, c_off,
+        static_cast<size_t>(n), &queue_, nullptr);
     if (s == clblast::StatusCode::kSuccess) return REMAT_OK;
-    return set_error(err, is_exhaustion(static_cast<cl_int>(s)) ? REMAT_ERROR_RESOURCE_EXHAUSTED : REMAT_ERROR_INTERNAL,
+    return set_error(err,
+                     is_exhaustion(static_cast<cl_int>(s)) ? REMAT_ERROR_RESOURCE_EXHAUSTED
+                                                           : REMAT_ERROR_INTERNAL,
                      "op %u (matmul): CLBlast Gemm %lldx%lldx%lld failed: %s (%d)", call.index,
-                     static_cast<long long>(mm), static_cast<long long>(n), static_cast<long long>(kk),
-                     cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
+                     static_cast<long long>(mm), static_cast<long long>(n),
+                     static_cast<long long>(kk), cl_error_name(static_cast<cl_int>(s)),
+                     static_cast<int>(s));
   };
 
   if (shape.mode == MatmulMode::kReduce) {
@@ -112,8 +124,9 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
       return gemm(m, k * batch_a, a.offset, b.offset, c.offset, 0.0f);
     }
     for (int64_t i = 0; i < batch_a; ++i) {
-      const remat_status st = gemm(m, k, a.offset + static_cast<size_t>(i) * a_stride,
-                                   b.offset + static_cast<size_t>(i) * b_stride, c.offset, i == 0 ? 0.0f : 1.0f);
+      const remat_status st =
+          gemm(m, k, a.offset + static_cast<size_t>(i) * a_stride,
+               b.offset + static_cast<size_t>(i) * b_stride, c.offset, i == 0 ? 0.0f : 1.0f);
       if (st != REMAT_OK) return st;
     }
     return REMAT_OK;
@@ -144,13 +157,15 @@ remat_status OpenclBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
   const TensorRef& tb = *call.inputs[1];
   const TensorRef& tc = *call.outputs[0];
   if ((ta.offset | tb.offset | tc.offset) % sizeof(float) != 0) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (head_matmul): operand offsets are not multiples of 4",
-                     call.index);
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (head_matmul): operand offsets are not multiples of 4", call.index);
   }
   const HeadMatmulShape shape = head_matmul_shape(call);
   if (!shape.valid) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
-                     "op %u (head_matmul): A, B and C do not hold one count of whole heads' matrices", call.index);
+    return set_error(
+        err, REMAT_ERROR_INVALID_ARGUMENT,
+        "op %u (head_matmul): A, B and C do not hold one count of whole heads' matrices",
+        call.index);
   }
   const int64_t m = shape.m, n = shape.n, k = shape.k, heads = shape.heads;
   if (m == 0 || n == 0) return REMAT_OK;
@@ -161,18 +176,25 @@ remat_status OpenclBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
   const float alpha = fattr(call, attr::head_matmul::alpha);
   for (int64_t i = 0; i < shape.c.products; ++i) {
     const clblast::StatusCode s = clblast::Gemm<float>(
-        clblast::Layout::kRowMajor, shape.trans_a ? clblast::Transpose::kYes : clblast::Transpose::kNo,
+        clblast::Layout::kRowMajor,
+        shape.trans_a ? clblast::Transpose::kYes : clblast::Transpose::kNo,
         shape.trans_b ? clblast::Transpose::kYes : clblast::Transpose::kNo, static_cast<size_t>(m),
         static_cast<size_t>(n), static_cast<size_t>(k), alpha, a.mem,
-        a.offset + static_cast<size_t>(shape.a.offset(i, heads)), static_cast<size_t>(shape.a.ld), b.mem,
-        b.offset + static_cast<size_t>(shape.b.offset(i, heads)), static_cast<size_t>(shape.b.ld), 0.0f, c.mem,
-        c.offset + static_cast<size_t>(shape.c.offset(i, heads)), static_cast<size_t>(shape.c.ld), &queue_, nullptr);
+        a.offset + static_cast<size_t>(shape.a.offset(i, heads)), static_cast<size_t>(shape.a.ld),
+        b.mem, b.offset + static_cast<size_t>(shape.b.offset(i, heads)),
+        static_cast<size_t>(shape.b.ld), 0.0f, c.mem,
+        c.offset + static_cast<size_t>(shape.c.offset(i, heads)), static_cast<size_t>(shape.c.ld),
+        &queue_, nullptr);
     if (s != clblast::StatusCode::kSuccess) {
-      const remat_status status = is_exhaustion(static_cast<cl_int>(s)) ? REMAT_ERROR_RESOURCE_EXHAUSTED
-                                                                        : REMAT_ERROR_INTERNAL;
-      return set_error(err, status, "op %u (head_matmul): CLBlast Gemm %lldx%lldx%lld of product %lld failed: %s (%d)",
-                       call.index, static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
-                       static_cast<long long>(i), cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
+      const remat_status status = is_exhaustion(static_cast<cl_int>(s))
+                                      ? REMAT_ERROR_RESOURCE_EXHAUSTED
+                                      : REMAT_ERROR_INTERNAL;
+      return set_error(
+          err, status,
+          "op %u (head_matmul): CLBlast Gemm %lldx%lldx%lld of product %lld failed: %s (%d)",
+          call.index, static_cast<long long>(m), static_cast<long long>(n),
+          static_cast<long long>(k), static_cast<long long>(i),
+          cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
     }
   }
   return REMAT_OK;

@@ -1,5 +1,6 @@
 // What every backend's host code reads from an op: attributes, row and matrix sizes, the views
-// of select and of the reductions over axes. Written once for the CPU, OpenCL and CUDA backends (and any new one).
+// of select and of the reductions over axes. Written once for the CPU, OpenCL and CUDA backends
+// (and any new one).
 #ifndef REMAT_BACKENDS_SHARED_OP_ARGS_H_
 #define REMAT_BACKENDS_SHARED_OP_ARGS_H_
 
@@ -18,20 +19,18 @@ namespace remat {
 
 /// Int attribute |a| of |call| (attr::OP::NAME), or its default when |call| has none.
 inline int64_t iattr(const OpCall& call, IntAttr a) {
-  return (call.iattrs != nullptr && a.index < call.num_iattrs) ? call.iattrs[a.index]
-                                                                : a.fallback;
+  return (call.iattrs != nullptr && a.index < call.num_iattrs) ? call.iattrs[a.index] : a.fallback;
 }
 
 /// Float attribute |a| of |call| (attr::OP::NAME), or its default when |call| has none.
 inline float fattr(const OpCall& call, FloatAttr a) {
-  return (call.fattrs != nullptr && a.index < call.num_fattrs) ? call.fattrs[a.index]
-                                                                : a.fallback;
+  return (call.fattrs != nullptr && a.index < call.num_fattrs) ? call.fattrs[a.index] : a.fallback;
 }
 
 // Ops whose kernels share code read a pair's attributes by one op's names (head_matmul's GEMM
 // by matmul's, dropout_grad by dropout's, ...): the catalogue must keep them alike.
-#define REMAT_SAME_ATTR(a, b, name) \
-  static_assert(attr::a::name.index == attr::b::name.index && \
+#define REMAT_SAME_ATTR(a, b, name)                                   \
+  static_assert(attr::a::name.index == attr::b::name.index &&         \
                     attr::a::name.fallback == attr::b::name.fallback, \
                 #b "'s " #name " must be " #a "'s")
 REMAT_SAME_ATTR(matmul, head_matmul, alpha);
@@ -79,8 +78,8 @@ inline HeadMatmulShape head_matmul_shape(const OpCall& call) {
   const TensorRef& b = *call.inputs[1];
   const TensorRef& c = *call.outputs[0];
   const int64_t heads = iattr(call, attr::head_matmul::heads);
-  return head_matmul_shape(a.dims, a.rank, a.numel, b.dims, b.rank, b.numel, c.dims, c.rank, c.numel,
-                           iattr(call, attr::head_matmul::trans_a) != 0,
+  return head_matmul_shape(a.dims, a.rank, a.numel, b.dims, b.rank, b.numel, c.dims, c.rank,
+                           c.numel, iattr(call, attr::head_matmul::trans_a) != 0,
                            iattr(call, attr::head_matmul::trans_b) != 0, heads > 0 ? heads : 1,
                            iattr(call, attr::head_matmul::interleaved));
 }

@@ -46,8 +46,8 @@ static int fail(const char* what, remat_status status, const char* detail) {
 }
 
 /* Draws a batch into the input and label buffers and sets them in |session|. */
-static remat_status set_batch(remat_session* session, const remat_tensor_info* input, const remat_tensor_info* label,
-                              uint32_t* random_state) {
+static remat_status set_batch(remat_session* session, const remat_tensor_info* input,
+                              const remat_tensor_info* label, uint32_t* random_state) {
   int64_t row, col;
   remat_status status;
   for (row = 0; row < input->dims[0]; ++row) {
@@ -60,7 +60,8 @@ static remat_status set_batch(remat_session* session, const remat_tensor_info* i
     label_buffer[row] = sum > 0.0f ? 1 : 0;
   }
   status = remat_session_set_input(session, input->name, input_buffer, (size_t)input->bytes);
-  if (status == REMAT_OK) status = remat_session_set_input(session, label->name, label_buffer, (size_t)label->bytes);
+  if (status == REMAT_OK)
+    status = remat_session_set_input(session, label->name, label_buffer, (size_t)label->bytes);
   return status;
 }
 
@@ -88,8 +89,8 @@ int main(int argc, char** argv) {
   status = remat_version(&version);
   if (status != REMAT_OK) return fail("asking the library its version", status, "");
   if (version.api_version != REMAT_API_VERSION) {
-    fprintf(stderr, "libremat has API version %u, this program needs %d\n", (unsigned)version.api_version,
-            REMAT_API_VERSION);
+    fprintf(stderr, "libremat has API version %u, this program needs %d\n",
+            (unsigned)version.api_version, REMAT_API_VERSION);
     return 1;
   }
   file = fopen(argv[1], "rb");
@@ -134,22 +135,26 @@ int main(int argc, char** argv) {
   }
   /* A batch the run has not trained on, through the plan's eval program (no dropout, no update):
    * its loss, and the accuracy of its logits. */
-  if (status == REMAT_OK && remat_plan_binding(plan, REMAT_BINDING_OUTPUT, 0, &logits) == REMAT_OK &&
-      logits.rank == 2 && (size_t)logits.bytes <= sizeof(logits_buffer)) {
+  if (status == REMAT_OK &&
+      remat_plan_binding(plan, REMAT_BINDING_OUTPUT, 0, &logits) == REMAT_OK && logits.rank == 2 &&
+      (size_t)logits.bytes <= sizeof(logits_buffer)) {
     float loss = 0.0f;
     int64_t row, col, correct = 0;
     status = set_batch(session, &input, &label, &random_state);
     if (status == REMAT_OK) status = remat_session_eval(session, &loss);
-    if (status == REMAT_OK) status = remat_session_read_output(session, logits.name, logits_buffer, (size_t)logits.bytes);
+    if (status == REMAT_OK)
+      status = remat_session_read_output(session, logits.name, logits_buffer, (size_t)logits.bytes);
     if (status != REMAT_OK) return fail("evaluating", status, remat_session_last_error(session));
     for (row = 0; row < logits.dims[0]; ++row) {
       int64_t best = 0;
       for (col = 1; col < logits.dims[1]; ++col) {
-        if (logits_buffer[row * logits.dims[1] + col] > logits_buffer[row * logits.dims[1] + best]) best = col;
+        if (logits_buffer[row * logits.dims[1] + col] > logits_buffer[row * logits.dims[1] + best])
+          best = col;
       }
       correct += best == label_buffer[row];
     }
-    printf("eval loss %.6f, accuracy %lld of %lld\n", loss, (long long)correct, (long long)logits.dims[0]);
+    printf("eval loss %.6f, accuracy %lld of %lld\n", loss, (long long)correct,
+           (long long)logits.dims[0]);
   }
   remat_session_destroy(session);
   remat_plan_close(plan);

@@ -22,8 +22,10 @@
 /* Steps averaged at the start and at the end to decide whether the loss fell. */
 #define WINDOW 20
 
-static unsigned char arena[FIRMWARE_PLAN_ARENA_BYTES] __attribute__((aligned(FIRMWARE_PLAN_ALIGNMENT)));
-static unsigned char persistent[FIRMWARE_PLAN_PERSISTENT_BYTES] __attribute__((aligned(FIRMWARE_PLAN_ALIGNMENT)));
+static unsigned char arena[FIRMWARE_PLAN_ARENA_BYTES]
+    __attribute__((aligned(FIRMWARE_PLAN_ALIGNMENT)));
+static unsigned char persistent[FIRMWARE_PLAN_PERSISTENT_BYTES]
+    __attribute__((aligned(FIRMWARE_PLAN_ALIGNMENT)));
 
 /* The batch, of the sizes the plan's bindings have. */
 static float inputs[FIRMWARE_PLAN_INPUT0_BYTES / sizeof(float)];
@@ -110,12 +112,13 @@ int main(void) {
   remat_plan* plan = NULL;
   remat_session* session = NULL;
   remat_tensor_info input, label;
-  remat_status status = remat_plan_open(firmware_plan_bytes, firmware_plan_size, &plan, message, sizeof(message));
+  remat_status status =
+      remat_plan_open(firmware_plan_bytes, firmware_plan_size, &plan, message, sizeof(message));
   if (status != REMAT_OK) return fail("opening the plan", status, message);
   if (remat_plan_binding(plan, REMAT_BINDING_INPUT, 0, &input) != REMAT_OK ||
-      remat_plan_binding(plan, REMAT_BINDING_LABEL, 0, &label) != REMAT_OK || input.dtype != REMAT_DTYPE_F32 ||
-      label.dtype != REMAT_DTYPE_I32 || input.rank < 2 || input.bytes > sizeof(inputs) ||
-      label.bytes > sizeof(labels)) {
+      remat_plan_binding(plan, REMAT_BINDING_LABEL, 0, &label) != REMAT_OK ||
+      input.dtype != REMAT_DTYPE_F32 || label.dtype != REMAT_DTYPE_I32 || input.rank < 2 ||
+      input.bytes > sizeof(inputs) || label.bytes > sizeof(labels)) {
     return fail("checking the plan", REMAT_ERROR_INVALID_ARGUMENT,
                 "this example trains a plan with one f32 [batch, ...] input and an i32 label");
   }
@@ -159,7 +162,8 @@ int main(void) {
     }
     float loss = 0.0f;
     status = remat_session_set_input(session, input.name, inputs, (size_t)input.bytes);
-    if (status == REMAT_OK) status = remat_session_set_input(session, label.name, labels, (size_t)label.bytes);
+    if (status == REMAT_OK)
+      status = remat_session_set_input(session, label.name, labels, (size_t)label.bytes);
     const uint32_t before = SYST_CVR;
     if (status == REMAT_OK) status = remat_session_step(session, &loss);
     step_ticks += systick_since(before);
@@ -182,7 +186,8 @@ int main(void) {
   append(line, sizeof(line), "\n");
   semihosting_write(line);
   char cost[128] = "instructions per step (qemu -icount shift=0): ";
-  append_unsigned(cost, sizeof(cost), (uint32_t)(step_ticks * INSTRUCTIONS_PER_TICK / FIRMWARE_STEPS));
+  append_unsigned(cost, sizeof(cost),
+                  (uint32_t)(step_ticks * INSTRUCTIONS_PER_TICK / FIRMWARE_STEPS));
   append(cost, sizeof(cost), "\n");
   semihosting_write(cost);
   remat_session_destroy(session);

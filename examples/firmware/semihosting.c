@@ -20,6 +20,5 @@ void semihosting_write(const char* text) { call(kSysWrite0, text); }
 void semihosting_exit(int status) {
   /* On AArch32 the argument is the reason itself, not a pointer to a block. */
   call(kSysExit, (const void*)(uintptr_t)(status == 0 ? kApplicationExit : kRunTimeError));
-  for (;;) {
-  }
+  for (;;) {}
 }

@@ -27,7 +27,10 @@ __attribute__((section(".vectors"), used)) static const uintptr_t vectors[16] = 
     (uintptr_t)unexpected_exception, /* MemManage */
     (uintptr_t)unexpected_exception, /* BusFault */
     (uintptr_t)unexpected_exception, /* UsageFault */
-    0, 0, 0, 0,
+    0,
+    0,
+    0,
+    0,
     (uintptr_t)unexpected_exception, /* SVCall */
     (uintptr_t)unexpected_exception, /* DebugMonitor */
     0,

@@ -153,9 +153,9 @@ typedef enum remat_dtype {
 
 /** Which set of named tensors a binding query refers to. */
 typedef enum remat_binding_kind {
-  REMAT_BINDING_INPUT = 0, /**< Batch data the caller writes before each step. */
-  REMAT_BINDING_LABEL = 1, /**< Targets the caller writes before each step. */
-  REMAT_BINDING_PARAM = 2, /**< Trainable parameters. */
+  REMAT_BINDING_INPUT = 0,  /**< Batch data the caller writes before each step. */
+  REMAT_BINDING_LABEL = 1,  /**< Targets the caller writes before each step. */
+  REMAT_BINDING_PARAM = 2,  /**< Trainable parameters. */
   REMAT_BINDING_OUTPUT = 3, /**< What the eval program computes for the caller (the logits). */
   /** Persistent state besides the parameters, which steps update and the caller may read and
    *  write like a parameter (torch's buffers: a batch norm's running_mean, running_var and
@@ -331,12 +331,12 @@ REMAT_API remat_status remat_plan_batch(const remat_plan* plan, uint32_t* out_ba
 /* ---- Sessions ------------------------------------------------------------------------------- */
 
 /** Fills the |struct_size| bytes at |options| with defaults (CPU backend, regions allocated by
- *  the session, params initialised from the plan, one CPU thread per hardware thread) and sets its struct_size to |struct_size|:
- *  only the fields a struct of that size holds are written, so a caller built with an older,
- *  smaller remat_session_options is never written past its end. C and C++ callers use
- *  remat_session_options_init(), which passes their own sizeof; other languages pass theirs.
- *  REMAT_ERROR_INVALID_ARGUMENT, writing nothing, when |options| is NULL or |struct_size| breaks
- *  the struct_size rules at the top. */
+ *  the session, params initialised from the plan, one CPU thread per hardware thread) and sets its
+ * struct_size to |struct_size|: only the fields a struct of that size holds are written, so a
+ * caller built with an older, smaller remat_session_options is never written past its end. C and
+ * C++ callers use remat_session_options_init(), which passes their own sizeof; other languages pass
+ * theirs. REMAT_ERROR_INVALID_ARGUMENT, writing nothing, when |options| is NULL or |struct_size|
+ * breaks the struct_size rules at the top. */
 REMAT_API remat_status remat_session_options_init_sized(remat_session_options* options,
                                                         size_t struct_size);
 
@@ -448,15 +448,14 @@ typedef int (*remat_state_write_fn)(void* context, const void* data, size_t byte
 typedef int (*remat_state_read_fn)(void* context, uint64_t offset, void* data, size_t bytes);
 
 /** Writes the size in bytes of |session|'s states (fixed for a plan) to |out_bytes|. */
-REMAT_API remat_status remat_session_state_size(const remat_session* session,
-                                                uint64_t* out_bytes);
+REMAT_API remat_status remat_session_state_size(const remat_session* session, uint64_t* out_bytes);
 
 /** Streams |session|'s state to |write| (called with |context| and consecutive chunks, in
  *  order, state_size bytes in all). Call it between steps. REMAT_ERROR_CALLBACK when |write|
  *  fails (what was written is then incomplete: write to a temporary and rename it only after
  *  success), a backend's error when a tensor cannot be read back. */
-REMAT_API remat_status remat_session_save_state(remat_session* session,
-                                                remat_state_write_fn write, void* context);
+REMAT_API remat_status remat_session_save_state(remat_session* session, remat_state_write_fn write,
+                                                void* context);
 
 /** Loads the state of |size| bytes that |read| gives into |session|: parameters, optimizer
  *  state and step count. The whole state is checked first (size, header, plan fingerprint,

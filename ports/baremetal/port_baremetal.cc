@@ -38,7 +38,8 @@ bool g_record_overflowed = false;
 void* port_alloc(size_t bytes, size_t alignment) {
   const uintptr_t base = reinterpret_cast<uintptr_t>(g_pool);
   const uintptr_t end = base + sizeof(g_pool);
-  const uintptr_t start = (base + g_used + alignment - 1) & ~(static_cast<uintptr_t>(alignment) - 1);
+  const uintptr_t start =
+      (base + g_used + alignment - 1) & ~(static_cast<uintptr_t>(alignment) - 1);
   if (start > end || bytes > end - start) return nullptr;  // written so that nothing wraps
   if (g_block_count < kRecordCapacity && !g_record_overflowed) {
     g_blocks[g_block_count++] = Block{reinterpret_cast<const void*>(start), g_used, false};
@@ -57,7 +58,8 @@ void port_free(void* memory) {
       break;
     }
   }
-  while (g_block_count > 0 && g_blocks[g_block_count - 1].freed) g_used = g_blocks[--g_block_count].used_before;
+  while (g_block_count > 0 && g_blocks[g_block_count - 1].freed)
+    g_used = g_blocks[--g_block_count].used_before;
 }
 
 uint64_t port_now_ns() { return 0; }

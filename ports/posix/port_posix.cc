@@ -93,7 +93,8 @@ void* worker_main(void* argument) {
   uint32_t seen = 0;
   for (;;) {
     uint32_t now = seen;
-    wait_until(team, &team->wake, [&] { return (now = team->generation.load(std::memory_order_acquire)) != seen; });
+    wait_until(team, &team->wake,
+               [&] { return (now = team->generation.load(std::memory_order_acquire)) != seen; });
     seen = now;
     if (team->stop) return nullptr;
     team->task(team->context, start.index);
@@ -127,7 +128,8 @@ PortTeam* port_team_create(uint32_t threads) {
   }
   for (uint32_t i = 1; i < threads; ++i) {
     WorkerStart* start = new (std::nothrow) WorkerStart{team, i};
-    if (start == nullptr || pthread_create(&team->workers[i - 1], nullptr, worker_main, start) != 0) {
+    if (start == nullptr ||
+        pthread_create(&team->workers[i - 1], nullptr, worker_main, start) != 0) {
       delete start;
       port_team_destroy(team);
       return nullptr;
@@ -142,7 +144,8 @@ void port_team_run(PortTeam* team, PortTask task, void* context) {
   team->context = context;
   publish(team);
   task(context, 0);
-  wait_until(team, &team->done, [team] { return team->pending.load(std::memory_order_acquire) == 0; });
+  wait_until(team, &team->done,
+             [team] { return team->pending.load(std::memory_order_acquire) == 0; });
 }
 
 void port_team_destroy(PortTeam* team) {

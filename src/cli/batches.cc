@@ -22,8 +22,8 @@ void narrow_to_i32(const std::string& path, SafeTensorsFile* file, const std::st
       int64_t v;
       std::memcpy(&v, t.data.data() + 8 * k, 8);
       if (v < INT32_MIN || v > INT32_MAX) {
-        throw Failure(path + ": '" + name + "' element " + std::to_string(k) + " is " + std::to_string(v) +
-                      ", outside the i32 binding's range");
+        throw Failure(path + ": '" + name + "' element " + std::to_string(k) + " is " +
+                      std::to_string(v) + ", outside the i32 binding's range");
       }
       const int32_t w = static_cast<int32_t>(v);
       std::memcpy(narrow.data() + 4 * k, &w, 4);
@@ -50,12 +50,13 @@ Batches Batches::from_file(const std::string& path, const remat_plan* plan) {
                             std::vector<int64_t>(t->shape.begin() + 1, t->shape.end()) == want;
       if (t->dtype != safetensors_dtype(b.dtype) || !shape_ok || t->shape[0] < 1) {
         want.insert(want.begin(), -1);
-        throw Failure(path + ": '" + b.name + "' is " + t->dtype + " " + dims_text(t->shape) + ", expected " +
-                      safetensors_dtype(b.dtype) + " [STEPS" + dims_text(want).substr(3));
+        throw Failure(path + ": '" + b.name + "' is " + t->dtype + " " + dims_text(t->shape) +
+                      ", expected " + safetensors_dtype(b.dtype) + " [STEPS" +
+                      dims_text(want).substr(3));
       }
       if (out.count_ != 0 && t->shape[0] != out.count_) {
-        throw Failure(path + ": '" + b.name + "' has " + std::to_string(t->shape[0]) + " steps, others " +
-                      std::to_string(out.count_));
+        throw Failure(path + ": '" + b.name + "' has " + std::to_string(t->shape[0]) +
+                      " steps, others " + std::to_string(out.count_));
       }
       out.count_ = t->shape[0];
       out.names_.push_back(b.name);
@@ -88,7 +89,8 @@ std::vector<std::vector<uint8_t>> Batches::batch(int64_t index) const {
 void Batches::set(remat_session* session, const std::vector<std::vector<uint8_t>>& values,
                   const std::string& what) const {
   for (size_t i = 0; i < names_.size(); ++i) {
-    check(session, remat_session_set_input(session, names_[i].c_str(), values[i].data(), values[i].size()),
+    check(session,
+          remat_session_set_input(session, names_[i].c_str(), values[i].data(), values[i].size()),
           what + ": setting '" + names_[i] + "'");
   }
 }

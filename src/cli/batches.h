@@ -38,7 +38,8 @@ class Batches {
   std::vector<std::vector<uint8_t>> batch(int64_t index) const;
   /// Sets |session|'s bindings to |values| (from batch()); |what| begins the message of a
   /// failed call ("step 12").
-  void set(remat_session* session, const std::vector<std::vector<uint8_t>>& values, const std::string& what) const;
+  void set(remat_session* session, const std::vector<std::vector<uint8_t>>& values,
+           const std::string& what) const;
 
  private:
   Batches() = default;

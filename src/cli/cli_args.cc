@@ -91,7 +91,8 @@ std::vector<uint8_t> read_file(const std::string& path) {
   std::vector<uint8_t> bytes;
   uint8_t buffer[1 << 16];
   size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) bytes.insert(bytes.end(), buffer, buffer + n);
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0)
+    bytes.insert(bytes.end(), buffer, buffer + n);
   const bool failed = std::ferror(f) != 0;
   std::fclose(f);
   if (failed) throw Failure("error while reading '" + path + "'");

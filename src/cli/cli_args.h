@@ -16,9 +16,9 @@ namespace cli {
 
 // The CLI's errors and sizes are the io library's (io/errors.h, io/sizes.h).
 using io::Failure;
-using io::UsageError;
 using io::format_bytes;
 using io::parse_size;
+using io::UsageError;
 
 /// Parsed arguments of one subcommand: positionals and --flags (with or without values).
 class Args {
@@ -37,7 +37,8 @@ class Args {
   int64_t integer(const std::string& flag, int64_t min, int64_t max, int64_t fallback) const;
   /// The value of |flag| as a positive finite number ("8e9"), or |fallback|.
   double real(const std::string& flag, double fallback) const;
-  /// The value of |flag| as a size in bytes ("512", "64KiB", "1.5MiB", "2GiB", "1TiB"), or |fallback|.
+  /// The value of |flag| as a size in bytes ("512", "64KiB", "1.5MiB", "2GiB", "1TiB"), or
+  /// |fallback|.
   uint64_t size(const std::string& flag, uint64_t fallback) const;
 
  private:

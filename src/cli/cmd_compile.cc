@@ -11,9 +11,10 @@
 namespace remat {
 namespace cli {
 
-const std::vector<std::string> kCompileFlags = {"--batch", "--optimizer", "--seed", "--strategy", "--arena-budget",
-                                                 "--budget", "--device-budget", "--host-budget", "--copy-bandwidth", "--compute-rate",
-                                                 "--finite-checks", "--eval-program", "--loss"};
+const std::vector<std::string> kCompileFlags = {
+    "--batch",         "--optimizer",     "--seed",        "--strategy",       "--arena-budget",
+    "--budget",        "--device-budget", "--host-budget", "--copy-bandwidth", "--compute-rate",
+    "--finite-checks", "--eval-program",  "--loss"};
 
 compiler::FiniteChecks finite_checks_option(const Args& args) {
   const std::string value = args.text("--finite-checks", "on");
@@ -26,7 +27,8 @@ compiler::FiniteChecks finite_checks_option(const Args& args) {
 
 bool eval_program_option(const Args& args) {
   const std::string value = args.text("--eval-program", "on");
-  if (value != "on" && value != "off") throw UsageError("--eval-program '" + value + "': expected on or off");
+  if (value != "on" && value != "off")
+    throw UsageError("--eval-program '" + value + "': expected on or off");
   return value == "on";
 }
 
@@ -52,7 +54,9 @@ std::string optimizer_option(const Args& args, const std::string& fallback) {
 std::string arena_budget_flag(const Args& args) {
   if (!args.has("--budget")) return "--arena-budget";
   if (args.has("--arena-budget")) {
-    throw UsageError("--budget and --arena-budget: give one (--budget is the deprecated name of --arena-budget)");
+    throw UsageError(
+        "--budget and --arena-budget: give one (--budget is the deprecated name of "
+        "--arena-budget)");
   }
   std::fprintf(stderr, "remat: --budget is deprecated; use --arena-budget (the same meaning)\n");
   return "--budget";
@@ -70,13 +74,15 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.arena_budget = args.size(arena_flag, 0);
   o.device_budget = args.size("--device-budget", 0);
   // A budget without a strategy asks for the fastest plan that fits it.
-  o.strategy = args.text("--strategy", o.arena_budget != 0 || o.device_budget != 0 ? "auto" : o.strategy);
+  o.strategy =
+      args.text("--strategy", o.arena_budget != 0 || o.device_budget != 0 ? "auto" : o.strategy);
   if (o.arena_budget != 0 && o.strategy != "budget" && o.strategy != "auto") {
     throw UsageError(arena_flag + " applies to --strategy budget or auto");
   }
   if (args.has("--host-budget")) {
     if (o.strategy != "auto") throw UsageError("--host-budget applies to --strategy auto");
-    if (o.device_budget == 0) throw UsageError("--host-budget needs --device-budget (spilling fits the device budget)");
+    if (o.device_budget == 0)
+      throw UsageError("--host-budget needs --device-budget (spilling fits the device budget)");
     o.host_budget = args.size("--host-budget", 0);
   }
   // The backend the plan is for picks the alignment and the cost model's defaults (its
@@ -84,8 +90,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   // `train` then gets the runtime's message for it (`compile` checks --backend itself).
   try {
     o.target(compiler::target_profile(args.text("--backend", "cpu")));
-  } catch (const compiler::CompileError&) {
-  }
+  } catch (const compiler::CompileError&) {}
   o.copy_bandwidth = args.real("--copy-bandwidth", o.copy_bandwidth);
   o.compute_rate = args.real("--compute-rate", o.compute_rate);
   o.finite_checks = finite_checks_option(args);
@@ -101,7 +106,8 @@ void print_report(const compiler::CompileReport& r) {
   std::printf("strategy:     %s\n", r.strategy.c_str());
   std::string checkpoints;
   for (const std::string& c : r.checkpoints) checkpoints += (checkpoints.empty() ? "" : ", ") + c;
-  std::printf("checkpoints:  %s\n", checkpoints.empty() ? "(all activations kept)" : checkpoints.c_str());
+  std::printf("checkpoints:  %s\n",
+              checkpoints.empty() ? "(all activations kept)" : checkpoints.c_str());
   if (!r.nested.empty()) {
     std::string nested;
     for (const std::string& c : r.nested) nested += (nested.empty() ? "" : ", ") + c;
@@ -121,14 +127,21 @@ void print_report(const compiler::CompileReport& r) {
               format_bytes(r.arena_bytes).c_str());
   std::printf("lower bound:  %llu bytes (%s), planner efficiency %.1f%%\n",
               static_cast<unsigned long long>(r.lower_bound), format_bytes(r.lower_bound).c_str(),
-              r.arena_bytes ? 100.0 * static_cast<double>(r.lower_bound) / static_cast<double>(r.arena_bytes) : 100.0);
-  std::printf("persistent:   %llu bytes (%s)\n", static_cast<unsigned long long>(r.persistent_bytes),
+              r.arena_bytes
+                  ? 100.0 * static_cast<double>(r.lower_bound) / static_cast<double>(r.arena_bytes)
+                  : 100.0);
+  std::printf("persistent:   %llu bytes (%s)\n",
+              static_cast<unsigned long long>(r.persistent_bytes),
               format_bytes(r.persistent_bytes).c_str());
-  std::printf("host spill:   %llu bytes (%s), %zu checkpoints spilled", static_cast<unsigned long long>(r.host_bytes),
-              format_bytes(r.host_bytes).c_str(), r.spilled.size());
+  std::printf("host spill:   %llu bytes (%s), %zu checkpoints spilled",
+              static_cast<unsigned long long>(r.host_bytes), format_bytes(r.host_bytes).c_str(),
+              r.spilled.size());
   if (!r.spilled.empty()) {
-    std::printf("; copies %.3g s modelled, %.0f%% hidden behind compute (copies %.3g bytes/s, compute %.3g FLOP/s)",
-                r.copy_seconds, 100.0 * r.hidden_copy_seconds / r.copy_seconds, r.copy_bandwidth, r.compute_rate);
+    std::printf(
+        "; copies %.3g s modelled, %.0f%% hidden behind compute (copies %.3g bytes/s, compute %.3g "
+        "FLOP/s)",
+        r.copy_seconds, 100.0 * r.hidden_copy_seconds / r.copy_seconds, r.copy_bandwidth,
+        r.compute_rate);
   }
   std::printf("\n");
   if (r.device_budget > 0) {
@@ -138,18 +151,20 @@ void print_report(const compiler::CompileReport& r) {
   }
   std::printf("step flops:   %.3g (forward %.3g, recomputed %.1f%% of the step)\n", r.step_flops,
               r.forward_flops, r.step_flops > 0 ? 100.0 * r.recomputed_flops / r.step_flops : 0.0);
-  std::printf("predicted:    %.4g s per step (cost model: %.3g FLOP/s, copies %.3g bytes/s)\n", r.predicted_seconds,
-              r.compute_rate, r.copy_bandwidth);
+  std::printf("predicted:    %.4g s per step (cost model: %.3g FLOP/s, copies %.3g bytes/s)\n",
+              r.predicted_seconds, r.compute_rate, r.copy_bandwidth);
 }
 
 // The plan as a C header for firmware: a const, 8-byte aligned array (remat_plan_open needs
 // the alignment) and its length, named after the file.
 std::vector<uint8_t> c_header(const std::vector<uint8_t>& plan, const std::string& path) {
-  std::string stem = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  std::string stem =
+      path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   stem = stem.substr(0, stem.size() - 2);
   for (char& c : stem) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   if (stem.empty() || std::isdigit(static_cast<unsigned char>(stem[0]))) stem = "plan_" + stem;
-  std::string text = "/* Generated by `remat compile`: a remat plan as a C array. */\n#include <stddef.h>\n\n";
+  std::string text =
+      "/* Generated by `remat compile`: a remat plan as a C array. */\n#include <stddef.h>\n\n";
   text += "/* 8-byte aligned: remat_plan_open() reads the plan in place. */\n";
   text += "static const union { unsigned char bytes[" + std::to_string(plan.size()) +
           "]; double align; } " + stem + "_storage = {{\n";
@@ -175,7 +190,8 @@ std::vector<uint8_t> c_header(const std::vector<uint8_t>& plan, const std::strin
   for (char& c : macro) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   text += "/* Bytes of each region (remat_plan_memory), and the alignment each base needs. */\n";
   text += "#define " + macro + "_ARENA_BYTES " + std::to_string(memory.arena_bytes) + "u\n";
-  text += "#define " + macro + "_PERSISTENT_BYTES " + std::to_string(memory.persistent_bytes) + "u\n";
+  text +=
+      "#define " + macro + "_PERSISTENT_BYTES " + std::to_string(memory.persistent_bytes) + "u\n";
   text += "#define " + macro + "_HOST_BYTES " + std::to_string(memory.host_bytes) + "u\n";
   text += "#define " + macro + "_ALIGNMENT " + std::to_string(memory.alignment) + "u\n";
   // Each input and label binding's name and bytes, in binding order: INPUT0, INPUT1, LABEL0, ...
@@ -206,10 +222,13 @@ int run_compile(const std::vector<std::string>& argv) {
   valued.push_back("--backend");
   const Args args(argv, valued, {});
   if (args.positional().size() != 1) throw UsageError("compile takes exactly one MODEL");
-  if (!args.has("-o") && !args.has("--emit-c")) throw UsageError("compile needs -o FILE.rplan (or --emit-c FILE.h)");
-  if (args.has("--backend")) compiler::target_profile(args.text("--backend", ""));  // Names a known backend.
+  if (!args.has("-o") && !args.has("--emit-c"))
+    throw UsageError("compile needs -o FILE.rplan (or --emit-c FILE.h)");
+  if (args.has("--backend"))
+    compiler::target_profile(args.text("--backend", ""));  // Names a known backend.
   const compiler::CompileOptions options = compile_options(args, args.positional()[0]);
-  // What to write: the plan (-o; a name ending in .h gets the C header) and the C header (--emit-c).
+  // What to write: the plan (-o; a name ending in .h gets the C header) and the C header
+  // (--emit-c).
   struct Output {
     std::string path;
     bool header;
@@ -220,10 +239,12 @@ int run_compile(const std::vector<std::string>& argv) {
     outputs.push_back({out, out.size() > 2 && out.compare(out.size() - 2, 2, ".h") == 0});
   }
   if (args.has("--emit-c")) outputs.push_back({args.text("--emit-c", ""), true});
-  for (const Output& o : outputs) io::require_writable(o.path);  // Before compiling, which takes minutes for large models.
+  for (const Output& o : outputs)
+    io::require_writable(o.path);  // Before compiling, which takes minutes for large models.
   const compiler::CompileResult result = compiler::compile(options);
   std::vector<std::vector<uint8_t>> contents;
-  for (const Output& o : outputs) contents.push_back(o.header ? c_header(result.plan, o.path) : result.plan);
+  for (const Output& o : outputs)
+    contents.push_back(o.header ? c_header(result.plan, o.path) : result.plan);
   for (size_t i = 0; i < outputs.size(); ++i) io::write_file(outputs[i].path, contents[i]);
   print_report(result.report);
   for (size_t i = 0; i < outputs.size(); ++i) {

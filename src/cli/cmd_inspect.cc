@@ -11,7 +11,8 @@ namespace remat {
 namespace cli {
 namespace {
 
-const char* const kRoles[] = {"input", "label", "param", "state", "grad", "activation", "checkpoint", "scratch", "loss"};
+const char* const kRoles[] = {"input",      "label",      "param",   "state", "grad",
+                              "activation", "checkpoint", "scratch", "loss"};
 const char* const kRegions[] = {"arena", "persistent", "host"};
 const char* const kPhases[] = {"forward", "backward", "recompute", "update", "copy", "eval"};
 const char* const kDtypes[] = {"f32", "f16", "bf16", "i32"};
@@ -27,27 +28,36 @@ std::string json_string(const char* s) {
   std::string out = "\"";
   for (; s && *s; ++s) {
     const unsigned char c = static_cast<unsigned char>(*s);
-    if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
-    else if (c < 0x20) { char b[8]; std::snprintf(b, sizeof(b), "\\u%04x", c); out += b; }
-    else out += static_cast<char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof(b), "\\u%04x", c);
+      out += b;
+    } else
+      out += static_cast<char>(c);
   }
   return out + "\"";
 }
 
 std::string shape_text(const fb::Tensor* t) {
   std::string s = "[";
-  for (uint32_t d = 0; d < t->shape()->size(); ++d) s += (d ? ", " : "") + std::to_string(t->shape()->Get(d));
+  for (uint32_t d = 0; d < t->shape()->size(); ++d)
+    s += (d ? ", " : "") + std::to_string(t->shape()->Get(d));
   return s + "]";
 }
 
 const char* name_of(const fb::Tensor* t) { return t->name() ? t->name()->c_str() : ""; }
 
 void print_tensor_json(const fb::Tensor* t, uint32_t index, bool last) {
-  std::printf("    {\"index\": %u, \"name\": %s, \"dtype\": \"%s\", \"role\": \"%s\", \"region\": \"%s\", "
-              "\"shape\": %s, \"offset\": %llu, \"bytes\": %llu}%s\n",
-              index, json_string(name_of(t)).c_str(), kDtypes[static_cast<int>(t->dtype())],
-              kRoles[static_cast<int>(t->role())], kRegions[static_cast<int>(t->region())], shape_text(t).c_str(),
-              static_cast<unsigned long long>(t->offset()), static_cast<unsigned long long>(t->size()), last ? "" : ",");
+  std::printf(
+      "    {\"index\": %u, \"name\": %s, \"dtype\": \"%s\", \"role\": \"%s\", \"region\": \"%s\", "
+      "\"shape\": %s, \"offset\": %llu, \"bytes\": %llu}%s\n",
+      index, json_string(name_of(t)).c_str(), kDtypes[static_cast<int>(t->dtype())],
+      kRoles[static_cast<int>(t->role())], kRegions[static_cast<int>(t->region())],
+      shape_text(t).c_str(), static_cast<unsigned long long>(t->offset()),
+      static_cast<unsigned long long>(t->size()), last ? "" : ",");
 }
 
 }  // namespace
@@ -59,7 +69,8 @@ int run_inspect(const std::vector<std::string>& argv) {
   const std::vector<uint8_t> bytes = read_plan_file(path);
   char message[512];
   remat_plan* plan = nullptr;
-  const remat_status status = remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message));
+  const remat_status status =
+      remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message));
   if (status != REMAT_OK) throw Failure(path + ": " + remat_status_string(status) + ": " + message);
   remat_plan_close(plan);
   const fb::Plan* root = fb::GetPlan(bytes.data());
@@ -73,48 +84,72 @@ int run_inspect(const std::vector<std::string>& argv) {
   if (!args.has("--ops") && !args.has("--tensors") && !args.has("--params")) {
     std::string checkpoints;
     for (uint32_t i = 0; prov && prov->checkpoints() && i < prov->checkpoints()->size(); ++i) {
-      checkpoints += (i ? ", " : "") + std::string(json ? json_string(prov->checkpoints()->Get(i)->c_str()) : prov->checkpoints()->Get(i)->str());
+      checkpoints +=
+          (i ? ", " : "") + std::string(json ? json_string(prov->checkpoints()->Get(i)->c_str())
+                                             : prov->checkpoints()->Get(i)->str());
     }
-    const double share = prov && prov->step_flops() > 0 ? prov->recomputed_flops() / prov->step_flops() : 0.0;
+    const double share =
+        prov && prov->step_flops() > 0 ? prov->recomputed_flops() / prov->step_flops() : 0.0;
     if (json) {
-      std::printf("  \"model\": %s,\n  \"batch\": %u,\n  \"strategy\": %s,\n  \"optimizer\": %s,\n  \"compiler\": %s,\n",
-                  json_string(prov ? str(prov->model()) : "").c_str(), prov ? prov->batch() : 0,
-                  json_string(prov ? str(prov->strategy()) : "").c_str(), json_string(prov ? str(prov->optimizer()) : "").c_str(),
-                  json_string(prov ? str(prov->compiler()) : "").c_str());
-      std::printf("  \"checkpoints\": [%s],\n  \"arena_bytes\": %llu,\n  \"persistent_bytes\": %llu,\n"
-                  "  \"host_bytes\": %llu,\n  \"lower_bound_bytes\": %llu,\n  \"alignment\": %u,\n  \"ops\": %u,\n  \"eval_ops\": %u,\n"
-                  "  \"tensors\": %u,\n  \"step_flops\": %.6g,\n  \"recomputed_flops_share\": %.6f,\n  \"seed\": %llu,\n"
-                  "  \"spills\": %u,\n  \"device_budget_bytes\": %llu,\n  \"hidden_copy_share\": %.6f,\n"
-                  "  \"copy_bandwidth\": %.6g,\n  \"compute_rate\": %.6g\n}\n",
-                  checkpoints.c_str(), static_cast<unsigned long long>(root->arena_size()),
-                  static_cast<unsigned long long>(root->persistent_size()), static_cast<unsigned long long>(root->host_size()),
-                  static_cast<unsigned long long>(lower), root->alignment(), root->ops()->size(), root->eval_ops(), tensors->size(),
-                  prov ? prov->step_flops() : 0.0, share, static_cast<unsigned long long>(root->seed()),
-                  prov ? prov->spills() : 0u, static_cast<unsigned long long>(prov ? prov->device_budget() : 0),
-                  prov ? prov->hidden_copy_share() : 0.0, prov ? prov->copy_bandwidth() : 0.0,
-                  prov ? prov->compute_rate() : 0.0);
+      std::printf(
+          "  \"model\": %s,\n  \"batch\": %u,\n  \"strategy\": %s,\n  \"optimizer\": %s,\n  "
+          "\"compiler\": %s,\n",
+          json_string(prov ? str(prov->model()) : "").c_str(), prov ? prov->batch() : 0,
+          json_string(prov ? str(prov->strategy()) : "").c_str(),
+          json_string(prov ? str(prov->optimizer()) : "").c_str(),
+          json_string(prov ? str(prov->compiler()) : "").c_str());
+      std::printf(
+          "  \"checkpoints\": [%s],\n  \"arena_bytes\": %llu,\n  \"persistent_bytes\": %llu,\n"
+          "  \"host_bytes\": %llu,\n  \"lower_bound_bytes\": %llu,\n  \"alignment\": %u,\n  "
+          "\"ops\": %u,\n  \"eval_ops\": %u,\n"
+          "  \"tensors\": %u,\n  \"step_flops\": %.6g,\n  \"recomputed_flops_share\": %.6f,\n  "
+          "\"seed\": %llu,\n"
+          "  \"spills\": %u,\n  \"device_budget_bytes\": %llu,\n  \"hidden_copy_share\": %.6f,\n"
+          "  \"copy_bandwidth\": %.6g,\n  \"compute_rate\": %.6g\n}\n",
+          checkpoints.c_str(), static_cast<unsigned long long>(root->arena_size()),
+          static_cast<unsigned long long>(root->persistent_size()),
+          static_cast<unsigned long long>(root->host_size()),
+          static_cast<unsigned long long>(lower), root->alignment(), root->ops()->size(),
+          root->eval_ops(), tensors->size(), prov ? prov->step_flops() : 0.0, share,
+          static_cast<unsigned long long>(root->seed()), prov ? prov->spills() : 0u,
+          static_cast<unsigned long long>(prov ? prov->device_budget() : 0),
+          prov ? prov->hidden_copy_share() : 0.0, prov ? prov->copy_bandwidth() : 0.0,
+          prov ? prov->compute_rate() : 0.0);
       return 0;
     }
-    std::printf("plan:         %s (format %u, %zu bytes)\n", path.c_str(), root->format_version(), bytes.size());
+    std::printf("plan:         %s (format %u, %zu bytes)\n", path.c_str(), root->format_version(),
+                bytes.size());
     std::printf("made by:      %s\n", prov ? str(prov->compiler()) : "?");
     std::printf("model:        %s\n", prov ? str(prov->model()) : "?");
     std::printf("batch:        %u\n", prov ? prov->batch() : 0);
     std::printf("optimizer:    %s\n", prov ? str(prov->optimizer()) : "?");
     std::printf("strategy:     %s\n", prov ? str(prov->strategy()) : "?");
-    std::printf("checkpoints:  %s\n", checkpoints.empty() ? "(all activations kept)" : checkpoints.c_str());
-    std::printf("ops:          %u (eval program: %u)\ntensors:      %u\n", root->ops()->size(), root->eval_ops(),
-                tensors->size());
-    std::printf("arena:        %llu bytes (%s)\n", static_cast<unsigned long long>(root->arena_size()), format_bytes(root->arena_size()).c_str());
-    std::printf("lower bound:  %llu bytes (%s), planner efficiency %.1f%%\n", static_cast<unsigned long long>(lower),
-                format_bytes(lower).c_str(), root->arena_size() ? 100.0 * static_cast<double>(lower) / static_cast<double>(root->arena_size()) : 100.0);
-    std::printf("persistent:   %llu bytes (%s)\n", static_cast<unsigned long long>(root->persistent_size()), format_bytes(root->persistent_size()).c_str());
-    std::printf("host spill:   %llu bytes (%s), %u checkpoints spilled, %.0f%% of copy time hidden (modelled)\n",
-                static_cast<unsigned long long>(root->host_size()), format_bytes(root->host_size()).c_str(),
-                prov ? prov->spills() : 0u, prov ? 100.0 * prov->hidden_copy_share() : 0.0);
-    std::printf("cost model:   copies %.3g bytes/s, compute %.3g FLOP/s\n", prov ? prov->copy_bandwidth() : 0.0,
-                prov ? prov->compute_rate() : 0.0);
-    std::printf("alignment:    %u\nseed:         %llu\n", root->alignment(), static_cast<unsigned long long>(root->seed()));
-    std::printf("step flops:   %.3g (recomputed %.1f%%)\n", prov ? prov->step_flops() : 0.0, 100.0 * share);
+    std::printf("checkpoints:  %s\n",
+                checkpoints.empty() ? "(all activations kept)" : checkpoints.c_str());
+    std::printf("ops:          %u (eval program: %u)\ntensors:      %u\n", root->ops()->size(),
+                root->eval_ops(), tensors->size());
+    std::printf("arena:        %llu bytes (%s)\n",
+                static_cast<unsigned long long>(root->arena_size()),
+                format_bytes(root->arena_size()).c_str());
+    std::printf("lower bound:  %llu bytes (%s), planner efficiency %.1f%%\n",
+                static_cast<unsigned long long>(lower), format_bytes(lower).c_str(),
+                root->arena_size()
+                    ? 100.0 * static_cast<double>(lower) / static_cast<double>(root->arena_size())
+                    : 100.0);
+    std::printf("persistent:   %llu bytes (%s)\n",
+                static_cast<unsigned long long>(root->persistent_size()),
+                format_bytes(root->persistent_size()).c_str());
+    std::printf(
+        "host spill:   %llu bytes (%s), %u checkpoints spilled, %.0f%% of copy time hidden "
+        "(modelled)\n",
+        static_cast<unsigned long long>(root->host_size()), format_bytes(root->host_size()).c_str(),
+        prov ? prov->spills() : 0u, prov ? 100.0 * prov->hidden_copy_share() : 0.0);
+    std::printf("cost model:   copies %.3g bytes/s, compute %.3g FLOP/s\n",
+                prov ? prov->copy_bandwidth() : 0.0, prov ? prov->compute_rate() : 0.0);
+    std::printf("alignment:    %u\nseed:         %llu\n", root->alignment(),
+                static_cast<unsigned long long>(root->seed()));
+    std::printf("step flops:   %.3g (recomputed %.1f%%)\n", prov ? prov->step_flops() : 0.0,
+                100.0 * share);
     return 0;
   }
   if (args.has("--ops")) {
@@ -131,9 +166,11 @@ int run_inspect(const std::vector<std::string>& argv) {
         outs += (k ? ", " : "") + (json ? json_string(n) : std::string(n));
       }
       if (json) {
-        std::printf("    {\"index\": %u, \"op\": \"%s\", \"phase\": \"%s\", \"inputs\": [%s], \"outputs\": [%s]}%s\n", i,
-                    op_name(op->code()), phase_name(op->phase()), ins.c_str(), outs.c_str(),
-                    i + 1 == root->ops()->size() ? "" : ",");
+        std::printf(
+            "    {\"index\": %u, \"op\": \"%s\", \"phase\": \"%s\", \"inputs\": [%s], \"outputs\": "
+            "[%s]}%s\n",
+            i, op_name(op->code()), phase_name(op->phase()), ins.c_str(), outs.c_str(),
+            i + 1 == root->ops()->size() ? "" : ",");
       } else {
         std::printf("%5u  %-9s  %-26s %s -> %s\n", i, phase_name(op->phase()), op_name(op->code()),
                     ins.c_str(), outs.c_str());
@@ -146,7 +183,8 @@ int run_inspect(const std::vector<std::string>& argv) {
     if (!args.has(params_only ? "--params" : "--tensors")) continue;
     std::vector<uint32_t> ids;
     if (params_only) {
-      for (uint32_t i = 0; root->params() && i < root->params()->size(); ++i) ids.push_back(root->params()->Get(i));
+      for (uint32_t i = 0; root->params() && i < root->params()->size(); ++i)
+        ids.push_back(root->params()->Get(i));
     } else {
       for (uint32_t i = 0; i < tensors->size(); ++i) ids.push_back(i);
     }
@@ -156,9 +194,11 @@ int run_inspect(const std::vector<std::string>& argv) {
       if (json) {
         print_tensor_json(t, ids[k], k + 1 == ids.size());
       } else {
-        std::printf("%5u  %-10s %-10s %-4s %-18s offset %-10llu %10llu B  %s\n", ids[k], kRoles[static_cast<int>(t->role())],
-                    kRegions[static_cast<int>(t->region())], kDtypes[static_cast<int>(t->dtype())], shape_text(t).c_str(),
-                    static_cast<unsigned long long>(t->offset()), static_cast<unsigned long long>(t->size()), name_of(t));
+        std::printf("%5u  %-10s %-10s %-4s %-18s offset %-10llu %10llu B  %s\n", ids[k],
+                    kRoles[static_cast<int>(t->role())], kRegions[static_cast<int>(t->region())],
+                    kDtypes[static_cast<int>(t->dtype())], shape_text(t).c_str(),
+                    static_cast<unsigned long long>(t->offset()),
+                    static_cast<unsigned long long>(t->size()), name_of(t));
       }
     }
     if (json) std::printf("  ],\n");

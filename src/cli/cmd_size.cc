@@ -21,7 +21,8 @@ const int64_t kMaxListedBatches = 64;
 const char kStrategies[] = "none, sqrt, splits, selective, budget, auto, manual:T1,T2,...";
 
 bool is_named_strategy(const std::string& s) {
-  return s == "none" || s == "sqrt" || s == "splits" || s == "selective" || s == "budget" || s == "auto";
+  return s == "none" || s == "sqrt" || s == "splits" || s == "selective" || s == "budget" ||
+         s == "auto";
 }
 
 // "none,sqrt,manual:a,b" -> {none, sqrt, manual:a,b}: names after `manual:` that are not
@@ -39,7 +40,8 @@ std::vector<std::string> parse_strategies(const std::string& text) {
     } else if (!out.empty() && out.back().compare(0, 7, "manual:") == 0 && !item.empty()) {
       out.back() += "," + item;
     } else {
-      throw UsageError("--strategy: unknown strategy '" + item + "' (strategies: " + kStrategies + ")");
+      throw UsageError("--strategy: unknown strategy '" + item + "' (strategies: " + kStrategies +
+                       ")");
     }
   }
   return out;
@@ -49,7 +51,8 @@ int64_t parse_batch_value(const std::string& text, const std::string& whole) {
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || text[0] == '-' || text[0] == '+' || v < 1 || v > kMaxBatch) {
-    throw UsageError("--batch '" + whole + "': expected N or A..B with 1 <= A <= B <= " + std::to_string(kMaxBatch));
+    throw UsageError("--batch '" + whole +
+                     "': expected N or A..B with 1 <= A <= B <= " + std::to_string(kMaxBatch));
   }
   return v;
 }
@@ -96,9 +99,15 @@ void run_parallel(size_t count, Job job) {
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
-    if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
-    else if (c < 0x20) { char b[8]; std::snprintf(b, sizeof(b), "\\u%04x", c); out += b; }
-    else out += static_cast<char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof(b), "\\u%04x", c);
+      out += b;
+    } else
+      out += static_cast<char>(c);
   }
   return out + "\"";
 }
@@ -128,7 +137,7 @@ std::string u64(uint64_t v) { return std::to_string(static_cast<unsigned long lo
 // One printed row: the figures plus what the mode adds.
 struct Line {
   SizeRow row;
-  bool max_batch = false;   // a max-batch result
+  bool max_batch = false;  // a max-batch result
   bool capped = false;
   int compiles = 0;
   double vs_none = 0;       // multiplier against none's max batch (0: not known)
@@ -138,8 +147,9 @@ struct Line {
 void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget) {
   std::vector<std::string> head = {"strategy", "batch"};
   if (max_batch) head.push_back("x none");
-  for (const char* h : {"arena bytes", "arena", "persistent", "host spill", "spills", "device total", "lower bound",
-                        "efficiency", "recomputed", "step (model)", "per sample"}) {
+  for (const char* h :
+       {"arena bytes", "arena", "persistent", "host spill", "spills", "device total", "lower bound",
+        "efficiency", "recomputed", "step (model)", "per sample"}) {
     head.push_back(h);
   }
   if (budget && !max_batch) head.push_back("fits");
@@ -147,7 +157,8 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
   std::vector<std::vector<std::string>> cells;
   for (const Line& l : lines) {
     const SizeRow& r = l.row;
-    std::vector<std::string> c = {short_strategy(r.strategy), std::to_string(r.batch) + (l.capped ? "+" : "")};
+    std::vector<std::string> c = {short_strategy(r.strategy),
+                                  std::to_string(r.batch) + (l.capped ? "+" : "")};
     if (!r.ok()) {
       c.push_back("error: " + r.error);
       cells.push_back(c);
@@ -166,7 +177,8 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
     c.push_back(format_seconds(r.predicted_seconds));
     c.push_back(format_seconds(r.seconds_per_sample()));
     if (budget && !max_batch) c.push_back(r.device_bytes() <= budget ? "yes" : "no");
-    std::string kept = r.strategy == "none" ? "(all activations kept)" : checkpoints_text(r.checkpoints, 60);
+    std::string kept =
+        r.strategy == "none" ? "(all activations kept)" : checkpoints_text(r.checkpoints, 60);
     if (!r.nested.empty()) kept += "; nested: " + checkpoints_text(r.nested, 40);
     c.push_back(kept);
     cells.push_back(c);
@@ -199,47 +211,58 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
   for (const auto& c : cells) print(c);
 }
 
-void print_json(const std::string& model, const SizeSetup& setup, const std::vector<Line>& lines, bool max_batch,
-                const std::string& timeline) {
-  std::printf("{\n  \"model\": %s,\n  \"template\": %s,\n  \"optimizer\": %s,\n  \"alignment\": %u,\n",
-              json_string(model).c_str(), json_string(setup.model).c_str(), json_string(setup.optimizer).c_str(),
-              setup.alignment);
+void print_json(const std::string& model, const SizeSetup& setup, const std::vector<Line>& lines,
+                bool max_batch, const std::string& timeline) {
+  std::printf(
+      "{\n  \"model\": %s,\n  \"template\": %s,\n  \"optimizer\": %s,\n  \"alignment\": %u,\n",
+      json_string(model).c_str(), json_string(setup.model).c_str(),
+      json_string(setup.optimizer).c_str(), setup.alignment);
   // The budgets (docs/sizing.md, "Budgets"): each key means what it means in every command.
-  std::printf("  \"arena_budget_bytes\": %s,\n  \"device_budget_bytes\": %s,\n  \"host_budget_bytes\": %s,\n"
-              "  \"copy_bandwidth_bytes_per_s\": %s,\n  \"compute_rate_flops_per_s\": %s,\n"
-              "  \"max_batch\": %s,\n  \"rows\": [\n",
-              setup.arena_budget ? u64(setup.arena_budget).c_str() : "null",
-              setup.device_budget ? u64(setup.device_budget).c_str() : "null",
-              setup.host_budget == UINT64_MAX ? "null" : u64(setup.host_budget).c_str(),
-              number(setup.copy_bandwidth, "%.6g").c_str(), number(setup.compute_rate, "%.6g").c_str(),
-              max_batch ? "true" : "false");
+  std::printf(
+      "  \"arena_budget_bytes\": %s,\n  \"device_budget_bytes\": %s,\n  \"host_budget_bytes\": "
+      "%s,\n"
+      "  \"copy_bandwidth_bytes_per_s\": %s,\n  \"compute_rate_flops_per_s\": %s,\n"
+      "  \"max_batch\": %s,\n  \"rows\": [\n",
+      setup.arena_budget ? u64(setup.arena_budget).c_str() : "null",
+      setup.device_budget ? u64(setup.device_budget).c_str() : "null",
+      setup.host_budget == UINT64_MAX ? "null" : u64(setup.host_budget).c_str(),
+      number(setup.copy_bandwidth, "%.6g").c_str(), number(setup.compute_rate, "%.6g").c_str(),
+      max_batch ? "true" : "false");
   for (size_t k = 0; k < lines.size(); ++k) {
     const Line& l = lines[k];
     const SizeRow& r = l.row;
-    std::string o = "    {\"strategy\": " + json_string(r.strategy) + ", \"batch\": " + std::to_string(r.batch);
+    std::string o =
+        "    {\"strategy\": " + json_string(r.strategy) + ", \"batch\": " + std::to_string(r.batch);
     if (!r.ok()) {
       o += ", \"error\": " + json_string(r.error) + "}";
     } else {
       std::string checkpoints;
-      for (const std::string& c : r.checkpoints) checkpoints += (checkpoints.empty() ? "" : ", ") + json_string(c);
-      o += ", \"error\": null, \"arena_bytes\": " + u64(r.arena_bytes) + ", \"persistent_bytes\": " +
-           u64(r.persistent_bytes) + ", \"param_bytes\": " + u64(r.param_bytes) + ", \"optimizer_state_bytes\": " +
-           u64(r.state_bytes) + ", \"host_bytes\": " + u64(r.host_bytes) + ", \"spills\": " +
-           std::to_string(r.spills) + ", \"device_bytes\": " +
-           u64(r.device_bytes()) + ", \"lower_bound_bytes\": " + u64(r.lower_bound) +
-           ", \"planner_efficiency\": " + number(r.efficiency(), "%.6f") + ", \"step_flops\": " +
-           number(r.step_flops, "%.6g") + ", \"recomputed_flops_share\": " + number(r.recomputed_share(), "%.6f") +
-           ", \"ops\": " + std::to_string(r.op_count) + ", \"eval_ops\": " + std::to_string(r.eval_ops) +
+      for (const std::string& c : r.checkpoints)
+        checkpoints += (checkpoints.empty() ? "" : ", ") + json_string(c);
+      o += ", \"error\": null, \"arena_bytes\": " + u64(r.arena_bytes) +
+           ", \"persistent_bytes\": " + u64(r.persistent_bytes) +
+           ", \"param_bytes\": " + u64(r.param_bytes) +
+           ", \"optimizer_state_bytes\": " + u64(r.state_bytes) +
+           ", \"host_bytes\": " + u64(r.host_bytes) + ", \"spills\": " + std::to_string(r.spills) +
+           ", \"device_bytes\": " + u64(r.device_bytes()) +
+           ", \"lower_bound_bytes\": " + u64(r.lower_bound) +
+           ", \"planner_efficiency\": " + number(r.efficiency(), "%.6f") +
+           ", \"step_flops\": " + number(r.step_flops, "%.6g") +
+           ", \"recomputed_flops_share\": " + number(r.recomputed_share(), "%.6f") +
+           ", \"ops\": " + std::to_string(r.op_count) +
+           ", \"eval_ops\": " + std::to_string(r.eval_ops) +
            ", \"backward_start_op\": " + std::to_string(r.backward_start) +
-           ", \"arena_budget_bytes\": " + (r.arena_budget ? u64(r.arena_budget) : std::string("null")) +
+           ", \"arena_budget_bytes\": " +
+           (r.arena_budget ? u64(r.arena_budget) : std::string("null")) +
            ", \"predicted_step_seconds\": " + number(r.predicted_seconds, "%.6g") +
-           ", \"predicted_seconds_per_sample\": " +
-           number(r.seconds_per_sample(), "%.6g") +
-           ", \"fits\": " + (setup.device_budget ? (r.device_bytes() <= setup.device_budget ? "true" : "false") : "null");
+           ", \"predicted_seconds_per_sample\": " + number(r.seconds_per_sample(), "%.6g") +
+           ", \"fits\": " +
+           (setup.device_budget ? (r.device_bytes() <= setup.device_budget ? "true" : "false")
+                                : "null");
       if (max_batch) {
-        o += ", \"capped\": " + std::string(l.capped ? "true" : "false") + ", \"vs_none\": " +
-             (l.vs_none > 0 ? number(l.vs_none, "%.6f") : std::string("null")) + ", \"compiles\": " +
-             std::to_string(l.compiles) + ", \"next_batch_device_bytes\": " +
+        o += ", \"capped\": " + std::string(l.capped ? "true" : "false") +
+             ", \"vs_none\": " + (l.vs_none > 0 ? number(l.vs_none, "%.6f") : std::string("null")) +
+             ", \"compiles\": " + std::to_string(l.compiles) + ", \"next_batch_device_bytes\": " +
              (l.over_bytes ? u64(l.over_bytes) : std::string("null"));
       }
       std::string nested;
@@ -248,16 +271,17 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
     }
     std::printf("%s%s\n", o.c_str(), k + 1 == lines.size() ? "" : ",");
   }
-  std::printf("  ],\n  \"timeline\": %s\n}\n", timeline.empty() ? "null" : json_string(timeline).c_str());
+  std::printf("  ],\n  \"timeline\": %s\n}\n",
+              timeline.empty() ? "null" : json_string(timeline).c_str());
 }
 
 }  // namespace
 
 int run_size(const std::vector<std::string>& argv) {
-  const Args args(argv, {"--batch", "--strategy", "--arena-budget", "--budget", "--device-budget", "--copy-bandwidth",
-                         "--compute-rate",
-                         "--timeline", "--optimizer", "--alignment", "--backend", "--finite-checks",
-                          "--eval-program", "--loss", "--host-budget"},
+  const Args args(argv,
+                  {"--batch", "--strategy", "--arena-budget", "--budget", "--device-budget",
+                   "--copy-bandwidth", "--compute-rate", "--timeline", "--optimizer", "--alignment",
+                   "--backend", "--finite-checks", "--eval-program", "--loss", "--host-budget"},
                   {"--max-batch", "--json"});
   if (args.positional().size() != 1) throw UsageError("size takes exactly one MODEL");
   const std::string model = args.positional()[0];
@@ -273,9 +297,11 @@ int run_size(const std::vector<std::string>& argv) {
   setup.copy_bandwidth = args.real("--copy-bandwidth", profile.copy_bandwidth);
   setup.compute_rate = args.real("--compute-rate", profile.compute_rate);
   setup.asynchronous_copies = profile.asynchronous_copies;
-  setup.alignment = static_cast<uint32_t>(args.integer("--alignment", 1, 1 << 16, profile.alignment));
+  setup.alignment =
+      static_cast<uint32_t>(args.integer("--alignment", 1, 1 << 16, profile.alignment));
   if ((setup.alignment & (setup.alignment - 1)) != 0) {
-    throw UsageError("--alignment " + std::to_string(setup.alignment) + ": expected a power of two");
+    throw UsageError("--alignment " + std::to_string(setup.alignment) +
+                     ": expected a power of two");
   }
   // The budgets (docs/sizing.md, "Budgets"). size --budget was the device budget: deprecated,
   // it keeps its meaning (rows spill only for auto, and only with --host-budget).
@@ -283,36 +309,46 @@ int run_size(const std::vector<std::string>& argv) {
   if (legacy) {
     for (const char* other : {"--arena-budget", "--device-budget"}) {
       if (args.has(other)) {
-        throw UsageError(std::string("--budget and ") + other + ": give one (size --budget is the deprecated name of " +
+        throw UsageError(std::string("--budget and ") + other +
+                         ": give one (size --budget is the deprecated name of " +
                          "--device-budget)");
       }
     }
-    std::fprintf(stderr, "remat: size --budget is deprecated; use --device-budget (size --budget was always the device "
-                         "budget, arena + persistent; --device-budget also lets every row spill unless --host-budget 0)\n");
+    std::fprintf(stderr,
+                 "remat: size --budget is deprecated; use --device-budget (size --budget was "
+                 "always the device "
+                 "budget, arena + persistent; --device-budget also lets every row spill unless "
+                 "--host-budget 0)\n");
   }
   const std::string device_flag = legacy ? "--budget" : "--device-budget";
   for (const std::string& flag : {std::string("--arena-budget"), device_flag}) {
-    if (args.has(flag) && args.size(flag, 0) == 0) throw UsageError(flag + " " + args.text(flag, "") + ": expected a size above 0");
+    if (args.has(flag) && args.size(flag, 0) == 0)
+      throw UsageError(flag + " " + args.text(flag, "") + ": expected a size above 0");
   }
   setup.arena_budget = args.size("--arena-budget", 0);
   setup.device_budget = args.size(device_flag, 0);
   const bool budget_given = setup.device_budget > 0;
   std::vector<std::string> strategies = parse_strategies(
-      args.text("--strategy", budget_given || setup.arena_budget ? "none,sqrt,selective,auto" : "none,sqrt,selective"));
-  if (setup.arena_budget && std::none_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
+      args.text("--strategy", budget_given || setup.arena_budget ? "none,sqrt,selective,auto"
+                                                                 : "none,sqrt,selective"));
+  if (setup.arena_budget &&
+      std::none_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
     throw UsageError("--arena-budget applies to strategy budget or auto (add one to --strategy)");
   }
   for (const std::string& s : strategies) {
     if (!budget_given && setup.arena_budget == 0 && takes_arena_budget(s)) {
-      throw UsageError("strategy '" + s + "' needs --arena-budget or --device-budget BYTES (see docs/sizing.md)");
+      throw UsageError("strategy '" + s +
+                       "' needs --arena-budget or --device-budget BYTES (see docs/sizing.md)");
     }
   }
   if (budget_given) setup.host_budget = legacy ? 0 : UINT64_MAX;  // spilling allowed, as in compile
   if (legacy) setup.fixed_rows_spill = false;
   if (args.has("--host-budget")) {
-    if (!budget_given) throw UsageError("--host-budget needs --device-budget (spilling fits the device budget)");
+    if (!budget_given)
+      throw UsageError("--host-budget needs --device-budget (spilling fits the device budget)");
     if (legacy && std::find(strategies.begin(), strategies.end(), "auto") == strategies.end()) {
-      throw UsageError("--host-budget with size --budget applies to strategy auto (add it to --strategy)");
+      throw UsageError(
+          "--host-budget with size --budget applies to strategy auto (add it to --strategy)");
     }
     setup.host_budget = args.size("--host-budget", 0);
   }
@@ -321,22 +357,30 @@ int run_size(const std::vector<std::string>& argv) {
     if (!budget_given) throw UsageError("--max-batch needs --device-budget BYTES");
     if (args.has("--batch")) {
       parse_batch(args.text("--batch", ""), &lo, &hi);
-      if (lo == hi) throw UsageError("--max-batch searches a range: give --batch A..B, or no --batch for 1.." + std::to_string(kMaxBatch));
+      if (lo == hi)
+        throw UsageError("--max-batch searches a range: give --batch A..B, or no --batch for 1.." +
+                         std::to_string(kMaxBatch));
     }
-    if (std::find(strategies.begin(), strategies.end(), "none") == strategies.end()) strategies.insert(strategies.begin(), "none");
+    if (std::find(strategies.begin(), strategies.end(), "none") == strategies.end())
+      strategies.insert(strategies.begin(), "none");
   } else {
-    if (!args.has("--batch")) throw UsageError("size needs --batch N or --batch A..B (or --max-batch --device-budget BYTES)");
+    if (!args.has("--batch"))
+      throw UsageError(
+          "size needs --batch N or --batch A..B (or --max-batch --device-budget BYTES)");
     parse_batch(args.text("--batch", ""), &lo, &hi);
   }
-  if (args.has("--timeline")) io::require_writable(args.text("--timeline", ""));  // Before the compiles.
+  if (args.has("--timeline"))
+    io::require_writable(args.text("--timeline", ""));  // Before the compiles.
   // The budget and auto rows get --arena-budget, else what the device budget leaves after the
   // persistent region.
   uint64_t arena_budget = setup.arena_budget;
   std::string budget_error;
-  if (arena_budget == 0 && budget_given && std::any_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
+  if (arena_budget == 0 && budget_given &&
+      std::any_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
     const uint64_t persistent = persistent_bytes(setup);
     if (persistent >= setup.device_budget) {
-      budget_error = "the persistent region (" + format_bytes(persistent) + ") does not leave any arena in " + device_flag + " " +
+      budget_error = "the persistent region (" + format_bytes(persistent) +
+                     ") does not leave any arena in " + device_flag + " " +
                      format_bytes(setup.device_budget);
     } else {
       arena_budget = setup.device_budget - persistent;
@@ -353,7 +397,8 @@ int run_size(const std::vector<std::string>& argv) {
         lines[i].row.error = budget_error;
         return;
       }
-      MaxBatch m = find_max_batch(setup, strategies[i], start, hi, setup.device_budget, arena_budget);
+      MaxBatch m =
+          find_max_batch(setup, strategies[i], start, hi, setup.device_budget, arena_budget);
       if (start > lo && (!m.row.ok() || m.row.batch == 0)) {
         const int compiles = m.compiles;  // the head start did not hold: search from |lo|
         m = find_max_batch(setup, strategies[i], lo, hi, setup.device_budget, arena_budget);
@@ -361,8 +406,9 @@ int run_size(const std::vector<std::string>& argv) {
       }
       if (m.row.ok() && m.row.batch == 0) {
         m.row.error = "even batch " + std::to_string(lo) + " does not fit: its device total is " +
-                      format_bytes(m.row.device_bytes()) + " (arena " + format_bytes(m.row.arena_bytes) +
-                      ", persistent " + format_bytes(m.row.persistent_bytes) + ")";
+                      format_bytes(m.row.device_bytes()) + " (arena " +
+                      format_bytes(m.row.arena_bytes) + ", persistent " +
+                      format_bytes(m.row.persistent_bytes) + ")";
       }
       lines[i].row = std::move(m.row);
       lines[i].max_batch = true;
@@ -374,13 +420,15 @@ int run_size(const std::vector<std::string>& argv) {
     // splits are in its family), so it fits wherever they do, and its search starts at the
     // largest of their batches instead of doubling up from |lo|.
     std::vector<size_t> fixed, searched;
-    for (size_t i = 0; i < strategies.size(); ++i) (strategies[i] == "auto" ? searched : fixed).push_back(i);
+    for (size_t i = 0; i < strategies.size(); ++i)
+      (strategies[i] == "auto" ? searched : fixed).push_back(i);
     run_parallel(fixed.size(), [&](size_t k) { search(fixed[k], lo); });
     int64_t start = lo;
     for (size_t i : fixed) {
       const std::string& s = strategies[i];
       const bool in_family = s == "none" || s == "sqrt" || s == "selective" || s == "splits";
-      if (in_family && lines[i].row.ok() && !lines[i].capped) start = std::max(start, lines[i].row.batch);
+      if (in_family && lines[i].row.ok() && !lines[i].capped)
+        start = std::max(start, lines[i].row.batch);
     }
     run_parallel(searched.size(), [&](size_t k) { search(searched[k], start); });
     int64_t none_batch = 0;
@@ -388,7 +436,8 @@ int run_size(const std::vector<std::string>& argv) {
       if (l.row.strategy == "none" && l.row.ok()) none_batch = l.row.batch;
     }
     for (Line& l : lines) {
-      if (none_batch > 0 && l.row.ok()) l.vs_none = static_cast<double>(l.row.batch) / static_cast<double>(none_batch);
+      if (none_batch > 0 && l.row.ok())
+        l.vs_none = static_cast<double>(l.row.batch) / static_cast<double>(none_batch);
     }
   } else {
     for (int64_t b : listed_batches(lo, hi)) {
@@ -408,10 +457,14 @@ int run_size(const std::vector<std::string>& argv) {
       lines[i].row = size_row(setup, strategy, lines[i].row.batch, arena_budget);
     });
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int compiles = 0;
-  for (const Line& l : lines) compiles += max_batch ? l.compiles : (l.row.error == budget_error && !budget_error.empty() ? 0 : 1);
-  const auto ok = std::find_if(lines.begin(), lines.end(), [](const Line& l) { return l.row.ok(); });
+  for (const Line& l : lines)
+    compiles +=
+        max_batch ? l.compiles : (l.row.error == budget_error && !budget_error.empty() ? 0 : 1);
+  const auto ok =
+      std::find_if(lines.begin(), lines.end(), [](const Line& l) { return l.row.ok(); });
   if (ok == lines.end()) throw Failure(lines.front().row.error);
 
   std::string timeline;
@@ -435,19 +488,22 @@ int run_size(const std::vector<std::string>& argv) {
   if (model != setup.model) std::printf("template:   %s\n", setup.model.c_str());
   std::printf("optimizer:  %s, alignment %u\n", setup.optimizer.c_str(), setup.alignment);
   if (setup.arena_budget) {
-    std::printf("arena:      %s (%llu bytes) for the budget and auto rows\n", format_bytes(setup.arena_budget).c_str(),
+    std::printf("arena:      %s (%llu bytes) for the budget and auto rows\n",
+                format_bytes(setup.arena_budget).c_str(),
                 static_cast<unsigned long long>(setup.arena_budget));
   }
   if (budget_given) {
-    const char* spilling = setup.host_budget == 0 ? "no row spills to host"
+    const char* spilling = setup.host_budget == 0   ? "no row spills to host"
                            : setup.fixed_rows_spill ? "checkpoints beyond it spill to host"
                                                     : "the auto rows may spill checkpoints to host";
     std::printf("device:     %s (%llu bytes) of device memory for arena + persistent; %s\n",
-                format_bytes(setup.device_budget).c_str(), static_cast<unsigned long long>(setup.device_budget), spilling);
+                format_bytes(setup.device_budget).c_str(),
+                static_cast<unsigned long long>(setup.device_budget), spilling);
   }
   if (setup.host_budget > 0 && setup.host_budget != UINT64_MAX) {
     std::printf("host:       %s (%llu bytes) of host memory the rows may spill checkpoints to\n",
-                format_bytes(setup.host_budget).c_str(), static_cast<unsigned long long>(setup.host_budget));
+                format_bytes(setup.host_budget).c_str(),
+                static_cast<unsigned long long>(setup.host_budget));
   }
   if (max_batch) {
     std::printf("largest batch in %lld..%lld whose device total fits the budget, per strategy:\n",

@@ -72,7 +72,8 @@ int read_state_chunk(void* context, uint64_t offset, void* data, size_t bytes) {
 void save_state(remat_session* session, const std::string& path) {
   io::AtomicFileWriter writer;
   if (!writer.open(path)) throw Failure(writer.error());
-  check(session, remat_session_save_state(session, write_state_chunk, &writer), "saving the state to " + path);
+  check(session, remat_session_save_state(session, write_state_chunk, &writer),
+        "saving the state to " + path);
   if (!writer.commit()) throw Failure(writer.error());
 }
 
@@ -102,16 +103,17 @@ void check_output(const Args& args, const std::string& flag) {
 
 // Evaluates |count| batches of |batch| samples from |batches| and prints the figures, after
 // |step| steps.
-void print_eval(remat_session* session, const remat_plan* plan, const Batches& batches, int64_t count, int64_t batch,
-                int64_t step) {
+void print_eval(remat_session* session, const remat_plan* plan, const Batches& batches,
+                int64_t count, int64_t batch, int64_t step) {
   const EvalResult r = evaluate(session, plan, batches, count, batch);
   if (r.has_accuracy) {
-    std::printf("eval at step %lld: loss %.6f, accuracy %.2f%% (%lld of %lld samples)\n", static_cast<long long>(step),
-                r.loss, 100.0 * static_cast<double>(r.correct) / static_cast<double>(r.samples),
+    std::printf("eval at step %lld: loss %.6f, accuracy %.2f%% (%lld of %lld samples)\n",
+                static_cast<long long>(step), r.loss,
+                100.0 * static_cast<double>(r.correct) / static_cast<double>(r.samples),
                 static_cast<long long>(r.correct), static_cast<long long>(r.samples));
   } else {
-    std::printf("eval at step %lld: loss %.6f (%lld samples)\n", static_cast<long long>(step), r.loss,
-                static_cast<long long>(r.samples));
+    std::printf("eval at step %lld: loss %.6f (%lld samples)\n", static_cast<long long>(step),
+                r.loss, static_cast<long long>(r.samples));
   }
   std::fflush(stdout);
 }
@@ -120,19 +122,22 @@ void print_eval(remat_session* session, const remat_plan* plan, const Batches& b
 
 int run_train(const std::vector<std::string>& argv) {
   std::vector<std::string> valued = kCompileFlags;
-  for (const char* f : {"--backend", "--threads", "--steps", "--data", "--load-params", "--save-params", "--arena", "--state",
-                        "--save-every", "--on-nonfinite", "--lr-schedule", "--eval-every", "--eval-data",
-                        "--eval-batches"}) {
+  for (const char* f : {"--backend", "--threads", "--steps", "--data", "--load-params",
+                        "--save-params", "--arena", "--state", "--save-every", "--on-nonfinite",
+                        "--lr-schedule", "--eval-every", "--eval-data", "--eval-batches"}) {
     valued.push_back(f);
   }
   const Args args(argv, valued, {});
-  if (args.positional().size() != 1) throw UsageError("train takes exactly one MODEL or FILE.rplan");
+  if (args.positional().size() != 1)
+    throw UsageError("train takes exactly one MODEL or FILE.rplan");
   const std::string source = args.positional()[0];
-  const bool is_plan_file = source.size() > 6 && source.compare(source.size() - 6, 6, ".rplan") == 0;
+  const bool is_plan_file =
+      source.size() > 6 && source.compare(source.size() - 6, 6, ".rplan") == 0;
 
   check_output(args, "--save-params");
   check_output(args, "--state");
-  if (args.has("--save-every") && !args.has("--state")) throw UsageError("--save-every needs --state FILE");
+  if (args.has("--save-every") && !args.has("--state"))
+    throw UsageError("--save-every needs --state FILE");
   const int64_t save_every = args.integer("--save-every", 1, INT32_MAX, 0);
   const std::string on_nonfinite = args.text("--on-nonfinite", "stop");
   if (on_nonfinite != "stop" && on_nonfinite != "skip") {
@@ -140,28 +145,34 @@ int run_train(const std::vector<std::string>& argv) {
   }
   const int64_t eval_every = args.integer("--eval-every", 1, INT32_MAX, 0);
   const bool evaluating = eval_every > 0 || args.has("--eval-data");
-  if (args.has("--eval-batches") && !evaluating) throw UsageError("--eval-batches needs --eval-every or --eval-data");
+  if (args.has("--eval-batches") && !evaluating)
+    throw UsageError("--eval-batches needs --eval-every or --eval-data");
   if (evaluating && args.has("--data") && !args.has("--eval-data")) {
     throw UsageError("--eval-every with --data needs --eval-data FILE (held-out batches)");
   }
   const bool scheduled = args.has("--lr-schedule");
-  const LrSchedule schedule = scheduled ? parse_lr_schedule(args.text("--lr-schedule", "")) : LrSchedule();
+  const LrSchedule schedule =
+      scheduled ? parse_lr_schedule(args.text("--lr-schedule", "")) : LrSchedule();
 
   std::vector<uint8_t> bytes;
   if (is_plan_file) {
     for (const std::string& f : kCompileFlags) {
-      if (args.has(f)) throw UsageError(f + " applies when compiling a MODEL, not to a compiled plan");
+      if (args.has(f))
+        throw UsageError(f + " applies when compiling a MODEL, not to a compiled plan");
     }
     bytes = read_plan_file(source);
   } else {
     compiler::CompileResult compiled = compiler::compile(compile_options(args, source));
-    for (const std::string& w : compiled.report.warnings) std::fprintf(stderr, "remat: warning: %s\n", w.c_str());
+    for (const std::string& w : compiled.report.warnings)
+      std::fprintf(stderr, "remat: warning: %s\n", w.c_str());
     bytes = std::move(compiled.plan);
   }
   char message[512];
   remat_plan* raw_plan = nullptr;
-  const remat_status opened = remat_plan_open(bytes.data(), bytes.size(), &raw_plan, message, sizeof(message));
-  if (opened != REMAT_OK) throw Failure(source + ": " + remat_status_string(opened) + ": " + message);
+  const remat_status opened =
+      remat_plan_open(bytes.data(), bytes.size(), &raw_plan, message, sizeof(message));
+  if (opened != REMAT_OK)
+    throw Failure(source + ": " + remat_status_string(opened) + ": " + message);
   std::unique_ptr<remat_plan, PlanCloser> plan(raw_plan);
   // What the plan carries: the non-finite guard (`--finite-checks off` omits it), an eval program.
   int has_finite_checks = 0, has_eval_program = 0;
@@ -169,13 +180,15 @@ int run_train(const std::vector<std::string>& argv) {
   remat_plan_has_eval_program(plan.get(), &has_eval_program);
   const bool guarded = has_finite_checks != 0;
   if (on_nonfinite == "skip" && !guarded) {
-    throw UsageError("--on-nonfinite skip needs a plan with finite checks; " + source + " was compiled with --finite-checks off");
+    throw UsageError("--on-nonfinite skip needs a plan with finite checks; " + source +
+                     " was compiled with --finite-checks off");
   }
 
   if (evaluating && has_eval_program == 0) {
     uint32_t format_version = 0;
     remat_plan_format_version(plan.get(), &format_version);
-    throw UsageError("evaluation needs a plan with an eval program; " + source + " was compiled with --eval-program off" +
+    throw UsageError("evaluation needs a plan with an eval program; " + source +
+                     " was compiled with --eval-program off" +
                      (format_version < 2 ? " (or by a remat older than format version 2)" : ""));
   }
   remat_plan_memory_info memory;
@@ -191,15 +204,20 @@ int run_train(const std::vector<std::string>& argv) {
   if (args.has("--arena")) {
     options.arena_size = args.size("--arena", 0);
     arena.reset(allocate_arena(options.arena_size, memory.alignment));
-    if (arena == nullptr) throw Failure("cannot allocate an arena of " + format_bytes(options.arena_size));
+    if (arena == nullptr)
+      throw Failure("cannot allocate an arena of " + format_bytes(options.arena_size));
     options.arena = arena.get();
   }
   remat_session* raw_session = nullptr;
-  const remat_status created = remat_session_create(plan.get(), &options, &raw_session, message, sizeof(message));
-  if (created != REMAT_OK) throw Failure(std::string("creating the session: ") + remat_status_string(created) + ": " + message);
+  const remat_status created =
+      remat_session_create(plan.get(), &options, &raw_session, message, sizeof(message));
+  if (created != REMAT_OK)
+    throw Failure(std::string("creating the session: ") + remat_status_string(created) + ": " +
+                  message);
   std::unique_ptr<remat_session, SessionDestroyer> session(raw_session);
 
-  if (args.has("--load-params")) load_params(session.get(), plan.get(), args.text("--load-params", ""));
+  if (args.has("--load-params"))
+    load_params(session.get(), plan.get(), args.text("--load-params", ""));
   const std::string state_path = args.text("--state", "");
   const bool resumed = !state_path.empty() && load_state(session.get(), state_path);
 
@@ -216,8 +234,8 @@ int run_train(const std::vector<std::string>& argv) {
     if (model == nullptr) throw Failure(source + ": the plan names no model: give " + flag);
     return Batches::synthetic(model, plan_batch, seed, first);
   };
-  const Batches data =
-      args.has("--data") ? Batches::from_file(args.text("--data", ""), plan.get()) : synthetic(0, "--data");
+  const Batches data = args.has("--data") ? Batches::from_file(args.text("--data", ""), plan.get())
+                                          : synthetic(0, "--data");
   std::unique_ptr<Batches> eval_data;
   if (args.has("--eval-data")) {
     eval_data.reset(new Batches(Batches::from_file(args.text("--eval-data", ""), plan.get())));
@@ -226,20 +244,24 @@ int run_train(const std::vector<std::string>& argv) {
   }
   const int64_t eval_limit = eval_data && eval_data->count() > 0 ? eval_data->count() : INT32_MAX;
   const int64_t eval_batches =
-      args.integer("--eval-batches", 1, eval_limit, eval_data && eval_data->count() > 0 ? eval_data->count() : 8);
-  const int64_t steps = args.integer("--steps", 0, INT32_MAX, data.count() > 0 ? data.count() : 100);
+      args.integer("--eval-batches", 1, eval_limit,
+                   eval_data && eval_data->count() > 0 ? eval_data->count() : 8);
+  const int64_t steps =
+      args.integer("--steps", 0, INT32_MAX, data.count() > 0 ? data.count() : 100);
   const int64_t batch = has_provenance ? plan_batch : 1;
   const bool tty = isatty(fileno(stdout)) != 0;
 
   std::printf("plan: %s, batch %lld, strategy %s; arena %s, persistent %s\n",
-              model ? model : source.c_str(), static_cast<long long>(batch), strategy ? strategy : "?",
-              format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.persistent_bytes).c_str());
+              model ? model : source.c_str(), static_cast<long long>(batch),
+              strategy ? strategy : "?", format_bytes(memory.arena_bytes).c_str(),
+              format_bytes(memory.persistent_bytes).c_str());
   const int64_t done = static_cast<int64_t>(remat_session_step_count(session.get()));
   float base_lr = 0.0f;
-  if (scheduled) check(session.get(), remat_session_learning_rate(session.get(), &base_lr), "--lr-schedule");
+  if (scheduled)
+    check(session.get(), remat_session_learning_rate(session.get(), &base_lr), "--lr-schedule");
   if (resumed) {
-    std::printf("resumed from %s at step %lld of %lld\n", state_path.c_str(), static_cast<long long>(done),
-                static_cast<long long>(steps));
+    std::printf("resumed from %s at step %lld of %lld\n", state_path.c_str(),
+                static_cast<long long>(done), static_cast<long long>(steps));
   }
   std::fflush(stdout);
 
@@ -252,7 +274,8 @@ int run_train(const std::vector<std::string>& argv) {
   for (int64_t step = done; step < steps; ++step) {
     data.set(session.get(), data.batch(step), "step " + std::to_string(step));
     if (scheduled) {
-      check(session.get(), remat_session_set_learning_rate(session.get(), schedule.at(base_lr, step, steps)),
+      check(session.get(),
+            remat_session_set_learning_rate(session.get(), schedule.at(base_lr, step, steps)),
             "step " + std::to_string(step) + ": --lr-schedule");
     }
     const remat_status stepped = remat_session_step(session.get(), &loss);
@@ -265,20 +288,23 @@ int run_train(const std::vector<std::string>& argv) {
     } else {
       check(session.get(), stepped, "step " + std::to_string(step));
       if (!guarded && !std::isfinite(loss)) {
-        throw Failure("step " + std::to_string(step) + ": the loss is " + std::to_string(loss) +
-                      "; the plan has no finite checks (--finite-checks off), so its update was applied");
+        throw Failure(
+            "step " + std::to_string(step) + ": the loss is " + std::to_string(loss) +
+            "; the plan has no finite checks (--finite-checks off), so its update was applied");
       }
       if (std::isnan(first_loss)) first_loss = loss;
       last_loss = loss;
     }
-    if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) save_state(session.get(), state_path);
+    if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps)
+      save_state(session.get(), state_path);
     const uint64_t now = now_ns();
     const double seconds = static_cast<double>(now - start - eval_ns) * 1e-9;
-    const double rate = seconds > 0 ? static_cast<double>((step + 1 - done) * batch) / seconds : 0.0;
+    const double rate =
+        seconds > 0 ? static_cast<double>((step + 1 - done) * batch) / seconds : 0.0;
     if (tty) {
       if (now - last_print > 100000000ull || step + 1 == steps) {
-        std::printf("\rstep %lld/%lld  loss %.6f  %.0f samples/s   ", static_cast<long long>(step + 1),
-                    static_cast<long long>(steps), loss, rate);
+        std::printf("\rstep %lld/%lld  loss %.6f  %.0f samples/s   ",
+                    static_cast<long long>(step + 1), static_cast<long long>(steps), loss, rate);
         std::fflush(stdout);
         last_print = now;
         line_open = true;
@@ -301,10 +327,12 @@ int run_train(const std::vector<std::string>& argv) {
   if (ran > 0) {
     std::printf("trained %lld steps in %.2f s (%.0f samples/s); loss %.6f -> %.6f\n",
                 static_cast<long long>(ran), seconds,
-                seconds > 0 ? static_cast<double>(ran * batch) / seconds : 0.0, first_loss, last_loss);
+                seconds > 0 ? static_cast<double>(ran * batch) / seconds : 0.0, first_loss,
+                last_loss);
   }
   const int64_t at = static_cast<int64_t>(remat_session_step_count(session.get()));
-  if (eval_data && last_eval != at) print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch, at);
+  if (eval_data && last_eval != at)
+    print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch, at);
   if (skipped > 0) {
     std::printf("skipped the update of %lld of those steps: a loss or gradient was not finite\n",
                 static_cast<long long>(skipped));
@@ -312,7 +340,8 @@ int run_train(const std::vector<std::string>& argv) {
   if (!state_path.empty() && (ran > 0 || !resumed)) {
     save_state(session.get(), state_path);
     std::printf("saved the state at step %lld to %s\n",
-                static_cast<long long>(remat_session_step_count(session.get())), state_path.c_str());
+                static_cast<long long>(remat_session_step_count(session.get())),
+                state_path.c_str());
   }
   if (args.has("--save-params")) {
     save_params(session.get(), plan.get(), args.text("--save-params", ""));

@@ -13,13 +13,15 @@ namespace cli {
 
 /// `remat compile MODEL --batch N [--optimizer S] [--seed N] [--strategy S] -o FILE.rplan`
 int run_compile(const std::vector<std::string>& argv);
-/// `remat train MODEL|FILE.rplan [--batch N] [--steps N] [--data F] [--load-params F] [--save-params F]`
+/// `remat train MODEL|FILE.rplan [--batch N] [--steps N] [--data F] [--load-params F]
+/// [--save-params F] ...`
 int run_train(const std::vector<std::string>& argv);
 /// `remat devices`: backends and devices available here.
 int run_devices(const std::vector<std::string>& argv);
 /// `remat inspect FILE.rplan [--ops|--tensors|--params] [--json]`
 int run_inspect(const std::vector<std::string>& argv);
-/// `remat size MODEL --batch N|A..B [--strategy LIST] [--device-budget BYTES] [--max-batch] [--timeline F] [--json]`
+/// `remat size MODEL --batch N|A..B [--strategy LIST] [--device-budget BYTES] [--max-batch]
+/// [--timeline F] [--json] ...`
 int run_size(const std::vector<std::string>& argv);
 
 /// Flags that choose how a model is compiled, shared by compile and train.

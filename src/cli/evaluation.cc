@@ -25,7 +25,8 @@ bool find_scoring(const remat_plan* plan, const Batches& batches, Scoring* out) 
   if (outputs.size() != 1 || labels.size() != 1) return false;
   const remat_tensor_info& o = outputs[0];
   const remat_tensor_info& l = labels[0];
-  if (o.rank != 2 || o.dtype != REMAT_DTYPE_F32 || l.rank != 1 || l.dtype != REMAT_DTYPE_I32 || l.dims[0] != o.dims[0]) {
+  if (o.rank != 2 || o.dtype != REMAT_DTYPE_F32 || l.rank != 1 || l.dtype != REMAT_DTYPE_I32 ||
+      l.dims[0] != o.dims[0]) {
     return false;
   }
   for (size_t i = 0; i < batches.names().size(); ++i) {
@@ -39,8 +40,8 @@ bool find_scoring(const remat_plan* plan, const Batches& batches, Scoring* out) 
 
 }  // namespace
 
-EvalResult evaluate(remat_session* session, const remat_plan* plan, const Batches& batches, int64_t count,
-                    int64_t batch) {
+EvalResult evaluate(remat_session* session, const remat_plan* plan, const Batches& batches,
+                    int64_t count, int64_t batch) {
   EvalResult result;
   Scoring scoring;
   result.has_accuracy = find_scoring(plan, batches, &scoring);
@@ -55,7 +56,9 @@ EvalResult evaluate(remat_session* session, const remat_plan* plan, const Batche
     check(session, remat_session_eval(session, &loss), what);
     loss_sum += loss;
     if (!result.has_accuracy) continue;
-    check(session, remat_session_read_output(session, scoring.output, logits.data(), logits.size() * sizeof(float)),
+    check(session,
+          remat_session_read_output(session, scoring.output, logits.data(),
+                                    logits.size() * sizeof(float)),
           what + ": reading '" + scoring.output + "'");
     std::memcpy(labels.data(), values[scoring.label].data(), labels.size() * sizeof(int32_t));
     for (int64_t r = 0; r < scoring.rows; ++r) {

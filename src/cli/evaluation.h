@@ -22,8 +22,8 @@ struct EvalResult {
 /// (of |batch| samples each) and counts, where the plan's output and label allow it, the rows
 /// classified right (the first largest logit, NaN largest, as torch.argmax). Leaves the inputs
 /// set to the last batch; throws Failure naming the batch when a call fails.
-EvalResult evaluate(remat_session* session, const remat_plan* plan, const Batches& batches, int64_t count,
-                    int64_t batch);
+EvalResult evaluate(remat_session* session, const remat_plan* plan, const Batches& batches,
+                    int64_t count, int64_t batch);
 
 }  // namespace cli
 }  // namespace remat

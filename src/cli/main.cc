@@ -16,41 +16,60 @@ const char kUsage[] =
     "\n"
     "commands:\n"
     "  compile MODEL --batch N [--optimizer SPEC] [--seed N] [--strategy S] [--arena-budget SIZE]\n"
-    "          [--device-budget SIZE [--host-budget SIZE]] [--backend B] [--copy-bandwidth BYTES_PER_S]\n"
+    "          [--device-budget SIZE [--host-budget SIZE]] [--backend B] [--copy-bandwidth "
+    "BYTES_PER_S]\n"
     "          [--compute-rate FLOPS]\n"
-    "          [--finite-checks on|atomic|off] [--eval-program on|off] -o FILE.rplan|FILE.h [--emit-c FILE.h]\n"
-    "          (FILE.h: the plan as a C array with #defines of its region and binding sizes, for firmware)\n"
-    "  train   MODEL|FILE.rplan [--batch N] [--backend B] [--threads N] [--steps N] [--data FILE.safetensors]\n"
+    "          [--finite-checks on|atomic|off] [--eval-program on|off] -o FILE.rplan|FILE.h "
+    "[--emit-c FILE.h]\n"
+    "          (FILE.h: the plan as a C array with #defines of its region and binding sizes, for "
+    "firmware)\n"
+    "  train   MODEL|FILE.rplan [--batch N] [--backend B] [--threads N] [--steps N] [--data "
+    "FILE.safetensors]\n"
     "          [--load-params FILE.safetensors] [--save-params FILE.safetensors] [--arena SIZE]\n"
-    "          [--state FILE [--save-every N]]   (resume from FILE; --steps is the step count to reach)\n"
-    "          [--on-nonfinite stop|skip]   (a NaN or infinite loss or gradient: exit 1, or skip the update)\n"
-    "          [--lr-schedule constant|cosine|linear[,warmup=W][,min=M]]   (from the plan's learning rate)\n"
-    "          [--eval-every N] [--eval-data FILE.safetensors] [--eval-batches N]   (eval loss and accuracy)\n"
+    "          [--state FILE [--save-every N]]   (resume from FILE; --steps is the step count to "
+    "reach)\n"
+    "          [--on-nonfinite stop|skip]   (a NaN or infinite loss or gradient: exit 1, or skip "
+    "the update)\n"
+    "          [--lr-schedule constant|cosine|linear[,warmup=W][,min=M]]   (from the plan's "
+    "learning rate)\n"
+    "          [--eval-every N] [--eval-data FILE.safetensors] [--eval-batches N]   (eval loss and "
+    "accuracy)\n"
     "  inspect FILE.rplan [--ops|--tensors|--params] [--json]\n"
     "  devices                  list the backends and devices available here\n"
     "  size    MODEL --batch N|A..B [--strategy none,sqrt,selective,budget,auto,manual:T1,T2]\n"
-    "          [--device-budget SIZE [--host-budget SIZE]] [--arena-budget SIZE] [--max-batch] [--optimizer SPEC]\n"
-    "          [--alignment N] [--backend B] [--copy-bandwidth BYTES_PER_S] [--compute-rate FLOPS]\n"
-    "          [--finite-checks on|atomic|off] [--eval-program on|off] [--timeline FILE.svg] [--json]\n"
+    "          [--device-budget SIZE [--host-budget SIZE]] [--arena-budget SIZE] [--max-batch] "
+    "[--optimizer SPEC]\n"
+    "          [--alignment N] [--backend B] [--copy-bandwidth BYTES_PER_S] [--compute-rate "
+    "FLOPS]\n"
+    "          [--finite-checks on|atomic|off] [--eval-program on|off] [--timeline FILE.svg] "
+    "[--json]\n"
     "B is cpu | opencl[:P[:D]] | cuda[:N] | null (train runs there; its device profile sets the\n"
     "  plan's alignment and the spill cost model's defaults):\n";
 
 const char kUsageTerms[] =
     "\n"
     "MODEL is a template: mlp:layers=L,width=W,in=I,classes=C[,dropout=P]\n"
-    "                  or transformer:layers=L,hidden=H,heads=A,ffn=F,seq=S,vocab=V,classes=C[,dropout=P]\n"
-    "                  or bert-base[:seq=S] | bert-large[:seq=S] (BERT's published sizes; seq defaults to 512)\n"
+    "                  or "
+    "transformer:layers=L,hidden=H,heads=A,ffn=F,seq=S,vocab=V,classes=C[,dropout=P]\n"
+    "                  or bert-base[:seq=S] | bert-large[:seq=S] (BERT's published sizes; seq "
+    "defaults to 512)\n"
     "                  or cnn:channels=C1xC2x...,in=CxHxW,classes=K\n"
     "                  or resnet:depth=6n+2,width=W,in=CxHxW,classes=K (e.g. depth=20: ResNet-20)\n"
     "                  or dscnn:blocks=N,width=W,in=CxHxW,classes=K (docs/templates.md)\n"
-    "         or FILE.onnx with --loss cross_entropy|mse (an exported model; compile, train and size; docs/onnx.md)\n"
-    "SPEC is sgd:lr=0.1[,momentum=0.9][,weight_decay=W] | adam:lr=1e-3[,...] | adamw:lr=1e-3[,...]\n"
-    "         (default sgd:lr=0.1: plain SGD adds no optimizer state, and every template learns with it)\n"
-    "S is none | sqrt | splits | selective | budget (with --arena-budget SIZE) | manual:TENSOR,TENSOR,...\n"
-    "  | auto (the default with a budget: keep, recompute or spill for the fastest predicted step that\n"
+    "         or FILE.onnx with --loss cross_entropy|mse (an exported model; compile, train and "
+    "size; docs/onnx.md)\n"
+    "SPEC is sgd:lr=0.1[,momentum=0.9][,weight_decay=W] | adam:lr=1e-3[,...] | "
+    "adamw:lr=1e-3[,...]\n"
+    "         (default sgd:lr=0.1: plain SGD adds no optimizer state, and every template learns "
+    "with it)\n"
+    "S is none | sqrt | splits | selective | budget (with --arena-budget SIZE) | "
+    "manual:TENSOR,TENSOR,...\n"
+    "  | auto (the default with a budget: keep, recompute or spill for the fastest predicted step "
+    "that\n"
     "    fits; docs/strategies.md)\n"
     "Budgets, the same in every command: --arena-budget SIZE: the arena (budget and auto fit it);\n"
-    "  --device-budget SIZE: arena + persistent (what fits the device, spilling to host where needed);\n"
+    "  --device-budget SIZE: arena + persistent (what fits the device, spilling to host where "
+    "needed);\n"
     "  --host-budget SIZE: host spill bytes (0: no spilling). --budget is the deprecated name of\n"
     "  --arena-budget (in size, of --device-budget). docs/sizing.md, \"Budgets\"\n"
     "SIZE accepts B, KiB, MiB, GiB, TiB (and KB, MB, GB, TB). See docs/cli.md.\n";
@@ -60,8 +79,8 @@ void print_usage(std::FILE* out) {
   std::fputs(kUsage, out);
   for (const remat::DeviceProfile& p : remat::kDeviceProfiles) {
     std::fprintf(out, "  %-7s alignment %4u B, copies %g B/s (%s), compute %g FLOP/s\n", p.name,
-                 p.alignment, p.copy_bandwidth, p.asynchronous_copies ? "overlapped" : "synchronous",
-                 p.compute_rate);
+                 p.alignment, p.copy_bandwidth,
+                 p.asynchronous_copies ? "overlapped" : "synchronous", p.compute_rate);
   }
   std::fputs(kUsageTerms, out);
 }
@@ -90,7 +109,8 @@ int main(int argc, char** argv) {
     print_usage(stderr);
     return 2;
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "remat %s: %s\n(run 'remat --help' for usage)\n", command.c_str(), e.what());
+    std::fprintf(stderr, "remat %s: %s\n(run 'remat --help' for usage)\n", command.c_str(),
+                 e.what());
     return 2;
   } catch (const remat::compiler::CompileError& e) {
     std::fprintf(stderr, "remat %s: %s\n", command.c_str(), e.what());

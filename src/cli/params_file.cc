@@ -44,12 +44,13 @@ void load_params(remat_session* session, const remat_plan* plan, const std::stri
   if (!read_safetensors(path, &file, &error)) throw Failure(error);
   for (const remat_tensor_info& p : state_dict_entries(plan)) {
     const SafeTensor* t = file.find(p.name);
-    if (t == nullptr) throw Failure(path + ": no tensor '" + p.name + "' (a parameter or buffer of the plan)");
+    if (t == nullptr)
+      throw Failure(path + ": no tensor '" + p.name + "' (a parameter or buffer of the plan)");
     const std::vector<int64_t> want(p.dims, p.dims + p.rank);
     const std::string dtype = safetensors_dtype(p.dtype);
     if (t->dtype != dtype || (t->shape != want && t->shape != file_shape(p))) {
-      throw Failure(path + ": '" + p.name + "' is " + t->dtype + " " + dims_text(t->shape) + ", the plan needs " + dtype +
-                    " " + dims_text(want));
+      throw Failure(path + ": '" + p.name + "' is " + t->dtype + " " + dims_text(t->shape) +
+                    ", the plan needs " + dtype + " " + dims_text(want));
     }
     check(session, remat_session_write_param(session, p.name, t->data.data(), t->data.size()),
           "loading '" + std::string(p.name) + "'");

@@ -14,14 +14,20 @@ double SizeRow::efficiency() const {
   return arena_bytes ? static_cast<double>(lower_bound) / static_cast<double>(arena_bytes) : 1.0;
 }
 
-double SizeRow::recomputed_share() const { return step_flops > 0 ? recomputed_flops / step_flops : 0.0; }
+double SizeRow::recomputed_share() const {
+  return step_flops > 0 ? recomputed_flops / step_flops : 0.0;
+}
 
-double SizeRow::seconds_per_sample() const { return batch > 0 ? predicted_seconds / static_cast<double>(batch) : 0.0; }
+double SizeRow::seconds_per_sample() const {
+  return batch > 0 ? predicted_seconds / static_cast<double>(batch) : 0.0;
+}
 
-bool takes_arena_budget(const std::string& strategy) { return strategy == "budget" || strategy == "auto"; }
+bool takes_arena_budget(const std::string& strategy) {
+  return strategy == "budget" || strategy == "auto";
+}
 
-compiler::CompileOptions size_options(const SizeSetup& setup, const std::string& strategy, int64_t batch,
-                                      uint64_t arena_budget) {
+compiler::CompileOptions size_options(const SizeSetup& setup, const std::string& strategy,
+                                      int64_t batch, uint64_t arena_budget) {
   compiler::CompileOptions o;
   o.model = setup.model;
   o.loss = setup.loss;
@@ -49,8 +55,8 @@ uint64_t persistent_bytes(const SizeSetup& setup) {
   return compiler::compile(size_options(unspilled, "none", 1, 0)).report.persistent_bytes;
 }
 
-SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch, uint64_t arena_budget,
-                 bool smallest) {
+SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch,
+                 uint64_t arena_budget, bool smallest) {
   SizeRow row;
   row.strategy = strategy;
   row.batch = batch;
@@ -69,10 +75,11 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
     return row;
   }
   const compiler::CompileReport& r = result.report;
-  if (r.host_bytes > setup.host_budget) {  // auto keeps to it; the other strategies' spills are checked here
+  if (r.host_bytes >
+      setup.host_budget) {  // auto keeps to it; the other strategies' spills are checked here
     row.error = "strategy '" + strategy + "' spills " + std::to_string(r.host_bytes) +
-                " bytes to host to fit the device budget, over the host budget of " + std::to_string(setup.host_budget) +
-                " bytes";
+                " bytes to host to fit the device budget, over the host budget of " +
+                std::to_string(setup.host_budget) + " bytes";
     return row;
   }
   const compiler::MemoryPlan& m = result.memory;
@@ -161,8 +168,12 @@ MaxBatch find_max_batch(const SizeSetup& setup, const std::string& strategy, int
       return out;
     }
     SizeRow next = evaluate(std::min(hi, good.batch * 2));
-    if (fits(next)) good = std::move(next);
-    else { bad = std::move(next); have_bad = true; }
+    if (fits(next))
+      good = std::move(next);
+    else {
+      bad = std::move(next);
+      have_bad = true;
+    }
   }
   // Shrink [good, bad) to adjacent batches. Device bytes grow almost linearly with the batch,
   // so a guess by linear interpolation usually lands next to the answer; a step that does not
@@ -175,13 +186,17 @@ MaxBatch find_max_batch(const SizeSetup& setup, const std::string& strategy, int
     // A failed `auto` compile still says how large its smallest schedule was.
     const uint64_t bad_bytes = bad.ok() ? bad.device_bytes() : bad.smallest_device_bytes;
     if (!bisect && bad_bytes > good.device_bytes()) {
-      const double slope = static_cast<double>(bad_bytes - good.device_bytes()) / static_cast<double>(width);
-      const double guess = static_cast<double>(good.batch) + static_cast<double>(budget - good.device_bytes()) / slope;
+      const double slope =
+          static_cast<double>(bad_bytes - good.device_bytes()) / static_cast<double>(width);
+      const double guess = static_cast<double>(good.batch) +
+                           static_cast<double>(budget - good.device_bytes()) / slope;
       mid = std::min(bad.batch - 1, std::max(good.batch + 1, static_cast<int64_t>(guess)));
     }
     SizeRow next = evaluate(mid);
-    if (fits(next)) good = std::move(next);
-    else bad = std::move(next);
+    if (fits(next))
+      good = std::move(next);
+    else
+      bad = std::move(next);
     bisect = !bisect && 2 * (bad.batch - good.batch) > width;
   }
   out.row = fastest(std::move(good));
@@ -195,9 +210,11 @@ std::string checkpoints_text(const std::vector<std::string>& names, size_t max_c
   for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
   if (all.size() <= max_chars || names.size() <= 2) return all;
   // Keep the first and the last names whole and say how many there are.
-  const std::string tail = ", ..., " + names.back() + " (" + std::to_string(names.size()) + " in all)";
+  const std::string tail =
+      ", ..., " + names.back() + " (" + std::to_string(names.size()) + " in all)";
   std::string head = names[0];
-  for (size_t i = 1; i + 1 < names.size() && head.size() + names[i].size() + 2 + tail.size() <= max_chars; ++i) {
+  for (size_t i = 1;
+       i + 1 < names.size() && head.size() + names[i].size() + 2 + tail.size() <= max_chars; ++i) {
     head += ", " + names[i];
   }
   return head + tail;

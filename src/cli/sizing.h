@@ -16,9 +16,9 @@ namespace cli {
 
 /// What every row of one `remat size` run shares.
 struct SizeSetup {
-  std::string model;                      ///< Template string, aliases already expanded, or FILE.onnx.
-  std::string loss;                       ///< An ONNX model's --loss ("" for a template).
-  std::string optimizer = "sgd:lr=0.1";   ///< Optimizer spec (persistent state depends on it).
+  std::string model;  ///< Template string, aliases already expanded, or FILE.onnx.
+  std::string loss;   ///< An ONNX model's --loss ("" for a template).
+  std::string optimizer = "sgd:lr=0.1";  ///< Optimizer spec (persistent state depends on it).
   uint32_t alignment = compiler::CompileOptions().alignment;  ///< Region alignment.
   /// The budgets, as in every command (docs/sizing.md, "Budgets").
   /// --arena-budget: arena bytes the `budget` and `auto` rows fit; 0: derived from device_budget.
@@ -49,24 +49,25 @@ struct SizeSetup {
 struct SizeRow {
   std::string strategy;
   int64_t batch = 0;
-  std::string error;                 ///< Non-empty: compiling failed; the figures are zero.
+  std::string error;  ///< Non-empty: compiling failed; the figures are zero.
   /// When `auto` found no schedule that fits: device bytes of the smallest it planned (else 0).
   uint64_t smallest_device_bytes = 0;
-  uint64_t arena_bytes = 0;          ///< Arena region: activations, checkpoints, gradients, scratch, inputs.
-  uint64_t persistent_bytes = 0;     ///< Persistent region: params + optimizer state + loss.
-  uint64_t param_bytes = 0;          ///< Part of persistent_bytes holding parameters.
-  uint64_t state_bytes = 0;          ///< Part of persistent_bytes holding optimizer state.
-  uint64_t host_bytes = 0;           ///< Host spill region (host memory, not device).
-  size_t spills = 0;                 ///< Checkpoints spilled to the host region.
-  uint64_t lower_bound = 0;          ///< Largest sum of arena bytes live at one op.
-  uint64_t arena_budget = 0;         ///< Arena budget given to the `budget` and `auto` rows (else 0).
+  uint64_t arena_bytes =
+      0;  ///< Arena region: activations, checkpoints, gradients, scratch, inputs.
+  uint64_t persistent_bytes = 0;  ///< Persistent region: params + optimizer state + loss.
+  uint64_t param_bytes = 0;       ///< Part of persistent_bytes holding parameters.
+  uint64_t state_bytes = 0;       ///< Part of persistent_bytes holding optimizer state.
+  uint64_t host_bytes = 0;        ///< Host spill region (host memory, not device).
+  size_t spills = 0;              ///< Checkpoints spilled to the host region.
+  uint64_t lower_bound = 0;       ///< Largest sum of arena bytes live at one op.
+  uint64_t arena_budget = 0;      ///< Arena budget given to the `budget` and `auto` rows (else 0).
   double step_flops = 0, recomputed_flops = 0;
-  double predicted_seconds = 0;      ///< Modelled step time (compiler/strategies/auto.h's cost model).
-  std::vector<std::string> nested;   ///< Nested checkpoints (auto).
+  double predicted_seconds = 0;  ///< Modelled step time (compiler/strategies/auto.h's cost model).
+  std::vector<std::string> nested;       ///< Nested checkpoints (auto).
   std::vector<std::string> checkpoints;  ///< Tensors kept by choice (empty for `none`).
-  size_t op_count = 0;               ///< Ops of the plan, the eval program's included.
-  size_t eval_ops = 0;               ///< The last ops, the eval program's (docs/eval.md).
-  size_t backward_start = 0;         ///< Index of the first op that is not a forward op.
+  size_t op_count = 0;                   ///< Ops of the plan, the eval program's included.
+  size_t eval_ops = 0;                   ///< The last ops, the eval program's (docs/eval.md).
+  size_t backward_start = 0;             ///< Index of the first op that is not a forward op.
   /// Arena bytes live at each op of the step (for the timeline; the eval program, placed apart
   /// in the same arena, is not drawn).
   std::vector<uint64_t> live_bytes;
@@ -89,8 +90,8 @@ bool takes_arena_budget(const std::string& strategy);
 /// Compile options for |strategy| at |batch|: exactly what size_row() compiles, so a caller
 /// can compile the plan a row describes. |arena_budget| is passed to the `budget` and `auto`
 /// strategies; every row gets the device budget when the host budget allows spills.
-compiler::CompileOptions size_options(const SizeSetup& setup, const std::string& strategy, int64_t batch,
-                                      uint64_t arena_budget);
+compiler::CompileOptions size_options(const SizeSetup& setup, const std::string& strategy,
+                                      int64_t batch, uint64_t arena_budget);
 
 /// Persistent bytes of |setup|'s model and optimizer (they depend on neither batch nor strategy).
 uint64_t persistent_bytes(const SizeSetup& setup);
@@ -98,14 +99,14 @@ uint64_t persistent_bytes(const SizeSetup& setup);
 /// Compiles |setup|'s model at |batch| with |strategy| and returns its figures; a CompileError
 /// becomes the row's error. For `budget` and `auto`, |arena_budget| is the compiler's arena
 /// budget; |smallest| asks `auto` for its smallest fitting schedule instead of its fastest.
-SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch, uint64_t arena_budget = 0,
-                 bool smallest = false);
+SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch,
+                 uint64_t arena_budget = 0, bool smallest = false);
 
 /// Result of a max-batch search for one strategy.
 struct MaxBatch {
-  SizeRow row;            ///< Figures at the batch found (row.batch; 0 when even |lo| does not fit).
-  bool capped = false;    ///< The search reached |hi| and it still fit.
-  int compiles = 0;       ///< Plans compiled by the search.
+  SizeRow row;          ///< Figures at the batch found (row.batch; 0 when even |lo| does not fit).
+  bool capped = false;  ///< The search reached |hi| and it still fit.
+  int compiles = 0;     ///< Plans compiled by the search.
   uint64_t over_bytes = 0;  ///< Device bytes at row.batch + 1 (0 when capped or not compiled).
 };
 

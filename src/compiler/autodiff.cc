@@ -14,7 +14,10 @@ namespace {
 class Differentiator {
  public:
   Differentiator(Graph& g, const OptimizerSpec& opt, FiniteChecks finite_checks)
-      : g_(g), opt_(opt), finite_checks_(finite_checks), grad_(g.tensors.size(), -1),
+      : g_(g),
+        opt_(opt),
+        finite_checks_(finite_checks),
+        grad_(g.tensors.size(), -1),
         needs_(g.tensors.size(), false) {}
 
   void run() {
@@ -43,7 +46,9 @@ class Differentiator {
     if (checks) check_finite(g_.loss, forward_ops - 1);
     // Each update runs as soon as its gradient is final and checked, so gradients need not all
     // be alive at once; atomic checks make every update wait for the last check instead.
-    struct Update { int param, grad, source; };
+    struct Update {
+      int param, grad, source;
+    };
     std::vector<Update> deferred;
     seed_loss_gradient(forward_ops);
     for (int i = forward_ops - 1; i >= 0; --i) {
@@ -153,7 +158,9 @@ class Differentiator {
       case OpCode::kTanh: grad_op(in[0], OpCode::kTanhGrad, {dy, out[0]}); break;
       case OpCode::kSigmoid: grad_op(in[0], OpCode::kSigmoidGrad, {dy, out[0]}); break;
       case OpCode::kSoftmax: grad_op(in[0], OpCode::kSoftmaxGrad, {dy, out[0]}); break;
-      case OpCode::kDropout: grad_op(in[0], OpCode::kDropoutGrad, {dy}, op.iattrs, op.fattrs); break;
+      case OpCode::kDropout:
+        grad_op(in[0], OpCode::kDropoutGrad, {dy}, op.iattrs, op.fattrs);
+        break;
       case OpCode::kCopy: grad_op(in[0], OpCode::kCopy, {dy}); break;
       case OpCode::kSelect: grad_op(in[0], OpCode::kSelectGrad, {dy}, op.iattrs); break;
       case OpCode::kEmbedding: grad_op(in[1], OpCode::kEmbeddingGrad, {dy, in[0]}); break;
@@ -170,15 +177,20 @@ class Differentiator {
         const int64_t axis = op.attr(attr::concat::axis);
         int64_t offset = 0;
         for (int part : in) {
-          grad_op(part, OpCode::kSlice, {dy}, named({{attr::slice::axis, axis}, {attr::slice::offset, offset}}));
+          grad_op(part, OpCode::kSlice, {dy},
+                  named({{attr::slice::axis, axis}, {attr::slice::offset, offset}}));
           offset += g_.tensors[part].shape[axis];
         }
         break;
       }
       case OpCode::kSlice: slice(op, dy); break;
-      case OpCode::kPowScalar: grad_op(in[0], OpCode::kPowScalarGrad, {dy, in[0]}, {}, op.fattrs); break;
+      case OpCode::kPowScalar:
+        grad_op(in[0], OpCode::kPowScalarGrad, {dy, in[0]}, {}, op.fattrs);
+        break;
       case OpCode::kSquareRoot: grad_op(in[0], OpCode::kSquareRootGrad, {dy, out[0]}); break;
-      case OpCode::kLeakyRelu: grad_op(in[0], OpCode::kLeakyReluGrad, {dy, in[0]}, {}, op.fattrs); break;
+      case OpCode::kLeakyRelu:
+        grad_op(in[0], OpCode::kLeakyReluGrad, {dy, in[0]}, {}, op.fattrs);
+        break;
       case OpCode::kErrorFunction: grad_op(in[0], OpCode::kErrorFunctionGrad, {dy, in[0]}); break;
       case OpCode::kLogSoftmax: grad_op(in[0], OpCode::kLogSoftmaxGrad, {dy, out[0]}); break;
       case OpCode::kReduceSum: grad_op(in[0], OpCode::kBroadcast, {dy}, op.iattrs); break;
@@ -214,7 +226,8 @@ class Differentiator {
     if (op.inputs.size() > 2) grad_op(op.inputs[2], OpCode::kReduceLeading, {dc});
     const int slot[] = {op.inputs[0], op.inputs[1], dc};
     namespace a = attr::matmul;
-    for (const GradProduct& p : gradient_products(op.attr(a::trans_a) != 0, op.attr(a::trans_b) != 0)) {
+    for (const GradProduct& p :
+         gradient_products(op.attr(a::trans_a) != 0, op.attr(a::trans_b) != 0)) {
       grad_op(slot[p.target], OpCode::kMatMul, {slot[p.x], slot[p.y]},
               named({{a::trans_a, p.tx ? 1 : 0}, {a::trans_b, p.ty ? 1 : 0}}), op.fattrs);
     }
@@ -227,12 +240,17 @@ class Differentiator {
     const int slot[] = {op.inputs[0], op.inputs[1], dc};
     namespace a = attr::head_matmul;
     const int64_t heads = op.attr(a::heads), layout = op.attr(a::interleaved);
-    const bool interleaved[] = {(layout & kHeadsOfA) != 0, (layout & kHeadsOfB) != 0, (layout & kHeadsOfC) != 0};
-    for (const GradProduct& p : gradient_products(op.attr(a::trans_a) != 0, op.attr(a::trans_b) != 0)) {
+    const bool interleaved[] = {(layout & kHeadsOfA) != 0, (layout & kHeadsOfB) != 0,
+                                (layout & kHeadsOfC) != 0};
+    for (const GradProduct& p :
+         gradient_products(op.attr(a::trans_a) != 0, op.attr(a::trans_b) != 0)) {
       const int64_t bits = (interleaved[p.x] ? kHeadsOfA : 0) | (interleaved[p.y] ? kHeadsOfB : 0) |
                            (interleaved[p.target] ? kHeadsOfC : 0);
       grad_op(slot[p.target], OpCode::kHeadMatMul, {slot[p.x], slot[p.y]},
-              named({{a::trans_a, p.tx ? 1 : 0}, {a::trans_b, p.ty ? 1 : 0}, {a::heads, heads}, {a::interleaved, bits}}),
+              named({{a::trans_a, p.tx ? 1 : 0},
+                     {a::trans_b, p.ty ? 1 : 0},
+                     {a::heads, heads},
+                     {a::interleaved, bits}}),
               op.fattrs);
     }
   }
@@ -242,7 +260,8 @@ class Differentiator {
   void normalisation(const Op& op, int dy, OpCode grad_code, std::vector<float> fattrs) {
     const std::vector<int>& in = op.inputs;
     const int dx = grad_tensor(in[0]), dgamma = grad_tensor(in[1]), dbeta = grad_tensor(in[2]);
-    emit(grad_code, {dy, in[0], op.outputs[1], op.outputs[2], in[1]}, {dx, dgamma, dbeta}, {}, std::move(fattrs));
+    emit(grad_code, {dy, in[0], op.outputs[1], op.outputs[2], in[1]}, {dx, dgamma, dbeta}, {},
+         std::move(fattrs));
     if (needs_[in[0]]) accumulate(in[0], dx);
     accumulate(in[1], dgamma);
     accumulate(in[2], dbeta);
@@ -254,14 +273,15 @@ class Differentiator {
     const int x = op.inputs[0], w = op.inputs[1];
     if (needs_[x]) {
       const Tensor &tx = g_.tensors[x], &tw = g_.tensors[w];
-      const ConvShape shape = conv_shape(tx.shape.data(), tw.shape.data(), static_cast<int>(tx.shape.size()),
-                                         conv_attrs(op.iattrs.data()));
+      const ConvShape shape =
+          conv_shape(tx.shape.data(), tw.shape.data(), static_cast<int>(tx.shape.size()),
+                     conv_attrs(op.iattrs.data()));
       const int dx = grad_tensor(x);
       std::vector<int> outputs{dx};
       const int64_t workspace = conv_grad_input_workspace_elems(shape);
       if (workspace > 0) {
-        outputs.push_back(g_.add_tensor(g_.unique_name(tx.name + "@grad_input_workspace"), REMAT_DTYPE_F32,
-                                        {workspace}, Role::kScratch));
+        outputs.push_back(g_.add_tensor(g_.unique_name(tx.name + "@grad_input_workspace"),
+                                        REMAT_DTYPE_F32, {workspace}, Role::kScratch));
       }
       emit(OpCode::kConvGradInput, {dy, w}, outputs, op.iattrs);
       accumulate(x, dx);
@@ -296,14 +316,16 @@ class Differentiator {
     for (size_t k = 0; k < axis; ++k) outer *= dims[k];
     for (size_t k = axis + 1; k < dims.size(); ++k) inner *= dims[k];
     auto temp = [&](const std::vector<int64_t>& shape) {
-      return g_.add_tensor(g_.unique_name("grad." + g_.tensors[x].name + ".slice"), REMAT_DTYPE_F32, shape, Role::kGrad);
+      return g_.add_tensor(g_.unique_name("grad." + g_.tensors[x].name + ".slice"), REMAT_DTYPE_F32,
+                           shape, Role::kGrad);
     };
     const int viewed = temp({outer, 1, n, inner});
     emit(OpCode::kCopy, {dy}, {viewed});
     const int padded = temp({outer, 1, dims[axis], inner});
     namespace p = attr::pad;
     emit(OpCode::kPad, {viewed}, {padded},
-         named({{p::top, offset}, {p::bottom, dims[axis] - offset - n}, {p::left, 0}, {p::right, 0}}),
+         named(
+             {{p::top, offset}, {p::bottom, dims[axis] - offset - n}, {p::left, 0}, {p::right, 0}}),
          named({{p::value, 0.0f}}));
     const int dx = grad_tensor(x);
     emit(OpCode::kCopy, {padded}, {dx});
@@ -320,7 +342,8 @@ class Differentiator {
 
 }  // namespace
 
-void append_backward_and_updates(Graph& graph, const OptimizerSpec& optimizer, FiniteChecks finite_checks) {
+void append_backward_and_updates(Graph& graph, const OptimizerSpec& optimizer,
+                                 FiniteChecks finite_checks) {
   Differentiator(graph, optimizer, finite_checks).run();
 }
 

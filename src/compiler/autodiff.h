@@ -14,7 +14,8 @@ namespace compiler {
 /// every trainable parameter and the optimizer's update ops, each update after the op that
 /// finishes its gradient, and the finite_check ops |finite_checks| asks for (compiler.h).
 /// Throws CompileError when the graph has no loss or a parameter does not reach it.
-void append_backward_and_updates(Graph& graph, const OptimizerSpec& optimizer, FiniteChecks finite_checks);
+void append_backward_and_updates(Graph& graph, const OptimizerSpec& optimizer,
+                                 FiniteChecks finite_checks);
 
 }  // namespace compiler
 }  // namespace remat

@@ -23,7 +23,8 @@ int Builder::label(const std::string& name, remat_dtype dtype, std::vector<int64
 }
 
 int Builder::param(const std::string& name, std::vector<int64_t> shape, Init init, float scale) {
-  const int index = g_->add_tensor(name, REMAT_DTYPE_F32, std::move(shape), Role::kParam, init, scale);
+  const int index =
+      g_->add_tensor(name, REMAT_DTYPE_F32, std::move(shape), Role::kParam, init, scale);
   g_->params.push_back(index);
   return index;
 }
@@ -51,7 +52,8 @@ int Builder::layer_norm_with(int x, int gamma, int beta, const std::string& pref
   const int y = activation(prefix + ".out", t(x).shape);
   const int mean = activation(prefix + ".mean", {rows});
   const int rstd = activation(prefix + ".rstd", {rows});
-  g_->add_op(OpCode::kLayerNorm, {x, gamma, beta}, {y, mean, rstd}, {}, named({{attr::layernorm::eps, eps}}));
+  g_->add_op(OpCode::kLayerNorm, {x, gamma, beta}, {y, mean, rstd}, {},
+             named({{attr::layernorm::eps, eps}}));
   return y;
 }
 
@@ -60,7 +62,8 @@ int Builder::dropout(int x, float p, const std::string& name) {
   const int y = activation(name, t(x).shape);
   // The key is this op's index: unique in the graph, and kept by recomputed copies.
   const int64_t key = static_cast<int64_t>(g_->ops.size());
-  g_->add_op(OpCode::kDropout, {x}, {y}, named({{attr::dropout::key, key}}), named({{attr::dropout::p, p}}));
+  g_->add_op(OpCode::kDropout, {x}, {y}, named({{attr::dropout::key, key}}),
+             named({{attr::dropout::p, p}}));
   return y;
 }
 
@@ -75,28 +78,37 @@ int Builder::gelu(int x, const std::string& name) { return unary(OpCode::kGelu, 
 int Builder::tanh(int x, const std::string& name) { return unary(OpCode::kTanh, x, name); }
 int Builder::sigmoid(int x, const std::string& name) { return unary(OpCode::kSigmoid, x, name); }
 int Builder::softmax(int x, const std::string& name) { return unary(OpCode::kSoftmax, x, name); }
-int Builder::log_softmax(int x, const std::string& name) { return unary(OpCode::kLogSoftmax, x, name); }
+int Builder::log_softmax(int x, const std::string& name) {
+  return unary(OpCode::kLogSoftmax, x, name);
+}
 int Builder::pow_scalar(int x, float exponent, const std::string& name) {
   return unary(OpCode::kPowScalar, x, name, named({{attr::pow_scalar::exponent, exponent}}));
 }
-int Builder::square_root(int x, const std::string& name) { return unary(OpCode::kSquareRoot, x, name); }
+int Builder::square_root(int x, const std::string& name) {
+  return unary(OpCode::kSquareRoot, x, name);
+}
 int Builder::leaky_relu(int x, float alpha, const std::string& name) {
   return unary(OpCode::kLeakyRelu, x, name, named({{attr::leaky_relu::alpha, alpha}}));
 }
-int Builder::error_function(int x, const std::string& name) { return unary(OpCode::kErrorFunction, x, name); }
+int Builder::error_function(int x, const std::string& name) {
+  return unary(OpCode::kErrorFunction, x, name);
+}
 
-int Builder::reduce_sum(int x, int64_t axis, int64_t count, bool mean, std::vector<int64_t> out_shape,
-                        const std::string& name) {
+int Builder::reduce_sum(int x, int64_t axis, int64_t count, bool mean,
+                        std::vector<int64_t> out_shape, const std::string& name) {
   const int y = activation(name, std::move(out_shape));
   namespace a = attr::reduce_sum;
-  g_->add_op(OpCode::kReduceSum, {x}, {y}, named({{a::axis, axis}, {a::count, count}, {a::mean, mean ? 1 : 0}}));
+  g_->add_op(OpCode::kReduceSum, {x}, {y},
+             named({{a::axis, axis}, {a::count, count}, {a::mean, mean ? 1 : 0}}));
   return y;
 }
 
-int Builder::broadcast(int x, int64_t axis, int64_t count, std::vector<int64_t> out_shape, const std::string& name) {
+int Builder::broadcast(int x, int64_t axis, int64_t count, std::vector<int64_t> out_shape,
+                       const std::string& name) {
   const int y = activation(name, std::move(out_shape));
   namespace a = attr::broadcast;
-  g_->add_op(OpCode::kBroadcast, {x}, {y}, named({{a::axis, axis}, {a::count, count}, {a::mean, 0}}));
+  g_->add_op(OpCode::kBroadcast, {x}, {y},
+             named({{a::axis, axis}, {a::count, count}, {a::mean, 0}}));
   return y;
 }
 
@@ -106,17 +118,21 @@ int Builder::matmul(int a, int b, bool trans_a, bool trans_b, float alpha,
   std::vector<int> inputs{a, b};
   if (bias >= 0) inputs.push_back(bias);
   namespace m = attr::matmul;
-  g_->add_op(OpCode::kMatMul, std::move(inputs), {y}, named({{m::trans_a, trans_a ? 1 : 0}, {m::trans_b, trans_b ? 1 : 0}}),
+  g_->add_op(OpCode::kMatMul, std::move(inputs), {y},
+             named({{m::trans_a, trans_a ? 1 : 0}, {m::trans_b, trans_b ? 1 : 0}}),
              named({{m::alpha, alpha}}));
   return y;
 }
 
 int Builder::head_matmul(int a, int b, bool trans_a, bool trans_b, float alpha, int64_t heads,
-                         int64_t interleaved, std::vector<int64_t> out_shape, const std::string& name) {
+                         int64_t interleaved, std::vector<int64_t> out_shape,
+                         const std::string& name) {
   const int y = activation(name, std::move(out_shape));
   namespace m = attr::head_matmul;
   g_->add_op(OpCode::kHeadMatMul, {a, b}, {y},
-             named({{m::trans_a, trans_a ? 1 : 0}, {m::trans_b, trans_b ? 1 : 0}, {m::heads, heads},
+             named({{m::trans_a, trans_a ? 1 : 0},
+                    {m::trans_b, trans_b ? 1 : 0},
+                    {m::heads, heads},
                     {m::interleaved, interleaved}}),
              named({{m::alpha, alpha}}));
   return y;
@@ -156,7 +172,8 @@ int Builder::select(int x, int axis, int64_t index, const std::string& name) {
   std::vector<int64_t> shape = t(x).shape;
   shape.erase(shape.begin() + axis);
   const int y = activation(name, shape);
-  g_->add_op(OpCode::kSelect, {x}, {y}, named({{attr::select::axis, axis}, {attr::select::index, index}}));
+  g_->add_op(OpCode::kSelect, {x}, {y},
+             named({{attr::select::axis, axis}, {attr::select::index, index}}));
   return y;
 }
 

@@ -57,10 +57,11 @@ class Builder {
                  const std::string& name);
   /// |x| repeated to |out_shape| along its |count| consecutive axes from |axis|, which |x| lacks
   /// or has as 1s (torch's expand).
-  int broadcast(int x, int64_t axis, int64_t count, std::vector<int64_t> out_shape, const std::string& name);
-  /// alpha * op(a) @ op(b) in one of the shape modes of plan/matmul_shape.h; |out_shape| is the result's.
-  /// With |bias| (a tensor [N]; not in reduce mode), matmul's epilogue adds it to every row:
-  /// the bits of bias_add after the product, without the product's own tensor.
+  int broadcast(int x, int64_t axis, int64_t count, std::vector<int64_t> out_shape,
+                const std::string& name);
+  /// alpha * op(a) @ op(b) in one of the shape modes of plan/matmul_shape.h; |out_shape| is the
+  /// result's. With |bias| (a tensor [N]; not in reduce mode), matmul's epilogue adds it to every
+  /// row: the bits of bias_add after the product, without the product's own tensor.
   int matmul(int a, int b, bool trans_a, bool trans_b, float alpha, std::vector<int64_t> out_shape,
              const std::string& name, int bias = -1);
   /// a + b (same shapes).
@@ -68,10 +69,11 @@ class Builder {
   /// x + b broadcast over x's leading dims.
   int bias_add(int x, int b, const std::string& name);
   /// Attention's per-head products, alpha * op(a) @ op(b) for each of |heads| heads
-  /// (plan/head_matmul_shape.h): the tensors whose bit (kHeadsOfA, kHeadsOfB, kHeadsOfC) is set in |interleaved| hold
-  /// their heads interleaved ([..., S, heads * D], a linear layer's output, no permute).
-  int head_matmul(int a, int b, bool trans_a, bool trans_b, float alpha, int64_t heads, int64_t interleaved,
-                  std::vector<int64_t> out_shape, const std::string& name);
+  /// (plan/head_matmul_shape.h): the tensors whose bit (kHeadsOfA, kHeadsOfB, kHeadsOfC) is set in
+  /// |interleaved| hold their heads interleaved ([..., S, heads * D], a linear layer's output, no
+  /// permute).
+  int head_matmul(int a, int b, bool trans_a, bool trans_b, float alpha, int64_t heads,
+                  int64_t interleaved, std::vector<int64_t> out_shape, const std::string& name);
   /// Rows of |table| picked by the i32 tensor |ids|.
   int embedding(int ids, int table, const std::string& name);
   /// |x| viewed as |view_dims| and transposed by |perm|, stored with shape |out_shape|.
@@ -106,19 +108,21 @@ class Builder {
   int batch_norm(int x, const std::string& prefix, float eps = 1e-5f, float momentum = 0.1f);
   /// Batch norm with |gamma|, |beta| (params) and |running_mean|, |running_var| (state) [C]
   /// that exist already (an imported model's); adds |prefix|.num_batches_tracked.
-  int batch_norm_with(int x, int gamma, int beta, int running_mean, int running_var, const std::string& prefix,
-                      float eps, float momentum);
+  int batch_norm_with(int x, int gamma, int beta, int running_mean, int running_var,
+                      const std::string& prefix, float eps, float momentum);
   /// torch.nn.MaxPool2d(kernel, stride, padding, ceil_mode) (MaxPool1d on rank 3).
-  int max_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode, const std::string& name);
-  /// torch.nn.AvgPool2d(kernel, stride, padding, ceil_mode, count_include_pad).
-  int avg_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode, bool count_include_pad,
+  int max_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
                const std::string& name);
+  /// torch.nn.AvgPool2d(kernel, stride, padding, ceil_mode, count_include_pad).
+  int avg_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
+               bool count_include_pad, const std::string& name);
   /// torch.nn.AdaptiveAvgPool2d(1) then flatten: [N, C, ...] -> [N, C].
   int global_avg_pool(int x, const std::string& name);
   /// torch.flatten(x, 1): [N, ...] -> [N, rest] (a copy).
   int flatten(int x, const std::string& name);
   /// F.pad of the spatial dims with |value|.
-  int pad(int x, int64_t top, int64_t bottom, int64_t left, int64_t right, float value, const std::string& name);
+  int pad(int x, int64_t top, int64_t bottom, int64_t left, int64_t right, float value,
+          const std::string& name);
   /// torch.cat(|parts|, |axis|), 2 to 5 tensors.
   int concat(const std::vector<int>& parts, int64_t axis, const std::string& name);
 
@@ -134,8 +138,8 @@ class Builder {
   int activation(const std::string& hint, std::vector<int64_t> shape,
                  remat_dtype dtype = REMAT_DTYPE_F32);
   int unary(OpCode code, int x, const std::string& name, std::vector<float> fattrs = {});
-  int avg_or_max_pool(OpCode code, int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
-                      bool count_include_pad, const std::string& name);
+  int avg_or_max_pool(OpCode code, int x, int64_t kernel, int64_t stride, int64_t pad,
+                      bool ceil_mode, bool count_include_pad, const std::string& name);
   const Tensor& t(int index) const { return g_->tensors[index]; }
 
   Graph* g_;

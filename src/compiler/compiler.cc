@@ -21,7 +21,8 @@ const DeviceProfile& target_profile(const std::string& backend) {
   const DeviceProfile* profile = find_device_profile(backend.c_str());
   if (profile != nullptr) return *profile;
   std::string known;
-  for (const DeviceProfile& p : kDeviceProfiles) known += (known.empty() ? "" : ", ") + std::string(p.name);
+  for (const DeviceProfile& p : kDeviceProfiles)
+    known += (known.empty() ? "" : ", ") + std::string(p.name);
   throw CompileError("no device profile for backend '" + backend + "' (known: " + known + ")");
 }
 
@@ -32,12 +33,12 @@ namespace {
 void check_budgets_hold(const CompileOptions& options, const MemoryPlan& memory) {
   if (memory.eval_arena_size <= memory.step_arena_size) return;
   const uint64_t device = memory.arena_size + memory.persistent_size;
-  const bool over_budget =
-      (options.strategy == "budget" || options.strategy == "auto") && options.arena_budget > 0 &&
-      memory.arena_size > options.arena_budget;
+  const bool over_budget = (options.strategy == "budget" || options.strategy == "auto") &&
+                           options.arena_budget > 0 && memory.arena_size > options.arena_budget;
   const bool over_device = options.device_budget > 0 && device > options.device_budget;
   if (over_budget || over_device) {
-    throw CompileError("the eval program takes the arena to " + std::to_string(memory.arena_size) + " bytes, over the " +
+    throw CompileError("the eval program takes the arena to " + std::to_string(memory.arena_size) +
+                       " bytes, over the " +
                        (over_budget ? "arena budget of " + std::to_string(options.arena_budget)
                                     : "device budget of " + std::to_string(options.device_budget)) +
                        " bytes; compile with --eval-program off");
@@ -57,7 +58,8 @@ CompileResult compile(const CompileOptions& options) {
     result.report.warnings = std::move(imported.warnings);
   } else {
     if (!options.loss.empty()) {
-      throw CompileError("--loss is for ONNX models; template '" + options.model + "' brings its own loss");
+      throw CompileError("--loss is for ONNX models; template '" + options.model +
+                         "' brings its own loss");
     }
     result.graph = build_template(options.model, options.batch);
   }
@@ -96,8 +98,10 @@ CompileResult compile(const CompileOptions& options) {
     r.exhaustive = chosen.exhaustive;
   } else {
     if (options.strategy == "budget") {
-      if (options.arena_budget == 0) throw CompileError("strategy 'budget' needs an arena budget (--arena-budget BYTES)");
-      checkpoints = budget_checkpoints(result.graph, forward_ops, options.arena_budget, options.alignment);
+      if (options.arena_budget == 0)
+        throw CompileError("strategy 'budget' needs an arena budget (--arena-budget BYTES)");
+      checkpoints =
+          budget_checkpoints(result.graph, forward_ops, options.arena_budget, options.alignment);
     } else if (options.strategy == "sqrt") {
       checkpoints = sqrt_checkpoints(result.graph, forward_ops, options.alignment);
     } else {
@@ -138,7 +142,8 @@ CompileResult compile(const CompileOptions& options) {
   r.compute_rate = options.compute_rate;
   r.op_count = result.graph.ops.size();
   r.tensor_count = result.graph.tensors.size();
-  for (int p : result.graph.params) r.param_count += static_cast<uint64_t>(result.graph.tensors[p].numel());
+  for (int p : result.graph.params)
+    r.param_count += static_cast<uint64_t>(result.graph.tensors[p].numel());
   r.eval_ops = result.graph.eval_ops;
   for (size_t i = 0; i < result.graph.ops.size(); ++i) {
     const Op& op = result.graph.ops[i];

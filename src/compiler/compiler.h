@@ -23,17 +23,19 @@ const DeviceProfile& target_profile(const std::string& backend);
 
 /// What to compile and how.
 struct CompileOptions {
-  std::string model;                       ///< Template string (docs/templates.md) or FILE.onnx (docs/onnx.md).
-  std::string loss;                        ///< An ONNX model's loss: "cross_entropy", "mse" or "" (none).
-  int64_t batch = 1;                       ///< Batch size.
-  std::string optimizer = "sgd:lr=0.1";    ///< Optimizer spec (docs/cli.md): plain SGD, so that the default
-                                           ///< adds no state; every template learns visibly with it.
-  uint64_t seed = 0;                       ///< RNG seed for initial params and dropout.
-  std::string strategy = "none";           ///< Checkpoint strategy.
+  std::string model;  ///< Template string (docs/templates.md) or FILE.onnx (docs/onnx.md).
+  std::string loss;   ///< An ONNX model's loss: "cross_entropy", "mse" or "" (none).
+  int64_t batch = 1;  ///< Batch size.
+  std::string optimizer =
+      "sgd:lr=0.1";               ///< Optimizer spec (docs/cli.md): plain SGD, so that the default
+                                  ///< adds no state; every template learns visibly with it.
+  uint64_t seed = 0;              ///< RNG seed for initial params and dropout.
+  std::string strategy = "none";  ///< Checkpoint strategy.
   /// The three budgets (docs/sizing.md, "Budgets"): each means one quantity everywhere.
-  uint64_t arena_budget = 0;               ///< Arena bytes strategies "budget" and "auto" fit (0: none).
-  uint64_t device_budget = 0;              ///< Arena + persistent bytes to fit by spilling (0: none).
-  uint64_t host_budget = UINT64_MAX;       ///< Host spill bytes strategy "auto" may use (0: no spilling).
+  uint64_t arena_budget = 0;   ///< Arena bytes strategies "budget" and "auto" fit (0: none).
+  uint64_t device_budget = 0;  ///< Arena + persistent bytes to fit by spilling (0: none).
+  uint64_t host_budget =
+      UINT64_MAX;  ///< Host spill bytes strategy "auto" may use (0: no spilling).
   /// Strategy "auto" returns the fitting schedule with the fewest device bytes, not the
   /// fastest (a max-batch search's question: does anything fit, and how much room is left).
   bool auto_smallest = false;
@@ -66,20 +68,24 @@ struct CompileReport {
   uint64_t arena_bytes = 0, persistent_bytes = 0, host_bytes = 0, lower_bound = 0;
   uint64_t param_count = 0;               ///< Trainable scalars.
   size_t op_count = 0, tensor_count = 0;  ///< The eval program's included.
-  size_t eval_ops = 0;                     ///< Ops of the eval program (0: none).
-  double forward_flops = 0, step_flops = 0, recomputed_flops = 0;  ///< Of a step (the eval program's apart).
-  std::vector<std::string> checkpoints;   ///< Tensors kept for the backward pass by choice.
-  std::vector<std::string> nested;        ///< Nested checkpoints (auto): recomputed once per segment, then held.
-  double predicted_seconds = 0;           ///< Modelled step time: FLOPs / compute rate + copy stalls.
-  size_t schedules_planned = 0;           ///< Schedules the strategy planned for real (auto).
-  bool exhaustive = false;                ///< The auto search tried every assignment.
-  uint64_t arena_budget = 0;              ///< The arena budget given (0: none).
-  uint64_t device_budget = 0;             ///< The device budget (arena + persistent) met (0: none given).
-  uint64_t host_budget = UINT64_MAX;      ///< The host spill budget given (UINT64_MAX: none).
-  std::vector<std::string> spilled;       ///< Checkpoints copied to host and back.
-  double copy_seconds = 0, hidden_copy_seconds = 0;  ///< Modelled copy time, and what compute hides.
-  double copy_bandwidth = 0, compute_rate = 0;       ///< The cost model used.
-  std::vector<std::string> warnings;      ///< What the user should know (an import's renamed parameters).
+  size_t eval_ops = 0;                    ///< Ops of the eval program (0: none).
+  double forward_flops = 0, step_flops = 0,
+         recomputed_flops = 0;           ///< Of a step (the eval program's apart).
+  std::vector<std::string> checkpoints;  ///< Tensors kept for the backward pass by choice.
+  std::vector<std::string>
+      nested;  ///< Nested checkpoints (auto): recomputed once per segment, then held.
+  double predicted_seconds = 0;  ///< Modelled step time: FLOPs / compute rate + copy stalls.
+  size_t schedules_planned = 0;  ///< Schedules the strategy planned for real (auto).
+  bool exhaustive = false;       ///< The auto search tried every assignment.
+  uint64_t arena_budget = 0;     ///< The arena budget given (0: none).
+  uint64_t device_budget = 0;    ///< The device budget (arena + persistent) met (0: none given).
+  uint64_t host_budget = UINT64_MAX;  ///< The host spill budget given (UINT64_MAX: none).
+  std::vector<std::string> spilled;   ///< Checkpoints copied to host and back.
+  double copy_seconds = 0,
+         hidden_copy_seconds = 0;               ///< Modelled copy time, and what compute hides.
+  double copy_bandwidth = 0, compute_rate = 0;  ///< The cost model used.
+  std::vector<std::string>
+      warnings;  ///< What the user should know (an import's renamed parameters).
 };
 
 /// A compiled plan: FlatBuffers bytes, the graph and memory plan it came from, and its report.

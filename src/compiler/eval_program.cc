@@ -14,11 +14,16 @@ void append_batch_norm_inference(Graph& graph, const Op& op, int index, std::vec
   for (const BatchNormBuffers& bn : graph.batch_norms) {
     if (bn.op == index) buffers = &bn;
   }
-  if (buffers == nullptr) throw CompileError("eval program: batch norm op " + std::to_string(index) + " has no running statistics");
-  const std::vector<int> inputs{in_eval[op.inputs[0]], op.inputs[1], op.inputs[2], buffers->running_mean, buffers->running_var};
+  if (buffers == nullptr)
+    throw CompileError("eval program: batch norm op " + std::to_string(index) +
+                       " has no running statistics");
+  const std::vector<int> inputs{in_eval[op.inputs[0]], op.inputs[1], op.inputs[2],
+                                buffers->running_mean, buffers->running_var};
   const Tensor y = graph.tensors[op.outputs[0]];
-  in_eval[op.outputs[0]] = graph.add_tensor(graph.unique_name(y.name + "@eval"), y.dtype, y.shape, Role::kActivation);
-  graph.add_op(OpCode::kBatchNormInference, inputs, {in_eval[op.outputs[0]]}, {}, op.fattrs, Phase::kEval, index);
+  in_eval[op.outputs[0]] =
+      graph.add_tensor(graph.unique_name(y.name + "@eval"), y.dtype, y.shape, Role::kActivation);
+  graph.add_op(OpCode::kBatchNormInference, inputs, {in_eval[op.outputs[0]]}, {}, op.fattrs,
+               Phase::kEval, index);
 }
 
 }  // namespace
@@ -59,8 +64,9 @@ void append_eval_program(Graph& graph, const std::vector<Op>& forward) {
     std::vector<int> inputs, outputs;
     for (int t : op.inputs) {
       if (in_eval[t] < 0) {
-        throw CompileError("eval program: op " + std::to_string(i) + " (" + op_name(static_cast<uint16_t>(op.code)) +
-                           ") reads '" + graph.tensors[t].name + "', which no earlier forward op writes");
+        throw CompileError("eval program: op " + std::to_string(i) + " (" +
+                           op_name(static_cast<uint16_t>(op.code)) + ") reads '" +
+                           graph.tensors[t].name + "', which no earlier forward op writes");
       }
       inputs.push_back(in_eval[t]);
     }
@@ -70,15 +76,17 @@ void append_eval_program(Graph& graph, const std::vector<Op>& forward) {
       const std::string hint = t == prediction ? (cross_entropy ? "logits" : "predictions")
                                : is_loss       ? "loss@eval"
                                                : x.name + "@eval";
-      in_eval[t] = graph.add_tensor(graph.unique_name(hint), x.dtype, x.shape, is_loss ? Role::kLoss : Role::kActivation);
+      in_eval[t] = graph.add_tensor(graph.unique_name(hint), x.dtype, x.shape,
+                                    is_loss ? Role::kLoss : Role::kActivation);
     }
     for (int t : op.outputs) outputs.push_back(in_eval[t]);
     graph.add_op(op.code, inputs, outputs, op.iattrs, op.fattrs, Phase::kEval, static_cast<int>(i));
   }
   const Role read = graph.tensors[in_eval[prediction]].role;
   if (read == Role::kInput || read == Role::kLabel || read == Role::kParam) {
-    throw CompileError("eval program: the loss reads '" + graph.tensors[prediction].name +
-                       "' with no op before it, so there is nothing for the eval program to compute");
+    throw CompileError(
+        "eval program: the loss reads '" + graph.tensors[prediction].name +
+        "' with no op before it, so there is nothing for the eval program to compute");
   }
   graph.eval_ops = graph.ops.size() - first;
   graph.eval_loss = in_eval[graph.loss];

@@ -1,7 +1,6 @@
 // Graph IR construction with every op checked as it is added.
 #include "compiler/graph.h"
 
-
 #include "plan/head_matmul_shape.h"
 #include "plan/op_check.h"
 
@@ -18,7 +17,8 @@ std::vector<T> by_index(std::initializer_list<std::pair<Attr, T>> values) {
   std::vector<bool> given(values.size(), false);
   for (const std::pair<Attr, T>& v : values) {
     if (v.first.index >= list.size() || given[v.first.index]) {
-      throw std::invalid_argument("named attributes: each of an op's attributes must be given once");
+      throw std::invalid_argument(
+          "named attributes: each of an op's attributes must be given once");
     }
     given[v.first.index] = true;
     list[v.first.index] = v.second;
@@ -43,7 +43,9 @@ int64_t Tensor::numel() const {
 }
 
 uint64_t Tensor::bytes() const {
-  const uint64_t item = (dtype == REMAT_DTYPE_F16 || dtype == REMAT_DTYPE_BF16) ? 2 : dtype == REMAT_DTYPE_I64 ? 8 : 4;
+  const uint64_t item = (dtype == REMAT_DTYPE_F16 || dtype == REMAT_DTYPE_BF16) ? 2
+                        : dtype == REMAT_DTYPE_I64                              ? 8
+                                                                                : 4;
   return static_cast<uint64_t>(numel()) * item;
 }
 
@@ -58,8 +60,9 @@ int Graph::add_tensor(const std::string& name, remat_dtype dtype, std::vector<in
     if (d < 1) throw CompileError("tensor '" + name + "' has dim " + std::to_string(d));
   }
   if (tensors.size() >= kMaxGraphTensors) {
-    throw CompileError("tensor '" + name + "' would be tensor " + std::to_string(tensors.size() + 1) +
-                       ": a graph holds at most " + std::to_string(kMaxGraphTensors) + " tensors (use fewer layers)");
+    throw CompileError("tensor '" + name + "' would be tensor " +
+                       std::to_string(tensors.size() + 1) + ": a graph holds at most " +
+                       std::to_string(kMaxGraphTensors) + " tensors (use fewer layers)");
   }
   const int index = static_cast<int>(tensors.size());
   tensors.push_back(Tensor{name, dtype, std::move(shape), role, init, init_scale, false, {}});
@@ -79,19 +82,18 @@ std::string Graph::unique_name(const std::string& hint) const {
 }
 
 int Graph::add_op(OpCode code, std::vector<int> inputs, std::vector<int> outputs,
-                  std::vector<int64_t> iattrs, std::vector<float> fattrs, Phase phase,
-                  int source) {
+                  std::vector<int64_t> iattrs, std::vector<float> fattrs, Phase phase, int source) {
   ShapeView in[8], out[8];
   if (inputs.size() > 8 || outputs.size() > 8) throw CompileError("op with too many tensors");
   if (ops.size() >= kMaxGraphOps) {
     throw CompileError(std::string(op_name(static_cast<uint16_t>(code))) + " would be op " +
-                       std::to_string(ops.size() + 1) + ": a graph holds at most " + std::to_string(kMaxGraphOps) +
-                       " ops (use fewer layers)");
+                       std::to_string(ops.size() + 1) + ": a graph holds at most " +
+                       std::to_string(kMaxGraphOps) + " ops (use fewer layers)");
   }
   auto view = [&](int t) {
     if (t < 0 || t >= static_cast<int>(tensors.size())) {
-      throw CompileError(std::string(op_name(static_cast<uint16_t>(code))) +
-                         ": tensor index " + std::to_string(t) + " does not exist");
+      throw CompileError(std::string(op_name(static_cast<uint16_t>(code))) + ": tensor index " +
+                         std::to_string(t) + " does not exist");
     }
     const Tensor& x = tensors[t];
     return ShapeView{static_cast<uint8_t>(x.dtype), static_cast<uint8_t>(x.shape.size()),
@@ -100,11 +102,10 @@ int Graph::add_op(OpCode code, std::vector<int> inputs, std::vector<int> outputs
   for (size_t i = 0; i < inputs.size(); ++i) in[i] = view(inputs[i]);
   for (size_t i = 0; i < outputs.size(); ++i) out[i] = view(outputs[i]);
   char message[512];
-  const remat_status status =
-      check_op(static_cast<uint16_t>(code), in, static_cast<uint32_t>(inputs.size()), out,
-               static_cast<uint32_t>(outputs.size()), iattrs.data(),
-               static_cast<uint32_t>(iattrs.size()), fattrs.data(),
-               static_cast<uint32_t>(fattrs.size()), message, sizeof(message));
+  const remat_status status = check_op(
+      static_cast<uint16_t>(code), in, static_cast<uint32_t>(inputs.size()), out,
+      static_cast<uint32_t>(outputs.size()), iattrs.data(), static_cast<uint32_t>(iattrs.size()),
+      fattrs.data(), static_cast<uint32_t>(fattrs.size()), message, sizeof(message));
   if (status != REMAT_OK) {
     std::string names;
     for (int t : outputs) names += (names.empty() ? "" : ", ") + tensors[t].name;
@@ -125,9 +126,11 @@ double estimate_flops(const Graph& graph, const Op& op) {
       const Tensor& a = graph.tensors[op.inputs[0]];
       const Tensor& c = graph.tensors[op.outputs[0]];
       const size_t ra = a.shape.size(), rc = c.shape.size();
-      const double k = static_cast<double>(op.attr(attr::matmul::trans_a) ? a.shape[ra - 2] : a.shape[ra - 1]);
+      const double k =
+          static_cast<double>(op.attr(attr::matmul::trans_a) ? a.shape[ra - 2] : a.shape[ra - 1]);
       const double mn = static_cast<double>(c.shape[rc - 2] * c.shape[rc - 1]);
-      const double batch_a = numel(op.inputs[0]) / static_cast<double>(a.shape[ra - 2] * a.shape[ra - 1]);
+      const double batch_a =
+          numel(op.inputs[0]) / static_cast<double>(a.shape[ra - 2] * a.shape[ra - 1]);
       const double batch_c = numel(op.outputs[0]) / mn;
       return 2.0 * mn * k * (batch_a > batch_c ? batch_a : batch_c);
     }
@@ -137,10 +140,11 @@ double estimate_flops(const Graph& graph, const Op& op) {
       const Tensor& b = graph.tensors[op.inputs[1]];
       const Tensor& c = graph.tensors[op.outputs[0]];
       const HeadMatmulShape s = head_matmul_shape(
-          a.shape.data(), static_cast<int>(a.shape.size()), a.numel(), b.shape.data(), static_cast<int>(b.shape.size()),
-          b.numel(), c.shape.data(), static_cast<int>(c.shape.size()), c.numel(),
-          op.attr(attr::head_matmul::trans_a) != 0, op.attr(attr::head_matmul::trans_b) != 0,
-          op.attr(attr::head_matmul::heads), op.attr(attr::head_matmul::interleaved));
+          a.shape.data(), static_cast<int>(a.shape.size()), a.numel(), b.shape.data(),
+          static_cast<int>(b.shape.size()), b.numel(), c.shape.data(),
+          static_cast<int>(c.shape.size()), c.numel(), op.attr(attr::head_matmul::trans_a) != 0,
+          op.attr(attr::head_matmul::trans_b) != 0, op.attr(attr::head_matmul::heads),
+          op.attr(attr::head_matmul::interleaved));
       return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
              static_cast<double>(s.c.products);
     }
@@ -160,12 +164,9 @@ double estimate_flops(const Graph& graph, const Op& op) {
     case OpCode::kSoftmax:
     case OpCode::kSoftmaxGrad:
     case OpCode::kGelu:
-    case OpCode::kGeluGrad:
-      return 8.0 * numel(op.inputs[0]);
-    case OpCode::kAdamUpdate:
-      return 12.0 * numel(op.inputs[0]);
-    default:
-      return op.inputs.empty() ? 0.0 : numel(op.inputs[0]);
+    case OpCode::kGeluGrad: return 8.0 * numel(op.inputs[0]);
+    case OpCode::kAdamUpdate: return 12.0 * numel(op.inputs[0]);
+    default: return op.inputs.empty() ? 0.0 : numel(op.inputs[0]);
   }
 }
 

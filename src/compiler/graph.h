@@ -43,10 +43,24 @@ enum class Role : uint8_t {
 };
 
 /// How a persistent tensor starts; values equal remat.fb.Init (checked in plan_writer.cc).
-enum class Init : uint8_t { kNone = 0, kZeros = 1, kOnes = 2, kUniform = 3, kNormal = 4, kData = 5 };
+enum class Init : uint8_t {
+  kNone = 0,
+  kZeros = 1,
+  kOnes = 2,
+  kUniform = 3,
+  kNormal = 4,
+  kData = 5
+};
 
 /// Part of the step an op belongs to; values equal remat.fb.Phase (checked in plan_writer.cc).
-enum class Phase : uint8_t { kForward = 0, kBackward = 1, kRecompute = 2, kUpdate = 3, kCopy = 4, kEval = 5 };
+enum class Phase : uint8_t {
+  kForward = 0,
+  kBackward = 1,
+  kRecompute = 2,
+  kUpdate = 3,
+  kCopy = 4,
+  kEval = 5
+};
 
 /// A tensor of the graph.
 struct Tensor {
@@ -95,11 +109,11 @@ std::vector<float> named(std::initializer_list<std::pair<FloatAttr, float>> valu
 /// module): the step updates them after the backward pass (running_stat_update), the eval
 /// program normalises with them (batch_norm_inference).
 struct BatchNormBuffers {
-  int op = -1;                ///< Index of the batch_norm forward op.
-  int running_mean = -1;      ///< Persistent [C], starts at zeros.
-  int running_var = -1;       ///< Persistent [C], starts at ones.
+  int op = -1;                   ///< Index of the batch_norm forward op.
+  int running_mean = -1;         ///< Persistent [C], starts at zeros.
+  int running_var = -1;          ///< Persistent [C], starts at ones.
   int num_batches_tracked = -1;  ///< Persistent i64 [1], starts at zero.
-  float momentum = 0.1f;      ///< torch's momentum.
+  float momentum = 0.1f;         ///< torch's momentum.
 };
 
 /// A training graph: forward ops, then (after autodiff and the optimizer) backward and update

@@ -44,8 +44,8 @@ void append_update(Graph& graph, const OptimizerSpec& spec, int param, int grad,
   };
   if (spec.kind == OptimizerSpec::Kind::kSgd) {
     namespace s = attr::sgd_update;
-    const std::vector<float> f =
-        named({{s::lr, spec.lr}, {s::momentum, spec.momentum}, {s::weight_decay, spec.weight_decay}});
+    const std::vector<float> f = named(
+        {{s::lr, spec.lr}, {s::momentum, spec.momentum}, {s::weight_decay, spec.weight_decay}});
     if (spec.momentum != 0.0f) {
       const int velocity = state("velocity");
       graph.add_op(OpCode::kSgdUpdate, {param, grad, velocity}, {param, velocity}, {}, f,
@@ -60,7 +60,10 @@ void append_update(Graph& graph, const OptimizerSpec& spec, int param, int grad,
   namespace a = attr::adam_update;
   graph.add_op(OpCode::kAdamUpdate, {param, grad, m, v}, {param, m, v},
                named({{a::decoupled, spec.kind == OptimizerSpec::Kind::kAdamW ? 1 : 0}}),
-               named({{a::lr, spec.lr}, {a::b1, spec.beta1}, {a::b2, spec.beta2}, {a::eps, spec.eps},
+               named({{a::lr, spec.lr},
+                      {a::b1, spec.beta1},
+                      {a::b2, spec.beta2},
+                      {a::eps, spec.eps},
                       {a::weight_decay, spec.weight_decay}}),
                Phase::kUpdate, source);
 }

@@ -12,13 +12,13 @@ namespace compiler {
 /// A parsed optimizer with PyTorch's defaults for what the string leaves out.
 struct OptimizerSpec {
   enum class Kind { kSgd, kAdam, kAdamW } kind = Kind::kSgd;
-  float lr = 0.01f;            ///< Learning rate.
-  float momentum = 0.0f;       ///< SGD momentum.
-  float weight_decay = 0.0f;   ///< L2 (SGD, Adam) or decoupled (AdamW) weight decay.
-  float beta1 = 0.9f;          ///< Adam first-moment decay.
-  float beta2 = 0.999f;        ///< Adam second-moment decay.
-  float eps = 1e-8f;           ///< Adam denominator term.
-  std::string text;            ///< Canonical spelling, stored in the plan.
+  float lr = 0.01f;           ///< Learning rate.
+  float momentum = 0.0f;      ///< SGD momentum.
+  float weight_decay = 0.0f;  ///< L2 (SGD, Adam) or decoupled (AdamW) weight decay.
+  float beta1 = 0.9f;         ///< Adam first-moment decay.
+  float beta2 = 0.999f;       ///< Adam second-moment decay.
+  float eps = 1e-8f;          ///< Adam denominator term.
+  std::string text;           ///< Canonical spelling, stored in the plan.
 };
 
 /// Parses |text|; throws CompileError naming the bad key or value.

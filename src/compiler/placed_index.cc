@@ -37,8 +37,8 @@ PlacedIndex::PlacedIndex(size_t ops) : leaves_(1) {
   starting_.resize(2 * leaves_);
 }
 
-void PlacedIndex::add_to(std::vector<std::unique_ptr<ByteRanges>>& tree, size_t node, uint64_t start,
-                         uint64_t end) {
+void PlacedIndex::add_to(std::vector<std::unique_ptr<ByteRanges>>& tree, size_t node,
+                         uint64_t start, uint64_t end) {
   if (!tree[node]) tree[node].reset(new ByteRanges());
   tree[node]->add(start, end);
 }

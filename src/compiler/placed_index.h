@@ -51,11 +51,12 @@ class PlacedIndex {
   uint64_t lowest_fit(size_t from, size_t to, uint64_t size);
 
  private:
-  void add_to(std::vector<std::unique_ptr<ByteRanges>>& tree, size_t node, uint64_t start, uint64_t end);
+  void add_to(std::vector<std::unique_ptr<ByteRanges>>& tree, size_t node, uint64_t start,
+              uint64_t end);
 
   size_t leaves_;  // a power of two >= ops; node 1 is the root, leaf i is node leaves_ + i
   std::vector<std::unique_ptr<ByteRanges>> covering_, starting_;  // null: no range yet
-  std::vector<const ByteRanges*> scratch_;  // the sets one query reads
+  std::vector<const ByteRanges*> scratch_;                        // the sets one query reads
 };
 
 }  // namespace compiler

@@ -81,18 +81,18 @@ std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
   const auto provenance = fb::CreateProvenance(
       fbb, fbb.CreateString(report.model), static_cast<uint32_t>(report.batch),
       fbb.CreateString(report.strategy), fbb.CreateString(report.optimizer),
-      fbb.CreateString("remat " REMAT_VERSION), fbb.CreateVector(checkpoints),
-      report.forward_flops, report.recomputed_flops, report.step_flops, memory.lower_bound,
-      report.device_budget, static_cast<uint32_t>(report.spilled.size()), report.copy_bandwidth,
-      report.compute_rate, report.copy_seconds > 0 ? report.hidden_copy_seconds / report.copy_seconds : 0.0);
+      fbb.CreateString("remat " REMAT_VERSION), fbb.CreateVector(checkpoints), report.forward_flops,
+      report.recomputed_flops, report.step_flops, memory.lower_bound, report.device_budget,
+      static_cast<uint32_t>(report.spilled.size()), report.copy_bandwidth, report.compute_rate,
+      report.copy_seconds > 0 ? report.hidden_copy_seconds / report.copy_seconds : 0.0);
   const auto tensor_vec = fbb.CreateVector(tensors);
   const auto op_vec = fbb.CreateVector(ops);
   const auto plan = fb::CreatePlan(
-      fbb, REMAT_PLAN_FORMAT_VERSION, memory.alignment, memory.arena_size,
-      memory.persistent_size, memory.host_size, tensor_vec, op_vec, ids(graph.inputs),
-      ids(graph.labels), ids(graph.params), static_cast<uint32_t>(graph.loss), seed, provenance,
-      static_cast<uint32_t>(graph.eval_ops), graph.eval_ops > 0 ? static_cast<uint32_t>(graph.eval_loss) : 0,
-      ids(graph.outputs), ids(graph.buffers));
+      fbb, REMAT_PLAN_FORMAT_VERSION, memory.alignment, memory.arena_size, memory.persistent_size,
+      memory.host_size, tensor_vec, op_vec, ids(graph.inputs), ids(graph.labels), ids(graph.params),
+      static_cast<uint32_t>(graph.loss), seed, provenance, static_cast<uint32_t>(graph.eval_ops),
+      graph.eval_ops > 0 ? static_cast<uint32_t>(graph.eval_loss) : 0, ids(graph.outputs),
+      ids(graph.buffers));
   fb::FinishPlanBuffer(fbb, plan);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

@@ -22,7 +22,8 @@ const char* region_name(Region r) {
 int ArenaPlanner::add_buffer(uint64_t size, int first, int last) {
   if (last < first) {
     throw CompileError("planner: buffer " + std::to_string(buffers_.size()) + " is used from op " +
-                       std::to_string(first) + " to op " + std::to_string(last) + ", which ends before it starts");
+                       std::to_string(first) + " to op " + std::to_string(last) +
+                       ", which ends before it starts");
   }
   buffers_.push_back(Buffer{align_up(size, alignment_), first, last, 0, false});
   return static_cast<int>(buffers_.size()) - 1;
@@ -129,12 +130,16 @@ MemoryPlan plan_memory(const Graph& graph, uint32_t alignment) {
     const Tensor& x = graph.tensors[t];
     plan.size[t] = align_up(x.bytes(), alignment);
     const bool eval_loss = graph.eval_ops > 0 && static_cast<int>(t) == graph.eval_loss;
-    const bool persistent = x.role == Role::kParam || x.role == Role::kState || (x.role == Role::kLoss && !eval_loss);
-    const Region region = persistent ? Region::kPersistent : x.host ? Region::kHost : Region::kArena;
+    const bool persistent =
+        x.role == Role::kParam || x.role == Role::kState || (x.role == Role::kLoss && !eval_loss);
+    const Region region = persistent ? Region::kPersistent
+                          : x.host   ? Region::kHost
+                                     : Region::kArena;
     uint64_t& sum = total[static_cast<size_t>(region)];
     if (plan.size[t] > kMaxRegionBytes - sum) {
-      throw CompileError("tensor '" + x.name + "' (" + std::to_string(plan.size[t]) + " bytes) takes the " +
-                         region_name(region) + " tensors over " + std::to_string(kMaxRegionBytes) +
+      throw CompileError("tensor '" + x.name + "' (" + std::to_string(plan.size[t]) +
+                         " bytes) takes the " + region_name(region) + " tensors over " +
+                         std::to_string(kMaxRegionBytes) +
                          " bytes (2^48), the most one region may hold");
     }
     sum += plan.size[t];

@@ -57,18 +57,18 @@ class ArenaPlanner {
 
 /// Where each tensor of a graph lives and for how long.
 struct MemoryPlan {
-  std::vector<uint8_t> region;     ///< remat::Region of each tensor.
-  std::vector<uint64_t> offset;    ///< Byte offset in its region.
-  std::vector<uint64_t> size;      ///< Aligned size in bytes.
-  std::vector<int> first_use;      ///< First op writing it (-1: before the step).
-  std::vector<int> last_use;       ///< Last op reading it (op count: after the step).
-  uint64_t arena_size = 0;         ///< The larger of the next two.
-  uint64_t step_arena_size = 0;    ///< What the step's tensors need.
-  uint64_t eval_arena_size = 0;    ///< What the eval program's need (0: no eval program).
+  std::vector<uint8_t> region;   ///< remat::Region of each tensor.
+  std::vector<uint64_t> offset;  ///< Byte offset in its region.
+  std::vector<uint64_t> size;    ///< Aligned size in bytes.
+  std::vector<int> first_use;    ///< First op writing it (-1: before the step).
+  std::vector<int> last_use;     ///< Last op reading it (op count: after the step).
+  uint64_t arena_size = 0;       ///< The larger of the next two.
+  uint64_t step_arena_size = 0;  ///< What the step's tensors need.
+  uint64_t eval_arena_size = 0;  ///< What the eval program's need (0: no eval program).
   uint64_t persistent_size = 0;
   uint64_t host_size = 0;
-  uint64_t lower_bound = 0;        ///< Arena lower bound (ArenaPlanner::lower_bound()).
-  uint32_t alignment = 0;          ///< As given to plan_memory().
+  uint64_t lower_bound = 0;  ///< Arena lower bound (ArenaPlanner::lower_bound()).
+  uint32_t alignment = 0;    ///< As given to plan_memory().
 };
 
 /// The most bytes the tensors of one region may add up to (256 TiB): far above any device, and

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-
 namespace remat {
 namespace compiler {
 namespace {
@@ -25,8 +24,12 @@ class Recomputer {
  public:
   Recomputer(Graph& g, size_t forward_ops, const std::vector<int>& checkpoints,
              const std::vector<std::vector<int>>& nested)
-      : g_(g), forward_ops_(forward_ops), producer_(producers(g, forward_ops)),
-        kept_(g.tensors.size(), false), copy_(g.tensors.size(), -1), segment_(forward_ops, 0),
+      : g_(g),
+        forward_ops_(forward_ops),
+        producer_(producers(g, forward_ops)),
+        kept_(g.tensors.size(), false),
+        copy_(g.tensors.size(), -1),
+        segment_(forward_ops, 0),
         level_(g.tensors.size(), -1) {
     std::vector<bool> is_checkpoint(g.tensors.size(), false);
     for (int c : checkpoints) is_checkpoint[c] = true;
@@ -44,7 +47,8 @@ class Recomputer {
     }
     last_segment_ = s;
     done_.assign(static_cast<size_t>(s) + 1, false);
-    // Segments number the forward ops in order, so each is one run of ops: [begin_[s], begin_[s + 1]).
+    // Segments number the forward ops in order, so each is one run of ops: [begin_[s], begin_[s +
+    // 1]).
     begin_.assign(static_cast<size_t>(s) + 2, forward_ops);
     for (size_t i = forward_ops; i-- > 0;) begin_[segment_[i]] = i;
     for (size_t k = begin_.size() - 1; k-- > 0;) begin_[k] = std::min(begin_[k], begin_[k + 1]);
@@ -92,8 +96,10 @@ class Recomputer {
   // to, also where it is read after the segment it starts is done (a weight gradient), rather
   // than recomputed with its whole segment ahead of time.
   void make_copy(int t) {
-    if (level_[t] >= 0) sweep_to(t);
-    else recompute_segment(segment_[producer_[t]]);
+    if (level_[t] >= 0)
+      sweep_to(t);
+    else
+      recompute_segment(segment_[producer_[t]]);
   }
 
   void recompute_segment(int s) {
@@ -154,12 +160,15 @@ class Recomputer {
       if (!run[i]) continue;
       const Op source = g_.ops[i];
       std::vector<int> inputs;
-      for (int t : source.inputs) inputs.push_back(kept_[t] ? t : copy_[t] >= 0 ? copy_[t] : temporary[t]);
+      for (int t : source.inputs)
+        inputs.push_back(kept_[t] ? t : copy_[t] >= 0 ? copy_[t] : temporary[t]);
       std::vector<int> outputs;
       for (int t : source.outputs) {
         const int c = add_copy(t, hold[t] ? "@recomputed" : "@swept");
-        if (hold[t]) copy_[t] = c;
-        else temporary[t] = c;
+        if (hold[t])
+          copy_[t] = c;
+        else
+          temporary[t] = c;
         outputs.push_back(c);
       }
       g_.add_op(source.code, inputs, outputs, source.iattrs, source.fattrs, Phase::kRecompute,
@@ -171,7 +180,8 @@ class Recomputer {
   // than once), that the rewrite's own tables know.
   int add_copy(int t, const char* suffix) {
     const Tensor& x = g_.tensors[t];
-    const int c = g_.add_tensor(g_.unique_name(x.name + suffix), x.dtype, x.shape, Role::kActivation);
+    const int c =
+        g_.add_tensor(g_.unique_name(x.name + suffix), x.dtype, x.shape, Role::kActivation);
     copy_.push_back(-1);
     kept_.push_back(true);
     needed_.push_back(false);
@@ -204,10 +214,13 @@ std::vector<int> manual_checkpoints(const Graph& g, size_t forward_ops, const st
     const int t = g.find(name);
     if (t < 0 || std::find(candidates.begin(), candidates.end(), t) == candidates.end()) {
       std::string names;
-      for (size_t i = 0; i < candidates.size() && i < 40; ++i) names += (i ? ", " : "") + g.tensors[candidates[i]].name;
-      if (candidates.size() > 40) names += ", ... (" + std::to_string(candidates.size()) + " in all)";
+      for (size_t i = 0; i < candidates.size() && i < 40; ++i)
+        names += (i ? ", " : "") + g.tensors[candidates[i]].name;
+      if (candidates.size() > 40)
+        names += ", ... (" + std::to_string(candidates.size()) + " in all)";
       throw CompileError("manual checkpoint '" + name + "' is " +
-                         (t < 0 ? std::string("not a tensor of the model") : "not a forward activation the backward pass reads") +
+                         (t < 0 ? std::string("not a tensor of the model")
+                                : "not a forward activation the backward pass reads") +
                          "; candidates: " + names);
     }
     chosen.push_back(t);
@@ -270,7 +283,8 @@ std::vector<int> checkpoint_candidates(const Graph& g, size_t forward_ops) {
   }
   std::vector<int> out;
   for (size_t t = 0; t < g.tensors.size(); ++t) {
-    if (read[t] && is_forward_activation(g, producer, static_cast<int>(t))) out.push_back(static_cast<int>(t));
+    if (read[t] && is_forward_activation(g, producer, static_cast<int>(t)))
+      out.push_back(static_cast<int>(t));
   }
   return out;
 }
@@ -285,7 +299,8 @@ std::vector<int> split_points(const Graph& g, size_t forward_ops) {
   std::vector<int> count(forward_ops + 1, 0);
   std::vector<long long> id_sum(forward_ops + 1, 0);
   for (size_t t = 0; t < g.tensors.size(); ++t) {
-    if (!is_forward_activation(g, producer, static_cast<int>(t)) || last_read[t] <= producer[t]) continue;
+    if (!is_forward_activation(g, producer, static_cast<int>(t)) || last_read[t] <= producer[t])
+      continue;
     count[producer[t]] += 1;
     count[last_read[t]] -= 1;
     id_sum[producer[t]] += static_cast<long long>(t);
@@ -304,9 +319,11 @@ std::vector<int> split_points(const Graph& g, size_t forward_ops) {
   return out;
 }
 
-std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const std::string& strategy) {
+std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops,
+                                    const std::string& strategy) {
   if (strategy == "none") return checkpoint_candidates(g, forward_ops);
-  if (strategy.compare(0, 7, "manual:") == 0) return manual_checkpoints(g, forward_ops, strategy.substr(7));
+  if (strategy.compare(0, 7, "manual:") == 0)
+    return manual_checkpoints(g, forward_ops, strategy.substr(7));
   if (strategy == "splits") return split_points(g, forward_ops);
   if (strategy == "selective") {
     // Keep what is costly to recompute and cheap to store: outputs of products with a weight
@@ -323,14 +340,17 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops, const st
       const Op& op = g.ops[producer[t]];
       bool weight = false;
       for (int in : op.inputs) weight = weight || g.tensors[in].role == Role::kParam;
-      if (((op.code == OpCode::kMatMul || op.code == OpCode::kConv) && weight) || op.code == OpCode::kLayerNorm ||
-          op.code == OpCode::kBatchNorm || op.code == OpCode::kEmbedding) {
+      if (((op.code == OpCode::kMatMul || op.code == OpCode::kConv) && weight) ||
+          op.code == OpCode::kLayerNorm || op.code == OpCode::kBatchNorm ||
+          op.code == OpCode::kEmbedding) {
         chosen.push_back(t);
       }
     }
     return past_cheap_chains(g, forward_ops, chosen, candidates);
   }
-  throw CompileError("strategy '" + strategy + "' is not supported (strategies: none, sqrt, splits, selective, budget, auto, manual:T1,T2,...)");
+  throw CompileError("strategy '" + strategy +
+                     "' is not supported (strategies: none, sqrt, splits, selective, budget, auto, "
+                     "manual:T1,T2,...)");
 }
 
 void apply_recompute(Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,

@@ -22,9 +22,10 @@ std::vector<int> split_points(const Graph& graph, size_t forward_ops);
 /// Checkpoints for |strategy|: "none" (every activation: nothing is recomputed), "splits"
 /// (every split point: the smallest segments, and so the most checkpoints to spill),
 /// "selective" or "manual:NAME,NAME". The strategies that plan candidates for real are
-/// strategies/sqrt.h's and strategies/budget.h's. Throws CompileError for an unknown strategy, or an
-/// unknown or unsuitable name (the message lists valid candidates).
-std::vector<int> choose_checkpoints(const Graph& graph, size_t forward_ops, const std::string& strategy);
+/// strategies/sqrt.h's and strategies/budget.h's. Throws CompileError for an unknown strategy, or
+/// an unknown or unsuitable name (the message lists valid candidates).
+std::vector<int> choose_checkpoints(const Graph& graph, size_t forward_ops,
+                                    const std::string& strategy);
 
 /// Rewrites |graph| so that the ops after the first |forward_ops| (backward and updates) read
 /// only |checkpoints|, inputs, parameters, activations of the last segment and recomputed

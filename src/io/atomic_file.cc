@@ -44,7 +44,8 @@ std::string random_suffix() {
   static std::atomic<uint64_t> counter{0};
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);
-  uint64_t x = static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+  uint64_t x =
+      static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
   x ^= (counter.fetch_add(1) + 1) * 0x9e3779b97f4a7c15ull;
   x ^= reinterpret_cast<uintptr_t>(&now);
   // splitmix64's finaliser: nearby inputs give unrelated outputs.
@@ -65,7 +66,7 @@ bool check_writable(const std::string& path, std::string* error) {
     return false;
   }
   const std::string dir = directory_of(path);
-  struct stat st{};
+  struct stat st {};
   if (stat(dir.c_str(), &st) != 0) {
     *error = path + ": cannot write in directory '" + dir + "': " + errno_text(errno);
     return false;
@@ -175,7 +176,8 @@ bool AtomicFileWriter::flush_buffer() {
 
 bool AtomicFileWriter::write(const void* data, size_t bytes) {
   if (fd_ < 0) {
-    return error_.empty() ? set_failure(committed_ ? "write after commit" : "write before open", 0) : false;
+    return error_.empty() ? set_failure(committed_ ? "write after commit" : "write before open", 0)
+                          : false;
   }
   const uint8_t* p = static_cast<const uint8_t*>(data);
   if (buffer_.size() + bytes > kBufferBytes && !flush_buffer()) return false;
@@ -186,7 +188,8 @@ bool AtomicFileWriter::write(const void* data, size_t bytes) {
 
 bool AtomicFileWriter::commit() {
   if (fd_ < 0) {
-    return error_.empty() ? set_failure(committed_ ? "committed twice" : "commit before open", 0) : false;
+    return error_.empty() ? set_failure(committed_ ? "committed twice" : "commit before open", 0)
+                          : false;
   }
   if (!flush_buffer()) return false;
   if (fsync(fd_) != 0) return set_failure("fsync failed", errno);
@@ -204,11 +207,13 @@ bool AtomicFileWriter::commit() {
   // Without this the rename itself may be lost in a crash, leaving the old file in place.
   const std::string dir = directory_of(path_);
   const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return set_failure("written, but cannot open directory '" + dir + "' to sync it", errno);
+  if (dir_fd < 0)
+    return set_failure("written, but cannot open directory '" + dir + "' to sync it", errno);
   const bool synced = fsync(dir_fd) == 0 || errno == EINVAL;  // EINVAL: no directory fsync here.
   const int sync_errno = errno;
   close(dir_fd);
-  if (!synced) return set_failure("written, but syncing directory '" + dir + "' failed", sync_errno);
+  if (!synced)
+    return set_failure("written, but syncing directory '" + dir + "' failed", sync_errno);
   return true;
 }
 

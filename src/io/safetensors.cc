@@ -75,8 +75,8 @@ bool validate_layout(const std::vector<Entry>& entries, uint64_t data_size, std:
     if (bytes != e.end - e.begin) {
       *error = where + " has data_offsets [" + std::to_string(e.begin) + ", " +
                std::to_string(e.end) + "] (" + std::to_string(e.end - e.begin) +
-               " bytes) but dtype " + e.dtype + " and shape " + list_string(e.shape) +
-               " need " + std::to_string(bytes);
+               " bytes) but dtype " + e.dtype + " and shape " + list_string(e.shape) + " need " +
+               std::to_string(bytes);
       return false;
     }
   }
@@ -89,10 +89,9 @@ bool validate_layout(const std::vector<Entry>& entries, uint64_t data_size, std:
   const Entry* previous = nullptr;
   for (const Entry* e : by_offset) {
     if (e->begin < cursor) {
-      *error = "tensor " + quote(e->name) + " data_offsets [" + std::to_string(e->begin) +
-               ", " + std::to_string(e->end) + "] overlap tensor " + quote(previous->name) +
-               " [" + std::to_string(previous->begin) + ", " + std::to_string(previous->end) +
-               "]";
+      *error = "tensor " + quote(e->name) + " data_offsets [" + std::to_string(e->begin) + ", " +
+               std::to_string(e->end) + "] overlap tensor " + quote(previous->name) + " [" +
+               std::to_string(previous->begin) + ", " + std::to_string(previous->end) + "]";
       return false;
     }
     if (e->begin > cursor) {
@@ -130,8 +129,7 @@ void append_json_string(const std::string& s, std::string* out) {
 }
 
 bool check_utf8(const std::string& s, const std::string& what, std::string* error) {
-  const size_t bad = first_invalid_utf8(reinterpret_cast<const unsigned char*>(s.data()),
-                                        s.size());
+  const size_t bad = first_invalid_utf8(reinterpret_cast<const unsigned char*>(s.data()), s.size());
   if (bad == s.size()) return true;
   *error = what + " " + quote(s) + " is not valid UTF-8 at byte " + std::to_string(bad);
   return false;
@@ -249,9 +247,8 @@ bool encode_header(const SafeTensorsFile& file, std::string* header_out,
       }
     }
     if (bytes != t.data.size()) {
-      *error = where + " holds " + std::to_string(t.data.size()) + " bytes but dtype " +
-               t.dtype + " and shape " + list_string(t.shape) + " need " +
-               std::to_string(bytes);
+      *error = where + " holds " + std::to_string(t.data.size()) + " bytes but dtype " + t.dtype +
+               " and shape " + list_string(t.shape) + " need " + std::to_string(bytes);
       return false;
     }
   }

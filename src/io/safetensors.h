@@ -47,8 +47,7 @@ size_t safetensors_dtype_size(const std::string& dtype);
 /// On failure returns false, sets |error| to what is wrong and leaves |out| unspecified;
 /// "header byte N" in a message counts from the first byte of the JSON (file offset N + 8).
 /// The caller keeps ownership of |bytes|; |out| copies what it needs.
-bool parse_safetensors(const uint8_t* bytes, size_t size, SafeTensorsFile* out,
-                       std::string* error);
+bool parse_safetensors(const uint8_t* bytes, size_t size, SafeTensorsFile* out, std::string* error);
 
 /// Reads the file at |path| into |out|; on failure returns false and sets |error| to a
 /// message that names |path| and what is wrong.
@@ -69,8 +68,7 @@ bool serialize_safetensors(const SafeTensorsFile& file, std::vector<uint8_t>* ou
 /// memory) to a temporary file renamed over |path|. On failure returns false, sets |error| to
 /// a message naming |path|, and |path| keeps its old contents (or stays absent). Defined in
 /// safetensors_write.cc, which needs io/atomic_file.cc; the rest of this header does not.
-bool write_safetensors(const std::string& path, const SafeTensorsFile& file,
-                       std::string* error);
+bool write_safetensors(const std::string& path, const SafeTensorsFile& file, std::string* error);
 
 }  // namespace remat
 

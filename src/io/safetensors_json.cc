@@ -238,9 +238,7 @@ class HeaderParser {
           append_utf8(cp, out);
           break;
         }
-        default:
-          --pos_;
-          return fail("bad escape '\\" + next_char() + "' in " + what);
+        default: --pos_; return fail("bad escape '\\" + next_char() + "' in " + what);
       }
     }
   }
@@ -259,14 +257,13 @@ class HeaderParser {
     if (token.empty()) return fail("expected an integer for " + what + ", found " + next_char());
     const bool digits_only = token.find_first_not_of("0123456789") == std::string::npos;
     if (!digits_only || (token.size() > 1 && token[0] == '0')) {
-      return fail(what + " must be a non-negative integer, found '" +
-                  token.substr(0, 32) + "'");
+      return fail(what + " must be a non-negative integer, found '" + token.substr(0, 32) + "'");
     }
     uint64_t v = 0;
     for (char c : token) {
       const uint64_t d = static_cast<uint64_t>(c - '0');
-      if (v > (UINT64_MAX - d) / 10) return fail(what + " " + token.substr(0, 32) +
-                                                 " does not fit in 64 bits");
+      if (v > (UINT64_MAX - d) / 10)
+        return fail(what + " " + token.substr(0, 32) + " does not fit in 64 bits");
       v = v * 10 + d;
     }
     pos_ += token.size();

@@ -9,8 +9,7 @@
 
 namespace remat {
 
-bool write_safetensors(const std::string& path, const SafeTensorsFile& file,
-                       std::string* error) {
+bool write_safetensors(const std::string& path, const SafeTensorsFile& file, std::string* error) {
   std::string header;
   std::vector<const SafeTensor*> order;
   if (!safetensors_internal::encode_header(file, &header, &order, error)) {
@@ -20,7 +19,8 @@ bool write_safetensors(const std::string& path, const SafeTensorsFile& file,
   // Tensor by tensor from the caller's buffers: the file is never held twice in memory.
   io::AtomicFileWriter writer;
   bool ok = writer.open(path) && writer.write(header.data(), header.size());
-  for (size_t i = 0; ok && i < order.size(); ++i) ok = writer.write(order[i]->data.data(), order[i]->data.size());
+  for (size_t i = 0; ok && i < order.size(); ++i)
+    ok = writer.write(order[i]->data.data(), order[i]->data.size());
   if (ok && writer.commit()) return true;
   *error = writer.error();
   return false;

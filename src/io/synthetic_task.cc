@@ -77,9 +77,11 @@ std::vector<std::vector<uint8_t>> SyntheticTask::batch(uint64_t step) const {
   if (transformer_) {
     std::vector<int32_t> tokens(static_cast<size_t>(batch_ * seq_));
     for (size_t i = 0; i < tokens.size(); ++i) {
-      tokens[i] = static_cast<int32_t>(philox_word(seed_, step, kDataKey, i) % static_cast<uint32_t>(vocab_));
+      tokens[i] = static_cast<int32_t>(philox_word(seed_, step, kDataKey, i) %
+                                       static_cast<uint32_t>(vocab_));
     }
-    for (int64_t b = 0; b < batch_; ++b) labels[b] = tokens[b * seq_] % static_cast<int32_t>(classes_);
+    for (int64_t b = 0; b < batch_; ++b)
+      labels[b] = tokens[b * seq_] % static_cast<int32_t>(classes_);
     return {bytes_of(tokens), bytes_of(labels)};
   }
   std::vector<float> x(static_cast<size_t>(batch_ * in_));

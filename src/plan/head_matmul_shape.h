@@ -20,22 +20,25 @@ constexpr int64_t kHeadLayoutBits = 7;  ///< Every valid bit.
 /// One operand's matrices: product i (outer entry i / heads, head i % heads) starts at
 /// offset(i) floats into the tensor, its rows |ld| floats apart.
 struct HeadOperand {
-  int64_t rows, cols;     ///< One product's stored matrix.
-  int64_t ld;             ///< Floats from one row to the next.
-  int64_t head_stride;    ///< Floats from one head's matrix to the next head's.
-  int64_t outer_stride;   ///< Floats from one outer entry's heads to the next entry's.
-  int64_t products;       ///< Matrices the tensor holds (outer entries x heads).
-  bool whole_heads;       ///< The tensor divides into |heads| matrices per outer entry.
+  int64_t rows, cols;    ///< One product's stored matrix.
+  int64_t ld;            ///< Floats from one row to the next.
+  int64_t head_stride;   ///< Floats from one head's matrix to the next head's.
+  int64_t outer_stride;  ///< Floats from one outer entry's heads to the next entry's.
+  int64_t products;      ///< Matrices the tensor holds (outer entries x heads).
+  bool whole_heads;      ///< The tensor divides into |heads| matrices per outer entry.
 
   /// Offset in floats of product |i| of an op with |heads| heads (heads > 0).
-  int64_t offset(int64_t i, int64_t heads) const { return i / heads * outer_stride + i % heads * head_stride; }
+  int64_t offset(int64_t i, int64_t heads) const {
+    return i / heads * outer_stride + i % heads * head_stride;
+  }
 };
 
 /// A tensor of |rank| >= 2 dims |dims| and |numel| elements as |heads| > 0 heads' matrices.
 /// Interleaved: [..., rows, heads * cols], head h's matrix the columns h * cols to
 /// (h + 1) * cols - 1 of each row (a linear layer's output, viewed per head without a permute).
 /// Otherwise: [..., rows, cols] with the heads' matrices one after another.
-inline HeadOperand head_operand(const int64_t* dims, int rank, int64_t numel, int64_t heads, bool interleaved) {
+inline HeadOperand head_operand(const int64_t* dims, int rank, int64_t numel, int64_t heads,
+                                bool interleaved) {
   HeadOperand o{};
   const int64_t last = rank >= 1 ? dims[rank - 1] : 1;
   o.rows = rank >= 2 ? dims[rank - 2] : 1;
@@ -63,16 +66,18 @@ struct HeadMatmulShape {
   bool trans_a, trans_b;  ///< op(A) = A^T, op(B) = B^T.
   int64_t heads;          ///< Heads per outer entry.
   HeadOperand a, b, c;    ///< Each tensor's matrices.
-  int64_t m, n, k;  ///< The product's sizes.
-  int64_t kb;       ///< K as B gives it; equal to k in a valid op.
-  bool valid;       ///< Whole heads everywhere and one product count for A, B and C.
+  int64_t m, n, k;        ///< The product's sizes.
+  int64_t kb;             ///< K as B gives it; equal to k in a valid op.
+  bool valid;             ///< Whole heads everywhere and one product count for A, B and C.
 };
 
 /// The shape of a head_matmul with tensors A, B, C (dims, rank, element count each), the
 /// transpose flags, |heads| > 0 and the `interleaved` bits (kHeadsOfA, kHeadsOfB, kHeadsOfC).
-inline HeadMatmulShape head_matmul_shape(const int64_t* a, int a_rank, int64_t a_numel, const int64_t* b, int b_rank,
-                                         int64_t b_numel, const int64_t* c, int c_rank, int64_t c_numel,
-                                         bool trans_a, bool trans_b, int64_t heads, int64_t interleaved) {
+inline HeadMatmulShape head_matmul_shape(const int64_t* a, int a_rank, int64_t a_numel,
+                                         const int64_t* b, int b_rank, int64_t b_numel,
+                                         const int64_t* c, int c_rank, int64_t c_numel,
+                                         bool trans_a, bool trans_b, int64_t heads,
+                                         int64_t interleaved) {
   HeadMatmulShape s{};
   s.trans_a = trans_a;
   s.trans_b = trans_b;

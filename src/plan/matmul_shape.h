@@ -18,12 +18,12 @@ enum class MatmulMode : uint8_t {
 /// A matmul's sizes: C = alpha * op(A) op(B), op(A) M x K, op(B) K x N, per batch entry.
 struct MatmulShape {
   bool trans_a, trans_b;
-  int64_t a_rows, a_cols;  ///< A's stored matrix (its last two dims; rank 1: one row).
-  int64_t b_rows, b_cols;  ///< B's stored matrix.
-  int64_t m, n, k;         ///< The product's sizes.
-  int64_t kb;              ///< K as B gives it; equal to |k| in a valid op.
+  int64_t a_rows, a_cols;             ///< A's stored matrix (its last two dims; rank 1: one row).
+  int64_t b_rows, b_cols;             ///< B's stored matrix.
+  int64_t m, n, k;                    ///< The product's sizes.
+  int64_t kb;                         ///< K as B gives it; equal to |k| in a valid op.
   int64_t batch_a, batch_b, batch_c;  ///< Matrices in each tensor.
-  MatmulMode mode;         ///< Chosen in the order reduce, broadcast, batched.
+  MatmulMode mode;                    ///< Chosen in the order reduce, broadcast, batched.
 };
 
 /// The last two dims of a tensor of |rank| dims |dims| and |numel| elements as a matrix, and

@@ -46,11 +46,19 @@ remat_status check_counts(Op& op, const OpInfo& info) {
   }
   const int64_t r = op.attr(attr::permute::rank);
   if (r < 1 || r > REMAT_MAX_RANK) {
-    return fail(op, REMAT_ERROR_BAD_ARITY).iattr(attr::permute::rank).text(" is ").num(r).text(", expected 1..6");
+    return fail(op, REMAT_ERROR_BAD_ARITY)
+        .iattr(attr::permute::rank)
+        .text(" is ")
+        .num(r)
+        .text(", expected 1..6");
   }
   if (op.num_iattrs != 1 + 2 * r) {
-    return fail(op, REMAT_ERROR_BAD_ARITY).num(op.num_iattrs).text(" iattrs, expected 1 + 2r = ")
-        .num(1 + 2 * r).text(" for r = ").num(r);
+    return fail(op, REMAT_ERROR_BAD_ARITY)
+        .num(op.num_iattrs)
+        .text(" iattrs, expected 1 + 2r = ")
+        .num(1 + 2 * r)
+        .text(" for r = ")
+        .num(r);
   }
   return REMAT_OK;
 }
@@ -62,14 +70,18 @@ remat_status check_pointers(Op& op) {
                         : op.num_fattrs && !op.fattrs ? "fattrs"
                                                       : nullptr;
   if (missing == nullptr) return REMAT_OK;
-  return fail(op, REMAT_ERROR_INVALID_ARGUMENT).text(missing)
+  return fail(op, REMAT_ERROR_INVALID_ARGUMENT)
+      .text(missing)
       .text(" is null but its count is not 0");
 }
 
 remat_status check_fattrs_finite(Op& op) {
   for (uint32_t i = 0; i < op.num_fattrs; ++i) {
     if (!std::isfinite(op.fattrs[i])) {
-      return bad_shape(op).fattr(i).text(" is ").real(op.fattrs[i])
+      return bad_shape(op)
+          .fattr(i)
+          .text(" is ")
+          .real(op.fattrs[i])
           .text(", expected a finite value");
     }
   }
@@ -81,11 +93,17 @@ remat_status check_sgd_velocity(Op& op) {
   const float momentum = op.attr(attr::sgd_update::momentum);
   const bool velocity = momentum != 0.0f;
   if (op.num_in == (velocity ? 3u : 2u) && op.num_out == (velocity ? 2u : 1u)) return REMAT_OK;
-  return fail(op, REMAT_ERROR_BAD_ARITY).fattr(attr::sgd_update::momentum).text(" is ")
+  return fail(op, REMAT_ERROR_BAD_ARITY)
+      .fattr(attr::sgd_update::momentum)
+      .text(" is ")
       .real(momentum)
       .text(velocity ? ", which needs input 2 and output 1 (velocity)"
                      : ", which takes no velocity input or output")
-      .text("; found ").num(op.num_in).text(" inputs and ").num(op.num_out).text(" outputs");
+      .text("; found ")
+      .num(op.num_in)
+      .text(" inputs and ")
+      .num(op.num_out)
+      .text(" outputs");
 }
 
 // Rank 1..6, every dim >= 1, element count <= kMaxTensorElements; records the count.
@@ -95,15 +113,18 @@ remat_status check_tensor(Op& op, Slot s) {
     return bad_shape(op).tensor(s).text(" has rank ").num(v.rank).text(", expected 1..6");
   }
   if (v.dims == nullptr) {
-    return fail(op, REMAT_ERROR_INVALID_ARGUMENT).tensor(s).text(" has rank ").num(v.rank)
+    return fail(op, REMAT_ERROR_INVALID_ARGUMENT)
+        .tensor(s)
+        .text(" has rank ")
+        .num(v.rank)
         .text(" but null dims");
   }
   int64_t numel = 1;
   for (int i = 0; i < v.rank; ++i) {
     const int64_t d = v.dims[i];
     if (d < 1) {
-      return bad_shape(op).has_dims(s).text(": dim ").num(i).text(" is ").num(d)
-          .text(", expected >= 1");
+      return bad_shape(op).has_dims(s).text(": dim ").num(i).text(" is ").num(d).text(
+          ", expected >= 1");
     }
     // numel * d > limit, tested without forming the product.
     if (d > kMaxTensorElements / numel) {
@@ -133,10 +154,17 @@ Want wanted_dtype(const OpInfo& info, Slot s) {
 remat_status check_dtype(Op& op, Slot s) {
   const uint8_t dtype = op.view(s).dtype;
   const Want want = wanted_dtype(*op.info, s);
-  const uint8_t exact = want == Want::kI32 ? REMAT_DTYPE_I32 : want == Want::kI64 ? REMAT_DTYPE_I64 : REMAT_DTYPE_F32;
+  const uint8_t exact = want == Want::kI32   ? REMAT_DTYPE_I32
+                        : want == Want::kI64 ? REMAT_DTYPE_I64
+                                             : REMAT_DTYPE_F32;
   if (want == Want::kAny ? dtype <= REMAT_DTYPE_I64 : dtype == exact) return REMAT_OK;
-  return fail(op, REMAT_ERROR_BAD_DTYPE).tensor(s).text(" has dtype ").text(dtype_name(dtype))
-      .text(" (").num(dtype).text("), expected ")
+  return fail(op, REMAT_ERROR_BAD_DTYPE)
+      .tensor(s)
+      .text(" has dtype ")
+      .text(dtype_name(dtype))
+      .text(" (")
+      .num(dtype)
+      .text("), expected ")
       .text(want == Want::kAny ? "f32, f16, bf16, i32 or i64" : dtype_name(exact));
 }
 
@@ -144,14 +172,23 @@ remat_status check_dtype(Op& op, Slot s) {
 
 remat_status check_op(uint16_t code, const ShapeView* inputs, uint32_t num_inputs,
                       const ShapeView* outputs, uint32_t num_outputs, const int64_t* iattrs,
-                      uint32_t num_iattrs, const float* fattrs, uint32_t num_fattrs,
-                      char* message, size_t capacity) {
+                      uint32_t num_iattrs, const float* fattrs, uint32_t num_fattrs, char* message,
+                      size_t capacity) {
   if (message != nullptr && capacity > 0) message[0] = '\0';  // The message on success.
   const OpInfo* info = op_info(code);
-  Op op = {code, info ? info->name : "op", info, inputs, num_inputs, outputs, num_outputs,
-           iattrs, num_iattrs, fattrs, num_fattrs, message, capacity, 0, {}, {}};
+  Op op = {code,        info ? info->name : "op",
+           info,        inputs,
+           num_inputs,  outputs,
+           num_outputs, iattrs,
+           num_iattrs,  fattrs,
+           num_fattrs,  message,
+           capacity,    0,
+           {},          {}};
   if (info == nullptr) {
-    return fail(op, REMAT_ERROR_UNKNOWN_OP).text("unknown opcode ").num(code).text(", expected 1..")
+    return fail(op, REMAT_ERROR_UNKNOWN_OP)
+        .text("unknown opcode ")
+        .num(code)
+        .text(", expected 1..")
         .num(static_cast<int64_t>(kOpCodeCount) - 1);
   }
   // No array is read before its pointer is known and its count is bounded by the op table.

@@ -43,8 +43,8 @@ struct ShapeView {
 /// outputs are their inputs) is the caller's to check on tensor ids; here only shapes are.
 remat_status check_op(uint16_t code, const ShapeView* inputs, uint32_t num_inputs,
                       const ShapeView* outputs, uint32_t num_outputs, const int64_t* iattrs,
-                      uint32_t num_iattrs, const float* fattrs, uint32_t num_fattrs,
-                      char* message, size_t capacity);
+                      uint32_t num_iattrs, const float* fattrs, uint32_t num_fattrs, char* message,
+                      size_t capacity);
 
 }  // namespace remat
 

@@ -37,7 +37,7 @@ struct Op {
   uint32_t num_iattrs;
   const float* fattrs;
   uint32_t num_fattrs;
-  char* message;             // Null, or |capacity| bytes of which |length| hold the message.
+  char* message;  // Null, or |capacity| bytes of which |length| hold the message.
   size_t capacity;
   size_t length;
   int64_t numel_in[kMaxOpInputs];  // Element counts, set as each tensor's shape is checked.
@@ -140,8 +140,11 @@ inline Failure fail(Op& op, remat_status status) { return Failure(&op, status); 
 inline Failure bad_shape(Op& op) { return Failure(&op, REMAT_ERROR_BAD_SHAPE); }
 
 /// Returns the status of |expr| from the enclosing function unless it is REMAT_OK.
-#define RETURN_IF_FAILED(expr) \
-  do { const remat_status status_ = (expr); if (status_ != REMAT_OK) return status_; } while (0)
+#define RETURN_IF_FAILED(expr)               \
+  do {                                       \
+    const remat_status status_ = (expr);     \
+    if (status_ != REMAT_OK) return status_; \
+  } while (0)
 
 // ---- Shape relations shared by the rules (op_check_rules.cc); each returns REMAT_OK or a
 // REMAT_ERROR_BAD_SHAPE failure naming the tensor or attribute and what was expected.

@@ -10,20 +10,32 @@
 namespace remat {
 namespace op_check_internal {
 
-// ---- Shape relations shared by many ops (declared in op_check_internal.h) ------------------------
+// ---- Shape relations shared by many ops (declared in op_check_internal.h) ----------------------
 
 remat_status same_numel(Op& op, Slot s, Slot ref) {
   if (op.numel(s) == op.numel(ref)) return REMAT_OK;
-  return bad_shape(op).has_numel(s).text(", expected ").num(op.numel(ref)).text(" elements as ")
-      .tensor(ref).text(" ").dims(ref);
+  return bad_shape(op)
+      .has_numel(s)
+      .text(", expected ")
+      .num(op.numel(ref))
+      .text(" elements as ")
+      .tensor(ref)
+      .text(" ")
+      .dims(ref);
 }
 
 // Same element count and same row length: for ops that work along the last axis.
 remat_status same_rows(Op& op, Slot s, Slot ref) {
   RETURN_IF_FAILED(same_numel(op, s, ref));
   if (op.dim(s, -1) == op.dim(ref, -1)) return REMAT_OK;
-  return bad_shape(op).has_dims(s).text(", expected last dim ").num(op.dim(ref, -1)).text(" as ")
-      .tensor(ref).text(" ").dims(ref);
+  return bad_shape(op)
+      .has_dims(s)
+      .text(", expected last dim ")
+      .num(op.dim(ref, -1))
+      .text(" as ")
+      .tensor(ref)
+      .text(" ")
+      .dims(ref);
 }
 
 remat_status same_dims(Op& op, Slot s, Slot ref) {
@@ -36,8 +48,16 @@ remat_status same_dims(Op& op, Slot s, Slot ref) {
 // |s| has |expected| elements, named |what| and derived from |from|.
 remat_status numel_is(Op& op, Slot s, int64_t expected, const char* what, Slot from) {
   if (op.numel(s) == expected) return REMAT_OK;
-  return bad_shape(op).has_numel(s).text(", expected ").text(what).text(" = ").num(expected)
-      .text(" from ").tensor(from).text(" ").dims(from);
+  return bad_shape(op)
+      .has_numel(s)
+      .text(", expected ")
+      .text(what)
+      .text(" = ")
+      .num(expected)
+      .text(" from ")
+      .tensor(from)
+      .text(" ")
+      .dims(from);
 }
 
 remat_status is_scalar(Op& op, Slot s) {
@@ -58,7 +78,11 @@ remat_status trailing_dims_of(Op& op, Slot part, Slot whole) {
     equal = op.dim(part, i) == op.dim(whole, skip + i);
   }
   if (equal) return REMAT_OK;
-  return bad_shape(op).has_dims(part).text(", expected trailing dims of ").tensor(whole).text(" ")
+  return bad_shape(op)
+      .has_dims(part)
+      .text(", expected trailing dims of ")
+      .tensor(whole)
+      .text(" ")
       .dims(whole);
 }
 
@@ -91,7 +115,6 @@ remat_status fattr_in(Op& op, FloatAttr a, float lo, bool open_lo, float hi) {
 
 namespace {
 
-
 // ---- Per-op relations --------------------------------------------------------------------------
 
 remat_status check_matmul(Op& op) {
@@ -101,7 +124,10 @@ remat_status check_matmul(Op& op) {
   const Slot matrices[] = {a, b, c};
   for (Slot s : matrices) {
     if (op.rank(s) < 2) {
-      return bad_shape(op).has_dims(s).text(": rank ").num(op.rank(s))
+      return bad_shape(op)
+          .has_dims(s)
+          .text(": rank ")
+          .num(op.rank(s))
           .text(", expected at least 2 (a matrix)");
     }
   }
@@ -111,26 +137,46 @@ remat_status check_matmul(Op& op) {
   const MatmulShape shape = matmul_shape(va.dims, va.rank, op.numel(a), vb.dims, vb.rank,
                                          op.numel(b), vc.dims, vc.rank, op.numel(c), ta, tb);
   if (shape.kb != shape.k) {
-    return bad_shape(op).has_dims(b).text(tb ? " (trans_b 1)" : "").text(", expected K = ")
-        .num(shape.k).text(" from ").tensor(a).text(" ").dims(a).text(ta ? " (trans_a 1)" : "");
+    return bad_shape(op)
+        .has_dims(b)
+        .text(tb ? " (trans_b 1)" : "")
+        .text(", expected K = ")
+        .num(shape.k)
+        .text(" from ")
+        .tensor(a)
+        .text(" ")
+        .dims(a)
+        .text(ta ? " (trans_a 1)" : "");
   }
   if (op.dim(c, -2) != shape.m || op.dim(c, -1) != shape.n) {
-    return bad_shape(op).has_dims(c).text(", expected a matrix of [M, N] = [").num(shape.m)
-        .text(", ").num(shape.n).text("]");
+    return bad_shape(op)
+        .has_dims(c)
+        .text(", expected a matrix of [M, N] = [")
+        .num(shape.m)
+        .text(", ")
+        .num(shape.n)
+        .text("]");
   }
   if (shape.mode != MatmulMode::kInvalid) {
     if (op.num_in < 3) return REMAT_OK;
     if (shape.mode == MatmulMode::kReduce) {
-      return bad_shape(op).tensor(In(2)).text(" in reduce mode (C summed over the batch): a bias is for"
-                                              " batched and broadcast products only");
+      return bad_shape(op).tensor(In(2)).text(
+          " in reduce mode (C summed over the batch): a bias is for"
+          " batched and broadcast products only");
     }
     RETURN_IF_FAILED(rank_is(op, In(2), 1));
     return numel_is(op, In(2), shape.n, "N", c);
   }
-  return bad_shape(op).text("batch sizes A ").num(shape.batch_a).text(", B ").num(shape.batch_b)
-      .text(", C ").num(shape.batch_c)
-      .text(" fit no mode (batched: all equal; broadcast: B rank 2, A's = C's; reduce: C rank 2,"
-            " A's = B's > 1)");
+  return bad_shape(op)
+      .text("batch sizes A ")
+      .num(shape.batch_a)
+      .text(", B ")
+      .num(shape.batch_b)
+      .text(", C ")
+      .num(shape.batch_c)
+      .text(
+          " fit no mode (batched: all equal; broadcast: B rank 2, A's = C's; reduce: C rank 2,"
+          " A's = B's > 1)");
 }
 
 remat_status check_head_matmul(Op& op) {
@@ -139,10 +185,18 @@ remat_status check_head_matmul(Op& op) {
   RETURN_IF_FAILED(flag_01(op, h::trans_b));
   const int64_t heads = op.attr(h::heads), interleaved = op.attr(h::interleaved);
   if (heads < 1 || heads > kMaxHeads) {
-    return bad_shape(op).iattr(h::heads).text(" is ").num(heads).text(", expected 1 to ").num(kMaxHeads);
+    return bad_shape(op)
+        .iattr(h::heads)
+        .text(" is ")
+        .num(heads)
+        .text(", expected 1 to ")
+        .num(kMaxHeads);
   }
   if (interleaved < 0 || interleaved > kHeadLayoutBits) {
-    return bad_shape(op).iattr(h::interleaved).text(" is ").num(interleaved)
+    return bad_shape(op)
+        .iattr(h::interleaved)
+        .text(" is ")
+        .num(interleaved)
         .text(", expected 0 to 7 (bits 1: A, 2: B, 4: C hold their heads interleaved)");
   }
   const Slot a = In(0), b = In(1), c = Out(0);
@@ -151,32 +205,60 @@ remat_status check_head_matmul(Op& op) {
   for (int i = 0; i < 3; ++i) {
     const Slot s = matrices[i];
     if (op.rank(s) < 2) {
-      return bad_shape(op).has_dims(s).text(": rank ").num(op.rank(s)).text(", expected at least 2 (a matrix)");
+      return bad_shape(op)
+          .has_dims(s)
+          .text(": rank ")
+          .num(op.rank(s))
+          .text(", expected at least 2 (a matrix)");
     }
     if ((interleaved & bits[i]) != 0 && op.dim(s, -1) % heads != 0) {
-      return bad_shape(op).has_dims(s).text(", interleaved: its last dim is not a multiple of heads ").num(heads);
+      return bad_shape(op)
+          .has_dims(s)
+          .text(", interleaved: its last dim is not a multiple of heads ")
+          .num(heads);
     }
   }
   const bool ta = op.attr(h::trans_a) != 0, tb = op.attr(h::trans_b) != 0;
   const ShapeView &va = op.view(a), &vb = op.view(b), &vc = op.view(c);
-  const HeadMatmulShape shape = head_matmul_shape(va.dims, va.rank, op.numel(a), vb.dims, vb.rank, op.numel(b),
-                                                  vc.dims, vc.rank, op.numel(c), ta, tb, heads, interleaved);
+  const HeadMatmulShape shape =
+      head_matmul_shape(va.dims, va.rank, op.numel(a), vb.dims, vb.rank, op.numel(b), vc.dims,
+                        vc.rank, op.numel(c), ta, tb, heads, interleaved);
   if (shape.kb != shape.k) {
-    return bad_shape(op).has_dims(b).text(tb ? " (trans_b 1)" : "").text(", expected K = ")
-        .num(shape.k).text(" from ").tensor(a).text(" ").dims(a).text(ta ? " (trans_a 1)" : "");
+    return bad_shape(op)
+        .has_dims(b)
+        .text(tb ? " (trans_b 1)" : "")
+        .text(", expected K = ")
+        .num(shape.k)
+        .text(" from ")
+        .tensor(a)
+        .text(" ")
+        .dims(a)
+        .text(ta ? " (trans_a 1)" : "");
   }
   if (shape.c.rows != shape.m || shape.c.cols != shape.n) {
-    return bad_shape(op).has_dims(c).text(", expected matrices of [M, N] = [").num(shape.m)
-        .text(", ").num(shape.n).text("] per head");
+    return bad_shape(op)
+        .has_dims(c)
+        .text(", expected matrices of [M, N] = [")
+        .num(shape.m)
+        .text(", ")
+        .num(shape.n)
+        .text("] per head");
   }
   if (shape.valid) return REMAT_OK;
   // The first tensor that is not whole heads, else the first whose count differs from A's.
-  const Slot odd = !shape.a.whole_heads                                            ? a
+  const Slot odd = !shape.a.whole_heads                                           ? a
                    : !shape.b.whole_heads || shape.b.products != shape.a.products ? b
                                                                                   : c;
-  return bad_shape(op).has_dims(odd).text(": per-head matrices A ").num(shape.a.products).text(", B ")
-      .num(shape.b.products).text(", C ").num(shape.c.products)
-      .text(", expected equal counts, each a multiple of heads ").num(heads);
+  return bad_shape(op)
+      .has_dims(odd)
+      .text(": per-head matrices A ")
+      .num(shape.a.products)
+      .text(", B ")
+      .num(shape.b.products)
+      .text(", C ")
+      .num(shape.c.products)
+      .text(", expected equal counts, each a multiple of heads ")
+      .num(heads);
 }
 
 remat_status check_layernorm(Op& op) {
@@ -217,13 +299,28 @@ remat_status check_embedding_rows(Op& op, Slot table, Slot flat, Slot ids) {
   RETURN_IF_FAILED(rank_is(op, table, 2));
   const int64_t h = op.dim(table, 1);
   if (op.dim(flat, -1) != h) {
-    return bad_shape(op).has_dims(flat).text(", expected last dim H = ").num(h).text(" from ")
-        .tensor(table).text(" ").dims(table);
+    return bad_shape(op)
+        .has_dims(flat)
+        .text(", expected last dim H = ")
+        .num(h)
+        .text(" from ")
+        .tensor(table)
+        .text(" ")
+        .dims(table);
   }
   // numel(flat) == numel(ids) * H, compared without forming the product.
   if (op.numel(flat) / h == op.numel(ids)) return REMAT_OK;
-  return bad_shape(op).has_dims(flat).text(", expected one row of H = ").num(h).text(" per id of ")
-      .tensor(ids).text(" ").dims(ids).text(" (").num(op.numel(ids)).text(" rows)");
+  return bad_shape(op)
+      .has_dims(flat)
+      .text(", expected one row of H = ")
+      .num(h)
+      .text(" per id of ")
+      .tensor(ids)
+      .text(" ")
+      .dims(ids)
+      .text(" (")
+      .num(op.numel(ids))
+      .text(" rows)");
 }
 
 remat_status check_permute(Op& op) {
@@ -233,7 +330,10 @@ remat_status check_permute(Op& op) {
   int64_t numel = 1;
   for (int64_t i = 0; i < r; ++i) {
     if (d[i] < 1) {
-      return bad_shape(op).iattr(attr::permute::dim(i)).text(" is ").num(d[i])
+      return bad_shape(op)
+          .iattr(attr::permute::dim(i))
+          .text(" is ")
+          .num(d[i])
           .text(", expected >= 1");
     }
     if (d[i] > kMaxTensorElements / numel) {
@@ -244,15 +344,23 @@ remat_status check_permute(Op& op) {
   bool seen[REMAT_MAX_RANK] = {};
   for (int64_t i = 0; i < r; ++i) {
     if (p[i] < 0 || p[i] >= r || seen[p[i]]) {
-      return bad_shape(op).iattr(attr::permute::perm(r, i)).text(" is ").num(p[i])
-          .text(", expected a permutation of 0..").num(r - 1).text(" (each once)");
+      return bad_shape(op)
+          .iattr(attr::permute::perm(r, i))
+          .text(" is ")
+          .num(p[i])
+          .text(", expected a permutation of 0..")
+          .num(r - 1)
+          .text(" (each once)");
     }
     seen[p[i]] = true;
   }
   const Slot views[] = {In(0), Out(0)};
   for (Slot s : views) {
     if (op.numel(s) != numel) {
-      return bad_shape(op).has_numel(s).text(", expected ").num(numel)
+      return bad_shape(op)
+          .has_numel(s)
+          .text(", expected ")
+          .num(numel)
           .text(" elements, the product of view dims d");
     }
   }
@@ -264,14 +372,31 @@ remat_status check_select(Op& op, Slot full, Slot part) {
   // select and select_grad (whose attributes are select's: backends/shared/op_args.h).
   const int64_t axis = op.attr(attr::select::axis), index = op.attr(attr::select::index);
   if (axis < 0 || axis >= op.rank(full)) {
-    return bad_shape(op).iattr(attr::select::axis).text(" is ").num(axis).text(", expected 0..")
-        .num(op.rank(full) - 1).text(" for ").tensor(full).text(" ").dims(full);
+    return bad_shape(op)
+        .iattr(attr::select::axis)
+        .text(" is ")
+        .num(axis)
+        .text(", expected 0..")
+        .num(op.rank(full) - 1)
+        .text(" for ")
+        .tensor(full)
+        .text(" ")
+        .dims(full);
   }
   const int64_t n = op.dim(full, static_cast<int>(axis));
   if (index < 0 || index >= n) {
-    return bad_shape(op).iattr(attr::select::index).text(" is ").num(index)
-        .text(", expected 0..").num(n - 1)
-        .text(" along axis ").num(axis).text(" of ").tensor(full).text(" ").dims(full);
+    return bad_shape(op)
+        .iattr(attr::select::index)
+        .text(" is ")
+        .num(index)
+        .text(", expected 0..")
+        .num(n - 1)
+        .text(" along axis ")
+        .num(axis)
+        .text(" of ")
+        .tensor(full)
+        .text(" ")
+        .dims(full);
   }
   return numel_is(op, part, op.numel(full) / n, "numel without the axis", full);
 }
@@ -288,12 +413,30 @@ remat_status check_reduced_axes(Op& op, Slot full, Slot part) {
   namespace a = attr::reduce_sum;  // broadcast's are alike (backends/shared/op_args.h)
   const int64_t rank = op.rank(full), axis = op.attr(a::axis), count = op.attr(a::count);
   if (axis < 0 || axis >= rank) {
-    return bad_shape(op).iattr(a::axis).text(" is ").num(axis).text(", expected 0..").num(rank - 1)
-        .text(" for ").tensor(full).text(" ").dims(full);
+    return bad_shape(op)
+        .iattr(a::axis)
+        .text(" is ")
+        .num(axis)
+        .text(", expected 0..")
+        .num(rank - 1)
+        .text(" for ")
+        .tensor(full)
+        .text(" ")
+        .dims(full);
   }
   if (count < 1 || count > rank - axis) {
-    return bad_shape(op).iattr(a::count).text(" is ").num(count).text(", expected 1..").num(rank - axis)
-        .text(" for ").tensor(full).text(" ").dims(full).text(" from axis ").num(axis);
+    return bad_shape(op)
+        .iattr(a::count)
+        .text(" is ")
+        .num(count)
+        .text(", expected 1..")
+        .num(rank - axis)
+        .text(" for ")
+        .tensor(full)
+        .text(" ")
+        .dims(full)
+        .text(" from axis ")
+        .num(axis);
   }
   RETURN_IF_FAILED(flag_01(op, a::mean));
   int64_t kept = 1;
@@ -333,9 +476,7 @@ remat_status rule_layernorm(Op& op) { return check_layernorm(op); }
 remat_status rule_layernorm_grad(Op& op) { return check_layernorm_grad(op); }
 remat_status rule_dropout(Op& op) { return check_dropout(op); }
 remat_status rule_embedding(Op& op) { return check_embedding_rows(op, In(1), Out(0), In(0)); }
-remat_status rule_embedding_grad(Op& op) {
-  return check_embedding_rows(op, Out(0), In(0), In(1));
-}
+remat_status rule_embedding_grad(Op& op) { return check_embedding_rows(op, Out(0), In(0), In(1)); }
 remat_status rule_permute(Op& op) { return check_permute(op); }
 remat_status rule_select(Op& op) { return check_select(op, In(0), Out(0)); }
 remat_status rule_select_grad(Op& op) { return check_select(op, Out(0), In(0)); }
@@ -363,9 +504,14 @@ remat_status rule_broadcast(Op& op) { return check_reduced_axes(op, Out(0), In(0
 // Spill and prefetch: the same bytes on both sides of the copy.
 remat_status rule_copy_between_regions(Op& op) {
   if (op.view(Out(0)).dtype != op.view(In(0)).dtype) {
-    return fail(op, REMAT_ERROR_BAD_DTYPE).tensor(Out(0)).text(" has dtype ")
-        .text(dtype_name(op.view(Out(0)).dtype)).text(", expected ")
-        .text(dtype_name(op.view(In(0)).dtype)).text(" as ").tensor(In(0));
+    return fail(op, REMAT_ERROR_BAD_DTYPE)
+        .tensor(Out(0))
+        .text(" has dtype ")
+        .text(dtype_name(op.view(Out(0)).dtype))
+        .text(", expected ")
+        .text(dtype_name(op.view(In(0)).dtype))
+        .text(" as ")
+        .tensor(In(0));
   }
   return same_numel(op, Out(0), In(0));
 }

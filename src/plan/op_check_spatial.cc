@@ -22,24 +22,36 @@ remat_status attr_in(Op& op, IntAttr a, int64_t lo, int64_t hi) {
 // A rank-3 tensor is [N, C, L]: the H attribute |a| must be |neutral|.
 remat_status neutral_h(Op& op, IntAttr a, int64_t neutral, Slot x) {
   if (op.attr(a) == neutral) return REMAT_OK;
-  return bad_shape(op).iattr(a).text(" is ").num(op.attr(a)).text(", expected ").num(neutral)
-      .text(" for ").tensor(x).text(" ").dims(x).text(" (rank 3: [N, C, L] has no height)");
+  return bad_shape(op)
+      .iattr(a)
+      .text(" is ")
+      .num(op.attr(a))
+      .text(", expected ")
+      .num(neutral)
+      .text(" for ")
+      .tensor(x)
+      .text(" ")
+      .dims(x)
+      .text(" (rank 3: [N, C, L] has no height)");
 }
 
 remat_status spatial_rank(Op& op, Slot x) {
   if (op.rank(x) == 3 || op.rank(x) == 4) return REMAT_OK;
-  return bad_shape(op).has_dims(x).text(": rank ").num(op.rank(x))
+  return bad_shape(op)
+      .has_dims(x)
+      .text(": rank ")
+      .num(op.rank(x))
       .text(", expected 3 [N, C, L] or 4 [N, C, H, W]");
 }
 
 // |s| has the NCHW dims [n, c, h, w] in |rank| dims (rank 3: [n, c, w], h == 1).
 remat_status nchw_is(Op& op, Slot s, int rank, int64_t n, int64_t c, int64_t h, int64_t w,
                      const char* what) {
-  bool equal = op.rank(s) == rank && op.dim(s, 0) == n && op.dim(s, 1) == c &&
-               op.dim(s, -1) == w && (rank == 3 || op.dim(s, 2) == h);
+  bool equal = op.rank(s) == rank && op.dim(s, 0) == n && op.dim(s, 1) == c && op.dim(s, -1) == w &&
+               (rank == 3 || op.dim(s, 2) == h);
   if (equal) return REMAT_OK;
-  Failure f = bad_shape(op).has_dims(s).text(", expected ").text(what).text(" [").num(n)
-      .text(", ").num(c);
+  Failure f =
+      bad_shape(op).has_dims(s).text(", expected ").text(what).text(" [").num(n).text(", ").num(c);
   if (rank == 4) f.text(", ").num(h);
   return f.text(", ").num(w).text("]");
 }
@@ -47,14 +59,23 @@ remat_status nchw_is(Op& op, Slot s, int rank, int64_t n, int64_t c, int64_t h, 
 // An output length below 1: the window does not fit.
 remat_status window_fits(Op& op, int64_t out_h, int64_t out_w, Slot x) {
   if (out_h >= 1 && out_w >= 1) return REMAT_OK;
-  return bad_shape(op).text("the window does not fit ").tensor(x).text(" ").dims(x)
-      .text(" (output ").num(out_h).text(" x ").num(out_w).text(")");
+  return bad_shape(op)
+      .text("the window does not fit ")
+      .tensor(x)
+      .text(" ")
+      .dims(x)
+      .text(" (output ")
+      .num(out_h)
+      .text(" x ")
+      .num(out_w)
+      .text(")");
 }
 
 // conv, conv_grad_input, conv_grad_weight: |x| the input's dims (dx for conv_grad_input), |w|
 // the filters (dw for conv_grad_weight), |y| the output's (dy for the gradients);
 // |has_workspace_slot| for conv_grad_input, whose output 1 is the workspace.
-remat_status check_conv(Op& op, Slot x, Slot w, Slot y, const char* y_what, bool has_workspace_slot) {
+remat_status check_conv(Op& op, Slot x, Slot w, Slot y, const char* y_what,
+                        bool has_workspace_slot) {
   namespace a = attr::conv;  // the gradients' are alike (plan/spatial_shape.h)
   RETURN_IF_FAILED(attr_in(op, a::stride_h, 1, kMaxSpatialAttr));
   RETURN_IF_FAILED(attr_in(op, a::stride_w, 1, kMaxSpatialAttr));
@@ -73,8 +94,19 @@ remat_status check_conv(Op& op, Slot x, Slot w, Slot y, const char* y_what, bool
   RETURN_IF_FAILED(rank_is(op, w, rank));
   const int64_t groups = op.attr(a::groups), c = op.dim(x, 1), k = op.dim(w, 0);
   if (c % groups != 0 || k % groups != 0) {
-    return bad_shape(op).iattr(a::groups).text(" is ").num(groups).text(", expected a divisor of C = ")
-        .num(c).text(" (").tensor(x).text(") and K = ").num(k).text(" (").tensor(w).text(")");
+    return bad_shape(op)
+        .iattr(a::groups)
+        .text(" is ")
+        .num(groups)
+        .text(", expected a divisor of C = ")
+        .num(c)
+        .text(" (")
+        .tensor(x)
+        .text(") and K = ")
+        .num(k)
+        .text(" (")
+        .tensor(w)
+        .text(")");
   }
   if (op.dim(w, 1) != c / groups) {
     return bad_shape(op).has_dims(w).text(", expected dim 1 = C / groups = ").num(c / groups);
@@ -86,11 +118,15 @@ remat_status check_conv(Op& op, Slot x, Slot w, Slot y, const char* y_what, bool
   if (!has_workspace_slot) return REMAT_OK;
   const int64_t workspace = conv_grad_input_workspace_elems(shape);
   if (workspace == 0 && op.num_out > 1) {
-    return bad_shape(op).tensor(Out(1)).text(" is given, expected none: this input gradient")
+    return bad_shape(op)
+        .tensor(Out(1))
+        .text(" is given, expected none: this input gradient")
         .text(" needs no column matrix (unit stride, 1x1 or one input channel per group)");
   }
   if (workspace > 0 && op.num_out < 2) {
-    return bad_shape(op).text("output 1 (workspace) is missing, expected ").num(workspace)
+    return bad_shape(op)
+        .text("output 1 (workspace) is missing, expected ")
+        .num(workspace)
         .text(" elements (C/groups * R * S * P * Q)");
   }
   return workspace > 0 ? numel_is(op, Out(1), workspace, "C/groups * R * S * P * Q", x) : REMAT_OK;
@@ -129,17 +165,29 @@ remat_status check_global_pool(Op& op, Slot x, Slot y) {
   RETURN_IF_FAILED(spatial_rank(op, x));
   RETURN_IF_FAILED(rank_is(op, y, 2));
   if (op.dim(y, 0) == op.dim(x, 0) && op.dim(y, 1) == op.dim(x, 1)) return REMAT_OK;
-  return bad_shape(op).has_dims(y).text(", expected [N, C] = [").num(op.dim(x, 0)).text(", ")
-      .num(op.dim(x, 1)).text("] from ").tensor(x).text(" ").dims(x);
+  return bad_shape(op)
+      .has_dims(y)
+      .text(", expected [N, C] = [")
+      .num(op.dim(x, 0))
+      .text(", ")
+      .num(op.dim(x, 1))
+      .text("] from ")
+      .tensor(x)
+      .text(" ")
+      .dims(x);
 }
 
 // Batch norm's [N, C, ...] (rank 2 to 4) and per-channel tensors of C elements.
 remat_status check_channels(Op& op, Slot x, const Slot* per_channel, int count) {
   if (op.rank(x) < 2 || op.rank(x) > 4) {
-    return bad_shape(op).has_dims(x).text(": rank ").num(op.rank(x))
+    return bad_shape(op)
+        .has_dims(x)
+        .text(": rank ")
+        .num(op.rank(x))
         .text(", expected 2 to 4 ([N, C], [N, C, L] or [N, C, H, W])");
   }
-  for (int i = 0; i < count; ++i) RETURN_IF_FAILED(numel_is(op, per_channel[i], op.dim(x, 1), "C", x));
+  for (int i = 0; i < count; ++i)
+    RETURN_IF_FAILED(numel_is(op, per_channel[i], op.dim(x, 1), "C", x));
   // The batch norms' eps, alike in all three (plan/op_catalogue.h).
   static_assert(attr::batch_norm_grad::eps.index == attr::batch_norm::eps.index &&
                     attr::batch_norm_inference::eps.index == attr::batch_norm::eps.index,
@@ -168,10 +216,17 @@ remat_status check_pad(Op& op, Slot small, Slot big) {
 // |part| equals |whole| but along |axis|, where it has |along| elements (checked by callers).
 remat_status same_but_axis(Op& op, Slot part, Slot whole, int64_t axis) {
   bool equal = op.rank(part) == op.rank(whole);
-  for (int i = 0; equal && i < op.rank(part); ++i) equal = i == axis || op.dim(part, i) == op.dim(whole, i);
+  for (int i = 0; equal && i < op.rank(part); ++i)
+    equal = i == axis || op.dim(part, i) == op.dim(whole, i);
   if (equal) return REMAT_OK;
-  return bad_shape(op).has_dims(part).text(", expected the dims of ").tensor(whole).text(" ")
-      .dims(whole).text(" but along axis ").num(axis);
+  return bad_shape(op)
+      .has_dims(part)
+      .text(", expected the dims of ")
+      .tensor(whole)
+      .text(" ")
+      .dims(whole)
+      .text(" but along axis ")
+      .num(axis);
 }
 
 remat_status axis_of(Op& op, Slot s) {
@@ -185,14 +240,20 @@ remat_status rule_conv(Op& op) {
   RETURN_IF_FAILED(check_conv(op, In(0), In(1), Out(0), "[N, K, P, Q]", false));
   return op.num_in > 2 ? numel_is(op, In(2), op.dim(In(1), 0), "K", In(1)) : REMAT_OK;
 }
-remat_status rule_conv_grad_input(Op& op) { return check_conv(op, Out(0), In(1), In(0), "[N, K, P, Q]", true); }
+remat_status rule_conv_grad_input(Op& op) {
+  return check_conv(op, Out(0), In(1), In(0), "[N, K, P, Q]", true);
+}
 remat_status rule_conv_grad_weight(Op& op) {
   return check_conv(op, In(1), Out(0), In(0), "[N, K, P, Q]", false);
 }
 
 remat_status rule_channel_sum(Op& op) {
   if (op.rank(In(0)) < 2) {
-    return bad_shape(op).has_dims(In(0)).text(": rank ").num(op.rank(In(0))).text(", expected >= 2 [N, C, ...]");
+    return bad_shape(op)
+        .has_dims(In(0))
+        .text(": rank ")
+        .num(op.rank(In(0)))
+        .text(", expected >= 2 [N, C, ...]");
   }
   return numel_is(op, Out(0), op.dim(In(0), 1), "C", In(0));
 }
@@ -227,7 +288,11 @@ remat_status rule_batch_norm_inference(Op& op) {
 remat_status rule_running_stat_update(Op& op) {
   const float momentum = op.attr(attr::running_stat_update::momentum);
   if (!(momentum >= 0.0f && momentum <= 1.0f)) {
-    return bad_shape(op).fattr(attr::running_stat_update::momentum).text(" is ").real(momentum).text(", expected in [0, 1]");
+    return bad_shape(op)
+        .fattr(attr::running_stat_update::momentum)
+        .text(" is ")
+        .real(momentum)
+        .text(", expected in [0, 1]");
   }
   RETURN_IF_FAILED(fattr_in(op, attr::running_stat_update::correction, 0.0f, true, INFINITY));
   RETURN_IF_FAILED(same_numel(op, In(1), In(0)));
@@ -246,18 +311,32 @@ remat_status rule_concat(Op& op) {
     along += op.dim(In(i), static_cast<int>(axis));
   }
   if (along == op.dim(Out(0), static_cast<int>(axis))) return REMAT_OK;
-  return bad_shape(op).has_dims(Out(0)).text(", expected ").num(along).text(" along axis ")
-      .num(axis).text(", the inputs' sum");
+  return bad_shape(op)
+      .has_dims(Out(0))
+      .text(", expected ")
+      .num(along)
+      .text(" along axis ")
+      .num(axis)
+      .text(", the inputs' sum");
 }
 
 remat_status rule_slice(Op& op) {
   RETURN_IF_FAILED(axis_of(op, In(0)));
   const int64_t axis = op.attr(attr::slice::axis);
   RETURN_IF_FAILED(same_but_axis(op, Out(0), In(0), axis));
-  const int64_t n = op.dim(In(0), static_cast<int>(axis)), m = op.dim(Out(0), static_cast<int>(axis));
+  const int64_t n = op.dim(In(0), static_cast<int>(axis)),
+                m = op.dim(Out(0), static_cast<int>(axis));
   if (m > n) {
-    return bad_shape(op).has_dims(Out(0)).text(", expected at most ").num(n).text(" along axis ")
-        .num(axis).text(" as ").tensor(In(0)).text(" ").dims(In(0));
+    return bad_shape(op)
+        .has_dims(Out(0))
+        .text(", expected at most ")
+        .num(n)
+        .text(" along axis ")
+        .num(axis)
+        .text(" as ")
+        .tensor(In(0))
+        .text(" ")
+        .dims(In(0));
   }
   return attr_in(op, attr::slice::offset, 0, n - m);
 }

@@ -101,7 +101,8 @@ const char* op_name(uint16_t code) {
 }
 
 bool is_optimizer_update(uint16_t code) {
-  return code == static_cast<uint16_t>(OpCode::kSgdUpdate) || code == static_cast<uint16_t>(OpCode::kAdamUpdate);
+  return code == static_cast<uint16_t>(OpCode::kSgdUpdate) ||
+         code == static_cast<uint16_t>(OpCode::kAdamUpdate);
 }
 
 bool is_in_place_update(uint16_t code) {
@@ -111,7 +112,8 @@ bool is_in_place_update(uint16_t code) {
 
 int in_place_input(uint16_t code, uint32_t output) {
   if (is_optimizer_update(code)) return output == 0 ? 0 : static_cast<int>(output) + 1;
-  if (code == static_cast<uint16_t>(OpCode::kRunningStatUpdate) || code == static_cast<uint16_t>(OpCode::kIncrement)) {
+  if (code == static_cast<uint16_t>(OpCode::kRunningStatUpdate) ||
+      code == static_cast<uint16_t>(OpCode::kIncrement)) {
     return output == 0 ? 0 : -1;
   }
   return -1;

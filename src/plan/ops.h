@@ -24,8 +24,9 @@ enum class OpCode : uint16_t {
 
 /// One past the largest opcode; opcodes are 1..kOpCodeCount-1 with no gaps (checked in ops.cc).
 constexpr uint16_t kOpCodeCount = 0
-#define REMAT_OPCODE_COUNT(Name, snake, code, ...) + 1
-    REMAT_OP_CATALOGUE(REMAT_OPCODE_COUNT) + 1;
+#define REMAT_OPCODE_COUNT(Name, snake, code, ...) +1
+                                  REMAT_OP_CATALOGUE(REMAT_OPCODE_COUNT) +
+                                  1;
 #undef REMAT_OPCODE_COUNT
 
 /// Most inputs and outputs any op has (layernorm_grad: 5 inputs, 3 outputs).
@@ -49,8 +50,8 @@ enum class OpDtypes : uint8_t {
 
 /// An op's tensors of one direction, as the catalogue's REMAT_IN / REMAT_OUT give them.
 struct OpSlots {
-  uint8_t min;                         ///< Fewest tensors the op takes.
-  const char* names[kMaxOpInputs];     ///< Name of each tensor the op may take; null after.
+  uint8_t min;                      ///< Fewest tensors the op takes.
+  const char* names[kMaxOpInputs];  ///< Name of each tensor the op may take; null after.
 };
 
 /// An op's named attributes of one kind, as the catalogue's REMAT_ATTRS gives them.
@@ -59,24 +60,31 @@ struct OpAttrNames {
   bool variable;                       ///< Count decided by the values (kPermute's iattrs).
 };
 
-#define REMAT_IN(min, ...) ::remat::OpSlots{min, {__VA_ARGS__}}
-#define REMAT_OUT(min, ...) ::remat::OpSlots{min, {__VA_ARGS__}}
+#define REMAT_IN(min, ...) \
+  ::remat::OpSlots {       \
+    min, { __VA_ARGS__ }   \
+  }
+#define REMAT_OUT(min, ...) \
+  ::remat::OpSlots {        \
+    min, { __VA_ARGS__ }    \
+  }
 // An attribute list's names, as strings; plan/op_attrs.h makes their indices and defaults.
 #define REMAT_ATTR_NAME_STRING_(index, pair) REMAT_ATTR_LIST_NAME_STRING(pair),
 #define REMAT_ATTRS(...) \
-  ::remat::OpAttrNames{{REMAT_ATTR_LIST_FOR_EACH(REMAT_ATTR_NAME_STRING_, __VA_ARGS__)}, false}
-#define REMAT_ATTRS_VARIABLE ::remat::OpAttrNames{{}, true}
+  ::remat::OpAttrNames { {REMAT_ATTR_LIST_FOR_EACH(REMAT_ATTR_NAME_STRING_, __VA_ARGS__)}, false }
+#define REMAT_ATTRS_VARIABLE \
+  ::remat::OpAttrNames { {}, true }
 
 /// Static facts about one opcode, used by the verifier, the compiler and the backends.
 struct OpInfo {
-  const char* name;      ///< Stable lower-case name, used in plans' text dumps and messages.
-  uint8_t min_inputs;    ///< Fewest inputs the op takes.
-  uint8_t max_inputs;    ///< Most inputs the op takes.
-  uint8_t min_outputs;   ///< Fewest outputs.
-  uint8_t max_outputs;   ///< Most outputs.
-  uint8_t num_iattrs;    ///< Exact number of int attributes (kVariableAttrs: see kPermute).
-  uint8_t num_fattrs;    ///< Exact number of float attributes.
-  OpDtypes dtypes;       ///< Which tensors are not f32.
+  const char* name;     ///< Stable lower-case name, used in plans' text dumps and messages.
+  uint8_t min_inputs;   ///< Fewest inputs the op takes.
+  uint8_t max_inputs;   ///< Most inputs the op takes.
+  uint8_t min_outputs;  ///< Fewest outputs.
+  uint8_t max_outputs;  ///< Most outputs.
+  uint8_t num_iattrs;   ///< Exact number of int attributes (kVariableAttrs: see kPermute).
+  uint8_t num_fattrs;   ///< Exact number of float attributes.
+  OpDtypes dtypes;      ///< Which tensors are not f32.
   const char* const* input_names;   ///< max_inputs names, for messages.
   const char* const* output_names;  ///< max_outputs names.
   const char* const* iattr_names;   ///< num_iattrs names (none when variable).

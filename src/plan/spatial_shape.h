@@ -55,8 +55,8 @@ inline ConvAttrs conv_attrs(const int64_t* iattrs) {
   static_assert(attr::conv_grad_input::groups.index == a::groups.index &&
                     attr::conv_grad_weight::groups.index == a::groups.index,
                 "the convolution's gradients take conv's attributes");
-  return {iattrs[a::stride_h.index],   iattrs[a::stride_w.index],   iattrs[a::pad_h.index],
-          iattrs[a::pad_w.index],      iattrs[a::dilation_h.index], iattrs[a::dilation_w.index],
+  return {iattrs[a::stride_h.index], iattrs[a::stride_w.index],   iattrs[a::pad_h.index],
+          iattrs[a::pad_w.index],    iattrs[a::dilation_h.index], iattrs[a::dilation_w.index],
           iattrs[a::groups.index]};
 }
 
@@ -140,8 +140,7 @@ struct PoolWindow {
 };
 
 /// Window |o| along an axis of length |in|, as torch's avg_pool2d computes it.
-inline PoolWindow pool_window(int64_t o, int64_t in, int64_t kernel, int64_t stride,
-                              int64_t pad) {
+inline PoolWindow pool_window(int64_t o, int64_t in, int64_t kernel, int64_t stride, int64_t pad) {
   int64_t start = o * stride - pad;
   int64_t end = start + kernel;
   if (end > in + pad) end = in + pad;

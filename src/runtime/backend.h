@@ -21,27 +21,27 @@ constexpr uint32_t kBackendApiVersion = 1;
 
 /// One tensor as an op sees it. Shapes are verified before any op runs.
 struct TensorRef {
-  Region region;                   ///< Region the bytes live in.
-  uint8_t dtype;                   ///< remat_dtype.
-  uint8_t rank;                    ///< Number of used |dims|.
-  uint64_t offset;                 ///< Byte offset in |region|.
-  uint64_t bytes;                  ///< Size in bytes.
-  int64_t numel;                   ///< Product of dims.
-  int64_t dims[REMAT_MAX_RANK];    ///< Shape, outermost first.
+  Region region;                 ///< Region the bytes live in.
+  uint8_t dtype;                 ///< remat_dtype.
+  uint8_t rank;                  ///< Number of used |dims|.
+  uint64_t offset;               ///< Byte offset in |region|.
+  uint64_t bytes;                ///< Size in bytes.
+  int64_t numel;                 ///< Product of dims.
+  int64_t dims[REMAT_MAX_RANK];  ///< Shape, outermost first.
 };
 
 /// One op ready to run: opcode, tensors and attributes, resolved once at session creation.
 struct OpCall {
-  uint16_t code;                               ///< remat::OpCode value.
-  uint32_t index;                              ///< Position in the plan's op list.
-  uint8_t num_inputs;                          ///< Used entries of |inputs|.
-  uint8_t num_outputs;                         ///< Used entries of |outputs|.
-  const TensorRef* inputs[kMaxOpInputs];       ///< Input tensors.
-  const TensorRef* outputs[kMaxOpOutputs];     ///< Output tensors.
-  const int64_t* iattrs;                       ///< Int attributes (plan/op_catalogue.h), may be null.
-  uint32_t num_iattrs;                         ///< Count of |iattrs|.
-  const float* fattrs;                         ///< Float attributes, may be null.
-  uint32_t num_fattrs;                         ///< Count of |fattrs|.
+  uint16_t code;                            ///< remat::OpCode value.
+  uint32_t index;                           ///< Position in the plan's op list.
+  uint8_t num_inputs;                       ///< Used entries of |inputs|.
+  uint8_t num_outputs;                      ///< Used entries of |outputs|.
+  const TensorRef* inputs[kMaxOpInputs];    ///< Input tensors.
+  const TensorRef* outputs[kMaxOpOutputs];  ///< Output tensors.
+  const int64_t* iattrs;                    ///< Int attributes (plan/op_catalogue.h), may be null.
+  uint32_t num_iattrs;                      ///< Count of |iattrs|.
+  const float* fattrs;                      ///< Float attributes, may be null.
+  uint32_t num_fattrs;                      ///< Count of |fattrs|.
 };
 
 /// Per-step values every op may read.
@@ -65,15 +65,15 @@ remat_status set_error(ErrorBuffer* err, remat_status status, const char* format
 
 /// Sizes and base pointers of the regions a backend is created over, and its threads.
 struct RegionSetup {
-  void* arena;               ///< Caller's arena (CPU) or nullptr (device backends allocate).
-  uint64_t arena_bytes;      ///< Size of the arena.
-  void* persistent;          ///< Persistent region in host memory (CPU) or nullptr.
-  uint64_t persistent_bytes; ///< Size of the persistent region.
-  void* host;                ///< Host spill region, or nullptr when the plan spills nothing.
-  uint64_t host_bytes;       ///< Size of the host region.
-  uint32_t alignment;        ///< Alignment the plan's offsets assume.
-  uint32_t threads;          ///< remat_session_options.threads (CPU kernels; 0: the port's
-                             ///< hardware threads).
+  void* arena;                ///< Caller's arena (CPU) or nullptr (device backends allocate).
+  uint64_t arena_bytes;       ///< Size of the arena.
+  void* persistent;           ///< Persistent region in host memory (CPU) or nullptr.
+  uint64_t persistent_bytes;  ///< Size of the persistent region.
+  void* host;                 ///< Host spill region, or nullptr when the plan spills nothing.
+  uint64_t host_bytes;        ///< Size of the host region.
+  uint32_t alignment;         ///< Alignment the plan's offsets assume.
+  uint32_t threads;           ///< remat_session_options.threads (CPU kernels; 0: the port's
+                              ///< hardware threads).
 };
 
 /// A device that runs plans. Created once per session; never allocates after creation.

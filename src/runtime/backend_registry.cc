@@ -10,7 +10,7 @@
 namespace remat {
 
 // Each backend defines its factory and its device lister beside it.
-#define REMAT_DECLARE_ENTRY_POINTS(name)                                                   \
+#define REMAT_DECLARE_ENTRY_POINTS(name)                                               \
   remat_status create_##name##_backend(const char* device, const RegionSetup& regions, \
                                        Backend** out_backend, ErrorBuffer* err);       \
   int list_##name##_devices(char* out, size_t capacity);
@@ -35,7 +35,9 @@ constexpr size_t kBackendCount = sizeof(kBackends) / sizeof(kBackends[0]);
 
 size_t backend_count() { return kBackendCount; }
 
-const char* backend_name(size_t index) { return index < kBackendCount ? kBackends[index].name : nullptr; }
+const char* backend_name(size_t index) {
+  return index < kBackendCount ? kBackends[index].name : nullptr;
+}
 
 int list_backend_devices(size_t index, char* out, size_t capacity) {
   if (index >= kBackendCount) return -1;

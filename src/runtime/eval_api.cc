@@ -22,7 +22,8 @@ remat_status remat_session_eval(remat_session* s, float* out_loss) {
   // Outside begin_step/end_step: a backend that records the step (CUDA) runs these eagerly.
   const remat::StepContext ctx{plan->seed(), s->step};
   s->err.failed_op = 0;
-  for (uint32_t i = remat::step_op_count(s->plan); i < plan->ops()->size() && status == REMAT_OK; ++i) {
+  for (uint32_t i = remat::step_op_count(s->plan); i < plan->ops()->size() && status == REMAT_OK;
+       ++i) {
     status = s->backend->run_op(s->ops[i], ctx, &s->err);
   }
   if (status != REMAT_OK) {
@@ -38,10 +39,12 @@ remat_status remat_session_eval(remat_session* s, float* out_loss) {
   return status;
 }
 
-remat_status remat_session_read_output(remat_session* s, const char* name, void* out_data, size_t bytes) {
+remat_status remat_session_read_output(remat_session* s, const char* name, void* out_data,
+                                       size_t bytes) {
   if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   if (name == nullptr || out_data == nullptr) {
-    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_output: %s is NULL", name ? "out_data" : "name");
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_output: %s is NULL",
+                name ? "out_data" : "name");
   }
   uint32_t t = 0;
   if (!remat::find_named(s->plan, s->plan->root->outputs(), name, &t)) {
@@ -49,12 +52,15 @@ remat_status remat_session_read_output(remat_session* s, const char* name, void*
   }
   const remat::TensorRef& ref = s->tensors[t];
   if (bytes != ref.bytes) {
-    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_output '%s': buffer of %zu bytes, the output has %llu", name,
-                bytes, static_cast<unsigned long long>(ref.bytes));
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT,
+                "read_output '%s': buffer of %zu bytes, the output has %llu", name, bytes,
+                static_cast<unsigned long long>(ref.bytes));
   }
   if (!s->outputs_ready) {
-    return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION,
-                "read_output '%s': no eval has run since the session was created or since the last step", name);
+    return FAIL(
+        s, REMAT_ERROR_FAILED_PRECONDITION,
+        "read_output '%s': no eval has run since the session was created or since the last step",
+        name);
   }
   return s->backend->download(ref.region, ref.offset, out_data, bytes, &s->err);
 }

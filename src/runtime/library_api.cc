@@ -12,7 +12,8 @@
 namespace {
 
 // remat_version_info of REMAT_API_VERSION 1 ends with plan_format_max.
-constexpr size_t kVersionInfoFirstSize = offsetof(remat_version_info, plan_format_max) + sizeof(uint32_t);
+constexpr size_t kVersionInfoFirstSize =
+    offsetof(remat_version_info, plan_format_max) + sizeof(uint32_t);
 
 }  // namespace
 
@@ -21,8 +22,8 @@ extern "C" {
 remat_status remat_version(remat_version_info* out_info) {
   if (out_info == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   const size_t given = out_info->struct_size;
-  if (remat::check_struct_size("remat_version_info", given, kVersionInfoFirstSize, sizeof(remat_version_info),
-                               nullptr) != REMAT_OK) {
+  if (remat::check_struct_size("remat_version_info", given, kVersionInfoFirstSize,
+                               sizeof(remat_version_info), nullptr) != REMAT_OK) {
     return REMAT_ERROR_INVALID_ARGUMENT;
   }
   remat_version_info info;

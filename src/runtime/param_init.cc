@@ -25,8 +25,9 @@ float draw(fb::Init init, float scale, uint64_t seed, uint32_t tensor, uint64_t 
       return scale * (2.0f * uniform01(philox_word(seed, kInitStream, tensor, i)) - 1.0f);
     case fb::Init::Normal: {
       // Box-Muller on two words of the stream; u1 kept away from 0 for the log.
-      const float u1 = (static_cast<float>(philox_word(seed, kInitStream, tensor, 2 * i) >> 8) + 1.0f) *
-                       (1.0f / 16777217.0f);
+      const float u1 =
+          (static_cast<float>(philox_word(seed, kInitStream, tensor, 2 * i) >> 8) + 1.0f) *
+          (1.0f / 16777217.0f);
       const float u2 = uniform01(philox_word(seed, kInitStream, tensor, 2 * i + 1));
       return scale * sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u2);
     }
@@ -56,7 +57,8 @@ remat_status initialise_persistent(remat_session* s) {
     if (x->init() == fb::Init::None || x->region() != fb::Region::Persistent) continue;
     const TensorRef& ref = s->tensors[t];
     if (x->init() == fb::Init::Data) {  // the plan's bytes, as they are (plan_verify.cc sized them)
-      status = s->backend->upload(ref.region, ref.offset, x->init_data()->data(), ref.bytes, &s->err);
+      status =
+          s->backend->upload(ref.region, ref.offset, x->init_data()->data(), ref.bytes, &s->err);
       continue;
     }
     if (x->dtype() == fb::DType::I64) {  // zeros, the one init of i64 (plan_verify.cc)

@@ -19,10 +19,12 @@ remat_status remat_plan_open(const void* bytes, size_t size, remat_plan** out_pl
   if (out_plan == nullptr) return set_error(&err, REMAT_ERROR_INVALID_ARGUMENT, "out_plan is NULL");
   *out_plan = nullptr;
   const remat::fb::Plan* root = nullptr;
-  const remat_status status = remat::verify_plan(static_cast<const uint8_t*>(bytes), size, &root, &err);
+  const remat_status status =
+      remat::verify_plan(static_cast<const uint8_t*>(bytes), size, &root, &err);
   if (status != REMAT_OK) return status;
   void* memory = remat::port_alloc(sizeof(remat_plan), alignof(remat_plan));
-  if (memory == nullptr) return set_error(&err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the plan handle");
+  if (memory == nullptr)
+    return set_error(&err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the plan handle");
   *out_plan = new (memory) remat_plan{root, static_cast<const uint8_t*>(bytes), size};
   return REMAT_OK;
 }
@@ -38,7 +40,8 @@ remat_status remat_plan_memory(const remat_plan* plan, remat_plan_memory_info* o
   return REMAT_OK;
 }
 
-static const flatbuffers::Vector<uint32_t>* bindings(const remat_plan* plan, remat_binding_kind kind) {
+static const flatbuffers::Vector<uint32_t>* bindings(const remat_plan* plan,
+                                                     remat_binding_kind kind) {
   switch (kind) {
     case REMAT_BINDING_INPUT: return plan->root->inputs();
     case REMAT_BINDING_LABEL: return plan->root->labels();
@@ -49,8 +52,10 @@ static const flatbuffers::Vector<uint32_t>* bindings(const remat_plan* plan, rem
   return nullptr;
 }
 
-remat_status remat_plan_binding_count(const remat_plan* plan, remat_binding_kind kind, uint32_t* out_count) {
-  if (plan == nullptr || out_count == nullptr || kind < REMAT_BINDING_INPUT || kind > REMAT_BINDING_BUFFER) {
+remat_status remat_plan_binding_count(const remat_plan* plan, remat_binding_kind kind,
+                                      uint32_t* out_count) {
+  if (plan == nullptr || out_count == nullptr || kind < REMAT_BINDING_INPUT ||
+      kind > REMAT_BINDING_BUFFER) {
     return REMAT_ERROR_INVALID_ARGUMENT;
   }
   const auto* ids = bindings(plan, kind);
@@ -60,7 +65,8 @@ remat_status remat_plan_binding_count(const remat_plan* plan, remat_binding_kind
 
 remat_status remat_plan_binding(const remat_plan* plan, remat_binding_kind kind, uint32_t index,
                                 remat_tensor_info* out_info) {
-  if (plan == nullptr || out_info == nullptr || kind < REMAT_BINDING_INPUT || kind > REMAT_BINDING_BUFFER) {
+  if (plan == nullptr || out_info == nullptr || kind < REMAT_BINDING_INPUT ||
+      kind > REMAT_BINDING_BUFFER) {
     return REMAT_ERROR_INVALID_ARGUMENT;
   }
   const auto* ids = bindings(plan, kind);
@@ -69,7 +75,8 @@ remat_status remat_plan_binding(const remat_plan* plan, remat_binding_kind kind,
   out_info->name = t->name()->c_str();
   out_info->dtype = static_cast<remat_dtype>(t->dtype());
   out_info->rank = t->shape()->size();
-  for (uint32_t d = 0; d < REMAT_MAX_RANK; ++d) out_info->dims[d] = d < out_info->rank ? t->shape()->Get(d) : 0;
+  for (uint32_t d = 0; d < REMAT_MAX_RANK; ++d)
+    out_info->dims[d] = d < out_info->rank ? t->shape()->Get(d) : 0;
   out_info->bytes = t->size();
   return REMAT_OK;
 }

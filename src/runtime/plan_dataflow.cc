@@ -44,7 +44,8 @@ remat_status check_bindings(const fb::Plan* plan, uint8_t* bound, ErrorBuffer* e
     for (uint32_t i = 0; lists[l] && i < lists[l]->size(); ++i) {
       const uint32_t t = lists[l]->Get(i);
       if (bound[t] != kUnbound) {
-        return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor '%s' is bound twice", name_of(plan, t));
+        return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor '%s' is bound twice",
+                         name_of(plan, t));
       }
       bound[t] = l == 2 ? kParamBinding : kCallerSet;
     }
@@ -68,7 +69,8 @@ remat_status check_bindings(const fb::Plan* plan, uint8_t* bound, ErrorBuffer* e
   for (uint32_t t = 0; t < plan->tensors()->size(); ++t) {
     const fb::Role role = plan->tensors()->Get(t)->role();
     if ((role == fb::Role::Input || role == fb::Role::Label) && !bound[t]) {
-      return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor '%s' is an input no binding names: it would never be set",
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                       "tensor '%s' is an input no binding names: it would never be set",
                        name_of(plan, t));
     }
   }
@@ -81,22 +83,24 @@ constexpr uint8_t kWrittenByEval = 2;
 // The programs share parameters, state and inputs, and nothing else changes them: an op of the
 // eval program writes only arena tensors that are none of these (its loss is one); a step's op
 // never writes the eval loss.
-remat_status check_program_writes(const fb::Plan* plan, const fb::Op* op, uint32_t i, uint32_t step_ops,
-                                  ErrorBuffer* err) {
+remat_status check_program_writes(const fb::Plan* plan, const fb::Op* op, uint32_t i,
+                                  uint32_t step_ops, ErrorBuffer* err) {
   for (uint32_t k = 0; op->outputs() && k < op->outputs()->size(); ++k) {
     const uint32_t t = op->outputs()->Get(k);
     const fb::Tensor* x = plan->tensors()->Get(t);
     const bool eval_loss = plan->eval_ops() > 0 && t == plan->eval_loss();
     if (i < step_ops && eval_loss) {
-      return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) of the step writes the eval loss '%s'",
-                       static_cast<unsigned>(i), op_name(op->code()), name_of(plan, t));
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                       "op %u (%s) of the step writes the eval loss '%s'", static_cast<unsigned>(i),
+                       op_name(op->code()), name_of(plan, t));
     }
     if (i >= step_ops && !eval_may_write(x)) {
       return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
-                       "op %u (%s) of the eval program writes %s tensor '%s' in the %s region: it may write only "
+                       "op %u (%s) of the eval program writes %s tensor '%s' in the %s region: it "
+                       "may write only "
                        "arena tensors that are no input, label, parameter or state",
-                       static_cast<unsigned>(i), op_name(op->code()), fb::EnumNameRole(x->role()), name_of(plan, t),
-                       fb::EnumNameRegion(x->region()));
+                       static_cast<unsigned>(i), op_name(op->code()), fb::EnumNameRole(x->role()),
+                       name_of(plan, t), fb::EnumNameRegion(x->region()));
     }
   }
   return REMAT_OK;
@@ -105,12 +109,14 @@ remat_status check_program_writes(const fb::Plan* plan, const fb::Op* op, uint32
 // The eval loss and every output are written by the eval program (|written| as it ends).
 remat_status check_eval_results(const fb::Plan* plan, const uint8_t* written, ErrorBuffer* err) {
   if (plan->eval_ops() > 0 && written[plan->eval_loss()] != kWrittenByEval) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "no op of the eval program writes its loss '%s'",
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "no op of the eval program writes its loss '%s'",
                      name_of(plan, plan->eval_loss()));
   }
   for (uint32_t i = 0; plan->outputs() && i < plan->outputs()->size(); ++i) {
     if (written[plan->outputs()->Get(i)] != kWrittenByEval) {
-      return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "no op of the eval program writes output '%s'",
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                       "no op of the eval program writes output '%s'",
                        name_of(plan, plan->outputs()->Get(i)));
     }
   }
@@ -130,7 +136,8 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
   const uint32_t n_ops = plan->ops()->size();
   uint8_t* written = static_cast<uint8_t*>(port_alloc(2 * (n + 1), 8));  // and |initially|
   if (written == nullptr)
-    return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors", static_cast<unsigned>(n));
+    return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors",
+                     static_cast<unsigned>(n));
   uint8_t* initially = written + n + 1;
   memset(written, 0, 2 * (n + 1));
   remat_status status = check_bindings(plan, written, err);
@@ -158,13 +165,15 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
       const fb::Tensor* x = plan->tensors()->Get(t);
       if (x->region() == fb::Region::Persistent) {
         // Every step reads what the last one left, and the first reads what the session set.
-        status =
-            set_error(err, REMAT_ERROR_PLAN_CORRUPT,
-                      "op %u (%s) reads persistent %s tensor '%s' before any op writes it, and its init is "
-                      "None: a persistent tensor read before it is written needs an init",
-                      static_cast<unsigned>(i), op_name(op->code()), fb::EnumNameRole(x->role()), name_of(plan, t));
+        status = set_error(
+            err, REMAT_ERROR_PLAN_CORRUPT,
+            "op %u (%s) reads persistent %s tensor '%s' before any op writes it, and its init is "
+            "None: a persistent tensor read before it is written needs an init",
+            static_cast<unsigned>(i), op_name(op->code()), fb::EnumNameRole(x->role()),
+            name_of(plan, t));
       } else {
-        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) reads tensor '%s' before any op writes it",
+        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                           "op %u (%s) reads tensor '%s' before any op writes it",
                            static_cast<unsigned>(i), op_name(op->code()), name_of(plan, t));
       }
     }
@@ -182,20 +191,24 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
     uint32_t j = i + 1;
     for (; j < program_end; ++j) {
       const fb::Op* later = plan->ops()->Get(j);
-      const bool is_wait = later->code() == static_cast<uint16_t>(OpCode::kWait) && uses(later, device, false);
+      const bool is_wait =
+          later->code() == static_cast<uint16_t>(OpCode::kWait) && uses(later, device, false);
       if (is_wait) break;
       if (uses(later, device, true) || (prefetch && uses(later, device, false))) {
-        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) uses tensor '%s' before the wait for op %u (%s)",
+        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                           "op %u (%s) uses tensor '%s' before the wait for op %u (%s)",
                            static_cast<unsigned>(j), op_name(later->code()), name_of(plan, device),
                            static_cast<unsigned>(i), op_name(op->code()));
         break;
       }
     }
     if (status == REMAT_OK && j == program_end) {
-      status = set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) of tensor '%s' is never waited for",
-                         static_cast<unsigned>(i), op_name(op->code()), name_of(plan, device));
+      status =
+          set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s) of tensor '%s' is never waited for",
+                    static_cast<unsigned>(i), op_name(op->code()), name_of(plan, device));
     }
-    if (status == REMAT_OK && static_cast<int32_t>(j) > copy_end[slot]) copy_end[slot] = static_cast<int32_t>(j);
+    if (status == REMAT_OK && static_cast<int32_t>(j) > copy_end[slot])
+      copy_end[slot] = static_cast<int32_t>(j);
   }
   status = status == REMAT_OK ? check_eval_results(plan, written, err) : status;
   port_free(written);

@@ -40,52 +40,58 @@ remat_status verify_tensor(const fb::Plan* plan, uint32_t index, ErrorBuffer* er
   const uint8_t dtype = static_cast<uint8_t>(t->dtype());
   const uint8_t region = static_cast<uint8_t>(t->region());
   if (dtype_size(dtype) == 0) {
-    return set_error(err, REMAT_ERROR_BAD_DTYPE, "tensor %u '%s': unknown dtype %u", static_cast<unsigned>(index), name,
-                     dtype);
+    return set_error(err, REMAT_ERROR_BAD_DTYPE, "tensor %u '%s': unknown dtype %u",
+                     static_cast<unsigned>(index), name, dtype);
   }
   if (region > 2) {
-    return set_error(err, REMAT_ERROR_OUT_OF_REGION, "tensor %u '%s': unknown region %u", static_cast<unsigned>(index),
-                     name, region);
+    return set_error(err, REMAT_ERROR_OUT_OF_REGION, "tensor %u '%s': unknown region %u",
+                     static_cast<unsigned>(index), name, region);
   }
   if (static_cast<uint8_t>(t->role()) > static_cast<uint8_t>(fb::Role::MAX)) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': unknown role %u", static_cast<unsigned>(index),
-                     name, static_cast<unsigned>(t->role()));
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': unknown role %u",
+                     static_cast<unsigned>(index), name, static_cast<unsigned>(t->role()));
   }
   // The session draws initial values only as f32, and zeros of i64 (param_init.cc): another
   // init would leave the tensor as it was while the dataflow check counts it written.
   if (static_cast<uint8_t>(t->init()) > static_cast<uint8_t>(fb::Init::MAX)) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': unknown init %u", static_cast<unsigned>(index),
-                     name, static_cast<unsigned>(t->init()));
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': unknown init %u",
+                     static_cast<unsigned>(index), name, static_cast<unsigned>(t->init()));
   }
   // Data is bytes, of any dtype (an imported model's constant indices are i32).
   const bool i64_zeros = t->dtype() == fb::DType::I64 && t->init() == fb::Init::Zeros;
-  if (t->init() != fb::Init::None && t->init() != fb::Init::Data && t->dtype() != fb::DType::F32 && !i64_zeros) {
-    return set_error(
-        err, REMAT_ERROR_BAD_DTYPE,
-        "tensor %u '%s': init %s on a tensor of dtype %u (only f32 is drawn, i64 set to zeros; Data is any)",
-        static_cast<unsigned>(index), name, fb::EnumNameInit(t->init()), dtype);
+  if (t->init() != fb::Init::None && t->init() != fb::Init::Data && t->dtype() != fb::DType::F32 &&
+      !i64_zeros) {
+    return set_error(err, REMAT_ERROR_BAD_DTYPE,
+                     "tensor %u '%s': init %s on a tensor of dtype %u (only f32 is drawn, i64 set "
+                     "to zeros; Data is any)",
+                     static_cast<unsigned>(index), name, fb::EnumNameInit(t->init()), dtype);
   }
   const auto* shape = t->shape();
   if (shape == nullptr || shape->size() == 0 || shape->size() > REMAT_MAX_RANK) {
-    return set_error(err, REMAT_ERROR_BAD_SHAPE, "tensor %u '%s': rank %u outside 1..%d", static_cast<unsigned>(index),
-                     name, static_cast<unsigned>(shape ? shape->size() : 0u), REMAT_MAX_RANK);
+    return set_error(err, REMAT_ERROR_BAD_SHAPE, "tensor %u '%s': rank %u outside 1..%d",
+                     static_cast<unsigned>(index), name,
+                     static_cast<unsigned>(shape ? shape->size() : 0u), REMAT_MAX_RANK);
   }
   // The FlatBuffers verifier aligns a vector's length, not its 8-byte elements.
   if (reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': shape vector is not 8-byte aligned",
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "tensor %u '%s': shape vector is not 8-byte aligned",
                      static_cast<unsigned>(index), name);
   }
   uint64_t numel = 1;
   for (uint32_t d = 0; d < shape->size(); ++d) {
     const int64_t dim = shape->Get(d);
     if (dim < 1 || static_cast<uint64_t>(dim) > kMaxElements / numel) {
-      return set_error(err, REMAT_ERROR_BAD_SHAPE, "tensor %u '%s': dim %u is %lld (elements must be 1..2^40)",
-                       static_cast<unsigned>(index), name, static_cast<unsigned>(d), static_cast<long long>(dim));
+      return set_error(err, REMAT_ERROR_BAD_SHAPE,
+                       "tensor %u '%s': dim %u is %lld (elements must be 1..2^40)",
+                       static_cast<unsigned>(index), name, static_cast<unsigned>(d),
+                       static_cast<long long>(dim));
     }
     numel *= static_cast<uint64_t>(dim);
   }
   if (t->size() != numel * dtype_size(dtype)) {
-    return set_error(err, REMAT_ERROR_BAD_SHAPE, "tensor %u '%s': size %llu, but its shape needs %llu bytes",
+    return set_error(err, REMAT_ERROR_BAD_SHAPE,
+                     "tensor %u '%s': size %llu, but its shape needs %llu bytes",
                      static_cast<unsigned>(index), name, static_cast<unsigned long long>(t->size()),
                      static_cast<unsigned long long>(numel * dtype_size(dtype)));
   }
@@ -93,27 +99,31 @@ remat_status verify_tensor(const fb::Plan* plan, uint32_t index, ErrorBuffer* er
   // 3 or later, and none on any other.
   const auto* data = t->init_data();
   if (t->init() == fb::Init::Data) {
-    if (plan->format_version() < 3 || region != static_cast<uint8_t>(fb::Region::Persistent) || data == nullptr ||
-        data->size() != t->size()) {
-      return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
-                       "tensor %u '%s': init Data needs %llu bytes of init_data on a persistent tensor of a "
-                       "format 3 plan (has %u bytes, region %s, format %u)",
-                       static_cast<unsigned>(index), name, static_cast<unsigned long long>(t->size()),
-                       static_cast<unsigned>(data ? data->size() : 0u), region_name(region),
-                       static_cast<unsigned>(plan->format_version()));
+    if (plan->format_version() < 3 || region != static_cast<uint8_t>(fb::Region::Persistent) ||
+        data == nullptr || data->size() != t->size()) {
+      return set_error(
+          err, REMAT_ERROR_PLAN_CORRUPT,
+          "tensor %u '%s': init Data needs %llu bytes of init_data on a persistent tensor of a "
+          "format 3 plan (has %u bytes, region %s, format %u)",
+          static_cast<unsigned>(index), name, static_cast<unsigned long long>(t->size()),
+          static_cast<unsigned>(data ? data->size() : 0u), region_name(region),
+          static_cast<unsigned>(plan->format_version()));
     }
   } else if (data != nullptr) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': init_data on a tensor whose init is %s",
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "tensor %u '%s': init_data on a tensor whose init is %s",
                      static_cast<unsigned>(index), name, fb::EnumNameInit(t->init()));
   }
   const uint64_t limit = region_size(plan, region);
-  if (t->offset() % plan->alignment() != 0 || t->offset() > limit || t->size() > limit - t->offset()) {
-    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
-                     "tensor %u '%s': bytes [%llu, +%llu) outside the %s region of %llu bytes "
-                     "(or offset not aligned to %u)",
-                     static_cast<unsigned>(index), name, static_cast<unsigned long long>(t->offset()),
-                     static_cast<unsigned long long>(t->size()), region_name(region),
-                     static_cast<unsigned long long>(limit), static_cast<unsigned>(plan->alignment()));
+  if (t->offset() % plan->alignment() != 0 || t->offset() > limit ||
+      t->size() > limit - t->offset()) {
+    return set_error(
+        err, REMAT_ERROR_OUT_OF_REGION,
+        "tensor %u '%s': bytes [%llu, +%llu) outside the %s region of %llu bytes "
+        "(or offset not aligned to %u)",
+        static_cast<unsigned>(index), name, static_cast<unsigned long long>(t->offset()),
+        static_cast<unsigned long long>(t->size()), region_name(region),
+        static_cast<unsigned long long>(limit), static_cast<unsigned>(plan->alignment()));
   }
   return REMAT_OK;
 }
@@ -123,13 +133,15 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
   const uint16_t code = op->code();
   const OpInfo* info = op_info(code);
   if (info == nullptr) {
-    return set_error(err, REMAT_ERROR_UNKNOWN_OP, "op %u: unknown opcode %u", static_cast<unsigned>(index), code);
+    return set_error(err, REMAT_ERROR_UNKNOWN_OP, "op %u: unknown opcode %u",
+                     static_cast<unsigned>(index), code);
   }
   const uint32_t n_in = op->inputs() ? op->inputs()->size() : 0;
   const uint32_t n_out = op->outputs() ? op->outputs()->size() : 0;
   if (n_in > kMaxOpInputs || n_out > kMaxOpOutputs) {
-    return set_error(err, REMAT_ERROR_BAD_ARITY, "op %u (%s): %u inputs and %u outputs", static_cast<unsigned>(index),
-                     info->name, static_cast<unsigned>(n_in), static_cast<unsigned>(n_out));
+    return set_error(err, REMAT_ERROR_BAD_ARITY, "op %u (%s): %u inputs and %u outputs",
+                     static_cast<unsigned>(index), info->name, static_cast<unsigned>(n_in),
+                     static_cast<unsigned>(n_out));
   }
   const uint32_t tensor_count = plan->tensors()->size();
   ShapeView in[kMaxOpInputs], out[kMaxOpOutputs];
@@ -147,8 +159,9 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
     const bool slot = (code == static_cast<uint16_t>(OpCode::kSpill) && k >= n_in) ||
                       (code == static_cast<uint16_t>(OpCode::kPrefetch) && k < n_in);
     if (host != slot && !(host && code == static_cast<uint16_t>(OpCode::kWait))) {
-      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "op %u (%s): tensor '%s' is %sin the host region",
-                       static_cast<unsigned>(index), info->name, tensor_name(x), host ? "" : "not ");
+      return set_error(
+          err, REMAT_ERROR_OUT_OF_REGION, "op %u (%s): tensor '%s' is %sin the host region",
+          static_cast<unsigned>(index), info->name, tensor_name(x), host ? "" : "not ");
     }
     ShapeView& v = k < n_in ? in[k] : out[k - n_in];
     v.dtype = static_cast<uint8_t>(x->dtype());
@@ -157,7 +170,8 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
   }
   if (op->iattrs() != nullptr && op->iattrs()->size() > 0 &&
       reinterpret_cast<uintptr_t>(op->iattrs()->data()) % alignof(int64_t) != 0) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "op %u (%s): int attribute vector is not 8-byte aligned",
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "op %u (%s): int attribute vector is not 8-byte aligned",
                      static_cast<unsigned>(index), info->name);
   }
   int64_t iattrs[16];
@@ -166,23 +180,26 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
   const uint32_t n_f = op->fattrs() ? op->fattrs()->size() : 0;
   if (n_i > 16 || n_f > 16) {
     return set_error(err, REMAT_ERROR_BAD_ARITY, "op %u (%s): %u int and %u float attributes",
-                     static_cast<unsigned>(index), info->name, static_cast<unsigned>(n_i), static_cast<unsigned>(n_f));
+                     static_cast<unsigned>(index), info->name, static_cast<unsigned>(n_i),
+                     static_cast<unsigned>(n_f));
   }
   for (uint32_t k = 0; k < n_i; ++k) iattrs[k] = op->iattrs()->Get(k);
   for (uint32_t k = 0; k < n_f; ++k) fattrs[k] = op->fattrs()->Get(k);
   char message[256];
-  const remat_status status = check_op(code, in, n_in, out, n_out, iattrs, n_i, fattrs, n_f,
-                                       message, sizeof(message));
-  if (status != REMAT_OK) return set_error(err, status, "op %u: %s", static_cast<unsigned>(index), message);
+  const remat_status status =
+      check_op(code, in, n_in, out, n_out, iattrs, n_i, fattrs, n_f, message, sizeof(message));
+  if (status != REMAT_OK)
+    return set_error(err, status, "op %u: %s", static_cast<unsigned>(index), message);
   // Updates work in place: output k is input k (param, then state). No other op may alias.
   // Kernels write outputs through restrict pointers: no tensor may be written twice by one op,
   // and an update's parameter, gradient and state must be distinct tensors.
   for (uint32_t a = 0; a < n_out; ++a) {
     for (uint32_t b = a + 1; b < n_out; ++b) {
       if (op->outputs()->Get(a) == op->outputs()->Get(b)) {
-        return set_error(err, REMAT_ERROR_OVERLAP, "op %u (%s): outputs %u and %u are the same tensor %u",
-                         static_cast<unsigned>(index), info->name, static_cast<unsigned>(a), static_cast<unsigned>(b),
-                         static_cast<unsigned>(op->outputs()->Get(a)));
+        return set_error(err, REMAT_ERROR_OVERLAP,
+                         "op %u (%s): outputs %u and %u are the same tensor %u",
+                         static_cast<unsigned>(index), info->name, static_cast<unsigned>(a),
+                         static_cast<unsigned>(b), static_cast<unsigned>(op->outputs()->Get(a)));
       }
     }
   }
@@ -190,9 +207,10 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
     for (uint32_t a = 0; a < n_in; ++a) {
       for (uint32_t b = a + 1; b < n_in; ++b) {
         if (op->inputs()->Get(a) == op->inputs()->Get(b)) {
-          return set_error(err, REMAT_ERROR_OVERLAP, "op %u (%s): inputs %u and %u are the same tensor %u",
-                           static_cast<unsigned>(index), info->name, static_cast<unsigned>(a), static_cast<unsigned>(b),
-                           static_cast<unsigned>(op->inputs()->Get(a)));
+          return set_error(err, REMAT_ERROR_OVERLAP,
+                           "op %u (%s): inputs %u and %u are the same tensor %u",
+                           static_cast<unsigned>(index), info->name, static_cast<unsigned>(a),
+                           static_cast<unsigned>(b), static_cast<unsigned>(op->inputs()->Get(a)));
         }
       }
     }
@@ -203,7 +221,8 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
       const uint32_t source = static_cast<uint32_t>(in_place_input(code, o));
       const uint32_t expected = op->inputs()->Get(source);
       if (t != expected || plan->tensors()->Get(t)->region() != fb::Region::Persistent) {
-        return set_error(err, REMAT_ERROR_BAD_ARITY, "op %u (%s): output %u must be input %u, a persistent tensor",
+        return set_error(err, REMAT_ERROR_BAD_ARITY,
+                         "op %u (%s): output %u must be input %u, a persistent tensor",
                          static_cast<unsigned>(index), info->name, static_cast<unsigned>(o),
                          static_cast<unsigned>(source));
       }
@@ -211,9 +230,10 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
     }
     for (uint32_t i = 0; i < n_in; ++i) {
       if (op->inputs()->Get(i) == t) {
-        return set_error(err, REMAT_ERROR_OVERLAP, "op %u (%s): output %u is also input %u (tensor %u)",
-                         static_cast<unsigned>(index), info->name, static_cast<unsigned>(o), static_cast<unsigned>(i),
-                         static_cast<unsigned>(t));
+        return set_error(err, REMAT_ERROR_OVERLAP,
+                         "op %u (%s): output %u is also input %u (tensor %u)",
+                         static_cast<unsigned>(index), info->name, static_cast<unsigned>(o),
+                         static_cast<unsigned>(i), static_cast<unsigned>(t));
       }
     }
   }
@@ -227,7 +247,8 @@ remat_status verify_binding(const fb::Plan* plan, const flatbuffers::Vector<uint
     const uint32_t t = ids->Get(i);
     if (t >= plan->tensors()->size() || plan->tensors()->Get(t)->role() != role ||
         plan->tensors()->Get(t)->name() == nullptr) {
-      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "%s binding %u names tensor %u, which is not a named %s", what,
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                       "%s binding %u names tensor %u, which is not a named %s", what,
                        static_cast<unsigned>(i), static_cast<unsigned>(t), what);
     }
   }
@@ -241,32 +262,38 @@ remat_status verify_eval_program(const fb::Plan* plan, ErrorBuffer* err) {
   const uint32_t n = plan->tensors()->size();
   const uint32_t outputs = plan->outputs() ? plan->outputs()->size() : 0;
   if (plan->format_version() < 2 && (plan->eval_ops() > 0 || outputs > 0)) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
-                     "plan format version %u has no eval program, but it has %u eval ops and %u outputs",
-                     static_cast<unsigned>(plan->format_version()), static_cast<unsigned>(plan->eval_ops()),
-                     static_cast<unsigned>(outputs));
+    return set_error(
+        err, REMAT_ERROR_PLAN_CORRUPT,
+        "plan format version %u has no eval program, but it has %u eval ops and %u outputs",
+        static_cast<unsigned>(plan->format_version()), static_cast<unsigned>(plan->eval_ops()),
+        static_cast<unsigned>(outputs));
   }
   if (plan->eval_ops() > plan->ops()->size()) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "eval_ops is %u, but the plan has %u ops",
-                     static_cast<unsigned>(plan->eval_ops()), static_cast<unsigned>(plan->ops()->size()));
+                     static_cast<unsigned>(plan->eval_ops()),
+                     static_cast<unsigned>(plan->ops()->size()));
   }
   if (plan->eval_ops() == 0 && outputs > 0) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "the plan has %u outputs but no eval program to write them",
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "the plan has %u outputs but no eval program to write them",
                      static_cast<unsigned>(outputs));
   }
   if (plan->eval_ops() > 0) {
     // In the arena and no binding: the eval program writes it, and nothing a step reads.
     const uint32_t t = plan->eval_loss();
     if (t >= n || t == plan->loss() || !eval_may_write(plan->tensors()->Get(t)) ||
-        plan->tensors()->Get(t)->size() != 4 || plan->tensors()->Get(t)->dtype() != fb::DType::F32) {
-      return set_error(err, REMAT_ERROR_OUT_OF_REGION,
-                       "eval_loss names tensor %u, which is not an f32 scalar of its own in the arena",
-                       static_cast<unsigned>(t));
+        plan->tensors()->Get(t)->size() != 4 ||
+        plan->tensors()->Get(t)->dtype() != fb::DType::F32) {
+      return set_error(
+          err, REMAT_ERROR_OUT_OF_REGION,
+          "eval_loss names tensor %u, which is not an f32 scalar of its own in the arena",
+          static_cast<unsigned>(t));
     }
   }
   for (uint32_t i = 0; i < outputs; ++i) {
     const uint32_t t = plan->outputs()->Get(i);
-    if (t >= n || plan->tensors()->Get(t)->name() == nullptr || plan->tensors()->Get(t)->region() == fb::Region::Host) {
+    if (t >= n || plan->tensors()->Get(t)->name() == nullptr ||
+        plan->tensors()->Get(t)->region() == fb::Region::Host) {
       return set_error(err, REMAT_ERROR_OUT_OF_REGION,
                        "output binding %u names tensor %u, which is not a named tensor "
                        "outside the host region",
@@ -274,9 +301,11 @@ remat_status verify_eval_program(const fb::Plan* plan, ErrorBuffer* err) {
     }
     for (uint32_t j = 0; j < i; ++j) {
       const uint32_t u = plan->outputs()->Get(j);
-      if (u == t || strcmp(tensor_name(plan->tensors()->Get(u)), tensor_name(plan->tensors()->Get(t))) == 0) {
+      if (u == t ||
+          strcmp(tensor_name(plan->tensors()->Get(u)), tensor_name(plan->tensors()->Get(t))) == 0) {
         return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "output bindings %u and %u are both '%s'",
-                         static_cast<unsigned>(j), static_cast<unsigned>(i), tensor_name(plan->tensors()->Get(t)));
+                         static_cast<unsigned>(j), static_cast<unsigned>(i),
+                         tensor_name(plan->tensors()->Get(t)));
       }
     }
   }
@@ -288,12 +317,14 @@ remat_status verify_no_overlap(const fb::Plan* plan, const int32_t* copy_end, Er
   const uint32_t n = plan->tensors()->size();
   const int32_t op_count = static_cast<int32_t>(plan->ops()->size());
   PlacedBuffer* buffers = static_cast<PlacedBuffer*>(port_alloc(sizeof(PlacedBuffer) * (n + 1), 8));
-  PlacedBuffer* in_region = static_cast<PlacedBuffer*>(port_alloc(sizeof(PlacedBuffer) * (n + 1), 8));
+  PlacedBuffer* in_region =
+      static_cast<PlacedBuffer*>(port_alloc(sizeof(PlacedBuffer) * (n + 1), 8));
   uint32_t* order = static_cast<uint32_t*>(port_alloc(sizeof(uint32_t) * (n + 1), 8));
   uint32_t* tensor_of = static_cast<uint32_t*>(port_alloc(sizeof(uint32_t) * (n + 1), 8));
   remat_status status = REMAT_OK;
   if (buffers == nullptr || in_region == nullptr || order == nullptr || tensor_of == nullptr) {
-    status = set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors", static_cast<unsigned>(n));
+    status = set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors",
+                       static_cast<unsigned>(n));
   }
   for (uint32_t t = 0; t < n && status == REMAT_OK; ++t) {
     const fb::Tensor* x = plan->tensors()->Get(t);
@@ -302,7 +333,8 @@ remat_status verify_no_overlap(const fb::Plan* plan, const int32_t* copy_end, Er
         x->role() == fb::Role::Label) {
       buffers[t] = PlacedBuffer{x->offset(), x->size(), -1, op_count};
     } else {
-      buffers[t] = PlacedBuffer{x->offset(), x->size(), op_count, -1};  // unused until an op names it
+      buffers[t] =
+          PlacedBuffer{x->offset(), x->size(), op_count, -1};  // unused until an op names it
     }
   }
   for (int32_t i = 0; i < op_count && status == REMAT_OK; ++i) {
@@ -342,8 +374,9 @@ remat_status verify_no_overlap(const fb::Plan* plan, const int32_t* copy_end, Er
                          "both are live (ops %d..%d and %d..%d)",
                          tensor_name(x), static_cast<unsigned long long>(x->offset()),
                          static_cast<unsigned long long>(x->size()), tensor_name(y),
-                         static_cast<unsigned long long>(y->offset()), static_cast<unsigned long long>(y->size()),
-                         region_name(region), static_cast<int>(in_region[a].first), static_cast<int>(in_region[a].last),
+                         static_cast<unsigned long long>(y->offset()),
+                         static_cast<unsigned long long>(y->size()), region_name(region),
+                         static_cast<int>(in_region[a].first), static_cast<int>(in_region[a].last),
                          static_cast<int>(in_region[b].first), static_cast<int>(in_region[b].last));
     }
   }
@@ -359,8 +392,10 @@ remat_status verify_no_overlap(const fb::Plan* plan, const int32_t* copy_end, Er
 
 uint32_t dtype_size(uint32_t dtype) {
   switch (dtype) {
-    case REMAT_DTYPE_F32: case REMAT_DTYPE_I32: return 4;
-    case REMAT_DTYPE_F16: case REMAT_DTYPE_BF16: return 2;
+    case REMAT_DTYPE_F32:
+    case REMAT_DTYPE_I32: return 4;
+    case REMAT_DTYPE_F16:
+    case REMAT_DTYPE_BF16: return 2;
     case REMAT_DTYPE_I64: return 8;
     default: return 0;
   }
@@ -368,7 +403,8 @@ uint32_t dtype_size(uint32_t dtype) {
 
 // Region is plan vocabulary written by hand (plan/region.h): it must stay the schema's enum.
 static_assert(static_cast<int>(Region::kArena) == static_cast<int>(fb::Region::Arena) &&
-                  static_cast<int>(Region::kPersistent) == static_cast<int>(fb::Region::Persistent) &&
+                  static_cast<int>(Region::kPersistent) ==
+                      static_cast<int>(fb::Region::Persistent) &&
                   static_cast<int>(Region::kHost) == static_cast<int>(fb::Region::Host) &&
                   kRegionCount == static_cast<int>(fb::Region::MAX) + 1,
               "plan/region.h and plan.fbs disagree on Region");
@@ -387,7 +423,8 @@ void tensor_ref(const fb::Plan* plan, uint32_t index, TensorRef* out) {
   }
 }
 
-remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out_root, ErrorBuffer* err) {
+remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out_root,
+                         ErrorBuffer* err) {
   if (bytes == nullptr) return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "plan bytes are NULL");
   if (size < 8 || !fb::PlanBufferHasIdentifier(bytes)) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
@@ -400,18 +437,22 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
                      static_cast<const void*>(bytes));
   }
   if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
-    return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "plan of %zu bytes is larger than FlatBuffers allows", size);
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "plan of %zu bytes is larger than FlatBuffers allows", size);
   }
   flatbuffers::Verifier verifier(bytes, size, /*max_depth=*/16, /*max_tables=*/10000000);
   if (!fb::VerifyPlanBuffer(verifier)) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
-                     "plan of %zu bytes fails the FlatBuffers verifier (truncated or damaged)", size);
+                     "plan of %zu bytes fails the FlatBuffers verifier (truncated or damaged)",
+                     size);
   }
   const fb::Plan* plan = fb::GetPlan(bytes);
-  if (plan->format_version() < REMAT_PLAN_FORMAT_OLDEST_VERSION || plan->format_version() > REMAT_PLAN_FORMAT_VERSION) {
-    return set_error(err, REMAT_ERROR_PLAN_VERSION, "plan format version %u, this runtime reads versions %d to %d",
-                     static_cast<unsigned>(plan->format_version()), REMAT_PLAN_FORMAT_OLDEST_VERSION,
-                     REMAT_PLAN_FORMAT_VERSION);
+  if (plan->format_version() < REMAT_PLAN_FORMAT_OLDEST_VERSION ||
+      plan->format_version() > REMAT_PLAN_FORMAT_VERSION) {
+    return set_error(err, REMAT_ERROR_PLAN_VERSION,
+                     "plan format version %u, this runtime reads versions %d to %d",
+                     static_cast<unsigned>(plan->format_version()),
+                     REMAT_PLAN_FORMAT_OLDEST_VERSION, REMAT_PLAN_FORMAT_VERSION);
   }
   if (plan->tensors() == nullptr || plan->ops() == nullptr) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "plan has no %s table",
@@ -426,8 +467,9 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
   // A region must be addressable here: on a 32-bit target a larger size would be truncated.
   for (uint8_t region = 0; region < 3; ++region) {
     if (region_size(plan, region) > static_cast<uint64_t>(PTRDIFF_MAX)) {
-      return set_error(err, REMAT_ERROR_OUT_OF_REGION, "the %s region of %llu bytes cannot be addressed here",
-                       region_name(region), static_cast<unsigned long long>(region_size(plan, region)));
+      return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                       "the %s region of %llu bytes cannot be addressed here", region_name(region),
+                       static_cast<unsigned long long>(region_size(plan, region)));
     }
   }
   const uint32_t n = plan->tensors()->size();
@@ -447,14 +489,16 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
   if (plan->loss() >= n || plan->tensors()->Get(plan->loss())->region() != fb::Region::Persistent ||
       plan->tensors()->Get(plan->loss())->size() != 4 ||
       plan->tensors()->Get(plan->loss())->dtype() != fb::DType::F32) {
-    return set_error(err, REMAT_ERROR_OUT_OF_REGION, "loss names tensor %u, which is not a persistent f32 scalar",
+    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                     "loss names tensor %u, which is not a persistent f32 scalar",
                      static_cast<unsigned>(plan->loss()));
   }
   s = verify_eval_program(plan, err);
   if (s != REMAT_OK) return s;
   int32_t* copy_end = static_cast<int32_t*>(port_alloc(sizeof(int32_t) * (n + 1), 8));
   if (copy_end == nullptr)
-    return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors", static_cast<unsigned>(n));
+    return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors",
+                     static_cast<unsigned>(n));
   s = verify_dataflow(plan, copy_end, err);
   if (s == REMAT_OK) s = verify_no_overlap(plan, copy_end, err);
   port_free(copy_end);

@@ -11,17 +11,17 @@
 struct remat_session {
   const remat_plan* plan;
   remat::Backend* backend;
-  remat::TensorRef* tensors;   ///< One per plan tensor.
-  remat::OpCall* ops;          ///< One per plan op, pointing into |tensors| and the attr copies.
-  int64_t* iattrs;             ///< Aligned copies of every op's int attributes.
-  float* fattrs;               ///< Copies of every op's float attributes.
-  uint8_t* input_set;          ///< Per input then label binding: written at least once.
-  void* owned[3];              ///< Regions this session allocated (arena, persistent, host).
-  uint64_t step;               ///< Steps completed.
-  bool partly_loaded;          ///< A load_state failed while copying in: no step until one succeeds.
-  bool outputs_ready;          ///< An eval ran and no step since: the outputs hold its values.
+  remat::TensorRef* tensors;  ///< One per plan tensor.
+  remat::OpCall* ops;         ///< One per plan op, pointing into |tensors| and the attr copies.
+  int64_t* iattrs;            ///< Aligned copies of every op's int attributes.
+  float* fattrs;              ///< Copies of every op's float attributes.
+  uint8_t* input_set;         ///< Per input then label binding: written at least once.
+  void* owned[3];             ///< Regions this session allocated (arena, persistent, host).
+  uint64_t step;              ///< Steps completed.
+  bool partly_loaded;         ///< A load_state failed while copying in: no step until one succeeds.
+  bool outputs_ready;         ///< An eval ran and no step since: the outputs hold its values.
   char error[REMAT_SESSION_ERROR_CAPACITY];
-  remat::ErrorBuffer err;      ///< Points at |error|.
+  remat::ErrorBuffer err;  ///< Points at |error|.
 };
 
 namespace remat {

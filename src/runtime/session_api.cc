@@ -57,12 +57,13 @@ bool find_param(const remat_plan* plan, const char* name, uint32_t* out_tensor) 
 // Zeroing costs one pass at creation and makes what a session owns deterministic: bytes no plan
 // initialises (padding, persistent tensors with init_params = 0) read as zeros, never as what the
 // allocator left there.
-remat_status bind_region(remat_session* s, int index, const char* what, void* given, size_t given_size,
-                         uint64_t needed, uint32_t alignment, void** out) {
+remat_status bind_region(remat_session* s, int index, const char* what, void* given,
+                         size_t given_size, uint64_t needed, uint32_t alignment, void** out) {
   if (given == nullptr) {
     s->owned[index] = remat::port_alloc(needed, alignment);
     if (s->owned[index] == nullptr) {
-      return FAIL(s, REMAT_ERROR_RESOURCE_EXHAUSTED, "could not allocate the %s region of %llu bytes", what,
+      return FAIL(s, REMAT_ERROR_RESOURCE_EXHAUSTED,
+                  "could not allocate the %s region of %llu bytes", what,
                   static_cast<unsigned long long>(needed));
     }
     memset(s->owned[index], 0, static_cast<size_t>(needed));
@@ -74,8 +75,8 @@ remat_status bind_region(remat_session* s, int index, const char* what, void* gi
                 given_size, static_cast<unsigned long long>(needed));
   }
   if (reinterpret_cast<uintptr_t>(given) % alignment != 0) {
-    return FAIL(s, REMAT_ERROR_MISALIGNED, "%s region at %p is not aligned to %u bytes", what, given,
-                static_cast<unsigned>(alignment));
+    return FAIL(s, REMAT_ERROR_MISALIGNED, "%s region at %p is not aligned to %u bytes", what,
+                given, static_cast<unsigned>(alignment));
   }
   *out = given;
   return REMAT_OK;
@@ -119,19 +120,22 @@ void name_nonfinite_tensor(remat_session* s) {
   const auto* ops = s->plan->root->ops();
   const uint32_t op = s->err.failed_op;
   const unsigned long long step = s->step - 1;
-  if (op == 0 || op > ops->size() || ops->Get(op - 1)->inputs() == nullptr || ops->Get(op - 1)->inputs()->size() == 0) {
+  if (op == 0 || op > ops->size() || ops->Get(op - 1)->inputs() == nullptr ||
+      ops->Get(op - 1)->inputs()->size() == 0) {
     FAIL(s, REMAT_ERROR_NONFINITE, "step %llu: %s", step, detail);
     return;
   }
   uint32_t updated = 0;
   for (uint32_t i = 0; i + 1 < op; ++i) updated += remat::is_optimizer_update(s->ops[i].code);
-  const char* name = s->plan->root->tensors()->Get(ops->Get(op - 1)->inputs()->Get(0))->name()->c_str();
+  const char* name =
+      s->plan->root->tensors()->Get(ops->Get(op - 1)->inputs()->Get(0))->name()->c_str();
   if (updated == 0) {
-    FAIL(s, REMAT_ERROR_NONFINITE, "step %llu: tensor '%s' is not finite: %s; no parameter was updated", step, name,
-         detail);
+    FAIL(s, REMAT_ERROR_NONFINITE,
+         "step %llu: tensor '%s' is not finite: %s; no parameter was updated", step, name, detail);
   } else {
     FAIL(s, REMAT_ERROR_NONFINITE,
-         "step %llu: tensor '%s' is not finite: %s; %u parameters had been updated before it, the others were not",
+         "step %llu: tensor '%s' is not finite: %s; %u parameters had been updated before it, the "
+         "others were not",
          step, name, detail, static_cast<unsigned>(updated));
   }
 }
@@ -158,7 +162,9 @@ bool find_named(const remat_plan* plan, const flatbuffers::Vector<uint32_t>* ids
   return false;
 }
 
-uint32_t step_op_count(const remat_plan* plan) { return plan->root->ops()->size() - plan->root->eval_ops(); }
+uint32_t step_op_count(const remat_plan* plan) {
+  return plan->root->ops()->size() - plan->root->eval_ops();
+}
 
 remat_status check_ready_to_run(remat_session* s, const char* what) {
   if (s->partly_loaded) {
@@ -170,9 +176,12 @@ remat_status check_ready_to_run(remat_session* s, const char* what) {
     if (!s->input_set[slot]) {
       const auto* inputs = s->plan->root->inputs();
       const uint32_t n_inputs = inputs ? inputs->size() : 0;
-      const uint32_t t = slot < n_inputs ? inputs->Get(slot) : s->plan->root->labels()->Get(slot - n_inputs);
-      return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION, "%s: %s '%s' has never been set (remat_session_set_input)", what,
-                  slot < n_inputs ? "input" : "label", s->plan->root->tensors()->Get(t)->name()->c_str());
+      const uint32_t t =
+          slot < n_inputs ? inputs->Get(slot) : s->plan->root->labels()->Get(slot - n_inputs);
+      return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION,
+                  "%s: %s '%s' has never been set (remat_session_set_input)", what,
+                  slot < n_inputs ? "input" : "label",
+                  s->plan->root->tensors()->Get(t)->name()->c_str());
     }
   }
   return REMAT_OK;
@@ -199,10 +208,12 @@ remat_status remat_session_options_init_sized(remat_session_options* options, si
 }
 
 remat_status remat_session_create(const remat_plan* plan, const remat_session_options* options,
-                                  remat_session** out_session, char* out_message, size_t message_capacity) {
+                                  remat_session** out_session, char* out_message,
+                                  size_t message_capacity) {
   ErrorBuffer early{out_message, out_message ? message_capacity : 0};
   if (out_message != nullptr && message_capacity > 0) out_message[0] = '\0';
-  if (out_session == nullptr) return set_error(&early, REMAT_ERROR_INVALID_ARGUMENT, "out_session is NULL");
+  if (out_session == nullptr)
+    return set_error(&early, REMAT_ERROR_INVALID_ARGUMENT, "out_session is NULL");
   *out_session = nullptr;
   if (plan == nullptr) return set_error(&early, REMAT_ERROR_INVALID_ARGUMENT, "plan is NULL");
   // The caller's struct over the defaults: an older caller's smaller one keeps the defaults of
@@ -217,7 +228,8 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   }
   options = &given;
   void* memory = remat::port_alloc(sizeof(remat_session), kSessionAlignment);
-  if (memory == nullptr) return set_error(&early, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for a session");
+  if (memory == nullptr)
+    return set_error(&early, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for a session");
   remat_session* s = new (memory) remat_session();
   s->plan = plan;
   s->err = ErrorBuffer{s->error, sizeof(s->error)};
@@ -228,15 +240,17 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
     n_i += root->ops()->Get(i)->iattrs() ? root->ops()->Get(i)->iattrs()->size() : 0;
     n_f += root->ops()->Get(i)->fattrs() ? root->ops()->Get(i)->fattrs()->size() : 0;
   }
-  s->tensors = static_cast<remat::TensorRef*>(remat::port_alloc(sizeof(remat::TensorRef) * (n_tensors + 1), 8));
+  s->tensors = static_cast<remat::TensorRef*>(
+      remat::port_alloc(sizeof(remat::TensorRef) * (n_tensors + 1), 8));
   s->ops = static_cast<remat::OpCall*>(remat::port_alloc(sizeof(remat::OpCall) * (n_ops + 1), 8));
   s->iattrs = static_cast<int64_t*>(remat::port_alloc(sizeof(int64_t) * (n_i + 1), 8));
   s->fattrs = static_cast<float*>(remat::port_alloc(sizeof(float) * (n_f + 1), 8));
   s->input_set = static_cast<uint8_t*>(remat::port_alloc(binding_total(plan) + 1, 8));
   remat_status status = REMAT_OK;
   if (!s->tensors || !s->ops || !s->iattrs || !s->fattrs || !s->input_set) {
-    status = FAIL(s, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the tables of %u tensors and %u ops",
-                  static_cast<unsigned>(n_tensors), static_cast<unsigned>(n_ops));
+    status =
+        FAIL(s, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the tables of %u tensors and %u ops",
+             static_cast<unsigned>(n_tensors), static_cast<unsigned>(n_ops));
   }
   if (status == REMAT_OK) memset(s->input_set, 0, binding_total(plan) + 1);
   const char* backend = options->backend ? options->backend : "cpu";
@@ -246,8 +260,8 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   regions.persistent_bytes = root->persistent_size();
   regions.host_bytes = root->host_size();
   if (status == REMAT_OK && options->threads > kMaxThreads) {
-    status = FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "options.threads is %zu; the most is %zu", options->threads,
-                  kMaxThreads);
+    status = FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "options.threads is %zu; the most is %zu",
+                  options->threads, kMaxThreads);
   }
   regions.threads = static_cast<uint32_t>(options->threads);
   // Backends that run on host memory get the caller's (or the session's) regions; device
@@ -291,18 +305,21 @@ void remat_session_destroy(remat_session* s) {
   remat::port_free(s);
 }
 
-remat_status remat_session_set_input(remat_session* s, const char* name, const void* data, size_t bytes) {
+remat_status remat_session_set_input(remat_session* s, const char* name, const void* data,
+                                     size_t bytes) {
   if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   if (name == nullptr || data == nullptr) {
     return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "set_input: %s is NULL", name ? "data" : "name");
   }
   uint32_t t = 0;
   const int64_t slot = find_binding(s->plan, name, &t);
-  if (slot < 0) return FAIL(s, REMAT_ERROR_NOT_FOUND, "set_input: the plan has no input or label '%s'", name);
+  if (slot < 0)
+    return FAIL(s, REMAT_ERROR_NOT_FOUND, "set_input: the plan has no input or label '%s'", name);
   const remat::TensorRef& ref = s->tensors[t];
   if (bytes != ref.bytes) {
-    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "set_input '%s': %zu bytes given, the binding has %llu", name,
-                bytes, static_cast<unsigned long long>(ref.bytes));
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT,
+                "set_input '%s': %zu bytes given, the binding has %llu", name, bytes,
+                static_cast<unsigned long long>(ref.bytes));
   }
   const remat_status status = s->backend->upload(ref.region, ref.offset, data, bytes, &s->err);
   if (status == REMAT_OK) s->input_set[slot] = 1;
@@ -318,7 +335,8 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
   const uint32_t n_ops = remat::step_op_count(s->plan);
   s->err.failed_op = 0;
   status = s->backend->begin_step(ctx, &s->err);
-  for (uint32_t i = 0; i < n_ops && status == REMAT_OK; ++i) status = s->backend->run_op(s->ops[i], ctx, &s->err);
+  for (uint32_t i = 0; i < n_ops && status == REMAT_OK; ++i)
+    status = s->backend->run_op(s->ops[i], ctx, &s->err);
   if (status == REMAT_OK) status = s->backend->end_step(&s->err);
   if (status != REMAT_OK) {
     s->backend->sync(&s->err);  // drain what was queued; the first error's message is kept
@@ -329,7 +347,8 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
     if (out_loss != nullptr) {
       // A download writes the message only when it fails, and then its failure is what counts.
       const remat::TensorRef& loss = s->tensors[s->plan->root->loss()];
-      const remat_status read = s->backend->download(loss.region, loss.offset, out_loss, sizeof(float), &s->err);
+      const remat_status read =
+          s->backend->download(loss.region, loss.offset, out_loss, sizeof(float), &s->err);
       if (read != REMAT_OK) return read;
     }
     // A skipped update still uses up the step: the step count is the index of the batch (the
@@ -347,32 +366,39 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
   return status;
 }
 
-remat_status remat_session_write_param(remat_session* s, const char* name, const void* data, size_t bytes) {
+remat_status remat_session_write_param(remat_session* s, const char* name, const void* data,
+                                       size_t bytes) {
   if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   if (name == nullptr || data == nullptr) {
     return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "write_param: %s is NULL", name ? "data" : "name");
   }
   uint32_t t = 0;
-  if (!find_param(s->plan, name, &t)) return FAIL(s, REMAT_ERROR_NOT_FOUND, "write_param: no parameter or buffer '%s'", name);
+  if (!find_param(s->plan, name, &t))
+    return FAIL(s, REMAT_ERROR_NOT_FOUND, "write_param: no parameter or buffer '%s'", name);
   const remat::TensorRef& ref = s->tensors[t];
   if (bytes != ref.bytes) {
-    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "write_param '%s': %zu bytes given, the parameter has %llu",
-                name, bytes, static_cast<unsigned long long>(ref.bytes));
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT,
+                "write_param '%s': %zu bytes given, the parameter has %llu", name, bytes,
+                static_cast<unsigned long long>(ref.bytes));
   }
   return s->backend->upload(ref.region, ref.offset, data, bytes, &s->err);
 }
 
-remat_status remat_session_read_param(remat_session* s, const char* name, void* out_data, size_t bytes) {
+remat_status remat_session_read_param(remat_session* s, const char* name, void* out_data,
+                                      size_t bytes) {
   if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   if (name == nullptr || out_data == nullptr) {
-    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_param: %s is NULL", name ? "out_data" : "name");
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_param: %s is NULL",
+                name ? "out_data" : "name");
   }
   uint32_t t = 0;
-  if (!find_param(s->plan, name, &t)) return FAIL(s, REMAT_ERROR_NOT_FOUND, "read_param: no parameter or buffer '%s'", name);
+  if (!find_param(s->plan, name, &t))
+    return FAIL(s, REMAT_ERROR_NOT_FOUND, "read_param: no parameter or buffer '%s'", name);
   const remat::TensorRef& ref = s->tensors[t];
   if (bytes != ref.bytes) {
-    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "read_param '%s': buffer of %zu bytes, the parameter has %llu",
-                name, bytes, static_cast<unsigned long long>(ref.bytes));
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT,
+                "read_param '%s': buffer of %zu bytes, the parameter has %llu", name, bytes,
+                static_cast<unsigned long long>(ref.bytes));
   }
   return s->backend->download(ref.region, ref.offset, out_data, bytes, &s->err);
 }
@@ -380,7 +406,8 @@ remat_status remat_session_read_param(remat_session* s, const char* name, void* 
 remat_status remat_session_set_learning_rate(remat_session* s, float lr) {
   if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   if (!(lr >= 0.0f) || !isfinite(lr)) {
-    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "set_learning_rate: %g is not a finite rate >= 0", static_cast<double>(lr));
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "set_learning_rate: %g is not a finite rate >= 0",
+                static_cast<double>(lr));
   }
   uint32_t updates = 0;
   const uint32_t n_ops = remat::step_op_count(s->plan);
@@ -393,7 +420,8 @@ remat_status remat_session_set_learning_rate(remat_session* s, float lr) {
       ++updates;
     }
   }
-  if (updates == 0) return FAIL(s, REMAT_ERROR_NOT_FOUND, "set_learning_rate: the plan has no optimizer update");
+  if (updates == 0)
+    return FAIL(s, REMAT_ERROR_NOT_FOUND, "set_learning_rate: the plan has no optimizer update");
   s->backend->attributes_changed();
   return REMAT_OK;
 }
@@ -413,6 +441,8 @@ remat_status remat_session_learning_rate(const remat_session* s, float* out_lr) 
 
 uint64_t remat_session_step_count(const remat_session* s) { return s ? s->step : 0; }
 
-const char* remat_session_last_error(const remat_session* s) { return s ? s->error : "session is NULL"; }
+const char* remat_session_last_error(const remat_session* s) {
+  return s ? s->error : "session is NULL";
+}
 
 }  // extern "C"

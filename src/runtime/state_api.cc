@@ -109,25 +109,29 @@ remat_status check_header(remat_session* s, const uint8_t* given, uint64_t size)
   }
   if (get32(given + 8) != get32(want + 8) || get32(given + 12) != get32(want + 12) ||
       get64(given + 16) != get64(want + 16)) {
-    return FAIL(s, REMAT_ERROR_STATE_MISMATCH,
-                "load_state: the state is of another plan (plan format %u, CRC32C %08x, %llu bytes); "
-                "this session's plan is format %u, CRC32C %08x, %llu bytes",
-                static_cast<unsigned>(get32(given + 8)), static_cast<unsigned>(get32(given + 12)),
-                static_cast<unsigned long long>(get64(given + 16)), static_cast<unsigned>(get32(want + 8)),
-                static_cast<unsigned>(get32(want + 12)), static_cast<unsigned long long>(get64(want + 16)));
+    return FAIL(
+        s, REMAT_ERROR_STATE_MISMATCH,
+        "load_state: the state is of another plan (plan format %u, CRC32C %08x, %llu bytes); "
+        "this session's plan is format %u, CRC32C %08x, %llu bytes",
+        static_cast<unsigned>(get32(given + 8)), static_cast<unsigned>(get32(given + 12)),
+        static_cast<unsigned long long>(get64(given + 16)), static_cast<unsigned>(get32(want + 8)),
+        static_cast<unsigned>(get32(want + 12)), static_cast<unsigned long long>(get64(want + 16)));
   }
   if (get32(given + 36) != 0) {
-    return FAIL(s, REMAT_ERROR_DATA_LOSS, "load_state: the reserved header word at byte 36 is %u, expected 0",
+    return FAIL(s, REMAT_ERROR_DATA_LOSS,
+                "load_state: the reserved header word at byte 36 is %u, expected 0",
                 static_cast<unsigned>(get32(given + 36)));
   }
-  if (get32(given + 32) != get32(want + 32) ||
-      get64(given + 40) != get64(want + 40) || size != state_bytes(s->plan)) {
-    return FAIL(s, REMAT_ERROR_DATA_LOSS,
-                "load_state: the state of this plan holds %u tensors of %llu bytes (%llu in all); "
-                "this one says %u tensors of %llu bytes and is %llu bytes",
-                static_cast<unsigned>(get32(want + 32)), static_cast<unsigned long long>(get64(want + 40)),
-                static_cast<unsigned long long>(state_bytes(s->plan)), static_cast<unsigned>(get32(given + 32)),
-                static_cast<unsigned long long>(get64(given + 40)), static_cast<unsigned long long>(size));
+  if (get32(given + 32) != get32(want + 32) || get64(given + 40) != get64(want + 40) ||
+      size != state_bytes(s->plan)) {
+    return FAIL(
+        s, REMAT_ERROR_DATA_LOSS,
+        "load_state: the state of this plan holds %u tensors of %llu bytes (%llu in all); "
+        "this one says %u tensors of %llu bytes and is %llu bytes",
+        static_cast<unsigned>(get32(want + 32)), static_cast<unsigned long long>(get64(want + 40)),
+        static_cast<unsigned long long>(state_bytes(s->plan)),
+        static_cast<unsigned>(get32(given + 32)),
+        static_cast<unsigned long long>(get64(given + 40)), static_cast<unsigned long long>(size));
   }
   return REMAT_OK;
 }
@@ -152,13 +156,14 @@ remat_status for_each_chunk(remat_session* s, Visit visit) {
 
 // Reads the payload at kHeaderBytes chunk by chunk, adding it to *|crc|; with |upload|, also
 // copies each tensor's chunks into the session's persistent region.
-remat_status pass_over_payload(remat_session* s, remat_state_read_fn read, void* context, bool upload,
-                               uint32_t* crc) {
+remat_status pass_over_payload(remat_session* s, remat_state_read_fn read, void* context,
+                               bool upload, uint32_t* crc) {
   uint8_t chunk[kChunk];
   uint64_t offset = kHeaderBytes;
   return for_each_chunk(s, [&](uint32_t, const remat::TensorRef& ref, uint64_t done, size_t n) {
     remat_status status = read_at(s, read, context, offset, chunk, n);
-    if (status == REMAT_OK && upload) status = s->backend->upload(ref.region, ref.offset + done, chunk, n, &s->err);
+    if (status == REMAT_OK && upload)
+      status = s->backend->upload(ref.region, ref.offset + done, chunk, n, &s->err);
     if (status != REMAT_OK) return status;
     *crc = remat::crc32c(*crc, chunk, n);
     offset += n;
@@ -180,7 +185,8 @@ remat_status remat_session_save_state(remat_session* s, remat_state_write_fn wri
   if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   if (write == nullptr) return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "save_state: write is NULL");
   if (s->partly_loaded) {
-    return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION, "save_state: a load_state failed midway; load a state first");
+    return FAIL(s, REMAT_ERROR_FAILED_PRECONDITION,
+                "save_state: a load_state failed midway; load a state first");
   }
   uint8_t chunk[kChunk];
   static_assert(kChunk >= kHeaderBytes, "the header goes out in one chunk");
@@ -189,14 +195,16 @@ remat_status remat_session_save_state(remat_session* s, remat_state_write_fn wri
   if (write(context, chunk, kHeaderBytes) != 0) {
     return FAIL(s, REMAT_ERROR_CALLBACK, "save_state: the writer failed on the header");
   }
-  const remat_status status = for_each_chunk(s, [&](uint32_t t, const remat::TensorRef& ref, uint64_t done, size_t n) {
-    const remat_status copied = s->backend->download(ref.region, ref.offset + done, chunk, n, &s->err);
-    if (copied != REMAT_OK) return copied;
-    crc = remat::crc32c(crc, chunk, n);
-    if (write(context, chunk, n) == 0) return REMAT_OK;
-    return FAIL(s, REMAT_ERROR_CALLBACK, "save_state: the writer failed in tensor '%s'",
-                s->plan->root->tensors()->Get(t)->name()->c_str());
-  });
+  const remat_status status =
+      for_each_chunk(s, [&](uint32_t t, const remat::TensorRef& ref, uint64_t done, size_t n) {
+        const remat_status copied =
+            s->backend->download(ref.region, ref.offset + done, chunk, n, &s->err);
+        if (copied != REMAT_OK) return copied;
+        crc = remat::crc32c(crc, chunk, n);
+        if (write(context, chunk, n) == 0) return REMAT_OK;
+        return FAIL(s, REMAT_ERROR_CALLBACK, "save_state: the writer failed in tensor '%s'",
+                    s->plan->root->tensors()->Get(t)->name()->c_str());
+      });
   if (status != REMAT_OK) return status;
   uint8_t trailer[kTrailerBytes];
   put32(trailer, crc);
@@ -206,11 +214,13 @@ remat_status remat_session_save_state(remat_session* s, remat_state_write_fn wri
   return REMAT_OK;
 }
 
-remat_status remat_session_load_state(remat_session* s, remat_state_read_fn read, void* context, uint64_t size) {
+remat_status remat_session_load_state(remat_session* s, remat_state_read_fn read, void* context,
+                                      uint64_t size) {
   if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   if (read == nullptr) return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "load_state: read is NULL");
   if (size < kHeaderBytes + kTrailerBytes) {
-    return FAIL(s, REMAT_ERROR_DATA_LOSS, "load_state: %llu bytes is too short for a state (at least %zu)",
+    return FAIL(s, REMAT_ERROR_DATA_LOSS,
+                "load_state: %llu bytes is too short for a state (at least %zu)",
                 static_cast<unsigned long long>(size), kHeaderBytes + kTrailerBytes);
   }
   // First pass: the whole state is checked; the session is not touched.
@@ -220,10 +230,12 @@ remat_status remat_session_load_state(remat_session* s, remat_state_read_fn read
   uint32_t crc = remat::crc32c(0, header, kHeaderBytes);
   if (status == REMAT_OK) status = pass_over_payload(s, read, context, false, &crc);
   uint8_t trailer[kTrailerBytes];
-  if (status == REMAT_OK) status = read_at(s, read, context, size - kTrailerBytes, trailer, kTrailerBytes);
+  if (status == REMAT_OK)
+    status = read_at(s, read, context, size - kTrailerBytes, trailer, kTrailerBytes);
   if (status != REMAT_OK) return status;
   if (get32(trailer) != crc) {
-    return FAIL(s, REMAT_ERROR_DATA_LOSS, "load_state: checksum %08x, the bytes give %08x: the state is corrupt",
+    return FAIL(s, REMAT_ERROR_DATA_LOSS,
+                "load_state: checksum %08x, the bytes give %08x: the state is corrupt",
                 static_cast<unsigned>(get32(trailer)), static_cast<unsigned>(crc));
   }
   // Second pass: copy in, checking that the reader gives the same bytes again.
@@ -233,13 +245,15 @@ remat_status remat_session_load_state(remat_session* s, remat_state_read_fn read
   if (status != REMAT_OK) {
     char why[REMAT_SESSION_ERROR_CAPACITY];
     memcpy(why, s->error, sizeof(why));
-    return FAIL(s, status, "%s; the session is partly loaded and will not step until a load succeeds", why);
+    return FAIL(s, status,
+                "%s; the session is partly loaded and will not step until a load succeeds", why);
   }
   if (again != crc) {
-    return FAIL(s, REMAT_ERROR_DATA_LOSS,
-                "load_state: the reader gave other bytes the second time (checksum %08x, then %08x); "
-                "the session is partly loaded and will not step until a load succeeds",
-                static_cast<unsigned>(crc), static_cast<unsigned>(again));
+    return FAIL(
+        s, REMAT_ERROR_DATA_LOSS,
+        "load_state: the reader gave other bytes the second time (checksum %08x, then %08x); "
+        "the session is partly loaded and will not step until a load succeeds",
+        static_cast<unsigned>(crc), static_cast<unsigned>(again));
   }
   s->partly_loaded = false;
   s->step = get64(header + 24);

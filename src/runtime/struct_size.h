@@ -12,8 +12,8 @@ namespace remat {
 /// version's |first_size| bytes and no more than the |known_size| this library was built with
 /// (an older caller's smaller struct is fine; the caller reads or writes only that prefix).
 /// Otherwise REMAT_ERROR_INVALID_ARGUMENT with both sizes in |err| (which may be null).
-inline remat_status check_struct_size(const char* what, size_t given, size_t first_size, size_t known_size,
-                                      ErrorBuffer* err) {
+inline remat_status check_struct_size(const char* what, size_t given, size_t first_size,
+                                      size_t known_size, ErrorBuffer* err) {
   if (given > known_size) {
     return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
                      "%s.struct_size is %zu, larger than the %zu bytes this library knows "

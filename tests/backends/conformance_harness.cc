@@ -25,7 +25,8 @@ bool claims_every_op() {
   remat::Backend* backend = nullptr;
   if (remat::create_backend(g_backend.c_str(), regions, &backend, &e.buf) != REMAT_OK) return true;
   bool all = true;
-  for (uint16_t code = 1; code < remat::kOpCodeCount; ++code) all = all && backend->supports_op(code);
+  for (uint16_t code = 1; code < remat::kOpCodeCount; ++code)
+    all = all && backend->supports_op(code);
   remat::destroy_backend(backend);
   return all;
 }
@@ -43,7 +44,9 @@ std::vector<uint8_t> compile_plan(const std::string& model, const std::string& o
   }
   const size_t costs_at = strategy.find("/costs=");
   o.target(remat::compiler::target_profile(
-      costs_at == std::string::npos ? backend_name(g_backend) : strategy.substr(costs_at + 7, strategy.find('/', costs_at + 1) - costs_at - 7)));
+      costs_at == std::string::npos
+          ? backend_name(g_backend)
+          : strategy.substr(costs_at + 7, strategy.find('/', costs_at + 1) - costs_at - 7)));
   const size_t checks_at = strategy.find("/checks=");
   if (checks_at != std::string::npos &&
       !remat::compiler::parse_finite_checks(strategy.substr(checks_at + 8), &o.finite_checks)) {
@@ -53,22 +56,26 @@ std::vector<uint8_t> compile_plan(const std::string& model, const std::string& o
   return remat::compiler::compile(o).plan;
 }
 
-std::vector<uint8_t> train(const std::string& model, const std::string& optimizer, const std::string& strategy,
-                           const std::string& backend, bool with_buffers) {
+std::vector<uint8_t> train(const std::string& model, const std::string& optimizer,
+                           const std::string& strategy, const std::string& backend,
+                           bool with_buffers) {
   Run run(model, optimizer, strategy, backend);
   remat::io::SyntheticTask task(model, kBatch, kSeed);
   for (int s = 0; s < kSteps; ++s) {
     run.feed(task, static_cast<uint64_t>(s));
     float loss = 0;
     if (remat_session_step(run.session, &loss) != REMAT_OK) {
-      fail_msg("%s on %s, step %d: %s", model.c_str(), backend.c_str(), s, remat_session_last_error(run.session));
+      fail_msg("%s on %s, step %d: %s", model.c_str(), backend.c_str(), s,
+               remat_session_last_error(run.session));
     }
-    if (!isfinite(loss)) fail_msg("%s on %s, step %d: loss %g", model.c_str(), backend.c_str(), s, loss);
+    if (!isfinite(loss))
+      fail_msg("%s on %s, step %d: loss %g", model.c_str(), backend.c_str(), s, loss);
   }
   return with_buffers ? run.params_and_buffers() : run.params();
 }
 
-remat::OpCall make_call(remat::OpCode code, uint32_t index, const remat::TensorRef* in, const remat::TensorRef* out) {
+remat::OpCall make_call(remat::OpCode code, uint32_t index, const remat::TensorRef* in,
+                        const remat::TensorRef* out) {
   remat::OpCall call{};
   call.code = static_cast<uint16_t>(code);
   call.index = index;
@@ -91,8 +98,8 @@ remat::TensorRef bytes_tensor(remat::Region region, uint64_t offset, uint64_t by
   return t;
 }
 
-remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t arena_bytes, void* persistent,
-                               uint64_t persistent_bytes, uint32_t alignment) {
+remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t arena_bytes,
+                               void* persistent, uint64_t persistent_bytes, uint32_t alignment) {
   const remat::DeviceProfile* profile = remat::find_device_profile(backend.c_str());
   const bool on_host = profile != nullptr && profile->binds_host_memory;
   remat::RegionSetup regions{};
@@ -106,8 +113,8 @@ remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t
 
 int append_state(void* context, const void* data, size_t bytes) {
   const uint8_t* p = static_cast<const uint8_t*>(data);
-  static_cast<std::vector<uint8_t>*>(context)->insert(static_cast<std::vector<uint8_t>*>(context)->end(), p,
-                                                      p + bytes);
+  static_cast<std::vector<uint8_t>*>(context)->insert(
+      static_cast<std::vector<uint8_t>*>(context)->end(), p, p + bytes);
   return 0;
 }
 int read_state(void* context, uint64_t offset, void* data, size_t bytes) {
@@ -117,17 +124,18 @@ int read_state(void* context, uint64_t offset, void* data, size_t bytes) {
   return 0;
 }
 
-
 bool backend_available() {
   const std::vector<uint8_t> bytes = compile_plan(kModels[0], kOptimizers[0], "none");
   remat_plan* plan = nullptr;
   char message[512] = "";
-  if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) return true;
+  if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK)
+    return true;
   remat_session_options options;
   remat_session_options_init(&options);
   options.backend = g_backend.c_str();
   remat_session* session = nullptr;
-  const remat_status status = remat_session_create(plan, &options, &session, message, sizeof(message));
+  const remat_status status =
+      remat_session_create(plan, &options, &session, message, sizeof(message));
   remat_session_destroy(session);
   remat_plan_close(plan);
   if (status == REMAT_ERROR_UNAVAILABLE) {

@@ -49,12 +49,12 @@ bool backend_available();
 
 // Skips the calling test (cmocka's skip) on a backend that lacks kernels; call it first, before
 // any container is alive (skip longjmps past destructors).
-#define SKIP_UNLESS_EVERY_OP_IS_CLAIMED()                                                 \
-  do {                                                                                    \
-    if (!conformance::claims_every_op()) {                                                \
+#define SKIP_UNLESS_EVERY_OP_IS_CLAIMED()                                                         \
+  do {                                                                                            \
+    if (!conformance::claims_every_op()) {                                                        \
       printf("%s lacks kernels: training checks do not apply\n", conformance::g_backend.c_str()); \
-      skip();                                                                             \
-    }                                                                                     \
+      skip();                                                                                     \
+    }                                                                                             \
   } while (0)
 
 /// |model| with |optimizer| at kBatch and kSeed, for the backend under test. |strategy| may
@@ -96,7 +96,8 @@ struct Run {
     const auto values = task.batch(step);
     const auto names = task.names();
     for (size_t i = 0; i < names.size(); ++i) {
-      if (remat_session_set_input(session, names[i].c_str(), values[i].data(), values[i].size()) != REMAT_OK) {
+      if (remat_session_set_input(session, names[i].c_str(), values[i].data(), values[i].size()) !=
+          REMAT_OK) {
         fail_msg("set_input %s: %s", names[i].c_str(), remat_session_last_error(session));
       }
     }
@@ -137,19 +138,21 @@ struct Run {
 
 /// Parameters (f32, in plan order) after kSteps steps of |model| with |optimizer| under
 /// |strategy| on |backend|; then the buffers too when |with_buffers|.
-std::vector<uint8_t> train(const std::string& model, const std::string& optimizer, const std::string& strategy,
-                           const std::string& backend, bool with_buffers = false);
+std::vector<uint8_t> train(const std::string& model, const std::string& optimizer,
+                           const std::string& strategy, const std::string& backend,
+                           bool with_buffers = false);
 
 /// The OpCall of a one-input op over |in| and |out| (out may be null).
-remat::OpCall make_call(remat::OpCode code, uint32_t index, const remat::TensorRef* in, const remat::TensorRef* out);
+remat::OpCall make_call(remat::OpCode code, uint32_t index, const remat::TensorRef* in,
+                        const remat::TensorRef* out);
 
 /// A rank-1 f32 tensor of |bytes| bytes at |offset| in |region|.
 remat::TensorRef bytes_tensor(remat::Region region, uint64_t offset, uint64_t bytes);
 
 /// Regions for a Backend created directly: a backend that binds host memory (its profile says)
 /// works in |arena| and |persistent|; a device backend gets only their sizes and allocates.
-remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t arena_bytes, void* persistent,
-                               uint64_t persistent_bytes, uint32_t alignment);
+remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t arena_bytes,
+                               void* persistent, uint64_t persistent_bytes, uint32_t alignment);
 
 /// A state writer appending to a std::vector<uint8_t> (|context|).
 int append_state(void* context, const void* data, size_t bytes);

@@ -42,8 +42,8 @@ struct Layout {
 /// The OpCall of |code| at plan position |index| over |in| and |out| with attributes
 /// |iattrs| and |fattrs|; the vectors must outlive the call.
 remat::OpCall make_call(remat::OpCode code, uint32_t index, std::vector<const remat::TensorRef*> in,
-                        std::vector<const remat::TensorRef*> out, const std::vector<int64_t>& iattrs,
-                        const std::vector<float>& fattrs);
+                        std::vector<const remat::TensorRef*> out,
+                        const std::vector<int64_t>& iattrs, const std::vector<float>& fattrs);
 
 /// Copies |t|'s bytes from host |data| into backend |b|; fails the test on error.
 void upload(remat::Backend* b, const remat::TensorRef& t, const void* data);

@@ -55,14 +55,18 @@ void parameters_after_five_steps_match_the_cpu_backend(void**) {
         }
         identical += memcmp(&a[i], &b[i], sizeof(float)) == 0;
       }
-      printf("%s, %s: %zu/%zu parameters bit-identical to cpu, %zu outside abs %g + rel %g; largest diff %.3g "
-             "(cpu %.9g, %s %.9g)\n",
-             model, optimizer, identical, n, outside, kAbsTol, kRelTol, worst, static_cast<double>(a[worst_at]),
-             g_backend.c_str(), static_cast<double>(b[worst_at]));
+      printf(
+          "%s, %s: %zu/%zu parameters bit-identical to cpu, %zu outside abs %g + rel %g; largest "
+          "diff %.3g "
+          "(cpu %.9g, %s %.9g)\n",
+          model, optimizer, identical, n, outside, kAbsTol, kRelTol, worst,
+          static_cast<double>(a[worst_at]), g_backend.c_str(), static_cast<double>(b[worst_at]));
       const bool adam = o == 1;
-      if (!adam && outside > 0) fail_msg("%s with %s: %zu parameters beyond tolerance", model, optimizer, outside);
+      if (!adam && outside > 0)
+        fail_msg("%s with %s: %zu parameters beyond tolerance", model, optimizer, outside);
       if (adam && (outside * kAdamOutsideShare > n || !(worst <= kAdamBound))) {
-        fail_msg("%s with %s: %zu parameters beyond tolerance, largest diff %g", model, optimizer, outside, worst);
+        fail_msg("%s with %s: %zu parameters beyond tolerance, largest diff %g", model, optimizer,
+                 outside, worst);
       }
     }
   }
@@ -72,9 +76,10 @@ void check_strategy_is_byte_identical(const char* strategy) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   for (const char* model : kModels) {
     for (const char* optimizer : kOptimizers) {
-      if (train(model, optimizer, "none", g_backend, true) != train(model, optimizer, strategy, g_backend, true)) {
-        fail_msg("%s with %s on %s: --strategy %s differs from --strategy none", model, optimizer, g_backend.c_str(),
-                 strategy);
+      if (train(model, optimizer, "none", g_backend, true) !=
+          train(model, optimizer, strategy, g_backend, true)) {
+        fail_msg("%s with %s on %s: --strategy %s differs from --strategy none", model, optimizer,
+                 g_backend.c_str(), strategy);
       }
     }
   }
@@ -102,19 +107,22 @@ void spilling_to_host_is_byte_identical_to_no_recompute(void**) {
     const uint64_t budget = plain.persistent_bytes + plain.arena_bytes * 8 / 10;
     o.device_budget = budget;
     const auto spilled = remat::compiler::compile(o).report;
-    if (spilled.spilled.size() < 2) fail_msg("only %zu spills at a budget of %llu", spilled.spilled.size(),
-                                             static_cast<unsigned long long>(budget));
+    if (spilled.spilled.size() < 2)
+      fail_msg("only %zu spills at a budget of %llu", spilled.spilled.size(),
+               static_cast<unsigned long long>(budget));
     const std::vector<uint8_t> reference = train(model, optimizer, "none", g_backend);
     for (const char* costs : {"cpu", "opencl"}) {
       const std::string strategy = "splits/device=" + std::to_string(budget) + "/costs=" + costs;
       if (reference != train(model, optimizer, strategy, g_backend)) {
-        fail_msg("%s with %s on %s, copies placed for %s: %zu spills change the parameters", model, optimizer,
-                 g_backend.c_str(), costs, spilled.spilled.size());
+        fail_msg("%s with %s on %s, copies placed for %s: %zu spills change the parameters", model,
+                 optimizer, g_backend.c_str(), costs, spilled.spilled.size());
       }
     }
   }
 }
-void selective_is_byte_identical_to_no_recompute(void**) { check_strategy_is_byte_identical("selective"); }
+void selective_is_byte_identical_to_no_recompute(void**) {
+  check_strategy_is_byte_identical("selective");
+}
 
 void spill_prefetch_and_wait_round_trip_bytes(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
@@ -127,7 +135,8 @@ void spill_prefetch_and_wait_round_trip_bytes(void**) {
   char text[512] = "";
   remat::ErrorBuffer err{text, sizeof(text)};
   remat::Backend* backend = nullptr;
-  if (remat::create_backend(g_backend.c_str(), regions, &backend, &err) != REMAT_OK) fail_msg("create: %s", text);
+  if (remat::create_backend(g_backend.c_str(), regions, &backend, &err) != REMAT_OK)
+    fail_msg("create: %s", text);
   std::vector<uint8_t> pattern(kBytes), zeros(kBytes, 0), back(kBytes, 0xEE);
   for (uint64_t i = 0; i < kBytes; ++i) pattern[i] = static_cast<uint8_t>(i * 7 + 1);
 
@@ -136,23 +145,32 @@ void spill_prefetch_and_wait_round_trip_bytes(void**) {
   const remat::TensorRef slot = bytes_tensor(remat::Region::kHost, 512, kBytes);
   const remat::TensorRef y = bytes_tensor(remat::Region::kArena, 4096, kBytes);
   const remat::StepContext ctx{kSeed, 0};
-  assert_int_equal(backend->upload(remat::Region::kArena, x.offset, pattern.data(), kBytes, &err), REMAT_OK);
-  assert_int_equal(backend->run_op(make_call(remat::OpCode::kSpill, 0, &x, &slot), ctx, &err), REMAT_OK);
-  assert_int_equal(backend->run_op(make_call(remat::OpCode::kWait, 1, &x, nullptr), ctx, &err), REMAT_OK);
-  assert_int_equal(backend->upload(remat::Region::kArena, x.offset, zeros.data(), kBytes, &err), REMAT_OK);
-  assert_int_equal(backend->run_op(make_call(remat::OpCode::kPrefetch, 2, &slot, &y), ctx, &err), REMAT_OK);
-  assert_int_equal(backend->run_op(make_call(remat::OpCode::kWait, 3, &y, nullptr), ctx, &err), REMAT_OK);
+  assert_int_equal(backend->upload(remat::Region::kArena, x.offset, pattern.data(), kBytes, &err),
+                   REMAT_OK);
+  assert_int_equal(backend->run_op(make_call(remat::OpCode::kSpill, 0, &x, &slot), ctx, &err),
+                   REMAT_OK);
+  assert_int_equal(backend->run_op(make_call(remat::OpCode::kWait, 1, &x, nullptr), ctx, &err),
+                   REMAT_OK);
+  assert_int_equal(backend->upload(remat::Region::kArena, x.offset, zeros.data(), kBytes, &err),
+                   REMAT_OK);
+  assert_int_equal(backend->run_op(make_call(remat::OpCode::kPrefetch, 2, &slot, &y), ctx, &err),
+                   REMAT_OK);
+  assert_int_equal(backend->run_op(make_call(remat::OpCode::kWait, 3, &y, nullptr), ctx, &err),
+                   REMAT_OK);
   assert_int_equal(backend->sync(&err), REMAT_OK);
-  assert_int_equal(backend->download(remat::Region::kArena, y.offset, back.data(), kBytes, &err), REMAT_OK);
+  assert_int_equal(backend->download(remat::Region::kArena, y.offset, back.data(), kBytes, &err),
+                   REMAT_OK);
   assert_memory_equal(back.data(), pattern.data(), kBytes);
   // The slot itself holds the bytes (the host region is the caller's memory).
   assert_memory_equal(host + slot.offset, pattern.data(), kBytes);
-  assert_int_equal(backend->download(remat::Region::kArena, x.offset, back.data(), kBytes, &err), REMAT_OK);
+  assert_int_equal(backend->download(remat::Region::kArena, x.offset, back.data(), kBytes, &err),
+                   REMAT_OK);
   assert_memory_equal(back.data(), zeros.data(), kBytes);
 
   // Many copies in flight without waits (more than any fixed table), then one sync.
   for (uint32_t i = 0; i < 200; ++i) {
-    assert_int_equal(backend->run_op(make_call(remat::OpCode::kSpill, 4 + i, &y, &slot), ctx, &err), REMAT_OK);
+    assert_int_equal(backend->run_op(make_call(remat::OpCode::kSpill, 4 + i, &y, &slot), ctx, &err),
+                     REMAT_OK);
   }
   assert_int_equal(backend->sync(&err), REMAT_OK);
   assert_memory_equal(host + slot.offset, pattern.data(), kBytes);
@@ -163,14 +181,16 @@ void an_unknown_device_is_unavailable_with_a_message(void**) {
   const std::vector<uint8_t> bytes = compile_plan(kModels[0], kOptimizers[0], "none");
   remat_plan* plan = nullptr;
   char message[512] = "";
-  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)), REMAT_OK);
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)),
+                   REMAT_OK);
   const std::string spec = backend_name(g_backend) + ":9:9";
   remat_session_options options;
   remat_session_options_init(&options);
   options.backend = spec.c_str();
   remat_session* session = nullptr;
   message[0] = '\0';
-  assert_int_equal(remat_session_create(plan, &options, &session, message, sizeof(message)), REMAT_ERROR_UNAVAILABLE);
+  assert_int_equal(remat_session_create(plan, &options, &session, message, sizeof(message)),
+                   REMAT_ERROR_UNAVAILABLE);
   printf("%s: %s\n", spec.c_str(), message);
   assert_null(session);
   assert_true(strlen(message) > 10);
@@ -207,13 +227,14 @@ void resuming_from_a_saved_state_is_exact(void**) {
           }
         }
         Run resumed(model, optimizer, strategy, g_backend);
-        if (remat_session_load_state(resumed.session, read_state, &state, state.size()) != REMAT_OK) {
+        if (remat_session_load_state(resumed.session, read_state, &state, state.size()) !=
+            REMAT_OK) {
           fail_msg("load_state: %s", remat_session_last_error(resumed.session));
         }
         run_steps(resumed, model, 2, kSteps - 2);
         if (resumed.params_and_buffers() != straight.params_and_buffers()) {
-          fail_msg("%s %s %s on %s: 2 + %d resumed steps differ from %d", model.c_str(), optimizer, strategy,
-                   g_backend.c_str(), kSteps - 2, kSteps);
+          fail_msg("%s %s %s on %s: 2 + %d resumed steps differ from %d", model.c_str(), optimizer,
+                   strategy, g_backend.c_str(), kSteps - 2, kSteps);
         }
       }
     }
@@ -231,7 +252,8 @@ void every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented(void**)
                       code == static_cast<uint16_t>(remat::OpCode::kPrefetch) ||
                       code == static_cast<uint16_t>(remat::OpCode::kWait);
     bool covered = false;
-    for (const remat_test::OpCase& c : remat_test::every_op_case()) covered = covered || static_cast<uint16_t>(c.code) == code;
+    for (const remat_test::OpCase& c : remat_test::every_op_case())
+      covered = covered || static_cast<uint16_t>(c.code) == code;
     if (!copy && !covered) fail_msg("op %s has no case in op_cases.cc", remat::op_name(code));
   }
   constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
@@ -244,9 +266,11 @@ void every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented(void**)
   regions.alignment = 256;
   remat_test::Errors e;
   remat::Backend* cpu = nullptr;
-  if (remat::create_backend("cpu", regions, &cpu, &e.buf) != REMAT_OK) fail_msg("create cpu: %s", e.text);
+  if (remat::create_backend("cpu", regions, &cpu, &e.buf) != REMAT_OK)
+    fail_msg("create cpu: %s", e.text);
   for (uint16_t code = 1; code < remat::kOpCodeCount; ++code) {
-    if (!cpu->supports_op(code)) fail_msg("the cpu backend does not claim op %s", remat::op_name(code));
+    if (!cpu->supports_op(code))
+      fail_msg("the cpu backend does not claim op %s", remat::op_name(code));
   }
   if (backend_name(g_backend) == "cpu") {
     remat::destroy_backend(cpu);
@@ -282,12 +306,14 @@ void a_plan_with_an_unclaimed_op_is_refused_at_session_creation(void**) {
   const std::vector<uint8_t> bytes = compile_plan(kModels[0], kOptimizers[0], "none");
   remat_plan* plan = nullptr;
   char message[512] = "";
-  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)), REMAT_OK);
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)),
+                   REMAT_OK);
   remat_session_options options;
   remat_session_options_init(&options);
   options.backend = g_backend.c_str();
   remat_session* session = nullptr;
-  const remat_status status = remat_session_create(plan, &options, &session, message, sizeof(message));
+  const remat_status status =
+      remat_session_create(plan, &options, &session, message, sizeof(message));
   printf("%s: %s\n", g_backend.c_str(), message);
   remat_plan_close(plan);
   assert_int_equal(status, REMAT_ERROR_UNIMPLEMENTED);
@@ -326,5 +352,6 @@ int main(int argc, char** argv) {
   };
   tests.insert(tests.end(), kStepCheckTests, kStepCheckTests + kStepCheckTestCount);
   tests.insert(tests.end(), kEvalTests, kEvalTests + kEvalTestCount);
-  return _cmocka_run_group_tests("backend conformance", tests.data(), tests.size(), nullptr, nullptr);
+  return _cmocka_run_group_tests("backend conformance", tests.data(), tests.size(), nullptr,
+                                 nullptr);
 }

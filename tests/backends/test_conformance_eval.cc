@@ -63,8 +63,9 @@ void eval_loss_is_the_next_steps_loss_bit_for_bit(void**) {
         float stepped = NAN;
         assert_int_equal(remat_session_step(run.session, &stepped), REMAT_OK);
         if (memcmp(&evaluated, &stepped, sizeof(float)) != 0) {
-          fail_msg("%s (%s) on %s, step %llu: eval loss %.9g, step loss %.9g", model.c_str(), strategy,
-                   g_backend.c_str(), static_cast<unsigned long long>(s), evaluated, stepped);
+          fail_msg("%s (%s) on %s, step %llu: eval loss %.9g, step loss %.9g", model.c_str(),
+                   strategy, g_backend.c_str(), static_cast<unsigned long long>(s), evaluated,
+                   stepped);
         }
       }
     }
@@ -77,7 +78,8 @@ void eval_between_steps_leaves_training_byte_identical(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   for (const char* model : kModels) {
     for (const char* strategy : {"none", "sqrt"}) {
-      Run plain(model, kOptimizers[1], strategy, g_backend), evaluated(model, kOptimizers[1], strategy, g_backend);
+      Run plain(model, kOptimizers[1], strategy, g_backend),
+          evaluated(model, kOptimizers[1], strategy, g_backend);
       remat::io::SyntheticTask task(model, kBatch, kSeed);
       for (uint64_t s = 0; s < static_cast<uint64_t>(kSteps); ++s) {
         plain.feed(task, s);
@@ -85,13 +87,15 @@ void eval_between_steps_leaves_training_byte_identical(void**) {
         evaluated.feed(task, 1000 + s);
         const std::vector<uint8_t> before = state_of(evaluated);
         eval_loss(evaluated);
-        if (state_of(evaluated) != before) fail_msg("%s on %s: an eval changed the state", model, g_backend.c_str());
+        if (state_of(evaluated) != before)
+          fail_msg("%s on %s: an eval changed the state", model, g_backend.c_str());
         evaluated.feed(task, s);
         assert_int_equal(remat_session_step(evaluated.session, nullptr), REMAT_OK);
       }
       assert_int_equal(remat_session_step_count(evaluated.session), kSteps);
       if (state_of(plain) != state_of(evaluated)) {
-        fail_msg("%s (%s) on %s: evaluating between steps changed the training", model, strategy, g_backend.c_str());
+        fail_msg("%s (%s) on %s: evaluating between steps changed the training", model, strategy,
+                 g_backend.c_str());
       }
     }
   }
@@ -103,7 +107,8 @@ void eval_has_no_dropout(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   for (const char* model : kModels) {
     if (std::string(model).find("dropout=") == std::string::npos) continue;  // nothing to leave out
-    Run with(model, kOptimizers[0], "none", g_backend), without(without_dropout(model), kOptimizers[0], "none", g_backend);
+    Run with(model, kOptimizers[0], "none", g_backend),
+        without(without_dropout(model), kOptimizers[0], "none", g_backend);
     remat::io::SyntheticTask task(model, kBatch, kSeed);
     for (uint64_t s = 0; s < 2; ++s) {
       with.feed(task, s);
@@ -115,15 +120,20 @@ void eval_has_no_dropout(void**) {
       remat_tensor_info info;
       remat_plan_binding(with.plan, REMAT_BINDING_PARAM, i, &info);
       std::vector<uint8_t> bytes(info.bytes);
-      assert_int_equal(remat_session_read_param(with.session, info.name, bytes.data(), bytes.size()), REMAT_OK);
-      assert_int_equal(remat_session_write_param(without.session, info.name, bytes.data(), bytes.size()), REMAT_OK);
+      assert_int_equal(
+          remat_session_read_param(with.session, info.name, bytes.data(), bytes.size()), REMAT_OK);
+      assert_int_equal(
+          remat_session_write_param(without.session, info.name, bytes.data(), bytes.size()),
+          REMAT_OK);
     }
     with.feed(task, 7);
     without.feed(task, 7);
     const float a = eval_loss(with), b = eval_loss(without);
     if (memcmp(&a, &b, sizeof(float)) != 0 || read_logits(with) != read_logits(without)) {
-      fail_msg("%s on %s: eval with dropout in the model (loss %.9g) differs from the model without (%.9g)", model,
-               g_backend.c_str(), a, b);
+      fail_msg(
+          "%s on %s: eval with dropout in the model (loss %.9g) differs from the model without "
+          "(%.9g)",
+          model, g_backend.c_str(), a, b);
     }
   }
 }
@@ -137,17 +147,20 @@ void eval_logits_and_loss_match_a_float64_forward_pass(void**) {
   Run run(model, kOptimizers[0], "none", g_backend);
   remat::io::SyntheticTask task(model, kBatch, kSeed);
   run.feed(task, 0);
-  assert_int_equal(remat_session_step(run.session, nullptr), REMAT_OK);  // parameters moved off their init
+  assert_int_equal(remat_session_step(run.session, nullptr),
+                   REMAT_OK);  // parameters moved off their init
   run.feed(task, 1);
   const float loss = eval_loss(run);
   const std::vector<float> logits = read_logits(run);
   auto param = [&](const char* name, size_t n) {
     std::vector<float> v(n);
-    assert_int_equal(remat_session_read_param(run.session, name, v.data(), n * sizeof(float)), REMAT_OK);
+    assert_int_equal(remat_session_read_param(run.session, name, v.data(), n * sizeof(float)),
+                     REMAT_OK);
     return v;
   };
   const std::vector<float> w0 = param("fc0.weight", width * in), b0 = param("fc0.bias", width);
-  const std::vector<float> w1 = param("fc1.weight", classes * width), b1 = param("fc1.bias", classes);
+  const std::vector<float> w1 = param("fc1.weight", classes * width),
+                           b1 = param("fc1.bias", classes);
   const std::vector<std::vector<uint8_t>> batch = task.batch(1);
   const float* x = reinterpret_cast<const float*>(batch[0].data());
   const int32_t* labels = reinterpret_cast<const int32_t*>(batch[1].data());
@@ -165,8 +178,8 @@ void eval_logits_and_loss_match_a_float64_forward_pass(void**) {
       top = fmax(top, z[c]);
       const double got = logits[r * classes + c];
       if (fabs(got - z[c]) > 1e-5 * (1 + fabs(z[c]))) {
-        fail_msg("%s: logit [%lld, %lld] is %.9g, float64 gives %.9g", g_backend.c_str(), static_cast<long long>(r),
-                 static_cast<long long>(c), got, z[c]);
+        fail_msg("%s: logit [%lld, %lld] is %.9g, float64 gives %.9g", g_backend.c_str(),
+                 static_cast<long long>(r), static_cast<long long>(c), got, z[c]);
       }
     }
     double sum = 0;
@@ -174,18 +187,21 @@ void eval_logits_and_loss_match_a_float64_forward_pass(void**) {
     loss_sum += top + log(sum) - z[labels[r]];
   }
   const double want = loss_sum / static_cast<double>(kBatch);
-  if (fabs(loss - want) > 1e-5 * (1 + fabs(want))) fail_msg("%s: eval loss %.9g, float64 gives %.9g", g_backend.c_str(), loss, want);
+  if (fabs(loss - want) > 1e-5 * (1 + fabs(want)))
+    fail_msg("%s: eval loss %.9g, float64 gives %.9g", g_backend.c_str(), loss, want);
 }
 
 // Every way the eval calls refuse: no session, a plan without an eval program, inputs not set,
-// outputs asked for before an eval or after a step, unknown names, wrong sizes, labels out of range.
+// outputs asked for before an eval or after a step, unknown names, wrong sizes, labels out of
+// range.
 void eval_and_read_output_refuse_what_they_cannot_do(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   float loss = 0;
   std::vector<float> logits(kBatch * 4);
   const size_t bytes = logits.size() * sizeof(float);
   assert_int_equal(remat_session_eval(nullptr, &loss), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(remat_session_read_output(nullptr, "logits", logits.data(), bytes), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_read_output(nullptr, "logits", logits.data(), bytes),
+                   REMAT_ERROR_INVALID_ARGUMENT);
 
   Run bare(kModels[0], kOptimizers[0], "none/eval=off", g_backend);
   uint32_t outputs = 7;
@@ -199,26 +215,35 @@ void eval_and_read_output_refuse_what_they_cannot_do(void**) {
   assert_non_null(strstr(remat_session_last_error(run.session), "input 'x' has never been set"));
   remat::io::SyntheticTask task(kModels[0], kBatch, kSeed);
   run.feed(task, 0);
-  assert_int_equal(remat_session_read_output(run.session, "logits", logits.data(), bytes), REMAT_ERROR_FAILED_PRECONDITION);
+  assert_int_equal(remat_session_read_output(run.session, "logits", logits.data(), bytes),
+                   REMAT_ERROR_FAILED_PRECONDITION);
   assert_non_null(strstr(remat_session_last_error(run.session), "no eval has run"));
   assert_int_equal(remat_session_eval(run.session, nullptr), REMAT_OK);  // the loss is optional
-  assert_int_equal(remat_session_read_output(run.session, "logits", logits.data(), bytes), REMAT_OK);
-  assert_int_equal(remat_session_read_output(run.session, "probs", logits.data(), bytes), REMAT_ERROR_NOT_FOUND);
+  assert_int_equal(remat_session_read_output(run.session, "logits", logits.data(), bytes),
+                   REMAT_OK);
+  assert_int_equal(remat_session_read_output(run.session, "probs", logits.data(), bytes),
+                   REMAT_ERROR_NOT_FOUND);
   assert_non_null(strstr(remat_session_last_error(run.session), "no output 'probs'"));
-  assert_int_equal(remat_session_read_output(run.session, "logits", logits.data(), bytes - 4), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_read_output(run.session, "logits", logits.data(), bytes - 4),
+                   REMAT_ERROR_INVALID_ARGUMENT);
   assert_non_null(strstr(remat_session_last_error(run.session), "the output has"));
-  assert_int_equal(remat_session_read_output(run.session, nullptr, logits.data(), bytes), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(remat_session_read_output(run.session, "logits", nullptr, bytes), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_read_output(run.session, nullptr, logits.data(), bytes),
+                   REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_read_output(run.session, "logits", nullptr, bytes),
+                   REMAT_ERROR_INVALID_ARGUMENT);
   assert_int_equal(remat_session_step(run.session, nullptr), REMAT_OK);
-  assert_int_equal(remat_session_read_output(run.session, "logits", logits.data(), bytes), REMAT_ERROR_FAILED_PRECONDITION);
+  assert_int_equal(remat_session_read_output(run.session, "logits", logits.data(), bytes),
+                   REMAT_ERROR_FAILED_PRECONDITION);
 
   std::vector<std::vector<uint8_t>> values = task.batch(1);
   const int32_t bad = 4;  // classes=4
   memcpy(values[1].data() + 4 * 3, &bad, sizeof(bad));
-  assert_int_equal(remat_session_set_input(run.session, "labels", values[1].data(), values[1].size()), REMAT_OK);
+  assert_int_equal(
+      remat_session_set_input(run.session, "labels", values[1].data(), values[1].size()), REMAT_OK);
   assert_int_equal(remat_session_eval(run.session, &loss), REMAT_ERROR_OUT_OF_RANGE);
   assert_non_null(strstr(remat_session_last_error(run.session), "position 3"));
-  assert_int_equal(remat_session_read_output(run.session, "logits", logits.data(), bytes), REMAT_ERROR_FAILED_PRECONDITION);
+  assert_int_equal(remat_session_read_output(run.session, "logits", logits.data(), bytes),
+                   REMAT_ERROR_FAILED_PRECONDITION);
   assert_int_equal(remat_session_step_count(run.session), 1);
 }
 

@@ -20,8 +20,9 @@ void feed_with_bad_value(Run& run, const std::string& model, const char* name, i
   auto values = task.batch(0);
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) memcpy(values[i].data() + 4 * 3, &value, sizeof(value));
-    assert_int_equal(remat_session_set_input(run.session, names[i].c_str(), values[i].data(), values[i].size()),
-                     REMAT_OK);
+    assert_int_equal(
+        remat_session_set_input(run.session, names[i].c_str(), values[i].data(), values[i].size()),
+        REMAT_OK);
   }
 }
 
@@ -63,13 +64,16 @@ void finite_check_reports_the_first_nonfinite_element_as_the_cpu_does(void**) {
   std::string messages[2];
   for (int b = 0; b < 2; ++b) {
     const std::string backend = b == 0 ? "cpu" : g_backend;
-    const remat::RegionSetup regions = regions_for(backend, arena[b], kArena, persistent[b], kPersistent, 256);
+    const remat::RegionSetup regions =
+        regions_for(backend, arena[b], kArena, persistent[b], kPersistent, 256);
     char text[512] = "";
     remat::ErrorBuffer err{text, sizeof(text)};
     remat::Backend* backend_object = nullptr;
-    if (remat::create_backend(backend.c_str(), regions, &backend_object, &err) != REMAT_OK) fail_msg("create: %s", text);
+    if (remat::create_backend(backend.c_str(), regions, &backend_object, &err) != REMAT_OK)
+      fail_msg("create: %s", text);
     remat_status status = backend_object->upload(x.region, x.offset, data.data(), x.bytes, &err);
-    if (status == REMAT_OK) status = backend_object->run_op(call, remat::StepContext{kSeed, 0}, &err);
+    if (status == REMAT_OK)
+      status = backend_object->run_op(call, remat::StepContext{kSeed, 0}, &err);
     const remat_status synced = backend_object->sync(&err);
     if (status == REMAT_OK) status = synced;
     // Clean data after the report: the report was cleared, nothing sticks to the next op.
@@ -115,7 +119,8 @@ void a_nan_in_the_data_skips_the_update_and_names_the_loss(void**) {
   memcpy(values[0].data() + 4 * 5, &nan, sizeof(nan));
   assert_string_equal(task.names()[0].c_str(), "x");
   for (size_t i = 0; i < values.size(); ++i) {
-    remat_session_set_input(run.session, task.names()[i].c_str(), values[i].data(), values[i].size());
+    remat_session_set_input(run.session, task.names()[i].c_str(), values[i].data(),
+                            values[i].size());
   }
   float loss = 0.0f;
   assert_int_equal(remat_session_step(run.session, &loss), REMAT_ERROR_NONFINITE);
@@ -153,12 +158,14 @@ void a_nonfinite_gradient_stops_the_updates_from_its_own_on(void**) {
     run.feed(task, 0);
     const std::vector<int32_t> ones(kBatch, 1);
     remat_session_set_input(run.session, "labels", ones.data(), ones.size() * 4);
-    std::vector<float> fc0_before(32), fc1_before(8), head_bias_after(2), fc0_after(32), fc1_after(8);
+    std::vector<float> fc0_before(32), fc1_before(8), head_bias_after(2), fc0_after(32),
+        fc1_after(8);
     remat_session_read_param(run.session, "fc0.weight", fc0_before.data(), 32 * 4);
     float loss = 0.0f;
     assert_int_equal(remat_session_step(run.session, &loss), REMAT_ERROR_NONFINITE);
     const char* message = remat_session_last_error(run.session);
-    printf("%s, checks %s: loss %g: %s\n", g_backend.c_str(), checks, static_cast<double>(loss), message);
+    printf("%s, checks %s: loss %g: %s\n", g_backend.c_str(), checks, static_cast<double>(loss),
+           message);
     assert_true(isfinite(loss));
     assert_non_null(strstr(message, "tensor 'grad.fc1."));
     remat_session_read_param(run.session, "fc2.bias", head_bias_after.data(), 2 * 4);
@@ -168,7 +175,8 @@ void a_nonfinite_gradient_stops_the_updates_from_its_own_on(void**) {
     assert_true(fc0_after == fc0_before);
     const bool head_updated = head_bias_after != head_bias;
     assert_int_equal(head_updated, strcmp(checks, "on") == 0);
-    assert_non_null(strstr(message, head_updated ? "2 parameters had been updated" : "no parameter was updated"));
+    assert_non_null(strstr(
+        message, head_updated ? "2 parameters had been updated" : "no parameter was updated"));
   }
 }
 
@@ -198,7 +206,8 @@ void a_learning_rate_set_at_run_time_equals_the_compiled_one(void**) {
     assert_int_equal(remat_session_learning_rate(run.session, &lr), REMAT_OK);
     assert_true(lr == 0.5f);
     for (float bad : {-0.1f, NAN, INFINITY}) {
-      assert_int_equal(remat_session_set_learning_rate(run.session, bad), REMAT_ERROR_INVALID_ARGUMENT);
+      assert_int_equal(remat_session_set_learning_rate(run.session, bad),
+                       REMAT_ERROR_INVALID_ARGUMENT);
       assert_non_null(strstr(remat_session_last_error(run.session), "set_learning_rate"));
     }
     assert_int_equal(remat_session_learning_rate(run.session, &lr), REMAT_OK);
@@ -210,7 +219,8 @@ void a_learning_rate_set_at_run_time_equals_the_compiled_one(void**) {
     }
     assert_int_equal(remat_session_learning_rate(run.session, &lr), REMAT_OK);
     assert_true(lr == rate);
-    if (run.params() != want) fail_msg("%s on %s: run-time rates differ from compiled ones", kind, g_backend.c_str());
+    if (run.params() != want)
+      fail_msg("%s on %s: run-time rates differ from compiled ones", kind, g_backend.c_str());
   }
   assert_int_equal(remat_session_set_learning_rate(nullptr, 0.1f), REMAT_ERROR_INVALID_ARGUMENT);
   float lr = 0.0f;

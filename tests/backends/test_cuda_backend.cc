@@ -22,9 +22,9 @@ namespace {
 using remat::OpCode;
 using remat::Region;
 using remat::TensorRef;
+using remat_test::download;
 using remat_test::Errors;
 using remat_test::Layout;
-using remat_test::download;
 using remat_test::make_call;
 using remat_test::uniform;
 using remat_test::upload;
@@ -45,7 +45,8 @@ remat::Backend* make_backend(const char* spec, int host_index, Errors* e) {
   r.host_bytes = kHostBytes;
   r.alignment = 256;
   remat::Backend* b = nullptr;
-  if (remat::create_backend(spec, r, &b, &e->buf) != REMAT_OK) fail_msg("create %s: %s", spec, e->text);
+  if (remat::create_backend(spec, r, &b, &e->buf) != REMAT_OK)
+    fail_msg("create %s: %s", spec, e->text);
   return b;
 }
 
@@ -111,10 +112,13 @@ StepResult run_training(const char* graphs_env, bool hooks) {
   Layout L;
   const TensorRef x = L.add({8, 16}), labels = L.add({8}, REMAT_DTYPE_I32);
   const TensorRef w1 = L.add({16, 32}), b1 = L.add({32}), w2 = L.add({32, 10});
-  const TensorRef m1 = L.add({16, 32}), v1 = L.add({16, 32}), m2 = L.add({32, 10}), v2 = L.add({32, 10});
+  const TensorRef m1 = L.add({16, 32}), v1 = L.add({16, 32}), m2 = L.add({32, 10}),
+                  v2 = L.add({32, 10});
   const TensorRef h = L.add({8, 32}), h2 = L.add({8, 32}), g = L.add({8, 32}), g2 = L.add({8, 32});
-  const TensorRef d = L.add({8, 32}), logits = L.add({8, 10}), loss = L.add({1}), probs = L.add({8, 10});
-  const TensorRef dlogits = L.add({8, 10}), dw2 = L.add({32, 10}), dd = L.add({8, 32}), dg = L.add({8, 32});
+  const TensorRef d = L.add({8, 32}), logits = L.add({8, 10}), loss = L.add({1}),
+                  probs = L.add({8, 10});
+  const TensorRef dlogits = L.add({8, 10}), dw2 = L.add({32, 10}), dd = L.add({8, 32}),
+                  dg = L.add({8, 32});
   const TensorRef dh2 = L.add({8, 32}), db1 = L.add({32}), dw1 = L.add({16, 32});
   const TensorRef slot = L.add({8, 32}, REMAT_DTYPE_F32, Region::kHost);
   const std::vector<int64_t> none_i, nn = {0, 0}, tn = {1, 0}, nt = {0, 1}, key = {5}, adam = {0};
@@ -130,8 +134,10 @@ StepResult run_training(const char* graphs_env, bool hooks) {
       make_call(OpCode::kWait, 6, {&g2}, {}, none_i, none_f),
       make_call(OpCode::kDropout, 7, {&g2}, {&d}, key, p),
       make_call(OpCode::kMatMul, 8, {&d, &w2}, {&logits}, nn, one),
-      make_call(OpCode::kSoftmaxCrossEntropy, 9, {&logits, &labels}, {&loss, &probs}, none_i, none_f),
-      make_call(OpCode::kSoftmaxCrossEntropyGrad, 10, {&probs, &labels}, {&dlogits}, none_i, none_f),
+      make_call(OpCode::kSoftmaxCrossEntropy, 9, {&logits, &labels}, {&loss, &probs}, none_i,
+                none_f),
+      make_call(OpCode::kSoftmaxCrossEntropyGrad, 10, {&probs, &labels}, {&dlogits}, none_i,
+                none_f),
       make_call(OpCode::kMatMul, 11, {&d, &dlogits}, {&dw2}, tn, one),
       make_call(OpCode::kMatMul, 12, {&dlogits, &w2}, {&dd}, nt, one),
       make_call(OpCode::kDropoutGrad, 13, {&dd}, {&dg}, key, p),
@@ -157,7 +163,8 @@ StepResult run_training(const char* graphs_env, bool hooks) {
   StepResult result;
   for (uint64_t step = 0; step < 4; ++step) {
     const remat::StepContext ctx{kSeed, step};
-    if (hooks && remat::cuda_begin_step(gpu, ctx, &e.buf) != REMAT_OK) fail_msg("begin: %s", e.text);
+    if (hooks && remat::cuda_begin_step(gpu, ctx, &e.buf) != REMAT_OK)
+      fail_msg("begin: %s", e.text);
     for (const remat::OpCall& op : ops) {
       if (gpu->run_op(op, ctx, &e.buf) != REMAT_OK) fail_msg("op %u: %s", op.index, e.text);
     }
@@ -179,7 +186,8 @@ void graph_replay_is_bitwise_equal_to_uncaptured_runs(void**) {
   const StepResult graph = run_training("1", true);
   const StepResult hooks_eager = run_training("0", true);
   const StepResult eager = run_training("1", false);
-  for (size_t i = 0; i < graph.losses.size(); ++i) printf("  step %zu loss %.9g\n", i, graph.losses[i]);
+  for (size_t i = 0; i < graph.losses.size(); ++i)
+    printf("  step %zu loss %.9g\n", i, graph.losses[i]);
   assert_true(graph.losses[0] != graph.losses[3]);  // It trained.
   assert_memory_equal(graph.losses.data(), eager.losses.data(), eager.losses.size() * 4);
   assert_memory_equal(graph.params.data(), eager.params.data(), eager.params.size() * 4);
@@ -205,7 +213,8 @@ void an_id_out_of_range_is_reported_at_sync(void**) {
   upload(gpu, param, values.data());
   upload(gpu, grad, values.data());
   const std::vector<int32_t> good = {0, 1, 2, 4}, bad = {0, 99, 2, 4};
-  for (int round = 0; round < 4; ++round) {  // Eager good/bad, then hooks: capture good, replay bad.
+  for (int round = 0; round < 4;
+       ++round) {  // Eager good/bad, then hooks: capture good, replay bad.
     const bool hooks = round >= 2, is_bad = round % 2 == 1;
     upload(gpu, ids, is_bad ? bad.data() : good.data());
     const std::vector<float> before = download(gpu, param);

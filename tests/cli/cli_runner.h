@@ -26,7 +26,8 @@ struct Result {
 // Runs `ENV remat ARGS` through the shell with stdout and stderr captured; |env| is a list of
 // VAR=value words set for remat only (not for the shell).
 inline Result run_remat(const std::string& args, const std::string& env = "") {
-  const std::string command = env + (env.empty() ? "" : " ") + std::string(REMAT_CLI) + " " + args + " 2>&1";
+  const std::string command =
+      env + (env.empty() ? "" : " ") + std::string(REMAT_CLI) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) fail_msg("cannot run %s", command.c_str());
   Result r{0, ""};
@@ -58,7 +59,8 @@ inline std::string tmp(const std::string& name) {
       for (const std::string& f : scratch_files()) remove(f.c_str());
     });
   }
-  const std::string path = std::string(REMAT_TEST_TMP) + "/cli-" + std::to_string(getpid()) + "-" + name;
+  const std::string path =
+      std::string(REMAT_TEST_TMP) + "/cli-" + std::to_string(getpid()) + "-" + name;
   scratch_files().push_back(path);
   return path;
 }
@@ -67,7 +69,8 @@ inline std::string tmp(const std::string& name) {
 template <typename T>
 void read_after(const std::string& text, const char* label, const char* format, T* out) {
   const size_t at = text.find(label);
-  if (at == std::string::npos || std::sscanf(text.c_str() + at + std::strlen(label), format, out) != 1) {
+  if (at == std::string::npos ||
+      std::sscanf(text.c_str() + at + std::strlen(label), format, out) != 1) {
     fail_msg("no '%s' figure in:\n%s", label, text.c_str());
   }
 }
@@ -79,7 +82,8 @@ inline std::vector<uint8_t> file_bytes(const std::string& path) {
   std::vector<uint8_t> out;
   uint8_t buffer[4096];
   size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) out.insert(out.end(), buffer, buffer + n);
+  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0)
+    out.insert(out.end(), buffer, buffer + n);
   std::fclose(f);
   return out;
 }

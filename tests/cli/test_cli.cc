@@ -43,7 +43,8 @@ Figures figures_of(const std::string& report) {
   // "host spill:   N bytes (N KiB), K checkpoints spilled"
   const size_t line = report.find("host spill:");
   const size_t comma = report.find("), ", line);
-  if (comma == std::string::npos || std::sscanf(report.c_str() + comma + 3, "%u checkpoints spilled", &f.spills) != 1) {
+  if (comma == std::string::npos ||
+      std::sscanf(report.c_str() + comma + 3, "%u checkpoints spilled", &f.spills) != 1) {
     fail_msg("no spill count in:\n%s", report.c_str());
   }
   read_after(report, "recomputed ", "%lf", &f.recomputed_percent);
@@ -64,11 +65,14 @@ Figures compile_figures(const std::string& model_and_flags, const std::string& p
 unsigned long long spilling_budget(const std::string& model_and_flags, const std::string& plan) {
   const Figures plain = compile_figures(model_and_flags, plan);
   for (unsigned long long tenths : {6ull, 8ull, 9ull, 10ull}) {
-    const unsigned long long budget = plain.persistent + plain.arena * tenths / 10 - (tenths == 10 ? 1 : 0);
-    const Result r = run_remat("compile " + model_and_flags + " --device-budget " + std::to_string(budget) + " -o " + plan);
+    const unsigned long long budget =
+        plain.persistent + plain.arena * tenths / 10 - (tenths == 10 ? 1 : 0);
+    const Result r = run_remat("compile " + model_and_flags + " --device-budget " +
+                               std::to_string(budget) + " -o " + plan);
     if (r.code == 0 && figures_of(r.out).spills > 0) return budget;
   }
-  fail_msg("%s: no device budget below %llu bytes makes it spill", model_and_flags.c_str(), plain.persistent + plain.arena);
+  fail_msg("%s: no device budget below %llu bytes makes it spill", model_and_flags.c_str(),
+           plain.persistent + plain.arena);
   return 0;
 }
 
@@ -88,7 +92,8 @@ bool temporary_left_beside(const std::string& path) {
   DIR* d = opendir(path.substr(0, slash).c_str());
   if (d == nullptr) return false;
   bool found = false;
-  while (const dirent* e = readdir(d)) found = found || std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0;
+  while (const dirent* e = readdir(d))
+    found = found || std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0;
   closedir(d);
   return found;
 }
@@ -102,43 +107,56 @@ static void no_arguments_or_an_unknown_command_is_a_usage_error(void**) {
 }
 
 static void bad_options_are_usage_errors_naming_the_option(void**) {
-  expect(run_remat(std::string("compile ") + kMlp + " --batch 4"), 2, "-o FILE.rplan (or --emit-c FILE.h)");
+  expect(run_remat(std::string("compile ") + kMlp + " --batch 4"), 2,
+         "-o FILE.rplan (or --emit-c FILE.h)");
   expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --emit-c"), 2, "--emit-c");
   expect(run_remat(std::string("compile ") + kMlp + " --batch four -o x.rplan"), 2, "--batch four");
-  expect(run_remat(std::string("compile ") + kMlp + " --bogus 1 -o x.rplan"), 2, "unknown option '--bogus'");
+  expect(run_remat(std::string("compile ") + kMlp + " --bogus 1 -o x.rplan"), 2,
+         "unknown option '--bogus'");
   expect(run_remat(std::string("train ") + kMlp + " --arena 12 parsecs"), 2, "");
   expect(run_remat(std::string("train ") + kMlp + " --arena 12XB"), 2, "--arena '12XB'");
   expect(run_remat(std::string("train ") + kMlp + " --steps -1"), 2, "--steps -1");
-  expect(run_remat(std::string("train ") + kMlp + " --steps 1 --lr-schedule cos"), 2, "--lr-schedule 'cos': unknown schedule");
-  expect(run_remat(std::string("train ") + kMlp + " --steps 3 --lr-schedule cosine,warmup=1"), 0, "trained 3 steps");
+  expect(run_remat(std::string("train ") + kMlp + " --steps 1 --lr-schedule cos"), 2,
+         "--lr-schedule 'cos': unknown schedule");
+  expect(run_remat(std::string("train ") + kMlp + " --steps 3 --lr-schedule cosine,warmup=1"), 0,
+         "trained 3 steps");
 }
 
 static void a_bad_model_fails_with_a_message_naming_the_key(void**) {
-  expect(run_remat("compile mlp:layers=2,width=16 --batch 4 -o " + tmp("x.rplan")), 1, "missing in=N");
-  expect(run_remat("train transformer:layers=1,hidden=10,heads=3,ffn=8,seq=4,vocab=5,classes=2 --steps 1"), 1,
-         "hidden=10 is not a multiple of heads=3");
-  expect(run_remat(std::string("train ") + kMlp + " --strategy manual:nothing --steps 1"), 1, "manual checkpoint 'nothing'");
+  expect(run_remat("compile mlp:layers=2,width=16 --batch 4 -o " + tmp("x.rplan")), 1,
+         "missing in=N");
+  expect(
+      run_remat(
+          "train transformer:layers=1,hidden=10,heads=3,ffn=8,seq=4,vocab=5,classes=2 --steps 1"),
+      1, "hidden=10 is not a multiple of heads=3");
+  expect(run_remat(std::string("train ") + kMlp + " --strategy manual:nothing --steps 1"), 1,
+         "manual checkpoint 'nothing'");
 }
 
 static void a_bad_optimizer_is_a_usage_error_naming_the_optimizer(void**) {
   const std::string model = "mlp:layers=2,width=8,in=4,classes=3 --batch 4";
   for (const char* command : {"compile", "size"}) {
-    const std::string out = std::string(command) == "compile" ? " -o " + tmp("optimizer.rplan") : "";
+    const std::string out =
+        std::string(command) == "compile" ? " -o " + tmp("optimizer.rplan") : "";
     Result r = run_remat(std::string(command) + " " + model + " --optimizer sgd:lr=abc" + out);
     expect(r, 2, "--optimizer 'sgd:lr=abc': lr=abc is not a number");
-    if (r.out.find("model") != std::string::npos) fail_msg("the message calls the optimizer a model:\n%s", r.out.c_str());
+    if (r.out.find("model") != std::string::npos)
+      fail_msg("the message calls the optimizer a model:\n%s", r.out.c_str());
     expect(run_remat(std::string(command) + " " + model + " --optimizer nesterov:lr=1" + out), 2,
            "--optimizer 'nesterov:lr=1': unknown kind 'nesterov'");
-    expect(run_remat(std::string(command) + " " + model + " --optimizer adam:beta1=2" + out), 2, "--optimizer 'adam:beta1=2'");
+    expect(run_remat(std::string(command) + " " + model + " --optimizer adam:beta1=2" + out), 2,
+           "--optimizer 'adam:beta1=2'");
   }
-  expect(run_remat("train " + model + " --optimizer sgd:lr=abc --steps 1"), 2, "--optimizer 'sgd:lr=abc'");
+  expect(run_remat("train " + model + " --optimizer sgd:lr=abc --steps 1"), 2,
+         "--optimizer 'sgd:lr=abc'");
 }
 
 // A diverging run (the example was SGD with lr=100; with the template's initial weights
 // since Linear's bias joined its matmul, lr=300 reaches NaN, at step 16) under each
 // --on-nonfinite and --finite-checks setting.
 static void a_diverging_run_stops_or_skips_and_never_saves_nan(void**) {
-  const std::string train = "train mlp:layers=2,width=8,in=4,classes=3 --batch 4 --optimizer sgd:lr=300 --steps 20";
+  const std::string train =
+      "train mlp:layers=2,width=8,in=4,classes=3 --batch 4 --optimizer sgd:lr=300 --steps 20";
   const std::string params = tmp("diverged.safetensors");
   Result r = run_remat(train + " --save-params " + params);
   expect(r, 1, "remat train: stopped: step 16: tensor 'loss' is not finite: element 0 is");
@@ -155,25 +173,33 @@ static void a_diverging_run_stops_or_skips_and_never_saves_nan(void**) {
     for (size_t i = 0; i + 4 <= t.data.size(); i += 4) {
       float v;
       memcpy(&v, t.data.data() + i, 4);
-      if (!std::isfinite(v)) fail_msg("%s[%zu] is %g", t.name.c_str(), i / 4, static_cast<double>(v));
+      if (!std::isfinite(v))
+        fail_msg("%s[%zu] is %g", t.name.c_str(), i / 4, static_cast<double>(v));
     }
   }
   expect(run_remat(train + " --finite-checks off"), 1,
-         "step 16: the loss is -nan; the plan has no finite checks (--finite-checks off), so its update was applied");
+         "step 16: the loss is -nan; the plan has no finite checks (--finite-checks off), so its "
+         "update was applied");
   expect(run_remat(train + " --finite-checks atomic"), 1, "stopped: step 16: tensor 'loss'");
-  expect(run_remat(train + " --finite-checks off --on-nonfinite skip"), 2, "--on-nonfinite skip needs a plan with finite checks");
-  expect(run_remat(train + " --on-nonfinite ignore"), 2, "--on-nonfinite 'ignore': expected stop or skip");
-  expect(run_remat(train + " --finite-checks maybe"), 2, "--finite-checks 'maybe': expected on, atomic or off");
-  expect(run_remat(std::string("size ") + kMlp + " --batch 4 --finite-checks no"), 2, "--finite-checks 'no'");
+  expect(run_remat(train + " --finite-checks off --on-nonfinite skip"), 2,
+         "--on-nonfinite skip needs a plan with finite checks");
+  expect(run_remat(train + " --on-nonfinite ignore"), 2,
+         "--on-nonfinite 'ignore': expected stop or skip");
+  expect(run_remat(train + " --finite-checks maybe"), 2,
+         "--finite-checks 'maybe': expected on, atomic or off");
+  expect(run_remat(std::string("size ") + kMlp + " --batch 4 --finite-checks no"), 2,
+         "--finite-checks 'no'");
 }
 
 // A budget without --strategy compiles `auto`: within the budget, and what it chose is printed.
 static void a_budget_alone_compiles_the_fastest_plan_that_fits(void**) {
-  const std::string model = "transformer:layers=4,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3 --batch 8";
+  const std::string model =
+      "transformer:layers=4,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3 --batch 8";
   const std::string plan = tmp("auto.rplan");
   const Figures none = compile_figures(model, plan);
   const unsigned long long budget = none.arena / 3;
-  const Result r = run_remat("compile " + model + " --arena-budget " + std::to_string(budget) + " -o " + plan);
+  const Result r =
+      run_remat("compile " + model + " --arena-budget " + std::to_string(budget) + " -o " + plan);
   expect(r, 0, "strategy:     auto");
   expect(r, 0, "schedules planned");
   expect(r, 0, "predicted:");
@@ -184,24 +210,30 @@ static void a_budget_alone_compiles_the_fastest_plan_that_fits(void**) {
   expect(run_remat("train " + plan + " --steps 2"), 0, "step 2");
   // A device budget (arena + persistent) instead: spilling allowed.
   const std::string device = std::to_string(none.persistent + none.arena / 6);
-  const Result spilled = run_remat("compile " + model + " --device-budget " + device + " -o " + plan);
+  const Result spilled =
+      run_remat("compile " + model + " --device-budget " + device + " -o " + plan);
   expect(spilled, 0, "strategy:     auto");
   const Figures g = figures_of(spilled.out);
   assert_true(g.arena + g.persistent <= std::stoull(device));
   // Bad budgets: named, and nothing written over the plan.
-  expect(run_remat("compile " + model + " --arena-budget 1KiB -o " + plan), 1, "no schedule fits an arena of 1024 bytes");
-  expect(run_remat("compile " + model + " --device-budget " + device + " --host-budget 0 -o " + plan), 1,
-         "with no host memory to spill to (host budget 0)");
-  expect(run_remat("compile " + model + " --strategy auto -o " + plan), 1, "strategy 'auto' needs a budget");
+  expect(run_remat("compile " + model + " --arena-budget 1KiB -o " + plan), 1,
+         "no schedule fits an arena of 1024 bytes");
+  expect(
+      run_remat("compile " + model + " --device-budget " + device + " --host-budget 0 -o " + plan),
+      1, "with no host memory to spill to (host budget 0)");
+  expect(run_remat("compile " + model + " --strategy auto -o " + plan), 1,
+         "strategy 'auto' needs a budget");
   expect(run_remat("compile " + model + " --strategy sqrt --arena-budget 1MiB -o " + plan), 2,
          "--arena-budget applies to --strategy budget or auto");
   expect(run_remat("compile " + model + " --strategy sqrt --budget 1MiB -o " + plan), 2,
          "--budget applies to --strategy budget or auto");
-  expect(run_remat("compile " + model + " --host-budget 1MiB -o " + plan), 2, "--host-budget applies to --strategy auto");
+  expect(run_remat("compile " + model + " --host-budget 1MiB -o " + plan), 2,
+         "--host-budget applies to --strategy auto");
   expect(run_remat("compile " + model + " --arena-budget 1MiB --host-budget 1MiB -o " + plan), 2,
          "--host-budget needs --device-budget");
   for (const char* flag : {"--arena-budget", "--device-budget", "--host-budget", "--budget"}) {
-    const std::string device = std::string(flag) == "--device-budget" ? "" : " --device-budget 1MiB";
+    const std::string device =
+        std::string(flag) == "--device-budget" ? "" : " --device-budget 1MiB";
     expect(run_remat("compile " + model + device + " " + flag + " 12XB -o " + plan), 2,
            (std::string(flag) + " '12XB'").c_str());
   }
@@ -211,7 +243,8 @@ static void a_budget_alone_compiles_the_fastest_plan_that_fits(void**) {
 // --budget, deprecated, is --arena-budget: the same plan bytes, one line on stderr; both at once
 // is a usage error naming both. The same in train.
 static void the_deprecated_budget_is_the_arena_budget(void**) {
-  const std::string model = "transformer:layers=4,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3 --batch 8";
+  const std::string model =
+      "transformer:layers=4,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3 --batch 8";
   const std::string old_plan = tmp("budget-old.rplan"), new_plan = tmp("budget-new.rplan");
   const Figures none = compile_figures(model, old_plan);
   for (const std::string strategy : {"budget", "auto"}) {
@@ -219,26 +252,31 @@ static void the_deprecated_budget_is_the_arena_budget(void**) {
     const std::string arena = std::to_string(none.arena / 2);
     const Result old_run = run_remat("compile " + flags + "--budget " + arena + " -o " + old_plan);
     expect(old_run, 0, "remat: --budget is deprecated; use --arena-budget (the same meaning)");
-    const Result new_run = run_remat("compile " + flags + "--arena-budget " + arena + " -o " + new_plan);
+    const Result new_run =
+        run_remat("compile " + flags + "--arena-budget " + arena + " -o " + new_plan);
     expect(new_run, 0, "strategy:");
-    if (new_run.out.find("deprecated") != std::string::npos) fail_msg("deprecated without --budget:\n%s", new_run.out.c_str());
-    if (file_bytes(old_plan) != file_bytes(new_plan)) fail_msg("--budget and --arena-budget %s: plans differ", strategy.c_str());
+    if (new_run.out.find("deprecated") != std::string::npos)
+      fail_msg("deprecated without --budget:\n%s", new_run.out.c_str());
+    if (file_bytes(old_plan) != file_bytes(new_plan))
+      fail_msg("--budget and --arena-budget %s: plans differ", strategy.c_str());
   }
   expect(run_remat("compile " + model + " --budget 1MiB --arena-budget 1MiB -o " + new_plan), 2,
          "--budget and --arena-budget");
-  expect(run_remat("train " + model + " --budget 1MiB --arena-budget 1MiB --steps 1"), 2, "--budget and --arena-budget");
-  expect(run_remat("train " + model + " --strategy budget --budget " + std::to_string(none.arena / 2) + " --steps 1"), 0,
-         "remat: --budget is deprecated");
+  expect(run_remat("train " + model + " --budget 1MiB --arena-budget 1MiB --steps 1"), 2,
+         "--budget and --arena-budget");
+  expect(run_remat("train " + model + " --strategy budget --budget " +
+                   std::to_string(none.arena / 2) + " --steps 1"),
+         0, "remat: --budget is deprecated");
 }
 
 static void sizes_in_tib_and_tb_are_accepted(void**) {
   const std::string plan = tmp("tib.rplan");
-  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 1TiB -o " + plan), 0,
-         "of the 1099511627776-byte device budget");
+  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 1TiB -o " + plan),
+         0, "of the 1099511627776-byte device budget");
   expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 2TB -o " + plan), 0,
          "of the 2000000000000-byte device budget");
-  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 1PiB -o " + plan), 2,
-         "--device-budget '1PiB'");
+  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 1PiB -o " + plan),
+         2, "--device-budget '1PiB'");
 }
 
 static void compile_into_an_unwritable_place_fails_naming_it_and_keeps_the_old_file(void**) {
@@ -258,7 +296,8 @@ static void compile_into_an_unwritable_place_fails_naming_it_and_keeps_the_old_f
     assert_non_null(f);
     std::fputs("the previous good file", f);
     std::fclose(f);
-    expect(run_remat(compile + kept, "ulimit -f 1;"), 1, (kept + ": write failed: " + std::strerror(EFBIG)).c_str());
+    expect(run_remat(compile + kept, "ulimit -f 1;"), 1,
+           (kept + ": write failed: " + std::strerror(EFBIG)).c_str());
     const std::vector<uint8_t> bytes = file_bytes(kept);
     assert_string_equal(std::string(bytes.begin(), bytes.end()).c_str(), "the previous good file");
     assert_false(temporary_left_beside(kept));
@@ -278,7 +317,9 @@ static void size_refuses_an_unwritable_timeline_before_sizing(void**) {
 static void compile_then_inspect_reports_the_plan(void**) {
   const std::string plan = tmp("mlp.rplan");
   // Four layers: on kMlp's two, sqrt's smallest arena is none's, so it recomputes nothing.
-  expect(run_remat("compile mlp:layers=4,width=16,in=8,classes=3 --batch 4 --strategy sqrt -o " + plan), 0, "arena:");
+  expect(run_remat("compile mlp:layers=4,width=16,in=8,classes=3 --batch 4 --strategy sqrt -o " +
+                   plan),
+         0, "arena:");
   expect(run_remat("inspect " + plan), 0, "strategy:     sqrt");
   expect(run_remat("inspect " + plan + " --json"), 0, "\"arena_bytes\":");
   expect(run_remat("inspect " + plan + " --ops"), 0, "recompute");
@@ -287,19 +328,24 @@ static void compile_then_inspect_reports_the_plan(void**) {
 }
 
 static void compile_and_inspect_report_host_spill_bytes_and_spills_at_a_device_budget(void**) {
-  const std::string model = "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=20,classes=3 --batch 4";
+  const std::string model =
+      "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=20,classes=3 --batch 4";
   const std::string plan = tmp("spilled.rplan");
   const Figures plain = compile_figures(model + " --strategy splits", plan);
   assert_int_equal(plain.host, 0);
   assert_int_equal(plain.spills, 0);
   const std::string budget = std::to_string(spilling_budget(model + " --strategy splits", plan));
-  const Result compiled = run_remat("compile " + model + " --strategy splits --device-budget " + budget + " -o " + plan);
+  const Result compiled = run_remat("compile " + model + " --strategy splits --device-budget " +
+                                    budget + " -o " + plan);
   expect(compiled, 0, "wrote");
   const Figures f = figures_of(compiled.out);
-  if (f.spills == 0 || f.host == 0) fail_msg("nothing spilled at --device-budget %s:\n%s", budget.c_str(), compiled.out.c_str());
+  if (f.spills == 0 || f.host == 0)
+    fail_msg("nothing spilled at --device-budget %s:\n%s", budget.c_str(), compiled.out.c_str());
   assert_true(f.arena + f.persistent <= std::stoull(budget));
-  expect(compiled, 0, ("device:       " + std::to_string(f.arena + f.persistent) + " bytes of the " + budget +
-                       "-byte device budget").c_str());
+  expect(compiled, 0,
+         ("device:       " + std::to_string(f.arena + f.persistent) + " bytes of the " + budget +
+          "-byte device budget")
+             .c_str());
   // inspect reads the same figures back from the plan file.
   const Result text = run_remat("inspect " + plan);
   expect(text, 0, ("host spill:   " + std::to_string(f.host) + " bytes (").c_str());
@@ -311,14 +357,15 @@ static void compile_and_inspect_report_host_spill_bytes_and_spills_at_a_device_b
 }
 
 static void a_device_budget_that_spilling_cannot_meet_fails_saying_by_how_many_bytes(void**) {
-  const std::string model = "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=20,classes=3 --batch 4";
+  const std::string model =
+      "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=20,classes=3 --batch 4";
   const std::string plan = tmp("over-budget.rplan");
   const Figures plain = compile_figures(model + " --strategy splits", plan);
   std::remove(plan.c_str());
   // One byte more than the persistent region: no arena fits in what is left.
   const unsigned long long budget = plain.persistent + 1;
-  const Result r = run_remat("compile " + model + " --strategy splits --device-budget " + std::to_string(budget) +
-                             " -o " + plan);
+  const Result r = run_remat("compile " + model + " --strategy splits --device-budget " +
+                             std::to_string(budget) + " -o " + plan);
   expect(r, 1, ("device budget " + std::to_string(budget) + " bytes is too small").c_str());
   unsigned long long needs = 0, over = 0;
   read_after(r.out, "still needs ", "%llu", &needs);
@@ -338,11 +385,13 @@ static void saved_parameters_are_byte_identical_for_every_strategy_and_template(
       {"mlp:layers=4,width=16,in=8,classes=3,dropout=0.2", "manual:fc1.dropout,fc3.out"},
       {"resmlp:layers=4,width=16,in=8,classes=3,dropout=0.2", "manual:fc2.residual"},
       {"transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=20,classes=3,dropout=0.1",
-       "manual:encoder.layer.0.attention.output.LayerNorm.out,encoder.layer.1.output.LayerNorm.out"},
+       "manual:encoder.layer.0.attention.output.LayerNorm.out,encoder.layer.1.output.LayerNorm."
+       "out"},
   };
   const std::string plan = tmp("identity.rplan");
   for (const auto& t : templates) {
-    const std::string base = std::string(t.model) + " --batch 4 --seed 3 --optimizer adamw:lr=0.01,weight_decay=0.01";
+    const std::string base =
+        std::string(t.model) + " --batch 4 --seed 3 --optimizer adamw:lr=0.01,weight_decay=0.01";
     const Figures none = compile_figures(base + " --strategy none", plan);
     const Figures sqrt = compile_figures(base + " --strategy sqrt", plan);
     // Halfway between the arenas of sqrt and none: budget has to recompute something.
@@ -354,7 +403,8 @@ static void saved_parameters_are_byte_identical_for_every_strategy_and_template(
     } runs[] = {
         {"--strategy sqrt", true, false},
         {"--strategy selective", true, false},
-        {"--strategy splits", false, false},  // on an mlp every split point is kept: nothing to recompute
+        {"--strategy splits", false,
+         false},  // on an mlp every split point is kept: nothing to recompute
         {"--strategy budget --arena-budget " + std::to_string(half), true, false},
         {std::string("--strategy ") + t.manual, true, false},
         {"--strategy splits --device-budget " + std::to_string(device), false, true},
@@ -362,15 +412,19 @@ static void saved_parameters_are_byte_identical_for_every_strategy_and_template(
     const std::vector<uint8_t> initial = train_and_save(base + " --strategy none --steps 0");
     const std::vector<uint8_t> reference = train_and_save(base + " --strategy none --steps 5");
     // Five steps change the parameters, so equal files below mean equal training.
-    if (reference.empty() || reference == initial) fail_msg("%s: five steps saved the initial parameters", t.model);
+    if (reference.empty() || reference == initial)
+      fail_msg("%s: five steps saved the initial parameters", t.model);
     for (const auto& run : runs) {
       const Figures f = compile_figures(base + " " + run.flags, plan);
-      if (run.must_recompute && !(f.recomputed_percent > 0)) fail_msg("%s %s recomputes nothing", t.model, run.flags.c_str());
-      if (run.must_spill && f.spills == 0) fail_msg("%s %s spills nothing", t.model, run.flags.c_str());
-      std::printf("%s %s: arena %llu, recomputed %.1f%%, %u spills\n", t.model, run.flags.c_str(), f.arena,
-                  f.recomputed_percent, f.spills);
+      if (run.must_recompute && !(f.recomputed_percent > 0))
+        fail_msg("%s %s recomputes nothing", t.model, run.flags.c_str());
+      if (run.must_spill && f.spills == 0)
+        fail_msg("%s %s spills nothing", t.model, run.flags.c_str());
+      std::printf("%s %s: arena %llu, recomputed %.1f%%, %u spills\n", t.model, run.flags.c_str(),
+                  f.arena, f.recomputed_percent, f.spills);
       if (train_and_save(base + " " + run.flags + " --steps 5") != reference) {
-        fail_msg("%s %s: the saved parameters differ from --strategy none's", t.model, run.flags.c_str());
+        fail_msg("%s %s: the saved parameters differ from --strategy none's", t.model,
+                 run.flags.c_str());
       }
     }
   }
@@ -387,7 +441,8 @@ static void a_corrupted_or_missing_plan_is_a_clear_failure(void**) {
   expect(run_remat("inspect " + plan), 1, "plan corrupt");
   expect(run_remat("train " + plan + " --steps 1"), 1, "plan corrupt");
   expect(run_remat("inspect " + tmp("does-not-exist.rplan")), 1, "cannot open");
-  expect(run_remat("train " + tmp("mlp.rplan") + " --batch 8"), 2, "--batch applies when compiling a MODEL");
+  expect(run_remat("train " + tmp("mlp.rplan") + " --batch 8"), 2,
+         "--batch applies when compiling a MODEL");
   const std::string empty = tmp("empty.rplan");
   std::fclose(std::fopen(empty.c_str(), "wb"));
   expect(run_remat("inspect " + empty), 1, "is empty (0 bytes): not a remat plan");
@@ -395,8 +450,10 @@ static void a_corrupted_or_missing_plan_is_a_clear_failure(void**) {
   // The backend a plan is compiled for must be one the cost model knows.
   expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --backend tpu -o " + plan), 1,
          "no device profile for backend 'tpu'");
-  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --backend cuda:0 -o " + plan), 0, "wrote");
-  expect(run_remat("inspect " + plan), 0, "cost model:   copies 2e+10 bytes/s, compute 1e+13 FLOP/s");
+  expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --backend cuda:0 -o " + plan), 0,
+         "wrote");
+  expect(run_remat("inspect " + plan), 0,
+         "cost model:   copies 2e+10 bytes/s, compute 1e+13 FLOP/s");
 }
 
 static void train_prints_one_line_per_step_and_a_summary_when_piped(void**) {
@@ -407,15 +464,19 @@ static void train_prints_one_line_per_step_and_a_summary_when_piped(void**) {
 }
 
 static void an_arena_smaller_than_the_plan_is_refused_with_both_sizes(void**) {
-  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --steps 1 --arena 1KiB"), 1, "arena region is 1024 bytes; the plan needs");
-  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --steps 1 --arena 1MiB"), 0, "trained 1 steps");
+  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --steps 1 --arena 1KiB"), 1,
+         "arena region is 1024 bytes; the plan needs");
+  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --steps 1 --arena 1MiB"), 0,
+         "trained 1 steps");
 }
 
 static void saved_parameters_load_back_unchanged(void**) {
   const std::string first = tmp("p1.safetensors"), second = tmp("p2.safetensors");
-  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --steps 5 --save-params " + first), 0, "saved parameters");
-  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --steps 0 --load-params " + first + " --save-params " + second), 0,
+  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --steps 5 --save-params " + first), 0,
          "saved parameters");
+  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --steps 0 --load-params " + first +
+                   " --save-params " + second),
+         0, "saved parameters");
   remat::SafeTensorsFile a, b;
   std::string error;
   assert_true(remat::read_safetensors(first, &a, &error));
@@ -426,32 +487,38 @@ static void saved_parameters_load_back_unchanged(void**) {
     assert_string_equal(a.tensors[i].name.c_str(), b.tensors[i].name.c_str());
     assert_true(a.tensors[i].data == b.tensors[i].data);
   }
-  expect(run_remat(std::string("train mlp:layers=2,width=16,in=9,classes=3 --steps 0 --load-params ") + first), 1,
-         "'fc0.weight' is F32 [16, 8], the plan needs F32 [16, 9]");
+  expect(
+      run_remat(std::string("train mlp:layers=2,width=16,in=9,classes=3 --steps 0 --load-params ") +
+                first),
+      1, "'fc0.weight' is F32 [16, 8], the plan needs F32 [16, 9]");
 }
 
 // --state makes a run resumable: a run stopped at step 3 and started again with the same
 // command reaches --steps with the parameters of an uninterrupted run (sgd with momentum,
 // dropout, sqrt); at --steps it has nothing left to do; a state of another plan is refused.
 static void a_run_with_a_state_resumes_to_the_parameters_of_an_uninterrupted_run(void**) {
-  const std::string base = std::string("mlp:layers=3,width=16,in=8,classes=3,dropout=0.2") +
-                           " --batch 4 --seed 2 --strategy sqrt --optimizer sgd:lr=0.1,momentum=0.9";
+  const std::string base =
+      std::string("mlp:layers=3,width=16,in=8,classes=3,dropout=0.2") +
+      " --batch 4 --seed 2 --strategy sqrt --optimizer sgd:lr=0.1,momentum=0.9";
   const std::vector<uint8_t> straight = train_and_save(base + " --steps 7");
   const std::string state = tmp("run.state");
   std::remove(state.c_str());
   expect(run_remat("train " + base + " --steps 3 --state " + state + " --save-every 2"), 0,
          "saved the state at step 3");
-  const Result resumed = run_remat("train " + base + " --steps 7 --state " + state + " --save-params " +
-                                   tmp("resumed.safetensors"));
+  const Result resumed = run_remat("train " + base + " --steps 7 --state " + state +
+                                   " --save-params " + tmp("resumed.safetensors"));
   expect(resumed, 0, "resumed from");
   expect(resumed, 0, "at step 3 of 7");
   expect(resumed, 0, "trained 4 steps");
-  if (file_bytes(tmp("resumed.safetensors")) != straight) fail_msg("3 + 4 resumed steps differ from 7 straight");
+  if (file_bytes(tmp("resumed.safetensors")) != straight)
+    fail_msg("3 + 4 resumed steps differ from 7 straight");
   const Result done = run_remat("train " + base + " --steps 7 --state " + state);
   expect(done, 0, "at step 7 of 7");
-  if (done.out.find("trained") != std::string::npos) fail_msg("a finished job trained again:\n%s", done.out.c_str());
-  const std::string other = std::string("mlp:layers=3,width=16,in=8,classes=3,dropout=0.2") +
-                            " --batch 4 --seed 3 --strategy sqrt --optimizer sgd:lr=0.1,momentum=0.9";
+  if (done.out.find("trained") != std::string::npos)
+    fail_msg("a finished job trained again:\n%s", done.out.c_str());
+  const std::string other =
+      std::string("mlp:layers=3,width=16,in=8,classes=3,dropout=0.2") +
+      " --batch 4 --seed 3 --strategy sqrt --optimizer sgd:lr=0.1,momentum=0.9";
   expect(run_remat("train " + other + " --steps 9 --state " + state), 1, "another plan");
   std::FILE* f = std::fopen(state.c_str(), "r+b");
   assert_non_null(f);
@@ -462,19 +529,28 @@ static void a_run_with_a_state_resumes_to_the_parameters_of_an_uninterrupted_run
 }
 
 static void state_options_are_checked_before_the_first_step(void**) {
-  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --save-every 2"), 2, "--save-every needs --state");
-  const Result r = run_remat(std::string("train ") + kMlp + " --batch 4 --steps 3 --state /nonexistent/dir/s");
+  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --save-every 2"), 2,
+         "--save-every needs --state");
+  const Result r =
+      run_remat(std::string("train ") + kMlp + " --batch 4 --steps 3 --state /nonexistent/dir/s");
   expect(r, 1, "/nonexistent/dir");
-  if (r.out.find("step 1") != std::string::npos) fail_msg("a step ran before the check:\n%s", r.out.c_str());
-  const Result p = run_remat(std::string("train ") + kMlp + " --batch 4 --steps 3 --save-params /nonexistent/x.st");
+  if (r.out.find("step 1") != std::string::npos)
+    fail_msg("a step ran before the check:\n%s", r.out.c_str());
+  const Result p = run_remat(std::string("train ") + kMlp +
+                             " --batch 4 --steps 3 --save-params /nonexistent/x.st");
   expect(p, 1, "/nonexistent");
-  if (p.out.find("step 1") != std::string::npos) fail_msg("a step ran before the check:\n%s", p.out.c_str());
+  if (p.out.find("step 1") != std::string::npos)
+    fail_msg("a step ran before the check:\n%s", p.out.c_str());
 }
 
 static void steps_zero_saves_the_initial_parameters(void**) {
   const std::string a = tmp("init-a.safetensors"), b = tmp("init-b.safetensors");
-  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --steps 0 --seed 7 --save-params " + a), 0, "saved");
-  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --steps 0 --seed 7 --save-params " + b), 0, "saved");
+  expect(
+      run_remat(std::string("train ") + kMlp + " --batch 4 --steps 0 --seed 7 --save-params " + a),
+      0, "saved");
+  expect(
+      run_remat(std::string("train ") + kMlp + " --batch 4 --steps 0 --seed 7 --save-params " + b),
+      0, "saved");
   remat::SafeTensorsFile x, y;
   std::string error;
   assert_true(remat::read_safetensors(a, &x, &error) && remat::read_safetensors(b, &y, &error));
@@ -485,9 +561,11 @@ static void steps_zero_saves_the_initial_parameters(void**) {
 // (docs/onnx.md); one the importer cannot take is exit code 1 and writes nothing.
 static void onnx_models_compile_train_and_size(void**) {
 #if REMAT_TEST_HAVE_ONNX
-  const std::string mlp = std::string(REMAT_TEST_DATA_DIR) + "/onnx/mlp.onnx";  // x [B, 8], 4 classes
+  const std::string mlp =
+      std::string(REMAT_TEST_DATA_DIR) + "/onnx/mlp.onnx";  // x [B, 8], 4 classes
   const std::string plan = tmp("mlp-onnx.rplan");
-  expect(run_remat("compile " + mlp + " --batch 4 --loss cross_entropy --strategy sqrt -o " + plan), 0, "wrote");
+  expect(run_remat("compile " + mlp + " --batch 4 --loss cross_entropy --strategy sqrt -o " + plan),
+         0, "wrote");
   remat::SafeTensorsFile data;
   std::vector<float> x(3 * 4 * 8, 0.5f);
   std::vector<int32_t> labels(3 * 4, 2);
@@ -498,31 +576,36 @@ static void onnx_models_compile_train_and_size(void**) {
   data.tensors.push_back({"labels", "I32", {3, 4}, bytes(labels.data(), labels.size() * 4)});
   std::string error;
   assert_true(remat::write_safetensors(tmp("onnx-data.safetensors"), data, &error));
-  expect(run_remat("train " + plan + " --steps 3 --data " + tmp("onnx-data.safetensors")), 0, "trained 3 steps");
-  expect(run_remat("train " + mlp + " --loss cross_entropy --batch 4 --steps 3 --data " + tmp("onnx-data.safetensors")),
+  expect(run_remat("train " + plan + " --steps 3 --data " + tmp("onnx-data.safetensors")), 0,
+         "trained 3 steps");
+  expect(run_remat("train " + mlp + " --loss cross_entropy --batch 4 --steps 3 --data " +
+                   tmp("onnx-data.safetensors")),
          0, "trained 3 steps");
   expect(run_remat("train " + mlp + " --loss cross_entropy --batch 4 --steps 3"), 1, "give --data");
   // Token ids as PyTorch writes them (I64) for the i32 binding of an int64 graph input.
-  const std::string bert = std::string(REMAT_TEST_DATA_DIR) + "/onnx/bert.onnx";  // tokens [B, 6], vocab 20
+  const std::string bert =
+      std::string(REMAT_TEST_DATA_DIR) + "/onnx/bert.onnx";  // tokens [B, 6], vocab 20
   std::vector<int64_t> tokens(2 * 4 * 6, 7);
   std::vector<int32_t> classes(2 * 4, 1);
   remat::SafeTensorsFile ids;
   ids.tensors.push_back({"tokens", "I64", {2, 4, 6}, bytes(tokens.data(), tokens.size() * 8)});
   ids.tensors.push_back({"labels", "I32", {2, 4}, bytes(classes.data(), classes.size() * 4)});
   assert_true(remat::write_safetensors(tmp("onnx-ids.safetensors"), ids, &error));
-  expect(run_remat("train " + bert + " --loss cross_entropy --batch 4 --steps 2 --data " + tmp("onnx-ids.safetensors")),
+  expect(run_remat("train " + bert + " --loss cross_entropy --batch 4 --steps 2 --data " +
+                   tmp("onnx-ids.safetensors")),
          0, "trained 2 steps");
   tokens[5] = int64_t{1} << 40;
   ids.tensors[0].data = bytes(tokens.data(), tokens.size() * 8);
   assert_true(remat::write_safetensors(tmp("onnx-ids.safetensors"), ids, &error));
-  expect(run_remat("train " + bert + " --loss cross_entropy --batch 4 --steps 2 --data " + tmp("onnx-ids.safetensors")),
+  expect(run_remat("train " + bert + " --loss cross_entropy --batch 4 --steps 2 --data " +
+                   tmp("onnx-ids.safetensors")),
          1, "'tokens' element 5 is 1099511627776");
   expect(run_remat("size " + mlp + " --loss cross_entropy --batch 4"), 0, "sqrt");
   expect(run_remat("compile " + mlp + " --batch 4 -o " + plan), 1, "--loss cross_entropy");
   const std::string unsupported = tmp("unsupported.rplan");
   std::remove(unsupported.c_str());
-  expect(run_remat("compile " + std::string(REMAT_TEST_DATA_DIR) + "/onnx/unsupported.onnx --batch 4 --loss mse -o " +
-                   unsupported),
+  expect(run_remat("compile " + std::string(REMAT_TEST_DATA_DIR) +
+                   "/onnx/unsupported.onnx --batch 4 --loss mse -o " + unsupported),
          1, "(TopK, opset 17)");
   assert_int_equal(access(unsupported.c_str(), F_OK), -1);
 #else
@@ -541,17 +624,21 @@ static void data_files_feed_the_steps_and_wrong_ones_are_named(void**) {
   data.tensors.push_back({"labels", "I32", {2, 4}, bytes(labels.data(), labels.size() * 4)});
   std::string error;
   assert_true(remat::write_safetensors(tmp("data.safetensors"), data, &error));
-  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --data " + tmp("data.safetensors")), 0, "trained 2 steps");
+  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --data " + tmp("data.safetensors")),
+         0, "trained 2 steps");
   labels[3] = 3;  // classes=3: out of range
   data.tensors[1].data = bytes(labels.data(), labels.size() * 4);
   assert_true(remat::write_safetensors(tmp("bad-labels.safetensors"), data, &error));
-  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --data " + tmp("bad-labels.safetensors")), 1, "value out of range");
+  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --data " +
+                   tmp("bad-labels.safetensors")),
+         1, "value out of range");
   data.tensors.pop_back();
   assert_true(remat::write_safetensors(tmp("no-labels.safetensors"), data, &error));
-  expect(run_remat(std::string("train ") + kMlp + " --batch 4 --data " + tmp("no-labels.safetensors")), 1,
-         "no tensor 'labels'");
-  expect(run_remat(std::string("train ") + kMlp + " --batch 5 --data " + tmp("data.safetensors")), 1,
-         "expected F32 [STEPS, 5, 8]");
+  expect(
+      run_remat(std::string("train ") + kMlp + " --batch 4 --data " + tmp("no-labels.safetensors")),
+      1, "no tensor 'labels'");
+  expect(run_remat(std::string("train ") + kMlp + " --batch 5 --data " + tmp("data.safetensors")),
+         1, "expected F32 [STEPS, 5, 8]");
 }
 
 // Every backend remat has appears: as device lines or an "unavailable" line when the build has
@@ -567,10 +654,11 @@ static void devices_names_every_backend_and_says_why_one_is_unavailable(void**) 
     const std::string device = "\n" + std::string(b.name) + ":0";
     const std::string unavailable = "(" + std::string(b.name) + ": unavailable: ";
     const std::string absent = "(" + std::string(b.name) + ": not in this build)";
-    const bool listed = r.out.find(device) != std::string::npos || r.out.find(unavailable) != std::string::npos;
+    const bool listed =
+        r.out.find(device) != std::string::npos || r.out.find(unavailable) != std::string::npos;
     if (b.built != listed || b.built == (r.out.find(absent) != std::string::npos)) {
-      fail_msg("%s is %sin this build, but `remat devices` printed:\n%s", b.name, b.built ? "" : "not ",
-               r.out.c_str());
+      fail_msg("%s is %sin this build, but `remat devices` printed:\n%s", b.name,
+               b.built ? "" : "not ", r.out.c_str());
     }
   }
   if (REMAT_TEST_HAVE_CUDA && r.out.find("\ncuda:0") == std::string::npos) {
@@ -583,7 +671,8 @@ static void devices_does_not_load_cublas(void**) {
   const Result r = run_remat("devices", "LD_DEBUG=files");
   assert_int_equal(r.code, 0);
   if (REMAT_TEST_HAVE_CUDA && r.out.find("libcudart") == std::string::npos) {
-    fail_msg("LD_DEBUG=files shows no libcudart: the check cannot see loads here:\n%.2000s", r.out.c_str());
+    fail_msg("LD_DEBUG=files shows no libcudart: the check cannot see loads here:\n%.2000s",
+             r.out.c_str());
   }
   if (r.out.find("libcublas") != std::string::npos) fail_msg("`remat devices` loaded cuBLAS");
 }

@@ -62,12 +62,18 @@ static void schedules_give_torchs_rates(void**) {
 }
 
 static void bad_schedules_are_usage_errors_naming_the_part(void**) {
-  assert_string_equal(schedule_error("cos").c_str(), "--lr-schedule 'cos': unknown schedule 'cos' (constant, cosine, linear)");
-  assert_string_equal(schedule_error("cosine,warmup=-1").c_str(), "--lr-schedule 'cosine,warmup=-1': warmup=-1 is not a step count");
-  assert_string_equal(schedule_error("linear,min=x").c_str(), "--lr-schedule 'linear,min=x': min=x is not a rate >= 0");
-  assert_string_equal(schedule_error("linear,min=nan").c_str(), "--lr-schedule 'linear,min=nan': min=nan is not a rate >= 0");
-  assert_string_equal(schedule_error("linear,gamma=2").c_str(), "--lr-schedule 'linear,gamma=2': unknown key 'gamma' (warmup, min)");
-  assert_string_equal(schedule_error("cosine,").c_str(), "--lr-schedule 'cosine,': unknown key '' (warmup, min)");
+  assert_string_equal(schedule_error("cos").c_str(),
+                      "--lr-schedule 'cos': unknown schedule 'cos' (constant, cosine, linear)");
+  assert_string_equal(schedule_error("cosine,warmup=-1").c_str(),
+                      "--lr-schedule 'cosine,warmup=-1': warmup=-1 is not a step count");
+  assert_string_equal(schedule_error("linear,min=x").c_str(),
+                      "--lr-schedule 'linear,min=x': min=x is not a rate >= 0");
+  assert_string_equal(schedule_error("linear,min=nan").c_str(),
+                      "--lr-schedule 'linear,min=nan': min=nan is not a rate >= 0");
+  assert_string_equal(schedule_error("linear,gamma=2").c_str(),
+                      "--lr-schedule 'linear,gamma=2': unknown key 'gamma' (warmup, min)");
+  assert_string_equal(schedule_error("cosine,").c_str(),
+                      "--lr-schedule 'cosine,': unknown key '' (warmup, min)");
   assert_string_equal(schedule_error("cosine,warmup=3,min=0.5").c_str(), "");
 }
 

@@ -25,7 +25,8 @@ void a_c_header_states_the_plan_regions_and_bindings(void**) {
   const std::string model = std::string("compile ") + kMlp + " --batch 4 --strategy sqrt -o ";
   const Result compiled = run_remat(model + plan);
   expect(compiled, 0, "wrote");
-  const Result as_header = run_remat(model + tmp("firmware_plan_too.rplan") + " --emit-c " + header);
+  const Result as_header =
+      run_remat(model + tmp("firmware_plan_too.rplan") + " --emit-c " + header);
   expect(as_header, 0, "firmware_plan_too.rplan");
   expect(as_header, 0, "a plan of");
   unsigned long long plan_size = 0, arena = 0, persistent = 0;

@@ -30,7 +30,8 @@ using remat::cli::SizeRow;
 using remat::cli::SizeSetup;
 
 const char* const kMlp = "mlp:layers=6,width=48,in=16,classes=5";
-const char* const kTransformer = "transformer:layers=3,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3";
+const char* const kTransformer =
+    "transformer:layers=3,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3";
 
 struct Result {
   int code;
@@ -114,7 +115,10 @@ class JsonParser {
   }
   bool take(char c) {
     space();
-    if (at_ < s_.size() && s_[at_] == c) { ++at_; return true; }
+    if (at_ < s_.size() && s_[at_] == c) {
+      ++at_;
+      return true;
+    }
     return false;
   }
   void want(char c) {
@@ -129,8 +133,11 @@ class JsonParser {
       if (c == '\\') {
         if (at_ >= s_.size()) error("bad escape");
         c = s_[at_++];
-        if (c == 'u') { at_ += 4; c = '?'; }
-        else if (strchr("\"\\/bfnrt", c) == nullptr) error("bad escape");
+        if (c == 'u') {
+          at_ += 4;
+          c = '?';
+        } else if (strchr("\"\\/bfnrt", c) == nullptr)
+          error("bad escape");
       }
       out += c;
     }
@@ -156,7 +163,8 @@ class JsonParser {
       v.kind = Json::kArray;
       ++at_;
       if (take(']')) return v;
-      do v.items.push_back(value()); while (take(','));
+      do v.items.push_back(value());
+      while (take(','));
       want(']');
     } else if (c == '"') {
       v.kind = Json::kString;
@@ -199,11 +207,12 @@ struct PlanCloser {
 
 // Creates a CPU session for |plan| over a caller arena of exactly |arena_bytes| bytes and, when
 // |host_bytes| is not 0, a caller host spill region of exactly |host_bytes| bytes.
-remat_status session_with_regions(const std::vector<uint8_t>& plan, uint32_t alignment, uint64_t arena_bytes,
-                                  uint64_t host_bytes = 0) {
+remat_status session_with_regions(const std::vector<uint8_t>& plan, uint32_t alignment,
+                                  uint64_t arena_bytes, uint64_t host_bytes = 0) {
   remat_plan* opened = nullptr;
   char message[512];
-  const remat_status status = remat_plan_open(plan.data(), plan.size(), &opened, message, sizeof(message));
+  const remat_status status =
+      remat_plan_open(plan.data(), plan.size(), &opened, message, sizeof(message));
   if (status != REMAT_OK) fail_msg("plan does not open: %s", message);
   std::unique_ptr<remat_plan, PlanCloser> closer(opened);
   auto aligned = [alignment](uint64_t bytes) {
@@ -218,7 +227,8 @@ remat_status session_with_regions(const std::vector<uint8_t>& plan, uint32_t ali
   options.host = host;
   options.host_size = host_bytes;
   remat_session* session = nullptr;
-  const remat_status created = remat_session_create(opened, &options, &session, message, sizeof(message));
+  const remat_status created =
+      remat_session_create(opened, &options, &session, message, sizeof(message));
   remat_session_destroy(session);
   free(host);
   free(arena);
@@ -230,26 +240,31 @@ remat_status session_with_regions(const std::vector<uint8_t>& plan, uint32_t ali
 void expect_row_is_what_the_runtime_binds(const SizeSetup& setup, const SizeRow& row) {
   const char* what = row.strategy.c_str();
   if (!row.ok()) fail_msg("%s %s: %s", setup.model.c_str(), what, row.error.c_str());
-  const remat::compiler::CompileResult plan =
-      remat::compiler::compile(remat::cli::size_options(setup, row.strategy, row.batch, row.arena_budget));
+  const remat::compiler::CompileResult plan = remat::compiler::compile(
+      remat::cli::size_options(setup, row.strategy, row.batch, row.arena_budget));
   assert_int_equal(plan.report.arena_bytes, row.arena_bytes);
   assert_int_equal(plan.report.host_bytes, row.host_bytes);
   assert_int_equal(plan.report.spilled.size(), row.spills);
-  if (session_with_regions(plan.plan, setup.alignment, row.arena_bytes, row.host_bytes) != REMAT_OK) {
-    fail_msg("%s %s: the printed arena %llu / host %llu bytes are refused", setup.model.c_str(), what,
-             static_cast<unsigned long long>(row.arena_bytes), static_cast<unsigned long long>(row.host_bytes));
+  if (session_with_regions(plan.plan, setup.alignment, row.arena_bytes, row.host_bytes) !=
+      REMAT_OK) {
+    fail_msg("%s %s: the printed arena %llu / host %llu bytes are refused", setup.model.c_str(),
+             what, static_cast<unsigned long long>(row.arena_bytes),
+             static_cast<unsigned long long>(row.host_bytes));
   }
-  assert_int_equal(session_with_regions(plan.plan, setup.alignment, row.arena_bytes - 1, row.host_bytes),
-                   REMAT_ERROR_ARENA_TOO_SMALL);
+  assert_int_equal(
+      session_with_regions(plan.plan, setup.alignment, row.arena_bytes - 1, row.host_bytes),
+      REMAT_ERROR_ARENA_TOO_SMALL);
   if (row.host_bytes > 0) {
-    assert_int_equal(session_with_regions(plan.plan, setup.alignment, row.arena_bytes, row.host_bytes - 1),
-                     REMAT_ERROR_ARENA_TOO_SMALL);
+    assert_int_equal(
+        session_with_regions(plan.plan, setup.alignment, row.arena_bytes, row.host_bytes - 1),
+        REMAT_ERROR_ARENA_TOO_SMALL);
   }
 }
 
 // Checkpoints of the test models for a `manual:` row (one per model, in kModels order).
-const char* const kManual[] = {"manual:fc1.out,fc3.relu",
-                               "manual:encoder.layer.0.output.LayerNorm.out,encoder.layer.1.attention.output.residual"};
+const char* const kManual[] = {
+    "manual:fc1.out,fc3.relu",
+    "manual:encoder.layer.0.output.LayerNorm.out,encoder.layer.1.attention.output.residual"};
 const char* const kModels[] = {kMlp, kTransformer};
 
 // A device budget that makes |strategy| spill: 80% of the arena it needs without spilling.
@@ -268,7 +283,8 @@ static void the_printed_arena_is_the_arena_the_runtime_binds_to_the_byte(void**)
       const SizeRow row = remat::cli::size_row(setup, strategy, 4);
       // selective on the mlp keeps every layer's activation (each product's chain down to its
       // relu, which relu's backward reads), as none does; elsewhere each recomputes something.
-      const bool keeps_all = std::string(strategy) == "none" || (m == 0 && std::string(strategy) == "selective");
+      const bool keeps_all =
+          std::string(strategy) == "none" || (m == 0 && std::string(strategy) == "selective");
       if (!keeps_all && !(row.recomputed_flops > 0)) {
         fail_msg("%s %s recomputes nothing", kModels[m], strategy);
       }
@@ -290,7 +306,8 @@ static void a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds(voi
     setup.host_budget = UINT64_MAX;  // what --device-budget without --host-budget gives
     const SizeRow row = remat::cli::size_row(setup, "splits", 4);
     if (!row.ok()) fail_msg("%s: %s", model, row.error.c_str());
-    if (row.spills == 0 || row.host_bytes == 0) fail_msg("%s: nothing spilled at the budget", model);
+    if (row.spills == 0 || row.host_bytes == 0)
+      fail_msg("%s: nothing spilled at the budget", model);
     assert_true(row.device_bytes() <= setup.device_budget);
     expect_row_is_what_the_runtime_binds(setup, row);
   }
@@ -299,7 +316,8 @@ static void a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds(voi
   setup.device_budget = spilling_budget(setup, "splits", 4);
   setup.host_budget = UINT64_MAX;
   const SizeRow want = remat::cli::size_row(setup, "splits", 4);
-  const std::string size = std::string("size ") + kTransformer + " --batch 4 --strategy splits --device-budget " +
+  const std::string size = std::string("size ") + kTransformer +
+                           " --batch 4 --strategy splits --device-budget " +
                            std::to_string(setup.device_budget);
   const Result r = run_remat(size + " --json");
   expect(r, 0, "\"rows\"");
@@ -322,7 +340,8 @@ static void a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds(voi
   const Json none = JsonParser(unspilled.out).parse_document();
   assert_int_equal(as_u64(none["host_budget_bytes"]), 0);
   assert_int_equal(as_u64(none["rows"].items.at(0)["spills"]), 0);
-  assert_true(none["rows"].items.at(0)["fits"].kind == Json::kBool && !none["rows"].items.at(0)["fits"].boolean);
+  assert_true(none["rows"].items.at(0)["fits"].kind == Json::kBool &&
+              !none["rows"].items.at(0)["fits"].boolean);
   // A host budget below what the row spills: an error row naming both figures.
   expect(run_remat(size + " --host-budget " + std::to_string(want.host_bytes - 1)), 1,
          ("spills " + std::to_string(want.host_bytes) + " bytes to host").c_str());
@@ -339,7 +358,8 @@ static void the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused
   const Result smaller = run_remat(train + std::to_string(arena - 1));
   assert_int_equal(smaller.code, 1);
   // The text table prints the same exact figure.
-  expect(run_remat("size " + model + " --batch 4 --strategy sqrt"), 0, (" " + std::to_string(arena) + " ").c_str());
+  expect(run_remat("size " + model + " --batch 4 --strategy sqrt"), 0,
+         (" " + std::to_string(arena) + " ").c_str());
 }
 
 static void the_cost_model_flags_reach_the_compiler(void**) {
@@ -353,19 +373,22 @@ static void the_cost_model_flags_reach_the_compiler(void**) {
   assert_true(plan.report.copy_bandwidth == 1.25e9);
   assert_true(plan.report.compute_rate == 3.5e11);
   // The command reads both flags into the setup it sizes with, and says so in JSON.
-  const Result r = run_remat(std::string("size ") + kMlp +
-                             " --batch 4 --strategy splits --copy-bandwidth 1.25e9 --compute-rate 3.5e11 --json");
+  const Result r = run_remat(
+      std::string("size ") + kMlp +
+      " --batch 4 --strategy splits --copy-bandwidth 1.25e9 --compute-rate 3.5e11 --json");
   expect(r, 0, "\"rows\"");
   const Json doc = JsonParser(r.out).parse_document();
   assert_true(doc["copy_bandwidth_bytes_per_s"].number == 1.25e9);
   assert_true(doc["compute_rate_flops_per_s"].number == 3.5e11);
   // --backend picks the defaults the flags override; an unknown backend is named.
   const auto& cuda = remat::compiler::target_profile("cuda");
-  const Json on_cuda = JsonParser(run_remat(std::string("size ") + kMlp + " --batch 4 --backend cuda --json").out)
-                           .parse_document();
+  const Json on_cuda =
+      JsonParser(run_remat(std::string("size ") + kMlp + " --batch 4 --backend cuda --json").out)
+          .parse_document();
   assert_true(on_cuda["copy_bandwidth_bytes_per_s"].number == cuda.copy_bandwidth);
   assert_true(on_cuda["compute_rate_flops_per_s"].number == cuda.compute_rate);
-  expect(run_remat(std::string("size ") + kMlp + " --batch 4 --backend tpu"), 1, "no device profile for backend 'tpu'");
+  expect(run_remat(std::string("size ") + kMlp + " --batch 4 --backend tpu"), 1,
+         "no device profile for backend 'tpu'");
 }
 
 static void live_bytes_peak_at_the_lower_bound_and_the_backward_pass_follows_the_forward(void**) {
@@ -399,8 +422,10 @@ static void the_max_batch_fits_and_one_more_does_not(void**) {
     assert_true(fits.device_bytes() <= budget);
     assert_true(over.device_bytes() > budget);
     assert_int_equal(fits.arena_bytes, m.row.arena_bytes);
-    if (std::string(strategy) == "none") none_batch = m.row.batch;
-    else assert_true(m.row.batch >= none_batch);
+    if (std::string(strategy) == "none")
+      none_batch = m.row.batch;
+    else
+      assert_true(m.row.batch >= none_batch);
   }
 }
 
@@ -425,7 +450,8 @@ static void the_max_batch_search_agrees_with_trying_every_batch(void**) {
 
 static void json_output_parses_with_the_documented_fields(void**) {
   const std::string timeline = scratch("json.svg");
-  const Result r = run_remat(std::string("size ") + kMlp + " --batch 2..3 --device-budget 1MiB --host-budget 0 --timeline " +
+  const Result r = run_remat(std::string("size ") + kMlp +
+                             " --batch 2..3 --device-budget 1MiB --host-budget 0 --timeline " +
                              timeline + " --json");
   expect(r, 0, "\"rows\"");
   const Json doc = JsonParser(r.out).parse_document();
@@ -443,25 +469,31 @@ static void json_output_parses_with_the_documented_fields(void**) {
   for (const Json& row : rows) {
     if (row["error"].kind != Json::kNull) continue;  // budget rows while that strategy is absent
     const std::string strategy = row["strategy"].text;
-    const SizeRow want = remat::cli::size_row(setup, strategy, static_cast<int64_t>(row["batch"].number),
-                                              row["arena_budget_bytes"].kind == Json::kNull ? 0 : as_u64(row["arena_budget_bytes"]));
+    const SizeRow want = remat::cli::size_row(
+        setup, strategy, static_cast<int64_t>(row["batch"].number),
+        row["arena_budget_bytes"].kind == Json::kNull ? 0 : as_u64(row["arena_budget_bytes"]));
     assert_int_equal(as_u64(row["arena_bytes"]), want.arena_bytes);
     assert_int_equal(as_u64(row["persistent_bytes"]), want.persistent_bytes);
     assert_int_equal(as_u64(row["device_bytes"]), want.arena_bytes + want.persistent_bytes);
-    assert_int_equal(as_u64(row["param_bytes"]) + as_u64(row["optimizer_state_bytes"]) <= want.persistent_bytes, 1);
+    assert_int_equal(
+        as_u64(row["param_bytes"]) + as_u64(row["optimizer_state_bytes"]) <= want.persistent_bytes,
+        1);
     assert_int_equal(as_u64(row["lower_bound_bytes"]), want.lower_bound);
     assert_int_equal(as_u64(row["host_bytes"]), 0);
     assert_int_equal(as_u64(row["spills"]), 0);
     assert_true(row["fits"].kind == Json::kBool);
-    assert_true(row["recomputed_flops_share"].number >= 0 && row["recomputed_flops_share"].number <= 1);
+    assert_true(row["recomputed_flops_share"].number >= 0 &&
+                row["recomputed_flops_share"].number <= 1);
     assert_true(row["checkpoints"].kind == Json::kArray);
   }
-  const Result m =
-      run_remat(std::string("size ") + kMlp + " --max-batch --batch 1..4096 --device-budget 2MiB --host-budget 0 --strategy sqrt --json");
+  const Result m = run_remat(
+      std::string("size ") + kMlp +
+      " --max-batch --batch 1..4096 --device-budget 2MiB --host-budget 0 --strategy sqrt --json");
   expect(m, 0, "\"vs_none\"");
   const Json max = JsonParser(m.out).parse_document();
   assert_true(max["max_batch"].boolean);
-  assert_string_equal(max["rows"].items.at(0)["strategy"].text.c_str(), "none");  // added as the reference
+  assert_string_equal(max["rows"].items.at(0)["strategy"].text.c_str(),
+                      "none");  // added as the reference
   assert_true(max["rows"].items.at(1)["vs_none"].number >= 1.0);
 }
 
@@ -486,7 +518,8 @@ static void the_auto_max_batch_agrees_with_trying_every_batch(void**) {
   }
   assert_true(brute > sqrt_batch);  // nesting makes room sqrt does not
   for (int64_t start : {int64_t{1}, sqrt_batch}) {
-    const remat::cli::MaxBatch m = remat::cli::find_max_batch(setup, "auto", start, 48, budget, arena_budget);
+    const remat::cli::MaxBatch m =
+        remat::cli::find_max_batch(setup, "auto", start, 48, budget, arena_budget);
     assert_int_equal(m.row.batch, brute);
     assert_string_equal(m.row.strategy.c_str(), "auto");
     // The row is auto's fastest schedule at that batch, not the smallest the probes used.
@@ -495,7 +528,8 @@ static void the_auto_max_batch_agrees_with_trying_every_batch(void**) {
     assert_true(m.row.predicted_seconds == fastest.predicted_seconds);
   }
   // The command: auto is listed with a budget, after the fixed strategies, with its figures.
-  const Result r = run_remat(std::string("size ") + kTransformer + " --max-batch --batch 1..48 --device-budget " +
+  const Result r = run_remat(std::string("size ") + kTransformer +
+                             " --max-batch --batch 1..48 --device-budget " +
                              std::to_string(budget) + " --host-budget 0 --json");
   expect(r, 0, "\"rows\"");
   const Json doc = JsonParser(r.out).parse_document();
@@ -520,10 +554,12 @@ static void the_deprecated_budget_is_the_device_budget_without_spilling(void**) 
   assert_int_equal(old.code, 0);
   assert_int_equal(now.code, 0);
   assert_string_equal(old.out.c_str(), now.out.c_str());
-  if (old.all.find("remat: size --budget is deprecated; use --device-budget") == std::string::npos) {
+  if (old.all.find("remat: size --budget is deprecated; use --device-budget") ==
+      std::string::npos) {
     fail_msg("no deprecation line:\n%s", old.all.c_str());
   }
-  if (now.all.find("deprecated") != std::string::npos) fail_msg("a deprecation line without --budget:\n%s", now.all.c_str());
+  if (now.all.find("deprecated") != std::string::npos)
+    fail_msg("a deprecation line without --budget:\n%s", now.all.c_str());
 }
 
 static void bad_input_is_refused_with_a_message_naming_the_value(void**) {
@@ -534,44 +570,58 @@ static void bad_input_is_refused_with_a_message_naming_the_value(void**) {
   expect(run_remat(size + " --batch 4 --strategy none,bogus"), 2, "unknown strategy 'bogus'");
   expect(run_remat(size), 2, "--batch");
   expect(run_remat(size + " --max-batch"), 2, "--max-batch needs --device-budget");
-  expect(run_remat(size + " --batch 4 --strategy budget"), 2, "needs --arena-budget or --device-budget");
+  expect(run_remat(size + " --batch 4 --strategy budget"), 2,
+         "needs --arena-budget or --device-budget");
   expect(run_remat(size + " --batch 4 --strategy auto"), 2, "strategy 'auto' needs --arena-budget");
   expect(run_remat(size + " --batch 4 --arena-budget 1MiB --strategy sqrt"), 2,
          "--arena-budget applies to strategy budget or auto");
-  expect(run_remat(size + " --batch 4 --host-budget 1GiB"), 2, "--host-budget needs --device-budget");
+  expect(run_remat(size + " --batch 4 --host-budget 1GiB"), 2,
+         "--host-budget needs --device-budget");
   expect(run_remat(size + " --batch 4 --device-budget 1KiB --strategy auto"), 1,
          "does not leave any arena in --device-budget 1.00 KiB");
   for (const char* flag : {"--arena-budget", "--device-budget", "--host-budget"}) {
     const std::string f = flag;
     const std::string device = f == "--device-budget" ? "" : " --device-budget 1MiB";
-    expect(run_remat(size + " --batch 4 --strategy auto" + device + " " + f + " lots"), 2, (f + " 'lots'").c_str());
+    expect(run_remat(size + " --batch 4 --strategy auto" + device + " " + f + " lots"), 2,
+           (f + " 'lots'").c_str());
   }
-  expect(run_remat(size + " --batch 4 --arena-budget 0"), 2, "--arena-budget 0: expected a size above 0");
-  expect(run_remat(size + " --batch 4 --device-budget 0"), 2, "--device-budget 0: expected a size above 0");
+  expect(run_remat(size + " --batch 4 --arena-budget 0"), 2,
+         "--arena-budget 0: expected a size above 0");
+  expect(run_remat(size + " --batch 4 --device-budget 0"), 2,
+         "--device-budget 0: expected a size above 0");
   // The deprecated --budget (size's name of the device budget): its old checks, and no mixing.
   expect(run_remat(size + " --batch 4 --budget 1MiB --strategy sqrt --host-budget 1GiB"), 2,
          "applies to strategy auto");
-  expect(run_remat(size + " --batch 4 --budget 1KiB --strategy auto"), 1, "does not leave any arena in --budget");
+  expect(run_remat(size + " --batch 4 --budget 1KiB --strategy auto"), 1,
+         "does not leave any arena in --budget");
   expect(run_remat(size + " --batch 4 --budget lots"), 2, "--budget 'lots'");
-  expect(run_remat(size + " --batch 4 --budget 1MiB --device-budget 1MiB"), 2, "--budget and --device-budget");
+  expect(run_remat(size + " --batch 4 --budget 1MiB --device-budget 1MiB"), 2,
+         "--budget and --device-budget");
   expect(run_remat(size + " --batch 4 --budget 1MiB --arena-budget 1MiB --strategy auto"), 2,
          "--budget and --arena-budget");
-  expect(run_remat(size + " --batch 4 --device-budget 1KiB"), 1, "device budget 1024 bytes is too small");
-  expect(run_remat(size + " --batch 4 --copy-bandwidth 0"), 2, "--copy-bandwidth 0: expected a positive number");
-  expect(run_remat(size + " --batch 4 --compute-rate fast"), 2, "--compute-rate fast: expected a positive number");
-  expect(run_remat(size + " --batch 4 --strategy manual:nothing"), 1, "manual checkpoint 'nothing'");
+  expect(run_remat(size + " --batch 4 --device-budget 1KiB"), 1,
+         "device budget 1024 bytes is too small");
+  expect(run_remat(size + " --batch 4 --copy-bandwidth 0"), 2,
+         "--copy-bandwidth 0: expected a positive number");
+  expect(run_remat(size + " --batch 4 --compute-rate fast"), 2,
+         "--compute-rate fast: expected a positive number");
+  expect(run_remat(size + " --batch 4 --strategy manual:nothing"), 1,
+         "manual checkpoint 'nothing'");
   expect(run_remat("size mlp:layers=2 --batch 4"), 1, "missing");
   expect(run_remat("size bert-large:seq=0 --batch 1"), 1, "seq=0");
   // One failing row does not fail the others.
-  expect(run_remat(size + " --batch 4 --strategy none,manual:nothing"), 0, "error: manual checkpoint 'nothing'");
+  expect(run_remat(size + " --batch 4 --strategy none,manual:nothing"), 0,
+         "error: manual checkpoint 'nothing'");
 }
 
 static void bert_shorthands_expand_to_the_published_sizes(void**) {
   using remat::compiler::expand_model_alias;
-  assert_string_equal(expand_model_alias("bert-large").c_str(),
-                      "transformer:layers=24,hidden=1024,heads=16,ffn=4096,seq=512,vocab=30522,classes=2");
-  assert_string_equal(expand_model_alias("bert-base:seq=128").c_str(),
-                      "transformer:layers=12,hidden=768,heads=12,ffn=3072,seq=128,vocab=30522,classes=2");
+  assert_string_equal(
+      expand_model_alias("bert-large").c_str(),
+      "transformer:layers=24,hidden=1024,heads=16,ffn=4096,seq=512,vocab=30522,classes=2");
+  assert_string_equal(
+      expand_model_alias("bert-base:seq=128").c_str(),
+      "transformer:layers=12,hidden=768,heads=12,ffn=3072,seq=128,vocab=30522,classes=2");
   assert_string_equal(expand_model_alias(kMlp).c_str(), kMlp);
   bool threw = false;
   try {
@@ -634,7 +684,8 @@ int main(int argc, char** argv) {
       cmocka_unit_test(the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused),
       cmocka_unit_test(a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds),
       cmocka_unit_test(the_cost_model_flags_reach_the_compiler),
-      cmocka_unit_test(live_bytes_peak_at_the_lower_bound_and_the_backward_pass_follows_the_forward),
+      cmocka_unit_test(
+          live_bytes_peak_at_the_lower_bound_and_the_backward_pass_follows_the_forward),
       cmocka_unit_test(the_max_batch_fits_and_one_more_does_not),
       cmocka_unit_test(the_max_batch_search_agrees_with_trying_every_batch),
       cmocka_unit_test(json_output_parses_with_the_documented_fields),

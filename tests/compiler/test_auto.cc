@@ -50,8 +50,8 @@ Priced price(const Graph& g, const AutoOptions& o) {
   const remat::compiler::MemoryPlan m = remat::compiler::plan_memory(g, o.cost.alignment);
   Priced p;
   p.device = m.arena_size + m.persistent_size;
-  p.fits = (o.arena_budget == 0 || m.arena_size <= o.arena_budget) && (o.device_budget == 0 || p.device <= o.device_budget) &&
-           m.host_size <= o.host_budget;
+  p.fits = (o.arena_budget == 0 || m.arena_size <= o.arena_budget) &&
+           (o.device_budget == 0 || p.device <= o.device_budget) && m.host_size <= o.host_budget;
   p.seconds = remat::compiler::predicted_step_seconds(g, o.cost);
   return p;
 }
@@ -59,7 +59,8 @@ Priced price(const Graph& g, const AutoOptions& o) {
 // The fastest of every keep / recompute / spill assignment of the candidates that fits (spills
 // placed all the same way, each placement tried); seconds < 0 when none fits.
 Priced brute_force(const Step& s, const AutoOptions& o, uint64_t* smallest_device) {
-  const std::vector<int> candidates = remat::compiler::checkpoint_candidates(s.graph, s.forward_ops);
+  const std::vector<int> candidates =
+      remat::compiler::checkpoint_candidates(s.graph, s.forward_ops);
   const bool spills = o.device_budget > 0 && o.host_budget > 0;
   size_t assignments = 1;
   for (size_t i = 0; i < candidates.size(); ++i) assignments *= 3;
@@ -70,7 +71,7 @@ Priced brute_force(const Step& s, const AutoOptions& o, uint64_t* smallest_devic
     std::vector<int> kept, spilled;
     size_t c = code;
     for (size_t i = 0; i < candidates.size(); ++i, c /= 3) {
-      if (c % 3 >= 1) kept.push_back(candidates[i]);    // 1: keep, 2: keep and spill
+      if (c % 3 >= 1) kept.push_back(candidates[i]);  // 1: keep, 2: keep and spill
       if (c % 3 == 2) spilled.push_back(candidates[i]);
     }
     if (!spilled.empty() && !spills) continue;
@@ -83,12 +84,14 @@ Priced brute_force(const Step& s, const AutoOptions& o, uint64_t* smallest_devic
     if (spilled.empty()) {
       tries.push_back(std::move(g));
     } else {
-      for (SpillPlacement p : {SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight}) {
+      for (SpillPlacement p :
+           {SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight}) {
         if (!o.cost.asynchronous_copies && p != SpillPlacement::kTight) continue;
         try {
           tries.push_back(remat::compiler::with_spilled(g, s.forward_ops, spilled, p, o.cost));
         } catch (const remat::compiler::CompileError&) {
-          break;  // a kept tensor only recomputation reads has nothing to spill: keeping it is another assignment
+          break;  // a kept tensor only recomputation reads has nothing to spill: keeping it is
+                  // another assignment
         }
       }
     }
@@ -104,7 +107,9 @@ Priced brute_force(const Step& s, const AutoOptions& o, uint64_t* smallest_devic
 // The schedule's graph planned again: what auto reports is what it returns.
 void expect_schedule_fits(const AutoSchedule& a, const AutoOptions& o) {
   const Priced p = price(a.graph, o);
-  if (!p.fits) fail_msg("auto's schedule does not fit: %llu device bytes", static_cast<unsigned long long>(p.device));
+  if (!p.fits)
+    fail_msg("auto's schedule does not fit: %llu device bytes",
+             static_cast<unsigned long long>(p.device));
   assert_int_equal(p.device, a.arena + a.persistent);
   assert_true(p.seconds == a.predicted_seconds);
 }
@@ -123,7 +128,8 @@ static void auto_is_as_fast_as_brute_force_over_every_keep_recompute_spill_assig
     const Step s = training_graph(model, 64, kSgd);
     const size_t n = remat::compiler::checkpoint_candidates(s.graph, s.forward_ops).size();
     if (n < 3 || n > remat::compiler::kExhaustiveCandidates) {
-      fail_msg("%s has %zu candidates: pick a model with 3..%zu", model, n, remat::compiler::kExhaustiveCandidates);
+      fail_msg("%s has %zu candidates: pick a model with 3..%zu", model, n,
+               remat::compiler::kExhaustiveCandidates);
     }
     for (bool asynchronous : {false, true}) {
       for (bool spilling : {false, true}) {
@@ -133,9 +139,11 @@ static void auto_is_as_fast_as_brute_force_over_every_keep_recompute_spill_assig
         o.device_budget = UINT64_MAX / 4;
         brute_force(s, o, &smallest);
         const uint64_t none = price(s.graph, o).device;
-        const uint64_t persistent = remat::compiler::plan_memory(s.graph, o.cost.alignment).persistent_size;
+        const uint64_t persistent =
+            remat::compiler::plan_memory(s.graph, o.cost.alignment).persistent_size;
         for (int k = 0; k <= 12; ++k) {
-          const uint64_t budget = smallest - 64 + (none + 64 - (smallest - 64)) * static_cast<uint64_t>(k) / 12;
+          const uint64_t budget =
+              smallest - 64 + (none + 64 - (smallest - 64)) * static_cast<uint64_t>(k) / 12;
           AutoOptions b = o;
           if (spilling) {
             b.device_budget = budget;
@@ -158,13 +166,15 @@ static void auto_is_as_fast_as_brute_force_over_every_keep_recompute_spill_assig
             if (!threw) assert_true(!got.nested.empty());
             continue;
           }
-          if (threw) fail_msg("%s, budget %llu: brute force fits, auto found nothing", model, static_cast<unsigned long long>(budget));
+          if (threw)
+            fail_msg("%s, budget %llu: brute force fits, auto found nothing", model,
+                     static_cast<unsigned long long>(budget));
           assert_true(got.exhaustive);
           expect_schedule_fits(got, b);
           if (got.predicted_seconds > want.seconds) {
             fail_msg("%s (%s copies, budget %llu): auto %.9g s, brute force %.9g s", model,
-                     asynchronous ? "asynchronous" : "synchronous", static_cast<unsigned long long>(budget),
-                     got.predicted_seconds, want.seconds);
+                     asynchronous ? "asynchronous" : "synchronous",
+                     static_cast<unsigned long long>(budget), got.predicted_seconds, want.seconds);
           }
           // Faster than every plain assignment only through nesting.
           if (got.nested.empty()) assert_true(got.predicted_seconds == want.seconds);
@@ -181,8 +191,9 @@ static void auto_is_as_fast_as_brute_force_over_every_keep_recompute_spill_assig
 // Budgets from the smallest schedule to `none`'s arena: once one fits, every larger one does,
 // the arena stays within each, and the predicted step never gets slower.
 static void a_larger_budget_never_gives_a_slower_step(void**) {
-  for (const char* model : {"transformer:layers=4,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3",
-                            "resnet:depth=14,width=4,in=3x8x8,classes=4", "mlp:layers=2,width=16,in=8,classes=3"}) {
+  for (const char* model :
+       {"transformer:layers=4,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3",
+        "resnet:depth=14,width=4,in=3x8x8,classes=4", "mlp:layers=2,width=16,in=8,classes=3"}) {
     const Step s = training_graph(model, 8, kSgd);
     for (bool spilling : {false, true}) {
       AutoOptions o = cost_model(spilling);
@@ -196,15 +207,20 @@ static void a_larger_budget_never_gives_a_slower_step(void**) {
       bool fitted = false;
       int nested = 0;
       for (int k = 0; k <= 24; ++k) {
-        const uint64_t budget = smallest * 3 / 4 + (top - smallest * 3 / 4) * static_cast<uint64_t>(k) / 24;
+        const uint64_t budget =
+            smallest * 3 / 4 + (top - smallest * 3 / 4) * static_cast<uint64_t>(k) / 24;
         AutoOptions b = o;
-        if (spilling) b.device_budget = budget + none.persistent_size;
-        else b.arena_budget = budget;
+        if (spilling)
+          b.device_budget = budget + none.persistent_size;
+        else
+          b.arena_budget = budget;
         try {
           const AutoSchedule a = remat::compiler::auto_schedule(s.graph, s.forward_ops, b);
           fitted = true;
-          if (spilling) assert_true(a.arena + a.persistent <= b.device_budget);
-          else assert_true(a.arena <= budget);
+          if (spilling)
+            assert_true(a.arena + a.persistent <= b.device_budget);
+          else
+            assert_true(a.arena <= budget);
           if (a.predicted_seconds > previous) {
             fail_msg("%s: budget %llu gives %.9g s, a smaller one gave %.9g s", model,
                      static_cast<unsigned long long>(budget), a.predicted_seconds, previous);
@@ -212,8 +228,9 @@ static void a_larger_budget_never_gives_a_slower_step(void**) {
           previous = a.predicted_seconds;
           nested += a.nested.empty() ? 0 : 1;
         } catch (const remat::compiler::NoScheduleFits& e) {
-          if (fitted) fail_msg("%s: budget %llu fits nothing, a smaller one did: %s", model,
-                               static_cast<unsigned long long>(budget), e.what());
+          if (fitted)
+            fail_msg("%s: budget %llu fits nothing, a smaller one did: %s", model,
+                     static_cast<unsigned long long>(budget), e.what());
           assert_true(e.smallest_device > (spilling ? b.device_budget : budget));
         }
       }
@@ -228,7 +245,8 @@ static void a_larger_budget_never_gives_a_slower_step(void**) {
 // Nested recomputation lowers the arena below every plain schedule the family has on a deep
 // transformer, and so lets a tighter budget fit.
 static void nesting_fits_where_sqrt_and_splits_do_not(void**) {
-  const Step s = training_graph("transformer:layers=8,hidden=32,heads=4,ffn=128,seq=32,vocab=50,classes=3", 8, kSgd);
+  const Step s = training_graph(
+      "transformer:layers=8,hidden=32,heads=4,ffn=128,seq=32,vocab=50,classes=3", 8, kSgd);
   uint64_t plain = UINT64_MAX;
   for (const char* strategy : {"sqrt", "splits"}) {
     remat::compiler::CompileOptions c;
@@ -242,8 +260,9 @@ static void nesting_fits_where_sqrt_and_splits_do_not(void**) {
   o.smallest = true;
   o.arena_budget = UINT64_MAX / 4;
   const AutoSchedule a = remat::compiler::auto_schedule(s.graph, s.forward_ops, o);
-  if (!(a.arena < plain)) fail_msg("auto's smallest arena %llu is not below sqrt's and splits' %llu",
-                                   static_cast<unsigned long long>(a.arena), static_cast<unsigned long long>(plain));
+  if (!(a.arena < plain))
+    fail_msg("auto's smallest arena %llu is not below sqrt's and splits' %llu",
+             static_cast<unsigned long long>(a.arena), static_cast<unsigned long long>(plain));
   assert_false(a.nested.empty());
   o.smallest = false;
   o.arena_budget = a.arena;
@@ -272,7 +291,8 @@ static void bad_budgets_are_refused_with_the_figures(void**) {
   }
   // A host budget of 0 forbids spilling: a device budget below the smallest arena recomputation
   // reaches is met by spilling, and refused without host memory.
-  const Step t = training_graph("transformer:layers=3,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3", 8, kSgd);
+  const Step t = training_graph(
+      "transformer:layers=3,hidden=32,heads=4,ffn=64,seq=16,vocab=50,classes=3", 8, kSgd);
   AutoOptions spill = cost_model(false);
   spill.smallest = true;
   spill.arena_budget = UINT64_MAX / 4;

@@ -36,8 +36,9 @@ static void dynamic_program_agrees_with_brute_force_on_random_chains(void**) {
     assert_int_equal(dp.feasible, brute.feasible);
     if (!dp.feasible) continue;
     ++feasible;
-    if (dp.cost != brute.cost) fail_msg("trial %d (n=%d, budget %llu): DP cost %g, brute force %g", trial, n,
-                                        static_cast<unsigned long long>(budget), dp.cost, brute.cost);
+    if (dp.cost != brute.cost)
+      fail_msg("trial %d (n=%d, budget %llu): DP cost %g, brute force %g", trial, n,
+               static_cast<unsigned long long>(budget), dp.cost, brute.cost);
     assert_true(dp.memory <= budget);
     assert_int_equal(dp.memory, remat::compiler::chain_memory(chain, dp));
   }
@@ -51,7 +52,8 @@ static void budget_matches_brute_force_over_every_checkpoint_set(void**) {
                             "resmlp:layers=2,width=16,in=8,classes=3"}) {
     remat::compiler::Graph base = remat::compiler::build_template(model, 8);
     const size_t forward_ops = base.ops.size();
-    remat::compiler::append_backward_and_updates(base, remat::compiler::parse_optimizer("sgd:lr=0.01"), remat::compiler::FiniteChecks::kOn);
+    remat::compiler::append_backward_and_updates(
+        base, remat::compiler::parse_optimizer("sgd:lr=0.01"), remat::compiler::FiniteChecks::kOn);
     const std::vector<int> candidates = remat::compiler::checkpoint_candidates(base, forward_ops);
     assert_true(candidates.size() <= 15);
     // Every subset: its planned arena and recomputed FLOPs.
@@ -64,7 +66,8 @@ static void budget_matches_brute_force_over_every_checkpoint_set(void**) {
       remat::compiler::Graph g = base;
       remat::compiler::apply_recompute(g, forward_ops, kept);
       double recomputed = 0;
-      for (const auto& op : g.ops) recomputed += op.phase == remat::compiler::Phase::kRecompute ? op.flops : 0.0;
+      for (const auto& op : g.ops)
+        recomputed += op.phase == remat::compiler::Phase::kRecompute ? op.flops : 0.0;
       sets.emplace_back(remat::compiler::plan_memory(g, 64).arena_size, recomputed);
     }
     uint64_t smallest = UINT64_MAX, largest = 0;
@@ -85,12 +88,14 @@ static void budget_matches_brute_force_over_every_checkpoint_set(void**) {
       o.strategy = "budget";
       o.arena_budget = budget;
       const auto r = remat::compiler::compile(o).report;
-      std::printf("%s, budget %llu: budget strategy recomputes %.6g FLOPs (arena %llu), best set %.6g\n", model,
-                  static_cast<unsigned long long>(budget), r.recomputed_flops,
-                  static_cast<unsigned long long>(r.arena_bytes), best);
+      std::printf(
+          "%s, budget %llu: budget strategy recomputes %.6g FLOPs (arena %llu), best set %.6g\n",
+          model, static_cast<unsigned long long>(budget), r.recomputed_flops,
+          static_cast<unsigned long long>(r.arena_bytes), best);
       assert_true(r.arena_bytes <= budget);
-      if (r.recomputed_flops > best) fail_msg("%s at budget %llu: %g recomputed, %g possible", model,
-                                              static_cast<unsigned long long>(budget), r.recomputed_flops, best);
+      if (r.recomputed_flops > best)
+        fail_msg("%s at budget %llu: %g recomputed, %g possible", model,
+                 static_cast<unsigned long long>(budget), r.recomputed_flops, best);
       ++compared;
     }
     assert_int_equal(compared, 17);
@@ -137,15 +142,18 @@ static void budget_recomputes_no_more_than_any_split_point_schedule_that_fits(vo
 
   remat::compiler::Graph g = remat::compiler::build_template(o.model, o.batch);
   const size_t forward_ops = g.ops.size();
-  remat::compiler::append_backward_and_updates(g, remat::compiler::parse_optimizer(o.optimizer), o.finite_checks);
+  remat::compiler::append_backward_and_updates(g, remat::compiler::parse_optimizer(o.optimizer),
+                                               o.finite_checks);
   double best = -1;
   for (std::vector<int>& checkpoints : remat::compiler::split_point_schedules(g, forward_ops)) {
-    const auto c = remat::compiler::plan_candidate(g, forward_ops, std::move(checkpoints), o.alignment);
+    const auto c =
+        remat::compiler::plan_candidate(g, forward_ops, std::move(checkpoints), o.alignment);
     if (c.arena <= fifth && (best < 0 || c.recomputed < best)) best = c.recomputed;
   }
-  std::printf("budget: arena %llu of %llu, recomputed %.4g; best split-point schedule that fits: %.4g\n",
-              static_cast<unsigned long long>(budget.arena_bytes), static_cast<unsigned long long>(fifth),
-              budget.recomputed_flops, best);
+  std::printf(
+      "budget: arena %llu of %llu, recomputed %.4g; best split-point schedule that fits: %.4g\n",
+      static_cast<unsigned long long>(budget.arena_bytes), static_cast<unsigned long long>(fifth),
+      budget.recomputed_flops, best);
   assert_true(best > 0);
   assert_true(budget.arena_bytes <= fifth);
   assert_true(budget.recomputed_flops <= best);
@@ -162,7 +170,8 @@ static void a_budget_too_small_says_what_the_smallest_schedule_needs(void**) {
   try {
     compile("budget", 1 << 20);
   } catch (const remat::compiler::CompileError& e) {
-    assert_non_null(std::strstr(e.what(), "is too small: the smallest schedule found needs an arena of"));
+    assert_non_null(
+        std::strstr(e.what(), "is too small: the smallest schedule found needs an arena of"));
     return;
   }
   fail_msg("a 1 MiB budget was accepted");

@@ -12,9 +12,9 @@
 #include "compiler/schedule.h"
 #include "remat/remat.h"
 
+using remat::compiler::compile;
 using remat::compiler::CompileError;
 using remat::compiler::CompileOptions;
-using remat::compiler::compile;
 
 static CompileOptions options(const std::string& model, int64_t batch = 4) {
   CompileOptions o;
@@ -39,7 +39,8 @@ static void expect_error(const CompileOptions& o, const char* needle) {
 static void mlp_has_pytorch_parameter_names_and_layouts(void**) {
   const auto r = compile(options("mlp:layers=2,width=8,in=3,classes=5"));
   const auto& g = r.graph;
-  const char* names[] = {"fc0.weight", "fc0.bias", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"};
+  const char* names[] = {"fc0.weight", "fc0.bias",   "fc1.weight",
+                         "fc1.bias",   "fc2.weight", "fc2.bias"};
   assert_int_equal(g.params.size(), 6);
   for (int i = 0; i < 6; ++i) assert_string_equal(g.tensors[g.params[i]].name.c_str(), names[i]);
   assert_true((g.tensors[g.find("fc0.weight")].shape == std::vector<int64_t>{8, 3}));
@@ -48,7 +49,8 @@ static void mlp_has_pytorch_parameter_names_and_layouts(void**) {
 }
 
 static void transformer_has_bert_parameter_names_and_layouts(void**) {
-  const auto r = compile(options("transformer:layers=2,hidden=8,heads=2,ffn=16,seq=5,vocab=11,classes=3"));
+  const auto r =
+      compile(options("transformer:layers=2,hidden=8,heads=2,ffn=16,seq=5,vocab=11,classes=3"));
   const auto& g = r.graph;
   // 4 embedding tensors, 16 per layer, pooler 2, classifier 2.
   assert_int_equal(g.params.size(), 4 + 2 * 16 + 4);
@@ -62,19 +64,23 @@ static void transformer_has_bert_parameter_names_and_layouts(void**) {
   assert_true((shape("encoder.layer.1.attention.self.query.weight") == std::vector<int64_t>{8, 8}));
   assert_true((shape("encoder.layer.1.intermediate.dense.weight") == std::vector<int64_t>{16, 8}));
   assert_true((shape("encoder.layer.1.output.dense.weight") == std::vector<int64_t>{8, 16}));
-  assert_true((shape("encoder.layer.0.attention.output.LayerNorm.bias") == std::vector<int64_t>{8}));
+  assert_true(
+      (shape("encoder.layer.0.attention.output.LayerNorm.bias") == std::vector<int64_t>{8}));
   assert_true((shape("pooler.dense.weight") == std::vector<int64_t>{8, 8}));
   assert_true((shape("classifier.weight") == std::vector<int64_t>{3, 8}));
 }
 
 static void every_parameter_gets_exactly_one_update(void**) {
-  for (const char* opt : {"sgd:lr=0.1", "sgd:lr=0.1,momentum=0.9", "adam:lr=0.001", "adamw:lr=0.001,weight_decay=0.01"}) {
-    CompileOptions o = options("transformer:layers=1,hidden=8,heads=2,ffn=16,seq=5,vocab=11,classes=3,dropout=0.1");
+  for (const char* opt : {"sgd:lr=0.1", "sgd:lr=0.1,momentum=0.9", "adam:lr=0.001",
+                          "adamw:lr=0.001,weight_decay=0.01"}) {
+    CompileOptions o = options(
+        "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=5,vocab=11,classes=3,dropout=0.1");
     o.optimizer = opt;
     const auto r = compile(o);
     std::vector<int> updates(r.graph.tensors.size(), 0);
     for (const auto& op : r.graph.ops) {
-      if (op.code == remat::OpCode::kSgdUpdate || op.code == remat::OpCode::kAdamUpdate) updates[op.inputs[0]]++;
+      if (op.code == remat::OpCode::kSgdUpdate || op.code == remat::OpCode::kAdamUpdate)
+        updates[op.inputs[0]]++;
     }
     for (int p : r.graph.params) assert_int_equal(updates[p], 1);
   }
@@ -93,7 +99,8 @@ static void a_linear_is_one_matmul_with_its_bias_whose_gradient_sums_the_product
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const auto& op = g.ops[i];
     if (op.code == remat::OpCode::kBiasAdd) fail_msg("op %zu is a bias_add", i);
-    if (op.phase == remat::compiler::Phase::kForward && op.code == remat::OpCode::kMatMul && op.inputs[1] == w) {
+    if (op.phase == remat::compiler::Phase::kForward && op.code == remat::OpCode::kMatMul &&
+        op.inputs[1] == w) {
       assert_int_equal(op.inputs.size(), 3);
       assert_int_equal(op.inputs[2], b);
       forward = static_cast<int>(i);
@@ -102,12 +109,14 @@ static void a_linear_is_one_matmul_with_its_bias_whose_gradient_sums_the_product
   }
   assert_true(forward >= 0);
   for (const auto& op : g.ops) {
-    if (op.code == remat::OpCode::kReduceLeading && op.outputs[0] == updated_with) bias_grad = op.inputs[0];
+    if (op.code == remat::OpCode::kReduceLeading && op.outputs[0] == updated_with)
+      bias_grad = op.inputs[0];
   }
   if (bias_grad < 0) fail_msg("fc1.bias's update reads no reduce_leading's sum");
   bool weight_grad_reads_it = false;  // dW = dC^T x: the weight's gradient reads the same dC
   for (const auto& op : g.ops) {
-    if (op.phase == remat::compiler::Phase::kBackward && op.code == remat::OpCode::kMatMul && op.inputs[0] == bias_grad) {
+    if (op.phase == remat::compiler::Phase::kBackward && op.code == remat::OpCode::kMatMul &&
+        op.inputs[0] == bias_grad) {
       weight_grad_reads_it = true;
     }
   }
@@ -115,12 +124,14 @@ static void a_linear_is_one_matmul_with_its_bias_whose_gradient_sums_the_product
 }
 
 static void compiled_plans_pass_runtime_verification(void**) {
-  for (const char* model : {"mlp:layers=3,width=16,in=8,classes=4,dropout=0.2",
-                            "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=6,vocab=20,classes=3,dropout=0.1"}) {
+  for (const char* model :
+       {"mlp:layers=3,width=16,in=8,classes=4,dropout=0.2",
+        "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=6,vocab=20,classes=3,dropout=0.1"}) {
     const auto r = compile(options(model));
     remat_plan* plan = nullptr;
     char message[256];
-    assert_int_equal(remat_plan_open(r.plan.data(), r.plan.size(), &plan, message, sizeof(message)), REMAT_OK);
+    assert_int_equal(remat_plan_open(r.plan.data(), r.plan.size(), &plan, message, sizeof(message)),
+                     REMAT_OK);
     remat_plan_memory_info info;
     assert_int_equal(remat_plan_memory(plan, &info), REMAT_OK);
     assert_int_equal(info.arena_bytes, r.report.arena_bytes);
@@ -130,7 +141,8 @@ static void compiled_plans_pass_runtime_verification(void**) {
 }
 
 static void bad_model_strings_are_named_in_the_error(void**) {
-  expect_error(options("vgg:layers=2"), "unknown template 'vgg' (templates: mlp, resmlp, transformer, cnn, resnet, dscnn)");
+  expect_error(options("vgg:layers=2"),
+               "unknown template 'vgg' (templates: mlp, resmlp, transformer, cnn, resnet, dscnn)");
   expect_error(options("mlp:layers=2,width=8,in=3"), "missing classes=N");
   expect_error(options("mlp:layers=two,width=8,in=3,classes=2"), "layers=two");
   expect_error(options("mlp:layers=2,width=8,in=3,classes=2,depth=3"), "unknown key 'depth'");
@@ -144,12 +156,16 @@ static void bad_model_strings_are_named_in_the_error(void**) {
 
 static void bad_convolutional_model_strings_are_named_in_the_error(void**) {
   expect_error(options("resnet:depth=21,in=3x8x8,classes=2"), "depth=21 is not 6n+2");
-  expect_error(options("resnet:depth=6008,in=3x8x8,classes=2"), "depth=6008 is over the limit of 6002");
+  expect_error(options("resnet:depth=6008,in=3x8x8,classes=2"),
+               "depth=6008 is over the limit of 6002");
   expect_error(options("resnet:depth=8,in=3x2x2,classes=2"), "in=3x2x2 is too small");
-  expect_error(options("resnet:depth=8,in=3x8,classes=2"), "in=3x8 has 2 values, expected 3 (CxHxW)");
-  expect_error(options("cnn:channels=4x0,in=3x8x8,classes=2"), "channels=4x0 is not of the form C1xC2x...");
+  expect_error(options("resnet:depth=8,in=3x8,classes=2"),
+               "in=3x8 has 2 values, expected 3 (CxHxW)");
+  expect_error(options("cnn:channels=4x0,in=3x8x8,classes=2"),
+               "channels=4x0 is not of the form C1xC2x...");
   expect_error(options("cnn:channels=4x4x4x4,in=3x8x8,classes=2"), "stage 3 gets a 1x1 image");
-  expect_error(options("dscnn:blocks=1,in=1x1x1,classes=2"), "conv1: the filter does not fit input 'x'");
+  expect_error(options("dscnn:blocks=1,in=1x1x1,classes=2"),
+               "conv1: the filter does not fit input 'x'");
   expect_error(options("dscnn:blocks=0,in=1x49x10,classes=2"), "blocks=0");
   // Batch 1 and a 1x1 image in the last stage: one value per channel, no variance.
   expect_error(options("resnet:depth=8,in=3x4x4,classes=2", 1), "sees 1 value per channel");
@@ -193,15 +209,18 @@ static std::vector<uint8_t> shortcut_params(bool recompute) {
   remat_plan* plan = nullptr;
   remat_session* session = nullptr;
   char message[256];
-  if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK) fail_msg("%s", message);
-  if (remat_session_create(plan, nullptr, &session, message, sizeof(message)) != REMAT_OK) fail_msg("%s", message);
+  if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK)
+    fail_msg("%s", message);
+  if (remat_session_create(plan, nullptr, &session, message, sizeof(message)) != REMAT_OK)
+    fail_msg("%s", message);
   std::vector<float> xs(32);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 7) / 7.0f - 0.4f;
   const int32_t ys[4] = {0, 1, 2, 1};
   remat_session_set_input(session, "x", xs.data(), xs.size() * 4);
   remat_session_set_input(session, "labels", ys, sizeof(ys));
   for (int step = 0; step < 3; ++step) {
-    if (remat_session_step(session, nullptr) != REMAT_OK) fail_msg("%s", remat_session_last_error(session));
+    if (remat_session_step(session, nullptr) != REMAT_OK)
+      fail_msg("%s", remat_session_last_error(session));
   }
   std::vector<uint8_t> out(8 * 8 * 4);
   remat_session_read_param(session, "fc1.weight", out.data(), out.size());
@@ -217,7 +236,9 @@ static std::vector<uint8_t> shortcut_params(bool recompute) {
 static void finite_checks_guard_every_update_and_on_costs_no_arena(void**) {
   using namespace remat::compiler;
   using remat::OpCode;
-  for (const char* model : {"mlp:layers=3,width=16,in=8,classes=3", "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3"}) {
+  for (const char* model :
+       {"mlp:layers=3,width=16,in=8,classes=3",
+        "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3"}) {
     CompileOptions o = options(model);
     o.strategy = "sqrt";
     o.finite_checks = FiniteChecks::kOff;
@@ -226,7 +247,8 @@ static void finite_checks_guard_every_update_and_on_costs_no_arena(void**) {
       o.finite_checks = mode;
       const CompileResult r = compile(o);
       const Graph& g = r.graph;
-      size_t checks = 0, updates = 0, last_check = 0, first_update = g.ops.size(), first_backward = g.ops.size();
+      size_t checks = 0, updates = 0, last_check = 0, first_update = g.ops.size(),
+             first_backward = g.ops.size();
       size_t loss_check = g.ops.size();
       for (size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
@@ -262,8 +284,10 @@ static void finite_checks_guard_every_update_and_on_costs_no_arena(void**) {
 // Deeper than the compiler plans in reasonable time: refused before building, naming the key,
 // the value and the limit (docs/templates.md, "Limits").
 static void models_deeper_than_the_limit_are_refused_naming_the_key_value_and_limit(void**) {
-  expect_error(options("mlp:layers=100001,width=8,in=3,classes=2"), "layers=100001 is over the limit of 100000");
-  expect_error(options("resmlp:layers=2147483648,width=8,in=3,classes=2"), "layers=2147483648 is over the limit of 100000");
+  expect_error(options("mlp:layers=100001,width=8,in=3,classes=2"),
+               "layers=100001 is over the limit of 100000");
+  expect_error(options("resmlp:layers=2147483648,width=8,in=3,classes=2"),
+               "layers=2147483648 is over the limit of 100000");
   expect_error(options("transformer:layers=10001,hidden=8,heads=2,ffn=16,seq=5,vocab=11,classes=3"),
                "layers=10001 is over the limit of 10000");
   // Still a bad integer first: the limit is about size, not syntax.
@@ -273,7 +297,8 @@ static void models_deeper_than_the_limit_are_refused_naming_the_key_value_and_li
 // 65 weights of 2^40 floats (2^42 bytes each) take the persistent region past 2^48 bytes:
 // refused naming the tensor and region, never a wrapped-around size.
 static void a_region_of_more_than_2_to_the_48_bytes_is_refused(void**) {
-  expect_error(options("mlp:layers=64,width=1048576,in=1048576,classes=2", 1), "persistent tensors over 281474976710656 bytes");
+  expect_error(options("mlp:layers=64,width=1048576,in=1048576,classes=2", 1),
+               "persistent tensors over 281474976710656 bytes");
 }
 
 static void a_shortcut_across_a_checkpoint_is_recomputed_exactly(void**) {
@@ -295,7 +320,8 @@ static void chosen_checkpoints_have_the_checkpoint_role(void**) {
                      static_cast<int>(remat::compiler::Role::kCheckpoint));
   }
   o.strategy = "none";
-  for (const auto& t : compile(o).graph.tensors) assert_true(t.role != remat::compiler::Role::kCheckpoint);
+  for (const auto& t : compile(o).graph.tensors)
+    assert_true(t.role != remat::compiler::Role::kCheckpoint);
 }
 
 int main() {

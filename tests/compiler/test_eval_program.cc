@@ -16,7 +16,8 @@ namespace rc = remat::compiler;
 
 namespace {
 
-rc::CompileResult compile(const std::string& model, const std::string& strategy, bool eval_program) {
+rc::CompileResult compile(const std::string& model, const std::string& strategy,
+                          bool eval_program) {
   rc::CompileOptions o;
   o.model = model;
   o.batch = 8;
@@ -26,7 +27,8 @@ rc::CompileResult compile(const std::string& model, const std::string& strategy,
 }
 
 void the_eval_program_is_the_forward_pass_without_dropout(void**) {
-  const rc::CompileResult r = compile("mlp:layers=3,width=16,in=8,classes=5,dropout=0.5", "sqrt", true);
+  const rc::CompileResult r =
+      compile("mlp:layers=3,width=16,in=8,classes=5,dropout=0.5", "sqrt", true);
   const rc::Graph& g = r.graph;
   size_t forward = 0, dropouts = 0;
   for (const rc::Op& op : g.ops) {
@@ -44,8 +46,10 @@ void the_eval_program_is_the_forward_pass_without_dropout(void**) {
     // Its own tensors, and the step's inputs, labels and parameters; nothing else of the step's.
     for (int t : op.inputs) {
       const rc::Role role = g.tensors[t].role;
-      const bool shared = role == rc::Role::kInput || role == rc::Role::kLabel || role == rc::Role::kParam;
-      if (!shared && g.tensors[t].name.find("@eval") == std::string::npos && g.tensors[t].name != "logits") {
+      const bool shared =
+          role == rc::Role::kInput || role == rc::Role::kLabel || role == rc::Role::kParam;
+      if (!shared && g.tensors[t].name.find("@eval") == std::string::npos &&
+          g.tensors[t].name != "logits") {
         fail_msg("eval op %zu reads the step's tensor '%s'", i, g.tensors[t].name.c_str());
       }
     }
@@ -66,28 +70,33 @@ void the_eval_program_is_the_forward_pass_without_dropout(void**) {
 // The step's tensors sit where they sit without an eval program; the arena is the larger of the
 // two programs'. Prints what each template and strategy needs.
 void the_eval_program_leaves_the_steps_placement_as_it_is(void**) {
-  const char* const models[] = {"mlp:layers=8,width=64,in=32,classes=10,dropout=0.1",
-                                "resmlp:layers=6,width=64,in=32,classes=10",
-                                "transformer:layers=4,hidden=64,heads=4,ffn=256,seq=32,vocab=100,classes=4,dropout=0.1"};
+  const char* const models[] = {
+      "mlp:layers=8,width=64,in=32,classes=10,dropout=0.1",
+      "resmlp:layers=6,width=64,in=32,classes=10",
+      "transformer:layers=4,hidden=64,heads=4,ffn=256,seq=32,vocab=100,classes=4,dropout=0.1"};
   for (const char* model : models) {
     for (const char* strategy : {"none", "sqrt", "selective"}) {
-      const rc::CompileResult without = compile(model, strategy, false), with = compile(model, strategy, true);
+      const rc::CompileResult without = compile(model, strategy, false),
+                              with = compile(model, strategy, true);
       assert_int_equal(without.graph.eval_ops, 0);
       assert_int_equal(without.memory.eval_arena_size, 0);
       const size_t n = without.graph.tensors.size();
       for (size_t t = 0; t < n; ++t) {
-        if (with.memory.offset[t] != without.memory.offset[t] || with.memory.region[t] != without.memory.region[t]) {
-          fail_msg("%s (%s): tensor '%s' moved", model, strategy, without.graph.tensors[t].name.c_str());
+        if (with.memory.offset[t] != without.memory.offset[t] ||
+            with.memory.region[t] != without.memory.region[t]) {
+          fail_msg("%s (%s): tensor '%s' moved", model, strategy,
+                   without.graph.tensors[t].name.c_str());
         }
       }
       assert_int_equal(with.memory.step_arena_size, without.memory.arena_size);
-      assert_int_equal(with.memory.arena_size, std::max(with.memory.step_arena_size, with.memory.eval_arena_size));
+      assert_int_equal(with.memory.arena_size,
+                       std::max(with.memory.step_arena_size, with.memory.eval_arena_size));
       // What docs/eval.md reports for these models: the eval program adds no arena byte.
       assert_true(with.memory.eval_arena_size <= with.memory.step_arena_size);
       // Persistent bytes are the step's: the eval loss lives in the arena.
       assert_int_equal(with.memory.persistent_size, without.memory.persistent_size);
-      std::printf("%-28.28s %-9s step arena %9llu B, eval program within %9llu B\n", model, strategy,
-                  static_cast<unsigned long long>(with.memory.step_arena_size),
+      std::printf("%-28.28s %-9s step arena %9llu B, eval program within %9llu B\n", model,
+                  strategy, static_cast<unsigned long long>(with.memory.step_arena_size),
                   static_cast<unsigned long long>(with.memory.eval_arena_size));
     }
   }

@@ -134,7 +134,8 @@ static void random_plans_never_overlap_and_never_beat_the_lower_bound(void**) {
     const double ratio = static_cast<double>(p.lower_bound()) / static_cast<double>(p.size());
     if (ratio < worst) worst = ratio;
   }
-  std::printf("worst planner efficiency (lower bound / arena) over 200 random cases: %.3f\n", worst);
+  std::printf("worst planner efficiency (lower bound / arena) over 200 random cases: %.3f\n",
+              worst);
 }
 
 static void random_plans_give_the_same_offsets_as_the_reference_planner(void**) {
@@ -151,8 +152,11 @@ static void random_plans_give_the_same_offsets_as_the_reference_planner(void**) 
       std::vector<PlacedBuffer> placed;
       for (int i = 0; i < n; ++i) {
         const int first = static_cast<int>(rng() % static_cast<uint64_t>(shape.ops + 2)) - 1;
-        const int last = std::min(shape.ops, first + static_cast<int>(rng() % static_cast<uint64_t>(shape.max_length + 1)));
-        const uint64_t size = static_cast<int>(rng() % 100) < shape.zero_percent ? 0 : sizes[rng() % sizes.size()];
+        const int last =
+            std::min(shape.ops,
+                     first + static_cast<int>(rng() % static_cast<uint64_t>(shape.max_length + 1)));
+        const uint64_t size =
+            static_cast<int>(rng() % 100) < shape.zero_percent ? 0 : sizes[rng() % sizes.size()];
         p.add_buffer(size, first, last);
         const uint64_t aligned = (size + alignment - 1) / alignment * alignment;
         ref.push_back(RefBuffer{aligned, first, last, 0});
@@ -162,9 +166,12 @@ static void random_plans_give_the_same_offsets_as_the_reference_planner(void**) 
       const uint64_t arena = reference_plan(ref);
       for (int i = 0; i < n; ++i) {
         if (p.offset(i) != ref[i].offset) {
-          fail_msg("%s, trial %d: buffer %d (%llu bytes, ops %d..%d) at %llu, the reference puts it at %llu",
-                   shape.name, trial, i, static_cast<unsigned long long>(ref[i].size), ref[i].first, ref[i].last,
-                   static_cast<unsigned long long>(p.offset(i)), static_cast<unsigned long long>(ref[i].offset));
+          fail_msg(
+              "%s, trial %d: buffer %d (%llu bytes, ops %d..%d) at %llu, the reference puts it at "
+              "%llu",
+              shape.name, trial, i, static_cast<unsigned long long>(ref[i].size), ref[i].first,
+              ref[i].last, static_cast<unsigned long long>(p.offset(i)),
+              static_cast<unsigned long long>(ref[i].offset));
         }
         placed[i].offset = p.offset(i);
       }

@@ -21,7 +21,8 @@ using remat::compiler::Phase;
 
 using Built = TrainingGraph;
 
-const char kTransformer[] = "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3";
+const char kTransformer[] =
+    "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3";
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -34,7 +35,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // (the embeddings' positions) is recomputed.
 static void selective_keeps_the_heads_and_recomputes_no_bias_add_or_sum(void**) {
   Built b = training_graph(kTransformer, 4, "sgd:lr=0.01");
-  const std::vector<int> kept = remat::compiler::choose_checkpoints(b.graph, b.forward_ops, "selective");
+  const std::vector<int> kept =
+      remat::compiler::choose_checkpoints(b.graph, b.forward_ops, "selective");
   std::set<std::string> names;
   for (int t : kept) names.insert(b.graph.tensors[t].name);
   for (const char* head : {"query.out", "key.out", "value.out"}) {

@@ -18,8 +18,12 @@ using remat::compiler::Phase;
 using remat::compiler::Role;
 
 // One compute op that takes |flops| and touches nothing the copies do.
-static Op compute(double flops) { return Op{OpCode::kRelu, {}, {}, {}, {}, Phase::kForward, 0, flops}; }
-static Op copy(OpCode code, int from, int to) { return Op{code, {from}, {to}, {}, {}, Phase::kCopy, 0, 0.0}; }
+static Op compute(double flops) {
+  return Op{OpCode::kRelu, {}, {}, {}, {}, Phase::kForward, 0, flops};
+}
+static Op copy(OpCode code, int from, int to) {
+  return Op{code, {from}, {to}, {}, {}, Phase::kCopy, 0, 0.0};
+}
 static Op wait(int t) { return Op{OpCode::kWait, {t}, {}, {}, {}, Phase::kCopy, 0, 0.0}; }
 
 // Compute at 10 FLOP/s and copies at 10 B/s: a 10-float tensor (40 bytes) copies in 4 s.
@@ -51,7 +55,8 @@ static void a_wait_stalls_compute_until_its_copy_is_done(void**) {
 // A backend with synchronous copies (the CPU's) hides nothing: every copy is a stall.
 static void synchronous_copies_hide_nothing(void**) {
   TwoTensors t;
-  t.g.ops = {compute(10), copy(OpCode::kSpill, t.x, t.x_host), compute(200), wait(t.x), compute(10)};
+  t.g.ops = {compute(10), copy(OpCode::kSpill, t.x, t.x_host), compute(200), wait(t.x),
+             compute(10)};
   const CopyTimeline r = t.run(false);
   assert_true(r.copy_seconds == 4.0);
   assert_true(r.stall_seconds == 4.0);
@@ -63,8 +68,8 @@ static void synchronous_copies_hide_nothing(void**) {
 // t=6 stalls 3 s, although compute since its issue (5 s) exceeds its own copy time (4 s).
 static void copies_queue_on_one_stream(void**) {
   TwoTensors t;
-  t.g.ops = {compute(10), copy(OpCode::kSpill, t.x, t.x_host), copy(OpCode::kSpill, t.y, t.y_host), compute(50),
-             wait(t.y)};
+  t.g.ops = {compute(10), copy(OpCode::kSpill, t.x, t.x_host), copy(OpCode::kSpill, t.y, t.y_host),
+             compute(50), wait(t.y)};
   const CopyTimeline r = t.run();
   assert_true(r.copy_seconds == 8.0);
   assert_true(r.stall_seconds == 3.0);
@@ -77,8 +82,8 @@ static void copies_queue_on_one_stream(void**) {
 // A prefetch is named by its destination; a copy nobody waits for is joined at the step's end.
 static void the_step_ends_when_its_copies_are_done(void**) {
   TwoTensors t;
-  t.g.ops = {copy(OpCode::kPrefetch, t.x_host, t.x), compute(10), wait(t.x), copy(OpCode::kSpill, t.y, t.y_host),
-             compute(10)};
+  t.g.ops = {copy(OpCode::kPrefetch, t.x_host, t.x), compute(10), wait(t.x),
+             copy(OpCode::kSpill, t.y, t.y_host), compute(10)};
   const CopyTimeline r = t.run();
   // Prefetch 0..4, compute to 1, stall 3 to 4; spill 4..8, compute to 5, join stalls 3.
   assert_true(r.stall_seconds == 6.0);
@@ -106,13 +111,18 @@ static void check_copy_placement(const remat::compiler::CompileResult& r) {
     for (size_t j = i + 1; j < g.ops.size() && wait == g.ops.size(); ++j) {
       if (g.ops[j].code == OpCode::kWait && g.ops[j].inputs[0] == device_tensor) wait = j;
     }
-    if (wait == g.ops.size()) fail_msg("copy op %zu of %s has no wait after it", i, g.tensors[device_tensor].name.c_str());
+    if (wait == g.ops.size())
+      fail_msg("copy op %zu of %s has no wait after it", i, g.tensors[device_tensor].name.c_str());
     for (size_t j = 0; j < g.ops.size(); ++j) {
       const Op& other = g.ops[j];
-      if (other.code == OpCode::kWait || other.code == OpCode::kSpill || !reads(other, device_tensor)) continue;
+      if (other.code == OpCode::kWait || other.code == OpCode::kSpill ||
+          !reads(other, device_tensor))
+        continue;
       // A spilled checkpoint is read only before its wait; a prefetched copy only after.
       const bool ok = op.code == OpCode::kSpill ? j < wait : j > wait;
-      if (!ok) fail_msg("op %zu reads %s on the wrong side of its wait (op %zu)", j, g.tensors[device_tensor].name.c_str(), wait);
+      if (!ok)
+        fail_msg("op %zu reads %s on the wrong side of its wait (op %zu)", j,
+                 g.tensors[device_tensor].name.c_str(), wait);
     }
   }
   assert_true(copies > 0);
@@ -142,8 +152,8 @@ static void asynchronous_copies_are_placed_to_hide_behind_compute(void**) {
     o.copy_bandwidth = bandwidth;
     const auto r = remat::compiler::compile(o);
     const double share = r.report.hidden_copy_seconds / r.report.copy_seconds;
-    printf("bandwidth %.0e: %zu spills, copies %.3g s, %.1f%% hidden\n", bandwidth, r.report.spilled.size(),
-           r.report.copy_seconds, 100 * share);
+    printf("bandwidth %.0e: %zu spills, copies %.3g s, %.1f%% hidden\n", bandwidth,
+           r.report.spilled.size(), r.report.copy_seconds, 100 * share);
     assert_true(r.report.arena_bytes + r.report.persistent_bytes <= o.device_budget);
     check_copy_placement(r);
     assert_true(share <= previous_share + 1e-12);

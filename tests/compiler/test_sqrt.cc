@@ -21,7 +21,9 @@ namespace {
 
 using Built = TrainingGraph;
 
-Built build(const std::string& model, int batch) { return training_graph(model, batch, "sgd:lr=0.01"); }
+Built build(const std::string& model, int batch) {
+  return training_graph(model, batch, "sgd:lr=0.01");
+}
 
 uint64_t arena_with(const Built& b, const std::vector<int>& checkpoints) {
   remat::compiler::Graph g = b.graph;
@@ -50,7 +52,8 @@ static void sqrt_plans_no_larger_than_evenly_spaced_split_points(void**) {
     const size_t k = static_cast<size_t>(std::lround(std::sqrt(static_cast<double>(n))));
     std::vector<int> even;
     for (size_t j = 1; j <= k; ++j) even.push_back(splits[j * n / (k + 1)]);
-    const uint64_t sqrt = arena_with(b, remat::compiler::sqrt_checkpoints(b.graph, b.forward_ops, 64));
+    const uint64_t sqrt =
+        arena_with(b, remat::compiler::sqrt_checkpoints(b.graph, b.forward_ops, 64));
     const uint64_t evenly = arena_with(b, even);
     std::printf("%s: %zu split points; sqrt arena %llu, evenly spaced %llu\n", model, n,
                 static_cast<unsigned long long>(sqrt), static_cast<unsigned long long>(evenly));
@@ -64,12 +67,14 @@ static void sqrt_plans_no_larger_than_evenly_spaced_split_points(void**) {
 static void sqrt_comes_close_to_the_best_set_of_split_points(void**) {
   constexpr double kNearOptimal = 1.05;
   int compared = 0;
-  for (const char* model : {"resmlp:layers=8,width=32,in=16,classes=4", "cnn:channels=4x8x16,in=2x16x16,classes=3",
-                            "resnet:depth=8,width=8,in=3x16x16,classes=4", "dscnn:blocks=1,width=8,in=1x12x6,classes=4",
-                            "transformer:layers=1,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3"}) {
+  for (const char* model :
+       {"resmlp:layers=8,width=32,in=16,classes=4", "cnn:channels=4x8x16,in=2x16x16,classes=3",
+        "resnet:depth=8,width=8,in=3x16x16,classes=4", "dscnn:blocks=1,width=8,in=1x12x6,classes=4",
+        "transformer:layers=1,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3"}) {
     const Built b = build(model, 8);
     const std::vector<int> splits = remat::compiler::split_points(b.graph, b.forward_ops);
-    if (splits.size() > 15) fail_msg("%s: %zu split points, too many to try every set", model, splits.size());
+    if (splits.size() > 15)
+      fail_msg("%s: %zu split points, too many to try every set", model, splits.size());
     uint64_t best = UINT64_MAX;
     for (uint32_t mask = 0; mask < (1u << splits.size()); ++mask) {
       std::vector<int> kept;
@@ -78,13 +83,16 @@ static void sqrt_comes_close_to_the_best_set_of_split_points(void**) {
       }
       best = std::min(best, arena_with(b, kept));
     }
-    const uint64_t sqrt = arena_with(b, remat::compiler::sqrt_checkpoints(b.graph, b.forward_ops, 64));
-    std::printf("%s: %zu split points; sqrt arena %llu, smallest of any set %llu (%.3fx)\n", model, splits.size(),
-                static_cast<unsigned long long>(sqrt), static_cast<unsigned long long>(best),
+    const uint64_t sqrt =
+        arena_with(b, remat::compiler::sqrt_checkpoints(b.graph, b.forward_ops, 64));
+    std::printf("%s: %zu split points; sqrt arena %llu, smallest of any set %llu (%.3fx)\n", model,
+                splits.size(), static_cast<unsigned long long>(sqrt),
+                static_cast<unsigned long long>(best),
                 static_cast<double>(sqrt) / static_cast<double>(best));
     if (static_cast<double>(sqrt) > kNearOptimal * static_cast<double>(best)) {
-      fail_msg("%s: sqrt's arena %llu is over %.2fx the smallest, %llu", model, static_cast<unsigned long long>(sqrt),
-               kNearOptimal, static_cast<unsigned long long>(best));
+      fail_msg("%s: sqrt's arena %llu is over %.2fx the smallest, %llu", model,
+               static_cast<unsigned long long>(sqrt), kNearOptimal,
+               static_cast<unsigned long long>(best));
     }
     ++compared;
   }
@@ -108,8 +116,10 @@ static void sqrt_balances_a_resnet_by_bytes(void**) {
     last += name.compare(0, 7, "layer3.") == 0;
   }
   std::printf("none %llu, sqrt %llu (%.3f); %zu checkpoints, %d in stage 1, %d in stage 3\n",
-              static_cast<unsigned long long>(none), static_cast<unsigned long long>(sqrt.arena_bytes),
-              static_cast<double>(sqrt.arena_bytes) / static_cast<double>(none), sqrt.checkpoints.size(), first, last);
+              static_cast<unsigned long long>(none),
+              static_cast<unsigned long long>(sqrt.arena_bytes),
+              static_cast<double>(sqrt.arena_bytes) / static_cast<double>(none),
+              sqrt.checkpoints.size(), first, last);
   assert_true(static_cast<double>(sqrt.arena_bytes) <= 0.35 * static_cast<double>(none));
   assert_true(first > last);
 }

@@ -21,7 +21,8 @@ struct TrainingGraph {
 };
 
 /// |model| at |batch| with |optimizer|'s updates and the non-finite checks.
-inline TrainingGraph training_graph(const std::string& model, int64_t batch, const char* optimizer) {
+inline TrainingGraph training_graph(const std::string& model, int64_t batch,
+                                    const char* optimizer) {
   TrainingGraph t;
   t.graph = remat::compiler::build_template(model, batch);
   t.forward_ops = t.graph.ops.size();

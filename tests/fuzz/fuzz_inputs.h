@@ -11,7 +11,8 @@
 
 // Deterministic contents for a binding: floats in [-1, 1]; integers in [0, 3) (every seed's
 // label and token range holds them), with one element out of range when |out_of_range|.
-inline void fill_binding(const remat_tensor_info& info, bool out_of_range, std::vector<uint8_t>* out) {
+inline void fill_binding(const remat_tensor_info& info, bool out_of_range,
+                         std::vector<uint8_t>* out) {
   out->assign(info.bytes, 0);
   const size_t n = info.bytes / 4;
   for (size_t i = 0; i < n; ++i) {
@@ -28,7 +29,8 @@ inline void fill_binding(const remat_tensor_info& info, bool out_of_range, std::
 
 // Sets every input and label binding of |plan| in |session| to fill_binding()'s contents;
 // returns the first status set_input refused, or REMAT_OK.
-inline remat_status set_every_binding(remat_session* session, const remat_plan* plan, bool out_of_range) {
+inline remat_status set_every_binding(remat_session* session, const remat_plan* plan,
+                                      bool out_of_range) {
   std::vector<uint8_t> bytes;
   for (int kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_LABEL; ++kind) {
     uint32_t count = 0;
@@ -37,7 +39,8 @@ inline remat_status set_every_binding(remat_session* session, const remat_plan* 
       remat_tensor_info info;
       remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &info);
       fill_binding(info, out_of_range, &bytes);
-      const remat_status status = remat_session_set_input(session, info.name, bytes.data(), bytes.size());
+      const remat_status status =
+          remat_session_set_input(session, info.name, bytes.data(), bytes.size());
       if (status != REMAT_OK) return status;
     }
   }

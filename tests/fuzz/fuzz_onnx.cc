@@ -18,7 +18,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  const auto loss = (data[0] & 1) != 0 ? remat::compiler::OnnxLoss::kMse : remat::compiler::OnnxLoss::kCrossEntropy;
+  const auto loss = (data[0] & 1) != 0 ? remat::compiler::OnnxLoss::kMse
+                                       : remat::compiler::OnnxLoss::kCrossEntropy;
   const std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     remat::compiler::import_onnx_bytes(bytes, "fuzz.onnx", 2, loss);

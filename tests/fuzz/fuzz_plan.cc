@@ -42,23 +42,22 @@ constexpr size_t kMessageCapacity = 256;
 void check_status(remat_status status, const char* call) {
   const char* text = remat_status_string(status);
   if (text == nullptr) fail(call, "remat_status_string gave NULL");
-  if (static_cast<int>(status) < REMAT_OK || strcmp(text, "unknown status") == 0) fail(call, "status outside the enum");
+  if (static_cast<int>(status) < REMAT_OK || strcmp(text, "unknown status") == 0)
+    fail(call, "status outside the enum");
 }
 
 void check_message(const char* message, const char* call) {
-  if (memchr(message, '\0', kMessageCapacity) == nullptr) fail(call, "message not NUL-terminated in its buffer");
+  if (memchr(message, '\0', kMessageCapacity) == nullptr)
+    fail(call, "message not NUL-terminated in its buffer");
 }
 
 size_t dtype_bytes(remat_dtype dtype) {
   switch (dtype) {
-    case REMAT_DTYPE_I64:
-      return 8;
+    case REMAT_DTYPE_I64: return 8;
     case REMAT_DTYPE_F32:
-    case REMAT_DTYPE_I32:
-      return 4;
+    case REMAT_DTYPE_I32: return 4;
     case REMAT_DTYPE_F16:
-    case REMAT_DTYPE_BF16:
-      return 2;
+    case REMAT_DTYPE_BF16: return 2;
   }
   return 0;
 }
@@ -75,12 +74,14 @@ uint32_t hash(const uint8_t* data, size_t size) {
 bool check_bindings(const remat_plan* plan) {
   for (int kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_BUFFER; ++kind) {
     uint32_t count = 0;
-    const remat_status status = remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count);
+    const remat_status status =
+        remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count);
     check_status(status, "remat_plan_binding_count");
     if (status != REMAT_OK) fail("remat_plan_binding_count", "failed on an opened plan");
     for (uint32_t i = 0; i < count; ++i) {
       remat_tensor_info info;
-      const remat_status got = remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &info);
+      const remat_status got =
+          remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &info);
       if (got != REMAT_OK) fail("remat_plan_binding", "failed for an index below the count");
       if (info.name == nullptr) fail("remat_plan_binding", "NULL name");
       (void)strlen(info.name);
@@ -139,19 +140,22 @@ void evaluate(remat_session* session, const remat_plan* plan) {
   const remat_status status = remat_session_eval(session, &loss);
   check_status(status, "remat_session_eval");
   if (status == REMAT_OK) {
-    read_every(session, plan, REMAT_BINDING_OUTPUT, remat_session_read_output, "remat_session_read_output", true);
+    read_every(session, plan, REMAT_BINDING_OUTPUT, remat_session_read_output,
+               "remat_session_read_output", true);
   }
 }
 
 int append(void* context, const void* data, size_t bytes) {
   auto* out = static_cast<std::vector<uint8_t>*>(context);
-  out->insert(out->end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
+  out->insert(out->end(), static_cast<const uint8_t*>(data),
+              static_cast<const uint8_t*>(data) + bytes);
   return 0;
 }
 
 int read_back(void* context, uint64_t offset, void* data, size_t bytes) {
   const auto* in = static_cast<const std::vector<uint8_t>*>(context);
-  if (offset > in->size() || bytes > in->size() - offset) fail("load_state", "read past the size it was given");
+  if (offset > in->size() || bytes > in->size() - offset)
+    fail("load_state", "read past the size it was given");
   memcpy(data, in->data() + offset, bytes);
   return 0;
 }
@@ -159,8 +163,10 @@ int read_back(void* context, uint64_t offset, void* data, size_t bytes) {
 // The state saved from |session| loads back into it.
 void save_and_load(remat_session* session) {
   uint64_t size = 0;
-  if (remat_session_state_size(session, &size) != REMAT_OK) fail("remat_session_state_size", "failed");
-  if (size > 3 * kMaxRegionBytes + 52) fail("remat_session_state_size", "larger than the persistent region allows");
+  if (remat_session_state_size(session, &size) != REMAT_OK)
+    fail("remat_session_state_size", "failed");
+  if (size > 3 * kMaxRegionBytes + 52)
+    fail("remat_session_state_size", "larger than the persistent region allows");
   std::vector<uint8_t> state;
   const remat_status saved = remat_session_save_state(session, append, &state);
   check_status(saved, "remat_session_save_state");
@@ -188,9 +194,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   remat_plan_memory_info memory;
-  if (remat_plan_memory(plan, &memory) != REMAT_OK) fail("remat_plan_memory", "failed on an opened plan");
+  if (remat_plan_memory(plan, &memory) != REMAT_OK)
+    fail("remat_plan_memory", "failed on an opened plan");
   const bool small = check_bindings(plan) && memory.arena_bytes <= kMaxRegionBytes &&
-                     memory.persistent_bytes <= kMaxRegionBytes && memory.host_bytes <= kMaxRegionBytes;
+                     memory.persistent_bytes <= kMaxRegionBytes &&
+                     memory.host_bytes <= kMaxRegionBytes;
   if (small) {
     const uint32_t h = hash(data, size);
     remat_session_options options;
@@ -228,8 +236,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         evaluate(session, plan);
       }
       (void)strlen(remat_session_last_error(session));
-      read_every(session, plan, REMAT_BINDING_PARAM, remat_session_read_param, "remat_session_read_param", false);
-      read_every(session, plan, REMAT_BINDING_BUFFER, remat_session_read_param, "remat_session_read_param", false);
+      read_every(session, plan, REMAT_BINDING_PARAM, remat_session_read_param,
+                 "remat_session_read_param", false);
+      read_every(session, plan, REMAT_BINDING_BUFFER, remat_session_read_param,
+                 "remat_session_read_param", false);
       save_and_load(session);
       remat_session_destroy(session);
     } else if (session != nullptr) {

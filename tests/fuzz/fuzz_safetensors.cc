@@ -54,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     const size_t item = remat::safetensors_dtype_size(t.dtype);
     if (item == 0) fail("parse_safetensors", "unknown dtype '" + t.dtype + "' accepted");
-    if (elements * item != t.data.size()) fail("parse_safetensors", "data size of '" + t.name + "'");
+    if (elements * item != t.data.size())
+      fail("parse_safetensors", "data size of '" + t.name + "'");
     if (file.find(t.name) == nullptr) fail("SafeTensorsFile::find", "misses '" + t.name + "'");
   }
   std::vector<uint8_t> encoded;
@@ -65,8 +66,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!remat::parse_safetensors(encoded.data(), encoded.size(), &again, &error)) {
     fail("parse_safetensors", "refused what serialize_safetensors wrote: " + error);
   }
-  const std::vector<remat::SafeTensor> before = by_name(file.tensors), after = by_name(again.tensors);
-  if (before.size() != after.size() || !std::equal(before.begin(), before.end(), after.begin(), same)) {
+  const std::vector<remat::SafeTensor> before = by_name(file.tensors),
+                                       after = by_name(again.tensors);
+  if (before.size() != after.size() ||
+      !std::equal(before.begin(), before.end(), after.begin(), same)) {
     fail("round trip", "other tensors after serialize and parse");
   }
   auto metadata = file.metadata, metadata_again = again.metadata;

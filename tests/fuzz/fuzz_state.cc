@@ -69,7 +69,8 @@ struct Reader {
 int read(void* context, uint64_t offset, void* data, size_t bytes) {
   Reader* r = static_cast<Reader*>(context);
   const std::vector<uint8_t>& state = *r->state;
-  if (offset > state.size() || bytes > state.size() - offset) fail("load_state", "read past the size it was given");
+  if (offset > state.size() || bytes > state.size() - offset)
+    fail("load_state", "read past the size it was given");
   memcpy(data, state.data() + offset, bytes);
   if (r->second_pass) {
     const uint32_t call = r->second_pass_calls++;
@@ -82,7 +83,8 @@ int read(void* context, uint64_t offset, void* data, size_t bytes) {
 
 int append(void* context, const void* data, size_t bytes) {
   auto* out = static_cast<std::vector<uint8_t>*>(context);
-  out->insert(out->end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
+  out->insert(out->end(), static_cast<const uint8_t*>(data),
+              static_cast<const uint8_t*>(data) + bytes);
   return 0;
 }
 
@@ -99,13 +101,15 @@ Fixture* make_fixture() {
   }
   if (const char* path = getenv("REMAT_FUZZ_WRITE_PLAN")) {
     FILE* out = fopen(path, "wb");
-    if (out == nullptr || fwrite(f->plan_bytes.data(), 1, f->plan_bytes.size(), out) != f->plan_bytes.size() ||
+    if (out == nullptr ||
+        fwrite(f->plan_bytes.data(), 1, f->plan_bytes.size(), out) != f->plan_bytes.size() ||
         fclose(out) != 0) {
       fail("REMAT_FUZZ_WRITE_PLAN", path);
     }
   }
   char message[256];
-  if (remat_plan_open(f->plan_bytes.data(), f->plan_bytes.size(), &f->plan, message, sizeof(message)) != REMAT_OK) {
+  if (remat_plan_open(f->plan_bytes.data(), f->plan_bytes.size(), &f->plan, message,
+                      sizeof(message)) != REMAT_OK) {
     fail("remat_plan_open", message);
   }
   if (remat_session_create(f->plan, nullptr, &f->session, message, sizeof(message)) != REMAT_OK) {
@@ -114,7 +118,8 @@ Fixture* make_fixture() {
   if (set_every_binding(f->session, f->plan, false) != REMAT_OK) {
     fail("remat_session_set_input", remat_session_last_error(f->session));
   }
-  if (remat_session_step(f->session, nullptr) != REMAT_OK) fail("remat_session_step", remat_session_last_error(f->session));
+  if (remat_session_step(f->session, nullptr) != REMAT_OK)
+    fail("remat_session_step", remat_session_last_error(f->session));
   if (remat_session_save_state(f->session, append, &f->good) != REMAT_OK) {
     fail("remat_session_save_state", remat_session_last_error(f->session));
   }
@@ -154,28 +159,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   reader.at = control >> 4;
 
   const remat_status loaded = remat_session_load_state(f->session, read, &reader, state.size());
-  if (loaded != REMAT_OK && loaded != REMAT_ERROR_STATE_MISMATCH && loaded != REMAT_ERROR_DATA_LOSS &&
-      loaded != REMAT_ERROR_CALLBACK) {
+  if (loaded != REMAT_OK && loaded != REMAT_ERROR_STATE_MISMATCH &&
+      loaded != REMAT_ERROR_DATA_LOSS && loaded != REMAT_ERROR_CALLBACK) {
     fail("remat_session_load_state", remat_session_last_error(f->session));
   }
-  const bool partly = loaded != REMAT_OK && strstr(remat_session_last_error(f->session), "partly loaded") != nullptr;
+  const bool partly = loaded != REMAT_OK &&
+                      strstr(remat_session_last_error(f->session), "partly loaded") != nullptr;
   const uint64_t steps = remat_session_step_count(f->session);
   float loss = 0.0f;
   const remat_status stepped = remat_session_step(f->session, &loss);
   if (partly) {
-    if (stepped != REMAT_ERROR_FAILED_PRECONDITION) fail("a partly loaded session stepped", remat_status_string(stepped));
+    if (stepped != REMAT_ERROR_FAILED_PRECONDITION)
+      fail("a partly loaded session stepped", remat_status_string(stepped));
     std::vector<uint8_t> ignored;
     if (remat_session_save_state(f->session, append, &ignored) != REMAT_ERROR_FAILED_PRECONDITION) {
       fail("a partly loaded session saved its state", "");
     }
-    if (remat_session_step_count(f->session) != steps) fail("remat_session_step", "a refused step counted");
+    if (remat_session_step_count(f->session) != steps)
+      fail("remat_session_step", "a refused step counted");
   } else if (loaded != REMAT_OK) {
     // Untouched: the start-up state, whose step is finite.
-    if (stepped != REMAT_OK) fail("remat_session_step after a failed load", remat_session_last_error(f->session));
+    if (stepped != REMAT_OK)
+      fail("remat_session_step after a failed load", remat_session_last_error(f->session));
   } else {
     // Loaded parameters are any bytes: the step may find a loss that is not finite, but it runs.
-    if (stepped == REMAT_ERROR_FAILED_PRECONDITION) fail("remat_session_step after a load", remat_session_last_error(f->session));
-    if (remat_session_step_count(f->session) != steps + 1) fail("remat_session_step", "the step count did not grow by one");
+    if (stepped == REMAT_ERROR_FAILED_PRECONDITION)
+      fail("remat_session_step after a load", remat_session_last_error(f->session));
+    if (remat_session_step_count(f->session) != steps + 1)
+      fail("remat_session_step", "the step count did not grow by one");
   }
   restore(f);
   return 0;

@@ -38,13 +38,15 @@ std::string scratch(const std::string& name) {
       }
     });
   }
-  const std::string path = std::string(REMAT_TEST_TMP) + "/atomic-" + std::to_string(getpid()) + "-" + name;
+  const std::string path =
+      std::string(REMAT_TEST_TMP) + "/atomic-" + std::to_string(getpid()) + "-" + name;
   scratch_paths().push_back(path);
   return path;
 }
 std::string scratch_dir(const std::string& name, mode_t mode) {
   const std::string path = scratch(name);
-  if (mkdir(path.c_str(), mode) != 0 && errno != EEXIST) fail_msg("mkdir %s: %s", path.c_str(), strerror(errno));
+  if (mkdir(path.c_str(), mode) != 0 && errno != EEXIST)
+    fail_msg("mkdir %s: %s", path.c_str(), strerror(errno));
   chmod(path.c_str(), mode);
   return path;
 }
@@ -92,7 +94,8 @@ void assert_no_temporaries(const std::string& path) {
 }
 
 void assert_mentions(const std::string& text, const std::string& needle) {
-  if (text.find(needle) == std::string::npos) fail_msg("'%s' does not mention '%s'", text.c_str(), needle.c_str());
+  if (text.find(needle) == std::string::npos)
+    fail_msg("'%s' does not mention '%s'", text.c_str(), needle.c_str());
 }
 
 // Bytes that differ from position to position, so a misplaced chunk shows.
@@ -108,7 +111,8 @@ static void a_committed_file_holds_every_byte_written_in_order(void**) {
   const std::string path = scratch("whole.bin");
   write_text(path, "old contents");
   // Small writes (buffered), one larger than the buffer (direct) and small ones after it.
-  const std::string a = pattern(100, 1), b = pattern(3 << 20, 2), c = pattern(70000, 3), d = pattern(1, 4);
+  const std::string a = pattern(100, 1), b = pattern(3 << 20, 2), c = pattern(70000, 3),
+                    d = pattern(1, 4);
   AtomicFileWriter w;
   assert_true(w.open(path));
   assert_true(w.write(a.data(), a.size()));
@@ -233,7 +237,8 @@ static void an_unwritable_or_missing_directory_is_an_error_naming_the_path(void*
   std::string report;
   char buffer[4096];
   ssize_t n;
-  while ((n = read(fds[0], buffer, sizeof(buffer))) > 0) report.append(buffer, static_cast<size_t>(n));
+  while ((n = read(fds[0], buffer, sizeof(buffer))) > 0)
+    report.append(buffer, static_cast<size_t>(n));
   close(fds[0]);
   int status = 0;
   waitpid(child, &status, 0);

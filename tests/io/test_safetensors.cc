@@ -67,8 +67,8 @@ void expect_header_rejected(const std::string& header, size_t data_bytes,
 
 std::string temp_path() {
   const char* dir = getenv("TMPDIR");
-  std::string pattern = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") +
-                        "/remat_safetensors_XXXXXX";
+  std::string pattern =
+      std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/remat_safetensors_XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   const int fd = mkstemp(buf.data());
@@ -310,12 +310,10 @@ void missing_duplicate_and_unknown_fields_are_rejected(void**) {
                          {"tensor 'a' has no \"shape\""});
   expect_header_rejected(R"({"a":{"dtype":"F32","shape":[1]}})", 4,
                          {"tensor 'a' has no \"data_offsets\""});
-  expect_header_rejected(
-      R"({"a":{"dtype":"F32","dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4,
-      {"tensor 'a' has field 'dtype' twice"});
-  expect_header_rejected(
-      R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"strides":[1]}})", 4,
-      {"tensor 'a' has unknown field 'strides'"});
+  expect_header_rejected(R"({"a":{"dtype":"F32","dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+                         4, {"tensor 'a' has field 'dtype' twice"});
+  expect_header_rejected(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"strides":[1]}})",
+                         4, {"tensor 'a' has unknown field 'strides'"});
 }
 
 void unknown_dtype_is_rejected(void**) {
@@ -326,10 +324,9 @@ void unknown_dtype_is_rejected(void**) {
 }
 
 void duplicate_tensor_names_are_rejected(void**) {
-  expect_header_rejected(
-      R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
-      R"("a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
-      2, {"duplicate tensor name 'a'"});
+  expect_header_rejected(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                         R"("a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+                         2, {"duplicate tensor name 'a'"});
 }
 
 void size_not_matching_dtype_and_shape_is_rejected(void**) {
@@ -338,10 +335,9 @@ void size_not_matching_dtype_and_shape_is_rejected(void**) {
 }
 
 void overlapping_offsets_are_rejected(void**) {
-  expect_header_rejected(
-      R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
-      R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
-      16, {"tensor 'b' data_offsets [8, 16] overlap tensor 'a' [0, 12]"});
+  expect_header_rejected(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},)"
+                         R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+                         16, {"tensor 'b' data_offsets [8, 16] overlap tensor 'a' [0, 12]"});
 }
 
 void offsets_outside_the_data_buffer_are_rejected(void**) {
@@ -361,17 +357,16 @@ void gaps_and_trailing_bytes_are_rejected(void**) {
 void deep_nesting_is_rejected_without_recursion(void**) {
   const std::string deep(1000000, '[');
   expect_header_rejected("{\"__metadata__\":{\"k\":" + deep, 0, {"expected a string"});
-  expect_header_rejected("{\"a\":{\"dtype\":\"F32\",\"shape\":" + deep, 0,
-                         {"tensor 'a' shape[0]"});
+  expect_header_rejected("{\"a\":{\"dtype\":\"F32\",\"shape\":" + deep, 0, {"tensor 'a' shape[0]"});
   expect_header_rejected("{\"a\":" + std::string(1000000, '{'), 0, {"expected a string"});
 }
 
 void hostile_names_are_quoted_and_cut_in_messages(void**) {
   // "\\n" is JSON's escape: the parsed name starts with a newline byte.
-  const std::vector<uint8_t> bytes = file_with_header(
-      "{\"\\n" + std::string(1000, 'x') +
-          "\":{\"dtype\":\"Q\",\"shape\":[],\"data_offsets\":[0,0]}}",
-      0);
+  const std::vector<uint8_t> bytes =
+      file_with_header("{\"\\n" + std::string(1000, 'x') +
+                           "\":{\"dtype\":\"Q\",\"shape\":[],\"data_offsets\":[0,0]}}",
+                       0);
   SafeTensorsFile file;
   std::string error;
   assert_false(parse_safetensors(bytes.data(), bytes.size(), &file, &error));
@@ -477,7 +472,8 @@ void a_failed_write_keeps_the_previous_file(void**) {
   unlink(path.c_str());
   if (!read_back) fail_msg("%s", error.c_str());
   assert_int_equal(after.tensors.size(), previous.tensors.size());
-  for (size_t i = 0; i < after.tensors.size(); ++i) assert_same_tensor(after.tensors[i], previous.tensors[i]);
+  for (size_t i = 0; i < after.tensors.size(); ++i)
+    assert_same_tensor(after.tensors[i], previous.tensors[i]);
 }
 
 }  // namespace

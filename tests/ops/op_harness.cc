@@ -114,7 +114,8 @@ RunResult run_once(remat::cpu::Kernel kernel, remat::OpCode code, const std::vec
   args.threads = threads;
   // As the backend does: scratch for the kernels, 64-byte aligned.
   std::vector<float> scratch(remat::cpu::scratch_bytes(threads) / sizeof(float) + 16);
-  args.scratch = scratch.data() + (16 - (reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float)) % 16) % 16;
+  args.scratch = scratch.data() +
+                 (16 - (reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float)) % 16) % 16;
   const remat_status status = kernel(args);
   return RunResult{status, std::string(text)};
 }
@@ -122,7 +123,8 @@ RunResult run_once(remat::cpu::Kernel kernel, remat::OpCode code, const std::vec
 // Whether |a| and |b| hold the same bytes (NaN payloads included, which == would not compare).
 template <typename T>
 bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && (a.empty() || memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+  return a.size() == b.size() &&
+         (a.empty() || memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
 // The team every threaded run shares: three threads, so that parts are uneven.

@@ -69,7 +69,7 @@ const std::vector<ConvProblem>& conv_problems() {
       // Strided, Q a multiple of 4: the padded images split into phases, some never read.
       {"3x3 stride 2 dilation 2 on 15x16", false, 3, 3, 15, 16, 4, 3, 3, 2, 2, 2, 2, 2, 2, 1},
       {"1x1 stride 2 on 8x8", false, 3, 5, 8, 8, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1},
-      {"3x2 stride 3 and 2 in 2 groups on 12x16", false, 3, 4, 12, 16, 6, 3, 2, 3, 2, 1, 0, 1, 1, 2},
+      {"3x2 stride 3 and 2, 2 groups on 12x16", false, 3, 4, 12, 16, 6, 3, 2, 3, 2, 1, 0, 1, 1, 2},
   };
   // clang-format on
   return problems;
@@ -113,13 +113,15 @@ Vec ref_conv(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& bias)
   const int64_t pq = cp.p() * cp.q();
   Vec y(static_cast<size_t>(cp.n * cp.k * pq), 0.0);
   if (!bias.empty()) {
-    for (size_t yi = 0; yi < y.size(); ++yi) y[yi] = bias[yi / static_cast<size_t>(pq) % static_cast<size_t>(cp.k)];
+    for (size_t yi = 0; yi < y.size(); ++yi)
+      y[yi] = bias[yi / static_cast<size_t>(pq) % static_cast<size_t>(cp.k)];
   }
   for_each_conv_term(cp, [&](size_t yi, size_t xi, size_t wi) { y[yi] += x[xi] * w[wi]; });
   return y;
 }
 
-void ref_conv_adjoint(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& g, Vec* dx, Vec* dw) {
+void ref_conv_adjoint(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& g, Vec* dx,
+                      Vec* dw) {
   dx->assign(x.size(), 0.0);
   dw->assign(w.size(), 0.0);
   for_each_conv_term(cp, [&](size_t yi, size_t xi, size_t wi) {

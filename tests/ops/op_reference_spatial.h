@@ -45,7 +45,8 @@ Vec ref_conv(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& bias)
 /// dx and dw of L = sum(g * conv(x, w)) by the definition's loops: every product of ref_conv
 /// adds g * w to dx and g * x to dw. Exact for a linear op, and cheap where finite differences
 /// of large problems are not.
-void ref_conv_adjoint(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& g, Vec* dx, Vec* dw);
+void ref_conv_adjoint(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& g, Vec* dx,
+                      Vec* dw);
 
 /// One pooling problem: x [n, c, h, w] (rank 3: [n, c, w], h == 1); dilation 1.
 struct PoolProblem {

@@ -23,22 +23,26 @@ struct Build {
 };
 
 std::vector<Build> builds() {
-  std::vector<Build> out = {
-      {"baseline", remat::cpu::batch_norm_channel_baseline, remat::cpu::batch_norm_grad_channel_baseline}};
+  std::vector<Build> out = {{"baseline", remat::cpu::batch_norm_channel_baseline,
+                             remat::cpu::batch_norm_grad_channel_baseline}};
 #if REMAT_CPU_X86_VARIANTS
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    out.push_back({"avx2", remat::cpu::batch_norm_channel_avx2, remat::cpu::batch_norm_grad_channel_avx2});
+    out.push_back(
+        {"avx2", remat::cpu::batch_norm_channel_avx2, remat::cpu::batch_norm_grad_channel_avx2});
   }
   if (__builtin_cpu_supports("avx512f")) {
-    out.push_back({"avx512", remat::cpu::batch_norm_channel_avx512, remat::cpu::batch_norm_grad_channel_avx512});
+    out.push_back({"avx512", remat::cpu::batch_norm_channel_avx512,
+                   remat::cpu::batch_norm_grad_channel_avx512});
   }
 #endif
   return out;
 }
 
-void near(double got, double want, double tolerance, const char* build, const char* what, int64_t inner) {
+void near(double got, double want, double tolerance, const char* build, const char* what,
+          int64_t inner) {
   if (!(fabs(got - want) <= tolerance * (1.0 + fabs(want)))) {
-    fail_msg("%s, rows of %lld: %s = %.9g, float64 gives %.9g", build, static_cast<long long>(inner), what, got, want);
+    fail_msg("%s, rows of %lld: %s = %.9g, float64 gives %.9g", build,
+             static_cast<long long>(inner), what, got, want);
   }
 }
 
@@ -63,7 +67,8 @@ void every_build_matches_float64(void**) {
         for (int64_t i = 0; i < inner; ++i) m += x[n * rows.stride + i];
       m /= count;
       for (int64_t n = 0; n < rows.images; ++n)
-        for (int64_t i = 0; i < inner; ++i) v += (x[n * rows.stride + i] - m) * (x[n * rows.stride + i] - m);
+        for (int64_t i = 0; i < inner; ++i)
+          v += (x[n * rows.stride + i] - m) * (x[n * rows.stride + i] - m);
       v /= count;
       near(mean, m, 1e-7, b.name, "mean", inner);
       near(var, v, 1e-5, b.name, "var", inner);
@@ -87,8 +92,8 @@ void every_build_matches_float64(void**) {
           }
           const double xhat = (x[k] - m) * rstd;
           near(y[k], xhat * gamma + beta, 1e-4, b.name, "y", inner);
-          near(dx[k], rstd * gamma * (dy[k] - sum_dy / count - xhat * sum_dy_xhat / count), 1e-3, b.name, "dx",
-               inner);
+          near(dx[k], rstd * gamma * (dy[k] - sum_dy / count - xhat * sum_dy_xhat / count), 1e-3,
+               b.name, "dx", inner);
         }
       }
     }

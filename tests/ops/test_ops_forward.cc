@@ -97,7 +97,8 @@ void head_matmul_matches_reference_in_every_layout(void**) {
       char what[64];
       snprintf(what, sizeof(what), "C (trans %d%d, interleaved %lld)", hc.trans_a, hc.trans_b,
                static_cast<long long>(layout));
-      expect_close(c.f, ref_head_matmul(hc, alpha, to_double(a.f), to_double(b.f)), 1e-4 * hc.k, 0.0, what);
+      expect_close(c.f, ref_head_matmul(hc, alpha, to_double(a.f), to_double(b.f)), 1e-4 * hc.k,
+                   0.0, what);
     }
   }
 }
@@ -109,7 +110,8 @@ void head_matmul_gives_the_bytes_of_matmul_on_permuted_heads(void**) {
   const int64_t batch = 1, heads = 2, seq = 300, d = 64;
   const HeadTensor interleaved{batch, heads, seq, d, true}, stacked{batch, heads, seq, d, false};
   Rng rng(112);
-  Tensor q = random_f32(interleaved.dims(), rng, -1, 1), k = random_f32(interleaved.dims(), rng, -1, 1);
+  Tensor q = random_f32(interleaved.dims(), rng, -1, 1),
+         k = random_f32(interleaved.dims(), rng, -1, 1);
   Tensor q_heads = f32(stacked.dims()), k_heads = f32(stacked.dims());
   for (int64_t o = 0; o < batch; ++o) {
     for (int64_t h = 0; h < heads; ++h) {
@@ -122,10 +124,12 @@ void head_matmul_gives_the_bytes_of_matmul_on_permuted_heads(void**) {
     }
   }
   Tensor fused = f32({batch, heads, seq, seq}), plain = f32({batch, heads, seq, seq});
-  assert_int_equal(run_op(OpCode::kHeadMatMul, {&q, &k}, {&fused}, Attrs{{0, 1, heads, 3}, {0.125f}}).status,
-                   REMAT_OK);
-  assert_int_equal(run_op(OpCode::kMatMul, {&q_heads, &k_heads}, {&plain}, Attrs{{0, 1}, {0.125f}}).status,
-                   REMAT_OK);
+  assert_int_equal(
+      run_op(OpCode::kHeadMatMul, {&q, &k}, {&fused}, Attrs{{0, 1, heads, 3}, {0.125f}}).status,
+      REMAT_OK);
+  assert_int_equal(
+      run_op(OpCode::kMatMul, {&q_heads, &k_heads}, {&plain}, Attrs{{0, 1}, {0.125f}}).status,
+      REMAT_OK);
   assert_memory_equal(fused.f.data(), plain.f.data(), fused.f.size() * sizeof(float));
 }
 
@@ -247,10 +251,12 @@ void nan_and_infinity_propagate_through_activations_and_dropout(void**) {
   const float inf = INFINITY;
   const float in[8] = {NAN, -2.0f, 3.0f, NAN, inf, -inf, NAN, -1.0f};
   memcpy(x.f.data(), in, sizeof(in));
-  for (OpCode code : {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid, OpCode::kSoftmax}) {
+  for (OpCode code :
+       {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid, OpCode::kSoftmax}) {
     assert_int_equal(run_op(code, {&x}, {&y}).status, REMAT_OK);
     for (int i : {0, 3, 6}) {
-      if (!isnan(y.f[i])) fail_msg("%s(nan) at %d gave %g", remat::op_name(static_cast<uint16_t>(code)), i, y.f[i]);
+      if (!isnan(y.f[i]))
+        fail_msg("%s(nan) at %d gave %g", remat::op_name(static_cast<uint16_t>(code)), i, y.f[i]);
     }
   }
   assert_int_equal(run_op(OpCode::kRelu, {&x}, {&y}).status, REMAT_OK);
@@ -264,10 +270,12 @@ void nan_and_infinity_propagate_through_activations_and_dropout(void**) {
     assert_int_equal(run_op(code, {&x}, {&y}, Attrs{{3}, {0.5f}, {42, 7}}).status, REMAT_OK);
     for (int i = 0; i < 8; ++i) {
       if (isnan(in[i]) && !isnan(y.f[i])) fail_msg("dropout(nan) at %d gave %g", i, y.f[i]);
-      if (isinf(in[i]) && !ref_dropout_keep(42, 7, 3, static_cast<uint64_t>(i), 0.5) && !isnan(y.f[i])) {
+      if (isinf(in[i]) && !ref_dropout_keep(42, 7, 3, static_cast<uint64_t>(i), 0.5) &&
+          !isnan(y.f[i])) {
         fail_msg("a dropped infinity at %d gave %g, not inf * 0 = nan", i, y.f[i]);
       }
-      if (in[i] < 0 && !isinf(in[i]) && !ref_dropout_keep(42, 7, 3, static_cast<uint64_t>(i), 0.5)) {
+      if (in[i] < 0 && !isinf(in[i]) &&
+          !ref_dropout_keep(42, 7, 3, static_cast<uint64_t>(i), 0.5)) {
         assert_true(y.f[i] == 0.0f && signbit(y.f[i]));
       }
     }
@@ -392,7 +400,8 @@ void sgd_matches_reference_for_three_steps(void**) {
 
 void check_adam(bool decoupled) {
   Rng rng(119);
-  Tensor param = random_f32({kUpdateElements}, rng, -1, 1), m = f32({kUpdateElements}), v = f32({kUpdateElements});
+  Tensor param = random_f32({kUpdateElements}, rng, -1, 1), m = f32({kUpdateElements}),
+         v = f32({kUpdateElements});
   Vec rp = to_double(param.f), rm(kUpdateElements, 0.0), rv(kUpdateElements, 0.0);
   const float lr = 0.01f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.1f;
   for (uint64_t step = 0; step < 3; ++step) {
@@ -427,17 +436,21 @@ void finite_check_names_the_first_nonfinite_element_across_threads(void**) {
 // in the last thread's part; the extremes of the finite floats (the largest, the smallest
 // subnormal, negative zero) are not reported.
 void finite_check_finds_every_nonfinite_kind_and_passes_every_finite_extreme(void**) {
-  const uint32_t nonfinite[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff812345u, 0x7f800000u, 0xff800000u};
-  const uint32_t finite[] = {0x7f7fffffu, 0xff7fffffu, 0x00000001u, 0x80000001u, 0x80000000u, 0x3f800000u};
+  const uint32_t nonfinite[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u,
+                                0xff812345u, 0x7f800000u, 0xff800000u};
+  const uint32_t finite[] = {0x7f7fffffu, 0xff7fffffu, 0x00000001u,
+                             0x80000001u, 0x80000000u, 0x3f800000u};
   for (uint32_t bits : nonfinite) {
     Tensor x = f32({kUpdateElements}, std::vector<float>(kUpdateElements, 0.25f));
     memcpy(&x.f[kUpdateElements - 3], &bits, sizeof bits);
     const RunResult r = run_op(OpCode::kFiniteCheck, {&x}, {});
     assert_int_equal(r.status, REMAT_ERROR_NONFINITE);
-    assert_non_null(strstr(r.message.c_str(), ("element " + std::to_string(kUpdateElements - 3) + " is").c_str()));
+    assert_non_null(strstr(r.message.c_str(),
+                           ("element " + std::to_string(kUpdateElements - 3) + " is").c_str()));
   }
   Tensor x = f32({kUpdateElements}, std::vector<float>(kUpdateElements, 0.25f));
-  for (size_t i = 0; i < sizeof finite / sizeof finite[0]; ++i) memcpy(&x.f[kUpdateElements - 1 - i], &finite[i], 4);
+  for (size_t i = 0; i < sizeof finite / sizeof finite[0]; ++i)
+    memcpy(&x.f[kUpdateElements - 1 - i], &finite[i], 4);
   const RunResult r = run_op(OpCode::kFiniteCheck, {&x}, {});
   assert_int_equal(r.status, REMAT_OK);
 }

@@ -32,7 +32,8 @@ struct NamedEngine {
 std::vector<NamedEngine> engines() {
   std::vector<NamedEngine> out = {{"baseline", remat::cpu::packed_gemm_baseline}};
 #if REMAT_CPU_X86_VARIANTS
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back({"avx2", remat::cpu::packed_gemm_avx2});
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    out.push_back({"avx2", remat::cpu::packed_gemm_avx2});
   if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512", remat::cpu::packed_gemm_avx512});
 #endif
   return out;
@@ -47,7 +48,8 @@ struct NamedDotEngine {
 std::vector<NamedDotEngine> dot_engines() {
   std::vector<NamedDotEngine> out = {{"baseline", remat::cpu::dot_gemm_baseline}};
 #if REMAT_CPU_X86_VARIANTS
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) out.push_back({"avx2", remat::cpu::dot_gemm_avx2});
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    out.push_back({"avx2", remat::cpu::dot_gemm_avx2});
   if (__builtin_cpu_supports("avx512f")) out.push_back({"avx512", remat::cpu::dot_gemm_avx512});
 #endif
   return out;
@@ -74,7 +76,8 @@ struct Product {
   float at_b(int64_t p, int64_t j) const { return trans_b ? b[j * k + p] : b[p * n + j]; }
 
   // The GEMM of rows [i0, i1) and columns [j0, j1) of C, written into |c|.
-  Gemm slice(int64_t i0, int64_t i1, int64_t j0, int64_t j1, std::vector<float>& c, float* pack) const {
+  Gemm slice(int64_t i0, int64_t i1, int64_t j0, int64_t j1, std::vector<float>& c,
+             float* pack) const {
     Gemm g{};
     g.trans_a = trans_a;
     g.trans_b = trans_b;
@@ -98,12 +101,14 @@ void packed_engines_match_a_float64_product(void**) {
   std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
   // Sizes around the micro-tiles (4, 6, 8 rows; 8, 16, 32 columns) and the blocks (96 rows,
   // 256 columns and K): partial tiles, several K blocks, and a product of one element.
-  const int64_t sizes[][3] = {{1, 1, 1}, {7, 33, 5}, {16, 1024, 144}, {97, 70, 300}, {13, 257, 513}};
+  const int64_t sizes[][3] = {
+      {1, 1, 1}, {7, 33, 5}, {16, 1024, 144}, {97, 70, 300}, {13, 257, 513}};
   for (const NamedEngine& engine : engines()) {
     for (const auto& size : sizes) {
       for (int transposes = 0; transposes < 4; ++transposes) {
         for (float beta : {0.0f, 1.0f}) {
-          const Product p(size[0], size[1], size[2], transposes & 1, transposes & 2, beta, 17 + transposes);
+          const Product p(size[0], size[1], size[2], transposes & 1, transposes & 2, beta,
+                          17 + transposes);
           std::vector<float> c = p.c0;
           engine.run(p.slice(0, p.m, 0, p.n, c, pack.data()));
           for (int64_t i = 0; i < p.m; ++i) {
@@ -116,10 +121,11 @@ void packed_engines_match_a_float64_product(void**) {
               const double got = c[i * p.n + j];
               // Float sums of k terms: error within k ulps of the sum of magnitudes.
               if (fabs(got - want) > 1e-7 * static_cast<double>(p.k + 1) * (scale + 1.0)) {
-                fail_msg("%s %lldx%lldx%lld trans %d beta %g: C[%lld,%lld] = %.9g, float64 gives %.9g", engine.name,
-                         static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
-                         transposes, static_cast<double>(beta), static_cast<long long>(i), static_cast<long long>(j),
-                         got, want);
+                fail_msg(
+                    "%s %lldx%lldx%lld trans %d beta %g: C[%lld,%lld] = %.9g, float64 gives %.9g",
+                    engine.name, static_cast<long long>(p.m), static_cast<long long>(p.n),
+                    static_cast<long long>(p.k), transposes, static_cast<double>(beta),
+                    static_cast<long long>(i), static_cast<long long>(j), got, want);
               }
             }
           }
@@ -137,7 +143,8 @@ void gemm_takes_row_lengths_past_32_bits(void**) {
   const Product p(2, 40, 30, false, false, 0.0f, 23);
   const int64_t lda = (int64_t{1} << 31) + 64;
   const size_t bytes = static_cast<size_t>(lda + p.k) * sizeof(float);
-  void* mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   assert_true(mapping != MAP_FAILED);
   float* a = static_cast<float*>(mapping);
   for (int64_t q = 0; q < p.k; ++q) {
@@ -156,8 +163,8 @@ void gemm_takes_row_lengths_past_32_bits(void**) {
       for (int64_t q = 0; q < p.k; ++q) want += static_cast<double>(p.at_a(i, q)) * p.at_b(q, j);
       const float got = c[static_cast<size_t>(i * p.n + j)];
       if (!(fabs(got - want) <= 1e-5)) {
-        fail_msg("C[%lld,%lld] = %.9g, float64 gives %.9g", static_cast<long long>(i), static_cast<long long>(j),
-                 static_cast<double>(got), want);
+        fail_msg("C[%lld,%lld] = %.9g, float64 gives %.9g", static_cast<long long>(i),
+                 static_cast<long long>(j), static_cast<double>(got), want);
       }
     }
   }
@@ -175,11 +182,12 @@ void slices_have_the_bits_of_the_whole_product(void**) {
         engine.run(p.slice(0, 17, 0, p.n, by_rows, pack.data()));
         engine.run(p.slice(17, p.m, 0, p.n, by_rows, pack.data()));
         const int64_t cuts[] = {0, 32, 96, 300};
-        for (int part = 0; part < 3; ++part) engine.run(p.slice(0, p.m, cuts[part], cuts[part + 1], by_columns, pack.data()));
+        for (int part = 0; part < 3; ++part)
+          engine.run(p.slice(0, p.m, cuts[part], cuts[part + 1], by_columns, pack.data()));
         if (memcmp(whole.data(), by_rows.data(), whole.size() * sizeof(float)) != 0 ||
             memcmp(whole.data(), by_columns.data(), whole.size() * sizeof(float)) != 0) {
-          fail_msg("%s trans %d beta %g: a product in slices differs from the whole", engine.name, transposes,
-                   static_cast<double>(beta));
+          fail_msg("%s trans %d beta %g: a product in slices differs from the whole", engine.name,
+                   transposes, static_cast<double>(beta));
         }
       }
     }
@@ -195,13 +203,14 @@ void a_walked_operand_has_the_bits_of_the_stored_one(void**) {
   const int64_t m = 21, n = 300, inner = 3, middle = 3, outer = 40, k = inner * middle * outer;
   const remat::cpu::GemmRowWalk walk{inner, middle, 2, 310, 1000};
   ops_test::Rng rng(23);
-  std::vector<float> source(static_cast<size_t>(outer * walk.outer_step + remat::cpu::kGemmColumnSlack));
+  std::vector<float> source(
+      static_cast<size_t>(outer * walk.outer_step + remat::cpu::kGemmColumnSlack));
   for (float& v : source) v = static_cast<float>(rng.uniform(-1, 1));
   const Product p(m, n, k, false, false, 1.0f, 29);
   std::vector<float> stored(static_cast<size_t>(k * n));
   for (int64_t row = 0; row < k; ++row) {
-    const int64_t offset = row / (inner * middle) * walk.outer_step + row / inner % middle * walk.middle_step +
-                           row % inner * walk.inner_step;
+    const int64_t offset = row / (inner * middle) * walk.outer_step +
+                           row / inner % middle * walk.middle_step + row % inner * walk.inner_step;
     memcpy(stored.data() + row * n, source.data() + offset, static_cast<size_t>(n) * sizeof(float));
   }
   for (const NamedEngine& engine : engines()) {
@@ -217,8 +226,8 @@ void a_walked_operand_has_the_bits_of_the_stored_one(void**) {
       g.b_walk = walk;
       engine.run(g);
       if (memcmp(from_stored.data(), from_walk.data(), from_walk.size() * sizeof(float)) != 0) {
-        fail_msg("%s beta %g: the walked operand's product differs from the stored one's", engine.name,
-                 static_cast<double>(beta));
+        fail_msg("%s beta %g: the walked operand's product differs from the stored one's",
+                 engine.name, static_cast<double>(beta));
       }
     }
   }
@@ -234,7 +243,8 @@ struct DotProduct {
   std::vector<int32_t> keep;
 
   DotProduct(int64_t m_, int64_t n_, int64_t k_, uint64_t seed) : m(m_), n(n_), k(k_) {
-    rounded = (k + remat::cpu::kGemmDotLanes - 1) / remat::cpu::kGemmDotLanes * remat::cpu::kGemmDotLanes;
+    rounded =
+        (k + remat::cpu::kGemmDotLanes - 1) / remat::cpu::kGemmDotLanes * remat::cpu::kGemmDotLanes;
     // Rows (outer * 3 + middle) * 3 + inner, apart so that poison in one never lands in another.
     walk = {3, 3, rounded + 3, 3 * (rounded + 3) + 11, 3 * (3 * (rounded + 3) + 11) + 5};
     ops_test::Rng rng(seed);
@@ -259,7 +269,8 @@ struct DotProduct {
   }
 
   // Rows [i0, i1) of A by rows [j0, j1) of B, into |c|.
-  GemmDot slice(int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool accumulate, std::vector<float>& c) const {
+  GemmDot slice(int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool accumulate,
+                std::vector<float>& c) const {
     GemmDot g{};
     g.m = i1 - i0;
     g.n = j1 - j0;
@@ -291,15 +302,17 @@ void dot_engines_match_a_float64_product(void**) {
             double want = accumulate ? d.c0[i * d.n + j] : 0.0, scale = fabs(want);
             for (int64_t p = 0; p < d.k; ++p) {
               if (d.keep[p] == 0) continue;
-              const double term = static_cast<double>(d.a[i * d.rounded + p]) * d.source[d.row(j) + p];
+              const double term =
+                  static_cast<double>(d.a[i * d.rounded + p]) * d.source[d.row(j) + p];
               want += term;
               scale += fabs(term);
             }
             const double got = c[i * d.n + j];
             if (!(fabs(got - want) <= 1e-7 * static_cast<double>(d.k + 1) * (scale + 1.0))) {
-              fail_msg("%s %lldx%lldx%lld accumulate %d: C[%lld,%lld] = %.9g, float64 gives %.9g", engine.name,
-                       static_cast<long long>(d.m), static_cast<long long>(d.n), static_cast<long long>(d.k),
-                       accumulate, static_cast<long long>(i), static_cast<long long>(j), got, want);
+              fail_msg("%s %lldx%lldx%lld accumulate %d: C[%lld,%lld] = %.9g, float64 gives %.9g",
+                       engine.name, static_cast<long long>(d.m), static_cast<long long>(d.n),
+                       static_cast<long long>(d.k), accumulate, static_cast<long long>(i),
+                       static_cast<long long>(j), got, want);
             }
           }
         }
@@ -317,7 +330,8 @@ void dot_slices_have_the_bits_of_the_whole_product(void**) {
     engine.run(d.slice(10, d.m, 0, d.n, true, by_rows));
     // Cuts inside a tile and inside a walk step, as whole-channel thread parts need not be.
     const int64_t cuts[] = {0, 5, 18, 40};
-    for (int part = 0; part < 3; ++part) engine.run(d.slice(0, d.m, cuts[part], cuts[part + 1], true, by_columns));
+    for (int part = 0; part < 3; ++part)
+      engine.run(d.slice(0, d.m, cuts[part], cuts[part + 1], true, by_columns));
     if (memcmp(whole.data(), by_rows.data(), whole.size() * sizeof(float)) != 0 ||
         memcmp(whole.data(), by_columns.data(), whole.size() * sizeof(float)) != 0) {
       fail_msg("%s: a dot product in slices differs from the whole", engine.name);
@@ -344,13 +358,15 @@ struct PaddedImages {
   // Each tap's offset from an image's copy, as GemmImages takes them.
   std::vector<int64_t> tap_offsets() const {
     std::vector<int64_t> out;
-    for (int64_t row = 0; row < taps(); ++row) out.push_back(row / 9 * plane + row / 3 % 3 * 2 * wp + row % 3 * 2);
+    for (int64_t row = 0; row < taps(); ++row)
+      out.push_back(row / 9 * plane + row / 3 % 3 * 2 * wp + row % 3 * 2);
     return out;
   }
   int64_t positions() const { return p * q; }
   // Tap |row|'s value at position |j| of image |n|.
   float at(int64_t n, int64_t row, int64_t j) const {
-    return source[n * image_step + row / 9 * plane + row / 3 % 3 * 2 * wp + row % 3 * 2 + j / q * wp + j % q];
+    return source[n * image_step + row / 9 * plane + row / 3 % 3 * 2 * wp + row % 3 * 2 +
+                  j / q * wp + j % q];
   }
 };
 
@@ -391,12 +407,15 @@ void image_columns_have_the_bits_of_the_stored_operand(void**) {
           engine.run(g);
           for (int64_t i = 0; i < m; ++i) {
             for (int64_t j = 0; j < n; ++j) {
-              const float want = from_stored[i * n + j], got = from_images[(j / pq * m + i) * pq + j % pq];
+              const float want = from_stored[i * n + j],
+                          got = from_images[(j / pq * m + i) * pq + j % pq];
               if (memcmp(&want, &got, sizeof(float)) != 0) {
-                fail_msg("%s %lldx%lld images, m %lld, beta %g: C[%lld,%lld] = %.9g, the stored operand gives %.9g",
-                         engine.name, static_cast<long long>(im.p), static_cast<long long>(im.q),
-                         static_cast<long long>(m), static_cast<double>(beta), static_cast<long long>(i),
-                         static_cast<long long>(j), static_cast<double>(got), static_cast<double>(want));
+                fail_msg(
+                    "%s %lldx%lld images, m %lld, beta %g: C[%lld,%lld] = %.9g, the stored operand "
+                    "gives %.9g",
+                    engine.name, static_cast<long long>(im.p), static_cast<long long>(im.q),
+                    static_cast<long long>(m), static_cast<double>(beta), static_cast<long long>(i),
+                    static_cast<long long>(j), static_cast<double>(got), static_cast<double>(want));
               }
             }
           }
@@ -419,7 +438,8 @@ void dot_images_match_a_float64_product(void**) {
     for (float& v : a) v = static_cast<float>(rng.uniform(-1, 1));
     std::vector<float> c0(static_cast<size_t>(m * n));
     for (float& v : c0) v = static_cast<float>(rng.uniform(-1, 1));
-    auto slice = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool accumulate, std::vector<float>& c) {
+    auto slice = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool accumulate,
+                     std::vector<float>& c) {
       GemmDot g{};
       g.m = i1 - i0;
       g.n = j1 - j0;
@@ -443,24 +463,26 @@ void dot_images_match_a_float64_product(void**) {
         engine.run(slice(0, m, 10, n, accumulate, by_columns));
         if (memcmp(whole.data(), by_rows.data(), whole.size() * sizeof(float)) != 0 ||
             memcmp(whole.data(), by_columns.data(), whole.size() * sizeof(float)) != 0) {
-          fail_msg("%s %lldx%lld images: a dot product in slices differs from the whole", engine.name,
-                   static_cast<long long>(im.p), static_cast<long long>(im.q));
+          fail_msg("%s %lldx%lld images: a dot product in slices differs from the whole",
+                   engine.name, static_cast<long long>(im.p), static_cast<long long>(im.q));
         }
         for (int64_t i = 0; i < m; ++i) {
           for (int64_t j = 0; j < n; ++j) {
             double want = accumulate ? c0[i * n + j] : 0.0, scale = fabs(want);
             for (int64_t img = 0; img < im.images; ++img) {
               for (int64_t pos = 0; pos < pq; ++pos) {
-                const double term = static_cast<double>(a[img * a_step + i * pq + pos]) * im.at(img, j + 2, pos);
+                const double term =
+                    static_cast<double>(a[img * a_step + i * pq + pos]) * im.at(img, j + 2, pos);
                 want += term;
                 scale += fabs(term);
               }
             }
             const double got = whole[i * n + j];
-            if (!(fabs(got - want) <= 1e-7 * static_cast<double>(im.images * pq + 1) * (scale + 1.0))) {
-              fail_msg("%s %lldx%lld images accumulate %d: C[%lld,%lld] = %.9g, float64 gives %.9g", engine.name,
-                       static_cast<long long>(im.p), static_cast<long long>(im.q), accumulate,
-                       static_cast<long long>(i), static_cast<long long>(j), got, want);
+            if (!(fabs(got - want) <=
+                  1e-7 * static_cast<double>(im.images * pq + 1) * (scale + 1.0))) {
+              fail_msg("%s %lldx%lld images accumulate %d: C[%lld,%lld] = %.9g, float64 gives %.9g",
+                       engine.name, static_cast<long long>(im.p), static_cast<long long>(im.q),
+                       accumulate, static_cast<long long>(i), static_cast<long long>(j), got, want);
             }
           }
         }

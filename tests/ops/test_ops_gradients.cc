@@ -113,7 +113,8 @@ void head_matmul_backward_from_autodiff_matches_finite_differences(void**) {
       rc::Builder builder(&g);
       const int a = builder.param("a", hc.a().dims(), rc::Init::kUniform, 1.0f);
       const int b = builder.param("b", hc.b().dims(), rc::Init::kUniform, 1.0f);
-      const int c = builder.head_matmul(a, b, hc.trans_a, hc.trans_b, alpha, hc.heads, layout, hc.c().dims(), "c");
+      const int c = builder.head_matmul(a, b, hc.trans_a, hc.trans_b, alpha, hc.heads, layout,
+                                        hc.c().dims(), "c");
       builder.mse(c, builder.label("target", REMAT_DTYPE_F32, hc.c().dims()));
       rc::append_backward_and_updates(g, rc::parse_optimizer("sgd:lr=0.1"), rc::FiniteChecks::kOff);
       const int dc_id = g.find("grad.c");
@@ -132,15 +133,21 @@ void head_matmul_backward_from_autodiff_matches_finite_differences(void**) {
         }
         const std::string target = g.tensors[op.outputs[0]].name;
         Tensor grad = f32(g.tensors[op.outputs[0]].shape);
-        assert_int_equal(run_op(OpCode::kHeadMatMul, ins, {&grad}, Attrs{op.iattrs, op.fattrs}).status, REMAT_OK);
+        assert_int_equal(
+            run_op(OpCode::kHeadMatMul, ins, {&grad}, Attrs{op.iattrs, op.fattrs}).status,
+            REMAT_OK);
         char what[64];
-        snprintf(what, sizeof(what), "%s (trans %d%d, interleaved %lld)", target.c_str(), hc.trans_a, hc.trans_b,
-                 static_cast<long long>(layout));
+        snprintf(what, sizeof(what), "%s (trans %d%d, interleaved %lld)", target.c_str(),
+                 hc.trans_a, hc.trans_b, static_cast<long long>(layout));
         if (target == "grad.a") {
-          expect_grad(grad.f, fd_of([&](const Vec& x) { return ref_head_matmul(hc, alpha, x, bv); }, av, w), what);
+          expect_grad(grad.f,
+                      fd_of([&](const Vec& x) { return ref_head_matmul(hc, alpha, x, bv); }, av, w),
+                      what);
         } else {
           assert_string_equal(target.c_str(), "grad.b");
-          expect_grad(grad.f, fd_of([&](const Vec& x) { return ref_head_matmul(hc, alpha, av, x); }, bv, w), what);
+          expect_grad(grad.f,
+                      fd_of([&](const Vec& x) { return ref_head_matmul(hc, alpha, av, x); }, bv, w),
+                      what);
         }
         ++found;
       }

@@ -56,13 +56,15 @@ void powers_match_reference_and_finite_differences(void**) {
   for (float p : {2.0f, 3.0f, -1.0f, 1.0f}) {
     Tensor x = f32({4, 9});
     for (float& v : x.f) v = static_cast<float>(rng.uniform_away_from_zero(-2, 2, 0.2));
-    check_unary_pair(OpCode::kPowScalar, OpCode::kPowScalarGrad, false, x,
-                     [p](double v) { return pow(v, p); }, Attrs{{}, {p}}, 201);
+    check_unary_pair(
+        OpCode::kPowScalar, OpCode::kPowScalarGrad, false, x, [p](double v) { return pow(v, p); },
+        Attrs{{}, {p}}, 201);
   }
   for (float p : {0.5f, -0.5f, 1.5f, -2.25f, 0.0f}) {
     Tensor x = random_f32({4, 9}, rng, 0.2, 3);
-    check_unary_pair(OpCode::kPowScalar, OpCode::kPowScalarGrad, false, x,
-                     [p](double v) { return pow(v, p); }, Attrs{{}, {p}}, 202);
+    check_unary_pair(
+        OpCode::kPowScalar, OpCode::kPowScalarGrad, false, x, [p](double v) { return pow(v, p); },
+        Attrs{{}, {p}}, 202);
   }
 }
 
@@ -85,8 +87,9 @@ void square_is_exact_as_torch_computes_it(void**) {
 void square_root_matches_reference_and_finite_differences(void**) {
   Rng rng(204);
   Tensor x = random_f32({5, 7}, rng, 0.1, 4);
-  check_unary_pair(OpCode::kSquareRoot, OpCode::kSquareRootGrad, true, x,
-                   [](double v) { return sqrt(v); }, Attrs(), 205);
+  check_unary_pair(
+      OpCode::kSquareRoot, OpCode::kSquareRootGrad, true, x, [](double v) { return sqrt(v); },
+      Attrs(), 205);
 }
 
 void leaky_relu_matches_reference_and_finite_differences(void**) {
@@ -94,17 +97,19 @@ void leaky_relu_matches_reference_and_finite_differences(void**) {
   Tensor x = f32({5, 7});
   for (float& v : x.f) v = static_cast<float>(rng.uniform_away_from_zero(-3, 3, 0.1));
   for (float alpha : {0.01f, 0.2f, -0.5f}) {
-    check_unary_pair(OpCode::kLeakyRelu, OpCode::kLeakyReluGrad, false, x,
-                     [alpha](double v) { return v > 0 ? v : v * static_cast<double>(alpha); },
-                     Attrs{{}, {alpha}}, 207);
+    check_unary_pair(
+        OpCode::kLeakyRelu, OpCode::kLeakyReluGrad, false, x,
+        [alpha](double v) { return v > 0 ? v : v * static_cast<double>(alpha); },
+        Attrs{{}, {alpha}}, 207);
   }
 }
 
 void error_function_matches_reference_and_finite_differences(void**) {
   Rng rng(208);
   Tensor x = random_f32({5, 7}, rng, -3, 3);
-  check_unary_pair(OpCode::kErrorFunction, OpCode::kErrorFunctionGrad, false, x,
-                   [](double v) { return erf(v); }, Attrs(), 209);
+  check_unary_pair(
+      OpCode::kErrorFunction, OpCode::kErrorFunctionGrad, false, x, [](double v) { return erf(v); },
+      Attrs(), 209);
 }
 
 Vec ref_log_softmax(const Vec& x, int64_t n) {
@@ -130,9 +135,10 @@ void log_softmax_matches_reference_and_finite_differences(void**) {
   Tensor dy = random_f32({3, 6}, rng, -1, 1), dx = f32({3, 6});
   run_op(OpCode::kLogSoftmax, {&xs}, {&ys});
   run_op(OpCode::kLogSoftmaxGrad, {&dy, &ys}, {&dx});
-  expect_grad(dx.f, fd_of([](const Vec& v) { return ref_log_softmax(v, 6); }, to_double(xs.f),
-                          to_double(dy.f)),
-              "log_softmax_grad");
+  expect_grad(
+      dx.f,
+      fd_of([](const Vec& v) { return ref_log_softmax(v, 6); }, to_double(xs.f), to_double(dy.f)),
+      "log_softmax_grad");
 }
 
 // Sum (or mean) of x viewed as [outer, n, inner] over n.
@@ -169,8 +175,9 @@ void reduce_sum_and_broadcast_match_reference_and_finite_differences(void**) {
     int64_t axis, count, outer, n, inner;
   };
   const Shape shapes[] = {
-      {{3, 4, 5, 6}, 1, 2, 3, 20, 6},  {{3, 4, 5, 6}, 0, 1, 1, 3, 120}, {{3, 4, 5, 6}, 3, 1, 60, 6, 1},
-      {{3, 4, 5, 6}, 0, 4, 1, 360, 1}, {{2, 3, 300}, 1, 1, 2, 3, 300},
+      {{3, 4, 5, 6}, 1, 2, 3, 20, 6}, {{3, 4, 5, 6}, 0, 1, 1, 3, 120},
+      {{3, 4, 5, 6}, 3, 1, 60, 6, 1}, {{3, 4, 5, 6}, 0, 4, 1, 360, 1},
+      {{2, 3, 300}, 1, 1, 2, 3, 300},
   };
   Rng rng(211);
   for (const Shape& s : shapes) {
@@ -183,18 +190,20 @@ void reduce_sum_and_broadcast_match_reference_and_finite_differences(void**) {
       // The gradient of reduce_sum is broadcast (finite differences of the reference sum) ...
       Tensor dy = random_f32({s.outer * s.inner}, rng, -1, 1), dx = f32(s.dims);
       assert_int_equal(run_op(OpCode::kBroadcast, {&dy}, {&dx}, attrs).status, REMAT_OK);
-      expect_grad(dx.f,
-                  fd_of([&](const Vec& v) { return ref_reduce(v, s.outer, s.n, s.inner, mean != 0); }, xv,
-                        to_double(dy.f)),
-                  "broadcast as reduce_sum's gradient");
+      expect_grad(
+          dx.f,
+          fd_of([&](const Vec& v) { return ref_reduce(v, s.outer, s.n, s.inner, mean != 0); }, xv,
+                to_double(dy.f)),
+          "broadcast as reduce_sum's gradient");
       // ... and the gradient of broadcast is reduce_sum.
       const Vec dyv = to_double(dy.f);
       Tensor up = random_f32(s.dims, rng, -1, 1), back = f32({s.outer * s.inner});
       assert_int_equal(run_op(OpCode::kReduceSum, {&up}, {&back}, attrs).status, REMAT_OK);
-      expect_grad(back.f,
-                  fd_of([&](const Vec& v) { return ref_broadcast(v, s.outer, s.n, s.inner, mean != 0); }, dyv,
-                        to_double(up.f)),
-                  "reduce_sum as broadcast's gradient");
+      expect_grad(
+          back.f,
+          fd_of([&](const Vec& v) { return ref_broadcast(v, s.outer, s.n, s.inner, mean != 0); },
+                dyv, to_double(up.f)),
+          "reduce_sum as broadcast's gradient");
     }
   }
 }
@@ -232,7 +241,8 @@ void nan_propagates_through_the_new_ops(void**) {
   for (const auto& op : ops) {
     assert_int_equal(run_op(op.code, {&x}, {&y}, op.attrs).status, REMAT_OK);
     if (!isnan(y.f[0]) || !isnan(y.f[3])) {
-      fail_msg("%s(nan) gave %g, %g", remat::op_name(static_cast<uint16_t>(op.code)), y.f[0], y.f[3]);
+      fail_msg("%s(nan) gave %g, %g", remat::op_name(static_cast<uint16_t>(op.code)), y.f[0],
+               y.f[3]);
     }
   }
 }

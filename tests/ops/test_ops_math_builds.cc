@@ -19,8 +19,8 @@ using remat::cpu::AdamScalars;
 
 struct Build {
   const char* name;
-  void (*adam)(const AdamScalars&, const float*, const float*, const float*, const float*, float*, float*, float*,
-               int64_t);
+  void (*adam)(const AdamScalars&, const float*, const float*, const float*, const float*, float*,
+               float*, float*, int64_t);
   void (*gelu)(const float*, float*, int64_t);
   void (*gelu_grad)(const float*, const float*, float*, int64_t);
   void (*exp_shifted)(const float*, float, float*, int64_t);
@@ -28,13 +28,15 @@ struct Build {
 };
 
 std::vector<Build> builds() {
-  std::vector<Build> out = {{"baseline", remat::cpu::adam_span_baseline, remat::cpu::gelu_span_baseline,
-                             remat::cpu::gelu_grad_span_baseline, remat::cpu::exp_shifted_span_baseline,
+  std::vector<Build> out = {{"baseline", remat::cpu::adam_span_baseline,
+                             remat::cpu::gelu_span_baseline, remat::cpu::gelu_grad_span_baseline,
+                             remat::cpu::exp_shifted_span_baseline,
                              remat::cpu::column_sums_span_baseline}};
 #if REMAT_CPU_X86_VARIANTS
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    out.push_back({"avx2", remat::cpu::adam_span_avx2, remat::cpu::gelu_span_avx2, remat::cpu::gelu_grad_span_avx2,
-                   remat::cpu::exp_shifted_span_avx2, remat::cpu::column_sums_span_avx2});
+    out.push_back({"avx2", remat::cpu::adam_span_avx2, remat::cpu::gelu_span_avx2,
+                   remat::cpu::gelu_grad_span_avx2, remat::cpu::exp_shifted_span_avx2,
+                   remat::cpu::column_sums_span_avx2});
   }
   if (__builtin_cpu_supports("avx512f")) {
     out.push_back({"avx512", remat::cpu::adam_span_avx512, remat::cpu::gelu_span_avx512,
@@ -47,8 +49,8 @@ std::vector<Build> builds() {
 
 // Adam as the header states it, one rounded float operation at a time. volatile keeps the
 // compiler from fusing a multiply and an add here.
-void adam_reference(const AdamScalars& s, std::vector<float>& p, const std::vector<float>& grad, std::vector<float>& m,
-                    std::vector<float>& v) {
+void adam_reference(const AdamScalars& s, std::vector<float>& p, const std::vector<float>& grad,
+                    std::vector<float>& m, std::vector<float>& v) {
   for (size_t i = 0; i < p.size(); ++i) {
     volatile float pi = p[i], g = grad[i];
     if (s.decoupled) {
@@ -85,14 +87,16 @@ void adam_in_place_gives_its_formulas_bits_in_every_build(void**) {
           m[i] = static_cast<float>(rng.uniform(-0.1, 0.1));
           v[i] = static_cast<float>(rng.uniform(0, 0.01));
         }
-        const AdamScalars s{0.9f, 0.999f, 0.1f, 0.001f, 0.0123f, 0.0447f, 1e-8f, 0.01f, 0.9999f, decoupled};
+        const AdamScalars s{0.9f,    0.999f, 0.1f,  0.001f,  0.0123f,
+                            0.0447f, 1e-8f,  0.01f, 0.9999f, decoupled};
         std::vector<float> rp = p, rm = m, rv = v;
         adam_reference(s, rp, g, rm, rv);
         b.adam(s, p.data(), g.data(), m.data(), v.data(), p.data(), m.data(), v.data(), n);
-        if (memcmp(p.data(), rp.data(), p.size() * 4) != 0 || memcmp(m.data(), rm.data(), m.size() * 4) != 0 ||
+        if (memcmp(p.data(), rp.data(), p.size() * 4) != 0 ||
+            memcmp(m.data(), rm.data(), m.size() * 4) != 0 ||
             memcmp(v.data(), rv.data(), v.size() * 4) != 0) {
-          fail_msg("%s (decoupled %d, %lld elements): Adam's bits differ from its formula's", b.name, decoupled,
-                   static_cast<long long>(n));
+          fail_msg("%s (decoupled %d, %lld elements): Adam's bits differ from its formula's",
+                   b.name, decoupled, static_cast<long long>(n));
         }
       }
     }
@@ -109,8 +113,8 @@ void gelu_and_exp_match_float64_in_every_build(void**) {
   for (const Build& b : builds()) {
     for (int64_t n : {int64_t{37}, int64_t{100}}) {
       ops_test::Rng rng(static_cast<uint64_t>(n));
-      std::vector<float> x(static_cast<size_t>(n)), dy(x.size()), y(x.size(), 7.0f), dx(x.size(), 7.0f),
-          e(x.size(), 7.0f);
+      std::vector<float> x(static_cast<size_t>(n)), dy(x.size()), y(x.size(), 7.0f),
+          dx(x.size(), 7.0f), e(x.size(), 7.0f);
       for (size_t i = 0; i < x.size(); ++i) {
         x[i] = static_cast<float>(rng.uniform(-6, 6));
         dy[i] = static_cast<float>(rng.uniform(-1, 1));
@@ -145,14 +149,17 @@ void column_sums_give_the_bits_of_a_double_sum_in_row_order_in_every_build(void*
       b.column_sums(dy.data() + 3, rows, ld, db.data(), w);
       for (int64_t j = 0; j < w; ++j) {
         volatile double sum = 0.0;  // one rounded double add at a time
-        for (int64_t r = 0; r < rows; ++r) sum = sum + static_cast<double>(dy[static_cast<size_t>(r * ld + 3 + j)]);
+        for (int64_t r = 0; r < rows; ++r)
+          sum = sum + static_cast<double>(dy[static_cast<size_t>(r * ld + 3 + j)]);
         const float want = static_cast<float>(sum);
         if (memcmp(&db[static_cast<size_t>(j)], &want, sizeof want) != 0) {
-          fail_msg("%s: column %lld of %lld sums to %.9g, expected %.9g", b.name, static_cast<long long>(j),
-                   static_cast<long long>(w), static_cast<double>(db[static_cast<size_t>(j)]), static_cast<double>(want));
+          fail_msg("%s: column %lld of %lld sums to %.9g, expected %.9g", b.name,
+                   static_cast<long long>(j), static_cast<long long>(w),
+                   static_cast<double>(db[static_cast<size_t>(j)]), static_cast<double>(want));
         }
       }
-      if (db[static_cast<size_t>(w)] != 7.0f) fail_msg("%s: wrote past column %lld", b.name, static_cast<long long>(w));
+      if (db[static_cast<size_t>(w)] != 7.0f)
+        fail_msg("%s: wrote past column %lld", b.name, static_cast<long long>(w));
     }
   }
 }

@@ -117,10 +117,12 @@ void conv_with_a_long_reduction_matches_reference(void**) {
 void conv_by_winograd_matches_reference(void**) {
   // name, rank3, n, c, h, w, k, r, s, stride h w, pad h w, dilation h w, groups.
   const ConvProblem problems[] = {
-      {"Winograd: 32 to 33 channels, 7x9 output", false, 3, 32, 7, 9, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {"Winograd: 32 to 33 channels, 7x9 output", false, 3, 32, 7, 9, 33, 3, 3, 1, 1, 1, 1, 1, 1,
+       1},
       {"Winograd: padding 0 and 2 on 10x6", false, 2, 40, 10, 6, 32, 3, 3, 1, 1, 0, 2, 1, 1, 1},
       {"Winograd: 128 to 104 channels on 6x6", false, 2, 128, 6, 6, 104, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-      {"past Winograd's scratch: 128 to 108 on 4x4", false, 2, 128, 4, 4, 108, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {"past Winograd's scratch: 128 to 108 on 4x4", false, 2, 128, 4, 4, 108, 3, 3, 1, 1, 1, 1, 1,
+       1, 1},
   };
   uint64_t seed = 410;
   for (const ConvProblem& cp : problems) {
@@ -134,10 +136,16 @@ void conv_by_winograd_matches_reference(void**) {
 // packed instead (700 channels of 32 padded columns). Whole padded 8x8 images of 256 channels a
 // group fit two at a time; 512 filters take several M blocks of the product.
 void conv_with_many_channels_matches_reference_in_chunks_and_past_the_scratch(void**) {
-  run_conv_case({"400 to 8 channels on 20x20", false, 2, 400, 20, 20, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1}, true, 401);
-  run_conv_case({"700 to 8 channels on 30x30", false, 1, 700, 30, 30, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1}, false, 402);
-  run_conv_case({"512 to 8 channels in 2 groups on 8x8", false, 5, 512, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2}, true, 403);
-  run_conv_case({"8 to 512 channels in 2 groups on 8x8", false, 5, 8, 8, 8, 512, 3, 3, 1, 1, 1, 1, 1, 1, 2}, false, 404);
+  run_conv_case({"400 to 8 channels on 20x20", false, 2, 400, 20, 20, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                true, 401);
+  run_conv_case({"700 to 8 channels on 30x30", false, 1, 700, 30, 30, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+                false, 402);
+  run_conv_case(
+      {"512 to 8 channels in 2 groups on 8x8", false, 5, 512, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+      true, 403);
+  run_conv_case(
+      {"8 to 512 channels in 2 groups on 8x8", false, 5, 8, 8, 8, 512, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+      false, 404);
 }
 
 // ---- pooling ------------------------------------------------------------------------------------

@@ -85,7 +85,8 @@ void conv_backward_with_long_reductions_matches_float64_adjoint(void**) {
   const ConvProblem problems[] = {
       {"32 to 40 channels on 17x17", false, 2, 32, 17, 17, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1},
       {"32 to 40 channels stride 2", false, 1, 32, 17, 17, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1},
-      {"64 to 96 channels in 2 groups, padding 3", false, 1, 64, 9, 10, 96, 3, 3, 1, 1, 3, 3, 1, 1, 2},
+      {"64 to 96 channels in 2 groups, padding 3", false, 1, 64, 9, 10, 96, 3, 3, 1, 1, 3, 3, 1, 1,
+       2},
       // The flipped convolution of dx reads 400 channels of dy in chunks of its scratch, or
       // 700 of 32 padded columns, which do not fit (the column matrix is packed instead).
       {"8 to 400 channels on 20x20", false, 1, 8, 20, 20, 400, 3, 3, 1, 1, 1, 1, 1, 1, 1},

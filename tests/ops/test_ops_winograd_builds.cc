@@ -26,8 +26,10 @@ namespace {
 
 using namespace ops_test;
 using remat::cpu::WinogradConv;
-using Tiles = void (*)(const WinogradConv&, const float*, const float*, int64_t, int64_t, float*, float*);
-using WeightSums = void (*)(const WinogradConv&, const float*, const float*, int64_t, int64_t, float*, float*);
+using Tiles = void (*)(const WinogradConv&, const float*, const float*, int64_t, int64_t, float*,
+                       float*);
+using WeightSums = void (*)(const WinogradConv&, const float*, const float*, int64_t, int64_t,
+                            float*, float*);
 
 struct NamedTiles {
   const char* name;
@@ -44,7 +46,8 @@ std::vector<NamedTiles> builds() {
     out.push_back({"avx2", remat::cpu::winograd_tiles_avx2, remat::cpu::winograd_weight_sums_avx2});
   }
   if (__builtin_cpu_supports("avx512f")) {
-    out.push_back({"avx512", remat::cpu::winograd_tiles_avx512, remat::cpu::winograd_weight_sums_avx512});
+    out.push_back(
+        {"avx512", remat::cpu::winograd_tiles_avx512, remat::cpu::winograd_weight_sums_avx512});
   }
 #endif
   return out;
@@ -58,7 +61,8 @@ struct Scratch {
   std::vector<float> data;
   float* at;
   int64_t floats;
-  explicit Scratch(int64_t size) : data(static_cast<size_t>(size + kGuard) + 16, kGarbage), floats(size) {
+  explicit Scratch(int64_t size)
+      : data(static_cast<size_t>(size + kGuard) + 16, kGarbage), floats(size) {
     at = data.data() + (16 - (reinterpret_cast<uintptr_t>(data.data()) / sizeof(float)) % 16) % 16;
   }
   void expect_guard_intact(const char* what) const {
@@ -72,8 +76,9 @@ struct Scratch {
 
 // The tiles of |wc| on |x| with filters |w| (|flipped| as winograd_filters takes them), in the
 // pieces that |cuts| (tile indices, ascending) make, each with its own scratch; y starts NaN.
-std::vector<float> run_tiles(Tiles run, WinogradConv wc, const std::vector<float>& x, const std::vector<float>& w,
-                             bool flipped, const std::vector<int64_t>& cuts) {
+std::vector<float> run_tiles(Tiles run, WinogradConv wc, const std::vector<float>& x,
+                             const std::vector<float>& w, bool flipped,
+                             const std::vector<int64_t>& cuts) {
   const int64_t thread_floats = remat::cpu::winograd_layout(&wc);
   assert_true(thread_floats <= remat::cpu::kGemmPackFloats);
   std::vector<float> u(static_cast<size_t>(wc.c * wc.kpad * remat::cpu::kWinogradPositions), 0.0f);
@@ -112,7 +117,8 @@ const Problem kProblems[] = {
 
 // The direct convolution's problem of the same shape, for the float64 reference.
 ConvProblem conv_problem(const Problem& pr) {
-  return ConvProblem{pr.name, false, pr.n, pr.c, pr.h, pr.w, pr.k, 3, 3, 1, 1, pr.pad_h, pr.pad_w, 1, 1, 1};
+  return ConvProblem{pr.name, false, pr.n, pr.c,     pr.h,     pr.w, pr.k, 3,
+                     3,       1,     1,    pr.pad_h, pr.pad_w, 1,    1,    1};
 }
 
 // A problem's operands x, w and dy, drawn in [-1, 1] in that order from |seed|, and its shapes
@@ -130,19 +136,22 @@ Operands draw(const Problem& pr, uint64_t seed) {
   Tensor x = random_f32(cp.x_dims(), rng, -1, 1);
   Tensor w = random_f32(cp.w_dims(), rng, -1, 1);
   Tensor dy = random_f32(cp.y_dims(), rng, -1, 1);
-  const WinogradConv forward{pr.n, pr.c, pr.h, pr.w, pr.k, cp.p(), cp.q(), pr.pad_h, pr.pad_w, 0, 0, 0, 0};
-  const WinogradConv flipped{pr.n, pr.k, cp.p(), cp.q(), pr.c, pr.h, pr.w, 2 - pr.pad_h, 2 - pr.pad_w, 0, 0, 0, 0};
+  const WinogradConv forward{pr.n,     pr.c,     pr.h, pr.w, pr.k, cp.p(), cp.q(),
+                             pr.pad_h, pr.pad_w, 0,    0,    0,    0};
+  const WinogradConv flipped{pr.n,         pr.k,         cp.p(), cp.q(), pr.c, pr.h, pr.w,
+                             2 - pr.pad_h, 2 - pr.pad_w, 0,      0,      0,    0};
   return {cp, x, w, dy, forward, flipped};
 }
 
-void expect_near_reference(const std::vector<float>& got, const Vec& want, int64_t terms, const char* build,
-                           const char* what) {
+void expect_near_reference(const std::vector<float>& got, const Vec& want, int64_t terms,
+                           const char* build, const char* what) {
   char label[160];
   snprintf(label, sizeof(label), "%s (%s)", what, build);
   expect_close(got, want, 2e-6 * static_cast<double>(terms), 1e-5, label);
 }
 
-void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, const char* build, const char* what) {
+void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, const char* build,
+                      const char* what) {
   assert_int_equal(a.size(), b.size());
   if (memcmp(a.data(), b.data(), a.size() * sizeof(float)) != 0) {
     fail_msg("%s, %s: the tiles in pieces wrote other bits than in one call", build, what);
@@ -176,12 +185,14 @@ void flipped_tiles_match_the_input_gradient_in_every_build(void**) {
   for (const Problem& pr : problems) {
     const Operands o = draw(pr, ++seed);
     Vec want_dx, want_dw;
-    ref_conv_adjoint(o.cp, to_double(o.x.f), to_double(o.w.f), to_double(o.dy.f), &want_dx, &want_dw);
+    ref_conv_adjoint(o.cp, to_double(o.x.f), to_double(o.w.f), to_double(o.dy.f), &want_dx,
+                     &want_dw);
     const int64_t tiles = remat::cpu::winograd_tile_count(o.flipped);
     for (const NamedTiles& b : builds()) {
       const std::vector<float> whole = run_tiles(b.run, o.flipped, o.dy.f, o.w.f, true, {});
       expect_near_reference(whole, want_dx, 9 * pr.k, b.name, pr.name);
-      const std::vector<float> pieces = run_tiles(b.run, o.flipped, o.dy.f, o.w.f, true, {tiles / 3, tiles - 1});
+      const std::vector<float> pieces =
+          run_tiles(b.run, o.flipped, o.dy.f, o.w.f, true, {tiles / 3, tiles - 1});
       expect_same_bits(whole, pieces, b.name, pr.name);
     }
   }
@@ -193,7 +204,8 @@ void flipped_tiles_match_the_input_gradient_in_every_build(void**) {
 // in its scratch and sums, to the bits of the same parts computed one after another in one
 // scratch.
 std::vector<float> weight_gradient(WeightSums sums, WinogradConv wc, const std::vector<float>& x,
-                                   const std::vector<float>& dy, int64_t parts, bool fresh_scratch) {
+                                   const std::vector<float>& dy, int64_t parts,
+                                   bool fresh_scratch) {
   const int64_t thread_floats = remat::cpu::winograd_layout(&wc);
   const int64_t part_floats = wc.kpad * wc.c * remat::cpu::kWinogradPositions;
   const int64_t tiles = remat::cpu::winograd_tile_count(wc);
@@ -201,8 +213,8 @@ std::vector<float> weight_gradient(WeightSums sums, WinogradConv wc, const std::
   Scratch shared(thread_floats);
   for (int64_t p = 0; p < parts; ++p) {
     Scratch own(thread_floats);
-    sums(wc, x.data(), dy.data(), p * tiles / parts, (p + 1) * tiles / parts, fresh_scratch ? own.at : shared.at,
-         du.data() + p * part_floats);
+    sums(wc, x.data(), dy.data(), p * tiles / parts, (p + 1) * tiles / parts,
+         fresh_scratch ? own.at : shared.at, du.data() + p * part_floats);
     (fresh_scratch ? own : shared).expect_guard_intact("winograd_weight_sums");
   }
   std::vector<float> dw(static_cast<size_t>(wc.k * wc.c * 9), NAN);
@@ -215,12 +227,16 @@ void weight_sums_match_the_weight_gradient_in_every_build_and_in_parts(void**) {
   for (const Problem& pr : kProblems) {
     const Operands o = draw(pr, ++seed);
     Vec want_dx, want_dw;
-    ref_conv_adjoint(o.cp, to_double(o.x.f), to_double(o.w.f), to_double(o.dy.f), &want_dx, &want_dw);
+    ref_conv_adjoint(o.cp, to_double(o.x.f), to_double(o.w.f), to_double(o.dy.f), &want_dx,
+                     &want_dw);
     for (const NamedTiles& b : builds()) {
-      for (int64_t parts : {1, 2, 3, 5}) {  // 5 parts of the 4 tiles of "a single output": one empty
-        const std::vector<float> dw = weight_gradient(b.weight_sums, o.forward, o.x.f, o.dy.f, parts, false);
+      for (int64_t parts :
+           {1, 2, 3, 5}) {  // 5 parts of the 4 tiles of "a single output": one empty
+        const std::vector<float> dw =
+            weight_gradient(b.weight_sums, o.forward, o.x.f, o.dy.f, parts, false);
         expect_near_reference(dw, want_dw, pr.n * o.cp.p() * o.cp.q(), b.name, pr.name);
-        const std::vector<float> fresh = weight_gradient(b.weight_sums, o.forward, o.x.f, o.dy.f, parts, true);
+        const std::vector<float> fresh =
+            weight_gradient(b.weight_sums, o.forward, o.x.f, o.dy.f, parts, true);
         expect_same_bits(dw, fresh, b.name, pr.name);
       }
     }
@@ -248,18 +264,22 @@ void kernels_take_winograd_where_the_rule_says(void**) {
     Tensor y = f32(o.cp.y_dims()), dx = f32(o.cp.x_dims()), dw = f32(o.cp.w_dims());
     const Attrs attrs{o.cp.iattrs(), {}};
     assert_int_equal(run_op(remat::OpCode::kConv, {&o.x, &o.w}, {&y}, attrs).status, REMAT_OK);
-    assert_int_equal(run_op(remat::OpCode::kConvGradInput, {&o.dy, &o.w}, {&dx}, attrs).status, REMAT_OK);
-    assert_int_equal(run_op(remat::OpCode::kConvGradWeight, {&o.dy, &o.x}, {&dw}, attrs).status, REMAT_OK);
+    assert_int_equal(run_op(remat::OpCode::kConvGradInput, {&o.dy, &o.w}, {&dx}, attrs).status,
+                     REMAT_OK);
+    assert_int_equal(run_op(remat::OpCode::kConvGradWeight, {&o.dy, &o.x}, {&dw}, attrs).status,
+                     REMAT_OK);
     WinogradConv laid = o.forward;
     remat::cpu::winograd_layout(&laid);
-    const bool same_y = y.f == run_tiles(remat::cpu::winograd_tiles, o.forward, o.x.f, o.w.f, false, {});
-    const bool same_dx = dx.f == run_tiles(remat::cpu::winograd_tiles, o.flipped, o.dy.f, o.w.f, true, {});
+    const bool same_y =
+        y.f == run_tiles(remat::cpu::winograd_tiles, o.forward, o.x.f, o.w.f, false, {});
+    const bool same_dx =
+        dx.f == run_tiles(remat::cpu::winograd_tiles, o.flipped, o.dy.f, o.w.f, true, {});
     const int64_t parts = remat::cpu::winograd_weight_parts(laid);
-    const bool same_dw = dw.f == weight_gradient(remat::cpu::winograd_weight_sums, o.forward, o.x.f, o.dy.f,
-                                                 parts > 0 ? parts : 1, true);
+    const bool same_dw = dw.f == weight_gradient(remat::cpu::winograd_weight_sums, o.forward, o.x.f,
+                                                 o.dy.f, parts > 0 ? parts : 1, true);
     if (same_y != k.forward || same_dx != k.forward || same_dw != k.weight_gradient) {
-      fail_msg("%s: Winograd's bits for y %d, dx %d, dw %d; want %d, %d, %d", pr.name, same_y, same_dx, same_dw,
-               k.forward, k.forward, k.weight_gradient);
+      fail_msg("%s: Winograd's bits for y %d, dx %d, dw %d; want %d, %d, %d", pr.name, same_y,
+               same_dx, same_dw, k.forward, k.forward, k.weight_gradient);
     }
   }
 }

@@ -71,7 +71,10 @@ void layernorm_grad_ok(Case& c) {
   c.in(F32, {2, 3, 4}).in(F32, {2, 3, 4}).in(F32, {6}).in(F32, {6}).in(F32, {4});
   c.out(F32, {2, 3, 4}).out(F32, {4}).out(F32, {4});
 }
-void dropout_ok(Case& c) { unary(c); c.ia({7}).fa({0.1f}); }
+void dropout_ok(Case& c) {
+  unary(c);
+  c.ia({7}).fa({0.1f});
+}
 void dropout_grad_ok(Case& c) { dropout_ok(c); }
 void embedding_ok(Case& c) { c.in(I32, {2, 5}).in(F32, {11, 8}).out(F32, {2, 5, 8}); }
 void embedding_grad_ok(Case& c) { c.in(F32, {2, 5, 8}).in(I32, {2, 5}).out(F32, {11, 8}); }
@@ -79,7 +82,9 @@ void permute_ok(Case& c) { c.in(F32, {2, 3, 4}).out(F32, {4, 2, 3}).ia({3, 2, 3,
 void copy_ok(Case& c) { c.in(F32, {2, 3, 4}).out(F32, {6, 4}); }
 void select_ok(Case& c) { c.in(F32, {2, 3, 4}).out(F32, {2, 4}).ia({1, 2}); }
 void select_grad_ok(Case& c) { c.in(F32, {2, 4}).out(F32, {2, 3, 4}).ia({1, 2}); }
-void softmax_cross_entropy_ok(Case& c) { c.in(F32, {4, 3}).in(I32, {4}).out(F32, {1}).out(F32, {4, 3}); }
+void softmax_cross_entropy_ok(Case& c) {
+  c.in(F32, {4, 3}).in(I32, {4}).out(F32, {1}).out(F32, {4, 3});
+}
 void softmax_cross_entropy_grad_ok(Case& c) { c.in(F32, {4, 3}).in(I32, {4}).out(F32, {4, 3}); }
 void mse_ok(Case& c) { c.in(F32, {4, 2}).in(F32, {4, 2}).out(F32, {1}); }
 void mse_grad_ok(Case& c) { c.in(F32, {4, 2}).in(F32, {4, 2}).out(F32, {4, 2}); }
@@ -94,7 +99,10 @@ void adam_update_ok(Case& c) {
 }
 void wait_ok(Case& c) { c.in(F32, {2, 3}); }
 void finite_check_ok(Case& c) { c.in(F32, {2, 3}); }
-void scale_ok(Case& c) { unary(c); c.fa({0.5f}); }
+void scale_ok(Case& c) {
+  unary(c);
+  c.fa({0.5f});
+}
 
 // A 3x3 convolution of 4 to 6 channels in 2 groups, stride 1, padding 1: y keeps 8x8. At unit
 // stride no op has a workspace.
@@ -112,7 +120,9 @@ void conv_grad_weight_ok(Case& c) {
 }
 void channel_sum_ok(Case& c) { c.in(F32, {2, 6, 8, 8}).out(F32, {6}); }
 // 3x3 windows, stride 2, padding 1 over 7x7: (7 + 2 - 3) / 2 + 1 = 4.
-void max_pool_ok(Case& c) { c.in(F32, {2, 3, 7, 7}).out(F32, {2, 3, 4, 4}).ia({3, 3, 2, 2, 1, 1, 0}); }
+void max_pool_ok(Case& c) {
+  c.in(F32, {2, 3, 7, 7}).out(F32, {2, 3, 4, 4}).ia({3, 3, 2, 2, 1, 1, 0});
+}
 void max_pool_grad_ok(Case& c) {
   c.in(F32, {2, 3, 4, 4}).in(F32, {2, 3, 7, 7}).out(F32, {2, 3, 7, 7}).ia({3, 3, 2, 2, 1, 1, 0});
 }
@@ -145,10 +155,22 @@ void concat_ok(Case& c) {
 }
 void slice_ok(Case& c) { c.in(F32, {2, 9, 4}).out(F32, {2, 5, 4}).ia({1, 3}); }
 void increment_ok(Case& c) { c.in(I64, {1}).out(I64, {1}); }
-void pow_scalar_ok(Case& c) { unary(c); c.fa({2.0f}); }
-void pow_scalar_grad_ok(Case& c) { binary(c); c.fa({2.0f}); }
-void leaky_relu_ok(Case& c) { unary(c); c.fa({0.01f}); }
-void leaky_relu_grad_ok(Case& c) { binary(c); c.fa({0.01f}); }
+void pow_scalar_ok(Case& c) {
+  unary(c);
+  c.fa({2.0f});
+}
+void pow_scalar_grad_ok(Case& c) {
+  binary(c);
+  c.fa({2.0f});
+}
+void leaky_relu_ok(Case& c) {
+  unary(c);
+  c.fa({0.01f});
+}
+void leaky_relu_grad_ok(Case& c) {
+  binary(c);
+  c.fa({0.01f});
+}
 void reduce_sum_ok(Case& c) { c.in(F32, {2, 3, 4, 5}).out(F32, {2, 1, 5}).ia({1, 2, 1}); }
 void broadcast_ok(Case& c) { c.in(F32, {2, 5}).out(F32, {2, 3, 4, 5}).ia({1, 2, 0}); }
 void fill_ok(Case& c) { c.out(F32, {1}).fa({1.0f}); }

@@ -51,7 +51,8 @@ void names_are_unique_and_find_their_op(void**) {
     const char* name = op_info(code)->name;
     assert_int_equal(static_cast<int>(op_by_name(name)), code);
     for (uint16_t other = 1; other < code; ++other) {
-      if (strcmp(op_info(other)->name, name) == 0) fail_msg("ops %u and %u are both '%s'", other, code, name);
+      if (strcmp(op_info(other)->name, name) == 0)
+        fail_msg("ops %u and %u are both '%s'", other, code, name);
     }
   }
   assert_int_equal(static_cast<int>(op_by_name("no_such_op")), 0);
@@ -61,13 +62,16 @@ void names_are_unique_and_find_their_op(void**) {
 void arities_agree_with_the_names_of_tensors_and_attributes(void**) {
   for (uint16_t code = 1; code < kOpCodeCount; ++code) {
     const OpInfo& info = *op_info(code);
-    if (count(info.input_names, remat::kMaxOpInputs) != info.max_inputs) fail_msg("%s: input names", info.name);
-    if (count(info.output_names, remat::kMaxOpInputs) != info.max_outputs) fail_msg("%s: output names", info.name);
+    if (count(info.input_names, remat::kMaxOpInputs) != info.max_inputs)
+      fail_msg("%s: input names", info.name);
+    if (count(info.output_names, remat::kMaxOpInputs) != info.max_outputs)
+      fail_msg("%s: output names", info.name);
     assert_true(info.min_inputs <= info.max_inputs && info.max_inputs <= remat::kMaxOpInputs);
     assert_true(info.min_outputs <= info.max_outputs && info.max_outputs <= remat::kMaxOpOutputs);
     // Every op reads something, but fill (a loss gradient's seed).
     assert_true(info.max_inputs >= 1 || code == static_cast<int>(OpCode::kFill));
-    if (count(info.fattr_names, remat::kMaxOpAttrNames) != info.num_fattrs) fail_msg("%s: fattr names", info.name);
+    if (count(info.fattr_names, remat::kMaxOpAttrNames) != info.num_fattrs)
+      fail_msg("%s: fattr names", info.name);
     if (info.num_iattrs == remat::kVariableAttrs) {
       assert_int_equal(code, static_cast<int>(OpCode::kPermute));  // The one variable list.
       assert_null(info.iattr_names[0]);
@@ -108,11 +112,11 @@ void named_attributes_find_their_index_and_default(void**) {
 #define REMAT_TEST_INTS_REMAT_ATTRS_VARIABLE
 #define REMAT_TEST_FLOATS_REMAT_ATTRS(...) REMAT_ATTR_LIST_FOR_EACH(REMAT_TEST_FLOAT_, __VA_ARGS__)
 #define REMAT_TEST_OP_(Name, snake, value, in, out, iattrs, fattrs, dtypes, rule) \
-  {                                                                             \
-    namespace attr_ns = remat::attr::snake;                                     \
-    const OpCode code = OpCode::k##Name;                                        \
-    (void)code;                                                                 \
-    REMAT_TEST_INTS_##iattrs REMAT_TEST_FLOATS_##fattrs                         \
+  {                                                                               \
+    namespace attr_ns = remat::attr::snake;                                       \
+    const OpCode code = OpCode::k##Name;                                          \
+    (void)code;                                                                   \
+    REMAT_TEST_INTS_##iattrs REMAT_TEST_FLOATS_##fattrs                           \
   }
   REMAT_OP_CATALOGUE(REMAT_TEST_OP_)
 #undef REMAT_TEST_OP_
@@ -127,8 +131,9 @@ void named_attributes_find_their_index_and_default(void**) {
     named += (info.num_iattrs == remat::kVariableAttrs ? 0 : info.num_iattrs) + info.num_fattrs;
   }
   assert_int_equal(checked, named);
-  static_assert(remat::attr::adam_update::eps.index == 3 && remat::attr::adam_update::eps.fallback == 1e-8f,
-                "adam's eps");
+  static_assert(
+      remat::attr::adam_update::eps.index == 3 && remat::attr::adam_update::eps.fallback == 1e-8f,
+      "adam's eps");
   static_assert(remat::attr::avg_pool::count_include_pad.index == 7 &&
                     remat::attr::avg_pool::count_include_pad.fallback == 1,
                 "avg_pool's count_include_pad");
@@ -152,8 +157,9 @@ void dtypes_mark_ids_labels_and_copies(void**) {
       case OpCode::kIncrement: want = OpDtypes::kI64; break;
       default: break;
     }
-    if (info.dtypes != want) fail_msg("%s: dtypes %d, expected %d", info.name, static_cast<int>(info.dtypes),
-                                      static_cast<int>(want));
+    if (info.dtypes != want)
+      fail_msg("%s: dtypes %d, expected %d", info.name, static_cast<int>(info.dtypes),
+               static_cast<int>(want));
   }
 }
 

@@ -114,8 +114,11 @@ void every_tensor_with_a_zero_or_negative_dim_is_rejected(void**) {
 
 void every_tensor_with_more_than_2_40_elements_is_rejected(void**) {
   // 2^32 * 2^32 wraps to 0 in int64 arithmetic, INT64_MAX is one dim, 2^41 is just over.
-  const int64_t huge[][3] = {{k2p32, k2p32, 1}, {INT64_MAX, 1, 1}, {k2p20, k2p20, 2},
-                             {1, 1, k2p40 + 1}, {INT64_MAX, INT64_MAX, INT64_MAX}};
+  const int64_t huge[][3] = {{k2p32, k2p32, 1},
+                             {INT64_MAX, 1, 1},
+                             {k2p20, k2p20, 2},
+                             {1, 1, k2p40 + 1},
+                             {INT64_MAX, INT64_MAX, INT64_MAX}};
   for (const auto& dims : huge) {
     for_each_tensor([&dims](Case& c, bool output, uint32_t i, const char* name) {
       c.view(output, i).rank = 3;
@@ -210,21 +213,21 @@ void messages_are_truncated_and_terminated_in_small_buffers(void**) {
   for (size_t capacity : {size_t{1}, size_t{2}, size_t{9}, size_t{36}}) {
     char buffer[64];
     memset(buffer, 'x', sizeof(buffer));
-    assert_int_equal(check_op(c.code, c.inputs, 2, c.outputs, 1, c.iattrs, 2, c.fattrs, 1, buffer,
-                              capacity),
-                     REMAT_ERROR_BAD_SHAPE);
+    assert_int_equal(
+        check_op(c.code, c.inputs, 2, c.outputs, 1, c.iattrs, 2, c.fattrs, 1, buffer, capacity),
+        REMAT_ERROR_BAD_SHAPE);
     assert_int_equal(strlen(buffer), capacity - 1);
     assert_int_equal(buffer[capacity], 'x');
     assert_memory_equal(buffer, "matmul: input 1 (B) has dims [4, 5]", capacity - 1);
   }
   char untouched = 'x';
-  assert_int_equal(check_op(c.code, c.inputs, 2, c.outputs, 1, c.iattrs, 2, c.fattrs, 1,
-                            &untouched, 0),
-                   REMAT_ERROR_BAD_SHAPE);
+  assert_int_equal(
+      check_op(c.code, c.inputs, 2, c.outputs, 1, c.iattrs, 2, c.fattrs, 1, &untouched, 0),
+      REMAT_ERROR_BAD_SHAPE);
   assert_int_equal(untouched, 'x');
   assert_int_equal(
       check_op(c.code, c.inputs, 2, c.outputs, 1, c.iattrs, 2, c.fattrs, 1, nullptr, 64),
-                   REMAT_ERROR_BAD_SHAPE);
+      REMAT_ERROR_BAD_SHAPE);
 }
 
 // Mutates well-formed cases at random (counts, ranks, dims, dtypes, attributes): every result
@@ -238,8 +241,8 @@ void random_mutations_never_crash_and_give_a_known_status(void**) {
     state ^= state << 17;
     return state;
   };
-  const int64_t ints[] = {-1, 0, 1, 2, 3, 4, 5, 6, 7, 13,
-                          k2p20, k2p32, k2p40, INT64_MAX, INT64_MIN};
+  const int64_t ints[] = {-1, 0,  1,     2,     3,     4,         5,        6,
+                          7,  13, k2p20, k2p32, k2p40, INT64_MAX, INT64_MIN};
   const float floats[] = {NAN, INFINITY, -1.0f, 0.0f, 0.5f, 0.9f, 1.0f, 2.0f, -0.0f, 1e-30f};
   const uint64_t kInts = sizeof(ints) / sizeof(ints[0]);
   const uint64_t kFloats = sizeof(floats) / sizeof(floats[0]);
@@ -257,12 +260,16 @@ void random_mutations_never_crash_and_give_a_known_status(void**) {
         case 1: c.num_out = static_cast<uint32_t>(next() % (Case::kSlots + 1)); break;
         case 2: c.num_iattrs = static_cast<uint32_t>(next() % 17); break;
         case 3: c.code = static_cast<uint16_t>(next() % (kCount + 2)); break;
-        case 4: case 5: c.view(output, slot).rank = static_cast<uint8_t>(next() % 9); break;
-        case 6: case 7: case 8: case 9:
-          c.dims_of(output, slot)[next() % Case::kDims] = ints[next() % kInts];
-          break;
-        case 10: case 11: c.view(output, slot).dtype = static_cast<uint8_t>(next() % 6); break;
-        case 12: case 13: c.iattrs[next() % 16] = ints[next() % kInts]; break;
+        case 4:
+        case 5: c.view(output, slot).rank = static_cast<uint8_t>(next() % 9); break;
+        case 6:
+        case 7:
+        case 8:
+        case 9: c.dims_of(output, slot)[next() % Case::kDims] = ints[next() % kInts]; break;
+        case 10:
+        case 11: c.view(output, slot).dtype = static_cast<uint8_t>(next() % 6); break;
+        case 12:
+        case 13: c.iattrs[next() % 16] = ints[next() % kInts]; break;
         default: c.fattrs[next() % 8] = floats[next() % kFloats]; break;
       }
     }

@@ -80,7 +80,8 @@ void head_matmul_over_interleaved_and_stacked_heads_is_accepted(void**) {
   Case scores(OpCode::kHeadMatMul);
   head_matmul_ok(scores);
   expect(scores, REMAT_OK);
-  Case context(OpCode::kHeadMatMul);  // probs [2, 2, 3, 3] times v [2, 3, 2 x 4] into [2, 3, 2 x 4].
+  Case context(
+      OpCode::kHeadMatMul);  // probs [2, 2, 3, 3] times v [2, 3, 2 x 4] into [2, 3, 2 x 4].
   context.in(F32, {2, 2, 3, 3}).in(F32, {2, 3, 8}).out(F32, {2, 3, 8}).ia({0, 0, 2, 6}).fa({1.0f});
   expect(context, REMAT_OK);
   Case dk(OpCode::kHeadMatMul);  // dscores^T q: A stacked and transposed, B and C interleaved.
@@ -101,8 +102,11 @@ void head_matmul_with_bad_heads_or_layout_bits_is_rejected(void**) {
   c.iattrs[2] = (int64_t{1} << 24) + 1;
   expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 2 (heads) is 16777217"});
   Case most(OpCode::kHeadMatMul);  // 2^24 heads of 1 x 1 matrices: the bound itself is accepted.
-  most.in(F32, {1, 1, int64_t{1} << 24}).in(F32, {1, 1, int64_t{1} << 24}).out(F32, {1, int64_t{1} << 24, 1, 1})
-      .ia({0, 1, int64_t{1} << 24, 3}).fa({1.0f});
+  most.in(F32, {1, 1, int64_t{1} << 24})
+      .in(F32, {1, 1, int64_t{1} << 24})
+      .out(F32, {1, int64_t{1} << 24, 1, 1})
+      .ia({0, 1, int64_t{1} << 24, 3})
+      .fa({1.0f});
   expect(most, REMAT_OK);
   c.iattrs[2] = 2;
   c.iattrs[3] = 8;
@@ -124,26 +128,33 @@ void head_matmul_with_heads_that_do_not_divide_is_rejected(void**) {
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 0 (A) has dims [2, 3, 8]", "not a multiple of heads 3"});
   Case context(OpCode::kHeadMatMul);  // B and C interleaved, 9 columns for 2 heads.
   context.in(F32, {2, 2, 3, 3}).in(F32, {2, 3, 9}).out(F32, {2, 3, 8}).ia({0, 0, 2, 6}).fa({1.0f});
-  expect(context, REMAT_ERROR_BAD_SHAPE, {"input 1 (B) has dims [2, 3, 9]", "not a multiple of heads 2"});
+  expect(context, REMAT_ERROR_BAD_SHAPE,
+         {"input 1 (B) has dims [2, 3, 9]", "not a multiple of heads 2"});
   context.in_shape(1, {2, 3, 8}).out_shape(0, {2, 3, 9});
-  expect(context, REMAT_ERROR_BAD_SHAPE, {"output 0 (C) has dims [2, 3, 9]", "not a multiple of heads 2"});
+  expect(context, REMAT_ERROR_BAD_SHAPE,
+         {"output 0 (C) has dims [2, 3, 9]", "not a multiple of heads 2"});
   Case stacked(OpCode::kHeadMatMul);  // All stacked: 3 matrices are not whole heads of 2.
   stacked.in(F32, {3, 2, 4}).in(F32, {3, 4, 2}).out(F32, {3, 2, 2}).ia({0, 0, 2, 0}).fa({1.0f});
-  expect(stacked, REMAT_ERROR_BAD_SHAPE,
-         {"input 0 (A) has dims [3, 2, 4]: per-head matrices A 3, B 3, C 3", "multiple of heads 2"});
+  expect(
+      stacked, REMAT_ERROR_BAD_SHAPE,
+      {"input 0 (A) has dims [3, 2, 4]: per-head matrices A 3, B 3, C 3", "multiple of heads 2"});
 }
 
 void head_matmul_with_mismatched_sizes_is_rejected(void**) {
   Case c(OpCode::kHeadMatMul);
   head_matmul_ok(c);
   c.in_shape(1, {2, 4, 8});  // k has 4 rows now: N is 4, C's matrices have 3 columns.
-  expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (C) has dims [2, 2, 3, 3]", "[M, N] = [3, 4] per head"});
+  expect(c, REMAT_ERROR_BAD_SHAPE,
+         {"output 0 (C) has dims [2, 2, 3, 3]", "[M, N] = [3, 4] per head"});
   c.in_shape(1, {2, 3, 6});  // 3 columns a head, against A's 4.
-  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (B) has dims [2, 3, 6]", "expected K = 4", "(trans_b 1)"});
+  expect(c, REMAT_ERROR_BAD_SHAPE,
+         {"input 1 (B) has dims [2, 3, 6]", "expected K = 4", "(trans_b 1)"});
   c.in_shape(1, {3, 3, 8});  // 6 products against A's and C's 4.
-  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (B) has dims [3, 3, 8]: per-head matrices A 4, B 6, C 4"});
+  expect(c, REMAT_ERROR_BAD_SHAPE,
+         {"input 1 (B) has dims [3, 3, 8]: per-head matrices A 4, B 6, C 4"});
   c.in_shape(1, {2, 3, 8}).out_shape(0, {3, 2, 3, 3});  // C 6 products against A's and B's 4.
-  expect(c, REMAT_ERROR_BAD_SHAPE, {"output 0 (C) has dims [3, 2, 3, 3]: per-head matrices A 4, B 4, C 6"});
+  expect(c, REMAT_ERROR_BAD_SHAPE,
+         {"output 0 (C) has dims [3, 2, 3, 3]: per-head matrices A 4, B 4, C 6"});
   c.out_shape(0, {2, 2, 3, 3}).in_shape(1, {8});
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (B) has dims [8]", "rank 1, expected at least 2"});
   c.in_shape(1, {2, 3, 8}).in_shape(0, {24});
@@ -180,11 +191,17 @@ void matmul_bias_of_n_elements_is_accepted_and_any_other_is_rejected(void**) {
   c.in(F32, {4, 2, 3}).in(F32, {5, 3}).in(F32, {5}).out(F32, {4, 2, 5}).ia({0, 1}).fa({1.0f});
   expect(c, REMAT_OK);
   c.in_shape(2, {4});
-  expect(c, REMAT_ERROR_BAD_SHAPE, {"input 2 (bias) has dims [4] (4 elements)", "expected N = 5", "output 0 (C)"});
+  expect(c, REMAT_ERROR_BAD_SHAPE,
+         {"input 2 (bias) has dims [4] (4 elements)", "expected N = 5", "output 0 (C)"});
   c.in_shape(2, {1, 5});
   expect(c, REMAT_ERROR_BAD_SHAPE, {"input 2 (bias) has dims [1, 5]: rank 2, expected 1"});
   Case batched(OpCode::kMatMul);
-  batched.in(F32, {2, 4, 3}).in(F32, {2, 3, 6}).in(F32, {6}).out(F32, {2, 4, 6}).ia({0, 0}).fa({1.0f});
+  batched.in(F32, {2, 4, 3})
+      .in(F32, {2, 3, 6})
+      .in(F32, {6})
+      .out(F32, {2, 4, 6})
+      .ia({0, 0})
+      .fa({1.0f});
   expect(batched, REMAT_OK);
   Case reduce(OpCode::kMatMul);
   reduce.in(F32, {4, 2, 5}).in(F32, {4, 2, 3}).in(F32, {3}).out(F32, {5, 3}).ia({1, 0}).fa({1.0f});
@@ -222,17 +239,19 @@ void reduce_leading_with_output_not_the_trailing_dims_is_rejected(void**) {
 }
 
 void elementwise_ops_with_tensors_of_different_sizes_are_rejected(void**) {
-  for (OpCode op : {OpCode::kAdd, OpCode::kMul, OpCode::kReluGrad, OpCode::kGeluGrad,
-                    OpCode::kTanhGrad, OpCode::kSigmoidGrad, OpCode::kMseGrad, OpCode::kPowScalarGrad,
-                    OpCode::kSquareRootGrad, OpCode::kLeakyReluGrad, OpCode::kErrorFunctionGrad}) {
+  for (OpCode op :
+       {OpCode::kAdd, OpCode::kMul, OpCode::kReluGrad, OpCode::kGeluGrad, OpCode::kTanhGrad,
+        OpCode::kSigmoidGrad, OpCode::kMseGrad, OpCode::kPowScalarGrad, OpCode::kSquareRootGrad,
+        OpCode::kLeakyReluGrad, OpCode::kErrorFunctionGrad}) {
     Case c(op);
     build(c);
     c.in_shape(1, {2, 5});
     expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (", "(10 elements), expected"});
   }
-  for (OpCode op : {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid, OpCode::kCopy,
-                    OpCode::kScale, OpCode::kDropout, OpCode::kDropoutGrad, OpCode::kMseGrad,
-                    OpCode::kPowScalar, OpCode::kSquareRoot, OpCode::kLeakyRelu, OpCode::kErrorFunction}) {
+  for (OpCode op :
+       {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid, OpCode::kCopy,
+        OpCode::kScale, OpCode::kDropout, OpCode::kDropoutGrad, OpCode::kMseGrad,
+        OpCode::kPowScalar, OpCode::kSquareRoot, OpCode::kLeakyRelu, OpCode::kErrorFunction}) {
     Case c(op);
     build(c);
     c.out_shape(0, {7});
@@ -273,7 +292,8 @@ void reduce_sum_and_broadcast_with_bad_axes_or_sizes_are_rejected(void**) {
   Case c(OpCode::kReduceSum);
   reduce_sum_ok(c);  // [2, 3, 4, 5] -> [2, 1, 5] over axes 1..2
   c.iattrs[0] = 4;
-  expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 0 (axis) is 4, expected 0..3", "input 0 (x) [2, 3, 4, 5]"});
+  expect(c, REMAT_ERROR_BAD_SHAPE,
+         {"iattr 0 (axis) is 4, expected 0..3", "input 0 (x) [2, 3, 4, 5]"});
   c.iattrs[0] = -1;
   expect(c, REMAT_ERROR_BAD_SHAPE, {"iattr 0 (axis) is -1"});
   c.iattrs[0] = 1;
@@ -292,8 +312,9 @@ void reduce_sum_and_broadcast_with_bad_axes_or_sizes_are_rejected(void**) {
   Case b(OpCode::kBroadcast);
   broadcast_ok(b);  // [2, 5] -> [2, 3, 4, 5] over axes 1..2
   b.iattrs[1] = 1;
-  expect(b, REMAT_ERROR_BAD_SHAPE, {"input 0 (x)", "expected the product of the other axes = 40",
-                                    "output 0 (y) [2, 3, 4, 5]"});
+  expect(
+      b, REMAT_ERROR_BAD_SHAPE,
+      {"input 0 (x)", "expected the product of the other axes = 40", "output 0 (y) [2, 3, 4, 5]"});
   b.iattrs[1] = 4;
   expect(b, REMAT_ERROR_BAD_SHAPE, {"iattr 1 (count) is 4, expected 1..3"});
 }

@@ -135,19 +135,26 @@ void conv_grad_input_workspace_missing_superfluous_or_of_another_size_is_rejecte
   strided.out_shape(1, {2, 288});
   expect(strided, REMAT_ERROR_BAD_SHAPE, {"output 1 (workspace) has dims [2, 288]"});
   strided.num_out = 1;
-  expect(strided, REMAT_ERROR_BAD_SHAPE, {"output 1 (workspace) is missing", "expected 288 elements"});
+  expect(strided, REMAT_ERROR_BAD_SHAPE,
+         {"output 1 (workspace) is missing", "expected 288 elements"});
   // Unit stride: the input gradient is a convolution of dy, with no workspace.
   rejected(OpCode::kConvGradInput, [](Case& c) { c.out(F32, {1152}); },
            {"output 1 (workspace) is given, expected none", "unit stride"});
   // 1x1 at stride 2 scatters its columns: 4 * 1 * 1 * 4 * 4 = 64.
   Case pointwise(OpCode::kConvGradInput);
-  pointwise.in(F32, {2, 6, 4, 4}).in(F32, {6, 4, 1, 1}).out(F32, {2, 4, 8, 8}).ia({2, 2, 0, 0, 1, 1, 1});
+  pointwise.in(F32, {2, 6, 4, 4})
+      .in(F32, {6, 4, 1, 1})
+      .out(F32, {2, 4, 8, 8})
+      .ia({2, 2, 0, 0, 1, 1, 1});
   expect(pointwise, REMAT_ERROR_BAD_SHAPE, {"output 1 (workspace) is missing", "expected 64"});
   pointwise.out(F32, {64});
   expect(pointwise, REMAT_OK);
   // Depthwise (one input channel per group, multiplier 2) runs direct loops at any stride.
   Case depthwise(OpCode::kConvGradInput);
-  depthwise.in(F32, {2, 8, 4, 4}).in(F32, {8, 1, 3, 3}).out(F32, {2, 4, 8, 8}).ia({2, 2, 1, 1, 1, 1, 4});
+  depthwise.in(F32, {2, 8, 4, 4})
+      .in(F32, {8, 1, 3, 3})
+      .out(F32, {2, 4, 8, 8})
+      .ia({2, 2, 1, 1, 1, 1, 4});
   expect(depthwise, REMAT_OK);
   depthwise.out(F32, {144});
   expect(depthwise, REMAT_ERROR_BAD_SHAPE, {"output 1 (workspace) is given, expected none"});
@@ -432,7 +439,8 @@ int main(void) {
       cmocka_unit_test(conv_with_filters_of_another_channel_count_than_c_over_groups_is_rejected),
       cmocka_unit_test(conv_with_output_dims_other_than_n_k_p_q_is_rejected),
       cmocka_unit_test(conv_whose_filter_does_not_fit_the_padded_input_is_rejected),
-      cmocka_unit_test(conv_grad_input_workspace_missing_superfluous_or_of_another_size_is_rejected),
+      cmocka_unit_test(
+          conv_grad_input_workspace_missing_superfluous_or_of_another_size_is_rejected),
       cmocka_unit_test(conv_bias_not_of_k_elements_is_rejected_and_no_bias_is_accepted),
       cmocka_unit_test(conv_on_rank_3_needs_neutral_height_attributes),
       cmocka_unit_test(channel_sum_needs_rank_2_and_one_value_per_channel),

@@ -13,8 +13,8 @@
 namespace remat_test {
 
 /// |model| compiled at batch 2 with |optimizer| and the other options' defaults.
-inline remat::compiler::CompileResult compile_model(const char* model,
-                                                    const char* optimizer = "sgd:lr=0.1,momentum=0.9") {
+inline remat::compiler::CompileResult compile_model(
+    const char* model, const char* optimizer = "sgd:lr=0.1,momentum=0.9") {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = 2;
@@ -28,12 +28,15 @@ inline remat::compiler::CompileResult compile_model(const char* model,
 inline remat_status set_inputs_to_zeros(remat_session* session, const remat_plan* plan) {
   for (uint32_t kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_LABEL; ++kind) {
     uint32_t count = 0;
-    assert_int_equal(remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count), REMAT_OK);
+    assert_int_equal(remat_plan_binding_count(plan, static_cast<remat_binding_kind>(kind), &count),
+                     REMAT_OK);
     for (uint32_t i = 0; i < count; ++i) {
       remat_tensor_info t;
-      assert_int_equal(remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &t), REMAT_OK);
+      assert_int_equal(remat_plan_binding(plan, static_cast<remat_binding_kind>(kind), i, &t),
+                       REMAT_OK);
       const std::vector<uint8_t> zeros(t.bytes, 0);
-      const remat_status status = remat_session_set_input(session, t.name, zeros.data(), zeros.size());
+      const remat_status status =
+          remat_session_set_input(session, t.name, zeros.data(), zeros.size());
       if (status != REMAT_OK) return status;
     }
   }
@@ -42,14 +45,16 @@ inline remat_status set_inputs_to_zeros(remat_session* session, const remat_plan
 
 /// Opens |bytes| as a plan (and closes it again); fails the test unless the status is |status|
 /// and the message contains |needle|.
-inline void expect_open(const std::vector<uint8_t>& bytes, remat_status status, const char* needle) {
+inline void expect_open(const std::vector<uint8_t>& bytes, remat_status status,
+                        const char* needle) {
   remat_plan* plan = nullptr;
   char message[512] = "";
-  const remat_status got = remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message));
+  const remat_status got =
+      remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message));
   remat_plan_close(plan);
   if (got != status || std::strstr(message, needle) == nullptr) {
-    fail_msg("expected %s with '%s', got %s: '%s'", remat_status_string(status), needle, remat_status_string(got),
-             message);
+    fail_msg("expected %s with '%s', got %s: '%s'", remat_status_string(status), needle,
+             remat_status_string(got), message);
   }
 }
 

@@ -24,7 +24,8 @@ namespace fb = remat::fb;
 /// Models the verification tests compile (at batch 2, compiled_plan.h).
 constexpr char kMlp[] = "mlp:layers=2,width=8,in=4,classes=3";
 constexpr char kMlpDropout[] = "mlp:layers=2,width=8,in=4,classes=3,dropout=0.1";
-constexpr char kTransformer[] = "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3,dropout=0.1";
+constexpr char kTransformer[] =
+    "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3,dropout=0.1";
 
 /// The same plan written again from the compiler's graph and memory plan after |edit| changed
 /// them: the way to set a field to a value FlatBuffers would otherwise leave out (a default).
@@ -37,7 +38,9 @@ inline std::vector<uint8_t> rewritten(const rc::CompileResult& r, Edit edit) {
 }
 
 /// The plan |bytes|, to change in place.
-inline fb::Plan* mutable_plan(std::vector<uint8_t>& bytes) { return fb::GetMutablePlan(bytes.data()); }
+inline fb::Plan* mutable_plan(std::vector<uint8_t>& bytes) {
+  return fb::GetMutablePlan(bytes.data());
+}
 
 /// Tensor |index| of the plan |bytes|, to change in place.
 inline fb::Tensor* mutable_tensor(std::vector<uint8_t>& bytes, int index) {
@@ -91,7 +94,7 @@ inline Opened open_bytes(const void* data, size_t size) {
 
 /// Expects |bytes| to be rejected with |want| and a message containing every one of |needles|.
 inline void expect_status(const std::vector<uint8_t>& bytes, remat_status want,
-                   std::initializer_list<const char*> needles = {}) {
+                          std::initializer_list<const char*> needles = {}) {
   const Opened o = open_bytes(bytes.data(), bytes.size());
   if (o.status != want) {
     fail_msg("expected %s, got %s: '%s'", remat_status_string(want), remat_status_string(o.status),
@@ -99,7 +102,8 @@ inline void expect_status(const std::vector<uint8_t>& bytes, remat_status want,
   }
   for (const char* needle : needles) {
     if (strstr(o.message.c_str(), needle) == nullptr) {
-      fail_msg("%s message '%s' does not mention '%s'", remat_status_string(want), o.message.c_str(), needle);
+      fail_msg("%s message '%s' does not mention '%s'", remat_status_string(want),
+               o.message.c_str(), needle);
     }
   }
 }
@@ -109,7 +113,8 @@ inline remat_status run_two_steps(const remat_plan* plan) {
   remat_session* session = nullptr;
   remat_status status = remat_session_create(plan, nullptr, &session, nullptr, 0);
   if (status == REMAT_OK) status = set_inputs_to_zeros(session, plan);
-  for (int step = 0; step < 2 && status == REMAT_OK; ++step) status = remat_session_step(session, nullptr);
+  for (int step = 0; step < 2 && status == REMAT_OK; ++step)
+    status = remat_session_step(session, nullptr);
   remat_session_destroy(session);
   return status;
 }

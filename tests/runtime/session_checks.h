@@ -19,7 +19,8 @@ namespace remat_test {
 namespace rc = remat::compiler;
 
 constexpr char kMlp[] = "mlp:layers=2,width=8,in=4,classes=3";
-constexpr char kTransformer[] = "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3";
+constexpr char kTransformer[] =
+    "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3";
 constexpr int64_t kBatch = 2;
 constexpr int32_t kClasses = 3;  // of both models
 constexpr int32_t kVocab = 11;   // of the transformer
@@ -36,7 +37,8 @@ struct OpenPlan {
     o.batch = kBatch;
     o.optimizer = optimizer;
     compiled = rc::compile(o);
-    assert_int_equal(remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, nullptr, 0), REMAT_OK);
+    assert_int_equal(remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, nullptr, 0),
+                     REMAT_OK);
     assert_int_equal(remat_plan_memory(plan, &memory), REMAT_OK);
   }
   ~OpenPlan() { remat_plan_close(plan); }
@@ -61,21 +63,25 @@ struct Buffer {
 /// Fails the test unless |message| contains every one of |needles|.
 inline void expect_mentions(const char* message, std::initializer_list<std::string> needles) {
   for (const std::string& needle : needles) {
-    if (strstr(message, needle.c_str()) == nullptr) fail_msg("message '%s' does not mention '%s'", message, needle.c_str());
+    if (strstr(message, needle.c_str()) == nullptr)
+      fail_msg("message '%s' does not mention '%s'", message, needle.c_str());
   }
 }
 
 /// Creates a session and expects |want|; on failure checks the out contract and the message.
-inline remat_session* create_expecting(const remat_plan* plan, const remat_session_options* options, remat_status want,
-                                std::initializer_list<std::string> needles = {}) {
+inline remat_session* create_expecting(const remat_plan* plan, const remat_session_options* options,
+                                       remat_status want,
+                                       std::initializer_list<std::string> needles = {}) {
   char message[512];
   memset(message, 'z', sizeof(message));
   static char sentinel;
   remat_session* session = reinterpret_cast<remat_session*>(&sentinel);
-  const remat_status status = remat_session_create(plan, options, &session, message, sizeof(message));
+  const remat_status status =
+      remat_session_create(plan, options, &session, message, sizeof(message));
   assert_non_null(memchr(message, '\0', sizeof(message)));
   if (status != want) {
-    fail_msg("expected %s, got %s: '%s'", remat_status_string(want), remat_status_string(status), message);
+    fail_msg("expected %s, got %s: '%s'", remat_status_string(want), remat_status_string(status),
+             message);
   }
   if (status == REMAT_OK) {
     assert_non_null(session);
@@ -89,10 +95,11 @@ inline remat_session* create_expecting(const remat_plan* plan, const remat_sessi
 
 /// Expects |status| from a call on |session| and a last error that mentions |needles|.
 inline void expect_call(remat_session* session, remat_status status, remat_status want,
-                 std::initializer_list<std::string> needles = {}) {
+                        std::initializer_list<std::string> needles = {}) {
   const char* message = remat_session_last_error(session);
   if (status != want) {
-    fail_msg("expected %s, got %s: '%s'", remat_status_string(want), remat_status_string(status), message);
+    fail_msg("expected %s, got %s: '%s'", remat_status_string(want), remat_status_string(status),
+             message);
   }
   expect_mentions(message, needles);
 }
@@ -102,7 +109,8 @@ inline std::vector<remat_tensor_info> bindings(const remat_plan* plan, remat_bin
   uint32_t count = 0;
   assert_int_equal(remat_plan_binding_count(plan, kind, &count), REMAT_OK);
   std::vector<remat_tensor_info> out(count);
-  for (uint32_t i = 0; i < count; ++i) assert_int_equal(remat_plan_binding(plan, kind, i, &out[i]), REMAT_OK);
+  for (uint32_t i = 0; i < count; ++i)
+    assert_int_equal(remat_plan_binding(plan, kind, i, &out[i]), REMAT_OK);
   return out;
 }
 
@@ -123,7 +131,8 @@ inline void set_all_inputs(remat_session* session, const remat_plan* plan, int32
           memcpy(&data[i * 4], &v, 4);
         }
       }
-      assert_int_equal(remat_session_set_input(session, info.name, data.data(), data.size()), REMAT_OK);
+      assert_int_equal(remat_session_set_input(session, info.name, data.data(), data.size()),
+                       REMAT_OK);
     }
   }
 }
@@ -133,7 +142,8 @@ inline std::vector<uint8_t> read_params(remat_session* session, const remat_plan
   std::vector<uint8_t> all;
   for (const remat_tensor_info& info : bindings(plan, REMAT_BINDING_PARAM)) {
     std::vector<uint8_t> one(info.bytes);
-    assert_int_equal(remat_session_read_param(session, info.name, one.data(), one.size()), REMAT_OK);
+    assert_int_equal(remat_session_read_param(session, info.name, one.data(), one.size()),
+                     REMAT_OK);
     all.insert(all.end(), one.begin(), one.end());
   }
   return all;

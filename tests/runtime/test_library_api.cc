@@ -149,17 +149,20 @@ void struct_sizes_from_the_first_version_to_the_known_one_are_accepted(void**) {
 void struct_sizes_outside_first_and_known_are_rejected_naming_both(void**) {
   char text[256];
   remat::ErrorBuffer err{text, sizeof(text)};
-  assert_int_equal(remat::check_struct_size("thing", 40, 24, 32, &err), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat::check_struct_size("thing", 40, 24, 32, &err),
+                   REMAT_ERROR_INVALID_ARGUMENT);
   assert_non_null(strstr(text, "thing.struct_size is 40"));
   assert_non_null(strstr(text, "32 bytes this library knows"));
   for (size_t size : {size_t{0}, size_t{8}, size_t{23}}) {
-    assert_int_equal(remat::check_struct_size("thing", size, 24, 32, &err), REMAT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(remat::check_struct_size("thing", size, 24, 32, &err),
+                     REMAT_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(text, ("thing.struct_size is " + std::to_string(size)).c_str()));
     assert_non_null(strstr(text, "24 bytes of its first version"));
     assert_non_null(strstr(text, "knows 32"));
   }
   // No message buffer: the status alone.
-  assert_int_equal(remat::check_struct_size("thing", 0, 24, 32, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat::check_struct_size("thing", 0, 24, 32, nullptr),
+                   REMAT_ERROR_INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ extern "C" void* aligned_alloc(size_t alignment, size_t n) {
   return __libc_memalign(alignment, n);
 }
 
-static remat::compiler::CompileOptions options(const char* model, const char* optimizer, const char* strategy) {
+static remat::compiler::CompileOptions options(const char* model, const char* optimizer,
+                                               const char* strategy) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = 4;
@@ -54,7 +55,8 @@ static void run_steps_and_count(const remat::compiler::CompileOptions& o) {
   const auto compiled = remat::compiler::compile(o);
   remat_plan* plan = nullptr;
   remat_session* session = nullptr;
-  assert_int_equal(remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, nullptr, 0), REMAT_OK);
+  assert_int_equal(remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, nullptr, 0),
+                   REMAT_OK);
   assert_int_equal(remat_session_create(plan, nullptr, &session, nullptr, 0), REMAT_OK);
   assert_int_equal(remat_test::set_inputs_to_zeros(session, plan), REMAT_OK);
   float loss = 0;
@@ -67,7 +69,8 @@ static void run_steps_and_count(const remat::compiler::CompileOptions& o) {
     if (remat_session_eval(session, &loss) != REMAT_OK) break;
     float first_logit[64];
     remat_tensor_info logits;
-    if (remat_plan_binding(plan, REMAT_BINDING_OUTPUT, 0, &logits) != REMAT_OK || logits.bytes > sizeof(first_logit) ||
+    if (remat_plan_binding(plan, REMAT_BINDING_OUTPUT, 0, &logits) != REMAT_OK ||
+        logits.bytes > sizeof(first_logit) ||
         remat_session_read_output(session, logits.name, first_logit, logits.bytes) != REMAT_OK) {
       break;
     }
@@ -96,7 +99,8 @@ static void transformer_steps_allocate_nothing(void**) {
 static void steps_that_recompute_allocate_nothing(void**) {
   for (const char* model : {kMlp, kTransformer}) {
     const auto o = options(model, "adamw:lr=0.001", "sqrt");
-    if (!(remat::compiler::compile(o).report.recomputed_flops > 0)) fail_msg("%s: sqrt recomputes nothing", model);
+    if (!(remat::compiler::compile(o).report.recomputed_flops > 0))
+      fail_msg("%s: sqrt recomputes nothing", model);
     run_steps_and_count(o);
   }
 }

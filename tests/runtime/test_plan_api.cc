@@ -34,13 +34,17 @@ void plan_queries_reject_null_arguments_and_bad_kinds(void**) {
   assert_int_equal(memory.alignment, r.memory.alignment);
 
   uint32_t count = 77;
-  const remat_binding_kind beyond = static_cast<remat_binding_kind>(5);  // past REMAT_BINDING_BUFFER
-  assert_int_equal(remat_plan_binding_count(nullptr, REMAT_BINDING_INPUT, &count), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(remat_plan_binding_count(plan, REMAT_BINDING_INPUT, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
+  const remat_binding_kind beyond =
+      static_cast<remat_binding_kind>(5);  // past REMAT_BINDING_BUFFER
+  assert_int_equal(remat_plan_binding_count(nullptr, REMAT_BINDING_INPUT, &count),
+                   REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_binding_count(plan, REMAT_BINDING_INPUT, nullptr),
+                   REMAT_ERROR_INVALID_ARGUMENT);
   assert_int_equal(remat_plan_binding_count(plan, beyond, &count), REMAT_ERROR_INVALID_ARGUMENT);
   assert_int_equal(count, 77);
-  const uint32_t expected[] = {static_cast<uint32_t>(r.graph.inputs.size()), static_cast<uint32_t>(r.graph.labels.size()),
-                               static_cast<uint32_t>(r.graph.params.size()), static_cast<uint32_t>(r.graph.outputs.size())};
+  const uint32_t expected[] = {
+      static_cast<uint32_t>(r.graph.inputs.size()), static_cast<uint32_t>(r.graph.labels.size()),
+      static_cast<uint32_t>(r.graph.params.size()), static_cast<uint32_t>(r.graph.outputs.size())};
   assert_int_equal(expected[REMAT_BINDING_OUTPUT], 1);  // the logits
   for (uint32_t kind = REMAT_BINDING_INPUT; kind <= REMAT_BINDING_OUTPUT; ++kind) {
     const remat_binding_kind k = static_cast<remat_binding_kind>(kind);
@@ -244,7 +248,8 @@ int main() {
       cmocka_unit_test(plan_description_queries_reject_null_arguments_and_write_nothing),
       cmocka_unit_test(plan_description_queries_say_what_the_compiler_wrote),
       cmocka_unit_test(plans_without_an_eval_program_or_finite_checks_say_so),
-      cmocka_unit_test(a_plan_that_does_not_say_how_it_was_compiled_names_no_model_strategy_or_batch),
+      cmocka_unit_test(
+          a_plan_that_does_not_say_how_it_was_compiled_names_no_model_strategy_or_batch),
       cmocka_unit_test(status_strings_are_distinct_and_unknown_values_say_so),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

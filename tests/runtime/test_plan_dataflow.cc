@@ -35,7 +35,8 @@ remat::compiler::CompileResult compile_spilled(const std::string& model) {
   return r;
 }
 
-const char* const kSpilling = "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3";
+const char* const kSpilling =
+    "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3";
 
 // Plans |graph| again, writes it and opens it; expects |status| and |needle| in the message.
 void expect(const Graph& graph, const remat::compiler::CompileReport& report, remat_status status,
@@ -46,7 +47,8 @@ void expect(const Graph& graph, const remat::compiler::CompileReport& report, re
 
 const char* const kMlp = "mlp:layers=2,width=8,in=4,classes=3";
 
-remat::compiler::CompileResult compile_with(const std::string& model, const std::string& optimizer) {
+remat::compiler::CompileResult compile_with(const std::string& model,
+                                            const std::string& optimizer) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = 4;
@@ -59,8 +61,9 @@ std::string first_read(const Graph& g, int t, const char* role) {
   for (size_t i = 0; i < g.ops.size(); ++i) {
     for (int in : g.ops[i].inputs) {
       if (in == t) {
-        return "op " + std::to_string(i) + " (" + remat::op_name(static_cast<uint16_t>(g.ops[i].code)) +
-               ") reads persistent " + role + " tensor '" + g.tensors[static_cast<size_t>(t)].name + "'";
+        return "op " + std::to_string(i) + " (" +
+               remat::op_name(static_cast<uint16_t>(g.ops[i].code)) + ") reads persistent " + role +
+               " tensor '" + g.tensors[static_cast<size_t>(t)].name + "'";
       }
     }
   }
@@ -92,7 +95,9 @@ static void a_param_without_init_is_rejected_naming_the_op_that_reads_it(void**)
   for (const char* name : {"fc0.weight", "fc1.bias"}) {
     auto r = compile(kMlp);
     const int t = without_init(r.graph, name);
-    expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT, (first_read(r.graph, t, "Param") + " before any op writes it, and its init is None").c_str());
+    expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT,
+           (first_read(r.graph, t, "Param") + " before any op writes it, and its init is None")
+               .c_str());
   }
 }
 
@@ -110,7 +115,8 @@ static void optimizer_state_without_init_is_rejected_naming_the_update_that_read
     auto r = compile_with(kMlp, c.optimizer);
     const int t = without_init(r.graph, c.state);
     const std::string needle = first_read(r.graph, t, "State");
-    assert_non_null(std::strstr(needle.c_str(), c.optimizer[0] == 's' ? "(sgd_update)" : "(adam_update)"));
+    assert_non_null(
+        std::strstr(needle.c_str(), c.optimizer[0] == 's' ? "(sgd_update)" : "(adam_update)"));
     expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT, needle.c_str());
   }
 }
@@ -134,9 +140,11 @@ static void a_tensor_read_before_any_op_writes_it_is_rejected(void**) {
   auto r = compile(kMlp);
   Graph& g = r.graph;
   const auto& x = g.tensors[g.ops[1].inputs[0]];
-  const int never = g.add_tensor("never.written", x.dtype, x.shape, remat::compiler::Role::kActivation);
+  const int never =
+      g.add_tensor("never.written", x.dtype, x.shape, remat::compiler::Role::kActivation);
   g.ops[1].inputs[0] = never;
-  expect(g, r.report, REMAT_ERROR_PLAN_CORRUPT, "reads tensor 'never.written' before any op writes it");
+  expect(g, r.report, REMAT_ERROR_PLAN_CORRUPT,
+         "reads tensor 'never.written' before any op writes it");
 }
 
 static void an_input_no_binding_names_is_rejected(void**) {
@@ -214,7 +222,8 @@ static void an_alignment_below_the_element_size_is_rejected(void**) {
   std::vector<uint8_t> bytes = remat::compiler::write_plan(r.graph, memory, r.report, 0);
   remat_plan* plan = nullptr;
   char message[256] = "";
-  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)), REMAT_ERROR_PLAN_CORRUPT);
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)),
+                   REMAT_ERROR_PLAN_CORRUPT);
   assert_non_null(std::strstr(message, "alignment 2"));
 }
 

@@ -47,7 +47,8 @@ void eval_ops_past_the_op_list_are_rejected(void**) {
 void an_eval_loss_that_is_the_step_loss_or_no_scalar_is_rejected(void**) {
   auto r = remat_test::compile_model(kMlp);
   std::vector<uint8_t> bytes = r.plan;
-  assert_true(remat::fb::GetMutablePlan(bytes.data())->mutate_eval_loss(static_cast<uint32_t>(r.graph.loss)));
+  assert_true(remat::fb::GetMutablePlan(bytes.data())
+                  ->mutate_eval_loss(static_cast<uint32_t>(r.graph.loss)));
   expect_open(bytes, REMAT_ERROR_OUT_OF_REGION, "eval_loss names tensor");
   r.graph.eval_loss = find_tensor(r.graph, "logits");  // [2, 3]
   expect_open(written(r.graph, r.report), REMAT_ERROR_OUT_OF_REGION, "not an f32 scalar");
@@ -63,14 +64,16 @@ void outputs_without_an_eval_program_or_named_twice_are_rejected(void**) {
   assert_true(remat::fb::GetMutablePlan(bytes.data())->mutate_eval_ops(0));
   expect_open(bytes, REMAT_ERROR_PLAN_CORRUPT, "1 outputs but no eval program");
   r.graph.outputs.push_back(r.graph.outputs[0]);
-  expect_open(written(r.graph, r.report), REMAT_ERROR_PLAN_CORRUPT, "output bindings 0 and 1 are both 'logits'");
+  expect_open(written(r.graph, r.report), REMAT_ERROR_PLAN_CORRUPT,
+              "output bindings 0 and 1 are both 'logits'");
 }
 
 // The last update joins the eval program: it would change a parameter outside a step.
 void an_eval_op_that_writes_a_parameter_is_rejected(void**) {
   auto r = remat_test::compile_model(kMlp);
   r.graph.eval_ops += 1;
-  expect_open(written(r.graph, r.report), REMAT_ERROR_PLAN_CORRUPT, "of the eval program writes Param tensor");
+  expect_open(written(r.graph, r.report), REMAT_ERROR_PLAN_CORRUPT,
+              "of the eval program writes Param tensor");
 }
 
 // The eval program may run before any step: a step's activation holds nothing for it.
@@ -88,7 +91,8 @@ void an_eval_op_that_reads_a_step_tensor_is_rejected(void**) {
     }
   }
   assert_true(edited);
-  expect_open(written(g, r.report), REMAT_ERROR_PLAN_CORRUPT, "reads tensor 'fc0.out' before any op writes it");
+  expect_open(written(g, r.report), REMAT_ERROR_PLAN_CORRUPT,
+              "reads tensor 'fc0.out' before any op writes it");
 }
 
 void a_step_op_that_writes_the_eval_loss_is_rejected(void**) {
@@ -97,13 +101,15 @@ void a_step_op_that_writes_the_eval_loss_is_rejected(void**) {
   for (rc::Op& op : g.ops) {
     if (op.phase == rc::Phase::kForward && op.outputs[0] == g.loss) op.outputs[0] = g.eval_loss;
   }
-  expect_open(written(g, r.report), REMAT_ERROR_PLAN_CORRUPT, "of the step writes the eval loss 'loss@eval'");
+  expect_open(written(g, r.report), REMAT_ERROR_PLAN_CORRUPT,
+              "of the step writes the eval loss 'loss@eval'");
 }
 
 void an_output_no_eval_op_writes_is_rejected(void**) {
   auto r = remat_test::compile_model(kMlp);
   r.graph.outputs = {find_tensor(r.graph, "fc0.out")};
-  expect_open(written(r.graph, r.report), REMAT_ERROR_PLAN_CORRUPT, "no op of the eval program writes output 'fc0.out'");
+  expect_open(written(r.graph, r.report), REMAT_ERROR_PLAN_CORRUPT,
+              "no op of the eval program writes output 'fc0.out'");
 }
 
 // The caller reads the outputs after the eval program's last op: a later op may not reuse their
@@ -112,7 +118,8 @@ void an_output_overwritten_after_its_last_reader_is_rejected(void**) {
   auto r = remat_test::compile_model(kMlp);
   rc::Graph& g = r.graph;
   const int probs = find_tensor(g, "probs@eval"), logits = find_tensor(g, "logits");
-  const int late = g.add_tensor("late@eval", REMAT_DTYPE_F32, g.tensors[logits].shape, rc::Role::kActivation);
+  const int late =
+      g.add_tensor("late@eval", REMAT_DTYPE_F32, g.tensors[logits].shape, rc::Role::kActivation);
   g.add_op(remat::OpCode::kRelu, {probs}, {late}, {}, {}, rc::Phase::kEval);
   g.eval_ops += 1;
   rc::MemoryPlan memory = rc::plan_memory(g, 64);

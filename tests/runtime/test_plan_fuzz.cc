@@ -21,7 +21,8 @@ using remat_test::set_inputs_to_zeros;
 constexpr int kLastStatus = REMAT_ERROR_NONFINITE;
 
 const char kMlpDropout[] = "mlp:layers=2,width=8,in=4,classes=3,dropout=0.1";
-const char kTransformer[] = "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3,dropout=0.1";
+const char kTransformer[] =
+    "transformer:layers=1,hidden=8,heads=2,ffn=16,seq=4,vocab=11,classes=3,dropout=0.1";
 
 // ---- Random corruption ----------------------------------------------------------------------
 
@@ -68,15 +69,17 @@ void run_opened_plan(const remat_plan* plan, FuzzTally* tally, void* caller_regi
   }
   remat_session* session = nullptr;
   char message[256];
-  const remat_status created = remat_session_create(plan, &options, &session, message, sizeof(message));
+  const remat_status created =
+      remat_session_create(plan, &options, &session, message, sizeof(message));
   ++tally->created[bucket(created)];
   if (created != REMAT_OK) {
     assert_null(session);
     if (!owned && created != REMAT_ERROR_ARENA_TOO_SMALL && created != REMAT_ERROR_MISALIGNED) {
       fail_msg("a plan needing %llu + %llu + %llu bytes got %s from caller regions of %zu: %s",
-               static_cast<unsigned long long>(info.arena_bytes), static_cast<unsigned long long>(info.persistent_bytes),
-               static_cast<unsigned long long>(info.host_bytes), remat_status_string(created), kCallerRegion,
-               message);
+               static_cast<unsigned long long>(info.arena_bytes),
+               static_cast<unsigned long long>(info.persistent_bytes),
+               static_cast<unsigned long long>(info.host_bytes), remat_status_string(created),
+               kCallerRegion, message);
     }
     return;
   }
@@ -93,7 +96,8 @@ void print_tally(const char* what, const long* counts) {
   print_message("  %s:", what);
   for (int s = 0; s <= kLastStatus + 1; ++s) {
     if (counts[s] != 0) {
-      print_message(" %s %ld,", s <= kLastStatus ? remat_status_string(static_cast<remat_status>(s)) : "other",
+      print_message(" %s %ld,",
+                    s <= kLastStatus ? remat_status_string(static_cast<remat_status>(s)) : "other",
                     counts[s]);
     }
   }
@@ -115,8 +119,8 @@ void fuzz_plan(const std::vector<uint8_t>& plan, int count, uint64_t seed, const
     for (size_t c = 0; c < changes; ++c) {
       const uint64_t draw = splitmix64(&rng);
       switch (kind) {
-        case 0: bytes[start] ^= static_cast<uint8_t>(1u << (draw % 8)); break;  // one bit
-        case 1: bytes[start] = static_cast<uint8_t>(draw); break;               // one byte
+        case 0: bytes[start] ^= static_cast<uint8_t>(1u << (draw % 8)); break;          // one bit
+        case 1: bytes[start] = static_cast<uint8_t>(draw); break;                       // one byte
         case 2: bytes[(draw >> 8) % bytes.size()] = static_cast<uint8_t>(draw); break;  // scattered
         default:  // a run of bytes set to values that make sizes and offsets extreme
           if (start + c < bytes.size()) bytes[start + c] = kSpecial[draw % sizeof(kSpecial)];
@@ -129,7 +133,8 @@ void fuzz_plan(const std::vector<uint8_t>& plan, int count, uint64_t seed, const
     }
     char message[512];
     remat_plan* opened = nullptr;
-    const remat_status status = remat_plan_open(bytes.data(), bytes.size(), &opened, message, sizeof(message));
+    const remat_status status =
+        remat_plan_open(bytes.data(), bytes.size(), &opened, message, sizeof(message));
     ++tally.opened[bucket(status)];
     if (status != REMAT_OK) {
       assert_null(opened);
@@ -140,8 +145,8 @@ void fuzz_plan(const std::vector<uint8_t>& plan, int count, uint64_t seed, const
     remat_plan_close(opened);
   }
   free(caller_regions);
-  print_message("%s, %d corruptions of %zu bytes (%ld left the plan unchanged)\n", model, count, plan.size(),
-                tally.unchanged);
+  print_message("%s, %d corruptions of %zu bytes (%ld left the plan unchanged)\n", model, count,
+                plan.size(), tally.unchanged);
   print_tally("plan_open", tally.opened);
   print_tally("session_create", tally.created);
   print_tally("set_input + 2 steps", tally.stepped);
@@ -155,7 +160,8 @@ void corrupted_mlp_plans_never_crash_open_or_step(void**) {
 }
 
 void corrupted_transformer_plans_never_crash_open_or_step(void**) {
-  fuzz_plan(compile_model(kTransformer, "sgd:lr=0.1,momentum=0.9").plan, 20000, 0x5EED0002u, kTransformer);
+  fuzz_plan(compile_model(kTransformer, "sgd:lr=0.1,momentum=0.9").plan, 20000, 0x5EED0002u,
+            kTransformer);
 }
 
 }  // namespace

@@ -31,8 +31,10 @@ void compiled_plans_verify(void**) {
 // the persistent region (the compiler's side of the dataflow rule that a persistent tensor read
 // before it is written needs one): templates x optimizers x strategies, and one that spills.
 void compiled_plans_initialise_every_param_and_state(void**) {
-  const char* const models[] = {kMlp, kMlpDropout, "resmlp:layers=2,width=8,in=4,classes=3", kTransformer};
-  const char* const optimizers[] = {"sgd:lr=0.1", "sgd:lr=0.1,momentum=0.9", "adam:lr=0.01", "adamw:lr=0.01"};
+  const char* const models[] = {kMlp, kMlpDropout, "resmlp:layers=2,width=8,in=4,classes=3",
+                                kTransformer};
+  const char* const optimizers[] = {"sgd:lr=0.1", "sgd:lr=0.1,momentum=0.9", "adam:lr=0.01",
+                                    "adamw:lr=0.01"};
   std::vector<rc::CompileResult> plans;
   for (const char* model : models) {
     for (const char* optimizer : optimizers) {
@@ -64,8 +66,9 @@ void compiled_plans_initialise_every_param_and_state(void**) {
       if (x->role() != fb::Role::Param && x->role() != fb::Role::State) continue;
       states += x->role() == fb::Role::State;
       if (x->init() == fb::Init::None || x->region() != fb::Region::Persistent) {
-        fail_msg("%s, %s: tensor '%s' has init %s in region %s", r.report.model.c_str(), r.report.optimizer.c_str(),
-                 x->name()->c_str(), fb::EnumNameInit(x->init()), fb::EnumNameRegion(x->region()));
+        fail_msg("%s, %s: tensor '%s' has init %s in region %s", r.report.model.c_str(),
+                 r.report.optimizer.c_str(), x->name()->c_str(), fb::EnumNameInit(x->init()),
+                 fb::EnumNameRegion(x->region()));
       }
     }
     // Plain SGD keeps no state; every other optimizer does.
@@ -78,12 +81,15 @@ void compiled_plans_initialise_every_param_and_state(void**) {
 void null_or_empty_plan_bytes_are_rejected(void**) {
   remat_plan* plan = nullptr;
   char message[256];
-  assert_int_equal(remat_plan_open(nullptr, 100, &plan, message, sizeof(message)), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_open(nullptr, 100, &plan, message, sizeof(message)),
+                   REMAT_ERROR_INVALID_ARGUMENT);
   assert_null(plan);
   assert_non_null(strstr(message, "NULL"));
-  assert_int_equal(remat_plan_open(nullptr, 0, &plan, message, sizeof(message)), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_plan_open(nullptr, 0, &plan, message, sizeof(message)),
+                   REMAT_ERROR_INVALID_ARGUMENT);
   const uint8_t one = 0;
-  assert_int_equal(remat_plan_open(&one, 0, &plan, message, sizeof(message)), REMAT_ERROR_PLAN_CORRUPT);
+  assert_int_equal(remat_plan_open(&one, 0, &plan, message, sizeof(message)),
+                   REMAT_ERROR_PLAN_CORRUPT);
   assert_null(plan);
   assert_non_null(strstr(message, "0 bytes"));
   // No out_plan: nothing can be returned, so nothing is verified.
@@ -109,8 +115,8 @@ void check_every_prefix_is_corrupt(const std::vector<uint8_t>& plan, size_t stri
     std::vector<uint8_t> prefix(plan.begin(), plan.begin() + static_cast<std::ptrdiff_t>(length));
     const Opened o = open_bytes(prefix.data(), prefix.size());
     if (o.status != REMAT_ERROR_PLAN_CORRUPT) {
-      fail_msg("prefix of %zu of %zu bytes: %s '%s'", length, plan.size(), remat_status_string(o.status),
-               o.message.c_str());
+      fail_msg("prefix of %zu of %zu bytes: %s '%s'", length, plan.size(),
+               remat_status_string(o.status), o.message.c_str());
     }
   }
   std::vector<uint8_t> last(plan.begin(), plan.end() - 1);
@@ -145,7 +151,8 @@ void plan_with_a_bad_alignment_is_rejected_as_corrupt(void**) {
   for (uint32_t alignment : {0u, 48u, 8192u}) {
     std::vector<uint8_t> bytes = r.plan;
     assert_true(mutable_plan(bytes)->mutate_alignment(alignment));
-    expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {("alignment " + std::to_string(alignment)).c_str()});
+    expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT,
+                  {("alignment " + std::to_string(alignment)).c_str()});
   }
 }
 
@@ -158,7 +165,8 @@ void plan_with_an_unknown_opcode_is_rejected(void**) {
     std::vector<uint8_t> bytes = r.plan;
     assert_true(mutable_op(bytes, op)->mutate_code(code));
     const std::string where = "op " + std::to_string(op) + ":";
-    expect_status(bytes, REMAT_ERROR_UNKNOWN_OP, {where.c_str(), ("opcode " + std::to_string(code)).c_str()});
+    expect_status(bytes, REMAT_ERROR_UNKNOWN_OP,
+                  {where.c_str(), ("opcode " + std::to_string(code)).c_str()});
   }
 }
 
@@ -167,7 +175,8 @@ void op_changed_to_one_of_another_arity_is_rejected(void**) {
   const int relu = find_op(r.graph, remat::OpCode::kRelu);
   std::vector<uint8_t> bytes = r.plan;
   assert_true(mutable_op(bytes, relu)->mutate_code(static_cast<uint16_t>(remat::OpCode::kAdd)));
-  expect_status(bytes, REMAT_ERROR_BAD_ARITY, {("op " + std::to_string(relu)).c_str(), "add", "inputs"});
+  expect_status(bytes, REMAT_ERROR_BAD_ARITY,
+                {("op " + std::to_string(relu)).c_str(), "add", "inputs"});
   // A matmul that became a relu has one input too many.
   const int matmul = find_op(r.graph, remat::OpCode::kMatMul);
   bytes = r.plan;
@@ -190,8 +199,11 @@ void update_that_does_not_write_its_own_param_is_rejected(void**) {
     for (int p : r.graph.params) {
       if (p == op.inputs[0] || r.graph.tensors[static_cast<size_t>(p)].shape != shape) continue;
       std::vector<uint8_t> bytes = r.plan;
-      mutable_op(bytes, static_cast<int>(i))->mutable_outputs()->Mutate(0, static_cast<uint32_t>(p));
-      expect_status(bytes, REMAT_ERROR_BAD_ARITY, {("op " + std::to_string(i)).c_str(), "sgd_update", "output 0"});
+      mutable_op(bytes, static_cast<int>(i))
+          ->mutable_outputs()
+          ->Mutate(0, static_cast<uint32_t>(p));
+      expect_status(bytes, REMAT_ERROR_BAD_ARITY,
+                    {("op " + std::to_string(i)).c_str(), "sgd_update", "output 0"});
       return;
     }
   }
@@ -204,7 +216,8 @@ void op_whose_output_is_also_its_input_is_rejected(void**) {
   std::vector<uint8_t> bytes = r.plan;
   const uint32_t input = static_cast<uint32_t>(r.graph.ops[static_cast<size_t>(relu)].inputs[0]);
   mutable_op(bytes, relu)->mutable_outputs()->Mutate(0, input);
-  expect_status(bytes, REMAT_ERROR_OVERLAP, {("op " + std::to_string(relu)).c_str(), "output 0 is also input 0"});
+  expect_status(bytes, REMAT_ERROR_OVERLAP,
+                {("op " + std::to_string(relu)).c_str(), "output 0 is also input 0"});
 }
 
 void matmul_with_a_flipped_transpose_flag_is_rejected(void**) {
@@ -215,7 +228,8 @@ void matmul_with_a_flipped_transpose_flag_is_rejected(void**) {
   assert_int_equal(op.iattrs.size(), 2);
   std::vector<uint8_t> bytes = r.plan;
   mutable_op(bytes, matmul)->mutable_iattrs()->Mutate(1, 1 - op.iattrs[1]);
-  expect_status(bytes, REMAT_ERROR_BAD_SHAPE, {("op " + std::to_string(matmul)).c_str(), "matmul", "K ="});
+  expect_status(bytes, REMAT_ERROR_BAD_SHAPE,
+                {("op " + std::to_string(matmul)).c_str(), "matmul", "K ="});
   bytes = r.plan;
   mutable_op(bytes, matmul)->mutable_iattrs()->Mutate(0, 1 - op.iattrs[0]);
   expect_status(bytes, REMAT_ERROR_BAD_SHAPE, {"matmul"});
@@ -240,11 +254,13 @@ void op_naming_a_tensor_that_does_not_exist_is_rejected(void**) {
   for (uint32_t bad : {count, count + 1000, 0xFFFFFFFFu}) {
     std::vector<uint8_t> bytes = r.plan;
     mutable_op(bytes, relu)->mutable_inputs()->Mutate(0, bad);
-    expect_status(bytes, REMAT_ERROR_OUT_OF_REGION,
-                  {("op " + std::to_string(relu)).c_str(), ("tensor " + std::to_string(bad)).c_str()});
+    expect_status(
+        bytes, REMAT_ERROR_OUT_OF_REGION,
+        {("op " + std::to_string(relu)).c_str(), ("tensor " + std::to_string(bad)).c_str()});
     bytes = r.plan;
     mutable_op(bytes, relu)->mutable_outputs()->Mutate(0, bad);
-    expect_status(bytes, REMAT_ERROR_OUT_OF_REGION, {"output 0", ("tensor " + std::to_string(bad)).c_str()});
+    expect_status(bytes, REMAT_ERROR_OUT_OF_REGION,
+                  {"output 0", ("tensor " + std::to_string(bad)).c_str()});
   }
 }
 
@@ -255,7 +271,8 @@ void loss_naming_a_tensor_that_does_not_exist_is_rejected(void**) {
   const uint32_t count = static_cast<uint32_t>(r.graph.tensors.size());
   std::vector<uint8_t> bytes = r.plan;
   assert_true(mutable_plan(bytes)->mutate_loss(count));
-  expect_status(bytes, REMAT_ERROR_OUT_OF_REGION, {"loss", ("tensor " + std::to_string(count)).c_str()});
+  expect_status(bytes, REMAT_ERROR_OUT_OF_REGION,
+                {"loss", ("tensor " + std::to_string(count)).c_str()});
   bytes = r.plan;
   assert_true(mutable_plan(bytes)->mutate_loss(0xFFFFFFFFu));
   expect_status(bytes, REMAT_ERROR_OUT_OF_REGION, {"loss", "4294967295"});
@@ -263,7 +280,8 @@ void loss_naming_a_tensor_that_does_not_exist_is_rejected(void**) {
   const int w = find_tensor(r.graph, "fc0.weight");
   bytes = r.plan;
   assert_true(mutable_plan(bytes)->mutate_loss(static_cast<uint32_t>(w)));
-  expect_status(bytes, REMAT_ERROR_OUT_OF_REGION, {"loss", ("tensor " + std::to_string(w)).c_str(), "scalar"});
+  expect_status(bytes, REMAT_ERROR_OUT_OF_REGION,
+                {"loss", ("tensor " + std::to_string(w)).c_str(), "scalar"});
 }
 
 void binding_naming_a_wrong_tensor_is_rejected(void**) {
@@ -271,13 +289,16 @@ void binding_naming_a_wrong_tensor_is_rejected(void**) {
   const uint32_t count = static_cast<uint32_t>(r.graph.tensors.size());
   std::vector<uint8_t> bytes = r.plan;
   mutable_plan(bytes)->mutable_inputs()->Mutate(0, count);
-  expect_status(bytes, REMAT_ERROR_OUT_OF_REGION, {"input binding 0", ("tensor " + std::to_string(count)).c_str()});
+  expect_status(bytes, REMAT_ERROR_OUT_OF_REGION,
+                {"input binding 0", ("tensor " + std::to_string(count)).c_str()});
   // A label binding that names the input tensor (a tensor of another role).
   bytes = r.plan;
-  mutable_plan(bytes)->mutable_labels()->Mutate(0, static_cast<uint32_t>(find_tensor(r.graph, "x")));
+  mutable_plan(bytes)->mutable_labels()->Mutate(0,
+                                                static_cast<uint32_t>(find_tensor(r.graph, "x")));
   expect_status(bytes, REMAT_ERROR_OUT_OF_REGION, {"label binding 0"});
   bytes = r.plan;
-  mutable_plan(bytes)->mutable_params()->Mutate(1, static_cast<uint32_t>(find_tensor(r.graph, "fc0.relu")));
+  mutable_plan(bytes)->mutable_params()->Mutate(
+      1, static_cast<uint32_t>(find_tensor(r.graph, "fc0.relu")));
   expect_status(bytes, REMAT_ERROR_OUT_OF_REGION, {"param binding 1"});
 }
 
@@ -294,7 +315,8 @@ void plan_bytes_at_a_4_byte_boundary_are_refused_as_misaligned(void**) {
   char message[256];
   static char sentinel;
   remat_plan* plan = reinterpret_cast<remat_plan*>(&sentinel);
-  assert_int_equal(remat_plan_open(shifted, r.plan.size(), &plan, message, sizeof(message)), REMAT_ERROR_MISALIGNED);
+  assert_int_equal(remat_plan_open(shifted, r.plan.size(), &plan, message, sizeof(message)),
+                   REMAT_ERROR_MISALIGNED);
   assert_null(plan);
   char address[32];
   snprintf(address, sizeof(address), "%p", static_cast<void*>(shifted));
@@ -302,7 +324,8 @@ void plan_bytes_at_a_4_byte_boundary_are_refused_as_misaligned(void**) {
   assert_non_null(strstr(message, "aligned to 8 bytes"));
   // The same bytes at an 8-byte boundary open.
   memcpy(storage.data(), r.plan.data(), r.plan.size());
-  assert_int_equal(remat_plan_open(storage.data(), r.plan.size(), &plan, message, sizeof(message)), REMAT_OK);
+  assert_int_equal(remat_plan_open(storage.data(), r.plan.size(), &plan, message, sizeof(message)),
+                   REMAT_OK);
   assert_int_equal(run_two_steps(plan), REMAT_OK);
   remat_plan_close(plan);
 }
@@ -316,7 +339,8 @@ void shift_vector(void* table_object, flatbuffers::voffset_t field, int shift) {
   const flatbuffers::voffset_t at = flatbuffers::ReadScalar<flatbuffers::voffset_t>(vtable + field);
   assert_true(at != 0);  // the field is present
   const flatbuffers::uoffset_t old = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(table + at);
-  flatbuffers::WriteScalar<flatbuffers::uoffset_t>(table + at, static_cast<flatbuffers::uoffset_t>(static_cast<int64_t>(old) + shift));
+  flatbuffers::WriteScalar<flatbuffers::uoffset_t>(
+      table + at, static_cast<flatbuffers::uoffset_t>(static_cast<int64_t>(old) + shift));
 }
 
 bool passes_flatbuffers_verifier(const std::vector<uint8_t>& bytes) {
@@ -337,9 +361,16 @@ void int64_vectors_at_a_4_byte_boundary_are_rejected_as_corrupt(void**) {
       std::vector<uint8_t> bytes = r.plan;
       shift_vector(mutable_tensor(bytes, t), fb::Tensor::VT_SHAPE, shift);
       if (!passes_flatbuffers_verifier(bytes)) continue;
-      assert_int_equal(reinterpret_cast<uintptr_t>(fb::GetPlan(bytes.data())->tensors()->Get(static_cast<uint32_t>(t))->shape()->data()) % 8, 4);
+      assert_int_equal(reinterpret_cast<uintptr_t>(fb::GetPlan(bytes.data())
+                                                       ->tensors()
+                                                       ->Get(static_cast<uint32_t>(t))
+                                                       ->shape()
+                                                       ->data()) %
+                           8,
+                       4);
       print_message("  shape of tensor %d moved by %d\n", t, shift);
-      expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {("'" + r.graph.tensors[static_cast<size_t>(t)].name + "'").c_str()});
+      expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT,
+                    {("'" + r.graph.tensors[static_cast<size_t>(t)].name + "'").c_str()});
       shape_case = true;
       break;
     }
@@ -351,8 +382,13 @@ void int64_vectors_at_a_4_byte_boundary_are_rejected_as_corrupt(void**) {
       shift_vector(mutable_op(bytes, i), fb::Op::VT_IATTRS, shift);
       if (!passes_flatbuffers_verifier(bytes)) continue;
       // A moved vector whose length now reads 0 loads no int64: only non-empty ones test the check.
-      if (fb::GetPlan(bytes.data())->ops()->Get(static_cast<uint32_t>(i))->iattrs()->size() == 0) continue;
-      assert_int_equal(reinterpret_cast<uintptr_t>(fb::GetPlan(bytes.data())->ops()->Get(static_cast<uint32_t>(i))->iattrs()->data()) % 8, 4);
+      if (fb::GetPlan(bytes.data())->ops()->Get(static_cast<uint32_t>(i))->iattrs()->size() == 0)
+        continue;
+      assert_int_equal(
+          reinterpret_cast<uintptr_t>(
+              fb::GetPlan(bytes.data())->ops()->Get(static_cast<uint32_t>(i))->iattrs()->data()) %
+              8,
+          4);
       print_message("  iattrs of op %d moved by %d\n", i, shift);
       expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {("op " + std::to_string(i)).c_str()});
       iattr_case = true;

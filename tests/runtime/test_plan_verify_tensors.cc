@@ -26,10 +26,14 @@ void tensor_whose_shape_disagrees_with_its_size_is_rejected(void**) {
   for (int64_t dim : {int64_t{0}, int64_t{-8}, int64_t{1} << 41}) {
     bytes = r.plan;
     mutable_tensor(bytes, t)->mutable_shape()->Mutate(1, dim);
-    expect_status(bytes, REMAT_ERROR_BAD_SHAPE, {"'fc0.relu'", ("is " + std::to_string(dim)).c_str()});
+    expect_status(bytes, REMAT_ERROR_BAD_SHAPE,
+                  {"'fc0.relu'", ("is " + std::to_string(dim)).c_str()});
   }
   // Ranks outside 1..6 (written from the graph: the vector's length is not mutable in place).
-  expect_status(rewritten(r, [t](rc::Graph& g, rc::MemoryPlan&) { g.tensors[static_cast<size_t>(t)].shape = {1, 1, 1, 1, 1, 2, 8}; }),
+  expect_status(rewritten(r,
+                          [t](rc::Graph& g, rc::MemoryPlan&) {
+                            g.tensors[static_cast<size_t>(t)].shape = {1, 1, 1, 1, 1, 2, 8};
+                          }),
                 REMAT_ERROR_BAD_SHAPE, {"'fc0.relu'", "rank 7"});
 }
 
@@ -53,7 +57,8 @@ void tensor_whose_element_count_overflows_is_rejected(void**) {
   assert_true(t->mutate_size(0));
   char message[256];
   remat_plan* plan = nullptr;
-  const remat_status status = remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message));
+  const remat_status status =
+      remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message));
   if (status == REMAT_OK) {
     // Accepted by mistake: a session over it must at least not misbehave (the sanitizer build
     // checks the element counts it computes), then the test fails.
@@ -78,8 +83,9 @@ void labels_of_the_wrong_dtype_are_rejected(void**) {
   std::vector<uint8_t> bytes = r.plan;
   assert_true(mutable_tensor(bytes, labels)->mutate_dtype(fb::DType::F32));  // same 4 bytes each
   const int loss_op = find_op(r.graph, remat::OpCode::kSoftmaxCrossEntropy);
-  expect_status(bytes, REMAT_ERROR_BAD_DTYPE,
-                {("op " + std::to_string(loss_op)).c_str(), "softmax_cross_entropy", "f32", "expected i32"});
+  expect_status(
+      bytes, REMAT_ERROR_BAD_DTYPE,
+      {("op " + std::to_string(loss_op)).c_str(), "softmax_cross_entropy", "f32", "expected i32"});
 }
 
 void float_activation_stored_as_int_is_rejected(void**) {
@@ -95,7 +101,8 @@ void float_activation_stored_as_int_is_rejected(void**) {
 void tensor_of_an_unknown_dtype_is_rejected(void**) {
   const rc::CompileResult r = compile_model(kMlp);
   std::vector<uint8_t> bytes = r.plan;
-  assert_true(mutable_tensor(bytes, find_tensor(r.graph, "labels"))->mutate_dtype(static_cast<fb::DType>(9)));
+  assert_true(mutable_tensor(bytes, find_tensor(r.graph, "labels"))
+                  ->mutate_dtype(static_cast<fb::DType>(9)));
   expect_status(bytes, REMAT_ERROR_BAD_DTYPE, {"'labels'", "dtype 9"});
 }
 
@@ -114,7 +121,8 @@ void tensor_with_an_unknown_init_is_rejected(void**) {
   const rc::CompileResult r = compile_model(kMlp);
   std::vector<uint8_t> bytes = r.plan;
   // fc0.weight's init is Uniform, so the field is in the buffer and can be changed in place.
-  assert_true(mutable_tensor(bytes, find_tensor(r.graph, "fc0.weight"))->mutate_init(static_cast<fb::Init>(9)));
+  assert_true(mutable_tensor(bytes, find_tensor(r.graph, "fc0.weight"))
+                  ->mutate_init(static_cast<fb::Init>(9)));
   expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"'fc0.weight'", "unknown init 9"});
 }
 
@@ -147,11 +155,14 @@ void initial_bytes_start_the_tensor_and_are_checked(void**) {
   remat_session_destroy(session);
   remat_plan_close(plan);
   // Too few or too many bytes; bytes under another init; an older format.
-  expect_status(with_data(std::vector<uint8_t>(28)), REMAT_ERROR_PLAN_CORRUPT, {"'fc0.bias'", "32 bytes", "has 28"});
-  expect_status(with_data(std::vector<uint8_t>(36)), REMAT_ERROR_PLAN_CORRUPT, {"'fc0.bias'", "has 36"});
+  expect_status(with_data(std::vector<uint8_t>(28)), REMAT_ERROR_PLAN_CORRUPT,
+                {"'fc0.bias'", "32 bytes", "has 28"});
+  expect_status(with_data(std::vector<uint8_t>(36)), REMAT_ERROR_PLAN_CORRUPT,
+                {"'fc0.bias'", "has 36"});
   bytes = with_data(values);
   assert_true(mutable_tensor(bytes, w)->mutate_init(fb::Init::Zeros));
-  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"'fc0.bias'", "init_data on a tensor whose init is Zeros"});
+  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT,
+                {"'fc0.bias'", "init_data on a tensor whose init is Zeros"});
   bytes = with_data(values);
   assert_true(mutable_plan(bytes)->mutate_format_version(2));
   expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"'fc0.bias'", "format 2"});
@@ -190,7 +201,8 @@ void param_placed_in_the_arena_is_rejected_as_read_before_it_is_written(void**) 
     }
     fail_msg("no update of fc1.weight");
   });
-  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"reads tensor 'fc1.weight' before any op writes it"});
+  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT,
+                {"reads tensor 'fc1.weight' before any op writes it"});
 }
 
 void tensor_placed_outside_its_region_is_rejected(void**) {
@@ -254,12 +266,14 @@ void plan_with_overlapping_live_tensors_is_rejected(void**) {
   expect_status(bytes, REMAT_ERROR_OVERLAP, {"'x'", "'fc0.out'", "arena"});
   // The same by in-place mutation: fc0.relu (written by op 1, read in the backward) moved onto x.
   bytes = r.plan;
-  assert_true(mutable_tensor(bytes, find_tensor(r.graph, "fc0.relu"))->mutate_offset(r.memory.offset[static_cast<size_t>(x)]));
+  assert_true(mutable_tensor(bytes, find_tensor(r.graph, "fc0.relu"))
+                  ->mutate_offset(r.memory.offset[static_cast<size_t>(x)]));
   expect_status(bytes, REMAT_ERROR_OVERLAP, {"'x'", "'fc0.relu'"});
   // Two params are persistent: live together always.
   const int w0 = find_tensor(r.graph, "fc0.weight"), b0 = find_tensor(r.graph, "fc0.bias");
   bytes = r.plan;
-  assert_true(mutable_tensor(bytes, b0)->mutate_offset(r.memory.offset[static_cast<size_t>(w0)] + 64));
+  assert_true(
+      mutable_tensor(bytes, b0)->mutate_offset(r.memory.offset[static_cast<size_t>(w0)] + 64));
   expect_status(bytes, REMAT_ERROR_OVERLAP, {"'fc0.weight'", "'fc0.bias'", "persistent"});
 }
 
@@ -289,8 +303,8 @@ void tensors_live_at_different_times_may_share_bytes(void**) {
     // Arena tensors other than inputs and labels (which are live the whole step).
     auto movable = [&](uint32_t t) {
       const fb::Tensor* x = tensors->Get(t);
-      return x->region() == fb::Region::Arena && x->role() != fb::Role::Input && x->role() != fb::Role::Label &&
-             x->first_use() >= 0 && x->last_use() >= x->first_use();
+      return x->region() == fb::Region::Arena && x->role() != fb::Role::Input &&
+             x->role() != fb::Role::Label && x->first_use() >= 0 && x->last_use() >= x->first_use();
     };
     auto live_together = [&](uint32_t a, uint32_t b) {
       return tensors->Get(a)->first_use() <= tensors->Get(b)->last_use() &&
@@ -313,10 +327,12 @@ void tensors_live_at_different_times_may_share_bytes(void**) {
           clash = in_time && z->offset() < at + size && at < z->offset() + z->size();
         }
         if (clash) continue;
-        const std::vector<uint8_t> bytes = rewritten(r, [&](rc::Graph&, rc::MemoryPlan& m) { m.offset[b] = at; });
+        const std::vector<uint8_t> bytes =
+            rewritten(r, [&](rc::Graph&, rc::MemoryPlan& m) { m.offset[b] = at; });
         print_message("  %s: '%s' (ops %d..%d) moved onto '%s' (ops %d..%d) at %llu\n", model,
-                      tensors->Get(b)->name()->c_str(), tensors->Get(b)->first_use(), tensors->Get(b)->last_use(),
-                      tensors->Get(a)->name()->c_str(), tensors->Get(a)->first_use(), tensors->Get(a)->last_use(),
+                      tensors->Get(b)->name()->c_str(), tensors->Get(b)->first_use(),
+                      tensors->Get(b)->last_use(), tensors->Get(a)->name()->c_str(),
+                      tensors->Get(a)->first_use(), tensors->Get(a)->last_use(),
                       static_cast<unsigned long long>(at));
         expect_status(bytes, REMAT_OK);
         ++pairs;

@@ -17,7 +17,6 @@
 #include "tests/runtime/session_checks.h"
 #include "tests/sanitized.h"
 
-
 // While |g_poison| is set, every posix_memalign block (the POSIX port's regions) comes back
 // filled with 0xA5, so a test can tell memory the session zeroed from memory it merely got.
 // Sanitizers own the allocator; AddressSanitizer fills the first 4 KiB of a block with 0xBE.
@@ -106,8 +105,8 @@ void options_ending_before_init_params_are_smaller_than_the_first_version_and_re
   remat_session_options options;
   remat_session_options_init(&options);
   const size_t first = offsetof(remat_session_options, init_params) + sizeof(int);
-  for (size_t size : {offsetof(remat_session_options, init_params), offsetof(remat_session_options, backend),
-                      first - 1}) {
+  for (size_t size : {offsetof(remat_session_options, init_params),
+                      offsetof(remat_session_options, backend), first - 1}) {
     options.struct_size = size;
     create_expecting(p.plan, &options, REMAT_ERROR_INVALID_ARGUMENT,
                      {"options.struct_size is " + std::to_string(size),
@@ -163,8 +162,9 @@ void arena_smaller_than_the_plan_is_rejected(void**) {
   options.arena = arena.data;
   for (size_t size : {size_t{0}, size_t{1}, static_cast<size_t>(p.memory.arena_bytes - 1)}) {
     options.arena_size = size;
-    create_expecting(p.plan, &options, REMAT_ERROR_ARENA_TOO_SMALL,
-                     {"arena", std::to_string(size) + " bytes", std::to_string(p.memory.arena_bytes)});
+    create_expecting(
+        p.plan, &options, REMAT_ERROR_ARENA_TOO_SMALL,
+        {"arena", std::to_string(size) + " bytes", std::to_string(p.memory.arena_bytes)});
   }
 }
 
@@ -179,7 +179,8 @@ void misaligned_arena_is_rejected(void**) {
     char address[32];
     snprintf(address, sizeof(address), "%p", static_cast<void*>(arena.bytes() + shift));
     create_expecting(p.plan, &options, REMAT_ERROR_MISALIGNED,
-                     {"arena region at " + std::string(address), "aligned to " + std::to_string(p.memory.alignment)});
+                     {"arena region at " + std::string(address),
+                      "aligned to " + std::to_string(p.memory.alignment)});
   }
 }
 
@@ -277,7 +278,8 @@ void regions_the_session_allocates_start_zeroed(void**) {
   const rc::CompileResult compiled = rc::compile(o);
   assert_false(compiled.report.spilled.empty());
   remat_plan* plan = nullptr;
-  assert_int_equal(remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, nullptr, 0), REMAT_OK);
+  assert_int_equal(remat_plan_open(compiled.plan.data(), compiled.plan.size(), &plan, nullptr, 0),
+                   REMAT_OK);
   remat_plan_memory_info memory;
   assert_int_equal(remat_plan_memory(plan, &memory), REMAT_OK);
   assert_true(memory.arena_bytes > 0 && memory.persistent_bytes > 0 && memory.host_bytes > 0);
@@ -285,7 +287,8 @@ void regions_the_session_allocates_start_zeroed(void**) {
   {  // The poison is real: a block of the arena's size comes back dirty.
     g_poison = 1;
     void* probe = nullptr;
-    assert_int_equal(posix_memalign(&probe, memory.alignment, static_cast<size_t>(memory.arena_bytes)), 0);
+    assert_int_equal(
+        posix_memalign(&probe, memory.alignment, static_cast<size_t>(memory.arena_bytes)), 0);
     g_poison = 0;
     assert_false(all_zero(probe, memory.arena_bytes));
     free(probe);
@@ -300,8 +303,9 @@ void regions_the_session_allocates_start_zeroed(void**) {
   const uint64_t sizes[3] = {memory.arena_bytes, memory.persistent_bytes, memory.host_bytes};
   for (int region = 0; region < 3; ++region) {
     assert_non_null(s->owned[region]);
-    if (!all_zero(s->owned[region], sizes[region])) fail_msg("region %d of %llu bytes is not zeroed", region,
-                                                             static_cast<unsigned long long>(sizes[region]));
+    if (!all_zero(s->owned[region], sizes[region]))
+      fail_msg("region %d of %llu bytes is not zeroed", region,
+               static_cast<unsigned long long>(sizes[region]));
   }
   for (const remat_tensor_info& w : bindings(plan, REMAT_BINDING_PARAM)) {
     std::vector<uint8_t> got(w.bytes, 0xFF);
@@ -319,7 +323,8 @@ void regions_the_session_allocates_start_zeroed(void**) {
 void caller_regions_of_exactly_the_plan_size_match_session_regions(void**) {
   for (const char* model : {kMlp, kTransformer}) {
     OpenPlan p(model, "adamw:lr=0.01");
-    Buffer arena(p.memory.arena_bytes, p.memory.alignment), persistent(p.memory.persistent_bytes, p.memory.alignment);
+    Buffer arena(p.memory.arena_bytes, p.memory.alignment),
+        persistent(p.memory.persistent_bytes, p.memory.alignment);
     assert_int_equal(p.memory.arena_bytes % p.memory.alignment, 0);  // so the buffers are exact
     assert_int_equal(p.memory.persistent_bytes % p.memory.alignment, 0);
     remat_session_options options;
@@ -351,7 +356,8 @@ int main() {
       cmocka_unit_test(create_rejects_null_arguments_and_unknown_options_sizes),
       cmocka_unit_test(options_init_writes_only_the_callers_size_and_refuses_bad_sizes),
       cmocka_unit_test(options_from_a_newer_header_are_rejected_naming_both_sizes),
-      cmocka_unit_test(options_ending_before_init_params_are_smaller_than_the_first_version_and_rejected),
+      cmocka_unit_test(
+          options_ending_before_init_params_are_smaller_than_the_first_version_and_rejected),
       cmocka_unit_test(options_of_the_first_versions_size_are_read_up_to_that_size),
       cmocka_unit_test(threads_beyond_the_limit_are_rejected_naming_the_field),
       cmocka_unit_test(arena_smaller_than_the_plan_is_rejected),

@@ -25,18 +25,24 @@ void set_input_rejects_unknown_names_wrong_sizes_and_nulls(void**) {
   remat_session* s = create_expecting(p.plan, nullptr, REMAT_OK);
   std::vector<uint8_t> data(4096, 0);
   const remat_tensor_info x = bindings(p.plan, REMAT_BINDING_INPUT)[0];
-  expect_call(s, remat_session_set_input(s, "no_such_input", data.data(), x.bytes), REMAT_ERROR_NOT_FOUND,
-              {"'no_such_input'"});
+  expect_call(s, remat_session_set_input(s, "no_such_input", data.data(), x.bytes),
+              REMAT_ERROR_NOT_FOUND, {"'no_such_input'"});
   // A parameter is not an input.
-  expect_call(s, remat_session_set_input(s, "fc0.weight", data.data(), 128), REMAT_ERROR_NOT_FOUND, {"'fc0.weight'"});
-  for (size_t bytes : {size_t{0}, static_cast<size_t>(x.bytes - 1), static_cast<size_t>(x.bytes + 4)}) {
-    expect_call(s, remat_session_set_input(s, x.name, data.data(), bytes), REMAT_ERROR_INVALID_ARGUMENT,
-                {std::string("'") + x.name + "'", std::to_string(bytes) + " bytes", std::to_string(x.bytes)});
+  expect_call(s, remat_session_set_input(s, "fc0.weight", data.data(), 128), REMAT_ERROR_NOT_FOUND,
+              {"'fc0.weight'"});
+  for (size_t bytes :
+       {size_t{0}, static_cast<size_t>(x.bytes - 1), static_cast<size_t>(x.bytes + 4)}) {
+    expect_call(s, remat_session_set_input(s, x.name, data.data(), bytes),
+                REMAT_ERROR_INVALID_ARGUMENT,
+                {std::string("'") + x.name + "'", std::to_string(bytes) + " bytes",
+                 std::to_string(x.bytes)});
   }
-  expect_call(s, remat_session_set_input(s, x.name, nullptr, x.bytes), REMAT_ERROR_INVALID_ARGUMENT, {"data is NULL"});
-  expect_call(s, remat_session_set_input(s, nullptr, data.data(), x.bytes), REMAT_ERROR_INVALID_ARGUMENT,
-              {"name is NULL"});
-  assert_int_equal(remat_session_set_input(nullptr, x.name, data.data(), x.bytes), REMAT_ERROR_INVALID_ARGUMENT);
+  expect_call(s, remat_session_set_input(s, x.name, nullptr, x.bytes), REMAT_ERROR_INVALID_ARGUMENT,
+              {"data is NULL"});
+  expect_call(s, remat_session_set_input(s, nullptr, data.data(), x.bytes),
+              REMAT_ERROR_INVALID_ARGUMENT, {"name is NULL"});
+  assert_int_equal(remat_session_set_input(nullptr, x.name, data.data(), x.bytes),
+                   REMAT_ERROR_INVALID_ARGUMENT);
   // None of those set the input: a step still refuses to run.
   const remat_tensor_info labels = bindings(p.plan, REMAT_BINDING_LABEL)[0];
   assert_int_equal(remat_session_set_input(s, labels.name, data.data(), labels.bytes), REMAT_OK);
@@ -53,7 +59,8 @@ void step_before_every_input_is_set_fails_its_precondition(void**) {
   const remat_tensor_info x = bindings(p.plan, REMAT_BINDING_INPUT)[0];
   const remat_tensor_info labels = bindings(p.plan, REMAT_BINDING_LABEL)[0];
   // The message names the binding that is missing, first the input, then the label.
-  expect_call(s, remat_session_step(s, &loss), REMAT_ERROR_FAILED_PRECONDITION, {std::string("'") + x.name + "'"});
+  expect_call(s, remat_session_step(s, &loss), REMAT_ERROR_FAILED_PRECONDITION,
+              {std::string("'") + x.name + "'"});
   std::vector<uint8_t> zeros(x.bytes, 0);
   assert_int_equal(remat_session_set_input(s, x.name, zeros.data(), zeros.size()), REMAT_OK);
   expect_call(s, remat_session_step(s, &loss), REMAT_ERROR_FAILED_PRECONDITION,
@@ -92,10 +99,12 @@ void check_bad_value_step(const char* model, const char* binding, int32_t good_r
   assert_non_null(info.name);
   assert_int_equal(info.dtype, REMAT_DTYPE_I32);
   const std::vector<uint8_t> params_before = read_params(s, p.plan);
-  const std::vector<uint8_t> persistent_before(persistent.bytes(), persistent.bytes() + p.memory.persistent_bytes);
+  const std::vector<uint8_t> persistent_before(persistent.bytes(),
+                                               persistent.bytes() + p.memory.persistent_bytes);
   for (int32_t bad : bad_values) {
     std::vector<int32_t> values(info.bytes / 4);
-    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int32_t>(i % static_cast<size_t>(good_range));
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = static_cast<int32_t>(i % static_cast<size_t>(good_range));
     values.back() = bad;
     assert_int_equal(remat_session_set_input(s, binding, values.data(), info.bytes), REMAT_OK);
     expect_call(s, remat_session_step(s, &loss), REMAT_ERROR_OUT_OF_RANGE,
@@ -119,13 +128,15 @@ void check_bad_value_step(const char* model, const char* binding, int32_t good_r
 }
 
 void label_out_of_range_fails_the_step_and_changes_nothing(void**) {
-  check_bad_value_step(kMlp, "labels", kClasses, {kClasses, -1, 1000000, INT32_MIN, INT32_MAX}, "softmax_cross_entropy");
+  check_bad_value_step(kMlp, "labels", kClasses, {kClasses, -1, 1000000, INT32_MIN, INT32_MAX},
+                       "softmax_cross_entropy");
 }
 
 void token_id_out_of_range_fails_the_step_and_changes_nothing(void**) {
   OpenPlan p(kTransformer);
   const remat_tensor_info ids = bindings(p.plan, REMAT_BINDING_INPUT)[0];
-  check_bad_value_step(kTransformer, ids.name, kVocab, {kVocab, -1, 1 << 30, INT32_MIN, INT32_MAX}, "embedding");
+  check_bad_value_step(kTransformer, ids.name, kVocab, {kVocab, -1, 1 << 30, INT32_MIN, INT32_MAX},
+                       "embedding");
 }
 
 // ---- Parameters -----------------------------------------------------------------------------
@@ -136,32 +147,44 @@ void param_access_rejects_unknown_names_wrong_sizes_and_nulls(void**) {
   const remat_tensor_info w = bindings(p.plan, REMAT_BINDING_PARAM)[0];
   std::vector<uint8_t> data(w.bytes + 64, 0);
   const std::string quoted = std::string("'") + w.name + "'";
-  expect_call(s, remat_session_read_param(s, "no_such_param", data.data(), w.bytes), REMAT_ERROR_NOT_FOUND,
-              {"'no_such_param'"});
-  expect_call(s, remat_session_write_param(s, "no_such_param", data.data(), w.bytes), REMAT_ERROR_NOT_FOUND,
-              {"'no_such_param'"});
+  expect_call(s, remat_session_read_param(s, "no_such_param", data.data(), w.bytes),
+              REMAT_ERROR_NOT_FOUND, {"'no_such_param'"});
+  expect_call(s, remat_session_write_param(s, "no_such_param", data.data(), w.bytes),
+              REMAT_ERROR_NOT_FOUND, {"'no_such_param'"});
   // An input is not a parameter.
-  expect_call(s, remat_session_write_param(s, "x", data.data(), 32), REMAT_ERROR_NOT_FOUND, {"'x'"});
-  for (size_t bytes : {size_t{0}, static_cast<size_t>(w.bytes - 4), static_cast<size_t>(w.bytes + 4)}) {
-    expect_call(s, remat_session_read_param(s, w.name, data.data(), bytes), REMAT_ERROR_INVALID_ARGUMENT,
+  expect_call(s, remat_session_write_param(s, "x", data.data(), 32), REMAT_ERROR_NOT_FOUND,
+              {"'x'"});
+  for (size_t bytes :
+       {size_t{0}, static_cast<size_t>(w.bytes - 4), static_cast<size_t>(w.bytes + 4)}) {
+    expect_call(s, remat_session_read_param(s, w.name, data.data(), bytes),
+                REMAT_ERROR_INVALID_ARGUMENT,
                 {quoted, std::to_string(bytes) + " bytes", std::to_string(w.bytes)});
-    expect_call(s, remat_session_write_param(s, w.name, data.data(), bytes), REMAT_ERROR_INVALID_ARGUMENT,
+    expect_call(s, remat_session_write_param(s, w.name, data.data(), bytes),
+                REMAT_ERROR_INVALID_ARGUMENT,
                 {quoted, std::to_string(bytes) + " bytes", std::to_string(w.bytes)});
   }
-  expect_call(s, remat_session_read_param(s, w.name, nullptr, w.bytes), REMAT_ERROR_INVALID_ARGUMENT, {"out_data is NULL"});
-  expect_call(s, remat_session_read_param(s, nullptr, data.data(), w.bytes), REMAT_ERROR_INVALID_ARGUMENT, {"name is NULL"});
-  expect_call(s, remat_session_write_param(s, w.name, nullptr, w.bytes), REMAT_ERROR_INVALID_ARGUMENT, {"data is NULL"});
-  expect_call(s, remat_session_write_param(s, nullptr, data.data(), w.bytes), REMAT_ERROR_INVALID_ARGUMENT, {"name is NULL"});
-  assert_int_equal(remat_session_read_param(nullptr, w.name, data.data(), w.bytes), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(remat_session_write_param(nullptr, w.name, data.data(), w.bytes), REMAT_ERROR_INVALID_ARGUMENT);
+  expect_call(s, remat_session_read_param(s, w.name, nullptr, w.bytes),
+              REMAT_ERROR_INVALID_ARGUMENT, {"out_data is NULL"});
+  expect_call(s, remat_session_read_param(s, nullptr, data.data(), w.bytes),
+              REMAT_ERROR_INVALID_ARGUMENT, {"name is NULL"});
+  expect_call(s, remat_session_write_param(s, w.name, nullptr, w.bytes),
+              REMAT_ERROR_INVALID_ARGUMENT, {"data is NULL"});
+  expect_call(s, remat_session_write_param(s, nullptr, data.data(), w.bytes),
+              REMAT_ERROR_INVALID_ARGUMENT, {"name is NULL"});
+  assert_int_equal(remat_session_read_param(nullptr, w.name, data.data(), w.bytes),
+                   REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_write_param(nullptr, w.name, data.data(), w.bytes),
+                   REMAT_ERROR_INVALID_ARGUMENT);
   // Failed writes wrote nothing.
   std::vector<uint8_t> before(w.bytes), after(w.bytes);
   remat_session_destroy(s);
   s = create_expecting(p.plan, nullptr, REMAT_OK);
   assert_int_equal(remat_session_read_param(s, w.name, before.data(), w.bytes), REMAT_OK);
   std::vector<uint8_t> ones(w.bytes + 4, 0xFF);
-  assert_int_equal(remat_session_write_param(s, w.name, ones.data(), w.bytes + 4), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(remat_session_write_param(s, w.name, ones.data(), w.bytes - 4), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_write_param(s, w.name, ones.data(), w.bytes + 4),
+                   REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_write_param(s, w.name, ones.data(), w.bytes - 4),
+                   REMAT_ERROR_INVALID_ARGUMENT);
   assert_int_equal(remat_session_read_param(s, w.name, after.data(), w.bytes), REMAT_OK);
   assert_true(before == after);
   remat_session_destroy(s);

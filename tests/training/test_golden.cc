@@ -36,7 +36,8 @@ static void run_golden(const char* file_name) {
   std::string error;
   const std::string path = std::string(REMAT_TEST_DATA_DIR) + "/" + file_name;
   if (!remat::read_safetensors(path, &golden, &error)) fail_msg("%s", error.c_str());
-  TrainingRun run(meta(golden, "template"), std::stoll(meta(golden, "batch")), meta(golden, "optimizer"));
+  TrainingRun run(meta(golden, "template"), std::stoll(meta(golden, "batch")),
+                  meta(golden, "optimizer"));
   const int steps = std::stoi(meta(golden, "steps"));
   uint32_t count = 0;
   remat_plan_binding_count(run.plan, REMAT_BINDING_PARAM, &count);
@@ -45,7 +46,9 @@ static void run_golden(const char* file_name) {
     remat_plan_binding(run.plan, REMAT_BINDING_PARAM, i, &info);
     const remat::SafeTensor* t = golden.find(std::string("init.") + info.name);
     if (t == nullptr) fail_msg("golden file lacks init.%s", info.name);
-    assert_int_equal(remat_session_write_param(run.session, info.name, t->data.data(), t->data.size()), REMAT_OK);
+    assert_int_equal(
+        remat_session_write_param(run.session, info.name, t->data.data(), t->data.size()),
+        REMAT_OK);
   }
   for (const auto& t : golden.tensors) {
     for (const char* prefix : {"input.", "label."}) {
@@ -91,28 +94,44 @@ static void run_golden(const char* file_name) {
     const remat::SafeTensor* t = golden.find(std::string("final.") + info.name);
     if (t == nullptr) fail_msg("golden file lacks final.%s", info.name);
     std::vector<uint8_t> got(info.bytes);
-    assert_int_equal(remat_session_read_param(run.session, info.name, got.data(), got.size()), REMAT_OK);
+    assert_int_equal(remat_session_read_param(run.session, info.name, got.data(), got.size()),
+                     REMAT_OK);
     if (info.dtype == REMAT_DTYPE_I64) {
       assert_string_equal(t->dtype.c_str(), "I64");
       if (t->data != got) fail_msg("%s differs from PyTorch's", info.name);
       continue;
     }
-    check_close(info.name, reinterpret_cast<const float*>(got.data()), reinterpret_cast<const float*>(t->data.data()),
-                got.size() / 4);
+    check_close(info.name, reinterpret_cast<const float*>(got.data()),
+                reinterpret_cast<const float*>(t->data.data()), got.size() / 4);
   }
-  if (meta(golden, "template").compare(0, 3, "mlp") != 0 && meta(golden, "template").compare(0, 11, "transformer") != 0) {
+  if (meta(golden, "template").compare(0, 3, "mlp") != 0 &&
+      meta(golden, "template").compare(0, 11, "transformer") != 0) {
     assert_true(buffers > 0);  // the convolutional templates' batch norms
   }
 }
 
-static void mlp_with_sgd_momentum_matches_pytorch(void**) { run_golden("golden_mlp_sgd.safetensors"); }
+static void mlp_with_sgd_momentum_matches_pytorch(void**) {
+  run_golden("golden_mlp_sgd.safetensors");
+}
 static void mlp_with_adam_matches_pytorch(void**) { run_golden("golden_mlp_adam.safetensors"); }
-static void transformer_with_adamw_matches_pytorch(void**) { run_golden("golden_transformer_adamw.safetensors"); }
-static void transformer_with_sgd_matches_pytorch(void**) { run_golden("golden_transformer_sgd.safetensors"); }
-static void resnet_with_sgd_momentum_matches_pytorch(void**) { run_golden("golden_resnet_sgd.safetensors"); }
-static void resnet_with_adam_matches_pytorch(void**) { run_golden("golden_resnet_adam.safetensors"); }
-static void depthwise_separable_cnn_with_sgd_momentum_matches_pytorch(void**) { run_golden("golden_dscnn_sgd.safetensors"); }
-static void depthwise_separable_cnn_with_adam_matches_pytorch(void**) { run_golden("golden_dscnn_adam.safetensors"); }
+static void transformer_with_adamw_matches_pytorch(void**) {
+  run_golden("golden_transformer_adamw.safetensors");
+}
+static void transformer_with_sgd_matches_pytorch(void**) {
+  run_golden("golden_transformer_sgd.safetensors");
+}
+static void resnet_with_sgd_momentum_matches_pytorch(void**) {
+  run_golden("golden_resnet_sgd.safetensors");
+}
+static void resnet_with_adam_matches_pytorch(void**) {
+  run_golden("golden_resnet_adam.safetensors");
+}
+static void depthwise_separable_cnn_with_sgd_momentum_matches_pytorch(void**) {
+  run_golden("golden_dscnn_sgd.safetensors");
+}
+static void depthwise_separable_cnn_with_adam_matches_pytorch(void**) {
+  run_golden("golden_dscnn_adam.safetensors");
+}
 
 int main() {
   const struct CMUnitTest tests[] = {

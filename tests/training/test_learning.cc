@@ -7,7 +7,8 @@
 #include "training_harness.h"
 
 // Trains |steps| steps on the synthetic task; returns (mean loss of the first 5, of the last 5).
-static std::pair<float, float> train(TrainingRun& run, const std::string& model, int64_t batch, int steps) {
+static std::pair<float, float> train(TrainingRun& run, const std::string& model, int64_t batch,
+                                     int steps) {
   remat::io::SyntheticTask task(model, batch, 0);
   float first = 0, last = 0;
   for (int s = 0; s < steps; ++s) {
@@ -30,7 +31,8 @@ static void mlp_learns_the_synthetic_task(void**) {
 }
 
 static void transformer_learns_the_synthetic_task(void**) {
-  const std::string model = "transformer:layers=1,hidden=32,heads=2,ffn=64,seq=8,vocab=16,classes=4";
+  const std::string model =
+      "transformer:layers=1,hidden=32,heads=2,ffn=64,seq=8,vocab=16,classes=4";
   TrainingRun run(model, 16, "adam:lr=0.003");
   const auto loss = train(run, model, 16, 150);
   std::printf("transformer loss %.4f -> %.4f\n", loss.first, loss.second);
@@ -38,7 +40,8 @@ static void transformer_learns_the_synthetic_task(void**) {
 }
 
 static void training_with_dropout_is_byte_identical_run_to_run(void**) {
-  const std::string model = "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=6,vocab=20,classes=3,dropout=0.2";
+  const std::string model =
+      "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=6,vocab=20,classes=3,dropout=0.2";
   TrainingRun a(model, 4, "adamw:lr=0.01", 42), b(model, 4, "adamw:lr=0.01", 42);
   train(a, model, 4, 5);
   train(b, model, 4, 5);

@@ -22,7 +22,9 @@ namespace {
 constexpr double kAbs = 2e-4;
 constexpr double kRel = 2e-3;
 
-std::string data_path(const std::string& name) { return std::string(REMAT_TEST_DATA_DIR) + "/" + name; }
+std::string data_path(const std::string& name) {
+  return std::string(REMAT_TEST_DATA_DIR) + "/" + name;
+}
 
 std::string meta(const remat::SafeTensorsFile& f, const std::string& key) {
   for (const auto& kv : f.metadata) {
@@ -36,13 +38,15 @@ void check_close(const std::string& what, const float* got, const float* want, s
   for (size_t i = 0; i < n; ++i) {
     const double err = std::fabs(static_cast<double>(got[i]) - want[i]);
     if (!(err <= kAbs + kRel * std::fabs(static_cast<double>(want[i])))) {
-      fail_msg("%s[%zu]: remat %.8g, PyTorch %.8g (|diff| %.3g)", what.c_str(), i, got[i], want[i], err);
+      fail_msg("%s[%zu]: remat %.8g, PyTorch %.8g (|diff| %.3g)", what.c_str(), i, got[i], want[i],
+               err);
     }
   }
 }
 
 // Compile options for ONNX |model| at |batch| with |loss| ("" where the model has its own).
-remat::compiler::CompileOptions onnx_options(const std::string& model, int64_t batch, const std::string& loss) {
+remat::compiler::CompileOptions onnx_options(const std::string& model, int64_t batch,
+                                             const std::string& loss) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = batch;
@@ -50,9 +54,10 @@ remat::compiler::CompileOptions onnx_options(const std::string& model, int64_t b
   return o;
 }
 
-remat::compiler::CompileOptions options_for(const remat::SafeTensorsFile& golden, const std::string& strategy) {
-  remat::compiler::CompileOptions o =
-      onnx_options(data_path(meta(golden, "model")), std::stoll(meta(golden, "batch")), meta(golden, "loss"));
+remat::compiler::CompileOptions options_for(const remat::SafeTensorsFile& golden,
+                                            const std::string& strategy) {
+  remat::compiler::CompileOptions o = onnx_options(
+      data_path(meta(golden, "model")), std::stoll(meta(golden, "batch")), meta(golden, "loss"));
   o.optimizer = meta(golden, "optimizer");
   o.strategy = strategy;
   return o;
@@ -60,8 +65,8 @@ remat::compiler::CompileOptions options_for(const remat::SafeTensorsFile& golden
 
 // Every parameter (kind PARAM) or buffer (BUFFER) of |run| with its golden |prefix|.NAME.
 template <typename Check>
-void for_each_binding(const TrainingRun& run, const remat::SafeTensorsFile& golden, const char* prefix,
-                      const Check& check) {
+void for_each_binding(const TrainingRun& run, const remat::SafeTensorsFile& golden,
+                      const char* prefix, const Check& check) {
   for (remat_binding_kind kind : {REMAT_BINDING_PARAM, REMAT_BINDING_BUFFER}) {
     uint32_t count = 0;
     assert_int_equal(remat_plan_binding_count(run.plan, kind, &count), REMAT_OK);
@@ -70,11 +75,13 @@ void for_each_binding(const TrainingRun& run, const remat::SafeTensorsFile& gold
       assert_int_equal(remat_plan_binding(run.plan, kind, i, &info), REMAT_OK);
       const remat::SafeTensor* want = golden.find(std::string(prefix) + info.name);
       if (want == nullptr) fail_msg("golden file lacks %s%s", prefix, info.name);
-      if (want->data.size() != info.bytes) fail_msg("%s: %zu golden bytes for %llu", info.name, want->data.size(),
-                                                    static_cast<unsigned long long>(info.bytes));
+      if (want->data.size() != info.bytes)
+        fail_msg("%s: %zu golden bytes for %llu", info.name, want->data.size(),
+                 static_cast<unsigned long long>(info.bytes));
       std::vector<uint8_t> got(info.bytes);
       // read_param reads buffers too.
-      assert_int_equal(remat_session_read_param(run.session, info.name, got.data(), got.size()), REMAT_OK);
+      assert_int_equal(remat_session_read_param(run.session, info.name, got.data(), got.size()),
+                       REMAT_OK);
       check(info, got, want->data);
     }
   }
@@ -97,10 +104,13 @@ void run_golden(const char* file) {
   if (!remat::read_safetensors(data_path(file), &golden, &error)) fail_msg("%s", error.c_str());
   TrainingRun run(options_for(golden, "none"));
   // The session starts from the model's own initializers (the plan's Init Data), bit for bit.
-  for_each_binding(run, golden, "init.", [&](const remat_tensor_info& info, const std::vector<uint8_t>& got,
-                                             const std::vector<uint8_t>& want) {
-    if (got != want) fail_msg("%s: the session's initial value is not the ONNX initializer's", info.name);
-  });
+  for_each_binding(run, golden, "init.",
+                   [&](const remat_tensor_info& info, const std::vector<uint8_t>& got,
+                       const std::vector<uint8_t>& want) {
+                     if (got != want)
+                       fail_msg("%s: the session's initial value is not the ONNX initializer's",
+                                info.name);
+                   });
   set_batch(run, golden);
   const remat::SafeTensor* losses = golden.find("loss");
   assert_non_null(losses);
@@ -111,15 +121,17 @@ void run_golden(const char* file) {
     std::memcpy(&want, losses->data.data() + 4 * s, 4);
     check_close(std::string(file) + " loss of step " + std::to_string(s), &loss, &want, 1);
   }
-  for_each_binding(run, golden, "final.", [&](const remat_tensor_info& info, const std::vector<uint8_t>& got,
-                                              const std::vector<uint8_t>& want) {
-    if (info.dtype == REMAT_DTYPE_I64) {  // num_batches_tracked counts exactly
-      if (got != want) fail_msg("%s differs from PyTorch's", info.name);
-      return;
-    }
-    check_close(std::string(file) + " " + info.name, reinterpret_cast<const float*>(got.data()),
-                reinterpret_cast<const float*>(want.data()), got.size() / 4);
-  });
+  for_each_binding(run, golden, "final.",
+                   [&](const remat_tensor_info& info, const std::vector<uint8_t>& got,
+                       const std::vector<uint8_t>& want) {
+                     if (info.dtype == REMAT_DTYPE_I64) {  // num_batches_tracked counts exactly
+                       if (got != want) fail_msg("%s differs from PyTorch's", info.name);
+                       return;
+                     }
+                     check_close(std::string(file) + " " + info.name,
+                                 reinterpret_cast<const float*>(got.data()),
+                                 reinterpret_cast<const float*>(want.data()), got.size() / 4);
+                   });
 }
 
 void an_exported_mlp_trains_as_pytorch_does(void**) {
@@ -173,7 +185,8 @@ void an_exported_gpt_like_classifier_trains_as_pytorch_does(void**) {
 // its epilogue (the bias_add the Add was would reread the product); the goldens above train it.
 void an_exported_linear_on_3d_input_is_one_matmul_with_its_bias(void**) {
   for (const char* model : {"onnx/bert.onnx", "onnx/gpt.onnx"}) {
-    const remat::compiler::CompileResult r = remat::compiler::compile(onnx_options(data_path(model), 2, "cross_entropy"));
+    const remat::compiler::CompileResult r =
+        remat::compiler::compile(onnx_options(data_path(model), 2, "cross_entropy"));
     const remat::compiler::Graph& g = r.graph;
     std::vector<int> producer(g.tensors.size(), -1);
     int with_bias = 0;
@@ -188,7 +201,9 @@ void an_exported_linear_on_3d_input_is_one_matmul_with_its_bias(void**) {
         fail_msg("%s: op %zu adds a bias to matmul op %d's product", model, i, from);
       }
     }
-    if (with_bias < 6) fail_msg("%s: %d matmuls with a bias, expected a linear layer's at least 6", model, with_bias);
+    if (with_bias < 6)
+      fail_msg("%s: %d matmuls with a bias, expected a linear layer's at least 6", model,
+               with_bias);
   }
 }
 
@@ -196,8 +211,9 @@ void an_exported_linear_on_3d_input_is_one_matmul_with_its_bias(void**) {
 // steps are the same bytes whatever the strategy, and with a checkpoint spilled to host memory
 // (the ResNet's splits within 92 KiB of device memory).
 void imported_models_give_the_same_bytes_with_every_strategy(void**) {
-  for (const char* file : {"golden_onnx_resnet_adam.safetensors", "golden_onnx_convpool_sgd.safetensors",
-                           "golden_onnx_gpt_adam.safetensors", "golden_onnx_regressor_adam.safetensors"}) {
+  for (const char* file :
+       {"golden_onnx_resnet_adam.safetensors", "golden_onnx_convpool_sgd.safetensors",
+        "golden_onnx_gpt_adam.safetensors", "golden_onnx_regressor_adam.safetensors"}) {
     remat::SafeTensorsFile golden;
     std::string error;
     if (!remat::read_safetensors(data_path(file), &golden, &error)) fail_msg("%s", error.c_str());
@@ -224,7 +240,8 @@ void imported_models_give_the_same_bytes_with_every_strategy(void**) {
 std::string compile_error(const std::string& model, int64_t batch, const std::string& loss,
                           std::vector<std::string>* warnings = nullptr) {
   try {
-    const remat::compiler::CompileResult r = remat::compiler::compile(onnx_options(model, batch, loss));
+    const remat::compiler::CompileResult r =
+        remat::compiler::compile(onnx_options(model, batch, loss));
     if (warnings != nullptr) *warnings = r.report.warnings;
   } catch (const remat::compiler::CompileError& e) {
     return e.what();
@@ -235,24 +252,31 @@ std::string compile_error(const std::string& model, int64_t batch, const std::st
 void expect_error(const std::string& message, const std::vector<const char*>& needles) {
   if (message.empty()) fail_msg("compiled, where an error was expected");
   for (const char* needle : needles) {
-    if (message.find(needle) == std::string::npos) fail_msg("message '%s' does not mention '%s'", message.c_str(), needle);
+    if (message.find(needle) == std::string::npos)
+      fail_msg("message '%s' does not mention '%s'", message.c_str(), needle);
   }
 }
 
 void models_the_importer_cannot_take_are_refused_naming_why(void**) {
   // A node of an op remat does not import: its name, op type, the opset and input shapes.
   expect_error(compile_error(data_path("onnx/unsupported.onnx"), 4, "cross_entropy"),
-               {"unsupported.onnx", "node '/TopK'", "(TopK, opset 17)", "[4, 8]", "does not import this op"});
+               {"unsupported.onnx", "node '/TopK'", "(TopK, opset 17)", "[4, 8]",
+                "does not import this op"});
   // A fixed batch axis that is not --batch.
   expect_error(compile_error(data_path("onnx/dscnn.onnx"), 3, "cross_entropy"),
                {"input 'x'", "fixed batch of 4", "--batch is 3"});
   // No loss for an output that is not one; a loss that is none of the two; --loss on a template.
-  expect_error(compile_error(data_path("onnx/mlp.onnx"), 4, ""), {"output 'logits' [4, 4]", "--loss cross_entropy"});
-  expect_error(compile_error(data_path("onnx/mlp.onnx"), 4, "hinge"), {"--loss 'hinge'", "cross_entropy or mse"});
-  expect_error(compile_error("mlp:layers=1,width=4,in=2,classes=2", 4, "mse"), {"--loss is for ONNX models"});
-  expect_error(compile_error(data_path("onnx/mlp_loss.onnx"), 4, "mse"), {"computes its own loss", "without --loss"});
+  expect_error(compile_error(data_path("onnx/mlp.onnx"), 4, ""),
+               {"output 'logits' [4, 4]", "--loss cross_entropy"});
+  expect_error(compile_error(data_path("onnx/mlp.onnx"), 4, "hinge"),
+               {"--loss 'hinge'", "cross_entropy or mse"});
+  expect_error(compile_error("mlp:layers=1,width=4,in=2,classes=2", 4, "mse"),
+               {"--loss is for ONNX models"});
+  expect_error(compile_error(data_path("onnx/mlp_loss.onnx"), 4, "mse"),
+               {"computes its own loss", "without --loss"});
   // No file, and a file that is not a model.
-  expect_error(compile_error(data_path("onnx/missing.onnx"), 4, "mse"), {"missing.onnx", "cannot open"});
+  expect_error(compile_error(data_path("onnx/missing.onnx"), 4, "mse"),
+               {"missing.onnx", "cannot open"});
   // A directory named like a model.
   const std::string directory = "/tmp/remat_test_directory.onnx";
   mkdir(directory.c_str(), 0700);
@@ -271,7 +295,9 @@ void models_the_importer_cannot_take_are_refused_naming_why(void**) {
 // itself: the model still compiles, and the importer names every such parameter.
 void parameters_the_export_renamed_are_named_in_warnings(void**) {
   std::vector<std::string> warnings;
-  assert_string_equal(compile_error(data_path("onnx/convpool_eval.onnx"), 4, "cross_entropy", &warnings).c_str(), "");
+  assert_string_equal(
+      compile_error(data_path("onnx/convpool_eval.onnx"), 4, "cross_entropy", &warnings).c_str(),
+      "");
   assert_int_equal(warnings.size(), 4);
   for (const std::string& w : warnings) {
     if (w.find("parameter 'onnx::Conv_") != 0 || w.find("renamed or folded") == std::string::npos) {
@@ -279,7 +305,8 @@ void parameters_the_export_renamed_are_named_in_warnings(void**) {
     }
   }
   warnings.clear();
-  assert_string_equal(compile_error(data_path("onnx/resnet.onnx"), 4, "cross_entropy", &warnings).c_str(), "");
+  assert_string_equal(
+      compile_error(data_path("onnx/resnet.onnx"), 4, "cross_entropy", &warnings).c_str(), "");
   assert_int_equal(warnings.size(), 0);
 }
 

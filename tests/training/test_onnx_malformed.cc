@@ -40,7 +40,8 @@ struct ModelBuilder {
     y->mutable_type()->mutable_tensor_type()->mutable_shape();
   }
 
-  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& in, const std::string& out) {
+  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& in,
+                        const std::string& out) {
     onnx::NodeProto* n = graph->add_node();
     n->set_op_type(op);
     n->set_name("/" + op);
@@ -49,14 +50,16 @@ struct ModelBuilder {
     return n;
   }
 
-  static void ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
+  static void ints(onnx::NodeProto* n, const std::string& name,
+                   const std::vector<int64_t>& values) {
     onnx::AttributeProto* a = n->add_attribute();
     a->set_name(name);
     a->set_type(onnx::AttributeProto_AttributeType_INTS);
     for (int64_t v : values) a->add_ints(v);
   }
 
-  void int64s(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values) {
+  void int64s(const std::string& name, const std::vector<int64_t>& dims,
+              const std::vector<int64_t>& values) {
     onnx::TensorProto* t = graph->add_initializer();
     t->set_name(name);
     t->set_data_type(onnx::TensorProto_DataType_INT64);
@@ -114,7 +117,8 @@ void expect_error(const ModelBuilder& m, const std::vector<const char*>& needles
   const std::string message = m.error();
   if (message.empty()) fail_msg("a malformed model compiled");
   for (const char* needle : needles) {
-    if (message.find(needle) == std::string::npos) fail_msg("message '%s' does not mention '%s'", message.c_str(), needle);
+    if (message.find(needle) == std::string::npos)
+      fail_msg("message '%s' does not mention '%s'", message.c_str(), needle);
   }
 }
 
@@ -211,7 +215,8 @@ void arithmetic_and_reductions_the_importer_cannot_take_are_refused(void**) {
     m.node("Sub", {"x", "s"}, "y");  // [2, 4, 3] - [2, 1, 3]: broadcast along the middle
     std::string message;
     m.compile(&message);
-    if (!message.empty()) fail_msg("a model of broadcast arithmetic was refused: %s", message.c_str());
+    if (!message.empty())
+      fail_msg("a model of broadcast arithmetic was refused: %s", message.c_str());
   }
   {
     ModelBuilder m({4, 3});
@@ -270,7 +275,8 @@ void shape_arithmetic_edge_cases_are_refused_or_right(void**) {
     m.int64s("delta", {}, {INT64_MAX});
     m.node("Range", {"start", "limit", "delta"}, "r");
     m.node("Reshape", {"x", "r"}, "y");
-    expect_error(m, {"node '/Reshape'"});  // one value, [INT64_MAX - 1]: no Range overflow, a bad shape
+    expect_error(
+        m, {"node '/Reshape'"});  // one value, [INT64_MAX - 1]: no Range overflow, a bad shape
   }
   {  // a float constant far outside int64, cast to int64
     ModelBuilder m({4});
@@ -279,7 +285,8 @@ void shape_arithmetic_edge_cases_are_refused_or_right(void**) {
     t->set_data_type(onnx::TensorProto_DataType_FLOAT);
     t->add_dims(1);
     t->add_float_data(1e30f);
-    ModelBuilder::int_attr(m.node("Cast", {"huge"}, "shape"), "to", onnx::TensorProto_DataType_INT64);
+    ModelBuilder::int_attr(m.node("Cast", {"huge"}, "shape"), "to",
+                           onnx::TensorProto_DataType_INT64);
     m.node("Reshape", {"x", "shape"}, "y");
     expect_error(m, {"node '/Cast'", "a cast to int64"});
   }

@@ -26,9 +26,11 @@ static const char* const kModels[] = {
 };
 
 // Parameters after |steps| steps of |model| under |strategy| with AdamW.
-static std::vector<uint8_t> train(const std::string& model, const std::string& strategy, int steps = 5,
-                                  uint64_t budget = 0, uint64_t device_budget = 0, size_t threads = 0) {
-  TrainingRun run(model, 8, "adamw:lr=0.01,weight_decay=0.01", 3, strategy, budget, device_budget, threads);
+static std::vector<uint8_t> train(const std::string& model, const std::string& strategy,
+                                  int steps = 5, uint64_t budget = 0, uint64_t device_budget = 0,
+                                  size_t threads = 0) {
+  TrainingRun run(model, 8, "adamw:lr=0.01,weight_decay=0.01", 3, strategy, budget, device_budget,
+                  threads);
   remat::io::SyntheticTask task(model, 8, 3);
   for (int s = 0; s < steps; ++s) {
     const auto values = task.batch(static_cast<uint64_t>(s));
@@ -46,14 +48,16 @@ static void expect_recompute(const std::string& model, const std::string& strate
   o.batch = 8;
   o.strategy = strategy;
   const auto r = remat::compiler::compile(o);
-  if (!(r.report.recomputed_flops > 0)) fail_msg("%s --strategy %s recomputes nothing", model.c_str(), strategy.c_str());
+  if (!(r.report.recomputed_flops > 0))
+    fail_msg("%s --strategy %s recomputes nothing", model.c_str(), strategy.c_str());
 }
 
 static void check_strategy(const std::string& strategy) {
   for (const char* model : kModels) {
     expect_recompute(model, strategy);
     if (train(model, "none") != train(model, strategy)) {
-      fail_msg("%s with --strategy %s: parameters differ from --strategy none", model, strategy.c_str());
+      fail_msg("%s with --strategy %s: parameters differ from --strategy none", model,
+               strategy.c_str());
     }
   }
 }
@@ -66,9 +70,11 @@ static void every_thread_count_gives_the_bits_of_one_thread(void**) {
   for (const char* model : kModels) {
     const std::vector<uint8_t> one = train(model, "none", 5, 0, 0, 1);
     for (size_t threads : {size_t{2}, size_t{3}}) {
-      if (train(model, "none", 5, 0, 0, threads) != one) fail_msg("%s: %zu threads differ from 1", model, threads);
+      if (train(model, "none", 5, 0, 0, threads) != one)
+        fail_msg("%s: %zu threads differ from 1", model, threads);
     }
-    if (train(model, "sqrt", 5, 0, 0, 3) != one) fail_msg("%s: sqrt on 3 threads differs from none on 1", model);
+    if (train(model, "sqrt", 5, 0, 0, 3) != one)
+      fail_msg("%s: sqrt on 3 threads differs from none on 1", model);
   }
 }
 static void selective_is_byte_identical_to_no_recompute(void**) { check_strategy("selective"); }
@@ -87,7 +93,8 @@ static void budget_is_byte_identical_to_no_recompute(void**) {
     const auto r = remat::compiler::compile(o);
     assert_true(r.report.arena_bytes <= half);
     assert_true(r.report.recomputed_flops > 0);
-    if (train(model, "none") != train(model, "budget", 5, half)) fail_msg("%s: budget differs from none", model);
+    if (train(model, "none") != train(model, "budget", 5, half))
+      fail_msg("%s: budget differs from none", model);
   }
 }
 
@@ -121,7 +128,8 @@ static void auto_with_nested_recomputation_is_byte_identical_to_no_recompute(voi
     assert_true(r.arena_bytes <= smallest);
     assert_true(r.recomputed_flops > 0);
     nested += r.nested.empty() ? 0 : 1;
-    if (train(model, "none") != train(model, "auto", 5, smallest)) fail_msg("%s: auto differs from none", model);
+    if (train(model, "none") != train(model, "auto", 5, smallest))
+      fail_msg("%s: auto differs from none", model);
   }
   assert_true(nested >= 2);  // the comparison covered nested sweeps
   // Below the smallest arena recomputation reaches, auto spills as well.
@@ -131,7 +139,8 @@ static void auto_with_nested_recomputation_is_byte_identical_to_no_recompute(voi
   o.device_budget = smallest.arena_bytes + smallest.persistent_bytes - 1;
   const auto r = remat::compiler::compile(o).report;
   assert_false(r.spilled.empty());
-  if (train(model, "none") != train(model, "auto", 5, 0, o.device_budget)) fail_msg("%s: auto with spills differs", model);
+  if (train(model, "none") != train(model, "auto", 5, 0, o.device_budget))
+    fail_msg("%s: auto with spills differs", model);
 }
 
 static void spilling_checkpoints_to_host_is_byte_identical_to_no_recompute(void**) {
@@ -146,7 +155,8 @@ static void spilling_checkpoints_to_host_is_byte_identical_to_no_recompute(void*
     o.device_budget = plain.arena_bytes + plain.persistent_bytes - 1;
     const auto spilled = remat::compiler::compile(o).report;
     std::printf("%s: splits arena %llu; with spills %llu (+%llu host, %zu spills)\n", model,
-                static_cast<unsigned long long>(plain.arena_bytes), static_cast<unsigned long long>(spilled.arena_bytes),
+                static_cast<unsigned long long>(plain.arena_bytes),
+                static_cast<unsigned long long>(spilled.arena_bytes),
                 static_cast<unsigned long long>(spilled.host_bytes), spilled.spilled.size());
     assert_true(!spilled.spilled.empty());
     assert_true(spilled.host_bytes > 0);
@@ -181,10 +191,13 @@ static void splits_with_spills_fit_half_the_sqrt_arena_of_a_24_layer_transformer
   o.strategy = "splits";
   o.device_budget = sqrt.persistent_bytes + sqrt.arena_bytes / 2;
   const auto spilled = remat::compiler::compile(o).report;
-  std::printf("sqrt arena %llu; splits + spill arena %llu, host %llu, %zu spills, %.0f%% of copy time hidden\n",
-              static_cast<unsigned long long>(sqrt.arena_bytes), static_cast<unsigned long long>(spilled.arena_bytes),
-              static_cast<unsigned long long>(spilled.host_bytes), spilled.spilled.size(),
-              100.0 * spilled.hidden_copy_seconds / spilled.copy_seconds);
+  std::printf(
+      "sqrt arena %llu; splits + spill arena %llu, host %llu, %zu spills, %.0f%% of copy time "
+      "hidden\n",
+      static_cast<unsigned long long>(sqrt.arena_bytes),
+      static_cast<unsigned long long>(spilled.arena_bytes),
+      static_cast<unsigned long long>(spilled.host_bytes), spilled.spilled.size(),
+      100.0 * spilled.hidden_copy_seconds / spilled.copy_seconds);
   assert_true(spilled.arena_bytes <= sqrt.arena_bytes / 2);
 }
 
@@ -197,7 +210,8 @@ static void a_host_region_smaller_than_the_plan_is_refused_at_creation(void**) {
   o.device_budget = plain.report.persistent_bytes + plain.report.arena_bytes * 6 / 10;
   const auto spilled = remat::compiler::compile(o);
   remat_plan* plan = nullptr;
-  assert_int_equal(remat_plan_open(spilled.plan.data(), spilled.plan.size(), &plan, nullptr, 0), REMAT_OK);
+  assert_int_equal(remat_plan_open(spilled.plan.data(), spilled.plan.size(), &plan, nullptr, 0),
+                   REMAT_OK);
   remat_plan_memory_info info;
   remat_plan_memory(plan, &info);
   assert_true(info.host_bytes > 0);
@@ -208,7 +222,8 @@ static void a_host_region_smaller_than_the_plan_is_refused_at_creation(void**) {
   options.host_size = sizeof(small);
   remat_session* session = nullptr;
   char message[256];
-  assert_int_equal(remat_session_create(plan, &options, &session, message, sizeof(message)), REMAT_ERROR_ARENA_TOO_SMALL);
+  assert_int_equal(remat_session_create(plan, &options, &session, message, sizeof(message)),
+                   REMAT_ERROR_ARENA_TOO_SMALL);
   assert_null(session);
   assert_non_null(std::strstr(message, "host region is 64 bytes; the plan needs"));
   remat_plan_close(plan);
@@ -223,14 +238,17 @@ static void manual_is_byte_identical_on_every_template_including_a_shortcut_tens
       {kModels[0], "manual:fc1.dropout,fc3.out"},
       // fc2.residual feeds both the next block and the shortcut around it.
       {kModels[1], "manual:fc2.residual"},
-      {kModels[2], "manual:encoder.layer.0.attention.output.LayerNorm.out,encoder.layer.1.output.LayerNorm.out"},
+      {kModels[2],
+       "manual:encoder.layer.0.attention.output.LayerNorm.out,encoder.layer.1.output.LayerNorm."
+       "out"},
       // A block input that its shortcut also reads, and a batch norm's output.
       {kModels[3], "manual:layer1.1.relu2,layer2.0.bn1.out"},
   };
   for (const auto& c : cases) {
     expect_recompute(c.model, c.strategy);
     if (train(c.model, "none") != train(c.model, c.strategy)) {
-      fail_msg("%s with --strategy %s: parameters differ from --strategy none", c.model, c.strategy);
+      fail_msg("%s with --strategy %s: parameters differ from --strategy none", c.model,
+               c.strategy);
     }
   }
 }
@@ -244,12 +262,16 @@ static uint64_t arena(const std::string& model, const std::string& strategy) {
 }
 
 static void sqrt_needs_a_quarter_of_the_arena_on_a_24_layer_transformer(void**) {
-  const std::string model = "transformer:layers=24,hidden=256,heads=4,ffn=1024,seq=128,vocab=8000,classes=2";
-  const uint64_t none = arena(model, "none"), sqrt = arena(model, "sqrt"), selective = arena(model, "selective");
-  std::printf("24-layer transformer, batch 32: none %llu, sqrt %llu (%.3f), selective %llu (%.3f)\n",
-              static_cast<unsigned long long>(none), static_cast<unsigned long long>(sqrt),
-              static_cast<double>(sqrt) / static_cast<double>(none), static_cast<unsigned long long>(selective),
-              static_cast<double>(selective) / static_cast<double>(none));
+  const std::string model =
+      "transformer:layers=24,hidden=256,heads=4,ffn=1024,seq=128,vocab=8000,classes=2";
+  const uint64_t none = arena(model, "none"), sqrt = arena(model, "sqrt"),
+                 selective = arena(model, "selective");
+  std::printf(
+      "24-layer transformer, batch 32: none %llu, sqrt %llu (%.3f), selective %llu (%.3f)\n",
+      static_cast<unsigned long long>(none), static_cast<unsigned long long>(sqrt),
+      static_cast<double>(sqrt) / static_cast<double>(none),
+      static_cast<unsigned long long>(selective),
+      static_cast<double>(selective) / static_cast<double>(none));
   assert_true(sqrt * 4 <= none);
   assert_true(selective < none);
 }

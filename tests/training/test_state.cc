@@ -18,7 +18,8 @@ namespace {
 constexpr int64_t kBatch = 8;
 constexpr uint64_t kSeed = 5;
 const char* const kMlp = "mlp:layers=4,width=32,in=16,classes=4,dropout=0.2";
-const char* const kTransformer = "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3,dropout=0.1";
+const char* const kTransformer =
+    "transformer:layers=2,hidden=32,heads=4,ffn=64,seq=8,vocab=40,classes=3,dropout=0.1";
 
 // A state held in memory, written and read through the C callbacks.
 struct MemoryState {
@@ -26,7 +27,8 @@ struct MemoryState {
   int fail_write_at = -1;  // The call number that fails (-1: none).
   int fail_read_at = -1;
   int writes = 0, reads = 0;
-  uint64_t flip_on_second_pass = UINT64_MAX;  // Offset whose byte the reader flips after a full pass.
+  uint64_t flip_on_second_pass =
+      UINT64_MAX;  // Offset whose byte the reader flips after a full pass.
   bool first_pass_done = false;
 };
 
@@ -44,8 +46,8 @@ int read_memory(void* context, uint64_t offset, void* data, size_t bytes) {
   if (offset > m->bytes.size() || bytes > m->bytes.size() - offset) return 1;
   memcpy(data, m->bytes.data() + offset, bytes);
   if (offset + bytes == m->bytes.size()) m->first_pass_done = true;  // The trailer ends pass one.
-  if (m->first_pass_done && m->flip_on_second_pass >= offset && m->flip_on_second_pass < offset + bytes &&
-      offset + bytes != m->bytes.size()) {
+  if (m->first_pass_done && m->flip_on_second_pass >= offset &&
+      m->flip_on_second_pass < offset + bytes && offset + bytes != m->bytes.size()) {
     static_cast<uint8_t*>(data)[m->flip_on_second_pass - offset] ^= 0x01;
   }
   return 0;
@@ -72,7 +74,8 @@ MemoryState save(TrainingRun& run) {
 }
 
 // N steps, save, load into a fresh session, M steps: the parameters equal N + M steps in one go.
-void check_resume(const char* model, const char* optimizer, const char* strategy, uint64_t device_budget = 0) {
+void check_resume(const char* model, const char* optimizer, const char* strategy,
+                  uint64_t device_budget = 0) {
   constexpr int kFirst = 3, kThen = 3;
   std::vector<uint8_t> straight;
   {
@@ -90,7 +93,8 @@ void check_resume(const char* model, const char* optimizer, const char* strategy
   }
   TrainingRun resumed(model, kBatch, optimizer, kSeed, strategy, 0, device_budget);
   const std::vector<uint8_t> initial = resumed.params();
-  if (remat_session_load_state(resumed.session, read_memory, &state, state.bytes.size()) != REMAT_OK) {
+  if (remat_session_load_state(resumed.session, read_memory, &state, state.bytes.size()) !=
+      REMAT_OK) {
     fail_msg("load_state: %s", remat_session_last_error(resumed.session));
   }
   assert_int_equal(remat_session_step_count(resumed.session), kFirst);
@@ -98,10 +102,11 @@ void check_resume(const char* model, const char* optimizer, const char* strategy
   remat::io::SyntheticTask task(model, kBatch, kSeed);
   feed_and_step(resumed, task, kFirst, kThen);
   if (resumed.params() != straight) {
-    fail_msg("%s with %s, %s: %d + %d resumed steps differ from %d straight", model, optimizer, strategy, kFirst,
-             kThen, kFirst + kThen);
+    fail_msg("%s with %s, %s: %d + %d resumed steps differ from %d straight", model, optimizer,
+             strategy, kFirst, kThen, kFirst + kThen);
   }
-  printf("%-60s %-34s %-7s resumed exactly (%zu-byte state)\n", model, optimizer, strategy, state.bytes.size());
+  printf("%-60s %-34s %-7s resumed exactly (%zu-byte state)\n", model, optimizer, strategy,
+         state.bytes.size());
 }
 
 void crc32c_gives_the_check_value_and_continues(void**) {
@@ -113,8 +118,8 @@ void crc32c_gives_the_check_value_and_continues(void**) {
 }
 
 void resume_is_exact_for_every_optimizer(void**) {
-  for (const char* optimizer : {"sgd:lr=0.05", "sgd:lr=0.05,momentum=0.9,weight_decay=0.01", "adam:lr=0.01",
-                                "adamw:lr=0.01,weight_decay=0.01"}) {
+  for (const char* optimizer : {"sgd:lr=0.05", "sgd:lr=0.05,momentum=0.9,weight_decay=0.01",
+                                "adam:lr=0.01", "adamw:lr=0.01,weight_decay=0.01"}) {
     check_resume(kMlp, optimizer, "none");
   }
 }
@@ -141,11 +146,14 @@ struct Snapshot {
   uint64_t step;
   bool operator==(const Snapshot& o) const { return params == o.params && step == o.step; }
 };
-Snapshot snapshot(const TrainingRun& run) { return {run.params(), remat_session_step_count(run.session)}; }
+Snapshot snapshot(const TrainingRun& run) {
+  return {run.params(), remat_session_step_count(run.session)};
+}
 
 // Loads |m| into |run| expecting |want| and a message containing |needle|; the session must be
 // as it was.
-void expect_refused(TrainingRun& run, MemoryState& m, uint64_t size, remat_status want, const char* needle) {
+void expect_refused(TrainingRun& run, MemoryState& m, uint64_t size, remat_status want,
+                    const char* needle) {
   const Snapshot before = snapshot(run);
   m.reads = 0;
   const remat_status got = remat_session_load_state(run.session, read_memory, &m, size);
@@ -222,16 +230,20 @@ void a_reader_that_changes_its_bytes_leaves_a_session_that_will_not_step(void**)
   remat::io::SyntheticTask task(kMlp, kBatch, kSeed);
   MemoryState changing = good;
   changing.flip_on_second_pass = 60;
-  assert_int_equal(remat_session_load_state(target.session, read_memory, &changing, good.bytes.size()),
-                   REMAT_ERROR_DATA_LOSS);
+  assert_int_equal(
+      remat_session_load_state(target.session, read_memory, &changing, good.bytes.size()),
+      REMAT_ERROR_DATA_LOSS);
   assert_non_null(strstr(remat_session_last_error(target.session), "partly loaded"));
   const auto values = task.batch(0);
   const auto names = task.names();
-  for (size_t i = 0; i < names.size(); ++i) target.set(names[i], values[i].data(), values[i].size());
+  for (size_t i = 0; i < names.size(); ++i)
+    target.set(names[i], values[i].data(), values[i].size());
   assert_int_equal(remat_session_step(target.session, nullptr), REMAT_ERROR_FAILED_PRECONDITION);
   MemoryState sink;
-  assert_int_equal(remat_session_save_state(target.session, write_memory, &sink), REMAT_ERROR_FAILED_PRECONDITION);
-  assert_int_equal(remat_session_load_state(target.session, read_memory, &good, good.bytes.size()), REMAT_OK);
+  assert_int_equal(remat_session_save_state(target.session, write_memory, &sink),
+                   REMAT_ERROR_FAILED_PRECONDITION);
+  assert_int_equal(remat_session_load_state(target.session, read_memory, &good, good.bytes.size()),
+                   REMAT_OK);
   assert_int_equal(remat_session_step(target.session, nullptr), REMAT_OK);
 }
 
@@ -241,15 +253,20 @@ void save_and_load_refuse_null_arguments_and_failing_writers(void**) {
   assert_int_equal(remat_session_state_size(nullptr, &size), REMAT_ERROR_INVALID_ARGUMENT);
   assert_int_equal(remat_session_state_size(run.session, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
   MemoryState m;
-  assert_int_equal(remat_session_save_state(nullptr, write_memory, &m), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(remat_session_save_state(run.session, nullptr, &m), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_save_state(nullptr, write_memory, &m),
+                   REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_save_state(run.session, nullptr, &m),
+                   REMAT_ERROR_INVALID_ARGUMENT);
   assert_non_null(strstr(remat_session_last_error(run.session), "write is NULL"));
-  assert_int_equal(remat_session_load_state(nullptr, read_memory, &m, 100), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(remat_session_load_state(run.session, nullptr, &m, 100), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_load_state(nullptr, read_memory, &m, 100),
+                   REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(remat_session_load_state(run.session, nullptr, &m, 100),
+                   REMAT_ERROR_INVALID_ARGUMENT);
   for (int call : {0, 1, 3}) {
     MemoryState failing;
     failing.fail_write_at = call;
-    assert_int_equal(remat_session_save_state(run.session, write_memory, &failing), REMAT_ERROR_CALLBACK);
+    assert_int_equal(remat_session_save_state(run.session, write_memory, &failing),
+                     REMAT_ERROR_CALLBACK);
     assert_non_null(strstr(remat_session_last_error(run.session), "writer failed"));
   }
   // Size: header, every parameter and optimizer tensor, checksum.

@@ -5,8 +5,9 @@
 
 namespace {
 
-remat::compiler::CompileOptions options_of(const std::string& model, int64_t batch, const std::string& optimizer,
-                                           uint64_t seed, const std::string& strategy, uint64_t budget,
+remat::compiler::CompileOptions options_of(const std::string& model, int64_t batch,
+                                           const std::string& optimizer, uint64_t seed,
+                                           const std::string& strategy, uint64_t budget,
                                            uint64_t device_budget) {
   remat::compiler::CompileOptions o;
   o.model = model;
@@ -21,9 +22,11 @@ remat::compiler::CompileOptions options_of(const std::string& model, int64_t bat
 
 }  // namespace
 
-TrainingRun::TrainingRun(const std::string& model, int64_t batch, const std::string& optimizer, uint64_t seed,
-                         const std::string& strategy, uint64_t budget, uint64_t device_budget, size_t threads)
-    : TrainingRun(options_of(model, batch, optimizer, seed, strategy, budget, device_budget), threads) {}
+TrainingRun::TrainingRun(const std::string& model, int64_t batch, const std::string& optimizer,
+                         uint64_t seed, const std::string& strategy, uint64_t budget,
+                         uint64_t device_budget, size_t threads)
+    : TrainingRun(options_of(model, batch, optimizer, seed, strategy, budget, device_budget),
+                  threads) {}
 
 TrainingRun::TrainingRun(const remat::compiler::CompileOptions& o, size_t threads) {
   try {
@@ -56,7 +59,8 @@ void TrainingRun::set(const std::string& name, const void* data, size_t size) {
 
 float TrainingRun::step() {
   float loss = 0;
-  if (remat_session_step(session, &loss) != REMAT_OK) fail_msg("step: %s", remat_session_last_error(session));
+  if (remat_session_step(session, &loss) != REMAT_OK)
+    fail_msg("step: %s", remat_session_last_error(session));
   return loss;
 }
 
@@ -68,11 +72,13 @@ std::vector<uint8_t> TrainingRun::params() const {
     fail_msg("the plan lists no parameters");
   }
   uint32_t buffers = 0;
-  if (remat_plan_binding_count(plan, REMAT_BINDING_BUFFER, &buffers) != REMAT_OK) fail_msg("no buffer count");
+  if (remat_plan_binding_count(plan, REMAT_BINDING_BUFFER, &buffers) != REMAT_OK)
+    fail_msg("no buffer count");
   for (uint32_t i = 0; i < count + buffers; ++i) {
     remat_tensor_info info;
     const remat_binding_kind kind = i < count ? REMAT_BINDING_PARAM : REMAT_BINDING_BUFFER;
-    if (remat_plan_binding(plan, kind, i < count ? i : i - count, &info) != REMAT_OK) fail_msg("no binding %u", i);
+    if (remat_plan_binding(plan, kind, i < count ? i : i - count, &info) != REMAT_OK)
+      fail_msg("no binding %u", i);
     std::vector<uint8_t> one(info.bytes);
     // A failed read would leave zeros behind, and two runs that both failed would compare equal.
     if (remat_session_read_param(session, info.name, one.data(), one.size()) != REMAT_OK) {
@@ -88,7 +94,8 @@ std::vector<float> TrainingRun::param(const std::string& name) const {
   remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count);
   for (uint32_t i = 0; i < count; ++i) {
     remat_tensor_info info;
-    if (remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info) != REMAT_OK) fail_msg("no parameter binding %u", i);
+    if (remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info) != REMAT_OK)
+      fail_msg("no parameter binding %u", i);
     if (name != info.name) continue;
     std::vector<float> out(info.bytes / 4);
     if (remat_session_read_param(session, info.name, out.data(), info.bytes) != REMAT_OK) {

@@ -6,7 +6,8 @@
 namespace remat {
 namespace cpu {
 
-void depthwise_forward(const ConvShape& c, const float* x, const float* w, int64_t k0, int64_t k1, float* y) {
+void depthwise_forward(const ConvShape& c, const float* x, const float* w, int64_t k0, int64_t k1,
+                       float* y) {
   for (int64_t n = 0; n < c.x.n; ++n) {
     for (int64_t k = k0; k < k1; ++k) {
       const float* plane = x + (n * c.x.c + k / c.kg) * c.x.h * c.x.w;
@@ -30,7 +31,8 @@ void depthwise_forward(const ConvShape& c, const float* x, const float* w, int64
   }
 }
 
-void depthwise_grad_input(const ConvShape& c, const float* dy, const float* w, int64_t c0, int64_t c1, float* dx) {
+void depthwise_grad_input(const ConvShape& c, const float* dy, const float* w, int64_t c0,
+                          int64_t c1, float* dx) {
   const int64_t hw = c.x.h * c.x.w;
   for (int64_t n = 0; n < c.x.n; ++n) {
     memset(dx + (n * c.x.c + c0) * hw, 0, static_cast<size_t>((c1 - c0) * hw) * sizeof(float));
@@ -55,7 +57,8 @@ void depthwise_grad_input(const ConvShape& c, const float* dy, const float* w, i
   }
 }
 
-void depthwise_grad_weight(const ConvShape& c, const float* dy, const float* x, int64_t k0, int64_t k1, float* dw) {
+void depthwise_grad_weight(const ConvShape& c, const float* dy, const float* x, int64_t k0,
+                           int64_t k1, float* dw) {
   const int64_t pq = c.p * c.q;
   for (int64_t k = k0; k < k1; ++k) {
     for (int64_t r = 0; r < c.r; ++r) {
@@ -69,7 +72,8 @@ void depthwise_grad_weight(const ConvShape& c, const float* dy, const float* x, 
             if (ih < 0 || ih >= c.x.h) continue;
             for (int64_t q = 0; q < c.q; ++q) {
               const int64_t iw = in_col(c, q, s);
-              if (iw >= 0 && iw < c.x.w) acc += static_cast<double>(grad[p * c.q + q]) * plane[ih * c.x.w + iw];
+              if (iw >= 0 && iw < c.x.w)
+                acc += static_cast<double>(grad[p * c.q + q]) * plane[ih * c.x.w + iw];
             }
           }
         }

@@ -26,15 +26,18 @@ inline bool uses_depthwise_loops(const ConvShape& c) { return c.cg == 1 && !conv
 
 /// Depthwise forward for output channels [k0, k1): y[n, k] = sum over (r, s) of w[k, 0, r, s] *
 /// x[n, k / kg] shifted.
-void depthwise_forward(const ConvShape& c, const float* x, const float* w, int64_t k0, int64_t k1, float* y);
+void depthwise_forward(const ConvShape& c, const float* x, const float* w, int64_t k0, int64_t k1,
+                       float* y);
 
 /// Depthwise input gradient for input channels [c0, c1): dx[n, ci] += w[k, 0, r, s] * dy[n, k]
 /// at every tap of ci's kg output channels k, in output order; those planes are zeroed first.
-void depthwise_grad_input(const ConvShape& c, const float* dy, const float* w, int64_t c0, int64_t c1, float* dx);
+void depthwise_grad_input(const ConvShape& c, const float* dy, const float* w, int64_t c0,
+                          int64_t c1, float* dx);
 
 /// Depthwise weight gradient for output channels [k0, k1): one double accumulator per filter
 /// tap, images and positions in order.
-void depthwise_grad_weight(const ConvShape& c, const float* dy, const float* x, int64_t k0, int64_t k1, float* dw);
+void depthwise_grad_weight(const ConvShape& c, const float* dy, const float* x, int64_t k0,
+                           int64_t k1, float* dw);
 
 }  // namespace cpu
 }  // namespace remat

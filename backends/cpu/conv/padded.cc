@@ -94,7 +94,8 @@ void copy_phases(const ConvShape& c, const PaddedImages& pi, const float* plane,
 
 // One memset of the whole range, then a memcpy per input row: a call per short run of padding
 // costs more than writing it twice.
-void copy_padded_channel(const ConvShape& c, int64_t wp, const float* plane, int64_t first, int64_t len, float* out) {
+void copy_padded_channel(const ConvShape& c, int64_t wp, const float* plane, int64_t first,
+                         int64_t len, float* out) {
   memset(out, 0, static_cast<size_t>(len) * sizeof(float));
   for (int64_t pos = first, end = first + len; pos < end;) {
     const int64_t yy = pos / wp, xx = pos % wp;
@@ -106,15 +107,18 @@ void copy_padded_channel(const ConvShape& c, int64_t wp, const float* plane, int
       const int64_t lo = x0 > 0 ? x0 : 0;
       const int64_t hi = x0 + run < c.x.w ? x0 + run : c.x.w;
       if (hi > lo) {
-        memcpy(out + (pos - first) + (lo - x0), plane + iy * c.x.w + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+        memcpy(out + (pos - first) + (lo - x0), plane + iy * c.x.w + lo,
+               static_cast<size_t>(hi - lo) * sizeof(float));
       }
     }
     pos += run;
   }
 }
 
-void copy_padded(const ConvShape& c, int64_t wp, const float* x_g, int64_t first, int64_t len, float* dst) {
-  for (int64_t ci = 0; ci < c.cg; ++ci) copy_padded_channel(c, wp, x_g + ci * c.x.h * c.x.w, first, len, dst + ci * len);
+void copy_padded(const ConvShape& c, int64_t wp, const float* x_g, int64_t first, int64_t len,
+                 float* dst) {
+  for (int64_t ci = 0; ci < c.cg; ++ci)
+    copy_padded_channel(c, wp, x_g + ci * c.x.h * c.x.w, first, len, dst + ci * len);
 }
 
 }  // namespace cpu

@@ -59,11 +59,13 @@ void copy_phases(const ConvShape& c, const PaddedImages& pi, const float* plane,
 
 /// Copies padded positions [first, first + len) of one channel's |plane| [H, W], padded to rows
 /// of |wp|, to |out|; positions in the padding or past the padded image are 0.
-void copy_padded_channel(const ConvShape& c, int64_t wp, const float* plane, int64_t first, int64_t len, float* out);
+void copy_padded_channel(const ConvShape& c, int64_t wp, const float* plane, int64_t first,
+                         int64_t len, float* out);
 
 /// Copies padded positions [first, first + len) of the group's channels of |x_g| into |dst|,
 /// channel ci at dst + ci * len.
-void copy_padded(const ConvShape& c, int64_t wp, const float* x_g, int64_t first, int64_t len, float* dst);
+void copy_padded(const ConvShape& c, int64_t wp, const float* x_g, int64_t first, int64_t len,
+                 float* dst);
 
 }  // namespace cpu
 }  // namespace remat

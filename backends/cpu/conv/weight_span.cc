@@ -33,7 +33,8 @@ ImageSpan image_span(const ConvShape& c, const PaddedSpan& ps) {
   // so the order of each sum, the same whatever the thread count.
   const int64_t fixed = c.cg * ps.reach;
   if (c.a.stride_h != 1 || c.a.stride_w != 1 || fixed >= kGemmPackFloats) return is;
-  const int64_t chunk = (kGemmPackFloats - fixed) / (1 + c.kg + c.cg) / kGemmDotLanes * kGemmDotLanes;
+  const int64_t chunk =
+      (kGemmPackFloats - fixed) / (1 + c.kg + c.cg) / kGemmDotLanes * kGemmDotLanes;
   const int64_t whole = (is.total + kGemmDotLanes - 1) / kGemmDotLanes * kGemmDotLanes;
   is.chunk = chunk < whole ? chunk : whole;
   return is;
@@ -43,8 +44,8 @@ ImageSpan image_span(const ConvShape& c, const PaddedSpan& ps) {
 // [first, first + len): |len| columns from column first + offset, which is padded position
 // (yy, xx) of image n (n >= N past the last image), the first |kept| of them outputs.
 template <typename Run>
-void for_span_runs(const ConvShape& c, const PaddedSpan& ps, const ImageSpan& is, int64_t first, int64_t len,
-                   const Run& run) {
+void for_span_runs(const ConvShape& c, const PaddedSpan& ps, const ImageSpan& is, int64_t first,
+                   int64_t len, const Run& run) {
   for (int64_t j = first, end = first + len; j < end;) {
     const int64_t n = j / is.plane, pos = j % is.plane, yy = pos / ps.wp, xx = pos % ps.wp;
     const int64_t part = ps.wp - xx < end - j ? ps.wp - xx : end - j;
@@ -58,23 +59,25 @@ void for_span_runs(const ConvShape& c, const PaddedSpan& ps, const ImageSpan& is
 // Image span columns [first, first + cols) of one group, in a thread's scratch: keep (-1 where
 // a column is an output), dy's rows (0 elsewhere), both to |rounded| columns, and the padded
 // copies of input channels [ci0, ci1) to |rounded| + reach.
-void fill_image_span(const ConvShape& c, const PaddedSpan& ps, const ImageSpan& is, int64_t first, int64_t cols,
-                     int64_t rounded, const float* dy_g, const float* x_g, int64_t ci0, int64_t ci1, int32_t* keep,
-                     float* rows, float* padded) {
+void fill_image_span(const ConvShape& c, const PaddedSpan& ps, const ImageSpan& is, int64_t first,
+                     int64_t cols, int64_t rounded, const float* dy_g, const float* x_g,
+                     int64_t ci0, int64_t ci1, int32_t* keep, float* rows, float* padded) {
   const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, len = rounded + ps.reach;
   // Zeroed whole, then each run of outputs written: past |cols| too, dy is 0, for the next
   // chunk's outputs may be inf, and 0 * inf is NaN.
   memset(keep, 0, static_cast<size_t>(rounded) * sizeof(int32_t));
   memset(rows, 0, static_cast<size_t>(c.kg * rounded) * sizeof(float));
-  for_span_runs(c, ps, is, first, rounded, [&](int64_t o, int64_t, int64_t kept, int64_t n, int64_t yy, int64_t xx) {
-    if (o + kept > cols) kept = cols - o > 0 ? cols - o : 0;
-    if (kept == 0) return;
-    for (int64_t i = 0; i < kept; ++i) keep[o + i] = -1;
-    const float* from = dy_g + n * c.k * pq + yy * c.q + xx;
-    for (int64_t k = 0; k < c.kg; ++k) {
-      memcpy(rows + k * rounded + o, from + k * pq, static_cast<size_t>(kept) * sizeof(float));
-    }
-  });
+  for_span_runs(c, ps, is, first, rounded,
+                [&](int64_t o, int64_t, int64_t kept, int64_t n, int64_t yy, int64_t xx) {
+                  if (o + kept > cols) kept = cols - o > 0 ? cols - o : 0;
+                  if (kept == 0) return;
+                  for (int64_t i = 0; i < kept; ++i) keep[o + i] = -1;
+                  const float* from = dy_g + n * c.k * pq + yy * c.q + xx;
+                  for (int64_t k = 0; k < c.kg; ++k) {
+                    memcpy(rows + k * rounded + o, from + k * pq,
+                           static_cast<size_t>(kept) * sizeof(float));
+                  }
+                });
   for (int64_t ci = ci0; ci < ci1; ++ci) {
     float* out = padded + (ci - ci0) * len;
     for (int64_t j = first, end = first + len; j < end;) {
@@ -112,8 +115,8 @@ GemmDot thread_dot(const ConvShape& c, int64_t j0, int64_t j1, int64_t ci0) {
 
 }  // namespace
 
-bool conv_grad_weight_over_images(const KernelArgs& args, const ConvShape& c, const float* dy, const float* x,
-                                  float* dw) {
+bool conv_grad_weight_over_images(const KernelArgs& args, const ConvShape& c, const float* dy,
+                                  const float* x, float* dw) {
   const PaddedImages pi = padded_images(c, kGemmPackFloats);
   const int64_t chunk = images_per_chunk(c, pi);
   if (chunk == 0) return false;
@@ -151,8 +154,8 @@ bool conv_grad_weight_over_images(const KernelArgs& args, const ConvShape& c, co
   return true;
 }
 
-bool conv_grad_weight_over_image_span(const KernelArgs& args, const ConvShape& c, const float* dy, const float* x,
-                                      float* dw) {
+bool conv_grad_weight_over_image_span(const KernelArgs& args, const ConvShape& c, const float* dy,
+                                      const float* x, float* dw) {
   const PaddedSpan ps = padded_span(c);
   const ImageSpan is = image_span(c, ps);
   if (is.chunk == 0) return false;
@@ -173,8 +176,8 @@ bool conv_grad_weight_over_image_span(const KernelArgs& args, const ConvShape& c
       const int64_t cols = is.total - first < is.chunk ? is.total - first : is.chunk;
       const int64_t rounded = (cols + kGemmDotLanes - 1) / kGemmDotLanes * kGemmDotLanes;
       for (int64_t g = 0; g < c.a.groups; ++g) {
-        fill_image_span(c, ps, is, first, cols, rounded, dy + g * c.kg * pq, x + g * c.cg * hw, ci0, ci1, keep, rows,
-                        padded);
+        fill_image_span(c, ps, is, first, cols, rounded, dy + g * c.kg * pq, x + g * c.cg * hw, ci0,
+                        ci1, keep, rows, padded);
         d.k = cols;
         d.lda = rounded;
         d.b_walk = {c.s, c.r, c.a.dilation_w, c.a.dilation_h * ps.wp, rounded + ps.reach};

@@ -17,15 +17,15 @@ namespace cpu {
 /// multiple of kGemmImageGrain, P * Q is not one of kGemmDotLanes, or the group's padded
 /// channels of one image do not fit a thread's scratch. The bits do not depend on the thread
 /// count.
-bool conv_grad_weight_over_images(const KernelArgs& args, const ConvShape& c, const float* dy, const float* x,
-                                  float* dw);
+bool conv_grad_weight_over_images(const KernelArgs& args, const ConvShape& c, const float* dy,
+                                  const float* x, float* dw);
 
 /// Computes dw [K, C/groups, R, S] of |c| from dy [N, K, P, Q] and x [N, C, H, W] on the
 /// backend's threads, each owning whole input channels, and returns true; returns false and
 /// writes nothing where |c| is strided or not even a chunk of 16 positions fits a thread's
 /// scratch. The bits do not depend on the thread count.
-bool conv_grad_weight_over_image_span(const KernelArgs& args, const ConvShape& c, const float* dy, const float* x,
-                                      float* dw);
+bool conv_grad_weight_over_image_span(const KernelArgs& args, const ConvShape& c, const float* dy,
+                                      const float* x, float* dw);
 
 }  // namespace cpu
 }  // namespace remat

@@ -25,7 +25,8 @@ constexpr int64_t kRows = 2, kTileCols = 2;  // 8 of 16
 #else
 constexpr int64_t kRows = 1, kTileCols = 2;  // 8 of 16
 #endif
-static_assert(kWinogradTiles % kTileCols == 0 && 4 % kRows == 0, "blocks and kpad hold whole micro-tiles");
+static_assert(kWinogradTiles % kTileCols == 0 && 4 % kRows == 0,
+              "blocks and kpad hold whole micro-tiles");
 
 inline v16 load16(const float* p) {
   v16 v;
@@ -51,12 +52,16 @@ inline v16 load_block(const float* p, int64_t stride) {
 // Each output is one addition or subtraction of two (a sign times a value is exact).
 inline v16 transform_block(v16 d) {
   const v16 row_signs = {-1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1};
-  const v16 rows_a = __builtin_shufflevector(d, d, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 4, 5, 6, 7);
-  const v16 rows_b = __builtin_shufflevector(d, d, 8, 9, 10, 11, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15);
+  const v16 rows_a =
+      __builtin_shufflevector(d, d, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 4, 5, 6, 7);
+  const v16 rows_b =
+      __builtin_shufflevector(d, d, 8, 9, 10, 11, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15);
   const v16 r = rows_a + row_signs * rows_b;
   const v16 col_signs = {-1, 1, -1, -1, -1, 1, -1, -1, -1, 1, -1, -1, -1, 1, -1, -1};
-  const v16 cols_a = __builtin_shufflevector(r, r, 0, 1, 2, 1, 4, 5, 6, 5, 8, 9, 10, 9, 12, 13, 14, 13);
-  const v16 cols_b = __builtin_shufflevector(r, r, 2, 2, 1, 3, 6, 6, 5, 7, 10, 10, 9, 11, 14, 14, 13, 15);
+  const v16 cols_a =
+      __builtin_shufflevector(r, r, 0, 1, 2, 1, 4, 5, 6, 5, 8, 9, 10, 9, 12, 13, 14, 13);
+  const v16 cols_b =
+      __builtin_shufflevector(r, r, 2, 2, 1, 3, 6, 6, 5, 7, 10, 10, 9, 11, 14, 14, 13, 15);
   return cols_a + col_signs * cols_b;
 }
 
@@ -96,7 +101,8 @@ struct TileWalk {
 // Writes B^T d B of tiles [first, first + count) to v [count, c, 16]: for each image's tiles
 // and channel, the input rows they read are copied zero-padded into |rows| (the image's column
 // j - pad_w at column j), so that every tile reads a whole 4x4 block.
-void transform_input(const WinogradConv& wc, const float* x, int64_t first, int64_t count, float* v, float* rows) {
+void transform_input(const WinogradConv& wc, const float* x, int64_t first, int64_t count, float* v,
+                     float* rows) {
   const int64_t tile_cols = (wc.q + 1) / 2, per_image = (wc.p + 1) / 2 * tile_cols;
   const int64_t cols = 2 * tile_cols + 2;
   int64_t lo = wc.pad_w < 0 ? 0 : wc.pad_w, hi = wc.w + wc.pad_w;  // columns inside the image
@@ -105,7 +111,8 @@ void transform_input(const WinogradConv& wc, const float* x, int64_t first, int6
   if (hi < lo) hi = lo;
   for (int64_t done = 0; done < count;) {
     const int64_t t = first + done, n = t / per_image, in_image = t % per_image;
-    const int64_t segment = per_image - in_image < count - done ? per_image - in_image : count - done;
+    const int64_t segment =
+        per_image - in_image < count - done ? per_image - in_image : count - done;
     const int64_t ty0 = in_image / tile_cols, ty1 = (in_image + segment - 1) / tile_cols;
     const int64_t row_count = 2 * (ty1 - ty0) + 4, row0 = 2 * ty0 - wc.pad_h;
     for (int64_t ci = 0; ci < wc.c; ++ci) {
@@ -148,7 +155,8 @@ void multiply(const WinogradConv& wc, const float* u, const float* v, int64_t ti
       }
       for (int64_t ci = 0; ci < wc.c; ++ci) {
         v16 a[kRows];
-        for (int64_t i = 0; i < kRows; ++i) a[i] = load16(u + (ci * wc.kpad + k0 + i) * kWinogradPositions);
+        for (int64_t i = 0; i < kRows; ++i)
+          a[i] = load16(u + (ci * wc.kpad + k0 + i) * kWinogradPositions);
         for (int64_t j = 0; j < kTileCols; ++j) {
           const v16 b = load16(v_tiles + (j * wc.c + ci) * kWinogradPositions);
           for (int64_t i = 0; i < kRows; ++i) acc[i][j] += a[i] * b;
@@ -164,7 +172,8 @@ void multiply(const WinogradConv& wc, const float* u, const float* v, int64_t ti
 }
 
 // Writes A^T m A of tiles [first, first + count) to their outputs in y, those inside P x Q.
-void transform_output(const WinogradConv& wc, const float* m, int64_t first, int64_t count, float* y) {
+void transform_output(const WinogradConv& wc, const float* m, int64_t first, int64_t count,
+                      float* y) {
   const int64_t pq = wc.p * wc.q;
   TileWalk at(wc, first);
   for (int64_t i = 0; i < count; ++i, at.step()) {
@@ -201,14 +210,17 @@ inline v16 spread_block(v4 d) {
   const v8 r = rows_a + row_signs * rows_b;
   const v8 zeros = {0, 0, 0, 0, 0, 0, 0, 0};
   const v16 col_signs = {1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1};
-  const v16 cols_a = __builtin_shufflevector(r, zeros, 0, 0, 0, 8, 2, 2, 2, 8, 4, 4, 4, 8, 6, 6, 6, 8);
-  const v16 cols_b = __builtin_shufflevector(r, zeros, 8, 1, 1, 1, 8, 3, 3, 3, 8, 5, 5, 5, 8, 7, 7, 7);
+  const v16 cols_a =
+      __builtin_shufflevector(r, zeros, 0, 0, 0, 8, 2, 2, 2, 8, 4, 4, 4, 8, 6, 6, 6, 8);
+  const v16 cols_b =
+      __builtin_shufflevector(r, zeros, 8, 1, 1, 1, 8, 3, 3, 3, 8, 5, 5, 5, 8, 7, 7, 7);
   return cols_a + col_signs * cols_b;
 }
 
 // Writes A dy A^T of tiles [first, first + count), every output channel, to g [count, kpad, 16]:
 // zero past k.
-void transform_gradient(const WinogradConv& wc, const float* dy, int64_t first, int64_t count, float* g) {
+void transform_gradient(const WinogradConv& wc, const float* dy, int64_t first, int64_t count,
+                        float* g) {
   const int64_t pq = wc.p * wc.q;
   TileWalk at(wc, first);
   for (int64_t i = 0; i < count; ++i, at.step()) {
@@ -235,8 +247,8 @@ void transform_gradient(const WinogradConv& wc, const float* dy, int64_t first, 
 // du [rows, c, 16] (+)= the lane-wise sums over the block's |count| tiles of g [count, rows, 16]
 // times v [count, c, 16], kCols input channels from |c0| on, rows [r0, r0 + kRows).
 template <int64_t kCols>
-void sum_tiles(const WinogradConv& wc, const float* g, const float* v, int64_t count, int64_t rows, int64_t r0,
-               int64_t c0, bool overwrite, float* du) {
+void sum_tiles(const WinogradConv& wc, const float* g, const float* v, int64_t count, int64_t rows,
+               int64_t r0, int64_t c0, bool overwrite, float* du) {
   v16 acc[kRows][kCols];
   for (int64_t i = 0; i < kRows; ++i) {
     for (int64_t j = 0; j < kCols; ++j) acc[i][j] = v16{};
@@ -259,8 +271,8 @@ void sum_tiles(const WinogradConv& wc, const float* g, const float* v, int64_t c
 
 // sum_tiles for the input channels [c0, c) left, fewer than kTileCols: one micro-tile as wide.
 template <int64_t kCols = kTileCols - 1>
-void sum_last_columns(const WinogradConv& wc, const float* g, const float* v, int64_t count, int64_t rows,
-                      int64_t r0, int64_t c0, bool overwrite, float* du) {
+void sum_last_columns(const WinogradConv& wc, const float* g, const float* v, int64_t count,
+                      int64_t rows, int64_t r0, int64_t c0, bool overwrite, float* du) {
   if constexpr (kCols > 0) {
     if (wc.c - c0 == kCols) return sum_tiles<kCols>(wc, g, v, count, rows, r0, c0, overwrite, du);
     sum_last_columns<kCols - 1>(wc, g, v, count, rows, r0, c0, overwrite, du);
@@ -269,8 +281,8 @@ void sum_last_columns(const WinogradConv& wc, const float* g, const float* v, in
 
 }  // namespace
 
-void REMAT_CPU_ENTRY(winograd_tiles)(const WinogradConv& wc, const float* x, const float* u, int64_t t0,
-                                     int64_t t1, float* scratch, float* y) {
+void REMAT_CPU_ENTRY(winograd_tiles)(const WinogradConv& wc, const float* x, const float* u,
+                                     int64_t t0, int64_t t1, float* scratch, float* y) {
   float* v = scratch;
   float* m = scratch + wc.m_at;
   float* rows = scratch + wc.rows_at;
@@ -286,12 +298,13 @@ void REMAT_CPU_ENTRY(winograd_tiles)(const WinogradConv& wc, const float* x, con
   }
 }
 
-void REMAT_CPU_ENTRY(winograd_weight_sums)(const WinogradConv& wc, const float* x, const float* dy, int64_t t0,
-                                           int64_t t1, float* scratch, float* du) {
+void REMAT_CPU_ENTRY(winograd_weight_sums)(const WinogradConv& wc, const float* x, const float* dy,
+                                           int64_t t0, int64_t t1, float* scratch, float* du) {
   float* v = scratch;
   float* g = scratch + wc.m_at;
   float* rows = scratch + wc.rows_at;
-  if (t1 <= t0) memset(du, 0, static_cast<size_t>(wc.kpad * wc.c * kWinogradPositions) * sizeof(float));
+  if (t1 <= t0)
+    memset(du, 0, static_cast<size_t>(wc.kpad * wc.c * kWinogradPositions) * sizeof(float));
   for (int64_t first = t0; first < t1; first += kWinogradTiles) {
     const int64_t count = t1 - first < kWinogradTiles ? t1 - first : kWinogradTiles;
     transform_input(wc, x, first, count, v, rows);

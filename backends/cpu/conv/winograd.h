@@ -43,8 +43,8 @@ struct WinogradConv {
   int64_t n, c, h, w;
   int64_t k, p, q;
   int64_t pad_h, pad_w;
-  int64_t kpad;     ///< output channels rounded up to a multiple of 4 (zero filters past k)
-  int64_t m_at;     ///< where a thread's scratch holds the block's product [kWinogradTiles, kpad, 16]
+  int64_t kpad;  ///< output channels rounded up to a multiple of 4 (zero filters past k)
+  int64_t m_at;  ///< where a thread's scratch holds the block's product [kWinogradTiles, kpad, 16]
   int64_t rows_at;  ///< and the padded input rows of one channel of an image's tiles in a block
   int64_t rows_floats;
 };
@@ -60,13 +60,13 @@ int64_t winograd_tile_count(const WinogradConv& wc);
 /// channel o and input channel i at u[(i * kpad + o) * 16 + a * 4 + b], from g = w[o, i] ([k, c,
 /// 3, 3]), or, |flipped|, from w[i, o] turned 180 degrees (w [c, k, 3, 3]: the input gradient's
 /// filters). The caller zeroes the channels past k.
-void winograd_filters(const float* w, int64_t k, int64_t c, int64_t kpad, bool flipped, int64_t k0, int64_t k1,
-                      float* u);
+void winograd_filters(const float* w, int64_t k, int64_t c, int64_t kpad, bool flipped, int64_t k0,
+                      int64_t k1, float* u);
 
 /// Computes the outputs of tiles [t0, t1) of |wc| (laid out) into y from the transformed filters
 /// |u|, on the calling thread, with |scratch| (64-byte aligned, winograd_layout()'s floats).
-void winograd_tiles(const WinogradConv& wc, const float* x, const float* u, int64_t t0, int64_t t1, float* scratch,
-                    float* y);
+void winograd_tiles(const WinogradConv& wc, const float* x, const float* u, int64_t t0, int64_t t1,
+                    float* scratch, float* y);
 
 /// Parts the weight gradient's sum over the tiles is cut into, each summed apart into its own
 /// [kpad, c, 16] of the shared scratch and the parts then added in order: as many as fit, at
@@ -82,27 +82,27 @@ int64_t winograd_weight_parts(const WinogradConv& wc);
 /// of x, in tile order, blocks of kWinogradTiles summed apart and added in order (zero for no
 /// tiles; the rows past k are never read). On the calling thread, with |scratch| as for
 /// winograd_tiles().
-void winograd_weight_sums(const WinogradConv& wc, const float* x, const float* dy, int64_t t0, int64_t t1,
-                          float* scratch, float* du);
+void winograd_weight_sums(const WinogradConv& wc, const float* x, const float* dy, int64_t t0,
+                          int64_t t1, float* scratch, float* du);
 
 /// Writes dw[o, i] = G^T (sum of the |parts| sums du + p * part_floats, in order) G for output
 /// channels [k0, k1) of w [k, c, 3, 3].
-void winograd_filter_gradient(const float* du, int64_t parts, int64_t part_floats, int64_t c, int64_t k0, int64_t k1,
-                              float* dw);
+void winograd_filter_gradient(const float* du, int64_t parts, int64_t part_floats, int64_t c,
+                              int64_t k0, int64_t k1, float* dw);
 
 /// The builds for one instruction set (conv/winograd.cc); call only when the CPU has it.
-void winograd_tiles_baseline(const WinogradConv& wc, const float* x, const float* u, int64_t t0, int64_t t1,
-                             float* scratch, float* y);
-void winograd_tiles_avx2(const WinogradConv& wc, const float* x, const float* u, int64_t t0, int64_t t1,
-                         float* scratch, float* y);
-void winograd_tiles_avx512(const WinogradConv& wc, const float* x, const float* u, int64_t t0, int64_t t1,
-                           float* scratch, float* y);
-void winograd_weight_sums_baseline(const WinogradConv& wc, const float* x, const float* dy, int64_t t0, int64_t t1,
-                                   float* scratch, float* du);
-void winograd_weight_sums_avx2(const WinogradConv& wc, const float* x, const float* dy, int64_t t0, int64_t t1,
-                               float* scratch, float* du);
-void winograd_weight_sums_avx512(const WinogradConv& wc, const float* x, const float* dy, int64_t t0, int64_t t1,
-                                 float* scratch, float* du);
+void winograd_tiles_baseline(const WinogradConv& wc, const float* x, const float* u, int64_t t0,
+                             int64_t t1, float* scratch, float* y);
+void winograd_tiles_avx2(const WinogradConv& wc, const float* x, const float* u, int64_t t0,
+                         int64_t t1, float* scratch, float* y);
+void winograd_tiles_avx512(const WinogradConv& wc, const float* x, const float* u, int64_t t0,
+                           int64_t t1, float* scratch, float* y);
+void winograd_weight_sums_baseline(const WinogradConv& wc, const float* x, const float* dy,
+                                   int64_t t0, int64_t t1, float* scratch, float* du);
+void winograd_weight_sums_avx2(const WinogradConv& wc, const float* x, const float* dy, int64_t t0,
+                               int64_t t1, float* scratch, float* du);
+void winograd_weight_sums_avx512(const WinogradConv& wc, const float* x, const float* dy,
+                                 int64_t t0, int64_t t1, float* scratch, float* du);
 
 }  // namespace cpu
 }  // namespace remat

@@ -7,7 +7,9 @@
 namespace remat {
 namespace cpu {
 
-int64_t winograd_tile_count(const WinogradConv& wc) { return wc.n * ((wc.p + 1) / 2) * ((wc.q + 1) / 2); }
+int64_t winograd_tile_count(const WinogradConv& wc) {
+  return wc.n * ((wc.p + 1) / 2) * ((wc.q + 1) / 2);
+}
 
 int64_t winograd_layout(WinogradConv* wc) {
   wc->kpad = (wc->k + 3) / 4 * 4;
@@ -21,14 +23,15 @@ int64_t winograd_layout(WinogradConv* wc) {
   return wc->rows_at + wc->rows_floats;
 }
 
-void winograd_filters(const float* w, int64_t k, int64_t c, int64_t kpad, bool flipped, int64_t k0, int64_t k1,
-                      float* u) {
+void winograd_filters(const float* w, int64_t k, int64_t c, int64_t kpad, bool flipped, int64_t k0,
+                      int64_t k1, float* u) {
   for (int64_t o = k0; o < k1; ++o) {
     for (int64_t i = 0; i < c; ++i) {
       float g[3][3];
       for (int64_t r = 0; r < 3; ++r) {
         for (int64_t s = 0; s < 3; ++s) {
-          g[r][s] = flipped ? w[(i * k + o) * 9 + (2 - r) * 3 + (2 - s)] : w[(o * c + i) * 9 + r * 3 + s];
+          g[r][s] =
+              flipped ? w[(i * k + o) * 9 + (2 - r) * 3 + (2 - s)] : w[(o * c + i) * 9 + r * 3 + s];
         }
       }
       // G g: rows g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2; then the same of its columns.
@@ -55,8 +58,8 @@ int64_t winograd_weight_parts(const WinogradConv& wc) {
   return fit < kWinogradWeightParts ? fit : kWinogradWeightParts;
 }
 
-void winograd_filter_gradient(const float* du, int64_t parts, int64_t part_floats, int64_t c, int64_t k0, int64_t k1,
-                              float* dw) {
+void winograd_filter_gradient(const float* du, int64_t parts, int64_t part_floats, int64_t c,
+                              int64_t k0, int64_t k1, float* dw) {
   for (int64_t o = k0; o < k1; ++o) {
     for (int64_t i = 0; i < c; ++i) {
       float d[kWinogradPositions];
@@ -85,13 +88,13 @@ void winograd_filter_gradient(const float* du, int64_t parts, int64_t part_float
   }
 }
 
-void winograd_weight_sums(const WinogradConv& wc, const float* x, const float* dy, int64_t t0, int64_t t1,
-                          float* scratch, float* du) {
+void winograd_weight_sums(const WinogradConv& wc, const float* x, const float* dy, int64_t t0,
+                          int64_t t1, float* scratch, float* du) {
   REMAT_CPU_BEST(winograd_weight_sums)(wc, x, dy, t0, t1, scratch, du);
 }
 
-void winograd_tiles(const WinogradConv& wc, const float* x, const float* u, int64_t t0, int64_t t1, float* scratch,
-                    float* y) {
+void winograd_tiles(const WinogradConv& wc, const float* x, const float* u, int64_t t0, int64_t t1,
+                    float* scratch, float* y) {
   REMAT_CPU_BEST(winograd_tiles)(wc, x, u, t0, t1, scratch, y);
 }
 

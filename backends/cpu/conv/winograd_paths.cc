@@ -27,20 +27,21 @@ WinogradConv winograd_shape(const ConvShape& c, int64_t* thread_floats) {
 
 // Whether |c| runs as Winograd's F(2x2, 3x3): winograd_conv's rule.
 bool uses_winograd(const ConvShape& c) {
-  if (kWinogradFilterFloats == 0 || c.r != 3 || c.s != 3 || c.a.stride_h != 1 || c.a.stride_w != 1 ||
-      c.a.dilation_h != 1 || c.a.dilation_w != 1 || c.a.groups != 1 || c.cg < kWinogradMinChannels ||
-      c.kg < kWinogradMinChannels) {
+  if (kWinogradFilterFloats == 0 || c.r != 3 || c.s != 3 || c.a.stride_h != 1 ||
+      c.a.stride_w != 1 || c.a.dilation_h != 1 || c.a.dilation_w != 1 || c.a.groups != 1 ||
+      c.cg < kWinogradMinChannels || c.kg < kWinogradMinChannels) {
     return false;
   }
   int64_t thread_floats = 0;
   const WinogradConv wc = winograd_shape(c, &thread_floats);
-  return wc.c * wc.kpad * kWinogradPositions <= kWinogradFilterFloats && thread_floats <= kGemmPackFloats;
+  return wc.c * wc.kpad * kWinogradPositions <= kWinogradFilterFloats &&
+         thread_floats <= kGemmPackFloats;
 }
 
 }  // namespace
 
-bool winograd_conv(const KernelArgs& args, const ConvShape& c, const float* x, const float* w, bool flipped,
-                   float* y) {
+bool winograd_conv(const KernelArgs& args, const ConvShape& c, const float* x, const float* w,
+                   bool flipped, float* y) {
   if (!uses_winograd(c)) return false;
   int64_t thread_floats = 0;
   const WinogradConv wc = winograd_shape(c, &thread_floats);
@@ -53,14 +54,15 @@ bool winograd_conv(const KernelArgs& args, const ConvShape& c, const float* x, c
   parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) {
     winograd_filters(w, c.k, c.x.c, wc.kpad, flipped, k0, k1, u);
   });
-  parallel_for(args, winograd_tile_count(wc), kWinogradTiles, [&](int64_t t0, int64_t t1, uint32_t worker) {
-    winograd_tiles(wc, x, u, t0, t1, gemm_pack(args, worker), y);
-  });
+  parallel_for(args, winograd_tile_count(wc), kWinogradTiles,
+               [&](int64_t t0, int64_t t1, uint32_t worker) {
+                 winograd_tiles(wc, x, u, t0, t1, gemm_pack(args, worker), y);
+               });
   return true;
 }
 
-bool winograd_conv_grad_weight(const KernelArgs& args, const ConvShape& c, const float* dy, const float* x,
-                               float* dw) {
+bool winograd_conv_grad_weight(const KernelArgs& args, const ConvShape& c, const float* dy,
+                               const float* x, float* dw) {
   if (!uses_winograd(c)) return false;
   int64_t thread_floats = 0;
   const WinogradConv wc = winograd_shape(c, &thread_floats);
@@ -70,8 +72,8 @@ bool winograd_conv_grad_weight(const KernelArgs& args, const ConvShape& c, const
   float* du = shared_scratch(args);
   parallel_for(args, parts, 1, [&](int64_t p0, int64_t p1, uint32_t worker) {
     for (int64_t p = p0; p < p1; ++p) {
-      winograd_weight_sums(wc, x, dy, p * tiles / parts, (p + 1) * tiles / parts, gemm_pack(args, worker),
-                           du + p * part_floats);
+      winograd_weight_sums(wc, x, dy, p * tiles / parts, (p + 1) * tiles / parts,
+                           gemm_pack(args, worker), du + p * part_floats);
     }
   });
   parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) {

@@ -16,15 +16,15 @@ namespace cpu {
 /// convolution whose input gradient |c| is, [C, K, 3, 3] for c's K = C (flipped_conv), read
 /// turned 180 degrees with their channel axes swapped. The bits do not depend on the thread
 /// count.
-bool winograd_conv(const KernelArgs& args, const ConvShape& c, const float* x, const float* w, bool flipped,
-                   float* y);
+bool winograd_conv(const KernelArgs& args, const ConvShape& c, const float* x, const float* w,
+                   bool flipped, float* y);
 
 /// Computes dw [K, C, 3, 3] of |c| from dy [N, K, P, Q] and x [N, C, H, W] by Winograd's
 /// F(2x2, 3x3) and returns true where winograd_conv applies to |c| and at least two parts of
 /// the sum over the tiles fit the shared scratch (winograd_weight_parts); else returns false
 /// and writes nothing. The bits do not depend on the thread count.
-bool winograd_conv_grad_weight(const KernelArgs& args, const ConvShape& c, const float* dy, const float* x,
-                               float* dw);
+bool winograd_conv_grad_weight(const KernelArgs& args, const ConvShape& c, const float* dy,
+                               const float* x, float* dw);
 
 }  // namespace cpu
 }  // namespace remat

@@ -8,7 +8,6 @@
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/isa/build.h"
 
-
 namespace remat {
 namespace cpu {
 namespace {
@@ -31,9 +30,11 @@ inline float lane_sum(vec v) {
   typedef float vec8 __attribute__((vector_size(32)));
   const vec8 v8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
                   __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-  const vec4 v4 = __builtin_shufflevector(v8, v8, 0, 1, 2, 3) + __builtin_shufflevector(v8, v8, 4, 5, 6, 7);
+  const vec4 v4 =
+      __builtin_shufflevector(v8, v8, 0, 1, 2, 3) + __builtin_shufflevector(v8, v8, 4, 5, 6, 7);
 #elif defined(__AVX__)
-  const vec4 v4 = __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
+  const vec4 v4 =
+      __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
 #else
   const vec4 v4 = v;
 #endif
@@ -64,7 +65,8 @@ inline void sum_lanes(const vec acc[Mr][Nr], float out[kMr][kNr]) {
 // keep[p] is all ones. B is masked, not A: a kept column of A times a dropped inf of B would
 // be NaN, and A is finite wherever keep is 0 (GemmDot's contract).
 template <int Mr, int Nr>
-void dot_tile(int64_t k, const float* const* a, const float* const* b, const int32_t* keep, float out[kMr][kNr]) {
+void dot_tile(int64_t k, const float* const* a, const float* const* b, const int32_t* keep,
+              float out[kMr][kNr]) {
   // Every loop over the tile unrolled, so that the accumulators and row pointers stay in
   // registers.
   const float* ar[Mr];
@@ -96,7 +98,8 @@ void dot_tile(int64_t k, const float* const* a, const float* const* b, const int
 // dot_tile over GemmDot::Images, its K the images' output positions, loaded from B in runs of
 // kVec / kRuns along an output row (load_runs) and from A whole: nothing is masked.
 template <int Mr, int Nr, int kRuns>
-void dot_tile_images(const GemmDot::Images& im, const float* const* a, const float* const* b, float out[kMr][kNr]) {
+void dot_tile_images(const GemmDot::Images& im, const float* const* a, const float* const* b,
+                     float out[kMr][kNr]) {
   constexpr int64_t kRun = kVec / kRuns;
   const int64_t pq = im.p * im.q, runs_per_row = im.q / kRun, row_jump = im.wp - im.q;
   vec acc[Mr][Nr];
@@ -132,8 +135,10 @@ void dot_tile_images(const GemmDot::Images& im, const float* const* a, const flo
   sum_lanes<Mr, Nr>(acc, out);
 }
 
-using DotTile = void (*)(int64_t, const float* const*, const float* const*, const int32_t*, float[kMr][kNr]);
-using DotImageTile = void (*)(const GemmDot::Images&, const float* const*, const float* const*, float[kMr][kNr]);
+using DotTile = void (*)(int64_t, const float* const*, const float* const*, const int32_t*,
+                         float[kMr][kNr]);
+using DotImageTile = void (*)(const GemmDot::Images&, const float* const*, const float* const*,
+                              float[kMr][kNr]);
 
 // dot_tile<mr, nr> for every edge tile, indexed [mr - 1][nr - 1].
 template <int Mr, int... Nr>
@@ -201,8 +206,8 @@ DotImageTile image_tile(int64_t q, int mr, int nr) {
 // Row |row| of B: GemmRowWalk's three levels.
 const float* b_row(const GemmDot& g, int64_t row) {
   const GemmRowWalk& w = g.b_walk;
-  return g.b + row / (w.inner * w.middle) * w.outer_step + row / w.inner % w.middle * w.middle_step +
-         row % w.inner * w.inner_step;
+  return g.b + row / (w.inner * w.middle) * w.outer_step +
+         row / w.inner % w.middle * w.middle_step + row % w.inner * w.inner_step;
 }
 
 }  // namespace
@@ -215,7 +220,8 @@ void REMAT_CPU_ENTRY(dot_gemm)(const GemmDot& g) {
   for (int64_t j0 = 0; j0 < g.n; j0 += kNr) {
     const int nr = g.n - j0 < kNr ? static_cast<int>(g.n - j0) : kNr;
     for (int j = 0; j < nr; ++j) {
-      b[j] = g.images.images > 0 ? g.b + g.images.tap_offsets[g.b_row0 + j0 + j] : b_row(g, g.b_row0 + j0 + j);
+      b[j] = g.images.images > 0 ? g.b + g.images.tap_offsets[g.b_row0 + j0 + j]
+                                 : b_row(g, g.b_row0 + j0 + j);
     }
     for (int64_t i0 = 0; i0 < g.m; i0 += kMr) {
       const int mr = g.m - i0 < kMr ? static_cast<int>(g.m - i0) : kMr;

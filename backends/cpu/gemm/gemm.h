@@ -21,7 +21,8 @@ namespace cpu {
 /// k-major and the last zero-padded: element (k, x) goes to dst[(x - x0) / panel * kc * panel
 /// + (k - k0) * panel + (x - x0) % panel].
 struct GemmPacker {
-  void (*pack)(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc, int64_t panel, float* dst);
+  void (*pack)(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc, int64_t panel,
+               float* dst);
   const void* context;  ///< passed to pack
 };
 
@@ -66,7 +67,8 @@ struct Gemm {
   float beta;
   float* c;
   int64_t ldc;
-  float* pack;  ///< kGemmPackFloats floats of packing scratch (the packed engine's), 64-byte aligned.
+  float*
+      pack;  ///< kGemmPackFloats floats of packing scratch (the packed engine's), 64-byte aligned.
   /// Where pack is set, the packed engine packs op(A) or op(B) with it and ignores a and lda
   /// (or b and ldb) and the operand's trans flag; gemm() on OpenBLAS takes neither.
   GemmPacker pack_a_with, pack_b_with;
@@ -74,7 +76,8 @@ struct Gemm {
   /// through it from b, unpacked; ldb and trans_b are ignored. gemm() on OpenBLAS does not take it.
   GemmRowWalk b_walk;
   /// Where b_images.images is set, op(B)'s N = images * P * Q columns are those positions
-  /// (GemmImages), read in place from b; n, ldb, trans_b, pack_b_with and b_walk are ignored. gemm() on OpenBLAS does not take it.
+  /// (GemmImages), read in place from b; n, ldb, trans_b, pack_b_with and b_walk are ignored.
+  /// gemm() on OpenBLAS does not take it.
   GemmImages b_images;
 };
 

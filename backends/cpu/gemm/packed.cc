@@ -6,7 +6,6 @@
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/isa/build.h"
 
-
 namespace remat {
 namespace cpu {
 namespace {
@@ -218,7 +217,8 @@ void images_gemm(const Gemm& g) {
           }
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             const int64_t mr = mc - ir < kMr ? mc - ir : kMr;
-            micro_kernel(kc, pa + ir * kc, TableRows{b, im.tap_offsets + p0}, ImageLoads<kRuns>{offset}, acc);
+            micro_kernel(kc, pa + ir * kc, TableRows{b, im.tap_offsets + p0},
+                         ImageLoads<kRuns>{offset}, acc);
             store_tile(acc, g.alpha, overwrite, mr, nr, c + ir * g.ldc + jr, g.ldc);
           }
         }
@@ -284,7 +284,8 @@ void REMAT_CPU_ENTRY(packed_gemm)(const Gemm& g) {
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             const int64_t mr = mc - ir < kMr ? mc - ir : kMr;
             if (walk) {
-              micro_kernel(kc, pa + ir * kc, WalkedRows(g.b + j0 + jr, g.b_walk, p0), ContiguousLoads{}, acc);
+              micro_kernel(kc, pa + ir * kc, WalkedRows(g.b + j0 + jr, g.b_walk, p0),
+                           ContiguousLoads{}, acc);
             } else {
               micro_kernel(kc, pa + ir * kc, PackedRows{pb + jr * kc}, ContiguousLoads{}, acc);
             }

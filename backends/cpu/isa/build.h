@@ -57,7 +57,8 @@ inline typename Lanes<kLanes>::type load_runs(const float* b, const int64_t* off
     memcpy(&v, b + offset[0], sizeof(v));
     return v;
   } else {
-    return concat(load_runs<kLanes / 2, kRuns / 2>(b, offset), load_runs<kLanes / 2, kRuns / 2>(b, offset + kRuns / 2),
+    return concat(load_runs<kLanes / 2, kRuns / 2>(b, offset),
+                  load_runs<kLanes / 2, kRuns / 2>(b, offset + kRuns / 2),
                   std::make_index_sequence<kLanes>());
   }
 }

@@ -26,7 +26,7 @@ inline CpuIsa best_cpu_isa() {
 /// The build of per-set entry point |name| (name_baseline, name_avx2, name_avx512) that
 /// best_cpu_isa() picks; where only the baseline is compiled, that one.
 #if REMAT_CPU_X86_VARIANTS
-#define REMAT_CPU_BEST(name)                                                 \
+#define REMAT_CPU_BEST(name)                                                     \
   (::remat::cpu::best_cpu_isa() == ::remat::cpu::CpuIsa::kAvx512 ? name##_avx512 \
    : ::remat::cpu::best_cpu_isa() == ::remat::cpu::CpuIsa::kAvx2 ? name##_avx2   \
                                                                  : name##_baseline)

@@ -28,7 +28,8 @@ struct LaneSum {
   }
   /// The lanes added pairwise.
   double total() const {
-    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
+           ((lane[4] + lane[5]) + (lane[6] + lane[7]));
   }
 };
 

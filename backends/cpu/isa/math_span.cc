@@ -1,5 +1,5 @@
-// The per-instruction-set builds of isa/math_span.h: meson compiles this file with REMAT_CPU_ISA set
-// and the matching -m flags (isa/build.h). With REMAT_CPU_VECTOR_MATH (x86-64 with glibc's
+// The per-instruction-set builds of isa/math_span.h: meson compiles this file with REMAT_CPU_ISA
+// set and the matching -m flags (isa/build.h). With REMAT_CPU_VECTOR_MATH (x86-64 with glibc's
 // libmvec), the AVX2 and AVX-512 builds call its erff and expf on whole vectors; the baseline
 // build, and any build without libmvec, calls the scalar ones. Meson builds it without
 // floating-point contraction: Adam's formula rounds in every build as the baseline build's does.
@@ -33,12 +33,20 @@ constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 #if REMAT_VECTOR_MATH
 #if defined(__AVX512F__)
 typedef __m512 Native;
-inline vec vector_erf(vec x) { return reinterpret_cast<vec>(_ZGVeN16v_erff(reinterpret_cast<Native>(x))); }
-inline vec vector_exp(vec x) { return reinterpret_cast<vec>(_ZGVeN16v_expf(reinterpret_cast<Native>(x))); }
+inline vec vector_erf(vec x) {
+  return reinterpret_cast<vec>(_ZGVeN16v_erff(reinterpret_cast<Native>(x)));
+}
+inline vec vector_exp(vec x) {
+  return reinterpret_cast<vec>(_ZGVeN16v_expf(reinterpret_cast<Native>(x)));
+}
 #else
 typedef __m256 Native;
-inline vec vector_erf(vec x) { return reinterpret_cast<vec>(_ZGVdN8v_erff(reinterpret_cast<Native>(x))); }
-inline vec vector_exp(vec x) { return reinterpret_cast<vec>(_ZGVdN8v_expf(reinterpret_cast<Native>(x))); }
+inline vec vector_erf(vec x) {
+  return reinterpret_cast<vec>(_ZGVdN8v_erff(reinterpret_cast<Native>(x)));
+}
+inline vec vector_exp(vec x) {
+  return reinterpret_cast<vec>(_ZGVdN8v_expf(reinterpret_cast<Native>(x)));
+}
 #endif
 static_assert(sizeof(Native) == sizeof(vec), "libmvec's vectors are this build's");
 #endif
@@ -109,13 +117,16 @@ void REMAT_CPU_ENTRY(gelu_grad_span)(const float* dy, const float* x, float* dx,
 
 void REMAT_CPU_ENTRY(exp_shifted_span)(const float* x, float shift, float* y, int64_t n) {
 #if REMAT_VECTOR_MATH
-  for_vectors(n, [&](int64_t i, int64_t count) { store(y + i, vector_exp(load(x + i, count) - shift), count); });
+  for_vectors(n, [&](int64_t i, int64_t count) {
+    store(y + i, vector_exp(load(x + i, count) - shift), count);
+  });
 #else
   for (int64_t i = 0; i < n; ++i) y[i] = expf(x[i] - shift);
 #endif
 }
 
-void REMAT_CPU_ENTRY(column_sums_span)(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w) {
+void REMAT_CPU_ENTRY(column_sums_span)(const float* dy, int64_t rows, int64_t ld, float* db,
+                                       int64_t w) {
   double acc[kColumnSumsWidth];
   for (int64_t j = 0; j < w; ++j) acc[j] = 0.0;
   for (int64_t r = 0; r < rows; ++r) {
@@ -126,8 +137,9 @@ void REMAT_CPU_ENTRY(column_sums_span)(const float* dy, int64_t rows, int64_t ld
 }
 
 // Every vector's inputs are loaded before its outputs are stored: the update runs in place.
-void REMAT_CPU_ENTRY(adam_span)(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,
-                                const float* v_in, float* param, float* m_out, float* v_out, int64_t n) {
+void REMAT_CPU_ENTRY(adam_span)(const AdamScalars& s, const float* param_in, const float* grad,
+                                const float* m_in, const float* v_in, float* param, float* m_out,
+                                float* v_out, int64_t n) {
   for_vectors(n, [&](int64_t i, int64_t count) {
     vec p = load(param_in + i, count);
     vec g = load(grad + i, count);

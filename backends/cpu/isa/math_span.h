@@ -30,16 +30,16 @@ struct AdamScalars {
   float step_size;   ///< lr / (1 - b1^t)
   float bias2_sqrt;  ///< sqrt(1 - b2^t)
   float eps;
-  float wd;          ///< coupled weight decay: g += wd * p
-  float decay;       ///< decoupled (AdamW): p *= decay
+  float wd;     ///< coupled weight decay: g += wd * p
+  float decay;  ///< decoupled (AdamW): p *= decay
   bool decoupled;
 };
 
 /// Adam over |n| elements: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, param = p - step_size
 /// m / (sqrt(v) / bias2_sqrt + eps), each operation rounded as written (the same bits in every
 /// build). Outputs may be the inputs (in place), element for element.
-void adam_span(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in, const float* v_in,
-               float* param, float* m_out, float* v_out, int64_t n);
+void adam_span(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,
+               const float* v_in, float* param, float* m_out, float* v_out, int64_t n);
 
 /// Columns most column_sums_span() sums in one call.
 constexpr int64_t kColumnSumsWidth = 256;
@@ -62,12 +62,15 @@ void exp_shifted_span_avx512(const float* x, float shift, float* y, int64_t n);
 void column_sums_span_baseline(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
 void column_sums_span_avx2(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
 void column_sums_span_avx512(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
-void adam_span_baseline(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,
-                        const float* v_in, float* param, float* m_out, float* v_out, int64_t n);
-void adam_span_avx2(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,
-                    const float* v_in, float* param, float* m_out, float* v_out, int64_t n);
-void adam_span_avx512(const AdamScalars& s, const float* param_in, const float* grad, const float* m_in,
-                      const float* v_in, float* param, float* m_out, float* v_out, int64_t n);
+void adam_span_baseline(const AdamScalars& s, const float* param_in, const float* grad,
+                        const float* m_in, const float* v_in, float* param, float* m_out,
+                        float* v_out, int64_t n);
+void adam_span_avx2(const AdamScalars& s, const float* param_in, const float* grad,
+                    const float* m_in, const float* v_in, float* param, float* m_out, float* v_out,
+                    int64_t n);
+void adam_span_avx512(const AdamScalars& s, const float* param_in, const float* grad,
+                      const float* m_in, const float* v_in, float* param, float* m_out,
+                      float* v_out, int64_t n);
 
 }  // namespace cpu
 }  // namespace remat

@@ -27,9 +27,13 @@ Channels channels_of(const TensorRef& t) {
 
 }  // namespace
 
-void batch_norm_channel(const ChannelRows& rows, const BatchNormChannel& ch) { REMAT_CPU_BEST(batch_norm_channel)(rows, ch); }
+void batch_norm_channel(const ChannelRows& rows, const BatchNormChannel& ch) {
+  REMAT_CPU_BEST(batch_norm_channel)(rows, ch);
+}
 
-void batch_norm_grad_channel(const ChannelRows& rows, const BatchNormGradChannel& ch) { REMAT_CPU_BEST(batch_norm_grad_channel)(rows, ch); }
+void batch_norm_grad_channel(const ChannelRows& rows, const BatchNormGradChannel& ch) {
+  REMAT_CPU_BEST(batch_norm_grad_channel)(rows, ch);
+}
 
 remat_status batch_norm(const KernelArgs& args) {
   const Channels v = channels_of(in_ref(args, 0));
@@ -43,7 +47,8 @@ remat_status batch_norm(const KernelArgs& args) {
   const ChannelRows rows{v.n, v.inner, v.c * v.inner};
   parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t c = c0; c < c1; ++c) {
-      batch_norm_channel(rows, {x + v.row(0, c), gamma[c], beta[c], eps, y + v.row(0, c), mean_out + c, var_out + c});
+      batch_norm_channel(rows, {x + v.row(0, c), gamma[c], beta[c], eps, y + v.row(0, c),
+                                mean_out + c, var_out + c});
     }
   });
   return REMAT_OK;
@@ -63,8 +68,8 @@ remat_status batch_norm_grad(const KernelArgs& args) {
   const ChannelRows rows{v.n, v.inner, v.c * v.inner};
   parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t c = c0; c < c1; ++c) {
-      batch_norm_grad_channel(rows, {dy + v.row(0, c), x + v.row(0, c), mean[c], var[c], gamma[c], eps,
-                                     dx + v.row(0, c), dgamma + c, dbeta + c});
+      batch_norm_grad_channel(rows, {dy + v.row(0, c), x + v.row(0, c), mean[c], var[c], gamma[c],
+                                     eps, dx + v.row(0, c), dgamma + c, dbeta + c});
     }
   });
   return REMAT_OK;
@@ -102,7 +107,8 @@ remat_status running_stat_update(const KernelArgs& args) {
   const double correction = fattr(*args.call, attr::running_stat_update::correction);
   const int64_t count = in_ref(args, 0).numel;
   for (int64_t i = 0; i < count; ++i) {
-    running[i] = static_cast<float>((1.0 - momentum) * running[i] + momentum * (correction * batch[i]));
+    running[i] =
+        static_cast<float>((1.0 - momentum) * running[i] + momentum * (correction * batch[i]));
   }
   return REMAT_OK;
 }

@@ -48,7 +48,7 @@ void REMAT_CPU_ENTRY(batch_norm_channel)(const ChannelRows& rows, const BatchNor
 }
 
 void REMAT_CPU_ENTRY(batch_norm_grad_channel)(const ChannelRows& rows,
-                                                               const BatchNormGradChannel& ch) {
+                                              const BatchNormGradChannel& ch) {
   const double count = static_cast<double>(rows.images * rows.inner);
   const float m = ch.mean, s = rstd_of(ch.var, ch.eps);
   LaneSum sum_dy, sum_dy_xhat;
@@ -56,7 +56,9 @@ void REMAT_CPU_ENTRY(batch_norm_grad_channel)(const ChannelRows& rows,
     const float* d = ch.dy + n * rows.stride;
     const float* row = ch.x + n * rows.stride;
     sum_dy.add(rows.inner, [d](int64_t i) { return static_cast<double>(d[i]); });
-    sum_dy_xhat.add(rows.inner, [d, row, m, s](int64_t i) { return static_cast<double>(d[i]) * ((row[i] - m) * s); });
+    sum_dy_xhat.add(rows.inner, [d, row, m, s](int64_t i) {
+      return static_cast<double>(d[i]) * ((row[i] - m) * s);
+    });
   }
   *ch.dbeta = static_cast<float>(sum_dy.total());
   *ch.dgamma = static_cast<float>(sum_dy_xhat.total());

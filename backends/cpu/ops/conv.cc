@@ -75,7 +75,9 @@ struct Tap {
     ++ci;
   }
 };
-Tap tap_at(const ConvShape& c, int64_t j) { return {j, j / (c.r * c.s), j % (c.r * c.s) / c.s, j % c.s}; }
+Tap tap_at(const ConvShape& c, int64_t j) {
+  return {j, j / (c.r * c.s), j % (c.r * c.s) / c.s, j % c.s};
+}
 
 // Copies element (j, i) of one image's column matrix, x_g[ci, in_row, in_col] for tap j = (ci *
 // R + r) * S + s and position i = p * Q + q, to out[(j - j0) * tap_stride + (i - i0) *
@@ -83,8 +85,8 @@ Tap tap_at(const ConvShape& c, int64_t j) { return {j, j / (c.r * c.s), j % (c.r
 // image; the caller has zeroed |out|, so the padding stays 0. |x_g| is the first of the group's
 // cg channels of the image. kUnitPositionStride: position_stride is 1.
 template <bool kUnitPositionStride>
-void im2col_valid(const ConvShape& c, const float* x_g, int64_t j0, int64_t j1, int64_t i0, int64_t i1, float* out,
-                  int64_t tap_stride, int64_t position_stride) {
+void im2col_valid(const ConvShape& c, const float* x_g, int64_t j0, int64_t j1, int64_t i0,
+                  int64_t i1, float* out, int64_t tap_stride, int64_t position_stride) {
   const int64_t ps = kUnitPositionStride ? 1 : position_stride;
   const int64_t p_first = i0 / c.q;
   for (Tap t = tap_at(c, j0); t.j < j1; t.step(c)) {
@@ -129,7 +131,8 @@ void zero_panels(int64_t kc, int64_t xc, int64_t panel, float* dst) {
 }
 
 // GemmPacker for op(B) = the column matrix (K = taps, N = positions): the forward product.
-void pack_columns(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc, int64_t panel, float* dst) {
+void pack_columns(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc,
+                  int64_t panel, float* dst) {
   const ImplicitColumns& m = *static_cast<const ImplicitColumns*>(context);
   zero_panels(kc, xc, panel, dst);
   for (int64_t xb = 0; xb < xc; xb += panel, dst += kc * panel) {
@@ -140,8 +143,8 @@ void pack_columns(const void* context, int64_t k0, int64_t kc, int64_t x0, int64
 
 // GemmPacker for op(B) = the column matrix transposed (K = positions, N = taps): the weight
 // gradient's product.
-void pack_columns_transposed(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc, int64_t panel,
-                             float* dst) {
+void pack_columns_transposed(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc,
+                             int64_t panel, float* dst) {
   const ImplicitColumns& m = *static_cast<const ImplicitColumns*>(context);
   zero_panels(kc, xc, panel, dst);
   for (int64_t xb = 0; xb < xc; xb += panel, dst += kc * panel) {
@@ -159,8 +162,8 @@ struct FlippedFilters {
   const float* w_g;    // its group's first filter
 };
 
-void pack_flipped_filters(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc, int64_t panel,
-                          float* dst) {
+void pack_flipped_filters(const void* context, int64_t k0, int64_t kc, int64_t x0, int64_t xc,
+                          int64_t panel, float* dst) {
   const FlippedFilters& filters = *static_cast<const FlippedFilters*>(context);
   const ConvShape& c = *filters.c;
   const int64_t rs = c.r * c.s;
@@ -223,8 +226,8 @@ void col2im(const ConvShape& c, const float* col, int64_t c0, int64_t c1, float*
 
 // A product of thread |worker| (its packing scratch): op(A) is m x k, op(B) k x n, C m x n,
 // with the row lengths given; the operands' addresses are set per image.
-Gemm thread_gemm(const KernelArgs& args, uint32_t worker, bool trans_a, bool trans_b, int64_t m, int64_t n,
-                 int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
+Gemm thread_gemm(const KernelArgs& args, uint32_t worker, bool trans_a, bool trans_b, int64_t m,
+                 int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
   Gemm g{};
   g.trans_a = trans_a;
   g.trans_b = trans_b;
@@ -243,8 +246,9 @@ Gemm thread_gemm(const KernelArgs& args, uint32_t worker, bool trans_a, bool tra
 // padded_span(c) with chunk > 0) on thread |worker|, every group: x [N, C, H, W] in, y [N, K,
 // P, Q] out. set_filters(gm, g) points op(A) of |gm| at group g's filters [kg, cg * R * S].
 template <typename SetFilters>
-void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, const PaddedSpan& ps, int64_t n0,
-                 int64_t n1, int64_t i0, int64_t i1, const float* x, float* y, const SetFilters& set_filters) {
+void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, const PaddedSpan& ps,
+                 int64_t n0, int64_t n1, int64_t i0, int64_t i1, const float* x, float* y,
+                 const SetFilters& set_filters) {
   const int64_t hw = c.x.h * c.x.w, pq = c.p * c.q, crs = c.cg * c.r * c.s;
   Gemm gm = thread_gemm(args, worker, false, false, c.kg, 0, crs, crs, 0, 0);
   float* padded = gm.pack + kGemmWalkFreeFrom;
@@ -289,8 +293,8 @@ void padded_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, co
 // one product per group, which packs the group's filters once for all of them.
 // set_filters(gm, g) points op(A) of |gm| at group g's filters.
 template <typename SetFilters>
-void image_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, const PaddedImages& pi, int64_t n0,
-                int64_t n1, const float* x, float* y, const SetFilters& set_filters) {
+void image_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, const PaddedImages& pi,
+                int64_t n0, int64_t n1, const float* x, float* y, const SetFilters& set_filters) {
   const int64_t hw = c.x.h * c.x.w, pq = c.p * c.q, crs = c.cg * c.r * c.s;
   Gemm gm = thread_gemm(args, worker, false, false, c.kg, 0, crs, crs, 0, pq);
   float* free = gm.pack + kGemmWalkFreeFrom;
@@ -304,7 +308,8 @@ void image_conv(const KernelArgs& args, uint32_t worker, const ConvShape& c, con
     for (int64_t g = 0; g < c.a.groups; ++g) {
       for (int64_t i = 0; i < count; ++i) {
         const float* x_g = x + ((first + i) * c.x.c + g * c.cg) * hw;
-        for (int64_t ci = 0; ci < c.cg; ++ci) copy_phases(c, pi, x_g + ci * hw, copies + (i * c.cg + ci) * pi.channel);
+        for (int64_t ci = 0; ci < c.cg; ++ci)
+          copy_phases(c, pi, x_g + ci * hw, copies + (i * c.cg + ci) * pi.channel);
       }
       set_filters(gm, g);
       gm.c = y + (first * c.k + g * c.kg) * pq;
@@ -321,12 +326,15 @@ constexpr int64_t kImageScratch = kGemmPackFloats - kGemmWalkFreeFrom;
 // images, is too short to cut evenly), else parts of every image's span columns. Either way
 // each output is one product's column, so the bits do not depend on the cut.
 template <typename Body>
-void for_padded_parts(const KernelArgs& args, const ConvShape& c, const PaddedSpan& ps, const Body& body) {
+void for_padded_parts(const KernelArgs& args, const ConvShape& c, const PaddedSpan& ps,
+                      const Body& body) {
   const int64_t span = ps.span;
   if (c.x.n >= static_cast<int64_t>(thread_count(args))) {
-    parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) { body(n0, n1, 0, span, worker); });
+    parallel_for(args, c.x.n, 1,
+                 [&](int64_t n0, int64_t n1, uint32_t worker) { body(n0, n1, 0, span, worker); });
   } else {
-    parallel_for(args, span, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) { body(0, c.x.n, i0, i1, worker); });
+    parallel_for(args, span, kColumnGrain,
+                 [&](int64_t i0, int64_t i1, uint32_t worker) { body(0, c.x.n, i0, i1, worker); });
   }
 }
 
@@ -345,7 +353,8 @@ remat_status conv(const KernelArgs& args) {
   const PaddedImages pi = padded_images(c, kImageScratch);
   auto set_filters = [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; };
   if (uses_depthwise_loops(c)) {
-    parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_forward(c, x, w, k0, k1, y); });
+    parallel_for(args, c.k, 1,
+                 [&](int64_t k0, int64_t k1, uint32_t) { depthwise_forward(c, x, w, k0, k1, y); });
   } else if (winograd_conv(args, c, x, w, false, y)) {
     // Winograd's F(2x2, 3x3) wrote y (conv/winograd_paths.h).
   } else if (!pointwise && pi.images > 0 && c.x.n >= static_cast<int64_t>(thread_count(args))) {
@@ -355,9 +364,10 @@ remat_status conv(const KernelArgs& args) {
     });
   } else if (!pointwise && ps.chunk > 0) {
     // Unit stride: each thread owns images or span columns (for_padded_parts).
-    for_padded_parts(args, c, ps, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
-      padded_conv(args, worker, c, ps, n0, n1, i0, i1, x, y, set_filters);
-    });
+    for_padded_parts(args, c, ps,
+                     [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
+                       padded_conv(args, worker, c, ps, n0, n1, i0, i1, x, y, set_filters);
+                     });
   } else {
     // Each thread owns output columns [i0, i1) of every image: its part of the column matrix
     // (packed from the image, or the image itself for a pointwise filter) and of the product.
@@ -397,7 +407,9 @@ remat_status conv_grad_input(const KernelArgs& args) {
   float* dx = out_f32(args, 0);
   const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, rs = c.r * c.s, crs = c.cg * rs;
   if (uses_depthwise_loops(c)) {
-    parallel_for(args, c.x.c, 1, [&](int64_t c0, int64_t c1, uint32_t) { depthwise_grad_input(c, dy, w, c0, c1, dx); });
+    parallel_for(args, c.x.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
+      depthwise_grad_input(c, dy, w, c0, c1, dx);
+    });
     return REMAT_OK;
   }
   if (conv_grad_input_workspace_elems(c) == 0) {
@@ -419,13 +431,14 @@ remat_status conv_grad_input(const KernelArgs& args) {
       return REMAT_OK;
     }
     if (!pointwise && ps.chunk > 0) {
-      for_padded_parts(args, f, ps, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
-        FlippedFilters filters{&c, nullptr};
-        padded_conv(args, worker, f, ps, n0, n1, i0, i1, dy, dx, [&](Gemm& gm, int64_t g) {
-          filters.w_g = w + g * c.kg * crs;
-          gm.pack_a_with = {pack_flipped_filters, &filters};
-        });
-      });
+      for_padded_parts(
+          args, f, ps, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
+            FlippedFilters filters{&c, nullptr};
+            padded_conv(args, worker, f, ps, n0, n1, i0, i1, dy, dx, [&](Gemm& gm, int64_t g) {
+              filters.w_g = w + g * c.kg * crs;
+              gm.pack_a_with = {pack_flipped_filters, &filters};
+            });
+          });
       return REMAT_OK;
     }
     parallel_for(args, hw, kColumnGrain, [&](int64_t i0, int64_t i1, uint32_t worker) {
@@ -472,7 +485,9 @@ remat_status conv_grad_weight(const KernelArgs& args) {
   float* dw = out_f32(args, 0);
   const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, crs = c.cg * c.r * c.s;
   if (uses_depthwise_loops(c)) {
-    parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) { depthwise_grad_weight(c, dy, x, k0, k1, dw); });
+    parallel_for(args, c.k, 1, [&](int64_t k0, int64_t k1, uint32_t) {
+      depthwise_grad_weight(c, dy, x, k0, k1, dw);
+    });
     return REMAT_OK;
   }
   if (winograd_conv_grad_weight(args, c, dy, x, dw)) return REMAT_OK;

@@ -26,8 +26,10 @@ void strided_copy(const unsigned char* src, int64_t src_stride, unsigned char* d
 // Negative axes are not part of the contract (op_catalogue.h): rejected like any other axis
 // outside the shape.
 remat_status bad_select(const KernelArgs& args, const char* name) {
-  return set_error(args.err, REMAT_ERROR_OUT_OF_RANGE, "op %u (%s): axis %lld / index %lld outside the input's shape",
-                   static_cast<unsigned>(args.call->index), name, static_cast<long long>(iattr(*args.call, attr::select::axis)),
+  return set_error(args.err, REMAT_ERROR_OUT_OF_RANGE,
+                   "op %u (%s): axis %lld / index %lld outside the input's shape",
+                   static_cast<unsigned>(args.call->index), name,
+                   static_cast<long long>(iattr(*args.call, attr::select::axis)),
                    static_cast<long long>(iattr(*args.call, attr::select::index)));
 }
 
@@ -46,8 +48,8 @@ remat_status embedding(const KernelArgs& args) {
     if (id < 0 || id >= vocab) {
       return set_error(args.err, REMAT_ERROR_OUT_OF_RANGE,
                        "op %u (embedding): id %d at position %lld outside [0, %lld)",
-                       static_cast<unsigned>(args.call->index), static_cast<int>(id), static_cast<long long>(j),
-                       static_cast<long long>(vocab));
+                       static_cast<unsigned>(args.call->index), static_cast<int>(id),
+                       static_cast<long long>(j), static_cast<long long>(vocab));
     }
     memcpy(out + j * h, table + id * h, static_cast<size_t>(h) * sizeof(float));
   }
@@ -69,8 +71,8 @@ remat_status embedding_grad(const KernelArgs& args) {
     if (id < 0 || id >= vocab) {
       return set_error(args.err, REMAT_ERROR_OUT_OF_RANGE,
                        "op %u (embedding_grad): id %d at position %lld outside [0, %lld)",
-                       static_cast<unsigned>(args.call->index), static_cast<int>(id), static_cast<long long>(j),
-                       static_cast<long long>(vocab));
+                       static_cast<unsigned>(args.call->index), static_cast<int>(id),
+                       static_cast<long long>(j), static_cast<long long>(vocab));
     }
     float* row = dtable + id * h;
     const float* src = dy + j * h;
@@ -82,9 +84,11 @@ remat_status embedding_grad(const KernelArgs& args) {
 remat_status permute(const KernelArgs& args) {
   const int64_t r = iattr(*args.call, attr::permute::rank);
   if (r < 1 || r > kMaxPermuteRank || args.call->num_iattrs < static_cast<uint32_t>(1 + 2 * r)) {
-    return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (permute): rank %lld needs %lld attributes, has %u",
+    return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (permute): rank %lld needs %lld attributes, has %u",
                      static_cast<unsigned>(args.call->index), static_cast<long long>(r),
-                     static_cast<long long>(1 + 2 * r), static_cast<unsigned>(args.call->num_iattrs));
+                     static_cast<long long>(1 + 2 * r),
+                     static_cast<unsigned>(args.call->num_iattrs));
   }
   const int64_t* d = args.call->iattrs + attr::permute::dim(0);
   const int64_t* p = args.call->iattrs + attr::permute::perm(r, 0);
@@ -99,8 +103,8 @@ remat_status permute(const KernelArgs& args) {
     if (p[k] < 0 || p[k] >= r) {
       return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT,
                        "op %u (permute): axis %lld of the permutation is %lld, outside [0, %lld)",
-                       static_cast<unsigned>(args.call->index), static_cast<long long>(k), static_cast<long long>(p[k]),
-                       static_cast<long long>(r));
+                       static_cast<unsigned>(args.call->index), static_cast<long long>(k),
+                       static_cast<long long>(p[k]), static_cast<long long>(r));
     }
     out_dim[k] = d[p[k]];
     src_stride[k] = in_stride[p[k]];
@@ -109,7 +113,8 @@ remat_status permute(const KernelArgs& args) {
     return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT,
                      "op %u (permute): attribute dims hold %lld elements, tensors %lld -> %lld",
                      static_cast<unsigned>(args.call->index), static_cast<long long>(acc),
-                     static_cast<long long>(in_ref(args, 0).numel), static_cast<long long>(out_ref(args, 0).numel));
+                     static_cast<long long>(in_ref(args, 0).numel),
+                     static_cast<long long>(out_ref(args, 0).numel));
   }
   const int64_t es = elem_bytes(in_ref(args, 0));
   const unsigned char* x = static_cast<const unsigned char*>(args.in[0]);

@@ -19,9 +19,10 @@ template <typename F>
 remat_status unary(const KernelArgs& args, F f) {
   const float* __restrict x = in_f32(args, 0);
   float* __restrict y = out_f32(args, 0);
-  parallel_for(args, out_ref(args, 0).numel, kElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
-    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
-  });
+  parallel_for(args, out_ref(args, 0).numel, kElementGrain,
+               [&](int64_t begin, int64_t end, uint32_t) {
+                 for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+               });
   return REMAT_OK;
 }
 
@@ -30,9 +31,10 @@ remat_status binary(const KernelArgs& args, F f) {
   const float* __restrict a = in_f32(args, 0);
   const float* __restrict b = in_f32(args, 1);
   float* __restrict c = out_f32(args, 0);
-  parallel_for(args, out_ref(args, 0).numel, kElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
-    for (int64_t i = begin; i < end; ++i) c[i] = f(a[i], b[i]);
-  });
+  parallel_for(args, out_ref(args, 0).numel, kElementGrain,
+               [&](int64_t begin, int64_t end, uint32_t) {
+                 for (int64_t i = begin; i < end; ++i) c[i] = f(a[i], b[i]);
+               });
   return REMAT_OK;
 }
 
@@ -52,8 +54,9 @@ remat_status apply_dropout_mask(const KernelArgs& args) {
       // One Philox call yields the words of elements i..i+3 (see philox_word()).
       const uint64_t idx = static_cast<uint64_t>(i);
       const Philox4 r =
-          philox4x32(static_cast<uint32_t>(idx >> 2), static_cast<uint32_t>(idx >> 34), static_cast<uint32_t>(step),
-                     static_cast<uint32_t>(key), static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+          philox4x32(static_cast<uint32_t>(idx >> 2), static_cast<uint32_t>(idx >> 34),
+                     static_cast<uint32_t>(step), static_cast<uint32_t>(key),
+                     static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
       const int64_t m = end - i < 4 ? end - i : 4;
       for (int64_t j = 0; j < m; ++j) {
         y[i + j] = uniform01(r.v[j]) >= p ? x[i + j] / keep_scale : x[i + j] * 0.0f;
@@ -105,7 +108,8 @@ remat_status reduce_leading(const KernelArgs& args) {
   const int64_t grain = rows > 0 && rows < kElementGrain / 16 ? kElementGrain / rows : 16;
   parallel_for(args, nb, grain, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t j0 = c0; j0 < c1; j0 += kColumnSumsWidth) {
-      column_sums_span(dy + j0, rows, nb, db + j0, c1 - j0 < kColumnSumsWidth ? c1 - j0 : kColumnSumsWidth);
+      column_sums_span(dy + j0, rows, nb, db + j0,
+                       c1 - j0 < kColumnSumsWidth ? c1 - j0 : kColumnSumsWidth);
     }
   });
   return REMAT_OK;
@@ -137,8 +141,9 @@ remat_status relu_grad(const KernelArgs& args) {
 remat_status gelu(const KernelArgs& args) {
   const float* x = in_f32(args, 0);
   float* y = out_f32(args, 0);
-  parallel_for(args, out_ref(args, 0).numel, kElementGrain,
-               [&](int64_t begin, int64_t end, uint32_t) { gelu_span(x + begin, y + begin, end - begin); });
+  parallel_for(
+      args, out_ref(args, 0).numel, kElementGrain,
+      [&](int64_t begin, int64_t end, uint32_t) { gelu_span(x + begin, y + begin, end - begin); });
   return REMAT_OK;
 }
 
@@ -146,9 +151,10 @@ remat_status gelu_grad(const KernelArgs& args) {
   const float* dy = in_f32(args, 0);
   const float* x = in_f32(args, 1);
   float* dx = out_f32(args, 0);
-  parallel_for(args, out_ref(args, 0).numel, kElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
-    gelu_grad_span(dy + begin, x + begin, dx + begin, end - begin);
-  });
+  parallel_for(args, out_ref(args, 0).numel, kElementGrain,
+               [&](int64_t begin, int64_t end, uint32_t) {
+                 gelu_grad_span(dy + begin, x + begin, dx + begin, end - begin);
+               });
   return REMAT_OK;
 }
 

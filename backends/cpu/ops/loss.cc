@@ -9,9 +9,10 @@ namespace {
 
 remat_status bad_label(const KernelArgs& args, const char* name, int32_t label, int64_t row,
                        int64_t classes) {
-  return set_error(args.err, REMAT_ERROR_OUT_OF_RANGE, "op %u (%s): label %d at position %lld outside [0, %lld)",
-                   static_cast<unsigned>(args.call->index), name, static_cast<int>(label), static_cast<long long>(row),
-                   static_cast<long long>(classes));
+  return set_error(args.err, REMAT_ERROR_OUT_OF_RANGE,
+                   "op %u (%s): label %d at position %lld outside [0, %lld)",
+                   static_cast<unsigned>(args.call->index), name, static_cast<int>(label),
+                   static_cast<long long>(row), static_cast<long long>(classes));
 }
 
 }  // namespace

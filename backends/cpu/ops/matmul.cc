@@ -83,8 +83,8 @@ void gemm_block(Gemm g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t
 }
 
 // The GEMM of |call|'s sizes and row lengths: alpha its attribute, beta 0, operands unset.
-Gemm gemm_of(const OpCall& call, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t lda,
-             int64_t ldb, int64_t ldc) {
+Gemm gemm_of(const OpCall& call, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+             int64_t lda, int64_t ldb, int64_t ldc) {
   Gemm g{};
   g.trans_a = trans_a;
   g.trans_b = trans_b;
@@ -126,8 +126,8 @@ void gemm_threads(const KernelArgs& a, const Gemm& g, const float* bias) {
 
 remat_status matmul(const KernelArgs& args) {
   const MatmulShape shape = matmul_shape(*args.call);
-  Gemm g = gemm_of(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k, shape.a_cols, shape.b_cols,
-                   shape.n);
+  Gemm g = gemm_of(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k,
+                   shape.a_cols, shape.b_cols, shape.n);
   const float* a = in_f32(args, 0);
   const float* b = in_f32(args, 1);
   const float* bias = args.call->num_inputs > 2 ? in_f32(args, 2) : nullptr;  // not in reduce mode
@@ -174,11 +174,14 @@ remat_status matmul(const KernelArgs& args) {
   }
   // Independent products (an imported attention's per-head ones).
   const bool shared_b = shape.mode == MatmulMode::kBroadcast;
-  products_threads(args, g, batch_a, [&](int64_t i, Gemm* part) {
-    part->a = a + i * a_stride;
-    part->b = shared_b ? b : b + i * b_stride;
-    part->c = c + i * c_stride;
-  }, bias);
+  products_threads(
+      args, g, batch_a,
+      [&](int64_t i, Gemm* part) {
+        part->a = a + i * a_stride;
+        part->b = shared_b ? b : b + i * b_stride;
+        part->c = c + i * c_stride;
+      },
+      bias);
   return REMAT_OK;
 }
 
@@ -187,17 +190,20 @@ remat_status matmul(const KernelArgs& args) {
 // the batched mode; a product's bits are matmul's for the same matrices.
 remat_status head_matmul(const KernelArgs& args) {
   const HeadMatmulShape shape = head_matmul_shape(*args.call);
-  const Gemm g = gemm_of(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k, shape.a.ld, shape.b.ld,
-                         shape.c.ld);
+  const Gemm g = gemm_of(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k,
+                         shape.a.ld, shape.b.ld, shape.c.ld);
   const float* a = in_f32(args, 0);
   const float* b = in_f32(args, 1);
   float* c = out_f32(args, 0);
   const int64_t heads = shape.heads;
-  products_threads(args, g, shape.c.products, [&](int64_t i, Gemm* part) {
-    part->a = a + shape.a.offset(i, heads);
-    part->b = b + shape.b.offset(i, heads);
-    part->c = c + shape.c.offset(i, heads);
-  }, nullptr);
+  products_threads(
+      args, g, shape.c.products,
+      [&](int64_t i, Gemm* part) {
+        part->a = a + shape.a.offset(i, heads);
+        part->b = b + shape.b.offset(i, heads);
+        part->c = c + shape.c.offset(i, heads);
+      },
+      nullptr);
   return REMAT_OK;
 }
 

@@ -61,7 +61,8 @@ remat_status softmax_grad(const KernelArgs& args) {
   for_each_row(args, rows, n, [&](int64_t r) {
     const float* dyr = dy + r * n;
     const float* yr = y + r * n;
-    const float d = static_cast<float>(lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j]) * yr[j]; }));
+    const float d = static_cast<float>(
+        lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j]) * yr[j]; }));
     for (int64_t j = 0; j < n; ++j) dx[r * n + j] = yr[j] * (dyr[j] - d);
   });
   return REMAT_OK;
@@ -94,7 +95,8 @@ remat_status log_softmax_grad(const KernelArgs& args) {
   for_each_row(args, rows, n, [&](int64_t r) {
     const float* dyr = dy + r * n;
     const float* yr = y + r * n;
-    const float s = static_cast<float>(lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j]); }));
+    const float s =
+        static_cast<float>(lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j]); }));
     for (int64_t j = 0; j < n; ++j) dx[r * n + j] = dyr[j] - expf(yr[j]) * s;
   });
   return REMAT_OK;
@@ -113,7 +115,8 @@ remat_status layernorm(const KernelArgs& args) {
   for_each_row(args, rows, n, [&](int64_t r) {
     const float* xr = x + r * n;
     // Two passes in double: the variance of large-mean rows stays accurate.
-    const double mean = lane_sum(n, [&](int64_t j) { return static_cast<double>(xr[j]); }) / static_cast<double>(n);
+    const double mean =
+        lane_sum(n, [&](int64_t j) { return static_cast<double>(xr[j]); }) / static_cast<double>(n);
     const double sq = lane_sum(n, [&](int64_t j) {
       const double d = xr[j] - mean;
       return d * d;
@@ -144,10 +147,10 @@ remat_status layernorm_grad(const KernelArgs& args) {
     const float* dyr = dy + r * n;
     const float* xr = x + r * n;
     const float m = mean[r], s = rstd[r];
-    const double sum_g = lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j] * gamma[j]); });
-    const double sum_gx = lane_sum(n, [&](int64_t j) {
-      return static_cast<double>(dyr[j] * gamma[j]) * ((xr[j] - m) * s);
-    });
+    const double sum_g =
+        lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j] * gamma[j]); });
+    const double sum_gx = lane_sum(
+        n, [&](int64_t j) { return static_cast<double>(dyr[j] * gamma[j]) * ((xr[j] - m) * s); });
     const float mean_g = static_cast<float>(sum_g / static_cast<double>(n));
     const float mean_gx = static_cast<float>(sum_gx / static_cast<double>(n));
     float* dxr = dx + r * n;

@@ -50,7 +50,8 @@ remat_status finite_check(const KernelArgs& args) {
   while (i + 1 < n && isfinite(x[i])) ++i;
   args.err->failed_op = args.call->index + 1;
   return set_error(args.err, REMAT_ERROR_NONFINITE, "element %lld is %g (op %u, finite_check)",
-                   static_cast<long long>(i), static_cast<double>(x[i]), static_cast<unsigned>(args.call->index));
+                   static_cast<long long>(i), static_cast<double>(x[i]),
+                   static_cast<unsigned>(args.call->index));
 }
 
 // Outputs alias inputs (param, velocity, m, v are updated in place), so no pointer here is
@@ -74,7 +75,8 @@ remat_status sgd_update(const KernelArgs& args) {
     return REMAT_OK;
   }
   if (args.call->num_inputs < 3 || args.call->num_outputs < 2) {
-    return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (sgd_update): momentum %g needs a velocity tensor",
+    return set_error(args.err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (sgd_update): momentum %g needs a velocity tensor",
                      static_cast<unsigned>(args.call->index), static_cast<double>(momentum));
   }
   const float* vel_in = in_f32(args, 2);
@@ -115,10 +117,11 @@ remat_status adam_update(const KernelArgs& args) {
   const float one_minus_b1 = static_cast<float>(1.0 - static_cast<double>(b1));
   const float one_minus_b2 = static_cast<float>(1.0 - static_cast<double>(b2));
   const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * wd);
-  const AdamScalars scalars{b1, b2, one_minus_b1, one_minus_b2, step_size, bias2_sqrt, eps, wd, decay, decoupled};
+  const AdamScalars scalars{b1,         b2,  one_minus_b1, one_minus_b2, step_size,
+                            bias2_sqrt, eps, wd,           decay,        decoupled};
   parallel_for(args, n, kUpdateGrain, [&](int64_t begin, int64_t end, uint32_t) {
-    adam_span(scalars, param_in + begin, grad + begin, m_in + begin, v_in + begin, param + begin, m_out + begin,
-              v_out + begin, end - begin);
+    adam_span(scalars, param_in + begin, grad + begin, m_in + begin, v_in + begin, param + begin,
+              m_out + begin, v_out + begin, end - begin);
   });
   return REMAT_OK;
 }

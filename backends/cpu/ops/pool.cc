@@ -35,9 +35,11 @@ void each_window(const KernelArgs& args, const Pool& pool, const F& f) {
   parallel_for(args, pool.in.n * pool.in.c, 1, [&](int64_t first, int64_t last, uint32_t) {
     for (int64_t plane = first; plane < last; ++plane) {
       for (int64_t p = 0; p < pool.p; ++p) {
-        const PoolWindow rows = pool_window(p, pool.in.h, pool.a.kernel_h, pool.a.stride_h, pool.a.pad_h);
+        const PoolWindow rows =
+            pool_window(p, pool.in.h, pool.a.kernel_h, pool.a.stride_h, pool.a.pad_h);
         for (int64_t q = 0; q < pool.q; ++q) {
-          const PoolWindow cols = pool_window(q, pool.in.w, pool.a.kernel_w, pool.a.stride_w, pool.a.pad_w);
+          const PoolWindow cols =
+              pool_window(q, pool.in.w, pool.a.kernel_w, pool.a.stride_w, pool.a.pad_w);
           f(plane * pool.in.h * pool.in.w, (plane * pool.p + p) * pool.q + q, rows, cols);
         }
       }
@@ -89,9 +91,10 @@ remat_status max_pool(const KernelArgs& args) {
   const Pool pool = pool_of(*args.call, in_ref(args, 0), out_ref(args, 0));
   const float* x = in_f32(args, 0);
   float* y = out_f32(args, 0);
-  each_window(args, pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
-    y[out_at] = x[in_at + argmax(x + in_at, pool.in.w, rows, cols)];
-  });
+  each_window(args, pool,
+              [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+                y[out_at] = x[in_at + argmax(x + in_at, pool.in.w, rows, cols)];
+              });
   return REMAT_OK;
 }
 
@@ -101,9 +104,10 @@ remat_status max_pool_grad(const KernelArgs& args) {
   const float* x = in_f32(args, 1);
   float* dx = out_f32(args, 0);
   memset(dx, 0, static_cast<size_t>(out_ref(args, 0).numel) * sizeof(float));
-  each_window(args, pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
-    dx[in_at + argmax(x + in_at, pool.in.w, rows, cols)] += dy[out_at];
-  });
+  each_window(args, pool,
+              [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+                dx[in_at + argmax(x + in_at, pool.in.w, rows, cols)] += dy[out_at];
+              });
   return REMAT_OK;
 }
 
@@ -111,13 +115,16 @@ remat_status avg_pool(const KernelArgs& args) {
   const Pool pool = pool_of(*args.call, in_ref(args, 0), out_ref(args, 0));
   const float* x = in_f32(args, 0);
   float* y = out_f32(args, 0);
-  each_window(args, pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
-    double sum = 0.0;
-    for (int64_t ih = rows.start; ih < rows.end; ++ih) {
-      for (int64_t iw = cols.start; iw < cols.end; ++iw) sum += x[in_at + ih * pool.in.w + iw];
-    }
-    y[out_at] = static_cast<float>(sum / static_cast<double>(divisor(pool, rows, cols)));
-  });
+  each_window(args, pool,
+              [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+                double sum = 0.0;
+                for (int64_t ih = rows.start; ih < rows.end; ++ih) {
+                  for (int64_t iw = cols.start; iw < cols.end; ++iw)
+                    sum += x[in_at + ih * pool.in.w + iw];
+                }
+                y[out_at] =
+                    static_cast<float>(sum / static_cast<double>(divisor(pool, rows, cols)));
+              });
   return REMAT_OK;
 }
 
@@ -126,12 +133,14 @@ remat_status avg_pool_grad(const KernelArgs& args) {
   const float* dy = in_f32(args, 0);
   float* dx = out_f32(args, 0);
   memset(dx, 0, static_cast<size_t>(out_ref(args, 0).numel) * sizeof(float));
-  each_window(args, pool, [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
-    const float g = dy[out_at] / static_cast<float>(divisor(pool, rows, cols));
-    for (int64_t ih = rows.start; ih < rows.end; ++ih) {
-      for (int64_t iw = cols.start; iw < cols.end; ++iw) dx[in_at + ih * pool.in.w + iw] += g;
-    }
-  });
+  each_window(args, pool,
+              [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
+                const float g = dy[out_at] / static_cast<float>(divisor(pool, rows, cols));
+                for (int64_t ih = rows.start; ih < rows.end; ++ih) {
+                  for (int64_t iw = cols.start; iw < cols.end; ++iw)
+                    dx[in_at + ih * pool.in.w + iw] += g;
+                }
+              });
   return REMAT_OK;
 }
 
@@ -175,7 +184,8 @@ remat_status pad(const KernelArgs& args) {
   for (int64_t i = 0; i < count; ++i) y[i] = value;
   for (int64_t plane = 0; plane < pd.small.n * pd.small.c; ++plane) {
     for (int64_t h = 0; h < pd.small.h; ++h) {
-      memcpy(y + (plane * pd.big_h + h + pd.top) * pd.big_w + pd.left, x + (plane * pd.small.h + h) * pd.small.w,
+      memcpy(y + (plane * pd.big_h + h + pd.top) * pd.big_w + pd.left,
+             x + (plane * pd.small.h + h) * pd.small.w,
              static_cast<size_t>(pd.small.w) * sizeof(float));
     }
   }
@@ -188,7 +198,8 @@ remat_status pad_grad(const KernelArgs& args) {
   float* dx = out_f32(args, 0);
   for (int64_t plane = 0; plane < pd.small.n * pd.small.c; ++plane) {
     for (int64_t h = 0; h < pd.small.h; ++h) {
-      memcpy(dx + (plane * pd.small.h + h) * pd.small.w, dy + (plane * pd.big_h + h + pd.top) * pd.big_w + pd.left,
+      memcpy(dx + (plane * pd.small.h + h) * pd.small.w,
+             dy + (plane * pd.big_h + h + pd.top) * pd.big_w + pd.left,
              static_cast<size_t>(pd.small.w) * sizeof(float));
     }
   }

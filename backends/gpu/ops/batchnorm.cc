@@ -40,7 +40,8 @@ remat_status batch_norm(Launcher& l, const OpCall& call, const StepContext&, Err
 }
 
 // Two kernels: dgamma and dbeta one work item per channel, dx one per element from them.
-remat_status batch_norm_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status batch_norm_grad(Launcher& l, const OpCall& call, const StepContext&,
+                             ErrorBuffer* err) {
   const TensorRef& x = *call.inputs[1];
   const TensorRef& dgamma = *call.outputs[1];
   const TensorRef& dbeta = *call.outputs[2];
@@ -53,11 +54,18 @@ remat_status batch_norm_grad(Launcher& l, const OpCall& call, const StepContext&
   if (status != REMAT_OK) return status;
   Args dx(l, kKernel_batch_norm_grad_dx);
   for (int i = 0; i < 5; ++i) dx.tensor(*call.inputs[i]);
-  dx.tensor(dgamma).tensor(dbeta).tensor(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner).f32(eps);
+  dx.tensor(dgamma)
+      .tensor(dbeta)
+      .tensor(*call.outputs[0])
+      .u64(x.numel)
+      .u64(v.c)
+      .u64(v.inner)
+      .f32(eps);
   return dx.launch(items(x.numel), call, err);
 }
 
-remat_status batch_norm_inference(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status batch_norm_inference(Launcher& l, const OpCall& call, const StepContext&,
+                                  ErrorBuffer* err) {
   const TensorRef& x = *call.inputs[0];
   const Channels v = channels_of(x);
   Args a(l, kKernel_batch_norm_inference);
@@ -67,7 +75,8 @@ remat_status batch_norm_inference(Launcher& l, const OpCall& call, const StepCon
   return a.launch(items(x.numel), call, err);
 }
 
-remat_status running_stat_update(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status running_stat_update(Launcher& l, const OpCall& call, const StepContext&,
+                                 ErrorBuffer* err) {
   const TensorRef& running = *call.outputs[0];
   Args a(l, kKernel_running_stat_update);
   a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(running).u64(running.numel);

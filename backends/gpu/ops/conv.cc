@@ -37,7 +37,8 @@ remat_status conv(Launcher& l, const OpCall& call, const StepContext&, ErrorBuff
   return a.launch(items(y.numel), call, err);
 }
 
-remat_status conv_grad_input(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status conv_grad_input(Launcher& l, const OpCall& call, const StepContext&,
+                             ErrorBuffer* err) {
   const TensorRef& dx = *call.outputs[0];
   Args a(l, kKernel_conv_grad_input);
   a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(dx);
@@ -45,7 +46,8 @@ remat_status conv_grad_input(Launcher& l, const OpCall& call, const StepContext&
   return a.launch(items(dx.numel), call, err);
 }
 
-remat_status conv_grad_weight(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status conv_grad_weight(Launcher& l, const OpCall& call, const StepContext&,
+                              ErrorBuffer* err) {
   const TensorRef& dw = *call.outputs[0];
   Args a(l, kKernel_conv_grad_weight);
   a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(dw);

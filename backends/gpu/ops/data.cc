@@ -14,7 +14,8 @@ size_t items(int64_t v) { return static_cast<size_t>(v); }
 // Copies |rows| runs of |run| bytes from |src| (rows |src_pitch| bytes apart) to |dst| (rows
 // |dst_pitch| apart) with kernel copy_rows, in 4-byte words when every offset allows.
 remat_status copy_rows(Launcher& l, const OpCall& call, const TensorRef& src, uint64_t src_pitch,
-                       const TensorRef& dst, uint64_t dst_pitch, uint64_t run, int64_t rows, ErrorBuffer* err) {
+                       const TensorRef& dst, uint64_t dst_pitch, uint64_t run, int64_t rows,
+                       ErrorBuffer* err) {
   if (run == 0 || rows == 0) return REMAT_OK;
   const bool words = (src.offset | src_pitch | dst.offset | dst_pitch | run) % 4 == 0;
   const uint64_t unit = words ? 4 : 1;
@@ -44,8 +45,9 @@ remat_status embedding_op(Launcher& l, const OpCall& call, bool grad, ErrorBuffe
 remat_status select_op(Launcher& l, const OpCall& call, bool grad, ErrorBuffer* err) {
   const SelectView v = select_view(call, grad);
   if (!v.valid) {
-    return set_error(err, REMAT_ERROR_OUT_OF_RANGE, "op %u (%s): axis %lld / index %lld outside the input's shape",
-                     call.index, op_name(call.code), static_cast<long long>(iattr(call, attr::select::axis)),
+    return set_error(err, REMAT_ERROR_OUT_OF_RANGE,
+                     "op %u (%s): axis %lld / index %lld outside the input's shape", call.index,
+                     op_name(call.code), static_cast<long long>(iattr(call, attr::select::axis)),
                      static_cast<long long>(v.index));
   }
   const TensorRef& x = *call.inputs[0];
@@ -96,8 +98,9 @@ remat_status permute(Launcher& l, const OpCall& call, const StepContext&, ErrorB
   const TensorRef& y = *call.outputs[0];
   const int64_t r = iattr(call, attr::permute::rank);
   if (r < 1 || r > REMAT_MAX_RANK || call.num_iattrs < static_cast<uint32_t>(1 + 2 * r)) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (permute): rank %lld needs %lld attributes, has %u",
-                     call.index, static_cast<long long>(r), static_cast<long long>(1 + 2 * r), call.num_iattrs);
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (permute): rank %lld needs %lld attributes, has %u", call.index,
+                     static_cast<long long>(r), static_cast<long long>(1 + 2 * r), call.num_iattrs);
   }
   const int64_t* d = call.iattrs + attr::permute::dim(0);
   const int64_t* p = call.iattrs + attr::permute::perm(r, 0);
@@ -112,16 +115,17 @@ remat_status permute(Launcher& l, const OpCall& call, const StepContext&, ErrorB
   for (int64_t k = 0; k < r; ++k) {
     if (p[k] < 0 || p[k] >= r) {
       return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
-                       "op %u (permute): axis %lld of the permutation is %lld, outside [0, %lld)", call.index,
-                       static_cast<long long>(k), static_cast<long long>(p[k]), static_cast<long long>(r));
+                       "op %u (permute): axis %lld of the permutation is %lld, outside [0, %lld)",
+                       call.index, static_cast<long long>(k), static_cast<long long>(p[k]),
+                       static_cast<long long>(r));
     }
     out_dims[k] = static_cast<uint64_t>(d[p[k]]);
     src_strides[k] = static_cast<uint64_t>(in_stride[p[k]]);
   }
   if (total != x.numel || total != y.numel) {
     return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
-                     "op %u (permute): attribute dims hold %lld elements, tensors %lld -> %lld", call.index,
-                     static_cast<long long>(total), static_cast<long long>(x.numel),
+                     "op %u (permute): attribute dims hold %lld elements, tensors %lld -> %lld",
+                     call.index, static_cast<long long>(total), static_cast<long long>(x.numel),
                      static_cast<long long>(y.numel));
   }
   Args a(l, kKernel_permute);
@@ -179,8 +183,8 @@ remat_status slice(Launcher& l, const OpCall& call, const StepContext&, ErrorBuf
   const uint64_t run = static_cast<uint64_t>(y.dims[axis] * in.inner) * sizeof(float);
   TensorRef src = x;
   src.offset += static_cast<uint64_t>(iattr(call, attr::slice::offset) * in.inner) * sizeof(float);
-  return copy_rows(l, call, src, static_cast<uint64_t>(in.n * in.inner) * sizeof(float), y, run, run, in.outer,
-                   err);
+  return copy_rows(l, call, src, static_cast<uint64_t>(in.n * in.inner) * sizeof(float), y, run,
+                   run, in.outer, err);
 }
 
 }  // namespace gpu

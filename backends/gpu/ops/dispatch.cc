@@ -31,7 +31,8 @@ remat_status set_step(Launcher& l, const StepContext& ctx, ErrorBuffer* err) {
   return l.launch(1, nullptr, err);
 }
 
-remat_status finish_check(Launcher& l, const OpCall& call, const TensorRef& values, ErrorBuffer* err) {
+remat_status finish_check(Launcher& l, const OpCall& call, const TensorRef& values,
+                          ErrorBuffer* err) {
   Args a(l, kKernel_report_value);
   a.tensor(values).state().u32(call.index);
   const remat_status status = a.launch(1, call, err);
@@ -43,12 +44,14 @@ remat_status report_error(const GpuState& s, ErrorBuffer* err) {
   if (s.error_code == static_cast<uint32_t>(OpCode::kFiniteCheck)) {
     float value;
     memcpy(&value, &s.error_value, sizeof(value));
-    return set_error(err, REMAT_ERROR_NONFINITE, "element %d is %g (op %u, finite_check)", s.error_position,
-                     static_cast<double>(value), static_cast<unsigned>(s.error - 1));
+    return set_error(err, REMAT_ERROR_NONFINITE, "element %d is %g (op %u, finite_check)",
+                     s.error_position, static_cast<double>(value),
+                     static_cast<unsigned>(s.error - 1));
   }
   const bool label = s.error_code == static_cast<uint32_t>(OpCode::kSoftmaxCrossEntropy) ||
                      s.error_code == static_cast<uint32_t>(OpCode::kSoftmaxCrossEntropyGrad);
-  return set_error(err, REMAT_ERROR_OUT_OF_RANGE, "op %u (%s): %s %d at position %d outside [0, %lld)",
+  return set_error(err, REMAT_ERROR_OUT_OF_RANGE,
+                   "op %u (%s): %s %d at position %d outside [0, %lld)",
                    static_cast<unsigned>(s.error - 1), op_name(static_cast<uint16_t>(s.error_code)),
                    label ? "label" : "id", s.error_value, s.error_position,
                    static_cast<long long>(s.error_limit));

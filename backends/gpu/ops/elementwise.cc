@@ -50,25 +50,29 @@ remat_status reduced_axes(Launcher& l, const OpCall& call, KernelId kernel, cons
 remat_status pow_scalar(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   return unary(l, call, kGpuPow, fattr(call, attr::pow_scalar::exponent), err);
 }
-remat_status pow_scalar_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status pow_scalar_grad(Launcher& l, const OpCall& call, const StepContext&,
+                             ErrorBuffer* err) {
   return binary(l, call, kGpuPowGrad, fattr(call, attr::pow_scalar_grad::exponent), err);
 }
 remat_status square_root(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   return unary(l, call, kGpuSqrt, 0.0f, err);
 }
-remat_status square_root_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status square_root_grad(Launcher& l, const OpCall& call, const StepContext&,
+                              ErrorBuffer* err) {
   return binary(l, call, kGpuSqrtGrad, 0.0f, err);
 }
 remat_status leaky_relu(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   return unary(l, call, kGpuLeakyRelu, fattr(call, attr::leaky_relu::alpha), err);
 }
-remat_status leaky_relu_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status leaky_relu_grad(Launcher& l, const OpCall& call, const StepContext&,
+                             ErrorBuffer* err) {
   return binary(l, call, kGpuLeakyReluGrad, fattr(call, attr::leaky_relu_grad::alpha), err);
 }
 remat_status error_function(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   return unary(l, call, kGpuErf, 0.0f, err);
 }
-remat_status error_function_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status error_function_grad(Launcher& l, const OpCall& call, const StepContext&,
+                                 ErrorBuffer* err) {
   return binary(l, call, kGpuErfGrad, 0.0f, err);
 }
 
@@ -107,8 +111,8 @@ remat_status sigmoid_grad(Launcher& l, const OpCall& call, const StepContext&, E
 remat_status mse_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   // 2 / n in double, rounded once, as the CPU kernel.
   const int64_t n = call.inputs[0]->numel;
-  return binary(l, call, kGpuMseGrad, n > 0 ? static_cast<float>(2.0 / static_cast<double>(n)) : 0.0f,
-                err);
+  return binary(l, call, kGpuMseGrad,
+                n > 0 ? static_cast<float>(2.0 / static_cast<double>(n)) : 0.0f, err);
 }
 
 remat_status relu(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
@@ -127,8 +131,8 @@ remat_status scale(Launcher& l, const OpCall& call, const StepContext&, ErrorBuf
   return unary(l, call, kGpuScale, fattr(call, attr::scale::alpha), err);
 }
 
-remat_status add_bias(Launcher& l, const OpCall& call, const TensorRef& x, const TensorRef& b, const TensorRef& y,
-                      ErrorBuffer* err) {
+remat_status add_bias(Launcher& l, const OpCall& call, const TensorRef& x, const TensorRef& b,
+                      const TensorRef& y, ErrorBuffer* err) {
   if (b.numel == 0) return REMAT_OK;
   Args a(l, kKernel_bias_add);
   a.tensor(x).tensor(b).tensor(y).u64(y.numel).u64(b.numel);

@@ -36,7 +36,8 @@ remat_status log_softmax(Launcher& l, const OpCall& call, const StepContext&, Er
   return softmax_rows(l, call, kKernel_log_softmax, err);
 }
 
-remat_status log_softmax_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status log_softmax_grad(Launcher& l, const OpCall& call, const StepContext&,
+                              ErrorBuffer* err) {
   return softmax_rows(l, call, kKernel_log_softmax_grad, err);
 }
 

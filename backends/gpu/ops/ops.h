@@ -26,7 +26,8 @@ remat_status set_step(Launcher& l, const StepContext& ctx, ErrorBuffer* err);
 
 /// Ends an op that checked the i32 tensor |values| (ids, labels): launches report_value, which
 /// adds the bad value to the op's report, then Launcher::end_check.
-remat_status finish_check(Launcher& l, const OpCall& call, const TensorRef& values, ErrorBuffer* err);
+remat_status finish_check(Launcher& l, const OpCall& call, const TensorRef& values,
+                          ErrorBuffer* err);
 
 /// Formats the report of bad data |s| (s.error != 0) into |err| as the CPU kernels word it and
 /// sets err->failed_op: "op N (name): id|label V at position P outside [0, L)", returning
@@ -37,8 +38,8 @@ remat_status report_error(const GpuState& s, ErrorBuffer* err);
 /// Launches bias_add's kernel: y = x + b with |b| repeated over x's leading dims; |y| may be
 /// |x| (in place, matmul's optional bias after the backend's product, with bias_add's bits).
 /// |call| names the op in errors, |err| takes them.
-remat_status add_bias(Launcher& l, const OpCall& call, const TensorRef& x, const TensorRef& b, const TensorRef& y,
-                      ErrorBuffer* err);
+remat_status add_bias(Launcher& l, const OpCall& call, const TensorRef& x, const TensorRef& b,
+                      const TensorRef& y, ErrorBuffer* err);
 
 // The ops, one per catalogue entry (ops/*.cc); the table holds them.
 #define REMAT_GPU_OP_DECLARE(Name, snake, ...) \

@@ -22,8 +22,9 @@ remat_status sgd_update(Launcher& l, const OpCall& call, const StepContext&, Err
   const float momentum = fattr(call, attr::sgd_update::momentum);
   const bool has_velocity = momentum != 0.0f;
   if (has_velocity && (call.num_inputs < 3 || call.num_outputs < 2)) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "op %u (sgd_update): momentum %g needs a velocity tensor",
-                     call.index, static_cast<double>(momentum));
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (sgd_update): momentum %g needs a velocity tensor", call.index,
+                     static_cast<double>(momentum));
   }
   const TensorRef& param = *call.inputs[0];
   const TensorRef& param_out = *call.outputs[0];
@@ -38,7 +39,8 @@ remat_status sgd_update(Launcher& l, const OpCall& call, const StepContext&, Err
   return a.launch(static_cast<size_t>(param_out.numel), call, err);
 }
 
-remat_status adam_update(Launcher& l, const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
+remat_status adam_update(Launcher& l, const OpCall& call, const StepContext& ctx,
+                         ErrorBuffer* err) {
   const float lr = fattr(call, attr::adam_update::lr);
   const float b1 = fattr(call, attr::adam_update::b1);
   const float b2 = fattr(call, attr::adam_update::b2);

@@ -16,8 +16,9 @@ size_t items(int64_t v) { return static_cast<size_t>(v); }
 // Launches windowed pooling kernel |id| of |call| over |tensors| (the kernel's tensor
 // arguments, the op's output last), one work item per element of that output: |x| is the
 // unpooled tensor (x, or dx for avg_pool_grad), |y| the pooled one (y or dy).
-remat_status run_pool(Launcher& l, const OpCall& call, KernelId id, const TensorRef& x, const TensorRef& y,
-                      std::initializer_list<const TensorRef*> tensors, ErrorBuffer* err) {
+remat_status run_pool(Launcher& l, const OpCall& call, KernelId id, const TensorRef& x,
+                      const TensorRef& y, std::initializer_list<const TensorRef*> tensors,
+                      ErrorBuffer* err) {
   const PoolAttrs pa = pool_attrs(call.iattrs, call.num_iattrs == 8);
   const Nchw in = nchw_of(x.dims, x.rank), out = nchw_of(y.dims, y.rank);
   Args a(l, id);
@@ -64,14 +65,16 @@ remat_status avg_pool_grad(Launcher& l, const OpCall& call, const StepContext&, 
   return run_pool(l, call, kKernel_avg_pool_grad, dx, dy, {&dy, &dx}, err);
 }
 
-remat_status global_avg_pool(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status global_avg_pool(Launcher& l, const OpCall& call, const StepContext&,
+                             ErrorBuffer* err) {
   const Planes p = planes_of(*call.inputs[0]);
   Args a(l, kKernel_global_avg_pool);
   a.tensor(*call.inputs[0]).tensor(*call.outputs[0]).u64(p.planes).u64(p.size);
   return a.launch(items(p.planes), call, err);
 }
 
-remat_status global_avg_pool_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status global_avg_pool_grad(Launcher& l, const OpCall& call, const StepContext&,
+                                  ErrorBuffer* err) {
   const TensorRef& dx = *call.outputs[0];
   const Planes p = planes_of(dx);
   Args a(l, kKernel_global_avg_pool_grad);

@@ -16,13 +16,15 @@ Constant decode(const onnx::TensorProto& t, const std::string& what) {
   int64_t n = 1;
   for (int64_t d : c.dims) {
     if (d < 0 || (d > 0 && n > kMaxConstantElements / d)) {
-      throw CompileError(what + " '" + t.name() + "' has dims " + dims_text(c.dims) + " (each at least 0, at most " +
-                         std::to_string(kMaxConstantElements) + " elements)");
+      throw CompileError(what + " '" + t.name() + "' has dims " + dims_text(c.dims) +
+                         " (each at least 0, at most " + std::to_string(kMaxConstantElements) +
+                         " elements)");
     }
     n *= d;
   }
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
-    throw CompileError(what + " '" + t.name() + "' keeps its data in an external file, which remat does not read");
+    throw CompileError(what + " '" + t.name() +
+                       "' keeps its data in an external file, which remat does not read");
   }
   const std::string& raw = t.raw_data();
   // The element count the data holds: raw bytes over the item size, else the typed field's.
@@ -30,8 +32,10 @@ Constant decode(const onnx::TensorProto& t, const std::string& what) {
     const bool from_raw = !raw.empty();
     const uint64_t held = from_raw ? raw.size() / item : static_cast<uint64_t>(typed);
     if (held != static_cast<uint64_t>(n) || (from_raw && raw.size() % item != 0)) {
-      throw CompileError(what + " '" + t.name() + "': " + (from_raw ? std::to_string(raw.size()) + " bytes" : std::to_string(typed) + " values") +
-                         " of " + type + " data for " + std::to_string(n) + " elements " + dims_text(c.dims));
+      throw CompileError(
+          what + " '" + t.name() + "': " +
+          (from_raw ? std::to_string(raw.size()) + " bytes" : std::to_string(typed) + " values") +
+          " of " + type + " data for " + std::to_string(n) + " elements " + dims_text(c.dims));
     }
     return from_raw;
   };
@@ -46,12 +50,8 @@ Constant decode(const onnx::TensorProto& t, const std::string& what) {
     }
   };
   switch (c.type) {
-    case onnx::TensorProto_DataType_FLOAT:
-      fill(&c.f, t.float_data(), "float");
-      break;
-    case onnx::TensorProto_DataType_INT64:
-      fill(&c.i, t.int64_data(), "int64");
-      break;
+    case onnx::TensorProto_DataType_FLOAT: fill(&c.f, t.float_data(), "float"); break;
+    case onnx::TensorProto_DataType_INT64: fill(&c.i, t.int64_data(), "int64"); break;
     case onnx::TensorProto_DataType_INT32:
     case onnx::TensorProto_DataType_BOOL: {  // widened; BOOL is Dropout's training_mode
       const bool boolean = c.type == onnx::TensorProto_DataType_BOOL;
@@ -76,7 +76,8 @@ Constant decode(const onnx::TensorProto& t, const std::string& what) {
       break;
     }
     default:
-      throw CompileError(what + " '" + t.name() + "' has element type " + onnx::TensorProto_DataType_Name(c.type) +
+      throw CompileError(what + " '" + t.name() + "' has element type " +
+                         onnx::TensorProto_DataType_Name(c.type) +
                          " (remat reads FLOAT, INT64, INT32 and BOOL constants)");
   }
   return c;
@@ -89,7 +90,8 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     const onnx::AttributeProto* v = attribute(n, "value");
     if (v != nullptr && v->has_t()) return define_constant(n, 0, decode(v->t(), "constant"));
     Constant c;
-    if ((v = attribute(n, "value_float")) != nullptr || (v = attribute(n, "value_floats")) != nullptr) {
+    if ((v = attribute(n, "value_float")) != nullptr ||
+        (v = attribute(n, "value_floats")) != nullptr) {
       c.type = onnx::TensorProto_DataType_FLOAT;
       if (v->name() == "value_float") {
         c.f = {v->f()};
@@ -97,7 +99,8 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
         c.f.assign(v->floats().begin(), v->floats().end());
         c.dims = {static_cast<int64_t>(c.f.size())};
       }
-    } else if ((v = attribute(n, "value_int")) != nullptr || (v = attribute(n, "value_ints")) != nullptr) {
+    } else if ((v = attribute(n, "value_int")) != nullptr ||
+               (v = attribute(n, "value_ints")) != nullptr) {
       c.type = onnx::TensorProto_DataType_INT64;
       if (v->name() == "value_int") {
         c.i = {v->i()};
@@ -117,7 +120,8 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     if (d.empty()) unsupported(n, "the input's shape is not known");
     // start and end (opset 15), clamped to the rank as ONNX defines.
     const int64_t rank = static_cast<int64_t>(d.size());
-    const int64_t begin = clamp_index(int_attr(n, "start", 0), rank), end = clamp_index(int_attr(n, "end", rank), rank);
+    const int64_t begin = clamp_index(int_attr(n, "start", 0), rank),
+                  end = clamp_index(int_attr(n, "end", rank), rank);
     for (int64_t k = begin; k < end; ++k) c.i.push_back(d[static_cast<size_t>(k)]);
     c.dims = {static_cast<int64_t>(c.i.size())};
     return define_constant(n, 0, c);
@@ -129,7 +133,8 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
       if (to == onnx::TensorProto_DataType_FLOAT && c.type == onnx::TensorProto_DataType_INT64) {
         c.f.assign(c.i.begin(), c.i.end());
         c.i.clear();
-      } else if (to == onnx::TensorProto_DataType_INT64 && c.type == onnx::TensorProto_DataType_FLOAT) {
+      } else if (to == onnx::TensorProto_DataType_INT64 &&
+                 c.type == onnx::TensorProto_DataType_FLOAT) {
         for (float f : c.f) {
           if (!(std::fabs(f) < 9.2e18f)) unsupported(n, "a cast to int64 of " + std::to_string(f));
           c.i.push_back(static_cast<int64_t>(f));
@@ -158,7 +163,8 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     if (int_attr(n, "axis", 0) != 0) unsupported(n, "a folded Gather takes axis 0");
     for (int64_t k : index.i) {
       const int64_t at = k < 0 ? k + data.numel() : k;
-      if (at < 0 || at >= data.numel()) unsupported(n, "index " + std::to_string(k) + " outside the data");
+      if (at < 0 || at >= data.numel())
+        unsupported(n, "index " + std::to_string(k) + " outside the data");
       out.i.push_back(data.i[static_cast<size_t>(at)]);
     }
     out.dims = index.dims;
@@ -168,8 +174,10 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     Dims axes;
     if (n.input_size() > 1 && !n.input(1).empty()) axes = int_constant(n, 1).i;
     const bool scalar_in = out.dims.empty();
-    if (axes.size() > 1 || (op == "Unsqueeze" && (!scalar_in || axes.empty() || (axes[0] != 0 && axes[0] != -1))) ||
-        (op == "Squeeze" && (out.dims != Dims{1} || (!axes.empty() && axes[0] != 0 && axes[0] != -1)))) {
+    if (axes.size() > 1 ||
+        (op == "Unsqueeze" && (!scalar_in || axes.empty() || (axes[0] != 0 && axes[0] != -1))) ||
+        (op == "Squeeze" &&
+         (out.dims != Dims{1} || (!axes.empty() && axes[0] != 0 && axes[0] != -1)))) {
       unsupported(n, "a folded " + op + " takes a scalar to [1] or back");
     }
     out.dims = op == "Unsqueeze" ? Dims{1} : Dims{};
@@ -184,18 +192,22 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     __int128 count = span / delta + (span % delta != 0 && (span > 0) == (delta > 0) ? 1 : 0);
     if (count < 0) count = 0;
     if (count > kMaxFolded) unsupported(n, "a Range of more than 2^24 values");
-    for (int64_t k = 0; k < static_cast<int64_t>(count); ++k) out.i.push_back(static_cast<int64_t>(start + static_cast<__int128>(k) * delta));
+    for (int64_t k = 0; k < static_cast<int64_t>(count); ++k)
+      out.i.push_back(static_cast<int64_t>(start + static_cast<__int128>(k) * delta));
     out.dims = {static_cast<int64_t>(out.i.size())};
   } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     const Constant& a = ints(0);
     const Constant& b = ints(1);
-    if ((a.numel() != b.numel() && a.numel() != 1 && b.numel() != 1) || a.numel() == 0 || b.numel() == 0) {
+    if ((a.numel() != b.numel() && a.numel() != 1 && b.numel() != 1) || a.numel() == 0 ||
+        b.numel() == 0) {
       unsupported(n, "folded operands of other sizes, or empty");
     }
     const int64_t count = std::max(a.numel(), b.numel());
     for (int64_t k = 0; k < count; ++k) {
-      const int64_t x = a.i[static_cast<size_t>(a.numel() == 1 ? 0 : k)], y = b.i[static_cast<size_t>(b.numel() == 1 ? 0 : k)];
-      if (op == "Div" && (y == 0 || (x == INT64_MIN && y == -1))) unsupported(n, "an integer division that overflows");
+      const int64_t x = a.i[static_cast<size_t>(a.numel() == 1 ? 0 : k)],
+                    y = b.i[static_cast<size_t>(b.numel() == 1 ? 0 : k)];
+      if (op == "Div" && (y == 0 || (x == INT64_MIN && y == -1)))
+        unsupported(n, "an integer division that overflows");
       int64_t v = 0;
       const bool overflow = op == "Add"   ? __builtin_add_overflow(x, y, &v)
                             : op == "Sub" ? __builtin_sub_overflow(x, y, &v)

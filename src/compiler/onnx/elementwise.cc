@@ -11,7 +11,8 @@ namespace {
 
 // Whether |small| is |big|'s trailing dims (a bias_add's b).
 bool trailing(const Dims& big, const Dims& small) {
-  return !small.empty() && small.size() < big.size() && std::equal(small.begin(), small.end(), big.end() - small.size());
+  return !small.empty() && small.size() < big.size() &&
+         std::equal(small.begin(), small.end(), big.end() - small.size());
 }
 
 // ONNX's multidirectional broadcast of |a| and |b| into |out|; false when they do not broadcast.
@@ -34,7 +35,8 @@ int OnnxImporter::operand(const onnx::NodeProto& n, int input, bool trainable) {
   if (!is_constant(name)) return tensor(n, input);
   const Constant& c = constants_.at(name);
   // A float initializer where a model learns (a bias added, a scale multiplied) trains.
-  if (trainable && c.type == onnx::TensorProto_DataType_FLOAT && !c.initializer.empty() && !c.dims.empty()) {
+  if (trainable && c.type == onnx::TensorProto_DataType_FLOAT && !c.initializer.empty() &&
+      !c.dims.empty()) {
     return adopt(n, input, Role::kParam);
   }
   const auto known = constant_tensors_.find(name);
@@ -43,8 +45,8 @@ int OnnxImporter::operand(const onnx::NodeProto& n, int input, bool trainable) {
   std::vector<float> values = c.f;
   if (c.type != onnx::TensorProto_DataType_FLOAT) values.assign(c.i.begin(), c.i.end());
   const Dims dims = c.dims.empty() ? Dims{1} : c.dims;
-  const int t = carried(out_.graph.unique_name(name), REMAT_DTYPE_F32, dims, Role::kState, values.data(),
-                        values.size() * sizeof(float));
+  const int t = carried(out_.graph.unique_name(name), REMAT_DTYPE_F32, dims, Role::kState,
+                        values.data(), values.size() * sizeof(float));
   constant_tensors_[name] = t;
   return t;
 }
@@ -62,7 +64,8 @@ int OnnxImporter::expand(int x, const Dims& target, const std::string& hint) {
     size_t end = k;
     while (end < target.size() && cur[end] == 1 && target[end] != 1) ++end;
     for (size_t j = k; j < end; ++j) cur[j] = target[j];
-    t = b_.broadcast(t, static_cast<int64_t>(k), static_cast<int64_t>(end - k), cur, out_.graph.unique_name(hint));
+    t = b_.broadcast(t, static_cast<int64_t>(k), static_cast<int64_t>(end - k), cur,
+                     out_.graph.unique_name(hint));
     k = end;
   }
   return t;
@@ -87,7 +90,8 @@ void OnnxImporter::arithmetic(const onnx::NodeProto& n) {
   }
   const Dims a = shape_of(n.input(0)), b = shape_of(n.input(1));
   Dims out;
-  if (!broadcast_shape(a, b, &out)) unsupported(n, "shapes " + dims_text(a) + " and " + dims_text(b) + " do not broadcast");
+  if (!broadcast_shape(a, b, &out))
+    unsupported(n, "shapes " + dims_text(a) + " and " + dims_text(b) + " do not broadcast");
   // Float initializers added or multiplied are parameters (a bias, a learned scale).
   const bool trainable = op == "Add" || op == "Mul";
   const int x = operand(n, 0, trainable), y = operand(n, 1, trainable);
@@ -101,9 +105,12 @@ void OnnxImporter::arithmetic(const onnx::NodeProto& n) {
   }
   const int xe = expand(x, out, name + ".expanded"), ye = expand(y, out, name + ".expanded");
   if (op == "Add") return define(n, 0, b_.add(xe, ye, name));
-  if (op == "Sub") return define(n, 0, b_.add(xe, scaled(ye, -1.0f, name + ".negated"), name));  // a + (-1) b
-  // Division by a computed tensor multiplies by its reciprocal (1/b is exact as torch's pow(b, -1)).
-  const int factor = op == "Div" ? b_.pow_scalar(ye, -1.0f, out_.graph.unique_name(name + ".reciprocal")) : ye;
+  if (op == "Sub")
+    return define(n, 0, b_.add(xe, scaled(ye, -1.0f, name + ".negated"), name));  // a + (-1) b
+  // Division by a computed tensor multiplies by its reciprocal (1/b is exact as torch's pow(b,
+  // -1)).
+  const int factor =
+      op == "Div" ? b_.pow_scalar(ye, -1.0f, out_.graph.unique_name(name + ".reciprocal")) : ye;
   const int product_tensor = fresh(name, out);
   out_.graph.add_op(OpCode::kMul, {xe, factor}, {product_tensor});
   define(n, 0, product_tensor);
@@ -114,7 +121,8 @@ void OnnxImporter::math(const onnx::NodeProto& n) {
   const std::string name = out_.graph.unique_name(n.output(0));
   if (op == "Cast") {
     const int64_t to = int_attr(n, "to", 0);
-    if (to != onnx::TensorProto_DataType_FLOAT || out_.graph.tensors[tensor(n, 0)].dtype != REMAT_DTYPE_F32) {
+    if (to != onnx::TensorProto_DataType_FLOAT ||
+        out_.graph.tensors[tensor(n, 0)].dtype != REMAT_DTYPE_F32) {
       unsupported(n, "Cast of a computed tensor only from FLOAT to FLOAT (to " +
                          onnx::TensorProto_DataType_Name(static_cast<int32_t>(to)) +
                          "); remat's integer tensors are ids and labels");
@@ -124,7 +132,8 @@ void OnnxImporter::math(const onnx::NodeProto& n) {
   if (op == "LogSoftmax") {
     const Dims d = shape_of(n.input(0));
     const int64_t axis = int_attr(n, "axis", -1);
-    if (axis != -1 && axis != static_cast<int64_t>(d.size()) - 1) unsupported(n, "log-softmax over an axis but the last");
+    if (axis != -1 && axis != static_cast<int64_t>(d.size()) - 1)
+      unsupported(n, "log-softmax over an axis but the last");
     return define(n, 0, b_.log_softmax(tensor(n, 0), name));
   }
   if (op == "Pow") {
@@ -158,14 +167,17 @@ void OnnxImporter::reduce(const onnx::NodeProto& n) {
   }
   std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty());
   for (int64_t a : axes) {
-    if (a < -rank || a >= rank) unsupported(n, "axis " + std::to_string(a) + " outside the input's rank");
+    if (a < -rank || a >= rank)
+      unsupported(n, "axis " + std::to_string(a) + " outside the input's rank");
     reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
   }
   const bool keepdims = int_attr(n, "keepdims", 1) != 0;
   Dims out;
   for (int64_t k = 0; k < rank; ++k) {
-    if (!reduced[static_cast<size_t>(k)]) out.push_back(d[static_cast<size_t>(k)]);
-    else if (keepdims) out.push_back(1);
+    if (!reduced[static_cast<size_t>(k)])
+      out.push_back(d[static_cast<size_t>(k)]);
+    else if (keepdims)
+      out.push_back(1);
   }
   if (out.empty()) out = {1};  // a scalar is held as [1]
   // Each run of consecutive axes is one reduce_sum, the innermost first so that the axes before
@@ -183,7 +195,8 @@ void OnnxImporter::reduce(const onnx::NodeProto& n) {
     bool last = true;
     for (int64_t k = 0; k < begin; ++k) last = last && !reduced[static_cast<size_t>(k)];
     const Dims shape = last ? out : (cur.empty() ? Dims{1} : cur);
-    t = b_.reduce_sum(t, begin, end - begin, op == "ReduceMean", shape, out_.graph.unique_name(n.output(0)));
+    t = b_.reduce_sum(t, begin, end - begin, op == "ReduceMean", shape,
+                      out_.graph.unique_name(n.output(0)));
     end = begin;
   }
   define(n, 0, t);

@@ -21,34 +21,41 @@ constexpr int64_t kNewestOpset = 17;
 
 const Constant& OnnxImporter::constant(const onnx::NodeProto& n, int input) const {
   const auto it = input < n.input_size() ? constants_.find(n.input(input)) : constants_.end();
-  if (it == constants_.end()) unsupported(n, "input " + std::to_string(input) + " must be a constant (an initializer)");
+  if (it == constants_.end())
+    unsupported(n, "input " + std::to_string(input) + " must be a constant (an initializer)");
   return it->second;
 }
 
 const Constant& OnnxImporter::int_constant(const onnx::NodeProto& n, int input) const {
   const Constant& c = constant(n, input);
-  if (c.type != onnx::TensorProto_DataType_INT64) unsupported(n, "input " + std::to_string(input) + " must be integers");
+  if (c.type != onnx::TensorProto_DataType_INT64)
+    unsupported(n, "input " + std::to_string(input) + " must be integers");
   return c;
 }
 
-void OnnxImporter::bounded(const onnx::NodeProto& n, const Dims& values, int64_t lo, const char* what) const {
+void OnnxImporter::bounded(const onnx::NodeProto& n, const Dims& values, int64_t lo,
+                           const char* what) const {
   for (int64_t v : values) {
     if (v < lo || v > kMaxDim) {
-      unsupported(n, std::string(what) + " " + std::to_string(v) + " outside [" + std::to_string(lo) + ", 2^31]");
+      unsupported(n, std::string(what) + " " + std::to_string(v) + " outside [" +
+                         std::to_string(lo) + ", 2^31]");
     }
   }
 }
 
 int OnnxImporter::tensor(const onnx::NodeProto& n, int input) {
-  if (input >= n.input_size() || n.input(input).empty()) unsupported(n, "input " + std::to_string(input) + " is missing");
+  if (input >= n.input_size() || n.input(input).empty())
+    unsupported(n, "input " + std::to_string(input) + " is missing");
   const std::string& name = n.input(input);
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) {
-    if (is_constant(name)) unsupported(n, "input '" + name + "' is a constant where remat needs a computed tensor");
+    if (is_constant(name))
+      unsupported(n, "input '" + name + "' is a constant where remat needs a computed tensor");
     unsupported(n, "input '" + name + "' is produced by no node before it");
   }
   const auto view = logical_.find(name);
-  if (view == logical_.end() || view->second == out_.graph.tensors[it->second].shape) return it->second;
+  if (view == logical_.end() || view->second == out_.graph.tensors[it->second].shape)
+    return it->second;
   // A value held with fewer dims than ONNX gives it (global average pooling's [N, C] for [N, C,
   // 1, 1]): a node that reads it whole gets a copy of the ONNX shape.
   const int copy = fresh(name, view->second);
@@ -85,7 +92,9 @@ int OnnxImporter::scaled(int x, float alpha, const std::string& hint) {
 bool OnnxImporter::scalar(const onnx::NodeProto& n, int input, float* value) const {
   const auto it = input < n.input_size() ? constants_.find(n.input(input)) : constants_.end();
   if (it == constants_.end() || it->second.numel() != 1) return false;
-  *value = it->second.type == onnx::TensorProto_DataType_FLOAT ? it->second.f[0] : static_cast<float>(it->second.i[0]);
+  *value = it->second.type == onnx::TensorProto_DataType_FLOAT
+               ? it->second.f[0]
+               : static_cast<float>(it->second.i[0]);
   return true;
 }
 
@@ -100,29 +109,33 @@ const onnx::NodeProto* OnnxImporter::sole_reader(const std::string& name) const 
 
 int OnnxImporter::adopt_named(const onnx::NodeProto& n, const std::string& name, Role role) {
   const auto found = constants_.find(name);
-  if (found == constants_.end()) unsupported(n, "'" + name + "' must be an initializer (a parameter)");
+  if (found == constants_.end())
+    unsupported(n, "'" + name + "' must be an initializer (a parameter)");
   const Constant& c = found->second;
   if (c.type != onnx::TensorProto_DataType_FLOAT || c.initializer.empty()) {
     unsupported(n, "input '" + name + "' must be a float initializer (a parameter)");
   }
   const auto it = adopted_.find(name);
   if (it != adopted_.end()) return it->second;
-  if (c.dims.empty()) unsupported(n, "parameter '" + name + "' is a scalar; remat parameters have at least one dim");
-  const int t = carried(name, REMAT_DTYPE_F32, c.dims, role, c.f.data(), c.f.size() * sizeof(float));
+  if (c.dims.empty())
+    unsupported(n, "parameter '" + name + "' is a scalar; remat parameters have at least one dim");
+  const int t =
+      carried(name, REMAT_DTYPE_F32, c.dims, role, c.f.data(), c.f.size() * sizeof(float));
   if (role == Role::kParam) out_.graph.params.push_back(t);
   adopted_[name] = t;
   // torch.onnx.export names initializers after the state_dict, except those it made itself (a
   // transposed MatMul weight, a batch norm folded into a convolution): "onnx::MatMul_123".
   if (name.compare(0, 6, "onnx::") == 0) {
-    out_.warnings.push_back("parameter '" + name + "' (" + n.op_type() + " node " + name_of(n) +
-                            ") has no state_dict name: the export renamed or folded it, so --load-params must "
-                            "give it under this name");
+    out_.warnings.push_back(
+        "parameter '" + name + "' (" + n.op_type() + " node " + name_of(n) +
+        ") has no state_dict name: the export renamed or folded it, so --load-params must "
+        "give it under this name");
   }
   return t;
 }
 
-int OnnxImporter::carried(const std::string& name, remat_dtype dtype, const Dims& dims, Role role, const void* bytes,
-                          size_t size) {
+int OnnxImporter::carried(const std::string& name, remat_dtype dtype, const Dims& dims, Role role,
+                          const void* bytes, size_t size) {
   const int t = out_.graph.add_tensor(name, dtype, dims, role, Init::kData);
   const uint8_t* from = static_cast<const uint8_t*>(bytes);
   out_.graph.tensors[t].init_data.assign(from, from + size);
@@ -146,7 +159,8 @@ void OnnxImporter::define_constant(const onnx::NodeProto& n, int output, Constan
   constants_[n.output(output)] = std::move(c);
 }
 
-const onnx::AttributeProto* OnnxImporter::attribute(const onnx::NodeProto& n, const char* name) const {
+const onnx::AttributeProto* OnnxImporter::attribute(const onnx::NodeProto& n,
+                                                    const char* name) const {
   for (const onnx::AttributeProto& a : n.attribute()) {
     if (a.name() == name) return &a;
   }
@@ -169,16 +183,19 @@ Dims OnnxImporter::ints_attr(const onnx::NodeProto& n, const char* name, Dims fa
 }
 
 std::string OnnxImporter::name_of(const onnx::NodeProto& n) const {
-  return "'" + (n.name().empty() ? n.output_size() > 0 ? n.output(0) : std::string("?") : n.name()) + "'";
+  return "'" +
+         (n.name().empty() ? n.output_size() > 0 ? n.output(0) : std::string("?") : n.name()) + "'";
 }
 
 void OnnxImporter::unsupported(const onnx::NodeProto& n, const std::string& why) const {
   std::string inputs;
   for (int k = 0; k < n.input_size(); ++k) {
-    inputs += (k ? ", " : "") + (n.input(k).empty() ? std::string("(none)") : n.input(k) + " " + dims_text(shape_of(n.input(k))));
+    inputs +=
+        (k ? ", " : "") + (n.input(k).empty() ? std::string("(none)")
+                                              : n.input(k) + " " + dims_text(shape_of(n.input(k))));
   }
-  throw CompileError(path_ + ": node " + name_of(n) + " (" + n.op_type() + ", opset " + std::to_string(opset_) +
-                     ") with inputs " + inputs + ": " + why);
+  throw CompileError(path_ + ": node " + name_of(n) + " (" + n.op_type() + ", opset " +
+                     std::to_string(opset_) + ") with inputs " + inputs + ": " + why);
 }
 
 // ---- nodes ---------------------------------------------------------------------------------
@@ -195,7 +212,8 @@ void OnnxImporter::node(const onnx::NodeProto& n) {
 }
 
 void OnnxImporter::import_node(const onnx::NodeProto& n) {
-  if (!n.domain().empty() && n.domain() != "ai.onnx") unsupported(n, "domain '" + n.domain() + "' is not ONNX's");
+  if (!n.domain().empty() && n.domain() != "ai.onnx")
+    unsupported(n, "domain '" + n.domain() + "' is not ONNX's");
   const std::string& op = n.op_type();
   bool all_constant = n.input_size() > 0;
   for (const std::string& in : n.input()) all_constant &= in.empty() || is_constant(in);
@@ -204,11 +222,13 @@ void OnnxImporter::import_node(const onnx::NodeProto& n) {
   const bool table = op == "Gather" && is_constant(n.input(0)) &&
                      constants_.at(n.input(0)).type == onnx::TensorProto_DataType_FLOAT;
   if (table) return gather(n);
-  if (op == "Constant" || op == "Shape" || (all_constant && op != "Dropout" && op != "Transpose")) return fold(n);
+  if (op == "Constant" || op == "Shape" || (all_constant && op != "Dropout" && op != "Transpose"))
+    return fold(n);
   if (op == "Transpose") return transpose(n);
   if (op == "Gather") return gather(n);
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return arithmetic(n);
-  if (op == "Pow" || op == "Sqrt" || op == "LeakyRelu" || op == "Erf" || op == "LogSoftmax" || op == "Cast") {
+  if (op == "Pow" || op == "Sqrt" || op == "LeakyRelu" || op == "Erf" || op == "LogSoftmax" ||
+      op == "Cast") {
     return math(n);
   }
   if (op == "LayerNormalization") return layer_norm(n);
@@ -230,20 +250,26 @@ void OnnxImporter::import_node(const onnx::NodeProto& n) {
   if (op == "Relu" || op == "Tanh" || op == "Sigmoid") {
     const int x = tensor(n, 0);
     const std::string name = out_.graph.unique_name(n.output(0));
-    return define(n, 0, op == "Relu" ? b_.relu(x, name) : op == "Tanh" ? b_.tanh(x, name) : b_.sigmoid(x, name));
+    return define(n, 0,
+                  op == "Relu"   ? b_.relu(x, name)
+                  : op == "Tanh" ? b_.tanh(x, name)
+                                 : b_.sigmoid(x, name));
   }
   if (op == "Softmax") {
     const Dims d = shape_of(n.input(0));
     const int64_t axis = int_attr(n, "axis", -1);
-    if (axis != -1 && axis != static_cast<int64_t>(d.size()) - 1) unsupported(n, "softmax over an axis but the last");
+    if (axis != -1 && axis != static_cast<int64_t>(d.size()) - 1)
+      unsupported(n, "softmax over an axis but the last");
     return define(n, 0, b_.softmax(tensor(n, 0), out_.graph.unique_name(n.output(0))));
   }
   if (op == "Flatten") {
     const Dims d = shape_of(n.input(0));
     int64_t axis = int_attr(n, "axis", 1);
     if (axis < 0) axis += static_cast<int64_t>(d.size());
-    if (axis < 0 || axis > static_cast<int64_t>(d.size())) unsupported(n, "axis outside the input's rank");
-    return view_as(n, {product(d, 0, static_cast<size_t>(axis)), product(d, static_cast<size_t>(axis))});
+    if (axis < 0 || axis > static_cast<int64_t>(d.size()))
+      unsupported(n, "axis outside the input's rank");
+    return view_as(
+        n, {product(d, 0, static_cast<size_t>(axis)), product(d, static_cast<size_t>(axis))});
   }
   if (op == "Reshape") return reshape(n);
   unsupported(n, "remat does not import this op (docs/onnx.md lists what it does)");
@@ -257,20 +283,23 @@ void OnnxImporter::attach_loss(OnnxLoss loss) {
   }
   const std::string& name = g.output(0).name();
   const auto it = tensors_.find(name);
-  if (it == tensors_.end()) throw CompileError(path_ + ": output '" + name + "' is a constant, or produced by no node");
+  if (it == tensors_.end())
+    throw CompileError(path_ + ": output '" + name + "' is a constant, or produced by no node");
   const Dims d = shape_of(name);
   if (out_.graph.loss >= 0) {  // the model's own loss node
     if (it->second != out_.graph.loss) {
       throw CompileError(path_ + ": output '" + name + "' is not the loss the model computes");
     }
     if (loss != OnnxLoss::kNone) {
-      throw CompileError(path_ + ": the model computes its own loss ('" + name + "'); compile it without --loss");
+      throw CompileError(path_ + ": the model computes its own loss ('" + name +
+                         "'); compile it without --loss");
     }
     return;
   }
   const int y = it->second;
   const Tensor& out = out_.graph.tensors[y];
-  if (loss == OnnxLoss::kNone && product(out.shape) == 1 && out.dtype == REMAT_DTYPE_F32 && out.role == Role::kActivation) {
+  if (loss == OnnxLoss::kNone && product(out.shape) == 1 && out.dtype == REMAT_DTYPE_F32 &&
+      out.role == Role::kActivation) {
     // A scalar output is a loss the model computes with ordinary ops (a mean of squares).
     out_.graph.tensors[y].role = Role::kLoss;
     out_.graph.loss = y;
@@ -283,7 +312,8 @@ void OnnxImporter::attach_loss(OnnxLoss loss) {
   const Dims held = out_.graph.tensors[y].shape;
   if (loss == OnnxLoss::kCrossEntropy) {
     if (held.size() != 2) {
-      throw CompileError(path_ + ": --loss cross_entropy needs an output [batch, classes]; '" + name + "' is " + dims_text(d));
+      throw CompileError(path_ + ": --loss cross_entropy needs an output [batch, classes]; '" +
+                         name + "' is " + dims_text(d));
     }
     b_.softmax_cross_entropy(y, b_.label("labels", REMAT_DTYPE_I32, {held[0]}));
   } else {
@@ -307,37 +337,44 @@ OnnxImport OnnxImporter::run(OnnxLoss loss) {
       if (k == 0) {
         if (dim.has_dim_value() && dim.dim_value() != batch_) {
           throw CompileError(path_ + ": input '" + in.name() + "' has a fixed batch of " +
-                             std::to_string(dim.dim_value()) + ", and --batch is " + std::to_string(batch_) +
+                             std::to_string(dim.dim_value()) + ", and --batch is " +
+                             std::to_string(batch_) +
                              " (export with a dynamic batch axis, or compile with --batch " +
                              std::to_string(dim.dim_value()) + ")");
         }
         dims.push_back(batch_);
       } else if (dim.has_dim_value()) {
         if (dim.dim_value() < 1 || dim.dim_value() > kMaxDim) {
-          throw CompileError(path_ + ": input '" + in.name() + "' axis " + std::to_string(k) + " is " +
-                             std::to_string(dim.dim_value()) + " (1 to 2^31)");
+          throw CompileError(path_ + ": input '" + in.name() + "' axis " + std::to_string(k) +
+                             " is " + std::to_string(dim.dim_value()) + " (1 to 2^31)");
         }
         dims.push_back(dim.dim_value());
       } else {
-        throw CompileError(path_ + ": input '" + in.name() + "' has a dynamic axis " + std::to_string(k) +
-                           " ('" + dim.dim_param() + "'); only the batch axis may be dynamic");
+        throw CompileError(path_ + ": input '" + in.name() + "' has a dynamic axis " +
+                           std::to_string(k) + " ('" + dim.dim_param() +
+                           "'); only the batch axis may be dynamic");
       }
     }
-    if (dims.empty()) throw CompileError(path_ + ": input '" + in.name() + "' is a scalar; inputs have a batch axis");
+    if (dims.empty())
+      throw CompileError(path_ + ": input '" + in.name() +
+                         "' is a scalar; inputs have a batch axis");
     int64_t elements = 1;
     for (int64_t d : dims) {
       if (__builtin_mul_overflow(elements, d, &elements) || elements > (int64_t{1} << 40)) {
-        throw CompileError(path_ + ": input '" + in.name() + "' " + dims_text(dims) + " holds more than 2^40 elements");
+        throw CompileError(path_ + ": input '" + in.name() + "' " + dims_text(dims) +
+                           " holds more than 2^40 elements");
       }
     }
     const int32_t type_id = type.elem_type();
     if (type_id == onnx::TensorProto_DataType_FLOAT) {
       tensors_[in.name()] = b_.input(in.name(), REMAT_DTYPE_F32, dims);
-    } else if (type_id == onnx::TensorProto_DataType_INT64 || type_id == onnx::TensorProto_DataType_INT32) {
+    } else if (type_id == onnx::TensorProto_DataType_INT64 ||
+               type_id == onnx::TensorProto_DataType_INT32) {
       tensors_[in.name()] = b_.input(in.name(), REMAT_DTYPE_I32, dims);
     } else {
       throw CompileError(path_ + ": input '" + in.name() + "' has element type " +
-                         onnx::TensorProto_DataType_Name(type_id) + " (remat binds FLOAT, and INT64 or INT32 as i32)");
+                         onnx::TensorProto_DataType_Name(type_id) +
+                         " (remat binds FLOAT, and INT64 or INT32 as i32)");
     }
   }
   for (int k = 0; k < g.node_size(); ++k) {
@@ -359,7 +396,8 @@ OnnxImport OnnxImporter::run(OnnxLoss loss) {
 
 OnnxImport import_onnx(const std::string& path, int64_t batch, OnnxLoss loss) {
   struct stat info;
-  if (stat(path.c_str(), &info) != 0) throw CompileError(path + ": cannot open the model (" + std::strerror(errno) + ")");
+  if (stat(path.c_str(), &info) != 0)
+    throw CompileError(path + ": cannot open the model (" + std::strerror(errno) + ")");
   if (!S_ISREG(info.st_mode)) throw CompileError(path + ": not a file");
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) throw CompileError(path + ": cannot open the model (" + std::strerror(errno) + ")");
@@ -373,9 +411,11 @@ OnnxImport import_onnx(const std::string& path, int64_t batch, OnnxLoss loss) {
   return import_onnx_bytes(bytes, path, batch, loss);
 }
 
-OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& path, int64_t batch, OnnxLoss loss) {
+OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& path, int64_t batch,
+                             OnnxLoss loss) {
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) throw CompileError(path + ": not an ONNX model (its protobuf does not parse)");
+  if (!model.ParseFromString(bytes))
+    throw CompileError(path + ": not an ONNX model (its protobuf does not parse)");
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {

@@ -40,7 +40,8 @@ struct OnnxImport {
 OnnxImport import_onnx(const std::string& path, int64_t batch, OnnxLoss loss);
 
 /// The same for a model's bytes; |name| stands for the file in messages.
-OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& name, int64_t batch, OnnxLoss loss);
+OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& name, int64_t batch,
+                             OnnxLoss loss);
 
 }  // namespace compiler
 }  // namespace remat

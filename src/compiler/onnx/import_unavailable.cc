@@ -6,11 +6,14 @@ namespace remat {
 namespace compiler {
 
 OnnxImport import_onnx(const std::string& path, int64_t, OnnxLoss) {
-  throw CompileError(path + ": this remat was built without ONNX import; install libonnx-dev and libprotobuf-dev "
-                            "(Debian) and configure the build again");
+  throw CompileError(
+      path +
+      ": this remat was built without ONNX import; install libonnx-dev and libprotobuf-dev "
+      "(Debian) and configure the build again");
 }
 
-OnnxImport import_onnx_bytes(const std::string&, const std::string& name, int64_t batch, OnnxLoss loss) {
+OnnxImport import_onnx_bytes(const std::string&, const std::string& name, int64_t batch,
+                             OnnxLoss loss) {
   return import_onnx(name, batch, loss);
 }
 

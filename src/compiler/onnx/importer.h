@@ -53,9 +53,9 @@ inline int64_t clamp_index(int64_t v, int64_t size) {
 struct Constant {
   int32_t type = 0;  // onnx::TensorProto_DataType
   Dims dims;
-  std::vector<float> f;      // FLOAT
-  std::vector<int64_t> i;    // INT64 and INT32, widened
-  std::string initializer;   // the initializer's name, when it is one
+  std::vector<float> f;     // FLOAT
+  std::vector<int64_t> i;   // INT64 and INT32, widened
+  std::string initializer;  // the initializer's name, when it is one
   int64_t numel() const { return product(dims); }
 };
 
@@ -89,8 +89,8 @@ class OnnxImporter {
   // The same for initializer |name| (a transposed weight's).
   int adopt_named(const onnx::NodeProto& n, const std::string& name, Role role);
   // A tensor named |name| that the plan carries with |bytes| as its initial value (Init::kData).
-  int carried(const std::string& name, remat_dtype dtype, const Dims& dims, Role role, const void* bytes,
-              size_t size);
+  int carried(const std::string& name, remat_dtype dtype, const Dims& dims, Role role,
+              const void* bytes, size_t size);
   // |n|'s output 0 as the same tensor as its input 0 under another name (Identity, Cast).
   void alias(const onnx::NodeProto& n);
   // A fresh activation of |shape| named after |hint|.
@@ -159,11 +159,11 @@ class OnnxImporter {
   OnnxImport out_;
   Builder b_;
   std::map<std::string, Constant> constants_;
-  std::map<std::string, int> tensors_;      // ONNX value -> graph tensor
-  std::map<std::string, Dims> logical_;     // ONNX shape where it differs from the tensor's
-  std::map<std::string, int> adopted_;      // initializer -> graph tensor
-  std::map<std::string, int> constant_tensors_;  // constant value -> the plan's copy of it
-  std::map<std::string, std::string> transposed_;    // value -> the 2-D initializer it transposes
+  std::map<std::string, int> tensors_;             // ONNX value -> graph tensor
+  std::map<std::string, Dims> logical_;            // ONNX shape where it differs from the tensor's
+  std::map<std::string, int> adopted_;             // initializer -> graph tensor
+  std::map<std::string, int> constant_tensors_;    // constant value -> the plan's copy of it
+  std::map<std::string, std::string> transposed_;  // value -> the 2-D initializer it transposes
   std::map<std::string, std::vector<int>> readers_;  // value -> the nodes that read it
   std::set<const onnx::NodeProto*> done_;            // nodes a pattern already imported
 };

@@ -11,7 +11,8 @@ namespace compiler {
 
 void OnnxImporter::gemm(const onnx::NodeProto& n) {
   const Dims a = shape_of(n.input(0));
-  if (a.size() != 2 || int_attr(n, "transA", 0) != 0) unsupported(n, "Gemm takes a 2-D A, not transposed");
+  if (a.size() != 2 || int_attr(n, "transA", 0) != 0)
+    unsupported(n, "Gemm takes a 2-D A, not transposed");
   const bool trans_b = int_attr(n, "transB", 0) != 0;
   const int x = tensor(n, 0);
   const int w = adopt(n, 1, Role::kParam);
@@ -22,10 +23,13 @@ void OnnxImporter::gemm(const onnx::NodeProto& n) {
   if (n.input_size() > 2 && !n.input(2).empty()) {
     if (float_attr(n, "beta", 1.0f) != 1.0f) unsupported(n, "beta other than 1");
     bias = adopt(n, 2, Role::kParam);
-    if (out_.graph.tensors[bias].shape != Dims{wd[trans_b ? 0 : 1]}) unsupported(n, "C must be a bias [N]");
+    if (out_.graph.tensors[bias].shape != Dims{wd[trans_b ? 0 : 1]})
+      unsupported(n, "C must be a bias [N]");
   }
   const std::string name = out_.graph.unique_name(n.output(0));
-  define(n, 0, b_.matmul(x, w, false, trans_b, float_attr(n, "alpha", 1.0f), {a[0], wd[trans_b ? 0 : 1]}, name, bias));
+  define(n, 0,
+         b_.matmul(x, w, false, trans_b, float_attr(n, "alpha", 1.0f), {a[0], wd[trans_b ? 0 : 1]},
+                   name, bias));
 }
 
 void OnnxImporter::matmul(const onnx::NodeProto& n) {
@@ -40,29 +44,35 @@ void OnnxImporter::matmul(const onnx::NodeProto& n) {
     Dims out = a;
     out.back() = wd[0];
     if (linear_with_bias(n, x, w, true, out)) return;
-    return define(n, 0, b_.matmul(x, w, false, true, 1.0f, out, out_.graph.unique_name(n.output(0))));
+    return define(n, 0,
+                  b_.matmul(x, w, false, true, 1.0f, out, out_.graph.unique_name(n.output(0))));
   }
   if (!is_constant(n.input(1))) {  // two computed tensors, batched alike (attention)
     const Dims bd = shape_of(n.input(1));
-    if (bd.size() != a.size() || !std::equal(a.begin(), a.end() - 2, bd.begin()) || bd[bd.size() - 2] != a.back()) {
-      unsupported(n, "MatMul of computed tensors needs equal batch dims and A's columns equal to B's rows");
+    if (bd.size() != a.size() || !std::equal(a.begin(), a.end() - 2, bd.begin()) ||
+        bd[bd.size() - 2] != a.back()) {
+      unsupported(
+          n, "MatMul of computed tensors needs equal batch dims and A's columns equal to B's rows");
     }
     Dims out = a;
     out.back() = bd.back();
     const int x = tensor(n, 0), y = tensor(n, 1);
-    return define(n, 0, b_.matmul(x, y, false, false, 1.0f, out, out_.graph.unique_name(n.output(0))));
+    return define(n, 0,
+                  b_.matmul(x, y, false, false, 1.0f, out, out_.graph.unique_name(n.output(0))));
   }
   const int x = tensor(n, 0);
   const int w = adopt(n, 1, Role::kParam);
   const Dims wd = out_.graph.tensors[w].shape;
-  if (wd.size() != 2 || wd[0] != a.back()) unsupported(n, "B must be a 2-D parameter [K, N] matching A's last dim");
+  if (wd.size() != 2 || wd[0] != a.back())
+    unsupported(n, "B must be a 2-D parameter [K, N] matching A's last dim");
   Dims out = a;
   out.back() = wd[1];
   if (linear_with_bias(n, x, w, false, out)) return;
   define(n, 0, b_.matmul(x, w, false, false, 1.0f, out, out_.graph.unique_name(n.output(0))));
 }
 
-bool OnnxImporter::linear_with_bias(const onnx::NodeProto& n, int x, int w, bool trans_b, const Dims& out) {
+bool OnnxImporter::linear_with_bias(const onnx::NodeProto& n, int x, int w, bool trans_b,
+                                    const Dims& out) {
   const onnx::NodeProto* add = sole_reader(n.output(0));
   if (add == nullptr || add->op_type() != "Add" || add->input_size() != 2) return false;
   const int side = add->input(0) == n.output(0) ? 1 : 0;  // the bias's input of the Add
@@ -70,10 +80,13 @@ bool OnnxImporter::linear_with_bias(const onnx::NodeProto& n, int x, int w, bool
   const auto found = constants_.find(add->input(side));
   if (found == constants_.end()) return false;
   const Constant& c = found->second;
-  if (c.type != onnx::TensorProto_DataType_FLOAT || c.initializer.empty() || c.dims != Dims{out.back()}) return false;
+  if (c.type != onnx::TensorProto_DataType_FLOAT || c.initializer.empty() ||
+      c.dims != Dims{out.back()})
+    return false;
   const int bias = adopt_named(*add, add->input(side), Role::kParam);
   done_.insert(add);
-  define(*add, 0, b_.matmul(x, w, false, trans_b, 1.0f, out, out_.graph.unique_name(add->output(0)), bias));
+  define(*add, 0,
+         b_.matmul(x, w, false, trans_b, 1.0f, out, out_.graph.unique_name(add->output(0)), bias));
   return true;
 }
 
@@ -84,14 +97,16 @@ void OnnxImporter::conv(const onnx::NodeProto& n) {
   const std::string auto_pad = attribute(n, "auto_pad") ? attribute(n, "auto_pad")->s() : "NOTSET";
   if (auto_pad != "NOTSET") unsupported(n, "auto_pad " + auto_pad + " (export with explicit pads)");
   const size_t spatial = d.size() - 2;
-  const Dims strides = ints_attr(n, "strides", Dims(spatial, 1)), dilations = ints_attr(n, "dilations", Dims(spatial, 1));
+  const Dims strides = ints_attr(n, "strides", Dims(spatial, 1)),
+             dilations = ints_attr(n, "dilations", Dims(spatial, 1));
   const Dims pads = ints_attr(n, "pads", Dims(2 * spatial, 0));
   if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) {
     unsupported(n, "strides, dilations and pads must have one entry per spatial axis (pads two)");
   }
   for (size_t k = 0; k < spatial; ++k) {
     if (pads[k] != pads[k + spatial]) unsupported(n, "pads differ at the two ends of an axis");
-    if (strides[k] < 1 || dilations[k] < 1 || pads[k] < 0) unsupported(n, "strides and dilations below 1, or negative pads");
+    if (strides[k] < 1 || dilations[k] < 1 || pads[k] < 0)
+      unsupported(n, "strides and dilations below 1, or negative pads");
   }
   bounded(n, strides, 1, "stride");
   bounded(n, dilations, 1, "dilation");
@@ -119,9 +134,10 @@ void OnnxImporter::batch_norm(const onnx::NodeProto& n) {
     }
   }
   if (attribute(n, "training_mode") != nullptr && int_attr(n, "training_mode", 0) == 0) {
-    out_.warnings.push_back("BatchNormalization node " + name_of(n) +
-                            " was exported in eval mode (training_mode 0); remat trains it on batch statistics "
-                            "and updates its running statistics, as PyTorch's train() does");
+    out_.warnings.push_back(
+        "BatchNormalization node " + name_of(n) +
+        " was exported in eval mode (training_mode 0); remat trains it on batch statistics "
+        "and updates its running statistics, as PyTorch's train() does");
   }
   const int x = tensor(n, 0);
   const int gamma = adopt(n, 1, Role::kParam), beta = adopt(n, 2, Role::kParam);
@@ -129,13 +145,17 @@ void OnnxImporter::batch_norm(const onnx::NodeProto& n) {
   // torch names them PREFIX.weight, .bias, .running_mean, .running_var; num_batches_tracked is
   // not exported, and starts at 0.
   std::string prefix = n.input(1);
-  if (prefix.size() > 7 && prefix.compare(prefix.size() - 7, 7, ".weight") == 0) prefix.resize(prefix.size() - 7);
+  if (prefix.size() > 7 && prefix.compare(prefix.size() - 7, 7, ".weight") == 0)
+    prefix.resize(prefix.size() - 7);
   // ONNX's momentum weighs the running statistic, torch's (1 - it) the batch's; read to 6
   // significant digits, so that torch's 0.1, exported as 0.9f, is 0.1f again (not 0.100000024).
   char text[32];
-  std::snprintf(text, sizeof(text), "%.6g", 1.0 - static_cast<double>(float_attr(n, "momentum", 0.9f)));
+  std::snprintf(text, sizeof(text), "%.6g",
+                1.0 - static_cast<double>(float_attr(n, "momentum", 0.9f)));
   const float momentum = std::strtof(text, nullptr);
-  define(n, 0, b_.batch_norm_with(x, gamma, beta, mean, var, prefix, float_attr(n, "epsilon", 1e-5f), momentum));
+  define(n, 0,
+         b_.batch_norm_with(x, gamma, beta, mean, var, prefix, float_attr(n, "epsilon", 1e-5f),
+                            momentum));
 }
 
 void OnnxImporter::pool(const onnx::NodeProto& n) {
@@ -150,19 +170,23 @@ void OnnxImporter::pool(const onnx::NodeProto& n) {
   }
   const size_t spatial = d.size() - 2;
   const Dims kernel = ints_attr(n, "kernel_shape", {});
-  const Dims strides = ints_attr(n, "strides", Dims(spatial, 1)), pads = ints_attr(n, "pads", Dims(2 * spatial, 0));
+  const Dims strides = ints_attr(n, "strides", Dims(spatial, 1)),
+             pads = ints_attr(n, "pads", Dims(2 * spatial, 0));
   const std::string auto_pad = attribute(n, "auto_pad") ? attribute(n, "auto_pad")->s() : "NOTSET";
   if (auto_pad != "NOTSET") unsupported(n, "auto_pad " + auto_pad + " (export with explicit pads)");
   if (kernel.size() != spatial || strides.size() != spatial || pads.size() != 2 * spatial) {
-    unsupported(n, "kernel_shape, strides and pads must have one entry per spatial axis (pads two)");
+    unsupported(n,
+                "kernel_shape, strides and pads must have one entry per spatial axis (pads two)");
   }
   for (size_t k = 1; k < 2 * spatial; ++k) {
     if (pads[k] != pads[0]) unsupported(n, "remat pools with the same padding on every side");
   }
   for (size_t k = 1; k < spatial; ++k) {
-    if (kernel[k] != kernel[0] || strides[k] != strides[0]) unsupported(n, "remat pools square windows with one stride");
+    if (kernel[k] != kernel[0] || strides[k] != strides[0])
+      unsupported(n, "remat pools square windows with one stride");
   }
-  if (kernel[0] < 1 || strides[0] < 1 || pads[0] < 0) unsupported(n, "kernel or strides below 1, or negative pads");
+  if (kernel[0] < 1 || strides[0] < 1 || pads[0] < 0)
+    unsupported(n, "kernel or strides below 1, or negative pads");
   bounded(n, {kernel[0], strides[0], pads[0]}, 0, "kernel, stride or pad");
   for (int64_t dil : ints_attr(n, "dilations", {})) {
     if (dil != 1) unsupported(n, "dilated pooling");
@@ -172,7 +196,8 @@ void OnnxImporter::pool(const onnx::NodeProto& n) {
   const int x = tensor(n, 0);
   const int y = n.op_type() == "MaxPool"
                     ? b_.max_pool(x, kernel[0], strides[0], pads[0], ceil, name)
-                    : b_.avg_pool(x, kernel[0], strides[0], pads[0], ceil, int_attr(n, "count_include_pad", 0) != 0, name);
+                    : b_.avg_pool(x, kernel[0], strides[0], pads[0], ceil,
+                                  int_attr(n, "count_include_pad", 0) != 0, name);
   define(n, 0, y);
 }
 
@@ -207,7 +232,8 @@ void OnnxImporter::reshape(const onnx::NodeProto& n) {
     }
   }
   if (infer >= 0) out[static_cast<size_t>(infer)] = known > 0 ? product(d) / known : 0;
-  if (product(out) != product(d)) unsupported(n, "target shape " + dims_text(out) + " holds another element count");
+  if (product(out) != product(d))
+    unsupported(n, "target shape " + dims_text(out) + " holds another element count");
   view_as(n, out);
 }
 
@@ -217,20 +243,24 @@ void OnnxImporter::squeeze(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   Dims d = shape_of(n.input(0));
   Dims axes;
-  if (n.input_size() > 1 && !n.input(1).empty()) axes.assign(int_constant(n, 1).i.begin(), int_constant(n, 1).i.end());
-  const int64_t rank = static_cast<int64_t>(d.size()) + (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
+  if (n.input_size() > 1 && !n.input(1).empty())
+    axes.assign(int_constant(n, 1).i.begin(), int_constant(n, 1).i.end());
+  const int64_t rank =
+      static_cast<int64_t>(d.size()) + (op == "Unsqueeze" ? static_cast<int64_t>(axes.size()) : 0);
   for (int64_t& a : axes) {
     a = a < 0 ? a + rank : a;
     if (a < 0 || a >= rank) unsupported(n, "an axis outside the rank");
   }
   std::sort(axes.begin(), axes.end());
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) unsupported(n, "an axis listed twice");
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    unsupported(n, "an axis listed twice");
   if (op == "Unsqueeze") {
     for (int64_t a : axes) d.insert(d.begin() + a, 1);
   } else {
     Dims kept;
     for (size_t k = 0; k < d.size(); ++k) {
-      const bool listed = std::find(axes.begin(), axes.end(), static_cast<int64_t>(k)) != axes.end();
+      const bool listed =
+          std::find(axes.begin(), axes.end(), static_cast<int64_t>(k)) != axes.end();
       if ((axes.empty() && d[k] == 1) || (listed && d[k] == 1)) continue;
       if (listed) unsupported(n, "squeezing an axis of size " + std::to_string(d[k]));
       kept.push_back(d[k]);
@@ -244,7 +274,8 @@ void OnnxImporter::concat(const onnx::NodeProto& n) {
   const Dims d = shape_of(n.input(0));
   int64_t axis = int_attr(n, "axis", 0);
   if (axis < 0) axis += static_cast<int64_t>(d.size());
-  if (axis < 0 || axis >= static_cast<int64_t>(d.size())) unsupported(n, "axis outside the inputs' rank");
+  if (axis < 0 || axis >= static_cast<int64_t>(d.size()))
+    unsupported(n, "axis outside the inputs' rank");
   for (int k = 1; k < n.input_size(); ++k) {
     if (shape_of(n.input(k)).size() != d.size()) unsupported(n, "inputs of different ranks");
   }
@@ -266,16 +297,19 @@ void OnnxImporter::pad(const onnx::NodeProto& n) {
     value = v.f[0];
   }
   const size_t rank = d.size();
-  if (pads.i.size() != 2 * rank || (rank != 3 && rank != 4)) unsupported(n, "pads for every axis of [N, C, L] or [N, C, H, W]");
+  if (pads.i.size() != 2 * rank || (rank != 3 && rank != 4))
+    unsupported(n, "pads for every axis of [N, C, L] or [N, C, H, W]");
   for (size_t k = 0; k < 2; ++k) {
-    if (pads.i[k] != 0 || pads.i[k + rank] != 0) unsupported(n, "padding of the batch or channel axis");
+    if (pads.i[k] != 0 || pads.i[k + rank] != 0)
+      unsupported(n, "padding of the batch or channel axis");
   }
   const int64_t top = rank == 4 ? pads.i[2] : 0, bottom = rank == 4 ? pads.i[2 + rank] : 0;
   for (int64_t p : pads.i) {
     if (p < 0) unsupported(n, "negative pads (cropping)");
   }
-  define(n, 0, b_.pad(tensor(n, 0), top, bottom, pads.i[rank - 1], pads.i[2 * rank - 1], value,
-                      out_.graph.unique_name(n.output(0))));
+  define(n, 0,
+         b_.pad(tensor(n, 0), top, bottom, pads.i[rank - 1], pads.i[2 * rank - 1], value,
+                out_.graph.unique_name(n.output(0))));
 }
 
 void OnnxImporter::transpose(const onnx::NodeProto& n) {
@@ -295,7 +329,8 @@ void OnnxImporter::transpose(const onnx::NodeProto& n) {
   if (perm.size() != d.size()) unsupported(n, "perm does not match the input's rank");
   Dims out;
   for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(d.size())) unsupported(n, "perm entry " + std::to_string(p));
+    if (p < 0 || p >= static_cast<int64_t>(d.size()))
+      unsupported(n, "perm entry " + std::to_string(p));
     out.push_back(d[static_cast<size_t>(p)]);
   }
   const int x = tensor(n, 0);
@@ -308,7 +343,8 @@ void OnnxImporter::gather(const onnx::NodeProto& n) {
   if (axis < 0) axis += static_cast<int64_t>(d.size());
   if (is_constant(n.input(0))) {
     // An embedding: rows of a parameter table picked by ids.
-    if (axis != 0 || d.size() != 2) unsupported(n, "Gather from a parameter takes rows of a 2-D table (axis 0)");
+    if (axis != 0 || d.size() != 2)
+      unsupported(n, "Gather from a parameter takes rows of a 2-D table (axis 0)");
     const int table = adopt(n, 0, Role::kParam);
     int ids;
     if (is_constant(n.input(1))) {
@@ -316,20 +352,24 @@ void OnnxImporter::gather(const onnx::NodeProto& n) {
       const Constant& c = int_constant(n, 1);
       if (c.dims.empty()) unsupported(n, "constant ids must have at least one dim");
       for (int64_t v : c.i) {
-        if (v < 0 || v >= d[0]) unsupported(n, "constant id " + std::to_string(v) + " outside the table's rows");
+        if (v < 0 || v >= d[0])
+          unsupported(n, "constant id " + std::to_string(v) + " outside the table's rows");
       }
       const std::vector<int32_t> narrow(c.i.begin(), c.i.end());
-      ids = carried(out_.graph.unique_name(n.input(1)), REMAT_DTYPE_I32, c.dims, Role::kState, narrow.data(),
-                    narrow.size() * sizeof(int32_t));
+      ids = carried(out_.graph.unique_name(n.input(1)), REMAT_DTYPE_I32, c.dims, Role::kState,
+                    narrow.data(), narrow.size() * sizeof(int32_t));
     } else {
       ids = tensor(n, 1);
-      if (out_.graph.tensors[ids].dtype != REMAT_DTYPE_I32) unsupported(n, "ids must be an integer input");
+      if (out_.graph.tensors[ids].dtype != REMAT_DTYPE_I32)
+        unsupported(n, "ids must be an integer input");
     }
     return define(n, 0, b_.embedding(ids, table, out_.graph.unique_name(n.output(0))));
   }
   // One index of an axis of a computed tensor ([:, 0] of a sequence).
-  if (axis < 0 || axis >= static_cast<int64_t>(d.size())) unsupported(n, "axis outside the input's rank");
-  if (!is_constant(n.input(1)) || int_constant(n, 1).numel() != 1 || !int_constant(n, 1).dims.empty()) {
+  if (axis < 0 || axis >= static_cast<int64_t>(d.size()))
+    unsupported(n, "axis outside the input's rank");
+  if (!is_constant(n.input(1)) || int_constant(n, 1).numel() != 1 ||
+      !int_constant(n, 1).dims.empty()) {
     unsupported(n, "Gather from a computed tensor takes one constant index (a scalar)");
   }
   int64_t at = int_constant(n, 1).i[0];
@@ -342,43 +382,52 @@ void OnnxImporter::gather(const onnx::NodeProto& n) {
 void OnnxImporter::layer_norm(const onnx::NodeProto& n) {
   const Dims d = shape_of(n.input(0));
   const int64_t axis = int_attr(n, "axis", -1);
-  if (axis != -1 && axis != static_cast<int64_t>(d.size()) - 1) unsupported(n, "LayerNormalization over the last axis only");
+  if (axis != -1 && axis != static_cast<int64_t>(d.size()) - 1)
+    unsupported(n, "LayerNormalization over the last axis only");
   for (int k = 1; k < n.output_size(); ++k) {
-    if (!n.output(k).empty() && readers_.count(n.output(k))) unsupported(n, "its mean or inverse deviation output is read");
+    if (!n.output(k).empty() && readers_.count(n.output(k)))
+      unsupported(n, "its mean or inverse deviation output is read");
   }
   const int x = tensor(n, 0);
   const int gamma = adopt(n, 1, Role::kParam);
   if (n.input_size() < 3 || n.input(2).empty()) unsupported(n, "LayerNormalization without a bias");
   const int beta = adopt(n, 2, Role::kParam);
-  define(n, 0, b_.layer_norm_with(x, gamma, beta, out_.graph.unique_name(n.output(0)), float_attr(n, "epsilon", 1e-5f)));
+  define(n, 0,
+         b_.layer_norm_with(x, gamma, beta, out_.graph.unique_name(n.output(0)),
+                            float_attr(n, "epsilon", 1e-5f)));
 }
 
 void OnnxImporter::split(const onnx::NodeProto& n) {
   const Dims d = shape_of(n.input(0));
   int64_t axis = int_attr(n, "axis", 0);
   if (axis < 0) axis += static_cast<int64_t>(d.size());
-  if (axis < 0 || axis >= static_cast<int64_t>(d.size())) unsupported(n, "axis outside the input's rank");
+  if (axis < 0 || axis >= static_cast<int64_t>(d.size()))
+    unsupported(n, "axis outside the input's rank");
   Dims sizes;
   if (n.input_size() > 1 && !n.input(1).empty()) {
     sizes.assign(int_constant(n, 1).i.begin(), int_constant(n, 1).i.end());
     bounded(n, sizes, 1, "split size");
   } else {
     const int64_t parts = n.output_size();
-    if (d[static_cast<size_t>(axis)] % parts != 0) unsupported(n, "an axis that does not split evenly");
+    if (d[static_cast<size_t>(axis)] % parts != 0)
+      unsupported(n, "an axis that does not split evenly");
     sizes.assign(static_cast<size_t>(parts), d[static_cast<size_t>(axis)] / parts);
   }
-  if (static_cast<int>(sizes.size()) != n.output_size()) unsupported(n, "split sizes do not match the outputs");
+  if (static_cast<int>(sizes.size()) != n.output_size())
+    unsupported(n, "split sizes do not match the outputs");
   const int x = tensor(n, 0);
   int64_t offset = 0;
   for (int k = 0; k < n.output_size(); ++k) {
     Dims out = d;
     out[static_cast<size_t>(axis)] = sizes[static_cast<size_t>(k)];
     const int y = fresh(n.output(k), out);
-    out_.graph.add_op(OpCode::kSlice, {x}, {y}, named({{attr::slice::axis, axis}, {attr::slice::offset, offset}}));
+    out_.graph.add_op(OpCode::kSlice, {x}, {y},
+                      named({{attr::slice::axis, axis}, {attr::slice::offset, offset}}));
     define(n, k, y);
     offset += sizes[static_cast<size_t>(k)];
   }
-  if (offset != d[static_cast<size_t>(axis)]) unsupported(n, "split sizes do not add up to the axis");
+  if (offset != d[static_cast<size_t>(axis)])
+    unsupported(n, "split sizes do not add up to the axis");
 }
 
 void OnnxImporter::slice(const onnx::NodeProto& n) {
@@ -402,14 +451,16 @@ void OnnxImporter::slice(const onnx::NodeProto& n) {
   int x = tensor(n, 0);
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t axis = axes[k] < 0 ? axes[k] + static_cast<int64_t>(d.size()) : axes[k];
-    if (axis < 0 || axis >= static_cast<int64_t>(d.size())) unsupported(n, "an axis outside the input's rank");
+    if (axis < 0 || axis >= static_cast<int64_t>(d.size()))
+      unsupported(n, "an axis outside the input's rank");
     const int64_t dim = d[static_cast<size_t>(axis)];
     const int64_t begin = clamp_index(starts.i[k], dim), end = clamp_index(ends.i[k], dim);
     if (end <= begin) unsupported(n, "an empty slice");
     if (begin == 0 && end == dim) continue;
     d[static_cast<size_t>(axis)] = end - begin;
     const int y = fresh(n.output(0), d);
-    out_.graph.add_op(OpCode::kSlice, {x}, {y}, named({{attr::slice::axis, axis}, {attr::slice::offset, begin}}));
+    out_.graph.add_op(OpCode::kSlice, {x}, {y},
+                      named({{attr::slice::axis, axis}, {attr::slice::offset, begin}}));
     x = y;
   }
   define(n, 0, x);
@@ -420,7 +471,8 @@ void OnnxImporter::slice(const onnx::NodeProto& n) {
 void OnnxImporter::cross_entropy_loss(const onnx::NodeProto& n) {
   const Dims scores = shape_of(n.input(0));
   const std::string reduction = attribute(n, "reduction") ? attribute(n, "reduction")->s() : "mean";
-  if (reduction != "mean") unsupported(n, "reduction '" + reduction + "' (remat's loss is the mean)");
+  if (reduction != "mean")
+    unsupported(n, "reduction '" + reduction + "' (remat's loss is the mean)");
   if (n.input_size() > 2 && !n.input(2).empty()) unsupported(n, "class weights");
   if (scores.size() != 2) unsupported(n, "scores must be [batch, classes]");
   if (n.output_size() > 1 && !n.output(1).empty() && readers_.count(n.output(1)) != 0) {

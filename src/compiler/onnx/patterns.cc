@@ -11,7 +11,8 @@ namespace compiler {
 // only reader of the one before. Imported as one gelu op.
 bool OnnxImporter::gelu(const onnx::NodeProto& n) {
   float c = 0.0f;
-  if (!scalar(n, 1, &c) || std::fabs(c - 1.41421356f) > 1e-5f || is_constant(n.input(0))) return false;
+  if (!scalar(n, 1, &c) || std::fabs(c - 1.41421356f) > 1e-5f || is_constant(n.input(0)))
+    return false;
   const onnx::NodeProto* erf = sole_reader(n.output(0));
   if (erf == nullptr || erf->op_type() != "Erf") return false;
   const onnx::NodeProto* plus = sole_reader(erf->output(0));
@@ -46,7 +47,8 @@ bool OnnxImporter::decomposed_layer_norm(const onnx::NodeProto& n) {
   };
   if (d.empty() || is_constant(n.input(0)) || !last_axis(n)) return false;
   const onnx::NodeProto* centre = sole_reader(n.output(0));
-  if (centre == nullptr || centre->op_type() != "Sub" || centre->input(0) != n.input(0)) return false;
+  if (centre == nullptr || centre->op_type() != "Sub" || centre->input(0) != n.input(0))
+    return false;
   const auto readers = readers_.find(centre->output(0));
   if (readers == readers_.end() || readers->second.size() != 2) return false;
   const onnx::NodeProto* pow = nullptr;
@@ -57,29 +59,36 @@ bool OnnxImporter::decomposed_layer_norm(const onnx::NodeProto& n) {
     if (r.op_type() == "Div" && r.input(0) == centre->output(0)) divide = &r;
   }
   float two = 0.0f, eps = 0.0f;
-  if (pow == nullptr || divide == nullptr || pow->input(0) != centre->output(0) || !scalar(*pow, 1, &two) || two != 2.0f) {
+  if (pow == nullptr || divide == nullptr || pow->input(0) != centre->output(0) ||
+      !scalar(*pow, 1, &two) || two != 2.0f) {
     return false;
   }
   const onnx::NodeProto* variance = sole_reader(pow->output(0));
-  if (variance == nullptr || variance->op_type() != "ReduceMean" || !last_axis(*variance)) return false;
+  if (variance == nullptr || variance->op_type() != "ReduceMean" || !last_axis(*variance))
+    return false;
   const onnx::NodeProto* plus = sole_reader(variance->output(0));
-  if (plus == nullptr || plus->op_type() != "Add" || plus->input(0) != variance->output(0) || !scalar(*plus, 1, &eps)) {
+  if (plus == nullptr || plus->op_type() != "Add" || plus->input(0) != variance->output(0) ||
+      !scalar(*plus, 1, &eps)) {
     return false;
   }
   const onnx::NodeProto* root = sole_reader(plus->output(0));
-  if (root == nullptr || root->op_type() != "Sqrt" || divide->input(1) != root->output(0)) return false;
+  if (root == nullptr || root->op_type() != "Sqrt" || divide->input(1) != root->output(0))
+    return false;
   const onnx::NodeProto* times = sole_reader(divide->output(0));
-  if (times == nullptr || times->op_type() != "Mul" || times->input(0) != divide->output(0)) return false;
+  if (times == nullptr || times->op_type() != "Mul" || times->input(0) != divide->output(0))
+    return false;
   const onnx::NodeProto* shift = sole_reader(times->output(0));
-  if (shift == nullptr || shift->op_type() != "Add" || shift->input(0) != times->output(0)) return false;
+  if (shift == nullptr || shift->op_type() != "Add" || shift->input(0) != times->output(0))
+    return false;
   const Dims h{d.back()};
-  if (!is_constant(times->input(1)) || constants_.at(times->input(1)).dims != h || !is_constant(shift->input(1)) ||
-      constants_.at(shift->input(1)).dims != h) {
+  if (!is_constant(times->input(1)) || constants_.at(times->input(1)).dims != h ||
+      !is_constant(shift->input(1)) || constants_.at(shift->input(1)).dims != h) {
     return false;
   }
   const int x = tensor(n, 0);
   const int gamma = adopt(*times, 1, Role::kParam), beta = adopt(*shift, 1, Role::kParam);
-  tensors_[shift->output(0)] = b_.layer_norm_with(x, gamma, beta, out_.graph.unique_name(shift->output(0)), eps);
+  tensors_[shift->output(0)] =
+      b_.layer_norm_with(x, gamma, beta, out_.graph.unique_name(shift->output(0)), eps);
   done_.insert({centre, pow, variance, plus, root, divide, times, shift});
   return true;
 }

@@ -41,7 +41,8 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
 // The split points' schedules (strategies/split_point_schedules.h) and their nested variants.
 std::vector<Member> split_point_family(const Graph& g, size_t forward_ops) {
   std::vector<Member> out;
-  for (std::vector<int>& list : split_point_schedules(g, forward_ops)) out.push_back({std::move(list), {}});
+  for (std::vector<int>& list : split_point_schedules(g, forward_ops))
+    out.push_back({std::move(list), {}});
   std::vector<int> splits = split_points(g, forward_ops);
   std::vector<int> sqrt = sqrt_schedules(g, forward_ops).front();  // the best modelled
   std::sort(splits.begin(), splits.end());
@@ -76,7 +77,9 @@ std::vector<Member> every_subset(const std::vector<int>& candidates) {
 class Search {
  public:
   Search(const Graph& graph, size_t forward_ops, const AutoOptions& options)
-      : graph_(graph), forward_ops_(forward_ops), options_(options),
+      : graph_(graph),
+        forward_ops_(forward_ops),
+        options_(options),
         candidates_(checkpoint_candidates(graph, forward_ops)) {
     std::sort(candidates_.begin(), candidates_.end());
   }
@@ -87,7 +90,8 @@ class Search {
     // The chain DP's schedules between `none` and `sqrt` (the fewest recomputed FLOPs for their
     // modelled memory). Never the smallest schedules, so a max-batch probe skips them.
     if (!options_.smallest) {
-      for (std::vector<int>& c : chain_schedules(graph_, forward_ops_, kChainSchedules)) members.push_back({std::move(c), {}});
+      for (std::vector<int>& c : chain_schedules(graph_, forward_ops_, kChainSchedules))
+        members.push_back({std::move(c), {}});
     }
     if (exhaustive) {
       for (Member& m : every_subset(candidates_)) members.push_back(std::move(m));
@@ -96,7 +100,7 @@ class Search {
     struct Ranked {
       double seconds;  // compute alone
       Member member;
-      Graph graph;     // rewritten
+      Graph graph;  // rewritten
     };
     std::vector<Ranked> ranked;
     for (Member& m : members) {
@@ -107,7 +111,8 @@ class Search {
       const double seconds = predicted_step_seconds(g, options_.cost);
       ranked.push_back(Ranked{seconds, std::move(m), std::move(g)});
     }
-    std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) { return a.seconds < b.seconds; });
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const Ranked& a, const Ranked& b) { return a.seconds < b.seconds; });
     // Spills only add time, so once a schedule's compute alone is slower than the best found,
     // nothing after it in this order can win.
     for (Ranked& r : ranked) {
@@ -152,12 +157,13 @@ class Search {
         for (size_t i = 0; i < n; ++i) {
           if (mask & (1u << i)) spilled.push_back(spillable[i]);
         }
-        for (SpillPlacement p : placements()) offer(with_spilled(base, forward_ops_, spilled, p, options_.cost), m, spilled);
+        for (SpillPlacement p : placements())
+          offer(with_spilled(base, forward_ops_, spilled, p, options_.cost), m, spilled);
       }
       return;
     }
-    // Prefixes of strategies/spill.h's order (cheapest to hide per byte first), one placement for all:
-    // everything spilled first (the least device memory this way; if that does not fit, no
+    // Prefixes of strategies/spill.h's order (cheapest to hide per byte first), one placement for
+    // all: everything spilled first (the least device memory this way; if that does not fit, no
     // prefix does), then bisection for the shortest prefix that fits, which is the fastest.
     if (fits_device(unspilled)) return;  // nothing to spill for
     const std::vector<int> order = spill_order(base, forward_ops_, m.checkpoints, options_.cost);
@@ -165,7 +171,8 @@ class Search {
     for (SpillPlacement p : placements()) {
       auto prefix_fits = [&](size_t k) {
         const std::vector<int> spilled(order.begin(), order.begin() + static_cast<long>(k));
-        return fits_device(offer(with_spilled(base, forward_ops_, spilled, p, options_.cost), m, spilled));
+        return fits_device(
+            offer(with_spilled(base, forward_ops_, spilled, p, options_.cost), m, spilled));
       };
       if (!prefix_fits(order.size()) || options_.smallest) continue;
       size_t low = 0, high = order.size();  // prefix |low| does not fit, |high| does
@@ -176,7 +183,9 @@ class Search {
     }
   }
 
-  bool fits_device(uint64_t device) const { return options_.device_budget == 0 || device <= options_.device_budget; }
+  bool fits_device(uint64_t device) const {
+    return options_.device_budget == 0 || device <= options_.device_budget;
+  }
 
   // Plans |g| and keeps it if it fits and beats the best so far; returns its device bytes.
   uint64_t offer(const Graph& g, const Member& m, const std::vector<int>& spilled) {
@@ -188,23 +197,26 @@ class Search {
       smallest_device_ = device;
       smallest_arena_ = plan.arena_size;
     }
-    const bool fits = (options_.arena_budget == 0 || plan.arena_size <= options_.arena_budget) && fits_device(device) &&
-                      plan.host_size <= options_.host_budget;
+    const bool fits = (options_.arena_budget == 0 || plan.arena_size <= options_.arena_budget) &&
+                      fits_device(device) && plan.host_size <= options_.host_budget;
     if (!fits) return device;
-    const CopyTimeline timeline = simulate_copies(g, options_.cost.copy_bandwidth, options_.cost.compute_rate,
-                                                  options_.cost.asynchronous_copies);
+    const CopyTimeline timeline =
+        simulate_copies(g, options_.cost.copy_bandwidth, options_.cost.compute_rate,
+                        options_.cost.asynchronous_copies);
     const double seconds = timeline.compute_seconds + timeline.stall_seconds;
     const uint64_t best_device = best_.arena + best_.persistent;
-    const bool worse = options_.smallest
-                           ? device > best_device || (device == best_device && seconds >= best_.predicted_seconds)
-                           : seconds > best_.predicted_seconds ||
-                                 (seconds == best_.predicted_seconds && device >= best_device);
+    const bool worse =
+        options_.smallest
+            ? device > best_device || (device == best_device && seconds >= best_.predicted_seconds)
+            : seconds > best_.predicted_seconds ||
+                  (seconds == best_.predicted_seconds && device >= best_device);
     if (found_ && worse) return device;
     found_ = true;
     best_.graph = g;
     best_.checkpoints = m.checkpoints;
     best_.nested.clear();
-    for (const std::vector<int>& level : m.nested) best_.nested.insert(best_.nested.end(), level.begin(), level.end());
+    for (const std::vector<int>& level : m.nested)
+      best_.nested.insert(best_.nested.end(), level.begin(), level.end());
     best_.spilled = spilled;
     best_.arena = plan.arena_size;
     best_.persistent = plan.persistent_size;
@@ -217,7 +229,8 @@ class Search {
 
   std::string nothing_fits() const {
     std::string budgets;
-    if (options_.arena_budget > 0) budgets += "an arena of " + std::to_string(options_.arena_budget) + " bytes";
+    if (options_.arena_budget > 0)
+      budgets += "an arena of " + std::to_string(options_.arena_budget) + " bytes";
     if (options_.device_budget > 0) {
       budgets += (budgets.empty() ? "" : " and ") + std::string("a device budget of ") +
                  std::to_string(options_.device_budget) + " bytes (arena + persistent)";
@@ -227,9 +240,10 @@ class Search {
     } else if (spills_allowed() && options_.host_budget != UINT64_MAX) {
       budgets += " with at most " + std::to_string(options_.host_budget) + " bytes of host spill";
     }
-    return "strategy 'auto': no schedule fits " + budgets + "; the smallest of the " + std::to_string(planned_) +
-           " planned needs an arena of " + std::to_string(smallest_arena_) + " bytes (" +
-           std::to_string(smallest_device_) + " with the persistent region)" +
+    return "strategy 'auto': no schedule fits " + budgets + "; the smallest of the " +
+           std::to_string(planned_) + " planned needs an arena of " +
+           std::to_string(smallest_arena_) + " bytes (" + std::to_string(smallest_device_) +
+           " with the persistent region)" +
            (options_.device_budget > 0 ? "" : "; --device-budget allows spilling to host memory");
   }
 
@@ -246,7 +260,8 @@ class Search {
 }  // namespace
 
 double predicted_step_seconds(const Graph& graph, const SpillOptions& cost) {
-  const CopyTimeline t = simulate_copies(graph, cost.copy_bandwidth, cost.compute_rate, cost.asynchronous_copies);
+  const CopyTimeline t =
+      simulate_copies(graph, cost.copy_bandwidth, cost.compute_rate, cost.asynchronous_copies);
   return t.compute_seconds + t.stall_seconds;
 }
 
@@ -258,8 +273,9 @@ void mark_checkpoints(Graph& graph, const std::vector<int>& checkpoints) {
 
 AutoSchedule auto_schedule(const Graph& graph, size_t forward_ops, const AutoOptions& options) {
   if (options.arena_budget == 0 && options.device_budget == 0) {
-    throw CompileError("strategy 'auto' needs a budget: --arena-budget BYTES (arena) or --device-budget BYTES "
-                       "(arena + persistent, spilling to host allowed)");
+    throw CompileError(
+        "strategy 'auto' needs a budget: --arena-budget BYTES (arena) or --device-budget BYTES "
+        "(arena + persistent, spilling to host allowed)");
   }
   if (!(options.cost.copy_bandwidth > 0) || !(options.cost.compute_rate > 0)) {
     throw CompileError("copy bandwidth and compute rate must be positive");

@@ -2,9 +2,9 @@
 // for the fastest predicted step that fits the budgets, every schedule planned for real.
 //
 // Predicted step time (the cost model): every op's FLOPs over the compute rate, recomputed
-// ones included, plus the copy time compute cannot hide (strategies/copy_timeline.h). A schedule fits when
-// its planned arena is within the arena budget, its arena + persistent bytes within the device
-// budget, and its host spill region within the host budget.
+// ones included, plus the copy time compute cannot hide (strategies/copy_timeline.h). A schedule
+// fits when its planned arena is within the arena budget, its arena + persistent bytes within the
+// device budget, and its host spill region within the host budget.
 //
 // Search. The schedules considered do not depend on the budgets: on graphs of at most
 // kExhaustiveCandidates candidates, every keep/recompute/spill assignment (spills placed all
@@ -38,9 +38,10 @@ constexpr size_t kExhaustiveCandidates = 7;
 
 /// The budgets and the cost model of an auto search.
 struct AutoOptions {
-  uint64_t arena_budget = 0;           ///< Planned arena bytes at most this (0: no such limit).
-  uint64_t device_budget = 0;          ///< Arena + persistent bytes at most this; spilling allowed (0: none).
-  uint64_t host_budget = UINT64_MAX;   ///< Host spill bytes at most this (0: no spilling).
+  uint64_t arena_budget = 0;  ///< Planned arena bytes at most this (0: no such limit).
+  uint64_t device_budget =
+      0;  ///< Arena + persistent bytes at most this; spilling allowed (0: none).
+  uint64_t host_budget = UINT64_MAX;  ///< Host spill bytes at most this (0: no spilling).
   /// Cost model and alignment (its device_budget is the search's own).
   SpillOptions cost;
   /// Return the fitting schedule with the fewest device bytes instead of the fastest (every
@@ -51,15 +52,15 @@ struct AutoOptions {
 
 /// The schedule chosen, applied.
 struct AutoSchedule {
-  Graph graph;                         ///< The input graph rewritten: recompute, nested sweeps and spills.
-  std::vector<int> checkpoints;        ///< Kept from forward to backward (spilled ones included).
-  std::vector<int> nested;             ///< Nested checkpoints, every level: recomputed per segment, then held.
-  std::vector<int> spilled;            ///< Checkpoints copied to host and back.
+  Graph graph;  ///< The input graph rewritten: recompute, nested sweeps and spills.
+  std::vector<int> checkpoints;  ///< Kept from forward to backward (spilled ones included).
+  std::vector<int> nested;  ///< Nested checkpoints, every level: recomputed per segment, then held.
+  std::vector<int> spilled;                      ///< Checkpoints copied to host and back.
   uint64_t arena = 0, persistent = 0, host = 0;  ///< Planned bytes of the step.
-  double predicted_seconds = 0;        ///< Modelled step: compute plus copy stalls.
-  double copy_seconds = 0, hidden_seconds = 0;  ///< Modelled copy time, and what compute hides.
-  size_t planned = 0;                  ///< Schedules planned for real by the search.
-  bool exhaustive = false;             ///< Every assignment was tried.
+  double predicted_seconds = 0;                  ///< Modelled step: compute plus copy stalls.
+  double copy_seconds = 0, hidden_seconds = 0;   ///< Modelled copy time, and what compute hides.
+  size_t planned = 0;                            ///< Schedules planned for real by the search.
+  bool exhaustive = false;                       ///< Every assignment was tried.
 };
 
 /// Thrown by auto_schedule() when no schedule fits: the message says why, and the smallest
@@ -71,7 +72,8 @@ class NoScheduleFits : public CompileError {
   uint64_t smallest_device;  ///< Arena + persistent bytes of the smallest schedule planned.
 };
 
-/// Modelled seconds of one step of |graph| (compute + stalls; strategies/copy_timeline.h) under |cost|.
+/// Modelled seconds of one step of |graph| (compute + stalls; strategies/copy_timeline.h) under
+/// |cost|.
 double predicted_step_seconds(const Graph& graph, const SpillOptions& cost);
 
 /// Searches schedules of |graph| (forward ops first, |forward_ops| of them, then backward and

@@ -45,8 +45,9 @@ bool smaller_arena(const ScheduleCandidate& a, const ScheduleCandidate& b) {
 // |budget| and |better| prefers the result; until no move improves. The chain model leaves out
 // what the planner sees (gradients, temporaries, fragmentation), so its pick is a start.
 template <typename Better>
-ScheduleCandidate improve_locally(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates,
-                                  ScheduleCandidate start, uint64_t budget, uint32_t alignment, Better better) {
+ScheduleCandidate improve_locally(const Graph& graph, size_t forward_ops,
+                                  const std::vector<int>& candidates, ScheduleCandidate start,
+                                  uint64_t budget, uint32_t alignment, Better better) {
   ScheduleCandidate current = std::move(start);
   const bool swaps = candidates.size() <= kMaxSwapCandidates;
   for (bool improved = true; improved;) {
@@ -62,7 +63,10 @@ ScheduleCandidate improve_locally(const Graph& graph, size_t forward_ops, const 
     for (int t : candidates) {
       std::vector<int> next = current.checkpoints;
       const auto at = std::find(next.begin(), next.end(), t);
-      if (at == next.end()) next.push_back(t); else next.erase(at);
+      if (at == next.end())
+        next.push_back(t);
+      else
+        next.erase(at);
       consider(std::move(next));
       if (improved) break;
     }
@@ -83,13 +87,17 @@ ScheduleCandidate improve_locally(const Graph& graph, size_t forward_ops, const 
 
 }  // namespace
 
-std::vector<std::vector<int>> chain_schedules(const Graph& graph, size_t forward_ops, size_t count) {
-  const Chain chain = split_point_chain(graph, forward_ops, checkpoint_candidates(graph, forward_ops), kMaxStages);
+std::vector<std::vector<int>> chain_schedules(const Graph& graph, size_t forward_ops,
+                                              size_t count) {
+  const Chain chain =
+      split_point_chain(graph, forward_ops, checkpoint_candidates(graph, forward_ops), kMaxStages);
   uint64_t total = 0;
   for (const ChainStage& s : chain.stages) total += s.act;
   std::vector<std::vector<int>> out;
   for (size_t j = 1; j <= count; ++j) {
-    const ChainSchedule s = solve_chain(chain.stages, static_cast<uint64_t>(static_cast<double>(total) * std::exp2(-0.5 * static_cast<double>(j))));
+    const ChainSchedule s =
+        solve_chain(chain.stages, static_cast<uint64_t>(static_cast<double>(total) *
+                                                        std::exp2(-0.5 * static_cast<double>(j))));
     if (!s.feasible) break;
     std::vector<int> chosen = chain.checkpoints(s);
     if (std::find(out.begin(), out.end(), chosen) == out.end()) out.push_back(std::move(chosen));
@@ -97,13 +105,15 @@ std::vector<std::vector<int>> chain_schedules(const Graph& graph, size_t forward
   return out;
 }
 
-std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint64_t budget, uint32_t alignment) {
+std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint64_t budget,
+                                    uint32_t alignment) {
   const std::vector<int> candidates = checkpoint_candidates(graph, forward_ops);
   const Chain chain = split_point_chain(graph, forward_ops, candidates, kMaxStages);
   std::vector<ScheduleCandidate> pool;
   pool.push_back(plan_candidate(graph, forward_ops, candidates, alignment));
   if (pool[0].arena <= budget) return candidates;  // everything fits: nothing to recompute
-  pool.push_back(plan_candidate(graph, forward_ops, sqrt_checkpoints(graph, forward_ops, alignment), alignment));
+  pool.push_back(plan_candidate(graph, forward_ops, sqrt_checkpoints(graph, forward_ops, alignment),
+                                alignment));
   // The chain model leaves out gradients, inputs and backward temporaries, so the real arena
   // differs from the modelled memory: bisect on the model's budget for the largest one whose
   // schedule, planned for real, fits.
@@ -163,8 +173,8 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
   for (const ScheduleCandidate& c : pool) {
     if (c.arena <= budget) starts.push_back(c);
   }
-  ScheduleCandidate shrunk =
-      improve_locally(graph, forward_ops, candidates, *smallest, UINT64_MAX, alignment, smaller_arena);
+  ScheduleCandidate shrunk = improve_locally(graph, forward_ops, candidates, *smallest, UINT64_MAX,
+                                             alignment, smaller_arena);
   if (shrunk.arena <= budget) {
     starts.push_back(std::move(shrunk));
   } else if (starts.empty()) {
@@ -178,7 +188,8 @@ std::vector<int> budget_checkpoints(const Graph& graph, size_t forward_ops, uint
     std::sort(start.checkpoints.begin(), start.checkpoints.end());
     if (std::find(tried.begin(), tried.end(), start.checkpoints) != tried.end()) continue;
     tried.push_back(start.checkpoints);
-    ScheduleCandidate c = improve_locally(graph, forward_ops, candidates, std::move(start), budget, alignment, fewer_flops);
+    ScheduleCandidate c = improve_locally(graph, forward_ops, candidates, std::move(start), budget,
+                                          alignment, fewer_flops);
     if (tried.size() == 1 || fewer_flops(c, result)) result = std::move(c);
   }
   return result.checkpoints;

@@ -40,10 +40,10 @@ bool better(double cost, uint64_t memory, const ChainSchedule& than) {
 struct Entry {
   uint64_t memory;  // kept + checkpointed bytes so far
   double cost;
-  int from_cut;     // previous cut, or -1 at the start
-  int from_entry;   // index in the previous cut's front
-  int8_t move;      // 0: keep stage; 1: segment then checkpoint; 2: segment then keep next
-  int seg_end;      // last stage of the segment (moves 1 and 2)
+  int from_cut;    // previous cut, or -1 at the start
+  int from_entry;  // index in the previous cut's front
+  int8_t move;     // 0: keep stage; 1: segment then checkpoint; 2: segment then keep next
+  int seg_end;     // last stage of the segment (moves 1 and 2)
 };
 
 // Most entries a front keeps. Fronts of chains up to a few dozen stages stay far below it;
@@ -56,14 +56,16 @@ void insert(std::vector<Entry>& front, const Entry& e) {
     if (f.memory <= e.memory && f.cost <= e.cost) return;
   }
   if (front.size() >= kMaxFront) {
-    auto worst = std::max_element(front.begin(), front.end(),
-                                  [](const Entry& a, const Entry& b) { return a.memory < b.memory; });
+    auto worst = std::max_element(front.begin(), front.end(), [](const Entry& a, const Entry& b) {
+      return a.memory < b.memory;
+    });
     if (worst->memory <= e.memory) return;
     front.erase(worst);
   }
-  front.erase(std::remove_if(front.begin(), front.end(),
-                             [&](const Entry& f) { return e.memory <= f.memory && e.cost <= f.cost; }),
-              front.end());
+  front.erase(
+      std::remove_if(front.begin(), front.end(),
+                     [&](const Entry& f) { return e.memory <= f.memory && e.cost <= f.cost; }),
+      front.end());
   front.push_back(e);
 }
 
@@ -99,7 +101,8 @@ ChainSchedule solve_chain(const std::vector<ChainStage>& stages, uint64_t budget
         for (int end = cut; end + 1 < n && prefix[end + 1] - prefix[cut] <= limit; ++end) {
           const double cost = base.cost + cost_prefix[end + 1] - cost_prefix[cut];
           const uint64_t checkpoint = base.memory + stages[end].out;
-          if (end + 1 < n - 1 && checkpoint <= room) insert(fronts[end + 1], Entry{checkpoint, cost, cut, e, 1, end});
+          if (end + 1 < n - 1 && checkpoint <= room)
+            insert(fronts[end + 1], Entry{checkpoint, cost, cut, e, 1, end});
           const uint64_t keep_next = base.memory + stages[end + 1].act;
           if (keep_next <= room) insert(fronts[end + 2], Entry{keep_next, cost, cut, e, 2, end});
         }

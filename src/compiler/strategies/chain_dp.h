@@ -21,18 +21,18 @@ namespace compiler {
 
 /// One stage of a chain.
 struct ChainStage {
-  uint64_t act;   ///< Bytes of every activation the stage produces that backward reads.
-  uint64_t out;   ///< Bytes of the stage's output (the split tensor to the next stage).
-  double cost;    ///< FLOPs to recompute the stage.
+  uint64_t act;  ///< Bytes of every activation the stage produces that backward reads.
+  uint64_t out;  ///< Bytes of the stage's output (the split tensor to the next stage).
+  double cost;   ///< FLOPs to recompute the stage.
 };
 
 /// A schedule for a chain and its modelled figures.
 struct ChainSchedule {
   bool feasible = false;
-  std::vector<uint8_t> kept;          ///< Per stage: 1 = kept.
-  std::vector<uint8_t> checkpoint;    ///< Per stage: 1 = its output is a checkpoint.
-  uint64_t memory = 0;                ///< Modelled bytes.
-  double cost = 0;                    ///< Modelled recomputed FLOPs.
+  std::vector<uint8_t> kept;        ///< Per stage: 1 = kept.
+  std::vector<uint8_t> checkpoint;  ///< Per stage: 1 = its output is a checkpoint.
+  uint64_t memory = 0;              ///< Modelled bytes.
+  double cost = 0;                  ///< Modelled recomputed FLOPs.
 };
 
 /// Modelled memory of |s| on |stages|.

@@ -20,7 +20,8 @@ CopyTimeline simulate_copies(const Graph& graph, double copy_bandwidth, double c
       case OpCode::kSpill:
       case OpCode::kPrefetch: {
         const int device_tensor = op.code == OpCode::kSpill ? op.inputs[0] : op.outputs[0];
-        const double seconds = static_cast<double>(graph.tensors[device_tensor].bytes()) / copy_bandwidth;
+        const double seconds =
+            static_cast<double>(graph.tensors[device_tensor].bytes()) / copy_bandwidth;
         timeline.copy_seconds += seconds;
         if (!asynchronous_copies) {
           now += seconds;

@@ -9,8 +9,8 @@
 namespace remat {
 namespace compiler {
 
-ScheduleCandidate plan_candidate(const Graph& graph, size_t forward_ops, std::vector<int> checkpoints,
-                                 uint32_t alignment) {
+ScheduleCandidate plan_candidate(const Graph& graph, size_t forward_ops,
+                                 std::vector<int> checkpoints, uint32_t alignment) {
   Graph copy = graph;
   apply_recompute(copy, forward_ops, checkpoints);
   ScheduleCandidate c;

@@ -21,8 +21,8 @@ struct ScheduleCandidate {
 
 /// Rewrites a copy of |graph| with |checkpoints| (apply_recompute) and plans its memory at
 /// |alignment|; |graph| itself is not changed.
-ScheduleCandidate plan_candidate(const Graph& graph, size_t forward_ops, std::vector<int> checkpoints,
-                                 uint32_t alignment);
+ScheduleCandidate plan_candidate(const Graph& graph, size_t forward_ops,
+                                 std::vector<int> checkpoints, uint32_t alignment);
 
 }  // namespace compiler
 }  // namespace remat

@@ -65,8 +65,10 @@ struct Candidate {
 // Candidates, cheapest first: the modelled copy time that compute cannot hide, per byte the
 // spill frees (a spill can overlap the rest of the forward pass, its prefetch the backward ops
 // before its reader), then the larger first.
-std::vector<Candidate> spill_candidates(const Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
-                                        const std::vector<double>& clock, const SpillOptions& options) {
+std::vector<Candidate> spill_candidates(const Graph& graph, size_t forward_ops,
+                                        const std::vector<int>& checkpoints,
+                                        const std::vector<double>& clock,
+                                        const SpillOptions& options) {
   const double forward_end = forward_ops > 0 ? clock[forward_ops - 1] : 0.0;
   std::vector<Candidate> order;
   const std::vector<Uses> uses = find_uses(graph, forward_ops);
@@ -78,9 +80,9 @@ std::vector<Candidate> spill_candidates(const Graph& graph, size_t forward_ops, 
     const double copy = static_cast<double>(bytes) / options.copy_bandwidth;
     const double forward_cover = forward_end - clock[u.producer];
     const double backward_cover = clock[u.first_reader - 1] - forward_end;
-    const double exposed = options.asynchronous_copies
-                               ? std::max(0.0, copy - forward_cover) + std::max(0.0, copy - backward_cover)
-                               : 2 * copy;
+    const double exposed = options.asynchronous_copies ? std::max(0.0, copy - forward_cover) +
+                                                             std::max(0.0, copy - backward_cover)
+                                                       : 2 * copy;
     order.push_back({c, u, exposed / static_cast<double>(bytes), bytes});
   }
   std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
@@ -91,8 +93,8 @@ std::vector<Candidate> spill_candidates(const Graph& graph, size_t forward_ops, 
 }
 
 // Inserts spill, wait and prefetch ops for |spills| into a copy of |base|; returns it.
-Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill>& spills, const std::vector<double>& clock,
-                  const SpillOptions& options) {
+Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill>& spills,
+                  const std::vector<double>& clock, const SpillOptions& options) {
   Graph g = base;
   const size_t n_ops = g.ops.size();
   const int last_forward_op = static_cast<int>(forward_ops) - 1;
@@ -100,8 +102,9 @@ Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill
   // Spills queue on one copy stream in the order they are issued: place their waits in it.
   std::vector<size_t> by_producer(spills.size());
   for (size_t i = 0; i < spills.size(); ++i) by_producer[i] = i;
-  std::stable_sort(by_producer.begin(), by_producer.end(),
-                   [&](size_t a, size_t b) { return spills[a].uses.producer < spills[b].uses.producer; });
+  std::stable_sort(by_producer.begin(), by_producer.end(), [&](size_t a, size_t b) {
+    return spills[a].uses.producer < spills[b].uses.producer;
+  });
   double copy_free = 0;
   std::vector<int> renamed(g.tensors.size(), -1);  // checkpoint -> its prefetched copy
   for (size_t k : by_producer) {
@@ -119,7 +122,8 @@ Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill
     if (spills[k].placement == SpillPlacement::kHidden) {
       while (wait_at < last_forward_op && clock[wait_at] < copy_free) ++wait_at;
     }
-    after[u.producer].push_back(Op{OpCode::kSpill, {c}, {slot}, {}, {}, Phase::kCopy, u.producer, 0.0});
+    after[u.producer].push_back(
+        Op{OpCode::kSpill, {c}, {slot}, {}, {}, Phase::kCopy, u.producer, 0.0});
     after[wait_at].push_back(Op{OpCode::kWait, {c}, {}, {}, {}, Phase::kCopy, u.producer, 0.0});
     // The prefetch goes back from the first reader until the ops in between take as long as
     // the copy (or the backward pass begins); the reader waits for it.
@@ -131,13 +135,16 @@ Graph with_spills(const Graph& base, size_t forward_ops, const std::vector<Spill
         covered += g.ops[prefetch_at].flops / options.compute_rate;
       }
     }
-    before[prefetch_at].push_back(Op{OpCode::kPrefetch, {slot}, {back}, {}, {}, Phase::kCopy, u.producer, 0.0});
-    before[u.first_reader].push_back(Op{OpCode::kWait, {back}, {}, {}, {}, Phase::kCopy, u.producer, 0.0});
+    before[prefetch_at].push_back(
+        Op{OpCode::kPrefetch, {slot}, {back}, {}, {}, Phase::kCopy, u.producer, 0.0});
+    before[u.first_reader].push_back(
+        Op{OpCode::kWait, {back}, {}, {}, {}, Phase::kCopy, u.producer, 0.0});
     if (renamed[c] < 0) renamed[c] = back;
   }
   // The backward pass reads each spilled checkpoint from its prefetched copy.
   for (size_t i = forward_ops; i < n_ops; ++i) {
-    for (int& t : g.ops[i].inputs) t = t < static_cast<int>(renamed.size()) && renamed[t] >= 0 ? renamed[t] : t;
+    for (int& t : g.ops[i].inputs)
+      t = t < static_cast<int>(renamed.size()) && renamed[t] >= 0 ? renamed[t] : t;
   }
   std::vector<Op> ops;
   ops.reserve(n_ops + 4 * spills.size());
@@ -157,23 +164,24 @@ uint64_t device_bytes(const Graph& g, uint32_t alignment) {
 
 }  // namespace
 
-std::vector<int> spill_order(const Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
-                             const SpillOptions& options) {
+std::vector<int> spill_order(const Graph& graph, size_t forward_ops,
+                             const std::vector<int>& checkpoints, const SpillOptions& options) {
   std::vector<int> out;
-  for (const Candidate& c :
-       spill_candidates(graph, forward_ops, checkpoints, compute_clock(graph, options.compute_rate), options)) {
+  for (const Candidate& c : spill_candidates(graph, forward_ops, checkpoints,
+                                             compute_clock(graph, options.compute_rate), options)) {
     out.push_back(c.tensor);
   }
   return out;
 }
 
-Graph with_spilled(const Graph& base, size_t forward_ops, const std::vector<int>& spilled, SpillPlacement placement,
-                   const SpillOptions& options) {
+Graph with_spilled(const Graph& base, size_t forward_ops, const std::vector<int>& spilled,
+                   SpillPlacement placement, const SpillOptions& options) {
   const std::vector<Uses> uses = find_uses(base, forward_ops);
   std::vector<Spill> spills;
   for (int t : spilled) {
     if (uses[t].producer < 0 || uses[t].first_reader < 0) {
-      throw CompileError("tensor '" + base.tensors[t].name + "' is not a checkpoint the backward pass reads: it cannot spill");
+      throw CompileError("tensor '" + base.tensors[t].name +
+                         "' is not a checkpoint the backward pass reads: it cannot spill");
     }
     spills.push_back({t, uses[t], placement});
   }
@@ -188,7 +196,8 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
   if (unspilled <= options.device_budget) return report;
   const std::vector<double> clock = compute_clock(graph, options.compute_rate);
 
-  const std::vector<Candidate> order = spill_candidates(graph, forward_ops, checkpoints, clock, options);
+  const std::vector<Candidate> order =
+      spill_candidates(graph, forward_ops, checkpoints, clock, options);
   // Greedy: add candidates in order, each with the most hidden placement that lowers the
   // device bytes, until the step fits. |placements| lists what may be tried.
   std::vector<Spill> spills;
@@ -204,11 +213,14 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
       for (SpillPlacement p : placements) {
         planned += graph.tensors.size() + 2 * (spills.size() + 1);
         if (planned > kMaxSpillSearchTensors) {
-          throw CompileError("device budget " + std::to_string(options.device_budget) + " bytes: the spill search gave up after " +
-                             std::to_string(tried) + " of " + std::to_string(order.size()) +
-                             " checkpoints (each try plans the " + std::to_string(graph.tensors.size()) +
-                             "-tensor step again; limit " + std::to_string(kMaxSpillSearchTensors) +
-                             " tensors planned); try a larger budget, a strategy with fewer checkpoints or fewer layers");
+          throw CompileError("device budget " + std::to_string(options.device_budget) +
+                             " bytes: the spill search gave up after " + std::to_string(tried) +
+                             " of " + std::to_string(order.size()) +
+                             " checkpoints (each try plans the " +
+                             std::to_string(graph.tensors.size()) + "-tensor step again; limit " +
+                             std::to_string(kMaxSpillSearchTensors) +
+                             " tensors planned); try a larger budget, a strategy with fewer "
+                             "checkpoints or fewer layers");
         }
         spills.push_back({candidate.tensor, candidate.uses, p});
         Graph spilled = with_spills(graph, forward_ops, spills, clock, options);
@@ -224,19 +236,23 @@ SpillReport apply_spills(Graph& graph, size_t forward_ops, const std::vector<int
     }
   };
   // Synchronous copies hide nothing wherever they are: take the least memory for each.
-  if (options.asynchronous_copies) greedy({SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight});
+  if (options.asynchronous_copies)
+    greedy({SpillPlacement::kHidden, SpillPlacement::kEarlyFree, SpillPlacement::kTight});
   // Hidden placements hold bytes longer; if that made the budget unreachable, take the least
   // memory for every spill.
-  if (!options.asynchronous_copies || needed > options.device_budget) greedy({SpillPlacement::kTight});
+  if (!options.asynchronous_copies || needed > options.device_budget)
+    greedy({SpillPlacement::kTight});
   if (needed > options.device_budget) {
-    throw CompileError("device budget " + std::to_string(options.device_budget) + " bytes is too small: with " +
-                       std::to_string(spills.size()) + " checkpoints spilled the step still needs " +
-                       std::to_string(needed) + " bytes of arena and persistent memory (" +
-                       std::to_string(needed - options.device_budget) + " over); try a strategy with more recomputation");
+    throw CompileError("device budget " + std::to_string(options.device_budget) +
+                       " bytes is too small: with " + std::to_string(spills.size()) +
+                       " checkpoints spilled the step still needs " + std::to_string(needed) +
+                       " bytes of arena and persistent memory (" +
+                       std::to_string(needed - options.device_budget) +
+                       " over); try a strategy with more recomputation");
   }
   for (const Spill& s : spills) report.spilled.push_back(s.tensor);
-  const CopyTimeline timeline =
-      simulate_copies(best, options.copy_bandwidth, options.compute_rate, options.asynchronous_copies);
+  const CopyTimeline timeline = simulate_copies(best, options.copy_bandwidth, options.compute_rate,
+                                                options.asynchronous_copies);
   report.copy_seconds = timeline.copy_seconds;
   report.hidden_seconds = timeline.hidden_seconds();
   graph = std::move(best);

@@ -28,7 +28,7 @@ enum class SpillPlacement {
 
 /// What the spill schedule may use and how it models time.
 struct SpillOptions {
-  uint64_t device_budget = 0;    ///< Arena + persistent bytes that must fit (0: no spilling).
+  uint64_t device_budget = 0;  ///< Arena + persistent bytes that must fit (0: no spilling).
   // No defaults of its own: the compiler passes CompileOptions' (a backend's profile).
   double copy_bandwidth = 0;         ///< Host <-> device bytes per second.
   double compute_rate = 0;           ///< FLOPs per second of the device.
@@ -38,24 +38,24 @@ struct SpillOptions {
 
 /// What spilling did.
 struct SpillReport {
-  std::vector<int> spilled;        ///< Checkpoints copied to host (tensor indices).
-  double copy_seconds = 0;         ///< Modelled time of every spill and prefetch copy.
-  double hidden_seconds = 0;       ///< Of that, modelled time overlapped by compute
-                                   ///< (strategies/copy_timeline.h: copies queue on one stream).
+  std::vector<int> spilled;   ///< Checkpoints copied to host (tensor indices).
+  double copy_seconds = 0;    ///< Modelled time of every spill and prefetch copy.
+  double hidden_seconds = 0;  ///< Of that, modelled time overlapped by compute
+                              ///< (strategies/copy_timeline.h: copies queue on one stream).
 };
 
 /// Those of |checkpoints| that may spill (read after the forward pass, not empty), in the
 /// order apply_spills() tries them: the least modelled copy time compute cannot hide per byte
 /// freed first, then the larger.
-std::vector<int> spill_order(const Graph& graph, size_t forward_ops, const std::vector<int>& checkpoints,
-                             const SpillOptions& options);
+std::vector<int> spill_order(const Graph& graph, size_t forward_ops,
+                             const std::vector<int>& checkpoints, const SpillOptions& options);
 
 /// A copy of |base| (forward ops first, |forward_ops| of them) with exactly |spilled| copied to
 /// host after they are made and back before the backward pass reads them, every copy placed
 /// by |placement|. The auto strategy and its tests price schedules with it. Throws
 /// CompileError naming a tensor that the backward pass does not read after the forward pass.
-Graph with_spilled(const Graph& base, size_t forward_ops, const std::vector<int>& spilled, SpillPlacement placement,
-                   const SpillOptions& options);
+Graph with_spilled(const Graph& base, size_t forward_ops, const std::vector<int>& spilled,
+                   SpillPlacement placement, const SpillOptions& options);
 
 /// Rewrites |graph| (forward ops first, |forward_ops| of them, then backward, recompute and
 /// update ops) so that arena + persistent bytes fit |options.device_budget|, spilling those of

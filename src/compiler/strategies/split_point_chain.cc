@@ -18,7 +18,8 @@ std::vector<int> Chain::checkpoints(const ChainSchedule& s) const {
   return chosen;
 }
 
-Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates, size_t max_stages) {
+Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates,
+                        size_t max_stages) {
   const std::vector<int> splits = split_points(graph, forward_ops);
   std::vector<int> producer(graph.tensors.size(), -1);
   for (size_t i = 0; i < forward_ops; ++i) {
@@ -44,7 +45,8 @@ Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vecto
     chain.stages[g].act += graph.tensors[t].bytes();
     chain.members[g].push_back(t);
   }
-  for (int t : splits) chain.output[stage_of_op[producer[t]]] = t;  // the last split inside a group is its output
+  for (int t : splits)
+    chain.output[stage_of_op[producer[t]]] = t;  // the last split inside a group is its output
   for (size_t g = 0; g < groups; ++g) {
     if (chain.output[g] >= 0) chain.stages[g].out = graph.tensors[chain.output[g]].bytes();
   }

@@ -17,7 +17,7 @@ namespace compiler {
 /// split point k-1 up to the one that makes split point k (the last runs to the end of the
 /// forward pass), neighbouring stages merged into at most max_stages groups.
 struct Chain {
-  std::vector<ChainStage> stages;         ///< act: bytes of the candidates a stage makes; cost: its FLOPs.
+  std::vector<ChainStage> stages;  ///< act: bytes of the candidates a stage makes; cost: its FLOPs.
   std::vector<std::vector<int>> members;  ///< The candidates each stage makes.
   std::vector<int> output;                ///< Each stage's last split point, or -1.
 
@@ -26,7 +26,8 @@ struct Chain {
 };
 
 /// The chain of |graph|'s split points over |candidates| (checkpoint_candidates()).
-Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates, size_t max_stages);
+Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates,
+                        size_t max_stages);
 
 }  // namespace compiler
 }  // namespace remat

@@ -33,7 +33,8 @@ std::vector<std::vector<int>> split_point_schedules(const Graph& g, size_t forwa
   std::vector<int> splits = split_points(g, forward_ops);
   std::vector<std::vector<int>> sqrts = sqrt_schedules(g, forward_ops);
   std::vector<int> selective = choose_checkpoints(g, forward_ops, "selective");
-  for (std::vector<int>* list : {&candidates, &splits, &selective}) std::sort(list->begin(), list->end());
+  for (std::vector<int>* list : {&candidates, &splits, &selective})
+    std::sort(list->begin(), list->end());
   for (std::vector<int>& list : sqrts) std::sort(list.begin(), list.end());
   const std::vector<int>& sqrt = sqrts.front();  // the best modelled
   std::vector<std::vector<int>> out = {candidates, selective, splits};
@@ -46,8 +47,11 @@ std::vector<std::vector<int>> split_point_schedules(const Graph& g, size_t forwa
   for (size_t s = 0; s < chain.stages.size(); ++s) {
     if (chain.stages[s].act > 0) rank.push_back(s);
   }
-  auto saved_per_byte = [&](size_t s) { return chain.stages[s].cost / static_cast<double>(chain.stages[s].act); };
-  std::stable_sort(rank.begin(), rank.end(), [&](size_t a, size_t b) { return saved_per_byte(a) > saved_per_byte(b); });
+  auto saved_per_byte = [&](size_t s) {
+    return chain.stages[s].cost / static_cast<double>(chain.stages[s].act);
+  };
+  std::stable_sort(rank.begin(), rank.end(),
+                   [&](size_t a, size_t b) { return saved_per_byte(a) > saved_per_byte(b); });
   for (const std::vector<int>* base : {static_cast<const std::vector<int>*>(&splits), &sqrt}) {
     std::vector<int> kept = *base;
     for (size_t j = 0, next = 1; j < rank.size(); ++j) {

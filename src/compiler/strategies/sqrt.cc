@@ -89,7 +89,8 @@ std::vector<int> evenly_spaced(const std::vector<int>& splits) {
   std::vector<int> chosen;
   for (size_t j = 1; j <= k; ++j) {
     const size_t index = (j * n) / (k + 1);
-    if (index < n && (chosen.empty() || chosen.back() != splits[index])) chosen.push_back(splits[index]);
+    if (index < n && (chosen.empty() || chosen.back() != splits[index]))
+      chosen.push_back(splits[index]);
   }
   return chosen;
 }
@@ -101,8 +102,8 @@ std::vector<std::vector<int>> sqrt_schedules(const Graph& graph, size_t forward_
   if (splits.empty()) return {{}};
   const Walk walk = walk_forward(graph, forward_ops);
   const Greedy every = greedy(graph, walk, 0);  // every split point: the paper's x and y
-  const double center =
-      std::sqrt(static_cast<double>(every.checkpoint_bytes) * static_cast<double>(every.largest_segment));
+  const double center = std::sqrt(static_cast<double>(every.checkpoint_bytes) *
+                                  static_cast<double>(every.largest_segment));
 
   const std::vector<int> even = evenly_spaced(splits);
   std::vector<std::pair<uint64_t, std::vector<int>>> modelled;  // (modelled peak, checkpoints)
@@ -110,12 +111,15 @@ std::vector<std::vector<int>> sqrt_schedules(const Graph& graph, size_t forward_
   for (int j = -kGridSteps; j <= kGridSteps; ++j) {
     const auto budget = static_cast<uint64_t>(center * std::exp2(j / 4.0));
     std::vector<int> chosen = greedy(graph, walk, budget).checkpoints;
-    const bool seen = std::any_of(modelled.begin(), modelled.end(), [&](const auto& m) { return m.second == chosen; });
+    const bool seen = std::any_of(modelled.begin(), modelled.end(),
+                                  [&](const auto& m) { return m.second == chosen; });
     if (!seen) modelled.emplace_back(modelled_peak(graph, walk, chosen), std::move(chosen));
   }
-  std::stable_sort(modelled.begin(), modelled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(modelled.begin(), modelled.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::vector<int>> out;
-  for (size_t k = 0; k < modelled.size() && k < kPlannedSchedules; ++k) out.push_back(modelled[k].second);
+  for (size_t k = 0; k < modelled.size() && k < kPlannedSchedules; ++k)
+    out.push_back(modelled[k].second);
   if (std::find(out.begin(), out.end(), even) == out.end()) out.push_back(even);
   return out;
 }
@@ -126,7 +130,8 @@ std::vector<int> sqrt_checkpoints(const Graph& graph, size_t forward_ops, uint32
   ScheduleCandidate best = plan_candidate(graph, forward_ops, planned[0], alignment);
   for (size_t k = 1; k < planned.size(); ++k) {
     ScheduleCandidate c = plan_candidate(graph, forward_ops, planned[k], alignment);
-    if (c.arena < best.arena || (c.arena == best.arena && c.recomputed < best.recomputed)) best = std::move(c);
+    if (c.arena < best.arena || (c.arena == best.arena && c.recomputed < best.recomputed))
+      best = std::move(c);
   }
   return best.checkpoints;
 }

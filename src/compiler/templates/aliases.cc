@@ -30,10 +30,10 @@ std::string expand_model_alias(const std::string& model) {
     const int64_t classes = spec.integer("classes", 1, 2);
     const float dropout = spec.real("dropout", 0.0f, 1.0f, 0.0f);
     spec.reject_unused();
-    std::string out = "transformer:layers=" + std::to_string(a.layers) + ",hidden=" + std::to_string(a.hidden) +
-                      ",heads=" + std::to_string(a.heads) + ",ffn=" + std::to_string(a.ffn) +
-                      ",seq=" + std::to_string(seq) + ",vocab=" + std::to_string(a.vocab) +
-                      ",classes=" + std::to_string(classes);
+    std::string out = "transformer:layers=" + std::to_string(a.layers) +
+                      ",hidden=" + std::to_string(a.hidden) + ",heads=" + std::to_string(a.heads) +
+                      ",ffn=" + std::to_string(a.ffn) + ",seq=" + std::to_string(seq) +
+                      ",vocab=" + std::to_string(a.vocab) + ",classes=" + std::to_string(classes);
     // Keep the spelling the user gave for dropout, so the expanded string round-trips exactly.
     if (dropout > 0.0f) {
       const size_t at = model.find("dropout=");

@@ -18,8 +18,10 @@ Graph build_cnn(TemplateSpec& spec, int64_t batch) {
     const std::string prefix = "stages." + std::to_string(i);
     const Tensor& x = graph.tensors[h];
     if (x.shape[2] < 2 || x.shape[3] < 2) {
-      throw CompileError("model cnn: stage " + std::to_string(i) + " gets a " + std::to_string(x.shape[2]) + "x" +
-                         std::to_string(x.shape[3]) + " image, too small for its 2x2 pooling (use fewer stages or a larger in=)");
+      throw CompileError(
+          "model cnn: stage " + std::to_string(i) + " gets a " + std::to_string(x.shape[2]) + "x" +
+          std::to_string(x.shape[3]) +
+          " image, too small for its 2x2 pooling (use fewer stages or a larger in=)");
     }
     Builder::ConvSpec conv{channels[i]};
     conv.kernel_h = conv.kernel_w = 3;

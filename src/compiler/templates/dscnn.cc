@@ -8,15 +8,16 @@ namespace remat {
 namespace compiler {
 namespace {
 
-int conv_bn_relu(Builder& b, int x, const Builder::ConvSpec& spec, const std::string& conv, const std::string& bn,
-                 const std::string& relu) {
+int conv_bn_relu(Builder& b, int x, const Builder::ConvSpec& spec, const std::string& conv,
+                 const std::string& bn, const std::string& relu) {
   return b.relu(b.batch_norm(b.conv(x, spec, conv), bn), relu);
 }
 
 }  // namespace
 
 Graph build_dscnn(TemplateSpec& spec, int64_t batch) {
-  const int64_t blocks = spec.integer_up_to("blocks", 1, kMaxDscnnBlocks, "deeper models take too long to plan");
+  const int64_t blocks =
+      spec.integer_up_to("blocks", 1, kMaxDscnnBlocks, "deeper models take too long to plan");
   const int64_t width = spec.integer("width", 1, 64);
   const std::vector<int64_t> in = spec.dims("in", 3, 3, "CxHxW");
   const int64_t classes = spec.integer("classes", 1);

@@ -6,7 +6,8 @@ namespace remat {
 namespace compiler {
 
 Graph build_mlp(TemplateSpec& spec, int64_t batch) {
-  const int64_t layers = spec.integer_up_to("layers", 1, kMaxMlpLayers, "deeper models take too long to plan");
+  const int64_t layers =
+      spec.integer_up_to("layers", 1, kMaxMlpLayers, "deeper models take too long to plan");
   const int64_t width = spec.integer("width", 1);
   const int64_t in = spec.integer("in", 1);
   const int64_t classes = spec.integer("classes", 1);

@@ -6,7 +6,8 @@ namespace remat {
 namespace compiler {
 
 Graph build_resmlp(TemplateSpec& spec, int64_t batch) {
-  const int64_t layers = spec.integer_up_to("layers", 1, kMaxMlpLayers, "deeper models take too long to plan");
+  const int64_t layers =
+      spec.integer_up_to("layers", 1, kMaxMlpLayers, "deeper models take too long to plan");
   const int64_t width = spec.integer("width", 1);
   const int64_t in = spec.integer("in", 1);
   const int64_t classes = spec.integer("classes", 1);
@@ -18,7 +19,8 @@ Graph build_resmlp(TemplateSpec& spec, int64_t batch) {
   int h = b.relu(b.linear(x, width, "input"), "input.relu");
   for (int64_t i = 0; i < layers; ++i) {
     const std::string prefix = "fc" + std::to_string(i);
-    const int branch = b.dropout(b.relu(b.linear(h, width, prefix), prefix + ".relu"), p, prefix + ".dropout");
+    const int branch =
+        b.dropout(b.relu(b.linear(h, width, prefix), prefix + ".relu"), p, prefix + ".dropout");
     h = b.add(h, branch, prefix + ".residual");
   }
   b.softmax_cross_entropy(b.linear(h, classes, "head"), labels);

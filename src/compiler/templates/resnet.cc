@@ -7,7 +7,8 @@ namespace remat {
 namespace compiler {
 namespace {
 
-int conv3x3_bn(Builder& b, int x, int64_t planes, int64_t stride, const std::string& conv, const std::string& bn) {
+int conv3x3_bn(Builder& b, int x, int64_t planes, int64_t stride, const std::string& conv,
+               const std::string& bn) {
   Builder::ConvSpec spec{planes};
   spec.kernel_h = spec.kernel_w = 3;
   spec.stride_h = spec.stride_w = stride;
@@ -19,7 +20,8 @@ int conv3x3_bn(Builder& b, int x, int64_t planes, int64_t stride, const std::str
 // torchvision's BasicBlock: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)).
 int basic_block(Builder& b, int x, int64_t planes, int64_t stride, const std::string& prefix) {
   const int64_t in_planes = b.graph().tensors[x].shape[1];
-  int h = b.relu(conv3x3_bn(b, x, planes, stride, prefix + ".conv1", prefix + ".bn1"), prefix + ".relu1");
+  int h = b.relu(conv3x3_bn(b, x, planes, stride, prefix + ".conv1", prefix + ".bn1"),
+                 prefix + ".relu1");
   h = conv3x3_bn(b, h, planes, 1, prefix + ".conv2", prefix + ".bn2");
   int shortcut = x;
   if (stride != 1 || in_planes != planes) {
@@ -36,19 +38,22 @@ int basic_block(Builder& b, int x, int64_t planes, int64_t stride, const std::st
 Graph build_resnet(TemplateSpec& spec, int64_t batch) {
   const int64_t depth = spec.integer("depth", 8);
   if ((depth - 2) % 6 != 0) {
-    throw CompileError("model resnet: depth=" + std::to_string(depth) + " is not 6n+2 (20, 32, 44, 56, 110, ...)");
+    throw CompileError("model resnet: depth=" + std::to_string(depth) +
+                       " is not 6n+2 (20, 32, 44, 56, 110, ...)");
   }
   const int64_t blocks = (depth - 2) / 6;
   if (blocks > kMaxResnetBlocks) {
     throw CompileError("model resnet: depth=" + std::to_string(depth) + " is over the limit of " +
-                       std::to_string(6 * kMaxResnetBlocks + 2) + " (deeper models take too long to plan; docs/templates.md, \"Limits\")");
+                       std::to_string(6 * kMaxResnetBlocks + 2) +
+                       " (deeper models take too long to plan; docs/templates.md, \"Limits\")");
   }
   const int64_t width = spec.integer("width", 1, 16);
   const std::vector<int64_t> in = spec.dims("in", 3, 3, "CxHxW");
   const int64_t classes = spec.integer("classes", 1);
   if (in[1] < 4 || in[2] < 4) {
-    throw CompileError("model resnet: in=" + std::to_string(in[0]) + "x" + std::to_string(in[1]) + "x" +
-                       std::to_string(in[2]) + " is too small: two stride-2 stages need an image of at least 4x4");
+    throw CompileError("model resnet: in=" + std::to_string(in[0]) + "x" + std::to_string(in[1]) +
+                       "x" + std::to_string(in[2]) +
+                       " is too small: two stride-2 stages need an image of at least 4x4");
   }
   Graph graph;
   Builder b(&graph);
@@ -58,7 +63,8 @@ Graph build_resnet(TemplateSpec& spec, int64_t batch) {
   for (int64_t stage = 0; stage < 3; ++stage) {
     for (int64_t i = 0; i < blocks; ++i) {
       const int64_t stride = stage > 0 && i == 0 ? 2 : 1;
-      h = basic_block(b, h, width << stage, stride, "layer" + std::to_string(stage + 1) + "." + std::to_string(i));
+      h = basic_block(b, h, width << stage, stride,
+                      "layer" + std::to_string(stage + 1) + "." + std::to_string(i));
     }
   }
   b.softmax_cross_entropy(b.linear(b.global_avg_pool(h, "avgpool"), classes, "fc"), labels);

@@ -24,7 +24,8 @@ TemplateSpec::TemplateSpec(const std::string& text) : text_(text) {
       throw CompileError("model '" + text + "': expected key=value, got '" + item + "'");
     }
     const std::string key = item.substr(0, eq);
-    if (values_.count(key)) throw CompileError("model '" + text + "': key '" + key + "' given twice");
+    if (values_.count(key))
+      throw CompileError("model '" + text + "': key '" + key + "' given twice");
     values_[key] = item.substr(eq + 1);
     at = comma + 1;
   }
@@ -51,8 +52,9 @@ int64_t TemplateSpec::integer_up_to(const std::string& key, int64_t min, int64_t
                                     const std::string& what) {
   const int64_t v = integer(key, min);
   if (v > limit) {
-    throw CompileError("model '" + text_ + "': " + key + "=" + std::to_string(v) + " is over the limit of " +
-                       std::to_string(limit) + " (" + what + "; docs/templates.md, \"Limits\")");
+    throw CompileError("model '" + text_ + "': " + key + "=" + std::to_string(v) +
+                       " is over the limit of " + std::to_string(limit) + " (" + what +
+                       "; docs/templates.md, \"Limits\")");
   }
   return v;
 }
@@ -73,18 +75,19 @@ std::vector<int64_t> TemplateSpec::dims(const std::string& key, size_t min_count
     char* end = nullptr;
     const long long v = std::strtoll(part.c_str(), &end, 10);
     if (part.empty() || errno != 0 || *end != '\0' || v < 1 || v > (1LL << 31)) {
-      throw CompileError("model '" + text_ + "': " + key + "=" + text + " is not of the form " + form +
-                         " with integers in [1, 2^31]");
+      throw CompileError("model '" + text_ + "': " + key + "=" + text + " is not of the form " +
+                         form + " with integers in [1, 2^31]");
     }
     out.push_back(v);
     if (x == text.size()) break;
     at = x + 1;
   }
   if (out.size() < min_count || out.size() > max_count) {
-    throw CompileError("model '" + text_ + "': " + key + "=" + text + " has " + std::to_string(out.size()) +
-                       " values, expected " +
-                       (min_count == max_count ? std::to_string(min_count)
-                                               : std::to_string(min_count) + " to " + std::to_string(max_count)) +
+    throw CompileError("model '" + text_ + "': " + key + "=" + text + " has " +
+                       std::to_string(out.size()) + " values, expected " +
+                       (min_count == max_count
+                            ? std::to_string(min_count)
+                            : std::to_string(min_count) + " to " + std::to_string(max_count)) +
                        " (" + form + ")");
   }
   return out;
@@ -98,7 +101,8 @@ float TemplateSpec::real(const std::string& key, float lo, float hi, float fallb
   const float v = std::strtof(it->second.c_str(), &end);
   if (*end != '\0' || !std::isfinite(v) || v < lo || v >= hi) {
     throw CompileError("model '" + text_ + "': " + key + "=" + it->second +
-                       " is not a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
+                       " is not a number in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                       ")");
   }
   return v;
 }

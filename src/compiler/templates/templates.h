@@ -29,10 +29,12 @@ class TemplateSpec {
   int64_t integer(const std::string& key, int64_t min, int64_t fallback = -1);
   /// Integer |key| in [|min|, |limit|] (required); a value over |limit| is refused with a
   /// message naming the key, the value and the limit (|what| says what the limit protects).
-  int64_t integer_up_to(const std::string& key, int64_t min, int64_t limit, const std::string& what);
+  int64_t integer_up_to(const std::string& key, int64_t min, int64_t limit,
+                        const std::string& what);
   /// Required |key| of the form AxBx... (|form| names it in messages, e.g. "CxHxW"): from
   /// |min_count| to |max_count| integers in [1, 2^31].
-  std::vector<int64_t> dims(const std::string& key, size_t min_count, size_t max_count, const std::string& form);
+  std::vector<int64_t> dims(const std::string& key, size_t min_count, size_t max_count,
+                            const std::string& form);
   /// Float |key| in [lo, hi), or |fallback| when absent.
   float real(const std::string& key, float lo, float hi, float fallback);
   /// Throws if a key was given that no accessor asked for (a misspelling).

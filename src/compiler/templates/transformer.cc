@@ -22,17 +22,20 @@ int encoder_block(Builder& b, int x, int64_t batch, int64_t seq, int64_t hidden,
   const int k = b.linear(x, hidden, attn + ".self.key");
   const int v = b.linear(x, hidden, attn + ".self.value");
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  const int scores = b.head_matmul(q, k, false, true, scale, heads, kHeadsOfA | kHeadsOfB, {batch, heads, seq, seq},
-                                   attn + ".self.scores");
-  const int probs = b.dropout(b.softmax(scores, attn + ".self.probs"), p, attn + ".self.probs_dropout");
-  const int merged = b.head_matmul(probs, v, false, false, 1.0f, heads, kHeadsOfB | kHeadsOfC, {batch, seq, hidden},
-                                   attn + ".self.context");
-  const int projected = b.dropout(b.linear(merged, hidden, attn + ".output.dense"), p,
-                                  attn + ".output.dropout");
+  const int scores = b.head_matmul(q, k, false, true, scale, heads, kHeadsOfA | kHeadsOfB,
+                                   {batch, heads, seq, seq}, attn + ".self.scores");
+  const int probs =
+      b.dropout(b.softmax(scores, attn + ".self.probs"), p, attn + ".self.probs_dropout");
+  const int merged = b.head_matmul(probs, v, false, false, 1.0f, heads, kHeadsOfB | kHeadsOfC,
+                                   {batch, seq, hidden}, attn + ".self.context");
+  const int projected =
+      b.dropout(b.linear(merged, hidden, attn + ".output.dense"), p, attn + ".output.dropout");
   const int x1 = b.layer_norm(b.add(x, projected, attn + ".output.residual"),
                               attn + ".output.LayerNorm", kLayerNormEps);
-  const int inner = b.gelu(b.linear(x1, ffn, prefix + ".intermediate.dense"), prefix + ".intermediate.gelu");
-  const int out = b.dropout(b.linear(inner, hidden, prefix + ".output.dense"), p, prefix + ".output.dropout");
+  const int inner =
+      b.gelu(b.linear(x1, ffn, prefix + ".intermediate.dense"), prefix + ".intermediate.gelu");
+  const int out =
+      b.dropout(b.linear(inner, hidden, prefix + ".output.dense"), p, prefix + ".output.dropout");
   return b.layer_norm(b.add(x1, out, prefix + ".output.residual"), prefix + ".output.LayerNorm",
                       kLayerNormEps);
 }
@@ -40,7 +43,8 @@ int encoder_block(Builder& b, int x, int64_t batch, int64_t seq, int64_t hidden,
 }  // namespace
 
 Graph build_transformer(TemplateSpec& spec, int64_t batch) {
-  const int64_t layers = spec.integer_up_to("layers", 1, kMaxTransformerLayers, "deeper models take too long to plan");
+  const int64_t layers =
+      spec.integer_up_to("layers", 1, kMaxTransformerLayers, "deeper models take too long to plan");
   const int64_t hidden = spec.integer("hidden", 1);
   const int64_t heads = spec.integer("heads", 1);
   const int64_t ffn = spec.integer("ffn", 1);
@@ -56,7 +60,8 @@ Graph build_transformer(TemplateSpec& spec, int64_t batch) {
   Builder b(&graph);
   const int tokens = b.input("tokens", REMAT_DTYPE_I32, {batch, seq});
   const int labels = b.label("labels", REMAT_DTYPE_I32, {batch});
-  const int words = b.param("embeddings.word_embeddings.weight", {vocab, hidden}, Init::kNormal, 0.02f);
+  const int words =
+      b.param("embeddings.word_embeddings.weight", {vocab, hidden}, Init::kNormal, 0.02f);
   const int positions =
       b.param("embeddings.position_embeddings.weight", {seq, hidden}, Init::kNormal, 0.02f);
   const int embedded = b.embedding(tokens, words, "embeddings.words");
@@ -64,7 +69,8 @@ Graph build_transformer(TemplateSpec& spec, int64_t batch) {
                        kLayerNormEps);
   x = b.dropout(x, p, "embeddings.dropout");
   for (int64_t l = 0; l < layers; ++l) {
-    x = encoder_block(b, x, batch, seq, hidden, heads, ffn, p, "encoder.layer." + std::to_string(l));
+    x = encoder_block(b, x, batch, seq, hidden, heads, ffn, p,
+                      "encoder.layer." + std::to_string(l));
   }
   const int first = b.select(x, 1, 0, "pooler.first_token");
   const int pooled = b.tanh(b.linear(first, hidden, "pooler.dense"), "pooler.tanh");
