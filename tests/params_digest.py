@@ -9,10 +9,12 @@ commit before and the commit after and comparing the two outputs byte for byte (
     diff before.txt after.txt
 
 Each line is `backend template strategy optimizer sha256-of-the-saved-parameters`, or the exit
-status of the command that failed (a combination that does not compile fails the same way
-before and after). `budget` is given the `sqrt` plan's arena; `auto+spill` the smallest device
-budget of the persistent bytes plus 0.6, 0.75, 0.9 or 1.0 of that arena that compiles (most
-of them spill). Backends missing here are skipped with a line.
+status of the command that failed (its message goes to stderr). Every combination trains on
+this tree; the script exits 1 when one fails or a backend is missing, so that a diff of two
+outputs that failed alike is never taken for a match. A closing count goes to stderr.
+
+`budget` is given the `sqrt` plan's arena; `auto+spill` the smallest device budget of the
+persistent bytes plus 0.6, 0.75, 0.9 or 1.0 of that arena that compiles (most of them spill).
 """
 import hashlib
 import json
@@ -68,10 +70,12 @@ def compile_plan(remat, model, backend, optimizer, strategy, out, tmp):
 
 def main():
     remat = os.path.abspath(sys.argv[1])
+    trained = failed = skipped = 0
     for backend in BACKENDS:
         probe = run([remat, "devices"])
         if backend != "cpu" and backend not in probe.stdout:
             print(f"{backend}: skipped (not in 'remat devices')")
+            skipped += 1
             continue
         for name, model in TEMPLATES.items():
             for strategy in STRATEGIES:
@@ -85,11 +89,17 @@ def main():
                                         STEPS, "--save-params", params])
                         if done.returncode != 0:
                             result = f"exit {done.returncode}"
+                            failed += 1
+                            print(f"{backend} {name} {strategy} {optimizer}: {done.stderr.strip()}",
+                                  file=sys.stderr)
                         else:
+                            trained += 1
                             with open(params, "rb") as f:
                                 result = hashlib.sha256(f.read()).hexdigest()
                     print(backend, name, strategy, optimizer, result, flush=True)
+    print(f"{trained} trained, {failed} failed, {skipped} backends skipped", file=sys.stderr)
+    return 1 if failed or skipped else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
