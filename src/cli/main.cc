@@ -62,7 +62,7 @@ const char kUsageTerms[] =
     "adamw:lr=1e-3[,...]\n"
     "         (default sgd:lr=0.1: plain SGD adds no optimizer state, and every template learns "
     "with it)\n"
-    "S is none | sqrt | splits | selective | budget (with --arena-budget SIZE) | "
+    "S is none | sqrt | splits | selective | budget (with --arena-budget or --device-budget) | "
     "manual:TENSOR,TENSOR,...\n"
     "  | auto (the default with a budget: keep, recompute or spill for the fastest predicted step "
     "that\n"

@@ -28,6 +28,25 @@ const DeviceProfile& target_profile(const std::string& backend) {
 
 namespace {
 
+// The arena budget of strategy 'budget': --arena-budget, or else the device budget less the
+// persistent bytes (parameters and optimizer state: the same whatever the strategy), as
+// `remat size` gives it (docs/sizing.md, "Budgets").
+uint64_t budget_strategy_arena(const Graph& graph, const CompileOptions& options) {
+  if (options.arena_budget > 0) return options.arena_budget;
+  if (options.device_budget == 0) {
+    throw CompileError(
+        "strategy 'budget' needs an arena budget (--arena-budget BYTES) or a device budget "
+        "(--device-budget BYTES)");
+  }
+  const uint64_t persistent = plan_memory(graph, options.alignment).persistent_size;
+  if (persistent >= options.device_budget) {
+    throw CompileError("strategy 'budget': the persistent region alone (" +
+                       std::to_string(persistent) + " bytes) fills the device budget of " +
+                       std::to_string(options.device_budget) + " bytes");
+  }
+  return options.device_budget - persistent;
+}
+
 // The strategies and the spill search met their budgets without the eval program, which is
 // placed apart and needs less than a step; should it ever need more, the plan is refused here.
 void check_budgets_hold(const CompileOptions& options, const MemoryPlan& memory) {
@@ -98,10 +117,9 @@ CompileResult compile(const CompileOptions& options) {
     r.exhaustive = chosen.exhaustive;
   } else {
     if (options.strategy == "budget") {
-      if (options.arena_budget == 0)
-        throw CompileError("strategy 'budget' needs an arena budget (--arena-budget BYTES)");
       checkpoints =
-          budget_checkpoints(result.graph, forward_ops, options.arena_budget, options.alignment);
+          budget_checkpoints(result.graph, forward_ops,
+                             budget_strategy_arena(result.graph, options), options.alignment);
     } else if (options.strategy == "sqrt") {
       checkpoints = sqrt_checkpoints(result.graph, forward_ops, options.alignment);
     } else {

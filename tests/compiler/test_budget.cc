@@ -181,10 +181,43 @@ static void budget_without_bytes_is_an_error(void**) {
   try {
     compile("budget", 0);
   } catch (const remat::compiler::CompileError& e) {
-    assert_non_null(std::strstr(e.what(), "needs an arena budget (--arena-budget BYTES)"));
+    assert_non_null(std::strstr(e.what(),
+                                "needs an arena budget (--arena-budget BYTES) or a "
+                                "device budget (--device-budget BYTES)"));
     return;
   }
   fail_msg("budget without bytes was accepted");
+}
+
+// With a device budget alone, `budget` fits the arena to it less the persistent bytes, as
+// `remat size` does: the same schedule as that arena budget given outright.
+static void a_device_budget_gives_budget_its_arena_less_the_persistent_bytes(void**) {
+  remat::compiler::CompileOptions o;
+  o.model = "mlp:layers=8,width=64,in=32,classes=4";
+  o.batch = 16;
+  o.strategy = "sqrt";
+  const auto sqrt = remat::compiler::compile(o).report;
+  o.strategy = "budget";
+  o.device_budget = sqrt.persistent_bytes + sqrt.arena_bytes;
+  const auto by_device = remat::compiler::compile(o);
+  o.device_budget = 0;
+  o.arena_budget = sqrt.arena_bytes;
+  const auto by_arena = remat::compiler::compile(o);
+  assert_true(by_device.report.arena_bytes <= sqrt.arena_bytes);
+  // The same schedule; the plans differ only in the budget they record.
+  assert_true(by_device.report.checkpoints == by_arena.report.checkpoints);
+  assert_int_equal(by_device.report.arena_bytes, by_arena.report.arena_bytes);
+  assert_true(by_device.report.recomputed_flops == by_arena.report.recomputed_flops);
+
+  o.arena_budget = 0;
+  o.device_budget = sqrt.persistent_bytes;
+  try {
+    remat::compiler::compile(o);
+  } catch (const remat::compiler::CompileError& e) {
+    assert_non_null(std::strstr(e.what(), "the persistent region alone"));
+    return;
+  }
+  fail_msg("a device budget the persistent region fills was accepted");
 }
 
 int main() {
@@ -197,6 +230,7 @@ int main() {
       cmocka_unit_test(a_larger_budget_recomputes_less),
       cmocka_unit_test(a_budget_too_small_says_what_the_smallest_schedule_needs),
       cmocka_unit_test(budget_without_bytes_is_an_error),
+      cmocka_unit_test(a_device_budget_gives_budget_its_arena_less_the_persistent_bytes),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
