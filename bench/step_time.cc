@@ -10,7 +10,8 @@
 //
 // STRATEGY is a compiler strategy, optionally with the budgets of docs/sizing.md ("Budgets"):
 // /arena=SIZE (arena budget of `budget` and `auto`), /device=SIZE (device budget: spill
-// checkpoints to host) and /host=SIZE (host spill budget of `auto`), e.g. `splits/device=200MiB`.
+// checkpoints to host) and /host=SIZE (host spill budget of `auto`), e.g. `splits/device=200MiB`;
+// /budget=SIZE, the old name of /arena=, is still read (docs/benchmarks.md records it).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

@@ -76,7 +76,7 @@ bool check_writable(const std::string& path, std::string* error);
 bool write_file_atomically(const std::string& path, const void* data, size_t bytes,
                            std::string* error);
 
-// For the commands, which report failures by exception (cli/cli_args.h): exit code 1.
+// For the commands, which report failures by exception (io/errors.h): exit code 1.
 
 /// Writes |bytes| to |path| with write_file_atomically(); throws Failure naming |path| when
 /// it cannot.

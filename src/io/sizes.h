@@ -9,8 +9,10 @@
 namespace remat {
 namespace io {
 
-/// Parses "N", "NKiB", "NMiB", "NGiB", "NTiB" (also KB/MB/GB/TB as powers of 1000, and a bare "B");
-/// throws UsageError naming |what| on anything else.
+/// Parses "N", "NKiB", "NMiB", "NGiB", "NTiB" (also KB/MB/GB/TB as powers of 1000, and a bare
+/// "B"): N is a number as strtod reads it ("1.5", "2e9"), and a fractional byte count is cut
+/// to whole bytes ("1.5" is 1). Throws UsageError naming |what| on anything else, a negative
+/// number or one past 1.8e19 bytes.
 uint64_t parse_size(const std::string& text, const std::string& what);
 
 /// "1.50 MiB"-style rendering of |bytes|.

@@ -3,7 +3,8 @@
 // absent one takes, so no code counts positions or restates a default.
 //
 //   fattr(call, attr::leaky_relu::alpha)       a backend reads one (backends/shared/op_args.h)
-//   op.fattrs[attr::sgd_update::lr.index]      the verifier, the compiler and the runtime
+//   op.attr(attr::conv::groups)                the verifier and the compiler read one
+//   named({{attr::select::axis, 1}})           the compiler writes a list
 //
 // Constant-initialised and header-only: no heap, no static constructors, no exceptions.
 #ifndef REMAT_PLAN_OP_ATTRS_H_

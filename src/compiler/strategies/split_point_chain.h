@@ -25,7 +25,9 @@ struct Chain {
   std::vector<int> checkpoints(const ChainSchedule& s) const;
 };
 
-/// The chain of |graph|'s split points over |candidates| (checkpoint_candidates()).
+/// The chain of |graph|'s split points over its first |forward_ops| ops (the forward pass),
+/// with |candidates| (checkpoint_candidates(): tensors those ops produce) as the stages'
+/// members, neighbouring stages merged into at most |max_stages| (at least 1) groups.
 Chain split_point_chain(const Graph& graph, size_t forward_ops, const std::vector<int>& candidates,
                         size_t max_stages);
 
