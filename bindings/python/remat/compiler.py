@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import warnings
 
 from .errors import CompileError
 from .plan import Plan
@@ -18,6 +19,8 @@ def compile(model, batch, strategy=None, optimizer=None, loss=None, arena_budget
     if budget is not None:
         if arena_budget is not None:
             raise TypeError("remat.compile: give arena_budget or its deprecated name budget, not both")
+        warnings.warn("remat.compile: budget= is deprecated; use arena_budget= (the same meaning)",
+                      DeprecationWarning, stacklevel=2)
         arena_budget = budget
     cli = os.environ.get("REMAT_CLI") or shutil.which("remat")
     if not cli:

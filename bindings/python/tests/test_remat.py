@@ -185,3 +185,21 @@ def test_handles_are_freed_once_and_closed_objects_refuse(plan):
     remat.Session(q)
     del q
     gc.collect()
+
+
+def test_compile_budgets_reach_the_command():
+    small = remat.compile(MLP, batch=4, strategy="budget", arena_budget="64KiB")
+    assert small.memory.arena_bytes <= 64 * 1024
+    with pytest.raises(remat.CompileError, match="arena budget 12 bytes"):
+        remat.compile(MLP, batch=4, strategy="budget", arena_budget="12")
+    with pytest.raises(remat.CompileError, match="device budget of 100 bytes"):
+        remat.compile(MLP, batch=4, device_budget="100", host_budget="1MiB")
+
+
+def test_compile_budget_is_a_deprecated_name_of_arena_budget():
+    with pytest.warns(DeprecationWarning, match="arena_budget"):
+        old = remat.compile(MLP, batch=4, strategy="budget", budget="64KiB")
+    new = remat.compile(MLP, batch=4, strategy="budget", arena_budget="64KiB")
+    assert old.memory == new.memory
+    with pytest.raises(TypeError, match="not both"):
+        remat.compile(MLP, batch=4, budget="64KiB", arena_budget="64KiB")
