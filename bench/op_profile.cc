@@ -1,6 +1,7 @@
 // Profile: where a training step's time goes, by op and phase (forward, backward, recompute,
 // update, copy), on one backend. Each op runs through the backend as a step runs it, timed
-// alone (a GPU backend is synchronised after every op, which serialises its queues). Matmuls
+// alone (a GPU backend is synchronised after every op, which serialises its queues; CUDA runs
+// without graph capture, REMAT_CUDA_GRAPHS=0, so each op is launched when it comes). Matmuls
 // show their rate: 2 * M * N * K per product over their time. It measures; it asserts nothing.
 //
 //   build/bench/op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC]
@@ -132,6 +133,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "op_profile: %s\n", e.what());
     return 1;
   }
+  // A captured CUDA step launches nothing until end_step: ops are timed one by one only when
+  // they run eagerly (backends/cuda/cuda_backend.h).
+  if (backend.compare(0, 4, "cuda") == 0) setenv("REMAT_CUDA_GRAPHS", "0", 1);
   remat_bench::FedSession fed =
       remat_bench::open_session(compiled.plan, o.model, o.batch, backend, threads);
   remat_session* s = fed.session;
@@ -142,10 +146,13 @@ int main(int argc, char** argv) {
   for (int step = 0; step <= steps; ++step) {
     const remat::StepContext ctx{s->plan->root->seed(), s->step};
     const uint64_t step_start = remat::port_now_ns();
-    if (s->backend->begin_step(ctx, &s->err) != REMAT_OK) fail(s, "begin_step");
     for (uint32_t i = 0; i < n_ops; ++i) {
+      // Each op is a step of its own to the backend: a backend may hold a step's work until
+      // end_step, and sync closes any open step (the session's error path relies on that).
+      if (s->backend->begin_step(ctx, &s->err) != REMAT_OK) fail(s, "begin_step");
       const uint64_t start = remat::port_now_ns();
       if (s->backend->run_op(s->ops[i], ctx, &s->err) != REMAT_OK) fail(s, "run_op");
+      if (s->backend->end_step(&s->err) != REMAT_OK) fail(s, "end_step");
       if (s->backend->sync(&s->err) != REMAT_OK) fail(s, "sync");
       const uint64_t ns = remat::port_now_ns() - start;
       if (step == 0) continue;
@@ -157,8 +164,6 @@ int main(int argc, char** argv) {
         t.flops += matmul_flops(s->ops[i]);
       }
     }
-    if (s->backend->end_step(&s->err) != REMAT_OK || s->backend->sync(&s->err) != REMAT_OK)
-      fail(s, "end_step");
     if (step > 0) step_ns += static_cast<double>(remat::port_now_ns() - step_start);
     ++s->step;
   }
