@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/json_text.h"
 #include "plan/ops.h"
 #include "plan/plan_generated.h"
 #include "remat/remat.h"
@@ -22,23 +23,6 @@ const char* const kDtypes[] = {"f32", "f16", "bf16", "i32"};
 const char* phase_name(fb::Phase phase) {
   const size_t index = static_cast<size_t>(phase);
   return index < sizeof(kPhases) / sizeof(kPhases[0]) ? kPhases[index] : "unknown";
-}
-
-std::string json_string(const char* s) {
-  std::string out = "\"";
-  for (; s && *s; ++s) {
-    const unsigned char c = static_cast<unsigned char>(*s);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof(b), "\\u%04x", c);
-      out += b;
-    } else
-      out += static_cast<char>(c);
-  }
-  return out + "\"";
 }
 
 std::string shape_text(const fb::Tensor* t) {

@@ -5,11 +5,12 @@
 #include <cstdio>
 #include <thread>
 
-#include "io/atomic_file.h"
 #include "cli/commands.h"
+#include "cli/json_text.h"
 #include "cli/size_timeline.h"
 #include "cli/sizing.h"
 #include "compiler/templates/aliases.h"
+#include "io/atomic_file.h"
 
 namespace remat {
 namespace cli {
@@ -94,22 +95,6 @@ void run_parallel(size_t count, Job job) {
     });
   }
   for (std::thread& th : pool) th.join();
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof(b), "\\u%04x", c);
-      out += b;
-    } else
-      out += static_cast<char>(c);
-  }
-  return out + "\"";
 }
 
 std::string number(double v, const char* format) {
