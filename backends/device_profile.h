@@ -20,6 +20,8 @@ struct DeviceProfile {
   bool asynchronous_copies;  ///< Spill cost model: copies overlap compute.
   uint32_t staging_bytes;    ///< Host staging buffer for uploads of initial parameters (0:
                              ///< the backend reads host memory directly, no staging).
+  bool tf32_matmuls;         ///< Honours a plan's matmul_precision tf32 (RegionSetup); false:
+                             ///< computes float32 products whatever the plan asks.
 };
 
 }  // namespace remat

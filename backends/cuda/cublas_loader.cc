@@ -70,6 +70,8 @@ remat_status load_cublas(Cublas* out, ErrorBuffer* err) {
       resolve(library, "cublasSetWorkspace_v2", &out->set_workspace, err, &status) &&
       resolve(library, "cublasSgemm_v2", &out->sgemm, err, &status) &&
       resolve(library, "cublasSgemmStridedBatched", &out->sgemm_strided_batched, err, &status) &&
+      resolve(library, "cublasGemmEx", &out->gemm_ex, err, &status) &&
+      resolve(library, "cublasGemmStridedBatchedEx", &out->gemm_strided_batched_ex, err, &status) &&
       resolve(library, "cublasGetStatusName", &out->status_name, err, &status);
   return ok ? REMAT_OK : status;
 }

@@ -21,6 +21,17 @@ struct Cublas {
   decltype(&cublasSetWorkspace_v2) set_workspace;
   decltype(&cublasSgemm_v2) sgemm;
   decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
+  // The exported C symbols; the header also overloads them for C++ (a cudaDataType compute
+  // type), so decltype cannot name them. Used with CUBLAS_COMPUTE_32F_FAST_TF32 (tf32 plans).
+  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                            const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+                            int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+                            cublasGemmAlgo_t);
+  cublasStatus_t (*gemm_strided_batched_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                            int, int, int, const void*, const void*, cudaDataType,
+                                            int, long long, const void*, cudaDataType, int,
+                                            long long, const void*, void*, cudaDataType, int,
+                                            long long, int, cublasComputeType_t, cublasGemmAlgo_t);
   decltype(&cublasGetStatusName) status_name;
 };
 

@@ -190,8 +190,10 @@ remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
     return set_error(err, REMAT_ERROR_UNAVAILABLE, "cuda: cublasCreate failed: %s",
                      blas_.status_name(b));
   }
-  // Reproducible products: plain FP32 (no TF32), no atomics, a fixed stream and workspace
-  // (cublasSetStream resets the workspace, so it goes first).
+  // Reproducible products: plain FP32 (TF32 only where the plan asks, per call: gemm()), no
+  // atomics, a fixed stream and workspace (cublasSetStream resets the workspace, so it goes
+  // first).
+  tf32_ = regions.tf32_matmuls && profile().tf32_matmuls;
   const char* step = "cublasSetStream";
   b = blas_.set_stream(blas_handle_, main_);
   if (b == CUBLAS_STATUS_SUCCESS) {

@@ -113,6 +113,15 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   // cuda_matmul.cc
   remat_status matmul(const OpCall& call, ErrorBuffer* err) override;
   remat_status head_matmul(const OpCall& call, ErrorBuffer* err) override;
+  // Column-major C = alpha * op(B) op(A) + beta * C (the operands in cuBLAS's order), one or a
+  // strided batch: SGEMM for fp32 plans, GemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 for tf32 ones.
+  cublasStatus_t gemm(cublasOperation_t op_b, cublasOperation_t op_a, int n, int m, int k,
+                      const float* alpha, const float* b, int ldb, const float* a, int lda,
+                      const float* beta, float* c, int ldc);
+  cublasStatus_t gemm_batched(cublasOperation_t op_b, cublasOperation_t op_a, int n, int m, int k,
+                              const float* alpha, const float* b, int ldb, long long stride_b,
+                              const float* a, int lda, long long stride_a, const float* beta,
+                              float* c, int ldc, long long stride_c, int batch);
 
   int device_;
   uint8_t* base_[3] = {nullptr, nullptr, nullptr};  // Arena, persistent (device), host (pinned).
@@ -131,6 +140,7 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   void* blas_workspace_ = nullptr;
   Cublas blas_ = {};
   cublasHandle_t blas_handle_ = nullptr;
+  bool tf32_ = false;  // The plan's matmul_precision is tf32 (RegionSetup::tf32_matmuls).
 
   // Step and graph state.
   Mode mode_ = Mode::kIdle;

@@ -30,6 +30,31 @@ int ld(int64_t v) { return static_cast<int>(v > 0 ? v : 1); }
 
 }  // namespace
 
+cublasStatus_t CudaBackend::gemm(cublasOperation_t op_b, cublasOperation_t op_a, int n, int m,
+                                 int k, const float* alpha, const float* b, int ldb, const float* a,
+                                 int lda, const float* beta, float* c, int ldc) {
+  if (!tf32_)
+    return blas_.sgemm(blas_handle_, op_b, op_a, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
+  return blas_.gemm_ex(blas_handle_, op_b, op_a, n, m, k, alpha, b, CUDA_R_32F, ldb, a, CUDA_R_32F,
+                       lda, beta, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
+                       CUBLAS_GEMM_DEFAULT);
+}
+
+cublasStatus_t CudaBackend::gemm_batched(cublasOperation_t op_b, cublasOperation_t op_a, int n,
+                                         int m, int k, const float* alpha, const float* b, int ldb,
+                                         long long stride_b, const float* a, int lda,
+                                         long long stride_a, const float* beta, float* c, int ldc,
+                                         long long stride_c, int batch) {
+  if (!tf32_) {
+    return blas_.sgemm_strided_batched(blas_handle_, op_b, op_a, n, m, k, alpha, b, ldb, stride_b,
+                                       a, lda, stride_a, beta, c, ldc, stride_c, batch);
+  }
+  return blas_.gemm_strided_batched_ex(blas_handle_, op_b, op_a, n, m, k, alpha, b, CUDA_R_32F, ldb,
+                                       stride_b, a, CUDA_R_32F, lda, stride_a, beta, c, CUDA_R_32F,
+                                       ldc, stride_c, batch, CUBLAS_COMPUTE_32F_FAST_TF32,
+                                       CUBLAS_GEMM_DEFAULT);
+}
+
 remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   const TensorRef& ta = *call.inputs[0];
   const TensorRef& tb = *call.inputs[1];
@@ -105,16 +130,15 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
     // Fixed order, accumulating with beta = 1 after the first: deterministic.
     for (int64_t i = 0; i < batch_a && st == CUBLAS_STATUS_SUCCESS; ++i) {
       const float beta = i == 0 ? 0.0f : 1.0f;
-      st = blas_.sgemm(blas_handle_, op_b, op_a, n, m, k, &g.alpha, g.b + i * b_stride, ld(g.ldb),
-                       g.a + i * a_stride, ld(g.lda), &beta, g.c, ld(g.ldc));
+      st = gemm(op_b, op_a, n, m, k, &g.alpha, g.b + i * b_stride, ld(g.ldb), g.a + i * a_stride,
+                ld(g.lda), &beta, g.c, ld(g.ldc));
     }
   } else if (g.batch == 1) {
-    st = blas_.sgemm(blas_handle_, op_b, op_a, n, m, k, &g.alpha, g.b, ld(g.ldb), g.a, ld(g.lda),
-                     &g.beta, g.c, ld(g.ldc));
+    st = gemm(op_b, op_a, n, m, k, &g.alpha, g.b, ld(g.ldb), g.a, ld(g.lda), &g.beta, g.c,
+              ld(g.ldc));
   } else {
-    st = blas_.sgemm_strided_batched(blas_handle_, op_b, op_a, n, m, k, &g.alpha, g.b, ld(g.ldb),
-                                     g.stride_b, g.a, ld(g.lda), g.stride_a, &g.beta, g.c,
-                                     ld(g.ldc), g.stride_c, static_cast<int>(g.batch));
+    st = gemm_batched(op_b, op_a, n, m, k, &g.alpha, g.b, ld(g.ldb), g.stride_b, g.a, ld(g.lda),
+                      g.stride_a, &g.beta, g.c, ld(g.ldc), g.stride_c, static_cast<int>(g.batch));
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
     return set_error(err, REMAT_ERROR_INTERNAL,
@@ -170,10 +194,10 @@ remat_status CudaBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
   cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
   for (int64_t o = 0; o < outer && st == CUBLAS_STATUS_SUCCESS; ++o) {
     const int64_t first = o * heads;
-    st = blas_.sgemm_strided_batched(
-        blas_handle_, op_b, op_a, n, m, k, &alpha, b + shape.b.offset(first, heads), ld(shape.b.ld),
-        stride_b, a + shape.a.offset(first, heads), ld(shape.a.ld), stride_a, &beta,
-        c + shape.c.offset(first, heads), ld(shape.c.ld), stride_c, static_cast<int>(batch));
+    st = gemm_batched(op_b, op_a, n, m, k, &alpha, b + shape.b.offset(first, heads), ld(shape.b.ld),
+                      stride_b, a + shape.a.offset(first, heads), ld(shape.a.ld), stride_a, &beta,
+                      c + shape.c.offset(first, heads), ld(shape.c.ld), stride_c,
+                      static_cast<int>(batch));
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
     return set_error(

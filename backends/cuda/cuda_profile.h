@@ -8,7 +8,7 @@ namespace remat {
 
 /// A discrete GPU, pinned host memory over PCIe 4, copies on their own stream. 256 bytes is
 /// what cudaMalloc returns and what cuBLAS wants for its fastest kernels.
-constexpr DeviceProfile kCudaProfile = {"cuda", 256, false, 2e10, 1e13, true, 256 * 1024};
+constexpr DeviceProfile kCudaProfile = {"cuda", 256, false, 2e10, 1e13, true, 256 * 1024, true};
 
 }  // namespace remat
 

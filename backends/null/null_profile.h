@@ -8,7 +8,7 @@ namespace remat {
 
 /// COPY-ME: a new backend states its device's alignment, whether it runs on host memory, its
 /// copy bandwidth and compute rate, whether copies overlap compute, and its staging size.
-constexpr DeviceProfile kNullProfile = {"null", 64, false, 1e10, 1e10, false, 0};
+constexpr DeviceProfile kNullProfile = {"null", 64, false, 1e10, 1e10, false, 0, false};
 
 }  // namespace remat
 

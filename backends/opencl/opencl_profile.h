@@ -9,7 +9,7 @@ namespace remat {
 /// An embedded or mobile GPU behind a PCIe-3-class link, copies on a second queue. 256-byte
 /// alignment suits every device's CL_DEVICE_MEM_BASE_ADDR_ALIGN seen (at most 2048 bits).
 /// Initial parameters go up through a 256 KiB staging buffer (one write per 64 Ki floats).
-constexpr DeviceProfile kOpenclProfile = {"opencl", 256, false, 8e9, 1e12, true, 256 * 1024};
+constexpr DeviceProfile kOpenclProfile = {"opencl", 256, false, 8e9, 1e12, true, 256 * 1024, false};
 
 }  // namespace remat
 

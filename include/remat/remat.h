@@ -163,6 +163,14 @@ typedef enum remat_binding_kind {
   REMAT_BINDING_BUFFER = 4
 } remat_binding_kind;
 
+/** The precision a plan asks of its matrix products (`remat compile --matmul-precision`). */
+typedef enum remat_matmul_precision {
+  REMAT_MATMUL_PRECISION_FP32 = 0, /**< Float32 products: every backend, and the default. */
+  /** Inputs rounded to TF32, float32 sums, where the backend has it (CUDA's tensor cores); the
+   *  CPU and OpenCL backends compute float32 products (docs/backends.md). */
+  REMAT_MATMUL_PRECISION_TF32 = 1
+} remat_matmul_precision;
+
 /** A verified plan. Opaque. */
 typedef struct remat_plan remat_plan;
 /** A training session: a plan bound to memory and a backend. Opaque. */
@@ -309,6 +317,11 @@ REMAT_API remat_status remat_plan_has_eval_program(const remat_plan* plan, int* 
  *  (so remat_session_step() can return REMAT_ERROR_NONFINITE and skip updates), 0 when it was
  *  compiled without finite checks (--finite-checks off) and applies every update as it is. */
 REMAT_API remat_status remat_plan_has_finite_checks(const remat_plan* plan, int* out_has);
+
+/** Writes the precision |plan| asks of its matrix products to |out_precision|
+ *  (REMAT_MATMUL_PRECISION_FP32 for a plan compiled without --matmul-precision). */
+REMAT_API remat_status remat_plan_matmul_precision(const remat_plan* plan,
+                                                   remat_matmul_precision* out_precision);
 
 /** Writes |plan|'s random seed (dropout's, and the parameter initialisers') to |out_seed|. */
 REMAT_API remat_status remat_plan_seed(const remat_plan* plan, uint64_t* out_seed);

@@ -12,9 +12,9 @@ namespace remat {
 namespace cli {
 
 const std::vector<std::string> kCompileFlags = {
-    "--batch",         "--optimizer",     "--seed",        "--strategy",       "--arena-budget",
-    "--budget",        "--device-budget", "--host-budget", "--copy-bandwidth", "--compute-rate",
-    "--finite-checks", "--eval-program",  "--loss"};
+    "--batch",         "--optimizer",     "--seed",        "--strategy",        "--arena-budget",
+    "--budget",        "--device-budget", "--host-budget", "--copy-bandwidth",  "--compute-rate",
+    "--finite-checks", "--eval-program",  "--loss",        "--matmul-precision"};
 
 compiler::FiniteChecks finite_checks_option(const Args& args) {
   const std::string value = args.text("--finite-checks", "on");
@@ -30,6 +30,15 @@ bool eval_program_option(const Args& args) {
   if (value != "on" && value != "off")
     throw UsageError("--eval-program '" + value + "': expected on or off");
   return value == "on";
+}
+
+compiler::MatmulPrecision matmul_precision_option(const Args& args) {
+  const std::string value = args.text("--matmul-precision", "fp32");
+  compiler::MatmulPrecision precision;
+  if (!compiler::parse_matmul_precision(value, &precision)) {
+    throw UsageError("--matmul-precision '" + value + "': expected fp32 or tf32");
+  }
+  return precision;
 }
 
 std::string optimizer_option(const Args& args, const std::string& fallback) {
@@ -95,6 +104,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.compute_rate = args.real("--compute-rate", o.compute_rate);
   o.finite_checks = finite_checks_option(args);
   o.eval_program = eval_program_option(args);
+  o.matmul_precision = matmul_precision_option(args);
   return o;
 }
 
@@ -151,6 +161,7 @@ void print_report(const compiler::CompileReport& r) {
   }
   std::printf("step flops:   %.3g (forward %.3g, recomputed %.1f%% of the step)\n", r.step_flops,
               r.forward_flops, r.step_flops > 0 ? 100.0 * r.recomputed_flops / r.step_flops : 0.0);
+  std::printf("matmuls:      %s\n", compiler::matmul_precision_name(r.matmul_precision));
   std::printf("predicted:    %.4g s per step (cost model: %.3g FLOP/s, copies %.3g bytes/s)\n",
               r.predicted_seconds, r.compute_rate, r.copy_bandwidth);
 }

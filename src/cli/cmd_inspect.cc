@@ -63,6 +63,8 @@ int run_inspect(const std::vector<std::string>& argv) {
   const bool json = args.has("--json");
   auto str = [](const flatbuffers::String* s) { return s ? s->c_str() : ""; };
   const uint64_t lower = prov ? prov->lower_bound() : 0;
+  // remat_plan_open refused any value the schema does not name.
+  const char* precision = root->matmul_precision() == fb::MatmulPrecision::TF32 ? "tf32" : "fp32";
 
   if (json) std::printf("{\n  \"format_version\": %u,\n", root->format_version());
   if (!args.has("--ops") && !args.has("--tensors") && !args.has("--params")) {
@@ -89,7 +91,8 @@ int run_inspect(const std::vector<std::string>& argv) {
           "  \"tensors\": %u,\n  \"step_flops\": %.6g,\n  \"recomputed_flops_share\": %.6f,\n  "
           "\"seed\": %llu,\n"
           "  \"spills\": %u,\n  \"device_budget_bytes\": %llu,\n  \"hidden_copy_share\": %.6f,\n"
-          "  \"copy_bandwidth\": %.6g,\n  \"compute_rate\": %.6g\n}\n",
+          "  \"copy_bandwidth\": %.6g,\n  \"compute_rate\": %.6g,\n  \"matmul_precision\": "
+          "\"%s\"\n}\n",
           checkpoints.c_str(), static_cast<unsigned long long>(root->arena_size()),
           static_cast<unsigned long long>(root->persistent_size()),
           static_cast<unsigned long long>(root->host_size()),
@@ -98,7 +101,7 @@ int run_inspect(const std::vector<std::string>& argv) {
           static_cast<unsigned long long>(root->seed()), prov ? prov->spills() : 0u,
           static_cast<unsigned long long>(prov ? prov->device_budget() : 0),
           prov ? prov->hidden_copy_share() : 0.0, prov ? prov->copy_bandwidth() : 0.0,
-          prov ? prov->compute_rate() : 0.0);
+          prov ? prov->compute_rate() : 0.0, precision);
       return 0;
     }
     std::printf("plan:         %s (format %u, %zu bytes)\n", path.c_str(), root->format_version(),
@@ -130,6 +133,7 @@ int run_inspect(const std::vector<std::string>& argv) {
         prov ? prov->spills() : 0u, prov ? 100.0 * prov->hidden_copy_share() : 0.0);
     std::printf("cost model:   copies %.3g bytes/s, compute %.3g FLOP/s\n",
                 prov ? prov->copy_bandwidth() : 0.0, prov ? prov->compute_rate() : 0.0);
+    std::printf("matmuls:      %s\n", precision);
     std::printf("alignment:    %u\nseed:         %llu\n", root->alignment(),
                 static_cast<unsigned long long>(root->seed()));
     std::printf("step flops:   %.3g (recomputed %.1f%%)\n", prov ? prov->step_flops() : 0.0,

@@ -255,6 +255,19 @@ int run_train(const std::vector<std::string>& argv) {
               model ? model : source.c_str(), static_cast<long long>(batch),
               strategy ? strategy : "?", format_bytes(memory.arena_bytes).c_str(),
               format_bytes(memory.persistent_bytes).c_str());
+  // A tf32 plan on a backend whose profile lacks TF32 products runs as float32: say so.
+  remat_matmul_precision precision = REMAT_MATMUL_PRECISION_FP32;
+  remat_plan_matmul_precision(plan.get(), &precision);
+  if (precision == REMAT_MATMUL_PRECISION_TF32) {
+    const DeviceProfile* profile = nullptr;
+    try {
+      profile = &compiler::target_profile(backend);
+    } catch (const compiler::CompileError&) {}
+    if (profile != nullptr && !profile->tf32_matmuls) {
+      std::printf("matmul precision tf32: the %s backend computes float32 products (ignored)\n",
+                  profile->name);
+    }
+  }
   const int64_t done = static_cast<int64_t>(remat_session_step_count(session.get()));
   float base_lr = 0.0f;
   if (scheduled)

@@ -35,6 +35,10 @@ compiler::FiniteChecks finite_checks_option(const Args& args);
 /// naming the flag on any other value.
 bool eval_program_option(const Args& args);
 
+/// --matmul-precision fp32|tf32 (default fp32): the precision plans ask of matrix products.
+/// Throws UsageError naming the flag on any other value.
+compiler::MatmulPrecision matmul_precision_option(const Args& args);
+
 /// The --optimizer value of |args| (|fallback| when absent), parsed now: a bad one throws
 /// UsageError naming --optimizer, the key and the value.
 std::string optimizer_option(const Args& args, const std::string& fallback);

@@ -151,6 +151,7 @@ CompileResult compile(const CompileOptions& options) {
   }
   for (int t : nested) r.nested.push_back(result.graph.tensors[t].name);
   r.arena_budget = options.arena_budget;
+  r.matmul_precision = options.matmul_precision;
   r.device_budget = options.device_budget;
   r.host_budget = options.host_budget;
   for (int t : spilled.spilled) r.spilled.push_back(result.graph.tensors[t].name);

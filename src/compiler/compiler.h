@@ -11,6 +11,7 @@
 #include "backends/device_profile.h"
 #include "compiler/finite_checks.h"
 #include "compiler/graph.h"
+#include "compiler/matmul_precision.h"
 #include "compiler/planner.h"
 
 namespace remat {
@@ -51,6 +52,8 @@ struct CompileOptions {
   FiniteChecks finite_checks = FiniteChecks::kOn;
   /// Whether the plan carries an eval program (compiler/eval_program.h).
   bool eval_program = true;
+  /// The matrix products' precision the plan asks for (compiler/matmul_precision.h).
+  MatmulPrecision matmul_precision = MatmulPrecision::kFp32;
 
   /// Plans for |profile|'s device: takes its alignment and spill cost model.
   void target(const DeviceProfile& profile) {
@@ -78,7 +81,8 @@ struct CompileReport {
   size_t schedules_planned = 0;  ///< Schedules the strategy planned for real (auto).
   bool exhaustive = false;       ///< The auto search tried every assignment.
   uint64_t arena_budget = 0;     ///< The arena budget given (0: none).
-  uint64_t device_budget = 0;    ///< The device budget (arena + persistent) met (0: none given).
+  MatmulPrecision matmul_precision = MatmulPrecision::kFp32;  ///< What the plan asks for.
+  uint64_t device_budget = 0;  ///< The device budget (arena + persistent) met (0: none given).
   uint64_t host_budget = UINT64_MAX;  ///< The host spill budget given (UINT64_MAX: none).
   std::vector<std::string> spilled;   ///< Checkpoints copied to host and back.
   double copy_seconds = 0,

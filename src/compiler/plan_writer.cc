@@ -42,6 +42,9 @@ REMAT_SAME_ENUM(REMAT_DTYPE_I32, fb::DType::I32);
 REMAT_SAME_ENUM(REMAT_DTYPE_I64, fb::DType::I64);
 REMAT_SAME_ENUM(REMAT_DTYPE_I64, fb::DType::MAX);
 REMAT_SAME_ENUM(Region::kHost, fb::Region::MAX);
+REMAT_SAME_ENUM(MatmulPrecision::kFp32, fb::MatmulPrecision::FP32);
+REMAT_SAME_ENUM(MatmulPrecision::kTf32, fb::MatmulPrecision::TF32);
+REMAT_SAME_ENUM(MatmulPrecision::kTf32, fb::MatmulPrecision::MAX);
 #undef REMAT_SAME_ENUM
 
 }  // namespace
@@ -92,7 +95,7 @@ std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
       memory.host_size, tensor_vec, op_vec, ids(graph.inputs), ids(graph.labels), ids(graph.params),
       static_cast<uint32_t>(graph.loss), seed, provenance, static_cast<uint32_t>(graph.eval_ops),
       graph.eval_ops > 0 ? static_cast<uint32_t>(graph.eval_loss) : 0, ids(graph.outputs),
-      ids(graph.buffers));
+      ids(graph.buffers), static_cast<fb::MatmulPrecision>(report.matmul_precision));
   fb::FinishPlanBuffer(fbb, plan);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

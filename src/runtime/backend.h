@@ -74,6 +74,9 @@ struct RegionSetup {
   uint32_t alignment;         ///< Alignment the plan's offsets assume.
   uint32_t threads;           ///< remat_session_options.threads (CPU kernels; 0: the port's
                               ///< hardware threads).
+  /// The plan's matmul_precision is tf32: products may round their inputs to TF32. Only a
+  /// backend whose profile has tf32_matmuls reads it; the others compute float32 products.
+  bool tf32_matmuls;
 };
 
 /// A device that runs plans. Created once per session; never allocates after creation.

@@ -107,6 +107,14 @@ remat_status remat_plan_has_finite_checks(const remat_plan* plan, int* out_has) 
   return REMAT_OK;
 }
 
+remat_status remat_plan_matmul_precision(const remat_plan* plan,
+                                         remat_matmul_precision* out_precision) {
+  if (plan == nullptr || out_precision == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  // verify_plan refused any value the schema does not name.
+  *out_precision = static_cast<remat_matmul_precision>(plan->root->matmul_precision());
+  return REMAT_OK;
+}
+
 remat_status remat_plan_seed(const remat_plan* plan, uint64_t* out_seed) {
   if (plan == nullptr || out_seed == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   *out_seed = plan->root->seed();

@@ -495,6 +495,11 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
   }
   s = verify_eval_program(plan, err);
   if (s != REMAT_OK) return s;
+  if (plan->matmul_precision() > fb::MatmulPrecision::MAX) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "matmul_precision is %u; the known values are 0 (fp32) and 1 (tf32)",
+                     static_cast<unsigned>(plan->matmul_precision()));
+  }
   int32_t* copy_end = static_cast<int32_t*>(port_alloc(sizeof(int32_t) * (n + 1), 8));
   if (copy_end == nullptr)
     return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors",

@@ -259,6 +259,7 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   regions.arena_bytes = root->arena_size();
   regions.persistent_bytes = root->persistent_size();
   regions.host_bytes = root->host_size();
+  regions.tf32_matmuls = root->matmul_precision() == remat::fb::MatmulPrecision::TF32;
   if (status == REMAT_OK && options->threads > kMaxThreads) {
     status = FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "options.threads is %zu; the most is %zu",
                   options->threads, kMaxThreads);

@@ -179,6 +179,38 @@ void plans_without_an_eval_program_or_finite_checks_say_so(void**) {
   assert_int_equal(d.eval_program, 0);
 }
 
+// --matmul-precision round trip: the compiler writes it, remat_plan_matmul_precision reads it
+// back; fp32 (the default) leaves the field out, so those plans keep their bytes.
+void plans_say_the_matmul_precision_they_were_compiled_with(void**) {
+  rc::CompileOptions o;
+  o.model = kMlp;
+  o.batch = 2;
+  const std::vector<uint8_t> fp32 = rc::compile(o).plan;
+  o.matmul_precision = rc::MatmulPrecision::kTf32;
+  const std::vector<uint8_t> tf32 = rc::compile(o).plan;
+  assert_true(fp32 != tf32);
+  assert_true(remat::fb::GetPlan(fp32.data())->matmul_precision() ==
+              remat::fb::MatmulPrecision::FP32);
+  assert_true(remat::fb::GetPlan(tf32.data())->matmul_precision() ==
+              remat::fb::MatmulPrecision::TF32);
+  const struct {
+    const std::vector<uint8_t>* bytes;
+    remat_matmul_precision want;
+  } cases[] = {{&fp32, REMAT_MATMUL_PRECISION_FP32}, {&tf32, REMAT_MATMUL_PRECISION_TF32}};
+  for (const auto& c : cases) {
+    remat_plan* plan = nullptr;
+    assert_int_equal(remat_plan_open(c.bytes->data(), c.bytes->size(), &plan, nullptr, 0),
+                     REMAT_OK);
+    remat_matmul_precision precision = static_cast<remat_matmul_precision>(7);
+    assert_int_equal(remat_plan_matmul_precision(plan, &precision), REMAT_OK);
+    assert_int_equal(precision, c.want);
+    assert_int_equal(remat_plan_matmul_precision(plan, nullptr), REMAT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(remat_plan_matmul_precision(nullptr, &precision),
+                     REMAT_ERROR_INVALID_ARGUMENT);
+    remat_plan_close(plan);
+  }
+}
+
 // Marks field |field| (a VT_ offset) of the FlatBuffers table at |table| absent, as a writer
 // that left it out would have: the compiler always writes the provenance, a hand-made plan
 // need not.
@@ -248,6 +280,7 @@ int main() {
       cmocka_unit_test(plan_description_queries_reject_null_arguments_and_write_nothing),
       cmocka_unit_test(plan_description_queries_say_what_the_compiler_wrote),
       cmocka_unit_test(plans_without_an_eval_program_or_finite_checks_say_so),
+      cmocka_unit_test(plans_say_the_matmul_precision_they_were_compiled_with),
       cmocka_unit_test(
           a_plan_that_does_not_say_how_it_was_compiled_names_no_model_strategy_or_batch),
       cmocka_unit_test(status_strings_are_distinct_and_unknown_values_say_so),

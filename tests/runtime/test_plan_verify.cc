@@ -156,6 +156,19 @@ void plan_with_a_bad_alignment_is_rejected_as_corrupt(void**) {
   }
 }
 
+void plan_with_an_unknown_matmul_precision_is_rejected_as_corrupt(void**) {
+  rc::CompileOptions o;
+  o.model = kMlp;
+  o.batch = 2;
+  o.matmul_precision = rc::MatmulPrecision::kTf32;  // written, so it can be patched in place
+  std::vector<uint8_t> bytes = rc::compile(o).plan;
+  expect_status(bytes, REMAT_OK);
+  assert_true(mutable_plan(bytes)->mutate_matmul_precision(static_cast<fb::MatmulPrecision>(2)));
+  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"matmul_precision", "is 2"});
+  assert_true(mutable_plan(bytes)->mutate_matmul_precision(static_cast<fb::MatmulPrecision>(255)));
+  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"matmul_precision", "is 255"});
+}
+
 // ---- Ops ------------------------------------------------------------------------------------
 
 void plan_with_an_unknown_opcode_is_rejected(void**) {
@@ -421,6 +434,7 @@ int main() {
       cmocka_unit_test(binding_naming_a_wrong_tensor_is_rejected),
       cmocka_unit_test(plan_bytes_at_a_4_byte_boundary_are_refused_as_misaligned),
       cmocka_unit_test(int64_vectors_at_a_4_byte_boundary_are_rejected_as_corrupt),
+      cmocka_unit_test(plan_with_an_unknown_matmul_precision_is_rejected_as_corrupt),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
