@@ -88,6 +88,15 @@ inline std::vector<uint8_t> file_bytes(const std::string& path) {
   return out;
 }
 
+// Runs `remat train MODEL FLAGS --save-params FILE` and returns the bytes of the file it saved
+// (removed first, so a run that saves nothing cannot pass on an old file).
+inline std::vector<uint8_t> train_and_save(const std::string& model_and_flags) {
+  const std::string path = tmp("identity.safetensors");
+  std::remove(path.c_str());
+  expect(run_remat("train " + model_and_flags + " --save-params " + path), 0, "saved parameters");
+  return file_bytes(path);
+}
+
 }  // namespace remat_test
 
 #endif  // REMAT_TESTS_CLI_CLI_RUNNER_H_
