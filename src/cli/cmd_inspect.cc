@@ -63,8 +63,10 @@ int run_inspect(const std::vector<std::string>& argv) {
   const bool json = args.has("--json");
   auto str = [](const flatbuffers::String* s) { return s ? s->c_str() : ""; };
   const uint64_t lower = prov ? prov->lower_bound() : 0;
-  // remat_plan_open refused any value the schema does not name.
-  const char* precision = root->matmul_precision() == fb::MatmulPrecision::TF32 ? "tf32" : "fp32";
+  // remat_plan_open refused any value the schema does not name; the compiler's enum has the
+  // schema's values (plan_writer.cc checks them).
+  const char* precision = compiler::matmul_precision_name(
+      static_cast<compiler::MatmulPrecision>(root->matmul_precision()));
 
   if (json) std::printf("{\n  \"format_version\": %u,\n", root->format_version());
   if (!args.has("--ops") && !args.has("--tensors") && !args.has("--params")) {
