@@ -27,6 +27,7 @@ typedef unsigned long long ulong;
   (void)name##_bytes
 #define GLOBAL_ID() ((ulong)blockIdx.x * blockDim.x + threadIdx.x)
 #define LOCAL_ID() ((uint)threadIdx.x)
+#define GROUP_ID() ((ulong)blockIdx.x)
 #define LOCAL_SIZE() ((uint)blockDim.x)
 #define LOCAL_BARRIER() __syncthreads()
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))

@@ -9,6 +9,7 @@
 //   LOCAL_PARAM(T, n)   a kernel parameter giving work-group memory of T named n; the host
 //                       passes its size in bytes. LOCAL_BIND(T, n) opens the kernel body.
 //   GLOBAL_ID, LOCAL_ID, LOCAL_SIZE   1-D work-item ids and the work-group size
+//   GROUP_ID            the 1-D id of the work item's group
 //   LOCAL_BARRIER()     every work item of the group waits, work-group memory is consistent
 //   ATOMIC_MIN(p, v)    32-bit signed atomic minimum in device memory
 //   acc_t               accumulator of sums: double where the device has it
@@ -39,6 +40,7 @@ typedef float acc_t;
 #define LOCAL_BIND(type, name)
 #define GLOBAL_ID() get_global_id(0)
 #define LOCAL_ID() get_local_id(0)
+#define GROUP_ID() get_group_id(0)
 #define LOCAL_SIZE() get_local_size(0)
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define ATOMIC_MIN(p, v) atomic_min((p), (v))

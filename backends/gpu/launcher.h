@@ -65,6 +65,15 @@ class Launcher {
   ~Launcher() = default;
 };
 
+/// The team size of row kernel |id| over rows of |n| elements (kernels/common.cl): a power of
+/// two near n / 4, so that each lane reads about four elements, at most the kernel's group size.
+inline uint32_t row_team(const Launcher& l, KernelId id, int64_t n) {
+  const size_t group = l.group_size(id);
+  size_t team = 1;
+  while (team < group && team * 8 <= static_cast<size_t>(n)) team *= 2;
+  return static_cast<uint32_t>(team);
+}
+
 /// Builds one kernel's argument list on a Launcher, in the kernel's parameter order, with the
 /// C++ types that match the kernel's (ulong, float, int, uint).
 class Args {
@@ -88,10 +97,31 @@ class Args {
     l_.local(l_.group_size(id_) * sizeof(double));
     return *this;
   }
+  /// Work-group memory of one float per work item of the kernel's group: the scratch of the
+  /// team reductions (kernels/common.cl).
+  Args& scratch() {
+    l_.local(l_.group_size(id_) * sizeof(float));
+    return *this;
+  }
   /// The op's (index, code): where a kernel's report of bad data says it came from.
   Args& op(const OpCall& call) { return u32(call.index).u32(call.code); }
   remat_status launch(size_t items, const OpCall& call, ErrorBuffer* err) {
     return l_.launch(items, &call, err);
+  }
+  /// Launches a row kernel over |rows| rows, a team of |team| work items each (row_team).
+  remat_status launch_rows(int64_t rows, uint32_t team, const OpCall& call, ErrorBuffer* err) {
+    const size_t group = l_.group_size(id_);
+    const size_t per_group = group / team;
+    const size_t groups = (static_cast<size_t>(rows) + per_group - 1) / per_group;
+    return l_.launch(groups * group, &call, err);
+  }
+  /// Launches a column kernel over |columns| columns in tiles (kernels/common.cl: 32 columns
+  /// a group, or the group size where that is smaller).
+  remat_status launch_column_tiles(int64_t columns, const OpCall& call, ErrorBuffer* err) {
+    const size_t group = l_.group_size(id_);
+    const size_t width = group < 32 ? group : 32;
+    const size_t groups = (static_cast<size_t>(columns) + width - 1) / width;
+    return l_.launch(groups * group, &call, err);
   }
   remat_status launch_one_group(const OpCall& call, ErrorBuffer* err) {
     return l_.launch_one_group(&call, err);

@@ -578,6 +578,7 @@ const std::vector<OpCase>& every_op_case() {
     std::vector<OpCase> all = dense_cases();
     for (OpCase& c : convolutional_cases()) all.push_back(std::move(c));
     for (OpCase& c : imported_model_cases()) all.push_back(std::move(c));
+    for (OpCase& c : tile_size_cases()) all.push_back(std::move(c));
     return all;
   }();
   return cases;

@@ -67,6 +67,10 @@ struct OpCase {
 /// A case for every compute opcode (copies between regions are tested on their own).
 const std::vector<OpCase>& every_op_case();
 
+/// Cases at the edges of the GPU kernels' work splits (tile_cases.cc); every_op_case()
+/// includes them.
+std::vector<OpCase> tile_size_cases();
+
 /// Runs |c| on |cpu| and on |other| (named |other_name| in messages) over the same random
 /// inputs and fails the test where an output differs beyond the case's tolerance. An output
 /// the catalogue names "workspace" (a convolution's im2col buffer, scratch of the CPU kernels

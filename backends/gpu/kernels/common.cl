@@ -34,6 +34,86 @@ DEVICE_FN void group_sum(LOCAL_PTR acc_t* values, uint size) {
   LOCAL_BARRIER();
 }
 
+// Teams: a row kernel gives each row a team of |team| consecutive work items of a group (a
+// power of two no larger than the group, chosen by the host: gpu::row_team), so that a long
+// row is read by many work items, coalesced, and a short one does not idle a whole group.
+// Lane k of a team reads the row's elements k, k + team, k + 2 team, ...; the team combines
+// its lanes' values in a fixed tree order, so results depend on the team size and nothing else.
+// Every work item of the group must call a team reduction, also those past the last row: the
+// reductions wait at work-group barriers.
+
+/// The row of the work item's team.
+DEVICE_FN ulong team_row(uint team) {
+  return GROUP_ID() * (LOCAL_SIZE() / team) + LOCAL_ID() / team;
+}
+
+/// The work item's lane in its team: 0 .. team - 1.
+DEVICE_FN uint team_lane(uint team) { return LOCAL_ID() & (team - 1); }
+
+/// The sum of |v| over the work item's team, for every lane; |scratch| holds one float per
+/// work item of the group.
+DEVICE_FN float team_sum(LOCAL_PTR float* scratch, float v, uint team) {
+  const uint lid = LOCAL_ID(), lane = lid & (team - 1);
+  scratch[lid] = v;
+  for (uint stride = team / 2; stride > 0; stride /= 2) {
+    LOCAL_BARRIER();
+    if (lane < stride) scratch[lid] += scratch[lid + stride];
+  }
+  LOCAL_BARRIER();
+  const float total = scratch[lid - lane];
+  LOCAL_BARRIER();  // The next reduction may overwrite scratch.
+  return total;
+}
+
+/// The maximum of |v| over the work item's team (as the CPU kernels compare: a > b ? a : b).
+DEVICE_FN float team_max(LOCAL_PTR float* scratch, float v, uint team) {
+  const uint lid = LOCAL_ID(), lane = lid & (team - 1);
+  scratch[lid] = v;
+  for (uint stride = team / 2; stride > 0; stride /= 2) {
+    LOCAL_BARRIER();
+    if (lane < stride) {
+      const float other = scratch[lid + stride];
+      scratch[lid] = other > scratch[lid] ? other : scratch[lid];
+    }
+  }
+  LOCAL_BARRIER();
+  const float total = scratch[lid - lane];
+  LOCAL_BARRIER();
+  return total;
+}
+
+// Column tiles: a column kernel (sums over the rows of each column of a row-major matrix)
+// gives each group a tile of tile_width() adjacent columns; the group's work items are
+// tile_lanes() row lanes of tile_width() columns, so adjacent work items read adjacent
+// addresses. Row lane k sums rows k, k + lanes, k + 2 lanes, ... in order; tile_sum combines
+// the lanes in a fixed tree order. The host launches gpu::column_tile_items() work items.
+
+/// Columns per tile: 32, or the group size where that is smaller.
+DEVICE_FN uint tile_width(void) { return LOCAL_SIZE() < 32 ? LOCAL_SIZE() : 32; }
+/// Row lanes per tile.
+DEVICE_FN uint tile_lanes(void) { return LOCAL_SIZE() / tile_width(); }
+/// The work item's column.
+DEVICE_FN ulong tile_column(void) {
+  return GROUP_ID() * tile_width() + LOCAL_ID() % tile_width();
+}
+/// The work item's row lane.
+DEVICE_FN uint tile_lane(void) { return LOCAL_ID() / tile_width(); }
+
+/// The sum of |v| over the row lanes of the work item's column, for every work item; every
+/// work item of the group must call it. |scratch| holds one float per work item.
+DEVICE_FN float tile_sum(LOCAL_PTR float* scratch, float v) {
+  const uint lid = LOCAL_ID(), width = tile_width(), lane = lid / width;
+  scratch[lid] = v;
+  for (uint stride = tile_lanes() / 2; stride > 0; stride /= 2) {
+    LOCAL_BARRIER();
+    if (lane < stride) scratch[lid] += scratch[lid + stride * width];
+  }
+  LOCAL_BARRIER();
+  const float total = scratch[lid % width];
+  LOCAL_BARRIER();
+  return total;
+}
+
 // Softmax of the |n| values at |x| into |y| as the CPU kernels compute it: the maximum, the
 // exponentials summed in order in acc_t, one reciprocal. Returns the maximum and the sum (for
 // cross-entropy's log-sum-exp).

@@ -1,6 +1,6 @@
 // Row-wise ops over the last axis on the GPU backends: softmax, log-softmax, layer norm and their
-// gradients
-// (kernels/norm.cl), one work item per row.
+// gradients (kernels/norm.cl): a team of work items per row (row_team), dgamma and dbeta by
+// column tiles.
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/op_args.h"
 
@@ -8,18 +8,17 @@ namespace remat {
 namespace gpu {
 namespace {
 
-size_t items(int64_t v) { return static_cast<size_t>(v); }
-
-// softmax and log_softmax, and their gradients: (x) or (dy, y), one work item per row.
+// softmax and log_softmax, and their gradients: (x) or (dy, y), a team per row.
 remat_status softmax_rows(Launcher& l, const OpCall& call, KernelId kernel, ErrorBuffer* err) {
   const TensorRef& x = *call.inputs[0];
   const int64_t rows = rows_of(x);
+  const uint32_t team = row_team(l, kernel, last_dim(x));
   const bool grad = kernel == kKernel_softmax_grad || kernel == kKernel_log_softmax_grad;
   Args a(l, kernel);
   a.tensor(x);
   if (grad) a.tensor(*call.inputs[1]);
-  a.tensor(*call.outputs[0]).u64(rows).u64(last_dim(x));
-  return a.launch(items(rows), call, err);
+  a.tensor(*call.outputs[0]).u64(rows).u64(last_dim(x)).u32(team).scratch();
+  return a.launch_rows(rows, team, call, err);
 }
 
 }  // namespace
@@ -44,27 +43,29 @@ remat_status log_softmax_grad(Launcher& l, const OpCall& call, const StepContext
 remat_status layernorm(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& x = *call.inputs[0];
   const int64_t rows = rows_of(x);
+  const uint32_t team = row_team(l, kKernel_layernorm, last_dim(x));
   Args a(l, kKernel_layernorm);
   for (int i = 0; i < 3; ++i) a.tensor(*call.inputs[i]);
   for (int i = 0; i < 3; ++i) a.tensor(*call.outputs[i]);
-  a.u64(rows).u64(last_dim(x)).f32(fattr(call, attr::layernorm::eps));
-  return a.launch(items(rows), call, err);
+  a.u64(rows).u64(last_dim(x)).f32(fattr(call, attr::layernorm::eps)).u32(team).scratch();
+  return a.launch_rows(rows, team, call, err);
 }
 
-// Two kernels: dx one work item per row, dgamma and dbeta one per column.
+// Two kernels: dx a team per row, dgamma and dbeta by column tiles.
 remat_status layernorm_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& x = *call.inputs[1];
   const int64_t n = last_dim(x);
   const int64_t rows = rows_of(x);
+  const uint32_t team = row_team(l, kKernel_layernorm_grad_dx, n);
   Args dx(l, kKernel_layernorm_grad_dx);
   for (int i = 0; i < 5; ++i) dx.tensor(*call.inputs[i]);
-  dx.tensor(*call.outputs[0]).u64(rows).u64(n);
-  const remat_status status = dx.launch(items(rows), call, err);
+  dx.tensor(*call.outputs[0]).u64(rows).u64(n).u32(team).scratch();
+  const remat_status status = dx.launch_rows(rows, team, call, err);
   if (status != REMAT_OK) return status;
   Args params(l, kKernel_layernorm_grad_params);
   for (int i = 0; i < 4; ++i) params.tensor(*call.inputs[i]);
-  params.tensor(*call.outputs[1]).tensor(*call.outputs[2]).u64(rows).u64(n);
-  return params.launch(items(n), call, err);
+  params.tensor(*call.outputs[1]).tensor(*call.outputs[2]).u64(rows).u64(n).scratch();
+  return params.launch_column_tiles(n, call, err);
 }
 
 }  // namespace gpu
