@@ -270,6 +270,11 @@ remat_status CudaBackend::download(Region region, uint64_t offset, void* dst, ui
   return cuda_status(cudaStreamSynchronize(main_), "download cudaStreamSynchronize", err);
 }
 
+remat_status CudaBackend::draw_init(const TensorRef& t, const InitDraw& d, ErrorBuffer* err) {
+  const remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
+  return s == REMAT_OK ? gpu::draw_init(*this, t, d, err) : s;
+}
+
 remat_status CudaBackend::set_step_state(const StepContext& ctx, ErrorBuffer* err) {
   if (state_valid_ && same_context(ctx, step_ctx_)) return REMAT_OK;
   const remat_status s = gpu::set_step(*this, ctx, err);

@@ -54,6 +54,8 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   remat_status download(Region region, uint64_t offset, void* dst, uint64_t bytes,
                         ErrorBuffer* err) override;
   remat_status sync(ErrorBuffer* err) override;
+  bool draws_init() const override { return true; }
+  remat_status draw_init(const TensorRef& t, const InitDraw& d, ErrorBuffer* err) override;
 
   // The step hooks of Backend (see cuda_backend.h).
   remat_status begin_step(const StepContext& ctx, ErrorBuffer* err) override;

@@ -67,7 +67,8 @@
   X(log_softmax)             \
   X(log_softmax_grad)        \
   X(reduce_sum)              \
-  X(broadcast)
+  X(broadcast)               \
+  X(init_draw)
 
 #if defined(__cplusplus)
 namespace remat {
@@ -114,6 +115,10 @@ typedef struct GpuState {
   X(SqrtGrad)                   \
   X(LeakyReluGrad)              \
   X(ErfGrad)
+
+/// The |kind| argument of init_draw (kernels/elementwise.cl): InitDraw::Kind's values
+/// (runtime/backend.h), which backends/gpu/ops/dispatch.cc checks.
+enum GpuInit { kGpuInitZeros, kGpuInitOnes, kGpuInitUniform };
 
 #define REMAT_GPU_SELECTOR_ENUM(name) kGpu##name,
 /// The |op| argument of unary_op: kGpu<name>, numbered in list order from 0.

@@ -289,6 +289,10 @@ remat_status OpenclBackend::end_check(const OpCall& call, ErrorBuffer* err) {
   return gpu::report_error(s, err);
 }
 
+remat_status OpenclBackend::draw_init(const TensorRef& t, const InitDraw& d, ErrorBuffer* err) {
+  return gpu::draw_init(*this, t, d, err);
+}
+
 bool OpenclBackend::supports_op(uint16_t code) const {
   return gpu::op_table().find(code) != nullptr;
 }

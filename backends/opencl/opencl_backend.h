@@ -55,6 +55,8 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   remat_status download(Region region, uint64_t offset, void* dst, uint64_t bytes,
                         ErrorBuffer* err) override;
   remat_status sync(ErrorBuffer* err) override;
+  bool draws_init() const override { return true; }
+  remat_status draw_init(const TensorRef& t, const InitDraw& d, ErrorBuffer* err) override;
 
  private:
   /// The buffer of a device region (arena or persistent); nullptr for the host region.

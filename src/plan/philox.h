@@ -68,6 +68,16 @@ REMAT_PHILOX_FN float uniform01(REMAT_PHILOX_U32 word) {
   return (float)(word >> 8) * (1.0f / 16777216.0f);
 }
 
+/// The step of the initialisation streams, which no training step reaches: parameter |t|'s
+/// element i takes word i of stream (seed, REMAT_PHILOX_INIT_STEP, t), on the host
+/// (runtime/param_init.cc) and on the GPU (kernel init_draw) alike.
+#define REMAT_PHILOX_INIT_STEP 0xFFFFFFFFu
+
+/// A uniform initial value in [-|scale|, |scale|) from |word|: the formula both init drawers use.
+REMAT_PHILOX_FN float uniform_init(REMAT_PHILOX_U32 word, float scale) {
+  return scale * (2.0f * uniform01(word) - 1.0f);
+}
+
 /// The words of elements |index| .. |index| + 3 of the stream (|seed|, |step|, |key|); |index|
 /// is a multiple of 4. Every caller that draws a mask walks elements in groups of four this way.
 REMAT_PHILOX_FN Philox4 philox_group(REMAT_PHILOX_U64 seed, REMAT_PHILOX_U64 step,

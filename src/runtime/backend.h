@@ -79,6 +79,20 @@ struct RegionSetup {
   bool tf32_matmuls;
 };
 
+/// An initial-value rule of a persistent tensor that a device backend may draw itself
+/// (runtime/param_init.cc; plan/philox.h gives the values).
+struct InitDraw {
+  enum Kind : int32_t {
+    kZeros,    ///< Zero bytes over the whole tensor (f32 or i64).
+    kOnes,     ///< 1.0f in every f32 element.
+    kUniform,  ///< uniform_init(word i of the tensor's init stream, scale) in element i.
+  };
+  Kind kind;
+  float scale;      ///< kUniform's bound.
+  uint64_t seed;    ///< The plan's seed.
+  uint32_t tensor;  ///< The tensor's index in the plan: the key of its init stream.
+};
+
 /// A device that runs plans. Created once per session; never allocates after creation.
 class Backend {
  public:
@@ -98,6 +112,17 @@ class Backend {
   /// Copies |bytes| bytes from |region| at |offset| to host |dst|.
   virtual remat_status download(Region region, uint64_t offset, void* dst, uint64_t bytes,
                                 ErrorBuffer* err) = 0;
+  /// Whether draw_init() draws initial values on the device. Default: no; the host draws them
+  /// and uploads them.
+  virtual bool draws_init() const { return false; }
+  /// Fills tensor |t| of the persistent region by rule |d| on the device, giving the bytes the
+  /// host's draw gives (runtime/param_init.cc), queued like an op. Only called where
+  /// draws_init() is true.
+  virtual remat_status draw_init(const TensorRef& t, const InitDraw& d, ErrorBuffer* err) {
+    (void)t;
+    (void)d;
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED, "%s: no initial values on the device", name());
+  }
   /// Marks the start of a step run with |ctx|, before its first run_op(). A backend may record
   /// the step (CUDA captures it as a graph). Default: nothing to do.
   virtual remat_status begin_step(const StepContext&, ErrorBuffer*) { return REMAT_OK; }

@@ -1,5 +1,8 @@
 // Initial values of parameters and optimizer state, drawn from Philox so that every backend
-// and every run with the same plan and seed starts from the same bytes.
+// and every run with the same plan and seed starts from the same bytes. A backend that
+// draws_init() (the GPU backends) fills Zeros, Ones and Uniform tensors on the device from the
+// same Philox words and formula; the host draws the rest (Normal, i64 zeros elsewhere) and
+// uploads them, and uploads Data as it is.
 #include <math.h>
 
 #include "plan/philox.h"
@@ -9,8 +12,7 @@
 namespace remat {
 namespace {
 
-// Init draws use a step value no training step reaches, keyed by tensor index.
-constexpr uint64_t kInitStream = 0xFFFFFFFFull;
+constexpr uint64_t kInitStream = REMAT_PHILOX_INIT_STEP;
 // Values are drawn into a small chunk on the stack (firmware stacks are small). Device backends
 // pay per upload call (a blocking write each), so they stage through a larger buffer from the
 // port, freed before creation returns; device backends only run on hosted ports, so this never
@@ -21,8 +23,7 @@ float draw(fb::Init init, float scale, uint64_t seed, uint32_t tensor, uint64_t 
   switch (init) {
     case fb::Init::Zeros: return 0.0f;
     case fb::Init::Ones: return 1.0f;
-    case fb::Init::Uniform:
-      return scale * (2.0f * uniform01(philox_word(seed, kInitStream, tensor, i)) - 1.0f);
+    case fb::Init::Uniform: return uniform_init(philox_word(seed, kInitStream, tensor, i), scale);
     case fb::Init::Normal: {
       // Box-Muller on two words of the stream; u1 kept away from 0 for the log.
       const float u1 =
@@ -32,6 +33,19 @@ float draw(fb::Init init, float scale, uint64_t seed, uint32_t tensor, uint64_t 
       return scale * sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u2);
     }
     default: return 0.0f;
+  }
+}
+
+// The rule of |x| as a device backend draws it, or false where the host must draw it (Normal's
+// logf and cosf are glibc's, which no device reproduces bit for bit; Data is the plan's bytes).
+bool device_rule(const fb::Tensor* x, uint64_t seed, uint32_t tensor, InitDraw* rule) {
+  switch (x->init()) {
+    case fb::Init::Zeros: *rule = {InitDraw::kZeros, 0.0f, seed, tensor}; return true;
+    case fb::Init::Ones: *rule = {InitDraw::kOnes, 0.0f, seed, tensor}; return true;
+    case fb::Init::Uniform:
+      *rule = {InitDraw::kUniform, x->init_scale(), seed, tensor};
+      return true;
+    default: return false;
   }
 }
 
@@ -56,6 +70,11 @@ remat_status initialise_persistent(remat_session* s) {
     const fb::Tensor* x = plan->tensors()->Get(t);
     if (x->init() == fb::Init::None || x->region() != fb::Region::Persistent) continue;
     const TensorRef& ref = s->tensors[t];
+    InitDraw rule;
+    if (s->backend->draws_init() && device_rule(x, plan->seed(), t, &rule)) {
+      status = s->backend->draw_init(ref, rule, &s->err);
+      continue;
+    }
     if (x->init() == fb::Init::Data) {  // the plan's bytes, as they are (plan_verify.cc sized them)
       status =
           s->backend->upload(ref.region, ref.offset, x->init_data()->data(), ref.bytes, &s->err);

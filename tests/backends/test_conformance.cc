@@ -197,6 +197,32 @@ void an_unknown_device_is_unavailable_with_a_message(void**) {
   remat_plan_close(plan);
 }
 
+// A fresh session's whole saved state (parameters drawn from Philox, optimizer moments, counters,
+// batch norms' statistics) equals the CPU backend's byte for byte, for every model: a device
+// backend that draws initial values itself (Backend::draws_init) draws the host's bits.
+void the_initial_state_is_the_cpu_backends_byte_for_byte(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+  for (const std::string model : kModels) {
+    std::vector<uint8_t> on_cpu, here;
+    {
+      Run cpu(model, kOptimizers[1], "none", "cpu");
+      if (remat_session_save_state(cpu.session, append_state, &on_cpu) != REMAT_OK)
+        fail_msg("save_state on cpu: %s", remat_session_last_error(cpu.session));
+    }
+    {
+      Run run(model, kOptimizers[1], "none", g_backend);
+      if (remat_session_save_state(run.session, append_state, &here) != REMAT_OK)
+        fail_msg("save_state: %s", remat_session_last_error(run.session));
+    }
+    if (here != on_cpu) {
+      size_t at = 0;
+      while (at < here.size() && at < on_cpu.size() && here[at] == on_cpu[at]) ++at;
+      fail_msg("%s on %s: the initial state differs from the cpu's at byte %zu of %zu",
+               model.c_str(), g_backend.c_str(), at, on_cpu.size());
+    }
+  }
+}
+
 // Steps |first|..|first + count - 1| of |model| on |run|.
 void run_steps(Run& run, const std::string& model, int first, int count) {
   remat::io::SyntheticTask task(model, kBatch, kSeed);
@@ -345,6 +371,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(selective_is_byte_identical_to_no_recompute),
       cmocka_unit_test(spilling_to_host_is_byte_identical_to_no_recompute),
       cmocka_unit_test(spill_prefetch_and_wait_round_trip_bytes),
+      cmocka_unit_test(the_initial_state_is_the_cpu_backends_byte_for_byte),
       cmocka_unit_test(resuming_from_a_saved_state_is_exact),
       cmocka_unit_test(an_unknown_device_is_unavailable_with_a_message),
       cmocka_unit_test(every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented),

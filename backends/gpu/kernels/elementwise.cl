@@ -110,6 +110,22 @@ KERNEL dropout(buf_t x, ulong xo, buf_t y, ulong yo, ulong n, ulong key, float p
   }
 }
 
+// A persistent tensor's initial values (GpuInit |kind|), the bytes runtime/param_init.cc draws
+// on the host: one work item per four 4-byte words, one Philox call for kGpuInitUniform.
+KERNEL init_draw(buf_t y, ulong yo, ulong words, int kind, float scale, ulong seed,
+                 uint tensor) {
+  const ulong i = GLOBAL_ID() * 4;
+  if (i >= words) return;
+  GLOBAL float* dst = F32(y, yo);
+  if (kind != kGpuInitUniform) {
+    const float value = kind == kGpuInitOnes ? 1.0f : 0.0f;
+    for (int j = 0; j < 4 && i + j < words; ++j) dst[i + j] = value;
+    return;
+  }
+  const Philox4 r = philox_group(seed, REMAT_PHILOX_INIT_STEP, tensor, i);
+  for (int j = 0; j < 4 && i + j < words; ++j) dst[i + j] = uniform_init(r.v[j], scale);
+}
+
 KERNEL fill(buf_t y, ulong yo, ulong n, float value) {
   const ulong i = GLOBAL_ID();
   if (i >= n) return;

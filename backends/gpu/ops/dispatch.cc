@@ -31,6 +31,19 @@ remat_status set_step(Launcher& l, const StepContext& ctx, ErrorBuffer* err) {
   return l.launch(1, nullptr, err);
 }
 
+static_assert(static_cast<int>(kGpuInitZeros) == InitDraw::kZeros &&
+                  static_cast<int>(kGpuInitOnes) == InitDraw::kOnes &&
+                  static_cast<int>(kGpuInitUniform) == InitDraw::kUniform,
+              "init_draw's kinds are InitDraw's");
+
+remat_status draw_init(Launcher& l, const TensorRef& t, const InitDraw& d, ErrorBuffer* err) {
+  // Zeros cover every byte (an i64 counter is two words); the other rules fill f32 elements.
+  const uint64_t words = d.kind == InitDraw::kZeros ? t.bytes / 4 : static_cast<uint64_t>(t.numel);
+  Args a(l, kKernel_init_draw);
+  a.tensor(t).u64(words).i32(d.kind).f32(d.scale).u64(d.seed).u32(d.tensor);
+  return l.launch(static_cast<size_t>((words + 3) / 4), nullptr, err);
+}
+
 remat_status finish_check(Launcher& l, const OpCall& call, const TensorRef& values,
                           ErrorBuffer* err) {
   Args a(l, kKernel_report_value);

@@ -24,6 +24,9 @@ const OpTable<Op>& op_table();
 /// the first op of a step whose context differs from the last one it set.
 remat_status set_step(Launcher& l, const StepContext& ctx, ErrorBuffer* err);
 
+/// Launches init_draw: fills persistent tensor |t| by rule |d| (Backend::draw_init).
+remat_status draw_init(Launcher& l, const TensorRef& t, const InitDraw& d, ErrorBuffer* err);
+
 /// Ends an op that checked the i32 tensor |values| (ids, labels): launches report_value, which
 /// adds the bad value to the op's report, then Launcher::end_check.
 remat_status finish_check(Launcher& l, const OpCall& call, const TensorRef& values,
