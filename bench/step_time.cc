@@ -11,7 +11,12 @@
 // STRATEGY is a compiler strategy, optionally with the budgets of docs/sizing.md ("Budgets"):
 // /arena=SIZE (arena budget of `budget` and `auto`), /device=SIZE (device budget: spill
 // checkpoints to host) and /host=SIZE (host spill budget of `auto`), e.g. `splits/device=200MiB`;
-// /budget=SIZE, the old name of /arena=, is still read (docs/benchmarks.md records it).
+// /budget=SIZE, the old name of /arena=, is still read (docs/benchmarks.md records it);
+// /matmul=fp32|tf32 is the plan's matmul precision (compile --matmul-precision).
+//
+// "FLOP bound ms" is what a recomputing row would take if recomputed FLOPs cost what the
+// `none` row's FLOPs cost: the `none` row of the same MODEL@BATCH (listed before it) over
+// (1 - recomputed share); "-" without one.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +51,12 @@ Row measure(const std::string& model, int64_t batch, const std::string& spec,
   for (size_t at = spec.find('/'); at != std::string::npos; at = spec.find('/', at + 1)) {
     const std::string item = spec.substr(at + 1, spec.find('/', at + 1) - at - 1);
     const std::string key = item.substr(0, item.find('='));
+    if (key == "matmul") {
+      const std::string value = item.substr(item.find('=') + 1);
+      if (!remat::compiler::parse_matmul_precision(value, &o.matmul_precision))
+        throw remat::io::UsageError("matmul precision '" + value + "': expected fp32 or tf32");
+      continue;
+    }
     const uint64_t bytes = remat::io::parse_size(item.substr(item.find('=') + 1), key);
     if (key == "arena" || key == "budget")
       o.arena_budget = bytes;  // budget=: its old name
@@ -118,8 +129,8 @@ int main(int argc, char** argv) {
   std::printf(
       "| model | batch | strategy | arena MiB | persistent MiB | host MiB | recomputed FLOPs | "
       "median ms | min ms "
-      "| create ms | first step ms | GFLOP/s (min) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "| create ms | first step ms | GFLOP/s (min) | FLOP bound ms |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& spec : specs) {
     const size_t at = spec.find('@');
     if (at == std::string::npos) {
@@ -139,6 +150,7 @@ int main(int argc, char** argv) {
       strategies.push_back(list.substr(p, q - p));
       p = q + 1;
     }
+    double none_min_ms = 0.0;  // the `none` row of this spec, when measured
     for (const std::string& strategy : strategies) {
       Row r;
       try {
@@ -148,13 +160,18 @@ int main(int argc, char** argv) {
                     static_cast<long long>(batch), strategy.c_str(), e.what());
         continue;
       }
+      if (strategy == "none") none_min_ms = r.min_ms;
+      char bound[32] = "-";
+      if (none_min_ms > 0 && r.recomputed_share < 1.0)
+        std::snprintf(bound, sizeof(bound), "%.1f", none_min_ms / (1.0 - r.recomputed_share));
       std::printf(
-          "| %s | %lld | %s | %.1f | %.1f | %.1f | %.1f%% | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
+          "| %s | %lld | %s | %.1f | %.1f | %.1f | %.1f%% | %.1f | %.1f | %.1f | %.1f | %.1f | %s "
+          "|\n",
           r.model.c_str(), static_cast<long long>(r.batch), r.strategy.c_str(),
           static_cast<double>(r.arena) / 1048576.0, static_cast<double>(r.persistent) / 1048576.0,
           static_cast<double>(r.host) / 1048576.0, 100.0 * r.recomputed_share, r.median_ms,
           r.min_ms, r.create_ms, r.first_step_ms,
-          r.min_ms > 0 ? r.step_flops / (r.min_ms * 1e6) : 0.0);
+          r.min_ms > 0 ? r.step_flops / (r.min_ms * 1e6) : 0.0, bound);
       std::fflush(stdout);
     }
   }

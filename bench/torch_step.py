@@ -179,15 +179,17 @@ def main():
     ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     ap.add_argument("--budget", default="", help="cuda only: cap device memory at this many GiB and report "
                     "the largest power-of-two batch of each MODEL (given as MODEL@ANY) instead of step times")
+    ap.add_argument("--tf32", action="store_true", help="cuda only: let matmuls use TF32 (as remat's "
+                    "--matmul-precision tf32); without it, plain FP32 like remat's default")
     ap.add_argument("specs", nargs="+")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     if device.type == "cuda":
-        # Plain FP32 like remat's cuBLAS settings (no TF32).
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+        # Plain FP32 like remat's default cuBLAS settings, or TF32 like --matmul-precision tf32.
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
+        torch.backends.cudnn.allow_tf32 = args.tf32
         name = torch.cuda.get_device_name(device)
         if args.budget:
             total = torch.cuda.get_device_properties(device).total_memory
@@ -201,7 +203,8 @@ def main():
                     print(f"| {model} | {'checkpoint sqrt' if ckpt else 'eager'} | {max_batch(model, ckpt, device)} |",
                           flush=True)
             return
-        print(f"# PyTorch {torch.__version__} on {name}; median of {args.steps} steps")
+        print(f"# PyTorch {torch.__version__} on {name}; matmuls in {'TF32' if args.tf32 else 'FP32'}; "
+              f"median of {args.steps} steps")
     else:
         print(f"# PyTorch {torch.__version__} CPU, {torch.get_num_threads()} threads; median of {args.steps} steps")
     print("| model | batch | mode | median ms | min ms |")
