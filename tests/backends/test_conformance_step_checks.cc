@@ -9,6 +9,7 @@
 
 #include "runtime/backend_registry.h"
 #include "tests/backends/conformance_harness.h"
+#include "tests/backends/op_cases.h"
 
 namespace conformance {
 namespace {
@@ -47,6 +48,49 @@ void a_token_id_out_of_range_is_a_step_error(void**) {
   const char* message = remat_session_last_error(run.session);
   printf("token 40: %s\n", message);
   assert_non_null(strstr(message, "id 40"));
+}
+
+// embedding_grad over ids with three bad ones, where a GPU backend splits the vocabulary
+// into ranges of several ids (ops/data.cc): the backend reports the first, as the CPU words it.
+void embedding_grad_reports_the_first_bad_id_as_the_cpu_does(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+  constexpr int64_t kCount = 24, kH = 257, kVocab = 600;
+  constexpr uint64_t kArena = 1 << 20, kPersistent = 256;
+  alignas(256) static uint8_t arena[2][kArena], persistent[2][kPersistent];
+  remat_test::Layout layout;
+  const remat::TensorRef dy = layout.add({kCount, kH});
+  const remat::TensorRef ids = layout.add({kCount}, REMAT_DTYPE_I32);
+  const remat::TensorRef dtable = layout.add({kVocab, kH});
+  const remat::OpCall call =
+      remat_test::make_call(remat::OpCode::kEmbeddingGrad, 12, {&dy, &ids}, {&dtable}, {}, {});
+  const std::vector<float> ones(kCount * kH, 1.0f);
+  std::vector<int32_t> id_data(kCount);
+  for (int64_t j = 0; j < kCount; ++j) id_data[static_cast<size_t>(j)] = (j * 31) % kVocab;
+  id_data[17] = 1000;
+  id_data[9] = kVocab;
+  id_data[5] = -1;
+  std::string messages[2];
+  for (int b = 0; b < 2; ++b) {
+    const std::string backend = b == 0 ? "cpu" : g_backend;
+    const remat::RegionSetup regions =
+        regions_for(backend, arena[b], kArena, persistent[b], kPersistent, 256);
+    char text[512] = "";
+    remat::ErrorBuffer err{text, sizeof(text)};
+    remat::Backend* backend_object = nullptr;
+    if (remat::create_backend(backend.c_str(), regions, &backend_object, &err) != REMAT_OK)
+      fail_msg("create: %s", text);
+    remat_test::upload(backend_object, dy, ones.data());
+    remat_test::upload(backend_object, ids, id_data.data());
+    remat_status status = backend_object->run_op(call, remat::StepContext{kSeed, 0}, &err);
+    const remat_status synced = backend_object->sync(&err);
+    if (status == REMAT_OK) status = synced;
+    remat::destroy_backend(backend_object);
+    printf("%s: %s\n", backend.c_str(), text);
+    assert_int_equal(status, REMAT_ERROR_OUT_OF_RANGE);
+    messages[b] = text;
+  }
+  assert_non_null(strstr(messages[0].c_str(), "id -1 at position 5 outside [0, 600)"));
+  assert_string_equal(messages[0].c_str(), messages[1].c_str());
 }
 
 // finite_check on data with NaN and infinities: the backend stops (or reports at sync) with
@@ -232,6 +276,7 @@ void a_learning_rate_set_at_run_time_equals_the_compiled_one(void**) {
 const struct CMUnitTest kStepCheckTests[] = {
     cmocka_unit_test(a_label_out_of_range_is_a_step_error),
     cmocka_unit_test(a_token_id_out_of_range_is_a_step_error),
+    cmocka_unit_test(embedding_grad_reports_the_first_bad_id_as_the_cpu_does),
     cmocka_unit_test(finite_check_reports_the_first_nonfinite_element_as_the_cpu_does),
     cmocka_unit_test(a_nan_in_the_data_skips_the_update_and_names_the_loss),
     cmocka_unit_test(a_nonfinite_gradient_stops_the_updates_from_its_own_on),

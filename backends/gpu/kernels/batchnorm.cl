@@ -1,36 +1,45 @@
-// Batch normalisation over the channels of [N, C, inner]: the per-channel sums take one work
-// item per channel (acc_t, images then positions in order, as the CPU kernels), the
-// elementwise parts one work item per element. The running statistics' update and the batch
-// counter's increment skip themselves after a failed finite check, like the optimizer updates
-// (optim.cl).
+// Batch normalisation over the channels of [N, C, inner]: the per-channel sums give each channel
+// a team of work items (common.cl's channel teams; float sums in the team's tree order, the
+// mean and variance formed from them in acc_t), the elementwise parts one work item per
+// element. The running statistics' update and the batch counter's increment skip themselves
+// after a failed finite check, like the optimizer updates (optim.cl).
 
 // rstd from the stored variance, the same in the forward and the backward op.
 DEVICE_FN float bn_rstd(float var, float eps) {
   return (float)(1.0 / sqrt((acc_t)var + (acc_t)eps));
 }
 
-// mean[ch] and the biased var[ch] of x, two passes.
+// mean[ch] and the biased var[ch] of x, two passes, a team per channel.
 KERNEL batch_norm_stats(buf_t x, ulong xo, buf_t mean, ulong mo, buf_t var, ulong vo,
-                        ulong images, ulong channels, ulong inner) {
-  const ulong ch = GLOBAL_ID();
-  if (ch >= channels) return;
-  const acc_t count = (acc_t)(images * inner);
-  acc_t sum = 0;
-  for (ulong b = 0; b < images; ++b) {
-    GLOBAL const float* row = F32(x, xo) + (b * channels + ch) * inner;
-    for (ulong i = 0; i < inner; ++i) sum += row[i];
+                        ulong images, ulong channels, ulong inner, uint team,
+                        LOCAL_PARAM(float, scratch)) {
+  LOCAL_BIND(float, scratch);
+  const ulong ch = team_row(team);
+  const uint lane = team_lane(team);
+  const bool live = ch < channels;
+  const ulong count = images * inner;
+  GLOBAL const float* xp = F32(x, xo);
+  const ChannelWalk start = channel_walk(live ? ch : 0, channels, inner, lane, team);
+  ChannelWalk w = start;
+  float sum = 0.0f;
+  for (ulong p = lane; live && p < count; p += team) {
+    sum += xp[w.at];
+    channel_next(&w);
   }
-  const acc_t mu = sum / count;
-  acc_t sq = 0;
-  for (ulong b = 0; b < images; ++b) {
-    GLOBAL const float* row = F32(x, xo) + (b * channels + ch) * inner;
-    for (ulong i = 0; i < inner; ++i) {
-      const acc_t d = row[i] - mu;
-      sq += d * d;
-    }
+  const acc_t mu = (acc_t)team_sum(scratch, sum, team) / (acc_t)count;
+  const float m = (float)mu;
+  w = start;
+  float sq = 0.0f;
+  for (ulong p = lane; live && p < count; p += team) {
+    const float d = xp[w.at] - m;
+    sq += d * d;
+    channel_next(&w);
   }
-  F32(mean, mo)[ch] = (float)mu;
-  F32(var, vo)[ch] = (float)(sq / count);
+  sq = team_sum(scratch, sq, team);
+  if (live && lane == 0) {
+    F32(mean, mo)[ch] = m;
+    F32(var, vo)[ch] = (float)((acc_t)sq / (acc_t)count);
+  }
 }
 
 // y = (x - mean) * rstd * gamma + beta, after batch_norm_stats.
@@ -44,24 +53,34 @@ KERNEL batch_norm_apply(buf_t x, ulong xo, buf_t gamma, ulong go, buf_t beta, ul
   F32(y, yo)[i] = (F32(x, xo)[i] - F32(mean, mo)[ch]) * s * F32(gamma, go)[ch] + F32(beta, bo)[ch];
 }
 
-// dbeta[ch] = sum(dy), dgamma[ch] = sum(dy * xhat).
+// dbeta[ch] = sum(dy), dgamma[ch] = sum(dy * xhat), a team per channel.
 KERNEL batch_norm_grad_params(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t mean, ulong mo,
                               buf_t var, ulong vo, buf_t dgamma, ulong dgo, buf_t dbeta,
-                              ulong dbo, ulong images, ulong channels, ulong inner, float eps) {
-  const ulong ch = GLOBAL_ID();
-  if (ch >= channels) return;
-  const float m = F32(mean, mo)[ch], s = bn_rstd(F32(var, vo)[ch], eps);
-  acc_t sum_dy = 0, sum_dy_xhat = 0;
-  for (ulong b = 0; b < images; ++b) {
-    GLOBAL const float* d = F32(dy, dyo) + (b * channels + ch) * inner;
-    GLOBAL const float* row = F32(x, xo) + (b * channels + ch) * inner;
-    for (ulong i = 0; i < inner; ++i) {
-      sum_dy += d[i];
-      sum_dy_xhat += (acc_t)d[i] * ((row[i] - m) * s);
-    }
+                              ulong dbo, ulong images, ulong channels, ulong inner, float eps,
+                              uint team, LOCAL_PARAM(float, scratch)) {
+  LOCAL_BIND(float, scratch);
+  const ulong ch = team_row(team);
+  const uint lane = team_lane(team);
+  const bool live = ch < channels;
+  const ulong count = images * inner;
+  GLOBAL const float* d = F32(dy, dyo);
+  GLOBAL const float* xp = F32(x, xo);
+  const float m = live ? F32(mean, mo)[ch] : 0.0f;
+  const float s = live ? bn_rstd(F32(var, vo)[ch], eps) : 0.0f;
+  ChannelWalk w = channel_walk(live ? ch : 0, channels, inner, lane, team);
+  float sum_dy = 0.0f, sum_dy_xhat = 0.0f;
+  for (ulong p = lane; live && p < count; p += team) {
+    const float g = d[w.at];
+    sum_dy += g;
+    sum_dy_xhat += g * ((xp[w.at] - m) * s);
+    channel_next(&w);
   }
-  F32(dbeta, dbo)[ch] = (float)sum_dy;
-  F32(dgamma, dgo)[ch] = (float)sum_dy_xhat;
+  sum_dy = team_sum(scratch, sum_dy, team);
+  sum_dy_xhat = team_sum(scratch, sum_dy_xhat, team);
+  if (live && lane == 0) {
+    F32(dbeta, dbo)[ch] = sum_dy;
+    F32(dgamma, dgo)[ch] = sum_dy_xhat;
+  }
 }
 
 // dx = rstd * gamma * (dy - mean(dy) - xhat * mean(dy * xhat)), after batch_norm_grad_params:

@@ -82,6 +82,44 @@ DEVICE_FN float team_max(LOCAL_PTR float* scratch, float v, uint team) {
   return total;
 }
 
+// Channel teams: a per-channel kernel over x viewed as [images, channels, inner] (NCHW) gives
+// each channel a team (gpu::row_team of images * inner): the team's row is the channel. Lane k
+// walks the channel's flattened positions p = b * inner + i (image b, position i of its plane)
+// k, k + team, k + 2 team, ..., so adjacent lanes read adjacent elements of a plane, coalesced
+// where inner is large; where inner is small (1 for [N, C]) the lanes' reads are inner apart
+// within an image and channels * inner across images: still right, less coalesced. A walk
+// steps without a division per element.
+
+/// A lane's walk over its channel's elements: |at| indexes x (in elements) at the lane's
+/// current position, |i| is that position within the image's plane.
+typedef struct {
+  ulong at, i;
+  ulong step_at, step_i, wrap, inner;
+} ChannelWalk;
+
+/// The walk of lane |lane| of a team of |team| over channel |ch|'s images * inner elements.
+DEVICE_FN ChannelWalk channel_walk(ulong ch, ulong channels, ulong inner, uint lane, uint team) {
+  ChannelWalk w;
+  const ulong plane = channels * inner, q = inner > 0 ? inner : 1;
+  w.i = lane % q;
+  w.at = (lane / q) * plane + ch * inner + w.i;
+  w.step_i = team % q;
+  w.step_at = (team / q) * plane + w.step_i;
+  w.wrap = plane - inner;  // From past the end of a plane to its channel's next plane.
+  w.inner = inner;
+  return w;
+}
+
+/// Moves |w| |team| positions on.
+DEVICE_FN void channel_next(ChannelWalk* w) {
+  w->at += w->step_at;
+  w->i += w->step_i;
+  if (w->i >= w->inner) {
+    w->i -= w->inner;
+    w->at += w->wrap;
+  }
+}
+
 // Column tiles: a column kernel (sums over the rows of each column of a row-major matrix)
 // gives each group a tile of tile_width() adjacent columns; the group's work items are
 // tile_lanes() row lanes of tile_width() columns, so adjacent work items read adjacent

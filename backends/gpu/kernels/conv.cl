@@ -2,7 +2,8 @@
 // of y, the input gradient per element of dx (gathering the outputs that read it, so no two
 // work items write one element), the weight gradient per filter tap (images and positions in
 // order, as the CPU's depthwise loop). No column matrix: conv_grad_input's optional workspace
-// output is the CPU kernel's and is left untouched here.
+// output is the CPU kernel's and is left untouched here. The bias gradient channel_sum gives
+// each channel a team of work items (common.cl).
 
 // A convolution's sizes (ConvShape of plan/spatial_shape.h) as kernel parameters, in the order
 // ops/conv.cc passes them: input [n, c, h, w], filters [k, cg, r, s], output [n, k, p, q],
@@ -99,16 +100,22 @@ KERNEL conv_grad_weight(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t dw, ulong 
   F32(dw, dwo)[gid] = (float)acc;
 }
 
-// db[ch] = sum of dy[b, ch, ...] over images and positions: one work item per channel, summing
-// in acc_t in the CPU kernel's order. |inner| is the spatial size.
+// db[ch] = sum of dy[b, ch, ...] over images and positions: a team per channel (common.cl's
+// channel teams), float sums in the team's tree order. |inner| is the spatial size.
 KERNEL channel_sum(buf_t dy, ulong dyo, buf_t db, ulong dbo, ulong images, ulong channels,
-                   ulong inner) {
-  const ulong ch = GLOBAL_ID();
-  if (ch >= channels) return;
-  acc_t acc = 0;
-  for (ulong b = 0; b < images; ++b) {
-    GLOBAL const float* row = F32(dy, dyo) + (b * channels + ch) * inner;
-    for (ulong i = 0; i < inner; ++i) acc += row[i];
+                   ulong inner, uint team, LOCAL_PARAM(float, scratch)) {
+  LOCAL_BIND(float, scratch);
+  const ulong ch = team_row(team);
+  const uint lane = team_lane(team);
+  const bool live = ch < channels;
+  const ulong count = images * inner;
+  GLOBAL const float* x = F32(dy, dyo);
+  ChannelWalk w = channel_walk(live ? ch : 0, channels, inner, lane, team);
+  float acc = 0.0f;
+  for (ulong p = lane; live && p < count; p += team) {
+    acc += x[w.at];
+    channel_next(&w);
   }
-  F32(db, dbo)[ch] = (float)acc;
+  acc = team_sum(scratch, acc, team);
+  if (live && lane == 0) F32(db, dbo)[ch] = acc;
 }

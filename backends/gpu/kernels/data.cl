@@ -16,23 +16,28 @@ KERNEL embedding(buf_t ids, ulong io, buf_t table, ulong to, buf_t out, ulong oo
   F32(out, oo)[g] = F32(table, to)[(ulong)id * h + k];
 }
 
-// One work item per column: ids walked in index order, so repeated ids sum in a fixed order
-// (the CPU kernel's). dtable is zeroed by the host before this kernel.
+// One work item per (column k, vocabulary range r): the vocabulary is cut into ranges of |span|
+// ids (the host picks span so that there are enough work items), and each work item walks every
+// id in index order, adding the rows of the ids in its range: each element of dtable is summed
+// by one work item, in the CPU kernel's order (bitwise the same). Adjacent work items take
+// adjacent columns. dtable is zeroed by the host before this kernel. Work item 0 reports every
+// bad id (the report keeps the smallest position).
 KERNEL embedding_grad(buf_t dy, ulong dyo, buf_t ids, ulong io, buf_t dtable, ulong dto,
-                      ulong count, ulong h, ulong vocab, GLOBAL GpuState* state, uint op,
-                      uint code) {
-  const ulong k = GLOBAL_ID();
-  if (k >= h) return;
+                      ulong count, ulong h, ulong vocab, ulong span, ulong ranges,
+                      GLOBAL GpuState* state, uint op, uint code) {
+  const ulong g = GLOBAL_ID();
+  if (g >= h * ranges) return;
+  const ulong k = g % h, lo = g / h * span;
   GLOBAL const float* src = F32(dy, dyo);
   GLOBAL const int* id = I32(ids, io);
   GLOBAL float* dst = F32(dtable, dto);
   for (ulong j = 0; j < count; ++j) {
     const int v = id[j];
     if (v < 0 || (ulong)v >= vocab) {
-      if (k == 0) report_bad(state, op, code, (int)j, (long)vocab);
+      if (g == 0) report_bad(state, op, code, (int)j, (long)vocab);
       continue;
     }
-    dst[(ulong)v * h + k] += src[j * h + k];
+    if ((ulong)v - lo < span) dst[(ulong)v * h + k] += src[j * h + k];
   }
 }
 

@@ -1,6 +1,7 @@
 // Batch normalisation on the GPU backends (kernels/batchnorm.cl): training (statistics, then
 // the normalised output), its gradient (per-channel sums, then dx), evaluation, the running
-// statistics' update and the batch counter's increment.
+// statistics' update and the batch counter's increment. The per-channel sums give each channel
+// a team of work items (row_team over the channel's images * inner elements).
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/op_args.h"
 
@@ -22,15 +23,16 @@ Channels channels_of(const TensorRef& t) {
 
 }  // namespace
 
-// Two kernels: mean and var one work item per channel, y one per element.
+// Two kernels: mean and var a team per channel, y one work item per element.
 remat_status batch_norm(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& x = *call.inputs[0];
   const TensorRef& mean = *call.outputs[1];
   const TensorRef& var = *call.outputs[2];
   const Channels v = channels_of(x);
+  const uint32_t team = row_team(l, kKernel_batch_norm_stats, v.n * v.inner);
   Args stats(l, kKernel_batch_norm_stats);
-  stats.tensor(x).tensor(mean).tensor(var).u64(v.n).u64(v.c).u64(v.inner);
-  const remat_status status = stats.launch(items(v.c), call, err);
+  stats.tensor(x).tensor(mean).tensor(var).u64(v.n).u64(v.c).u64(v.inner).u32(team).scratch();
+  const remat_status status = stats.launch_rows(v.c, team, call, err);
   if (status != REMAT_OK) return status;
   Args apply(l, kKernel_batch_norm_apply);
   apply.tensor(x).tensor(*call.inputs[1]).tensor(*call.inputs[2]).tensor(mean).tensor(var);
@@ -39,7 +41,7 @@ remat_status batch_norm(Launcher& l, const OpCall& call, const StepContext&, Err
   return apply.launch(items(x.numel), call, err);
 }
 
-// Two kernels: dgamma and dbeta one work item per channel, dx one per element from them.
+// Two kernels: dgamma and dbeta a team per channel, dx one work item per element from them.
 remat_status batch_norm_grad(Launcher& l, const OpCall& call, const StepContext&,
                              ErrorBuffer* err) {
   const TensorRef& x = *call.inputs[1];
@@ -47,10 +49,12 @@ remat_status batch_norm_grad(Launcher& l, const OpCall& call, const StepContext&
   const TensorRef& dbeta = *call.outputs[2];
   const Channels v = channels_of(x);
   const float eps = fattr(call, attr::batch_norm_grad::eps);
+  const uint32_t team = row_team(l, kKernel_batch_norm_grad_params, v.n * v.inner);
   Args params(l, kKernel_batch_norm_grad_params);
   for (int i = 0; i < 4; ++i) params.tensor(*call.inputs[i]);
   params.tensor(dgamma).tensor(dbeta).u64(v.n).u64(v.c).u64(v.inner).f32(eps);
-  const remat_status status = params.launch(items(v.c), call, err);
+  params.u32(team).scratch();
+  const remat_status status = params.launch_rows(v.c, team, call, err);
   if (status != REMAT_OK) return status;
   Args dx(l, kKernel_batch_norm_grad_dx);
   for (int i = 0; i < 5; ++i) dx.tensor(*call.inputs[i]);

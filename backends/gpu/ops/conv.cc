@@ -55,13 +55,15 @@ remat_status conv_grad_weight(Launcher& l, const OpCall& call, const StepContext
   return a.launch(items(dw.numel), call, err);
 }
 
+// A team of work items per channel (row_team over the channel's images * inner elements).
 remat_status channel_sum(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& dy = *call.inputs[0];
   const int64_t images = dy.dims[0], channels = dy.dims[1];
   const int64_t inner = images * channels > 0 ? dy.numel / (images * channels) : 0;
+  const uint32_t team = row_team(l, kKernel_channel_sum, images * inner);
   Args a(l, kKernel_channel_sum);
-  a.tensor(dy).tensor(*call.outputs[0]).u64(images).u64(channels).u64(inner);
-  return a.launch(items(channels), call, err);
+  a.tensor(dy).tensor(*call.outputs[0]).u64(images).u64(channels).u64(inner).u32(team).scratch();
+  return a.launch_rows(channels, team, call, err);
 }
 
 }  // namespace gpu

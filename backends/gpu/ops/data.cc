@@ -24,6 +24,25 @@ remat_status copy_rows(Launcher& l, const OpCall& call, const TensorRef& src, ui
   return a.launch(static_cast<size_t>(run / unit) * items(rows), call, err);
 }
 
+// How embedding_grad cuts the vocabulary: |ranges| ranges of |span| ids (the last may be
+// shorter), one work item per column and range.
+struct EmbeddingRanges {
+  int64_t span, ranges;
+};
+
+// Ranges for about kEmbeddingGradItems work items, at most one range per id and at least one
+// (work item 0 reports bad ids also where the vocabulary is empty). Every work item reads all
+// the ids, so more ranges cost more reads in all: enough work items to occupy a GPU's cores,
+// no more.
+EmbeddingRanges embedding_ranges(int64_t h, int64_t vocab) {
+  constexpr int64_t kEmbeddingGradItems = 64 * 1024;
+  int64_t want = h > 0 ? (kEmbeddingGradItems + h - 1) / h : 1;
+  if (want > vocab) want = vocab;
+  if (want < 1) want = 1;
+  const int64_t span = vocab > 0 ? (vocab + want - 1) / want : 1;
+  return {span, vocab > 0 ? (vocab + span - 1) / span : 1};
+}
+
 remat_status embedding_op(Launcher& l, const OpCall& call, bool grad, ErrorBuffer* err) {
   const TensorRef& ids = grad ? *call.inputs[1] : *call.inputs[0];
   const TensorRef& table = grad ? *call.outputs[0] : *call.inputs[1];
@@ -36,9 +55,13 @@ remat_status embedding_op(Launcher& l, const OpCall& call, bool grad, ErrorBuffe
   if (status != REMAT_OK) return status;
   Args a(l, grad ? kKernel_embedding_grad : kKernel_embedding);
   a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(*call.outputs[0]);
-  a.u64(count).u64(h).u64(vocab).state().op(call);
-  // The lookup has one work item per output element, the gradient one per column.
-  status = a.launch(grad ? items(h) : items(count * h), call, err);
+  a.u64(count).u64(h).u64(vocab);
+  // The lookup has one work item per output element, the gradient one per column and range of
+  // the vocabulary.
+  const EmbeddingRanges r = embedding_ranges(h, vocab);
+  if (grad) a.u64(r.span).u64(r.ranges);
+  a.state().op(call);
+  status = a.launch(grad ? items(h * r.ranges) : items(count * h), call, err);
   return status == REMAT_OK ? finish_check(l, call, ids, err) : status;
 }
 
