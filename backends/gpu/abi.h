@@ -67,6 +67,7 @@
   X(log_softmax)             \
   X(log_softmax_grad)        \
   X(reduce_sum)              \
+  X(reduce_sum_rows)         \
   X(broadcast)               \
   X(init_draw)
 

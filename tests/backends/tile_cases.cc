@@ -1,11 +1,12 @@
 // Cases at the edges of the GPU kernels' work splits (backends/gpu/kernels/common.cl), so that
 // every path of a split runs against the CPU kernels: row kernels give a row a team of
 // gpu::row_team(n) work items (1 below n = 8, doubling up to the group size, 256 at most, from
-// n = 1024), several rows to a group; column kernels give a group a tile of 32 columns and
-// split the rows over 8 or more row lanes; per-channel kernels give a channel a team of
-// gpu::row_team(images * inner) work items walking its images' planes; embedding_grad splits
-// the vocabulary into ranges for about 64K work items (ops/data.cc). Sizes sit below, at and
-// past each of those edges, with row counts that leave a group part-filled.
+// n = 1024), several rows to a group (cross-entropy's loss: the teams of one group take the
+// rows in turns); column kernels give a group a tile of 32 columns and split the rows over 8
+// or more row lanes; per-channel kernels give a channel a team of gpu::row_team(images * inner)
+// work items walking its images' planes; embedding_grad splits the vocabulary into ranges for
+// about 64K work items (ops/data.cc). Sizes sit below, at and past each of those edges, with
+// row counts that leave a group part-filled.
 #include "tests/backends/op_cases.h"
 
 namespace remat_test {
@@ -46,6 +47,16 @@ std::vector<int32_t> embedding_ids(int64_t count, int64_t vocab) {
   }
   return ids;
 }
+
+// [rows, c] of cross-entropy and its gradient, across the teams of one 256-item group.
+const int64_t kLossShapes[][2] = {{257, 7}, {257, 8}, {33, 128}, {3, 1024}, {3, 1025}, {5, 1}};
+
+// [outer, n, inner] of reduce_sum: inner 1 at team edges (n = 7, 8, 128, 1024, 1025) with a
+// part-filled group; inner around 32 (one tile, one tile and a column) and small (tiles
+// spanning several outer indices).
+const int64_t kSumShapes[][3] = {{257, 7, 1},  {9, 8, 1},   {33, 128, 1}, {3, 1024, 1},
+                                 {2, 1025, 1}, {1, 1, 1},   {3, 257, 31}, {2, 9, 32},
+                                 {5, 8, 33},   {7, 300, 2}, {1, 1, 2},    {40, 3, 3}};
 
 }  // namespace
 
@@ -116,6 +127,72 @@ std::vector<OpCase> tile_size_cases() {
                      {},
                      0.0,
                      {embedding_ids(count, vocab)}});
+  }
+
+  // Cross-entropy: one group of teams (row_team(c): 1 at c = 7, 2 at 8, 16 at 128, 128 at 1024,
+  // the group from 1025), each team taking every teams-th row; the row counts leave the last
+  // round of rows part-filled. Its gradient: a team per row over many groups. Labels cover
+  // 0 .. c - 1, both ends included.
+  for (const auto& s : kLossShapes) {
+    const int64_t rows = s[0], c = s[1];
+    std::vector<int32_t> labels(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      labels[static_cast<size_t>(r)] = static_cast<int32_t>(r % 2 == 0 ? r % c : c - 1 - r % c);
+    }
+    cases.push_back({"softmax_cross_entropy tile",
+                     OpCode::kSoftmaxCrossEntropy,
+                     {{rows, c}, {rows}},
+                     {{1}, {rows, c}},
+                     {},
+                     {},
+                     kEw,
+                     {labels}});
+    cases.push_back({"softmax_cross_entropy_grad tile",
+                     OpCode::kSoftmaxCrossEntropyGrad,
+                     {{rows, c}, {rows}},
+                     {{rows, c}},
+                     {},
+                     {},
+                     kEw,
+                     {labels}});
+  }
+
+  // reduce_leading (bias gradients): column tiles of 32 columns, rows over the row lanes.
+  for (const int64_t columns : {1, 31, 32, 33, 300}) {
+    for (const int64_t rows : {1, 7, 8, 9, 257}) {
+      cases.push_back({"reduce_leading tile",
+                       OpCode::kReduceLeading,
+                       {{rows, columns}},
+                       {{columns}},
+                       {},
+                       {},
+                       kEw});
+    }
+  }
+
+  // reduce_sum over x viewed as [outer, n, inner] (attributes: axis 1, one axis, mean): rows
+  // with a team each where inner is 1, column tiles over the outer * inner outputs otherwise.
+  for (const auto& s : kSumShapes) {
+    const int64_t outer = s[0], n = s[1], inner = s[2];
+    for (const int64_t mean : {0, 1}) {
+      if (inner == 1) {
+        cases.push_back({"reduce_sum rows tile",
+                         OpCode::kReduceSum,
+                         {{outer, n}},
+                         {{outer, 1}},
+                         {1, 1, mean},
+                         {},
+                         kEw});
+      } else {
+        cases.push_back({"reduce_sum columns tile",
+                         OpCode::kReduceSum,
+                         {{outer, n, inner}},
+                         {{outer, inner}},
+                         {1, 1, mean},
+                         {},
+                         kEw});
+      }
+    }
   }
   return cases;
 }

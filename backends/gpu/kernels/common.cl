@@ -23,8 +23,8 @@ DEVICE_FN void report_bad(GLOBAL GpuState* s, uint op, uint code, int position, 
   s->error = (int)op + 1;
 }
 
-// Sums |values|[0, size) of a work-group in a fixed tree order; size is a power of two.
-// The result is in values[0] after the call, for every work item.
+// Sums |values|[0, size) of a work-group in a fixed tree order; size is a power of two no
+// larger than the group. The result is in values[0] after the call, for every work item.
 DEVICE_FN void group_sum(LOCAL_PTR acc_t* values, uint size) {
   const uint lid = LOCAL_ID();
   for (uint stride = size / 2; stride > 0; stride /= 2) {
@@ -124,7 +124,7 @@ DEVICE_FN void channel_next(ChannelWalk* w) {
 // gives each group a tile of tile_width() adjacent columns; the group's work items are
 // tile_lanes() row lanes of tile_width() columns, so adjacent work items read adjacent
 // addresses. Row lane k sums rows k, k + lanes, k + 2 lanes, ... in order; tile_sum combines
-// the lanes in a fixed tree order. The host launches gpu::column_tile_items() work items.
+// the lanes in a fixed tree order. The host launches them with Args::launch_column_tiles.
 
 /// Columns per tile: 32, or the group size where that is smaller.
 DEVICE_FN uint tile_width(void) { return LOCAL_SIZE() < 32 ? LOCAL_SIZE() : 32; }
@@ -150,24 +150,6 @@ DEVICE_FN float tile_sum(LOCAL_PTR float* scratch, float v) {
   const float total = scratch[lid % width];
   LOCAL_BARRIER();
   return total;
-}
-
-// Softmax of the |n| values at |x| into |y| as the CPU kernels compute it: the maximum, the
-// exponentials summed in order in acc_t, one reciprocal. Returns the maximum and the sum (for
-// cross-entropy's log-sum-exp).
-DEVICE_FN acc_t softmax_row(GLOBAL const float* x, GLOBAL float* y, ulong n, float* out_max) {
-  float mx = x[0];
-  for (ulong j = 1; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
-  acc_t sum = 0;
-  for (ulong j = 0; j < n; ++j) {
-    const float e = expf(x[j] - mx);
-    y[j] = e;
-    sum += e;
-  }
-  const float inv = (float)(1.0 / sum);
-  for (ulong j = 0; j < n; ++j) y[j] *= inv;
-  *out_max = mx;
-  return sum;
 }
 
 // One work item: the values of the step about to run (before its first op).

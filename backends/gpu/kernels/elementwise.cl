@@ -1,5 +1,8 @@
 // Elementwise kernels: activations and their gradients, add/mul/scale, powers, bias, dropout,
-// column sums, fill.
+// column sums, fill, sums over axes and their broadcast.
+// One work item per element (dropout: per four), except the sums, float sums in a fixed tree
+// order: reduce_leading and reduce_sum sum column tiles, reduce_sum_rows gives a row a team
+// (common.cl).
 
 // x^p as the CPU kernel's power(): torch.pow's exact exponents, powf otherwise.
 DEVICE_FN float power(float x, float p) {
@@ -85,14 +88,18 @@ KERNEL bias_add(buf_t x, ulong xo, buf_t b, ulong bo, buf_t y, ulong yo, ulong n
   F32(y, yo)[i] = F32(x, xo)[i] + F32(b, bo)[i % nb];
 }
 
-// One work item per column: rows summed in order, as the CPU kernel does.
-KERNEL reduce_leading(buf_t dy, ulong dyo, buf_t db, ulong dbo, ulong rows, ulong nb) {
-  const ulong j = GLOBAL_ID();
-  if (j >= nb) return;
+// Column sums of dy viewed as [rows, nb] (bias gradients): column tiles (common.cl), float sums
+// in the tiles' tree order.
+KERNEL reduce_leading(buf_t dy, ulong dyo, buf_t db, ulong dbo, ulong rows, ulong nb,
+                      LOCAL_PARAM(float, scratch)) {
+  LOCAL_BIND(float, scratch);
+  const ulong j = tile_column();
+  const bool live = j < nb;
   GLOBAL const float* src = F32(dy, dyo);
-  acc_t acc = 0;
-  for (ulong r = 0; r < rows; ++r) acc += src[r * nb + j];
-  F32(db, dbo)[j] = (float)acc;
+  float acc = 0.0f;
+  for (ulong r = tile_lane(); live && r < rows; r += tile_lanes()) acc += src[r * nb + j];
+  acc = tile_sum(scratch, acc);
+  if (live && tile_lane() == 0) F32(db, dbo)[j] = acc;
 }
 
 // One work item per group of four elements: one Philox call (plan/philox.h) gives their four
@@ -132,17 +139,39 @@ KERNEL fill(buf_t y, ulong yo, ulong n, float value) {
   F32(y, yo)[i] = value;
 }
 
-// One work item per output [o, i] of x viewed as [outer, n, inner]: the n values summed in
-// order, as the CPU kernel does.
+// Sums over the middle of x viewed as [outer, n, inner], divided by n where |mean|: the
+// output's scalar formed in acc_t from a float sum in a fixed tree order.
+DEVICE_FN float sum_or_mean(float sum, ulong n, int mean) {
+  return mean ? (float)((acc_t)sum / (acc_t)n) : sum;
+}
+
+// inner == 1: rows of n, a team of work items per row (common.cl).
+KERNEL reduce_sum_rows(buf_t x, ulong xo, buf_t y, ulong yo, ulong rows, ulong n, int mean,
+                       uint team, LOCAL_PARAM(float, scratch)) {
+  LOCAL_BIND(float, scratch);
+  const ulong r = team_row(team);
+  const uint lane = team_lane(team);
+  const bool live = r < rows;
+  GLOBAL const float* src = F32(x, xo) + (live ? r : 0) * n;
+  float sum = 0.0f;
+  for (ulong j = lane; live && j < n; j += team) sum += src[j];
+  sum = team_sum(scratch, sum, team);
+  if (live && lane == 0) F32(y, yo)[r] = sum_or_mean(sum, n, mean);
+}
+
+// inner > 1: the outputs k = o * inner + i are the columns of column tiles (common.cl), whose
+// row lanes step over j; adjacent work items read adjacent i.
 KERNEL reduce_sum(buf_t x, ulong xo, buf_t y, ulong yo, ulong outer, ulong n, ulong inner,
-                  int mean) {
-  const ulong k = GLOBAL_ID();
-  if (k >= outer * inner) return;
-  const ulong o = k / inner, i = k % inner;
+                  int mean, LOCAL_PARAM(float, scratch)) {
+  LOCAL_BIND(float, scratch);
+  const ulong k = tile_column();
+  const bool live = k < outer * inner;
+  const ulong o = live ? k / inner : 0, i = live ? k % inner : 0;
   GLOBAL const float* src = F32(x, xo) + o * n * inner + i;
-  acc_t acc = 0;
-  for (ulong j = 0; j < n; ++j) acc += src[j * inner];
-  F32(y, yo)[k] = (float)(mean ? acc / (acc_t)n : acc);
+  float sum = 0.0f;
+  for (ulong j = tile_lane(); live && j < n; j += tile_lanes()) sum += src[j * inner];
+  sum = tile_sum(scratch, sum);
+  if (live && tile_lane() == 0) F32(y, yo)[k] = sum_or_mean(sum, n, mean);
 }
 
 // One work item per element of y viewed as [outer, n, inner].

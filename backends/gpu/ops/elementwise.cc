@@ -1,5 +1,6 @@
 // Elementwise ops on the GPU backends: activations and their gradients, add, mul, scale, powers,
 // bias, column sums, sums over axes and their broadcast, dropout, fill (kernels/elementwise.cl).
+// One work item per element; the sums by column tiles or a team per row.
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/op_args.h"
 
@@ -34,17 +35,6 @@ remat_status dropout_mask(Launcher& l, const OpCall& call, ErrorBuffer* err) {
   return a.launch(items((y.numel + 3) / 4), call, err);
 }
 
-// reduce_sum and broadcast: |full| viewed as [outer, n, inner] around the op's axes.
-remat_status reduced_axes(Launcher& l, const OpCall& call, KernelId kernel, const TensorRef& full,
-                          ErrorBuffer* err) {
-  const ReducedView v = reduced_view(call, full);
-  const TensorRef& y = *call.outputs[0];
-  Args a(l, kernel);
-  a.tensor(*call.inputs[0]).tensor(y).u64(v.outer).u64(v.n).u64(v.inner);
-  a.i32(static_cast<int>(iattr(call, attr::reduce_sum::mean)));
-  return a.launch(items(y.numel), call, err);
-}
-
 }  // namespace
 
 remat_status pow_scalar(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
@@ -76,11 +66,32 @@ remat_status error_function_grad(Launcher& l, const OpCall& call, const StepCont
   return binary(l, call, kGpuErfGrad, 0.0f, err);
 }
 
+// x viewed as [outer, n, inner]: with inner 1 a row sum, a team per output (reduce_sum_rows);
+// otherwise column tiles over the outer * inner outputs (reduce_sum).
 remat_status reduce_sum(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return reduced_axes(l, call, kKernel_reduce_sum, *call.inputs[0], err);
+  const ReducedView v = reduced_view(call, *call.inputs[0]);
+  const int mean = static_cast<int>(iattr(call, attr::reduce_sum::mean));
+  if (v.inner == 1) {
+    const uint32_t team = row_team(l, kKernel_reduce_sum_rows, v.n);
+    Args a(l, kKernel_reduce_sum_rows);
+    a.tensor(*call.inputs[0]).tensor(*call.outputs[0]).u64(v.outer).u64(v.n).i32(mean);
+    a.u32(team).scratch();
+    return a.launch_rows(v.outer, team, call, err);
+  }
+  Args a(l, kKernel_reduce_sum);
+  a.tensor(*call.inputs[0]).tensor(*call.outputs[0]).u64(v.outer).u64(v.n).u64(v.inner);
+  a.i32(mean).scratch();
+  return a.launch_column_tiles(v.outer * v.inner, call, err);
 }
+
+// y viewed as [outer, n, inner] around the op's axes, one work item per element.
 remat_status broadcast(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return reduced_axes(l, call, kKernel_broadcast, *call.outputs[0], err);
+  const TensorRef& y = *call.outputs[0];
+  const ReducedView v = reduced_view(call, y);
+  Args a(l, kKernel_broadcast);
+  a.tensor(*call.inputs[0]).tensor(y).u64(v.outer).u64(v.n).u64(v.inner);
+  a.i32(static_cast<int>(iattr(call, attr::broadcast::mean)));
+  return a.launch(items(y.numel), call, err);
 }
 
 remat_status fill(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
@@ -143,12 +154,13 @@ remat_status bias_add(Launcher& l, const OpCall& call, const StepContext&, Error
   return add_bias(l, call, *call.inputs[0], *call.inputs[1], *call.outputs[0], err);
 }
 
+// Column tiles over the nb columns of dy viewed as [rows, nb].
 remat_status reduce_leading(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& dy = *call.inputs[0];
   const int64_t nb = call.outputs[0]->numel;
   Args a(l, kKernel_reduce_leading);
-  a.tensor(dy).tensor(*call.outputs[0]).u64(nb > 0 ? dy.numel / nb : 0).u64(nb);
-  return a.launch(items(nb), call, err);
+  a.tensor(dy).tensor(*call.outputs[0]).u64(nb > 0 ? dy.numel / nb : 0).u64(nb).scratch();
+  return a.launch_column_tiles(nb, call, err);
 }
 
 remat_status dropout(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
