@@ -323,7 +323,27 @@
      matmul's for the same matrices. */                                                          \
   X(HeadMatMul, head_matmul, 69, REMAT_IN(2, "A", "B"), REMAT_OUT(1, "C"),                       \
     REMAT_ATTRS((trans_a, 0), (trans_b, 0), (heads, 1), (interleaved, 0)),                       \
-    REMAT_ATTRS((alpha, 1.0f)), kF32, head_matmul)
+    REMAT_ATTRS((alpha, 1.0f)), kF32, head_matmul)                                               \
+  /* Fused scaled dot-product attention of |heads| heads that never stores its scores. q, k: [B, \
+     Sq, heads * D] and [B, Sk, heads * D]; v: [B, Sk, heads * Dv]; heads interleaved as         \
+     head_matmul's (head h: columns h * D .. (h + 1) * D - 1). For batch b, head h and query i:  \
+     s_ij = scale * q_i . k_j (+ mask[i, j], or mask[b, i, j]: an additive f32 mask [Sq, Sk] or  \
+     [B, Sq, Sk] shared by the heads, -inf allowed), P_ij = softmax_j(s_ij), lse[b, h, i] =      \
+     max_j s_ij + log(sum_j exp(s_ij - max_j s_ij)), context_i = sum_j D_ij P_ij v_j with        \
+     dropout D_ij = keep ? 1 / (1 - p) : 0, keep = uniform(seed, step, key, e) >= p and e =      \
+     ((b * heads + h) * Sq + i) * Sk + j: the index of P_ij in the [B, heads, Sq, Sk] tensor the \
+     unfused path (head_matmul, softmax, dropout, head_matmul) drops out, so its masks are this  \
+     op's. context: [B, Sq, heads * Dv]; lse: [B, heads, Sq]. Sq, Sk, D, Dv >= 1; p in [0, 1). */ \
+  X(Attention, attention, 70, REMAT_IN(3, "q", "k", "v", "mask"), REMAT_OUT(2, "context", "lse"), \
+    REMAT_ATTRS((heads, 1), (key, 0)), REMAT_ATTRS((scale, 1.0f), (p, 0.0f)), kF32, attention)   \
+  /* attention's gradient, the forward op's attributes and mask: from dcontext and the forward's \
+     q, k, v, context and lse it recomputes P tile by tile and writes dq, dk, dv (overwritten):   \
+     dPd = dcontext v^T, dP = D * dPd, dS = P * (dP - rowsum(dcontext * context)),               \
+     dq = scale * dS k, dk = scale * dS^T q, dv = (D * P)^T dcontext. */                         \
+  X(AttentionGrad, attention_grad, 71,                                                           \
+    REMAT_IN(6, "dcontext", "q", "k", "v", "context", "lse", "mask"),                            \
+    REMAT_OUT(3, "dq", "dk", "dv"), REMAT_ATTRS((heads, 1), (key, 0)),                           \
+    REMAT_ATTRS((scale, 1.0f), (p, 0.0f)), kF32, attention_grad)
 // clang-format on
 
 #endif  // REMAT_PLAN_OP_CATALOGUE_H_

@@ -188,6 +188,8 @@ remat_status rule_pad_grad(Op& op);
 remat_status rule_concat(Op& op);
 remat_status rule_slice(Op& op);
 remat_status rule_increment(Op& op);
+remat_status rule_attention(Op& op);
+remat_status rule_attention_grad(Op& op);
 
 /// Checks the attribute values and shape relations particular to |op|'s opcode (the last step
 /// of check_op); |op|'s pointers, counts, tensors and dtypes must have been checked already.

@@ -30,7 +30,7 @@ constexpr uint16_t kOpCodeCount = 0
 #undef REMAT_OPCODE_COUNT
 
 /// Most inputs and outputs any op has (layernorm_grad: 5 inputs, 3 outputs).
-constexpr int kMaxOpInputs = 5;
+constexpr int kMaxOpInputs = 8;
 constexpr int kMaxOpOutputs = 3;
 /// Most named int and float attributes an op has (kPermute's variable list is not named;
 /// avg_pool has 8 int attributes, adam_update 5 float ones).

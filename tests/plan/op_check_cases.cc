@@ -178,6 +178,18 @@ void fill_ok(Case& c) { c.out(F32, {1}).fa({1.0f}); }
 void head_matmul_ok(Case& c) {
   c.in(F32, {2, 3, 8}).in(F32, {2, 3, 8}).out(F32, {2, 2, 3, 3}).ia({0, 1, 2, 3}).fa({0.5f});
 }
+// Fused attention of 2 heads: q [B 2, Sq 3, 2 x D 4], k [2, Sk 5, 8], v [2, 5, 2 x Dv 3], a mask
+// [Sq, Sk]; context [2, 3, 6], lse [B, heads, Sq].
+void attention_ok(Case& c) {
+  c.in(F32, {2, 3, 8}).in(F32, {2, 5, 8}).in(F32, {2, 5, 6}).in(F32, {3, 5});
+  c.out(F32, {2, 3, 6}).out(F32, {2, 2, 3}).ia({2, 7}).fa({0.5f, 0.1f});
+}
+// Its gradient: dcontext, q, k, v, context, lse, mask in; dq, dk, dv out.
+void attention_grad_ok(Case& c) {
+  c.in(F32, {2, 3, 6}).in(F32, {2, 3, 8}).in(F32, {2, 5, 8}).in(F32, {2, 5, 6});
+  c.in(F32, {2, 3, 6}).in(F32, {2, 2, 3}).in(F32, {3, 5});
+  c.out(F32, {2, 3, 8}).out(F32, {2, 5, 8}).out(F32, {2, 5, 6}).ia({2, 7}).fa({0.5f, 0.1f});
+}
 
 namespace {
 
