@@ -12,9 +12,9 @@ namespace remat {
 namespace cli {
 
 const std::vector<std::string> kCompileFlags = {
-    "--batch",         "--optimizer",     "--seed",        "--strategy",        "--arena-budget",
-    "--budget",        "--device-budget", "--host-budget", "--copy-bandwidth",  "--compute-rate",
-    "--finite-checks", "--eval-program",  "--loss",        "--matmul-precision"};
+    "--batch",         "--optimizer",     "--seed",        "--strategy",         "--arena-budget",
+    "--budget",        "--device-budget", "--host-budget", "--copy-bandwidth",   "--compute-rate",
+    "--finite-checks", "--eval-program",  "--loss",        "--matmul-precision", "--attention"};
 
 compiler::FiniteChecks finite_checks_option(const Args& args) {
   const std::string value = args.text("--finite-checks", "on");
@@ -39,6 +39,15 @@ compiler::MatmulPrecision matmul_precision_option(const Args& args) {
     throw UsageError("--matmul-precision '" + value + "': expected fp32 or tf32");
   }
   return precision;
+}
+
+compiler::AttentionKernel attention_option(const Args& args) {
+  const std::string value = args.text("--attention", "fused");
+  compiler::AttentionKernel kernel;
+  if (!compiler::parse_attention_kernel(value, &kernel)) {
+    throw UsageError("--attention '" + value + "': expected fused or unfused");
+  }
+  return kernel;
 }
 
 std::string optimizer_option(const Args& args, const std::string& fallback) {
@@ -105,6 +114,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.finite_checks = finite_checks_option(args);
   o.eval_program = eval_program_option(args);
   o.matmul_precision = matmul_precision_option(args);
+  o.attention = attention_option(args);
   return o;
 }
 
@@ -162,6 +172,8 @@ void print_report(const compiler::CompileReport& r) {
   std::printf("step flops:   %.3g (forward %.3g, recomputed %.1f%% of the step)\n", r.step_flops,
               r.forward_flops, r.step_flops > 0 ? 100.0 * r.recomputed_flops / r.step_flops : 0.0);
   std::printf("matmuls:      %s\n", compiler::matmul_precision_name(r.matmul_precision));
+  std::printf("attention:    %zu fused op%s\n", r.fused_attention_ops,
+              r.fused_attention_ops == 1 ? "" : "s");
   std::printf("predicted:    %.4g s per step (cost model: %.3g FLOP/s, copies %.3g bytes/s)\n",
               r.predicted_seconds, r.compute_rate, r.copy_bandwidth);
 }

@@ -263,11 +263,12 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
 }  // namespace
 
 int run_size(const std::vector<std::string>& argv) {
-  const Args args(argv,
-                  {"--batch", "--strategy", "--arena-budget", "--budget", "--device-budget",
-                   "--copy-bandwidth", "--compute-rate", "--timeline", "--optimizer", "--alignment",
-                   "--backend", "--finite-checks", "--eval-program", "--loss", "--host-budget"},
-                  {"--max-batch", "--json"});
+  const Args args(
+      argv,
+      {"--batch", "--strategy", "--arena-budget", "--budget", "--device-budget", "--copy-bandwidth",
+       "--compute-rate", "--timeline", "--optimizer", "--alignment", "--backend", "--finite-checks",
+       "--eval-program", "--loss", "--host-budget", "--attention"},
+      {"--max-batch", "--json"});
   if (args.positional().size() != 1) throw UsageError("size takes exactly one MODEL");
   const std::string model = args.positional()[0];
   const bool max_batch = args.has("--max-batch");
@@ -278,6 +279,7 @@ int run_size(const std::vector<std::string>& argv) {
   setup.optimizer = optimizer_option(args, setup.optimizer);
   setup.finite_checks = finite_checks_option(args);
   setup.eval_program = eval_program_option(args);
+  setup.attention = attention_option(args);
   const DeviceProfile& profile = compiler::target_profile(args.text("--backend", "cpu"));
   setup.copy_bandwidth = args.real("--copy-bandwidth", profile.copy_bandwidth);
   setup.compute_rate = args.real("--compute-rate", profile.compute_rate);

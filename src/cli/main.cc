@@ -21,6 +21,8 @@ const char kUsage[] =
     "          [--compute-rate FLOPS]\n"
     "          [--finite-checks on|atomic|off] [--eval-program on|off] [--matmul-precision "
     "fp32|tf32]\n"
+    "          [--attention fused|unfused]   (a template's attention: one op that stores no "
+    "scores)\n"
     "          -o FILE.rplan|FILE.h [--emit-c FILE.h]\n"
     "          (FILE.h: the plan as a C array with #defines of its region and binding sizes, for "
     "firmware)\n"
@@ -42,8 +44,9 @@ const char kUsage[] =
     "[--optimizer SPEC]\n"
     "          [--alignment N] [--backend B] [--copy-bandwidth BYTES_PER_S] [--compute-rate "
     "FLOPS]\n"
-    "          [--finite-checks on|atomic|off] [--eval-program on|off] [--timeline FILE.svg] "
-    "[--json]\n"
+    "          [--finite-checks on|atomic|off] [--eval-program on|off] [--attention "
+    "fused|unfused]\n"
+    "          [--timeline FILE.svg] [--json]\n"
     "B is cpu | opencl[:P[:D]] | cuda[:N] | null (train runs there; its device profile sets the\n"
     "  plan's alignment and the spill cost model's defaults):\n";
 

@@ -46,6 +46,7 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.asynchronous_copies = setup.asynchronous_copies;
   o.finite_checks = setup.finite_checks;
   o.eval_program = setup.eval_program;
+  o.attention = setup.attention;
   return o;
 }
 

@@ -43,6 +43,8 @@ struct SizeSetup {
   compiler::FiniteChecks finite_checks = compiler::CompileOptions().finite_checks;
   /// --eval-program: whether plans carry an eval program (its arena counts when larger).
   bool eval_program = compiler::CompileOptions().eval_program;
+  /// --attention: a template's attention fused into one op, or not.
+  compiler::AttentionKernel attention = compiler::CompileOptions().attention;
 };
 
 /// The figures of one plan, or why it could not be compiled.

@@ -166,6 +166,7 @@ class Differentiator {
       case OpCode::kEmbedding: grad_op(in[1], OpCode::kEmbeddingGrad, {dy, in[0]}); break;
       case OpCode::kPermute: permute(op, dy); break;
       case OpCode::kLayerNorm: normalisation(op, dy, OpCode::kLayerNormGrad, {}); break;
+      case OpCode::kAttention: attention(op, dy); break;
       case OpCode::kBatchNorm: normalisation(op, dy, OpCode::kBatchNormGrad, op.fattrs); break;
       case OpCode::kConv: conv(op, dy); break;
       case OpCode::kMaxPool: grad_op(in[0], OpCode::kMaxPoolGrad, {dy, in[0]}, op.iattrs); break;
@@ -265,6 +266,25 @@ class Differentiator {
     if (needs_[in[0]]) accumulate(in[0], dx);
     accumulate(in[1], dgamma);
     accumulate(in[2], dbeta);
+  }
+
+  // context, lse = attention(q, k, v[, mask]): one gradient op reads dcontext, q, k, v, the
+  // outputs and the mask, recomputes the probabilities and writes dq, dk and dv. The mask is
+  // data (padding, causality): a mask computed from parameters has no gradient here.
+  void attention(const Op& op, int dy) {
+    const std::vector<int>& in = op.inputs;
+    if (in.size() > 3 && needs_[in[3]]) {
+      throw CompileError("attention mask '" + g_.tensors[in[3]].name +
+                         "' depends on parameters: its gradient is not supported");
+    }
+    const int grads[3] = {grad_tensor(in[0]), grad_tensor(in[1]), grad_tensor(in[2])};
+    std::vector<int> inputs{dy, in[0], in[1], in[2], op.outputs[0], op.outputs[1]};
+    if (in.size() > 3) inputs.push_back(in[3]);
+    emit(OpCode::kAttentionGrad, std::move(inputs), {grads[0], grads[1], grads[2]}, op.iattrs,
+         op.fattrs);
+    for (int i = 0; i < 3; ++i) {
+      if (needs_[in[i]]) accumulate(in[i], grads[i]);
+    }
   }
 
   // y = conv(x, w) [+ bias]: dx and dw are convolutions of dy with the same attributes, dx

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "plan/head_matmul_shape.h"
+
 namespace remat {
 namespace compiler {
 
@@ -65,6 +67,42 @@ int Builder::dropout(int x, float p, const std::string& name) {
   g_->add_op(OpCode::kDropout, {x}, {y}, named({{attr::dropout::key, key}}),
              named({{attr::dropout::p, p}}));
   return y;
+}
+
+int Builder::attention(int q, int k, int v, int mask, int64_t heads, float scale, float p,
+                       AttentionKernel kernel, const std::string& prefix) {
+  const std::vector<int64_t> qs = t(q).shape, ks = t(k).shape, vs = t(v).shape;
+  if (qs.size() != 3 || ks.size() != 3 || vs.size() != 3 || heads < 1 || qs[2] % heads != 0 ||
+      vs[2] % heads != 0) {
+    throw CompileError("attention '" + prefix + "': q, k and v must be [B, S, heads * D] with " +
+                       std::to_string(heads) + " heads");
+  }
+  const int64_t batch = qs[0], sq = qs[1], sk = ks[1];
+  if (kernel == AttentionKernel::kUnfused) {
+    int scores = head_matmul(q, k, false, true, scale, heads, kHeadsOfA | kHeadsOfB,
+                             {batch, heads, sq, sk}, prefix + ".scores");
+    if (mask >= 0) {
+      // The mask repeated over the heads (and the batch, for [Sq, Sk]), added to the scores.
+      const bool per_batch = t(mask).shape.size() == 3;
+      const int spread = broadcast(mask, per_batch ? 1 : 0, per_batch ? 1 : 2,
+                                   {batch, heads, sq, sk}, prefix + ".mask_per_head");
+      scores = add(scores, spread, prefix + ".masked_scores");
+    }
+    const int probs = dropout(softmax(scores, prefix + ".probs"), p, prefix + ".probs_dropout");
+    return head_matmul(probs, v, false, false, 1.0f, heads, kHeadsOfB | kHeadsOfC,
+                       {batch, sq, vs[2]}, prefix + ".context");
+  }
+  const int context = activation(prefix + ".context", {batch, sq, vs[2]});
+  const int lse = activation(prefix + ".lse", {batch, heads, sq});
+  // The key is this op's index, as dropout's: unique in the graph, kept by recomputed copies.
+  const int64_t key = static_cast<int64_t>(g_->ops.size());
+  std::vector<int> inputs{q, k, v};
+  if (mask >= 0) inputs.push_back(mask);
+  namespace a = attr::attention;
+  g_->add_op(OpCode::kAttention, std::move(inputs), {context, lse},
+             named({{a::heads, heads}, {a::key, p > 0.0f ? key : 0}}),
+             named({{a::scale, scale}, {a::p, p}}));
+  return context;
 }
 
 int Builder::unary(OpCode code, int x, const std::string& name, std::vector<float> fattrs) {

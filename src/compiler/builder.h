@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/attention_kernel.h"
 #include "compiler/graph.h"
 
 namespace remat {
@@ -74,6 +75,14 @@ class Builder {
   /// permute).
   int head_matmul(int a, int b, bool trans_a, bool trans_b, float alpha, int64_t heads,
                   int64_t interleaved, std::vector<int64_t> out_shape, const std::string& name);
+  /// Scaled dot-product attention of |heads| heads over q [B, Sq, heads * D], k [B, Sk, heads *
+  /// D] and v [B, Sk, heads * Dv] (heads interleaved), with an optional additive |mask| ([Sq,
+  /// Sk] or [B, Sq, Sk]; -1 for none) and dropout |p| on the probabilities; returns the context
+  /// [B, Sq, heads * Dv]. As one attention op (|kernel| kFused: the probabilities are never
+  /// stored) or as head_matmul, [add,] softmax, dropout, head_matmul (kUnfused), the same
+  /// dropout masks either way. Tensors are named |prefix|.scores, .probs, .context, ...
+  int attention(int q, int k, int v, int mask, int64_t heads, float scale, float p,
+                AttentionKernel kernel, const std::string& prefix);
   /// Rows of |table| picked by the i32 tensor |ids|.
   int embedding(int ids, int table, const std::string& name);
   /// |x| viewed as |view_dims| and transposed by |perm|, stored with shape |out_shape|.

@@ -80,7 +80,7 @@ CompileResult compile(const CompileOptions& options) {
       throw CompileError("--loss is for ONNX models; template '" + options.model +
                          "' brings its own loss");
     }
-    result.graph = build_template(options.model, options.batch);
+    result.graph = build_template(options.model, options.batch, options.attention);
   }
   const size_t forward_ops = result.graph.ops.size();
   const std::vector<Op> forward = result.graph.ops;  // for the eval program, before any rewrite
@@ -152,6 +152,8 @@ CompileResult compile(const CompileOptions& options) {
   for (int t : nested) r.nested.push_back(result.graph.tensors[t].name);
   r.arena_budget = options.arena_budget;
   r.matmul_precision = options.matmul_precision;
+  for (size_t i = 0; i < forward_ops; ++i)
+    r.fused_attention_ops += forward[i].code == OpCode::kAttention ? 1 : 0;
   r.device_budget = options.device_budget;
   r.host_budget = options.host_budget;
   for (int t : spilled.spilled) r.spilled.push_back(result.graph.tensors[t].name);

@@ -11,6 +11,7 @@
 #include "backends/device_profile.h"
 #include "compiler/finite_checks.h"
 #include "compiler/graph.h"
+#include "compiler/attention_kernel.h"
 #include "compiler/matmul_precision.h"
 #include "compiler/planner.h"
 
@@ -54,6 +55,9 @@ struct CompileOptions {
   bool eval_program = true;
   /// The matrix products' precision the plan asks for (compiler/matmul_precision.h).
   MatmulPrecision matmul_precision = MatmulPrecision::kFp32;
+  /// The ops a template's attention compiles to (compiler/attention_kernel.h); ONNX models keep
+  /// the ops they were exported with.
+  AttentionKernel attention = AttentionKernel::kFused;
 
   /// Plans for |profile|'s device: takes its alignment and spill cost model.
   void target(const DeviceProfile& profile) {
@@ -82,7 +86,8 @@ struct CompileReport {
   bool exhaustive = false;       ///< The auto search tried every assignment.
   uint64_t arena_budget = 0;     ///< The arena budget given (0: none).
   MatmulPrecision matmul_precision = MatmulPrecision::kFp32;  ///< What the plan asks for.
-  uint64_t device_budget = 0;  ///< The device budget (arena + persistent) met (0: none given).
+  size_t fused_attention_ops = 0;  ///< attention ops in the plan's forward pass.
+  uint64_t device_budget = 0;      ///< The device budget (arena + persistent) met (0: none given).
   uint64_t host_budget = UINT64_MAX;  ///< The host spill budget given (UINT64_MAX: none).
   std::vector<std::string> spilled;   ///< Checkpoints copied to host and back.
   double copy_seconds = 0,

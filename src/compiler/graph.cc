@@ -148,6 +148,22 @@ double estimate_flops(const Graph& graph, const Op& op) {
       return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
              static_cast<double>(s.c.products);
     }
+    case OpCode::kAttention:
+    case OpCode::kAttentionGrad: {
+      // Per batch, head, query and key: q.k (2 D), the softmax (8), p.v (2 Dv); the gradient
+      // also recomputes q.k and forms dp (2 Dv), dv (2 Dv), dq (2 D) and dk (2 D).
+      const bool grad = op.code == OpCode::kAttentionGrad;
+      const Tensor& q = graph.tensors[op.inputs[grad ? 1 : 0]];
+      const Tensor& k = graph.tensors[op.inputs[grad ? 2 : 1]];
+      const Tensor& v = graph.tensors[op.inputs[grad ? 3 : 2]];
+      const double pairs = static_cast<double>(q.shape[0] * q.shape[1]) *
+                           static_cast<double>(k.shape[1]);  // B * Sq * Sk, times heads below
+      const double d = static_cast<double>(q.shape[2]), dv = static_cast<double>(v.shape[2]);
+      const double heads = static_cast<double>(op.attr(attr::attention::heads));
+      // Per head: D = d / heads; summed over the heads, the products cost pairs * (2 d + 2 dv).
+      return grad ? pairs * (6.0 * d + 4.0 * dv + 8.0 * heads)
+                  : pairs * (2.0 * d + 2.0 * dv + 8.0 * heads);
+    }
     case OpCode::kConv:
     case OpCode::kConvGradInput:
     case OpCode::kConvGradWeight: {

@@ -116,7 +116,7 @@ void TemplateSpec::reject_unused() const {
   }
 }
 
-Graph build_template(const std::string& text, int64_t batch) {
+Graph build_template(const std::string& text, int64_t batch, AttentionKernel attention) {
   if (batch < 1 || batch > (1 << 24)) {
     throw CompileError("batch " + std::to_string(batch) + " is not in [1, 2^24]");
   }
@@ -127,7 +127,7 @@ Graph build_template(const std::string& text, int64_t batch) {
   } else if (spec.name() == "resmlp") {
     graph = build_resmlp(spec, batch);
   } else if (spec.name() == "transformer") {
-    graph = build_transformer(spec, batch);
+    graph = build_transformer(spec, batch, attention);
   } else if (spec.name() == "cnn") {
     graph = build_cnn(spec, batch);
   } else if (spec.name() == "resnet") {

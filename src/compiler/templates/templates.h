@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/attention_kernel.h"
 #include "compiler/graph.h"
 
 namespace remat {
@@ -47,16 +48,17 @@ class TemplateSpec {
   std::map<std::string, bool> used_;
 };
 
-/// Builds the forward graph of template |spec| at batch |batch|; throws CompileError naming
-/// the key or value that is wrong.
-Graph build_template(const std::string& spec, int64_t batch);
+/// Builds the forward graph of template |spec| at batch |batch|, its attention (transformer) as
+/// |attention| says; throws CompileError naming the key or value that is wrong.
+Graph build_template(const std::string& spec, int64_t batch,
+                     AttentionKernel attention = AttentionKernel::kFused);
 
 /// Builds `mlp:...` (docs/templates.md).
 Graph build_mlp(TemplateSpec& spec, int64_t batch);
 /// Builds `resmlp:...` (docs/templates.md).
 Graph build_resmlp(TemplateSpec& spec, int64_t batch);
-/// Builds `transformer:...` (docs/templates.md).
-Graph build_transformer(TemplateSpec& spec, int64_t batch);
+/// Builds `transformer:...` (docs/templates.md), its attention as |attention| says.
+Graph build_transformer(TemplateSpec& spec, int64_t batch, AttentionKernel attention);
 /// Builds `cnn:...`: conv-BN-ReLU-max-pool stages and a linear classifier (docs/templates.md).
 Graph build_cnn(TemplateSpec& spec, int64_t batch);
 /// Builds `resnet:...`: the CIFAR ResNet of He et al. 2016, depth 6n+2 (docs/templates.md).

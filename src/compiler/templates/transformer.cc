@@ -3,7 +3,6 @@
 
 #include "compiler/builder.h"
 #include "compiler/templates/templates.h"
-#include "plan/head_matmul_shape.h"
 
 namespace remat {
 namespace compiler {
@@ -12,22 +11,18 @@ namespace {
 constexpr float kLayerNormEps = 1e-12f;
 
 // One post-LayerNorm encoder block (docs/templates.md); returns the block's output.
-int encoder_block(Builder& b, int x, int64_t batch, int64_t seq, int64_t hidden, int64_t heads,
-                  int64_t ffn, float p, const std::string& prefix) {
+int encoder_block(Builder& b, int x, int64_t hidden, int64_t heads, int64_t ffn, float p,
+                  AttentionKernel attention, const std::string& prefix) {
   const int64_t d = hidden / heads;
-  // q, k and v stay [B, S, H], each head's [S, D] matrix a column block of them: head_matmul
-  // reads the heads in place, and writes the context straight into the merged [B, S, H].
+  // q, k and v stay [B, S, H], each head's [S, D] matrix a column block of them: attention (or
+  // head_matmul, unfused) reads the heads in place, and writes the context straight into the
+  // merged [B, S, H].
   const std::string attn = prefix + ".attention";
   const int q = b.linear(x, hidden, attn + ".self.query");
   const int k = b.linear(x, hidden, attn + ".self.key");
   const int v = b.linear(x, hidden, attn + ".self.value");
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  const int scores = b.head_matmul(q, k, false, true, scale, heads, kHeadsOfA | kHeadsOfB,
-                                   {batch, heads, seq, seq}, attn + ".self.scores");
-  const int probs =
-      b.dropout(b.softmax(scores, attn + ".self.probs"), p, attn + ".self.probs_dropout");
-  const int merged = b.head_matmul(probs, v, false, false, 1.0f, heads, kHeadsOfB | kHeadsOfC,
-                                   {batch, seq, hidden}, attn + ".self.context");
+  const int merged = b.attention(q, k, v, -1, heads, scale, p, attention, attn + ".self");
   const int projected =
       b.dropout(b.linear(merged, hidden, attn + ".output.dense"), p, attn + ".output.dropout");
   const int x1 = b.layer_norm(b.add(x, projected, attn + ".output.residual"),
@@ -42,7 +37,7 @@ int encoder_block(Builder& b, int x, int64_t batch, int64_t seq, int64_t hidden,
 
 }  // namespace
 
-Graph build_transformer(TemplateSpec& spec, int64_t batch) {
+Graph build_transformer(TemplateSpec& spec, int64_t batch, AttentionKernel attention) {
   const int64_t layers =
       spec.integer_up_to("layers", 1, kMaxTransformerLayers, "deeper models take too long to plan");
   const int64_t hidden = spec.integer("hidden", 1);
@@ -69,8 +64,7 @@ Graph build_transformer(TemplateSpec& spec, int64_t batch) {
                        kLayerNormEps);
   x = b.dropout(x, p, "embeddings.dropout");
   for (int64_t l = 0; l < layers; ++l) {
-    x = encoder_block(b, x, batch, seq, hidden, heads, ffn, p,
-                      "encoder.layer." + std::to_string(l));
+    x = encoder_block(b, x, hidden, heads, ffn, p, attention, "encoder.layer." + std::to_string(l));
   }
   const int first = b.select(x, 1, 0, "pooler.first_token");
   const int pooled = b.tanh(b.linear(first, hidden, "pooler.dense"), "pooler.tanh");
