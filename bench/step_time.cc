@@ -12,7 +12,8 @@
 // /arena=SIZE (arena budget of `budget` and `auto`), /device=SIZE (device budget: spill
 // checkpoints to host) and /host=SIZE (host spill budget of `auto`), e.g. `splits/device=200MiB`;
 // /budget=SIZE, the old name of /arena=, is still read (docs/benchmarks.md records it);
-// /matmul=fp32|tf32 is the plan's matmul precision (compile --matmul-precision).
+// /matmul=fp32|tf32 is the plan's matmul precision (compile --matmul-precision), and
+// /attention=fused|unfused a template's attention ops (compile --attention; default fused).
 //
 // "FLOP bound ms" is what a recomputing row would take if recomputed FLOPs cost what the
 // `none` row's FLOPs cost: the `none` row of the same MODEL@BATCH (listed before it) over
@@ -51,6 +52,12 @@ Row measure(const std::string& model, int64_t batch, const std::string& spec,
   for (size_t at = spec.find('/'); at != std::string::npos; at = spec.find('/', at + 1)) {
     const std::string item = spec.substr(at + 1, spec.find('/', at + 1) - at - 1);
     const std::string key = item.substr(0, item.find('='));
+    if (key == "attention") {
+      const std::string value = item.substr(item.find('=') + 1);
+      if (!remat::compiler::parse_attention_kernel(value, &o.attention))
+        throw remat::io::UsageError("attention '" + value + "': expected fused or unfused");
+      continue;
+    }
     if (key == "matmul") {
       const std::string value = item.substr(item.find('=') + 1);
       if (!remat::compiler::parse_matmul_precision(value, &o.matmul_precision))
