@@ -169,6 +169,17 @@ RunResult run_op(remat::OpCode code, const std::vector<Tensor*>& ins,
   return result;
 }
 
+RunResult run_op_on_threads(remat::OpCode code, const std::vector<Tensor*>& ins,
+                            const std::vector<Tensor*>& outs, const Attrs& attrs,
+                            uint32_t threads) {
+  const remat::cpu::Kernel kernel = remat::cpu::kernel_for(static_cast<uint16_t>(code));
+  assert_non_null(kernel);
+  assert_true(threads >= 1 && threads <= kTeamThreads);
+  remat::PortTeam* team = threads > 1 ? shared_team() : nullptr;
+  if (threads > 1) assert_non_null(team);
+  return run_once(kernel, code, ins, outs, attrs, team, threads);
+}
+
 std::vector<double> to_double(const std::vector<float>& v) {
   return std::vector<double>(v.begin(), v.end());
 }

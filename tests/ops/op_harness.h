@@ -64,6 +64,11 @@ struct Attrs {
 RunResult run_op(remat::OpCode code, const std::vector<Tensor*>& ins,
                  const std::vector<Tensor*>& outs, const Attrs& attrs = Attrs());
 
+/// Runs the CPU kernel of |code| once on |threads| threads (1 to 3: the team run_op uses),
+/// without run_op's comparison, for tests that compare the bits of several thread counts.
+RunResult run_op_on_threads(remat::OpCode code, const std::vector<Tensor*>& ins,
+                            const std::vector<Tensor*>& outs, const Attrs& attrs, uint32_t threads);
+
 /// Float values widened to double.
 std::vector<double> to_double(const std::vector<float>& v);
 /// Double values rounded to float.

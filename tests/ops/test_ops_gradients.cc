@@ -21,6 +21,7 @@ extern "C" {
 #include "compiler/optimizer.h"
 #include "op_harness.h"
 #include "op_reference.h"
+#include "op_reference_attention.h"
 
 using namespace ops_test;
 using remat::OpCode;
@@ -271,6 +272,52 @@ void check_softmax_backward(int64_t n) {
 }
 
 // Rows shorter than one run of eight sum lanes, and longer ones with a tail.
+// attention_grad's dq, dk, dv against finite differences of the float64 attention, given the
+// reference's context and lse rounded to float; the outputs start as NaN, so an element left
+// unwritten fails. Shapes cross the kernel's 16-query and 64-key tiles and take both masks
+// (causal ones with -inf) and dropout (backends/cpu/ops/attention.cc).
+void attention_backward_matches_finite_differences(void**) {
+  const AttentionProblem problems[] = {
+      {"one query, one key", 1, 1, 1, 1, 3, 2, AttentionMask::kNone, false, 0.0f},
+      {"two heads, causal shared mask", 2, 5, 7, 2, 3, 4, AttentionMask::kShared, true, 0.0f},
+      {"per-batch mask, dropout", 2, 4, 6, 2, 3, 2, AttentionMask::kPerBatch, false, 0.1f},
+      {"17 queries, 65 keys, causal, dropout", 1, 17, 65, 1, 3, 2, AttentionMask::kShared, true,
+       0.1f},
+  };
+  uint64_t seed = 60;
+  for (const AttentionProblem& pr : problems) {
+    AttentionInputs in = attention_inputs(pr, seed++);
+    Rng rng(seed++);
+    Tensor dcontext = random_f32(pr.context_dims(), rng, -1, 1);
+    const Vec qv = to_double(in.q.f), kv = to_double(in.k.f), vv = to_double(in.v.f);
+    const Vec mv = to_double(in.mask.f), w = to_double(dcontext.f);
+    Vec lse_v;
+    Tensor context = f32(pr.context_dims(), to_float(ref_attention(pr, qv, kv, vv, mv, &lse_v)));
+    Tensor lse = f32(pr.lse_dims(), to_float(lse_v));
+    Tensor dq = f32(pr.q_dims()), dk = f32(pr.k_dims()), dv = f32(pr.v_dims());
+    for (Tensor* t : {&dq, &dk, &dv}) {
+      for (float& x : t->f) x = NAN;
+    }
+    std::vector<Tensor*> ins{&dcontext, &in.q, &in.k, &in.v, &context, &lse};
+    if (pr.mask != AttentionMask::kNone) ins.push_back(&in.mask);
+    assert_int_equal(run_op(OpCode::kAttentionGrad, ins, {&dq, &dk, &dv}, pr.attrs()).status,
+                     REMAT_OK);
+    char what[96];
+    snprintf(what, sizeof(what), "dq (%s)", pr.name);
+    expect_grad(
+        dq.f, fd_of([&](const Vec& x) { return ref_attention(pr, x, kv, vv, mv, nullptr); }, qv, w),
+        what);
+    snprintf(what, sizeof(what), "dk (%s)", pr.name);
+    expect_grad(
+        dk.f, fd_of([&](const Vec& x) { return ref_attention(pr, qv, x, vv, mv, nullptr); }, kv, w),
+        what);
+    snprintf(what, sizeof(what), "dv (%s)", pr.name);
+    expect_grad(
+        dv.f, fd_of([&](const Vec& x) { return ref_attention(pr, qv, kv, x, mv, nullptr); }, vv, w),
+        what);
+  }
+}
+
 void softmax_backward_matches_finite_differences(void**) {
   check_softmax_backward(5);
   check_softmax_backward(37);
@@ -395,6 +442,7 @@ int main(void) {
       cmocka_unit_test(tanh_backward_matches_finite_differences),
       cmocka_unit_test(sigmoid_backward_matches_finite_differences),
       cmocka_unit_test(softmax_backward_matches_finite_differences),
+      cmocka_unit_test(attention_backward_matches_finite_differences),
       cmocka_unit_test(layernorm_backward_matches_finite_differences),
       cmocka_unit_test(dropout_backward_matches_finite_differences),
       cmocka_unit_test(embedding_backward_accumulates_repeated_ids_and_matches_finite_differences),

@@ -1,18 +1,305 @@
-// Fused attention (plan/op_catalogue.h: attention, attention_grad). Not yet implemented: the
-// kernels land with their tests.
+// Fused attention (plan/op_catalogue.h: attention, attention_grad) as FlashAttention-2 computes
+// it (Dao 2023), never storing more scores than one query's against one tile of keys.
+//
+// Tiles: queries kQueryTile (16) at a time against keys kKeyTile (64) at a time, so the k and v
+// rows of a key tile are read from cache by every query of the query tile; a query's scores of
+// the key tile sit on the stack (256 bytes). The forward keeps a running max and sum per query
+// (online softmax) and accumulates the context in place in its output rows, rescaled when the
+// max grows; the backward recomputes P = exp(s - lse) from the forward's log-sum-exp and sums
+// dq, dk and dv in their output rows. No scratch, no allocation.
+//
+// Threads and determinism: the forward shares out (batch, head, query tile) units and the
+// backward (batch, head) units, so each output element (dk and dv sum over every query) is
+// written by one thread in a fixed order: the bits do not depend on the thread count.
+//
+// Accumulation: dot products over D and Dv in eight interleaved float lanes (a fixed order the
+// compiler vectorises), a query's softmax sum and D_i = dcontext_i . context_i in double,
+// context, dq, dk and dv in float. Dropout draws the unfused path's Philox words (element
+// ((b * heads + h) * Sq + i) * Sk + j of the stream (seed, step, key), in philox_group()'s
+// groups of four) and scales kept probabilities by 1 / (1 - p) as dropout does.
+#include <math.h>
+
+#include "backends/cpu/isa/lane_sum.h"
+#include "backends/cpu/isa/math_span.h"
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/parallel.h"
+#include "plan/philox.h"
 
 namespace remat {
 namespace cpu {
+namespace {
+
+// Queries and keys of one tile: k and v rows of a key tile are read once per query of the
+// query tile from cache; one query's scores of a key tile sit on the stack (256 bytes).
+constexpr int64_t kQueryTile = 16;
+constexpr int64_t kKeyTile = 64;
+// Multiply-adds a thread's part should hold at least, to be worth waking a thread for.
+constexpr int64_t kUnitWork = 1 << 15;
+
+// sum a[d] * b[d] over |n| elements in eight float lanes, added pairwise: a fixed order.
+inline float dot(const float* __restrict a, const float* __restrict b, int64_t n) {
+  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t d = 0;
+  for (; d + 8 <= n; d += 8) {
+    for (int l = 0; l < 8; ++l) lane[l] += a[d + l] * b[d + l];
+  }
+  for (int l = 0; d + l < n; ++l) lane[l] += a[d + l] * b[d + l];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+// y += w * x over |n| elements.
+inline void axpy(float w, const float* __restrict x, float* __restrict y, int64_t n) {
+  for (int64_t d = 0; d < n; ++d) y[d] += w * x[d];
+}
+
+// The sizes and tensors both kernels read: q, k, v interleaved by heads, the optional mask.
+struct Problem {
+  int64_t batch, sq, sk, heads, d, dv;
+  float scale, p;
+  uint64_t seed, step, key;
+  const float* q;
+  const float* k;
+  const float* v;
+  const float* mask;  // nullptr, [Sq, Sk] or [B, Sq, Sk]
+  bool mask_per_batch;
+
+  const float* q_row(int64_t b, int64_t h, int64_t i) const {
+    return q + ((b * sq + i) * heads + h) * d;
+  }
+  const float* k_row(int64_t b, int64_t h, int64_t j) const {
+    return k + ((b * sk + j) * heads + h) * d;
+  }
+  const float* v_row(int64_t b, int64_t h, int64_t j) const {
+    return v + ((b * sk + j) * heads + h) * dv;
+  }
+  const float* mask_row(int64_t b, int64_t i) const {
+    if (mask == nullptr) return nullptr;
+    return mask + ((mask_per_batch ? b * sq : 0) + i) * sk;
+  }
+};
+
+// |q_at| is q's input index (k and v follow); the mask is input |mask_at| when the op has it.
+Problem problem_of(const KernelArgs& args, int q_at, int mask_at) {
+  namespace a = attr::attention;
+  const TensorRef& q = in_ref(args, q_at);
+  const TensorRef& k = in_ref(args, q_at + 1);
+  const TensorRef& v = in_ref(args, q_at + 2);
+  Problem pr{};
+  pr.heads = iattr(*args.call, a::heads);
+  if (pr.heads < 1) pr.heads = 1;
+  pr.batch = q.dims[0];
+  pr.sq = q.dims[1];
+  pr.sk = k.dims[1];
+  pr.d = q.dims[2] / pr.heads;
+  pr.dv = v.dims[2] / pr.heads;
+  pr.scale = fattr(*args.call, a::scale);
+  pr.p = fattr(*args.call, a::p);
+  pr.seed = args.ctx->seed;
+  pr.step = args.ctx->step;
+  pr.key = static_cast<uint64_t>(iattr(*args.call, a::key));
+  pr.q = in_f32(args, q_at);
+  pr.k = in_f32(args, q_at + 1);
+  pr.v = in_f32(args, q_at + 2);
+  if (args.call->num_inputs > mask_at) {
+    pr.mask = in_f32(args, mask_at);
+    pr.mask_per_batch = in_ref(args, mask_at).rank == 3;
+  }
+  return pr;
+}
+
+// Whether dropout keeps the scores of one query row, element by element: the Philox group of
+// four elements is drawn once and reused while the walk stays inside it.
+class KeepWalk {
+ public:
+  KeepWalk(const Problem& pr, int64_t b, int64_t h, int64_t i)
+      : pr_(pr), base_(static_cast<uint64_t>(((b * pr.heads + h) * pr.sq + i) * pr.sk)) {}
+  bool keep(int64_t j) {
+    const uint64_t e = base_ + static_cast<uint64_t>(j);
+    if ((e >> 2) != group_) {
+      group_ = e >> 2;
+      words_ = philox_group(pr_.seed, pr_.step, pr_.key, e & ~uint64_t{3});
+    }
+    return uniform01(words_.v[e & 3]) >= pr_.p;
+  }
+
+ private:
+  const Problem& pr_;
+  uint64_t base_;
+  uint64_t group_ = ~uint64_t{0};
+  Philox4 words_{};
+};
+
+// s[jj] = scale * q_i . k_j (+ mask[i, j]) for keys j0 .. j0 + n - 1.
+void scores(const Problem& pr, int64_t b, int64_t h, int64_t i, int64_t j0, int64_t n, float* s) {
+  const float* qi = pr.q_row(b, h, i);
+  for (int64_t jj = 0; jj < n; ++jj) s[jj] = pr.scale * dot(qi, pr.k_row(b, h, j0 + jj), pr.d);
+  if (const float* m = pr.mask_row(b, i)) {
+    for (int64_t jj = 0; jj < n; ++jj) s[jj] += m[j0 + jj];
+  }
+}
+
+// Work of one query against every key, for parallel_for's grain.
+int64_t grain_for(const Problem& pr, int64_t rows_per_unit) {
+  const int64_t work = rows_per_unit * pr.sk * (pr.d + pr.dv);
+  return work >= kUnitWork ? 1 : kUnitWork / (work > 0 ? work : 1);
+}
+
+// The context and lse of queries i0 .. i0 + rows - 1 (rows <= kQueryTile) of batch |b|, head
+// |h|: an online softmax over the keys, kKeyTile at a time, accumulating in the context's rows.
+// |drop_scale| is 1 - p where dropout runs, else 1.
+void forward_unit(const Problem& pr, int64_t b, int64_t h, int64_t i0, int64_t rows,
+                  double drop_scale, float* __restrict context, float* __restrict lse) {
+  float s[kKeyTile];
+  float row_max[kQueryTile];
+  double row_sum[kQueryTile];
+  auto out_row = [&](int64_t r) { return context + ((b * pr.sq + i0 + r) * pr.heads + h) * pr.dv; };
+  for (int64_t r = 0; r < rows; ++r) {
+    row_max[r] = -INFINITY;
+    row_sum[r] = 0.0;
+    float* o = out_row(r);
+    for (int64_t c = 0; c < pr.dv; ++c) o[c] = 0.0f;
+  }
+  // Key tiles outside, queries inside: a tile of k and v serves every query of the unit.
+  for (int64_t j0 = 0; j0 < pr.sk; j0 += kKeyTile) {
+    const int64_t n = pr.sk - j0 < kKeyTile ? pr.sk - j0 : kKeyTile;
+    for (int64_t r = 0; r < rows; ++r) {
+      scores(pr, b, h, i0 + r, j0, n, s);
+      float mx = row_max[r];
+      for (int64_t jj = 0; jj < n; ++jj) mx = s[jj] > mx ? s[jj] : mx;
+      // Every score so far -inf (masked) or NaN: nothing to add yet.
+      if (mx == -INFINITY) continue;
+      float* o = out_row(r);
+      if (mx > row_max[r] && row_sum[r] != 0.0) {
+        const float corr = expf(row_max[r] - mx);
+        row_sum[r] *= corr;
+        for (int64_t c = 0; c < pr.dv; ++c) o[c] *= corr;
+      }
+      row_max[r] = mx;
+      exp_shifted_span(s, mx, s, n);
+      row_sum[r] += lane_sum(n, [&](int64_t jj) { return static_cast<double>(s[jj]); });
+      KeepWalk walk(pr, b, h, i0 + r);
+      for (int64_t jj = 0; jj < n; ++jj) {
+        if (s[jj] == 0.0f || (pr.p > 0.0f && !walk.keep(j0 + jj))) continue;
+        axpy(s[jj], pr.v_row(b, h, j0 + jj), o, pr.dv);
+      }
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    // A row of only -inf scores has sum 0: its context is 0 * inf = NaN and its lse -inf, as
+    // the unfused softmax gives NaN there.
+    const float inv = static_cast<float>(1.0 / (row_sum[r] * drop_scale));
+    float* o = out_row(r);
+    for (int64_t c = 0; c < pr.dv; ++c) o[c] *= inv;
+    lse[(b * pr.heads + h) * pr.sq + i0 + r] =
+        static_cast<float>(static_cast<double>(row_max[r]) + log(row_sum[r]));
+  }
+}
+
+// The gradient tensors attention_grad reads and writes.
+struct GradTensors {
+  const float* dcontext;
+  const float* context;
+  const float* lse;
+  float* dq;
+  float* dk;
+  float* dv;
+};
+
+// dq, dk and dv of batch |b|, head |h|, overwritten: queries kQueryTile at a time, keys
+// kKeyTile at a time inside, P recomputed from lse; every sum into dq, dk, dv runs in float in
+// the order of the loops.
+void backward_unit(const Problem& pr, int64_t b, int64_t h, const GradTensors& t) {
+  const float keep_scale = 1.0f - pr.p;
+  float prob[kKeyTile];
+  float delta[kQueryTile];
+  auto q_side = [&](float* x, int64_t i) { return x + ((b * pr.sq + i) * pr.heads + h) * pr.d; };
+  auto k_side = [&](float* x, int64_t j) { return x + ((b * pr.sk + j) * pr.heads + h) * pr.d; };
+  auto v_side = [&](float* x, int64_t j) { return x + ((b * pr.sk + j) * pr.heads + h) * pr.dv; };
+  auto o_side = [&](const float* x, int64_t i) {
+    return x + ((b * pr.sq + i) * pr.heads + h) * pr.dv;
+  };
+  for (int64_t i = 0; i < pr.sq; ++i) {
+    float* dqi = q_side(t.dq, i);
+    for (int64_t c = 0; c < pr.d; ++c) dqi[c] = 0.0f;
+  }
+  for (int64_t j = 0; j < pr.sk; ++j) {
+    float* dkj = k_side(t.dk, j);
+    float* dvj = v_side(t.dv, j);
+    for (int64_t c = 0; c < pr.d; ++c) dkj[c] = 0.0f;
+    for (int64_t c = 0; c < pr.dv; ++c) dvj[c] = 0.0f;
+  }
+  for (int64_t i0 = 0; i0 < pr.sq; i0 += kQueryTile) {
+    const int64_t rows = pr.sq - i0 < kQueryTile ? pr.sq - i0 : kQueryTile;
+    // D_i = dcontext_i . context_i, in double.
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* go = o_side(t.dcontext, i0 + r);
+      const float* o = o_side(t.context, i0 + r);
+      delta[r] = static_cast<float>(
+          lane_sum(pr.dv, [&](int64_t c) { return static_cast<double>(go[c]) * o[c]; }));
+    }
+    for (int64_t j0 = 0; j0 < pr.sk; j0 += kKeyTile) {
+      const int64_t n = pr.sk - j0 < kKeyTile ? pr.sk - j0 : kKeyTile;
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t i = i0 + r;
+        const float* qi = pr.q_row(b, h, i);
+        const float* go = o_side(t.dcontext, i);
+        float* dqi = q_side(t.dq, i);
+        scores(pr, b, h, i, j0, n, prob);
+        exp_shifted_span(prob, t.lse[(b * pr.heads + h) * pr.sq + i], prob, n);
+        KeepWalk walk(pr, b, h, i);
+        for (int64_t jj = 0; jj < n; ++jj) {
+          const float pij = prob[jj];
+          // A masked key (P = 0) adds nothing to any gradient.
+          if (pij == 0.0f) continue;
+          const int64_t j = j0 + jj;
+          const bool keep = pr.p <= 0.0f || walk.keep(j);
+          const float dpd = dot(go, pr.v_row(b, h, j), pr.dv);
+          // As dropout_grad: kept elements divided by 1 - p, dropped ones times 0.
+          const float dp = keep ? dpd / keep_scale : dpd * 0.0f;
+          if (keep) axpy(pij / keep_scale, go, v_side(t.dv, j), pr.dv);
+          const float ds = pr.scale * (pij * (dp - delta[r]));
+          axpy(ds, pr.k_row(b, h, j), dqi, pr.d);
+          axpy(ds, qi, k_side(t.dk, j), pr.d);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
 
 remat_status attention(const KernelArgs& args) {
-  return set_error(args.err, REMAT_ERROR_UNIMPLEMENTED, "op %u (attention): not implemented",
-                   args.call->index);
+  const Problem pr = problem_of(args, 0, 3);
+  float* __restrict context = out_f32(args, 0);
+  float* __restrict lse = out_f32(args, 1);
+  const int64_t tiles = (pr.sq + kQueryTile - 1) / kQueryTile;
+  // The kept probabilities' factor 1 / (1 - p), with keep_scale = 1 - p as dropout computes it,
+  // folded into the final 1 / sum.
+  const float keep_scale = 1.0f - pr.p;
+  const double drop_scale = pr.p > 0.0f ? static_cast<double>(keep_scale) : 1.0;
+  parallel_for(args, pr.batch * pr.heads * tiles, grain_for(pr, kQueryTile),
+               [&](int64_t begin, int64_t end, uint32_t) {
+                 for (int64_t unit = begin; unit < end; ++unit) {
+                   const int64_t bh = unit / tiles, i0 = unit % tiles * kQueryTile;
+                   const int64_t rows = pr.sq - i0 < kQueryTile ? pr.sq - i0 : kQueryTile;
+                   forward_unit(pr, bh / pr.heads, bh % pr.heads, i0, rows, drop_scale, context,
+                                lse);
+                 }
+               });
+  return REMAT_OK;
 }
 
 remat_status attention_grad(const KernelArgs& args) {
-  return set_error(args.err, REMAT_ERROR_UNIMPLEMENTED, "op %u (attention_grad): not implemented",
-                   args.call->index);
+  const Problem pr = problem_of(args, 1, 6);
+  const GradTensors t{in_f32(args, 0),  in_f32(args, 4),  in_f32(args, 5),
+                      out_f32(args, 0), out_f32(args, 1), out_f32(args, 2)};
+  parallel_for(args, pr.batch * pr.heads, grain_for(pr, pr.sq),
+               [&](int64_t begin, int64_t end, uint32_t) {
+                 for (int64_t bh = begin; bh < end; ++bh) {
+                   backward_unit(pr, bh / pr.heads, bh % pr.heads, t);
+                 }
+               });
+  return REMAT_OK;
 }
 
 }  // namespace cpu
