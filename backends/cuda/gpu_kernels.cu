@@ -15,6 +15,7 @@ namespace device {
 #include "backends/gpu/dialect_cuda.cuh"
 
 #include "backends/gpu/kernels/common.cl"
+#include "backends/gpu/kernels/attention.cl"
 #include "backends/gpu/kernels/batchnorm.cl"
 #include "backends/gpu/kernels/conv.cl"
 #include "backends/gpu/kernels/data.cl"

@@ -69,7 +69,16 @@
   X(reduce_sum)              \
   X(reduce_sum_rows)         \
   X(broadcast)               \
-  X(init_draw)
+  X(init_draw)               \
+  X(attention)               \
+  X(attention_grad_q)        \
+  X(attention_grad_kv)
+
+// The tiles of the attention kernels (kernels/attention.cl): ATTENTION_TILE rows of keys (or
+// queries) staged at once in work-group memory, ATTENTION_CHUNK columns at a time. The host
+// sizes the kernels' work-group memory from them (ops/attention.cc).
+#define REMAT_GPU_ATTENTION_TILE 32
+#define REMAT_GPU_ATTENTION_CHUNK 32
 
 #if defined(__cplusplus)
 namespace remat {

@@ -7,6 +7,8 @@
 // work items walking its images' planes; embedding_grad splits the vocabulary into ranges for
 // about 64K work items (ops/data.cc). Sizes sit below, at and past each of those edges, with
 // row counts that leave a group part-filled.
+#include <math.h>
+
 #include "tests/backends/op_cases.h"
 
 namespace remat_test {
@@ -15,7 +17,7 @@ using remat::OpCode;
 
 namespace {
 
-constexpr double kEw = 1e-5;
+constexpr double kEw = 1e-5, kMm = 1e-4;
 
 // [rows, n] pairs: team 1 with rows past a 256-item group; teams of 1 and 2 at n = 7, 8;
 // teams of 16 and 32 across n = 128 with a part-filled group; teams of 128 and 256 across
@@ -57,6 +59,18 @@ const int64_t kLossShapes[][2] = {{257, 7}, {257, 8}, {33, 128}, {3, 1024}, {3, 
 const int64_t kSumShapes[][3] = {{257, 7, 1},  {9, 8, 1},   {33, 128, 1}, {3, 1024, 1},
                                  {2, 1025, 1}, {1, 1, 1},   {3, 257, 31}, {2, 9, 32},
                                  {5, 8, 33},   {7, 300, 2}, {1, 1, 2},    {40, 3, 3}};
+
+// Fused attention (kernels/attention.cl): (batch, Sq, Sk, heads, D, Dv, mask, p percent). A
+// group takes up to 256 queries (keys in the dk/dv kernel); the other side goes in tiles of 32
+// rows, staged 32 columns at a time. Sq and Sk below, at and past a tile (31, 32, 33) and a
+// group (255, 256, 257), D and Dv of 1, 3, 64 and 65 (one column past two chunks), Dv != D;
+// mask 0: none, 1: [Sq, Sk], 2: [B, Sq, Sk] (both with -inf entries: op_cases.cc); dropout 0
+// and 10%.
+const int64_t kAttentionShapes[][8] = {
+    {1, 1, 1, 1, 1, 1, 0, 0},      {2, 3, 5, 2, 3, 2, 2, 10},     {1, 31, 32, 1, 64, 64, 1, 0},
+    {1, 33, 33, 2, 65, 7, 1, 10},  {2, 257, 31, 1, 4, 33, 2, 10}, {1, 256, 65, 3, 1, 1, 0, 0},
+    {1, 17, 257, 1, 8, 3, 1, 0},   {1, 5, 256, 2, 32, 32, 2, 10}, {1, 255, 2, 1, 3, 65, 0, 10},
+    {2, 64, 64, 4, 64, 64, 1, 10}, {1, 40, 70, 2, 33, 31, 2, 0}};
 
 }  // namespace
 
@@ -193,6 +207,27 @@ std::vector<OpCase> tile_size_cases() {
                          kEw});
       }
     }
+  }
+  // attention and its gradient; scale 1/sqrt(D) as a transformer's (1 where D is 1).
+  for (const auto& s : kAttentionShapes) {
+    const int64_t b = s[0], sq = s[1], sk = s[2], heads = s[3], d = s[4], dv = s[5];
+    const float scale = 1.0f / sqrtf(static_cast<float>(d)), p = static_cast<float>(s[7]) / 100;
+    std::vector<std::vector<int64_t>> in = {
+        {b, sq, heads * d}, {b, sk, heads * d}, {b, sk, heads * dv}};
+    if (s[6] == 1) in.push_back({sq, sk});
+    if (s[6] == 2) in.push_back({b, sq, sk});
+    const std::vector<int64_t> context = {b, sq, heads * dv}, lse = {b, heads, sq};
+    cases.push_back(
+        {"attention tile", OpCode::kAttention, in, {context, lse}, {heads, 7}, {scale, p}, kMm});
+    std::vector<std::vector<int64_t>> grad_in = {context, in[0], in[1], in[2], context, lse};
+    if (s[6] != 0) grad_in.push_back(in[3]);
+    cases.push_back({"attention_grad tile",
+                     OpCode::kAttentionGrad,
+                     grad_in,
+                     {in[0], in[1], in[2]},
+                     {heads, 7},
+                     {scale, p},
+                     kMm});
   }
   return cases;
 }
