@@ -1,4 +1,5 @@
-// The eval program: the forward ops again, on tensors of their own, without dropout.
+// The eval program: the forward ops again, on tensors of their own, without dropout (dropout
+// ops become their input; fused attention's p becomes 0).
 #include "compiler/eval_program.h"
 
 #include <string>
@@ -80,7 +81,12 @@ void append_eval_program(Graph& graph, const std::vector<Op>& forward) {
                                     is_loss ? Role::kLoss : Role::kActivation);
     }
     for (int t : op.outputs) outputs.push_back(in_eval[t]);
-    graph.add_op(op.code, inputs, outputs, op.iattrs, op.fattrs, Phase::kEval, static_cast<int>(i));
+    std::vector<float> fattrs = op.fattrs;
+    // Fused attention drops out its own probabilities: not in eval.
+    if (op.code == OpCode::kAttention && fattrs.size() > attr::attention::p.index)
+      fattrs[attr::attention::p.index] = 0.0f;
+    graph.add_op(op.code, inputs, outputs, op.iattrs, std::move(fattrs), Phase::kEval,
+                 static_cast<int>(i));
   }
   const Role read = graph.tensors[in_eval[prediction]].role;
   if (read == Role::kInput || read == Role::kLabel || read == Role::kParam) {

@@ -28,13 +28,10 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-}  // namespace
-
-// The products q, k and v are kept (the attention core's backward reads their heads in place),
-// and the residual sums rather than the products feeding them; so no residual sum or bias add
-// (the embeddings' positions) is recomputed.
-static void selective_keeps_the_heads_and_recomputes_no_bias_add_or_sum(void**) {
-  Built b = training_graph(kTransformer, 4, "sgd:lr=0.01");
+// Selective on the transformer with |attention|: see the test below.
+void check_selective(remat::compiler::AttentionKernel attention) {
+  const bool fused = attention == remat::compiler::AttentionKernel::kFused;
+  Built b = training_graph(kTransformer, 4, "sgd:lr=0.01", attention);
   const std::vector<int> kept =
       remat::compiler::choose_checkpoints(b.graph, b.forward_ops, "selective");
   std::set<std::string> names;
@@ -50,7 +47,8 @@ static void selective_keeps_the_heads_and_recomputes_no_bias_add_or_sum(void**) 
   for (const auto& op : b.graph.ops) {
     if (op.phase == Phase::kRecompute) recomputed.insert(op.code);
   }
-  assert_true(recomputed.count(OpCode::kSoftmax) == 1);
+  assert_true(recomputed.count(OpCode::kSoftmax) == (fused ? 0 : 1));
+  assert_true(recomputed.count(OpCode::kAttention) == 0);
   assert_true(recomputed.count(OpCode::kGelu) == 1);
   assert_true(recomputed.count(OpCode::kBiasAdd) == 0);
   for (const auto& op : b.graph.ops) {  // no linear layer (a product with a weight) is recomputed
@@ -60,6 +58,19 @@ static void selective_keeps_the_heads_and_recomputes_no_bias_add_or_sum(void**) 
   assert_true(recomputed.count(OpCode::kAdd) == 0);
   assert_true(recomputed.count(OpCode::kLayerNorm) == 0);
   assert_true(remat::compiler::plan_memory(b.graph, 64).arena_size < none_arena);
+}
+
+}  // namespace
+
+// The products q, k and v are kept (the attention core's backward reads their heads in place),
+// and the residual sums rather than the products feeding them; so no residual sum or bias add
+// (the embeddings' positions) is recomputed. With unfused attention the core (softmax, ...) is
+// recomputed; a fused attention op is kept (its outputs hold nothing quadratic).
+static void selective_keeps_the_heads_and_recomputes_no_bias_add_or_sum(void**) {
+  for (const auto attention :
+       {remat::compiler::AttentionKernel::kUnfused, remat::compiler::AttentionKernel::kFused}) {
+    check_selective(attention);
+  }
 }
 
 int main() {

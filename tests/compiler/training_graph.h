@@ -20,11 +20,13 @@ struct TrainingGraph {
   size_t forward_ops = 0;
 };
 
-/// |model| at |batch| with |optimizer|'s updates and the non-finite checks.
-inline TrainingGraph training_graph(const std::string& model, int64_t batch,
-                                    const char* optimizer) {
+/// |model| at |batch| with |optimizer|'s updates and the non-finite checks; a transformer's
+/// attention as |attention| says.
+inline TrainingGraph training_graph(
+    const std::string& model, int64_t batch, const char* optimizer,
+    remat::compiler::AttentionKernel attention = remat::compiler::AttentionKernel::kFused) {
   TrainingGraph t;
-  t.graph = remat::compiler::build_template(model, batch);
+  t.graph = remat::compiler::build_template(model, batch, attention);
   t.forward_ops = t.graph.ops.size();
   remat::compiler::append_backward_and_updates(t.graph, remat::compiler::parse_optimizer(optimizer),
                                                remat::compiler::FiniteChecks::kOn);
