@@ -72,7 +72,8 @@ CompileResult compile(const CompileOptions& options) {
   }
   CompileResult result;
   if (is_onnx_model(options.model)) {
-    OnnxImport imported = import_onnx(options.model, options.batch, parse_onnx_loss(options.loss));
+    OnnxImport imported =
+        import_onnx(options.model, options.batch, parse_onnx_loss(options.loss), options.attention);
     result.graph = std::move(imported.graph);
     result.report.warnings = std::move(imported.warnings);
   } else {

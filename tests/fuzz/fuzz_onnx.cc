@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                        : remat::compiler::OnnxLoss::kCrossEntropy;
   const std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
-    remat::compiler::import_onnx_bytes(bytes, "fuzz.onnx", 2, loss);
+    remat::compiler::import_onnx_bytes(bytes, "fuzz.onnx", 2, loss,
+                                       remat::compiler::AttentionKernel::kFused);
   } catch (const remat::compiler::CompileError&) {
     // The expected answer to a bad model.
   }

@@ -201,6 +201,12 @@ void OnnxImporter::unsupported(const onnx::NodeProto& n, const std::string& why)
 // ---- nodes ---------------------------------------------------------------------------------
 
 void OnnxImporter::node(const onnx::NodeProto& n) {
+  // An attention's nodes wait for its last one, where its k and v exist (onnx/attention.cc).
+  const auto held = deferred_.find(&n);
+  if (held != deferred_.end()) {
+    if (&model_.graph().node(attentions_[held->second].nodes.back()) == &n) attention(n);
+    return;
+  }
   // A refusal from the builder or the op checks names the op and tensors but not the node: add it.
   try {
     import_node(n);
@@ -389,12 +395,14 @@ OnnxImport OnnxImporter::run(OnnxLoss loss) {
       done_.insert(&n);
     }
   }
+  if (attention_ == AttentionKernel::kFused) find_attention();
   for (const onnx::NodeProto& n : g.node()) node(n);
   attach_loss(loss);
   return std::move(out_);
 }
 
-OnnxImport import_onnx(const std::string& path, int64_t batch, OnnxLoss loss) {
+OnnxImport import_onnx(const std::string& path, int64_t batch, OnnxLoss loss,
+                       AttentionKernel attention) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0)
     throw CompileError(path + ": cannot open the model (" + std::strerror(errno) + ")");
@@ -408,11 +416,11 @@ OnnxImport import_onnx(const std::string& path, int64_t batch, OnnxLoss loss) {
   if (size < 0 || !file.read(&bytes[0], static_cast<std::streamsize>(bytes.size()))) {
     throw CompileError(path + ": cannot read the model (" + std::strerror(errno) + ")");
   }
-  return import_onnx_bytes(bytes, path, batch, loss);
+  return import_onnx_bytes(bytes, path, batch, loss, attention);
 }
 
 OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& path, int64_t batch,
-                             OnnxLoss loss) {
+                             OnnxLoss loss, AttentionKernel attention) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))
     throw CompileError(path + ": not an ONNX model (its protobuf does not parse)");
@@ -431,7 +439,7 @@ OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& path, 
                        " (torch.onnx.export(..., opset_version=17))");
   }
   if (batch < 1) throw CompileError("--batch " + std::to_string(batch) + ": must be at least 1");
-  return OnnxImporter(model, path, batch, opset).run(loss);
+  return OnnxImporter(model, path, batch, opset, attention).run(loss);
 }
 
 }  // namespace compiler

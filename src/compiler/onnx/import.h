@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/attention_kernel.h"
 #include "compiler/graph.h"
 
 namespace remat {
@@ -35,13 +36,17 @@ struct OnnxImport {
 };
 
 /// Imports the ONNX model at |path| for batch |batch| (bound to a dynamic first axis; a fixed one
-/// must equal it) with |loss| attached to its output. Throws CompileError naming the file, and
-/// for an unsupported node its name, op type, the opset and its input shapes.
-OnnxImport import_onnx(const std::string& path, int64_t batch, OnnxLoss loss);
+/// must equal it) with |loss| attached to its output. |attention| kFused imports each multi-head
+/// attention torch exports (docs/onnx.md) as one attention op; kUnfused, and any attention that
+/// does not match the pattern, keeps the exported MatMul, Softmax, ... as their own ops. Throws
+/// CompileError naming the file, and for an unsupported node its name, op type, the opset and
+/// its input shapes.
+OnnxImport import_onnx(const std::string& path, int64_t batch, OnnxLoss loss,
+                       AttentionKernel attention);
 
 /// The same for a model's bytes; |name| stands for the file in messages.
 OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& name, int64_t batch,
-                             OnnxLoss loss);
+                             OnnxLoss loss, AttentionKernel attention);
 
 }  // namespace compiler
 }  // namespace remat

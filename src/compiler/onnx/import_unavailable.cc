@@ -5,7 +5,7 @@
 namespace remat {
 namespace compiler {
 
-OnnxImport import_onnx(const std::string& path, int64_t, OnnxLoss) {
+OnnxImport import_onnx(const std::string& path, int64_t, OnnxLoss, AttentionKernel) {
   throw CompileError(
       path +
       ": this remat was built without ONNX import; install libonnx-dev and libprotobuf-dev "
@@ -13,8 +13,8 @@ OnnxImport import_onnx(const std::string& path, int64_t, OnnxLoss) {
 }
 
 OnnxImport import_onnx_bytes(const std::string&, const std::string& name, int64_t batch,
-                             OnnxLoss loss) {
-  return import_onnx(name, batch, loss);
+                             OnnxLoss loss, AttentionKernel attention) {
+  return import_onnx(name, batch, loss, attention);
 }
 
 }  // namespace compiler

@@ -1,6 +1,7 @@
 // Private to the compiler's ONNX import (onnx/import.h): the importer class, whose members
-// are defined across onnx/import.cc, onnx/constants.cc, onnx/layers.cc, onnx/elementwise.cc and
-// onnx/patterns.cc, and what they share. Needs Debian's libonnx (ONNX_NAMESPACE=onnx, ONNX_ML=1).
+// are defined across onnx/import.cc, onnx/constants.cc, onnx/layers.cc, onnx/elementwise.cc,
+// onnx/patterns.cc and onnx/attention.cc, and what they share. Needs Debian's libonnx
+// (ONNX_NAMESPACE=onnx, ONNX_ML=1).
 #ifndef REMAT_COMPILER_ONNX_IMPORTER_H_
 #define REMAT_COMPILER_ONNX_IMPORTER_H_
 
@@ -64,13 +65,38 @@ struct Constant {
 /// anything is allocated).
 Constant decode(const onnx::TensorProto& t, const std::string& what);
 
+/// The nodes of one multi-head attention as torch exports it (onnx/attention.cc): found by
+/// their op types and wiring alone, before any node is imported; its shapes and constants are
+/// checked when its last node is reached.
+struct AttentionMatch {
+  const onnx::NodeProto* reshape[3] = {};      // q, k, v [B, S, H] -> [B, S, heads, D]
+  const onnx::NodeProto* heads[3] = {};        // Transpose (0, 2, 1, 3); k's (0, 2, 3, 1)
+  const onnx::NodeProto* k_swap = nullptr;     // k's second Transpose (0, 1, 3, 2), when split so
+  std::vector<const onnx::NodeProto*> scales;  // Mul or Div by a number, on q, k or the scores
+  const onnx::NodeProto* scores = nullptr;     // MatMul(q, k^T)
+  const onnx::NodeProto* mask = nullptr;       // Add of the mask
+  const onnx::NodeProto* softmax = nullptr;    // Softmax
+  const onnx::NodeProto* dropout = nullptr;    // Dropout of the probabilities
+  const onnx::NodeProto* context = nullptr;    // MatMul(probs, v)
+  const onnx::NodeProto* merge = nullptr;      // Transpose (0, 2, 1, 3)
+  const onnx::NodeProto* out = nullptr;        // Reshape [B, S, heads * Dv]
+  int mask_input = -1;                         // which input of |mask| is the mask
+  std::vector<int> nodes;                      // the indices of all of the above, ascending
+};
+
 /// Imports one graph, node by node in the file's (topological) order: values and messages in
 /// onnx/import.cc, constants and their folding in onnx/constants.cc, layers in onnx/layers.cc,
 /// multi-node patterns in onnx/patterns.cc.
 class OnnxImporter {
  public:
-  OnnxImporter(const onnx::ModelProto& model, const std::string& path, int64_t batch, int64_t opset)
-      : model_(model), path_(path), batch_(batch), opset_(opset), b_(&out_.graph) {}
+  OnnxImporter(const onnx::ModelProto& model, const std::string& path, int64_t batch, int64_t opset,
+               AttentionKernel attention)
+      : model_(model),
+        path_(path),
+        batch_(batch),
+        opset_(opset),
+        attention_(attention),
+        b_(&out_.graph) {}
 
   OnnxImport run(OnnxLoss loss);
 
@@ -137,6 +163,14 @@ class OnnxImporter {
   // |x| repeated to |target| (ONNX broadcasting: fewer dims, or 1s) with broadcast ops.
   int expand(int x, const Dims& target, const std::string& hint);
   bool gelu(const onnx::NodeProto& n);
+  // The nodes of torch's multi-head attention around each Softmax (onnx/attention.cc), found
+  // before any node is imported: its head split reaches the file before k and v exist.
+  void find_attention();
+  // Imports the attention whose last node is |n|: one attention op where its shapes and
+  // constants hold, else each of its nodes as they would be imported alone.
+  void attention(const onnx::NodeProto& n);
+  // The pattern's import as one attention op; false, importing nothing, where it does not hold.
+  bool fused_attention(const AttentionMatch& m);
   bool decomposed_layer_norm(const onnx::NodeProto& n);
   void layer_norm(const onnx::NodeProto& n);
   void split(const onnx::NodeProto& n);
@@ -156,6 +190,7 @@ class OnnxImporter {
   const onnx::ModelProto& model_;
   std::string path_;
   int64_t batch_, opset_;
+  AttentionKernel attention_;
   OnnxImport out_;
   Builder b_;
   std::map<std::string, Constant> constants_;
@@ -164,8 +199,10 @@ class OnnxImporter {
   std::map<std::string, int> adopted_;             // initializer -> graph tensor
   std::map<std::string, int> constant_tensors_;    // constant value -> the plan's copy of it
   std::map<std::string, std::string> transposed_;  // value -> the 2-D initializer it transposes
-  std::map<std::string, std::vector<int>> readers_;  // value -> the nodes that read it
-  std::set<const onnx::NodeProto*> done_;            // nodes a pattern already imported
+  std::map<std::string, std::vector<int>> readers_;    // value -> the nodes that read it
+  std::set<const onnx::NodeProto*> done_;              // nodes a pattern already imported
+  std::vector<AttentionMatch> attentions_;             // found by find_attention()
+  std::map<const onnx::NodeProto*, size_t> deferred_;  // a node of attentions_[i], held back
 };
 
 }  // namespace compiler
