@@ -55,8 +55,9 @@ struct CompileOptions {
   bool eval_program = true;
   /// The matrix products' precision the plan asks for (compiler/matmul_precision.h).
   MatmulPrecision matmul_precision = MatmulPrecision::kFp32;
-  /// The ops a template's attention compiles to (compiler/attention_kernel.h); ONNX models keep
-  /// the ops they were exported with.
+  /// The ops a template's attention compiles to (compiler/attention_kernel.h), and an ONNX
+  /// model's multi-head attention where it matches the pattern of docs/onnx.md (kUnfused, and
+  /// any other attention, keeps the ops it was exported with).
   AttentionKernel attention = AttentionKernel::kFused;
 
   /// Plans for |profile|'s device: takes its alignment and spill cost model.
