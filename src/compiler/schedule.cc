@@ -330,8 +330,9 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops,
     // (Linear and convolution layers), normalisations and lookups. Recompute the elementwise
     // and data-movement ops (activations, pooling), and the attention core (q k^T, softmax,
     // dropout, p v), whose [B, A, S, S] tensors are the largest and cheapest to redo
-    // (Korthikanti et al. 2022). A fused attention op stores nothing quadratic: its context and
-    // log-sum-exp are kept, as its backward op reads them and recomputing it costs its products. A
+    // (Korthikanti et al. 2022). A fused attention op is the same core in one op: recomputed
+    // too, its context and log-sum-exp not kept, so the backward pass holds nothing quadratic
+    // and no more than the heads. A
     // product's bias add (an op of its own only where an imported MatMul is followed by an Add: a
     // Linear's bias is the matmul's), head split or residual sum is kept in its place where nothing
     // else needs it (past_cheap_chains).
@@ -344,7 +345,7 @@ std::vector<int> choose_checkpoints(const Graph& g, size_t forward_ops,
       for (int in : op.inputs) weight = weight || g.tensors[in].role == Role::kParam;
       if (((op.code == OpCode::kMatMul || op.code == OpCode::kConv) && weight) ||
           op.code == OpCode::kLayerNorm || op.code == OpCode::kBatchNorm ||
-          op.code == OpCode::kEmbedding || op.code == OpCode::kAttention) {
+          op.code == OpCode::kEmbedding) {
         chosen.push_back(t);
       }
     }
