@@ -34,7 +34,10 @@ echo "## Step time, TF32 matmuls (remat --matmul-precision tf32, PyTorch allow_t
 "$python" bench/torch_step.py --device cuda --steps "$steps" --tf32 --checkpoint "$bert24@32" "$large@8"
 
 echo "## Where the large model's step goes (bench/op_profile, each op timed alone)"
+# Its attention and attention_grad rows (24 calls a step) against PyTorch's fused attention at
+# the same shape: B 8, 16 heads, S 512, D 64.
 "$build/bench/op_profile" --backend cuda --steps 3 "$large@8:none"
+"$python" bench/torch_attention.py --device cuda --steps "$steps" 8,16,512,64
 
 echo "## Largest power-of-two batch within ${budget_gib} GiB of device memory"
 # remat: the plan fits when arena + persistent <= the budget (spilling checkpoints to host if
