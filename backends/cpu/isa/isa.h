@@ -1,7 +1,7 @@
 // The widest instruction set this CPU runs of those the CPU backend's per-set code is compiled
-// for (meson builds gemm/packed.cc, gemm/dot.cc, conv/winograd.cc, ops/batchnorm_channels.cc and
-// isa/math_span.cc once per set, with REMAT_CPU_ISA naming it: isa/build.h; other CPUs than x86-64
-// get the baseline build only).
+// for (meson builds gemm/packed.cc, gemm/dot.cc, conv/winograd.cc, ops/batchnorm_channels.cc,
+// ops/attention_tiles.cc and isa/math_span.cc once per set, with REMAT_CPU_ISA naming it:
+// isa/build.h; other CPUs than x86-64 get the baseline build only).
 #ifndef REMAT_BACKENDS_CPU_ISA_ISA_H_
 #define REMAT_BACKENDS_CPU_ISA_ISA_H_
 

@@ -1,27 +1,31 @@
 // Fused attention (plan/op_catalogue.h: attention, attention_grad) as FlashAttention-2 computes
-// it (Dao 2023), never storing more scores than one query's against one tile of keys.
+// it (Dao 2023), never storing more scores than one query tile's against one tile of keys.
 //
 // Tiles: queries kQueryTile (16) at a time against keys kKeyTile (64) at a time, so the k and v
-// rows of a key tile are read from cache by every query of the query tile; a query's scores of
-// the key tile sit on the stack (256 bytes). The forward keeps a running max and sum per query
-// (online softmax) and accumulates the context in place in its output rows, rescaled when the
-// max grows; the backward recomputes P = exp(s - lse) from the forward's log-sum-exp and sums
-// dq, dk and dv in their output rows. No scratch, no allocation.
+// rows of a key tile are read from cache by every query of the query tile; the tile's scores
+// sit on the stack (4 KB; the backward keeps three such tiles). The forward keeps a running max
+// and sum per query (online softmax) and accumulates the context in place in its output rows,
+// rescaled when the max grows; the backward recomputes P = exp(s - lse) from the forward's
+// log-sum-exp and sums dq, dk and dv in their output rows. No scratch, no allocation. The loops
+// over a tile's depth (scores, dP = dcontext v^T) and over its rows of d or dv floats (context,
+// dq, dk, dv) are ops/attention_tiles.h, built per instruction set with the same bits in each.
 //
 // Threads and determinism: the forward shares out (batch, head, query tile) units and the
 // backward (batch, head) units, so each output element (dk and dv sum over every query) is
 // written by one thread in a fixed order: the bits do not depend on the thread count.
 //
-// Accumulation: dot products over D and Dv in eight interleaved float lanes (a fixed order the
-// compiler vectorises), a query's softmax sum and D_i = dcontext_i . context_i in double,
-// context, dq, dk and dv in float. Dropout draws the unfused path's Philox words (element
-// ((b * heads + h) * Sq + i) * Sk + j of the stream (seed, step, key), in philox_group()'s
-// groups of four) and scales kept probabilities by 1 / (1 - p) as dropout does.
+// Accumulation: scores and dP sum over D and Dv in order, in float; a query's softmax sum and
+// D_i = dcontext_i . context_i in double; context, dq, dk and dv in float, over the keys (dq,
+// context) or the queries (dk, dv) in order. Dropout draws the unfused path's Philox words
+// (element ((b * heads + h) * Sq + i) * Sk + j of the stream (seed, step, key), in
+// philox_group()'s groups of four) and scales kept probabilities by 1 / (1 - p) as dropout does.
 #include <math.h>
 
+#include "backends/cpu/isa/isa.h"
 #include "backends/cpu/isa/lane_sum.h"
 #include "backends/cpu/isa/math_span.h"
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/ops/attention_tiles.h"
 #include "backends/cpu/parallel.h"
 #include "plan/philox.h"
 
@@ -30,26 +34,22 @@ namespace cpu {
 namespace {
 
 // Queries and keys of one tile: k and v rows of a key tile are read once per query of the
-// query tile from cache; one query's scores of a key tile sit on the stack (256 bytes).
+// query tile from cache; the tile's scores sit on the stack (4 KB).
 constexpr int64_t kQueryTile = 16;
-constexpr int64_t kKeyTile = 64;
+constexpr int64_t kKeyTile = kAttentionKeyTile;
 // Multiply-adds a thread's part should hold at least, to be worth waking a thread for.
 constexpr int64_t kUnitWork = 1 << 15;
 
-// sum a[d] * b[d] over |n| elements in eight float lanes, added pairwise: a fixed order.
-inline float dot(const float* __restrict a, const float* __restrict b, int64_t n) {
-  float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t d = 0;
-  for (; d + 8 <= n; d += 8) {
-    for (int l = 0; l < 8; ++l) lane[l] += a[d + l] * b[d + l];
-  }
-  for (int l = 0; d + l < n; ++l) lane[l] += a[d + l] * b[d + l];
-  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-}
+// The build of ops/attention_tiles.h the CPU runs best, chosen once per op.
+struct TileOps {
+  void (*scores)(const AttentionTile& t, float scale, float* s);
+  void (*add_keys)(const AttentionTile& t, const float* w, int64_t dim, float* y, int64_t ldy);
+  void (*add_rows)(const AttentionTile& t, const float* w, int64_t dim, float* y, int64_t ldy);
+};
 
-// y += w * x over |n| elements.
-inline void axpy(float w, const float* __restrict x, float* __restrict y, int64_t n) {
-  for (int64_t d = 0; d < n; ++d) y[d] += w * x[d];
+TileOps best_tile_ops() {
+  return TileOps{REMAT_CPU_BEST(attention_scores), REMAT_CPU_BEST(attention_add_keys),
+                 REMAT_CPU_BEST(attention_add_rows)};
 }
 
 // The sizes and tensors both kernels read: q, k, v interleaved by heads, the optional mask.
@@ -129,12 +129,18 @@ class KeepWalk {
   Philox4 words_{};
 };
 
-// s[jj] = scale * q_i . k_j (+ mask[i, j]) for keys j0 .. j0 + n - 1.
-void scores(const Problem& pr, int64_t b, int64_t h, int64_t i, int64_t j0, int64_t n, float* s) {
-  const float* qi = pr.q_row(b, h, i);
-  for (int64_t jj = 0; jj < n; ++jj) s[jj] = pr.scale * dot(qi, pr.k_row(b, h, j0 + jj), pr.d);
-  if (const float* m = pr.mask_row(b, i)) {
-    for (int64_t jj = 0; jj < n; ++jj) s[jj] += m[j0 + jj];
+// s[r * kKeyTile + jj] = scale * q_i . k_j (+ mask[i, j]) for queries i = i0 + r, r < rows,
+// and keys j = j0 + jj, jj < n.
+void scores(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, int64_t i0, int64_t rows,
+            int64_t j0, int64_t n, float* s) {
+  const AttentionTile t{
+      pr.q_row(b, h, i0), pr.heads * pr.d, pr.k_row(b, h, j0), pr.heads * pr.d, rows, n, pr.d};
+  ops.scores(t, pr.scale, s);
+  for (int64_t r = 0; r < rows; ++r) {
+    if (const float* m = pr.mask_row(b, i0 + r)) {
+      float* sr = s + r * kKeyTile;
+      for (int64_t jj = 0; jj < n; ++jj) sr[jj] += m[j0 + jj];
+    }
   }
 }
 
@@ -147,48 +153,57 @@ int64_t grain_for(const Problem& pr, int64_t rows_per_unit) {
 // The context and lse of queries i0 .. i0 + rows - 1 (rows <= kQueryTile) of batch |b|, head
 // |h|: an online softmax over the keys, kKeyTile at a time, accumulating in the context's rows.
 // |drop_scale| is 1 - p where dropout runs, else 1.
-void forward_unit(const Problem& pr, int64_t b, int64_t h, int64_t i0, int64_t rows,
-                  double drop_scale, float* __restrict context, float* __restrict lse) {
-  float s[kKeyTile];
+void forward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, int64_t i0,
+                  int64_t rows, double drop_scale, float* __restrict context,
+                  float* __restrict lse) {
+  alignas(64) float s[kQueryTile * kKeyTile];
   float row_max[kQueryTile];
   double row_sum[kQueryTile];
-  auto out_row = [&](int64_t r) { return context + ((b * pr.sq + i0 + r) * pr.heads + h) * pr.dv; };
+  const int64_t ldo = pr.heads * pr.dv;
+  float* const o0 = context + ((b * pr.sq + i0) * pr.heads + h) * pr.dv;
   for (int64_t r = 0; r < rows; ++r) {
     row_max[r] = -INFINITY;
     row_sum[r] = 0.0;
-    float* o = out_row(r);
+    float* o = o0 + r * ldo;
     for (int64_t c = 0; c < pr.dv; ++c) o[c] = 0.0f;
   }
   // Key tiles outside, queries inside: a tile of k and v serves every query of the unit.
   for (int64_t j0 = 0; j0 < pr.sk; j0 += kKeyTile) {
     const int64_t n = pr.sk - j0 < kKeyTile ? pr.sk - j0 : kKeyTile;
+    scores(pr, ops, b, h, i0, rows, j0, n, s);
     for (int64_t r = 0; r < rows; ++r) {
-      scores(pr, b, h, i0 + r, j0, n, s);
+      float* sr = s + r * kKeyTile;
       float mx = row_max[r];
-      for (int64_t jj = 0; jj < n; ++jj) mx = s[jj] > mx ? s[jj] : mx;
-      // Every score so far -inf (masked) or NaN: nothing to add yet.
-      if (mx == -INFINITY) continue;
-      float* o = out_row(r);
+      for (int64_t jj = 0; jj < n; ++jj) mx = sr[jj] > mx ? sr[jj] : mx;
+      // Every score so far -inf (masked) or NaN: nothing to add yet (weights 0 are skipped).
+      if (mx == -INFINITY) {
+        for (int64_t jj = 0; jj < n; ++jj) sr[jj] = 0.0f;
+        continue;
+      }
       if (mx > row_max[r] && row_sum[r] != 0.0) {
         const float corr = expf(row_max[r] - mx);
         row_sum[r] *= corr;
+        float* o = o0 + r * ldo;
         for (int64_t c = 0; c < pr.dv; ++c) o[c] *= corr;
       }
       row_max[r] = mx;
-      exp_shifted_span(s, mx, s, n);
-      row_sum[r] += lane_sum(n, [&](int64_t jj) { return static_cast<double>(s[jj]); });
-      KeepWalk walk(pr, b, h, i0 + r);
-      for (int64_t jj = 0; jj < n; ++jj) {
-        if (s[jj] == 0.0f || (pr.p > 0.0f && !walk.keep(j0 + jj))) continue;
-        axpy(s[jj], pr.v_row(b, h, j0 + jj), o, pr.dv);
+      exp_shifted_span(sr, mx, sr, n);
+      row_sum[r] += lane_sum(n, [&](int64_t jj) { return static_cast<double>(sr[jj]); });
+      if (pr.p > 0.0f) {
+        KeepWalk walk(pr, b, h, i0 + r);
+        for (int64_t jj = 0; jj < n; ++jj) {
+          if (sr[jj] != 0.0f && !walk.keep(j0 + jj)) sr[jj] = 0.0f;
+        }
       }
     }
+    const AttentionTile tv{nullptr, 0, pr.v_row(b, h, j0), ldo, rows, n, 0};
+    ops.add_keys(tv, s, pr.dv, o0, ldo);
   }
   for (int64_t r = 0; r < rows; ++r) {
     // A row of only -inf scores has sum 0: its context is 0 * inf = NaN and its lse -inf, as
     // the unfused softmax gives NaN there.
     const float inv = static_cast<float>(1.0 / (row_sum[r] * drop_scale));
-    float* o = out_row(r);
+    float* o = o0 + r * ldo;
     for (int64_t c = 0; c < pr.dv; ++c) o[c] *= inv;
     lse[(b * pr.heads + h) * pr.sq + i0 + r] =
         static_cast<float>(static_cast<double>(row_max[r]) + log(row_sum[r]));
@@ -206,12 +221,16 @@ struct GradTensors {
 };
 
 // dq, dk and dv of batch |b|, head |h|, overwritten: queries kQueryTile at a time, keys
-// kKeyTile at a time inside, P recomputed from lse; every sum into dq, dk, dv runs in float in
-// the order of the loops.
-void backward_unit(const Problem& pr, int64_t b, int64_t h, const GradTensors& t) {
+// kKeyTile at a time inside, P recomputed from lse; every sum into dq, dk, dv runs in float,
+// dv_j and dk_j over the queries in order, dq_i over the keys in order.
+void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h,
+                   const GradTensors& t) {
   const float keep_scale = 1.0f - pr.p;
-  float prob[kKeyTile];
+  alignas(64) float prob[kQueryTile * kKeyTile];
+  alignas(64) float dpd[kQueryTile * kKeyTile];
+  alignas(64) float ds[kQueryTile * kKeyTile];
   float delta[kQueryTile];
+  const int64_t ldq = pr.heads * pr.d, ldv = pr.heads * pr.dv;
   auto q_side = [&](float* x, int64_t i) { return x + ((b * pr.sq + i) * pr.heads + h) * pr.d; };
   auto k_side = [&](float* x, int64_t j) { return x + ((b * pr.sk + j) * pr.heads + h) * pr.d; };
   auto v_side = [&](float* x, int64_t j) { return x + ((b * pr.sk + j) * pr.heads + h) * pr.dv; };
@@ -239,29 +258,37 @@ void backward_unit(const Problem& pr, int64_t b, int64_t h, const GradTensors& t
     }
     for (int64_t j0 = 0; j0 < pr.sk; j0 += kKeyTile) {
       const int64_t n = pr.sk - j0 < kKeyTile ? pr.sk - j0 : kKeyTile;
+      scores(pr, ops, b, h, i0, rows, j0, n, prob);
+      const AttentionTile to{o_side(t.dcontext, i0), ldv, pr.v_row(b, h, j0), ldv, rows, n, pr.dv};
+      ops.scores(to, 1.0f, dpd);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = i0 + r;
-        const float* qi = pr.q_row(b, h, i);
-        const float* go = o_side(t.dcontext, i);
-        float* dqi = q_side(t.dq, i);
-        scores(pr, b, h, i, j0, n, prob);
-        exp_shifted_span(prob, t.lse[(b * pr.heads + h) * pr.sq + i], prob, n);
+        float* pr_row = prob + r * kKeyTile;
+        const float* dpd_row = dpd + r * kKeyTile;
+        float* ds_row = ds + r * kKeyTile;
+        exp_shifted_span(pr_row, t.lse[(b * pr.heads + h) * pr.sq + i], pr_row, n);
         KeepWalk walk(pr, b, h, i);
         for (int64_t jj = 0; jj < n; ++jj) {
-          const float pij = prob[jj];
-          // A masked key (P = 0) adds nothing to any gradient.
-          if (pij == 0.0f) continue;
-          const int64_t j = j0 + jj;
-          const bool keep = pr.p <= 0.0f || walk.keep(j);
-          const float dpd = dot(go, pr.v_row(b, h, j), pr.dv);
+          const float pij = pr_row[jj];
+          // A masked key (P = 0) adds nothing to any gradient: weights 0 are skipped.
+          if (pij == 0.0f) {
+            ds_row[jj] = 0.0f;
+            continue;
+          }
+          const bool keep = pr.p <= 0.0f || walk.keep(j0 + jj);
           // As dropout_grad: kept elements divided by 1 - p, dropped ones times 0.
-          const float dp = keep ? dpd / keep_scale : dpd * 0.0f;
-          if (keep) axpy(pij / keep_scale, go, v_side(t.dv, j), pr.dv);
-          const float ds = pr.scale * (pij * (dp - delta[r]));
-          axpy(ds, pr.k_row(b, h, j), dqi, pr.d);
-          axpy(ds, qi, k_side(t.dk, j), pr.d);
+          const float dp = keep ? dpd_row[jj] / keep_scale : dpd_row[jj] * 0.0f;
+          ds_row[jj] = pr.scale * (pij * (dp - delta[r]));
+          // prob becomes dv's weights: kept probabilities over 1 - p.
+          pr_row[jj] = keep ? pij / keep_scale : 0.0f;
         }
       }
+      const AttentionTile dv_tile{o_side(t.dcontext, i0), ldv, nullptr, 0, rows, n, 0};
+      ops.add_rows(dv_tile, prob, pr.dv, v_side(t.dv, j0), ldv);
+      const AttentionTile dq_tile{nullptr, 0, pr.k_row(b, h, j0), ldq, rows, n, 0};
+      ops.add_keys(dq_tile, ds, pr.d, q_side(t.dq, i0), ldq);
+      const AttentionTile dk_tile{pr.q_row(b, h, i0), ldq, nullptr, 0, rows, n, 0};
+      ops.add_rows(dk_tile, ds, pr.d, k_side(t.dk, j0), ldq);
     }
   }
 }
@@ -277,13 +304,14 @@ remat_status attention(const KernelArgs& args) {
   // folded into the final 1 / sum.
   const float keep_scale = 1.0f - pr.p;
   const double drop_scale = pr.p > 0.0f ? static_cast<double>(keep_scale) : 1.0;
+  const TileOps ops = best_tile_ops();
   parallel_for(args, pr.batch * pr.heads * tiles, grain_for(pr, kQueryTile),
                [&](int64_t begin, int64_t end, uint32_t) {
                  for (int64_t unit = begin; unit < end; ++unit) {
                    const int64_t bh = unit / tiles, i0 = unit % tiles * kQueryTile;
                    const int64_t rows = pr.sq - i0 < kQueryTile ? pr.sq - i0 : kQueryTile;
-                   forward_unit(pr, bh / pr.heads, bh % pr.heads, i0, rows, drop_scale, context,
-                                lse);
+                   forward_unit(pr, ops, bh / pr.heads, bh % pr.heads, i0, rows, drop_scale,
+                                context, lse);
                  }
                });
   return REMAT_OK;
@@ -293,10 +321,11 @@ remat_status attention_grad(const KernelArgs& args) {
   const Problem pr = problem_of(args, 1, 6);
   const GradTensors t{in_f32(args, 0),  in_f32(args, 4),  in_f32(args, 5),
                       out_f32(args, 0), out_f32(args, 1), out_f32(args, 2)};
+  const TileOps ops = best_tile_ops();
   parallel_for(args, pr.batch * pr.heads, grain_for(pr, pr.sq),
                [&](int64_t begin, int64_t end, uint32_t) {
                  for (int64_t bh = begin; bh < end; ++bh) {
-                   backward_unit(pr, bh / pr.heads, bh % pr.heads, t);
+                   backward_unit(pr, ops, bh / pr.heads, bh % pr.heads, t);
                  }
                });
   return REMAT_OK;

@@ -1,0 +1,143 @@
+// Every build of attention's tile loops this CPU runs (backends/cpu/ops/attention_tiles.h), not
+// only the one the kernels pick: scores against float64 and the same bits as the baseline build,
+// and both sums of weighted rows, on tiles of 1, 15 and 16 rows, of 1, 63 and 64 keys
+// (kAttentionKeyTile), and of depths below, at and past kAttentionDepthChunk (64), rows and keys
+// strided as q, k and v interleave heads.
+#include "tests/cmocka_cpp.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <vector>
+
+#include "backends/cpu/ops/attention_tiles.h"
+#include "op_harness.h"
+
+namespace {
+
+using remat::cpu::AttentionTile;
+using remat::cpu::kAttentionKeyTile;
+
+struct Build {
+  const char* name;
+  void (*scores)(const AttentionTile&, float, float*);
+  void (*add_keys)(const AttentionTile&, const float*, int64_t, float*, int64_t);
+  void (*add_rows)(const AttentionTile&, const float*, int64_t, float*, int64_t);
+};
+
+std::vector<Build> builds() {
+  std::vector<Build> out = {{"baseline", remat::cpu::attention_scores_baseline,
+                             remat::cpu::attention_add_keys_baseline,
+                             remat::cpu::attention_add_rows_baseline}};
+#if REMAT_CPU_X86_VARIANTS
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    out.push_back({"avx2", remat::cpu::attention_scores_avx2, remat::cpu::attention_add_keys_avx2,
+                   remat::cpu::attention_add_rows_avx2});
+  }
+  if (__builtin_cpu_supports("avx512f")) {
+    out.push_back({"avx512", remat::cpu::attention_scores_avx512,
+                   remat::cpu::attention_add_keys_avx512, remat::cpu::attention_add_rows_avx512});
+  }
+#endif
+  return out;
+}
+
+struct Shape {
+  int64_t rows, keys, depth;
+};
+
+void near(double got, double want, double tolerance, const char* build, const char* what,
+          const Shape& s, int64_t at) {
+  if (!(fabs(got - want) <= tolerance * (1.0 + fabs(want)))) {
+    fail_msg("%s, %lld rows x %lld keys x depth %lld: %s[%lld] = %.9g, float64 gives %.9g", build,
+             static_cast<long long>(s.rows), static_cast<long long>(s.keys),
+             static_cast<long long>(s.depth), what, static_cast<long long>(at), got, want);
+  }
+}
+
+// The outputs of one build on one shape.
+struct Outputs {
+  std::vector<float> s, y_keys, y_rows;
+};
+
+void every_build_matches_float64_and_the_baseline(void**) {
+  const Shape shapes[] = {{1, 1, 1},    {15, 63, 7},  {16, 64, 64}, {16, 64, 65},
+                          {3, 64, 130}, {16, 1, 129}, {1, 63, 63},  {7, 33, 200}};
+  const float scale = 0.375f;
+  uint64_t seed = 1;
+  for (const Shape& sh : shapes) {
+    // Rows and keys 3 depths apart (three heads), one of them used.
+    const int64_t ld = 3 * sh.depth;
+    ops_test::Rng rng(seed++);
+    std::vector<float> a(static_cast<size_t>(sh.rows * ld)), b(static_cast<size_t>(sh.keys * ld));
+    for (float& v : a) v = static_cast<float>(rng.uniform(-1, 1));
+    for (float& v : b) v = static_cast<float>(rng.uniform(-1, 1));
+    // Weights with zeros (skipped) among them, a key tile's row apart.
+    std::vector<float> w(static_cast<size_t>(sh.rows * kAttentionKeyTile), 0.0f);
+    for (int64_t r = 0; r < sh.rows; ++r) {
+      for (int64_t j = 0; j < sh.keys; ++j) {
+        w[r * kAttentionKeyTile + j] =
+            (r + j) % 4 == 3 ? 0.0f : static_cast<float>(rng.uniform(-1, 1));
+      }
+    }
+    const AttentionTile t{
+        a.data() + sh.depth, ld, b.data() + sh.depth, ld, sh.rows, sh.keys, sh.depth};
+    std::vector<Outputs> got;
+    for (const Build& bd : builds()) {
+      Outputs o;
+      o.s.assign(static_cast<size_t>(sh.rows * kAttentionKeyTile), 0.0f);
+      o.y_keys.assign(a.size(), 0.5f);
+      o.y_rows.assign(b.size(), 0.5f);
+      bd.scores(t, scale, o.s.data());
+      bd.add_keys(t, w.data(), sh.depth, o.y_keys.data() + sh.depth, ld);
+      bd.add_rows(t, w.data(), sh.depth, o.y_rows.data() + sh.depth, ld);
+      for (int64_t r = 0; r < sh.rows; ++r) {
+        for (int64_t j = 0; j < sh.keys; ++j) {
+          double want = 0;
+          for (int64_t d = 0; d < sh.depth; ++d)
+            want += static_cast<double>(t.a[r * ld + d]) * t.b[j * ld + d];
+          near(o.s[r * kAttentionKeyTile + j], scale * want, 1e-5, bd.name, "s", sh,
+               r * kAttentionKeyTile + j);
+        }
+      }
+      for (int64_t x = 0; x < static_cast<int64_t>(a.size()); ++x) {
+        const int64_t r = x / ld, c = x % ld - sh.depth;
+        double want = 0.5;
+        if (c >= 0 && c < sh.depth) {
+          for (int64_t j = 0; j < sh.keys; ++j)
+            want += static_cast<double>(w[r * kAttentionKeyTile + j]) * t.b[j * ld + c];
+        }
+        near(o.y_keys[x], want, 1e-5, bd.name, "add_keys", sh, x);
+      }
+      for (int64_t x = 0; x < static_cast<int64_t>(b.size()); ++x) {
+        const int64_t j = x / ld, c = x % ld - sh.depth;
+        double want = 0.5;
+        if (c >= 0 && c < sh.depth) {
+          for (int64_t r = 0; r < sh.rows; ++r)
+            want += static_cast<double>(w[r * kAttentionKeyTile + j]) * t.a[r * ld + c];
+        }
+        near(o.y_rows[x], want, 1e-5, bd.name, "add_rows", sh, x);
+      }
+      got.push_back(o);
+    }
+    // Every build sums in the same order without multiply-adds: the baseline's bits.
+    for (size_t i = 1; i < got.size(); ++i) {
+      for (int64_t r = 0; r < sh.rows; ++r) {
+        if (memcmp(&got[i].s[r * kAttentionKeyTile], &got[0].s[r * kAttentionKeyTile],
+                   static_cast<size_t>(sh.keys) * sizeof(float)) != 0)
+          fail_msg("%s: scores differ from the baseline build's", builds()[i].name);
+      }
+      if (got[i].y_keys != got[0].y_keys || got[i].y_rows != got[0].y_rows)
+        fail_msg("%s: weighted sums differ from the baseline build's", builds()[i].name);
+    }
+  }
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_build_matches_float64_and_the_baseline),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
