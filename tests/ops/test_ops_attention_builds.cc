@@ -2,7 +2,7 @@
 // only the one the kernels pick: scores against float64 and the same bits as the baseline build,
 // and both sums of weighted rows, on tiles of 1, 15 and 16 rows, of 1, 63 and 64 keys
 // (kAttentionKeyTile), and of depths below, at and past kAttentionDepthChunk (64), rows and keys
-// strided as q, k and v interleave heads.
+// strided as q, k and v interleave heads; a tile's transposed keys reused by another call.
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
@@ -20,7 +20,7 @@ using remat::cpu::kAttentionKeyTile;
 
 struct Build {
   const char* name;
-  void (*scores)(const AttentionTile&, float, float*);
+  void (*scores)(const AttentionTile&, float, float*, bool, float*);
   void (*add_keys)(const AttentionTile&, const float*, int64_t, float*, int64_t);
   void (*add_rows)(const AttentionTile&, const float*, int64_t, float*, int64_t);
 };
@@ -88,7 +88,19 @@ void every_build_matches_float64_and_the_baseline(void**) {
       o.s.assign(static_cast<size_t>(sh.rows * kAttentionKeyTile), 0.0f);
       o.y_keys.assign(a.size(), 0.5f);
       o.y_rows.assign(b.size(), 0.5f);
-      bd.scores(t, scale, o.s.data());
+      std::vector<float> bt(
+          static_cast<size_t>(remat::cpu::kAttentionDepthChunk * kAttentionKeyTile));
+      bd.scores(t, scale, bt.data(), false, o.s.data());
+      if (sh.depth <= remat::cpu::kAttentionDepthChunk) {
+        // The keys transposed by the call above serve another: the same bits.
+        std::vector<float> again(o.s.size(), 0.0f);
+        bd.scores(t, scale, bt.data(), true, again.data());
+        for (int64_t r = 0; r < sh.rows; ++r) {
+          if (memcmp(&again[r * kAttentionKeyTile], &o.s[r * kAttentionKeyTile],
+                     static_cast<size_t>(sh.keys) * sizeof(float)) != 0)
+            fail_msg("%s: scores from transposed keys differ", bd.name);
+        }
+      }
       bd.add_keys(t, w.data(), sh.depth, o.y_keys.data() + sh.depth, ld);
       bd.add_rows(t, w.data(), sh.depth, o.y_rows.data() + sh.depth, ld);
       for (int64_t r = 0; r < sh.rows; ++r) {

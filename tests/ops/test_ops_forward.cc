@@ -481,8 +481,9 @@ void cross_entropy_label_out_of_range_is_a_step_error_naming_the_label(void**) {
   assert_non_null(strstr(g.message.c_str(), "label 3"));
 }
 
-// Attention runs 16 queries x 64 keys at a time (backends/cpu/ops/attention.cc): these cross
-// and stop short of both tiles, with D and Dv not multiples of eight float lanes, Dv != D,
+// Attention runs 16 queries x 64 keys at a time, 64 queries a forward unit, and transposes 64
+// of D or Dv at a time (backends/cpu/ops/attention.cc): these cross and stop short of each, with
+// D and Dv not multiples of eight float lanes, Dv != D,
 // Sq != Sk, both masks (causal ones with -inf) and dropout.
 constexpr AttentionProblem kAttentionForward[] = {
     {"one head, one query, one key", 1, 1, 1, 1, 4, 4, AttentionMask::kNone, false, 0.0f},
@@ -493,6 +494,8 @@ constexpr AttentionProblem kAttentionForward[] = {
     {"causal per-batch mask, dropout", 2, 20, 20, 3, 8, 4, AttentionMask::kPerBatch, true, 0.1f},
     {"Sk 3 under 40 queries, dropout", 1, 40, 3, 1, 11, 13, AttentionMask::kNone, false, 0.1f},
     {"Sk 1, dropout", 3, 5, 1, 2, 3, 2, AttentionMask::kNone, false, 0.1f},
+    {"D 70, Dv 66: past the 64-float transposes", 1, 20, 70, 2, 70, 66, AttentionMask::kShared,
+     false, 0.1f},
 };
 
 // The forward's inputs of |pr| as the kernel takes them: q, k, v and the mask when it has one.

@@ -274,8 +274,9 @@ void check_softmax_backward(int64_t n) {
 // Rows shorter than one run of eight sum lanes, and longer ones with a tail.
 // attention_grad's dq, dk, dv against finite differences of the float64 attention, given the
 // reference's context and lse rounded to float; the outputs start as NaN, so an element left
-// unwritten fails. Shapes cross the kernel's 16-query and 64-key tiles and take both masks
-// (causal ones with -inf) and dropout (backends/cpu/ops/attention.cc).
+// unwritten fails. Shapes cross the kernel's 16-query and 64-key tiles and its 64 of D or Dv
+// transposed at a time, and take both masks (causal ones with -inf) and dropout
+// (backends/cpu/ops/attention.cc).
 void attention_backward_matches_finite_differences(void**) {
   const AttentionProblem problems[] = {
       {"one query, one key", 1, 1, 1, 1, 3, 2, AttentionMask::kNone, false, 0.0f},
@@ -283,6 +284,8 @@ void attention_backward_matches_finite_differences(void**) {
       {"per-batch mask, dropout", 2, 4, 6, 2, 3, 2, AttentionMask::kPerBatch, false, 0.1f},
       {"17 queries, 65 keys, causal, dropout", 1, 17, 65, 1, 3, 2, AttentionMask::kShared, true,
        0.1f},
+      {"18 queries, D 70, Dv 66 past the 64-float transposes", 1, 18, 5, 1, 70, 66,
+       AttentionMask::kNone, false, 0.0f},
   };
   uint64_t seed = 60;
   for (const AttentionProblem& pr : problems) {

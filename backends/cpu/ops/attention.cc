@@ -37,12 +37,14 @@ namespace {
 // query tile from cache; the tile's scores sit on the stack (4 KB).
 constexpr int64_t kQueryTile = 16;
 constexpr int64_t kKeyTile = kAttentionKeyTile;
+// Query tiles of a forward unit: each key tile's transpose of k serves all of them.
+constexpr int64_t kQueryGroup = 4;
 // Multiply-adds a thread's part should hold at least, to be worth waking a thread for.
 constexpr int64_t kUnitWork = 1 << 15;
 
 // The build of ops/attention_tiles.h the CPU runs best, chosen once per op.
 struct TileOps {
-  void (*scores)(const AttentionTile& t, float scale, float* s);
+  void (*scores)(const AttentionTile& t, float scale, float* bt, bool transposed, float* s);
   void (*add_keys)(const AttentionTile& t, const float* w, int64_t dim, float* y, int64_t ldy);
   void (*add_rows)(const AttentionTile& t, const float* w, int64_t dim, float* y, int64_t ldy);
 };
@@ -130,12 +132,12 @@ class KeepWalk {
 };
 
 // s[r * kKeyTile + jj] = scale * q_i . k_j (+ mask[i, j]) for queries i = i0 + r, r < rows,
-// and keys j = j0 + jj, jj < n.
+// and keys j = j0 + jj, jj < n; |bt| and |transposed| as attention_scores() takes them.
 void scores(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, int64_t i0, int64_t rows,
-            int64_t j0, int64_t n, float* s) {
+            int64_t j0, int64_t n, float* bt, bool transposed, float* s) {
   const AttentionTile t{
       pr.q_row(b, h, i0), pr.heads * pr.d, pr.k_row(b, h, j0), pr.heads * pr.d, rows, n, pr.d};
-  ops.scores(t, pr.scale, s);
+  ops.scores(t, pr.scale, bt, transposed, s);
   for (int64_t r = 0; r < rows; ++r) {
     if (const float* m = pr.mask_row(b, i0 + r)) {
       float* sr = s + r * kKeyTile;
@@ -150,16 +152,19 @@ int64_t grain_for(const Problem& pr, int64_t rows_per_unit) {
   return work >= kUnitWork ? 1 : kUnitWork / (work > 0 ? work : 1);
 }
 
-// The context and lse of queries i0 .. i0 + rows - 1 (rows <= kQueryTile) of batch |b|, head
-// |h|: an online softmax over the keys, kKeyTile at a time, accumulating in the context's rows.
-// |drop_scale| is 1 - p where dropout runs, else 1.
+// The context and lse of queries i0 .. i0 + rows - 1 (rows <= kQueryTile * kQueryGroup) of batch
+// |b|, head |h|: an online softmax over the keys, kKeyTile at a time, accumulating in the
+// context's rows, a query tile at a time against each key tile. |drop_scale| is 1 - p where
+// dropout runs, else 1.
 void forward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, int64_t i0,
                   int64_t rows, double drop_scale, float* __restrict context,
                   float* __restrict lse) {
   alignas(64) float s[kQueryTile * kKeyTile];
-  float row_max[kQueryTile];
-  double row_sum[kQueryTile];
+  alignas(64) float kt[kAttentionDepthChunk * kKeyTile];
+  float row_max[kQueryTile * kQueryGroup];
+  double row_sum[kQueryTile * kQueryGroup];
   const int64_t ldo = pr.heads * pr.dv;
+  const bool reuse = pr.d <= kAttentionDepthChunk;
   float* const o0 = context + ((b * pr.sq + i0) * pr.heads + h) * pr.dv;
   for (int64_t r = 0; r < rows; ++r) {
     row_max[r] = -INFINITY;
@@ -167,37 +172,42 @@ void forward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, i
     float* o = o0 + r * ldo;
     for (int64_t c = 0; c < pr.dv; ++c) o[c] = 0.0f;
   }
-  // Key tiles outside, queries inside: a tile of k and v serves every query of the unit.
+  // Key tiles outside, queries inside: a tile of k and v (and k's transpose) serves every query
+  // of the unit.
   for (int64_t j0 = 0; j0 < pr.sk; j0 += kKeyTile) {
     const int64_t n = pr.sk - j0 < kKeyTile ? pr.sk - j0 : kKeyTile;
-    scores(pr, ops, b, h, i0, rows, j0, n, s);
-    for (int64_t r = 0; r < rows; ++r) {
-      float* sr = s + r * kKeyTile;
-      float mx = row_max[r];
-      for (int64_t jj = 0; jj < n; ++jj) mx = sr[jj] > mx ? sr[jj] : mx;
-      // Every score so far -inf (masked) or NaN: nothing to add yet (weights 0 are skipped).
-      if (mx == -INFINITY) {
-        for (int64_t jj = 0; jj < n; ++jj) sr[jj] = 0.0f;
-        continue;
-      }
-      if (mx > row_max[r] && row_sum[r] != 0.0) {
-        const float corr = expf(row_max[r] - mx);
-        row_sum[r] *= corr;
-        float* o = o0 + r * ldo;
-        for (int64_t c = 0; c < pr.dv; ++c) o[c] *= corr;
-      }
-      row_max[r] = mx;
-      exp_shifted_span(sr, mx, sr, n);
-      row_sum[r] += lane_sum(n, [&](int64_t jj) { return static_cast<double>(sr[jj]); });
-      if (pr.p > 0.0f) {
-        KeepWalk walk(pr, b, h, i0 + r);
-        for (int64_t jj = 0; jj < n; ++jj) {
-          if (sr[jj] != 0.0f && !walk.keep(j0 + jj)) sr[jj] = 0.0f;
+    for (int64_t g0 = 0; g0 < rows; g0 += kQueryTile) {
+      const int64_t tile_rows = rows - g0 < kQueryTile ? rows - g0 : kQueryTile;
+      scores(pr, ops, b, h, i0 + g0, tile_rows, j0, n, kt, reuse && g0 > 0, s);
+      for (int64_t r = 0; r < tile_rows; ++r) {
+        const int64_t q = g0 + r;
+        float* sr = s + r * kKeyTile;
+        float mx = row_max[q];
+        for (int64_t jj = 0; jj < n; ++jj) mx = sr[jj] > mx ? sr[jj] : mx;
+        // Every score so far -inf (masked) or NaN: nothing to add yet (weights 0 are skipped).
+        if (mx == -INFINITY) {
+          for (int64_t jj = 0; jj < n; ++jj) sr[jj] = 0.0f;
+          continue;
+        }
+        if (mx > row_max[q] && row_sum[q] != 0.0) {
+          const float corr = expf(row_max[q] - mx);
+          row_sum[q] *= corr;
+          float* o = o0 + q * ldo;
+          for (int64_t c = 0; c < pr.dv; ++c) o[c] *= corr;
+        }
+        row_max[q] = mx;
+        exp_shifted_span(sr, mx, sr, n);
+        row_sum[q] += lane_sum(n, [&](int64_t jj) { return static_cast<double>(sr[jj]); });
+        if (pr.p > 0.0f) {
+          KeepWalk walk(pr, b, h, i0 + q);
+          for (int64_t jj = 0; jj < n; ++jj) {
+            if (sr[jj] != 0.0f && !walk.keep(j0 + jj)) sr[jj] = 0.0f;
+          }
         }
       }
+      const AttentionTile tv{nullptr, 0, pr.v_row(b, h, j0), ldo, tile_rows, n, 0};
+      ops.add_keys(tv, s, pr.dv, o0 + g0 * ldo, ldo);
     }
-    const AttentionTile tv{nullptr, 0, pr.v_row(b, h, j0), ldo, rows, n, 0};
-    ops.add_keys(tv, s, pr.dv, o0, ldo);
   }
   for (int64_t r = 0; r < rows; ++r) {
     // A row of only -inf scores has sum 0: its context is 0 * inf = NaN and its lse -inf, as
@@ -229,8 +239,11 @@ void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h,
   alignas(64) float prob[kQueryTile * kKeyTile];
   alignas(64) float dpd[kQueryTile * kKeyTile];
   alignas(64) float ds[kQueryTile * kKeyTile];
+  alignas(64) float kt[kAttentionDepthChunk * kKeyTile];
+  alignas(64) float vt[kAttentionDepthChunk * kKeyTile];
   float delta[kQueryTile];
   const int64_t ldq = pr.heads * pr.d, ldv = pr.heads * pr.dv;
+  const bool reuse_k = pr.d <= kAttentionDepthChunk, reuse_v = pr.dv <= kAttentionDepthChunk;
   auto q_side = [&](float* x, int64_t i) { return x + ((b * pr.sq + i) * pr.heads + h) * pr.d; };
   auto k_side = [&](float* x, int64_t j) { return x + ((b * pr.sk + j) * pr.heads + h) * pr.d; };
   auto v_side = [&](float* x, int64_t j) { return x + ((b * pr.sk + j) * pr.heads + h) * pr.dv; };
@@ -247,20 +260,22 @@ void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h,
     for (int64_t c = 0; c < pr.d; ++c) dkj[c] = 0.0f;
     for (int64_t c = 0; c < pr.dv; ++c) dvj[c] = 0.0f;
   }
-  for (int64_t i0 = 0; i0 < pr.sq; i0 += kQueryTile) {
-    const int64_t rows = pr.sq - i0 < kQueryTile ? pr.sq - i0 : kQueryTile;
-    // D_i = dcontext_i . context_i, in double.
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* go = o_side(t.dcontext, i0 + r);
-      const float* o = o_side(t.context, i0 + r);
-      delta[r] = static_cast<float>(
-          lane_sum(pr.dv, [&](int64_t c) { return static_cast<double>(go[c]) * o[c]; }));
-    }
-    for (int64_t j0 = 0; j0 < pr.sk; j0 += kKeyTile) {
-      const int64_t n = pr.sk - j0 < kKeyTile ? pr.sk - j0 : kKeyTile;
-      scores(pr, ops, b, h, i0, rows, j0, n, prob);
+  // Key tiles outside, so that a key tile's transposes of k and v serve every query tile; each
+  // sum still runs over the keys (dq) or the queries (dk, dv) in order.
+  for (int64_t j0 = 0; j0 < pr.sk; j0 += kKeyTile) {
+    const int64_t n = pr.sk - j0 < kKeyTile ? pr.sk - j0 : kKeyTile;
+    for (int64_t i0 = 0; i0 < pr.sq; i0 += kQueryTile) {
+      const int64_t rows = pr.sq - i0 < kQueryTile ? pr.sq - i0 : kQueryTile;
+      // D_i = dcontext_i . context_i, in double.
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* go = o_side(t.dcontext, i0 + r);
+        const float* o = o_side(t.context, i0 + r);
+        delta[r] = static_cast<float>(
+            lane_sum(pr.dv, [&](int64_t c) { return static_cast<double>(go[c]) * o[c]; }));
+      }
+      scores(pr, ops, b, h, i0, rows, j0, n, kt, reuse_k && i0 > 0, prob);
       const AttentionTile to{o_side(t.dcontext, i0), ldv, pr.v_row(b, h, j0), ldv, rows, n, pr.dv};
-      ops.scores(to, 1.0f, dpd);
+      ops.scores(to, 1.0f, vt, reuse_v && i0 > 0, dpd);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = i0 + r;
         float* pr_row = prob + r * kKeyTile;
@@ -299,17 +314,18 @@ remat_status attention(const KernelArgs& args) {
   const Problem pr = problem_of(args, 0, 3);
   float* __restrict context = out_f32(args, 0);
   float* __restrict lse = out_f32(args, 1);
-  const int64_t tiles = (pr.sq + kQueryTile - 1) / kQueryTile;
+  constexpr int64_t kUnitRows = kQueryTile * kQueryGroup;
+  const int64_t tiles = (pr.sq + kUnitRows - 1) / kUnitRows;
   // The kept probabilities' factor 1 / (1 - p), with keep_scale = 1 - p as dropout computes it,
   // folded into the final 1 / sum.
   const float keep_scale = 1.0f - pr.p;
   const double drop_scale = pr.p > 0.0f ? static_cast<double>(keep_scale) : 1.0;
   const TileOps ops = best_tile_ops();
-  parallel_for(args, pr.batch * pr.heads * tiles, grain_for(pr, kQueryTile),
+  parallel_for(args, pr.batch * pr.heads * tiles, grain_for(pr, kUnitRows),
                [&](int64_t begin, int64_t end, uint32_t) {
                  for (int64_t unit = begin; unit < end; ++unit) {
-                   const int64_t bh = unit / tiles, i0 = unit % tiles * kQueryTile;
-                   const int64_t rows = pr.sq - i0 < kQueryTile ? pr.sq - i0 : kQueryTile;
+                   const int64_t bh = unit / tiles, i0 = unit % tiles * kUnitRows;
+                   const int64_t rows = pr.sq - i0 < kUnitRows ? pr.sq - i0 : kUnitRows;
                    forward_unit(pr, ops, bh / pr.heads, bh % pr.heads, i0, rows, drop_scale,
                                 context, lse);
                  }

@@ -14,7 +14,7 @@ namespace cpu {
 
 /// Keys of a tile: the row length of every tile of weights below.
 constexpr int64_t kAttentionKeyTile = 64;
-/// Depth a score tile transposes its keys by at a time (a 16 KB stack buffer).
+/// Depth a score tile transposes its keys by at a time (16 KB).
 constexpr int64_t kAttentionDepthChunk = 64;
 
 /// One tile of rows against keys: row r of the left operand at a + r * lda, key j at
@@ -28,10 +28,16 @@ struct AttentionTile {
 };
 
 /// s[r * kAttentionKeyTile + j] = scale * (sum over d, ascending, of a_r[d] * b_j[d]) for every
-/// row r and key j of |t|; s's columns from t.keys on are left undefined.
-void attention_scores_baseline(const AttentionTile& t, float scale, float* s);
-void attention_scores_avx2(const AttentionTile& t, float scale, float* s);
-void attention_scores_avx512(const AttentionTile& t, float scale, float* s);
+/// row r and key j of |t|; s's columns from t.keys on are left undefined. |bt| is
+/// kAttentionDepthChunk * kAttentionKeyTile floats where the call transposes t's keys, a chunk
+/// of depth at a time; where |transposed|, t.depth <= kAttentionDepthChunk and bt already holds
+/// the keys as a call on them left it (a key tile's transpose serves every query tile).
+void attention_scores_baseline(const AttentionTile& t, float scale, float* bt, bool transposed,
+                               float* s);
+void attention_scores_avx2(const AttentionTile& t, float scale, float* bt, bool transposed,
+                           float* s);
+void attention_scores_avx512(const AttentionTile& t, float scale, float* bt, bool transposed,
+                             float* s);
 
 /// y_r[c] += w[r][j] * b_j[c] for keys j ascending, skipping the weights that are 0, for each
 /// row r and c < |dim| (t.a and t.depth are not read); y_r at y + r * ldy.
