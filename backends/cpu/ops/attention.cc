@@ -146,6 +146,20 @@ void scores(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, int64_t
   }
 }
 
+// The largest of |from| and the non-NaN x[0 .. n - 1], in eight lanes the compiler vectorises
+// (one after another, the compares would wait on each other); of equal zeros, either.
+inline float max_of(const float* x, int64_t n, float from) {
+  float lane[8] = {from, from, from, from, from, from, from, from};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int l = 0; l < 8; ++l) lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];
+  }
+  for (int l = 0; j + l < n; ++l) lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];
+  float mx = lane[0];
+  for (int l = 1; l < 8; ++l) mx = lane[l] > mx ? lane[l] : mx;
+  return mx;
+}
+
 // Work of one query against every key, for parallel_for's grain.
 int64_t grain_for(const Problem& pr, int64_t rows_per_unit) {
   const int64_t work = rows_per_unit * pr.sk * (pr.d + pr.dv);
@@ -182,8 +196,7 @@ void forward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, i
       for (int64_t r = 0; r < tile_rows; ++r) {
         const int64_t q = g0 + r;
         float* sr = s + r * kKeyTile;
-        float mx = row_max[q];
-        for (int64_t jj = 0; jj < n; ++jj) mx = sr[jj] > mx ? sr[jj] : mx;
+        const float mx = max_of(sr, n, row_max[q]);
         // Every score so far -inf (masked) or NaN: nothing to add yet (weights 0 are skipped).
         if (mx == -INFINITY) {
           for (int64_t jj = 0; jj < n; ++jj) sr[jj] = 0.0f;
@@ -282,6 +295,16 @@ void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h,
         const float* dpd_row = dpd + r * kKeyTile;
         float* ds_row = ds + r * kKeyTile;
         exp_shifted_span(pr_row, t.lse[(b * pr.heads + h) * pr.sq + i], pr_row, n);
+        if (pr.p == 0.0f) {
+          // Without dropout every key is kept and 1 - p is 1: dp = dpd and prob stays dv's
+          // weights, the bits of the loop below, in a loop the compiler vectorises.
+          const float dr = delta[r];
+          for (int64_t jj = 0; jj < n; ++jj) {
+            const float pij = pr_row[jj];
+            ds_row[jj] = pij == 0.0f ? 0.0f : pr.scale * (pij * (dpd_row[jj] - dr));
+          }
+          continue;
+        }
         KeepWalk walk(pr, b, h, i);
         for (int64_t jj = 0; jj < n; ++jj) {
           const float pij = pr_row[jj];
