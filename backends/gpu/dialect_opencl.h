@@ -33,7 +33,9 @@ typedef float acc_t;
 #endif
 
 #define KERNEL __kernel void
-#define DEVICE_FN inline
+// static: C99 inline alone gives no external definition, which a GPU compiler that does not
+// inline a call (an unoptimised build) cannot link.
+#define DEVICE_FN static inline
 #define GLOBAL __global
 #define LOCAL_PTR __local
 #define LOCAL_PARAM(type, name) __local type* name

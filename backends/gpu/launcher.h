@@ -65,8 +65,9 @@ class Launcher {
   ~Launcher() = default;
 };
 
-/// The team size of row kernel |id| over rows of |n| elements (kernels/common.cl): a power of
-/// two near n / 4, so that each lane reads about four elements, at most the kernel's group size.
+/// The team size of row kernel |id| over rows of |n| elements (kernels/common.cl): the largest
+/// power of two at most n / 4 (1 below n = 8), so that each lane reads four to eight elements,
+/// and at most the kernel's group size.
 inline uint32_t row_team(const Launcher& l, KernelId id, int64_t n) {
   const size_t group = l.group_size(id);
   size_t team = 1;

@@ -13,7 +13,7 @@
 #if defined(__OPENCL_C_VERSION__)
 #define REMAT_PHILOX_U32 uint
 #define REMAT_PHILOX_U64 ulong
-#define REMAT_PHILOX_FN inline
+#define REMAT_PHILOX_FN static inline
 #define REMAT_PHILOX_MUL_HI(a, b) mul_hi((uint)(a), (uint)(b))
 #else
 #include <stdint.h>
