@@ -120,6 +120,35 @@ DEVICE_FN void channel_next(ChannelWalk* w) {
   }
 }
 
+/// The maximum of row |x| (|n| elements) over the work item's team, for every lane. A team
+/// whose row is not |live| takes part in the reduction only.
+DEVICE_FN float team_row_max(LOCAL_PTR float* scratch, GLOBAL const float* x, ulong n, uint team,
+                             bool live) {
+  const uint lane = team_lane(team);
+  float mx = live ? x[lane < n ? lane : 0] : 0.0f;
+  for (ulong j = lane; live && j < n; j += team) mx = x[j] > mx ? x[j] : mx;
+  return team_max(scratch, mx, team);
+}
+
+/// Softmax of row |x| into |y| by the work item's team: the maximum (in |out_max|), the
+/// exponentials summed in the team's tree, one reciprocal. Returns the sum, for every lane.
+DEVICE_FN float team_softmax_row(LOCAL_PTR float* scratch, GLOBAL const float* x, GLOBAL float* y,
+                                 ulong n, uint team, bool live, float* out_max) {
+  const uint lane = team_lane(team);
+  const float mx = team_row_max(scratch, x, n, team, live);
+  float sum = 0.0f;
+  for (ulong j = lane; live && j < n; j += team) {
+    const float e = expf(x[j] - mx);
+    y[j] = e;
+    sum += e;
+  }
+  sum = team_sum(scratch, sum, team);
+  const float inv = (float)(1.0 / (acc_t)sum);
+  for (ulong j = lane; live && j < n; j += team) y[j] *= inv;
+  *out_max = mx;
+  return sum;
+}
+
 // Column tiles: a column kernel (sums over the rows of each column of a row-major matrix)
 // gives each group a tile of tile_width() adjacent columns; the group's work items are
 // tile_lanes() row lanes of tile_width() columns, so adjacent work items read adjacent

@@ -23,18 +23,8 @@ KERNEL cross_entropy(buf_t logits, ulong lo, buf_t labels, ulong lbo, buf_t loss
     const bool live = r < rows && !bad;
     GLOBAL const float* x = F32(logits, lo) + (live ? r : 0) * c;
     GLOBAL float* p = F32(probs, po) + (live ? r : 0) * c;
-    float mx = live ? x[lane < c ? lane : 0] : 0.0f;
-    for (ulong j = lane; live && j < c; j += team) mx = x[j] > mx ? x[j] : mx;
-    mx = team_max(scratch, mx, team);
-    float sum = 0.0f;
-    for (ulong j = lane; live && j < c; j += team) {
-      const float e = expf(x[j] - mx);
-      p[j] = e;
-      sum += e;
-    }
-    sum = team_sum(scratch, sum, team);
-    const float inv = (float)(1.0 / (acc_t)sum);
-    for (ulong j = lane; live && j < c; j += team) p[j] *= inv;
+    float mx;
+    const float sum = team_softmax_row(scratch, x, p, c, team, live, &mx);
     if (live && lane == 0) total -= (acc_t)x[label] - (acc_t)mx - log((acc_t)sum);
   }
   // The last team reduction ended at a barrier: no work item reads scratch any more.

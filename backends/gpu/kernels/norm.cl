@@ -9,22 +9,10 @@ KERNEL softmax(buf_t x, ulong xo, buf_t y, ulong yo, ulong rows, ulong n, uint t
                LOCAL_PARAM(float, scratch)) {
   LOCAL_BIND(float, scratch);
   const ulong r = team_row(team);
-  const uint lane = team_lane(team);
   const bool live = r < rows;
-  GLOBAL const float* xr = F32(x, xo) + (live ? r : 0) * n;
-  GLOBAL float* yr = F32(y, yo) + (live ? r : 0) * n;
-  float mx = xr[lane < n ? lane : 0];
-  for (ulong j = lane; live && j < n; j += team) mx = xr[j] > mx ? xr[j] : mx;
-  mx = team_max(scratch, mx, team);
-  float sum = 0.0f;
-  for (ulong j = lane; live && j < n; j += team) {
-    const float e = expf(xr[j] - mx);
-    yr[j] = e;
-    sum += e;
-  }
-  sum = team_sum(scratch, sum, team);
-  const float inv = (float)(1.0 / (acc_t)sum);
-  for (ulong j = lane; live && j < n; j += team) yr[j] *= inv;
+  float mx;
+  team_softmax_row(scratch, F32(x, xo) + (live ? r : 0) * n, F32(y, yo) + (live ? r : 0) * n, n,
+                   team, live, &mx);
 }
 
 KERNEL softmax_grad(buf_t dy, ulong dyo, buf_t y, ulong yo, buf_t dx, ulong dxo, ulong rows,
@@ -50,9 +38,7 @@ KERNEL log_softmax(buf_t x, ulong xo, buf_t y, ulong yo, ulong rows, ulong n, ui
   const bool live = r < rows;
   GLOBAL const float* xr = F32(x, xo) + (live ? r : 0) * n;
   GLOBAL float* yr = F32(y, yo) + (live ? r : 0) * n;
-  float mx = xr[lane < n ? lane : 0];
-  for (ulong j = lane; live && j < n; j += team) mx = xr[j] > mx ? xr[j] : mx;
-  mx = team_max(scratch, mx, team);
+  const float mx = team_row_max(scratch, xr, n, team, live);
   float sum = 0.0f;
   for (ulong j = lane; live && j < n; j += team) sum += expf(xr[j] - mx);
   sum = team_sum(scratch, sum, team);
