@@ -15,8 +15,10 @@
 //            REMAT_ATTRS_VARIABLE (kPermute). plan/op_attrs.h makes attr::snake::name of each:
 //            its index and its default (what a kernel takes when a caller leaves it out).
 //   fattrs   REMAT_ATTRS((name, default), ...) of the float32 attributes, likewise.
-//   dtypes   which tensors are not f32: kF32 (none), kI32Input0, kI32Input1, kAnyDtype (copies
-//            move any element type), kI64 (all: counters).
+//   dtypes   which tensors are not floats: kF32 (none), kI32Input0, kI32Input1, kAnyDtype
+//            (copies move any element type, the output the input's), kI64 (all: counters). A
+//            float tensor is f32, f16 or bf16, each tensor its own (plan/half_float.h): kernels
+//            compute in f32 and round 16-bit outputs once.
 //   rule     the verifier's per-op check of attribute values and shape relations: rule_##rule
 //            in plan/op_check_rules.cc.
 //
@@ -26,7 +28,8 @@
 // suites' <op>_ok does not link).
 //
 // Conventions for every op:
-// - Tensors are dense, row-major. "f32" tensors are float32, "i32" tensors are int32.
+// - Tensors are dense, row-major. "f32" tensors are floats (float32, or f16 or bf16 where the
+//   plan stores them so), "i32" tensors are int32.
 // - rows(x) = numel(x) / last_dim(x); "last axis" is the innermost dimension.
 // - An op never reads and writes the same tensor unless it says "in place".
 // - A step context (seed from the plan, step index from the session) is passed to every op.

@@ -136,28 +136,38 @@ remat_status check_tensor(Op& op, Slot s) {
   return REMAT_OK;
 }
 
-enum class Want { kF32, kI32, kI64, kAny };
+enum class Want { kFloat, kI32, kI64, kAny };
 
-// The catalogue's dtypes column: f32 everywhere except token ids and class labels; copies
-// between regions move any dtype.
+// The catalogue's dtypes column: a float (f32, f16 or bf16, each tensor its own) everywhere
+// except token ids and class labels (i32) and counters (i64); copies between regions move any
+// dtype (rule_copy_between_regions keeps a copy's dtype).
 Want wanted_dtype(const OpInfo& info, Slot s) {
   switch (info.dtypes) {
-    case OpDtypes::kI32Input0: return !s.output && s.index == 0 ? Want::kI32 : Want::kF32;
-    case OpDtypes::kI32Input1: return !s.output && s.index == 1 ? Want::kI32 : Want::kF32;
+    case OpDtypes::kI32Input0: return !s.output && s.index == 0 ? Want::kI32 : Want::kFloat;
+    case OpDtypes::kI32Input1: return !s.output && s.index == 1 ? Want::kI32 : Want::kFloat;
     case OpDtypes::kAnyDtype: return Want::kAny;
     case OpDtypes::kI64: return Want::kI64;
     case OpDtypes::kF32: break;
   }
-  return Want::kF32;
+  return Want::kFloat;
+}
+
+bool accepts(Want want, uint8_t dtype) {
+  switch (want) {
+    case Want::kFloat:
+      return dtype == REMAT_DTYPE_F32 || dtype == REMAT_DTYPE_F16 || dtype == REMAT_DTYPE_BF16;
+    case Want::kI32: return dtype == REMAT_DTYPE_I32;
+    case Want::kI64: return dtype == REMAT_DTYPE_I64;
+    case Want::kAny: break;
+  }
+  return dtype <= REMAT_DTYPE_I64;
 }
 
 remat_status check_dtype(Op& op, Slot s) {
   const uint8_t dtype = op.view(s).dtype;
   const Want want = wanted_dtype(*op.info, s);
-  const uint8_t exact = want == Want::kI32   ? REMAT_DTYPE_I32
-                        : want == Want::kI64 ? REMAT_DTYPE_I64
-                                             : REMAT_DTYPE_F32;
-  if (want == Want::kAny ? dtype <= REMAT_DTYPE_I64 : dtype == exact) return REMAT_OK;
+  if (accepts(want, dtype)) return REMAT_OK;
+  const char* const expected[] = {"f32, f16 or bf16", "i32", "i64", "f32, f16, bf16, i32 or i64"};
   return fail(op, REMAT_ERROR_BAD_DTYPE)
       .tensor(s)
       .text(" has dtype ")
@@ -165,7 +175,7 @@ remat_status check_dtype(Op& op, Slot s) {
       .text(" (")
       .num(dtype)
       .text("), expected ")
-      .text(want == Want::kAny ? "f32, f16, bf16, i32 or i64" : dtype_name(exact));
+      .text(expected[static_cast<int>(want)]);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "plan/half_float.h"
 #include "plan/op_check.h"
 #include "plan/ops.h"
 #include "plan/overlap_check.h"
@@ -50,6 +51,20 @@ remat_status verify_tensor(const fb::Plan* plan, uint32_t index, ErrorBuffer* er
   if (static_cast<uint8_t>(t->role()) > static_cast<uint8_t>(fb::Role::MAX)) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "tensor %u '%s': unknown role %u",
                      static_cast<unsigned>(index), name, static_cast<unsigned>(t->role()));
+  }
+  // Parameters and optimizer state are float32 masters (DESIGN.md, precision): a 16-bit working
+  // copy is an arena tensor of its own. What the caller writes and reads by name (inputs,
+  // labels, parameters, buffers, the loss) is float32 or an integer too.
+  const fb::Role role = t->role();
+  if (is_half_float(dtype) &&
+      (role == fb::Role::Input || role == fb::Role::Label || role == fb::Role::Param ||
+       role == fb::Role::State || role == fb::Role::Loss)) {
+    return set_error(err, REMAT_ERROR_BAD_DTYPE,
+                     "tensor %u '%s': role %s with dtype %s; parameters, optimizer state, inputs, "
+                     "labels and the loss are f32 (or integers), 16-bit floats are for "
+                     "activations, checkpoints and gradients",
+                     static_cast<unsigned>(index), name, fb::EnumNameRole(role),
+                     dtype == REMAT_DTYPE_BF16 ? "bf16" : "f16");
   }
   // The session draws initial values only as f32, and zeros of i64 (param_init.cc): another
   // init would leave the tensor as it was while the dataflow check counts it written.
@@ -298,6 +313,14 @@ remat_status verify_eval_program(const fb::Plan* plan, ErrorBuffer* err) {
                        "output binding %u names tensor %u, which is not a named tensor "
                        "outside the host region",
                        static_cast<unsigned>(i), static_cast<unsigned>(t));
+    }
+    // remat_session_read_output() hands the caller float32 (or integer) bytes.
+    const uint8_t dtype = static_cast<uint8_t>(plan->tensors()->Get(t)->dtype());
+    if (is_half_float(dtype)) {
+      return set_error(err, REMAT_ERROR_BAD_DTYPE,
+                       "output binding %u '%s' is %s; outputs are read as f32 (or integers)",
+                       static_cast<unsigned>(i), tensor_name(plan->tensors()->Get(t)),
+                       dtype == REMAT_DTYPE_BF16 ? "bf16" : "f16");
     }
     for (uint32_t j = 0; j < i; ++j) {
       const uint32_t u = plan->outputs()->Get(j);

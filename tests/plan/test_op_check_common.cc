@@ -147,16 +147,46 @@ void every_tensor_of_a_dtype_the_op_does_not_take_is_rejected(void**) {
   });
 }
 
-void every_f32_tensor_given_f16_or_bf16_is_rejected(void**) {
+// (A copy between regions keeps its dtype: test_op_check_layers.cc.)
+void every_f32_tensor_given_f16_or_bf16_is_accepted(void**) {
+  for_each_tensor([](Case& c, bool output, uint32_t i, const char*) {
+    const OpCode op = static_cast<OpCode>(c.code);
+    ShapeView& v = c.view(output, i);
+    if (v.dtype != F32 || op == OpCode::kSpill || op == OpCode::kPrefetch) return;
+    for (uint8_t dtype : {F16, BF16}) {
+      v.dtype = dtype;
+      expect(c, REMAT_OK);
+    }
+  });
+}
+
+// Each tensor takes its own float dtype: every f32 tensor of an op, alternately f16 and bf16.
+void an_op_mixing_f32_f16_and_bf16_tensors_is_accepted(void**) {
+  for_each_op([](Case& c) {
+    const OpCode op = static_cast<OpCode>(c.code);
+    if (op == OpCode::kSpill || op == OpCode::kPrefetch || op == OpCode::kWait) return;
+    uint32_t k = 0;
+    for (bool output : {false, true}) {
+      for (uint32_t i = 0; i < (output ? c.num_out : c.num_in); ++i) {
+        ShapeView& v = c.view(output, i);
+        if (v.dtype == F32 && k++ % 3 != 0) v.dtype = k % 2 ? F16 : BF16;
+      }
+    }
+    expect(c, REMAT_OK);
+  });
+}
+
+void every_integer_tensor_given_f16_or_bf16_is_rejected(void**) {
   for_each_tensor([](Case& c, bool output, uint32_t i, const char* name) {
     const OpCode op = static_cast<OpCode>(c.code);
     ShapeView& v = c.view(output, i);
     const bool any = op == OpCode::kSpill || op == OpCode::kPrefetch || op == OpCode::kWait;
-    if (v.dtype != F32 || any) return;
+    if (v.dtype == F32 || any) return;
+    const char* expected = v.dtype == I32 ? "expected i32" : "expected i64";
     v.dtype = F16;
-    expect(c, REMAT_ERROR_BAD_DTYPE, {name, "has dtype f16", "expected f32"});
+    expect(c, REMAT_ERROR_BAD_DTYPE, {name, "has dtype f16", expected});
     v.dtype = BF16;
-    expect(c, REMAT_ERROR_BAD_DTYPE, {name, "has dtype bf16", "expected f32"});
+    expect(c, REMAT_ERROR_BAD_DTYPE, {name, "has dtype bf16", expected});
   });
 }
 
@@ -295,7 +325,9 @@ int main(void) {
       cmocka_unit_test(every_tensor_with_more_than_2_40_elements_is_rejected),
       cmocka_unit_test(a_tensor_of_exactly_2_40_elements_is_accepted),
       cmocka_unit_test(every_tensor_of_a_dtype_the_op_does_not_take_is_rejected),
-      cmocka_unit_test(every_f32_tensor_given_f16_or_bf16_is_rejected),
+      cmocka_unit_test(every_f32_tensor_given_f16_or_bf16_is_accepted),
+      cmocka_unit_test(an_op_mixing_f32_f16_and_bf16_tensors_is_accepted),
+      cmocka_unit_test(every_integer_tensor_given_f16_or_bf16_is_rejected),
       cmocka_unit_test(every_nan_or_infinite_float_attribute_is_rejected),
       cmocka_unit_test(null_arrays_with_nonzero_counts_are_invalid_arguments),
       cmocka_unit_test(huge_counts_are_rejected_before_anything_is_read),

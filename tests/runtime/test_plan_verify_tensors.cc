@@ -106,6 +106,61 @@ void tensor_of_an_unknown_dtype_is_rejected(void**) {
   expect_status(bytes, REMAT_ERROR_BAD_DTYPE, {"'labels'", "dtype 9"});
 }
 
+// Every float activation, checkpoint and gradient in 16 bits (what --precision bf16 stores and
+// more: parameter gradients too) is a plan the verifier takes; the ops mix them with the f32
+// parameters, labels and loss.
+void activations_and_gradients_in_f16_or_bf16_are_accepted(void**) {
+  const rc::CompileResult r = compile_model(kTransformer);
+  for (remat_dtype half : {REMAT_DTYPE_F16, REMAT_DTYPE_BF16}) {
+    const std::vector<uint8_t> bytes = rewritten(r, [half](rc::Graph& g, rc::MemoryPlan&) {
+      for (rc::Tensor& t : g.tensors) {
+        const bool working = t.role == rc::Role::kActivation || t.role == rc::Role::kGrad ||
+                             t.role == rc::Role::kCheckpoint;
+        if (working && t.dtype == REMAT_DTYPE_F32) t.dtype = half;
+      }
+      for (int t : g.outputs) g.tensors[static_cast<size_t>(t)].dtype = REMAT_DTYPE_F32;
+    });
+    expect_status(bytes, REMAT_OK);
+  }
+}
+
+// Parameters and optimizer state are float32 masters; what the caller reads and writes by name
+// is f32 too: each in 16 bits is refused, naming the tensor and its role.
+void parameters_state_inputs_and_outputs_in_16_bits_are_rejected(void**) {
+  const rc::CompileResult r = compile_model(kMlp);
+  int state = -1;
+  for (size_t i = 0; i < r.graph.tensors.size() && state < 0; ++i) {
+    if (r.graph.tensors[i].role == rc::Role::kState) state = static_cast<int>(i);
+  }
+  assert_true(state >= 0);  // SGD's velocity
+  const std::string state_name = "'" + r.graph.tensors[static_cast<size_t>(state)].name + "'";
+  const int weight = find_tensor(r.graph, "fc0.weight"), input = r.graph.inputs[0];
+  const std::string input_name = "'" + r.graph.tensors[static_cast<size_t>(input)].name + "'";
+  const struct {
+    int tensor;
+    std::string name;
+    const char* role;
+  } cases[] = {{weight, "'fc0.weight'", "Param"},
+               {state, state_name, "State"},
+               {input, input_name, "Input"}};
+  for (const auto& c : cases) {
+    for (remat_dtype half : {REMAT_DTYPE_F16, REMAT_DTYPE_BF16}) {
+      const int t = c.tensor;
+      const std::vector<uint8_t> bytes = rewritten(r, [t, half](rc::Graph& g, rc::MemoryPlan&) {
+        g.tensors[static_cast<size_t>(t)].dtype = half;
+      });
+      expect_status(bytes, REMAT_ERROR_BAD_DTYPE,
+                    {c.name.c_str(), c.role, half == REMAT_DTYPE_F16 ? "f16" : "bf16"});
+    }
+  }
+  if (r.graph.outputs.empty()) return;
+  const int output = r.graph.outputs[0];
+  const std::vector<uint8_t> bytes = rewritten(r, [output](rc::Graph& g, rc::MemoryPlan&) {
+    g.tensors[static_cast<size_t>(output)].dtype = REMAT_DTYPE_BF16;
+  });
+  expect_status(bytes, REMAT_ERROR_BAD_DTYPE, {"output binding 0", "bf16", "read as f32"});
+}
+
 void tensor_in_an_unknown_region_or_role_is_rejected(void**) {
   const rc::CompileResult r = compile_model(kMlp);
   const int w = find_tensor(r.graph, "fc0.weight");  // persistent param: both fields present
@@ -352,6 +407,8 @@ int main() {
       cmocka_unit_test(labels_of_the_wrong_dtype_are_rejected),
       cmocka_unit_test(float_activation_stored_as_int_is_rejected),
       cmocka_unit_test(tensor_of_an_unknown_dtype_is_rejected),
+      cmocka_unit_test(activations_and_gradients_in_f16_or_bf16_are_accepted),
+      cmocka_unit_test(parameters_state_inputs_and_outputs_in_16_bits_are_rejected),
       cmocka_unit_test(tensor_in_an_unknown_region_or_role_is_rejected),
       cmocka_unit_test(tensor_with_an_unknown_init_is_rejected),
       cmocka_unit_test(init_on_a_tensor_that_is_not_f32_is_rejected),
