@@ -6,6 +6,7 @@
 
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/widening.h"
 #include "runtime/backend.h"
 #include "runtime/port.h"
 
@@ -24,11 +25,36 @@ class CpuBackend final : public Backend {
   ~CpuBackend() override {
     port_team_destroy(team_);
     port_free(scratch_);
+    port_free(workspace_);
   }
 
   const DeviceProfile& profile() const override { return kCpuProfile; }
 
   bool supports_op(uint16_t code) const override { return cpu::kernel_for(code) != nullptr; }
+
+  // The widening workspace: the most any op needs; nothing when no op has a 16-bit tensor. A
+  // second call (tests that run ops one by one) grows it when it needs more.
+  remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override {
+    uint64_t needed = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint64_t bytes = cpu::widening_bytes(calls[i]);
+      needed = bytes > needed ? bytes : needed;
+    }
+    if (needed <= workspace_bytes_) return REMAT_OK;
+    void* workspace = needed <= SIZE_MAX
+                          ? port_alloc(static_cast<size_t>(needed), cpu::kWideningAlignment)
+                          : nullptr;
+    if (workspace == nullptr) {
+      return set_error(
+          err, REMAT_ERROR_RESOURCE_EXHAUSTED,
+          "cpu backend: no memory for the %llu bytes its ops widen 16-bit tensors into",
+          static_cast<unsigned long long>(needed));
+    }
+    port_free(workspace_);
+    workspace_ = workspace;
+    workspace_bytes_ = needed;
+    return REMAT_OK;
+  }
 
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override {
     cpu::KernelArgs args;
@@ -40,7 +66,17 @@ class CpuBackend final : public Backend {
     args.scratch = scratch_;
     args.team = team_;
     args.threads = threads_;
-    return cpu::kernel_for(call.code)(args);
+    if (!cpu::runs_widened(call)) return cpu::kernel_for(call.code)(args);
+    const uint64_t needed = cpu::widening_bytes(call);
+    if (needed > workspace_bytes_) {
+      return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
+                       "op %u (%s): widening its 16-bit tensors needs %llu bytes of workspace, "
+                       "prepare() gave %llu",
+                       static_cast<unsigned>(call.index), op_name(call.code),
+                       static_cast<unsigned long long>(needed),
+                       static_cast<unsigned long long>(workspace_bytes_));
+    }
+    return cpu::run_widened(cpu::kernel_for(call.code), args, workspace_);
   }
 
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
@@ -59,9 +95,11 @@ class CpuBackend final : public Backend {
   void* address(const TensorRef& t) const { return base_[static_cast<int>(t.region)] + t.offset; }
 
   uint8_t* base_[3];
-  void* scratch_;     // kernel scratch (cpu::scratch_bytes(threads_)), owned
-  PortTeam* team_;    // owned; nullptr with one thread
-  uint32_t threads_;  // 1 or team_'s threads
+  void* scratch_;                 // kernel scratch (cpu::scratch_bytes(threads_)), owned
+  void* workspace_ = nullptr;     // widening workspace (prepare()), owned
+  uint64_t workspace_bytes_ = 0;  // its size
+  PortTeam* team_;                // owned; nullptr with one thread
+  uint32_t threads_;              // 1 or team_'s threads
 };
 
 }  // namespace

@@ -104,6 +104,16 @@ class Backend {
   /// Whether run_op() implements |code|: whether the backend's dispatch table, built from the
   /// op catalogue, has a kernel for it. Checked for every op at session creation.
   virtual bool supports_op(uint16_t code) const = 0;
+  /// Called once at session creation, after every op of the plan is resolved into |calls|
+  /// (|count| of them, which outlive the backend) and claimed: the backend obtains here the
+  /// working memory its ops need beyond its regions (the CPU backend: the float32 workspace it
+  /// widens 16-bit tensors into, backends/cpu/widening.h). Default: nothing to obtain.
+  virtual remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) {
+    (void)calls;
+    (void)count;
+    (void)err;
+    return REMAT_OK;
+  }
   /// Runs one op. Data-dependent failures (an id out of range) return a status and a message.
   virtual remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) = 0;
   /// Copies |bytes| bytes from host |src| into |region| at |offset|.

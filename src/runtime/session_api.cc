@@ -82,7 +82,8 @@ remat_status bind_region(remat_session* s, int index, const char* what, void* gi
   return REMAT_OK;
 }
 
-// Resolves every op's tensors and attributes once, so a step only walks arrays.
+// Resolves every op's tensors and attributes once, so a step only walks arrays, checks that the
+// backend runs each op, then lets it obtain its working memory.
 remat_status resolve_ops(remat_session* s) {
   const auto* plan = s->plan->root;
   const uint32_t n = plan->tensors()->size();
@@ -108,7 +109,7 @@ remat_status resolve_ops(remat_session* s) {
                   static_cast<unsigned>(i), remat::op_name(call.code), s->backend->name());
     }
   }
-  return REMAT_OK;
+  return s->backend->prepare(s->ops, plan->ops()->size(), &s->err);
 }
 
 // Rewrites the message of the failed finite_check of step s->step - 1 to name the tensor it

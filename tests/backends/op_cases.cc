@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plan/half_float.h"
 #include "tests/cmocka_cpp.h"
 
 namespace remat_test {
@@ -48,7 +49,8 @@ TensorRef Layout::add(std::vector<int64_t> dims, remat_dtype dtype, Region regio
     t.dims[i] = dims[i];
     t.numel *= dims[i];
   }
-  t.bytes = static_cast<uint64_t>(t.numel) * (dtype == REMAT_DTYPE_I64 ? 8 : 4);
+  const uint64_t item = dtype == REMAT_DTYPE_I64 ? 8 : remat::is_half_float(dtype) ? 2 : 4;
+  t.bytes = static_cast<uint64_t>(t.numel) * item;
   uint64_t& n = next[static_cast<int>(region)];
   t.offset = n;
   n = (n + t.bytes + 255) / 256 * 256;
@@ -609,12 +611,16 @@ struct CaseTensors {
   std::vector<const TensorRef*> in_ptrs, out_ptrs;
   remat::OpCall call;
 
-  explicit CaseTensors(const OpCase& c) {
+  // |floats|: the dtype of each float tensor, inputs then outputs (missing ones: f32).
+  explicit CaseTensors(const OpCase& c, const std::vector<remat_dtype>& floats = {}) {
     Layout layout;
+    size_t k = 0;
+    const auto float_dtype = [&]() { return k < floats.size() ? floats[k++] : REMAT_DTYPE_F32; };
     for (size_t i = 0; i < c.in_dims.size(); ++i) {
-      ins.push_back(layout.add(c.in_dims[i], input_dtype(c, i)));
+      const remat_dtype dtype = input_dtype(c, i);
+      ins.push_back(layout.add(c.in_dims[i], dtype == REMAT_DTYPE_F32 ? float_dtype() : dtype));
     }
-    for (const auto& d : c.out_dims) outs.push_back(layout.add(d));
+    for (const auto& d : c.out_dims) outs.push_back(layout.add(d, float_dtype()));
     for (const TensorRef& t : ins) in_ptrs.push_back(&t);
     for (const TensorRef& t : outs) out_ptrs.push_back(&t);
     const uint16_t code = static_cast<uint16_t>(c.code);
@@ -652,47 +658,59 @@ bool run_unclaimed_case(const OpCase& c, remat::Backend* other, const char* othe
   return true;
 }
 
+namespace {
+
+// The bytes of |c|'s input |i| (|t|): its given i32 data, i64 counters from 41, or random
+// floats in the range the op needs.
+std::vector<uint8_t> input_bytes(const OpCase& c, size_t i, const TensorRef& t) {
+  const remat_dtype dtype = input_dtype(c, i);
+  const auto bytes_of = [](const void* p, size_t n) {
+    const uint8_t* b = static_cast<const uint8_t*>(p);
+    return std::vector<uint8_t>(b, b + n);
+  };
+  if (dtype == REMAT_DTYPE_I32) {
+    size_t nth = 0;  // the ints are given by input index among the i32 inputs
+    for (size_t k = 0; k < i; ++k) nth += input_dtype(c, k) == REMAT_DTYPE_I32;
+    const std::vector<int32_t>& data = c.ints[nth];
+    assert_int_equal(static_cast<int64_t>(data.size()), t.numel);
+    return bytes_of(data.data(), data.size() * 4);
+  }
+  if (dtype == REMAT_DTYPE_I64) {  // Counters: 41, 42, ...
+    std::vector<int64_t> data(static_cast<size_t>(t.numel));
+    for (size_t k = 0; k < data.size(); ++k) data[k] = 41 + static_cast<int64_t>(k);
+    return bytes_of(data.data(), data.size() * 8);
+  }
+  std::vector<float> data(static_cast<size_t>(t.numel));
+  for (float& v : data) v = uniform();
+  // Second moments, normalisation statistics, variances and the bases of square roots and
+  // fractional powers must be positive.
+  if ((c.code == OpCode::kAdamUpdate && i == 3) || (c.code == OpCode::kLayerNormGrad && i == 3) ||
+      (c.code == OpCode::kBatchNormGrad && i == 3) ||
+      (c.code == OpCode::kBatchNormInference && i == 4) ||
+      ((c.code == OpCode::kSquareRoot || c.code == OpCode::kPowScalar) && i == 0) ||
+      ((c.code == OpCode::kSquareRootGrad || c.code == OpCode::kPowScalarGrad) && i == 1)) {
+    for (float& v : data) v = fabsf(v) + 0.1f;
+  }
+  // Attention's masks hold -inf (keys masked out), never a whole row of them.
+  if ((c.code == OpCode::kAttention && i == 3) || (c.code == OpCode::kAttentionGrad && i == 6)) {
+    const size_t sk = static_cast<size_t>(c.in_dims[i].back());
+    for (size_t x = 0; x < data.size(); ++x) {
+      if (x % 7 == 3 && x % sk != 0) data[x] = -INFINITY;
+    }
+  }
+  return bytes_of(data.data(), data.size() * 4);
+}
+
+}  // namespace
+
 void run_case(const OpCase& c, remat::Backend* cpu, remat::Backend* other, const char* other_name) {
   const CaseTensors t(c);
   const std::vector<TensorRef>& ins = t.ins;
   const std::vector<TensorRef>& outs = t.outs;
   const std::vector<const TensorRef*>& out_ptrs = t.out_ptrs;
   const remat::OpCall& call = t.call;
-  size_t next_int = 0;
   for (size_t i = 0; i < ins.size(); ++i) {
-    const remat_dtype dtype = input_dtype(c, i);
-    if (dtype == REMAT_DTYPE_I32) {
-      const std::vector<int32_t>& data = c.ints[next_int++];
-      assert_int_equal(static_cast<int64_t>(data.size()), ins[i].numel);
-      upload(cpu, ins[i], data.data());
-      upload(other, ins[i], data.data());
-      continue;
-    }
-    if (dtype == REMAT_DTYPE_I64) {  // Counters: 41, 42, ...
-      std::vector<int64_t> data(static_cast<size_t>(ins[i].numel));
-      for (size_t k = 0; k < data.size(); ++k) data[k] = 41 + static_cast<int64_t>(k);
-      upload(cpu, ins[i], data.data());
-      upload(other, ins[i], data.data());
-      continue;
-    }
-    std::vector<float> data(static_cast<size_t>(ins[i].numel));
-    for (float& v : data) v = uniform();
-    // Second moments, normalisation statistics, variances and the bases of square roots and
-    // fractional powers must be positive.
-    if ((c.code == OpCode::kAdamUpdate && i == 3) || (c.code == OpCode::kLayerNormGrad && i == 3) ||
-        (c.code == OpCode::kBatchNormGrad && i == 3) ||
-        (c.code == OpCode::kBatchNormInference && i == 4) ||
-        ((c.code == OpCode::kSquareRoot || c.code == OpCode::kPowScalar) && i == 0) ||
-        ((c.code == OpCode::kSquareRootGrad || c.code == OpCode::kPowScalarGrad) && i == 1)) {
-      for (float& v : data) v = fabsf(v) + 0.1f;
-    }
-    // Attention's masks hold -inf (keys masked out), never a whole row of them.
-    if ((c.code == OpCode::kAttention && i == 3) || (c.code == OpCode::kAttentionGrad && i == 6)) {
-      const size_t sk = static_cast<size_t>(c.in_dims[i].back());
-      for (size_t x = 0; x < data.size(); ++x) {
-        if (x % 7 == 3 && x % sk != 0) data[x] = -INFINITY;
-      }
-    }
+    const std::vector<uint8_t> data = input_bytes(c, i, ins[i]);
     upload(cpu, ins[i], data.data());
     upload(other, ins[i], data.data());
   }
@@ -734,6 +752,84 @@ void run_case(const OpCase& c, remat::Backend* cpu, remat::Backend* other, const
     }
   }
   printf("  %-28s ok\n", c.name);
+}
+
+namespace {
+
+std::vector<uint8_t> download_bytes(remat::Backend* b, const TensorRef& t) {
+  Errors e;
+  std::vector<uint8_t> v(static_cast<size_t>(t.bytes));
+  if (b->download(t.region, t.offset, v.data(), t.bytes, &e.buf) != REMAT_OK)
+    fail_msg("download: %s", e.text);
+  return v;
+}
+
+uint16_t narrow(remat_dtype dtype, float x) {
+  return dtype == REMAT_DTYPE_F16 ? remat::f32_to_f16(x) : remat::f32_to_bf16(x);
+}
+
+float widen(remat_dtype dtype, uint16_t h) {
+  return dtype == REMAT_DTYPE_F16 ? remat::f16_to_f32(h) : remat::bf16_to_f32(h);
+}
+
+}  // namespace
+
+size_t float_tensor_count(const OpCase& c) {
+  size_t n = c.out_dims.size();
+  for (size_t i = 0; i < c.in_dims.size(); ++i) n += input_dtype(c, i) == REMAT_DTYPE_F32;
+  return n;
+}
+
+void run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
+                      remat::Backend* reference, remat::Backend* cpu) {
+  const CaseTensors f32(c), mixed(c, floats);
+  Errors e;
+  // Each input once: f32 values, rounded to 16 bits where the mixed call has a 16-bit tensor;
+  // the reference gets the rounded values as f32.
+  for (size_t i = 0; i < f32.ins.size(); ++i) {
+    std::vector<uint8_t> data = input_bytes(c, i, f32.ins[i]);
+    const remat_dtype dtype = static_cast<remat_dtype>(mixed.ins[i].dtype);
+    if (remat::is_half_float(dtype)) {
+      std::vector<uint16_t> half(static_cast<size_t>(f32.ins[i].numel));
+      for (size_t k = 0; k < half.size(); ++k) {
+        float x;
+        memcpy(&x, data.data() + 4 * k, 4);
+        half[k] = narrow(dtype, x);
+        x = widen(dtype, half[k]);
+        memcpy(data.data() + 4 * k, &x, 4);
+      }
+      upload(cpu, mixed.ins[i], half.data());
+    } else {
+      upload(cpu, mixed.ins[i], data.data());
+    }
+    upload(reference, f32.ins[i], data.data());
+  }
+  if (cpu->prepare(&mixed.call, 1, &e.buf) != REMAT_OK) fail_msg("%s prepare: %s", c.name, e.text);
+  const remat::StepContext ctx{kSeed, 3};
+  if (reference->run_op(f32.call, ctx, &e.buf) != REMAT_OK)
+    fail_msg("%s in f32: %s", c.name, e.text);
+  if (cpu->run_op(mixed.call, ctx, &e.buf) != REMAT_OK) fail_msg("%s widened: %s", c.name, e.text);
+  const char* const* output_names = remat::op_info(f32.call.code)->output_names;
+  for (size_t o = 0; o < f32.out_ptrs.size(); ++o) {
+    if (strcmp(output_names[o], "workspace") == 0) continue;
+    const TensorRef& want_ref = *f32.out_ptrs[o];
+    const TensorRef& got_ref = *mixed.out_ptrs[o];
+    std::vector<uint8_t> want = download_bytes(reference, want_ref);
+    const std::vector<uint8_t> got = download_bytes(cpu, got_ref);
+    const remat_dtype dtype = static_cast<remat_dtype>(got_ref.dtype);
+    if (remat::is_half_float(dtype)) {  // the f32 result rounded once
+      std::vector<uint8_t> rounded(static_cast<size_t>(got_ref.bytes));
+      for (int64_t k = 0; k < want_ref.numel; ++k) {
+        float x;
+        memcpy(&x, want.data() + 4 * k, 4);
+        const uint16_t h = narrow(dtype, x);
+        memcpy(rounded.data() + 2 * k, &h, 2);
+      }
+      want = rounded;
+    }
+    if (want != got)
+      fail_msg("%s output %zu (%s): bits differ from the f32 kernel's", c.name, o, output_names[o]);
+  }
 }
 
 }  // namespace remat_test

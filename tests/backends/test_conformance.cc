@@ -323,6 +323,56 @@ void every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented(void**)
   remat::destroy_backend(cpu);
 }
 
+// The CPU backend's widening (backends/cpu/widening.h), for every op case with a float tensor:
+// all its float tensors in bf16, then in f16, then mixed (every other one 16-bit, starting with
+// the first or the second, the rest f32), on 1, 2 and 3 threads. Each gives the f32 kernel's bits
+// over the same inputs rounded to 16 bits, rounded once where an output is 16-bit. The CPU
+// backend's own check: other backends refuse 16-bit plans (the next test).
+void every_op_runs_widened_from_16_bit_floats_bit_for_bit(void**) {
+  if (backend_name(g_backend) != "cpu") {
+    printf("%s: widening is the cpu backend's\n", g_backend.c_str());
+    skip();
+  }
+  constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
+  alignas(256) static uint8_t arenas[2][kArena], persistent[2][kPersistent];
+  for (uint32_t threads = 1; threads <= 3; ++threads) {
+    remat::Backend* backends[2] = {nullptr, nullptr};
+    for (int b = 0; b < 2; ++b) {
+      remat::RegionSetup regions{};
+      regions.arena = arenas[b];
+      regions.arena_bytes = kArena;
+      regions.persistent = persistent[b];
+      regions.persistent_bytes = kPersistent;
+      regions.alignment = 256;
+      regions.threads = threads;
+      remat_test::Errors e;
+      if (remat::create_backend("cpu", regions, &backends[b], &e.buf) != REMAT_OK)
+        fail_msg("create cpu: %s", e.text);
+    }
+    size_t runs = 0;
+    for (const remat_test::OpCase& c : remat_test::every_op_case()) {
+      const size_t n = remat_test::float_tensor_count(c);
+      if (n == 0) continue;
+      for (int pattern = 0; pattern < 4; ++pattern) {
+        // 0: all bf16; 1: all f16; 2: bf16, f32, bf16, ...; 3: f32, f16, f32, ...
+        std::vector<remat_dtype> floats(n);
+        for (size_t k = 0; k < n; ++k) {
+          const bool half = pattern < 2 || (k + static_cast<size_t>(pattern)) % 2 == 0;
+          floats[k] = !half                          ? REMAT_DTYPE_F32
+                      : pattern == 0 || pattern == 2 ? REMAT_DTYPE_BF16
+                                                     : REMAT_DTYPE_F16;
+        }
+        remat_test::run_widened_case(c, floats, backends[0], backends[1]);
+        ++runs;
+      }
+    }
+    printf("  %zu widened runs on %u threads: bits of the f32 kernels\n", runs,
+           static_cast<unsigned>(threads));
+    remat::destroy_backend(backends[0]);
+    remat::destroy_backend(backends[1]);
+  }
+}
+
 // A backend that lacks a kernel for an op of a plan refuses the session, naming op and backend.
 void a_plan_with_an_unclaimed_op_is_refused_at_session_creation(void**) {
   if (claims_every_op()) {
@@ -376,6 +426,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(an_unknown_device_is_unavailable_with_a_message),
       cmocka_unit_test(every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented),
       cmocka_unit_test(a_plan_with_an_unclaimed_op_is_refused_at_session_creation),
+      cmocka_unit_test(every_op_runs_widened_from_16_bit_floats_bit_for_bit),
   };
   tests.insert(tests.end(), kStepCheckTests, kStepCheckTests + kStepCheckTestCount);
   tests.insert(tests.end(), kEvalTests, kEvalTests + kEvalTestCount);

@@ -1,0 +1,43 @@
+// How the CPU backend runs an op whose tensors include 16-bit floats (REMAT_DTYPE_F16, BF16):
+// by widening. Every distinct 16-bit tensor of the call (distinct by region and offset) gets a
+// float32 slice of one workspace; inputs are converted into their slices, the float32 kernel
+// runs on the slices, and each 16-bit output is rounded once from its slice back into its
+// tensor. An output that is an input (an update in place) shares the input's slice, so it
+// starts from the input's values; no other output is read before it is written (the kernels
+// overwrite their outputs: op_catalogue.h), so no other output is converted in. Ops that move
+// bytes of any dtype (the catalogue's kAnyDtype: spill, prefetch, wait) run as they are.
+//
+// The workspace is obtained once, at session creation (Backend::prepare): the most
+// widening_bytes() of any op of the plan, nothing for a plan without 16-bit floats.
+#ifndef REMAT_BACKENDS_CPU_WIDENING_H_
+#define REMAT_BACKENDS_CPU_WIDENING_H_
+
+#include <stdint.h>
+
+#include "backends/cpu/kernels.h"
+
+namespace remat {
+namespace cpu {
+
+/// Alignment and granule of the workspace's slices, in bytes.
+constexpr uint64_t kWideningAlignment = 64;
+
+/// Whether |call| runs widened: one of its tensors is a 16-bit float and its op computes on
+/// float32 (not a kAnyDtype copy).
+bool runs_widened(const OpCall& call);
+
+/// Bytes of workspace |call| needs to run widened: over its distinct 16-bit float tensors,
+/// 4 bytes an element rounded up to kWideningAlignment each, summed; 0 when it does not run
+/// widened.
+uint64_t widening_bytes(const OpCall& call);
+
+/// Runs |kernel| on |args| (the call's tensors resolved to host addresses) with its 16-bit
+/// tensors widened into |workspace|: widening_bytes(*args.call) bytes aligned to
+/// kWideningAlignment, owned by the caller. Conversions of large tensors are spread over
+/// args.team. Returns the kernel's status; outputs are rounded back only when it is REMAT_OK.
+remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace);
+
+}  // namespace cpu
+}  // namespace remat
+
+#endif  // REMAT_BACKENDS_CPU_WIDENING_H_
