@@ -22,6 +22,9 @@ struct DeviceProfile {
                              ///< the backend reads host memory directly, no staging).
   bool tf32_matmuls;         ///< Honours a plan's matmul_precision tf32 (RegionSetup); false:
                              ///< computes float32 products whatever the plan asks.
+  bool half_floats;          ///< Runs ops on 16-bit float tensors (f16, bf16); false: the
+                             ///< session refuses a plan where any op but a copy between
+                             ///< regions has one (REMAT_ERROR_UNIMPLEMENTED).
 };
 
 }  // namespace remat

@@ -7,8 +7,9 @@
 namespace remat {
 
 /// COPY-ME: a new backend states its device's alignment, whether it runs on host memory, its
-/// copy bandwidth and compute rate, whether copies overlap compute, and its staging size.
-constexpr DeviceProfile kNullProfile = {"null", 64, false, 1e10, 1e10, false, 0, false};
+/// copy bandwidth and compute rate, whether copies overlap compute, its staging size, whether it
+/// honours TF32 and whether its kernels take 16-bit float tensors.
+constexpr DeviceProfile kNullProfile = {"null", 64, false, 1e10, 1e10, false, 0, false, false};
 
 }  // namespace remat
 

@@ -141,10 +141,16 @@ typedef enum remat_status {
 /** Element types. Values are stored in plans. */
 typedef enum remat_dtype {
   REMAT_DTYPE_F32 = 0,
-  /** Reserved: no op computes on it yet. The verifier rejects it (REMAT_ERROR_BAD_DTYPE) as
-   *  an operand of every op but the copies between regions, which move bytes of any dtype. */
+  /** IEEE binary16, 2 bytes. Any float operand of an op may be f16 (each tensor its own float
+   *  dtype); parameters, optimizer state, inputs, labels, outputs and the loss may not: what
+   *  the caller writes and reads by name is f32 (or an integer), so remat_session_set_input,
+   *  remat_session_read_param and remat_session_read_output never convert, and a plan that
+   *  binds a 16-bit tensor is refused at remat_plan_open (REMAT_ERROR_BAD_DTYPE, naming it).
+   *  The CPU backend computes in f32 and rounds 16-bit results once, to nearest even; a
+   *  backend that runs f32 only refuses such a plan at session creation
+   *  (REMAT_ERROR_UNIMPLEMENTED). */
   REMAT_DTYPE_F16 = 1,
-  /** Reserved, as REMAT_DTYPE_F16. */
+  /** bfloat16 (the top 16 bits of an IEEE binary32), 2 bytes; as REMAT_DTYPE_F16. */
   REMAT_DTYPE_BF16 = 2,
   REMAT_DTYPE_I32 = 3,
   /** 64-bit signed integers: a batch norm's num_batches_tracked (a REMAT_BINDING_BUFFER). */

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "backends/device_profiles.h"
+#include "plan/half_float.h"
 #include "plan/op_attrs.h"
 #include "plan/ops.h"
 #include "runtime/backend_registry.h"
@@ -82,6 +83,29 @@ remat_status bind_region(remat_session* s, int index, const char* what, void* gi
   return REMAT_OK;
 }
 
+// On a backend whose kernels take float32 only (its profile's half_floats), refuses op |index|
+// when it computes on a 16-bit float tensor; copies between regions move any dtype.
+remat_status check_half_floats(remat_session* s, const remat::fb::Op* op, uint32_t index) {
+  const remat::OpInfo* info = remat::op_info(op->code());
+  if (s->backend->profile().half_floats || info->dtypes == remat::OpDtypes::kAnyDtype) {
+    return REMAT_OK;
+  }
+  for (const auto* ids : {op->inputs(), op->outputs()}) {
+    for (uint32_t k = 0; ids && k < ids->size(); ++k) {
+      const remat::fb::Tensor* t = s->plan->root->tensors()->Get(ids->Get(k));
+      const uint8_t dtype = static_cast<uint8_t>(t->dtype());
+      if (remat::is_half_float(dtype)) {
+        return FAIL(s, REMAT_ERROR_UNIMPLEMENTED,
+                    "op %u (%s): tensor '%s' is %s; backend '%s' runs float32 tensors only so far "
+                    "(compile with --precision fp32)",
+                    static_cast<unsigned>(index), info->name, t->name() ? t->name()->c_str() : "",
+                    dtype == REMAT_DTYPE_BF16 ? "bf16" : "f16", s->backend->name());
+      }
+    }
+  }
+  return REMAT_OK;
+}
+
 // Resolves every op's tensors and attributes once, so a step only walks arrays, checks that the
 // backend runs each op, then lets it obtain its working memory.
 remat_status resolve_ops(remat_session* s) {
@@ -108,6 +132,8 @@ remat_status resolve_ops(remat_session* s) {
       return FAIL(s, REMAT_ERROR_UNIMPLEMENTED, "op %u (%s): not implemented by the %s backend",
                   static_cast<unsigned>(i), remat::op_name(call.code), s->backend->name());
     }
+    const remat_status half = check_half_floats(s, op, i);
+    if (half != REMAT_OK) return half;
   }
   return s->backend->prepare(s->ops, plan->ops()->size(), &s->err);
 }

@@ -31,8 +31,11 @@ bool claims_every_op() {
   return all;
 }
 
-std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
-                                  const std::string& strategy) {
+namespace {
+
+remat::compiler::CompileOptions compile_options(const std::string& model,
+                                                const std::string& optimizer,
+                                                const std::string& strategy) {
   remat::compiler::CompileOptions o;
   o.model = model;
   o.batch = kBatch;
@@ -53,7 +56,27 @@ std::vector<uint8_t> compile_plan(const std::string& model, const std::string& o
     fail_msg("bad checks in '%s'", strategy.c_str());
   }
   o.eval_program = strategy.find("/eval=off") == std::string::npos;
-  return remat::compiler::compile(o).plan;
+  return o;
+}
+
+}  // namespace
+
+std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
+                                  const std::string& strategy) {
+  return remat::compiler::compile(compile_options(model, optimizer, strategy)).plan;
+}
+
+std::vector<uint8_t> compile_16_bit_plan(const std::string& model, const std::string& optimizer,
+                                         const std::string& strategy, remat_dtype dtype) {
+  namespace rc = remat::compiler;
+  rc::CompileResult r = rc::compile(compile_options(model, optimizer, strategy));
+  for (rc::Tensor& t : r.graph.tensors) {
+    const bool working = t.role == rc::Role::kActivation || t.role == rc::Role::kGrad ||
+                         t.role == rc::Role::kCheckpoint;
+    if (working && t.dtype == REMAT_DTYPE_F32) t.dtype = dtype;
+  }
+  for (int t : r.graph.outputs) r.graph.tensors[static_cast<size_t>(t)].dtype = REMAT_DTYPE_F32;
+  return rc::write_plan(r.graph, r.memory, r.report, kSeed);
 }
 
 std::vector<uint8_t> train(const std::string& model, const std::string& optimizer,

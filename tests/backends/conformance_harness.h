@@ -65,6 +65,12 @@ bool backend_available();
 std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
                                   const std::string& strategy);
 
+/// compile_plan(|model|, |optimizer|, |strategy|) with every f32 activation, checkpoint and
+/// gradient stored as |dtype| (f16 or bf16) but the eval program's outputs: the tensors a
+/// mixed-precision compile stores in 16 bits, and the parameters' gradients too.
+std::vector<uint8_t> compile_16_bit_plan(const std::string& model, const std::string& optimizer,
+                                         const std::string& strategy, remat_dtype dtype);
+
 /// A plan open in a session on one backend; fails the test on any error.
 struct Run {
   std::vector<uint8_t> bytes;
