@@ -6,6 +6,7 @@
 
 #include "cli/cli_args.h"
 #include "cli/session_calls.h"
+#include "io/widen_to_f32.h"
 
 namespace remat {
 namespace cli {
@@ -43,6 +44,10 @@ Batches Batches::from_file(const std::string& path, const remat_plan* plan) {
   for (remat_binding_kind kind : {REMAT_BINDING_INPUT, REMAT_BINDING_LABEL}) {
     for (const remat_tensor_info& b : bindings(plan, kind)) {
       if (b.dtype == REMAT_DTYPE_I32) narrow_to_i32(path, out.file_.get(), b.name);
+      if (b.dtype == REMAT_DTYPE_F32) {  // BF16 or F16 inputs, widened exactly
+        for (SafeTensor& t : out.file_->tensors)
+          if (t.name == b.name) widen_to_f32(&t);
+      }
       const SafeTensor* t = out.file_->find(b.name);
       std::vector<int64_t> want(b.dims, b.dims + b.rank);
       if (t == nullptr) throw Failure(path + ": no tensor '" + b.name + "' (an input of the plan)");

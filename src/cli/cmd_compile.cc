@@ -12,9 +12,10 @@ namespace remat {
 namespace cli {
 
 const std::vector<std::string> kCompileFlags = {
-    "--batch",         "--optimizer",     "--seed",        "--strategy",         "--arena-budget",
-    "--budget",        "--device-budget", "--host-budget", "--copy-bandwidth",   "--compute-rate",
-    "--finite-checks", "--eval-program",  "--loss",        "--matmul-precision", "--attention"};
+    "--batch",          "--optimizer",        "--seed",          "--strategy",
+    "--arena-budget",   "--budget",           "--device-budget", "--host-budget",
+    "--copy-bandwidth", "--compute-rate",     "--finite-checks", "--eval-program",
+    "--loss",           "--matmul-precision", "--attention",     "--precision"};
 
 compiler::FiniteChecks finite_checks_option(const Args& args) {
   const std::string value = args.text("--finite-checks", "on");
@@ -37,6 +38,15 @@ compiler::MatmulPrecision matmul_precision_option(const Args& args) {
   compiler::MatmulPrecision precision;
   if (!compiler::parse_matmul_precision(value, &precision)) {
     throw UsageError("--matmul-precision '" + value + "': expected fp32 or tf32");
+  }
+  return precision;
+}
+
+compiler::Precision precision_option(const Args& args) {
+  const std::string value = args.text("--precision", "fp32");
+  compiler::Precision precision;
+  if (!compiler::parse_precision(value, &precision)) {
+    throw UsageError("--precision '" + value + "': expected fp32, bf16 or fp16");
   }
   return precision;
 }
@@ -115,6 +125,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.eval_program = eval_program_option(args);
   o.matmul_precision = matmul_precision_option(args);
   o.attention = attention_option(args);
+  o.precision = precision_option(args);
   return o;
 }
 
@@ -172,6 +183,16 @@ void print_report(const compiler::CompileReport& r) {
   std::printf("step flops:   %.3g (forward %.3g, recomputed %.1f%% of the step)\n", r.step_flops,
               r.forward_flops, r.step_flops > 0 ? 100.0 * r.recomputed_flops / r.step_flops : 0.0);
   std::printf("matmuls:      %s\n", compiler::matmul_precision_name(r.matmul_precision));
+  std::printf("precision:    %s%s\n", compiler::precision_name(r.precision),
+              r.precision == compiler::Precision::kFp32
+                  ? ""
+                  : " activations (parameters, optimizer state and their gradients float32)");
+  if (r.widening_bytes > 0) {
+    std::printf(
+        "widening:     %llu bytes (%s) beside the arena: the cpu backend's float32 copies "
+        "of one op's 16-bit tensors\n",
+        static_cast<unsigned long long>(r.widening_bytes), format_bytes(r.widening_bytes).c_str());
+  }
   std::printf("attention:    %zu fused op%s\n", r.fused_attention_ops,
               r.fused_attention_ops == 1 ? "" : "s");
   std::printf("predicted:    %.4g s per step (cost model: %.3g FLOP/s, copies %.3g bytes/s)\n",

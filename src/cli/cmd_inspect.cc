@@ -16,7 +16,7 @@ const char* const kRoles[] = {"input",      "label",      "param",   "state", "g
                               "activation", "checkpoint", "scratch", "loss"};
 const char* const kRegions[] = {"arena", "persistent", "host"};
 const char* const kPhases[] = {"forward", "backward", "recompute", "update", "copy", "eval"};
-const char* const kDtypes[] = {"f32", "f16", "bf16", "i32"};
+const char* const kDtypes[] = {"f32", "f16", "bf16", "i32", "i64"};
 
 // The phase is for reports only and the runtime does not verify it: a value past the known ones
 // prints as "unknown".
@@ -68,6 +68,19 @@ int run_inspect(const std::vector<std::string>& argv) {
   const char* precision = compiler::matmul_precision_name(
       static_cast<compiler::MatmulPrecision>(root->matmul_precision()));
 
+  // Tensors per dtype: a 16-bit plan's activations (compiler/precision.h) show here.
+  uint32_t per_dtype[5] = {0, 0, 0, 0, 0};
+  for (uint32_t i = 0; i < tensors->size(); ++i)
+    ++per_dtype[static_cast<int>(tensors->Get(i)->dtype())];
+  std::string dtypes, dtypes_json;
+  for (int d = 0; d < 5; ++d) {
+    if (per_dtype[d] == 0) continue;
+    dtypes +=
+        std::string(dtypes.empty() ? "" : ", ") + std::to_string(per_dtype[d]) + " " + kDtypes[d];
+    dtypes_json += std::string(dtypes_json.empty() ? "" : ", ") + "\"" + kDtypes[d] +
+                   "\": " + std::to_string(per_dtype[d]);
+  }
+
   if (json) std::printf("{\n  \"format_version\": %u,\n", root->format_version());
   if (!args.has("--ops") && !args.has("--tensors") && !args.has("--params")) {
     std::string checkpoints;
@@ -94,7 +107,7 @@ int run_inspect(const std::vector<std::string>& argv) {
           "\"seed\": %llu,\n"
           "  \"spills\": %u,\n  \"device_budget_bytes\": %llu,\n  \"hidden_copy_share\": %.6f,\n"
           "  \"copy_bandwidth\": %.6g,\n  \"compute_rate\": %.6g,\n  \"matmul_precision\": "
-          "\"%s\"\n}\n",
+          "\"%s\",\n  \"tensors_per_dtype\": {%s}\n}\n",
           checkpoints.c_str(), static_cast<unsigned long long>(root->arena_size()),
           static_cast<unsigned long long>(root->persistent_size()),
           static_cast<unsigned long long>(root->host_size()),
@@ -103,7 +116,7 @@ int run_inspect(const std::vector<std::string>& argv) {
           static_cast<unsigned long long>(root->seed()), prov ? prov->spills() : 0u,
           static_cast<unsigned long long>(prov ? prov->device_budget() : 0),
           prov ? prov->hidden_copy_share() : 0.0, prov ? prov->copy_bandwidth() : 0.0,
-          prov ? prov->compute_rate() : 0.0, precision);
+          prov ? prov->compute_rate() : 0.0, precision, dtypes_json.c_str());
       return 0;
     }
     std::printf("plan:         %s (format %u, %zu bytes)\n", path.c_str(), root->format_version(),
@@ -115,8 +128,8 @@ int run_inspect(const std::vector<std::string>& argv) {
     std::printf("strategy:     %s\n", prov ? str(prov->strategy()) : "?");
     std::printf("checkpoints:  %s\n",
                 checkpoints.empty() ? "(all activations kept)" : checkpoints.c_str());
-    std::printf("ops:          %u (eval program: %u)\ntensors:      %u\n", root->ops()->size(),
-                root->eval_ops(), tensors->size());
+    std::printf("ops:          %u (eval program: %u)\ntensors:      %u (%s)\n", root->ops()->size(),
+                root->eval_ops(), tensors->size(), dtypes.c_str());
     std::printf("arena:        %llu bytes (%s)\n",
                 static_cast<unsigned long long>(root->arena_size()),
                 format_bytes(root->arena_size()).c_str());

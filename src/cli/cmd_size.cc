@@ -199,9 +199,11 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
 void print_json(const std::string& model, const SizeSetup& setup, const std::vector<Line>& lines,
                 bool max_batch, const std::string& timeline) {
   std::printf(
-      "{\n  \"model\": %s,\n  \"template\": %s,\n  \"optimizer\": %s,\n  \"alignment\": %u,\n",
+      "{\n  \"model\": %s,\n  \"template\": %s,\n  \"optimizer\": %s,\n  \"alignment\": %u,\n"
+      "  \"precision\": \"%s\",\n",
       json_string(model).c_str(), json_string(setup.model).c_str(),
-      json_string(setup.optimizer).c_str(), setup.alignment);
+      json_string(setup.optimizer).c_str(), setup.alignment,
+      compiler::precision_name(setup.precision));
   // The budgets (docs/sizing.md, "Budgets"): each key means what it means in every command.
   std::printf(
       "  \"arena_budget_bytes\": %s,\n  \"device_budget_bytes\": %s,\n  \"host_budget_bytes\": "
@@ -267,7 +269,7 @@ int run_size(const std::vector<std::string>& argv) {
       argv,
       {"--batch", "--strategy", "--arena-budget", "--budget", "--device-budget", "--copy-bandwidth",
        "--compute-rate", "--timeline", "--optimizer", "--alignment", "--backend", "--finite-checks",
-       "--eval-program", "--loss", "--host-budget", "--attention"},
+       "--eval-program", "--loss", "--host-budget", "--attention", "--precision"},
       {"--max-batch", "--json"});
   if (args.positional().size() != 1) throw UsageError("size takes exactly one MODEL");
   const std::string model = args.positional()[0];
@@ -280,6 +282,7 @@ int run_size(const std::vector<std::string>& argv) {
   setup.finite_checks = finite_checks_option(args);
   setup.eval_program = eval_program_option(args);
   setup.attention = attention_option(args);
+  setup.precision = precision_option(args);
   const DeviceProfile& profile = compiler::target_profile(args.text("--backend", "cpu"));
   setup.copy_bandwidth = args.real("--copy-bandwidth", profile.copy_bandwidth);
   setup.compute_rate = args.real("--compute-rate", profile.compute_rate);
@@ -474,6 +477,11 @@ int run_size(const std::vector<std::string>& argv) {
   std::printf("model:      %s\n", model.c_str());
   if (model != setup.model) std::printf("template:   %s\n", setup.model.c_str());
   std::printf("optimizer:  %s, alignment %u\n", setup.optimizer.c_str(), setup.alignment);
+  std::printf("precision:  %s%s\n", compiler::precision_name(setup.precision),
+              setup.precision == compiler::Precision::kFp32
+                  ? ""
+                  : " activations, checkpoints and their gradients; parameters and optimizer "
+                    "state float32");
   if (setup.arena_budget) {
     std::printf("arena:      %s (%llu bytes) for the budget and auto rows\n",
                 format_bytes(setup.arena_budget).c_str(),

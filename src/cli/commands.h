@@ -38,6 +38,9 @@ bool eval_program_option(const Args& args);
 /// --matmul-precision fp32|tf32 (default fp32): the precision plans ask of matrix products.
 /// Throws UsageError naming the flag on any other value.
 compiler::MatmulPrecision matmul_precision_option(const Args& args);
+/// --precision fp32|bf16|fp16 (default fp32): how a plan stores its activations.
+compiler::Precision precision_option(const Args& args);
+
 /// --attention fused|unfused (default fused): a template's attention ops.
 compiler::AttentionKernel attention_option(const Args& args);
 

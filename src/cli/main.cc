@@ -23,6 +23,7 @@ const char kUsage[] =
     "fp32|tf32]\n"
     "          [--attention fused|unfused]   (a template's attention: one op that stores no "
     "scores)\n"
+    "          [--precision fp32|bf16|fp16]   (activations in 16 bits; parameters stay float32)\n"
     "          -o FILE.rplan|FILE.h [--emit-c FILE.h]\n"
     "          (FILE.h: the plan as a C array with #defines of its region and binding sizes, for "
     "firmware)\n"
@@ -46,7 +47,7 @@ const char kUsage[] =
     "FLOPS]\n"
     "          [--finite-checks on|atomic|off] [--eval-program on|off] [--attention "
     "fused|unfused]\n"
-    "          [--timeline FILE.svg] [--json]\n"
+    "          [--precision fp32|bf16|fp16] [--timeline FILE.svg] [--json]\n"
     "B is cpu | opencl[:P[:D]] | cuda[:N] | null (train runs there; its device profile sets the\n"
     "  plan's alignment and the spill cost model's defaults):\n";
 

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "io/safetensors.h"
+#include "io/widen_to_f32.h"
 #include "cli/session_calls.h"
 
 namespace remat {
@@ -43,15 +44,22 @@ void load_params(remat_session* session, const remat_plan* plan, const std::stri
   std::string error;
   if (!read_safetensors(path, &file, &error)) throw Failure(error);
   for (const remat_tensor_info& p : state_dict_entries(plan)) {
-    const SafeTensor* t = file.find(p.name);
+    SafeTensor* t = nullptr;
+    for (SafeTensor& candidate : file.tensors)
+      if (candidate.name == p.name) t = &candidate;
     if (t == nullptr)
       throw Failure(path + ": no tensor '" + p.name + "' (a parameter or buffer of the plan)");
     const std::vector<int64_t> want(p.dims, p.dims + p.rank);
     const std::string dtype = safetensors_dtype(p.dtype);
-    if (t->dtype != dtype || (t->shape != want && t->shape != file_shape(p))) {
+    // Parameters are float32 masters at every precision; BF16 or F16 ones (a model saved in
+    // half precision) are widened to them, exactly.
+    const bool widens = p.dtype == REMAT_DTYPE_F32 && widens_to_f32(t->dtype);
+    if ((t->dtype != dtype && !widens) || (t->shape != want && t->shape != file_shape(p))) {
       throw Failure(path + ": '" + p.name + "' is " + t->dtype + " " + dims_text(t->shape) +
-                    ", the plan needs " + dtype + " " + dims_text(want));
+                    ", the plan needs " + dtype +
+                    (p.dtype == REMAT_DTYPE_F32 ? " (or BF16, F16) " : " ") + dims_text(want));
     }
+    widen_to_f32(t);
     check(session, remat_session_write_param(session, p.name, t->data.data(), t->data.size()),
           "loading '" + std::string(p.name) + "'");
   }

@@ -47,6 +47,7 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.finite_checks = setup.finite_checks;
   o.eval_program = setup.eval_program;
   o.attention = setup.attention;
+  o.precision = setup.precision;
   return o;
 }
 

@@ -45,6 +45,8 @@ struct SizeSetup {
   bool eval_program = compiler::CompileOptions().eval_program;
   /// --attention: a template's attention fused into one op, or not.
   compiler::AttentionKernel attention = compiler::CompileOptions().attention;
+  /// --precision: how activations are stored (16-bit plans have smaller arenas).
+  compiler::Precision precision = compiler::CompileOptions().precision;
 };
 
 /// The figures of one plan, or why it could not be compiled.

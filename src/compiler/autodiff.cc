@@ -91,13 +91,14 @@ class Differentiator {
     throw CompileError("the loss '" + g_.tensors[g_.loss].name + "' is written by no forward op");
   }
 
-  // A new gradient tensor shaped like |like|.
+  // A new gradient tensor shaped like |like|, of its dtype: a 16-bit activation's gradient is
+  // 16-bit, a parameter's float32 (compiler/precision.h).
   int grad_tensor(int like) {
     const Tensor& t = g_.tensors[like];
     std::string name = "grad." + t.name;
     for (int n = 1; g_.find(name) >= 0; ++n) name = "grad." + t.name + "#" + std::to_string(n);
     // Only forward tensors are ever looked up in grad_ and needs_, so they do not grow here.
-    return g_.add_tensor(name, REMAT_DTYPE_F32, t.shape, Role::kGrad);
+    return g_.add_tensor(name, t.dtype, t.shape, Role::kGrad);
   }
 
   // Adds |g| into the gradient of |t| (a sum when |t| already has one).
@@ -336,8 +337,8 @@ class Differentiator {
     for (size_t k = 0; k < axis; ++k) outer *= dims[k];
     for (size_t k = axis + 1; k < dims.size(); ++k) inner *= dims[k];
     auto temp = [&](const std::vector<int64_t>& shape) {
-      return g_.add_tensor(g_.unique_name("grad." + g_.tensors[x].name + ".slice"), REMAT_DTYPE_F32,
-                           shape, Role::kGrad);
+      return g_.add_tensor(g_.unique_name("grad." + g_.tensors[x].name + ".slice"),
+                           g_.tensors[x].dtype, shape, Role::kGrad);
     };
     const int viewed = temp({outer, 1, n, inner});
     emit(OpCode::kCopy, {dy}, {viewed});

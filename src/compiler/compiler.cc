@@ -7,6 +7,7 @@
 #include "compiler/strategies/budget.h"
 #include "compiler/eval_program.h"
 #include "compiler/optimizer.h"
+#include "compiler/precision.h"
 #include "compiler/running_stats.h"
 #include "compiler/schedule.h"
 #include "compiler/strategies/spill.h"
@@ -83,6 +84,7 @@ CompileResult compile(const CompileOptions& options) {
     }
     result.graph = build_template(options.model, options.batch, options.attention);
   }
+  apply_precision(result.graph, options.precision);
   const size_t forward_ops = result.graph.ops.size();
   const std::vector<Op> forward = result.graph.ops;  // for the eval program, before any rewrite
   const OptimizerSpec optimizer = parse_optimizer(options.optimizer);
@@ -153,6 +155,8 @@ CompileResult compile(const CompileOptions& options) {
   for (int t : nested) r.nested.push_back(result.graph.tensors[t].name);
   r.arena_budget = options.arena_budget;
   r.matmul_precision = options.matmul_precision;
+  r.precision = options.precision;
+  r.widening_bytes = widening_bytes(result.graph);
   for (size_t i = 0; i < forward_ops; ++i)
     r.fused_attention_ops += forward[i].code == OpCode::kAttention ? 1 : 0;
   r.device_budget = options.device_budget;

@@ -13,6 +13,7 @@
 #include "compiler/graph.h"
 #include "compiler/attention_kernel.h"
 #include "compiler/matmul_precision.h"
+#include "compiler/precision.h"
 #include "compiler/planner.h"
 
 namespace remat {
@@ -55,6 +56,9 @@ struct CompileOptions {
   bool eval_program = true;
   /// The matrix products' precision the plan asks for (compiler/matmul_precision.h).
   MatmulPrecision matmul_precision = MatmulPrecision::kFp32;
+  /// The dtype of activations, checkpoints, spill slots and their gradients
+  /// (compiler/precision.h).
+  Precision precision = Precision::kFp32;
   /// The ops a template's attention compiles to (compiler/attention_kernel.h), and an ONNX
   /// model's multi-head attention where it matches the pattern of docs/onnx.md (kUnfused, and
   /// any other attention, keeps the ops it was exported with).
@@ -87,6 +91,9 @@ struct CompileReport {
   bool exhaustive = false;       ///< The auto search tried every assignment.
   uint64_t arena_budget = 0;     ///< The arena budget given (0: none).
   MatmulPrecision matmul_precision = MatmulPrecision::kFp32;  ///< What the plan asks for.
+  Precision precision = Precision::kFp32;                     ///< How activations are stored.
+  /// The CPU backend's widening workspace for this plan (compiler/precision.h), beside the arena.
+  uint64_t widening_bytes = 0;
   size_t fused_attention_ops = 0;  ///< attention ops in the plan's forward pass.
   uint64_t device_budget = 0;      ///< The device budget (arena + persistent) met (0: none given).
   uint64_t host_budget = UINT64_MAX;  ///< The host spill budget given (UINT64_MAX: none).

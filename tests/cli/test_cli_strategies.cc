@@ -198,7 +198,7 @@ static void a_device_budget_that_spilling_cannot_meet_fails_saying_by_how_many_b
   assert_null(std::fopen(plan.c_str(), "rb"));  // no plan written
 }
 
-static void saved_parameters_are_byte_identical_for_every_strategy_and_template(void**) {
+static void saved_parameters_are_byte_identical_for_every_strategy_template_and_precision(void**) {
   const struct {
     const char* model;
     const char* manual;
@@ -210,45 +210,48 @@ static void saved_parameters_are_byte_identical_for_every_strategy_and_template(
        "out"},
   };
   const std::string plan = tmp("identity.rplan");
-  for (const auto& t : templates) {
-    const std::string base =
-        std::string(t.model) + " --batch 4 --seed 3 --optimizer adamw:lr=0.01,weight_decay=0.01";
-    const Figures none = compile_figures(base + " --strategy none", plan);
-    const Figures sqrt = compile_figures(base + " --strategy sqrt", plan);
-    // Halfway between the arenas of sqrt and none: budget has to recompute something.
-    const unsigned long long half = (none.arena + sqrt.arena) / 2;
-    const unsigned long long device = spilling_budget(base + " --strategy splits", plan);
-    const struct {
-      std::string flags;
-      bool must_recompute, must_spill;
-    } runs[] = {
-        {"--strategy sqrt", true, false},
-        {"--strategy selective", true, false},
-        {"--strategy splits", false,
-         false},  // on an mlp every split point is kept: nothing to recompute
-        {"--strategy budget --arena-budget " + std::to_string(half), true, false},
-        {std::string("--strategy ") + t.manual, true, false},
-        {"--strategy splits --device-budget " + std::to_string(device), false, true},
-    };
-    const std::vector<uint8_t> initial = train_and_save(base + " --strategy none --steps 0");
-    const std::vector<uint8_t> reference = train_and_save(base + " --strategy none --steps 5");
-    // Five steps change the parameters, so equal files below mean equal training.
-    if (reference.empty() || reference == initial)
-      fail_msg("%s: five steps saved the initial parameters", t.model);
-    for (const auto& run : runs) {
-      const Figures f = compile_figures(base + " " + run.flags, plan);
-      if (run.must_recompute && !(f.recomputed_percent > 0))
-        fail_msg("%s %s recomputes nothing", t.model, run.flags.c_str());
-      if (run.must_spill && f.spills == 0)
-        fail_msg("%s %s spills nothing", t.model, run.flags.c_str());
-      std::printf("%s %s: arena %llu, recomputed %.1f%%, %u spills\n", t.model, run.flags.c_str(),
-                  f.arena, f.recomputed_percent, f.spills);
-      if (train_and_save(base + " " + run.flags + " --steps 5") != reference) {
-        fail_msg("%s %s: the saved parameters differ from --strategy none's", t.model,
-                 run.flags.c_str());
+  // At every precision: a 16-bit plan recomputes and spills its 16-bit activations exactly too.
+  for (const char* precision : {"fp32", "bf16", "fp16"})
+    for (const auto& t : templates) {
+      const std::string base = std::string(t.model) +
+                               " --batch 4 --seed 3 --optimizer adamw:lr=0.01,weight_decay=0.01" +
+                               " --precision " + precision;
+      const Figures none = compile_figures(base + " --strategy none", plan);
+      const Figures sqrt = compile_figures(base + " --strategy sqrt", plan);
+      // Halfway between the arenas of sqrt and none: budget has to recompute something.
+      const unsigned long long half = (none.arena + sqrt.arena) / 2;
+      const unsigned long long device = spilling_budget(base + " --strategy splits", plan);
+      const struct {
+        std::string flags;
+        bool must_recompute, must_spill;
+      } runs[] = {
+          {"--strategy sqrt", true, false},
+          {"--strategy selective", true, false},
+          {"--strategy splits", false,
+           false},  // on an mlp every split point is kept: nothing to recompute
+          {"--strategy budget --arena-budget " + std::to_string(half), true, false},
+          {std::string("--strategy ") + t.manual, true, false},
+          {"--strategy splits --device-budget " + std::to_string(device), false, true},
+      };
+      const std::vector<uint8_t> initial = train_and_save(base + " --strategy none --steps 0");
+      const std::vector<uint8_t> reference = train_and_save(base + " --strategy none --steps 5");
+      // Five steps change the parameters, so equal files below mean equal training.
+      if (reference.empty() || reference == initial)
+        fail_msg("%s %s: five steps saved the initial parameters", t.model, precision);
+      for (const auto& run : runs) {
+        const Figures f = compile_figures(base + " " + run.flags, plan);
+        if (run.must_recompute && !(f.recomputed_percent > 0))
+          fail_msg("%s %s recomputes nothing", t.model, run.flags.c_str());
+        if (run.must_spill && f.spills == 0)
+          fail_msg("%s %s spills nothing", t.model, run.flags.c_str());
+        std::printf("%s %s %s: arena %llu, recomputed %.1f%%, %u spills\n", t.model, precision,
+                    run.flags.c_str(), f.arena, f.recomputed_percent, f.spills);
+        if (train_and_save(base + " " + run.flags + " --steps 5") != reference) {
+          fail_msg("%s %s %s: the saved parameters differ from --strategy none's", t.model,
+                   precision, run.flags.c_str());
+        }
       }
     }
-  }
 }
 
 int main() {
@@ -257,7 +260,8 @@ int main() {
       cmocka_unit_test(the_deprecated_budget_is_the_arena_budget),
       cmocka_unit_test(compile_and_inspect_report_host_spill_bytes_and_spills_at_a_device_budget),
       cmocka_unit_test(a_device_budget_that_spilling_cannot_meet_fails_saying_by_how_many_bytes),
-      cmocka_unit_test(saved_parameters_are_byte_identical_for_every_strategy_and_template),
+      cmocka_unit_test(
+          saved_parameters_are_byte_identical_for_every_strategy_template_and_precision),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -1,0 +1,83 @@
+// The activation-precision policy: which tensors of a graph a 16-bit plan stores in 16 bits.
+#include "compiler/precision.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "plan/ops.h"
+
+namespace remat {
+namespace compiler {
+
+const char* precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp16: return "fp16";
+  }
+  return "?";
+}
+
+bool parse_precision(const std::string& text, Precision* out) {
+  for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kFp16}) {
+    if (text == precision_name(p)) {
+      *out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+remat_dtype activation_dtype(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32: break;
+    case Precision::kBf16: return REMAT_DTYPE_BF16;
+    case Precision::kFp16: return REMAT_DTYPE_F16;
+  }
+  return REMAT_DTYPE_F32;
+}
+
+void apply_precision(Graph& graph, Precision precision) {
+  const remat_dtype dtype = activation_dtype(precision);
+  if (dtype == REMAT_DTYPE_F32) return;
+  // The loss op's inputs stay float32: the logits or predictions it reads are small, and the
+  // eval program hands the same tensor to the caller (remat_read_output reads float32).
+  std::vector<bool> loss_input(graph.tensors.size(), false);
+  for (const Op& op : graph.ops) {
+    for (int out : op.outputs) {
+      if (out != graph.loss) continue;
+      for (int in : op.inputs) loss_input[static_cast<size_t>(in)] = true;
+    }
+  }
+  for (const Op& op : graph.ops) {
+    if (op.phase != Phase::kForward || op.outputs.empty()) continue;
+    Tensor& y = graph.tensors[static_cast<size_t>(op.outputs[0])];
+    if (y.role == Role::kActivation && y.dtype == REMAT_DTYPE_F32 &&
+        !loss_input[static_cast<size_t>(op.outputs[0])]) {
+      y.dtype = dtype;
+    }
+  }
+}
+
+uint64_t widening_bytes(const Graph& graph) {
+  uint64_t most = 0;
+  for (const Op& op : graph.ops) {
+    if (op_info(static_cast<uint16_t>(op.code))->dtypes == OpDtypes::kAnyDtype) continue;
+    std::vector<int> seen;
+    uint64_t bytes = 0;
+    auto add = [&](int t) {
+      const Tensor& x = graph.tensors[static_cast<size_t>(t)];
+      if (x.dtype != REMAT_DTYPE_BF16 && x.dtype != REMAT_DTYPE_F16) return;
+      if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
+      seen.push_back(t);
+      bytes += (static_cast<uint64_t>(x.numel()) * 4 + 63) / 64 * 64;
+    };
+    for (int t : op.inputs) add(t);
+    for (int t : op.outputs) add(t);
+    most = std::max(most, bytes);
+  }
+  return most;
+}
+
+}  // namespace compiler
+}  // namespace remat
