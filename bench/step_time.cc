@@ -13,7 +13,8 @@
 // checkpoints to host) and /host=SIZE (host spill budget of `auto`), e.g. `splits/device=200MiB`;
 // /budget=SIZE, the old name of /arena=, is still read (docs/benchmarks.md records it);
 // /matmul=fp32|tf32 is the plan's matmul precision (compile --matmul-precision), and
-// /attention=fused|unfused a template's attention ops (compile --attention; default fused).
+// /attention=fused|unfused a template's attention ops (compile --attention; default fused),
+// /precision=fp32|bf16|fp16 how activations are stored (compile --precision; default fp32).
 //
 // "FLOP bound ms" is what a recomputing row would take if recomputed FLOPs cost what the
 // `none` row's FLOPs cost: the `none` row of the same MODEL@BATCH (listed before it) over
@@ -56,6 +57,12 @@ Row measure(const std::string& model, int64_t batch, const std::string& spec,
       const std::string value = item.substr(item.find('=') + 1);
       if (!remat::compiler::parse_attention_kernel(value, &o.attention))
         throw remat::io::UsageError("attention '" + value + "': expected fused or unfused");
+      continue;
+    }
+    if (key == "precision") {
+      const std::string value = item.substr(item.find('=') + 1);
+      if (!remat::compiler::parse_precision(value, &o.precision))
+        throw remat::io::UsageError("precision '" + value + "': expected fp32, bf16 or fp16");
       continue;
     }
     if (key == "matmul") {
