@@ -441,6 +441,15 @@ REMAT_API remat_status remat_session_set_learning_rate(remat_session* session, f
  *  REMAT_ERROR_NOT_FOUND when the plan has no optimizer update. */
 REMAT_API remat_status remat_session_learning_rate(const remat_session* session, float* out_lr);
 
+/** Writes the dynamic loss scale the next step uses to |out_scale| (docs/precision.md): the
+ *  gradients of the loss are multiplied by it and each parameter's gradient divided by it again
+ *  before its update. The session doubles it after the plan's growth interval of steps with
+ *  finite gradients and halves it when a step's gradients overflow (that step returns
+ *  REMAT_ERROR_NONFINITE, its message ending "; loss scale A -> B"); a training state carries
+ *  it. REMAT_ERROR_NOT_FOUND when the plan has no loss scaling (fp16 plans have it by default,
+ *  `remat compile --loss-scale`). */
+REMAT_API remat_status remat_session_loss_scale(const remat_session* session, float* out_scale);
+
 /** Number of steps this session has run; also the step index dropout and Adam use next. */
 REMAT_API uint64_t remat_session_step_count(const remat_session* session);
 

@@ -12,10 +12,10 @@ namespace remat {
 namespace cli {
 
 const std::vector<std::string> kCompileFlags = {
-    "--batch",          "--optimizer",        "--seed",          "--strategy",
-    "--arena-budget",   "--budget",           "--device-budget", "--host-budget",
-    "--copy-bandwidth", "--compute-rate",     "--finite-checks", "--eval-program",
-    "--loss",           "--matmul-precision", "--attention",     "--precision"};
+    "--batch",         "--optimizer",     "--seed",        "--strategy",         "--arena-budget",
+    "--budget",        "--device-budget", "--host-budget", "--copy-bandwidth",   "--compute-rate",
+    "--finite-checks", "--eval-program",  "--loss",        "--matmul-precision", "--attention",
+    "--precision",     "--loss-scale"};
 
 compiler::FiniteChecks finite_checks_option(const Args& args) {
   const std::string value = args.text("--finite-checks", "on");
@@ -49,6 +49,25 @@ compiler::Precision precision_option(const Args& args) {
     throw UsageError("--precision '" + value + "': expected fp32, bf16 or fp16");
   }
   return precision;
+}
+
+std::string loss_scale_option(const Args& args, compiler::Precision precision) {
+  const std::string value = args.text("--loss-scale", "");
+  if (args.has("--loss-scale") && value.empty())
+    throw UsageError("--loss-scale '': expected off or dynamic[:init=S][,interval=N]");
+  try {
+    compiler::parse_loss_scale(value, precision);
+  } catch (const compiler::CompileError& e) {
+    std::string detail = e.what();
+    for (const std::string& prefix : {"model '" + value + "': ", "loss scale '" + value + "': "}) {
+      if (detail.compare(0, prefix.size(), prefix) == 0) {
+        detail.erase(0, prefix.size());
+        break;
+      }
+    }
+    throw UsageError("--loss-scale '" + value + "': " + detail);
+  }
+  return value;
 }
 
 compiler::AttentionKernel attention_option(const Args& args) {
@@ -126,6 +145,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.matmul_precision = matmul_precision_option(args);
   o.attention = attention_option(args);
   o.precision = precision_option(args);
+  o.loss_scale = loss_scale_option(args, o.precision);
   return o;
 }
 
@@ -187,6 +207,10 @@ void print_report(const compiler::CompileReport& r) {
               r.precision == compiler::Precision::kFp32
                   ? ""
                   : " activations (parameters, optimizer state and their gradients float32)");
+  if (r.loss_scale != "off") {
+    std::printf("loss scale:   %s (doubles after that many finite steps, halves on an overflow)\n",
+                r.loss_scale.c_str());
+  }
   if (r.widening_bytes > 0) {
     std::printf(
         "widening:     %llu bytes (%s) beside the arena: the cpu backend's float32 copies "

@@ -269,7 +269,7 @@ int run_size(const std::vector<std::string>& argv) {
       argv,
       {"--batch", "--strategy", "--arena-budget", "--budget", "--device-budget", "--copy-bandwidth",
        "--compute-rate", "--timeline", "--optimizer", "--alignment", "--backend", "--finite-checks",
-       "--eval-program", "--loss", "--host-budget", "--attention", "--precision"},
+       "--eval-program", "--loss", "--host-budget", "--attention", "--precision", "--loss-scale"},
       {"--max-batch", "--json"});
   if (args.positional().size() != 1) throw UsageError("size takes exactly one MODEL");
   const std::string model = args.positional()[0];
@@ -283,6 +283,7 @@ int run_size(const std::vector<std::string>& argv) {
   setup.eval_program = eval_program_option(args);
   setup.attention = attention_option(args);
   setup.precision = precision_option(args);
+  setup.loss_scale = loss_scale_option(args, setup.precision);
   const DeviceProfile& profile = compiler::target_profile(args.text("--backend", "cpu"));
   setup.copy_bandwidth = args.real("--copy-bandwidth", profile.copy_bandwidth);
   setup.compute_rate = args.real("--compute-rate", profile.compute_rate);

@@ -283,7 +283,7 @@ int run_train(const std::vector<std::string>& argv) {
   uint64_t last_print = 0, eval_ns = 0;
   bool line_open = false;  // a progress line without its newline is on the terminal
   float first_loss = NAN, loss = NAN, last_loss = NAN;
-  int64_t skipped = 0, last_eval = -1;
+  int64_t skipped = 0, overflowed = 0, last_eval = -1;
   for (int64_t step = done; step < steps; ++step) {
     data.set(session.get(), data.batch(step), "step " + std::to_string(step));
     if (scheduled) {
@@ -291,8 +291,16 @@ int run_train(const std::vector<std::string>& argv) {
             remat_session_set_learning_rate(session.get(), schedule.at(base_lr, step, steps)),
             "step " + std::to_string(step) + ": --lr-schedule");
     }
+    float scale_before = 0.0f, scale_after = 0.0f;
+    const bool scaled = remat_session_loss_scale(session.get(), &scale_before) == REMAT_OK;
     const remat_status stepped = remat_session_step(session.get(), &loss);
-    if (stepped == REMAT_ERROR_NONFINITE && on_nonfinite == "skip") {
+    if (scaled) remat_session_loss_scale(session.get(), &scale_after);
+    if (stepped == REMAT_ERROR_NONFINITE && scaled && scale_after < scale_before) {
+      // Dynamic loss scaling: the scaled gradients overflowed, the runtime halved the scale and
+      // skipped the update. Expected now and then, whatever --on-nonfinite says.
+      std::fprintf(stderr, "remat: loss scale: %s\n", remat_session_last_error(session.get()));
+      ++overflowed;
+    } else if (stepped == REMAT_ERROR_NONFINITE && on_nonfinite == "skip") {
       std::fprintf(stderr, "remat: skipped: %s\n", remat_session_last_error(session.get()));
       ++skipped;
     } else if (stepped == REMAT_ERROR_NONFINITE) {
@@ -349,6 +357,11 @@ int run_train(const std::vector<std::string>& argv) {
   if (skipped > 0) {
     std::printf("skipped the update of %lld of those steps: a loss or gradient was not finite\n",
                 static_cast<long long>(skipped));
+  }
+  float final_scale = 0.0f;
+  if (remat_session_loss_scale(session.get(), &final_scale) == REMAT_OK) {
+    std::printf("loss scale %g; %lld of those steps overflowed and were skipped\n",
+                static_cast<double>(final_scale), static_cast<long long>(overflowed));
   }
   if (!state_path.empty() && (ran > 0 || !resumed)) {
     save_state(session.get(), state_path);

@@ -41,6 +41,10 @@ compiler::MatmulPrecision matmul_precision_option(const Args& args);
 /// --precision fp32|bf16|fp16 (default fp32): how a plan stores its activations.
 compiler::Precision precision_option(const Args& args);
 
+/// --loss-scale off|dynamic[:init=S][,interval=N] (default: dynamic for fp16 plans), checked;
+/// "" when not given.
+std::string loss_scale_option(const Args& args, compiler::Precision precision);
+
 /// --attention fused|unfused (default fused): a template's attention ops.
 compiler::AttentionKernel attention_option(const Args& args);
 

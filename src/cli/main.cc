@@ -24,6 +24,7 @@ const char kUsage[] =
     "          [--attention fused|unfused]   (a template's attention: one op that stores no "
     "scores)\n"
     "          [--precision fp32|bf16|fp16]   (activations in 16 bits; parameters stay float32)\n"
+    "          [--loss-scale off|dynamic[:init=S][,interval=N]]   (default: dynamic for fp16)\n"
     "          -o FILE.rplan|FILE.h [--emit-c FILE.h]\n"
     "          (FILE.h: the plan as a C array with #defines of its region and binding sizes, for "
     "firmware)\n"

@@ -48,6 +48,7 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.eval_program = setup.eval_program;
   o.attention = setup.attention;
   o.precision = setup.precision;
+  o.loss_scale = setup.loss_scale;
   return o;
 }
 

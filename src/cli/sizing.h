@@ -47,6 +47,8 @@ struct SizeSetup {
   compiler::AttentionKernel attention = compiler::CompileOptions().attention;
   /// --precision: how activations are stored (16-bit plans have smaller arenas).
   compiler::Precision precision = compiler::CompileOptions().precision;
+  /// --loss-scale ("" for the precision's default).
+  std::string loss_scale;
 };
 
 /// The figures of one plan, or why it could not be compiled.

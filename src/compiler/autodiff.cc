@@ -2,6 +2,7 @@
 #include "compiler/autodiff.h"
 
 #include <array>
+#include <cstring>
 #include <vector>
 
 #include "plan/head_matmul_shape.h"
@@ -50,14 +51,16 @@ class Differentiator {
       int param, grad, source;
     };
     std::vector<Update> deferred;
-    seed_loss_gradient(forward_ops);
+    const int loss_op = seed_loss_gradient(forward_ops);
     for (int i = forward_ops - 1; i >= 0; --i) {
       backward_of(i);
+      if (i == loss_op) scale_loss_gradients(i);
       // A parameter's gradient is final once the backward of its first reader has run.
       for (int p : first_read_at[i]) {
         if (grad_[p] < 0) {
           throw CompileError("parameter '" + g_.tensors[p].name + "' does not reach the loss");
         }
+        unscale(p, i);
         if (checks) check_finite(grad_[p], i);
         if (finite_checks_ == FiniteChecks::kAtomic) {
           deferred.push_back({p, grad_[p], i});
@@ -77,16 +80,17 @@ class Differentiator {
 
   // A loss computed by ordinary ops (an imported model's mean of squares) starts from
   // dloss = 1, a fill; the loss ops (softmax_cross_entropy, mse) start their gradient themselves.
-  void seed_loss_gradient(int forward_ops) {
+  // Returns the index of the op that writes the loss.
+  int seed_loss_gradient(int forward_ops) {
     for (int i = forward_ops - 1; i >= 0; --i) {
       const Op& op = g_.ops[i];
       if (op.outputs.empty() || op.outputs[0] != g_.loss) continue;
-      if (op.code == OpCode::kSoftmaxCrossEntropy || op.code == OpCode::kMse) return;
+      if (op.code == OpCode::kSoftmaxCrossEntropy || op.code == OpCode::kMse) return i;
       current_ = i;
       const int seed = grad_tensor(g_.loss);
       emit(OpCode::kFill, {}, {seed}, {}, named({{attr::fill::value, 1.0f}}));
       grad_[g_.loss] = seed;
-      return;
+      return i;
     }
     throw CompileError("the loss '" + g_.tensors[g_.loss].name + "' is written by no forward op");
   }
@@ -99,6 +103,40 @@ class Differentiator {
     for (int n = 1; g_.find(name) >= 0; ++n) name = "grad." + t.name + "#" + std::to_string(n);
     // Only forward tensors are ever looked up in grad_ and needs_, so they do not grow here.
     return g_.add_tensor(name, t.dtype, t.shape, Role::kGrad);
+  }
+
+  // Dynamic loss scaling (compiler/loss_scaling.h): every gradient flows from the loss op's
+  // inputs, so scaling theirs by S, right after the loss op's backward, scales the backward pass.
+  void scale_loss_gradients(int loss_op) {
+    LossScalingTensors& l = g_.loss_scaling;
+    if (l.scale < 0) return;
+    const float s = scale_value();
+    for (int t : g_.ops[loss_op].inputs) {
+      if (grad_[t] < 0) continue;
+      const int scaled = grad_tensor(t);
+      emit(OpCode::kScale, {grad_[t]}, {scaled}, {}, named({{attr::scale::alpha, s}}));
+      grad_[t] = scaled;
+      l.scaled.push_back(scaled);
+    }
+  }
+
+  // Parameter |p|'s final gradient divided by S again, before its check and update.
+  void unscale(int p, int source) {
+    LossScalingTensors& l = g_.loss_scaling;
+    if (l.scale < 0) return;
+    current_ = source;
+    const int unscaled = grad_tensor(p);
+    emit(OpCode::kScale, {grad_[p]}, {unscaled}, {},
+         named({{attr::scale::alpha, 1.0f / scale_value()}}));
+    grad_[p] = unscaled;
+    l.unscaled.push_back(unscaled);
+  }
+
+  // The initial S, from the scale tensor's bytes (the session sets the alphas from then on).
+  float scale_value() const {
+    float s;
+    memcpy(&s, g_.tensors[g_.loss_scaling.scale].init_data.data(), sizeof(float));
+    return s;
   }
 
   // Adds |g| into the gradient of |t| (a sum when |t| already has one).

@@ -1,6 +1,8 @@
 // The compile pipeline: template -> graph -> autodiff + optimizer -> schedule -> memory -> plan.
 #include "compiler/compiler.h"
 
+#include <cstdio>
+
 #include "backends/device_profiles.h"
 #include "compiler/strategies/auto.h"
 #include "compiler/autodiff.h"
@@ -88,6 +90,13 @@ CompileResult compile(const CompileOptions& options) {
   const size_t forward_ops = result.graph.ops.size();
   const std::vector<Op> forward = result.graph.ops;  // for the eval program, before any rewrite
   const OptimizerSpec optimizer = parse_optimizer(options.optimizer);
+  const LossScaleSpec loss_scale = parse_loss_scale(options.loss_scale, options.precision);
+  if (loss_scale.dynamic && options.finite_checks == FiniteChecks::kOff) {
+    throw CompileError(
+        "dynamic loss scaling finds overflowing steps with the non-finite guard: use "
+        "--finite-checks on or atomic, or --loss-scale off");
+  }
+  add_loss_scaling_state(result.graph, loss_scale);
   append_backward_and_updates(result.graph, optimizer, options.finite_checks);
   append_running_stat_updates(result.graph);
   if (!(options.copy_bandwidth > 0) || !(options.compute_rate > 0)) {
@@ -157,6 +166,12 @@ CompileResult compile(const CompileOptions& options) {
   r.matmul_precision = options.matmul_precision;
   r.precision = options.precision;
   r.widening_bytes = widening_bytes(result.graph);
+  if (loss_scale.dynamic) {
+    char text[96];
+    std::snprintf(text, sizeof(text), "dynamic:init=%.9g,interval=%u",
+                  static_cast<double>(loss_scale.init), loss_scale.interval);
+    r.loss_scale = text;
+  }
   for (size_t i = 0; i < forward_ops; ++i)
     r.fused_attention_ops += forward[i].code == OpCode::kAttention ? 1 : 0;
   r.device_budget = options.device_budget;

@@ -11,6 +11,7 @@
 #include "backends/device_profile.h"
 #include "compiler/finite_checks.h"
 #include "compiler/graph.h"
+#include "compiler/loss_scaling.h"
 #include "compiler/attention_kernel.h"
 #include "compiler/matmul_precision.h"
 #include "compiler/precision.h"
@@ -59,6 +60,9 @@ struct CompileOptions {
   /// The dtype of activations, checkpoints, spill slots and their gradients
   /// (compiler/precision.h).
   Precision precision = Precision::kFp32;
+  /// Dynamic loss scaling (compiler/loss_scaling.h): "off", "dynamic[:init=S][,interval=N]",
+  /// or "" for the precision's default (dynamic for fp16, off otherwise).
+  std::string loss_scale;
   /// The ops a template's attention compiles to (compiler/attention_kernel.h), and an ONNX
   /// model's multi-head attention where it matches the pattern of docs/onnx.md (kUnfused, and
   /// any other attention, keeps the ops it was exported with).
@@ -92,6 +96,7 @@ struct CompileReport {
   uint64_t arena_budget = 0;     ///< The arena budget given (0: none).
   MatmulPrecision matmul_precision = MatmulPrecision::kFp32;  ///< What the plan asks for.
   Precision precision = Precision::kFp32;                     ///< How activations are stored.
+  std::string loss_scale = "off";  ///< "off", or "dynamic:init=S,interval=N".
   /// The CPU backend's widening workspace for this plan (compiler/precision.h), beside the arena.
   uint64_t widening_bytes = 0;
   size_t fused_attention_ops = 0;  ///< attention ops in the plan's forward pass.

@@ -116,6 +116,16 @@ struct BatchNormBuffers {
   float momentum = 0.1f;         ///< torch's momentum.
 };
 
+/// Dynamic loss scaling of a graph (compiler/loss_scaling.h; plan.fbs, LossScaling): its state
+/// tensors and the `scale` ops whose alpha the session sets, found by their outputs.
+struct LossScalingTensors {
+  int scale = -1;                ///< Persistent f32 [1], role kState: the scale S.
+  int clean_steps = -1;          ///< Persistent i64 [1], role kState: finite steps since S changed.
+  uint32_t growth_interval = 0;  ///< Finite steps in a row after which S doubles.
+  std::vector<int> scaled;       ///< Outputs of the `scale` ops by S (the loss op's input grads).
+  std::vector<int> unscaled;     ///< Outputs of the `scale` ops by 1 / S (parameter gradients).
+};
+
 /// A training graph: forward ops, then (after autodiff and the optimizer) backward and update
 /// ops. Tensors are never removed; indices stay valid.
 class Graph {
@@ -148,6 +158,8 @@ class Graph {
   std::vector<BatchNormBuffers> batch_norms;
   /// Persistent state the caller reads and writes by name (torch's buffers), role kState.
   std::vector<int> buffers;
+  /// Dynamic loss scaling (scale < 0: none).
+  LossScalingTensors loss_scaling;
 
  private:
   std::unordered_map<std::string, int> names_;  // for find()

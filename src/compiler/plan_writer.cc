@@ -1,4 +1,6 @@
 // Graph + memory plan -> FlatBuffers plan bytes.
+#include <algorithm>
+
 #include "plan/plan_generated.h"
 #include "compiler/compiler.h"
 #include "plan/region.h"
@@ -88,6 +90,25 @@ std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
       report.recomputed_flops, report.step_flops, memory.lower_bound, report.device_budget,
       static_cast<uint32_t>(report.spilled.size()), report.copy_bandwidth, report.compute_rate,
       report.copy_seconds > 0 ? report.hidden_copy_seconds / report.copy_seconds : 0.0);
+  // Dynamic loss scaling: the `scale` ops whose alpha the session sets, found by their outputs.
+  flatbuffers::Offset<fb::LossScaling> loss_scaling = 0;
+  const LossScalingTensors& l = graph.loss_scaling;
+  if (l.scale >= 0) {
+    std::vector<uint32_t> scale_ops, unscale_ops;
+    const size_t step_ops = graph.ops.size() - graph.eval_ops;
+    for (size_t i = 0; i < step_ops; ++i) {
+      const Op& op = graph.ops[i];
+      if (op.code != OpCode::kScale) continue;
+      const int out = op.outputs[0];
+      if (std::find(l.scaled.begin(), l.scaled.end(), out) != l.scaled.end())
+        scale_ops.push_back(static_cast<uint32_t>(i));
+      if (std::find(l.unscaled.begin(), l.unscaled.end(), out) != l.unscaled.end())
+        unscale_ops.push_back(static_cast<uint32_t>(i));
+    }
+    loss_scaling = fb::CreateLossScaling(
+        fbb, static_cast<uint32_t>(l.scale), static_cast<uint32_t>(l.clean_steps),
+        l.growth_interval, fbb.CreateVector(scale_ops), fbb.CreateVector(unscale_ops));
+  }
   const auto tensor_vec = fbb.CreateVector(tensors);
   const auto op_vec = fbb.CreateVector(ops);
   const auto plan = fb::CreatePlan(
@@ -95,7 +116,7 @@ std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
       memory.host_size, tensor_vec, op_vec, ids(graph.inputs), ids(graph.labels), ids(graph.params),
       static_cast<uint32_t>(graph.loss), seed, provenance, static_cast<uint32_t>(graph.eval_ops),
       graph.eval_ops > 0 ? static_cast<uint32_t>(graph.eval_loss) : 0, ids(graph.outputs),
-      ids(graph.buffers), static_cast<fb::MatmulPrecision>(report.matmul_precision));
+      ids(graph.buffers), static_cast<fb::MatmulPrecision>(report.matmul_precision), loss_scaling);
   fb::FinishPlanBuffer(fbb, plan);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

@@ -20,6 +20,8 @@ struct remat_session {
   uint64_t step;              ///< Steps completed.
   bool partly_loaded;         ///< A load_state failed while copying in: no step until one succeeds.
   bool outputs_ready;         ///< An eval ran and no step since: the outputs hold its values.
+  float loss_scale;           ///< Dynamic loss scaling's S (plan.fbs, LossScaling), or 0.
+  int64_t loss_scale_clean_steps;  ///< Finite steps since S last changed.
   char error[REMAT_SESSION_ERROR_CAPACITY];
   remat::ErrorBuffer err;  ///< Points at |error|.
 };
@@ -33,6 +35,17 @@ remat_status initialise_persistent(remat_session* session);
 /// writes its index to *|out_tensor|; false when none is called so.
 bool find_named(const remat_plan* plan, const flatbuffers::Vector<uint32_t>* ids, const char* name,
                 uint32_t* out_tensor);
+
+/// Reads dynamic loss scaling's state tensors into |session| and the alpha of the plan's scale
+/// ops (runtime/loss_scale.cc), after the persistent region was initialised or loaded. REMAT_OK
+/// for a plan without loss scaling; REMAT_ERROR_INVALID_ARGUMENT for a scale that is not a
+/// finite positive number or a negative count.
+remat_status load_loss_scale(remat_session* session);
+
+/// After a step: halves the loss scale when |gradients_overflowed| (a gradient's finite_check
+/// failed), else counts the step and doubles the scale after the plan's growth interval; writes
+/// the state tensors. REMAT_OK for a plan without loss scaling.
+remat_status update_loss_scale(remat_session* session, bool gradients_overflowed);
 
 /// Number of ops of the training step: the plan's ops before the eval program's.
 uint32_t step_op_count(const remat_plan* plan);

@@ -1,6 +1,7 @@
 // C ABI of sessions: creation (the only place memory is obtained), inputs, params, steps.
 // (The eval program's calls are in eval_api.cc, training states in state_api.cc.)
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <new>
@@ -167,6 +168,19 @@ void name_nonfinite_tensor(remat_session* s) {
   }
 }
 
+// Whether the step's failed finite_check (s->err.failed_op) checked a gradient, not the loss:
+// with dynamic loss scaling, an overflow that halves the scale.
+bool gradient_check_failed(const remat_session* s) {
+  if (s->plan->root->loss_scaling() == nullptr) return false;
+  const auto* ops = s->plan->root->ops();
+  const uint32_t op = s->err.failed_op;
+  if (op == 0 || op > ops->size() || ops->Get(op - 1)->inputs() == nullptr ||
+      ops->Get(op - 1)->inputs()->size() == 0)
+    return false;
+  const uint32_t t = ops->Get(op - 1)->inputs()->Get(0);
+  return s->plan->root->tensors()->Get(t)->role() == remat::fb::Role::Grad;
+}
+
 void copy_message(const remat_session* s, char* out, size_t capacity) {
   if (out != nullptr && capacity > 0) {
     strncpy(out, s->error, capacity - 1);
@@ -311,6 +325,9 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   if (status == REMAT_OK) status = remat::create_backend(backend, regions, &s->backend, &s->err);
   if (status == REMAT_OK) status = resolve_ops(s);
   if (status == REMAT_OK && options->init_params) status = remat::initialise_persistent(s);
+  // Without initial values the caller's persistent region (or a state loaded later) holds the
+  // loss scale: it is read before the first step then.
+  if (status == REMAT_OK && options->init_params) status = remat::load_loss_scale(s);
   if (status != REMAT_OK) {
     copy_message(s, out_message, message_capacity);
     remat_session_destroy(s);
@@ -358,6 +375,10 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
   if (s == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
   remat_status status = remat::check_ready_to_run(s, "step");
   if (status != REMAT_OK) return status;
+  if (s->plan->root->loss_scaling() != nullptr && s->loss_scale == 0.0f) {
+    status = remat::load_loss_scale(s);
+    if (status != REMAT_OK) return status;
+  }
   s->outputs_ready = false;  // the step reuses the eval program's bytes
   const remat::StepContext ctx{s->plan->root->seed(), s->step};
   const uint32_t n_ops = remat::step_op_count(s->plan);
@@ -384,14 +405,31 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
     // is replayed exactly from a saved state and always moves on.
     ++s->step;
     name_nonfinite_tensor(s);
+    if (gradient_check_failed(s)) {
+      // The scaled gradients overflowed: the scale halves, as the message says.
+      const float before = s->loss_scale;
+      const remat_status updated = remat::update_loss_scale(s, /*gradients_overflowed=*/true);
+      if (updated != REMAT_OK) return updated;
+      const size_t used = strlen(s->error);
+      snprintf(s->error + used, sizeof(s->error) - used, "; loss scale %g -> %g",
+               static_cast<double>(before), static_cast<double>(s->loss_scale));
+    }
     return status;
   }
   if (status == REMAT_OK && out_loss != nullptr) {
     const remat::TensorRef& loss = s->tensors[s->plan->root->loss()];
     status = s->backend->download(loss.region, loss.offset, out_loss, sizeof(float), &s->err);
   }
+  if (status == REMAT_OK) status = remat::update_loss_scale(s, /*gradients_overflowed=*/false);
   if (status == REMAT_OK) ++s->step;
   return status;
+}
+
+remat_status remat_session_loss_scale(const remat_session* s, float* out_scale) {
+  if (s == nullptr || out_scale == nullptr) return REMAT_ERROR_INVALID_ARGUMENT;
+  if (s->plan->root->loss_scaling() == nullptr) return REMAT_ERROR_NOT_FOUND;
+  *out_scale = s->loss_scale;
+  return REMAT_OK;
 }
 
 remat_status remat_session_write_param(remat_session* s, const char* name, const void* data,

@@ -257,7 +257,7 @@ remat_status remat_session_load_state(remat_session* s, remat_state_read_fn read
   }
   s->partly_loaded = false;
   s->step = get64(header + 24);
-  return REMAT_OK;
+  return remat::load_loss_scale(s);  // the state's scale from the next step on
 }
 
 }  // extern "C"

@@ -4,9 +4,11 @@
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -177,14 +179,75 @@ static void bf16_and_fp16_training_follow_float32(void**) {
   } runs[] = {{"bf16", 0.05}, {"fp16", 0.01}};
   for (const auto& run : runs) {
     const std::string half = tmp(std::string(run.precision) + ".safetensors");
-    expect(run_remat(train + " --precision " + run.precision + " --save-params " + half), 0,
-           "saved parameters");
+    // fp16's default scale, 65536, overflows this model's first gradients (steps skipped, as
+    // torch's GradScaler does): a scale that fits compares the arithmetic alone.
+    expect(run_remat(train + " --precision " + run.precision +
+                     " --loss-scale dynamic:init=1024 --save-params " + half),
+           0, "saved parameters");
     const double gap = update_gap(read(init), read(half), read(fp32));
     std::printf("%s: updates within %.3g of float32's after 5 steps\n", run.precision, gap);
     if (gap == 0) fail_msg("%s training equals float32's bit for bit", run.precision);
     if (gap > run.most)
       fail_msg("%s updates differ from float32's by %g (at most %g)", run.precision, gap, run.most);
   }
+}
+
+// fp16 plans scale their loss by default; bf16 and fp32 plans do not unless asked; a bad spec
+// is a usage error naming the value, and scaling without the guard that finds overflows a
+// compile error.
+static void fp16_scales_its_loss_by_default_and_bad_specs_are_refused(void**) {
+  const std::string compile = std::string("compile ") + kTransformer + " -o " + tmp("ls.rplan");
+  expect(run_remat(compile + " --precision fp16"), 0,
+         "loss scale:   dynamic:init=65536,interval=2000");
+  for (const char* quiet : {" --precision bf16", " --precision fp16 --loss-scale off", ""}) {
+    const Result r = run_remat(compile + quiet);
+    expect(r, 0, "wrote");
+    if (r.out.find("loss scale:") != std::string::npos)
+      fail_msg("%s: a loss scale was added:\n%s", quiet, r.out.c_str());
+  }
+  expect(run_remat(compile + " --precision bf16 --loss-scale dynamic:init=256,interval=10"), 0,
+         "loss scale:   dynamic:init=256,interval=10");
+  expect(run_remat(compile + " --loss-scale dynamic:init=3"), 2,
+         "--loss-scale 'dynamic:init=3': init=3.000000 is not a power of two");
+  expect(run_remat(compile + " --loss-scale on"), 2, "--loss-scale 'on': expected off or dynamic");
+  expect(run_remat(compile + " --loss-scale dynamic:interval=0"), 2,
+         "--loss-scale 'dynamic:interval=0'");
+  expect(run_remat(compile + " --precision fp16 --finite-checks off"), 1,
+         "dynamic loss scaling finds overflowing steps with the non-finite guard");
+}
+
+// A scale far too large overflows the fp16 gradients: each such step is skipped and halves the
+// scale, the run goes on (whatever --on-nonfinite says), and once the gradients fit, the scale
+// doubles after every `interval` finite steps. A run resumed from its state (which carries the
+// scale) ends byte-identical to the uninterrupted one.
+static void overflows_halve_the_scale_finite_steps_grow_it_and_resume_is_exact(void**) {
+  const std::string train = std::string("train ") + kTransformer +
+                            " --precision fp16 --loss-scale dynamic:init=1073741824,interval=3";
+  const std::string full = tmp("scaled_full.safetensors");
+  const Result r = run_remat(train + " --steps 20 --save-params " + full);
+  expect(r, 0, "overflowed and were skipped");
+  expect(r, 0, "remat: loss scale: step 0: tensor 'grad.");
+  expect(r, 0, "; loss scale 1.07374e+09 -> 5.36871e+08");
+  // The smallest scale the halvings reached, and the scale at the end.
+  float lowest = 1e30f;
+  const std::string halved = "; loss scale ";
+  for (size_t at = r.out.find(halved); at != std::string::npos; at = r.out.find(halved, at + 1)) {
+    const size_t to = r.out.find(" -> ", at);
+    lowest = std::min(lowest, static_cast<float>(atof(r.out.c_str() + to + 4)));
+  }
+  const float end = static_cast<float>(figure(r.out, "\nloss scale "));
+  std::printf("halved down to %g, %g at the end\n", static_cast<double>(lowest),
+              static_cast<double>(end));
+  if (!(lowest < 1073741824.0f) || !(end > lowest))
+    fail_msg("the scale did not halve and then grow:\n%s", r.out.c_str());
+  // Interrupted after 9 steps (mid-way through the halvings) and resumed.
+  const std::string state = tmp("scaled.state"), resumed = tmp("scaled_resumed.safetensors");
+  remove(state.c_str());
+  expect(run_remat(train + " --steps 9 --state " + state), 0, "saved the state at step 9");
+  expect(run_remat(train + " --steps 20 --state " + state + " --save-params " + resumed), 0,
+         "saved parameters");
+  if (remat_test::file_bytes(full) != remat_test::file_bytes(resumed))
+    fail_msg("the resumed run's parameters differ from the uninterrupted run's");
 }
 
 // Every "\"batch\": N" of a `size --json` output, in row order.
@@ -342,6 +405,8 @@ int main() {
       cmocka_unit_test(activations_are_16_bit_and_parameters_float32),
       cmocka_unit_test(a_16_bit_arena_is_smaller_and_the_persistent_region_the_same),
       cmocka_unit_test(bf16_and_fp16_training_follow_float32),
+      cmocka_unit_test(fp16_scales_its_loss_by_default_and_bad_specs_are_refused),
+      cmocka_unit_test(overflows_halve_the_scale_finite_steps_grow_it_and_resume_is_exact),
       cmocka_unit_test(bert_base_arena_in_bf16_is_about_half),
       cmocka_unit_test(bert_large_fits_at_least_1_8x_the_batch_in_bf16),
       cmocka_unit_test(half_precision_files_load_as_their_float32_values),
