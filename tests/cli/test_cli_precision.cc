@@ -310,7 +310,7 @@ static void bert_base_arena_in_bf16_is_about_half(void**) {
   }
 }
 
-void write(const std::string& path, const remat::SafeTensorsFile& file) {
+void write_file(const std::string& path, const remat::SafeTensorsFile& file) {
   std::string error;
   if (!remat::write_safetensors(path, file, &error)) fail_msg("%s", error.c_str());
 }
@@ -349,8 +349,8 @@ static void half_precision_files_load_as_their_float32_values(void**) {
     bf16.tensors.push_back(narrowed(t, "BF16"));
   }
   const std::string p32 = tmp("p32.safetensors"), p16 = tmp("p16.safetensors");
-  write(p32, f32);
-  write(p16, bf16);
+  write_file(p32, f32);
+  write_file(p16, bf16);
   // Inputs in eighths (exact in both 16-bit formats), 3 steps of 2 rows of 4, and labels.
   remat::SafeTensor x{"x", "F32", {3, 2, 4}, std::vector<uint8_t>(3 * 2 * 4 * 4)};
   for (size_t k = 0; k < 24; ++k) {
@@ -364,9 +364,9 @@ static void half_precision_files_load_as_their_float32_values(void**) {
   }
   const std::string d32 = tmp("d32.safetensors"), d16 = tmp("d16.safetensors"),
                     dbf = tmp("dbf.safetensors");
-  write(d32, remat::SafeTensorsFile{{x, labels}, {}});
-  write(d16, remat::SafeTensorsFile{{narrowed(x, "F16"), labels}, {}});
-  write(dbf, remat::SafeTensorsFile{{narrowed(x, "BF16"), labels}, {}});
+  write_file(d32, remat::SafeTensorsFile{{x, labels}, {}});
+  write_file(d16, remat::SafeTensorsFile{{narrowed(x, "F16"), labels}, {}});
+  write_file(dbf, remat::SafeTensorsFile{{narrowed(x, "BF16"), labels}, {}});
   const std::string a = tmp("a.safetensors"), b = tmp("b.safetensors"), c = tmp("c.safetensors");
   const std::string run = mlp + " --steps 3 --optimizer sgd:lr=0.1";
   expect(run_remat(run + " --load-params " + p32 + " --data " + d32 + " --save-params " + a), 0,
@@ -382,7 +382,7 @@ static void half_precision_files_load_as_their_float32_values(void**) {
   remat::SafeTensorsFile wrong = bf16;
   wrong.tensors[0].shape.push_back(1);
   const std::string bad = tmp("bad_bf16.safetensors");
-  write(bad, wrong);
+  write_file(bad, wrong);
   expect(run_remat(mlp + " --steps 1 --load-params " + bad), 1,
          (wrong.tensors[0].name + "' is BF16").c_str());
 }
@@ -399,6 +399,49 @@ static void inspect_names_every_dtype(void**) {
          "\"tensors_per_dtype\": {\"f32\": 59, \"i32\": 1, \"i64\": 2}");
 }
 
+// Models exported from PyTorch in float32 compile at every precision and train: the policy
+// needs nothing of the model but its graph.
+static void onnx_models_compile_at_every_precision(void**) {
+#if REMAT_TEST_HAVE_ONNX
+  const std::string dir = std::string(REMAT_TEST_DATA_DIR) + "/onnx/";
+  const struct {
+    const char* file;
+    const char* loss;
+  } models[] = {{"mlp.onnx", "cross_entropy"},
+                {"bert.onnx", "cross_entropy"},
+                {"gpt.onnx", "cross_entropy"},
+                {"resnet.onnx", "cross_entropy"},
+                {"convpool.onnx", "cross_entropy"},
+                {"dscnn.onnx", "cross_entropy"},
+                {"regressor.onnx", ""},
+                {"mlp_loss.onnx", ""}};
+  for (const auto& m : models) {
+    for (const char* p : {"bf16", "fp16"}) {
+      const std::string loss = m.loss[0] ? std::string(" --loss ") + m.loss : "";
+      const Result r = run_remat("compile " + dir + m.file + loss + " --batch 4 --precision " + p +
+                                 " -o " + tmp("onnx_precision.rplan"));
+      expect(r, 0, (std::string("precision:    ") + p + " activations").c_str());
+      const Result t = run_remat("inspect " + tmp("onnx_precision.rplan"));
+      expect(t, 0, std::string(p) == "bf16" ? " bf16" : " f16");
+    }
+  }
+  // Token ids as PyTorch writes them, for bert.onnx (tokens [B, 6], vocab 20).
+  remat::SafeTensorsFile ids;
+  std::vector<int64_t> tokens(2 * 4 * 6, 7);
+  std::vector<int32_t> classes(2 * 4, 1);
+  ids.tensors.push_back({"tokens", "I64", {2, 4, 6}, std::vector<uint8_t>(tokens.size() * 8)});
+  memcpy(ids.tensors[0].data.data(), tokens.data(), tokens.size() * 8);
+  ids.tensors.push_back({"labels", "I32", {2, 4}, std::vector<uint8_t>(classes.size() * 4)});
+  memcpy(ids.tensors[1].data.data(), classes.data(), classes.size() * 4);
+  write_file(tmp("onnx_ids.safetensors"), ids);
+  expect(run_remat("train " + dir + "bert.onnx --loss cross_entropy --batch 4 --steps 2 " +
+                   "--precision bf16 --data " + tmp("onnx_ids.safetensors")),
+         0, "trained 2 steps");
+#else
+  skip();
+#endif
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_bad_value_is_a_usage_error_naming_the_flag_and_value),
@@ -410,6 +453,7 @@ int main() {
       cmocka_unit_test(bert_base_arena_in_bf16_is_about_half),
       cmocka_unit_test(bert_large_fits_at_least_1_8x_the_batch_in_bf16),
       cmocka_unit_test(half_precision_files_load_as_their_float32_values),
+      cmocka_unit_test(onnx_models_compile_at_every_precision),
       cmocka_unit_test(inspect_names_every_dtype),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
