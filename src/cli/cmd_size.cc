@@ -233,6 +233,8 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
            ", \"host_bytes\": " + u64(r.host_bytes) + ", \"spills\": " + std::to_string(r.spills) +
            ", \"device_bytes\": " + u64(r.device_bytes()) +
            ", \"lower_bound_bytes\": " + u64(r.lower_bound) +
+           ", \"peak_live_bytes\": " + u64(r.peak_live_bytes) +
+           ", \"peak_parameter_gradient_bytes\": " + u64(r.peak_param_grad_bytes) +
            ", \"planner_efficiency\": " + number(r.efficiency(), "%.6f") +
            ", \"step_flops\": " + number(r.step_flops, "%.6g") +
            ", \"recomputed_flops_share\": " + number(r.recomputed_share(), "%.6f") +

@@ -110,7 +110,9 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
   // placed; their maximum is the planner's lower bound unless the eval program needs more.
   const size_t step_ops = row.op_count - row.eval_ops;
   const int ops = static_cast<int>(step_ops);
-  std::vector<int64_t> delta(step_ops + 1, 0);
+  std::vector<int64_t> delta(step_ops + 1, 0), weight_delta(step_ops + 1, 0);
+  std::vector<bool> param_grad(g.tensors.size(), false);
+  for (int t : g.param_grads) param_grad[static_cast<size_t>(t)] = true;
   for (size_t t = 0; t < g.tensors.size(); ++t) {
     if (m.region[t] == static_cast<uint8_t>(Region::kPersistent)) {
       const compiler::Role role = g.tensors[t].role;
@@ -124,12 +126,21 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
     if (from > to) continue;
     delta[from] += static_cast<int64_t>(m.size[t]);
     delta[to + 1] -= static_cast<int64_t>(m.size[t]);
+    if (param_grad[t]) {
+      weight_delta[from] += static_cast<int64_t>(m.size[t]);
+      weight_delta[to + 1] -= static_cast<int64_t>(m.size[t]);
+    }
   }
   row.live_bytes.resize(step_ops);
-  int64_t running = 0;
+  int64_t running = 0, weights = 0;
   for (size_t i = 0; i < step_ops; ++i) {
     running += delta[i];
+    weights += weight_delta[i];
     row.live_bytes[i] = static_cast<uint64_t>(running);
+    if (row.live_bytes[i] > row.peak_live_bytes) {
+      row.peak_live_bytes = row.live_bytes[i];
+      row.peak_param_grad_bytes = static_cast<uint64_t>(weights);
+    }
   }
   return row;
 }

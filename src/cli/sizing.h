@@ -66,7 +66,11 @@ struct SizeRow {
   uint64_t host_bytes = 0;        ///< Host spill region (host memory, not device).
   size_t spills = 0;              ///< Checkpoints spilled to the host region.
   uint64_t lower_bound = 0;       ///< Largest sum of arena bytes live at one op.
-  uint64_t arena_budget = 0;      ///< Arena budget given to the `budget` and `auto` rows (else 0).
+  /// At the op where the most step bytes are live: their sum, and the part that is weight-sized
+  /// (parameter gradients, float32 at every precision; the rest is activations, their
+  /// gradients and scratch).
+  uint64_t peak_live_bytes = 0, peak_param_grad_bytes = 0;
+  uint64_t arena_budget = 0;  ///< Arena budget given to the `budget` and `auto` rows (else 0).
   double step_flops = 0, recomputed_flops = 0;
   double predicted_seconds = 0;  ///< Modelled step time (compiler/strategies/auto.h's cost model).
   std::vector<std::string> nested;       ///< Nested checkpoints (auto).

@@ -102,7 +102,9 @@ class Differentiator {
     std::string name = "grad." + t.name;
     for (int n = 1; g_.find(name) >= 0; ++n) name = "grad." + t.name + "#" + std::to_string(n);
     // Only forward tensors are ever looked up in grad_ and needs_, so they do not grow here.
-    return g_.add_tensor(name, t.dtype, t.shape, Role::kGrad);
+    const int grad = g_.add_tensor(name, t.dtype, t.shape, Role::kGrad);
+    if (g_.tensors[like].role == Role::kParam) g_.param_grads.push_back(grad);
+    return grad;
   }
 
   // Dynamic loss scaling (compiler/loss_scaling.h): every gradient flows from the loss op's

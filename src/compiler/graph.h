@@ -160,6 +160,9 @@ class Graph {
   std::vector<int> buffers;
   /// Dynamic loss scaling (scale < 0: none).
   LossScalingTensors loss_scaling;
+  /// Tensors holding a parameter's gradient, a part or a scaled copy of one: the arena's
+  /// weight-sized tensors, which a 16-bit plan keeps in float32 (reports split the arena by it).
+  std::vector<int> param_grads;
 
  private:
   std::unordered_map<std::string, int> names_;  // for find()

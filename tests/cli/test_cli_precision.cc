@@ -305,6 +305,17 @@ static void bert_base_arena_in_bf16_is_about_half(void**) {
     const double ratio = static_cast<double>(b[i]) / static_cast<double>(a[i]);
     std::printf("%s: arena %lld bytes in fp32, %lld in bf16 (%.3fx)\n", names[i], a[i], b[i],
                 ratio);
+    // At the peak, the weight-sized part (float32 parameter gradients) is the same at both
+    // precisions: only activations shrink.
+    const long long wa = figure(
+                        fp32.out.substr(fp32.out.find("\"strategy\": \"" + std::string(names[i]))),
+                        "\"peak_parameter_gradient_bytes\": "),
+                    wb = figure(
+                        bf16.out.substr(bf16.out.find("\"strategy\": \"" + std::string(names[i]))),
+                        "\"peak_parameter_gradient_bytes\": ");
+    std::printf("%s: %lld bytes of parameter gradients live at the peak\n", names[i], wa);
+    if (wa != wb || wa <= 0 || wa >= b[i])
+      fail_msg("%s: peak parameter gradients %lld (fp32), %lld (bf16)", names[i], wa, wb);
     if (ratio > most[i])
       fail_msg("%s: bf16 arena %.3fx fp32's (at most %g)", names[i], ratio, most[i]);
   }
