@@ -37,13 +37,12 @@ class CpuBackend final : public Backend {
   remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override {
     uint64_t needed = 0;
     for (uint32_t i = 0; i < count; ++i) {
-      const uint64_t bytes = cpu::widening_bytes(calls[i]);
+      const uint64_t bytes = widening_bytes(calls[i]);
       needed = bytes > needed ? bytes : needed;
     }
     if (needed <= workspace_bytes_) return REMAT_OK;
-    void* workspace = needed <= SIZE_MAX
-                          ? port_alloc(static_cast<size_t>(needed), cpu::kWideningAlignment)
-                          : nullptr;
+    void* workspace =
+        needed <= SIZE_MAX ? port_alloc(static_cast<size_t>(needed), kWideningAlignment) : nullptr;
     if (workspace == nullptr) {
       return set_error(
           err, REMAT_ERROR_RESOURCE_EXHAUSTED,
@@ -66,8 +65,8 @@ class CpuBackend final : public Backend {
     args.scratch = scratch_;
     args.team = team_;
     args.threads = threads_;
-    if (!cpu::runs_widened(call)) return cpu::kernel_for(call.code)(args);
-    const uint64_t needed = cpu::widening_bytes(call);
+    if (!runs_widened(call)) return cpu::kernel_for(call.code)(args);
+    const uint64_t needed = widening_bytes(call);
     if (needed > workspace_bytes_) {
       return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
                        "op %u (%s): widening its 16-bit tensors needs %llu bytes of workspace, "

@@ -4,7 +4,6 @@
 #include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/parallel.h"
 #include "plan/half_float.h"
-#include "plan/ops.h"
 
 namespace remat {
 namespace cpu {
@@ -12,62 +11,6 @@ namespace {
 
 // Elements a thread converts at least: below this a conversion stays on the calling thread.
 constexpr int64_t kConvertGrain = 1 << 15;
-
-constexpr int kMaxTensors = kMaxOpInputs + kMaxOpOutputs;
-
-uint64_t slice_bytes(const TensorRef& t) {
-  const uint64_t bytes = static_cast<uint64_t>(t.numel) * sizeof(float);
-  return (bytes + kWideningAlignment - 1) / kWideningAlignment * kWideningAlignment;
-}
-
-bool same_tensor(const TensorRef& a, const TensorRef& b) {
-  return a.region == b.region && a.offset == b.offset;
-}
-
-// The 16-bit tensors of one call and their slices, in order of first appearance.
-struct Slices {
-  const TensorRef* tensor[kMaxTensors];
-  uint64_t offset[kMaxTensors];  // of the slice in the workspace
-  int count = 0;
-  uint64_t bytes = 0;
-
-  // The slice of |t|'s tensor, or -1.
-  int find(const TensorRef& t) const {
-    for (int k = 0; k < count; ++k) {
-      if (same_tensor(*tensor[k], t)) return k;
-    }
-    return -1;
-  }
-
-  // Gives |t| a slice unless its tensor has one.
-  void add(const TensorRef* t) {
-    if (find(*t) >= 0) return;
-    tensor[count] = t;
-    offset[count++] = bytes;
-    bytes += slice_bytes(*t);
-  }
-};
-
-// |call|'s 16-bit tensors in slices; when |call| does not run widened, none.
-Slices slices_of(const OpCall& call) {
-  Slices s;
-  if (!runs_widened(call)) return s;
-  for (int i = 0; i < call.num_inputs; ++i) {
-    if (is_half_float(call.inputs[i]->dtype)) s.add(call.inputs[i]);
-  }
-  for (int o = 0; o < call.num_outputs; ++o) {
-    if (is_half_float(call.outputs[o]->dtype)) s.add(call.outputs[o]);
-  }
-  return s;
-}
-
-// |t| as the float32 kernel sees its slice: same shape, dtype f32, 4 bytes an element.
-TensorRef widened_ref(const TensorRef& t) {
-  TensorRef w = t;
-  w.dtype = REMAT_DTYPE_F32;
-  w.bytes = static_cast<uint64_t>(t.numel) * sizeof(float);
-  return w;
-}
 
 void widen(const KernelArgs& args, uint8_t dtype, const void* from, float* to, int64_t n) {
   const uint16_t* x = static_cast<const uint16_t*>(from);
@@ -85,30 +28,16 @@ void narrow(const KernelArgs& args, uint8_t dtype, const float* from, void* to, 
 
 }  // namespace
 
-bool runs_widened(const OpCall& call) {
-  const OpInfo* info = op_info(call.code);
-  if (info == nullptr || info->dtypes == OpDtypes::kAnyDtype) return false;
-  for (int i = 0; i < call.num_inputs; ++i) {
-    if (is_half_float(call.inputs[i]->dtype)) return true;
-  }
-  for (int o = 0; o < call.num_outputs; ++o) {
-    if (is_half_float(call.outputs[o]->dtype)) return true;
-  }
-  return false;
-}
-
-uint64_t widening_bytes(const OpCall& call) { return slices_of(call).bytes; }
-
 remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace) {
   const OpCall& call = *args.call;
-  const Slices s = slices_of(call);
+  const WideningSlices s = widening_slices(call);
   uint8_t* base = static_cast<uint8_t*>(workspace);
   // The call the kernel sees: the same op over float32 views of the 16-bit tensors.
   OpCall wide = call;
-  TensorRef refs[kMaxTensors];
+  TensorRef refs[kMaxWidenedTensors];
   KernelArgs w = args;
   w.call = &wide;
-  bool converted[kMaxTensors] = {};
+  bool converted[kMaxWidenedTensors] = {};
   for (int i = 0; i < call.num_inputs; ++i) {
     const TensorRef& t = *call.inputs[i];
     if (!is_half_float(t.dtype)) continue;

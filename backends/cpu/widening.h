@@ -7,29 +7,20 @@
 // overwrite their outputs: op_catalogue.h), so no other output is converted in. Ops that move
 // bytes of any dtype (the catalogue's kAnyDtype: spill, prefetch, wait) run as they are.
 //
-// The workspace is obtained once, at session creation (Backend::prepare): the most
-// widening_bytes() of any op of the plan, nothing for a plan without 16-bit floats.
+// Which ops run widened and their slices are the rule the GPU backends share
+// (backends/shared/widening_slices.h). The workspace is obtained once, at session creation
+// (Backend::prepare): the most widening_bytes() of any op of the plan, nothing for a plan
+// without 16-bit floats.
 #ifndef REMAT_BACKENDS_CPU_WIDENING_H_
 #define REMAT_BACKENDS_CPU_WIDENING_H_
 
 #include <stdint.h>
 
 #include "backends/cpu/kernels.h"
+#include "backends/shared/widening_slices.h"
 
 namespace remat {
 namespace cpu {
-
-/// Alignment and granule of the workspace's slices, in bytes.
-constexpr uint64_t kWideningAlignment = 64;
-
-/// Whether |call| runs widened: one of its tensors is a 16-bit float and its op computes on
-/// float32 (not a kAnyDtype copy).
-bool runs_widened(const OpCall& call);
-
-/// Bytes of workspace |call| needs to run widened: over its distinct 16-bit float tensors,
-/// 4 bytes an element rounded up to kWideningAlignment each, summed; 0 when it does not run
-/// widened.
-uint64_t widening_bytes(const OpCall& call);
 
 /// Runs |kernel| on |args| (the call's tensors resolved to host addresses) with its 16-bit
 /// tensors widened into |workspace|: widening_bytes(*args.call) bytes aligned to

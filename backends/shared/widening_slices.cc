@@ -1,0 +1,65 @@
+// The widening workspace's slices (widening_slices.h).
+#include "backends/shared/widening_slices.h"
+
+#include "plan/half_float.h"
+#include "plan/ops.h"
+
+namespace remat {
+namespace {
+
+uint64_t slice_bytes(const TensorRef& t) {
+  const uint64_t bytes = static_cast<uint64_t>(t.numel) * sizeof(float);
+  return (bytes + kWideningAlignment - 1) / kWideningAlignment * kWideningAlignment;
+}
+
+// Gives |t| a slice of |s| unless its tensor has one.
+void add(WideningSlices& s, const TensorRef* t) {
+  if (s.find(*t) >= 0) return;
+  s.tensor[s.count] = t;
+  s.offset[s.count++] = s.bytes;
+  s.bytes += slice_bytes(*t);
+}
+
+}  // namespace
+
+int WideningSlices::find(const TensorRef& t) const {
+  for (int k = 0; k < count; ++k) {
+    if (tensor[k]->region == t.region && tensor[k]->offset == t.offset) return k;
+  }
+  return -1;
+}
+
+bool runs_widened(const OpCall& call) {
+  const OpInfo* info = op_info(call.code);
+  if (info == nullptr || info->dtypes == OpDtypes::kAnyDtype) return false;
+  for (int i = 0; i < call.num_inputs; ++i) {
+    if (is_half_float(call.inputs[i]->dtype)) return true;
+  }
+  for (int o = 0; o < call.num_outputs; ++o) {
+    if (is_half_float(call.outputs[o]->dtype)) return true;
+  }
+  return false;
+}
+
+WideningSlices widening_slices(const OpCall& call) {
+  WideningSlices s;
+  if (!runs_widened(call)) return s;
+  for (int i = 0; i < call.num_inputs; ++i) {
+    if (is_half_float(call.inputs[i]->dtype)) add(s, call.inputs[i]);
+  }
+  for (int o = 0; o < call.num_outputs; ++o) {
+    if (is_half_float(call.outputs[o]->dtype)) add(s, call.outputs[o]);
+  }
+  return s;
+}
+
+uint64_t widening_bytes(const OpCall& call) { return widening_slices(call).bytes; }
+
+TensorRef widened_ref(const TensorRef& t) {
+  TensorRef w = t;
+  w.dtype = REMAT_DTYPE_F32;
+  w.bytes = static_cast<uint64_t>(t.numel) * sizeof(float);
+  return w;
+}
+
+}  // namespace remat

@@ -1,0 +1,51 @@
+// Which tensors of an op run widened and where: the rule every backend that computes 16-bit
+// float tensors (REMAT_DTYPE_F16, BF16) in float32 shares. Each distinct 16-bit tensor of an op
+// (distinct by region and offset) gets a float32 slice of one workspace, in order of first
+// appearance, inputs then outputs; an output that is an input (an update in place) shares the
+// input's slice. Ops that move bytes of any dtype (the catalogue's kAnyDtype: spill, prefetch,
+// wait) never run widened. The CPU backend widens on the host (backends/cpu/widening.h), the
+// GPU backends on the device (backends/gpu/ops/widening.h); docs/backends.md states the rule.
+#ifndef REMAT_BACKENDS_SHARED_WIDENING_SLICES_H_
+#define REMAT_BACKENDS_SHARED_WIDENING_SLICES_H_
+
+#include <stdint.h>
+
+#include "runtime/backend.h"
+
+namespace remat {
+
+/// Alignment and granule of the workspace's slices, in bytes.
+constexpr uint64_t kWideningAlignment = 64;
+
+/// Most distinct tensors one op has: every input and output.
+constexpr int kMaxWidenedTensors = kMaxOpInputs + kMaxOpOutputs;
+
+/// The 16-bit tensors of one call and their slices of the workspace.
+struct WideningSlices {
+  const TensorRef* tensor[kMaxWidenedTensors];  ///< First appearance of each tensor.
+  uint64_t offset[kMaxWidenedTensors];          ///< Byte offset of its slice in the workspace.
+  int count = 0;                                ///< Used entries.
+  uint64_t bytes = 0;                           ///< Workspace the slices take.
+  /// The index of |t|'s tensor (same region and offset), or -1 when it has no slice.
+  int find(const TensorRef& t) const;
+};
+
+/// Whether |call| runs widened: one of its tensors is a 16-bit float and its op computes on
+/// float32 (not a kAnyDtype copy).
+bool runs_widened(const OpCall& call);
+
+/// |call|'s 16-bit tensors and their slices; none when it does not run widened.
+WideningSlices widening_slices(const OpCall& call);
+
+/// Bytes of workspace |call| needs to run widened: over its distinct 16-bit float tensors,
+/// 4 bytes an element rounded up to kWideningAlignment each, summed; 0 when it does not run
+/// widened.
+uint64_t widening_bytes(const OpCall& call);
+
+/// |t| as a float32 kernel sees its slice: same region, offset and shape (the caller moves it
+/// to the slice), dtype f32 and 4 bytes an element (kernels such as copy size by bytes).
+TensorRef widened_ref(const TensorRef& t);
+
+}  // namespace remat
+
+#endif  // REMAT_BACKENDS_SHARED_WIDENING_SLICES_H_
