@@ -8,6 +8,8 @@
 
 #include "backends/cuda/cuda_backend_impl.h"
 #include "backends/gpu/ops/ops.h"
+#include "backends/gpu/ops/widening.h"
+#include "backends/shared/widening_slices.h"
 #include "plan/ops.h"
 #include "runtime/port.h"
 
@@ -92,6 +94,7 @@ CudaBackend::~CudaBackend() {
   if (main_ != nullptr) cudaStreamDestroy(main_);
   cudaFree(base_[0]);
   cudaFree(base_[1]);
+  cudaFree(base_[kWorkspace]);
   if (host_owned_) cudaFreeHost(base_[2]);
   if (host_registered_) cudaHostUnregister(base_[2]);
   if (state_host_ != nullptr) cudaFreeHost(state_host_);
@@ -216,6 +219,25 @@ remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
 
 bool CudaBackend::supports_op(uint16_t code) const { return gpu::op_table().find(code) != nullptr; }
 
+remat_status CudaBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) {
+  uint64_t needed = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint64_t bytes = widening_bytes(calls[i]);
+    needed = bytes > needed ? bytes : needed;
+  }
+  if (needed <= size_[kWorkspace]) return REMAT_OK;
+  remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
+  if (s != REMAT_OK) return s;
+  void* p = nullptr;
+  s = alloc_status(cudaMalloc(&p, static_cast<size_t>(needed)), "widening workspace", needed, err);
+  if (s != REMAT_OK) return s;
+  attributes_changed();         // A captured graph would write the old workspace.
+  cudaFree(base_[kWorkspace]);  // Synchronizes: no queued launch still uses it.
+  base_[kWorkspace] = static_cast<uint8_t*>(p);
+  size_[kWorkspace] = needed;
+  return REMAT_OK;
+}
+
 remat_status CudaBackend::check_region(Region region, uint64_t offset, uint64_t bytes,
                                        const char* what, ErrorBuffer* err) const {
   const int r = static_cast<int>(region);
@@ -322,9 +344,11 @@ remat_status CudaBackend::execute(const OpCall& call, const StepContext& ctx, Er
                      op_name(call.code));
   }
   if (!copies_between_regions(call.code)) {
+    // The call's own tensors, not their widened slices: copies touch plan regions only.
     const remat_status s = wait_for_hazards(call, err);
     if (s != REMAT_OK) return s;
   }
+  if (runs_widened(call)) return gpu::run_widened(*this, op, call, ctx, size_[kWorkspace], err);
   return op(*this, call, ctx, err);
 }
 

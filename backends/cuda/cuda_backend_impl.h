@@ -23,6 +23,9 @@ constexpr int kMaxPendingCopies = 256;
 /// what cuBLAS recommends for Hopper; smaller GPUs use less of it).
 constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
 
+/// The index of the widening workspace in CudaBackend's region tables: gpu::kWorkspaceRegion.
+constexpr int kWorkspace = static_cast<int>(gpu::kWorkspaceRegion);
+
 /// Most arguments a kernel of backends/gpu/kernels takes (adam_update: 27).
 constexpr int kMaxKernelArgs = 32;
 
@@ -48,6 +51,10 @@ class CudaBackend final : public Backend, private gpu::Launcher {
 
   const DeviceProfile& profile() const override { return kCudaProfile; }
   bool supports_op(uint16_t code) const override;
+  /// Allocates the widening workspace (backends/gpu/ops/widening.h): the most any of |calls|
+  /// needs, nothing for float32 calls. A later call with larger needs (tests running ops one by
+  /// one) replaces it and drops a captured graph, whose launches hold the old address.
+  remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override;
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
                       ErrorBuffer* err) override;
@@ -126,8 +133,10 @@ class CudaBackend final : public Backend, private gpu::Launcher {
                               float* c, int ldc, long long stride_c, int batch);
 
   int device_;
-  uint8_t* base_[3] = {nullptr, nullptr, nullptr};  // Arena, persistent (device), host (pinned).
-  uint64_t size_[3] = {0, 0, 0};
+  // Arena, persistent (device), host (pinned), then the widening workspace (device, prepare()),
+  // indexed by Region (the workspace by gpu::kWorkspaceRegion: kWorkspace).
+  uint8_t* base_[kWorkspace + 1] = {nullptr, nullptr, nullptr, nullptr};
+  uint64_t size_[kWorkspace + 1] = {0, 0, 0, 0};
   bool host_registered_ = false;  // base_[2] is the caller's buffer, page-locked by us.
   bool host_owned_ = false;       // base_[2] is our cudaHostAlloc buffer.
   cudaStream_t main_ = nullptr;   // Kernels, GEMMs, uploads and downloads.

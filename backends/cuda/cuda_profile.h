@@ -7,10 +7,10 @@
 namespace remat {
 
 /// A discrete GPU, pinned host memory over PCIe 4, copies on their own stream. 256 bytes is
-/// what cudaMalloc returns and what cuBLAS wants for its fastest kernels. No kernel takes 16-bit
-/// float tensors yet.
+/// what cudaMalloc returns and what cuBLAS wants for its fastest kernels. 16-bit float tensors
+/// run widened to float32 on the device (backends/gpu/ops/widening.h).
 constexpr DeviceProfile kCudaProfile = {"cuda", 256,        false, 2e10, 1e13,
-                                        true,   256 * 1024, true,  false};
+                                        true,   256 * 1024, true,  true};
 
 }  // namespace remat
 

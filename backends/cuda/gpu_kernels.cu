@@ -20,6 +20,7 @@ namespace device {
 #include "backends/gpu/kernels/conv.cl"
 #include "backends/gpu/kernels/data.cl"
 #include "backends/gpu/kernels/elementwise.cl"
+#include "backends/gpu/kernels/half.cl"
 #include "backends/gpu/kernels/loss.cl"
 #include "backends/gpu/kernels/norm.cl"
 #include "backends/gpu/kernels/optim.cl"

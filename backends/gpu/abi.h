@@ -72,7 +72,9 @@
   X(init_draw)               \
   X(attention)               \
   X(attention_grad_q)        \
-  X(attention_grad_kv)
+  X(attention_grad_kv)       \
+  X(widen_half)              \
+  X(narrow_half)
 
 // The tiles of the attention kernels (kernels/attention.cl): ATTENTION_TILE rows of keys (or
 // queries) staged at once in work-group memory, ATTENTION_CHUNK columns at a time. The host

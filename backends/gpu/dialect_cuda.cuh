@@ -11,6 +11,7 @@
 
 typedef double acc_t;
 typedef unsigned char uchar;
+typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long long ulong;
 

@@ -13,7 +13,8 @@
 //   LOCAL_BARRIER()     every work item of the group waits, work-group memory is consistent
 //   ATOMIC_MIN(p, v)    32-bit signed atomic minimum in device memory
 //   acc_t               accumulator of sums: double where the device has it
-//   uchar, uint, ulong  fixed-width integers (8, 32, 64 bits), as OpenCL C names them
+//   uchar, ushort, uint, ulong   fixed-width integers (8, 16, 32, 64 bits), as OpenCL C
+//                                names them
 //   expf, logf, powf, erff, tanhf, sqrtf   float math (OpenCL's overloaded names take the C99
 //                                          ones here)
 //   REMAT_GPU_REPLAYED_LAUNCHES   1 where a launch's arguments may be replayed in later steps

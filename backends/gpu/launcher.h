@@ -17,6 +17,11 @@
 namespace remat {
 namespace gpu {
 
+/// The region of a TensorRef in the GPU backends' widening workspace (ops/widening.h): one past
+/// the plan's regions (plan/region.h), so never a plan's. Every Launcher method that takes a
+/// tensor resolves it to the backend's workspace buffer, as it resolves the arena.
+constexpr Region kWorkspaceRegion = static_cast<Region>(kRegionCount);
+
 /// One GPU backend's queue as the shared op code sees it. Calls enqueue work and return
 /// without waiting, except where a method says otherwise. |call| names the op in messages;
 /// it is null for launches that belong to no op (set_step).

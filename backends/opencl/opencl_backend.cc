@@ -9,6 +9,8 @@
 #include <new>
 
 #include "backends/gpu/ops/ops.h"
+#include "backends/gpu/ops/widening.h"
+#include "backends/shared/widening_slices.h"
 #include "plan/ops.h"
 #include "opencl_kernel_sources.h"
 #include "runtime/port.h"
@@ -66,6 +68,7 @@ OpenclBackend::~OpenclBackend() {
     if (k != nullptr) clReleaseKernel(k);
   }
   if (program_ != nullptr) clReleaseProgram(program_);
+  if (workspace_ != nullptr) clReleaseMemObject(workspace_);
   if (state_ != nullptr) clReleaseMemObject(state_);
   if (persistent_ != nullptr) clReleaseMemObject(persistent_);
   if (arena_ != nullptr) clReleaseMemObject(arena_);
@@ -297,6 +300,46 @@ bool OpenclBackend::supports_op(uint16_t code) const {
   return gpu::op_table().find(code) != nullptr;
 }
 
+remat_status OpenclBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) {
+  uint64_t needed = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint64_t bytes = widening_bytes(calls[i]);
+    needed = bytes > needed ? bytes : needed;
+  }
+  if (needed <= workspace_bytes_) return REMAT_OK;
+  cl_ulong max_alloc = 0;
+  cl_int status = clGetDeviceInfo(device_.device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(max_alloc),
+                                  &max_alloc, nullptr);
+  if (status != CL_SUCCESS)
+    return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clGetDeviceInfo(MAX_MEM_ALLOC_SIZE)");
+  if (needed > max_alloc) {
+    return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED,
+                     "opencl: widening 16-bit tensors needs %llu bytes of workspace; the device "
+                     "allocates at most %llu in one buffer",
+                     static_cast<unsigned long long>(needed),
+                     static_cast<unsigned long long>(max_alloc));
+  }
+  cl_mem workspace = clCreateBuffer(context_, CL_MEM_READ_WRITE, needed, nullptr, &status);
+  // Filled now, as the regions are: a device that allocates lazily fails here, not in a step.
+  const cl_uchar zero = 0;
+  if (status == CL_SUCCESS)
+    status = clEnqueueFillBuffer(queue_, workspace, &zero, 1, 0, needed, 0, nullptr, nullptr);
+  if (status == CL_SUCCESS) status = clFinish(queue_);
+  if (status != CL_SUCCESS) {
+    if (workspace != nullptr) clReleaseMemObject(workspace);
+    return set_error(
+        err,
+        is_exhaustion(status) || status == CL_INVALID_BUFFER_SIZE ? REMAT_ERROR_RESOURCE_EXHAUSTED
+                                                                  : REMAT_ERROR_INTERNAL,
+        "opencl: could not allocate the widening workspace of %llu bytes: %s (%d)",
+        static_cast<unsigned long long>(needed), cl_error_name(status), static_cast<int>(status));
+  }
+  if (workspace_ != nullptr) clReleaseMemObject(workspace_);
+  workspace_ = workspace;
+  workspace_bytes_ = needed;
+  return REMAT_OK;
+}
+
 remat_status OpenclBackend::run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
   const gpu::Op op = gpu::op_table().find(call.code);
   if (op == nullptr) {
@@ -310,6 +353,7 @@ remat_status OpenclBackend::run_op(const OpCall& call, const StepContext& ctx, E
     step_ = ctx;
     step_set_ = true;
   }
+  if (runs_widened(call)) return gpu::run_widened(*this, op, call, ctx, workspace_bytes_, err);
   return op(*this, call, ctx, err);
 }
 

@@ -5,6 +5,7 @@
 //   arena      [one cl_mem, arena_bytes]       activations, grads, scratch (plan offsets)
 //   persistent [one cl_mem, persistent_bytes]  params, optimizer state
 //   state      [one cl_mem, 64 bytes]          gpu::GpuState: step values, bad-data report
+//   workspace  [one cl_mem, prepare()]         float32 slices of 16-bit tensors (widening)
 //   host       [caller's / session's memory]   spill slots, copied with the copy queue
 //
 // A tensor is (buffer of its region, byte offset): kernels take both as arguments. Ops are
@@ -49,6 +50,10 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
 
   const DeviceProfile& profile() const override { return kOpenclProfile; }
   bool supports_op(uint16_t code) const override;
+  /// Allocates the widening workspace (backends/gpu/ops/widening.h): the most any of |calls|
+  /// needs, nothing for float32 calls. A later call with larger needs (tests running ops one by
+  /// one) replaces it.
+  remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override;
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
                       ErrorBuffer* err) override;
@@ -59,11 +64,13 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   remat_status draw_init(const TensorRef& t, const InitDraw& d, ErrorBuffer* err) override;
 
  private:
-  /// The buffer of a device region (arena or persistent); nullptr for the host region.
+  /// The buffer of a device region (arena, persistent or gpu::kWorkspaceRegion); nullptr for
+  /// the host region.
   cl_mem buffer(Region region) const {
-    return region == Region::kArena        ? arena_
-           : region == Region::kPersistent ? persistent_
-                                           : nullptr;
+    return region == Region::kArena          ? arena_
+           : region == Region::kPersistent   ? persistent_
+           : region == gpu::kWorkspaceRegion ? workspace_
+                                             : nullptr;
   }
   /// Formats an OpenCL failure of op |call| (null: of no op).
   remat_status op_fail(const OpCall* call, cl_int status, const char* what, ErrorBuffer* err) const;
@@ -105,7 +112,9 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   cl_command_queue copy_queue_ = nullptr;  ///< Spills and prefetches.
   cl_mem arena_ = nullptr;
   cl_mem persistent_ = nullptr;
-  cl_mem state_ = nullptr;  ///< gpu::GpuState.
+  cl_mem state_ = nullptr;        ///< gpu::GpuState.
+  cl_mem workspace_ = nullptr;    ///< Widening workspace (prepare()), or nullptr.
+  uint64_t workspace_bytes_ = 0;  ///< Its size.
   uint8_t* host_ = nullptr;
   uint64_t host_bytes_ = 0;
   cl_program program_ = nullptr;

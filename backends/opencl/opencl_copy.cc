@@ -86,6 +86,11 @@ remat_status OpenclBackend::sync(ErrorBuffer* err) {
 
 remat_status OpenclBackend::retire(int slot, bool block, ErrorBuffer* err) {
   PendingCopy& p = pending_[slot];
+  // The copy queue is in order: a held-back copy issued before this one would hold it too (and
+  // the compute queue behind it, until a blocking read never returns), so those go first.
+  for (int i = 0; i < kMaxPendingCopies; ++i) {
+    if (pending_[i].used && copy_order_[i] < copy_order_[slot]) open_gate(pending_[i]);
+  }
   open_gate(p);
   const cl_int status = block ? clWaitForEvents(1, &p.done)
                               : clEnqueueBarrierWithWaitList(queue_, 1, &p.done, nullptr);

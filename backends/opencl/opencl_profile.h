@@ -8,10 +8,10 @@ namespace remat {
 
 /// An embedded or mobile GPU behind a PCIe-3-class link, copies on a second queue. 256-byte
 /// alignment suits every device's CL_DEVICE_MEM_BASE_ADDR_ALIGN seen (at most 2048 bits).
-/// Initial parameters go up through a 256 KiB staging buffer (one write per 64 Ki floats). No
-/// kernel takes 16-bit float tensors yet.
-constexpr DeviceProfile kOpenclProfile = {"opencl", 256,        false, 8e9,  1e12,
-                                          true,     256 * 1024, false, false};
+/// Initial parameters go up through a 256 KiB staging buffer (one write per 64 Ki floats).
+/// 16-bit float tensors run widened to float32 on the device (backends/gpu/ops/widening.h).
+constexpr DeviceProfile kOpenclProfile = {"opencl", 256,        false, 8e9, 1e12,
+                                          true,     256 * 1024, false, true};
 
 }  // namespace remat
 

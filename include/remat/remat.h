@@ -146,9 +146,9 @@ typedef enum remat_dtype {
    *  the caller writes and reads by name is f32 (or an integer), so remat_session_set_input,
    *  remat_session_read_param and remat_session_read_output never convert, and a plan that
    *  binds a 16-bit tensor is refused at remat_plan_open (REMAT_ERROR_BAD_DTYPE, naming it).
-   *  The CPU backend computes in f32 and rounds 16-bit results once, to nearest even; a
-   *  backend that runs f32 only refuses such a plan at session creation
-   *  (REMAT_ERROR_UNIMPLEMENTED). */
+   *  The CPU, OpenCL and CUDA backends compute in f32 and round 16-bit results once, to
+   *  nearest even, with the same bits; a backend that runs f32 only refuses such a plan at
+   *  session creation (REMAT_ERROR_UNIMPLEMENTED). */
   REMAT_DTYPE_F16 = 1,
   /** bfloat16 (the top 16 bits of an IEEE binary32), 2 bytes; as REMAT_DTYPE_F16. */
   REMAT_DTYPE_BF16 = 2,

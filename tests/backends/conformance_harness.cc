@@ -56,6 +56,17 @@ remat::compiler::CompileOptions compile_options(const std::string& model,
     fail_msg("bad checks in '%s'", strategy.c_str());
   }
   o.eval_program = strategy.find("/eval=off") == std::string::npos;
+  const size_t precision_at = strategy.find("/precision=");
+  if (precision_at != std::string::npos &&
+      !remat::compiler::parse_precision(
+          strategy.substr(precision_at + 11,
+                          strategy.find('/', precision_at + 1) - precision_at - 11),
+          &o.precision)) {
+    fail_msg("bad precision in '%s'", strategy.c_str());
+  }
+  if (strategy.find("/arena=") != std::string::npos) {
+    o.arena_budget = std::stoull(strategy.substr(strategy.find("/arena=") + 7));
+  }
   return o;
 }
 
@@ -64,6 +75,12 @@ remat::compiler::CompileOptions compile_options(const std::string& model,
 std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
                                   const std::string& strategy) {
   return remat::compiler::compile(compile_options(model, optimizer, strategy)).plan;
+}
+
+remat::compiler::CompileReport compile_report(const std::string& model,
+                                              const std::string& optimizer,
+                                              const std::string& strategy) {
+  return remat::compiler::compile(compile_options(model, optimizer, strategy)).report;
 }
 
 std::vector<uint8_t> compile_16_bit_plan(const std::string& model, const std::string& optimizer,
@@ -81,7 +98,7 @@ std::vector<uint8_t> compile_16_bit_plan(const std::string& model, const std::st
 
 std::vector<uint8_t> train(const std::string& model, const std::string& optimizer,
                            const std::string& strategy, const std::string& backend,
-                           bool with_buffers) {
+                           bool with_buffers, std::vector<float>* losses) {
   Run run(model, optimizer, strategy, backend);
   remat::io::SyntheticTask task(model, kBatch, kSeed);
   for (int s = 0; s < kSteps; ++s) {
@@ -93,6 +110,7 @@ std::vector<uint8_t> train(const std::string& model, const std::string& optimize
     }
     if (!isfinite(loss))
       fail_msg("%s on %s, step %d: loss %g", model.c_str(), backend.c_str(), s, loss);
+    if (losses != nullptr) losses->push_back(loss);
   }
   return with_buffers ? run.params_and_buffers() : run.params();
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compiler.h"
 #include "io/synthetic_task.h"
 #include "plan/ops.h"
 #include "remat/remat.h"
@@ -61,9 +62,15 @@ bool backend_available();
 /// carry a device budget as "STRATEGY/device=BYTES" (spilling to host), placed by the spill
 /// cost model of the backend under test, or of the one named by "/costs=NAME";
 /// "/checks=atomic|off" sets the non-finite guard (default on); "/eval=off" leaves the eval
-/// program out.
+/// program out; "/precision=bf16|fp16" stores activations in 16 bits (compiler/precision.h);
+/// "/arena=BYTES" is the arena budget of strategies budget and auto.
 std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
                                   const std::string& strategy);
+
+/// The compiler's report of compile_plan(|model|, |optimizer|, |strategy|).
+remat::compiler::CompileReport compile_report(const std::string& model,
+                                              const std::string& optimizer,
+                                              const std::string& strategy);
 
 /// compile_plan(|model|, |optimizer|, |strategy|) with every f32 activation, checkpoint and
 /// gradient stored as |dtype| (f16 or bf16) but the eval program's outputs: the tensors a
@@ -143,10 +150,11 @@ struct Run {
 };
 
 /// Parameters (f32, in plan order) after kSteps steps of |model| with |optimizer| under
-/// |strategy| on |backend|; then the buffers too when |with_buffers|.
+/// |strategy| on |backend|; then the buffers too when |with_buffers|. Each step's loss is
+/// appended to |losses| when given.
 std::vector<uint8_t> train(const std::string& model, const std::string& optimizer,
                            const std::string& strategy, const std::string& backend,
-                           bool with_buffers = false);
+                           bool with_buffers = false, std::vector<float>* losses = nullptr);
 
 /// The OpCall of a one-input op over |in| and |out| (out may be null).
 remat::OpCall make_call(remat::OpCode code, uint32_t index, const remat::TensorRef* in,

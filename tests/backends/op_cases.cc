@@ -781,7 +781,8 @@ size_t float_tensor_count(const OpCase& c) {
 }
 
 void run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
-                      remat::Backend* reference, remat::Backend* cpu) {
+                      remat::Backend* reference, remat::Backend* backend, const char* name,
+                      double tol) {
   const CaseTensors f32(c), mixed(c, floats);
   Errors e;
   // Each input once: f32 values, rounded to 16 bits where the mixed call has a 16-bit tensor;
@@ -798,37 +799,54 @@ void run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
         x = widen(dtype, half[k]);
         memcpy(data.data() + 4 * k, &x, 4);
       }
-      upload(cpu, mixed.ins[i], half.data());
+      upload(backend, mixed.ins[i], half.data());
     } else {
-      upload(cpu, mixed.ins[i], data.data());
+      upload(backend, mixed.ins[i], data.data());
     }
     upload(reference, f32.ins[i], data.data());
   }
-  if (cpu->prepare(&mixed.call, 1, &e.buf) != REMAT_OK) fail_msg("%s prepare: %s", c.name, e.text);
+  if (backend->prepare(&mixed.call, 1, &e.buf) != REMAT_OK)
+    fail_msg("%s prepare on %s: %s", c.name, name, e.text);
   const remat::StepContext ctx{kSeed, 3};
   if (reference->run_op(f32.call, ctx, &e.buf) != REMAT_OK)
     fail_msg("%s in f32: %s", c.name, e.text);
-  if (cpu->run_op(mixed.call, ctx, &e.buf) != REMAT_OK) fail_msg("%s widened: %s", c.name, e.text);
+  if (backend->run_op(mixed.call, ctx, &e.buf) != REMAT_OK)
+    fail_msg("%s widened on %s: %s", c.name, name, e.text);
+  if (backend->sync(&e.buf) != REMAT_OK) fail_msg("%s sync on %s: %s", c.name, name, e.text);
   const char* const* output_names = remat::op_info(f32.call.code)->output_names;
   for (size_t o = 0; o < f32.out_ptrs.size(); ++o) {
     if (strcmp(output_names[o], "workspace") == 0) continue;
     const TensorRef& want_ref = *f32.out_ptrs[o];
     const TensorRef& got_ref = *mixed.out_ptrs[o];
-    std::vector<uint8_t> want = download_bytes(reference, want_ref);
-    const std::vector<uint8_t> got = download_bytes(cpu, got_ref);
+    const std::vector<uint8_t> want = download_bytes(reference, want_ref);
+    const std::vector<uint8_t> got = download_bytes(backend, got_ref);
     const remat_dtype dtype = static_cast<remat_dtype>(got_ref.dtype);
-    if (remat::is_half_float(dtype)) {  // the f32 result rounded once
-      std::vector<uint8_t> rounded(static_cast<size_t>(got_ref.bytes));
-      for (int64_t k = 0; k < want_ref.numel; ++k) {
-        float x;
-        memcpy(&x, want.data() + 4 * k, 4);
-        const uint16_t h = narrow(dtype, x);
-        memcpy(rounded.data() + 2 * k, &h, 2);
+    const bool half = remat::is_half_float(dtype);
+    for (int64_t k = 0; k < want_ref.numel; ++k) {
+      float w, g;
+      memcpy(&w, want.data() + 4 * k, 4);
+      if (half) {
+        uint16_t h;
+        memcpy(&h, got.data() + 2 * k, 2);
+        if (h == narrow(dtype, w)) continue;
+        g = widen(dtype, h);
+        // The roundings of the interval the f32 kernels may give (narrowing is monotonic).
+        const double bound = tol + tol * fabs(static_cast<double>(w));
+        const float lo = widen(dtype, narrow(dtype, static_cast<float>(w - bound)));
+        const float hi = widen(dtype, narrow(dtype, static_cast<float>(w + bound)));
+        if (tol > 0.0 && lo <= g && g <= hi) continue;
+        fail_msg("%s output %zu (%s) [%lld] in %s on %s: %.9g, outside [%.9g, %.9g] (f32 %.9g)",
+                 c.name, o, output_names[o], static_cast<long long>(k),
+                 dtype == REMAT_DTYPE_F16 ? "f16" : "bf16", name, static_cast<double>(g),
+                 static_cast<double>(lo), static_cast<double>(hi), static_cast<double>(w));
       }
-      want = rounded;
+      memcpy(&g, got.data() + 4 * k, 4);
+      if (memcmp(&w, &g, 4) == 0) continue;
+      const double bound = tol + tol * fabs(static_cast<double>(w));
+      if (tol > 0.0 && fabs(static_cast<double>(g) - w) <= bound) continue;
+      fail_msg("%s output %zu (%s) [%lld] on %s: %.9g, f32 kernel %.9g", c.name, o, output_names[o],
+               static_cast<long long>(k), name, static_cast<double>(g), static_cast<double>(w));
     }
-    if (want != got)
-      fail_msg("%s output %zu (%s): bits differ from the f32 kernel's", c.name, o, output_names[o]);
   }
 }
 

@@ -81,14 +81,18 @@ void run_case(const OpCase& c, remat::Backend* cpu, remat::Backend* other, const
 /// Number of float tensors of |c|, inputs then outputs (the entries run_widened_case() takes).
 size_t float_tensor_count(const OpCase& c);
 
-/// Runs |c| on the CPU backend |cpu| with its k-th float tensor (inputs, then outputs) of dtype
-/// |floats|[k] (f32, f16 or bf16; f32 past the vector's end), and on |reference| (a CPU backend
-/// too) in f32 over the same inputs, rounded to 16 bits where |cpu|'s are 16-bit. Fails the test
-/// unless every output's bytes are the reference's, rounded once to 16 bits where the output is
-/// 16-bit (a workspace output is not compared). Calls |cpu|'s prepare() for the op. Both
-/// backends need an arena of at least 64 KiB.
+/// Runs |c| on |backend| (named |name| in messages) with its k-th float tensor (inputs, then
+/// outputs) of dtype |floats|[k] (f32, f16 or bf16; f32 past the vector's end), and on the CPU
+/// backend |reference| in f32 over the same inputs, rounded to 16 bits where |backend|'s are
+/// 16-bit. With |tol| 0, fails the test unless every output's bytes are the reference's, rounded
+/// once to 16 bits where the output is 16-bit (the CPU backend's widening is that exact). With
+/// |tol| > 0 (another backend, whose float32 kernels differ from the CPU's within the case's
+/// tolerance), an f32 output may differ by tol + tol * |want|, and a 16-bit output must lie
+/// between the roundings of want minus and plus that bound. A workspace output is not compared.
+/// Calls |backend|'s prepare() for the op. Both backends need an arena of at least 64 KiB.
 void run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
-                      remat::Backend* reference, remat::Backend* cpu);
+                      remat::Backend* reference, remat::Backend* backend, const char* name,
+                      double tol);
 
 /// Runs |c| on |other|, which does not claim its op: returns whether run_op() answered
 /// REMAT_ERROR_UNIMPLEMENTED with a message naming the op (printing what was wrong if not).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/backend_registry.h"
+#include "backends/device_profiles.h"
 #include "tests/backends/conformance_harness.h"
 #include "tests/backends/op_cases.h"
 
@@ -94,48 +95,75 @@ void embedding_grad_reports_the_first_bad_id_as_the_cpu_does(void**) {
 }
 
 // finite_check on data with NaN and infinities: the backend stops (or reports at sync) with
-// REMAT_ERROR_NONFINITE for the smallest bad position, worded and placed as on the CPU.
+// REMAT_ERROR_NONFINITE for the smallest bad position, worded and placed as on the CPU; on f32
+// data, and on bf16 and f16 data where the backend runs 16-bit floats (widened: the report
+// reads the element's float32 value).
 void finite_check_reports_the_first_nonfinite_element_as_the_cpu_does(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   constexpr uint64_t kArena = 8192, kPersistent = 256;
   alignas(256) static uint8_t arena[2][kArena], persistent[2][kPersistent];
-  std::vector<float> data(1000, 0.5f);
-  data[900] = INFINITY;
-  data[400] = -INFINITY;
-  data[17] = NAN;
-  const remat::TensorRef x = bytes_tensor(remat::Region::kArena, 256, data.size() * 4);
-  const remat::OpCall call = make_call(remat::OpCode::kFiniteCheck, 12, &x, nullptr);
-  std::string messages[2];
-  for (int b = 0; b < 2; ++b) {
-    const std::string backend = b == 0 ? "cpu" : g_backend;
-    const remat::RegionSetup regions =
-        regions_for(backend, arena[b], kArena, persistent[b], kPersistent, 256);
-    char text[512] = "";
-    remat::ErrorBuffer err{text, sizeof(text)};
-    remat::Backend* backend_object = nullptr;
-    if (remat::create_backend(backend.c_str(), regions, &backend_object, &err) != REMAT_OK)
-      fail_msg("create: %s", text);
-    remat_status status = backend_object->upload(x.region, x.offset, data.data(), x.bytes, &err);
-    if (status == REMAT_OK)
-      status = backend_object->run_op(call, remat::StepContext{kSeed, 0}, &err);
-    const remat_status synced = backend_object->sync(&err);
-    if (status == REMAT_OK) status = synced;
-    // Clean data after the report: the report was cleared, nothing sticks to the next op.
-    const std::vector<float> clean(1000, 1.0f);
-    backend_object->upload(x.region, x.offset, clean.data(), x.bytes, &err);
-    remat::ErrorBuffer after_err{text + 256, 256};
-    remat_status after = backend_object->run_op(call, remat::StepContext{kSeed, 1}, &after_err);
-    if (after == REMAT_OK) after = backend_object->sync(&after_err);
-    const uint32_t failed_op = err.failed_op;
-    remat::destroy_backend(backend_object);
-    printf("%s: %s\n", backend.c_str(), text);
-    assert_int_equal(status, REMAT_ERROR_NONFINITE);
-    assert_int_equal(failed_op, 13);
-    assert_int_equal(after, REMAT_OK);
-    messages[b] = text;
+  const remat::DeviceProfile* profile = remat::find_device_profile(g_backend.c_str());
+  if (profile == nullptr) fail_msg("backend %s has no device profile", g_backend.c_str());
+  // Each dtype's 0.5, 1, NaN, infinity and -infinity.
+  const struct {
+    remat_dtype dtype;
+    uint32_t half, one, nan, inf, minus_inf;
+  } encodings[] = {
+      {REMAT_DTYPE_F32, 0x3F000000u, 0x3F800000u, 0x7FC00000u, 0x7F800000u, 0xFF800000u},
+      {REMAT_DTYPE_BF16, 0x3F00u, 0x3F80u, 0x7FC0u, 0x7F80u, 0xFF80u},
+      {REMAT_DTYPE_F16, 0x3800u, 0x3C00u, 0x7E00u, 0x7C00u, 0xFC00u},
+  };
+  for (const auto& enc : encodings) {
+    if (enc.dtype != REMAT_DTYPE_F32 && !profile->half_floats) continue;
+    const size_t size = enc.dtype == REMAT_DTYPE_F32 ? 4 : 2;
+    // 1000 elements of 0.5 but NaN at 17, -inf at 400 and inf at 900, in |size| bytes each.
+    const auto fill = [&](uint32_t value) {
+      std::vector<uint8_t> bytes(1000 * size);
+      for (size_t i = 0; i < 1000; ++i) memcpy(&bytes[i * size], &value, size);
+      return bytes;
+    };
+    std::vector<uint8_t> data = fill(enc.half);
+    memcpy(&data[900 * size], &enc.inf, size);
+    memcpy(&data[400 * size], &enc.minus_inf, size);
+    memcpy(&data[17 * size], &enc.nan, size);
+    const std::vector<uint8_t> clean = fill(enc.one);
+    remat::TensorRef x = bytes_tensor(remat::Region::kArena, 256, 4000);
+    x.dtype = static_cast<uint8_t>(enc.dtype);
+    x.bytes = data.size();
+    const remat::OpCall call = make_call(remat::OpCode::kFiniteCheck, 12, &x, nullptr);
+    std::string messages[2];
+    for (int b = 0; b < 2; ++b) {
+      const std::string backend = b == 0 ? "cpu" : g_backend;
+      const remat::RegionSetup regions =
+          regions_for(backend, arena[b], kArena, persistent[b], kPersistent, 256);
+      char text[512] = "";
+      remat::ErrorBuffer err{text, sizeof(text)};
+      remat::Backend* backend_object = nullptr;
+      if (remat::create_backend(backend.c_str(), regions, &backend_object, &err) != REMAT_OK)
+        fail_msg("create: %s", text);
+      remat_status status = backend_object->prepare(&call, 1, &err);
+      if (status == REMAT_OK)
+        status = backend_object->upload(x.region, x.offset, data.data(), x.bytes, &err);
+      if (status == REMAT_OK)
+        status = backend_object->run_op(call, remat::StepContext{kSeed, 0}, &err);
+      const remat_status synced = backend_object->sync(&err);
+      if (status == REMAT_OK) status = synced;
+      // Clean data after the report: the report was cleared, nothing sticks to the next op.
+      backend_object->upload(x.region, x.offset, clean.data(), x.bytes, &err);
+      remat::ErrorBuffer after_err{text + 256, 256};
+      remat_status after = backend_object->run_op(call, remat::StepContext{kSeed, 1}, &after_err);
+      if (after == REMAT_OK) after = backend_object->sync(&after_err);
+      const uint32_t failed_op = err.failed_op;
+      remat::destroy_backend(backend_object);
+      printf("%s, dtype %d: %s\n", backend.c_str(), static_cast<int>(enc.dtype), text);
+      assert_int_equal(status, REMAT_ERROR_NONFINITE);
+      assert_int_equal(failed_op, 13);
+      assert_int_equal(after, REMAT_OK);
+      messages[b] = text;
+    }
+    assert_non_null(strstr(messages[0].c_str(), "element 17 is nan"));
+    assert_string_equal(messages[0].c_str(), messages[1].c_str());
   }
-  assert_non_null(strstr(messages[0].c_str(), "element 17 is nan"));
-  assert_string_equal(messages[0].c_str(), messages[1].c_str());
 }
 
 // The state's tensors, without its header (which holds the step count) and checksum.

@@ -1,0 +1,71 @@
+// The GPU backends' widening of 16-bit float tensors (widening.h).
+#include "backends/gpu/ops/widening.h"
+
+#include "backends/shared/widening_slices.h"
+#include "plan/half_float.h"
+#include "plan/ops.h"
+
+namespace remat {
+namespace gpu {
+namespace {
+
+// Launches |id| (widen_half or narrow_half) over |n| elements from |x| to |y|; |dtype| is the
+// 16-bit side's.
+remat_status convert(Launcher& l, KernelId id, const TensorRef& x, const TensorRef& y,
+                     uint8_t dtype, int64_t n, const OpCall& call, ErrorBuffer* err) {
+  Args a(l, id);
+  a.tensor(x).tensor(y).u64(n).i32(dtype == REMAT_DTYPE_F16 ? 1 : 0);
+  return a.launch(static_cast<size_t>(n), call, err);
+}
+
+}  // namespace
+
+remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepContext& ctx,
+                         uint64_t workspace_bytes, ErrorBuffer* err) {
+  const WideningSlices s = widening_slices(call);
+  if (s.bytes > workspace_bytes) {
+    return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
+                     "op %u (%s): widening its 16-bit tensors needs %llu bytes of workspace, "
+                     "prepare() gave %llu",
+                     static_cast<unsigned>(call.index), op_name(call.code),
+                     static_cast<unsigned long long>(s.bytes),
+                     static_cast<unsigned long long>(workspace_bytes));
+  }
+  // The slices as float32 tensors, and the call the op sees over them.
+  TensorRef slices[kMaxWidenedTensors];
+  for (int k = 0; k < s.count; ++k) {
+    slices[k] = widened_ref(*s.tensor[k]);
+    slices[k].region = kWorkspaceRegion;
+    slices[k].offset = s.offset[k];
+  }
+  OpCall wide = call;
+  bool converted[kMaxWidenedTensors] = {};
+  for (int i = 0; i < call.num_inputs; ++i) {
+    const TensorRef& t = *call.inputs[i];
+    if (!is_half_float(t.dtype)) continue;
+    const int k = s.find(t);
+    wide.inputs[i] = &slices[k];
+    if (converted[k]) continue;
+    const remat_status status =
+        convert(l, kKernel_widen_half, t, slices[k], t.dtype, t.numel, call, err);
+    if (status != REMAT_OK) return status;
+    converted[k] = true;
+  }
+  for (int o = 0; o < call.num_outputs; ++o) {
+    const TensorRef& t = *call.outputs[o];
+    if (is_half_float(t.dtype)) wide.outputs[o] = &slices[s.find(t)];
+  }
+  const remat_status status = op(l, wide, ctx, err);
+  if (status != REMAT_OK) return status;
+  for (int o = 0; o < call.num_outputs; ++o) {
+    const TensorRef& t = *call.outputs[o];
+    if (!is_half_float(t.dtype)) continue;
+    const remat_status narrowed =
+        convert(l, kKernel_narrow_half, *wide.outputs[o], t, t.dtype, t.numel, call, err);
+    if (narrowed != REMAT_OK) return narrowed;
+  }
+  return REMAT_OK;
+}
+
+}  // namespace gpu
+}  // namespace remat
