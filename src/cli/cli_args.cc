@@ -1,11 +1,14 @@
-// Flag parsing, size units and whole-file reading for the CLI.
+// Flag parsing, size units and bounded plan-file reading for the CLI.
 #include "cli/cli_args.h"
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace remat {
 namespace cli {
@@ -85,22 +88,42 @@ uint64_t Args::size(const std::string& flag, uint64_t fallback) const {
   return it == values_.end() ? fallback : parse_size(it->second, flag);
 }
 
-std::vector<uint8_t> read_file(const std::string& path) {
+std::vector<uint8_t> read_plan_file(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) throw Failure("cannot open '" + path + "' for reading");
+  if (f == nullptr)
+    throw Failure("cannot open '" + path + "' for reading: " + std::strerror(errno));
+  struct stat info;
+  if (fstat(fileno(f), &info) != 0) {
+    const int e = errno;
+    std::fclose(f);
+    throw Failure("cannot stat '" + path + "': " + std::strerror(e));
+  }
+  if (S_ISDIR(info.st_mode)) {
+    std::fclose(f);
+    throw Failure("'" + path + "' is a directory, not a remat plan");
+  }
+  if (S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) > kMaxPlanFileBytes) {
+    std::fclose(f);
+    throw Failure("'" + path + "' is " + std::to_string(info.st_size) + " bytes, over the " +
+                  std::to_string(kMaxPlanFileBytes) + " a plan can be (FlatBuffers' limit)");
+  }
+  // Read in chunks, never past kMaxPlanFileBytes (a pipe or a device has no size to trust), and
+  // stop at once when the first 8 bytes lack the plan identifier.
   std::vector<uint8_t> bytes;
   uint8_t buffer[1 << 16];
   size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0)
+  while ((n = std::fread(buffer, 1, bytes.size() < 8 ? 8 - bytes.size() : sizeof(buffer), f)) > 0) {
     bytes.insert(bytes.end(), buffer, buffer + n);
-  const bool failed = std::ferror(f) != 0;
+    if (bytes.size() == 8 && std::memcmp(bytes.data() + 4, "RMPL", 4) != 0) break;
+    if (bytes.size() > kMaxPlanFileBytes) {
+      std::fclose(f);
+      throw Failure("'" + path + "' holds more than the " + std::to_string(kMaxPlanFileBytes) +
+                    " bytes a plan can be (FlatBuffers' limit)");
+    }
+  }
+  const int e = std::ferror(f) != 0 ? errno : 0;
   std::fclose(f);
-  if (failed) throw Failure("error while reading '" + path + "'");
-  return bytes;
-}
-
-std::vector<uint8_t> read_plan_file(const std::string& path) {
-  std::vector<uint8_t> bytes = read_file(path);
+  if (e != 0) throw Failure("error while reading '" + path + "': " + std::strerror(e));
   if (bytes.empty()) throw Failure("'" + path + "' is empty (0 bytes): not a remat plan");
   return bytes;
 }

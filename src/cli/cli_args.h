@@ -46,11 +46,13 @@ class Args {
   std::map<std::string, std::string> values_;
 };
 
-/// Reads a whole file; throws Failure naming |path| when it cannot.
-std::vector<uint8_t> read_file(const std::string& path);
+/// The most bytes a plan file may hold: FlatBuffers' largest buffer (2 GiB - 1).
+constexpr uint64_t kMaxPlanFileBytes = (uint64_t{1} << 31) - 1;
 
-/// The bytes of the plan file at |path|; throws Failure as read_file() does, and when the file
-/// is empty (a plan is never empty; the runtime would only see a null pointer).
+/// The bytes of the plan file at |path|; throws Failure naming |path| and the reason when it
+/// cannot be read, is a directory or empty, or holds more than kMaxPlanFileBytes (a pipe or a
+/// device is read no further). Bytes whose first 8 lack the plan identifier are returned as
+/// soon as that shows, for the runtime to refuse them with its message.
 std::vector<uint8_t> read_plan_file(const std::string& path);
 
 }  // namespace cli

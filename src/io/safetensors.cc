@@ -3,6 +3,9 @@
 // in safetensors_write.cc.
 #include "io/safetensors.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -191,24 +194,110 @@ bool parse_safetensors(const uint8_t* bytes, size_t size, SafeTensorsFile* out,
   return true;
 }
 
+namespace {
+
+// Reads |n| bytes of |f| onto the end of |bytes|; false at a short read.
+bool read_exactly(std::FILE* f, uint64_t n, std::vector<uint8_t>* bytes) {
+  uint8_t chunk[1 << 16];
+  while (n > 0) {
+    const size_t want = n < sizeof chunk ? static_cast<size_t>(n) : sizeof chunk;
+    const size_t got = std::fread(chunk, 1, want, f);
+    bytes->insert(bytes->end(), chunk, chunk + got);
+    if (got < want) return false;
+    n -= got;
+  }
+  return true;
+}
+
+// What read_safetensors reads of |f| (|size| bytes when |regular|): the length, the header,
+// then exactly the data the header describes, so that no file, however large or endless,
+// makes it hold more than the header's claim, and never more than |cap| bytes.
+bool read_bounded(std::FILE* f, bool regular, uint64_t size, uint64_t cap,
+                  std::vector<uint8_t>* bytes, std::string* error) {
+  if (!read_exactly(f, kLengthBytes, bytes)) return true;  // parse_safetensors says it is short
+  uint64_t n = 0;
+  for (size_t i = 0; i < kLengthBytes; ++i) n |= static_cast<uint64_t>((*bytes)[i]) << (8 * i);
+  if (n > kMaxSafetensorsHeaderBytes) {
+    *error = "header length " + std::to_string(n) + " is over the " +
+             std::to_string(kMaxSafetensorsHeaderBytes) + "-byte limit of a safetensors header";
+    return false;
+  }
+  if (regular && n > size - kLengthBytes) return true;  // parse_safetensors names the sizes
+  if (!read_exactly(f, n, bytes)) return true;
+  // The data's size is the largest end offset of the header's tensors; parse_safetensors then
+  // checks the whole layout. A header that does not parse is refused by it as well.
+  std::vector<Entry> entries;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  const char* header = reinterpret_cast<const char*>(bytes->data() + kLengthBytes);
+  std::string ignored;
+  if (first_invalid_utf8(reinterpret_cast<const unsigned char*>(header), n) != n ||
+      !safetensors_internal::parse_header(header, n, &entries, &metadata, &ignored)) {
+    return true;
+  }
+  uint64_t data = 0;
+  for (const Entry& e : entries) data = e.end > data ? e.end : data;
+  const uint64_t total = kLengthBytes + n + data;
+  if (regular && total != size) {
+    *error =
+        "file is " + std::to_string(size) + " bytes, its header describes " + std::to_string(total);
+    return false;
+  }
+  if (total > cap) {
+    *error = "its header describes " + std::to_string(total) + " bytes, over the " +
+             std::to_string(cap) + "-byte limit of a " +
+             (regular ? std::string("safetensors file")
+                      : std::string("pipe or device (half of this machine's memory)"));
+    return false;
+  }
+  if (!read_exactly(f, data, bytes)) return true;
+  uint8_t extra;
+  if (std::fread(&extra, 1, 1, f) == 1) {
+    *error = "more bytes follow the " + std::to_string(total) + " its header describes";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool read_safetensors(const std::string& path, SafeTensorsFile* out, std::string* error) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     *error = path + ": cannot open: " + std::strerror(errno);
     return false;
   }
-  // Read in chunks rather than trusting a size from fseek: works for pipes and never
-  // allocates more than the file holds.
-  std::vector<uint8_t> bytes;
-  uint8_t chunk[1 << 16];
-  size_t got;
-  while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) {
-    bytes.insert(bytes.end(), chunk, chunk + got);
+  struct stat info;
+  if (fstat(fileno(f), &info) != 0) {
+    *error = path + ": cannot stat: " + std::strerror(errno);
+    std::fclose(f);
+    return false;
   }
-  const bool read_failed = std::ferror(f) != 0;
+  if (S_ISDIR(info.st_mode)) {
+    *error = path + ": is a directory, not a safetensors file";
+    std::fclose(f);
+    return false;
+  }
+  // A regular file's size bounds what is read; a pipe or device is read no further than its
+  // header's claim (read_bounded).
+  const bool regular = S_ISREG(info.st_mode);
+  std::vector<uint8_t> bytes;
+  std::string bound_error;
+  uint64_t cap = kMaxSafetensorsBytes;
+  if (!regular) {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0)
+      cap = std::min(cap, static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2);
+  }
+  const bool within =
+      read_bounded(f, regular, static_cast<uint64_t>(info.st_size), cap, &bytes, &bound_error);
+  const int read_errno = std::ferror(f) != 0 ? errno : 0;
   std::fclose(f);
-  if (read_failed) {
-    *error = path + ": read error";
+  if (read_errno != 0) {
+    *error = path + ": read error: " + std::strerror(read_errno);
+    return false;
+  }
+  if (!within) {
+    *error = path + ": " + bound_error;
     return false;
   }
   if (!parse_safetensors(bytes.data(), bytes.size(), out, error)) {

@@ -49,8 +49,17 @@ size_t safetensors_dtype_size(const std::string& dtype);
 /// The caller keeps ownership of |bytes|; |out| copies what it needs.
 bool parse_safetensors(const uint8_t* bytes, size_t size, SafeTensorsFile* out, std::string* error);
 
+/// The longest safetensors header read_safetensors takes (the reference implementation's
+/// limit), and the largest file it reads (a pipe or a device: at most half of the machine's
+/// memory): no input makes it hold more than this, or more than the file's header claims.
+constexpr uint64_t kMaxSafetensorsHeaderBytes = uint64_t{100} << 20;
+constexpr uint64_t kMaxSafetensorsBytes = uint64_t{1} << 40;
+
 /// Reads the file at |path| into |out|; on failure returns false and sets |error| to a
-/// message that names |path| and what is wrong.
+/// message that names |path| and what is wrong. It reads the length and the header first, then
+/// only the bytes the header describes: a regular file must be exactly that long, a pipe or a
+/// device gives no more than that, and neither more than kMaxSafetensorsBytes (a pipe or a
+/// device no more than half of the machine's physical memory).
 bool read_safetensors(const std::string& path, SafeTensorsFile* out, std::string* error);
 
 /// Encodes |file| into |out| (replacing its contents) as the reference writer does: tensors
