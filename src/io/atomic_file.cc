@@ -1,7 +1,10 @@
 // Atomic file replacement: temporary file beside the target, fsync, rename, directory fsync.
 #include "io/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,7 +60,83 @@ std::string random_suffix() {
   return text;
 }
 
+// The temporary files of the writers open now, for remove_open_temporaries(), which a signal
+// handler may run at any moment on any thread: a slot is free (0), being filled (1) or holds a
+// path (2), and only lock-free atomics and unlink() are used there.
+constexpr int kTrackedTemporaries = 8;
+struct TrackedTemporary {
+  std::atomic<int> state{0};
+  char path[PATH_MAX];
+};
+static_assert(std::atomic<int>::is_always_lock_free, "a signal handler reads the slots");
+TrackedTemporary tracked_temporaries[kTrackedTemporaries];
+
+// Records |path| for remove_open_temporaries(); returns its slot, or -1 when every slot is taken
+// (or the path is too long), and then it is not removed on a signal.
+int track_temporary(const std::string& path) {
+  if (path.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < kTrackedTemporaries; ++i) {
+    int expected = 0;
+    if (!tracked_temporaries[i].state.compare_exchange_strong(expected, 1)) continue;
+    std::memcpy(tracked_temporaries[i].path, path.c_str(), path.size() + 1);
+    tracked_temporaries[i].state.store(2);
+    return i;
+  }
+  return -1;
+}
+
+void untrack_temporary(int* slot) {
+  if (*slot >= 0) tracked_temporaries[*slot].state.store(0);
+  *slot = -1;
+}
+
+// The process id in |rest| when it reads "PID.RANDOM" as AtomicFileWriter::open() names its
+// temporary files (RANDOM: 16 lowercase hex digits), 0 otherwise.
+pid_t writer_pid(const std::string& rest) {
+  const size_t dot = rest.find('.');
+  if (dot == 0 || dot == std::string::npos || dot > 9 || rest.size() != dot + 17) return 0;
+  long pid = 0;
+  for (size_t i = 0; i < dot; ++i) {
+    if (rest[i] < '0' || rest[i] > '9') return 0;
+    pid = pid * 10 + (rest[i] - '0');
+  }
+  for (size_t i = dot + 1; i < rest.size(); ++i) {
+    const char c = rest[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return 0;
+  }
+  return static_cast<pid_t>(pid);
+}
+
 }  // namespace
+
+void remove_open_temporaries() {
+  for (TrackedTemporary& t : tracked_temporaries) {
+    if (t.state.load() == 2) unlink(t.path);
+  }
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& path, time_t older_than) {
+  std::vector<std::string> removed;
+  const std::string dir = directory_of(path);
+  const std::string prefix = "." + base_of(path).substr(0, kMaxStemInTempName) + ".tmp.";
+  const std::string dir_prefix = path.substr(0, path.find_last_of('/') + 1);
+  DIR* listing = opendir(dir.c_str());
+  if (listing == nullptr) return removed;
+  while (const dirent* entry = readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const pid_t pid = writer_pid(name.substr(prefix.size()));
+    // EPERM: a process of another user has that id, and may still be writing.
+    if (pid <= 0 || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
+    const std::string stale = dir_prefix + name;
+    struct stat st {};
+    if (lstat(stale.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_mtime >= older_than)
+      continue;
+    if (unlink(stale.c_str()) == 0) removed.push_back(stale);
+  }
+  closedir(listing);
+  return removed;
+}
 
 bool check_writable(const std::string& path, std::string* error) {
   const std::string base = base_of(path);
@@ -121,6 +200,7 @@ void AtomicFileWriter::abandon() {
     unlink(temp_path_.c_str());
     temp_path_.clear();
   }
+  untrack_temporary(&tracked_slot_);  // after the unlink: a signal in between finds it gone
   buffer_.clear();
   buffer_.shrink_to_fit();
 }
@@ -143,12 +223,17 @@ bool AtomicFileWriter::open(const std::string& path) {
                              std::to_string(getpid()) + ".";
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::string candidate = prefix + random_suffix();
+    // Tracked before it exists, so that no signal finds the file created and not yet tracked.
+    tracked_slot_ = track_temporary(candidate);
     fd_ = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ >= 0) {
       temp_path_ = candidate;
       buffer_.reserve(kBufferBytes);
       return true;
     }
+    const int open_errno = errno;
+    untrack_temporary(&tracked_slot_);
+    errno = open_errno;
     if (errno != EEXIST) {
       return set_failure("cannot create a temporary file in '" + dir + "'", errno);
     }
@@ -201,6 +286,7 @@ bool AtomicFileWriter::commit() {
     return set_failure("cannot rename '" + temp_path_ + "' over it", errno);
   }
   temp_path_.clear();
+  untrack_temporary(&tracked_slot_);
   committed_ = true;
   buffer_.clear();
   buffer_.shrink_to_fit();

@@ -5,7 +5,10 @@
 // over the target and fsyncs the directory. Until the rename the target keeps its old
 // contents (or stays absent); after it, the target holds every new byte. A writer that fails
 // or is destroyed before commit() removes its temporary file. A process killed outright
-// (SIGKILL, power loss) may leave the temporary file behind, never a damaged target.
+// (SIGKILL, power loss) may leave the temporary file behind, never a damaged target; a
+// signal handler can remove the temporary files of the writers still open with
+// remove_open_temporaries(), and a later writer's program those of dead writers with
+// remove_stale_temporaries().
 //
 // Errors are returned, not thrown, so that code outside the commands (the safetensors writer)
 // can use it; each message names the path and the errno text. write_file() and
@@ -15,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -61,6 +65,7 @@ class AtomicFileWriter {
   std::string error_;
   std::vector<uint8_t> buffer_;
   int fd_ = -1;
+  int tracked_slot_ = -1;  // where remove_open_temporaries() finds temp_path_, -1 if nowhere
   bool committed_ = false;
 };
 
@@ -75,6 +80,18 @@ bool check_writable(const std::string& path, std::string* error);
 /// false and sets |error| as AtomicFileWriter does.
 bool write_file_atomically(const std::string& path, const void* data, size_t bytes,
                            std::string* error);
+
+/// Removes the temporary file of every AtomicFileWriter open now (at most 8 at once are
+/// tracked; the rest are not removed), leaving the writers' targets as they were. Only
+/// async-signal-safe calls (unlink): for a signal handler that ends the process next.
+void remove_open_temporaries();
+
+/// Removes the temporary files of |path|'s target that writers no longer running left behind:
+/// names ".NAME.tmp.PID.RANDOM" beside |path| whose PID is no process here (kill(PID, 0)
+/// fails with ESRCH) and whose last change is older than |older_than|. Those of live processes,
+/// newer ones and other names are left alone. Returns the paths removed; a directory that
+/// cannot be read gives none.
+std::vector<std::string> remove_stale_temporaries(const std::string& path, time_t older_than);
 
 // For the commands, which report failures by exception (io/errors.h): exit code 1.
 

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -176,6 +177,59 @@ static void an_abandoned_writer_leaves_the_old_contents_and_no_temporary(void**)
   assert_no_temporaries(fresh);
 }
 
+// What a signal handler calls before it ends the process: the open writers' temporary files go,
+// only theirs, and the targets keep their old contents. Slots are reused: nine writers opened
+// one after another are each tracked.
+static void remove_open_temporaries_removes_only_the_open_writers_files(void**) {
+  const std::string path = scratch("signalled.bin");
+  const std::string other = scratch("signalled-other.bin");
+  write_text(path, "keep me");
+  for (int i = 0; i < 9; ++i) {
+    AtomicFileWriter done;
+    assert_true(done.open(other) && done.write("x", 1) && done.commit());
+  }
+  AtomicFileWriter w;
+  assert_true(w.open(path));
+  assert_true(w.write("new", 3));
+  const std::string bystander = scratch(".signalled.bin.tmp.1.0123456789abcdef");
+  write_text(bystander, "not a writer's");
+  remat::io::remove_open_temporaries();
+  assert_false(exists(w.temp_path()));
+  assert_true(exists(bystander));
+  assert_string_equal(read_text(path).c_str(), "keep me");
+  assert_string_equal(read_text(other).c_str(), "x");
+}
+
+// Stale temporaries: only "PID.RANDOM" names of a process that is gone, older than the time
+// given, and only of the target asked about; a directory that cannot be listed gives none.
+static void remove_stale_temporaries_removes_only_dead_writers_older_files(void**) {
+  const std::string dir = scratch_dir("stale", 0755);
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);  // |child| is now the id of no process
+  const std::string dead = std::to_string(child), live = std::to_string(getpid());
+  const std::string stale = scratch("stale/.t.tmp." + dead + ".0123456789abcdef");
+  const std::vector<std::string> kept = {
+      scratch("stale/.t.tmp." + live + ".0123456789abcdef"),
+      scratch("stale/.t.tmp." + dead + ".0123456789abcdeg"),
+      scratch("stale/.t.tmp." + dead + ".0123456789abcde"),
+      scratch("stale/.t.tmp.x" + dead + ".0123456789abcdef"),
+      scratch("stale/.u.tmp." + dead + ".0123456789abcdef"),
+  };
+  write_text(stale, "");
+  for (const std::string& k : kept) write_text(k, "");
+  // Older than now - 60 s: none is.
+  assert_int_equal(remat::io::remove_stale_temporaries(dir + "/t", time(nullptr) - 60).size(), 0);
+  const std::vector<std::string> removed =
+      remat::io::remove_stale_temporaries(dir + "/t", time(nullptr) + 60);
+  assert_int_equal(removed.size(), 1);
+  assert_string_equal(removed[0].c_str(), stale.c_str());
+  assert_false(exists(stale));
+  for (const std::string& k : kept) assert_true(exists(k));
+  assert_int_equal(remat::io::remove_stale_temporaries(dir + "/missing/t", time(nullptr)).size(),
+                   0);
+}
+
 static void a_failed_write_leaves_the_old_contents_and_no_temporary(void**) {
   const std::string path = scratch("failed.bin");
   write_text(path, "the previous good file");
@@ -325,6 +379,8 @@ int main(void) {
       cmocka_unit_test(a_committed_file_holds_every_byte_written_in_order),
       cmocka_unit_test(a_new_file_gets_mode_0644_less_the_umask),
       cmocka_unit_test(an_abandoned_writer_leaves_the_old_contents_and_no_temporary),
+      cmocka_unit_test(remove_open_temporaries_removes_only_the_open_writers_files),
+      cmocka_unit_test(remove_stale_temporaries_removes_only_dead_writers_older_files),
       cmocka_unit_test(a_failed_write_leaves_the_old_contents_and_no_temporary),
       cmocka_unit_test(an_unwritable_or_missing_directory_is_an_error_naming_the_path),
       cmocka_unit_test(a_directory_as_target_is_an_error_naming_the_path),
