@@ -5,6 +5,7 @@
 
 #include "io/atomic_file.h"
 #include "cli/commands.h"
+#include "cli/path_collisions.h"
 #include "compiler/optimizer.h"
 #include "remat/remat.h"
 
@@ -309,6 +310,11 @@ int run_compile(const std::vector<std::string>& argv) {
   if (args.has("--emit-c")) outputs.push_back({args.text("--emit-c", ""), true});
   for (const Output& o : outputs)
     io::require_writable(o.path);  // Before compiling, which takes minutes for large models.
+  std::vector<FileArgument> files;
+  if (args.has("-o")) files.push_back({"-o", args.text("-o", ""), true});
+  if (args.has("--emit-c")) files.push_back({"--emit-c", args.text("--emit-c", ""), true});
+  add_model_file(args.positional()[0], &files);
+  refuse_colliding_files(files);
   const compiler::CompileResult result = compiler::compile(options);
   std::vector<std::vector<uint8_t>> contents;
   for (const Output& o : outputs)

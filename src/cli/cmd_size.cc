@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/json_text.h"
+#include "cli/path_collisions.h"
 #include "cli/size_timeline.h"
 #include "cli/sizing.h"
 #include "compiler/templates/aliases.h"
@@ -362,8 +363,12 @@ int run_size(const std::vector<std::string>& argv) {
           "size needs --batch N or --batch A..B (or --max-batch --device-budget BYTES)");
     parse_batch(args.text("--batch", ""), &lo, &hi);
   }
-  if (args.has("--timeline"))
+  if (args.has("--timeline")) {
     io::require_writable(args.text("--timeline", ""));  // Before the compiles.
+    std::vector<FileArgument> files = {{"--timeline", args.text("--timeline", ""), true}};
+    add_model_file(model, &files);
+    refuse_colliding_files(files);
+  }
   // The budget and auto rows get --arena-budget, else what the device budget leaves after the
   // persistent region.
   uint64_t arena_budget = setup.arena_budget;

@@ -10,14 +10,17 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <memory>
 
 #include "io/atomic_file.h"
 #include "cli/batches.h"
 #include "cli/commands.h"
 #include "cli/evaluation.h"
+#include "cli/interrupts.h"
 #include "cli/lr_schedule.h"
 #include "cli/params_file.h"
+#include "cli/path_collisions.h"
 #include "io/safetensors.h"
 #include "cli/session_calls.h"
 #include "remat/remat.h"
@@ -101,6 +104,44 @@ void check_output(const Args& args, const std::string& flag) {
   if (!io::check_writable(args.text(flag, ""), &error)) throw Failure(flag + ": " + error);
 }
 
+// Refuses, before any work, two file arguments of |args| that name one file while one of them is
+// written: the state or the parameters would replace the other, or an input.
+void refuse_colliding_files(const Args& args, const std::string& source) {
+  std::vector<FileArgument> files;
+  for (const char* flag : {"--state", "--save-params"})
+    if (args.has(flag)) files.push_back({flag, args.text(flag, ""), true});
+  for (const char* flag : {"--data", "--eval-data", "--load-params"})
+    if (args.has(flag)) files.push_back({flag, args.text(flag, ""), false});
+  add_model_file(source, &files);
+  cli::refuse_colliding_files(files);
+}
+
+// Removes the temporary files that writers no longer running left beside |flag|'s file, saying
+// so on stderr.
+void remove_stale_temporaries(const Args& args, const std::string& flag, time_t started) {
+  if (!args.has(flag)) return;
+  for (const std::string& removed : io::remove_stale_temporaries(args.text(flag, ""), started)) {
+    std::fprintf(stderr, "remat train: removed %s, left by a writer no longer running\n",
+                 removed.c_str());
+  }
+}
+
+// Ends a run that |signal_number| interrupted, at a step boundary: saves the state to
+// |state_path| when given and the file does not hold this step already (|saved_at|: the step
+// count it holds, -1 if unknown), says so on stderr, and returns the exit code, 128 +
+// |signal_number|.
+int stop_interrupted(remat_session* session, int signal_number, const std::string& state_path,
+                     int64_t saved_at) {
+  const int64_t step = static_cast<int64_t>(remat_session_step_count(session));
+  if (!state_path.empty() && saved_at != step) save_state(session, state_path);
+  std::fflush(stdout);
+  std::fprintf(
+      stderr, "remat train: interrupted by %s at step %lld; %s\n", signal_name(signal_number),
+      static_cast<long long>(step),
+      state_path.empty() ? "nothing saved (no --state)" : ("state saved to " + state_path).c_str());
+  return 128 + signal_number;
+}
+
 // Evaluates |count| batches of |batch| samples from |batches| and prints the figures, after
 // |step| steps.
 void print_eval(remat_session* session, const remat_plan* plan, const Batches& batches,
@@ -133,9 +174,13 @@ int run_train(const std::vector<std::string>& argv) {
   const std::string source = args.positional()[0];
   const bool is_plan_file =
       source.size() > 6 && source.compare(source.size() - 6, 6, ".rplan") == 0;
+  const time_t started = time(nullptr);
 
   check_output(args, "--save-params");
   check_output(args, "--state");
+  refuse_colliding_files(args, source);
+  remove_stale_temporaries(args, "--save-params", started);
+  remove_stale_temporaries(args, "--state", started);
   if (args.has("--save-every") && !args.has("--state"))
     throw UsageError("--save-every needs --state FILE");
   const int64_t save_every = args.integer("--save-every", 1, INT32_MAX, 0);
@@ -278,13 +323,19 @@ int run_train(const std::vector<std::string>& argv) {
   }
   std::fflush(stdout);
 
+  // From here a SIGINT or SIGTERM stops the run at the next step boundary (after the write in
+  // progress), where the state is consistent; before, it ends remat at once, having written
+  // nothing.
+  defer_interrupts();
+  int64_t saved_at = resumed ? done : -1;  // the step count the state file holds, if known
+
   // --steps is the step count to reach: a run restarted from its state finishes the same job.
   const uint64_t start = now_ns();
   uint64_t last_print = 0, eval_ns = 0;
   bool line_open = false;  // a progress line without its newline is on the terminal
   float first_loss = NAN, loss = NAN, last_loss = NAN;
   int64_t skipped = 0, overflowed = 0, last_eval = -1;
-  for (int64_t step = done; step < steps; ++step) {
+  for (int64_t step = done; step < steps && pending_interrupt() == 0; ++step) {
     data.set(session.get(), data.batch(step), "step " + std::to_string(step));
     if (scheduled) {
       check(session.get(),
@@ -316,8 +367,10 @@ int run_train(const std::vector<std::string>& argv) {
       if (std::isnan(first_loss)) first_loss = loss;
       last_loss = loss;
     }
-    if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps)
+    if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) {
       save_state(session.get(), state_path);
+      saved_at = step + 1;
+    }
     const uint64_t now = now_ns();
     const double seconds = static_cast<double>(now - start - eval_ns) * 1e-9;
     const double rate =
@@ -342,9 +395,11 @@ int run_train(const std::vector<std::string>& argv) {
       last_eval = step + 1;
     }
   }
+  if (line_open) std::printf("\n");
+  if (pending_interrupt() != 0)
+    return stop_interrupted(session.get(), pending_interrupt(), state_path, saved_at);
   const double seconds = static_cast<double>(now_ns() - start - eval_ns) * 1e-9;
   const int64_t ran = steps > done ? steps - done : 0;
-  if (line_open) std::printf("\n");
   if (ran > 0) {
     std::printf("trained %lld steps in %.2f s (%.0f samples/s); loss %.6f -> %.6f\n",
                 static_cast<long long>(ran), seconds,
@@ -363,16 +418,25 @@ int run_train(const std::vector<std::string>& argv) {
     std::printf("loss scale %g; %lld of those steps overflowed and were skipped\n",
                 static_cast<double>(final_scale), static_cast<long long>(overflowed));
   }
+  if (pending_interrupt() != 0)
+    return stop_interrupted(session.get(), pending_interrupt(), state_path, saved_at);
   if (!state_path.empty() && (ran > 0 || !resumed)) {
     save_state(session.get(), state_path);
-    std::printf("saved the state at step %lld to %s\n",
-                static_cast<long long>(remat_session_step_count(session.get())),
+    saved_at = at;
+    std::printf("saved the state at step %lld to %s\n", static_cast<long long>(at),
                 state_path.c_str());
   }
+  // Parameters are the finished job's: an interrupted run writes none.
+  if (pending_interrupt() != 0)
+    return stop_interrupted(session.get(), pending_interrupt(), state_path, saved_at);
   if (args.has("--save-params")) {
     save_params(session.get(), plan.get(), args.text("--save-params", ""));
     std::printf("saved parameters to %s\n", args.text("--save-params", "").c_str());
   }
+  // A signal during that last write: it was finished, and the job is done, but remat says it
+  // was asked to stop.
+  if (pending_interrupt() != 0)
+    return stop_interrupted(session.get(), pending_interrupt(), state_path, saved_at);
   return 0;
 }
 

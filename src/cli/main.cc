@@ -7,6 +7,7 @@
 
 #include "backends/device_profiles.h"
 #include "cli/commands.h"
+#include "cli/interrupts.h"
 #include "compiler/graph.h"
 
 namespace {
@@ -105,6 +106,8 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   const std::string command = argv[1];
   const std::vector<std::string> rest(argv + 2, argv + argc);
+  // SIGINT, SIGTERM: remove the temporary file of a write in progress, exit 130, 143.
+  install_interrupt_handlers(command);
   try {
     if (command == "compile") return run_compile(rest);
     if (command == "train") return run_train(rest);
