@@ -67,8 +67,9 @@ extern "C" {
 #define REMAT_API_VERSION 1
 
 /** Version of the plan format the compiler writes: 2 added the eval program, 3 initial values
- *  carried in the plan (an imported model's weights). */
-#define REMAT_PLAN_FORMAT_VERSION 3
+ *  carried in the plan (an imported model's weights), 4 the checksum every plan carries (a
+ *  version 4 plan without one, or whose bytes do not match it, is REMAT_ERROR_PLAN_CORRUPT). */
+#define REMAT_PLAN_FORMAT_VERSION 4
 
 /** Oldest plan format version this runtime reads (a version 1 plan has no eval program). A plan
  *  of a version outside REMAT_PLAN_FORMAT_OLDEST_VERSION..REMAT_PLAN_FORMAT_VERSION is rejected. */

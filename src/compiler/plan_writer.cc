@@ -1,6 +1,7 @@
 // Graph + memory plan -> FlatBuffers plan bytes.
 #include <algorithm>
 
+#include "plan/checksum.h"
 #include "plan/plan_generated.h"
 #include "compiler/compiler.h"
 #include "plan/region.h"
@@ -116,9 +117,12 @@ std::vector<uint8_t> write_plan(const Graph& graph, const MemoryPlan& memory,
       memory.host_size, tensor_vec, op_vec, ids(graph.inputs), ids(graph.labels), ids(graph.params),
       static_cast<uint32_t>(graph.loss), seed, provenance, static_cast<uint32_t>(graph.eval_ops),
       graph.eval_ops > 0 ? static_cast<uint32_t>(graph.eval_loss) : 0, ids(graph.outputs),
-      ids(graph.buffers), static_cast<fb::MatmulPrecision>(report.matmul_precision), loss_scaling);
+      ids(graph.buffers), static_cast<fb::MatmulPrecision>(report.matmul_precision), loss_scaling,
+      /*checksum=*/0xFFFFFFFFu);  // not the default, so that the field is stored
   fb::FinishPlanBuffer(fbb, plan);
-  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  seal_plan(bytes.data(), bytes.size());
+  return bytes;
 }
 
 }  // namespace compiler

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "plan/half_float.h"
+#include "plan/checksum.h"
 #include "plan/op_check.h"
 #include "plan/ops.h"
 #include "plan/overlap_check.h"
@@ -530,6 +531,25 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
                      "plan format version %u, this runtime reads versions %d to %d",
                      static_cast<unsigned>(plan->format_version()),
                      REMAT_PLAN_FORMAT_OLDEST_VERSION, REMAT_PLAN_FORMAT_VERSION);
+  }
+  // The checksum (plan/checksum.h) before any field is read: a damaged, truncated or extended
+  // plan is refused here, whatever else its bytes would say.
+  size_t checksum_at = 0;
+  if (!plan_checksum_offset(bytes, &checksum_at)) {
+    if (plan->format_version() >= 4) {
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                       "plan format version %u has no checksum (every plan from version 4 on has)",
+                       static_cast<unsigned>(plan->format_version()));
+    }
+  } else {
+    const uint32_t stored = plan->checksum();
+    const uint32_t computed = plan_checksum(bytes, size, checksum_at);
+    if (stored != computed) {
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                       "checksum mismatch: the plan says %08x, its %zu bytes give %08x (damaged, "
+                       "truncated, or bytes appended)",
+                       static_cast<unsigned>(stored), size, static_cast<unsigned>(computed));
+    }
   }
   if (plan->tensors() == nullptr || plan->ops() == nullptr) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT, "plan has no %s table",

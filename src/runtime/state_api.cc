@@ -14,7 +14,7 @@
 //   end u32 CRC32C                  of every byte before it
 #include <string.h>
 
-#include "runtime/crc32c.h"
+#include "plan/crc32c.h"
 #include "runtime/session.h"
 
 using remat::ErrorBuffer;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/safetensors.h"
+#include "plan/checksum.h"
 #include "plan/plan_generated.h"
 #include "tests/cli/cli_runner.h"
 
@@ -124,6 +125,7 @@ void compile_and_inspect_say_whether_a_plan_has_an_eval_program(void**) {
   // A format version 1 plan (a remat before the eval program) may be why there is none.
   std::vector<uint8_t> old = remat_test::file_bytes(tmp("bare.rplan"));
   assert_true(remat::fb::GetMutablePlan(old.data())->mutate_format_version(1));
+  remat::seal_plan(old.data(), old.size());
   FILE* f = std::fopen(tmp("old.rplan").c_str(), "wb");
   assert_non_null(f);
   assert_int_equal(std::fwrite(old.data(), 1, old.size(), f), old.size());

@@ -92,9 +92,11 @@ inline Opened open_bytes(const void* data, size_t size) {
   return Opened{status, message};
 }
 
-/// Expects |bytes| to be rejected with |want| and a message containing every one of |needles|.
-inline void expect_status(const std::vector<uint8_t>& bytes, remat_status want,
+/// Expects |bytes|, sealed(), to be rejected with |want| and a message containing every one of
+/// |needles|.
+inline void expect_status(const std::vector<uint8_t>& given, remat_status want,
                           std::initializer_list<const char*> needles = {}) {
+  const std::vector<uint8_t> bytes = sealed(given);
   const Opened o = open_bytes(bytes.data(), bytes.size());
   if (o.status != want) {
     fail_msg("expected %s, got %s: '%s'", remat_status_string(want), remat_status_string(o.status),

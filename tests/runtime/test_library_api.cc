@@ -25,7 +25,7 @@ void version_reports_this_build_and_the_plan_format_it_reads(void**) {
   assert_int_equal(info.api_version, REMAT_API_VERSION);
   assert_int_equal(info.plan_format_min, REMAT_PLAN_FORMAT_OLDEST_VERSION);
   assert_int_equal(REMAT_PLAN_FORMAT_OLDEST_VERSION, 1);
-  assert_int_equal(REMAT_PLAN_FORMAT_VERSION, 3);
+  assert_int_equal(REMAT_PLAN_FORMAT_VERSION, 4);
   assert_int_equal(info.plan_format_max, REMAT_PLAN_FORMAT_VERSION);
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/checksum.h"
 #include "plan/plan_generated.h"
 #include "remat/remat.h"
 #include "tests/runtime/compiled_plan.h"
@@ -113,7 +114,8 @@ struct Described {
   uint32_t batch = 77;
 };
 
-Described describe(const std::vector<uint8_t>& bytes) {
+Described describe(const std::vector<uint8_t>& edited) {
+  const std::vector<uint8_t> bytes = remat_test::sealed(edited);  // the edits, not the checksum
   remat_plan* plan = nullptr;
   assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, nullptr, 0), REMAT_OK);
   Described d;
@@ -174,6 +176,7 @@ void plans_without_an_eval_program_or_finite_checks_say_so(void**) {
   // Format version 1 had no eval program (test_plan_eval.cc opens such plans).
   std::vector<uint8_t> old = bare;
   assert_true(remat::fb::GetMutablePlan(old.data())->mutate_format_version(1));
+  remat::seal_plan(old.data(), old.size());
   d = describe(old);
   assert_int_equal(d.version, 1);
   assert_int_equal(d.eval_program, 0);

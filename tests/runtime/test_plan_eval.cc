@@ -9,6 +9,7 @@
 
 #include "compiler/compiler.h"
 #include "plan/ops.h"
+#include "plan/checksum.h"
 #include "plan/plan_generated.h"
 #include "remat/remat.h"
 #include "tests/runtime/plan_edits.h"
@@ -137,6 +138,7 @@ void version_1_plans_open_without_an_eval_program_only(void**) {
   o.eval_program = false;
   std::vector<uint8_t> bytes = rc::compile(o).plan;
   assert_true(remat::fb::GetMutablePlan(bytes.data())->mutate_format_version(1));
+  remat::seal_plan(bytes.data(), bytes.size());
   remat_plan* plan = nullptr;
   assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, nullptr, 0), REMAT_OK);
   remat_session* session = nullptr;

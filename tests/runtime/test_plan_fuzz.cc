@@ -131,6 +131,9 @@ void fuzz_plan(const std::vector<uint8_t>& plan, int count, uint64_t seed, const
       ++tally.unchanged;
       continue;
     }
+    // Sealed, the damage meets the verifier and the steps, as a compiler bug's would; unsealed,
+    // the checksum alone refuses it (test_plan_checksum.cc).
+    bytes = remat_test::sealed(bytes);
     char message[512];
     remat_plan* opened = nullptr;
     const remat_status status =

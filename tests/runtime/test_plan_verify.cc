@@ -141,9 +141,9 @@ void plan_of_another_format_version_is_rejected(void**) {
   const rc::CompileResult r = compile_model(kMlp);
   std::vector<uint8_t> bytes = r.plan;
   assert_true(mutable_plan(bytes)->mutate_format_version(REMAT_PLAN_FORMAT_VERSION + 1));
-  expect_status(bytes, REMAT_ERROR_PLAN_VERSION, {"version 4", "versions 1 to 3"});
+  expect_status(bytes, REMAT_ERROR_PLAN_VERSION, {"version 5", "versions 1 to 4"});
   assert_true(mutable_plan(bytes)->mutate_format_version(0));
-  expect_status(bytes, REMAT_ERROR_PLAN_VERSION, {"version 0", "versions 1 to 3"});
+  expect_status(bytes, REMAT_ERROR_PLAN_VERSION, {"version 0", "versions 1 to 4"});
 }
 
 void plan_with_a_bad_alignment_is_rejected_as_corrupt(void**) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/checksum.h"
 #include "plan/plan_generated.h"
 #include "compiler/compiler.h"
 #include "remat/remat.h"
@@ -240,6 +241,7 @@ void plan_needing_more_memory_than_exists_fails_with_resource_exhausted(void**) 
   rc::CompileResult r = rc::compile(o);
   // A valid plan whose arena is 2^62 bytes: every tensor still lies inside it.
   assert_true(remat::fb::GetMutablePlan(r.plan.data())->mutate_arena_size(uint64_t{1} << 62));
+  remat::seal_plan(r.plan.data(), r.plan.size());
   remat_plan* plan = nullptr;
   assert_int_equal(remat_plan_open(r.plan.data(), r.plan.size(), &plan, nullptr, 0), REMAT_OK);
   create_expecting(plan, nullptr, REMAT_ERROR_RESOURCE_EXHAUSTED, {"arena", "4611686018427387904"});

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "io/synthetic_task.h"
-#include "runtime/crc32c.h"
+#include "plan/crc32c.h"
 #include "training_harness.h"
 
 namespace {

@@ -1,7 +1,7 @@
 // CRC32C (Castagnoli, the polynomial of iSCSI, ext4 and SSE4.2's crc32 instruction): the
-// checksum of training states. Table-driven, 1 KiB of constants, no allocation.
-#ifndef REMAT_RUNTIME_CRC32C_H_
-#define REMAT_RUNTIME_CRC32C_H_
+// checksum of plans and of training states. Table-driven, 1 KiB of constants, no allocation.
+#ifndef REMAT_PLAN_CRC32C_H_
+#define REMAT_PLAN_CRC32C_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -15,4 +15,4 @@ uint32_t crc32c(uint32_t crc, const void* data, size_t bytes);
 
 }  // namespace remat
 
-#endif  // REMAT_RUNTIME_CRC32C_H_
+#endif  // REMAT_PLAN_CRC32C_H_

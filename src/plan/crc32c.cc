@@ -1,5 +1,5 @@
 // CRC32C, reflected, polynomial 0x82F63B78, one table lookup per byte.
-#include "runtime/crc32c.h"
+#include "plan/crc32c.h"
 
 namespace remat {
 namespace {
