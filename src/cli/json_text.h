@@ -8,7 +8,9 @@ namespace remat {
 namespace cli {
 
 /// |text| as a JSON string literal: quoted, with '"', '\\' and control characters escaped
-/// (\uXXXX); bytes from 0x80 pass through, so UTF-8 stays UTF-8.
+/// (\uXXXX); well-formed UTF-8 passes through, and each byte that is not part of it becomes
+/// \ufffd (the replacement character), so the output is valid JSON whatever |text| holds (a
+/// hand-made plan's tensor names).
 std::string json_string(const std::string& text);
 
 /// As above; a null |text| is the empty string.

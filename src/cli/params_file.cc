@@ -43,12 +43,18 @@ void load_params(remat_session* session, const remat_plan* plan, const std::stri
   SafeTensorsFile file;
   std::string error;
   if (!read_safetensors(path, &file, &error)) throw Failure(error);
-  for (const remat_tensor_info& p : state_dict_entries(plan)) {
+  const size_t params = bindings(plan, REMAT_BINDING_PARAM).size();
+  const std::vector<remat_tensor_info> entries = state_dict_entries(plan);
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const remat_tensor_info& p = entries[k];
     SafeTensor* t = nullptr;
     for (SafeTensor& candidate : file.tensors)
       if (candidate.name == p.name) t = &candidate;
+    // A buffer (a batch norm's running statistics, its counter) the file lacks keeps the value
+    // the plan starts it at: a file of parameters alone is a state_dict without its buffers.
+    if (t == nullptr && k >= params) continue;
     if (t == nullptr)
-      throw Failure(path + ": no tensor '" + p.name + "' (a parameter or buffer of the plan)");
+      throw Failure(path + ": no tensor '" + p.name + "' (a parameter of the plan)");
     const std::vector<int64_t> want(p.dims, p.dims + p.rank);
     const std::string dtype = safetensors_dtype(p.dtype);
     // Parameters are float32 masters at every precision; BF16 or F16 ones (a model saved in

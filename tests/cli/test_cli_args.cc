@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "cli/cli_args.h"
+#include "cli/json_text.h"
 #include "cli/lr_schedule.h"
 
 namespace {
@@ -110,6 +111,28 @@ static void bad_sizes_are_usage_errors_naming_the_flag_and_the_text(void**) {
   }
 }
 
+// inspect --json and size --json print names from plans, which a hand-made plan may fill with
+// any bytes: well-formed UTF-8 passes, every other byte becomes \ufffd, so the text is JSON.
+static void json_strings_are_valid_json_whatever_the_bytes(void**) {
+  using remat::cli::json_string;
+  assert_string_equal(json_string("fc0.weight").c_str(), "\"fc0.weight\"");
+  assert_string_equal(json_string("a\"b\\c\n").c_str(), "\"a\\\"b\\\\c\\u000a\"");
+  // Two, three and four bytes: é, €, the G clef.
+  const std::string utf8 = "\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e";
+  assert_string_equal(json_string(utf8).c_str(), ("\"" + utf8 + "\"").c_str());
+  const struct {
+    const char* bytes;
+    const char* json;
+  } bad[] = {
+      {"\xff", "\"\\ufffd\""},                                   // never in UTF-8
+      {"x\xc0\xafy", "\"x\\ufffd\\ufffdy\""},                    // an overlong '/'
+      {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},             // a surrogate
+      {"\xe2\x82", "\"\\ufffd\\ufffd\""},                        // cut short
+      {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""},  // past U+10FFFF
+  };
+  for (const auto& b : bad) assert_string_equal(json_string(b.bytes).c_str(), b.json);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sizes_accept_binary_and_decimal_units_up_to_tera),
@@ -117,6 +140,7 @@ int main(void) {
       cmocka_unit_test(bad_sizes_are_usage_errors_naming_the_flag_and_the_text),
       cmocka_unit_test(schedules_give_torchs_rates),
       cmocka_unit_test(bad_schedules_are_usage_errors_naming_the_part),
+      cmocka_unit_test(json_strings_are_valid_json_whatever_the_bytes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

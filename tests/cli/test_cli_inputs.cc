@@ -106,10 +106,45 @@ static void a_file_of_another_length_than_its_header_says_is_refused(void**) {
   expect(run_remat("inspect /dev/null"), 1, "'/dev/null' is empty (0 bytes): not a remat plan");
 }
 
+// --load-params takes a file of parameters without the buffers (a batch norm's running
+// statistics and counter): they keep the values the plan starts them at. A missing parameter is
+// still refused, naming it.
+static void load_params_takes_a_file_without_the_buffers(void**) {
+  const std::string cnn = "train cnn:channels=4x8,in=3x8x8,classes=2 --batch 2 --threads 1";
+  const std::string saved = tmp("cnn_init.safetensors");
+  expect(run_remat(cnn + " --steps 0 --save-params " + saved), 0, "saved parameters");
+  remat::SafeTensorsFile all, params_only;
+  std::string error;
+  assert_true(remat::read_safetensors(saved, &all, &error));
+  size_t buffers = 0;
+  for (const remat::SafeTensor& t : all.tensors) {
+    const bool buffer = t.name.find("running_") != std::string::npos ||
+                        t.name.find("num_batches_tracked") != std::string::npos;
+    buffers += buffer;
+    if (!buffer) params_only.tensors.push_back(t);
+  }
+  assert_true(buffers == 6);  // two batch norms, three buffers each
+  const std::string lean = tmp("cnn_params_only.safetensors");
+  assert_true(remat::write_safetensors(lean, params_only, &error));
+  const std::string a = tmp("cnn_a.safetensors"), b = tmp("cnn_b.safetensors");
+  expect(run_remat(cnn + " --steps 3 --load-params " + saved + " --save-params " + a), 0,
+         "saved parameters");
+  expect(run_remat(cnn + " --steps 3 --load-params " + lean + " --save-params " + b), 0,
+         "saved parameters");
+  if (remat_test::file_bytes(a) != remat_test::file_bytes(b))
+    fail_msg("training from the file without buffers differs");
+  const std::string dropped = params_only.tensors.front().name;
+  params_only.tensors.erase(params_only.tensors.begin());
+  assert_true(remat::write_safetensors(lean, params_only, &error));
+  expect(run_remat(cnn + " --steps 1 --load-params " + lean), 1,
+         ("no tensor '" + dropped + "' (a parameter of the plan)").c_str());
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(endless_inputs_are_refused_within_bounded_memory),
       cmocka_unit_test(a_file_of_another_length_than_its_header_says_is_refused),
+      cmocka_unit_test(load_params_takes_a_file_without_the_buffers),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -116,6 +116,10 @@ struct ModelBuilder {
 void expect_error(const ModelBuilder& m, const std::vector<const char*>& needles) {
   const std::string message = m.error();
   if (message.empty()) fail_msg("a malformed model compiled");
+  // Every refusal names the file first, whichever part of the importer refused.
+  const std::string file = "/tmp/remat_test_malformed.onnx: ";
+  if (message.compare(0, file.size(), file) != 0)
+    fail_msg("message '%s' does not begin with the model's path", message.c_str());
   for (const char* needle : needles) {
     if (message.find(needle) == std::string::npos)
       fail_msg("message '%s' does not mention '%s'", message.c_str(), needle);

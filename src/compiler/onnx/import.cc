@@ -416,7 +416,14 @@ OnnxImport import_onnx(const std::string& path, int64_t batch, OnnxLoss loss,
   if (size < 0 || !file.read(&bytes[0], static_cast<std::streamsize>(bytes.size()))) {
     throw CompileError(path + ": cannot read the model (" + std::strerror(errno) + ")");
   }
-  return import_onnx_bytes(bytes, path, batch, loss, attention);
+  // Every message names the file, also those of the parts that only see the graph.
+  try {
+    return import_onnx_bytes(bytes, path, batch, loss, attention);
+  } catch (const CompileError& e) {
+    const std::string what = e.what();
+    if (what.compare(0, path.size() + 1, path + ":") == 0) throw;
+    throw CompileError(path + ": " + what);
+  }
 }
 
 OnnxImport import_onnx_bytes(const std::string& bytes, const std::string& path, int64_t batch,
