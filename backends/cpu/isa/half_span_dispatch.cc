@@ -1,6 +1,11 @@
 // Which build of isa/half_span.h a call runs: AVX-512 where the CPU has it, AVX2 where it has
 // AVX2, FMA and F16C (that build converts binary16 with F16C), else the baseline.
 #include "backends/cpu/isa/half_span.h"
+
+#if REMAT_CPU_X86_VARIANTS
+#include <cpuid.h>
+#endif
+
 #include "backends/cpu/isa/isa.h"
 
 namespace remat {
@@ -8,10 +13,17 @@ namespace cpu {
 #if REMAT_CPU_X86_VARIANTS
 namespace {
 
+// F16C: CPUID leaf 1, ECX bit 29. Asked of CPUID itself: clang's __builtin_cpu_supports does
+// not know "f16c" (GCC's does).
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+}
+
 CpuIsa half_span_isa() {
   const CpuIsa best = best_cpu_isa();
   if (best == CpuIsa::kAvx512) return best;
-  if (best == CpuIsa::kAvx2 && __builtin_cpu_supports("f16c")) return best;
+  if (best == CpuIsa::kAvx2 && cpu_has_f16c()) return best;
   return CpuIsa::kBaseline;
 }
 
