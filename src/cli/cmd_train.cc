@@ -75,8 +75,12 @@ int read_state_chunk(void* context, uint64_t offset, void* data, size_t bytes) {
 void save_state(remat_session* session, const std::string& path) {
   io::AtomicFileWriter writer;
   if (!writer.open(path)) throw Failure(writer.error());
-  check(session, remat_session_save_state(session, write_state_chunk, &writer),
-        "saving the state to " + path);
+  const remat_status saved = remat_session_save_state(session, write_state_chunk, &writer);
+  // A write that failed (a full disk) says why in the writer's message, which the runtime's
+  // "the writer failed" does not carry.
+  if (saved == REMAT_ERROR_CALLBACK && !writer.error().empty())
+    throw Failure("saving the state: " + writer.error());
+  check(session, saved, "saving the state to " + path);
   if (!writer.commit()) throw Failure(writer.error());
 }
 

@@ -140,11 +140,32 @@ static void load_params_takes_a_file_without_the_buffers(void**) {
          ("no tensor '" + dropped + "' (a parameter of the plan)").c_str());
 }
 
+// A save that cannot be written says why: the file-size limit (as a full disk would) makes the
+// state's write fail with EFBIG, and the message carries the system's reason, not only
+// "the writer failed"; no temporary is left.
+static void a_failed_state_save_says_why(void**) {
+  const std::string state = tmp("too_big.state");
+  remove(state.c_str());
+  const Result r = run_remat(
+      "train transformer:layers=2,hidden=64,heads=2,ffn=128,seq=8,vocab=50,classes=3 --batch 4 "
+      "--steps 2 --optimizer adam:lr=0.01 --state " +
+          state,
+      "ulimit -f 4; trap '' XFSZ;");
+  expect(r, 1,
+         ("remat train: saving the state: " + state + ": write failed: File too large").c_str());
+  FILE* f = fopen(state.c_str(), "rb");
+  if (f != nullptr) {
+    fclose(f);
+    fail_msg("a state was written");
+  }
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(endless_inputs_are_refused_within_bounded_memory),
       cmocka_unit_test(a_file_of_another_length_than_its_header_says_is_refused),
       cmocka_unit_test(load_params_takes_a_file_without_the_buffers),
+      cmocka_unit_test(a_failed_state_save_says_why),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
