@@ -391,7 +391,8 @@ REMAT_API remat_status remat_session_set_input(remat_session* session, const cha
  *  that check, so no non-finite value is written to parameters or optimizer state. With a
  *  non-finite loss, or a plan compiled with atomic checks, they keep their bytes; otherwise the
  *  updates of the gradients the backward pass finished first (all finite) stay applied, and
- *  the message says how many (docs/nonfinite.md). The loss is still written to |out_loss| and
+ *  the message ("step K: tensor 'NAME' is not finite: ...", K the step count after this step)
+ *  says how many (docs/nonfinite.md). The loss is still written to |out_loss| and
  *  the step count still advances, because it is the index of the batch (dropout, a
  *  learning-rate schedule and a caller's data are functions of it): a run that skips steps is
  *  replayed exactly from a saved state. Adam's bias correction counts skipped steps too (torch's

@@ -139,15 +139,16 @@ remat_status resolve_ops(remat_session* s) {
   return s->backend->prepare(s->ops, plan->ops()->size(), &s->err);
 }
 
-// Rewrites the message of the failed finite_check of step s->step - 1 to name the tensor it
+// Rewrites the message of the failed finite_check of the step just run to name the tensor it
 // checked, which the backend's kernels (whose words it keeps) do not know, and to say how many
-// parameters the plan had updated before that check (none with atomic checks).
+// parameters the plan had updated before that check (none with atomic checks). The step is
+// numbered from 1, as `remat train` counts steps done: s->step, now that it counts this one.
 void name_nonfinite_tensor(remat_session* s) {
   char detail[REMAT_SESSION_ERROR_CAPACITY];
   memcpy(detail, s->error, sizeof(detail));
   const auto* ops = s->plan->root->ops();
   const uint32_t op = s->err.failed_op;
-  const unsigned long long step = s->step - 1;
+  const unsigned long long step = s->step;
   if (op == 0 || op > ops->size() || ops->Get(op - 1)->inputs() == nullptr ||
       ops->Get(op - 1)->inputs()->size() == 0) {
     FAIL(s, REMAT_ERROR_NONFINITE, "step %llu: %s", step, detail);

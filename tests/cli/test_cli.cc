@@ -95,18 +95,18 @@ static void a_bad_optimizer_is_a_usage_error_naming_the_optimizer(void**) {
 }
 
 // A diverging run (the example was SGD with lr=100; with the template's initial weights
-// since Linear's bias joined its matmul, lr=300 reaches NaN, at step 16) under each
+// since Linear's bias joined its matmul, lr=300 reaches NaN at the 17th step) under each
 // --on-nonfinite and --finite-checks setting.
 static void a_diverging_run_stops_or_skips_and_never_saves_nan(void**) {
   const std::string train =
       "train mlp:layers=2,width=8,in=4,classes=3 --batch 4 --optimizer sgd:lr=300 --steps 20";
   const std::string params = tmp("diverged.safetensors");
   Result r = run_remat(train + " --save-params " + params);
-  expect(r, 1, "remat train: stopped: step 16: tensor 'loss' is not finite: element 0 is");
+  expect(r, 1, "remat train: stopped: step 17: tensor 'loss' is not finite: element 0 is");
   expect(r, 1, "no parameter was updated (--on-nonfinite skip would go on to the next batch)");
   if (access(params.c_str(), F_OK) == 0) fail_msg("a stopped run wrote %s", params.c_str());
   r = run_remat(train + " --on-nonfinite skip --save-params " + params);
-  expect(r, 0, "remat: skipped: step 16: tensor 'loss' is not finite");
+  expect(r, 0, "remat: skipped: step 17: tensor 'loss' is not finite");
   expect(r, 0, "of those steps: a loss or gradient was not finite");
   // What was saved is the last finite parameters: every value finite.
   remat::SafeTensorsFile saved;
@@ -123,7 +123,7 @@ static void a_diverging_run_stops_or_skips_and_never_saves_nan(void**) {
   expect(run_remat(train + " --finite-checks off"), 1,
          "step 16: the loss is -nan; the plan has no finite checks (--finite-checks off), so its "
          "update was applied");
-  expect(run_remat(train + " --finite-checks atomic"), 1, "stopped: step 16: tensor 'loss'");
+  expect(run_remat(train + " --finite-checks atomic"), 1, "stopped: step 17: tensor 'loss'");
   expect(run_remat(train + " --finite-checks off --on-nonfinite skip"), 2,
          "--on-nonfinite skip needs a plan with finite checks");
   expect(run_remat(train + " --on-nonfinite ignore"), 2,
