@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <string>
@@ -37,12 +38,36 @@ bool same(const remat::SafeTensor& a, const remat::SafeTensor& b) {
   return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape && a.data == b.data;
 }
 
+// The same bytes as a file through read_safetensors, which reads the length, the header and
+// then only the data the header describes (its bound on memory): it must accept and refuse
+// exactly what parse_safetensors does, with the same tensors.
+void check_the_file_reader(const uint8_t* data, size_t size, bool parsed,
+                           const remat::SafeTensorsFile& file) {
+  static const std::string path = "/tmp/fuzz_safetensors." + std::to_string(getpid());
+  FILE* f = fopen(path.c_str(), "wb");
+  if (f == nullptr || fwrite(data, 1, size, f) != size || fclose(f) != 0)
+    fail("fuzz_safetensors", "cannot write " + path);
+  remat::SafeTensorsFile read;
+  std::string error;
+  const bool ok = remat::read_safetensors(path, &read, &error);
+  remove(path.c_str());
+  if (ok != parsed)
+    fail("read_safetensors", std::string(ok ? "accepted" : "refused") + " what parse_safetensors " +
+                                 (parsed ? "accepted" : "refused") + ": " + error);
+  if (!ok && error.empty()) fail("read_safetensors", "false without a message");
+  if (ok && (read.tensors.size() != file.tensors.size() ||
+             !std::equal(read.tensors.begin(), read.tensors.end(), file.tensors.begin(), same)))
+    fail("read_safetensors", "other tensors than parse_safetensors");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   remat::SafeTensorsFile file;
   std::string error;
-  if (!remat::parse_safetensors(data, size, &file, &error)) {
+  const bool parsed = remat::parse_safetensors(data, size, &file, &error);
+  check_the_file_reader(data, size, parsed, file);
+  if (!parsed) {
     if (error.empty()) fail("parse_safetensors", "false without a message");
     return 0;
   }
