@@ -236,19 +236,24 @@ bool read_bounded(std::FILE* f, bool regular, uint64_t size, uint64_t cap,
   }
   uint64_t data = 0;
   for (const Entry& e : entries) data = e.end > data ? e.end : data;
+  // Compared before it is added up: an end offset near 2^64 would wrap the sum to a small size.
+  if (data > cap || kLengthBytes + n > cap - data) {
+    *error = "its header describes " + std::to_string(data) + " bytes of data after " +
+             std::to_string(kLengthBytes + n) + " of header, over the " + std::to_string(cap) +
+             "-byte limit of a " +
+             (regular ? std::string("safetensors file")
+                      : std::string("pipe or device (half of this machine's memory)"));
+    return false;
+  }
   const uint64_t total = kLengthBytes + n + data;
   if (regular && total != size) {
     *error =
         "file is " + std::to_string(size) + " bytes, its header describes " + std::to_string(total);
     return false;
   }
-  if (total > cap) {
-    *error = "its header describes " + std::to_string(total) + " bytes, over the " +
-             std::to_string(cap) + "-byte limit of a " +
-             (regular ? std::string("safetensors file")
-                      : std::string("pipe or device (half of this machine's memory)"));
-    return false;
-  }
+  // A regular file's claim is its size: read into one allocation. A pipe's claim is only a
+  // claim; its bytes grow the buffer as they come.
+  if (regular) bytes->reserve(static_cast<size_t>(total));
   if (!read_exactly(f, data, bytes)) return true;
   uint8_t extra;
   if (std::fread(&extra, 1, 1, f) == 1) {

@@ -78,6 +78,19 @@ static void endless_inputs_are_refused_within_bounded_memory(void**) {
       run_remat(train + " --data /dev/stdin", limit + " cat " + claim + " /dev/zero |");
   expect(piped, 1, "/dev/stdin: its header describes 400000000");
   expect(piped, 1, "-byte limit of a pipe or device (half of this machine's memory)");
+  // An end offset that would wrap 8 + header + data around 2^64 to a small size.
+  const std::string json = "{\"x\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,X]}}";
+  const uint64_t header = json.size() - 1 + 20;  // X is written with 20 digits
+  const std::string wrap = tmp("wrap.safetensors");
+  {
+    std::string text = json;
+    text.replace(text.find('X'), 1, std::to_string(UINT64_MAX - 8 - header + 17));
+    std::string bytes(8, '\0');
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
+    write_bytes(wrap, bytes + text);
+  }
+  expect(run_remat(train + " --data /dev/stdin", limit + " cat " + wrap + " /dev/zero |"), 1,
+         "-byte limit of a pipe or device");
   // A header length past the 100 MB a safetensors header may have.
   expect(run_remat(train + " --data /dev/urandom", limit), 1,
          "is over the 104857600-byte limit of a safetensors header");
