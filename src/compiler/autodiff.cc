@@ -1,6 +1,7 @@
 // Backward rules of every forward op, emitted in reverse order of the forward pass.
 #include "compiler/autodiff.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -113,8 +114,11 @@ class Differentiator {
     LossScalingTensors& l = g_.loss_scaling;
     if (l.scale < 0) return;
     const float s = scale_value();
+    std::vector<int> done;
     for (int t : g_.ops[loss_op].inputs) {
-      if (grad_[t] < 0) continue;
+      // An input the loss op reads twice (Add(x, x)) has one gradient: scaled once.
+      if (grad_[t] < 0 || std::find(done.begin(), done.end(), t) != done.end()) continue;
+      done.push_back(t);
       const int scaled = grad_tensor(t);
       emit(OpCode::kScale, {grad_[t]}, {scaled}, {}, named({{attr::scale::alpha, s}}));
       grad_[t] = scaled;

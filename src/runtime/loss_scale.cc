@@ -5,6 +5,7 @@
 // finite gradients, and halves it when a gradient's finite_check failed, as torch's GradScaler
 // (growth factor 2, backoff 0.5).
 #include <math.h>
+#include <string.h>
 
 #include "plan/op_attrs.h"
 #include "runtime/session.h"
@@ -45,7 +46,7 @@ remat_status store(remat_session* s) {
 
 }  // namespace
 
-remat_status load_loss_scale(remat_session* s) {
+remat_status load_loss_scale(remat_session* s, bool zero_is_unset) {
   const fb::LossScaling* l = s->plan->root->loss_scaling();
   if (l == nullptr) return REMAT_OK;
   const TensorRef& scale = s->tensors[l->scale()];
@@ -57,10 +58,22 @@ remat_status load_loss_scale(remat_session* s) {
   if (status == REMAT_OK)
     status = s->backend->download(clean.region, clean.offset, &steps, sizeof(int64_t), &s->err);
   if (status != REMAT_OK) return status;
-  // 1 / S must be finite and exact enough: S a positive normal float below 2^126.
-  if (!(value >= 1e-30f) || !(value <= 1e30f) || steps < 0) {
+  // A persistent region the caller filled with parameters alone (init_params 0) holds no scale:
+  // the caller cannot write these tensors, so they start at the plan's initial values.
+  const auto* initial = s->plan->root->tensors()->Get(l->scale())->init_data();
+  if (zero_is_unset && value == 0.0f && steps == 0 && initial != nullptr &&
+      initial->size() == sizeof(float)) {
+    memcpy(&value, initial->data(), sizeof(float));
+    s->loss_scale = value;
+    s->loss_scale_clean_steps = 0;
+    status = store(s);
+    if (status != REMAT_OK) return status;
+  }
+  // 1 / S must be exact: S a power of two from 2^-99 to 2^99 (1e-30 to 1e30).
+  int exponent = 0;
+  if (!(value >= 1e-30f) || !(value <= 1e30f) || frexpf(value, &exponent) != 0.5f || steps < 0) {
     return set_error(&s->err, REMAT_ERROR_INVALID_ARGUMENT,
-                     "loss scale tensor '%s' holds %g and '%s' %lld: expected a scale in "
+                     "loss scale tensor '%s' holds %g and '%s' %lld: expected a power of two in "
                      "[1e-30, 1e30] and a count >= 0",
                      s->plan->root->tensors()->Get(l->scale())->name()->c_str(),
                      static_cast<double>(value),

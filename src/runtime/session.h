@@ -37,10 +37,12 @@ bool find_named(const remat_plan* plan, const flatbuffers::Vector<uint32_t>* ids
                 uint32_t* out_tensor);
 
 /// Reads dynamic loss scaling's state tensors into |session| and the alpha of the plan's scale
-/// ops (runtime/loss_scale.cc), after the persistent region was initialised or loaded. REMAT_OK
-/// for a plan without loss scaling; REMAT_ERROR_INVALID_ARGUMENT for a scale that is not a
-/// finite positive number or a negative count.
-remat_status load_loss_scale(remat_session* session);
+/// ops (runtime/loss_scale.cc), after the persistent region was initialised or loaded. With
+/// |zero_is_unset| (the first step of a session created without initial values), tensors that
+/// hold zero start at the plan's initial scale. REMAT_OK for a plan without loss scaling;
+/// REMAT_ERROR_INVALID_ARGUMENT for a scale that is not a power of two in [1e-30, 1e30] or a
+/// negative count.
+remat_status load_loss_scale(remat_session* session, bool zero_is_unset);
 
 /// After a step: halves the loss scale when |gradients_overflowed| (a gradient's finite_check
 /// failed), else counts the step and doubles the scale after the plan's growth interval; writes

@@ -328,7 +328,8 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   if (status == REMAT_OK && options->init_params) status = remat::initialise_persistent(s);
   // Without initial values the caller's persistent region (or a state loaded later) holds the
   // loss scale: it is read before the first step then.
-  if (status == REMAT_OK && options->init_params) status = remat::load_loss_scale(s);
+  if (status == REMAT_OK && options->init_params)
+    status = remat::load_loss_scale(s, /*zero_is_unset=*/false);
   if (status != REMAT_OK) {
     copy_message(s, out_message, message_capacity);
     remat_session_destroy(s);
@@ -377,7 +378,7 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
   remat_status status = remat::check_ready_to_run(s, "step");
   if (status != REMAT_OK) return status;
   if (s->plan->root->loss_scaling() != nullptr && s->loss_scale == 0.0f) {
-    status = remat::load_loss_scale(s);
+    status = remat::load_loss_scale(s, /*zero_is_unset=*/true);
     if (status != REMAT_OK) return status;
   }
   s->outputs_ready = false;  // the step reuses the eval program's bytes

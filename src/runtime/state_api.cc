@@ -257,7 +257,10 @@ remat_status remat_session_load_state(remat_session* s, remat_state_read_fn read
   }
   s->partly_loaded = false;
   s->step = get64(header + 24);
-  return remat::load_loss_scale(s);  // the state's scale from the next step on
+  // The state's loss scale from the next step on; a state holding a bad one is not loaded.
+  const remat_status scale = remat::load_loss_scale(s, /*zero_is_unset=*/false);
+  if (scale != REMAT_OK) s->partly_loaded = true;
+  return scale;
 }
 
 }  // extern "C"

@@ -100,7 +100,7 @@ void every_field_of_the_loss_scaling_is_checked(void**) {
 
 void a_stored_scale_that_is_not_a_positive_finite_number_is_refused(void**) {
   const rc::CompileResult r = compile_fp16();
-  for (float bad : {0.0f, -1.0f, 1e38f}) {
+  for (float bad : {0.0f, -1.0f, 1e38f, 3.0f}) {
     const std::vector<uint8_t> bytes = rewritten(r, [bad](rc::Graph& g, rc::MemoryPlan&) {
       memcpy(g.tensors[static_cast<size_t>(g.loss_scaling.scale)].init_data.data(), &bad, 4);
     });
@@ -115,6 +115,31 @@ void a_stored_scale_that_is_not_a_positive_finite_number_is_refused(void**) {
   }
 }
 
+// A session created without initial values (init_params 0: the caller writes the parameters)
+// finds zeros where the scale belongs, which no caller can write: the first step starts the
+// scale at the plan's value instead of refusing it.
+void a_session_without_initial_values_starts_at_the_plans_scale(void**) {
+  const rc::CompileResult r = compile_fp16("dynamic:init=512,interval=1000");
+  remat_plan* plan = nullptr;
+  char message[512] = "";
+  assert_int_equal(remat_plan_open(r.plan.data(), r.plan.size(), &plan, message, sizeof(message)),
+                   REMAT_OK);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.init_params = 0;
+  remat_session* session = nullptr;
+  assert_int_equal(remat_session_create(plan, &options, &session, message, sizeof(message)),
+                   REMAT_OK);
+  assert_int_equal(set_inputs_to_zeros(session, plan), REMAT_OK);
+  float loss = 0.0f, scale = 0.0f;
+  if (remat_session_step(session, &loss) != REMAT_OK)
+    fail_msg("step: %s", remat_session_last_error(session));
+  assert_int_equal(remat_session_loss_scale(session, &scale), REMAT_OK);
+  assert_true(scale == 512.0f);
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+}
+
 }  // namespace
 
 int main() {
@@ -122,6 +147,7 @@ int main() {
       cmocka_unit_test(a_plan_with_loss_scaling_opens_and_says_its_scale),
       cmocka_unit_test(every_field_of_the_loss_scaling_is_checked),
       cmocka_unit_test(a_stored_scale_that_is_not_a_positive_finite_number_is_refused),
+      cmocka_unit_test(a_session_without_initial_values_starts_at_the_plans_scale),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
