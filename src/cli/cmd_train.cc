@@ -340,11 +340,13 @@ int run_train(const std::vector<std::string>& argv) {
   float first_loss = NAN, loss = NAN, last_loss = NAN;
   int64_t skipped = 0, overflowed = 0, last_eval = -1;
   for (int64_t step = done; step < steps && pending_interrupt() == 0; ++step) {
-    data.set(session.get(), data.batch(step), "step " + std::to_string(step));
+    // Steps are named as the progress lines count them, from 1 (as the runtime's messages do).
+    const std::string named = "step " + std::to_string(step + 1);
+    data.set(session.get(), data.batch(step), named);
     if (scheduled) {
       check(session.get(),
             remat_session_set_learning_rate(session.get(), schedule.at(base_lr, step, steps)),
-            "step " + std::to_string(step) + ": --lr-schedule");
+            named + ": --lr-schedule");
     }
     float scale_before = 0.0f, scale_after = 0.0f;
     const bool scaled = remat_session_loss_scale(session.get(), &scale_before) == REMAT_OK;
@@ -352,7 +354,8 @@ int run_train(const std::vector<std::string>& argv) {
     if (scaled) remat_session_loss_scale(session.get(), &scale_after);
     if (stepped == REMAT_ERROR_NONFINITE && scaled && scale_after < scale_before) {
       // Dynamic loss scaling: the scaled gradients overflowed, the runtime halved the scale and
-      // skipped the update. Expected now and then, whatever --on-nonfinite says.
+      // skipped the updates after the failed check (all of them with atomic checks). Expected
+      // now and then, whatever --on-nonfinite says.
       std::fprintf(stderr, "remat: loss scale: %s\n", remat_session_last_error(session.get()));
       ++overflowed;
     } else if (stepped == REMAT_ERROR_NONFINITE && on_nonfinite == "skip") {
@@ -362,10 +365,10 @@ int run_train(const std::vector<std::string>& argv) {
       throw Failure(std::string("stopped: ") + remat_session_last_error(session.get()) +
                     " (--on-nonfinite skip would go on to the next batch)");
     } else {
-      check(session.get(), stepped, "step " + std::to_string(step));
+      check(session.get(), stepped, named);
       if (!guarded && !std::isfinite(loss)) {
         throw Failure(
-            "step " + std::to_string(step) + ": the loss is " + std::to_string(loss) +
+            named + ": the loss is " + std::to_string(loss) +
             "; the plan has no finite checks (--finite-checks off), so its update was applied");
       }
       if (std::isnan(first_loss)) first_loss = loss;

@@ -121,7 +121,7 @@ static void a_diverging_run_stops_or_skips_and_never_saves_nan(void**) {
     }
   }
   expect(run_remat(train + " --finite-checks off"), 1,
-         "step 16: the loss is -nan; the plan has no finite checks (--finite-checks off), so its "
+         "step 17: the loss is -nan; the plan has no finite checks (--finite-checks off), so its "
          "update was applied");
   expect(run_remat(train + " --finite-checks atomic"), 1, "stopped: step 17: tensor 'loss'");
   expect(run_remat(train + " --finite-checks off --on-nonfinite skip"), 2,
