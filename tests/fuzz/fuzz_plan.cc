@@ -25,6 +25,8 @@
 
 #include <vector>
 
+#include "plan/checksum.h"
+#include "plan/plan_generated.h"
 #include "remat/remat.h"
 #include "tests/fuzz/fuzz_inputs.h"
 
@@ -183,6 +185,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // needs, and AddressSanitizer's redzone starts right after the last byte.
   uint8_t* bytes = static_cast<uint8_t*>(malloc(size == 0 ? 1 : size));
   if (size != 0) memcpy(bytes, data, size);
+  // Sealed (plan/checksum.h) where FlatBuffers can read the bytes, so that the fuzzer's changes
+  // meet the verifier's checks, not only the checksum (test_plan_checksum.cc holds the checksum
+  // to refusing every unsealed change).
+  if (size >= 8 && remat::fb::PlanBufferHasIdentifier(bytes)) {
+    flatbuffers::Verifier verifier(bytes, size, 16, 10000000);
+    if (remat::fb::VerifyPlanBuffer(verifier)) remat::seal_plan(bytes, size);
+  }
   char message[kMessageCapacity];
   remat_plan* plan = nullptr;
   remat_status status = remat_plan_open(bytes, size, &plan, message, sizeof(message));

@@ -33,8 +33,8 @@
 #include <vector>
 
 #include "compiler/compiler.h"
+#include "plan/crc32c.h"
 #include "remat/remat.h"
-#include "runtime/crc32c.h"
 #include "tests/fuzz/fuzz_inputs.h"
 
 namespace {
