@@ -35,6 +35,10 @@ remat_status verify_plan(const uint8_t* bytes, size_t size, const fb::Plan** out
 /// an asynchronous copy (-1: none), for the overlap check.
 remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffer* err);
 
+/// Checks a plan's dynamic loss scaling (runtime/plan_verify_loss_scaling.cc), if it has one:
+/// PLAN_CORRUPT naming the field that is wrong.
+remat_status verify_loss_scaling(const fb::Plan* plan, ErrorBuffer* err);
+
 /// Whether an op of the eval program may write tensor |x|: an arena tensor that holds nothing a
 /// step or the caller reads (no input, label, parameter or optimizer state).
 bool eval_may_write(const fb::Tensor* x);
