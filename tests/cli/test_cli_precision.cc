@@ -257,10 +257,9 @@ static void overflows_halve_the_scale_finite_steps_grow_it_and_resume_is_exact(v
     fail_msg("the resumed run's parameters differ from the uninterrupted run's");
 }
 
-// Every "\"batch\": N" of a `size --json` output, in row order.
-std::vector<long long> batches(const std::string& out) {
+// The number after every |key| of a `size --json` output ("\"batch\": "), in row order.
+std::vector<long long> numbers_after(const std::string& out, const std::string& key) {
   std::vector<long long> found;
-  const std::string key = "\"batch\": ";
   for (size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + 1))
     found.push_back(atoll(out.c_str() + at + key.size()));
   return found;
@@ -277,7 +276,8 @@ static void bert_large_fits_at_least_1_8x_the_batch_in_bf16(void**) {
   const Result fp32 = run_remat(size), bf16 = run_remat(size + " --precision bf16");
   expect(fp32, 0, "\"max_batch\"");
   expect(bf16, 0, "\"precision\": \"bf16\"");
-  const std::vector<long long> a = batches(fp32.out), b = batches(bf16.out);
+  const std::vector<long long> a = numbers_after(fp32.out, "\"batch\": "),
+                               b = numbers_after(bf16.out, "\"batch\": ");
   assert_int_equal(a.size(), 3);
   assert_int_equal(b.size(), 3);
   const char* names[] = {"none", "sqrt", "auto"};
@@ -289,21 +289,13 @@ static void bert_large_fits_at_least_1_8x_the_batch_in_bf16(void**) {
   }
 }
 
-// Every "\"arena_bytes\": N" of a `size --json` output, in row order.
-std::vector<long long> arenas(const std::string& out) {
-  std::vector<long long> found;
-  const std::string key = "\"arena_bytes\": ";
-  for (size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + 1))
-    found.push_back(atoll(out.c_str() + at + key.size()));
-  return found;
-}
-
 // Issue 38's arena targets: bert-base at sequence 512, batch 8, SGD: bf16's arena at most
 // 0.55x float32's under `none` and at most 0.7x under `sqrt` (docs/precision.md).
 static void bert_base_arena_in_bf16_is_about_half(void**) {
   const std::string size = "size bert-base --batch 8 --strategy none,sqrt --json";
   const Result fp32 = run_remat(size), bf16 = run_remat(size + " --precision bf16");
-  const std::vector<long long> a = arenas(fp32.out), b = arenas(bf16.out);
+  const std::vector<long long> a = numbers_after(fp32.out, "\"arena_bytes\": "),
+                               b = numbers_after(bf16.out, "\"arena_bytes\": ");
   assert_int_equal(a.size(), 2);
   assert_int_equal(b.size(), 2);
   const double most[] = {0.55, 0.7};
