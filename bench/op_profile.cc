@@ -7,6 +7,8 @@
 //   build/bench/op_profile [--backend B] [--threads N] [--steps N] [--optimizer SPEC]
 //                          [--matmul-shapes] MODEL@BATCH[:STRATEGY]
 //
+// STRATEGY is bench/step_time's: a strategy with /key=value options such as /precision=bf16.
+//
 // SPEC is the compiler's optimizer (default adam:lr=0.0001, as bench/step_time's);
 // --matmul-shapes splits the matmuls by shape: "matmul MxNxK xP" (P products, t: transposed).
 #include <algorithm>
@@ -19,6 +21,7 @@
 
 #include "backends/shared/op_args.h"
 #include "bench/bench_session.h"
+#include "bench/strategy_spec.h"
 #include "compiler/compiler.h"
 #include "plan/ops.h"
 #include "runtime/port.h"
@@ -120,14 +123,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   const size_t colon = spec.find(':', at);
+  const std::string strategy = colon == std::string::npos ? "none" : spec.substr(colon + 1);
   remat::compiler::CompileOptions o;
   o.model = spec.substr(0, at);
   o.batch = std::atoll(
       spec.substr(at + 1, colon == std::string::npos ? std::string::npos : colon - at - 1).c_str());
-  o.strategy = colon == std::string::npos ? "none" : spec.substr(colon + 1);
   o.optimizer = optimizer;
   remat::compiler::CompileResult compiled;
   try {
+    remat_bench::apply_strategy_spec(strategy, &o);
     compiled = remat::compiler::compile(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "op_profile: %s\n", e.what());
@@ -174,7 +178,7 @@ int main(int argc, char** argv) {
       "# remat op profile: %s at batch %lld, strategy %s, optimizer %s, backend %s; mean of %d "
       "steps of "
       "%.1f ms (each op synchronised)\n",
-      o.model.c_str(), static_cast<long long>(o.batch), o.strategy.c_str(), optimizer.c_str(),
+      o.model.c_str(), static_cast<long long>(o.batch), strategy.c_str(), optimizer.c_str(),
       backend.c_str(), steps, step_ns / steps * 1e-6);
   std::printf(
       "| phase | op | calls per step | ms per step | share | matmul GFLOP/s "

@@ -4,6 +4,8 @@ same thread count, median step time with Adam. Optionally with torch.utils.check
 sqrt(n) segmentation (--checkpoint: the L blocks split into round(sqrt(L)) consecutive segments
 of about sqrt(L) blocks, every segment checkpointed, the mode remat's `sqrt` strategy matches),
 on a CUDA device (--device cuda), or the largest batch within a device memory cap (--budget GiB).
+--bf16 runs forward and loss under torch.autocast(bfloat16) (float32 master weights, as remat's
+--precision bf16); --sdpa computes attention with F.scaled_dot_product_attention (fused kernels).
 
     /usr/bin/python3 bench/torch_step.py [--threads N] [--steps N] [--checkpoint] MODEL@BATCH ...
     python3 bench/torch_step.py --device cuda [--budget GIB] [--checkpoint] MODEL@BATCH ...
@@ -71,6 +73,8 @@ class Mlp(nn.Module):
 
 
 class Block(nn.Module):
+    sdpa = False  # set by --sdpa: fused scaled_dot_product_attention instead of softmax(QK^T)V
+
     def __init__(self, hidden, heads, ffn, p):
         super().__init__()
         self.q, self.k, self.v, self.o = (nn.Linear(hidden, hidden) for _ in range(4))
@@ -83,8 +87,12 @@ class Block(nn.Module):
         d = h // self.heads
         split = lambda t: t.view(b, s, self.heads, d).transpose(1, 2)
         q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
-        p = F.dropout(torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d), -1), self.p, self.training)
-        c = (p @ v).transpose(1, 2).reshape(b, s, h)
+        if Block.sdpa:
+            c = F.scaled_dot_product_attention(q, k, v, dropout_p=self.p if self.training else 0.0)
+        else:
+            p = F.dropout(torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d), -1), self.p, self.training)
+            c = p @ v
+        c = c.transpose(1, 2).reshape(b, s, h)
         x = self.ln1(x + F.dropout(self.o(c), self.p, self.training))
         return self.ln2(x + F.dropout(self.f2(F.gelu(self.f1(x))), self.p, self.training))
 
@@ -124,7 +132,7 @@ def sync(device):
         torch.cuda.synchronize(device)
 
 
-def measure(spec, steps, warmup, ckpt, device=torch.device("cpu")):
+def measure(spec, steps, warmup, ckpt, device=torch.device("cpu"), bf16=False):
     model_spec, batch = spec.rsplit("@", 1)
     batch = int(batch)
     name, kw = parse(model_spec)
@@ -147,7 +155,9 @@ def measure(spec, steps, warmup, ckpt, device=torch.device("cpu")):
         sync(device)
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(data), labels).backward()
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            loss = F.cross_entropy(model(data), labels)
+        loss.backward()
         opt.step()
         sync(device)
         if s >= warmup:
@@ -155,12 +165,12 @@ def measure(spec, steps, warmup, ckpt, device=torch.device("cpu")):
     return statistics.median(times), min(times)
 
 
-def max_batch(model_spec, ckpt, device, limit=1 << 16):
+def max_batch(model_spec, ckpt, device, bf16, limit=1 << 16):
     """Largest power-of-two batch whose training step runs within the device memory cap."""
     best, batch = 0, 1
     while batch <= limit:
         try:
-            measure(f"{model_spec}@{batch}", 1, 1, ckpt, device)
+            measure(f"{model_spec}@{batch}", 1, 1, ckpt, device, bf16)
             best, batch = batch, batch * 2
         except torch.cuda.OutOfMemoryError:
             break
@@ -181,11 +191,16 @@ def main():
                     "the largest power-of-two batch of each MODEL (given as MODEL@ANY) instead of step times")
     ap.add_argument("--tf32", action="store_true", help="cuda only: let matmuls use TF32 (as remat's "
                     "--matmul-precision tf32); without it, plain FP32 like remat's default")
+    ap.add_argument("--bf16", action="store_true", help="forward and loss under torch.autocast(bfloat16)")
+    ap.add_argument("--sdpa", action="store_true", help="attention by F.scaled_dot_product_attention")
     ap.add_argument("specs", nargs="+")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
+    Block.sdpa = args.sdpa
+    mode = " + ".join(["bf16 autocast"] * args.bf16 + ["sdpa"] * args.sdpa)
+    mode = f", {mode}" if mode else ""
     if device.type == "cuda":
         # Plain FP32 like remat's default cuBLAS settings, or TF32 like --matmul-precision tf32.
         torch.backends.cuda.matmul.allow_tf32 = args.tf32
@@ -194,24 +209,24 @@ def main():
         if args.budget:
             total = torch.cuda.get_device_properties(device).total_memory
             torch.cuda.set_per_process_memory_fraction(min(1.0, float(args.budget) * 2**30 / total), device)
-            print(f"# PyTorch {torch.__version__} on {name}: largest power-of-two batch within {args.budget} GiB")
+            print(f"# PyTorch {torch.__version__} on {name}{mode}: largest power-of-two batch within {args.budget} GiB")
             print("| model | mode | max batch |")
             print("|---|---|---|")
             for spec in args.specs:
                 model = spec.rsplit("@", 1)[0]
                 for ckpt in ([False, True] if args.checkpoint else [False]):
-                    print(f"| {model} | {'checkpoint sqrt' if ckpt else 'eager'} | {max_batch(model, ckpt, device)} |",
+                    print(f"| {model} | {'checkpoint sqrt' if ckpt else 'eager'} | {max_batch(model, ckpt, device, args.bf16)} |",
                           flush=True)
             return
-        print(f"# PyTorch {torch.__version__} on {name}; matmuls in {'TF32' if args.tf32 else 'FP32'}; "
+        print(f"# PyTorch {torch.__version__} on {name}{mode}; matmuls in {'TF32' if args.tf32 else 'FP32'}; "
               f"median of {args.steps} steps")
     else:
-        print(f"# PyTorch {torch.__version__} CPU, {torch.get_num_threads()} threads; median of {args.steps} steps")
+        print(f"# PyTorch {torch.__version__} CPU{mode}, {torch.get_num_threads()} threads; median of {args.steps} steps")
     print("| model | batch | mode | median ms | min ms |")
     print("|---|---|---|---|---|")
     for spec in args.specs:
         for ckpt in ([False, True] if args.checkpoint else [False]):
-            med, low = measure(spec, args.steps, args.warmup, ckpt, device)
+            med, low = measure(spec, args.steps, args.warmup, ckpt, device, args.bf16)
             model, batch = spec.rsplit("@", 1)
             print(f"| {model} | {batch} | {'checkpoint sqrt' if ckpt else 'eager'} | {med:.1f} | {low:.1f} |", flush=True)
 
