@@ -222,14 +222,14 @@ bool CudaBackend::supports_op(uint16_t code) const { return gpu::op_table().find
 remat_status CudaBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) {
   uint64_t needed = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    const uint64_t bytes = widening_bytes(calls[i]);
+    const uint64_t bytes = gpu::workspace_bytes(calls[i]);
     needed = bytes > needed ? bytes : needed;
   }
   if (needed <= size_[kWorkspace]) return REMAT_OK;
   remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
   if (s != REMAT_OK) return s;
   void* p = nullptr;
-  s = alloc_status(cudaMalloc(&p, static_cast<size_t>(needed)), "widening workspace", needed, err);
+  s = alloc_status(cudaMalloc(&p, static_cast<size_t>(needed)), "workspace", needed, err);
   if (s != REMAT_OK) return s;
   attributes_changed();         // A captured graph would write the old workspace.
   cudaFree(base_[kWorkspace]);  // Synchronizes: no queued launch still uses it.

@@ -23,7 +23,7 @@ constexpr int kMaxPendingCopies = 256;
 /// what cuBLAS recommends for Hopper; smaller GPUs use less of it).
 constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
 
-/// The index of the widening workspace in CudaBackend's region tables: gpu::kWorkspaceRegion.
+/// The index of the workspace in CudaBackend's region tables: gpu::kWorkspaceRegion.
 constexpr int kWorkspace = static_cast<int>(gpu::kWorkspaceRegion);
 
 /// Most arguments a kernel of backends/gpu/kernels takes (adam_update: 27).
@@ -51,9 +51,10 @@ class CudaBackend final : public Backend, private gpu::Launcher {
 
   const DeviceProfile& profile() const override { return kCudaProfile; }
   bool supports_op(uint16_t code) const override;
-  /// Allocates the widening workspace (backends/gpu/ops/widening.h): the most any of |calls|
-  /// needs, nothing for float32 calls. A later call with larger needs (tests running ops one by
-  /// one) replaces it and drops a captured graph, whose launches hold the old address.
+  /// Allocates the workspace (gpu::workspace_bytes: widening slices, attention scores): the most
+  /// any of |calls| needs, nothing where none needs any. A later call with larger needs (tests
+  /// running ops one by one) replaces it and drops a captured graph, whose launches hold the old
+  /// address.
   remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override;
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
@@ -122,18 +123,20 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   // cuda_matmul.cc
   remat_status matmul(const OpCall& call, ErrorBuffer* err) override;
   remat_status head_matmul(const OpCall& call, ErrorBuffer* err) override;
+  remat_status gemm(const gpu::GemmBatch& g, const OpCall& call, ErrorBuffer* err) override;
+  uint64_t workspace_size() const override { return size_[kWorkspace]; }
   // Column-major C = alpha * op(B) op(A) + beta * C (the operands in cuBLAS's order), one or a
-  // strided batch: SGEMM for fp32 plans, GemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 for tf32 ones.
+  // strided batch: SGEMM, or GemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 where |tf32| (tf32 plans).
   cublasStatus_t gemm(cublasOperation_t op_b, cublasOperation_t op_a, int n, int m, int k,
                       const float* alpha, const float* b, int ldb, const float* a, int lda,
-                      const float* beta, float* c, int ldc);
+                      const float* beta, float* c, int ldc, bool tf32);
   cublasStatus_t gemm_batched(cublasOperation_t op_b, cublasOperation_t op_a, int n, int m, int k,
                               const float* alpha, const float* b, int ldb, long long stride_b,
                               const float* a, int lda, long long stride_a, const float* beta,
-                              float* c, int ldc, long long stride_c, int batch);
+                              float* c, int ldc, long long stride_c, int batch, bool tf32);
 
   int device_;
-  // Arena, persistent (device), host (pinned), then the widening workspace (device, prepare()),
+  // Arena, persistent (device), host (pinned), then the workspace (device, prepare()),
   // indexed by Region (the workspace by gpu::kWorkspaceRegion: kWorkspace).
   uint8_t* base_[kWorkspace + 1] = {nullptr, nullptr, nullptr, nullptr};
   uint64_t size_[kWorkspace + 1] = {0, 0, 0, 0};

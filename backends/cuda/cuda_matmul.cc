@@ -32,8 +32,8 @@ int ld(int64_t v) { return static_cast<int>(v > 0 ? v : 1); }
 
 cublasStatus_t CudaBackend::gemm(cublasOperation_t op_b, cublasOperation_t op_a, int n, int m,
                                  int k, const float* alpha, const float* b, int ldb, const float* a,
-                                 int lda, const float* beta, float* c, int ldc) {
-  if (!tf32_)
+                                 int lda, const float* beta, float* c, int ldc, bool tf32) {
+  if (!tf32)
     return blas_.sgemm(blas_handle_, op_b, op_a, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
   return blas_.gemm_ex(blas_handle_, op_b, op_a, n, m, k, alpha, b, CUDA_R_32F, ldb, a, CUDA_R_32F,
                        lda, beta, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
@@ -44,8 +44,8 @@ cublasStatus_t CudaBackend::gemm_batched(cublasOperation_t op_b, cublasOperation
                                          int m, int k, const float* alpha, const float* b, int ldb,
                                          long long stride_b, const float* a, int lda,
                                          long long stride_a, const float* beta, float* c, int ldc,
-                                         long long stride_c, int batch) {
-  if (!tf32_) {
+                                         long long stride_c, int batch, bool tf32) {
+  if (!tf32) {
     return blas_.sgemm_strided_batched(blas_handle_, op_b, op_a, n, m, k, alpha, b, ldb, stride_b,
                                        a, lda, stride_a, beta, c, ldc, stride_c, batch);
   }
@@ -53,6 +53,40 @@ cublasStatus_t CudaBackend::gemm_batched(cublasOperation_t op_b, cublasOperation
                                        stride_b, a, CUDA_R_32F, lda, stride_a, beta, c, CUDA_R_32F,
                                        ldc, stride_c, batch, CUBLAS_COMPUTE_32F_FAST_TF32,
                                        CUBLAS_GEMM_DEFAULT);
+}
+
+remat_status CudaBackend::gemm(const gpu::GemmBatch& g, const OpCall& call, ErrorBuffer* err) {
+  if (!fits_int(g.m) || !fits_int(g.n) || !fits_int(g.k) || !fits_int(g.a.ld) ||
+      !fits_int(g.b.ld) || !fits_int(g.c.ld) || !fits_int(g.batch)) {
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
+                     "op %u (%s): a product of M %lld, N %lld, K %lld, batch %lld exceeds "
+                     "cuBLAS's int",
+                     call.index, op_name(call.code), static_cast<long long>(g.m),
+                     static_cast<long long>(g.n), static_cast<long long>(g.k),
+                     static_cast<long long>(g.batch));
+  }
+  const float* a = reinterpret_cast<const float*>(address(g.a.region, g.a.offset));
+  const float* b = reinterpret_cast<const float*>(address(g.b.region, g.b.offset));
+  float* c = reinterpret_cast<float*>(address(g.c.region, g.c.offset));
+  // C^T = op(B)^T op(A)^T in cuBLAS's column-major terms, as in matmul.
+  const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+  const float beta = 0.0f;
+  const bool tf32 = tf32_ && !g.exact;
+  const cublasStatus_t st =
+      g.batch == 1 ? gemm(op_b, op_a, n, m, k, &g.alpha, b, ld(g.b.ld), a, ld(g.a.ld), &beta, c,
+                          ld(g.c.ld), tf32)
+                   : gemm_batched(op_b, op_a, n, m, k, &g.alpha, b, ld(g.b.ld), g.b.stride, a,
+                                  ld(g.a.ld), g.a.stride, &beta, c, ld(g.c.ld), g.c.stride,
+                                  static_cast<int>(g.batch), tf32);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    return set_error(err, REMAT_ERROR_INTERNAL,
+                     "op %u (%s): cuBLAS GEMM (M %d, N %d, K %d, batch %lld) failed: %s",
+                     call.index, op_name(call.code), m, n, k, static_cast<long long>(g.batch),
+                     blas_.status_name(st));
+  }
+  return REMAT_OK;
 }
 
 remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
@@ -131,14 +165,15 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
     for (int64_t i = 0; i < batch_a && st == CUBLAS_STATUS_SUCCESS; ++i) {
       const float beta = i == 0 ? 0.0f : 1.0f;
       st = gemm(op_b, op_a, n, m, k, &g.alpha, g.b + i * b_stride, ld(g.ldb), g.a + i * a_stride,
-                ld(g.lda), &beta, g.c, ld(g.ldc));
+                ld(g.lda), &beta, g.c, ld(g.ldc), tf32_);
     }
   } else if (g.batch == 1) {
     st = gemm(op_b, op_a, n, m, k, &g.alpha, g.b, ld(g.ldb), g.a, ld(g.lda), &g.beta, g.c,
-              ld(g.ldc));
+              ld(g.ldc), tf32_);
   } else {
     st = gemm_batched(op_b, op_a, n, m, k, &g.alpha, g.b, ld(g.ldb), g.stride_b, g.a, ld(g.lda),
-                      g.stride_a, &g.beta, g.c, ld(g.ldc), g.stride_c, static_cast<int>(g.batch));
+                      g.stride_a, &g.beta, g.c, ld(g.ldc), g.stride_c, static_cast<int>(g.batch),
+                      tf32_);
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
     return set_error(err, REMAT_ERROR_INTERNAL,
@@ -197,7 +232,7 @@ remat_status CudaBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
     st = gemm_batched(op_b, op_a, n, m, k, &alpha, b + shape.b.offset(first, heads), ld(shape.b.ld),
                       stride_b, a + shape.a.offset(first, heads), ld(shape.a.ld), stride_a, &beta,
                       c + shape.c.offset(first, heads), ld(shape.c.ld), stride_c,
-                      static_cast<int>(batch));
+                      static_cast<int>(batch), tf32_);
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
     return set_error(

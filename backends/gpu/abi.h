@@ -27,13 +27,13 @@
   X(unary_op)                \
   X(binary_op)               \
   X(bias_add)                \
-  X(reduce_leading)          \
   X(dropout)                 \
   X(softmax)                 \
   X(softmax_grad)            \
   X(layernorm)               \
   X(layernorm_grad_dx)       \
   X(layernorm_grad_params)   \
+  X(column_blocks_sum)       \
   X(cross_entropy)           \
   X(cross_entropy_grad)      \
   X(mse)                     \
@@ -70,17 +70,20 @@
   X(reduce_sum_rows)         \
   X(broadcast)               \
   X(init_draw)               \
-  X(attention)               \
-  X(attention_grad_q)        \
-  X(attention_grad_kv)       \
+  X(attention_probs)         \
+  X(attention_grad_probs)    \
   X(widen_half)              \
   X(narrow_half)
 
-// The tiles of the attention kernels (kernels/attention.cl): ATTENTION_TILE rows of keys (or
-// queries) staged at once in work-group memory, ATTENTION_CHUNK columns at a time. The host
-// sizes the kernels' work-group memory from them (ops/attention.cc).
-#define REMAT_GPU_ATTENTION_TILE 32
-#define REMAT_GPU_ATTENTION_CHUNK 32
+// Rows per block of the blocked column sums (kernels/norm.cl: layernorm_grad_params): each
+// block of rows sums its columns into a partial row of the workspace, then the partials are
+// added in block order, so that a tall matrix with few columns still fills a GPU.
+#define REMAT_GPU_COLUMN_BLOCK_ROWS 256
+
+// The most floats of scores the attention ops hold at once in the backend's workspace
+// (ops/attention.cc): a chunk of heads' [Sq, Sk] matrices, one per head in attention and two in
+// attention_grad, at least one head's whatever this says (16 MiB).
+#define REMAT_GPU_ATTENTION_SCRATCH_FLOATS (1u << 22)
 
 #if defined(__cplusplus)
 namespace remat {

@@ -22,6 +22,26 @@ namespace gpu {
 /// tensor resolves it to the backend's workspace buffer, as it resolves the arena.
 constexpr Region kWorkspaceRegion = static_cast<Region>(kRegionCount);
 
+/// One operand of Launcher::gemm: float32 row-major matrices at |offset| bytes into |region|,
+/// rows |ld| floats apart, batch entries |stride| floats apart.
+struct GemmOperand {
+  Region region;
+  uint64_t offset;
+  int64_t ld;
+  int64_t stride;
+};
+
+/// A strided batch of |batch| row-major products C = alpha * op(A) op(B) (C is M x N, the sum
+/// over K; op transposes where |trans_a| / |trans_b|), every C written (beta 0). |exact|: a sum
+/// that must keep every input bit (reduce_leading), in plain FP32 even in a tf32 plan.
+struct GemmBatch {
+  bool trans_a, trans_b;
+  int64_t m, n, k, batch;
+  float alpha;
+  GemmOperand a, b, c;
+  bool exact;
+};
+
 /// One GPU backend's queue as the shared op code sees it. Calls enqueue work and return
 /// without waiting, except where a method says otherwise. |call| names the op in messages;
 /// it is null for launches that belong to no op (set_step).
@@ -61,6 +81,12 @@ class Launcher {
   virtual remat_status matmul(const OpCall& call, ErrorBuffer* err) = 0;
   /// kHeadMatMul on the backend's BLAS: one GEMM per product, or strided batches of them.
   virtual remat_status head_matmul(const OpCall& call, ErrorBuffer* err) = 0;
+  /// |g| on the backend's BLAS (cuBLAS strided batched, CLBlast per entry), with the plan's
+  /// matmul precision; |call| names the op in errors. M, N, K and the batch are at least 1.
+  virtual remat_status gemm(const GemmBatch& g, const OpCall& call, ErrorBuffer* err) = 0;
+  /// Bytes of the workspace (kWorkspaceRegion) that Backend::prepare allocated: at least
+  /// workspace_bytes() (ops/ops.h) of every op of the plan.
+  virtual uint64_t workspace_size() const = 0;
   /// kSpill, kPrefetch and kWait on the backend's copy queue or stream.
   virtual remat_status spill(const OpCall& call, ErrorBuffer* err) = 0;
   virtual remat_status prefetch(const OpCall& call, ErrorBuffer* err) = 0;
@@ -124,10 +150,16 @@ class Args {
   /// Launches a column kernel over |columns| columns in tiles (kernels/common.cl: 32 columns
   /// a group, or the group size where that is smaller).
   remat_status launch_column_tiles(int64_t columns, const OpCall& call, ErrorBuffer* err) {
+    return launch_column_tiles(columns, 1, call, err);
+  }
+  /// Launches a blocked column kernel: the tiles of |columns| columns once for each of |blocks|
+  /// blocks of rows (the groups run over (block, tile) pairs, block-major).
+  remat_status launch_column_tiles(int64_t columns, int64_t blocks, const OpCall& call,
+                                   ErrorBuffer* err) {
     const size_t group = l_.group_size(id_);
     const size_t width = group < 32 ? group : 32;
     const size_t groups = (static_cast<size_t>(columns) + width - 1) / width;
-    return l_.launch(groups * group, &call, err);
+    return l_.launch(groups * static_cast<size_t>(blocks) * group, &call, err);
   }
   remat_status launch_one_group(const OpCall& call, ErrorBuffer* err) {
     return l_.launch_one_group(&call, err);

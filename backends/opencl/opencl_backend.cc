@@ -303,7 +303,7 @@ bool OpenclBackend::supports_op(uint16_t code) const {
 remat_status OpenclBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) {
   uint64_t needed = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    const uint64_t bytes = widening_bytes(calls[i]);
+    const uint64_t bytes = gpu::workspace_bytes(calls[i]);
     needed = bytes > needed ? bytes : needed;
   }
   if (needed <= workspace_bytes_) return REMAT_OK;
@@ -314,7 +314,7 @@ remat_status OpenclBackend::prepare(const OpCall* calls, uint32_t count, ErrorBu
     return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clGetDeviceInfo(MAX_MEM_ALLOC_SIZE)");
   if (needed > max_alloc) {
     return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED,
-                     "opencl: widening 16-bit tensors needs %llu bytes of workspace; the device "
+                     "opencl: the ops need %llu bytes of workspace; the device "
                      "allocates at most %llu in one buffer",
                      static_cast<unsigned long long>(needed),
                      static_cast<unsigned long long>(max_alloc));
@@ -331,7 +331,7 @@ remat_status OpenclBackend::prepare(const OpCall* calls, uint32_t count, ErrorBu
         err,
         is_exhaustion(status) || status == CL_INVALID_BUFFER_SIZE ? REMAT_ERROR_RESOURCE_EXHAUSTED
                                                                   : REMAT_ERROR_INTERNAL,
-        "opencl: could not allocate the widening workspace of %llu bytes: %s (%d)",
+        "opencl: could not allocate the workspace of %llu bytes: %s (%d)",
         static_cast<unsigned long long>(needed), cl_error_name(status), static_cast<int>(status));
   }
   if (workspace_ != nullptr) clReleaseMemObject(workspace_);

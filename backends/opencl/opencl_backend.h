@@ -50,9 +50,9 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
 
   const DeviceProfile& profile() const override { return kOpenclProfile; }
   bool supports_op(uint16_t code) const override;
-  /// Allocates the widening workspace (backends/gpu/ops/widening.h): the most any of |calls|
-  /// needs, nothing for float32 calls. A later call with larger needs (tests running ops one by
-  /// one) replaces it.
+  /// Allocates the workspace (gpu::workspace_bytes: widening slices, attention scores): the most
+  /// any of |calls| needs, nothing where none needs any. A later call with larger needs (tests
+  /// running ops one by one) replaces it.
   remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override;
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
@@ -96,6 +96,8 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   // opencl_matmul.cc, opencl_copy.cc
   remat_status matmul(const OpCall& call, ErrorBuffer* err) override;
   remat_status head_matmul(const OpCall& call, ErrorBuffer* err) override;
+  remat_status gemm(const gpu::GemmBatch& g, const OpCall& call, ErrorBuffer* err) override;
+  uint64_t workspace_size() const override { return workspace_bytes_; }
   remat_status spill(const OpCall& call, ErrorBuffer* err) override {
     return spill_or_prefetch(call, true, err);
   }

@@ -152,6 +152,37 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   return REMAT_OK;
 }
 
+remat_status OpenclBackend::gemm(const gpu::GemmBatch& g, const OpCall& call, ErrorBuffer* err) {
+  if ((g.a.offset | g.b.offset | g.c.offset) % sizeof(float) != 0) {
+    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT,
+                     "op %u (%s): operand offsets are not multiples of 4", call.index,
+                     op_name(call.code));
+  }
+  const Operand a{buffer(g.a.region), g.a.offset / sizeof(float)};
+  const Operand b{buffer(g.b.region), g.b.offset / sizeof(float)};
+  const Operand c{buffer(g.c.region), g.c.offset / sizeof(float)};
+  for (int64_t i = 0; i < g.batch; ++i) {
+    const clblast::StatusCode s = clblast::Gemm<float>(
+        clblast::Layout::kRowMajor, g.trans_a ? clblast::Transpose::kYes : clblast::Transpose::kNo,
+        g.trans_b ? clblast::Transpose::kYes : clblast::Transpose::kNo, static_cast<size_t>(g.m),
+        static_cast<size_t>(g.n), static_cast<size_t>(g.k), g.alpha, a.mem,
+        a.offset + static_cast<size_t>(i * g.a.stride), static_cast<size_t>(g.a.ld), b.mem,
+        b.offset + static_cast<size_t>(i * g.b.stride), static_cast<size_t>(g.b.ld), 0.0f, c.mem,
+        c.offset + static_cast<size_t>(i * g.c.stride), static_cast<size_t>(g.c.ld), &queue_,
+        nullptr);
+    if (s != clblast::StatusCode::kSuccess) {
+      const remat_status status = is_exhaustion(static_cast<cl_int>(s))
+                                      ? REMAT_ERROR_RESOURCE_EXHAUSTED
+                                      : REMAT_ERROR_INTERNAL;
+      return set_error(err, status, "op %u (%s): CLBlast Gemm %lldx%lldx%lld failed: %s (%d)",
+                       call.index, op_name(call.code), static_cast<long long>(g.m),
+                       static_cast<long long>(g.n), static_cast<long long>(g.k),
+                       cl_error_name(static_cast<cl_int>(s)), static_cast<int>(s));
+    }
+  }
+  return REMAT_OK;
+}
+
 remat_status OpenclBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
   const TensorRef& ta = *call.inputs[0];
   const TensorRef& tb = *call.inputs[1];

@@ -723,6 +723,9 @@ void run_case(const OpCase& c, remat::Backend* cpu, remat::Backend* other, const
   }
   const remat::StepContext ctx{kSeed, 3};
   Errors e;
+  // As a session does: the backend obtains the workspace the op needs (attention's scores).
+  if (other->prepare(&call, 1, &e.buf) != REMAT_OK)
+    fail_msg("%s prepare on %s: %s", c.name, other_name, e.text);
   if (cpu->run_op(call, ctx, &e.buf) != REMAT_OK) fail_msg("%s on cpu: %s", c.name, e.text);
   if (other->run_op(call, ctx, &e.buf) != REMAT_OK)
     fail_msg("%s on %s: %s", c.name, other_name, e.text);

@@ -571,6 +571,57 @@ void a_16_bit_op_without_its_workspace_is_refused(void**) {
   remat::destroy_backend(backend);
 }
 
+// The scratch's failure path on the GPU backends (backends/gpu/ops/ops.h: scratch_base): an op
+// whose scratch prepare() did not size (reduce_leading's row of ones, attention's scores) is
+// refused (FAILED_PRECONDITION, naming the op and the bytes) and writes nothing; prepared, it
+// gives the column sums.
+void an_op_without_its_scratch_is_refused(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+  if (backend_name(g_backend) == "cpu") {
+    printf("the cpu backend's ops take no scratch from a workspace\n");
+    skip();
+  }
+  constexpr uint64_t kArena = 8192, kPersistent = 256;
+  alignas(256) static uint8_t arena[kArena], persistent[kPersistent];
+  remat_test::Errors e;
+  remat::Backend* backend = nullptr;
+  if (remat::create_backend(g_backend.c_str(),
+                            regions_for(g_backend, arena, kArena, persistent, kPersistent, 256),
+                            &backend, &e.buf) != REMAT_OK)
+    fail_msg("create %s: %s", g_backend.c_str(), e.text);
+  remat::TensorRef dy = bytes_tensor(remat::Region::kArena, 0, 8 * 4 * 4);
+  dy.rank = 2;
+  dy.dims[0] = 8;
+  dy.dims[1] = 4;
+  remat::TensorRef db = bytes_tensor(remat::Region::kArena, 1024, 4 * 4);
+  std::vector<float> values(32);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+  const std::vector<float> sentinel(4, 7.0f);
+  std::vector<float> back(4);
+  assert_int_equal(backend->upload(dy.region, dy.offset, values.data(), dy.bytes, &e.buf),
+                   REMAT_OK);
+  assert_int_equal(backend->upload(db.region, db.offset, sentinel.data(), db.bytes, &e.buf),
+                   REMAT_OK);
+  const remat::OpCall call = make_call(remat::OpCode::kReduceLeading, 5, &dy, &db);
+  const remat::StepContext ctx{kSeed, 0};
+  assert_int_equal(backend->run_op(call, ctx, &e.buf), REMAT_ERROR_FAILED_PRECONDITION);
+  printf("%s: %s\n", g_backend.c_str(), e.text);
+  for (const char* part : {"op 5 (reduce_leading)", "32 bytes", "prepare() gave 0"})
+    if (strstr(e.text, part) == nullptr) fail_msg("'%s' lacks '%s'", e.text, part);
+  assert_int_equal(backend->sync(&e.buf), REMAT_OK);
+  assert_int_equal(backend->download(db.region, db.offset, back.data(), db.bytes, &e.buf),
+                   REMAT_OK);
+  assert_true(back == sentinel);
+  assert_int_equal(backend->prepare(&call, 1, &e.buf), REMAT_OK);
+  assert_int_equal(backend->run_op(call, ctx, &e.buf), REMAT_OK);
+  assert_int_equal(backend->sync(&e.buf), REMAT_OK);
+  assert_int_equal(backend->download(db.region, db.offset, back.data(), db.bytes, &e.buf),
+                   REMAT_OK);
+  // Column j sums j, j + 4, ..., j + 28: 8 j + 112, exact in float.
+  for (int j = 0; j < 4; ++j) assert_true(back[static_cast<size_t>(j)] == 8.0f * j + 112.0f);
+  remat::destroy_backend(backend);
+}
+
 // Losses of a 16-bit plan on the backend under test within this of the CPU's at the same
 // precision, relatively (plus as much absolutely): the float32 kernels differ within the op
 // cases' tolerances, and a difference can move a value across a 16-bit rounding boundary.
@@ -743,6 +794,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(every_op_runs_widened_within_the_cases_tolerances),
       cmocka_unit_test(widening_and_narrowing_give_the_scalar_conversions_bits),
       cmocka_unit_test(a_16_bit_op_without_its_workspace_is_refused),
+      cmocka_unit_test(an_op_without_its_scratch_is_refused),
       cmocka_unit_test(a_16_bit_transformer_trains_under_every_strategy_as_under_none),
       cmocka_unit_test(a_16_bit_plan_trains_where_the_profile_allows_and_is_refused_elsewhere),
   };

@@ -9,6 +9,7 @@
 // row counts that leave a group part-filled.
 #include <math.h>
 
+#include "backends/gpu/abi.h"
 #include "tests/backends/op_cases.h"
 
 namespace remat_test {
@@ -60,17 +61,35 @@ const int64_t kSumShapes[][3] = {{257, 7, 1},  {9, 8, 1},   {33, 128, 1}, {3, 10
                                  {2, 1025, 1}, {1, 1, 1},   {3, 257, 31}, {2, 9, 32},
                                  {5, 8, 33},   {7, 300, 2}, {1, 1, 2},    {40, 3, 3}};
 
-// Fused attention (kernels/attention.cl): (batch, Sq, Sk, heads, D, Dv, mask, p percent). A
-// group takes up to 256 queries (keys in the dk/dv kernel); the other side goes in tiles of 32
-// rows, staged 32 columns at a time. Sq and Sk below, at and past a tile (31, 32, 33) and a
-// group (255, 256, 257), D and Dv of 1, 3, 64 and 65 (one column past two chunks), Dv != D;
-// mask 0: none, 1: [Sq, Sk], 2: [B, Sq, Sk] (both with -inf entries: op_cases.cc); dropout 0
-// and 10%.
-const int64_t kAttentionShapes[][8] = {
-    {1, 1, 1, 1, 1, 1, 0, 0},      {2, 3, 5, 2, 3, 2, 2, 10},     {1, 31, 32, 1, 64, 64, 1, 0},
-    {1, 33, 33, 2, 65, 7, 1, 10},  {2, 257, 31, 1, 4, 33, 2, 10}, {1, 256, 65, 3, 1, 1, 0, 0},
-    {1, 17, 257, 1, 8, 3, 1, 0},   {1, 5, 256, 2, 32, 32, 2, 10}, {1, 255, 2, 1, 3, 65, 0, 10},
-    {2, 64, 64, 4, 64, 64, 1, 10}, {1, 40, 70, 2, 33, 31, 2, 0}};
+// Fused attention (ops/attention.cc, kernels/attention.cl): (batch, Sq, Sk, heads, D, Dv, mask,
+// p percent). The products run a chunk of heads at a time, as many as
+// REMAT_GPU_ATTENTION_SCRATCH_FLOATS floats of [Sq, Sk] scores hold (one matrix a head forward,
+// two backward), and the softmax rows between them take a team of row_team(Sk) work items. Sk
+// at team edges (1, 2, 7, 8, 31 .. 33, 255 .. 257, 1024); Sq and Sk of kChunkSide = 1024 give
+// 4 heads a chunk forward and 2 backward, so 5 heads run in chunks of 4 + 1 and 2 + 2 + 1;
+// kOneHeadSide makes one head's scores alone pass the bound (a chunk of one head); these two
+// have no mask, which would not fit the tests' 4 MiB arena. D and Dv of 1,
+// 3, 64 and 65, Dv != D; mask 0: none, 1: [Sq, Sk], 2: [B, Sq, Sk] (both with -inf entries:
+// op_cases.cc); dropout 0 and 10%.
+const int64_t kChunkSide =
+    static_cast<int64_t>(sqrt(static_cast<double>(REMAT_GPU_ATTENTION_SCRATCH_FLOATS) / 4));
+const int64_t kOneHeadSide =
+    static_cast<int64_t>(sqrt(static_cast<double>(REMAT_GPU_ATTENTION_SCRATCH_FLOATS))) + 4;
+const int64_t kAttentionShapes[][8] = {{1, 1, 1, 1, 1, 1, 0, 0},
+                                       {2, 3, 5, 2, 3, 2, 2, 10},
+                                       {1, 31, 32, 1, 64, 64, 1, 0},
+                                       {1, 33, 33, 2, 65, 7, 1, 10},
+                                       {2, 257, 31, 1, 4, 33, 2, 10},
+                                       {1, 256, 65, 3, 1, 1, 0, 0},
+                                       {1, 17, 257, 1, 8, 3, 1, 0},
+                                       {1, 5, 256, 2, 32, 32, 2, 10},
+                                       {1, 255, 2, 1, 3, 65, 0, 10},
+                                       {2, 64, 64, 4, 64, 64, 1, 10},
+                                       {1, 40, 70, 2, 33, 31, 2, 0},
+                                       {1, 9, 8, 3, 2, 2, 1, 0},
+                                       {1, 3, 1024, 2, 4, 4, 2, 10},
+                                       {1, kChunkSide, kChunkSide, 5, 4, 3, 0, 10},
+                                       {1, kOneHeadSide, kOneHeadSide, 2, 2, 2, 0, 0}};
 
 }  // namespace
 
@@ -109,6 +128,20 @@ std::vector<OpCase> tile_size_cases() {
                      {},
                      {},
                      kEw});
+  }
+  // layernorm_grad's dgamma and dbeta sum blocks of REMAT_GPU_COLUMN_BLOCK_ROWS rows: one block
+  // short, full and one row past, two blocks and one past; columns around a 32-column tile.
+  constexpr int64_t kBlock = REMAT_GPU_COLUMN_BLOCK_ROWS;
+  for (const int64_t rows : {kBlock - 1, kBlock, kBlock + 1, 2 * kBlock, 2 * kBlock + 1}) {
+    for (const int64_t n : {int64_t{7}, int64_t{33}, int64_t{64}}) {
+      cases.push_back({"layernorm_grad block tile",
+                       OpCode::kLayerNormGrad,
+                       {{rows, n}, {rows, n}, {rows}, {rows}, {n}},
+                       {{rows, n}, {n}, {n}},
+                       {},
+                       {},
+                       kEw});
+    }
   }
 
   // Per-channel sums over [images, channels, inner] (rank 2 where inner is 1, as after a
@@ -171,7 +204,8 @@ std::vector<OpCase> tile_size_cases() {
                      {labels}});
   }
 
-  // reduce_leading (bias gradients): column tiles of 32 columns, rows over the row lanes.
+  // reduce_leading (bias gradients), the product ones[1, rows] dy on the backend's BLAS: one
+  // row or column, and around the 32-column tiles and 256-item groups of the BLAS kernels.
   for (const int64_t columns : {1, 31, 32, 33, 300}) {
     for (const int64_t rows : {1, 7, 8, 9, 257}) {
       cases.push_back({"reduce_leading tile",

@@ -1,8 +1,7 @@
 // Elementwise kernels: activations and their gradients, add/mul/scale, powers, bias, dropout,
-// column sums, fill, sums over axes and their broadcast.
+// fill, sums over axes and their broadcast (reduce_leading is a product: ops/elementwise.cc).
 // One work item per element (dropout: per four), except the sums, float sums in a fixed tree
-// order: reduce_leading and reduce_sum sum column tiles, reduce_sum_rows gives a row a team
-// (common.cl).
+// order: reduce_sum sums column tiles, reduce_sum_rows gives a row a team (common.cl).
 
 // x^p as the CPU kernel's power(): torch.pow's exact exponents, powf otherwise.
 DEVICE_FN float power(float x, float p) {
@@ -86,20 +85,6 @@ KERNEL bias_add(buf_t x, ulong xo, buf_t b, ulong bo, buf_t y, ulong yo, ulong n
   const ulong i = GLOBAL_ID();
   if (i >= n) return;
   F32(y, yo)[i] = F32(x, xo)[i] + F32(b, bo)[i % nb];
-}
-
-// Column sums of dy viewed as [rows, nb] (bias gradients): column tiles (common.cl), float sums
-// in the tiles' tree order.
-KERNEL reduce_leading(buf_t dy, ulong dyo, buf_t db, ulong dbo, ulong rows, ulong nb,
-                      LOCAL_PARAM(float, scratch)) {
-  LOCAL_BIND(float, scratch);
-  const ulong j = tile_column();
-  const bool live = j < nb;
-  GLOBAL const float* src = F32(dy, dyo);
-  float acc = 0.0f;
-  for (ulong r = tile_lane(); live && r < rows; r += tile_lanes()) acc += src[r * nb + j];
-  acc = tile_sum(scratch, acc);
-  if (live && tile_lane() == 0) F32(db, dbo)[j] = acc;
 }
 
 // One work item per group of four elements: one Philox call (plan/philox.h) gives their four

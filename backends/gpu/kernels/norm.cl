@@ -116,19 +116,25 @@ KERNEL layernorm_grad_dx(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t mean, ulo
   }
 }
 
-// dgamma, dbeta: column tiles (common.cl).
+// dgamma, dbeta of one block of REMAT_GPU_COLUMN_BLOCK_ROWS rows: the block's partial sums,
+// column tiles (common.cl) over the block's rows, into partial[0][block][j] (dgamma) and
+// partial[1][block][j] (dbeta) of the workspace. The groups run over (block, tile) pairs.
 KERNEL layernorm_grad_params(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t mean, ulong mo,
-                             buf_t rstd, ulong ro, buf_t dgamma, ulong dgo, buf_t dbeta,
-                             ulong dbo, ulong rows, ulong n, LOCAL_PARAM(float, scratch)) {
+                             buf_t rstd, ulong ro, buf_t partial, ulong po, ulong rows, ulong n,
+                             ulong blocks, LOCAL_PARAM(float, scratch)) {
   LOCAL_BIND(float, scratch);
-  const ulong j = tile_column();
+  const ulong tiles = (n + tile_width() - 1) / tile_width();
+  const ulong block = GROUP_ID() / tiles;
+  const ulong j = (GROUP_ID() % tiles) * tile_width() + LOCAL_ID() % tile_width();
   const bool live = j < n;
+  const ulong r0 = block * REMAT_GPU_COLUMN_BLOCK_ROWS;
+  const ulong r1 = r0 + REMAT_GPU_COLUMN_BLOCK_ROWS < rows ? r0 + REMAT_GPU_COLUMN_BLOCK_ROWS : rows;
   GLOBAL const float* dyp = F32(dy, dyo);
   GLOBAL const float* xp = F32(x, xo);
   GLOBAL const float* mp = F32(mean, mo);
   GLOBAL const float* sp = F32(rstd, ro);
   float acc_g = 0.0f, acc_b = 0.0f;
-  for (ulong r = tile_lane(); live && r < rows; r += tile_lanes()) {
+  for (ulong r = r0 + tile_lane(); live && r < r1; r += tile_lanes()) {
     const float d = dyp[r * n + j];
     acc_g += d * ((xp[r * n + j] - mp[r]) * sp[r]);
     acc_b += d;
@@ -136,7 +142,23 @@ KERNEL layernorm_grad_params(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t mean,
   acc_g = tile_sum(scratch, acc_g);
   acc_b = tile_sum(scratch, acc_b);
   if (live && tile_lane() == 0) {
-    F32(dgamma, dgo)[j] = acc_g;
-    F32(dbeta, dbo)[j] = acc_b;
+    F32(partial, po)[block * n + j] = acc_g;
+    F32(partial, po)[(blocks + block) * n + j] = acc_b;
   }
+}
+
+// dgamma[j], dbeta[j]: the blocks' partial sums of column j added in block order, one work
+// item per column.
+KERNEL column_blocks_sum(buf_t partial, ulong po, buf_t dgamma, ulong dgo, buf_t dbeta, ulong dbo,
+                         ulong n, ulong blocks) {
+  const ulong j = GLOBAL_ID();
+  if (j >= n) return;
+  GLOBAL const float* p = F32(partial, po);
+  float g = 0.0f, b = 0.0f;
+  for (ulong k = 0; k < blocks; ++k) {
+    g += p[k * n + j];
+    b += p[(blocks + k) * n + j];
+  }
+  F32(dgamma, dgo)[j] = g;
+  F32(dbeta, dbo)[j] = b;
 }

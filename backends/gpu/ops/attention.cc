@@ -1,8 +1,11 @@
-// Fused attention on the GPU backends (plan/op_catalogue.h: attention, attention_grad;
-// kernels/attention.cl): a group per (batch, head, range of group-size queries or keys), one
-// work item per query or key, the other side in tiles staged in work-group memory.
+// Fused attention on the GPU backends (plan/op_catalogue.h: attention, attention_grad): per
+// batch entry, a chunk of heads at a time, the products on the backend's BLAS (Launcher::gemm,
+// one strided batch over the chunk's heads) and the softmax between them in row kernels
+// (kernels/attention.cl). The chunk's [Sq, Sk] scores live at the end of the backend's
+// workspace (attention_scores_bytes), so the plan's arena never holds them.
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/op_args.h"
+#include "plan/ops.h"
 
 namespace remat {
 namespace gpu {
@@ -17,9 +20,40 @@ AttentionSizes sizes_of(const TensorRef& q, const TensorRef& k, const TensorRef&
   return {q.dims[0], q.dims[1], k.dims[1], heads, q.dims[2] / heads, v.dims[2] / heads};
 }
 
-// Work-group memory of the staging tile, and |extra| floats after it.
-size_t tile_bytes(size_t extra) {
-  return (REMAT_GPU_ATTENTION_TILE * REMAT_GPU_ATTENTION_CHUNK + extra) * sizeof(float);
+constexpr uint16_t kAttentionCode = static_cast<uint16_t>(OpCode::kAttention);
+constexpr uint16_t kAttentionGradCode = static_cast<uint16_t>(OpCode::kAttentionGrad);
+
+// [Sq, Sk] score matrices per head: one in attention, two (scores and their gradient) in
+// attention_grad.
+int64_t matrices_per_head(uint16_t code) { return code == kAttentionGradCode ? 2 : 1; }
+
+// Heads per chunk: as many as REMAT_GPU_ATTENTION_SCRATCH_FLOATS hold, at least one.
+int64_t chunk_heads(const AttentionSizes& s, uint16_t code) {
+  const int64_t per_head = s.sq * s.sk * matrices_per_head(code);
+  const int64_t fit = static_cast<int64_t>(REMAT_GPU_ATTENTION_SCRATCH_FLOATS) / per_head;
+  return fit < 1 ? 1 : fit > s.heads ? s.heads : fit;
+}
+
+AttentionSizes sizes_of_call(const OpCall& call) {
+  if (call.code == kAttentionCode)
+    return sizes_of(*call.inputs[0], *call.inputs[1], *call.inputs[2],
+                    iattr(call, attr::attention::heads));
+  return sizes_of(*call.inputs[1], *call.inputs[2], *call.inputs[3],
+                  iattr(call, attr::attention_grad::heads));
+}
+
+// Head h's [rows, width] matrix of batch entry b inside a [B, rows, heads * width] tensor, as
+// a GEMM operand whose batch runs over heads.
+GemmOperand head_operand(const TensorRef& t, int64_t b, int64_t h, int64_t rows, int64_t heads,
+                         int64_t width) {
+  const int64_t at = (b * rows * heads + h) * width;
+  return {t.region, t.offset + static_cast<uint64_t>(at) * sizeof(float), heads * width, width};
+}
+
+// Matrix |index| of the chunk's scores: [heads of the chunk, Sq, Sk] floats from |base|.
+GemmOperand scores_operand(uint64_t base, int64_t index, int64_t chunk, const AttentionSizes& s) {
+  const uint64_t at = base + static_cast<uint64_t>(index * chunk * s.sq * s.sk) * sizeof(float);
+  return {kWorkspaceRegion, at, s.sk, s.sq * s.sk};
 }
 
 // The mask, or |q| in its place when there is none (the kernels do not read it then).
@@ -27,61 +61,123 @@ const TensorRef& mask_or(const OpCall& call, uint32_t at, const TensorRef& q) {
   return call.num_inputs > at ? *call.inputs[at] : q;
 }
 
-// ATTENTION_PARAMS of kernels/attention.cl.
-void attention_params(Args& a, const OpCall& call, uint32_t mask_at, const AttentionSizes& s,
-                      float scale, float p, int64_t key) {
+// ATTENTION_ROWS_PARAMS of kernels/attention.cl.
+void rows_params(Args& a, const OpCall& call, uint32_t mask_at, const AttentionSizes& s, int64_t b,
+                 int64_t h0, int64_t heads_in_chunk, float p, int64_t key, uint32_t team) {
   const bool has_mask = call.num_inputs > mask_at;
   const bool per_batch = has_mask && call.inputs[mask_at]->rank == 3;
+  a.u64(b).u64(h0).u64(heads_in_chunk * s.sq);
   a.u64(per_batch ? s.sq * s.sk : int64_t{0}).u32(has_mask ? 1u : 0u);
-  a.u64(s.heads).u64(s.sq).u64(s.sk).u64(s.d).u64(s.dv).f32(scale).f32(p).u64(key);
-}
-
-// A group of group_size(kernel) rows (of |rows|) per (batch, head).
-remat_status launch_rows(Launcher& l, Args& a, KernelId kernel, const AttentionSizes& s,
-                         int64_t rows, const OpCall& call, ErrorBuffer* err) {
-  const size_t group = l.group_size(kernel);
-  const size_t tiles = (static_cast<size_t>(rows) + group - 1) / group;
-  return a.launch(static_cast<size_t>(s.batch * s.heads) * tiles * group, call, err);
+  a.u64(s.heads).u64(s.sq).u64(s.sk).f32(p).u64(key).u32(team);
 }
 
 }  // namespace
 
-remat_status attention(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  namespace at = attr::attention;
-  const TensorRef& q = *call.inputs[0];
-  const AttentionSizes s = sizes_of(q, *call.inputs[1], *call.inputs[2], iattr(call, at::heads));
-  Args a(l, kKernel_attention);
-  for (int i = 0; i < 3; ++i) a.tensor(*call.inputs[i]);
-  a.tensor(mask_or(call, 3, q)).tensor(*call.outputs[0]).tensor(*call.outputs[1]);
-  attention_params(a, call, 3, s, fattr(call, at::scale), fattr(call, at::p), iattr(call, at::key));
-  a.state();
-  l.local(tile_bytes(0));
-  return launch_rows(l, a, kKernel_attention, s, s.sq, call, err);
+uint64_t attention_scores_bytes(const OpCall& call) {
+  if (call.code != kAttentionCode && call.code != kAttentionGradCode) return 0;
+  const AttentionSizes s = sizes_of_call(call);
+  const int64_t floats = chunk_heads(s, call.code) * s.sq * s.sk * matrices_per_head(call.code);
+  return static_cast<uint64_t>(floats) * sizeof(float);
 }
 
-// Two kernels, neither adding into another's output: dq a work item per query, dk and dv a
-// work item per key.
+remat_status attention(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  namespace at = attr::attention;
+  const TensorRef &q = *call.inputs[0], &k = *call.inputs[1], &v = *call.inputs[2];
+  const TensorRef &context = *call.outputs[0], &lse = *call.outputs[1];
+  const AttentionSizes s = sizes_of_call(call);
+  const float scale = fattr(call, at::scale), p = fattr(call, at::p);
+  const int64_t key = iattr(call, at::key), chunk = chunk_heads(s, call.code);
+  uint64_t base = 0;
+  remat_status status = scratch_base(l, call, &base, err);
+  const uint32_t team = row_team(l, kKernel_attention_probs, s.sk);
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h0 = 0; h0 < s.heads && status == REMAT_OK; h0 += chunk) {
+      const int64_t n = chunk < s.heads - h0 ? chunk : s.heads - h0;
+      const GemmOperand scores = scores_operand(base, 0, chunk, s);
+      // scores = scale * q k^T, a [Sq, Sk] matrix per head.
+      status = l.gemm(
+          {false, true, s.sq, s.sk, s.d, n, scale, head_operand(q, b, h0, s.sq, s.heads, s.d),
+           head_operand(k, b, h0, s.sk, s.heads, s.d), scores, false},
+          call, err);
+      if (status != REMAT_OK) break;
+      Args a(l, kKernel_attention_probs);
+      a.tensor(workspace_tensor(scores.offset, n * s.sq * s.sk))
+          .tensor(mask_or(call, 3, q))
+          .tensor(lse);
+      rows_params(a, call, 3, s, b, h0, n, p, key, team);
+      a.state().scratch();
+      status = a.launch_rows(n * s.sq, team, call, err);
+      if (status != REMAT_OK) break;
+      // context = probabilities v.
+      status = l.gemm({false, false, s.sq, s.dv, s.sk, n, 1.0f, scores,
+                       head_operand(v, b, h0, s.sk, s.heads, s.dv),
+                       head_operand(context, b, h0, s.sq, s.heads, s.dv), false},
+                      call, err);
+    }
+    if (status != REMAT_OK) break;
+  }
+  return status;
+}
+
+// Per chunk: the scores and dcontext v^T recomputed, attention_grad_probs between them, then
+// dv = P^T dcontext, dq = dS k and dk = dS^T q, each written once (no sums across chunks).
 remat_status attention_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   namespace at = attr::attention_grad;
-  const TensorRef& q = *call.inputs[1];
-  const AttentionSizes s = sizes_of(q, *call.inputs[2], *call.inputs[3], iattr(call, at::heads));
+  const TensorRef &dcontext = *call.inputs[0], &q = *call.inputs[1], &k = *call.inputs[2];
+  const TensorRef &v = *call.inputs[3], &context = *call.inputs[4], &lse = *call.inputs[5];
+  const TensorRef &dq = *call.outputs[0], &dk = *call.outputs[1], &dv = *call.outputs[2];
+  const AttentionSizes s = sizes_of_call(call);
   const float scale = fattr(call, at::scale), p = fattr(call, at::p);
-  const int64_t key = iattr(call, at::key);
-  Args dq(l, kKernel_attention_grad_q);
-  for (int i = 0; i < 6; ++i) dq.tensor(*call.inputs[i]);
-  dq.tensor(mask_or(call, 6, q)).tensor(*call.outputs[0]);
-  attention_params(dq, call, 6, s, scale, p, key);
-  dq.state();
-  l.local(tile_bytes(0));
-  const remat_status status = launch_rows(l, dq, kKernel_attention_grad_q, s, s.sq, call, err);
-  if (status != REMAT_OK) return status;
-  Args kv(l, kKernel_attention_grad_kv);
-  for (int i = 0; i < 6; ++i) kv.tensor(*call.inputs[i]);
-  kv.tensor(mask_or(call, 6, q)).tensor(*call.outputs[1]).tensor(*call.outputs[2]);
-  attention_params(kv, call, 6, s, scale, p, key);
-  kv.state();
-  l.local(tile_bytes(2 * REMAT_GPU_ATTENTION_TILE));
-  return launch_rows(l, kv, kKernel_attention_grad_kv, s, s.sk, call, err);
+  const int64_t key = iattr(call, at::key), chunk = chunk_heads(s, call.code);
+  uint64_t base = 0;
+  remat_status status = scratch_base(l, call, &base, err);
+  const uint32_t team = row_team(l, kKernel_attention_grad_probs, s.sk);
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h0 = 0; h0 < s.heads && status == REMAT_OK; h0 += chunk) {
+      const int64_t n = chunk < s.heads - h0 ? chunk : s.heads - h0;
+      const GemmOperand probs = scores_operand(base, 0, chunk, s);
+      const GemmOperand grads = scores_operand(base, 1, chunk, s);
+      const GemmOperand q_h = head_operand(q, b, h0, s.sq, s.heads, s.d);
+      const GemmOperand k_h = head_operand(k, b, h0, s.sk, s.heads, s.d);
+      const GemmOperand dc_h = head_operand(dcontext, b, h0, s.sq, s.heads, s.dv);
+      status = l.gemm({false, true, s.sq, s.sk, s.d, n, scale, q_h, k_h, probs, false}, call, err);
+      if (status == REMAT_OK) {
+        status = l.gemm({false, true, s.sq, s.sk, s.dv, n, 1.0f, dc_h,
+                         head_operand(v, b, h0, s.sk, s.heads, s.dv), grads, false},
+                        call, err);
+      }
+      if (status != REMAT_OK) break;
+      Args a(l, kKernel_attention_grad_probs);
+      a.tensor(workspace_tensor(probs.offset, n * s.sq * s.sk))
+          .tensor(workspace_tensor(grads.offset, n * s.sq * s.sk))
+          .tensor(dcontext)
+          .tensor(context)
+          .tensor(lse)
+          .tensor(mask_or(call, 6, q))
+          .u64(s.dv)
+          .f32(scale);
+      rows_params(a, call, 6, s, b, h0, n, p, key, team);
+      a.state().scratch();
+      status = a.launch_rows(n * s.sq, team, call, err);
+      if (status == REMAT_OK) {
+        status = l.gemm({true, false, s.sk, s.dv, s.sq, n, 1.0f, probs, dc_h,
+                         head_operand(dv, b, h0, s.sk, s.heads, s.dv), false},
+                        call, err);
+      }
+      if (status == REMAT_OK) {
+        status = l.gemm({false, false, s.sq, s.d, s.sk, n, 1.0f, grads, k_h,
+                         head_operand(dq, b, h0, s.sq, s.heads, s.d), false},
+                        call, err);
+      }
+      if (status == REMAT_OK) {
+        status = l.gemm({true, false, s.sk, s.d, s.sq, n, 1.0f, grads, q_h,
+                         head_operand(dk, b, h0, s.sk, s.heads, s.d), false},
+                        call, err);
+      }
+    }
+    if (status != REMAT_OK) break;
+  }
+  return status;
 }
 
 }  // namespace gpu

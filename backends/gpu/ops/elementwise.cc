@@ -155,12 +155,33 @@ remat_status bias_add(Launcher& l, const OpCall& call, const StepContext&, Error
 }
 
 // Column tiles over the nb columns of dy viewed as [rows, nb].
+// The bias gradient db[j] = sum_r dy[r, j] as the product ones[1, rows] dy[rows, nb] on the
+// backend's BLAS, exact FP32 even in tf32 plans: a column-sum kernel had a group per 32
+// columns, too few groups to fill a GPU for a layer's 768 or 1024 (docs/backends.md).
 remat_status reduce_leading(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& dy = *call.inputs[0];
-  const int64_t nb = call.outputs[0]->numel;
-  Args a(l, kKernel_reduce_leading);
-  a.tensor(dy).tensor(*call.outputs[0]).u64(nb > 0 ? dy.numel / nb : 0).u64(nb).scratch();
-  return a.launch_column_tiles(nb, call, err);
+  const TensorRef& db = *call.outputs[0];
+  const int64_t nb = db.numel, rows = dy.numel / nb;
+  uint64_t base = 0;
+  remat_status status = scratch_base(l, call, &base, err);
+  if (status != REMAT_OK) return status;
+  const TensorRef ones = workspace_tensor(base, rows);
+  Args a(l, kKernel_fill);
+  a.tensor(ones).u64(rows).f32(1.0f);
+  status = a.launch(items(rows), call, err);
+  if (status != REMAT_OK) return status;
+  return l.gemm({false,
+                 false,
+                 1,
+                 nb,
+                 rows,
+                 1,
+                 1.0f,
+                 {ones.region, ones.offset, rows, 0},
+                 {dy.region, dy.offset, nb, 0},
+                 {db.region, db.offset, nb, 0},
+                 true},
+                call, err);
 }
 
 remat_status dropout(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {

@@ -52,6 +52,11 @@ remat_status layernorm(Launcher& l, const OpCall& call, const StepContext&, Erro
 }
 
 // Two kernels: dx a team per row, dgamma and dbeta by column tiles.
+int64_t layernorm_grad_blocks(const OpCall& call) {
+  const int64_t rows = rows_of(*call.inputs[1]);
+  return (rows + REMAT_GPU_COLUMN_BLOCK_ROWS - 1) / REMAT_GPU_COLUMN_BLOCK_ROWS;
+}
+
 remat_status layernorm_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& x = *call.inputs[1];
   const int64_t n = last_dim(x);
@@ -62,10 +67,20 @@ remat_status layernorm_grad(Launcher& l, const OpCall& call, const StepContext&,
   dx.tensor(*call.outputs[0]).u64(rows).u64(n).u32(team).scratch();
   const remat_status status = dx.launch_rows(rows, team, call, err);
   if (status != REMAT_OK) return status;
+  // dgamma, dbeta: blocked column sums through the op's scratch (layernorm_grad_blocks).
+  uint64_t base = 0;
+  remat_status s = scratch_base(l, call, &base, err);
+  if (s != REMAT_OK) return s;
+  const int64_t blocks = layernorm_grad_blocks(call);
+  const TensorRef partial = workspace_tensor(base, 2 * blocks * n);
   Args params(l, kKernel_layernorm_grad_params);
   for (int i = 0; i < 4; ++i) params.tensor(*call.inputs[i]);
-  params.tensor(*call.outputs[1]).tensor(*call.outputs[2]).u64(rows).u64(n).scratch();
-  return params.launch_column_tiles(n, call, err);
+  params.tensor(partial).u64(rows).u64(n).u64(blocks).scratch();
+  s = params.launch_column_tiles(n, blocks, call, err);
+  if (s != REMAT_OK) return s;
+  Args sum(l, kKernel_column_blocks_sum);
+  sum.tensor(partial).tensor(*call.outputs[1]).tensor(*call.outputs[2]).u64(n).u64(blocks);
+  return sum.launch(static_cast<size_t>(n), call, err);
 }
 
 }  // namespace gpu

@@ -20,6 +20,32 @@ using Op = remat_status (*)(Launcher& l, const OpCall& call, const StepContext& 
 /// A backend's supports_op() is "the table has the op", its run_op() calls the entry.
 const OpTable<Op>& op_table();
 
+/// Bytes of workspace (kWorkspaceRegion) |call| needs: its widening slices
+/// (backends/shared/widening_slices.h), then its scratch_bytes. A backend's prepare() allocates
+/// the most of any op of the plan.
+uint64_t workspace_bytes(const OpCall& call);
+
+/// Bytes of scratch |call| holds at the end of the workspace while it runs, after any widening
+/// slices: attention's scores (attention_scores_bytes), reduce_leading's row of ones,
+/// layernorm_grad's partial column sums (layernorm_grad_blocks); 0 for the other ops.
+uint64_t scratch_bytes(const OpCall& call);
+
+/// For attention and attention_grad: a chunk of heads' [Sq, Sk] float matrices (at most
+/// REMAT_GPU_ATTENTION_SCRATCH_FLOATS floats, or one head's); 0 for every other op.
+uint64_t attention_scores_bytes(const OpCall& call);
+
+/// For layernorm_grad: its blocks of REMAT_GPU_COLUMN_BLOCK_ROWS rows, each of which sums
+/// dgamma's and dbeta's columns into a partial row of the scratch ([2, blocks, n] floats).
+int64_t layernorm_grad_blocks(const OpCall& call);
+
+/// Sets |base| to where |call|'s scratch starts in the workspace (its last scratch_bytes), or
+/// refuses (REMAT_ERROR_FAILED_PRECONDITION, naming the op) a workspace prepare() did not size
+/// for it.
+remat_status scratch_base(Launcher& l, const OpCall& call, uint64_t* base, ErrorBuffer* err);
+
+/// A float32 [floats] tensor at byte |offset| of the workspace.
+TensorRef workspace_tensor(uint64_t offset, int64_t floats);
+
 /// Launches set_step: the device state takes |ctx|'s seed and step. A backend calls it before
 /// the first op of a step whose context differs from the last one it set.
 remat_status set_step(Launcher& l, const StepContext& ctx, ErrorBuffer* err);
