@@ -160,6 +160,9 @@ StepResult run_training(const char* graphs_env, bool hooks) {
   }
   const std::vector<int32_t> label_data = {1, 0, 9, 4, 4, 7, 2, 3};
   upload(gpu, labels, label_data.data());
+  // As a session does: the workspace every op needs (reduce_leading's row of ones).
+  if (gpu->prepare(ops, sizeof(ops) / sizeof(ops[0]), &e.buf) != REMAT_OK)
+    fail_msg("prepare: %s", e.text);
   StepResult result;
   for (uint64_t step = 0; step < 4; ++step) {
     const remat::StepContext ctx{kSeed, step};

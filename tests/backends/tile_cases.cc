@@ -64,9 +64,11 @@ const int64_t kSumShapes[][3] = {{257, 7, 1},  {9, 8, 1},   {33, 128, 1}, {3, 10
 // Fused attention (ops/attention.cc, kernels/attention.cl): (batch, Sq, Sk, heads, D, Dv, mask,
 // p percent). The products run a chunk of heads at a time, as many as
 // REMAT_GPU_ATTENTION_SCRATCH_FLOATS floats of [Sq, Sk] scores hold (one matrix a head forward,
-// two backward), and the softmax rows between them take a team of row_team(Sk) work items. Sk
-// at team edges (1, 2, 7, 8, 31 .. 33, 255 .. 257, 1024); Sq and Sk of kChunkSide = 1024 give
-// 4 heads a chunk forward and 2 backward, so 5 heads run in chunks of 4 + 1 and 2 + 2 + 1;
+// two backward), of heads of one batch entry or of batch entries of one head, whichever needs
+// fewer chunks; the softmax rows between them take a team of row_team(Sk) work items. Sk at
+// team edges (1, 2, 7, 8, 31 .. 33, 255 .. 257, 1024); Sq and Sk of kChunkSide = 1024 give 4
+// entries a chunk forward and 2 backward, so 5 heads (or 5 batch entries of one head) run in
+// chunks of 4 + 1 and 2 + 2 + 1; batch entries of one head also with a [B, Sq, Sk] mask;
 // kOneHeadSide makes one head's scores alone pass the bound (a chunk of one head); these two
 // have no mask, which would not fit the tests' 4 MiB arena. D and Dv of 1,
 // 3, 64 and 65, Dv != D; mask 0: none, 1: [Sq, Sk], 2: [B, Sq, Sk] (both with -inf entries:
@@ -89,6 +91,8 @@ const int64_t kAttentionShapes[][8] = {{1, 1, 1, 1, 1, 1, 0, 0},
                                        {1, 9, 8, 3, 2, 2, 1, 0},
                                        {1, 3, 1024, 2, 4, 4, 2, 10},
                                        {1, kChunkSide, kChunkSide, 5, 4, 3, 0, 10},
+                                       {5, kChunkSide, kChunkSide, 1, 4, 3, 0, 10},
+                                       {3, 9, 8, 2, 2, 3, 2, 10},
                                        {1, kOneHeadSide, kOneHeadSide, 2, 2, 2, 0, 0}};
 
 }  // namespace

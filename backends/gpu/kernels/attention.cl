@@ -10,13 +10,14 @@
 // places. A row whose scores are all -inf (masked out) has no softmax: its lse is -inf and its
 // probabilities NaN, as the unfused softmax gives.
 
-// The sizes both kernels take, in this order (ops/attention.cc): the chunk's batch entry and
-// first head, its rows (heads of the chunk * Sq), the mask's batch stride (Sq * Sk for
-// [B, Sq, Sk], 0 for [Sq, Sk]) and whether there is one, the heads and sequence lengths, the
-// dropout attributes, the team.
-#define ATTENTION_ROWS_PARAMS                                                                    \
-  ulong b, ulong h0, ulong rows, ulong mask_stride, uint has_mask, ulong heads, ulong sq,        \
-      ulong sk, float p, ulong key, uint team
+// The sizes both kernels take, in this order (ops/attention.cc): the chunk's first (batch
+// entry, head) and the step from one of its entries to the next (one head, or one batch entry),
+// its rows (entries * Sq), the
+// mask's batch stride (Sq * Sk for [B, Sq, Sk], 0 for [Sq, Sk]) and whether there is one, the
+// heads and sequence lengths, the dropout attributes, the team.
+#define ATTENTION_ROWS_PARAMS                                                                   \
+  ulong b0, ulong h0, ulong b_step, ulong h_step, ulong rows, ulong mask_stride, uint has_mask, \
+      ulong heads, ulong sq, ulong sk, float p, ulong key, uint team
 
 // Whether element |e| of the [B, heads, Sq, Sk] probabilities is kept: the dropout kernel's
 // draw (elementwise.cl) for the same element.
@@ -25,7 +26,7 @@ DEVICE_FN bool att_keep(float p, ulong seed, ulong step, ulong key, ulong e) {
 }
 
 // Scores to probabilities: row r of the chunk's scores |s| ([rows, Sk]) gets the mask added,
-// its log-sum-exp into lse[b, h0 + r / Sq, r % Sq], and exp(s - lse), dropped out.
+// its log-sum-exp into lse[b, h, i], and exp(s - lse), dropped out.
 KERNEL attention_probs(buf_t s, ulong so, buf_t mask, ulong mo, buf_t lse, ulong lo,
                        ATTENTION_ROWS_PARAMS, GLOBAL const GpuState* state,
                        LOCAL_PARAM(float, scratch)) {
@@ -33,7 +34,9 @@ KERNEL attention_probs(buf_t s, ulong so, buf_t mask, ulong mo, buf_t lse, ulong
   const ulong r = team_row(team);
   const uint lane = team_lane(team);
   const bool live = r < rows;
-  const ulong rc = live ? r : 0, i = rc % sq, bh = b * heads + h0 + rc / sq;
+  // Row rc: query i of the chunk's entry rc / Sq, that many steps past its first (b0, h0).
+  const ulong rc = live ? r : 0, i = rc % sq, entry = rc / sq;
+  const ulong b = b0 + entry * b_step, h = h0 + entry * h_step, bh = b * heads + h;
   GLOBAL float* row = F32(s, so) + rc * sk;
   GLOBAL const float* mask_row = F32(mask, mo) + (has_mask ? b * mask_stride + i * sk : 0);
   float mx = -INFINITY;
@@ -67,7 +70,9 @@ KERNEL attention_grad_probs(buf_t s, ulong so, buf_t dp, ulong dpo, buf_t dconte
   const ulong r = team_row(team);
   const uint lane = team_lane(team);
   const bool live = r < rows;
-  const ulong rc = live ? r : 0, i = rc % sq, h = h0 + rc / sq, bh = b * heads + h;
+  // Row rc: query i of the chunk's entry rc / Sq, that many steps past its first (b0, h0).
+  const ulong rc = live ? r : 0, i = rc % sq, entry = rc / sq;
+  const ulong b = b0 + entry * b_step, h = h0 + entry * h_step, bh = b * heads + h;
   GLOBAL float* s_row = F32(s, so) + rc * sk;
   GLOBAL float* dp_row = F32(dp, dpo) + rc * sk;
   GLOBAL const float* mask_row = F32(mask, mo) + (has_mask ? b * mask_stride + i * sk : 0);

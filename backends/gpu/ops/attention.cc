@@ -1,8 +1,11 @@
-// Fused attention on the GPU backends (plan/op_catalogue.h: attention, attention_grad): per
-// batch entry, a chunk of heads at a time, the products on the backend's BLAS (Launcher::gemm,
-// one strided batch over the chunk's heads) and the softmax between them in row kernels
+// Fused attention on the GPU backends (plan/op_catalogue.h: attention, attention_grad): a chunk
+// of (batch entry, head) pairs at a time (heads of one batch entry, or batch entries of one
+// head: Chunking), the products on the backend's BLAS (Launcher::gemm, one strided batch over
+// the chunk) and the softmax between them in row kernels
 // (kernels/attention.cl). The chunk's [Sq, Sk] scores live at the end of the backend's
 // workspace (attention_scores_bytes), so the plan's arena never holds them.
+#include <algorithm>
+
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/op_args.h"
 #include "plan/ops.h"
@@ -27,11 +30,27 @@ constexpr uint16_t kAttentionGradCode = static_cast<uint16_t>(OpCode::kAttention
 // attention_grad.
 int64_t matrices_per_head(uint16_t code) { return code == kAttentionGradCode ? 2 : 1; }
 
-// Heads per chunk: as many as REMAT_GPU_ATTENTION_SCRATCH_FLOATS hold, at least one.
-int64_t chunk_heads(const AttentionSizes& s, uint16_t code) {
-  const int64_t per_head = s.sq * s.sk * matrices_per_head(code);
-  const int64_t fit = static_cast<int64_t>(REMAT_GPU_ATTENTION_SCRATCH_FLOATS) / per_head;
-  return fit < 1 ? 1 : fit > s.heads ? s.heads : fit;
+// How an op walks its (batch entry, head) pairs: in chunks of up to |per_chunk| entries along
+// one dimension (heads of one batch entry, or batch entries of one head), the other outside;
+// as many entries a chunk as REMAT_GPU_ATTENTION_SCRATCH_FLOATS hold, at least one, along the
+// dimension that needs fewer chunks (fewer launches: 32 batch entries of 4 heads at seq 128 go
+// in 4 chunks, not 32).
+struct Chunking {
+  bool batch_inner;   // A chunk's entries are batch entries of one head.
+  int64_t per_chunk;  // Entries a chunk at most.
+  int64_t inner, outer;
+};
+
+Chunking chunking(const AttentionSizes& s, uint16_t code) {
+  const int64_t per_entry = s.sq * s.sk * matrices_per_head(code);
+  const int64_t fit =
+      std::max<int64_t>(1, static_cast<int64_t>(REMAT_GPU_ATTENTION_SCRATCH_FLOATS) / per_entry);
+  const Chunking heads{false, std::min(fit, s.heads), s.heads, s.batch};
+  const Chunking batch{true, std::min(fit, s.batch), s.batch, s.heads};
+  auto chunks = [](const Chunking& c) {
+    return c.outer * ((c.inner + c.per_chunk - 1) / c.per_chunk);
+  };
+  return chunks(batch) < chunks(heads) ? batch : heads;
 }
 
 AttentionSizes sizes_of_call(const OpCall& call) {
@@ -42,12 +61,13 @@ AttentionSizes sizes_of_call(const OpCall& call) {
                   iattr(call, attr::attention_grad::heads));
 }
 
-// Head h's [rows, width] matrix of batch entry b inside a [B, rows, heads * width] tensor, as
-// a GEMM operand whose batch runs over heads.
-GemmOperand head_operand(const TensorRef& t, int64_t b, int64_t h, int64_t rows, int64_t heads,
-                         int64_t width) {
+// The [rows, width] matrix of (batch entry b, head h) inside a [B, rows, heads * width] tensor,
+// as a GEMM operand whose batch runs over the chunk's entries (heads, or batch entries).
+GemmOperand entry_operand(const TensorRef& t, int64_t b, int64_t h, int64_t rows, int64_t heads,
+                          int64_t width, const Chunking& c) {
   const int64_t at = (b * rows * heads + h) * width;
-  return {t.region, t.offset + static_cast<uint64_t>(at) * sizeof(float), heads * width, width};
+  return {t.region, t.offset + static_cast<uint64_t>(at) * sizeof(float), heads * width,
+          c.batch_inner ? rows * heads * width : width};
 }
 
 // Matrix |index| of the chunk's scores: [heads of the chunk, Sq, Sk] floats from |base|.
@@ -62,11 +82,13 @@ const TensorRef& mask_or(const OpCall& call, uint32_t at, const TensorRef& q) {
 }
 
 // ATTENTION_ROWS_PARAMS of kernels/attention.cl.
-void rows_params(Args& a, const OpCall& call, uint32_t mask_at, const AttentionSizes& s, int64_t b,
-                 int64_t h0, int64_t heads_in_chunk, float p, int64_t key, uint32_t team) {
+void rows_params(Args& a, const OpCall& call, uint32_t mask_at, const AttentionSizes& s, int64_t b0,
+                 int64_t h0, const Chunking& c, int64_t entries, float p, int64_t key,
+                 uint32_t team) {
   const bool has_mask = call.num_inputs > mask_at;
   const bool per_batch = has_mask && call.inputs[mask_at]->rank == 3;
-  a.u64(b).u64(h0).u64(heads_in_chunk * s.sq);
+  a.u64(b0).u64(h0).u64(int64_t{c.batch_inner ? 1 : 0}).u64(int64_t{c.batch_inner ? 0 : 1});
+  a.u64(entries * s.sq);
   a.u64(per_batch ? s.sq * s.sk : int64_t{0}).u32(has_mask ? 1u : 0u);
   a.u64(s.heads).u64(s.sq).u64(s.sk).f32(p).u64(key).u32(team);
 }
@@ -76,7 +98,8 @@ void rows_params(Args& a, const OpCall& call, uint32_t mask_at, const AttentionS
 uint64_t attention_scores_bytes(const OpCall& call) {
   if (call.code != kAttentionCode && call.code != kAttentionGradCode) return 0;
   const AttentionSizes s = sizes_of_call(call);
-  const int64_t floats = chunk_heads(s, call.code) * s.sq * s.sk * matrices_per_head(call.code);
+  const int64_t floats =
+      chunking(s, call.code).per_chunk * s.sq * s.sk * matrices_per_head(call.code);
   return static_cast<uint64_t>(floats) * sizeof(float);
 }
 
@@ -85,36 +108,37 @@ remat_status attention(Launcher& l, const OpCall& call, const StepContext&, Erro
   const TensorRef &q = *call.inputs[0], &k = *call.inputs[1], &v = *call.inputs[2];
   const TensorRef &context = *call.outputs[0], &lse = *call.outputs[1];
   const AttentionSizes s = sizes_of_call(call);
+  const Chunking c = chunking(s, call.code);
   const float scale = fattr(call, at::scale), p = fattr(call, at::p);
-  const int64_t key = iattr(call, at::key), chunk = chunk_heads(s, call.code);
+  const int64_t key = iattr(call, at::key);
   uint64_t base = 0;
   remat_status status = scratch_base(l, call, &base, err);
   const uint32_t team = row_team(l, kKernel_attention_probs, s.sk);
-  for (int64_t b = 0; b < s.batch; ++b) {
-    for (int64_t h0 = 0; h0 < s.heads && status == REMAT_OK; h0 += chunk) {
-      const int64_t n = chunk < s.heads - h0 ? chunk : s.heads - h0;
-      const GemmOperand scores = scores_operand(base, 0, chunk, s);
-      // scores = scale * q k^T, a [Sq, Sk] matrix per head.
+  for (int64_t outer = 0; outer < c.outer && status == REMAT_OK; ++outer) {
+    for (int64_t first = 0; first < c.inner && status == REMAT_OK; first += c.per_chunk) {
+      const int64_t n = std::min(c.per_chunk, c.inner - first);
+      const int64_t b = c.batch_inner ? first : outer, h = c.batch_inner ? outer : first;
+      const GemmOperand scores = scores_operand(base, 0, c.per_chunk, s);
+      // scores = scale * q k^T, a [Sq, Sk] matrix per entry.
       status = l.gemm(
-          {false, true, s.sq, s.sk, s.d, n, scale, head_operand(q, b, h0, s.sq, s.heads, s.d),
-           head_operand(k, b, h0, s.sk, s.heads, s.d), scores, false},
+          {false, true, s.sq, s.sk, s.d, n, scale, entry_operand(q, b, h, s.sq, s.heads, s.d, c),
+           entry_operand(k, b, h, s.sk, s.heads, s.d, c), scores, false},
           call, err);
       if (status != REMAT_OK) break;
       Args a(l, kKernel_attention_probs);
       a.tensor(workspace_tensor(scores.offset, n * s.sq * s.sk))
           .tensor(mask_or(call, 3, q))
           .tensor(lse);
-      rows_params(a, call, 3, s, b, h0, n, p, key, team);
+      rows_params(a, call, 3, s, b, h, c, n, p, key, team);
       a.state().scratch();
       status = a.launch_rows(n * s.sq, team, call, err);
       if (status != REMAT_OK) break;
       // context = probabilities v.
       status = l.gemm({false, false, s.sq, s.dv, s.sk, n, 1.0f, scores,
-                       head_operand(v, b, h0, s.sk, s.heads, s.dv),
-                       head_operand(context, b, h0, s.sq, s.heads, s.dv), false},
+                       entry_operand(v, b, h, s.sk, s.heads, s.dv, c),
+                       entry_operand(context, b, h, s.sq, s.heads, s.dv, c), false},
                       call, err);
     }
-    if (status != REMAT_OK) break;
   }
   return status;
 }
@@ -127,23 +151,25 @@ remat_status attention_grad(Launcher& l, const OpCall& call, const StepContext&,
   const TensorRef &v = *call.inputs[3], &context = *call.inputs[4], &lse = *call.inputs[5];
   const TensorRef &dq = *call.outputs[0], &dk = *call.outputs[1], &dv = *call.outputs[2];
   const AttentionSizes s = sizes_of_call(call);
+  const Chunking c = chunking(s, call.code);
   const float scale = fattr(call, at::scale), p = fattr(call, at::p);
-  const int64_t key = iattr(call, at::key), chunk = chunk_heads(s, call.code);
+  const int64_t key = iattr(call, at::key);
   uint64_t base = 0;
   remat_status status = scratch_base(l, call, &base, err);
   const uint32_t team = row_team(l, kKernel_attention_grad_probs, s.sk);
-  for (int64_t b = 0; b < s.batch; ++b) {
-    for (int64_t h0 = 0; h0 < s.heads && status == REMAT_OK; h0 += chunk) {
-      const int64_t n = chunk < s.heads - h0 ? chunk : s.heads - h0;
-      const GemmOperand probs = scores_operand(base, 0, chunk, s);
-      const GemmOperand grads = scores_operand(base, 1, chunk, s);
-      const GemmOperand q_h = head_operand(q, b, h0, s.sq, s.heads, s.d);
-      const GemmOperand k_h = head_operand(k, b, h0, s.sk, s.heads, s.d);
-      const GemmOperand dc_h = head_operand(dcontext, b, h0, s.sq, s.heads, s.dv);
-      status = l.gemm({false, true, s.sq, s.sk, s.d, n, scale, q_h, k_h, probs, false}, call, err);
+  for (int64_t outer = 0; outer < c.outer && status == REMAT_OK; ++outer) {
+    for (int64_t first = 0; first < c.inner && status == REMAT_OK; first += c.per_chunk) {
+      const int64_t n = std::min(c.per_chunk, c.inner - first);
+      const int64_t b = c.batch_inner ? first : outer, h = c.batch_inner ? outer : first;
+      const GemmOperand probs = scores_operand(base, 0, c.per_chunk, s);
+      const GemmOperand grads = scores_operand(base, 1, c.per_chunk, s);
+      const GemmOperand q_e = entry_operand(q, b, h, s.sq, s.heads, s.d, c);
+      const GemmOperand k_e = entry_operand(k, b, h, s.sk, s.heads, s.d, c);
+      const GemmOperand dc_e = entry_operand(dcontext, b, h, s.sq, s.heads, s.dv, c);
+      status = l.gemm({false, true, s.sq, s.sk, s.d, n, scale, q_e, k_e, probs, false}, call, err);
       if (status == REMAT_OK) {
-        status = l.gemm({false, true, s.sq, s.sk, s.dv, n, 1.0f, dc_h,
-                         head_operand(v, b, h0, s.sk, s.heads, s.dv), grads, false},
+        status = l.gemm({false, true, s.sq, s.sk, s.dv, n, 1.0f, dc_e,
+                         entry_operand(v, b, h, s.sk, s.heads, s.dv, c), grads, false},
                         call, err);
       }
       if (status != REMAT_OK) break;
@@ -156,26 +182,25 @@ remat_status attention_grad(Launcher& l, const OpCall& call, const StepContext&,
           .tensor(mask_or(call, 6, q))
           .u64(s.dv)
           .f32(scale);
-      rows_params(a, call, 6, s, b, h0, n, p, key, team);
+      rows_params(a, call, 6, s, b, h, c, n, p, key, team);
       a.state().scratch();
       status = a.launch_rows(n * s.sq, team, call, err);
       if (status == REMAT_OK) {
-        status = l.gemm({true, false, s.sk, s.dv, s.sq, n, 1.0f, probs, dc_h,
-                         head_operand(dv, b, h0, s.sk, s.heads, s.dv), false},
+        status = l.gemm({true, false, s.sk, s.dv, s.sq, n, 1.0f, probs, dc_e,
+                         entry_operand(dv, b, h, s.sk, s.heads, s.dv, c), false},
                         call, err);
       }
       if (status == REMAT_OK) {
-        status = l.gemm({false, false, s.sq, s.d, s.sk, n, 1.0f, grads, k_h,
-                         head_operand(dq, b, h0, s.sq, s.heads, s.d), false},
+        status = l.gemm({false, false, s.sq, s.d, s.sk, n, 1.0f, grads, k_e,
+                         entry_operand(dq, b, h, s.sq, s.heads, s.d, c), false},
                         call, err);
       }
       if (status == REMAT_OK) {
-        status = l.gemm({true, false, s.sk, s.d, s.sq, n, 1.0f, grads, q_h,
-                         head_operand(dk, b, h0, s.sk, s.heads, s.d), false},
+        status = l.gemm({true, false, s.sk, s.d, s.sq, n, 1.0f, grads, q_e,
+                         entry_operand(dk, b, h, s.sk, s.heads, s.d, c), false},
                         call, err);
       }
     }
-    if (status != REMAT_OK) break;
   }
   return status;
 }
