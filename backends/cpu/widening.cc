@@ -26,6 +26,19 @@ void narrow(const KernelArgs& args, uint8_t dtype, const float* from, void* to, 
   });
 }
 
+// to[i] = from[i] rounded to 16-bit |dtype| and widened back; |to| may be |from|.
+void round_to_half(const KernelArgs& args, uint8_t dtype, const float* from, float* to, int64_t n) {
+  constexpr int64_t kChunk = 1024;
+  parallel_for(args, n, kConvertGrain, [&](int64_t begin, int64_t end, uint32_t) {
+    uint16_t half[kChunk];
+    for (int64_t at = begin; at < end; at += kChunk) {
+      const int64_t count = end - at < kChunk ? end - at : kChunk;
+      narrow_span(dtype, from + at, half, count);
+      widen_span(dtype, half, to + at, count);
+    }
+  });
+}
+
 }  // namespace
 
 remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace) {
@@ -38,13 +51,20 @@ remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace)
   KernelArgs w = args;
   w.call = &wide;
   bool converted[kMaxWidenedTensors] = {};
+  const uint8_t product = product_operand_dtype(call);
   for (int i = 0; i < call.num_inputs; ++i) {
     const TensorRef& t = *call.inputs[i];
-    if (!is_half_float(t.dtype)) continue;
+    const bool rounded = rounds_operand(call, i);
+    if (!is_half_float(t.dtype) && !rounded) continue;
     const int k = s.find(t);
     float* slice = reinterpret_cast<float*>(base + s.offset[k]);
     if (!converted[k]) {
-      widen(args, t.dtype, args.in[i], slice, t.numel);
+      // A product's operand of another type takes the product's 16 bits (widening_slices.h).
+      if (is_half_float(t.dtype)) widen(args, t.dtype, args.in[i], slice, t.numel);
+      if (rounded) {
+        const float* from = is_half_float(t.dtype) ? slice : static_cast<const float*>(args.in[i]);
+        round_to_half(args, product, from, slice, t.numel);
+      }
       converted[k] = true;
     }
     refs[i] = widened_ref(t);

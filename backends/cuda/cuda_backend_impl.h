@@ -125,15 +125,19 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   remat_status head_matmul(const OpCall& call, ErrorBuffer* err) override;
   remat_status gemm(const gpu::GemmBatch& g, const OpCall& call, ErrorBuffer* err) override;
   uint64_t workspace_size() const override { return size_[kWorkspace]; }
+  bool takes_half_operands(const OpCall& call) const override;
   // Column-major C = alpha * op(B) op(A) + beta * C (the operands in cuBLAS's order), one or a
-  // strided batch: SGEMM, or GemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 where |tf32| (tf32 plans).
+  // strided batch: SGEMM for float32 operands (|ab| CUDA_R_32F), GemmEx with
+  // CUBLAS_COMPUTE_32F_FAST_TF32 where |tf32| (tf32 plans), GemmEx accumulating in float32 for
+  // 16-bit ones (|ab| CUDA_R_16BF or CUDA_R_16F). C is float32.
   cublasStatus_t gemm(cublasOperation_t op_b, cublasOperation_t op_a, int n, int m, int k,
-                      const float* alpha, const float* b, int ldb, const float* a, int lda,
-                      const float* beta, float* c, int ldc, bool tf32);
+                      const float* alpha, const void* b, int ldb, const void* a, int lda,
+                      const float* beta, float* c, int ldc, cudaDataType ab, bool tf32);
   cublasStatus_t gemm_batched(cublasOperation_t op_b, cublasOperation_t op_a, int n, int m, int k,
-                              const float* alpha, const float* b, int ldb, long long stride_b,
-                              const float* a, int lda, long long stride_a, const float* beta,
-                              float* c, int ldc, long long stride_c, int batch, bool tf32);
+                              const float* alpha, const void* b, int ldb, long long stride_b,
+                              const void* a, int lda, long long stride_a, const float* beta,
+                              float* c, int ldc, long long stride_c, int batch, cudaDataType ab,
+                              bool tf32);
 
   int device_;
   // Arena, persistent (device), host (pinned), then the workspace (device, prepare()),

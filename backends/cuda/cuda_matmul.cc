@@ -6,20 +6,24 @@
 
 #include "backends/cuda/cuda_backend_impl.h"
 #include "backends/shared/op_args.h"
+#include "backends/shared/widening_slices.h"
 #include "plan/ops.h"
 
 namespace remat {
 namespace cuda {
 namespace {
 
-// One row-major GEMM (or a strided batch of them): C = alpha * op(A) op(B) + beta * C.
+// One row-major GEMM (or a strided batch of them): C = alpha * op(A) op(B) + beta * C, A and B
+// float32 or both of one 16-bit type (|ab|, |ab_bytes| an element), C float32.
 struct Gemm {
   bool trans_a, trans_b;
   int64_t m, n, k;
   int64_t lda, ldb, ldc;  // Stored row lengths.
-  const float* a;
-  const float* b;
+  const uint8_t* a;
+  const uint8_t* b;
   float* c;
+  cudaDataType ab;
+  int64_t ab_bytes;
   float alpha, beta;
   int64_t batch;  // 1: one GEMM.
   int64_t stride_a, stride_b, stride_c;
@@ -31,28 +35,48 @@ int ld(int64_t v) { return static_cast<int>(v > 0 ? v : 1); }
 }  // namespace
 
 cublasStatus_t CudaBackend::gemm(cublasOperation_t op_b, cublasOperation_t op_a, int n, int m,
-                                 int k, const float* alpha, const float* b, int ldb, const float* a,
-                                 int lda, const float* beta, float* c, int ldc, bool tf32) {
-  if (!tf32)
-    return blas_.sgemm(blas_handle_, op_b, op_a, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
-  return blas_.gemm_ex(blas_handle_, op_b, op_a, n, m, k, alpha, b, CUDA_R_32F, ldb, a, CUDA_R_32F,
-                       lda, beta, c, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
-                       CUBLAS_GEMM_DEFAULT);
+                                 int k, const float* alpha, const void* b, int ldb, const void* a,
+                                 int lda, const float* beta, float* c, int ldc, cudaDataType ab,
+                                 bool tf32) {
+  if (ab == CUDA_R_32F && !tf32) {
+    return blas_.sgemm(blas_handle_, op_b, op_a, n, m, k, alpha, static_cast<const float*>(b), ldb,
+                       static_cast<const float*>(a), lda, beta, c, ldc);
+  }
+  // 16-bit operands accumulate in float32 (tensor cores); float32 ones in TF32 where asked.
+  const cublasComputeType_t compute =
+      ab == CUDA_R_32F ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  return blas_.gemm_ex(blas_handle_, op_b, op_a, n, m, k, alpha, b, ab, ldb, a, ab, lda, beta, c,
+                       CUDA_R_32F, ldc, compute, CUBLAS_GEMM_DEFAULT);
 }
 
 cublasStatus_t CudaBackend::gemm_batched(cublasOperation_t op_b, cublasOperation_t op_a, int n,
-                                         int m, int k, const float* alpha, const float* b, int ldb,
-                                         long long stride_b, const float* a, int lda,
+                                         int m, int k, const float* alpha, const void* b, int ldb,
+                                         long long stride_b, const void* a, int lda,
                                          long long stride_a, const float* beta, float* c, int ldc,
-                                         long long stride_c, int batch, bool tf32) {
-  if (!tf32) {
-    return blas_.sgemm_strided_batched(blas_handle_, op_b, op_a, n, m, k, alpha, b, ldb, stride_b,
-                                       a, lda, stride_a, beta, c, ldc, stride_c, batch);
+                                         long long stride_c, int batch, cudaDataType ab,
+                                         bool tf32) {
+  if (ab == CUDA_R_32F && !tf32) {
+    return blas_.sgemm_strided_batched(
+        blas_handle_, op_b, op_a, n, m, k, alpha, static_cast<const float*>(b), ldb, stride_b,
+        static_cast<const float*>(a), lda, stride_a, beta, c, ldc, stride_c, batch);
   }
-  return blas_.gemm_strided_batched_ex(blas_handle_, op_b, op_a, n, m, k, alpha, b, CUDA_R_32F, ldb,
-                                       stride_b, a, CUDA_R_32F, lda, stride_a, beta, c, CUDA_R_32F,
-                                       ldc, stride_c, batch, CUBLAS_COMPUTE_32F_FAST_TF32,
-                                       CUBLAS_GEMM_DEFAULT);
+  const cublasComputeType_t compute =
+      ab == CUDA_R_32F ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  return blas_.gemm_strided_batched_ex(blas_handle_, op_b, op_a, n, m, k, alpha, b, ab, ldb,
+                                       stride_b, a, ab, lda, stride_a, beta, c, CUDA_R_32F, ldc,
+                                       stride_c, batch, compute, CUBLAS_GEMM_DEFAULT);
+}
+
+bool CudaBackend::takes_half_operands(const OpCall& call) const {
+  const uint8_t product = product_operand_dtype(call);
+  if (call.code != static_cast<uint16_t>(OpCode::kMatMul) || product == REMAT_DTYPE_F32)
+    return false;
+  // GemmEx takes A and B of one type: the product's, or float32 ones narrowed to it.
+  for (int i = 0; i < 2; ++i) {
+    const uint8_t dtype = call.inputs[i]->dtype;
+    if (dtype != product && dtype != REMAT_DTYPE_F32) return false;
+  }
+  return true;
 }
 
 remat_status CudaBackend::gemm(const gpu::GemmBatch& g, const OpCall& call, ErrorBuffer* err) {
@@ -76,10 +100,10 @@ remat_status CudaBackend::gemm(const gpu::GemmBatch& g, const OpCall& call, Erro
   const bool tf32 = tf32_ && !g.exact;
   const cublasStatus_t st =
       g.batch == 1 ? gemm(op_b, op_a, n, m, k, &g.alpha, b, ld(g.b.ld), a, ld(g.a.ld), &beta, c,
-                          ld(g.c.ld), tf32)
+                          ld(g.c.ld), CUDA_R_32F, tf32)
                    : gemm_batched(op_b, op_a, n, m, k, &g.alpha, b, ld(g.b.ld), g.b.stride, a,
                                   ld(g.a.ld), g.a.stride, &beta, c, ld(g.c.ld), g.c.stride,
-                                  static_cast<int>(g.batch), tf32);
+                                  static_cast<int>(g.batch), CUDA_R_32F, tf32);
   if (st != CUBLAS_STATUS_SUCCESS) {
     return set_error(err, REMAT_ERROR_INTERNAL,
                      "op %u (%s): cuBLAS GEMM (M %d, N %d, K %d, batch %lld) failed: %s",
@@ -107,9 +131,14 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   g.lda = shape.a_cols;
   g.ldb = shape.b_cols;
   g.ldc = g.n;
-  g.a = reinterpret_cast<const float*>(address(ta));
-  g.b = reinterpret_cast<const float*>(address(tb));
+  g.a = address(ta);
+  g.b = address(tb);
   g.c = reinterpret_cast<float*>(address(tc));
+  // 16-bit operands (takes_half_operands: both of the product's type, C float32) go to GemmEx.
+  g.ab = ta.dtype == REMAT_DTYPE_BF16  ? CUDA_R_16BF
+         : ta.dtype == REMAT_DTYPE_F16 ? CUDA_R_16F
+                                       : CUDA_R_32F;
+  g.ab_bytes = g.ab == CUDA_R_32F ? 4 : 2;
   g.alpha = fattr(call, attr::matmul::alpha);
   g.beta = 0.0f;
   g.batch = 1;
@@ -164,21 +193,21 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
     // Fixed order, accumulating with beta = 1 after the first: deterministic.
     for (int64_t i = 0; i < batch_a && st == CUBLAS_STATUS_SUCCESS; ++i) {
       const float beta = i == 0 ? 0.0f : 1.0f;
-      st = gemm(op_b, op_a, n, m, k, &g.alpha, g.b + i * b_stride, ld(g.ldb), g.a + i * a_stride,
-                ld(g.lda), &beta, g.c, ld(g.ldc), tf32_);
+      st = gemm(op_b, op_a, n, m, k, &g.alpha, g.b + i * b_stride * g.ab_bytes, ld(g.ldb),
+                g.a + i * a_stride * g.ab_bytes, ld(g.lda), &beta, g.c, ld(g.ldc), g.ab, tf32_);
     }
   } else if (g.batch == 1) {
     st = gemm(op_b, op_a, n, m, k, &g.alpha, g.b, ld(g.ldb), g.a, ld(g.lda), &g.beta, g.c,
-              ld(g.ldc), tf32_);
+              ld(g.ldc), g.ab, tf32_);
   } else {
     st = gemm_batched(op_b, op_a, n, m, k, &g.alpha, g.b, ld(g.ldb), g.stride_b, g.a, ld(g.lda),
                       g.stride_a, &g.beta, g.c, ld(g.ldc), g.stride_c, static_cast<int>(g.batch),
-                      tf32_);
+                      g.ab, tf32_);
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
     return set_error(err, REMAT_ERROR_INTERNAL,
-                     "op %u (matmul): cuBLAS SGEMM (M %d, N %d, K %d) failed: %s", call.index, m, n,
-                     k, blas_.status_name(st));
+                     "op %u (matmul): cuBLAS %s (M %d, N %d, K %d) failed: %s", call.index,
+                     g.ab == CUDA_R_32F ? "SGEMM" : "GemmEx", m, n, k, blas_.status_name(st));
   }
   return REMAT_OK;
 }
@@ -232,7 +261,7 @@ remat_status CudaBackend::head_matmul(const OpCall& call, ErrorBuffer* err) {
     st = gemm_batched(op_b, op_a, n, m, k, &alpha, b + shape.b.offset(first, heads), ld(shape.b.ld),
                       stride_b, a + shape.a.offset(first, heads), ld(shape.a.ld), stride_a, &beta,
                       c + shape.c.offset(first, heads), ld(shape.c.ld), stride_c,
-                      static_cast<int>(batch), tf32_);
+                      static_cast<int>(batch), CUDA_R_32F, tf32_);
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
     return set_error(

@@ -73,7 +73,8 @@
   X(attention_probs)         \
   X(attention_grad_probs)    \
   X(widen_half)              \
-  X(narrow_half)
+  X(narrow_half)             \
+  X(round_half)
 
 // Rows per block of the blocked column sums (kernels/norm.cl: layernorm_grad_params): each
 // block of rows sums its columns into a partial row of the workspace, then the partials are

@@ -79,6 +79,10 @@ class Launcher {
 
   /// kMatMul on the backend's BLAS (CLBlast, cuBLAS).
   virtual remat_status matmul(const OpCall& call, ErrorBuffer* err) = 0;
+  /// Whether the backend's matmul() takes |call| (a 16-bit product: widening_slices.h) with its
+  /// operands A and B in 16 bits, product_operand_dtype(call), and C in float32 (cuBLAS's
+  /// GemmEx); otherwise they are widened to float32 first (ops/widening.h).
+  virtual bool takes_half_operands(const OpCall& call) const = 0;
   /// kHeadMatMul on the backend's BLAS: one GEMM per product, or strided batches of them.
   virtual remat_status head_matmul(const OpCall& call, ErrorBuffer* err) = 0;
   /// |g| on the backend's BLAS (cuBLAS strided batched, CLBlast per entry), with the plan's

@@ -97,6 +97,8 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   remat_status matmul(const OpCall& call, ErrorBuffer* err) override;
   remat_status head_matmul(const OpCall& call, ErrorBuffer* err) override;
   remat_status gemm(const gpu::GemmBatch& g, const OpCall& call, ErrorBuffer* err) override;
+  // CLBlast's products here are float32: 16-bit operands are widened (ops/widening.h).
+  bool takes_half_operands(const OpCall&) const override { return false; }
   uint64_t workspace_size() const override { return workspace_bytes_; }
   remat_status spill(const OpCall& call, ErrorBuffer* err) override {
     return spill_or_prefetch(call, true, err);

@@ -41,11 +41,26 @@ bool runs_widened(const OpCall& call) {
   return false;
 }
 
+uint8_t product_operand_dtype(const OpCall& call) {
+  if (call.code != static_cast<uint16_t>(OpCode::kMatMul) &&
+      call.code != static_cast<uint16_t>(OpCode::kHeadMatMul))
+    return REMAT_DTYPE_F32;
+  for (int i = 0; i < 2 && i < call.num_inputs; ++i) {
+    if (is_half_float(call.inputs[i]->dtype)) return call.inputs[i]->dtype;
+  }
+  return REMAT_DTYPE_F32;
+}
+
+bool rounds_operand(const OpCall& call, int i) {
+  const uint8_t product = product_operand_dtype(call);
+  return i < 2 && product != REMAT_DTYPE_F32 && call.inputs[i]->dtype != product;
+}
+
 WideningSlices widening_slices(const OpCall& call) {
   WideningSlices s;
   if (!runs_widened(call)) return s;
   for (int i = 0; i < call.num_inputs; ++i) {
-    if (is_half_float(call.inputs[i]->dtype)) add(s, call.inputs[i]);
+    if (is_half_float(call.inputs[i]->dtype) || rounds_operand(call, i)) add(s, call.inputs[i]);
   }
   for (int o = 0; o < call.num_outputs; ++o) {
     if (is_half_float(call.outputs[o]->dtype)) add(s, call.outputs[o]);

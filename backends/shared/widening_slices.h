@@ -5,6 +5,7 @@
 // input's slice. Ops that move bytes of any dtype (the catalogue's kAnyDtype: spill, prefetch,
 // wait) never run widened. The CPU backend widens on the host (backends/cpu/widening.h), the
 // GPU backends on the device (backends/gpu/ops/widening.h); docs/backends.md states the rule.
+// A 16-bit product's float32 operand also gets a slice: it is rounded to the product's type.
 #ifndef REMAT_BACKENDS_SHARED_WIDENING_SLICES_H_
 #define REMAT_BACKENDS_SHARED_WIDENING_SLICES_H_
 
@@ -33,6 +34,17 @@ struct WideningSlices {
 /// Whether |call| runs widened: one of its tensors is a 16-bit float and its op computes on
 /// float32 (not a kAnyDtype copy).
 bool runs_widened(const OpCall& call);
+
+/// The 16-bit type the matrix products (matmul, head_matmul) of |call| take their operands A and
+/// B in: the dtype of the first 16-bit one of them; REMAT_DTYPE_F32 when neither is 16-bit or
+/// |call| is no such product. The other operand, when it is not of that type (a float32
+/// weight), is rounded to it first, as PyTorch's autocast casts a weight (docs/precision.md).
+uint8_t product_operand_dtype(const OpCall& call);
+
+/// Whether input |i| of |call| is a product operand rounded to product_operand_dtype(): operand
+/// A or B of a 16-bit product whose dtype is not the product's. It gets a slice, which holds
+/// its values rounded (then widened, on backends that compute in float32).
+bool rounds_operand(const OpCall& call, int i);
 
 /// |call|'s 16-bit tensors and their slices; none when it does not run widened.
 WideningSlices widening_slices(const OpCall& call);

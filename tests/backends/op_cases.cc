@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/shared/widening_slices.h"
 #include "plan/half_float.h"
 #include "tests/cmocka_cpp.h"
 
@@ -789,11 +790,22 @@ void run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
   const CaseTensors f32(c), mixed(c, floats);
   Errors e;
   // Each input once: f32 values, rounded to 16 bits where the mixed call has a 16-bit tensor;
-  // the reference gets the rounded values as f32.
+  // the reference gets the rounded values as f32. A 16-bit product's float32 operand goes to
+  // the backend as it is and to the reference rounded to the product's type, as the backend
+  // rounds it (backends/shared/widening_slices.h: rounds_operand).
+  const remat_dtype product = static_cast<remat_dtype>(remat::product_operand_dtype(mixed.call));
   for (size_t i = 0; i < f32.ins.size(); ++i) {
     std::vector<uint8_t> data = input_bytes(c, i, f32.ins[i]);
     const remat_dtype dtype = static_cast<remat_dtype>(mixed.ins[i].dtype);
-    if (remat::is_half_float(dtype)) {
+    if (remat::rounds_operand(mixed.call, static_cast<int>(i))) {
+      upload(backend, mixed.ins[i], data.data());
+      for (size_t k = 0; k < static_cast<size_t>(f32.ins[i].numel); ++k) {
+        float x;
+        memcpy(&x, data.data() + 4 * k, 4);
+        x = widen(product, narrow(product, x));
+        memcpy(data.data() + 4 * k, &x, 4);
+      }
+    } else if (remat::is_half_float(dtype)) {
       std::vector<uint16_t> half(static_cast<size_t>(f32.ins[i].numel));
       for (size_t k = 0; k < half.size(); ++k) {
         float x;

@@ -60,3 +60,12 @@ KERNEL narrow_half(buf_t x, ulong xo, buf_t y, ulong yo, ulong n, int f16) {
   if (i >= n) return;
   ((GLOBAL ushort*)(y + yo))[i] = (ushort)f32_bits_to_half(((GLOBAL const uint*)(x + xo))[i], f16);
 }
+
+// y[i] = float32 x[i] rounded to 16 bits and widened back (a 16-bit product's float32 operand,
+// backends/shared/widening_slices.h); |y| may be |x|. One work item per element.
+KERNEL round_half(buf_t x, ulong xo, buf_t y, ulong yo, ulong n, int f16) {
+  const ulong i = GLOBAL_ID();
+  if (i >= n) return;
+  const uint u = ((GLOBAL const uint*)(x + xo))[i];
+  ((GLOBAL uint*)(y + yo))[i] = half_to_f32_bits(f32_bits_to_half(u, f16), f16);
+}

@@ -9,8 +9,8 @@ namespace remat {
 namespace gpu {
 namespace {
 
-// Launches |id| (widen_half or narrow_half) over |n| elements from |x| to |y|; |dtype| is the
-// 16-bit side's.
+// Launches |id| (widen_half, narrow_half or round_half) over |n| elements from |x| to |y|;
+// |dtype| is the 16-bit type.
 remat_status convert(Launcher& l, KernelId id, const TensorRef& x, const TensorRef& y,
                      uint8_t dtype, int64_t n, const OpCall& call, ErrorBuffer* err) {
   Args a(l, id);
@@ -40,14 +40,36 @@ remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepConte
   }
   OpCall wide = call;
   bool converted[kMaxWidenedTensors] = {};
+  const uint8_t product = product_operand_dtype(call);
+  const bool half_operands = product != REMAT_DTYPE_F32 && l.takes_half_operands(call);
+  TensorRef narrowed[2];  // A and B narrowed into their slices, for a 16-bit product.
   for (int i = 0; i < call.num_inputs; ++i) {
     const TensorRef& t = *call.inputs[i];
-    if (!is_half_float(t.dtype)) continue;
+    const bool rounded = rounds_operand(call, i);
+    if (half_operands && i < 2) {
+      if (!rounded) continue;  // In the product's 16 bits already: read as it is.
+      // A float32 operand narrowed into the first half of its slice.
+      narrowed[i] = slices[s.find(t)];
+      narrowed[i].dtype = product;
+      narrowed[i].bytes = static_cast<uint64_t>(t.numel) * 2;
+      wide.inputs[i] = &narrowed[i];
+      const remat_status status =
+          convert(l, kKernel_narrow_half, t, narrowed[i], product, t.numel, call, err);
+      if (status != REMAT_OK) return status;
+      continue;
+    }
+    if (!is_half_float(t.dtype) && !rounded) continue;
     const int k = s.find(t);
     wide.inputs[i] = &slices[k];
     if (converted[k]) continue;
-    const remat_status status =
-        convert(l, kKernel_widen_half, t, slices[k], t.dtype, t.numel, call, err);
+    remat_status status = REMAT_OK;
+    if (is_half_float(t.dtype))
+      status = convert(l, kKernel_widen_half, t, slices[k], t.dtype, t.numel, call, err);
+    // A product's operand of another type takes the product's 16 bits (widening_slices.h).
+    if (status == REMAT_OK && rounded) {
+      const TensorRef& from = is_half_float(t.dtype) ? slices[k] : t;
+      status = convert(l, kKernel_round_half, from, slices[k], product, t.numel, call, err);
+    }
     if (status != REMAT_OK) return status;
     converted[k] = true;
   }

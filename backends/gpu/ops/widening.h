@@ -6,8 +6,11 @@
 // a copy of the call whose 16-bit tensors are their slices, and kernel narrow_half rounds each
 // 16-bit output back once (kernels/half.cl: src/plan/half_float.cc's bits). An output that is
 // an input shares its slice; no other output is converted in (the ops overwrite their outputs).
-// Everything is queued in order on the backend's compute queue or stream, so it is captured
-// into a CUDA graph like any launch.
+// A 16-bit product's float32 operand (backends/shared/widening_slices.h) is rounded to the
+// product's type in its slice (kernel round_half), or, where the backend takes the product's
+// operands in 16 bits (Launcher::takes_half_operands: cuBLAS GemmEx), narrowed into it while
+// the 16-bit operands are read as they are. Everything is queued in order on the backend's
+// compute queue or stream, so it is captured into a CUDA graph like any launch.
 #ifndef REMAT_BACKENDS_GPU_OPS_WIDENING_H_
 #define REMAT_BACKENDS_GPU_OPS_WIDENING_H_
 
