@@ -2,8 +2,8 @@
 # remat on CUDA against PyTorch on CUDA (eager, and torch.utils.checkpoint over Chen's sqrt
 # segments: ~sqrt(L) segments of ~sqrt(L) blocks, every segment checkpointed, the counterpart of
 # remat's `sqrt`), everything docs/benchmarks.md's CUDA section holds, in one run: step time at
-# fixed batches in float32 and in TF32, session creation, the large model's op profile, the
-# largest power-of-two batch within a device memory budget, and how much of the spill copy time
+# fixed batches in float32, in TF32 and in bf16, session creation, the large model's op
+# profile, the largest power-of-two batch within a device memory budget, and how much of the spill copy time
 # the copy stream hides (bench/spill_time). One command on a GPU machine, from the repository
 # root after a build with the CUDA backend:
 #   bench/cuda_bench.sh                      (BUILD=build BUDGET_GIB=4 STEPS=20 PYTHON=python3)
@@ -32,6 +32,12 @@ echo "## Step time, TF32 matmuls (remat --matmul-precision tf32, PyTorch allow_t
 "$build/bench/step_time" --backend cuda --steps "$steps" \
   "$bert24@32:none/matmul=tf32,sqrt/matmul=tf32" "$large@8:none/matmul=tf32,sqrt/matmul=tf32"
 "$python" bench/torch_step.py --device cuda --steps "$steps" --tf32 --checkpoint "$bert24@32" "$large@8"
+
+echo "## Step time, bf16 (remat --precision bf16, PyTorch bf16 autocast with fused attention)"
+"$build/bench/step_time" --backend cuda --steps "$steps" \
+  "$bert24@32:none/precision=bf16,sqrt/precision=bf16" "$large@8:none/precision=bf16,sqrt/precision=bf16"
+"$python" bench/torch_step.py --device cuda --steps "$steps" --bf16 --sdpa --checkpoint "$bert24@32" "$large@8"
+"$build/bench/op_profile" --backend cuda --steps 3 "$large@8:none/precision=bf16"
 
 echo "## Where the large model's step goes (bench/op_profile, each op timed alone)"
 # Its attention and attention_grad rows (24 calls a step) against PyTorch's fused attention at

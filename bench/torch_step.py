@@ -198,6 +198,8 @@ def main():
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())  # the memory cap needs an index
     Block.sdpa = args.sdpa
     mode = " + ".join(["bf16 autocast"] * args.bf16 + ["sdpa"] * args.sdpa)
     mode = f", {mode}" if mode else ""
@@ -218,7 +220,7 @@ def main():
                     print(f"| {model} | {'checkpoint sqrt' if ckpt else 'eager'} | {max_batch(model, ckpt, device, args.bf16)} |",
                           flush=True)
             return
-        print(f"# PyTorch {torch.__version__} on {name}{mode}; matmuls in {'TF32' if args.tf32 else 'FP32'}; "
+        print(f"# PyTorch {torch.__version__} on {name}{mode}; float32 matmuls in {'TF32' if args.tf32 else 'FP32'}; "
               f"median of {args.steps} steps")
     else:
         print(f"# PyTorch {torch.__version__} CPU{mode}, {torch.get_num_threads()} threads; median of {args.steps} steps")
