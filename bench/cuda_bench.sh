@@ -3,8 +3,8 @@
 # segments: ~sqrt(L) segments of ~sqrt(L) blocks, every segment checkpointed, the counterpart of
 # remat's `sqrt`), everything docs/benchmarks.md's CUDA section holds, in one run: step time at
 # fixed batches in float32, in TF32 and in bf16, session creation, the large model's op
-# profile, the largest power-of-two batch within a device memory budget, and how much of the spill copy time
-# the copy stream hides (bench/spill_time). One command on a GPU machine, from the repository
+# profile, the largest power-of-two batch within a device memory budget, and how much of the
+# spill copy time the copy stream hides (bench/spill_time). One command on a GPU machine, from the repository
 # root after a build with the CUDA backend:
 #   bench/cuda_bench.sh                      (BUILD=build BUDGET_GIB=4 STEPS=20 PYTHON=python3)
 set -euo pipefail
