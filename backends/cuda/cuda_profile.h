@@ -6,10 +6,12 @@
 
 namespace remat {
 
-/// A discrete GPU, pinned host memory over PCIe 4, copies on their own stream. 256 bytes is
-/// what cudaMalloc returns and what cuBLAS wants for its fastest kernels. 16-bit float tensors
-/// run widened to float32 on the device (backends/gpu/ops/widening.h).
-constexpr DeviceProfile kCudaProfile = {"cuda", 256,        false, 2e10, 1e13,
+/// A discrete GPU, pinned host memory, copies on their own stream. The copy rate (4.8e10 B/s)
+/// and compute rate (2.0e13 FLOP/s, float32 products without TF32) are what bench/spill_time
+/// measured on an NVIDIA H200 (docs/benchmarks.md, "CUDA"). 256 bytes is what cudaMalloc
+/// returns and what cuBLAS wants for its fastest kernels. 16-bit float tensors run widened to
+/// float32 on the device (backends/gpu/ops/widening.h), matmul's operands natively.
+constexpr DeviceProfile kCudaProfile = {"cuda", 256,        false, 4.8e10, 2.0e13,
                                         true,   256 * 1024, true,  true};
 
 }  // namespace remat
