@@ -4,10 +4,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
-// cmocka 1.1 declares its functions without an extern "C" guard.
-extern "C" {
-#include <cmocka.h>
-}
+#include "tests/cmocka_cpp.h"
 
 #include <errno.h>
 #include <signal.h>

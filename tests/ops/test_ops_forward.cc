@@ -10,10 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-// cmocka 1.1 declares its functions without an extern "C" guard.
-extern "C" {
-#include <cmocka.h>
-}
+#include "tests/cmocka_cpp.h"
 #include <math.h>
 
 #include "backends/cpu/kernels.h"

@@ -5,10 +5,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
-// cmocka 1.1 declares its functions without an extern "C" guard.
-extern "C" {
-#include <cmocka.h>
-}
+#include "tests/cmocka_cpp.h"
 
 #include <string.h>
 

@@ -7,10 +7,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
-// cmocka 1.1 declares its functions without an extern "C" guard.
-extern "C" {
-#include <cmocka.h>
-}
+#include "tests/cmocka_cpp.h"
 
 #include "plan/op_check.h"
 #include "plan/ops.h"
