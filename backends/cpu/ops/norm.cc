@@ -8,16 +8,15 @@
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/isa/lane_sum.h"
 #include "backends/cpu/isa/math_span.h"
+#include "backends/cpu/ops/norm_blocks.h"
 #include "backends/cpu/parallel.h"
 
 namespace remat {
 namespace cpu {
 namespace {
 
-// Columns of dgamma/dbeta summed per pass: double accumulators on the stack, no allocation.
-constexpr int64_t kColumnBlock = 256;
-// Columns a thread's part of dgamma/dbeta holds at least.
-constexpr int64_t kColumnGrain = 16;
+constexpr int64_t kColumnBlock = kLayerNormColumnBlock;
+constexpr int64_t kColumnGrain = kLayerNormColumnGrain;
 
 // Elements a thread's part should hold at least, to be worth waking a thread for.
 constexpr int64_t kRowWork = 1 << 14;
