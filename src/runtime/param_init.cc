@@ -2,7 +2,8 @@
 // and every run with the same plan and seed starts from the same bytes. A backend that
 // draws_init() (the GPU backends) fills Zeros, Ones and Uniform tensors on the device from the
 // same Philox words and formula; the host draws the rest (Normal, i64 zeros elsewhere) and
-// uploads them, and uploads Data as it is.
+// uploads them, and uploads Data as it is. Large host draws are shared out among a team of the
+// port's threads (each value depends only on its index: the same bits on any thread count).
 #include <math.h>
 
 #include "plan/philox.h"
@@ -18,6 +19,11 @@ constexpr uint64_t kInitStream = REMAT_PHILOX_INIT_STEP;
 // port, freed before creation returns; device backends only run on hosted ports, so this never
 // takes from a bare-metal pool.
 constexpr int kChunk = 256;
+// A tensor the host draws (Normal: BERT's weights, about 330 million values for a 24 x 1024
+// model, seconds on one thread) of at least this many elements is drawn by a team of the
+// port's threads, through a staging buffer of kTeamChunk floats; the values are the same.
+constexpr int64_t kTeamMinElements = int64_t{1} << 16;
+constexpr int64_t kTeamChunk = int64_t{1} << 20;
 
 float draw(fb::Init init, float scale, uint64_t seed, uint32_t tensor, uint64_t i) {
   switch (init) {
@@ -49,6 +55,52 @@ bool device_rule(const fb::Tensor* x, uint64_t seed, uint32_t tensor, InitDraw* 
   }
 }
 
+// Elements [at, at + count) of host-drawn tensor |tensor| into |chunk|, shared out among the
+// |threads| members of a team: member i draws the i-th of |threads| equal runs.
+struct TeamDraw {
+  fb::Init init;
+  float scale;
+  uint64_t seed;
+  uint32_t tensor;
+  int64_t at, count;
+  float* chunk;
+  uint32_t threads;
+};
+
+void draw_run(void* context, uint32_t index) {
+  const TeamDraw& d = *static_cast<const TeamDraw*>(context);
+  const int64_t per = (d.count + d.threads - 1) / d.threads;
+  const int64_t begin = per * index, end = begin + per < d.count ? begin + per : d.count;
+  for (int64_t k = begin; k < end; ++k)
+    d.chunk[k] = draw(d.init, d.scale, d.seed, d.tensor, static_cast<uint64_t>(d.at + k));
+}
+
+// A team and its staging buffer for large host draws, made on first need and kept until the
+// parameters are drawn; none where the port has no threads or no memory to spare.
+struct DrawTeam {
+  PortTeam* team = nullptr;
+  float* chunk = nullptr;
+  uint32_t threads = 0;
+  bool tried = false;
+
+  bool ready() {
+    if (!tried) {
+      tried = true;
+      const uint32_t n = port_hardware_threads();
+      if (n > 1) {
+        chunk = static_cast<float*>(port_alloc(kTeamChunk * sizeof(float), 64));
+        team = chunk != nullptr ? port_team_create(n) : nullptr;
+        threads = team != nullptr ? n : 0;
+      }
+    }
+    return team != nullptr;
+  }
+  ~DrawTeam() {
+    port_team_destroy(team);
+    port_free(chunk);
+  }
+};
+
 }  // namespace
 
 remat_status initialise_persistent(remat_session* s) {
@@ -66,6 +118,7 @@ remat_status initialise_persistent(remat_session* s) {
     }
   }
   remat_status status = REMAT_OK;
+  DrawTeam team;
   for (uint32_t t = 0; t < plan->tensors()->size() && status == REMAT_OK; ++t) {
     const fb::Tensor* x = plan->tensors()->Get(t);
     if (x->init() == fb::Init::None || x->region() != fb::Region::Persistent) continue;
@@ -86,6 +139,17 @@ remat_status initialise_persistent(remat_session* s) {
         const uint64_t count = ref.bytes - at < chunk_bytes ? ref.bytes - at : chunk_bytes;
         memset(chunk, 0, count);
         status = s->backend->upload(ref.region, ref.offset + at, chunk, count, &s->err);
+      }
+      continue;
+    }
+    if (ref.numel >= kTeamMinElements && team.ready()) {
+      for (int64_t at = 0; at < ref.numel && status == REMAT_OK; at += kTeamChunk) {
+        const int64_t count = ref.numel - at < kTeamChunk ? ref.numel - at : kTeamChunk;
+        TeamDraw d{x->init(), x->init_scale(), plan->seed(), t,
+                   at,        count,           team.chunk,   team.threads};
+        port_team_run(team.team, draw_run, &d);
+        status = s->backend->upload(ref.region, ref.offset + static_cast<uint64_t>(at) * 4,
+                                    team.chunk, static_cast<uint64_t>(count) * 4, &s->err);
       }
       continue;
     }

@@ -3,6 +3,7 @@
 // (Calls on a session: test_session_calls.cc.)
 #include "tests/cmocka_cpp.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,6 +352,41 @@ void caller_regions_of_exactly_the_plan_size_match_session_regions(void**) {
   }
 }
 
+// ---- Initial values --------------------------------------------------------------------------
+
+// A Normal-initialised tensor of more than 65536 values is drawn by a team of the port's
+// threads (runtime/param_init.cc), in chunks of 2^20: the word embeddings here, 16500 x 64, take
+// a full chunk and part of a second. Its values depend only on
+// their indices, so a session created while the process may run on one CPU (drawn on one
+// thread) starts from the same bytes as one created on all of them. On a one-CPU machine both
+// are drawn on one thread, and the test says so.
+void initial_values_are_the_same_drawn_on_one_thread_or_many(void**) {
+#if defined(__linux__)
+  OpenPlan p("transformer:layers=1,hidden=64,heads=2,ffn=64,seq=8,vocab=16500,classes=3");
+  cpu_set_t all, one;
+  assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  }
+  assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+  remat_session* single = create_expecting(p.plan, nullptr, REMAT_OK);
+  assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+  remat_session* team = create_expecting(p.plan, nullptr, REMAT_OK);
+  printf("drawn on 1 thread and on %d\n", CPU_COUNT(&all));
+  const std::vector<uint8_t> a = read_params(single, p.plan), b = read_params(team, p.plan);
+  assert_true(a.size() > 16500 * 64 * sizeof(float));
+  assert_true(a == b);
+  remat_session_destroy(team);
+  remat_session_destroy(single);
+#else
+  skip();
+#endif
+}
+
 }  // namespace
 
 int main() {
@@ -370,6 +406,7 @@ int main() {
       cmocka_unit_test(plan_needing_more_memory_than_exists_fails_with_resource_exhausted),
       cmocka_unit_test(regions_the_session_allocates_start_zeroed),
       cmocka_unit_test(caller_regions_of_exactly_the_plan_size_match_session_regions),
+      cmocka_unit_test(initial_values_are_the_same_drawn_on_one_thread_or_many),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
