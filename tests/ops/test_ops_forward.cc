@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/ops/work_splits.h"
 #include "op_harness.h"
 #include "op_reference.h"
 
@@ -69,6 +70,23 @@ void matmul_reduce_mode_matches_reference(void**) {
 // kernel cuts C into 2 x 2 tiles (backends/cpu/ops/matmul.cc), each summing the batch.
 void matmul_reduce_mode_in_tiles_matches_reference(void**) {
   check_matmul_mode(MatMulMode::kReduce, 2, 260, 20, 270);
+}
+
+// The matmul op's cut of C among threads (backends/cpu/ops/work_splits.h): M one short of two
+// row blocks (uncut), at it and one past (cut by rows); N likewise by columns; and products
+// small in M and N but long in K, whose tiles are halved down to the minimum block (one short,
+// at and one past twice it). run_op compares 1, 2 and 3 threads bit for bit.
+void matmul_matches_reference_around_its_cuts(void**) {
+  using remat::cpu::kMatmulColumnBlock;
+  using remat::cpu::kMatmulMinBlock;
+  using remat::cpu::kMatmulRowBlock;
+  for (const int64_t m : {2 * kMatmulRowBlock - 1, 2 * kMatmulRowBlock, 2 * kMatmulRowBlock + 1})
+    check_matmul_mode(MatMulMode::kBroadcast, 1, m, 8, 12);
+  for (const int64_t n :
+       {2 * kMatmulColumnBlock - 1, 2 * kMatmulColumnBlock, 2 * kMatmulColumnBlock + 1})
+    check_matmul_mode(MatMulMode::kBroadcast, 1, 12, 8, n);
+  for (const int64_t side : {2 * kMatmulMinBlock - 1, 2 * kMatmulMinBlock, 2 * kMatmulMinBlock + 1})
+    check_matmul_mode(MatMulMode::kReduce, 2, side, 40, side);
 }
 
 void matmul_of_plain_matrices_matches_reference(void**) {
@@ -495,6 +513,7 @@ int main(void) {
       cmocka_unit_test(matmul_broadcast_mode_matches_reference),
       cmocka_unit_test(matmul_reduce_mode_matches_reference),
       cmocka_unit_test(matmul_reduce_mode_in_tiles_matches_reference),
+      cmocka_unit_test(matmul_matches_reference_around_its_cuts),
       cmocka_unit_test(matmul_of_plain_matrices_matches_reference),
       cmocka_unit_test(matmul_run_twice_gives_identical_bytes),
       cmocka_unit_test(head_matmul_matches_reference_in_every_layout),

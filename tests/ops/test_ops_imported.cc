@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tests/cmocka_cpp.h"
+#include "backends/cpu/ops/work_splits.h"
 #include <math.h>
 
 #include "op_harness.h"
@@ -205,6 +206,22 @@ void reduce_sum_and_broadcast_match_reference_and_finite_differences(void**) {
   }
 }
 
+// reduce_sum's column block (backends/cpu/ops/work_splits.h): inner widths one short of a block,
+// one block, one past, and past three blocks, with outer rows enough for the threads to share
+// the (outer, block) units; run_op compares 1, 2 and 3 threads bit for bit.
+void reduce_sum_matches_reference_around_its_column_block(void**) {
+  constexpr int64_t kBlock = remat::cpu::kReduceColumnBlock;
+  Rng rng(212);
+  for (const int64_t inner : {kBlock - 1, kBlock, kBlock + 1, 3 * kBlock + 1}) {
+    const int64_t outer = 3, n = 5;
+    const Attrs attrs{{1, 1, 0}, {}};
+    Tensor x = random_f32({outer, n, inner}, rng, -1, 1), y = f32({outer * inner});
+    assert_int_equal(run_op(OpCode::kReduceSum, {&x}, {&y}, attrs).status, REMAT_OK);
+    expect_close(y.f, ref_reduce(to_double(x.f), outer, n, inner, false), kTol, kTol,
+                 "reduce_sum around the column block");
+  }
+}
+
 // A sum of many values is accumulated in double: 2^24 + 1 + 1 ... stays exact where a float sum
 // would lose every 1.
 void reduce_sum_accumulates_in_double(void**) {
@@ -255,6 +272,7 @@ int main(void) {
       cmocka_unit_test(error_function_matches_reference_and_finite_differences),
       cmocka_unit_test(log_softmax_matches_reference_and_finite_differences),
       cmocka_unit_test(reduce_sum_and_broadcast_match_reference_and_finite_differences),
+      cmocka_unit_test(reduce_sum_matches_reference_around_its_column_block),
       cmocka_unit_test(reduce_sum_accumulates_in_double),
       cmocka_unit_test(fill_writes_its_value_everywhere),
       cmocka_unit_test(nan_propagates_through_the_new_ops),

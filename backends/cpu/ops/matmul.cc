@@ -9,20 +9,18 @@
 
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/ops/work_splits.h"
 #include "backends/cpu/parallel.h"
 
 namespace remat {
 namespace cpu {
 namespace {
 
-// Rows (or columns) of C per block: large enough for the GEMM's own blocking to stay efficient.
-constexpr int64_t kRowBlock = 256;
-constexpr int64_t kColumnBlock = 256;
-// Tiles an op's products are cut into at least, where a product is small but long in K (the
-// weight gradient of a 256 x 256 layer): fewer would leave threads idle. Tiles are halved no
-// further than kMinBlock rows or columns.
-constexpr int64_t kMinTiles = 4;
-constexpr int64_t kMinBlock = 64;
+// The cut's constants (ops/work_splits.h).
+constexpr int64_t kRowBlock = kMatmulRowBlock;
+constexpr int64_t kColumnBlock = kMatmulColumnBlock;
+constexpr int64_t kMinTiles = kMatmulMinTiles;
+constexpr int64_t kMinBlock = kMatmulMinBlock;
 
 // How one product is cut: into tiles of C of |rows| x |cols| (the last ones shorter).
 struct Cut {

@@ -1,13 +1,14 @@
 // Sums over consecutive axes and their gradient: reduce_sum and broadcast.
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/ops/work_splits.h"
 #include "backends/cpu/parallel.h"
 
 namespace remat {
 namespace cpu {
 namespace {
 
-// Output columns summed per pass: a double accumulator per column on the stack.
-constexpr int64_t kColumnBlock = 256;
+// Output columns summed per pass (ops/work_splits.h).
+constexpr int64_t kColumnBlock = kReduceColumnBlock;
 
 // Elements a part of the work covers at least before it is worth a thread.
 constexpr int64_t kWorkGrain = 1 << 14;
