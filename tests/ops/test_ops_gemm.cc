@@ -100,9 +100,19 @@ struct Product {
 void packed_engines_match_a_float64_product(void**) {
   std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
   // Sizes around the micro-tiles (4, 6, 8 rows; 8, 16, 32 columns) and the blocks (96 rows,
-  // 256 columns and K): partial tiles, several K blocks, and a product of one element.
-  const int64_t sizes[][3] = {
-      {1, 1, 1}, {7, 33, 5}, {16, 1024, 144}, {97, 70, 300}, {13, 257, 513}};
+  // 256 columns and K): partial tiles, several K blocks, and a product of one element; then
+  // M, N and K one past and one short of the blocks of this build (gemm.h: kGemmMc, kGemmNc,
+  // kGemmKc), so a changed block moves the sizes with it.
+  using remat::cpu::kGemmKc;
+  using remat::cpu::kGemmMc;
+  using remat::cpu::kGemmNc;
+  const int64_t sizes[][3] = {{1, 1, 1},
+                              {7, 33, 5},
+                              {16, 1024, 144},
+                              {97, 70, 300},
+                              {13, 257, 513},
+                              {kGemmMc + 1, kGemmNc + 1, kGemmKc + 1},
+                              {kGemmMc - 1, kGemmNc - 1, 2 * kGemmKc + 1}};
   for (const NamedEngine& engine : engines()) {
     for (const auto& size : sizes) {
       for (int transposes = 0; transposes < 4; ++transposes) {
