@@ -13,7 +13,7 @@ const void* kernel_address(gpu::KernelId id);
 
 /// Threads per block of every launch: a power of two (the work-group sums need one) that any
 /// kernel of the shared source can run with.
-constexpr int kBlock = 256;
+constexpr int kBlock = REMAT_GPU_GROUP_SIZE;
 
 }  // namespace cuda
 }  // namespace remat

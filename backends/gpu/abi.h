@@ -76,6 +76,14 @@
   X(narrow_half)             \
   X(round_half)
 
+// The largest work-group the GPU backends launch (CUDA: every launch's block; OpenCL: capped
+// lower where a kernel or device allows less): a power of two, which the group sums need.
+#define REMAT_GPU_GROUP_SIZE 256
+
+// Columns a column kernel's group takes (kernels/common.cl: column tiles), or the group size
+// where that is smaller.
+#define REMAT_GPU_TILE_WIDTH 32
+
 // Rows per block of the blocked column sums (kernels/norm.cl: layernorm_grad_params): each
 // block of rows sums its columns into a partial row of the workspace, then the partials are
 // added in block order, so that a tall matrix with few columns still fills a GPU.

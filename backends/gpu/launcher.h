@@ -151,8 +151,8 @@ class Args {
     const size_t groups = (static_cast<size_t>(rows) + per_group - 1) / per_group;
     return l_.launch(groups * group, &call, err);
   }
-  /// Launches a column kernel over |columns| columns in tiles (kernels/common.cl: 32 columns
-  /// a group, or the group size where that is smaller).
+  /// Launches a column kernel over |columns| columns in tiles (kernels/common.cl:
+  /// REMAT_GPU_TILE_WIDTH columns a group, or the group size where that is smaller).
   remat_status launch_column_tiles(int64_t columns, const OpCall& call, ErrorBuffer* err) {
     return launch_column_tiles(columns, 1, call, err);
   }
@@ -161,7 +161,7 @@ class Args {
   remat_status launch_column_tiles(int64_t columns, int64_t blocks, const OpCall& call,
                                    ErrorBuffer* err) {
     const size_t group = l_.group_size(id_);
-    const size_t width = group < 32 ? group : 32;
+    const size_t width = group < REMAT_GPU_TILE_WIDTH ? group : REMAT_GPU_TILE_WIDTH;
     const size_t groups = (static_cast<size_t>(columns) + width - 1) / width;
     return l_.launch(groups * static_cast<size_t>(blocks) * group, &call, err);
   }

@@ -28,7 +28,7 @@ const char* const kKernelNames[gpu::kKernelCount] = {
 
 // Larger work-groups bring nothing to these 1-D launches and limit occupancy on GPUs; the
 // kernel's own limit (CL_KERNEL_WORK_GROUP_SIZE) and the device's are applied below it.
-constexpr size_t kMaxGroupSize = 256;
+constexpr size_t kMaxGroupSize = REMAT_GPU_GROUP_SIZE;
 
 // gpu::GpuState, in a buffer of its own.
 constexpr size_t kStateBytes = 64;

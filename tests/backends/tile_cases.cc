@@ -1,12 +1,14 @@
 // Cases at the edges of the GPU kernels' work splits (backends/gpu/kernels/common.cl), so that
 // every path of a split runs against the CPU kernels: row kernels give a row a team of
-// gpu::row_team(n) work items (1 below n = 8, doubling up to the group size, 256 at most, from
-// n = 1024), several rows to a group (cross-entropy's loss: the teams of one group take the
-// rows in turns); column kernels give a group a tile of 32 columns and split the rows over 8
-// or more row lanes; per-channel kernels give a channel a team of gpu::row_team(images * inner)
-// work items walking its images' planes; embedding_grad splits the vocabulary into ranges for
-// about 64K work items (ops/data.cc). Sizes sit below, at and past each of those edges, with
-// row counts that leave a group part-filled.
+// gpu::row_team(n) work items (1 below n = 8, doubling while a lane keeps 8 elements, up to the
+// group size G = REMAT_GPU_GROUP_SIZE from n = 4 G), several rows to a group (cross-entropy's
+// loss: the teams of one group take the rows in turns); column kernels give a group a tile of
+// T = REMAT_GPU_TILE_WIDTH columns and split the rows over G / T row lanes; per-channel kernels
+// give a channel a team of gpu::row_team(images * inner) work items walking its images'
+// planes; embedding_grad splits the vocabulary into ranges for about 64K work items
+// (ops/data.cc). Sizes sit below, at and past each of those edges, from the constants of
+// backends/gpu/abi.h (so a changed constant moves them), with row counts that leave a group
+// part-filled.
 #include <math.h>
 
 #include "backends/gpu/abi.h"
@@ -19,27 +21,47 @@ using remat::OpCode;
 namespace {
 
 constexpr double kEw = 1e-5, kMm = 1e-4;
+constexpr int64_t G = REMAT_GPU_GROUP_SIZE, T = REMAT_GPU_TILE_WIDTH;
+// The row length from which a row's team is the whole group (row_team: 8 elements a lane at
+// least, teams of powers of two up to G).
+constexpr int64_t kFullTeam = 4 * G;
 
-// [rows, n] pairs: team 1 with rows past a 256-item group; teams of 1 and 2 at n = 7, 8;
-// teams of 16 and 32 across n = 128 with a part-filled group; teams of 128 and 256 across
-// n = 1024; a full team with several elements per lane.
-const int64_t kRowShapes[][2] = {{257, 7},  {9, 8},    {33, 127}, {33, 128}, {17, 129},
-                                 {3, 1023}, {3, 1024}, {2, 1025}, {2, 3001}};
+// [rows, n] pairs: team 1 with rows past a group; teams of 1 and 2 at n = 7, 8; teams of 16 and
+// 32 across n = 128 with a part-filled group; teams of G / 2 and G across kFullTeam; a full team
+// with several elements per lane.
+const int64_t kRowShapes[][2] = {{G + 1, 7},
+                                 {9, 8},
+                                 {33, 127},
+                                 {33, 128},
+                                 {17, 129},
+                                 {3, kFullTeam - 1},
+                                 {3, kFullTeam},
+                                 {2, kFullTeam + 1},
+                                 {2, 3 * kFullTeam - 71}};
 
 // [images, channels, inner] of the per-channel sums (conv's bias gradient channel_sum, batch
 // norm's statistics and gradient); a channel's team is row_team(images * inner): 1 at one
-// element and at 7; 1 and 4 with channels past a 256-item group; 2 at 8 and at 14 (a lane's
-// walk wraps into the next image); 32 over inner 1 and 7 (a step of several images) and over
-// 129; 128 below 1024 elements; 256 at 1025 and over three images of 1025.
-const int64_t kChannelShapes[][3] = {{1, 5, 1},   {3, 300, 1},  {1, 4, 7},    {1, 4, 8},
-                                     {2, 3, 7},   {2, 70, 8},   {257, 3, 1},  {40, 3, 7},
-                                     {3, 5, 129}, {1, 2, 1023}, {1, 3, 1025}, {3, 5, 1025}};
+// element and at 7; 1 and 4 with channels past a group; 2 at 8 and at 14 (a lane's walk wraps
+// into the next image); 32 over inner 1 and 7 (a step of several images) and over 129; G / 2
+// below kFullTeam elements; G at kFullTeam + 1 and over three images of it.
+const int64_t kChannelShapes[][3] = {{1, 5, 1},
+                                     {3, G + 44, 1},
+                                     {1, 4, 7},
+                                     {1, 4, 8},
+                                     {2, 3, 7},
+                                     {2, 70, 8},
+                                     {G + 1, 3, 1},
+                                     {40, 3, 7},
+                                     {3, 5, 129},
+                                     {1, 2, kFullTeam - 1},
+                                     {1, 3, kFullTeam + 1},
+                                     {3, 5, kFullTeam + 1}};
 
 // (count, h, vocab) of embedding_grad: vocabulary ranges of 1 id (h = 1, and vocab 1), of 2 and
-// 3 ids with a short last range, h across 32 and 256.
-const int64_t kEmbeddingShapes[][3] = {{5, 1, 13},     {40, 31, 5000}, {40, 32, 2049},
-                                       {40, 33, 1987}, {24, 255, 300}, {24, 256, 257},
-                                       {24, 257, 600}, {6, 300, 1}};
+// 3 ids with a short last range, h across T and G.
+const int64_t kEmbeddingShapes[][3] = {{5, 1, 13},        {40, T - 1, 5000}, {40, T, 2049},
+                                       {40, T + 1, 1987}, {24, G - 1, 300},  {24, G, 257},
+                                       {24, G + 1, 600},  {6, 300, 1}};
 
 // |count| ids in [0, vocab) that repeat, at the vocabulary's ends, its middle and scattered.
 std::vector<int32_t> embedding_ids(int64_t count, int64_t vocab) {
@@ -51,15 +73,17 @@ std::vector<int32_t> embedding_ids(int64_t count, int64_t vocab) {
   return ids;
 }
 
-// [rows, c] of cross-entropy and its gradient, across the teams of one 256-item group.
-const int64_t kLossShapes[][2] = {{257, 7}, {257, 8}, {33, 128}, {3, 1024}, {3, 1025}, {5, 1}};
+// [rows, c] of cross-entropy and its gradient, across the teams of one group.
+const int64_t kLossShapes[][2] = {{G + 1, 7},     {G + 1, 8},         {33, 128},
+                                  {3, kFullTeam}, {3, kFullTeam + 1}, {5, 1}};
 
-// [outer, n, inner] of reduce_sum: inner 1 at team edges (n = 7, 8, 128, 1024, 1025) with a
-// part-filled group; inner around 32 (one tile, one tile and a column) and small (tiles
-// spanning several outer indices).
-const int64_t kSumShapes[][3] = {{257, 7, 1},  {9, 8, 1},   {33, 128, 1}, {3, 1024, 1},
-                                 {2, 1025, 1}, {1, 1, 1},   {3, 257, 31}, {2, 9, 32},
-                                 {5, 8, 33},   {7, 300, 2}, {1, 1, 2},    {40, 3, 3}};
+// [outer, n, inner] of reduce_sum: inner 1 at team edges (n = 7, 8, 128, kFullTeam and one past)
+// with a part-filled group; inner around T (one tile short, one tile, one tile and a column) and
+// small (tiles spanning several outer indices).
+const int64_t kSumShapes[][3] = {
+    {G + 1, 7, 1},         {9, 8, 1},   {33, 128, 1},      {3, kFullTeam, 1},
+    {2, kFullTeam + 1, 1}, {1, 1, 1},   {3, G + 1, T - 1}, {2, 9, T},
+    {5, 8, T + 1},         {7, 300, 2}, {1, 1, 2},         {40, 3, 3}};
 
 // Fused attention (ops/attention.cc, kernels/attention.cl): (batch, Sq, Sk, heads, D, Dv, mask,
 // p percent). The products run a chunk of heads at a time, as many as

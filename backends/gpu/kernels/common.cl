@@ -155,8 +155,10 @@ DEVICE_FN float team_softmax_row(LOCAL_PTR float* scratch, GLOBAL const float* x
 // addresses. Row lane k sums rows k, k + lanes, k + 2 lanes, ... in order; tile_sum combines
 // the lanes in a fixed tree order. The host launches them with Args::launch_column_tiles.
 
-/// Columns per tile: 32, or the group size where that is smaller.
-DEVICE_FN uint tile_width(void) { return LOCAL_SIZE() < 32 ? LOCAL_SIZE() : 32; }
+/// Columns per tile: REMAT_GPU_TILE_WIDTH, or the group size where that is smaller.
+DEVICE_FN uint tile_width(void) {
+  return LOCAL_SIZE() < REMAT_GPU_TILE_WIDTH ? LOCAL_SIZE() : REMAT_GPU_TILE_WIDTH;
+}
 /// Row lanes per tile.
 DEVICE_FN uint tile_lanes(void) { return LOCAL_SIZE() / tile_width(); }
 /// The work item's column.
