@@ -65,15 +65,24 @@ uint64_t widening_bytes(const Graph& graph) {
     if (op_info(static_cast<uint16_t>(op.code))->dtypes == OpDtypes::kAnyDtype) continue;
     std::vector<int> seen;
     uint64_t bytes = 0;
-    auto add = [&](int t) {
-      const Tensor& x = graph.tensors[static_cast<size_t>(t)];
-      if (x.dtype != REMAT_DTYPE_BF16 && x.dtype != REMAT_DTYPE_F16) return;
+    auto is_half = [&](int t) {
+      const uint8_t dtype = graph.tensors[static_cast<size_t>(t)].dtype;
+      return dtype == REMAT_DTYPE_BF16 || dtype == REMAT_DTYPE_F16;
+    };
+    // A product with a 16-bit A or B rounds its other operand in a slice of its own too
+    // (backends/shared/widening_slices.h: rounds_operand).
+    const bool product = op.code == OpCode::kMatMul || op.code == OpCode::kHeadMatMul;
+    const bool half_product =
+        product && op.inputs.size() >= 2 && (is_half(op.inputs[0]) || is_half(op.inputs[1]));
+    auto add = [&](int t, bool operand) {
+      if (!is_half(t) && !(operand && half_product)) return;
       if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
       seen.push_back(t);
+      const Tensor& x = graph.tensors[static_cast<size_t>(t)];
       bytes += (static_cast<uint64_t>(x.numel()) * 4 + 63) / 64 * 64;
     };
-    for (int t : op.inputs) add(t);
-    for (int t : op.outputs) add(t);
+    for (size_t i = 0; i < op.inputs.size(); ++i) add(op.inputs[i], i < 2);
+    for (int t : op.outputs) add(t, false);
     most = std::max(most, bytes);
   }
   return most;

@@ -83,10 +83,12 @@ struct DrawTeam {
   uint32_t threads = 0;
   bool tried = false;
 
-  bool ready() {
+  // |limit|: the session's threads option (0: every hardware thread).
+  bool ready(size_t limit) {
     if (!tried) {
       tried = true;
-      const uint32_t n = port_hardware_threads();
+      const uint32_t all = port_hardware_threads();
+      const uint32_t n = limit != 0 && limit < all ? static_cast<uint32_t>(limit) : all;
       if (n > 1) {
         chunk = static_cast<float*>(port_alloc(kTeamChunk * sizeof(float), 64));
         team = chunk != nullptr ? port_team_create(n) : nullptr;
@@ -103,7 +105,7 @@ struct DrawTeam {
 
 }  // namespace
 
-remat_status initialise_persistent(remat_session* s) {
+remat_status initialise_persistent(remat_session* s, size_t threads) {
   const fb::Plan* plan = s->plan->root;
   float stack_chunk[kChunk];
   float* chunk = stack_chunk;
@@ -142,7 +144,7 @@ remat_status initialise_persistent(remat_session* s) {
       }
       continue;
     }
-    if (ref.numel >= kTeamMinElements && team.ready()) {
+    if (ref.numel >= kTeamMinElements && team.ready(threads)) {
       for (int64_t at = 0; at < ref.numel && status == REMAT_OK; at += kTeamChunk) {
         const int64_t count = ref.numel - at < kTeamChunk ? ref.numel - at : kTeamChunk;
         TeamDraw d{x->init(), x->init_scale(), plan->seed(), t,

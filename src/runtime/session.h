@@ -28,8 +28,9 @@ struct remat_session {
 
 namespace remat {
 
-/// Writes the initial value of every persistent tensor that the plan says to initialise.
-remat_status initialise_persistent(remat_session* session);
+/// Writes the initial value of every persistent tensor that the plan says to initialise, large
+/// host draws on up to |threads| threads (0: every hardware thread; the session's option).
+remat_status initialise_persistent(remat_session* session, size_t threads);
 
 /// Finds the tensor called |name| among |ids| (one of |plan|'s binding lists, may be null) and
 /// writes its index to *|out_tensor|; false when none is called so.

@@ -325,7 +325,8 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   }
   if (status == REMAT_OK) status = remat::create_backend(backend, regions, &s->backend, &s->err);
   if (status == REMAT_OK) status = resolve_ops(s);
-  if (status == REMAT_OK && options->init_params) status = remat::initialise_persistent(s);
+  if (status == REMAT_OK && options->init_params)
+    status = remat::initialise_persistent(s, options->threads);
   // Without initial values the caller's persistent region (or a state loaded later) holds the
   // loss scale: it is read before the first step then.
   if (status == REMAT_OK && options->init_params)

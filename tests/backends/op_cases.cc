@@ -798,8 +798,21 @@ void run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
     std::vector<uint8_t> data = input_bytes(c, i, f32.ins[i]);
     const remat_dtype dtype = static_cast<remat_dtype>(mixed.ins[i].dtype);
     if (remat::rounds_operand(mixed.call, static_cast<int>(i))) {
-      upload(backend, mixed.ins[i], data.data());
-      for (size_t k = 0; k < static_cast<size_t>(f32.ins[i].numel); ++k) {
+      // Float32 as it is, or a 16-bit operand of the other type as its halves, to the backend;
+      // to the reference, its values (widened) rounded to the product's type.
+      std::vector<uint16_t> half(static_cast<size_t>(f32.ins[i].numel));
+      for (size_t k = 0; k < half.size(); ++k) {
+        float x;
+        memcpy(&x, data.data() + 4 * k, 4);
+        if (remat::is_half_float(dtype)) {
+          half[k] = narrow(dtype, x);
+          x = widen(dtype, half[k]);
+        }
+        memcpy(data.data() + 4 * k, &x, 4);
+      }
+      upload(backend, mixed.ins[i],
+             remat::is_half_float(dtype) ? static_cast<const void*>(half.data()) : data.data());
+      for (size_t k = 0; k < half.size(); ++k) {
         float x;
         memcpy(&x, data.data() + 4 * k, 4);
         x = widen(product, narrow(product, x));
