@@ -13,6 +13,10 @@
 #include "tests/cmocka_cpp.h"
 #include <math.h>
 
+#include <algorithm>
+#include <functional>
+#include <map>
+
 #include "compiler/autodiff.h"
 #include "compiler/builder.h"
 #include "compiler/optimizer.h"
@@ -153,6 +157,73 @@ void head_matmul_backward_from_autodiff_matches_finite_differences(void**) {
       assert_int_equal(found, 2);
     }
   }
+}
+
+// The backward ops the compiler's autodiff emits for |y = build(x)| ([2, 3, 4] parameter x),
+// run on the CPU kernels with y's gradient seeded as |w|, give x's gradient as finite
+// differences of |reference| (float64, the forward op) do: which tensors a gradient op reads
+// (sigmoid's output, not its input) and how it maps them (permute's inverse) are autodiff's.
+void check_autodiff_gradient(const char* what,
+                             const std::function<int(remat::compiler::Builder&, int)>& build,
+                             const std::function<Vec(const Vec&)>& reference) {
+  namespace rc = remat::compiler;
+  Rng rng(31);
+  rc::Graph g;
+  rc::Builder builder(&g);
+  const int x = builder.param("x", {2, 3, 4}, rc::Init::kUniform, 1.0f);
+  const int y = build(builder, x);
+  builder.mse(y, builder.label("target", REMAT_DTYPE_F32, g.tensors[y].shape));
+  const size_t forward_ops = g.ops.size();
+  rc::append_backward_and_updates(g, rc::parse_optimizer("sgd:lr=0.1"), rc::FiniteChecks::kOff);
+  const int dy = g.find("grad." + g.tensors[y].name), dx = g.find("grad.x");
+  assert_true(dy >= 0 && dx >= 0);
+  std::map<int, Tensor> values;
+  values[x] = random_f32({2, 3, 4}, rng, -2, 2);
+  values[dy] = random_f32(g.tensors[y].shape, rng, -1, 1);
+  // The forward op(s) before the loss, then every backward op after y's gradient was formed.
+  bool seeded = false;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const rc::Op& op = g.ops[i];
+    const bool forward = i + 1 < forward_ops;  // the last forward op is the loss
+    if (op.phase == rc::Phase::kBackward && !seeded) {
+      seeded = std::find(op.outputs.begin(), op.outputs.end(), dy) != op.outputs.end();
+      continue;  // the loss's gradient: y's gradient is seeded instead
+    }
+    if (!forward && op.phase != rc::Phase::kBackward) continue;
+    std::vector<Tensor*> ins, outs;
+    for (int t : op.inputs) ins.push_back(&values.at(t));
+    for (int t : op.outputs) {
+      if (!values.count(t)) values[t] = f32(g.tensors[t].shape);
+      outs.push_back(&values[t]);
+    }
+    assert_int_equal(run_op(op.code, ins, outs, Attrs{op.iattrs, op.fattrs}).status, REMAT_OK);
+  }
+  assert_true(seeded);
+  expect_grad(values.at(dx).f,
+              fd_of(reference, to_double(values.at(x).f), to_double(values.at(dy).f)), what);
+}
+
+void sigmoid_and_permute_gradients_from_autodiff_match_finite_differences(void**) {
+  check_autodiff_gradient(
+      "sigmoid", [](remat::compiler::Builder& b, int x) { return b.sigmoid(x, "y"); },
+      [](const Vec& x) {
+        Vec y(x.size());
+        for (size_t i = 0; i < x.size(); ++i) y[i] = 1.0 / (1.0 + exp(-x[i]));
+        return y;
+      });
+  // [2, 3, 4] -> [4, 2, 3]: y[k][i][j] = x[i][j][k].
+  check_autodiff_gradient(
+      "permute",
+      [](remat::compiler::Builder& b, int x) {
+        return b.permute(x, {2, 3, 4}, {2, 0, 1}, {4, 2, 3}, "y");
+      },
+      [](const Vec& x) {
+        Vec y(x.size());
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < 3; ++j)
+            for (int k = 0; k < 4; ++k) y[(k * 2 + i) * 3 + j] = x[(i * 3 + j) * 4 + k];
+        return y;
+      });
 }
 
 void bias_add_backward_is_reduce_leading_and_matches_finite_differences(void**) {
@@ -441,6 +512,7 @@ int main(void) {
       cmocka_unit_test(matmul_broadcast_backward_matches_finite_differences),
       cmocka_unit_test(matmul_reduce_backward_matches_finite_differences),
       cmocka_unit_test(head_matmul_backward_from_autodiff_matches_finite_differences),
+      cmocka_unit_test(sigmoid_and_permute_gradients_from_autodiff_match_finite_differences),
       cmocka_unit_test(bias_add_backward_is_reduce_leading_and_matches_finite_differences),
       cmocka_unit_test(add_backward_passes_the_gradient_through_and_matches_finite_differences),
       cmocka_unit_test(mul_backward_matches_finite_differences),

@@ -87,6 +87,17 @@ void every_field_of_the_loss_scaling_is_checked(void**) {
       0, static_cast<uint32_t>(matmul));
   expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT,
                 {"loss_scaling.unscale_ops[0] is op", "not a scale op of the step"});
+  // An index one past the step's last op, in a plan without an eval program: past every op.
+  rc::CompileOptions o;
+  o.model = kTransformer;
+  o.batch = 2;
+  o.precision = rc::Precision::kFp16;
+  o.eval_program = false;
+  bytes = rc::compile(o).plan;
+  const uint32_t step_ops = fb::GetPlan(bytes.data())->ops()->size();
+  mutable_plan(bytes)->mutable_loss_scaling()->mutable_unscale_ops()->Mutate(0, step_ops);
+  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT,
+                {"loss_scaling.unscale_ops[0] is op", "not a scale op of the step"});
   // No finite_check: nothing would find the overflows.
   expect_status(rewritten(r,
                           [](rc::Graph& g, rc::MemoryPlan&) {
