@@ -177,10 +177,12 @@ ninja -C build >"$work/build-base.log" 2>&1 ||
 mapfile -t tests < <(meson test -C build --list --no-rebuild 2>/dev/null | grep -vx 'format')
 [ "${#tests[@]}" -gt 0 ] || { echo "run.sh: meson test --list found no tests" >&2; exit 3; }
 
-# Runs the selected tests; prints the first failing test's name (empty when all passed).
+# Runs the selected tests (the failing one's output in |log|); prints the first failing test's
+# name (empty when all passed).
 run_suite() {
   local log="$1" rc=0
-  meson test -C build --maxfail 1 --no-rebuild --num-processes 2 "${tests[@]}" >"$log" 2>&1 || rc=$?
+  meson test -C build --maxfail 1 --no-rebuild --num-processes 2 --print-errorlogs "${tests[@]}" \
+    >"$log" 2>&1 || rc=$?
   python3 - build/meson-logs/testlog.json "$rc" <<'EOF'
 import json, sys
 path, rc = sys.argv[1], int(sys.argv[2])
@@ -245,7 +247,7 @@ while IFS=$'\t' read -r -u 3 n file line desc; do
     echo "run.sh:   build $((t1 - t0)) s, tests $(( $(date +%s) - t1 )) s"
   fi
   restore
-  echo "run.sh:   $result${first:+ ($first)}"
+  if [ "$result" = MISSED ]; then echo "run.sh:   MISSED"; else echo "run.sh:   $result ($first)"; fi
   results+=("| $n | $file:$line | $desc | $result | $first |")
 done 3<<<"$checked"
 
