@@ -7,6 +7,7 @@
 
 #include "compiler/compiler.h"
 #include "compiler/strategies/copy_timeline.h"
+#include "compiler/strategies/spill.h"
 #include "remat/remat.h"
 
 using remat::OpCode;
@@ -195,8 +196,37 @@ static void spill_costs_default_per_backend_and_are_recorded_in_the_report(void*
   }
 }
 
+// spill_order on a hand-timed graph (10 FLOP/s, 10 B/s, asynchronous copies): a is made at
+// t = 1 and the forward pass goes on to t = 12, so its 4 s spill hides; b is made last (t = 12),
+// so its spill cannot hide at all; both prefetches hide behind a 10 s backward op. a, with no
+// exposed copy time, is tried before b, exposed 4 s. Copied synchronously, both expose 8 s and,
+// the same size, stay in the order given.
+static void spill_order_tries_the_best_hidden_copies_first(void**) {
+  Graph g;
+  const int a = g.add_tensor("a", REMAT_DTYPE_F32, {10}, Role::kActivation);
+  const int b = g.add_tensor("b", REMAT_DTYPE_F32, {10}, Role::kActivation);
+  g.ops = {Op{OpCode::kRelu, {}, {a}, {}, {}, Phase::kForward, 0, 10.0}, compute(100),
+           Op{OpCode::kRelu, {}, {b}, {}, {}, Phase::kForward, 2, 10.0},
+           Op{OpCode::kRelu, {}, {}, {}, {}, Phase::kBackward, 1, 100.0},
+           Op{OpCode::kAdd, {a, b}, {}, {}, {}, Phase::kBackward, 0, 10.0}};
+  remat::compiler::SpillOptions o;
+  o.copy_bandwidth = 10.0;
+  o.compute_rate = 10.0;
+  o.asynchronous_copies = true;
+  o.alignment = 64;
+  const std::vector<int> order = remat::compiler::spill_order(g, 3, {b, a}, o);
+  assert_int_equal(order.size(), 2);
+  assert_int_equal(order[0], a);
+  assert_int_equal(order[1], b);
+  o.asynchronous_copies = false;
+  const std::vector<int> synchronous = remat::compiler::spill_order(g, 3, {b, a}, o);
+  assert_int_equal(synchronous[0], b);
+  assert_int_equal(synchronous[1], a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(spill_order_tries_the_best_hidden_copies_first),
       cmocka_unit_test(a_wait_stalls_compute_until_its_copy_is_done),
       cmocka_unit_test(synchronous_copies_hide_nothing),
       cmocka_unit_test(copies_queue_on_one_stream),
