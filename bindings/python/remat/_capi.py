@@ -66,6 +66,7 @@ _SIGNATURES = {
     "remat_session_read_output": (_STATUS, [_P, ctypes.c_char_p, _P, ctypes.c_size_t]),
     "remat_session_set_learning_rate": (_STATUS, [_P, ctypes.c_float]),
     "remat_session_learning_rate": (_STATUS, [_P, ctypes.POINTER(ctypes.c_float)]),
+    "remat_session_loss_scale": (_STATUS, [_P, ctypes.POINTER(ctypes.c_float)]),
     "remat_session_step_count": (ctypes.c_uint64, [_P]),
     "remat_session_last_error": (ctypes.c_char_p, [_P]),
     "remat_session_state_size": (_STATUS, [_P, ctypes.POINTER(ctypes.c_uint64)]),

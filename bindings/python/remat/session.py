@@ -153,3 +153,13 @@ class Session:
     @learning_rate.setter
     def learning_rate(self, value):
         self._check(lib.remat_session_set_learning_rate(self.handle, float(value)))
+
+    @property
+    def loss_scale(self):
+        """The dynamic loss scale the next step uses (docs/precision.md); NotFoundError for a plan
+        without loss scaling (fp16 plans have it by default)."""
+        scale = ctypes.c_float()
+        # The C call sets no message (it reads a const session): the binding words it.
+        raise_for(lib.remat_session_loss_scale(self.handle, ctypes.byref(scale)),
+                  "the plan has no loss scaling (compile with --precision fp16 or --loss-scale dynamic)")
+        return scale.value

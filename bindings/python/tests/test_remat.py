@@ -120,6 +120,15 @@ def test_learning_rate_is_read_and_set(plan):
             s.learning_rate = float("nan")
 
 
+def test_loss_scale_is_read_where_the_plan_scales_its_loss(plan):
+    fp16 = remat.compile(MLP, batch=4, optimizer="sgd:lr=0.01", extra_args=("--precision", "fp16"))
+    with remat.Session(fp16) as s:
+        assert s.loss_scale == 65536.0  # --loss-scale dynamic's default for fp16
+    with remat.Session(plan) as s:
+        with pytest.raises(remat.NotFoundError, match="loss scaling"):
+            s.loss_scale
+
+
 def test_a_caller_arena_is_used_and_a_small_one_refused(plan):
     arena = np.zeros(plan.memory.arena_bytes + 64, np.uint8)
     offset = (-arena.ctypes.data) % 64

@@ -260,6 +260,17 @@ impl<'p> Session<'p> {
         self.check(unsafe { sys::remat_session_set_learning_rate(self.handle, lr) })
     }
 
+    /// The dynamic loss scale the next step uses (docs/precision.md); status NOT_FOUND (11) for a
+    /// plan without loss scaling (fp16 plans have it by default).
+    pub fn loss_scale(&self) -> Result<f32> {
+        let mut scale = 0.0f32;
+        // The C call sets no message (it reads a const session): the binding words it.
+        check(unsafe { sys::remat_session_loss_scale(self.handle, &mut scale) }, || {
+            "the plan has no loss scaling (compile with --precision fp16 or --loss-scale dynamic)".to_string()
+        })?;
+        Ok(scale)
+    }
+
     /// Steps taken (or loaded with a state).
     pub fn step_count(&self) -> u64 {
         unsafe { sys::remat_session_step_count(self.handle) }

@@ -99,6 +99,7 @@ extern "C" {
                                     bytes: usize) -> remat_status;
     pub fn remat_session_eval(session: *mut remat_session, out_loss: *mut f32) -> remat_status;
     pub fn remat_session_set_learning_rate(session: *mut remat_session, lr: f32) -> remat_status;
+    pub fn remat_session_loss_scale(session: *const remat_session, out_scale: *mut f32) -> remat_status;
     pub fn remat_session_step_count(session: *const remat_session) -> u64;
     pub fn remat_session_last_error(session: *const remat_session) -> *const c_char;
     pub fn remat_session_state_size(session: *const remat_session, out_bytes: *mut u64) -> remat_status;

@@ -92,4 +92,15 @@ fn failures_carry_their_status_and_message() {
     assert!(format!("{}", range).starts_with("value out of range: op"), "{}", range);
     assert_eq!(s.load_state(b"short").err().unwrap().status, 20);
     assert_eq!(s.set_learning_rate(f32::NAN).err().unwrap().status, 1);
+    let unscaled = s.loss_scale().err().unwrap();
+    assert_eq!(unscaled.status, 11); // REMAT_ERROR_NOT_FOUND: a float32 plan scales nothing
+    assert!(unscaled.message.contains("no loss scaling"), "{}", unscaled.message);
+}
+
+#[test]
+fn an_fp16_plan_reads_its_loss_scale() {
+    let bytes = compiled_plan(&["mlp:layers=2,width=8,in=8,classes=2", "--batch", "4", "--precision", "fp16"]);
+    let plan = Plan::open(&bytes).unwrap();
+    let s = Session::new(&plan, "cpu").unwrap();
+    assert_eq!(s.loss_scale().unwrap(), 65536.0); // --loss-scale dynamic's default for fp16
 }
