@@ -25,6 +25,23 @@ DEVICE_FN bool att_keep(float p, ulong seed, ulong step, ulong key, ulong e) {
   return p == 0.0f || uniform01(philox_word(seed, step, key, e)) >= p;
 }
 
+// Row rc of a chunk: query i of the chunk's entry rc / Sq, that many steps past its first
+// (b0, h0), and bh = b * heads + h.
+typedef struct AttRow {
+  ulong i, b, h, bh;
+} AttRow;
+
+DEVICE_FN AttRow att_row(ulong rc, ulong b0, ulong h0, ulong b_step, ulong h_step, ulong heads,
+                         ulong sq) {
+  AttRow r;
+  r.i = rc % sq;
+  const ulong entry = rc / sq;
+  r.b = b0 + entry * b_step;
+  r.h = h0 + entry * h_step;
+  r.bh = r.b * heads + r.h;
+  return r;
+}
+
 // Scores to probabilities: row r of the chunk's scores |s| ([rows, Sk]) gets the mask added,
 // its log-sum-exp into lse[b, h, i], and exp(s - lse), dropped out.
 KERNEL attention_probs(buf_t s, ulong so, buf_t mask, ulong mo, buf_t lse, ulong lo,
@@ -34,9 +51,9 @@ KERNEL attention_probs(buf_t s, ulong so, buf_t mask, ulong mo, buf_t lse, ulong
   const ulong r = team_row(team);
   const uint lane = team_lane(team);
   const bool live = r < rows;
-  // Row rc: query i of the chunk's entry rc / Sq, that many steps past its first (b0, h0).
-  const ulong rc = live ? r : 0, i = rc % sq, entry = rc / sq;
-  const ulong b = b0 + entry * b_step, h = h0 + entry * h_step, bh = b * heads + h;
+  const ulong rc = live ? r : 0;
+  const AttRow row_of = att_row(rc, b0, h0, b_step, h_step, heads, sq);
+  const ulong i = row_of.i, b = row_of.b, bh = row_of.bh;
   GLOBAL float* row = F32(s, so) + rc * sk;
   GLOBAL const float* mask_row = F32(mask, mo) + (has_mask ? b * mask_stride + i * sk : 0);
   float mx = -INFINITY;
@@ -70,9 +87,9 @@ KERNEL attention_grad_probs(buf_t s, ulong so, buf_t dp, ulong dpo, buf_t dconte
   const ulong r = team_row(team);
   const uint lane = team_lane(team);
   const bool live = r < rows;
-  // Row rc: query i of the chunk's entry rc / Sq, that many steps past its first (b0, h0).
-  const ulong rc = live ? r : 0, i = rc % sq, entry = rc / sq;
-  const ulong b = b0 + entry * b_step, h = h0 + entry * h_step, bh = b * heads + h;
+  const ulong rc = live ? r : 0;
+  const AttRow row_of = att_row(rc, b0, h0, b_step, h_step, heads, sq);
+  const ulong i = row_of.i, b = row_of.b, h = row_of.h, bh = row_of.bh;
   GLOBAL float* s_row = F32(s, so) + rc * sk;
   GLOBAL float* dp_row = F32(dp, dpo) + rc * sk;
   GLOBAL const float* mask_row = F32(mask, mo) + (has_mask ? b * mask_stride + i * sk : 0);

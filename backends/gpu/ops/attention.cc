@@ -93,6 +93,25 @@ void rows_params(Args& a, const OpCall& call, uint32_t mask_at, const AttentionS
   a.u64(s.heads).u64(s.sq).u64(s.sk).f32(p).u64(key).u32(team);
 }
 
+// One chunk of an op's (batch entry, head) pairs: its first entry and how many it holds.
+struct Chunk {
+  int64_t b, h, n;
+};
+
+// Calls body(chunk) for every chunk of |c| in order, stopping at the first error it returns.
+template <typename Body>
+remat_status for_each_chunk(const Chunking& c, Body body) {
+  for (int64_t outer = 0; outer < c.outer; ++outer) {
+    for (int64_t first = 0; first < c.inner; first += c.per_chunk) {
+      const Chunk chunk{c.batch_inner ? first : outer, c.batch_inner ? outer : first,
+                        std::min(c.per_chunk, c.inner - first)};
+      const remat_status status = body(chunk);
+      if (status != REMAT_OK) return status;
+    }
+  }
+  return REMAT_OK;
+}
+
 }  // namespace
 
 uint64_t attention_scores_bytes(const OpCall& call) {
@@ -112,35 +131,31 @@ remat_status attention(Launcher& l, const OpCall& call, const StepContext&, Erro
   const float scale = fattr(call, at::scale), p = fattr(call, at::p);
   const int64_t key = iattr(call, at::key);
   uint64_t base = 0;
-  remat_status status = scratch_base(l, call, &base, err);
+  const remat_status status = scratch_base(l, call, &base, err);
+  if (status != REMAT_OK) return status;
   const uint32_t team = row_team(l, kKernel_attention_probs, s.sk);
-  for (int64_t outer = 0; outer < c.outer && status == REMAT_OK; ++outer) {
-    for (int64_t first = 0; first < c.inner && status == REMAT_OK; first += c.per_chunk) {
-      const int64_t n = std::min(c.per_chunk, c.inner - first);
-      const int64_t b = c.batch_inner ? first : outer, h = c.batch_inner ? outer : first;
-      const GemmOperand scores = scores_operand(base, 0, c.per_chunk, s);
-      // scores = scale * q k^T, a [Sq, Sk] matrix per entry.
-      status = l.gemm(
-          {false, true, s.sq, s.sk, s.d, n, scale, entry_operand(q, b, h, s.sq, s.heads, s.d, c),
-           entry_operand(k, b, h, s.sk, s.heads, s.d, c), scores, false},
-          call, err);
-      if (status != REMAT_OK) break;
-      Args a(l, kKernel_attention_probs);
-      a.tensor(workspace_tensor(scores.offset, n * s.sq * s.sk))
-          .tensor(mask_or(call, 3, q))
-          .tensor(lse);
-      rows_params(a, call, 3, s, b, h, c, n, p, key, team);
-      a.state().scratch();
-      status = a.launch_rows(n * s.sq, team, call, err);
-      if (status != REMAT_OK) break;
-      // context = probabilities v.
-      status = l.gemm({false, false, s.sq, s.dv, s.sk, n, 1.0f, scores,
-                       entry_operand(v, b, h, s.sk, s.heads, s.dv, c),
-                       entry_operand(context, b, h, s.sq, s.heads, s.dv, c), false},
-                      call, err);
-    }
-  }
-  return status;
+  const GemmOperand scores = scores_operand(base, 0, c.per_chunk, s);
+  return for_each_chunk(c, [&](const Chunk& e) {
+    // scores = scale * q k^T, a [Sq, Sk] matrix per entry.
+    remat_status st = l.gemm({false, true, s.sq, s.sk, s.d, e.n, scale,
+                              entry_operand(q, e.b, e.h, s.sq, s.heads, s.d, c),
+                              entry_operand(k, e.b, e.h, s.sk, s.heads, s.d, c), scores, false},
+                             call, err);
+    if (st != REMAT_OK) return st;
+    Args a(l, kKernel_attention_probs);
+    a.tensor(workspace_tensor(scores.offset, e.n * s.sq * s.sk))
+        .tensor(mask_or(call, 3, q))
+        .tensor(lse);
+    rows_params(a, call, 3, s, e.b, e.h, c, e.n, p, key, team);
+    a.state().scratch();
+    st = a.launch_rows(e.n * s.sq, team, call, err);
+    if (st != REMAT_OK) return st;
+    // context = probabilities v.
+    return l.gemm({false, false, s.sq, s.dv, s.sk, e.n, 1.0f, scores,
+                   entry_operand(v, e.b, e.h, s.sk, s.heads, s.dv, c),
+                   entry_operand(context, e.b, e.h, s.sq, s.heads, s.dv, c), false},
+                  call, err);
+  });
 }
 
 // Per chunk: the scores and dcontext v^T recomputed, attention_grad_probs between them, then
@@ -155,54 +170,52 @@ remat_status attention_grad(Launcher& l, const OpCall& call, const StepContext&,
   const float scale = fattr(call, at::scale), p = fattr(call, at::p);
   const int64_t key = iattr(call, at::key);
   uint64_t base = 0;
-  remat_status status = scratch_base(l, call, &base, err);
+  const remat_status status = scratch_base(l, call, &base, err);
+  if (status != REMAT_OK) return status;
   const uint32_t team = row_team(l, kKernel_attention_grad_probs, s.sk);
-  for (int64_t outer = 0; outer < c.outer && status == REMAT_OK; ++outer) {
-    for (int64_t first = 0; first < c.inner && status == REMAT_OK; first += c.per_chunk) {
-      const int64_t n = std::min(c.per_chunk, c.inner - first);
-      const int64_t b = c.batch_inner ? first : outer, h = c.batch_inner ? outer : first;
-      const GemmOperand probs = scores_operand(base, 0, c.per_chunk, s);
-      const GemmOperand grads = scores_operand(base, 1, c.per_chunk, s);
-      const GemmOperand q_e = entry_operand(q, b, h, s.sq, s.heads, s.d, c);
-      const GemmOperand k_e = entry_operand(k, b, h, s.sk, s.heads, s.d, c);
-      const GemmOperand dc_e = entry_operand(dcontext, b, h, s.sq, s.heads, s.dv, c);
-      status = l.gemm({false, true, s.sq, s.sk, s.d, n, scale, q_e, k_e, probs, false}, call, err);
-      if (status == REMAT_OK) {
-        status = l.gemm({false, true, s.sq, s.sk, s.dv, n, 1.0f, dc_e,
-                         entry_operand(v, b, h, s.sk, s.heads, s.dv, c), grads, false},
-                        call, err);
-      }
-      if (status != REMAT_OK) break;
-      Args a(l, kKernel_attention_grad_probs);
-      a.tensor(workspace_tensor(probs.offset, n * s.sq * s.sk))
-          .tensor(workspace_tensor(grads.offset, n * s.sq * s.sk))
-          .tensor(dcontext)
-          .tensor(context)
-          .tensor(lse)
-          .tensor(mask_or(call, 6, q))
-          .u64(s.dv)
-          .f32(scale);
-      rows_params(a, call, 6, s, b, h, c, n, p, key, team);
-      a.state().scratch();
-      status = a.launch_rows(n * s.sq, team, call, err);
-      if (status == REMAT_OK) {
-        status = l.gemm({true, false, s.sk, s.dv, s.sq, n, 1.0f, probs, dc_e,
-                         entry_operand(dv, b, h, s.sk, s.heads, s.dv, c), false},
-                        call, err);
-      }
-      if (status == REMAT_OK) {
-        status = l.gemm({false, false, s.sq, s.d, s.sk, n, 1.0f, grads, k_e,
-                         entry_operand(dq, b, h, s.sq, s.heads, s.d, c), false},
-                        call, err);
-      }
-      if (status == REMAT_OK) {
-        status = l.gemm({true, false, s.sk, s.d, s.sq, n, 1.0f, grads, q_e,
-                         entry_operand(dk, b, h, s.sk, s.heads, s.d, c), false},
-                        call, err);
-      }
+  const GemmOperand probs = scores_operand(base, 0, c.per_chunk, s);
+  const GemmOperand grads = scores_operand(base, 1, c.per_chunk, s);
+  return for_each_chunk(c, [&](const Chunk& e) {
+    const GemmOperand q_e = entry_operand(q, e.b, e.h, s.sq, s.heads, s.d, c);
+    const GemmOperand k_e = entry_operand(k, e.b, e.h, s.sk, s.heads, s.d, c);
+    const GemmOperand dc_e = entry_operand(dcontext, e.b, e.h, s.sq, s.heads, s.dv, c);
+    remat_status st =
+        l.gemm({false, true, s.sq, s.sk, s.d, e.n, scale, q_e, k_e, probs, false}, call, err);
+    if (st == REMAT_OK) {
+      st = l.gemm({false, true, s.sq, s.sk, s.dv, e.n, 1.0f, dc_e,
+                   entry_operand(v, e.b, e.h, s.sk, s.heads, s.dv, c), grads, false},
+                  call, err);
     }
-  }
-  return status;
+    if (st != REMAT_OK) return st;
+    Args a(l, kKernel_attention_grad_probs);
+    a.tensor(workspace_tensor(probs.offset, e.n * s.sq * s.sk))
+        .tensor(workspace_tensor(grads.offset, e.n * s.sq * s.sk))
+        .tensor(dcontext)
+        .tensor(context)
+        .tensor(lse)
+        .tensor(mask_or(call, 6, q))
+        .u64(s.dv)
+        .f32(scale);
+    rows_params(a, call, 6, s, e.b, e.h, c, e.n, p, key, team);
+    a.state().scratch();
+    st = a.launch_rows(e.n * s.sq, team, call, err);
+    if (st == REMAT_OK) {
+      st = l.gemm({true, false, s.sk, s.dv, s.sq, e.n, 1.0f, probs, dc_e,
+                   entry_operand(dv, e.b, e.h, s.sk, s.heads, s.dv, c), false},
+                  call, err);
+    }
+    if (st == REMAT_OK) {
+      st = l.gemm({false, false, s.sq, s.d, s.sk, e.n, 1.0f, grads, k_e,
+                   entry_operand(dq, e.b, e.h, s.sq, s.heads, s.d, c), false},
+                  call, err);
+    }
+    if (st == REMAT_OK) {
+      st = l.gemm({true, false, s.sk, s.d, s.sq, e.n, 1.0f, grads, q_e,
+                   entry_operand(dk, e.b, e.h, s.sk, s.heads, s.d, c), false},
+                  call, err);
+    }
+    return st;
+  });
 }
 
 }  // namespace gpu
