@@ -19,9 +19,9 @@ constexpr uint64_t kInitStream = REMAT_PHILOX_INIT_STEP;
 // port, freed before creation returns; device backends only run on hosted ports, so this never
 // takes from a bare-metal pool.
 constexpr int kChunk = 256;
-// A tensor the host draws (Normal: BERT's weights, about 330 million values for a 24 x 1024
-// model, seconds on one thread) of at least this many elements is drawn by a team of the
-// port's threads, through a staging buffer of kTeamChunk floats; the values are the same.
+// A tensor the host draws (Normal: word embeddings, 31 million values in BERT-large, about two
+// seconds on one thread) of at least this many elements is drawn by a team of the port's
+// threads, through a staging buffer of kTeamChunk floats; the values are the same.
 constexpr int64_t kTeamMinElements = int64_t{1} << 16;
 constexpr int64_t kTeamChunk = int64_t{1} << 20;
 
