@@ -9,11 +9,12 @@
 #include "cli/commands.h"
 #include "cli/interrupts.h"
 #include "compiler/graph.h"
+#include "remat/remat.h"
 
 namespace {
 
 const char kUsage[] =
-    "usage: remat COMMAND [ARGS]\n"
+    "usage: remat COMMAND [ARGS]   (remat --version: the release, C API and plan formats)\n"
     "\n"
     "commands:\n"
     "  compile MODEL --batch N [--optimizer SPEC] [--seed N] [--strategy S] [--arena-budget SIZE]\n"
@@ -92,6 +93,19 @@ void print_usage(std::FILE* out) {
   std::fputs(kUsageTerms, out);
 }
 
+// `remat --version`: the library's release, C API and plan formats (remat_version()).
+int print_version() {
+  remat_version_info v{};
+  v.struct_size = sizeof(v);
+  if (remat_version(&v) != REMAT_OK) {
+    std::fprintf(stderr, "remat: the library did not say its version\n");
+    return 1;
+  }
+  std::printf("remat %u.%u.%u (C API %u, plan formats %u to %u)\n", v.major, v.minor, v.patch,
+              v.api_version, v.plan_format_min, v.plan_format_max);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,6 +115,7 @@ int main(int argc, char** argv) {
     print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  if (std::string(argv[1]) == "--version") return print_version();
   // Past a file-size limit (ulimit -f) a write then fails with EFBIG, which the file writer
   // reports and cleans up after, instead of the signal killing remat mid-file.
   std::signal(SIGXFSZ, SIG_IGN);

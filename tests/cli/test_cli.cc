@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "io/safetensors.h"
+#include "remat/remat.h"
 #include "tests/cli/cli_runner.h"
 
 using remat_test::expect;
@@ -47,6 +48,13 @@ static void no_arguments_or_an_unknown_command_is_a_usage_error(void**) {
   expect(run_remat(""), 2, "usage: remat");
   expect(run_remat("frobnicate"), 2, "unknown command 'frobnicate'");
   expect(run_remat("--help"), 0, "usage: remat");
+}
+
+// The release is meson's project version and the API the header's, both given by the build.
+static void version_prints_the_release_and_the_api(void**) {
+  const std::string want = std::string("remat ") + REMAT_PROJECT_VERSION + " (C API " +
+                           std::to_string(REMAT_API_VERSION) + ", plan formats ";
+  expect(run_remat("--version"), 0, want.c_str());
 }
 
 static void bad_options_are_usage_errors_naming_the_option(void**) {
@@ -442,6 +450,7 @@ static void devices_does_not_load_cublas(void**) {
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(no_arguments_or_an_unknown_command_is_a_usage_error),
+      cmocka_unit_test(version_prints_the_release_and_the_api),
       cmocka_unit_test(bad_options_are_usage_errors_naming_the_option),
       cmocka_unit_test(a_bad_model_fails_with_a_message_naming_the_key),
       cmocka_unit_test(a_bad_optimizer_is_a_usage_error_naming_the_optimizer),
