@@ -391,7 +391,9 @@ int run_train(const std::vector<std::string>& argv) {
         line_open = true;
       }
     } else {
+      // Written as the step ends, whole: a run killed later keeps every line it printed.
       std::printf("step %lld loss %.6f\n", static_cast<long long>(step + 1), loss);
+      std::fflush(stdout);
     }
     if (eval_every > 0 && (step + 1) % eval_every == 0) {
       if (line_open) std::printf("\n");
