@@ -517,6 +517,20 @@ void widening_and_narrowing_give_the_scalar_conversions_bits(void**) {
   remat::destroy_backend(backend);
 }
 
+// The backend under test over an 8 KiB arena and 256 persistent bytes, for the failure-path
+// tests that run single ops; the caller destroys it.
+remat::Backend* small_backend() {
+  constexpr uint64_t kArena = 8192, kPersistent = 256;
+  alignas(256) static uint8_t arena[kArena], persistent[kPersistent];
+  remat_test::Errors e;
+  remat::Backend* backend = nullptr;
+  if (remat::create_backend(g_backend.c_str(),
+                            regions_for(g_backend, arena, kArena, persistent, kPersistent, 256),
+                            &backend, &e.buf) != REMAT_OK)
+    fail_msg("create %s: %s", g_backend.c_str(), e.text);
+  return backend;
+}
+
 // The widening's failure paths: an op run with 16-bit tensors that prepare() was not given is
 // refused (FAILED_PRECONDITION, naming the op and the bytes) and writes nothing; on a device
 // backend, a workspace larger than the device allocates is refused at prepare()
@@ -528,14 +542,8 @@ void a_16_bit_op_without_its_workspace_is_refused(void**) {
     printf("%s runs float32 tensors only\n", g_backend.c_str());
     skip();
   }
-  constexpr uint64_t kArena = 8192, kPersistent = 256;
-  alignas(256) static uint8_t arena[kArena], persistent[kPersistent];
   remat_test::Errors e;
-  remat::Backend* backend = nullptr;
-  if (remat::create_backend(g_backend.c_str(),
-                            regions_for(g_backend, arena, kArena, persistent, kPersistent, 256),
-                            &backend, &e.buf) != REMAT_OK)
-    fail_msg("create %s: %s", g_backend.c_str(), e.text);
+  remat::Backend* backend = small_backend();
   remat::TensorRef half = bytes_tensor(remat::Region::kArena, 0, 2000);
   half.dtype = REMAT_DTYPE_BF16;
   half.bytes = 1000;
@@ -581,14 +589,8 @@ void an_op_without_its_scratch_is_refused(void**) {
     printf("the cpu backend's ops take no scratch from a workspace\n");
     skip();
   }
-  constexpr uint64_t kArena = 8192, kPersistent = 256;
-  alignas(256) static uint8_t arena[kArena], persistent[kPersistent];
   remat_test::Errors e;
-  remat::Backend* backend = nullptr;
-  if (remat::create_backend(g_backend.c_str(),
-                            regions_for(g_backend, arena, kArena, persistent, kPersistent, 256),
-                            &backend, &e.buf) != REMAT_OK)
-    fail_msg("create %s: %s", g_backend.c_str(), e.text);
+  remat::Backend* backend = small_backend();
   remat::TensorRef dy = bytes_tensor(remat::Region::kArena, 0, 8 * 4 * 4);
   dy.rank = 2;
   dy.dims[0] = 8;

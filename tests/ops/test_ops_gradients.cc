@@ -20,7 +20,7 @@
 #include "compiler/autodiff.h"
 #include "compiler/builder.h"
 #include "compiler/optimizer.h"
-#include "backends/cpu/ops/norm_blocks.h"
+#include "backends/cpu/ops/work_splits.h"
 #include "op_harness.h"
 #include "op_reference.h"
 #include "op_reference_attention.h"
@@ -419,7 +419,7 @@ void check_layernorm_backward(int64_t n) {
 
 // Rows shorter than one run of eight sum lanes, and rows of 70 (eight full runs and a tail)
 // whose dgamma/dbeta columns three threads share; then widths around the kernel's column block
-// (backends/cpu/ops/norm_blocks.h): one short, one, one past, and past three blocks, so that on
+// (backends/cpu/ops/work_splits.h): one short, one, one past, and past three blocks, so that on
 // one thread a pass of a whole block and a pass of its remainder both run (run_op compares 1,
 // 2 and 3 threads).
 void layernorm_backward_matches_finite_differences(void**) {

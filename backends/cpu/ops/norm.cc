@@ -8,7 +8,7 @@
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/isa/lane_sum.h"
 #include "backends/cpu/isa/math_span.h"
-#include "backends/cpu/ops/norm_blocks.h"
+#include "backends/cpu/ops/work_splits.h"
 #include "backends/cpu/parallel.h"
 
 namespace remat {

@@ -23,6 +23,11 @@ constexpr int64_t kMatmulMinBlock = 64;
 /// on the stack.
 constexpr int64_t kReduceColumnBlock = 256;
 
+/// layernorm_grad (ops/norm.cc): columns of dgamma/dbeta summed per pass, double accumulators on
+/// the stack, no allocation; a thread's part of the columns holds at least kLayerNormColumnGrain.
+constexpr int64_t kLayerNormColumnBlock = 256;
+constexpr int64_t kLayerNormColumnGrain = 16;
+
 }  // namespace cpu
 }  // namespace remat
 
