@@ -1,8 +1,10 @@
 // The CPU backend's SGEMM rates, for the tables of docs/benchmarks.md: the matmul ops' engine
-// (backends/cpu/gemm/gemm.h: OpenBLAS, or the packed engine without it) and the packed engine the
+// (backends/cpu/gemm/gemm.h: OpenBLAS, or the packed engine without it or where its kernels are
+// narrower) and the packed engine the
 // convolutions use, on one thread and on --threads threads that each compute a column slice as
 // the convolution kernels do. On a square product and on the shapes a ResNet-20 convolution
-// multiplies. It measures; it asserts nothing.
+// multiplies; and bf16_gemm (AMX) on the same products in bfloat16 where the CPU has it. It
+// measures; it asserts nothing.
 //
 //   sgemm_rate [--repeats N] [--threads N]
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm/gemm.h"
+#include "plan/half_float.h"
 #include "runtime/port.h"
 
 namespace {
@@ -44,7 +47,7 @@ void run_slice(void* context, uint32_t index) {
   remat::cpu::packed_gemm(g);
 }
 
-enum class Engine { kMatmul, kPacked, kPackedTeam };
+enum class Engine { kMatmul, kPacked, kPackedTeam, kBf16 };
 
 // Best GFLOP/s of |repeats| products of |s| (C = A B, row-major, no transposes).
 double rate(const Shape& s, int repeats, Engine engine, remat::PortTeam* team, uint32_t threads) {
@@ -64,12 +67,28 @@ double rate(const Shape& s, int repeats, Engine engine, remat::PortTeam* team, u
   g.ldc = s.n;
   g.pack = packs[0].data();
   Sliced sliced{&g, packs.data(), threads};
+  // The same product in bfloat16 (0.5 and 0.25 are exact), for bf16_gemm.
+  std::vector<uint16_t> a16(a.size(), remat::f32_to_bf16(0.5f)),
+      b16(b.size(), remat::f32_to_bf16(0.25f));
+  remat::cpu::Bf16Gemm h{};
+  h.m = s.m;
+  h.n = s.n;
+  h.k = s.k;
+  h.alpha = 1.0f;
+  h.a = a16.data();
+  h.lda = s.k;
+  h.b = b16.data();
+  h.ldb = s.n;
+  h.c = c.data();
+  h.ldc = s.n;
+  h.pack = packs[0].data();
   double best = 0.0;
   for (int r = 0; r <= repeats; ++r) {  // the first run warms up
     const auto t0 = std::chrono::steady_clock::now();
     if (engine == Engine::kMatmul) remat::cpu::gemm(g);
     if (engine == Engine::kPacked) remat::cpu::packed_gemm(g);
     if (engine == Engine::kPackedTeam) remat::port_team_run(team, run_slice, &sliced);
+    if (engine == Engine::kBf16) remat::cpu::bf16_gemm(h);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (r > 0) best = std::max(best, 2.0 * static_cast<double>(s.m * s.n * s.k) / seconds / 1e9);
@@ -92,11 +111,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-#if defined(REMAT_HAVE_BLAS)
-  const char* engine = "OpenBLAS";
-#else
-  const char* engine = "packed engine";
-#endif
+  const char* engine = remat::cpu::matmul_engine();
+  const char* blas_core = remat::cpu::matmul_blas_core();
   remat::PortTeam* team = threads > 1 ? remat::port_team_create(threads) : nullptr;
   if (threads > 1 && team == nullptr) {
     std::fprintf(stderr, "sgemm_rate: could not start %u threads\n", threads);
@@ -104,12 +120,17 @@ int main(int argc, char** argv) {
   }
   const char* blas_threads = std::getenv("OPENBLAS_NUM_THREADS");
   std::printf(
-      "# remat CPU SGEMM, best of %d; matmul engine: %s (OPENBLAS_NUM_THREADS=%s); packed engine: "
-      "%s\n",
-      repeats, engine, blas_threads ? blas_threads : "(unset)", remat::cpu::packed_gemm_isa());
-  std::printf("| product | M | N | K | matmul GFLOP/s | packed, 1 thread | packed, %u threads |\n",
-              threads);
-  std::printf("|---|---|---|---|---|---|---|\n");
+      "# remat CPU SGEMM, best of %d; matmul engine: %s (OpenBLAS core %s, "
+      "OPENBLAS_NUM_THREADS=%s); "
+      "packed engine: %s\n",
+      repeats, engine, blas_core ? blas_core : "none", blas_threads ? blas_threads : "(unset)",
+      remat::cpu::packed_gemm_isa());
+  const bool amx = remat::cpu::bf16_gemm_available();
+  std::printf(
+      "| product | M | N | K | matmul GFLOP/s | packed, 1 thread | packed, %u threads | bf16 "
+      "(AMX), 1 thread |\n",
+      threads);
+  std::printf("|---|---|---|---|---|---|---|---|\n");
   const Shape shapes[] = {
       {"square", 1024, 1024, 1024},
       {"ResNet-20 stage 1 conv, one image", 16, 1024, 144},
@@ -118,10 +139,12 @@ int main(int argc, char** argv) {
   for (const Shape& s : shapes) {
     const double team_rate = team != nullptr ? rate(s, repeats, Engine::kPackedTeam, team, threads)
                                              : rate(s, repeats, Engine::kPacked, nullptr, 1);
-    std::printf("| %s | %lld | %lld | %lld | %.1f | %.1f | %.1f |\n", s.what,
+    char bf16[32] = "no AMX";
+    if (amx) std::snprintf(bf16, sizeof bf16, "%.1f", rate(s, repeats, Engine::kBf16, nullptr, 1));
+    std::printf("| %s | %lld | %lld | %lld | %.1f | %.1f | %.1f | %s |\n", s.what,
                 static_cast<long long>(s.m), static_cast<long long>(s.n),
                 static_cast<long long>(s.k), rate(s, repeats, Engine::kMatmul, nullptr, 1),
-                rate(s, repeats, Engine::kPacked, nullptr, 1), team_rate);
+                rate(s, repeats, Engine::kPacked, nullptr, 1), team_rate, bf16);
   }
   remat::port_team_destroy(team);
   return 0;

@@ -29,6 +29,7 @@
 
 #include "bench/bench_session.h"
 #include "bench/strategy_spec.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "compiler/compiler.h"
 #include "remat/remat.h"
 
@@ -96,18 +97,16 @@ int main(int argc, char** argv) {
   }
   const char* core = std::getenv("OPENBLAS_CORETYPE");
   const char* blas_threads = std::getenv("OPENBLAS_NUM_THREADS");
-#if defined(REMAT_HAVE_BLAS)
-  const char* blas = "OpenBLAS";
-#else
-  const char* blas = "portable kernels";
-#endif
+  const char* blas_core = remat::cpu::matmul_blas_core();
+  const std::string blas = std::string(remat::cpu::matmul_engine()) + " (OpenBLAS core " +
+                           (blas_core ? blas_core : "none") + ")";
   std::printf(
       "# remat step time on backend %s; %u hardware threads; CPU kernels on %s threads; CPU "
       "matmul: %s; "
       "OPENBLAS_CORETYPE=%s; OPENBLAS_NUM_THREADS=%s; median of %d steps after %d warm-up\n",
       backend.c_str(), std::thread::hardware_concurrency(),
-      threads > 0 ? std::to_string(threads).c_str() : "all hardware", blas, core ? core : "(unset)",
-      blas_threads ? blas_threads : "(unset)", steps, warmup);
+      threads > 0 ? std::to_string(threads).c_str() : "all hardware", blas.c_str(),
+      core ? core : "(unset)", blas_threads ? blas_threads : "(unset)", steps, warmup);
   std::printf(
       "| model | batch | strategy | arena MiB | persistent MiB | host MiB | recomputed FLOPs | "
       "median ms | min ms "

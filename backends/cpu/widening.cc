@@ -1,9 +1,11 @@
 // The CPU backend's widening of 16-bit float tensors (widening.h).
 #include "backends/cpu/widening.h"
 
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/parallel.h"
 #include "plan/half_float.h"
+#include "backends/shared/op_args.h"
 
 namespace remat {
 namespace cpu {
@@ -39,7 +41,29 @@ void round_to_half(const KernelArgs& args, uint8_t dtype, const float* from, flo
   });
 }
 
+bool same_tensor(const TensorRef& x, const TensorRef& y) {
+  return x.region == y.region && x.offset == y.offset;
+}
+
 }  // namespace
+
+bool takes_bf16_operands(const OpCall& call) {
+  if (product_operand_dtype(call) != REMAT_DTYPE_BF16 || !bf16_gemm_available()) return false;
+  for (int i = 0; i < 2; ++i) {
+    // bfloat16, or float32 narrowed as it is read; and not read as another input too.
+    const uint8_t dtype = call.inputs[i]->dtype;
+    if (dtype != REMAT_DTYPE_BF16 && dtype != REMAT_DTYPE_F32) return false;
+    for (int j = 2; j < call.num_inputs; ++j) {
+      if (same_tensor(*call.inputs[i], *call.inputs[j])) return false;
+    }
+  }
+  if (call.code != static_cast<uint16_t>(OpCode::kMatMul)) return true;
+  // bf16_gemm takes alpha only with beta 0; the reduce mode sums its batch with beta 1, but for
+  // one product over the stacked batch (A transposed, B not).
+  const MatmulShape shape = matmul_shape(call);
+  return shape.mode != MatmulMode::kReduce || (shape.trans_a && !shape.trans_b) ||
+         fattr(call, attr::matmul::alpha) == 1.0f;
+}
 
 remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace) {
   const OpCall& call = *args.call;
@@ -52,9 +76,25 @@ remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace)
   w.call = &wide;
   bool converted[kMaxWidenedTensors] = {};
   const uint8_t product = product_operand_dtype(call);
+  const bool bf16_operands = takes_bf16_operands(call);
   for (int i = 0; i < call.num_inputs; ++i) {
     const TensorRef& t = *call.inputs[i];
     const bool rounded = rounds_operand(call, i);
+    if (bf16_operands && i < 2) {
+      if (!rounded) continue;  // bfloat16 already: read as it is.
+      // A float32 operand narrowed into the first half of its slice.
+      const int k = s.find(t);
+      uint16_t* slice = reinterpret_cast<uint16_t*>(base + s.offset[k]);
+      if (!converted[k])
+        narrow(args, product, static_cast<const float*>(args.in[i]), slice, t.numel);
+      converted[k] = true;
+      refs[i] = t;
+      refs[i].dtype = product;
+      refs[i].bytes = static_cast<uint64_t>(t.numel) * 2;
+      wide.inputs[i] = &refs[i];
+      w.in[i] = slice;
+      continue;
+    }
     if (!is_half_float(t.dtype) && !rounded) continue;
     const int k = s.find(t);
     float* slice = reinterpret_cast<float*>(base + s.offset[k]);

@@ -784,10 +784,12 @@ size_t float_tensor_count(const OpCase& c) {
   return n;
 }
 
-void run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
+bool run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
                       remat::Backend* reference, remat::Backend* backend, const char* name,
-                      double tol) {
+                      double tol, bool (*inexact)(const remat::OpCall&)) {
   const CaseTensors f32(c), mixed(c, floats);
+  const bool loosened = inexact != nullptr && inexact(mixed.call);
+  if (loosened) tol = c.tol;
   Errors e;
   // Each input once: f32 values, rounded to 16 bits where the mixed call has a 16-bit tensor;
   // the reference gets the rounded values as f32. A 16-bit product's float32 operand goes to
@@ -876,6 +878,7 @@ void run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
                static_cast<long long>(k), name, static_cast<double>(g), static_cast<double>(w));
     }
   }
+  return loosened;
 }
 
 }  // namespace remat_test

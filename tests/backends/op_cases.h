@@ -90,9 +90,12 @@ size_t float_tensor_count(const OpCase& c);
 /// tolerance), an f32 output may differ by tol + tol * |want|, and a 16-bit output must lie
 /// between the roundings of want minus and plus that bound. A workspace output is not compared.
 /// Calls |backend|'s prepare() for the op. Both backends need an arena of at least 64 KiB.
-void run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
+/// Where |inexact| is given and says true of the 16-bit call, the case's own tolerance applies
+/// instead of |tol| (the CPU's bfloat16 products on AMX sum in another order); returns whether
+/// it did.
+bool run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
                       remat::Backend* reference, remat::Backend* backend, const char* name,
-                      double tol);
+                      double tol, bool (*inexact)(const remat::OpCall&) = nullptr);
 
 /// Runs |c| on |other|, which does not claim its op: returns whether run_op() answered
 /// REMAT_ERROR_UNIMPLEMENTED with a message naming the op (printing what was wrong if not).

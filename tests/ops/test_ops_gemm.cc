@@ -4,10 +4,12 @@
 // convolution threads compute it, to the bits of the whole product; and with op(B) walked in
 // place, or over whole padded images by output position, to the bits of op(B) stored. The
 // dot-product engine likewise: against float64 over the columns it keeps, with inf and NaN in the
-// ones it drops, and over whole images, and in slices to the bits of the whole.
+// ones it drops, and over whole images, and in slices to the bits of the whole. And gemm() runs
+// the engine matmul_engine() names.
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -141,6 +143,30 @@ void packed_engines_match_a_float64_product(void**) {
           }
         }
       }
+    }
+  }
+}
+
+// gemm() runs the engine matmul_engine() names: the packed engine's bits where it says so, and
+// otherwise OpenBLAS, named with its core, within float32 summation error of the packed engine.
+void gemm_runs_the_engine_it_names(void**) {
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  const char* engine = remat::cpu::matmul_engine();
+  const char* core = remat::cpu::matmul_blas_core();
+  printf("matmul engine: %s (OpenBLAS core %s)\n", engine, core ? core : "none");
+  const bool packed = strcmp(engine, "packed GEMM") == 0;
+  if (!packed && (strcmp(engine, "OpenBLAS") != 0 || core == nullptr))
+    fail_msg("matmul engine '%s', OpenBLAS core %s", engine, core ? core : "none");
+  const Product p(70, 90, 300, false, true, 0.0f, 41);
+  std::vector<float> by_gemm = p.c0, by_packed = p.c0;
+  remat::cpu::gemm(p.slice(0, p.m, 0, p.n, by_gemm, pack.data()));
+  remat::cpu::packed_gemm(p.slice(0, p.m, 0, p.n, by_packed, pack.data()));
+  const bool same = memcmp(by_gemm.data(), by_packed.data(), by_gemm.size() * sizeof(float)) == 0;
+  if (packed && !same) fail_msg("matmul engine is the packed one, but gemm() gives other bits");
+  for (size_t i = 0; i < by_gemm.size(); ++i) {
+    if (!(fabs(by_gemm[i] - by_packed[i]) <= 1e-4)) {
+      fail_msg("C[%zu]: gemm() %.9g, packed engine %.9g", i, static_cast<double>(by_gemm[i]),
+               static_cast<double>(by_packed[i]));
     }
   }
 }
@@ -507,6 +533,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(packed_engines_match_a_float64_product),
       cmocka_unit_test(gemm_takes_row_lengths_past_32_bits),
+      cmocka_unit_test(gemm_runs_the_engine_it_names),
       cmocka_unit_test(slices_have_the_bits_of_the_whole_product),
       cmocka_unit_test(a_walked_operand_has_the_bits_of_the_stored_one),
       cmocka_unit_test(dot_engines_match_a_float64_product),

@@ -6,6 +6,7 @@
 
 #if REMAT_HAVE_BLAS
 #include <cblas.h>
+#include <strings.h>
 
 #include <limits>
 #endif
@@ -16,6 +17,13 @@ namespace cpu {
 void packed_gemm(const Gemm& g) { REMAT_CPU_BEST(packed_gemm)(g); }
 
 void dot_gemm(const GemmDot& g) { REMAT_CPU_BEST(dot_gemm)(g); }
+
+#if !REMAT_CPU_AMX
+// A build without AMX (another architecture, or a compiler without the intrinsics).
+bool bf16_gemm_available() { return false; }
+
+void bf16_gemm(const Bf16Gemm&) {}
+#endif
 
 const char* packed_gemm_isa() {
 #if REMAT_CPU_X86_VARIANTS
@@ -30,19 +38,62 @@ const char* packed_gemm_isa() {
 
 #if REMAT_HAVE_BLAS
 
+namespace {
+
+// Whether OpenBLAS's kernels for its core |name| use narrower vectors than |isa|. OpenBLAS picks
+// its core by the CPU's model number, and one it does not know yet (an Emerald Rapids Xeon, model
+// 207, in OpenBLAS 0.3.21) falls back to Prescott's SSE3 kernels: 41 GFLOP/s on one thread where
+// the packed engine's AVX-512 build gives 160 and OpenBLAS's own SkylakeX kernels 199.
+bool blas_core_narrower(const char* name, CpuIsa isa) {
+  if (isa == CpuIsa::kBaseline || name == nullptr) return false;
+  // Cores whose kernels have no AVX2 (SSE only, or AVX and FMA4 without AVX2).
+  static const char* const kBelowAvx2[] = {
+      "katmai", "coppermine",  "northwood", "prescott",  "banias",     "atom",         "core2",
+      "penryn", "dunnington",  "nehalem",   "athlon",    "opteron",    "opteron_sse3", "barcelona",
+      "nano",   "sandybridge", "bobcat",    "bulldozer", "piledriver", "steamroller",  "unknown"};
+  // Cores with AVX2 kernels but no AVX-512 ones.
+  static const char* const kAvx2Only[] = {"haswell", "zen", "excavator"};
+  for (const char* core : kBelowAvx2) {
+    if (strcasecmp(name, core) == 0) return true;
+  }
+  if (isa != CpuIsa::kAvx512) return false;
+  for (const char* core : kAvx2Only) {
+    if (strcasecmp(name, core) == 0) return true;
+  }
+  return false;
+}
+
+// Whether gemm() runs on OpenBLAS: unless OpenBLAS's core is narrower than the packed engine's
+// build for this CPU. Fixed for the process (the CPU and OpenBLAS's core do not change), so the
+// same call always gives the same bits.
+bool matmul_on_blas() {
+#if REMAT_CPU_X86_VARIANTS
+  static const bool on_blas = !blas_core_narrower(openblas_get_corename(), best_cpu_isa());
+  return on_blas;
+#else
+  return true;
+#endif
+}
+
+}  // namespace
+
 void gemm_on_calling_thread() {
   // OpenBLAS's own workers spin in sched_yield for a long while after each call and took the
   // cores from remat's kernel threads between products: step times varied by up to 40%.
   openblas_set_num_threads(1);
 }
 
+const char* matmul_engine() { return matmul_on_blas() ? "OpenBLAS" : "packed GEMM"; }
+
+const char* matmul_blas_core() { return openblas_get_corename(); }
+
 void gemm(const Gemm& g) {
   if (g.m == 0 || g.n == 0) return;
   // Sizes and row lengths past OpenBLAS's integer (a verified tensor may hold 2^40 elements, a
   // head_matmul's interleaved rows are that long) go to the packed engine, which takes int64.
   constexpr int64_t kBlasMax = std::numeric_limits<blasint>::max();
-  if (g.m > kBlasMax || g.n > kBlasMax || g.k > kBlasMax || g.lda > kBlasMax || g.ldb > kBlasMax ||
-      g.ldc > kBlasMax) {
+  if (!matmul_on_blas() || g.m > kBlasMax || g.n > kBlasMax || g.k > kBlasMax || g.lda > kBlasMax ||
+      g.ldb > kBlasMax || g.ldc > kBlasMax) {
     packed_gemm(g);
     return;
   }
@@ -57,6 +108,10 @@ void gemm(const Gemm& g) {
 #else
 
 void gemm_on_calling_thread() {}
+
+const char* matmul_engine() { return "packed GEMM"; }
+
+const char* matmul_blas_core() { return nullptr; }
 
 void gemm(const Gemm& g) { packed_gemm(g); }
 

@@ -1,10 +1,10 @@
 // The CPU backend's matrix products. gemm() is the matmul ops' engine: OpenBLAS's cblas_sgemm
 // where the build has it (on the calling thread: the matmul kernel spreads blocks of C over the
-// backend's threads), else the packed engine. packed_gemm() is the
-// project's own packed engine (BLIS-style blocking, a register-blocked micro-kernel for the
-// widest instruction set the CPU has) that the convolutions call from every thread of the
-// backend at once, each on its own slice: OpenBLAS serialises concurrent threaded calls.
-// dot_gemm() is the product of two operands that both run along K in memory (a convolution's
+// backend's threads) and its kernels are as wide as the packed engine's, else the packed engine.
+// packed_gemm() is the project's own packed engine (BLIS-style blocking, a register-blocked
+// micro-kernel for the widest instruction set the CPU has) that the convolutions call from every
+// thread of the backend at once, each on its own slice: OpenBLAS serialises concurrent threaded
+// calls. dot_gemm() is the product of two operands that both run along K in memory (a convolution's
 // weight gradient sums over the positions, contiguous in dy and in the image alike), read in
 // place without packing.
 #ifndef REMAT_BACKENDS_CPU_GEMM_GEMM_H_
@@ -109,10 +109,52 @@ void gemm_on_calling_thread();
 /// Computes |g| for the matmul ops. The same call gives the same bits.
 void gemm(const Gemm& g);
 
+/// Which engine gemm() runs on: "OpenBLAS", or "packed GEMM" in a build without it or where
+/// OpenBLAS's core (matmul_blas_core()) has narrower kernels than the packed engine's build for
+/// this CPU (OpenBLAS falls back to SSE3 kernels on processors newer than it knows).
+const char* matmul_engine();
+
+/// OpenBLAS's core (its name for the kernels it picked for this CPU); null without OpenBLAS.
+const char* matmul_blas_core();
+
 /// Computes |g| with the packed engine on the calling thread. Each element of C is summed over
 /// K in an order that depends on K only: computing C in row or column slices (A or B and C
 /// offset, M or N cut) gives the bits of the whole product.
 void packed_gemm(const Gemm& g);
+
+/// A product of bfloat16 operands (their bits) into float32: C = alpha * op(A) op(B) + beta * C,
+/// beta in {0, 1} and alpha 1 where beta is 1; fields as Gemm's. The matmul ops' native path in
+/// 16-bit plans (bf16_gemm()).
+struct Bf16Gemm {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  float alpha;
+  const uint16_t* a;
+  int64_t lda;
+  const uint16_t* b;
+  int64_t ldb;
+  float beta;
+  float* c;
+  int64_t ldc;
+  float* pack;  ///< kGemmPackFloats floats of packing scratch, 64-byte aligned.
+};
+
+/// bf16_gemm()'s blocks: op(B) kAmxKc x kAmxNc and op(A) kAmxMc x kAmxKc are packed at a time;
+/// K is summed kAmxKc at a time (the order depends on K only).
+constexpr int64_t kAmxKc = 512;
+constexpr int64_t kAmxNc = 256;
+constexpr int64_t kAmxMc = 64;
+static_assert((kAmxKc * kAmxNc + kAmxMc * kAmxKc) * 2 <= kGemmPackFloats * 4,
+              "bf16_gemm's packed blocks fit the packing scratch");
+
+/// Whether bf16_gemm() runs here: an x86-64 build with AMX, a CPU with AMX-BF16, and an OS that
+/// lets the process use the tiles (Linux 5.16 or later; asked once).
+bool bf16_gemm_available();
+
+/// Computes |g| on AMX tiles (products of bfloat16 pairs, float32 sums; the tiles read subnormal
+/// operands as zero and flush subnormal sums), on the calling thread. Each element of C is summed
+/// in an order that depends on K only, as packed_gemm()'s. Call only where bf16_gemm_available().
+void bf16_gemm(const Bf16Gemm& g);
 
 /// Columns of K that dot_gemm() reads at a time: it rounds K up to a multiple of this.
 constexpr int64_t kGemmDotLanes = 16;

@@ -4,7 +4,8 @@
 // product of the batch are shared out among the threads whole. The cut depends on the shapes
 // only, never on the thread count, and every tile is summed over the whole K by one call, so the
 // bits are those of one thread. A bias is added to each tile as soon as it is computed, while it
-// is in cache, each element rounded once as bias_add rounds it.
+// is in cache, each element rounded once as bias_add rounds it. Products whose operands come in
+// bfloat16 (a 16-bit plan's, on a CPU with AMX: widening.h) run on bf16_gemm() in the same cut.
 #include <algorithm>
 
 #include "backends/cpu/gemm/gemm.h"
@@ -37,7 +38,8 @@ int64_t half_block(int64_t size) { return (size / 2 + 15) / 16 * 16; }
 // Along C's rows when M is tall, else along its columns when N is wide, whole otherwise; then,
 // while the op's |products| give fewer than kMinTiles tiles in all, the longer side of a tile
 // is halved. Depends on the shapes only, never on the thread count.
-Cut cut_of(const Gemm& g, int64_t products) {
+template <typename G>
+Cut cut_of(const G& g, int64_t products) {
   const int64_t m = g.m > 0 ? g.m : 1, n = g.n > 0 ? g.n : 1;
   Cut cut{m, n, 1, 1};
   if (m >= 2 * kRowBlock) {
@@ -62,7 +64,11 @@ Cut cut_of(const Gemm& g, int64_t products) {
 
 // Tile |j| (row-major over the tiles) of |g| under |cut|, on thread |worker|'s packing scratch;
 // then |bias| (null: none; else N floats) added to each of the tile's rows.
-void gemm_block(Gemm g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t worker,
+void run_gemm(const Gemm& g) { gemm(g); }
+void run_gemm(const Bf16Gemm& g) { bf16_gemm(g); }
+
+template <typename G>
+void gemm_block(G g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t worker,
                 const float* bias = nullptr) {
   const int64_t row = j / cut.col_blocks * cut.rows, col = j % cut.col_blocks * cut.cols;
   g.m = std::min(cut.rows, g.m - row);
@@ -71,7 +77,7 @@ void gemm_block(Gemm g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t
   g.b = g.trans_b ? g.b + col * g.ldb : g.b + col;
   g.c += row * g.ldc + col;
   g.pack = gemm_pack(a, worker);
-  gemm(g);
+  run_gemm(g);
   if (bias == nullptr) return;
   const float* __restrict b = bias + col;
   for (int64_t i = 0; i < g.m; ++i) {
@@ -81,9 +87,10 @@ void gemm_block(Gemm g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t
 }
 
 // The GEMM of |call|'s sizes and row lengths: alpha its attribute, beta 0, operands unset.
-Gemm gemm_of(const OpCall& call, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-             int64_t lda, int64_t ldb, int64_t ldc) {
-  Gemm g{};
+template <typename G>
+G gemm_of(const OpCall& call, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+          int64_t lda, int64_t ldb, int64_t ldc) {
+  G g{};
   g.trans_a = trans_a;
   g.trans_b = trans_b;
   g.m = m;
@@ -99,13 +106,13 @@ Gemm gemm_of(const OpCall& call, bool trans_a, bool trans_b, int64_t m, int64_t 
 
 // Independent products of |g|'s sizes, every tile of each a work item: |place|(i, &part) points
 // |part| at product i's matrices; |bias| (null: none) is added to each.
-template <typename Place>
-void products_threads(const KernelArgs& args, const Gemm& g, int64_t products, const Place& place,
+template <typename G, typename Place>
+void products_threads(const KernelArgs& args, const G& g, int64_t products, const Place& place,
                       const float* bias) {
   const Cut cut = cut_of(g, products);
   parallel_for(args, products * cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
     for (int64_t item = begin; item < end; ++item) {
-      Gemm part = g;
+      G part = g;
       place(item / cut.count(), &part);
       gemm_block(part, cut, item % cut.count(), args, worker, bias);
     }
@@ -113,21 +120,20 @@ void products_threads(const KernelArgs& args, const Gemm& g, int64_t products, c
 }
 
 // Every tile of one product over the threads.
-void gemm_threads(const KernelArgs& a, const Gemm& g, const float* bias) {
+template <typename G>
+void gemm_threads(const KernelArgs& a, const G& g, const float* bias) {
   const Cut cut = cut_of(g, 1);
   parallel_for(a, cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
     for (int64_t j = begin; j < end; ++j) gemm_block(g, cut, j, a, worker, bias);
   });
 }
 
-}  // namespace
-
-remat_status matmul(const KernelArgs& args) {
+// matmul on G (Gemm, or Bf16Gemm), its operands |a| and |b| of G's element type.
+template <typename G, typename T>
+remat_status matmul_on(const KernelArgs& args, const T* a, const T* b) {
   const MatmulShape shape = matmul_shape(*args.call);
-  Gemm g = gemm_of(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k,
+  G g = gemm_of<G>(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k,
                    shape.a_cols, shape.b_cols, shape.n);
-  const float* a = in_f32(args, 0);
-  const float* b = in_f32(args, 1);
   const float* bias = args.call->num_inputs > 2 ? in_f32(args, 2) : nullptr;  // not in reduce mode
   float* c = out_f32(args, 0);
   const bool trans_a = shape.trans_a, trans_b = shape.trans_b;
@@ -151,7 +157,7 @@ remat_status matmul(const KernelArgs& args) {
     parallel_for(args, cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
       for (int64_t j = begin; j < end; ++j) {
         for (int64_t i = 0; i < batch_a; ++i) {
-          Gemm part = g;
+          G part = g;
           part.a = a + i * a_stride;
           part.b = b + i * b_stride;
           part.beta = i == 0 ? 0.0f : 1.0f;
@@ -174,7 +180,7 @@ remat_status matmul(const KernelArgs& args) {
   const bool shared_b = shape.mode == MatmulMode::kBroadcast;
   products_threads(
       args, g, batch_a,
-      [&](int64_t i, Gemm* part) {
+      [&](int64_t i, G* part) {
         part->a = a + i * a_stride;
         part->b = shared_b ? b : b + i * b_stride;
         part->c = c + i * c_stride;
@@ -186,23 +192,45 @@ remat_status matmul(const KernelArgs& args) {
 // Attention's per-head products (plan/head_matmul_shape.h): each product's matrices sit at their
 // head's offset with their tensor's row length, and every tile of each is a work item, as in
 // the batched mode; a product's bits are matmul's for the same matrices.
-remat_status head_matmul(const KernelArgs& args) {
+template <typename G, typename T>
+remat_status head_matmul_on(const KernelArgs& args, const T* a, const T* b) {
   const HeadMatmulShape shape = head_matmul_shape(*args.call);
-  const Gemm g = gemm_of(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k,
+  const G g = gemm_of<G>(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k,
                          shape.a.ld, shape.b.ld, shape.c.ld);
-  const float* a = in_f32(args, 0);
-  const float* b = in_f32(args, 1);
   float* c = out_f32(args, 0);
   const int64_t heads = shape.heads;
   products_threads(
       args, g, shape.c.products,
-      [&](int64_t i, Gemm* part) {
+      [&](int64_t i, G* part) {
         part->a = a + shape.a.offset(i, heads);
         part->b = b + shape.b.offset(i, heads);
         part->c = c + shape.c.offset(i, heads);
       },
       nullptr);
   return REMAT_OK;
+}
+
+// Whether |args|' operands come in bfloat16 (the native path: widening.cc leaves them so).
+bool bf16_operands(const KernelArgs& args) {
+  return in_ref(args, 0).dtype == REMAT_DTYPE_BF16 && in_ref(args, 1).dtype == REMAT_DTYPE_BF16;
+}
+
+const uint16_t* in_bf16(const KernelArgs& a, int i) {
+  return static_cast<const uint16_t*>(a.in[i]);
+}
+
+}  // namespace
+
+remat_status matmul(const KernelArgs& args) {
+  if (bf16_operands(args)) return matmul_on<Bf16Gemm>(args, in_bf16(args, 0), in_bf16(args, 1));
+  return matmul_on<Gemm>(args, in_f32(args, 0), in_f32(args, 1));
+}
+
+remat_status head_matmul(const KernelArgs& args) {
+  if (bf16_operands(args)) {
+    return head_matmul_on<Bf16Gemm>(args, in_bf16(args, 0), in_bf16(args, 1));
+  }
+  return head_matmul_on<Gemm>(args, in_f32(args, 0), in_f32(args, 1));
 }
 
 }  // namespace cpu

@@ -1,0 +1,190 @@
+// The CPU backend's bfloat16 GEMM on AMX tiles (backends/cpu/gemm/gemm.h: bf16_gemm), where this
+// CPU and OS run it (else every test is skipped, saying so): against a float64 product of the
+// same bfloat16 values for every transpose, beta 0 and 1, alpha, and sizes one short of, at and
+// one past the tiles (16 and 32), the blocks (kAmxMc, kAmxNc, kAmxKc) and twice them; computed in
+// row and column slices (as the matmul kernel's threads compute it) to the bits of the whole.
+#include "tests/cmocka_cpp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <vector>
+
+#include "backends/cpu/gemm/gemm.h"
+#include "op_harness.h"
+#include "plan/half_float.h"
+
+namespace {
+
+using remat::cpu::Bf16Gemm;
+using remat::cpu::kAmxKc;
+using remat::cpu::kAmxMc;
+using remat::cpu::kAmxNc;
+
+// Skips the test on a CPU or OS without AMX-BF16 tiles.
+void require_amx() {
+  if (!remat::cpu::bf16_gemm_available()) {
+    printf("bf16_gemm: no AMX-BF16 tiles on this CPU or OS; nothing to test\n");
+    skip();
+  }
+}
+
+// Operands of an M x N x K product in bfloat16, stored transposed when asked, and C's start.
+struct Product {
+  int64_t m, n, k;
+  bool trans_a, trans_b;
+  float alpha, beta;
+  std::vector<uint16_t> a, b;
+  std::vector<float> c0;
+
+  Product(int64_t m_, int64_t n_, int64_t k_, bool ta, bool tb, float alpha_, float beta_,
+          uint64_t seed)
+      : m(m_), n(n_), k(k_), trans_a(ta), trans_b(tb), alpha(alpha_), beta(beta_) {
+    ops_test::Rng rng(seed);
+    a.resize(static_cast<size_t>(m * k));
+    b.resize(static_cast<size_t>(k * n));
+    c0.resize(static_cast<size_t>(m * n));
+    for (uint16_t& v : a) v = remat::f32_to_bf16(static_cast<float>(rng.uniform(-1, 1)));
+    for (uint16_t& v : b) v = remat::f32_to_bf16(static_cast<float>(rng.uniform(-1, 1)));
+    for (float& v : c0) v = static_cast<float>(rng.uniform(-1, 1));
+  }
+  double at_a(int64_t i, int64_t p) const {
+    return remat::bf16_to_f32(trans_a ? a[p * m + i] : a[i * k + p]);
+  }
+  double at_b(int64_t p, int64_t j) const {
+    return remat::bf16_to_f32(trans_b ? b[j * k + p] : b[p * n + j]);
+  }
+
+  // The product of rows [i0, i1) and columns [j0, j1) of C, written into |c|.
+  Bf16Gemm slice(int64_t i0, int64_t i1, int64_t j0, int64_t j1, std::vector<float>& c,
+                 float* pack) const {
+    Bf16Gemm g{};
+    g.trans_a = trans_a;
+    g.trans_b = trans_b;
+    g.m = i1 - i0;
+    g.n = j1 - j0;
+    g.k = k;
+    g.alpha = alpha;
+    g.a = trans_a ? a.data() + i0 : a.data() + i0 * k;
+    g.lda = trans_a ? m : k;
+    g.b = trans_b ? b.data() + j0 * k : b.data() + j0;
+    g.ldb = trans_b ? k : n;
+    g.beta = beta;
+    g.c = c.data() + i0 * n + j0;
+    g.ldc = n;
+    g.pack = pack;
+    return g;
+  }
+};
+
+// Fails unless |c| is |p|'s product within float32 summation error.
+void check_against_float64(const Product& p, const std::vector<float>& c) {
+  for (int64_t i = 0; i < p.m; ++i) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      double sum = 0.0, scale = 0.0;
+      for (int64_t q = 0; q < p.k; ++q) {
+        sum += p.at_a(i, q) * p.at_b(q, j);
+        scale += fabs(p.at_a(i, q) * p.at_b(q, j));
+      }
+      const double c0 = p.c0[i * p.n + j];
+      const double want = p.alpha * sum + p.beta * c0;
+      // Products of bfloat16 pairs are exact in float32; each of at most K + 2 float32 sums
+      // rounds by half an ulp of a partial sum within |alpha| * scale + |C0|.
+      const double bound =
+          (static_cast<double>(p.k) + 2.0) * ldexp(1.0, -24) * (fabs(p.alpha) * scale + fabs(c0)) +
+          1e-30;
+      const double got = c[i * p.n + j];
+      if (!(fabs(got - want) <= bound)) {
+        fail_msg(
+            "%lldx%lldx%lld trans %d%d alpha %g beta %g: C[%lld,%lld] = %.9g, float64 "
+            "gives %.9g (bound %.3g)",
+            static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
+            p.trans_a, p.trans_b, static_cast<double>(p.alpha), static_cast<double>(p.beta),
+            static_cast<long long>(i), static_cast<long long>(j), got, want, bound);
+      }
+    }
+  }
+}
+
+void bf16_gemm_matches_a_float64_product(void**) {
+  require_amx();
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  // Around the tiles (16 rows, 16 columns, 32 of K; a block of C is 32 x 32) and the blocks.
+  const int64_t sizes[][3] = {{1, 1, 1},
+                              {15, 17, 31},
+                              {16, 16, 32},
+                              {17, 15, 33},
+                              {31, 33, 64},
+                              {32, 32, 65},
+                              {33, 31, 100},
+                              {kAmxMc - 1, kAmxNc - 1, kAmxKc - 1},
+                              {kAmxMc, kAmxNc, kAmxKc},
+                              {kAmxMc + 1, kAmxNc + 1, kAmxKc + 1},
+                              {2 * kAmxMc + 3, 2 * kAmxNc + 5, 2 * kAmxKc + 7}};
+  int runs = 0;
+  for (const auto& size : sizes) {
+    for (int transposes = 0; transposes < 4; ++transposes) {
+      for (int scaling = 0; scaling < 3; ++scaling) {
+        // beta 0 with alpha 1 and 0.5; beta 1 (alpha 1 only: gemm.h).
+        const float alpha = scaling == 1 ? 0.5f : 1.0f, beta = scaling == 2 ? 1.0f : 0.0f;
+        const Product p(size[0], size[1], size[2], transposes & 1, transposes & 2, alpha, beta,
+                        29 + transposes + 4 * scaling);
+        std::vector<float> c = p.c0;
+        remat::cpu::bf16_gemm(p.slice(0, p.m, 0, p.n, c, pack.data()));
+        check_against_float64(p, c);
+        ++runs;
+      }
+    }
+  }
+  printf("bf16_gemm: %d products within float32 summation error of float64\n", runs);
+}
+
+void bf16_gemm_of_empty_k_gives_zero_or_c(void**) {
+  require_amx();
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  for (float beta : {0.0f, 1.0f}) {
+    const Product p(5, 7, 0, false, false, 1.0f, beta, 3);
+    std::vector<float> c = p.c0;
+    remat::cpu::bf16_gemm(p.slice(0, p.m, 0, p.n, c, pack.data()));
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (c[i] != beta * p.c0[i]) fail_msg("K 0, beta %g: C[%zu] = %g", beta, i, c[i]);
+    }
+  }
+}
+
+void bf16_slices_have_the_bits_of_the_whole_product(void**) {
+  require_amx();
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  for (int transposes = 0; transposes < 4; ++transposes) {
+    for (float beta : {0.0f, 1.0f}) {
+      const Product p(90, 300, 1100, transposes & 1, transposes & 2, 1.0f, beta, 5 + transposes);
+      std::vector<float> whole = p.c0, by_rows = p.c0, by_columns = p.c0;
+      remat::cpu::bf16_gemm(p.slice(0, p.m, 0, p.n, whole, pack.data()));
+      // Uneven cuts, as the matmul kernel's tiles may fall: rows 0-17-50-90, columns
+      // 0-40-296-300.
+      const int64_t rows[] = {0, 17, 50, 90}, columns[] = {0, 40, 296, 300};
+      for (int part = 0; part < 3; ++part) {
+        remat::cpu::bf16_gemm(p.slice(rows[part], rows[part + 1], 0, p.n, by_rows, pack.data()));
+        remat::cpu::bf16_gemm(
+            p.slice(0, p.m, columns[part], columns[part + 1], by_columns, pack.data()));
+      }
+      if (memcmp(whole.data(), by_rows.data(), whole.size() * sizeof(float)) != 0 ||
+          memcmp(whole.data(), by_columns.data(), whole.size() * sizeof(float)) != 0) {
+        fail_msg("trans %d beta %g: a product in slices differs from the whole", transposes,
+                 static_cast<double>(beta));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(bf16_gemm_matches_a_float64_product),
+      cmocka_unit_test(bf16_gemm_of_empty_k_gives_zero_or_c),
+      cmocka_unit_test(bf16_slices_have_the_bits_of_the_whole_product),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
