@@ -65,7 +65,9 @@ Cut cut_of(const G& g, int64_t products) {
 // Tile |j| (row-major over the tiles) of |g| under |cut|, on thread |worker|'s packing scratch;
 // then |bias| (null: none; else N floats) added to each of the tile's rows.
 void run_gemm(const Gemm& g) { gemm(g); }
+#if REMAT_CPU_AMX
 void run_gemm(const Bf16Gemm& g) { bf16_gemm(g); }
+#endif
 
 template <typename G>
 void gemm_block(G g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t worker,
@@ -210,6 +212,7 @@ remat_status head_matmul_on(const KernelArgs& args, const T* a, const T* b) {
   return REMAT_OK;
 }
 
+#if REMAT_CPU_AMX
 // Whether |args|' operands come in bfloat16 (the native path: widening.cc leaves them so).
 bool bf16_operands(const KernelArgs& args) {
   return in_ref(args, 0).dtype == REMAT_DTYPE_BF16 && in_ref(args, 1).dtype == REMAT_DTYPE_BF16;
@@ -218,18 +221,24 @@ bool bf16_operands(const KernelArgs& args) {
 const uint16_t* in_bf16(const KernelArgs& a, int i) {
   return static_cast<const uint16_t*>(a.in[i]);
 }
+#endif
 
 }  // namespace
 
+// Builds without AMX (the firmware's among them) never see bfloat16 operands: no code for them.
 remat_status matmul(const KernelArgs& args) {
+#if REMAT_CPU_AMX
   if (bf16_operands(args)) return matmul_on<Bf16Gemm>(args, in_bf16(args, 0), in_bf16(args, 1));
+#endif
   return matmul_on<Gemm>(args, in_f32(args, 0), in_f32(args, 1));
 }
 
 remat_status head_matmul(const KernelArgs& args) {
+#if REMAT_CPU_AMX
   if (bf16_operands(args)) {
     return head_matmul_on<Bf16Gemm>(args, in_bf16(args, 0), in_bf16(args, 1));
   }
+#endif
   return head_matmul_on<Gemm>(args, in_f32(args, 0), in_f32(args, 1));
 }
 
