@@ -48,7 +48,11 @@ bool same_tensor(const TensorRef& x, const TensorRef& y) {
 }  // namespace
 
 bool takes_bf16_operands(const OpCall& call) {
-  if (product_operand_dtype(call) != REMAT_DTYPE_BF16 || !bf16_gemm_available()) return false;
+  const bool product = call.code == static_cast<uint16_t>(OpCode::kMatMul) ||
+                       call.code == static_cast<uint16_t>(OpCode::kHeadMatMul);
+  if (!product || product_operand_dtype(call) != REMAT_DTYPE_BF16 || !bf16_gemm_available()) {
+    return false;
+  }
   for (int i = 0; i < 2; ++i) {
     // bfloat16, or float32 narrowed as it is read; and not read as another input too.
     const uint8_t dtype = call.inputs[i]->dtype;

@@ -42,12 +42,20 @@ bool runs_widened(const OpCall& call) {
 }
 
 uint8_t product_operand_dtype(const OpCall& call) {
-  if (call.code != static_cast<uint16_t>(OpCode::kMatMul) &&
-      call.code != static_cast<uint16_t>(OpCode::kHeadMatMul))
-    return REMAT_DTYPE_F32;
+  switch (static_cast<OpCode>(call.code)) {
+    case OpCode::kMatMul:
+    case OpCode::kHeadMatMul:
+    case OpCode::kConv:
+    case OpCode::kConvGradInput:
+    case OpCode::kConvGradWeight: break;
+    default: return REMAT_DTYPE_F32;
+  }
   for (int i = 0; i < 2 && i < call.num_inputs; ++i) {
     if (is_half_float(call.inputs[i]->dtype)) return call.inputs[i]->dtype;
   }
+  // Both operands float32 (a network's input and its first layer's weight): the product's
+  // output decides, as autocast runs the first layer in the lower precision too.
+  if (call.num_outputs > 0 && is_half_float(call.outputs[0]->dtype)) return call.outputs[0]->dtype;
   return REMAT_DTYPE_F32;
 }
 

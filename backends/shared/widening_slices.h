@@ -35,10 +35,12 @@ struct WideningSlices {
 /// float32 (not a kAnyDtype copy).
 bool runs_widened(const OpCall& call);
 
-/// The 16-bit type the matrix products (matmul, head_matmul) of |call| take their operands A and
-/// B in: the dtype of the first 16-bit one of them; REMAT_DTYPE_F32 when neither is 16-bit or
-/// |call| is no such product. The other operand, when it is not of that type (a float32
-/// weight), is rounded to it first, as PyTorch's autocast casts a weight (docs/precision.md).
+/// The 16-bit type the products (matmul, head_matmul, conv and its two gradients) of |call| take
+/// their operands (inputs 0 and 1) in: the dtype of the first 16-bit one of them, else that of a
+/// 16-bit first output; REMAT_DTYPE_F32 when none is 16-bit or |call| is no such product. An
+/// operand not of that type (a float32 weight, a network's float32 input) is rounded to it first,
+/// as PyTorch's autocast casts both operands of a linear layer or convolution
+/// (docs/precision.md).
 uint8_t product_operand_dtype(const OpCall& call);
 
 /// Whether input |i| of |call| is a product operand rounded to product_operand_dtype(): operand

@@ -312,6 +312,50 @@ def make(filename, template, batch, optimizer_spec, build_model, make_optimizer,
     print("%s: loss %s" % (filename, ", ".join("%.6f" % v for v in losses)))
 
 
+def make_autocast(filename, template, batch, optimizer_spec, build_model, make_optimizer,
+                  make_inputs):
+    """The golden of make() with the same initial parameters and batch, trained instead in float32
+    under torch.autocast("cpu", dtype=torch.bfloat16): remat's --precision bf16 against it."""
+    torch.manual_seed(SEED)
+    model = build_model().double()
+    init_parameters(model)
+    input_name, inputs, labels = make_inputs(batch)
+    model = model.float()
+    inputs = inputs if input_name == "tokens" else inputs.float()
+    init = {name: p.detach().clone() for name, p in model.named_parameters()}
+    optimizer = make_optimizer(model.parameters())
+    losses = []
+    for _ in range(STEPS):
+        optimizer.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(inputs), labels)
+        loss.backward()
+        losses.append(loss.item())
+        optimizer.step()
+    assert losses[0] > losses[1] > losses[2], "%s: loss does not decrease: %s" % (filename, losses)
+
+    tensors = {}
+    for name, value in init.items():
+        tensors["init." + name] = f32(value)
+    for name, p in model.named_parameters():
+        tensors["final." + name] = f32(p)
+    tensors["input." + input_name] = (
+        i32(inputs) if input_name == "tokens" else f32(inputs))
+    tensors["label.labels"] = i32(labels)
+    tensors["loss"] = f32(torch.tensor(losses, dtype=torch.float64))
+    metadata = {
+        "template": template,
+        "batch": str(batch),
+        "optimizer": optimizer_spec,
+        "steps": str(STEPS),
+        "seed": str(SEED),
+        "precision": "bf16",
+        "torch": torch.__version__,
+    }
+    write_safetensors(os.path.join(HERE, filename), tensors, metadata)
+    print("%s: loss %s" % (filename, ", ".join("%.6f" % v for v in losses)))
+
+
 def main():
     torch.set_num_threads(1)
 
@@ -381,6 +425,23 @@ def main():
     make_if_wanted("golden_transformer_sgd.safetensors", tf_template, 3,
          "sgd:lr=0.05,momentum=0.9,weight_decay=0", transformer,
          lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0), tf_inputs)
+
+    # bfloat16 autocast (CPU) goldens: the same models, batches and initial values.
+    def make_autocast_if_wanted(filename, *rest):
+        made.add(filename)
+        if not wanted or filename in wanted:
+            make_autocast(filename, *rest)
+
+    make_autocast_if_wanted("golden_mlp_sgd_bf16.safetensors", mlp_template, 5,
+         "sgd:lr=0.1,momentum=0.9,weight_decay=0.01", mlp,
+         lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01), mlp_inputs)
+    make_autocast_if_wanted("golden_transformer_sgd_bf16.safetensors", tf_template, 3,
+         "sgd:lr=0.05,momentum=0.9,weight_decay=0", transformer,
+         lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0), tf_inputs)
+    make_autocast_if_wanted("golden_resnet_sgd_bf16.safetensors", resnet_template, 4,
+         "sgd:lr=0.05,momentum=0.9,weight_decay=0.01", resnet,
+         lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0.01),
+         image_inputs((3, 8, 8)))
 
     if wanted - made:
         raise SystemExit("unknown golden files: %s (known: %s)" % (sorted(wanted - made), sorted(made)))
