@@ -228,7 +228,17 @@ void OnnxImporter::import_node(const onnx::NodeProto& n) {
   const bool table = op == "Gather" && is_constant(n.input(0)) &&
                      constants_.at(n.input(0)).type == onnx::TensorProto_DataType_FLOAT;
   if (table) return gather(n);
-  if (op == "Constant" || op == "Shape" || (all_constant && op != "Dropout" && op != "Transpose"))
+  // A node of constants folds (onnx/folding.cc), but where it reads a float initializer that
+  // may train (one with dims, as operand() takes it): its layer imports it.
+  bool reads_parameter = false;
+  for (const std::string& in : n.input()) {
+    const auto c = in.empty() ? constants_.end() : constants_.find(in);
+    reads_parameter |= c != constants_.end() &&
+                       c->second.type == onnx::TensorProto_DataType_FLOAT &&
+                       !c->second.initializer.empty() && !c->second.dims.empty();
+  }
+  if (op == "Constant" || op == "Shape" || op == "Size" ||
+      (all_constant && op != "Dropout" && (!reads_parameter || op == "Identity" || op == "Cast")))
     return fold(n);
   if (op == "Transpose") return transpose(n);
   if (op == "Gather") return gather(n);

@@ -25,8 +25,9 @@ using Dims = std::vector<int64_t>;
 
 /// Most elements of one constant or initializer (16 GiB of floats).
 constexpr int64_t kMaxConstantElements = int64_t{1} << 32;
-/// Most elements of a folded Range, and the largest dim, stride, pad or size an attribute or a
-/// shape constant may give: far past any real model, and far from int64 overflow in products.
+/// Most elements of a folded constant (onnx/folding.cc), and the largest dim, stride, pad or size
+/// an attribute or a shape constant may give: far past any real model, and far from int64 overflow
+/// in products.
 constexpr int64_t kMaxFolded = int64_t{1} << 24;
 constexpr int64_t kMaxDim = int64_t{1} << 31;
 
@@ -85,8 +86,8 @@ struct AttentionMatch {
 };
 
 /// Imports one graph, node by node in the file's (topological) order: values and messages in
-/// onnx/import.cc, constants and their folding in onnx/constants.cc, layers in onnx/layers.cc,
-/// multi-node patterns in onnx/patterns.cc.
+/// onnx/import.cc, constants in onnx/constants.cc, their folding in onnx/folding.cc, layers in
+/// onnx/layers.cc, multi-node patterns in onnx/patterns.cc.
 class OnnxImporter {
  public:
   OnnxImporter(const onnx::ModelProto& model, const std::string& path, int64_t batch, int64_t opset,
