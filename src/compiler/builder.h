@@ -119,12 +119,23 @@ class Builder {
   /// that exist already (an imported model's); adds |prefix|.num_batches_tracked.
   int batch_norm_with(int x, int gamma, int beta, int running_mean, int running_var,
                       const std::string& prefix, float eps, float momentum);
+  /// A pooling window: its size, stride and padding (on both sides) along H and W. On a rank-3
+  /// [N, C, L] input it pools along L with the W values (the H ones must be 1, 1 and 0).
+  struct PoolWindow2d {
+    int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
+    /// The same size, stride and padding along both axes (H ones of 1, 1, 0 on rank 3).
+    static PoolWindow2d square(int64_t kernel, int64_t stride, int64_t pad) {
+      return {kernel, kernel, stride, stride, pad, pad};
+    }
+  };
   /// torch.nn.MaxPool2d(kernel, stride, padding, ceil_mode) (MaxPool1d on rank 3).
   int max_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
                const std::string& name);
-  /// torch.nn.AvgPool2d(kernel, stride, padding, ceil_mode, count_include_pad).
-  int avg_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
-               bool count_include_pad, const std::string& name);
+  /// The same over |window|, which may differ along H and W.
+  int max_pool(int x, const PoolWindow2d& window, bool ceil_mode, const std::string& name);
+  /// torch.nn.AvgPool2d(kernel, stride, padding, ceil_mode, count_include_pad) over |window|.
+  int avg_pool(int x, const PoolWindow2d& window, bool ceil_mode, bool count_include_pad,
+               const std::string& name);
   /// torch.nn.AdaptiveAvgPool2d(1) then flatten: [N, C, ...] -> [N, C].
   int global_avg_pool(int x, const std::string& name);
   /// torch.flatten(x, 1): [N, ...] -> [N, rest] (a copy).
@@ -147,8 +158,8 @@ class Builder {
   int activation(const std::string& hint, std::vector<int64_t> shape,
                  remat_dtype dtype = REMAT_DTYPE_F32);
   int unary(OpCode code, int x, const std::string& name, std::vector<float> fattrs = {});
-  int avg_or_max_pool(OpCode code, int x, int64_t kernel, int64_t stride, int64_t pad,
-                      bool ceil_mode, bool count_include_pad, const std::string& name);
+  int avg_or_max_pool(OpCode code, int x, const PoolWindow2d& window, bool ceil_mode,
+                      bool count_include_pad, const std::string& name);
   const Tensor& t(int index) const { return g_->tensors[index]; }
 
   Graph* g_;

@@ -128,35 +128,38 @@ int Builder::batch_norm_with(int x, int gamma, int beta, int running_mean, int r
 
 int Builder::max_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
                       const std::string& name) {
-  return avg_or_max_pool(OpCode::kMaxPool, x, kernel, stride, pad, ceil_mode, true, name);
+  return max_pool(x, PoolWindow2d::square(kernel, stride, pad), ceil_mode, name);
 }
 
-int Builder::avg_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
-                      bool count_include_pad, const std::string& name) {
-  return avg_or_max_pool(OpCode::kAvgPool, x, kernel, stride, pad, ceil_mode, count_include_pad,
-                         name);
+int Builder::max_pool(int x, const PoolWindow2d& window, bool ceil_mode, const std::string& name) {
+  return avg_or_max_pool(OpCode::kMaxPool, x, window, ceil_mode, true, name);
 }
 
-int Builder::avg_or_max_pool(OpCode code, int x, int64_t kernel, int64_t stride, int64_t pad,
-                             bool ceil_mode, bool count_include_pad, const std::string& name) {
+int Builder::avg_pool(int x, const PoolWindow2d& window, bool ceil_mode, bool count_include_pad,
+                      const std::string& name) {
+  return avg_or_max_pool(OpCode::kAvgPool, x, window, ceil_mode, count_include_pad, name);
+}
+
+int Builder::avg_or_max_pool(OpCode code, int x, const PoolWindow2d& w, bool ceil_mode,
+                             bool count_include_pad, const std::string& name) {
   const Tensor in = t(x);
   require_spatial(in, name);
   const bool two_d = in.shape.size() == 4;
   // max_pool's attributes are avg_pool's but the last, count_include_pad (plan/spatial_shape.h).
   namespace a = attr::avg_pool;
-  std::vector<int64_t> attrs = named({{a::kernel_h, two_d ? kernel : 1},
-                                      {a::kernel_w, kernel},
-                                      {a::stride_h, two_d ? stride : 1},
-                                      {a::stride_w, stride},
-                                      {a::pad_h, two_d ? pad : 0},
-                                      {a::pad_w, pad},
+  std::vector<int64_t> attrs = named({{a::kernel_h, two_d ? w.kernel_h : 1},
+                                      {a::kernel_w, w.kernel_w},
+                                      {a::stride_h, two_d ? w.stride_h : 1},
+                                      {a::stride_w, w.stride_w},
+                                      {a::pad_h, two_d ? w.pad_h : 0},
+                                      {a::pad_w, w.pad_w},
                                       {a::ceil_mode, ceil_mode ? 1 : 0},
                                       {a::count_include_pad, count_include_pad ? 1 : 0}});
   attrs.resize(op_info(static_cast<uint16_t>(code))->num_iattrs);
   const int64_t h = two_d ? in.shape[2] : 1;
   const int64_t p = pool_out_size(h, attrs[a::kernel_h.index], attrs[a::stride_h.index],
                                   attrs[a::pad_h.index], ceil_mode);
-  const int64_t q = pool_out_size(in.shape.back(), kernel, stride, pad, ceil_mode);
+  const int64_t q = pool_out_size(in.shape.back(), w.kernel_w, w.stride_w, w.pad_w, ceil_mode);
   if (p < 1 || q < 1)
     throw CompileError(name + ": the pooling window does not fit input '" + in.name + "'");
   const int y = activation(name, with_spatial(in.shape, in.shape[1], p, q));

@@ -177,6 +177,48 @@ def make_regressor(name, opset, optimizers, batch=5):
         print("%s (%s): loss %s" % (name, kind, ", ".join("%.6f" % v for v in losses)))
 
 
+class Kws(nn.Module):
+    """A keyword-spotting net's tail: conv-BN-ReLU over a 16 x 10 feature map, then a global
+    average pool written as torch users write it, avg_pool2d over the map's own shape (one 16 x 10
+    window, not a square one), and a linear classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 6, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(6)
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = F.relu(self.bn(self.conv(x)))
+        return self.fc(torch.flatten(F.avg_pool2d(h, h.shape[-2:]), 1))
+
+
+class ShapeScaledAttention(nn.Module):
+    """One attention layer whose scale is computed from the input's shape, as people write it:
+    (D // heads) ** 0.5 with D = x.shape[-1], which export writes as Shape, Gather, Div, Cast and
+    Pow on constants. Then the first token is classified."""
+
+    def __init__(self, hidden, heads, seq, vocab, classes):
+        super().__init__()
+        self.heads = heads
+        self.embed = nn.Embedding(vocab, hidden)
+        self.pos = nn.Embedding(seq, hidden)
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden, bias=False)
+        self.value = nn.Linear(hidden, hidden)
+        self.out = nn.Linear(hidden, classes)
+
+    def forward(self, tokens):
+        x = self.embed(tokens) + self.pos(torch.arange(tokens.shape[1]))
+        b, s, d = x.shape
+        split = lambda t: t.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
+        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+        scale = (x.shape[-1] // self.heads) ** 0.5
+        p = torch.softmax(q @ k.transpose(-1, -2) / scale, dim=-1)
+        h = (p @ v).transpose(1, 2).reshape(b, s, d)
+        return self.out(torch.tanh(h[:, 0]))
+
+
 class DropoutMlp(nn.Module):
     """A linear layer, dropout 0.25, another linear layer."""
 
@@ -288,6 +330,10 @@ def main():
     # Opset 13: torch writes each LayerNorm as ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add.
     make("bert_opset13", lambda: Transformer(layers=1, hidden=16, heads=2, ffn=32, seq=6, vocab=20, classes=3), (6,),
          3, 3, 13, True, [sgd], vocab=20)
+    # Shapes the importer folds or pools that a hand-written model would not have (issue 39).
+    make("kws", Kws, (1, 16, 10), 4, 3, 17, False, [sgd])
+    make("shape_attention", lambda: ShapeScaledAttention(hidden=8, heads=2, seq=5, vocab=12, classes=3), (5,), 3,
+         3, 17, True, [sgd], vocab=12)
     # Eval mode with constant folding: the exporter folds each batch norm into its convolution
     # and names the folded weights itself.
     torch.manual_seed(SEED)

@@ -165,6 +165,8 @@ const std::vector<PoolProblem>& pool_problems() {
       {"2x2 stride 2 on odd sizes", false, 2, 2, 5, 7, 2, 2, 2, 2, 0, 0, false, false},
       {"2x2 stride 3 padding (0, 1)", false, 1, 2, 10, 4, 2, 2, 3, 3, 0, 1, false, false},
       {"pool1d 3 stride 2 padding 1", true, 2, 3, 1, 10, 1, 3, 1, 2, 0, 1, false, false},
+      {"3x1 stride (2, 1) padding (1, 0)", false, 1, 2, 7, 5, 3, 1, 2, 1, 1, 0, false, false},
+      {"one 16x10 window over a 16x10 map", false, 2, 3, 16, 10, 16, 10, 16, 10, 0, 0, false, false},
   };
   // clang-format on
   return problems;

@@ -181,6 +181,15 @@ void an_exported_gpt_like_classifier_trains_as_pytorch_does(void**) {
   run_golden("golden_onnx_gpt_adam.safetensors");
 }
 
+// What hand-written models lack and exported ones have (issue 39): an attention scaled by
+// (D // heads) ** 0.5 with D read from the input's shape (Shape, Gather, Div, Cast and Pow,
+// folded to one number), and avg_pool2d over a feature map's own 16 x 10 shape (one window that
+// is not square).
+void exported_shape_arithmetic_and_a_rectangular_pool_train_as_pytorch_does(void**) {
+  run_golden("golden_onnx_shape_attention_sgd.safetensors");
+  run_golden("golden_onnx_kws_sgd.safetensors");
+}
+
 // nn.Linear on 3-D input, exported as MatMul and Add of its bias: one matmul with the bias as
 // its epilogue (the bias_add the Add was would reread the product); the goldens above train it.
 void an_exported_linear_on_3d_input_is_one_matmul_with_its_bias(void**) {
@@ -341,6 +350,7 @@ int main(void) {
       cmocka_unit_test(an_exported_depthwise_net_of_fixed_batch_trains_as_pytorch_does),
       cmocka_unit_test(an_exported_bert_like_encoder_trains_as_pytorch_does),
       cmocka_unit_test(an_exported_gpt_like_classifier_trains_as_pytorch_does),
+      cmocka_unit_test(exported_shape_arithmetic_and_a_rectangular_pool_train_as_pytorch_does),
       cmocka_unit_test(an_exported_linear_on_3d_input_is_one_matmul_with_its_bias),
       cmocka_unit_test(imported_models_give_the_same_bytes_with_every_strategy),
       cmocka_unit_test(models_the_importer_cannot_take_are_refused_naming_why),

@@ -72,7 +72,21 @@ void zero_strides_and_windows_are_refused(void**) {
   {
     ModelBuilder m({3, 8, 8});
     ModelBuilder::ints(m.node("MaxPool", {"x"}, "y"), "kernel_shape", {0, 0});
-    expect_error(m, {"node '/MaxPool'", "kernel or strides below 1"});
+    expect_error(m, {"node '/MaxPool'", "kernel 0 outside [1, 2^31]"});
+  }
+  {  // pads [top, left, bottom, right] of 1, 0, 0, 0: torch pads both ends alike
+    ModelBuilder m({3, 8, 8});
+    onnx::NodeProto* n = m.node("AveragePool", {"x"}, "y");
+    ModelBuilder::ints(n, "kernel_shape", {3, 3});
+    ModelBuilder::ints(n, "pads", {1, 0, 0, 0});
+    expect_error(m, {"node '/AveragePool'", "pads [1, 0, 0, 0]", "both ends"});
+  }
+  {  // a pad of 2 on a window of 3
+    ModelBuilder m({3, 8, 8});
+    onnx::NodeProto* n = m.node("MaxPool", {"x"}, "y");
+    ModelBuilder::ints(n, "kernel_shape", {3, 3});
+    ModelBuilder::ints(n, "pads", {2, 2, 2, 2});
+    expect_error(m, {"node '/MaxPool'", "pad 2 is more than half the window 3"});
   }
 }
 

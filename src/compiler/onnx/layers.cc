@@ -178,26 +178,32 @@ void OnnxImporter::pool(const onnx::NodeProto& n) {
     unsupported(n,
                 "kernel_shape, strides and pads must have one entry per spatial axis (pads two)");
   }
-  for (size_t k = 1; k < 2 * spatial; ++k) {
-    if (pads[k] != pads[0]) unsupported(n, "remat pools with the same padding on every side");
+  bounded(n, kernel, 1, "kernel");
+  bounded(n, strides, 1, "stride");
+  bounded(n, pads, 0, "pad");
+  // ONNX pads list the starts, then the ends; torch pads both ends of an axis alike, at most
+  // half the window (its rule, and remat's: plan/op_catalogue.h).
+  for (size_t k = 0; k < spatial; ++k) {
+    if (pads[k] != pads[k + spatial])
+      unsupported(n, "pads " + dims_text(pads) + ": remat pads both ends of an axis alike");
+    if (pads[k] > kernel[k] / 2) {
+      unsupported(n, "pad " + std::to_string(pads[k]) + " is more than half the window " +
+                         std::to_string(kernel[k]) + " (torch's limit)");
+    }
   }
-  for (size_t k = 1; k < spatial; ++k) {
-    if (kernel[k] != kernel[0] || strides[k] != strides[0])
-      unsupported(n, "remat pools square windows with one stride");
-  }
-  if (kernel[0] < 1 || strides[0] < 1 || pads[0] < 0)
-    unsupported(n, "kernel or strides below 1, or negative pads");
-  bounded(n, {kernel[0], strides[0], pads[0]}, 0, "kernel, stride or pad");
   for (int64_t dil : ints_attr(n, "dilations", {})) {
     if (dil != 1) unsupported(n, "dilated pooling");
   }
   if (n.output_size() > 1 && !n.output(1).empty()) unsupported(n, "MaxPool's indices output");
   const bool ceil = int_attr(n, "ceil_mode", 0) != 0;
+  // [N, C, L] pools along L: the window's W values (Builder::PoolWindow2d).
+  const size_t w = spatial - 1;
+  const Builder::PoolWindow2d window{kernel[0],  kernel[w], strides[0],
+                                     strides[w], pads[0],   pads[w]};
   const int x = tensor(n, 0);
   const int y = n.op_type() == "MaxPool"
-                    ? b_.max_pool(x, kernel[0], strides[0], pads[0], ceil, name)
-                    : b_.avg_pool(x, kernel[0], strides[0], pads[0], ceil,
-                                  int_attr(n, "count_include_pad", 0) != 0, name);
+                    ? b_.max_pool(x, window, ceil, name)
+                    : b_.avg_pool(x, window, ceil, int_attr(n, "count_include_pad", 0) != 0, name);
   define(n, 0, y);
 }
 
