@@ -126,7 +126,9 @@ typedef struct GpuState {
   X(Pow)                       \
   X(Sqrt)                      \
   X(LeakyRelu)                 \
-  X(Erf)
+  X(Erf)                       \
+  X(Clip)                      \
+  X(HardSigmoid)
 #define REMAT_GPU_BINARY_OPS(X) \
   X(Add)                        \
   X(Mul)                        \
@@ -138,7 +140,9 @@ typedef struct GpuState {
   X(PowGrad)                    \
   X(SqrtGrad)                   \
   X(LeakyReluGrad)              \
-  X(ErfGrad)
+  X(ErfGrad)                    \
+  X(ClipGrad)                   \
+  X(HardSigmoidGrad)
 
 /// The |kind| argument of init_draw (kernels/elementwise.cl): InitDraw::Kind's values
 /// (runtime/backend.h), which backends/gpu/ops/dispatch.cc checks.

@@ -238,6 +238,10 @@ class Differentiator {
         grad_op(in[0], OpCode::kLeakyReluGrad, {dy, in[0]}, {}, op.fattrs);
         break;
       case OpCode::kErrorFunction: grad_op(in[0], OpCode::kErrorFunctionGrad, {dy, in[0]}); break;
+      case OpCode::kClip: grad_op(in[0], OpCode::kClipGrad, {dy, in[0]}, {}, op.fattrs); break;
+      case OpCode::kHardSigmoid:
+        grad_op(in[0], OpCode::kHardSigmoidGrad, {dy, in[0]}, {}, op.fattrs);
+        break;
       case OpCode::kLogSoftmax: grad_op(in[0], OpCode::kLogSoftmaxGrad, {dy, out[0]}); break;
       case OpCode::kReduceSum: grad_op(in[0], OpCode::kBroadcast, {dy}, op.iattrs); break;
       case OpCode::kBroadcast: grad_op(in[0], OpCode::kReduceSum, {dy}, op.iattrs); break;

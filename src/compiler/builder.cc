@@ -128,6 +128,15 @@ int Builder::square_root(int x, const std::string& name) {
 int Builder::leaky_relu(int x, float alpha, const std::string& name) {
   return unary(OpCode::kLeakyRelu, x, name, named({{attr::leaky_relu::alpha, alpha}}));
 }
+
+int Builder::clip(int x, float low, float high, const std::string& name) {
+  return unary(OpCode::kClip, x, name, named({{attr::clip::low, low}, {attr::clip::high, high}}));
+}
+
+int Builder::hard_sigmoid(int x, float alpha, float beta, const std::string& name) {
+  return unary(OpCode::kHardSigmoid, x, name,
+               named({{attr::hard_sigmoid::alpha, alpha}, {attr::hard_sigmoid::beta, beta}}));
+}
 int Builder::error_function(int x, const std::string& name) {
   return unary(OpCode::kErrorFunction, x, name);
 }

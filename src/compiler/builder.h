@@ -50,6 +50,10 @@ class Builder {
   int square_root(int x, const std::string& name);
   /// F.leaky_relu(x, alpha).
   int leaky_relu(int x, float alpha, const std::string& name);
+  /// torch.clamp(x, low, high) (F.hardtanh; F.relu6 is low 0, high 6).
+  int clip(int x, float low, float high, const std::string& name);
+  /// clamp(alpha * x + beta, 0, 1): F.hardsigmoid is alpha 1/6, beta 0.5.
+  int hard_sigmoid(int x, float alpha, float beta, const std::string& name);
   /// torch.erf.
   int error_function(int x, const std::string& name);
   /// The sum (|mean|: the mean) of |x| over its |count| consecutive axes from |axis|; the result

@@ -346,7 +346,21 @@
   X(AttentionGrad, attention_grad, 71,                                                           \
     REMAT_IN(6, "dcontext", "q", "k", "v", "context", "lse", "mask"),                            \
     REMAT_OUT(3, "dq", "dk", "dv"), REMAT_ATTRS((heads, 1), (key, 0)),                           \
-    REMAT_ATTRS((scale, 1.0f), (p, 0.0f)), kF32, attention_grad)
+    REMAT_ATTRS((scale, 1.0f), (p, 0.0f)), kF32, attention_grad)                                 \
+  /* y = x < low ? low : x > high ? high : x (torch.clamp, hardtanh, relu6: ONNX's Clip); a NaN   \
+     stays NaN. */                                                                               \
+  X(Clip, clip, 72, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),                          \
+    REMAT_ATTRS((low, -3.402823466e38f), (high, 3.402823466e38f)), kF32, same_numel)             \
+  /* dx = low < x < high ? dy : 0 (torch's hardtanh_backward: 0 at the bounds). */               \
+  X(ClipGrad, clip_grad, 73, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"), REMAT_ATTRS(),          \
+    REMAT_ATTRS((low, -3.402823466e38f), (high, 3.402823466e38f)), kF32, same_numel)             \
+  /* t = alpha * x + beta; y = t < 0 ? 0 : t > 1 ? 1 : t (ONNX's HardSigmoid; torch's            \
+     hardsigmoid is alpha 1/6, beta 0.5, and hardswish x times it); a NaN stays NaN. */          \
+  X(HardSigmoid, hard_sigmoid, 74, REMAT_IN(1, "x"), REMAT_OUT(1, "y"), REMAT_ATTRS(),           \
+    REMAT_ATTRS((alpha, 0.2f), (beta, 0.5f)), kF32, same_numel)                                  \
+  /* dx = 0 < alpha * x + beta < 1 ? alpha * dy : 0. */                                          \
+  X(HardSigmoidGrad, hard_sigmoid_grad, 75, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"),          \
+    REMAT_ATTRS(), REMAT_ATTRS((alpha, 0.2f), (beta, 0.5f)), kF32, same_numel)
 // clang-format on
 
 #endif  // REMAT_PLAN_OP_CATALOGUE_H_

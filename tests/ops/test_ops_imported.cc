@@ -102,6 +102,57 @@ void leaky_relu_matches_reference_and_finite_differences(void**) {
   }
 }
 
+// Clip (relu6's bounds, and a window around zero) and hard_sigmoid (torch's 1/6 and 0.5, and
+// ONNX's default 0.2 and 0.5), x kept away from the kinks so that finite differences see one side.
+void clip_and_hard_sigmoid_match_reference_and_finite_differences(void**) {
+  Rng rng(210);
+  Tensor x = f32({5, 7});
+  for (float& v : x.f) v = static_cast<float>(rng.uniform_away_from_zero(-8, 8, 0.1));
+  const float bounds[][2] = {{0.0f, 6.0f}, {-1.5f, 2.5f}};
+  for (const auto& b : bounds) {
+    const double low = b[0], high = b[1];
+    Tensor away = x;  // and away from the bounds
+    for (float& v : away.f) {
+      if (fabs(v - low) < 0.1) v += 0.2f;
+      if (fabs(v - high) < 0.1) v -= 0.2f;
+    }
+    check_unary_pair(
+        OpCode::kClip, OpCode::kClipGrad, false, away,
+        [low, high](double v) { return v < low    ? low
+                                       : v > high ? high
+                                                  : v; },
+        Attrs{{}, {b[0], b[1]}}, 211);
+  }
+  const float slopes[][2] = {{1.0f / 6.0f, 0.5f}, {0.2f, 0.5f}};
+  for (const auto& s : slopes) {
+    const double alpha = s[0], beta = s[1];
+    Tensor away = x;  // t = alpha x + beta away from 0 and 1
+    for (float& v : away.f) {
+      const double t = alpha * v + beta;
+      if (fabs(t) < 0.02 || fabs(t - 1.0) < 0.02) v += 0.5f;
+    }
+    check_unary_pair(
+        OpCode::kHardSigmoid, OpCode::kHardSigmoidGrad, false, away,
+        [alpha, beta](double v) {
+          const double t = alpha * v + beta;
+          return t < 0 ? 0.0 : t > 1 ? 1.0 : t;
+        },
+        Attrs{{}, {s[0], s[1]}}, 212);
+  }
+}
+
+// At the bounds the gradient is 0, as torch's hardtanh_backward gives it.
+void clip_grad_is_zero_at_and_past_the_bounds(void**) {
+  Tensor dy = f32({5}, {1, 1, 1, 1, 1}), x = f32({5}, {-1.0f, 0.0f, 3.0f, 6.0f, 7.0f}),
+         dx = f32({5});
+  assert_int_equal(run_op(OpCode::kClipGrad, {&dy, &x}, {&dx}, Attrs{{}, {0.0f, 6.0f}}).status,
+                   REMAT_OK);
+  const float want[] = {0, 0, 1, 0, 0};
+  for (int k = 0; k < 5; ++k) {
+    if (dx.f[k] != want[k]) fail_msg("clip_grad at x = %g: %g, want %g", x.f[k], dx.f[k], want[k]);
+  }
+}
+
 void error_function_matches_reference_and_finite_differences(void**) {
   Rng rng(208);
   Tensor x = random_f32({5, 7}, rng, -3, 3);
@@ -249,9 +300,11 @@ void nan_propagates_through_the_new_ops(void**) {
   const struct {
     OpCode code;
     Attrs attrs;
-  } ops[] = {{OpCode::kPowScalar, Attrs{{}, {2.0f}}}, {OpCode::kPowScalar, Attrs{{}, {1.5f}}},
-             {OpCode::kSquareRoot, Attrs()},          {OpCode::kLeakyRelu, Attrs{{}, {0.1f}}},
-             {OpCode::kErrorFunction, Attrs()},       {OpCode::kLogSoftmax, Attrs()}};
+  } ops[] = {
+      {OpCode::kPowScalar, Attrs{{}, {2.0f}}},  {OpCode::kPowScalar, Attrs{{}, {1.5f}}},
+      {OpCode::kSquareRoot, Attrs()},           {OpCode::kLeakyRelu, Attrs{{}, {0.1f}}},
+      {OpCode::kErrorFunction, Attrs()},        {OpCode::kLogSoftmax, Attrs()},
+      {OpCode::kClip, Attrs{{}, {0.0f, 6.0f}}}, {OpCode::kHardSigmoid, Attrs{{}, {0.2f, 0.5f}}}};
   for (const auto& op : ops) {
     assert_int_equal(run_op(op.code, {&x}, {&y}, op.attrs).status, REMAT_OK);
     if (!isnan(y.f[0]) || !isnan(y.f[3])) {
@@ -269,6 +322,8 @@ int main(void) {
       cmocka_unit_test(square_is_exact_as_torch_computes_it),
       cmocka_unit_test(square_root_matches_reference_and_finite_differences),
       cmocka_unit_test(leaky_relu_matches_reference_and_finite_differences),
+      cmocka_unit_test(clip_and_hard_sigmoid_match_reference_and_finite_differences),
+      cmocka_unit_test(clip_grad_is_zero_at_and_past_the_bounds),
       cmocka_unit_test(error_function_matches_reference_and_finite_differences),
       cmocka_unit_test(log_softmax_matches_reference_and_finite_differences),
       cmocka_unit_test(reduce_sum_and_broadcast_match_reference_and_finite_differences),

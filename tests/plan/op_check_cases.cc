@@ -168,6 +168,22 @@ void leaky_relu_grad_ok(Case& c) {
   binary(c);
   c.fa({0.01f});
 }
+void clip_ok(Case& c) {
+  unary(c);
+  c.fa({0.0f, 6.0f});
+}
+void clip_grad_ok(Case& c) {
+  binary(c);
+  c.fa({0.0f, 6.0f});
+}
+void hard_sigmoid_ok(Case& c) {
+  unary(c);
+  c.fa({1.0f / 6.0f, 0.5f});
+}
+void hard_sigmoid_grad_ok(Case& c) {
+  binary(c);
+  c.fa({1.0f / 6.0f, 0.5f});
+}
 void reduce_sum_ok(Case& c) { c.in(F32, {2, 3, 4, 5}).out(F32, {2, 1, 5}).ia({1, 2, 1}); }
 void broadcast_ok(Case& c) { c.in(F32, {2, 5}).out(F32, {2, 3, 4, 5}).ia({1, 2, 0}); }
 void fill_ok(Case& c) { c.out(F32, {1}).fa({1.0f}); }

@@ -236,19 +236,19 @@ void reduce_leading_with_output_not_the_trailing_dims_is_rejected(void**) {
 }
 
 void elementwise_ops_with_tensors_of_different_sizes_are_rejected(void**) {
-  for (OpCode op :
-       {OpCode::kAdd, OpCode::kMul, OpCode::kReluGrad, OpCode::kGeluGrad, OpCode::kTanhGrad,
-        OpCode::kSigmoidGrad, OpCode::kMseGrad, OpCode::kPowScalarGrad, OpCode::kSquareRootGrad,
-        OpCode::kLeakyReluGrad, OpCode::kErrorFunctionGrad}) {
+  for (OpCode op : {OpCode::kAdd, OpCode::kMul, OpCode::kReluGrad, OpCode::kGeluGrad,
+                    OpCode::kTanhGrad, OpCode::kSigmoidGrad, OpCode::kMseGrad,
+                    OpCode::kPowScalarGrad, OpCode::kSquareRootGrad, OpCode::kLeakyReluGrad,
+                    OpCode::kErrorFunctionGrad, OpCode::kClipGrad, OpCode::kHardSigmoidGrad}) {
     Case c(op);
     build(c);
     c.in_shape(1, {2, 5});
     expect(c, REMAT_ERROR_BAD_SHAPE, {"input 1 (", "(10 elements), expected"});
   }
-  for (OpCode op :
-       {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid, OpCode::kCopy,
-        OpCode::kScale, OpCode::kDropout, OpCode::kDropoutGrad, OpCode::kMseGrad,
-        OpCode::kPowScalar, OpCode::kSquareRoot, OpCode::kLeakyRelu, OpCode::kErrorFunction}) {
+  for (OpCode op : {OpCode::kRelu, OpCode::kGelu, OpCode::kTanh, OpCode::kSigmoid, OpCode::kCopy,
+                    OpCode::kScale, OpCode::kDropout, OpCode::kDropoutGrad, OpCode::kMseGrad,
+                    OpCode::kPowScalar, OpCode::kSquareRoot, OpCode::kLeakyRelu,
+                    OpCode::kErrorFunction, OpCode::kClip, OpCode::kHardSigmoid}) {
     Case c(op);
     build(c);
     c.out_shape(0, {7});

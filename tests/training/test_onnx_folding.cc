@@ -200,6 +200,20 @@ void arithmetic_comparisons_and_where_fold_as_onnx_defines(void**) {
     ModelBuilder::int_attr(c.m.node("Concat", {"truncated", "product"}, "folded"), "axis", 0);
     c.expect("Cast and ReduceProd", {-1, 2, 24});
   }
+  {  // Trilu of a 3 x 3 of ones: upper from the first diagonal above, then lower from the main
+     // one, of a [2, 2] of twos
+    FoldCase c(13);
+    c.m.float_constant("ones", {3, 3}, {1, 1, 1, 1, 1, 1, 1, 1, 1});
+    c.m.int64s("above", {}, {1});
+    c.m.node("Trilu", {"ones", "above"}, "upper");
+    c.m.float_constant("twos", {2, 2}, {2, 2, 2, 2});
+    ModelBuilder::int_attr(c.m.node("Trilu", {"twos"}, "lower"), "upper", 0);
+    c.m.int64s("rows", {1}, {-1});
+    c.m.node("Reshape", {"upper", "rows"}, "upper_flat");
+    c.m.node("Reshape", {"lower", "rows"}, "lower_flat");
+    ModelBuilder::int_attr(c.m.node("Concat", {"upper_flat", "lower_flat"}, "folded"), "axis", 0);
+    c.expect("Trilu", {0, 1, 1, 0, 0, 1, 0, 0, 0, 2, 0, 2, 2});
+  }
   {  // A causal mask as exporters build it: Range(3) compared with Unsqueeze'd copies of it,
      // Where(row >= column, 0, -1): [[0, -1, -1], [0, 0, -1], [0, 0, 0]]
     FoldCase c(9);

@@ -203,6 +203,35 @@ remat_status leaky_relu_grad(const KernelArgs& args) {
   return binary(args, [alpha](float dy, float x) { return x > 0.0f ? dy : dy * alpha; });
 }
 
+remat_status clip(const KernelArgs& args) {
+  const float low = fattr(*args.call, attr::clip::low), high = fattr(*args.call, attr::clip::high);
+  return unary(args, [low, high](float x) { return x < low ? low : x > high ? high : x; });
+}
+
+remat_status clip_grad(const KernelArgs& args) {
+  const float low = fattr(*args.call, attr::clip_grad::low);
+  const float high = fattr(*args.call, attr::clip_grad::high);
+  return binary(args, [low, high](float dy, float x) { return low < x && x < high ? dy : 0.0f; });
+}
+
+remat_status hard_sigmoid(const KernelArgs& args) {
+  const float alpha = fattr(*args.call, attr::hard_sigmoid::alpha);
+  const float beta = fattr(*args.call, attr::hard_sigmoid::beta);
+  return unary(args, [alpha, beta](float x) {
+    const float t = alpha * x + beta;
+    return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+  });
+}
+
+remat_status hard_sigmoid_grad(const KernelArgs& args) {
+  const float alpha = fattr(*args.call, attr::hard_sigmoid_grad::alpha);
+  const float beta = fattr(*args.call, attr::hard_sigmoid_grad::beta);
+  return binary(args, [alpha, beta](float dy, float x) {
+    const float t = alpha * x + beta;
+    return 0.0f < t && t < 1.0f ? alpha * dy : 0.0f;
+  });
+}
+
 remat_status error_function(const KernelArgs& args) {
   return unary(args, [](float x) { return erff(x); });
 }

@@ -15,27 +15,32 @@ DEVICE_FN float power(float x, float p) {
   return powf(x, p);
 }
 
-// The unary selectors' formulas (REMAT_GPU_UNARY_OPS in abi.h): y of x = v and the attribute
-// |alpha|, as the CPU kernels compute them.
-#define REMAT_GPU_UNARY_Relu(v, alpha) (v <= 0.0f ? 0.0f : v)  // NaN stays NaN (the CPU's)
-#define REMAT_GPU_UNARY_Gelu(v, alpha) (0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)))
-#define REMAT_GPU_UNARY_Tanh(v, alpha) tanhf(v)
-#define REMAT_GPU_UNARY_Sigmoid(v, alpha) (1.0f / (1.0f + expf(-v)))
-#define REMAT_GPU_UNARY_Scale(v, alpha) (alpha * v)
-#define REMAT_GPU_UNARY_Pow(v, alpha) power(v, alpha)
-#define REMAT_GPU_UNARY_Sqrt(v, alpha) sqrtf(v)
-#define REMAT_GPU_UNARY_LeakyRelu(v, alpha) (v > 0.0f ? v : v * alpha)
-#define REMAT_GPU_UNARY_Erf(v, alpha) erff(v)
+// clamp(t, 0, 1), a NaN staying NaN (hard_sigmoid's).
+DEVICE_FN float hard_sigmoid_of(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t; }
+
+// The unary selectors' formulas (REMAT_GPU_UNARY_OPS in abi.h): y of x = v and the attributes
+// |alpha| and |beta| (clip's low and high), as the CPU kernels compute them.
+#define REMAT_GPU_UNARY_Relu(v, alpha, beta) (v <= 0.0f ? 0.0f : v)  // NaN stays NaN (the CPU's)
+#define REMAT_GPU_UNARY_Gelu(v, alpha, beta) (0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)))
+#define REMAT_GPU_UNARY_Tanh(v, alpha, beta) tanhf(v)
+#define REMAT_GPU_UNARY_Sigmoid(v, alpha, beta) (1.0f / (1.0f + expf(-v)))
+#define REMAT_GPU_UNARY_Scale(v, alpha, beta) (alpha * v)
+#define REMAT_GPU_UNARY_Pow(v, alpha, beta) power(v, alpha)
+#define REMAT_GPU_UNARY_Sqrt(v, alpha, beta) sqrtf(v)
+#define REMAT_GPU_UNARY_LeakyRelu(v, alpha, beta) (v > 0.0f ? v : v * alpha)
+#define REMAT_GPU_UNARY_Erf(v, alpha, beta) erff(v)
+#define REMAT_GPU_UNARY_Clip(v, alpha, beta) (v < alpha ? alpha : v > beta ? beta : v)  // low, high
+#define REMAT_GPU_UNARY_HardSigmoid(v, alpha, beta) hard_sigmoid_of(alpha * v + beta)
 
 // Unary ops, selected by |op| (GpuUnary in abi.h).
-KERNEL unary_op(int op, float alpha, buf_t x, ulong xo, buf_t y, ulong yo, ulong n) {
+KERNEL unary_op(int op, float alpha, float beta, buf_t x, ulong xo, buf_t y, ulong yo, ulong n) {
   const ulong i = GLOBAL_ID();
   if (i >= n) return;
   const float v = F32(x, xo)[i];
   float r = 0.0f;
   switch (op) {
 #define REMAT_GPU_UNARY_CASE(name) \
-  case kGpu##name: r = REMAT_GPU_UNARY_##name(v, alpha); break;
+  case kGpu##name: r = REMAT_GPU_UNARY_##name(v, alpha, beta); break;
     REMAT_GPU_UNARY_OPS(REMAT_GPU_UNARY_CASE)
 #undef REMAT_GPU_UNARY_CASE
   }
@@ -50,31 +55,35 @@ DEVICE_FN float gelu_grad_of(float u, float v) {
 }
 
 // The binary selectors' formulas (REMAT_GPU_BINARY_OPS in abi.h): c of a = u, b = v and the
-// attribute |alpha|; the gradients take (dy, y) or (dy, x) as said.
-#define REMAT_GPU_BINARY_Add(u, v, alpha) (u + v)
-#define REMAT_GPU_BINARY_Mul(u, v, alpha) (u * v)
-#define REMAT_GPU_BINARY_ReluGrad(u, v, alpha) (v <= 0.0f ? 0.0f : u)  // (dy, y); y NaN passes
-#define REMAT_GPU_BINARY_GeluGrad(u, v, alpha) gelu_grad_of(u, v)        // (dy, x)
-#define REMAT_GPU_BINARY_TanhGrad(u, v, alpha) (u * (1.0f - v * v))      // (dy, y)
-#define REMAT_GPU_BINARY_SigmoidGrad(u, v, alpha) (u * v * (1.0f - v))   // (dy, y)
-#define REMAT_GPU_BINARY_MseGrad(u, v, alpha) (alpha * (u - v))          // (pred, target)
-#define REMAT_GPU_BINARY_PowGrad(u, v, alpha) \
+// attributes |alpha| and |beta|; the gradients take (dy, y) or (dy, x) as said.
+#define REMAT_GPU_BINARY_Add(u, v, alpha, beta) (u + v)
+#define REMAT_GPU_BINARY_Mul(u, v, alpha, beta) (u * v)
+#define REMAT_GPU_BINARY_ReluGrad(u, v, alpha, beta) (v <= 0.0f ? 0.0f : u)  // (dy, y); y NaN passes
+#define REMAT_GPU_BINARY_GeluGrad(u, v, alpha, beta) gelu_grad_of(u, v)        // (dy, x)
+#define REMAT_GPU_BINARY_TanhGrad(u, v, alpha, beta) (u * (1.0f - v * v))      // (dy, y)
+#define REMAT_GPU_BINARY_SigmoidGrad(u, v, alpha, beta) (u * v * (1.0f - v))   // (dy, y)
+#define REMAT_GPU_BINARY_MseGrad(u, v, alpha, beta) (alpha * (u - v))          // (pred, target)
+#define REMAT_GPU_BINARY_PowGrad(u, v, alpha, beta) \
   (alpha == 0.0f ? u * 0.0f : u * (alpha * power(v, alpha - 1.0f)))  // (dy, x), alpha the exponent
-#define REMAT_GPU_BINARY_SqrtGrad(u, v, alpha) (u / (2.0f * v))              // (dy, y)
-#define REMAT_GPU_BINARY_LeakyReluGrad(u, v, alpha) (v > 0.0f ? u : u * alpha)  // (dy, x)
-#define REMAT_GPU_BINARY_ErfGrad(u, v, alpha) \
+#define REMAT_GPU_BINARY_SqrtGrad(u, v, alpha, beta) (u / (2.0f * v))              // (dy, y)
+#define REMAT_GPU_BINARY_LeakyReluGrad(u, v, alpha, beta) (v > 0.0f ? u : u * alpha)  // (dy, x)
+#define REMAT_GPU_BINARY_ErfGrad(u, v, alpha, beta) \
   (1.12837916709551257390f * expf(-v * v) * u)  // (dy, x)
+#define REMAT_GPU_BINARY_ClipGrad(u, v, alpha, beta) \
+  (alpha < v && v < beta ? u : 0.0f)  // (dy, x), alpha and beta clip's low and high
+#define REMAT_GPU_BINARY_HardSigmoidGrad(u, v, alpha, beta) \
+  (0.0f < alpha * v + beta && alpha * v + beta < 1.0f ? alpha * u : 0.0f)  // (dy, x)
 
 // Binary ops c = f(a, b), selected by |op| (GpuBinary in abi.h).
-KERNEL binary_op(int op, float alpha, buf_t a, ulong ao, buf_t b, ulong bo, buf_t c, ulong co,
-                 ulong n) {
+KERNEL binary_op(int op, float alpha, float beta, buf_t a, ulong ao, buf_t b, ulong bo, buf_t c,
+                 ulong co, ulong n) {
   const ulong i = GLOBAL_ID();
   if (i >= n) return;
   const float u = F32(a, ao)[i], v = F32(b, bo)[i];
   float r = 0.0f;
   switch (op) {
 #define REMAT_GPU_BINARY_CASE(name) \
-  case kGpu##name: r = REMAT_GPU_BINARY_##name(u, v, alpha); break;
+  case kGpu##name: r = REMAT_GPU_BINARY_##name(u, v, alpha, beta); break;
     REMAT_GPU_BINARY_OPS(REMAT_GPU_BINARY_CASE)
 #undef REMAT_GPU_BINARY_CASE
   }

@@ -11,17 +11,21 @@ namespace {
 size_t items(int64_t v) { return static_cast<size_t>(v); }
 
 // One kernel per arity, the op chosen by a uniform argument: fewer kernels to build.
-remat_status unary(Launcher& l, const OpCall& call, GpuUnary op, float alpha, ErrorBuffer* err) {
+// |beta| is a second attribute where the op has one (clip's high, hard_sigmoid's beta).
+remat_status unary(Launcher& l, const OpCall& call, GpuUnary op, float alpha, ErrorBuffer* err,
+                   float beta = 0.0f) {
   const TensorRef& y = *call.outputs[0];
   Args a(l, kKernel_unary_op);
-  a.i32(op).f32(alpha).tensor(*call.inputs[0]).tensor(y).u64(y.numel);
+  a.i32(op).f32(alpha).f32(beta).tensor(*call.inputs[0]).tensor(y).u64(y.numel);
   return a.launch(items(y.numel), call, err);
 }
 
-remat_status binary(Launcher& l, const OpCall& call, GpuBinary op, float alpha, ErrorBuffer* err) {
+remat_status binary(Launcher& l, const OpCall& call, GpuBinary op, float alpha, ErrorBuffer* err,
+                    float beta = 0.0f) {
   const TensorRef& c = *call.outputs[0];
   Args a(l, kKernel_binary_op);
-  a.i32(op).f32(alpha).tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(c).u64(c.numel);
+  a.i32(op).f32(alpha).f32(beta).tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(c);
+  a.u64(c.numel);
   return a.launch(items(c.numel), call, err);
 }
 
@@ -50,6 +54,22 @@ remat_status square_root(Launcher& l, const OpCall& call, const StepContext&, Er
 remat_status square_root_grad(Launcher& l, const OpCall& call, const StepContext&,
                               ErrorBuffer* err) {
   return binary(l, call, kGpuSqrtGrad, 0.0f, err);
+}
+remat_status clip(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuClip, fattr(call, attr::clip::low), err, fattr(call, attr::clip::high));
+}
+remat_status clip_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return binary(l, call, kGpuClipGrad, fattr(call, attr::clip_grad::low), err,
+                fattr(call, attr::clip_grad::high));
+}
+remat_status hard_sigmoid(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  return unary(l, call, kGpuHardSigmoid, fattr(call, attr::hard_sigmoid::alpha), err,
+               fattr(call, attr::hard_sigmoid::beta));
+}
+remat_status hard_sigmoid_grad(Launcher& l, const OpCall& call, const StepContext&,
+                               ErrorBuffer* err) {
+  return binary(l, call, kGpuHardSigmoidGrad, fattr(call, attr::hard_sigmoid_grad::alpha), err,
+                fattr(call, attr::hard_sigmoid_grad::beta));
 }
 remat_status leaky_relu(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   return unary(l, call, kGpuLeakyRelu, fattr(call, attr::leaky_relu::alpha), err);

@@ -1,6 +1,6 @@
 // The ONNX importer's arithmetic (onnx/importer.h): Add, Sub, Mul and Div with ONNX's
-// broadcasting, the unary math operators (Pow by a number, Sqrt, LeakyRelu, Erf, LogSoftmax,
-// Cast) and the reductions ReduceSum and ReduceMean.
+// broadcasting, the unary math operators (Pow by a number, Sqrt, LeakyRelu, Erf, Clip,
+// HardSigmoid, HardSwish, LogSoftmax, Cast) and the reductions ReduceSum and ReduceMean.
 #include <cmath>
 
 #include "compiler/onnx/importer.h"
@@ -146,6 +146,35 @@ void OnnxImporter::math(const onnx::NodeProto& n) {
   const int x = tensor(n, 0);
   if (op == "Sqrt") return define(n, 0, b_.square_root(x, name));
   if (op == "Erf") return define(n, 0, b_.error_function(x, name));
+  if (op == "Clip") {
+    // Bounds from inputs 1 and 2 (constants, either may be absent) since opset 11, else from
+    // the min and max attributes; none: no bound that side.
+    float low = -3.402823466e38f, high = 3.402823466e38f;
+    if (opset_ >= 11) {
+      for (int k = 1; k <= 2; ++k) {
+        if (k >= n.input_size() || n.input(k).empty()) continue;
+        float v = 0.0f;
+        if (!scalar(n, k, &v)) unsupported(n, "Clip's bounds must be constant numbers");
+        (k == 1 ? low : high) = v;
+      }
+    } else {
+      low = float_attr(n, "min", low);
+      high = float_attr(n, "max", high);
+    }
+    if (!(low <= high)) unsupported(n, "Clip's min is above its max");
+    return define(n, 0, b_.clip(x, low, high, name));
+  }
+  if (op == "HardSigmoid") {
+    return define(
+        n, 0, b_.hard_sigmoid(x, float_attr(n, "alpha", 0.2f), float_attr(n, "beta", 0.5f), name));
+  }
+  if (op == "HardSwish") {
+    // x * HardSigmoid(x) with ONNX's alpha 1/6 and beta 0.5, as torch's hardswish.
+    const int gate = b_.hard_sigmoid(x, 1.0f / 6.0f, 0.5f, out_.graph.unique_name(name + ".gate"));
+    const int y = fresh(name, shape_of(n.input(0)));
+    out_.graph.add_op(OpCode::kMul, {x, gate}, {y});
+    return define(n, 0, y);
+  }
   define(n, 0, b_.leaky_relu(x, float_attr(n, "alpha", 0.01f), name));  // LeakyRelu
 }
 

@@ -449,6 +449,25 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
       c.i[static_cast<size_t>(k)] = static_cast<int64_t>(from + static_cast<__int128>(k) * delta);
     return define_constant(n, 0, c);
   }
+  if (op == "Trilu") {
+    // The upper (j - i >= k) or lower (j - i <= k) triangle of each matrix of the last two axes.
+    Constant c = constant(n, 0);
+    if (c.dims.size() < 2) unsupported(n, "Trilu takes a tensor of rank 2 or more");
+    int64_t k = 0;
+    if (has_input(1)) {
+      const Constant& diagonal = constant(n, 1);
+      if (diagonal.type != kInt64 || diagonal.numel() != 1) unsupported(n, "k must be an integer");
+      k = diagonal.i[0];
+    }
+    const bool upper = int_attr(n, "upper", 1) != 0;
+    const int64_t rows = c.dims[c.dims.size() - 2], columns = c.dims.back();
+    for (int64_t e = 0; e < c.numel(); ++e) {
+      const int64_t i = e / columns % rows, j = e % columns;
+      const bool kept = upper ? j - i >= k : j - i <= k;
+      if (!kept) set(c, e, 0.0);
+    }
+    return define_constant(n, 0, c);
+  }
   if (op == "Expand" || op == "Tile") {
     const Constant& x = constant(n, 0);
     const Dims& shape = ints(1);

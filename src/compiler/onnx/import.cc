@@ -244,7 +244,7 @@ void OnnxImporter::import_node(const onnx::NodeProto& n) {
   if (op == "Gather") return gather(n);
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return arithmetic(n);
   if (op == "Pow" || op == "Sqrt" || op == "LeakyRelu" || op == "Erf" || op == "LogSoftmax" ||
-      op == "Cast") {
+      op == "Cast" || op == "Clip" || op == "HardSigmoid" || op == "HardSwish") {
     return math(n);
   }
   if (op == "LayerNormalization") return layer_norm(n);

@@ -154,7 +154,7 @@ class OnnxImporter {
   void gather(const onnx::NodeProto& n);
   // Add, Sub, Mul, Div with ONNX's broadcasting (onnx/elementwise.cc).
   void arithmetic(const onnx::NodeProto& n);
-  // Pow by a number, Sqrt, LeakyRelu, Erf, LogSoftmax, Cast.
+  // Pow by a number, Sqrt, LeakyRelu, Erf, Clip, HardSigmoid, HardSwish, LogSoftmax, Cast.
   void math(const onnx::NodeProto& n);
   // ReduceSum and ReduceMean (the decomposed LayerNorm first).
   void reduce(const onnx::NodeProto& n);
