@@ -144,8 +144,10 @@ struct Bf16Gemm {
 constexpr int64_t kAmxKc = 512;
 constexpr int64_t kAmxNc = 256;
 constexpr int64_t kAmxMc = 64;
+#if !defined(REMAT_CPU_SMALL_SCRATCH)  // microcontrollers have no AMX
 static_assert((kAmxKc * kAmxNc + kAmxMc * kAmxKc) * 2 <= kGemmPackFloats * 4,
               "bf16_gemm's packed blocks fit the packing scratch");
+#endif
 
 /// Whether bf16_gemm() runs here: an x86-64 build with AMX, a CPU with AMX-BF16, and an OS that
 /// lets the process use the tiles (Linux 5.16 or later; asked once).
