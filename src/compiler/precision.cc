@@ -69,11 +69,14 @@ uint64_t widening_bytes(const Graph& graph) {
       const uint8_t dtype = graph.tensors[static_cast<size_t>(t)].dtype;
       return dtype == REMAT_DTYPE_BF16 || dtype == REMAT_DTYPE_F16;
     };
-    // A product with a 16-bit A or B rounds its other operand in a slice of its own too
-    // (backends/shared/widening_slices.h: rounds_operand).
-    const bool product = op.code == OpCode::kMatMul || op.code == OpCode::kHeadMatMul;
-    const bool half_product =
-        product && op.inputs.size() >= 2 && (is_half(op.inputs[0]) || is_half(op.inputs[1]));
+    // A product with a 16-bit A or B, or a 16-bit output, rounds a float32 operand in a slice
+    // of its own too (backends/shared/widening_slices.h: product_operand_dtype, rounds_operand).
+    const bool product = op.code == OpCode::kMatMul || op.code == OpCode::kHeadMatMul ||
+                         op.code == OpCode::kConv || op.code == OpCode::kConvGradInput ||
+                         op.code == OpCode::kConvGradWeight;
+    const bool half_product = product && op.inputs.size() >= 2 &&
+                              (is_half(op.inputs[0]) || is_half(op.inputs[1]) ||
+                               (!op.outputs.empty() && is_half(op.outputs[0])));
     auto add = [&](int t, bool operand) {
       if (!is_half(t) && !(operand && half_product)) return;
       if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;

@@ -171,6 +171,30 @@ void gemm_runs_the_engine_it_names(void**) {
   }
 }
 
+// The engine choice's rule, for cores this CPU does not have.
+void a_blas_core_is_narrower_only_below_the_packed_engines_build(void**) {
+  using remat::cpu::blas_core_narrower;
+  using remat::cpu::CpuIsa;
+  const struct {
+    const char* core;
+    CpuIsa isa;
+    bool narrower;
+  } cases[] = {
+      {"Prescott", CpuIsa::kAvx512, true},    {"prescott", CpuIsa::kAvx2, true},
+      {"Sandybridge", CpuIsa::kAvx2, true},   {"Haswell", CpuIsa::kAvx512, true},
+      {"Haswell", CpuIsa::kAvx2, false},      {"Zen", CpuIsa::kAvx512, true},
+      {"SkylakeX", CpuIsa::kAvx512, false},   {"SapphireRapids", CpuIsa::kAvx512, false},
+      {"Prescott", CpuIsa::kBaseline, false}, {"CortexA57", CpuIsa::kAvx512, false},
+      {nullptr, CpuIsa::kAvx512, false},
+  };
+  for (const auto& c : cases) {
+    if (blas_core_narrower(c.core, c.isa) != c.narrower) {
+      fail_msg("core %s against build %d: narrower %d, want %d", c.core ? c.core : "(null)",
+               static_cast<int>(c.isa), !c.narrower, c.narrower);
+    }
+  }
+}
+
 // A row length past OpenBLAS's 32-bit integer (a head_matmul's interleaved rows may be that
 // long): gemm() must not truncate it. A's two rows lie 2^31 + 64 floats apart in a mapping that
 // reserves no memory, so only the pages of the two rows are ever touched.
@@ -534,6 +558,7 @@ int main(void) {
       cmocka_unit_test(packed_engines_match_a_float64_product),
       cmocka_unit_test(gemm_takes_row_lengths_past_32_bits),
       cmocka_unit_test(gemm_runs_the_engine_it_names),
+      cmocka_unit_test(a_blas_core_is_narrower_only_below_the_packed_engines_build),
       cmocka_unit_test(slices_have_the_bits_of_the_whole_product),
       cmocka_unit_test(a_walked_operand_has_the_bits_of_the_stored_one),
       cmocka_unit_test(dot_engines_match_a_float64_product),

@@ -121,6 +121,66 @@ void gather_slice_transpose_and_concat_fold_as_onnx_defines(void**) {
   }
 }
 
+// Integers past 2^53 stay exact through every fold (a double would round INT64_MAX to 2^63):
+// torch's dynamic slices end at INT64_MAX, built with Concat, Gather or Where.
+void integers_past_2_to_the_53_fold_exactly(void**) {
+  {  // ends [INT64_MAX] made by Where and Concat: Slice of 0..4 from 1 to the end: 1, 2, 3
+    FoldCase c(3);
+    c.m.int64s("data", {4}, {0, 1, 2, 3});
+    c.m.int64s("starts", {1}, {1});
+    c.m.int64s("yes", {1}, {1});
+    c.m.int64s("big", {1}, {INT64_MAX});
+    c.m.int64s("almost", {1}, {INT64_MAX - 1});
+    c.m.node("Where", {"yes", "big", "almost"}, "chosen");
+    ModelBuilder::int_attr(c.m.node("Concat", {"chosen"}, "ends"), "axis", 0);
+    c.m.node("Slice", {"data", "starts", "ends"}, "folded");
+    c.expect("Slice to INT64_MAX from Where and Concat", {1, 2, 3});
+  }
+  {  // Equal(INT64_MAX, INT64_MAX - 1) is false; Pow(1, 10^18) is 1 (and quick); Abs(-2^62)
+    FoldCase c(3);
+    c.m.int64s("big", {1}, {INT64_MAX});
+    c.m.int64s("almost", {1}, {INT64_MAX - 1});
+    c.m.node("Equal", {"big", "almost"}, "same");
+    c.m.int64s("one", {1}, {1});
+    c.m.int64s("huge", {1}, {1000000000000000000});
+    c.m.node("Pow", {"one", "huge"}, "power");
+    c.m.int64s("minus", {1}, {-(int64_t{1} << 62)});
+    c.m.node("Abs", {"minus"}, "magnitude");
+    c.m.int64s("quarter", {1}, {int64_t{1} << 60});
+    c.m.node("Div", {"magnitude", "quarter"}, "four");
+    ModelBuilder::int_attr(c.m.node("Concat", {"same", "power", "four"}, "folded"), "axis", 0);
+    c.expect("Equal, Pow and Abs of large integers", {0, 1, 4});
+  }
+  {  // Slice backwards with starts -20 on 10 elements: ONNX clamps the start to 0, so the
+     // slice is [data[0]]
+    FoldCase c(1);
+    c.m.int64s("data", {10}, {5, 6, 7, 8, 9, 10, 11, 12, 13, 14});
+    c.m.int64s("starts", {1}, {-20});
+    c.m.int64s("ends", {1}, {INT64_MIN});
+    c.m.int64s("axes", {1}, {0});
+    c.m.int64s("steps", {1}, {-1});
+    c.m.node("Slice", {"data", "starts", "ends", "axes", "steps"}, "folded");
+    c.expect("Slice back from a start before the data", {5});
+  }
+  {  // Cast to INT32 wraps 2^32 + 3 to 3; to FLOAT16 rounds 1 + 2^-12 to 1
+    FoldCase c(2);
+    c.m.int64s("wide", {1}, {(int64_t{1} << 32) + 3});
+    ModelBuilder::int_attr(c.m.node("Cast", {"wide"}, "narrow"), "to",
+                           onnx::TensorProto_DataType_INT32);
+    c.m.float_constant("fine", {1}, {1.0f + 1.0f / 4096.0f});
+    ModelBuilder::int_attr(c.m.node("Cast", {"fine"}, "half"), "to",
+                           onnx::TensorProto_DataType_FLOAT16);
+    ModelBuilder::int_attr(c.m.node("Cast", {"half"}, "half_as_int"), "to",
+                           onnx::TensorProto_DataType_INT64);
+    c.m.float_constant("scale", {1}, {4096.0f});
+    c.m.node("Mul", {"half", "scale"}, "scaled");
+    ModelBuilder::int_attr(c.m.node("Cast", {"scaled"}, "scaled_int"), "to",
+                           onnx::TensorProto_DataType_INT64);
+    ModelBuilder::int_attr(c.m.node("Concat", {"narrow", "scaled_int"}, "folded"), "axis", 0);
+    c.expect("Cast to INT32 and FLOAT16", {3, 4096});
+  }
+}
+
 void shapes_fold_through_unsqueeze_squeeze_and_reshape(void**) {
   {  // Unsqueeze [2, 3] at axes 0 and -1: dims [1, 2, 3, 1]
     FoldCase c(4);
@@ -341,6 +401,7 @@ void folds_that_cannot_be_done_are_refused_naming_the_node(void**) {
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(gather_slice_transpose_and_concat_fold_as_onnx_defines),
+      cmocka_unit_test(integers_past_2_to_the_53_fold_exactly),
       cmocka_unit_test(shapes_fold_through_unsqueeze_squeeze_and_reshape),
       cmocka_unit_test(arithmetic_comparisons_and_where_fold_as_onnx_defines),
       cmocka_unit_test(an_attention_scale_from_the_input_shape_folds_to_a_number),

@@ -1,7 +1,8 @@
 // bf16_gemm() on Intel's AMX tiles (gemm.h): bfloat16 operands, float32 sums, for the matmul ops
 // of 16-bit plans on processors with AMX-BF16 (Sapphire Rapids and later). Built only for x86-64
 // with a compiler that takes -mamx-tile -mamx-bf16 (meson defines REMAT_CPU_AMX), and called only
-// where bf16_gemm_available() says the CPU has the tiles and Linux lets the process use them.
+// where bf16_gemm_available() (gemm.cc, built without those flags: it runs on every CPU) says the
+// CPU has the tiles and Linux lets the process use them.
 //
 // Blocking, BLIS-style: op(B) is packed kAmxKc x kAmxNc at a time into tiles of 16 k-pairs x 16
 // columns (the pairs interleaved, as TDPBF16PS reads B), op(A) kAmxMc x kAmxKc at a time into
@@ -12,8 +13,6 @@
 // to whole tiles; a block of C that C's edge cuts goes through a 32 x 32 buffer.
 #include <immintrin.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "backends/cpu/gemm/gemm.h"
 
@@ -175,22 +174,6 @@ void block(const uint16_t* a, const uint16_t* b, int64_t steps, float* c, int64_
 }
 
 }  // namespace
-
-bool bf16_gemm_available() {
-  static const bool available = [] {
-    if (!__builtin_cpu_supports("avx512f")) return false;
-    // CPUID leaf 7: EDX bit 22 is AMX-BF16, bit 24 AMX-TILE.
-    unsigned eax, ebx, ecx, edx;
-    __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
-    if ((edx & (1u << 22)) == 0 || (edx & (1u << 24)) == 0) return false;
-    // Linux hands the tiles' 8 KB of register state to a process only when it asks
-    // (ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, 18); a kernel before 5.16 refuses.
-    constexpr int kArchReqXcompPerm = 0x1023;
-    constexpr int kXfeatureXtiledata = 18;
-    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-  }();
-  return available;
-}
 
 void bf16_gemm(const Bf16Gemm& g) {
   if (g.m <= 0 || g.n <= 0) return;

@@ -4,9 +4,15 @@
 
 #include "backends/cpu/isa/isa.h"
 
+#if REMAT_CPU_AMX
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#include <strings.h>
+
 #if REMAT_HAVE_BLAS
 #include <cblas.h>
-#include <strings.h>
 
 #include <limits>
 #endif
@@ -18,7 +24,24 @@ void packed_gemm(const Gemm& g) { REMAT_CPU_BEST(packed_gemm)(g); }
 
 void dot_gemm(const GemmDot& g) { REMAT_CPU_BEST(dot_gemm)(g); }
 
-#if !REMAT_CPU_AMX
+#if REMAT_CPU_AMX
+// Here, not in amx.cc: that file is built for AVX-512 and AMX, and this runs on every CPU.
+bool bf16_gemm_available() {
+  static const bool available = [] {
+    if (!__builtin_cpu_supports("avx512f")) return false;
+    // CPUID leaf 7: EDX bit 22 is AMX-BF16, bit 24 AMX-TILE.
+    unsigned eax, ebx, ecx, edx;
+    __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
+    if ((edx & (1u << 22)) == 0 || (edx & (1u << 24)) == 0) return false;
+    // Linux hands the tiles' 8 KB of register state to a process only when it asks
+    // (ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, 18); a kernel before 5.16 refuses.
+    constexpr int kArchReqXcompPerm = 0x1023;
+    constexpr int kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return available;
+}
+#else
 // A build without AMX (another architecture, or a compiler without the intrinsics).
 bool bf16_gemm_available() { return false; }
 
@@ -36,14 +59,10 @@ const char* packed_gemm_isa() {
   return "baseline";
 }
 
-#if REMAT_HAVE_BLAS
-
-namespace {
-
-// Whether OpenBLAS's kernels for its core |name| use narrower vectors than |isa|. OpenBLAS picks
-// its core by the CPU's model number, and one it does not know yet (an Emerald Rapids Xeon, model
-// 207, in OpenBLAS 0.3.21) falls back to Prescott's SSE3 kernels: 41 GFLOP/s on one thread where
-// the packed engine's AVX-512 build gives 160 and OpenBLAS's own SkylakeX kernels 199.
+// OpenBLAS picks its core by the CPU's model number, and one it does not know yet (an Emerald
+// Rapids Xeon, model 207, in OpenBLAS 0.3.21) falls back to Prescott's SSE3 kernels: 41 GFLOP/s
+// on one thread where the packed engine's AVX-512 build gives 160 and OpenBLAS's own SkylakeX
+// kernels 199.
 bool blas_core_narrower(const char* name, CpuIsa isa) {
   if (isa == CpuIsa::kBaseline || name == nullptr) return false;
   // Cores whose kernels have no AVX2 (SSE only, or AVX and FMA4 without AVX2).
@@ -62,6 +81,10 @@ bool blas_core_narrower(const char* name, CpuIsa isa) {
   }
   return false;
 }
+
+#if REMAT_HAVE_BLAS
+
+namespace {
 
 // Whether gemm() runs on OpenBLAS: unless OpenBLAS's core is narrower than the packed engine's
 // build for this CPU. Fixed for the process (the CPU and OpenBLAS's core do not change), so the

@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "backends/cpu/isa/isa.h"
+
 namespace remat {
 namespace cpu {
 
@@ -116,6 +118,12 @@ const char* matmul_engine();
 
 /// OpenBLAS's core (its name for the kernels it picked for this CPU); null without OpenBLAS.
 const char* matmul_blas_core();
+
+/// Whether OpenBLAS's kernels for its core |name| (openblas_get_corename(), any case) use
+/// narrower vectors than the packed engine's build |isa|: SSE-only and AVX-without-AVX2 cores
+/// against AVX2 or AVX-512, AVX2 ones against AVX-512; never against the baseline build or for
+/// a core this list does not know (gemm() then keeps OpenBLAS).
+bool blas_core_narrower(const char* name, CpuIsa isa);
 
 /// Computes |g| with the packed engine on the calling thread. Each element of C is summed over
 /// K in an order that depends on K only: computing C in row or column slices (A or B and C

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "compiler/onnx/importer.h"
+#include "plan/half_float.h"
 
 namespace remat {
 namespace compiler {
@@ -52,6 +53,28 @@ std::string number_text(double v) {
   char text[32];
   snprintf(text, sizeof text, "%g", v);
   return text;
+}
+
+// |v| wrapped to the integer type |to| as a two's complement machine stores it (a cast to INT32
+// of 2^32 + 1 gives 1).
+int64_t wrapped(int64_t v, int64_t to) {
+  const uint64_t u = static_cast<uint64_t>(v);
+  switch (to) {
+    case onnx::TensorProto_DataType_INT8: return static_cast<int8_t>(u);
+    case onnx::TensorProto_DataType_UINT8: return static_cast<uint8_t>(u);
+    case onnx::TensorProto_DataType_INT16: return static_cast<int16_t>(u);
+    case onnx::TensorProto_DataType_UINT16: return static_cast<uint16_t>(u);
+    case onnx::TensorProto_DataType_INT32: return static_cast<int32_t>(u);
+    case onnx::TensorProto_DataType_UINT32: return static_cast<uint32_t>(u);
+    default: return v;  // INT64; UINT64 held as its bits
+  }
+}
+
+// |f| rounded to the float type |to| (to nearest even) and held as float32.
+float rounded(float f, int64_t to) {
+  if (to == onnx::TensorProto_DataType_FLOAT16) return f16_to_f32(f32_to_f16(f));
+  if (to == onnx::TensorProto_DataType_BFLOAT16) return bf16_to_f32(f32_to_bf16(f));
+  return f;  // FLOAT, and DOUBLE held as float32
 }
 
 // Row-major strides of |d|.
@@ -109,12 +132,20 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     }
     return c;
   };
-  // Sets element |k| of |c| from |v| (a float, or an integer computed exactly).
+  // Sets element |k| of |c| from |v| (a float, or an integer below 2^53: a count, a 0 or 1).
   const auto set = [](Constant& c, int64_t k, double v) {
     if (c.type == kFloat) {
       c.f[static_cast<size_t>(k)] = static_cast<float>(v);
     } else {
       c.i[static_cast<size_t>(k)] = static_cast<int64_t>(v);
+    }
+  };
+  // Element |k| of |c| = element |j| of |from| (the same type): integers copied exactly.
+  const auto copy = [](Constant& c, int64_t k, const Constant& from, int64_t j) {
+    if (c.type == kFloat) {
+      c.f[static_cast<size_t>(k)] = from.f[static_cast<size_t>(j)];
+    } else {
+      c.i[static_cast<size_t>(k)] = from.i[static_cast<size_t>(j)];
     }
   };
   // Input |k| as a vector of integers (axes, shapes, indices, repeats).
@@ -189,16 +220,18 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
       unsupported(n, "a cast to element type " + std::to_string(to));
     Constant c = make(float_type(to) ? kFloat : kInt64, x.dims);
     for (int64_t k = 0; k < x.numel(); ++k) {
-      const double v = value(x, k);
       if (to == onnx::TensorProto_DataType_BOOL) {
-        set(c, k, v != 0.0 ? 1.0 : 0.0);
-      } else if (c.type == kInt64 && x.type == kFloat) {
-        if (!(std::fabs(v) < 9.2e18)) unsupported(n, "a cast to integers of " + number_text(v));
-        set(c, k, std::trunc(v));
+        set(c, k, value(x, k) != 0.0 ? 1.0 : 0.0);
       } else if (c.type == kInt64) {
-        c.i[static_cast<size_t>(k)] = x.i[static_cast<size_t>(k)];
+        int64_t v = x.type == kInt64 ? x.i[static_cast<size_t>(k)] : 0;
+        if (x.type == kFloat) {
+          const double f = x.f[static_cast<size_t>(k)];
+          if (!(std::fabs(f) < 9.2e18)) unsupported(n, "a cast to integers of " + number_text(f));
+          v = static_cast<int64_t>(f);  // toward zero
+        }
+        c.i[static_cast<size_t>(k)] = wrapped(v, to);
       } else {
-        set(c, k, v);
+        c.f[static_cast<size_t>(k)] = rounded(static_cast<float>(value(x, k)), to);
       }
     }
     return define_constant(n, 0, c);
@@ -212,7 +245,7 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     if (const onnx::AttributeProto* v = attribute(n, "value")) fill = decode(v->t(), "value");
     if (fill.numel() != 1) unsupported(n, "its value must hold one element");
     Constant c = make(fill.type, shape);
-    for (int64_t k = 0; k < c.numel(); ++k) set(c, k, value(fill, 0));
+    for (int64_t k = 0; k < c.numel(); ++k) copy(c, k, fill, 0);
     return define_constant(n, 0, c);
   }
   if (op == "Gather") {
@@ -235,7 +268,7 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
           unsupported(n, "index " + std::to_string(at) + " outside the data's axis");
         if (at < 0) at += extent;
         for (int64_t r = 0; r < inner; ++r) {
-          set(c, (o * index.numel() + j) * inner + r, value(data, (o * extent + at) * inner + r));
+          copy(c, (o * index.numel() + j) * inner + r, data, (o * extent + at) * inner + r);
         }
       }
     }
@@ -303,7 +336,7 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
       const int64_t extent = part.dims[axis];
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t j = 0; j < extent * inner; ++j) {
-          set(c, (o * dims[axis] + offset) * inner + j, value(part, o * extent * inner + j));
+          copy(c, (o * dims[axis] + offset) * inner + j, part, o * extent * inner + j);
         }
       }
       offset += extent;
@@ -336,14 +369,14 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     for (size_t k = 0; k < starts.size(); ++k) {
       const int64_t a = axis_of(axes[k], rank), extent = data.dims[a], s = steps[k];
       if (s == 0) unsupported(n, "a step of 0");
-      // ONNX's clamping: to [0, extent] going forward, to [-1, extent - 1] going back.
+      // ONNX's clamping: to [0, extent] going forward (see below going back).
       int64_t from = starts[k] < 0 ? starts[k] + extent : starts[k];
       int64_t to = ends[k] < 0 ? std::max<int64_t>(ends[k], INT64_MIN + extent) + extent : ends[k];
       if (s > 0) {
         from = std::min(std::max<int64_t>(from, 0), extent);
         to = std::min(std::max<int64_t>(to, 0), extent);
-      } else {
-        from = std::min(std::max<int64_t>(from, -1), extent - 1);
+      } else {  // starts to [0, extent - 1], ends to [-1, extent - 1]
+        from = std::min(std::max<int64_t>(from, 0), extent - 1);
         to = std::min(std::max<int64_t>(to, -1), extent - 1);
       }
       const int64_t span = s > 0 ? to - from : from - to, stride = s > 0 ? s : -s;
@@ -359,7 +392,7 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
         at += (begin[d] + rest / out_strides[d] * step[d]) * in_strides[d];
         rest %= out_strides[d];
       }
-      set(c, k, value(data, at));
+      copy(c, k, data, at);
     }
     return define_constant(n, 0, c);
   }
@@ -379,7 +412,8 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
         continue;
       }
       bounded(n, {shape[k]}, 0, "dim");
-      known *= shape[k];
+      if (__builtin_mul_overflow(known, shape[k], &known) || known > kMaxConstantElements)
+        unsupported(n, "shape " + dims_text(shape) + " holds too many elements");
     }
     if (infer >= 0) {
       if (known == 0 || c.numel() % known != 0)
@@ -415,7 +449,7 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
         at += rest / out_strides[d] * in_strides[perm[d]];
         rest %= out_strides[d];
       }
-      set(c, k, value(x, at));
+      copy(c, k, x, at);
     }
     return define_constant(n, 0, c);
   }
@@ -485,7 +519,7 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
       }
       Constant c = make(x.type, dims);
       const Broadcast from(x.dims, dims);
-      for (int64_t k = 0; k < c.numel(); ++k) set(c, k, value(x, from(k)));
+      for (int64_t k = 0; k < c.numel(); ++k) copy(c, k, x, from(k));
       return define_constant(n, 0, c);
     }
     if (shape.size() != x.dims.size()) unsupported(n, "repeats are not of the input's rank");
@@ -501,7 +535,7 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
         at += rest / out_strides[d] % x.dims[d] * in_strides[d];
         rest %= out_strides[d];
       }
-      set(c, k, value(x, at));
+      copy(c, k, x, at);
     }
     return define_constant(n, 0, c);
   }
@@ -522,30 +556,56 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     if ((op == "ReduceMax" || op == "ReduceMin") && x.numel() == 0)
       unsupported(n, "a maximum or minimum of no elements");
     Constant c = make(x.type, dims);
-    std::vector<double> acc(static_cast<size_t>(product(kept)),
-                            op == "ReduceProd"  ? 1.0
-                            : op == "ReduceMax" ? -std::numeric_limits<double>::infinity()
-                            : op == "ReduceMin" ? std::numeric_limits<double>::infinity()
-                                                : 0.0);
     const Dims in_strides = strides_of(x.dims), kept_strides = strides_of(kept);
-    for (int64_t k = 0; k < x.numel(); ++k) {
+    // The result element element |k| of |x| adds to.
+    const auto reduced_at = [&](int64_t k) {
       int64_t rest = k, at = 0;
       for (int64_t d = 0; d < rank; ++d) {
         at += (reduced[d] ? 0 : rest / in_strides[d]) * kept_strides[d];
         rest %= in_strides[d];
       }
-      double& a = acc[static_cast<size_t>(at)];
+      return at;
+    };
+    const int64_t count = c.numel() > 0 ? x.numel() / c.numel() : 0;
+    if (x.type == kInt64) {  // integers exactly, refused where they overflow
+      std::vector<int64_t> acc(static_cast<size_t>(c.numel()), op == "ReduceProd" ? 1 : 0);
+      std::vector<bool> started(acc.size(), false);
+      for (int64_t k = 0; k < x.numel(); ++k) {
+        const size_t at = static_cast<size_t>(reduced_at(k));
+        const int64_t v = x.i[static_cast<size_t>(k)];
+        int64_t& a = acc[at];
+        bool overflow = false;
+        if (op == "ReduceMax" || op == "ReduceMin") {
+          a = !started[at] ? v : op == "ReduceMax" ? std::max(a, v) : std::min(a, v);
+        } else if (op == "ReduceProd") {
+          overflow = __builtin_mul_overflow(a, v, &a);
+        } else {
+          overflow = __builtin_add_overflow(a, v, &a);
+        }
+        if (overflow) unsupported(n, "integer arithmetic that overflows 64 bits");
+        started[at] = true;
+      }
+      for (size_t k = 0; k < acc.size(); ++k) {
+        c.i[k] = op == "ReduceMean" && count > 0 ? acc[k] / count : acc[k];
+      }
+      return define_constant(n, 0, c);
+    }
+    std::vector<double> acc(static_cast<size_t>(product(kept)),
+                            op == "ReduceProd"  ? 1.0
+                            : op == "ReduceMax" ? -std::numeric_limits<double>::infinity()
+                            : op == "ReduceMin" ? std::numeric_limits<double>::infinity()
+                                                : 0.0);
+    for (int64_t k = 0; k < x.numel(); ++k) {
+      double& a = acc[static_cast<size_t>(reduced_at(k))];
       const double v = value(x, k);
       a = op == "ReduceProd"  ? a * v
           : op == "ReduceMax" ? std::max(a, v)
           : op == "ReduceMin" ? std::min(a, v)
                               : a + v;
     }
-    const double count = static_cast<double>(x.numel()) / static_cast<double>(acc.size());
     for (size_t k = 0; k < acc.size(); ++k) {
-      const double v = op == "ReduceMean" ? acc[k] / count : acc[k];
-      if (c.type == kInt64 && !(std::fabs(v) < 9.2e18)) unsupported(n, "an integer overflow");
-      set(c, static_cast<int64_t>(k), c.type == kInt64 ? std::trunc(v) : v);
+      set(c, static_cast<int64_t>(k),
+          op == "ReduceMean" ? acc[k] / static_cast<double>(count) : acc[k]);
     }
     return define_constant(n, 0, c);
   }
@@ -558,9 +618,16 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     if (x.type == kInt64 && !on_ints) unsupported(n, "it takes float inputs");
     Constant c = make(x.type, x.dims);
     for (int64_t k = 0; k < x.numel(); ++k) {
+      if (x.type == kInt64) {  // exactly, as integers
+        const int64_t v = x.i[static_cast<size_t>(k)];
+        if (op != "Not" && v == INT64_MIN) unsupported(n, "an integer overflow");
+        c.i[static_cast<size_t>(k)] = op == "Neg"    ? -v
+                                      : op == "Abs"  ? (v < 0 ? -v : v)
+                                      : op == "Sign" ? (v > 0) - (v < 0)
+                                                     : (v == 0 ? 1 : 0);  // Not
+        continue;
+      }
       const double v = value(x, k);
-      if (x.type == kInt64 && op != "Not" && x.i[static_cast<size_t>(k)] == INT64_MIN)
-        unsupported(n, "an integer overflow");
       set(c, k,
           op == "Neg"          ? -v
           : op == "Abs"        ? std::fabs(v)
@@ -616,19 +683,30 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
       for (int64_t k = 0; k < out.numel(); ++k) {
         const int64_t ia = from_a(k), ib = from_b(k);
         if (where) {
-          set(out, k,
-              condition->i[static_cast<size_t>(from_c(k))] != 0 ? value(a, ia) : value(b, ib));
+          if (condition->i[static_cast<size_t>(from_c(k))] != 0) {
+            copy(out, k, a, ia);
+          } else {
+            copy(out, k, b, ib);
+          }
           continue;
         }
         if (compare || logic) {
-          const double x = value(a, ia), y = value(b, ib);
-          const bool p = x != 0, q = y != 0;
+          // Integers compared as integers (as doubles, values past 2^53 would merge).
+          bool less, greater, equal;
+          if (a.type == kFloat) {
+            const float x = a.f[static_cast<size_t>(ia)], y = b.f[static_cast<size_t>(ib)];
+            less = x<y, greater = x> y, equal = x == y;  // a NaN: none of them
+          } else {
+            const int64_t x = a.i[static_cast<size_t>(ia)], y = b.i[static_cast<size_t>(ib)];
+            less = x<y, greater = x> y, equal = x == y;
+          }
+          const bool p = value(a, ia) != 0, q = value(b, ib) != 0;
           set(out, k,
-              op == "Equal"            ? x == y
-              : op == "Less"           ? x < y
-              : op == "Greater"        ? x > y
-              : op == "LessOrEqual"    ? x <= y
-              : op == "GreaterOrEqual" ? x >= y
+              op == "Equal"            ? equal
+              : op == "Less"           ? less
+              : op == "Greater"        ? greater
+              : op == "LessOrEqual"    ? less || equal
+              : op == "GreaterOrEqual" ? greater || equal
               : op == "And"            ? p && q
               : op == "Or"             ? p || q
                                        : p != q);
@@ -668,8 +746,13 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
           if (op == "Mod" && int_attr(n, "fmod", 0) == 0 && v != 0 && ((v < 0) != (y < 0))) v += y;
         } else if (op == "Pow") {
           if (y < 0) unsupported(n, "an integer raised to a negative power");
+          // Square and multiply: 63 squarings at most, whatever y.
           v = 1;
-          for (int64_t e = 0; e < y && !overflow; ++e) overflow = __builtin_mul_overflow(v, x, &v);
+          int64_t base = x;
+          for (int64_t e = y; e > 0 && !overflow; e >>= 1) {
+            if (e & 1) overflow = __builtin_mul_overflow(v, base, &v);
+            if (e > 1 && !overflow) overflow = __builtin_mul_overflow(base, base, &base);
+          }
         } else {
           v = op == "Min" ? std::min(x, y) : std::max(x, y);
         }
@@ -681,7 +764,11 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     if (op == "Mean") {
       const double count = n.input_size();
       for (int64_t k = 0; k < c.numel(); ++k) {
-        set(c, k, c.type == kFloat ? value(c, k) / count : std::trunc(value(c, k) / count));
+        if (c.type == kFloat) {
+          c.f[static_cast<size_t>(k)] /= static_cast<float>(count);
+        } else {
+          c.i[static_cast<size_t>(k)] /= static_cast<int64_t>(count);
+        }
       }
     }
     return define_constant(n, 0, c);
