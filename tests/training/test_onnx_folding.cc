@@ -335,6 +335,30 @@ void a_float_initializer_that_may_train_is_not_folded(void**) {
   fail_msg("the initializer 'gain' is not a parameter of the plan");
 }
 
+// A weight passed through Identity (as exports tie weights) is the same parameter: one tensor,
+// which trains, not a frozen copy or a second, untied parameter.
+void an_initializer_through_identity_stays_one_parameter(void**) {
+  ModelBuilder m({4}, kFile);
+  m.floats("gain", {4}, 4);
+  m.node("Identity", {"gain"}, "tied");
+  m.node("Mul", {"x", "gain"}, "first");
+  m.node("Mul", {"x", "tied"}, "second");
+  m.node("Add", {"first", "second"}, "y");
+  std::string error;
+  const remat::compiler::CompileResult r = m.compile(&error);
+  if (!error.empty()) fail_msg("%s", error.c_str());
+  for (const remat::compiler::Tensor& t : r.graph.tensors) {
+    if (t.name == "tied") fail_msg("'tied' is a tensor of its own (a frozen or untied copy)");
+  }
+  int params = 0;
+  for (int t : r.graph.params) {
+    if (r.graph.tensors[t].name != "gain")
+      fail_msg("parameter '%s'", r.graph.tensors[t].name.c_str());
+    ++params;
+  }
+  if (params != 1) fail_msg("%d parameters, want 'gain' once", params);
+}
+
 void folds_that_cannot_be_done_are_refused_naming_the_node(void**) {
   {
     ModelBuilder m({4}, kFile);
@@ -406,6 +430,7 @@ int main() {
       cmocka_unit_test(arithmetic_comparisons_and_where_fold_as_onnx_defines),
       cmocka_unit_test(an_attention_scale_from_the_input_shape_folds_to_a_number),
       cmocka_unit_test(a_float_initializer_that_may_train_is_not_folded),
+      cmocka_unit_test(an_initializer_through_identity_stays_one_parameter),
       cmocka_unit_test(folds_that_cannot_be_done_are_refused_naming_the_node),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

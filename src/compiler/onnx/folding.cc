@@ -212,10 +212,16 @@ void OnnxImporter::fold(const onnx::NodeProto& n) {
     for (int64_t k = begin; k < end; ++k) c.i[static_cast<size_t>(k - begin)] = d[k];
     return define_constant(n, 0, c);
   }
-  if (op == "Identity") return define_constant(n, 0, constant(n, 0));
+  const int64_t to = op == "Cast" ? int_attr(n, "to", 0) : 0;
+  if (op == "Identity" ||
+      (op == "Cast" && constant(n, 0).type == kFloat && to == onnx::TensorProto_DataType_FLOAT)) {
+    // The same values under another name; an initializer stays one (OnnxImporter::adopt), so a
+    // weight passed through Identity still trains as itself.
+    constants_[n.output(0)] = constant(n, 0);
+    return;
+  }
   if (op == "Cast") {
     const Constant& x = constant(n, 0);
-    const int64_t to = int_attr(n, "to", 0);
     if (!float_type(to) && !int_type(to))
       unsupported(n, "a cast to element type " + std::to_string(to));
     Constant c = make(float_type(to) ? kFloat : kInt64, x.dims);

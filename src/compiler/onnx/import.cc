@@ -115,6 +115,9 @@ int OnnxImporter::adopt_named(const onnx::NodeProto& n, const std::string& name,
   if (c.type != onnx::TensorProto_DataType_FLOAT || c.initializer.empty()) {
     unsupported(n, "input '" + name + "' must be a float initializer (a parameter)");
   }
+  // An Identity (or a float Cast) of an initializer is that initializer (onnx/folding.cc): one
+  // parameter, so weights tied that way stay tied and train.
+  if (c.initializer != name) return adopt_named(n, c.initializer, role);
   const auto it = adopted_.find(name);
   if (it != adopted_.end()) return it->second;
   if (c.dims.empty())
