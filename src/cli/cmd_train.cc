@@ -130,6 +130,16 @@ void remove_stale_temporaries(const Args& args, const std::string& flag, time_t 
   }
 }
 
+// The share of a run's time --state's periodic saves may take when --save-every is not given.
+constexpr double kAutoSaveShare = 0.01;
+
+// Steps between saves so that a save of |save_ns| costs at most kAutoSaveShare of the steps'
+// time (|step_ns| each): at least 1, at most INT32_MAX.
+int64_t auto_save_interval(double save_ns, double step_ns) {
+  const double steps = std::ceil(save_ns / (kAutoSaveShare * (step_ns > 1.0 ? step_ns : 1.0)));
+  return steps < 1.0 ? 1 : steps > INT32_MAX ? INT32_MAX : static_cast<int64_t>(steps);
+}
+
 // Ends a run that |signal_number| interrupted, at a step boundary: saves the state to
 // |state_path| when given and the file does not hold this step already (|saved_at|: the step
 // count it holds, -1 if unknown), says so on stderr, and returns the exit code, 128 +
@@ -187,7 +197,10 @@ int run_train(const std::vector<std::string>& argv) {
   remove_stale_temporaries(args, "--state", started);
   if (args.has("--save-every") && !args.has("--state"))
     throw UsageError("--save-every needs --state FILE");
-  const int64_t save_every = args.integer("--save-every", 1, INT32_MAX, 0);
+  // Without --save-every, --state saves after the first step and then every N steps, N chosen
+  // from that save's time so that saving costs at most kAutoSaveShare of the run (below).
+  int64_t save_every = args.integer("--save-every", 1, INT32_MAX, 0);
+  const bool auto_save = args.has("--state") && !args.has("--save-every");
   const std::string on_nonfinite = args.text("--on-nonfinite", "stop");
   if (on_nonfinite != "stop" && on_nonfinite != "skip") {
     throw UsageError("--on-nonfinite '" + on_nonfinite + "': expected stop or skip");
@@ -339,6 +352,7 @@ int run_train(const std::vector<std::string>& argv) {
   bool line_open = false;  // a progress line without its newline is on the terminal
   float first_loss = NAN, loss = NAN, last_loss = NAN;
   int64_t skipped = 0, overflowed = 0, last_eval = -1;
+  uint64_t step_started = start;
   for (int64_t step = done; step < steps && pending_interrupt() == 0; ++step) {
     // Steps are named as the progress lines count them, from 1 (as the runtime's messages do).
     const std::string named = "step " + std::to_string(step + 1);
@@ -374,11 +388,26 @@ int run_train(const std::vector<std::string>& argv) {
       if (std::isnan(first_loss)) first_loss = loss;
       last_loss = loss;
     }
-    if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) {
+    if (auto_save && step == done && step + 1 < steps) {
+      // The first step of this run: save, and time the save against the step.
+      const uint64_t saving = now_ns();
+      save_state(session.get(), state_path);
+      saved_at = step + 1;
+      const double step_ns = static_cast<double>(saving - step_started);
+      const double save_ns = static_cast<double>(now_ns() - saving);
+      save_every = auto_save_interval(save_ns, step_ns);
+      std::printf(
+          "state: saved at step %lld; a save takes %.3g ms, a step %.3g ms, so --state "
+          "saves every %lld steps (at most %g%% of the time; --save-every N sets it)\n",
+          static_cast<long long>(step + 1), save_ns * 1e-6, step_ns * 1e-6,
+          static_cast<long long>(save_every), kAutoSaveShare * 100);
+      std::fflush(stdout);
+    } else if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) {
       save_state(session.get(), state_path);
       saved_at = step + 1;
     }
     const uint64_t now = now_ns();
+    step_started = now;
     const double seconds = static_cast<double>(now - start - eval_ns) * 1e-9;
     const double rate =
         seconds > 0 ? static_cast<double>((step + 1 - done) * batch) / seconds : 0.0;
