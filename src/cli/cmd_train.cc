@@ -23,6 +23,7 @@
 #include "cli/path_collisions.h"
 #include "io/safetensors.h"
 #include "cli/session_calls.h"
+#include "compiler/templates/aliases.h"
 #include "remat/remat.h"
 
 namespace remat {
@@ -294,7 +295,8 @@ int run_train(const std::vector<std::string>& argv) {
   remat_plan_seed(plan.get(), &seed);
   auto synthetic = [&](uint64_t first, const char* flag) {
     if (model == nullptr) throw Failure(source + ": the plan names no model: give " + flag);
-    return Batches::synthetic(model, plan_batch, seed, first);
+    // bert-base and bert-large are transformer templates by another name: the same task.
+    return Batches::synthetic(compiler::expand_model_alias(model), plan_batch, seed, first);
   };
   const Batches data = args.has("--data") ? Batches::from_file(args.text("--data", ""), plan.get())
                                           : synthetic(0, "--data");

@@ -142,6 +142,14 @@ static void a_diverging_run_stops_or_skips_and_never_saves_nan(void**) {
          "--finite-checks 'no'");
 }
 
+// bert-base and bert-large are transformer templates by another name: remat train gives them
+// the transformer's synthetic task (it refused them, asking for --data).
+static void bert_aliases_train_on_the_synthetic_task(void**) {
+  const Result r =
+      run_remat("train bert-base:seq=4 --batch 2 --steps 2 --optimizer adam:lr=1e-4 --threads 2");
+  expect(r, 0, "trained 2 steps");
+}
+
 static void sizes_in_tib_and_tb_are_accepted(void**) {
   const std::string plan = tmp("tib.rplan");
   expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --device-budget 1TiB -o " + plan),
@@ -468,6 +476,7 @@ int main() {
       cmocka_unit_test(state_options_are_checked_before_the_first_step),
       cmocka_unit_test(data_files_feed_the_steps_and_wrong_ones_are_named),
       cmocka_unit_test(onnx_models_compile_train_and_size),
+      cmocka_unit_test(bert_aliases_train_on_the_synthetic_task),
       cmocka_unit_test(devices_names_every_backend_and_says_why_one_is_unavailable),
       cmocka_unit_test(devices_does_not_load_cublas),
   };
