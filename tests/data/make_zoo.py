@@ -27,13 +27,15 @@ python3-torchvision; no other package)
 import copy
 import json
 import os
-import struct
 import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torchvision
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_golden import f32, i32, write_safetensors  # noqa: E402
 
 SEED = 20261127
 STEPS = 4
@@ -88,22 +90,10 @@ MODELS = {
 OPSETS = (13, 17)
 
 
-def write_safetensors(path, tensors):
-    """|tensors|: name -> tensor (float32 as F32, integers as I32), in order."""
-    header, data = {}, b""
-    for name, t in tensors.items():
-        t = t.detach().contiguous()
-        if t.is_floating_point():
-            dtype, blob = "F32", struct.pack("<%df" % t.numel(), *t.double().flatten().tolist())
-        else:
-            dtype, blob = "I32", struct.pack("<%di" % t.numel(), *t.flatten().tolist())
-        header[name] = {"dtype": dtype, "shape": list(t.shape),
-                        "data_offsets": [len(data), len(data) + len(blob)]}
-        data += blob
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + data)
+def write(path, tensors):
+    """|tensors|: name -> tensor, floats as F32 and integers as I32 (make_golden.py's writer)."""
+    write_safetensors(path, {k: f32(t) if t.is_floating_point() else i32(t)
+                             for k, t in tensors.items()}, {})
 
 
 def without_dropout(model):
@@ -154,13 +144,13 @@ def make(out, name):
     train(single, x, labels)
     # remat train reads batch k of the file at step k: the one batch, once per step.
     repeat = lambda t: t.unsqueeze(0).expand(STEPS, *t.shape)
-    write_safetensors(os.path.join(out, name + ".data.safetensors"),
+    write(os.path.join(out, name + ".data.safetensors"),
                       {input_name: repeat(x.int() if tokens else x), "labels": repeat(labels.int())})
-    write_safetensors(os.path.join(out, name + ".init.safetensors"), init)
-    write_safetensors(os.path.join(out, name + ".torch.safetensors"),
+    write(os.path.join(out, name + ".init.safetensors"), init)
+    write(os.path.join(out, name + ".torch.safetensors"),
                       {k: p.float() for k, p in model.named_parameters()})
-    write_safetensors(os.path.join(out, name + ".torch1.safetensors"), after_one)
-    write_safetensors(os.path.join(out, name + ".torch32.safetensors"),
+    write(os.path.join(out, name + ".torch1.safetensors"), after_one)
+    write(os.path.join(out, name + ".torch32.safetensors"),
                       {k: p for k, p in single.named_parameters()})
     print("%s: PyTorch losses %s" % (name, ", ".join("%.6f" % v for v in losses)), flush=True)
     return {"name": name, "opsets": list(OPSETS), "input": input_name, "batch": BATCH,

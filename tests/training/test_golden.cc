@@ -32,14 +32,9 @@ static void check_close(const char* what, const float* got, const float* want, s
   }
 }
 
-static void run_golden(const char* file_name) {
-  remat::SafeTensorsFile golden;
-  std::string error;
-  const std::string path = std::string(REMAT_TEST_DATA_DIR) + "/" + file_name;
-  if (!remat::read_safetensors(path, &golden, &error)) fail_msg("%s", error.c_str());
-  TrainingRun run(meta(golden, "template"), std::stoll(meta(golden, "batch")),
-                  meta(golden, "optimizer"));
-  const int steps = std::stoi(meta(golden, "steps"));
+// Writes |golden|'s init.<param> into each parameter of |run| and sets its input. and label.
+// tensors as the bindings of those names.
+static void start_from(const remat::SafeTensorsFile& golden, TrainingRun& run) {
   uint32_t count = 0;
   remat_plan_binding_count(run.plan, REMAT_BINDING_PARAM, &count);
   for (uint32_t i = 0; i < count; ++i) {
@@ -58,6 +53,19 @@ static void run_golden(const char* file_name) {
       }
     }
   }
+}
+
+static void run_golden(const char* file_name) {
+  remat::SafeTensorsFile golden;
+  std::string error;
+  const std::string path = std::string(REMAT_TEST_DATA_DIR) + "/" + file_name;
+  if (!remat::read_safetensors(path, &golden, &error)) fail_msg("%s", error.c_str());
+  TrainingRun run(meta(golden, "template"), std::stoll(meta(golden, "batch")),
+                  meta(golden, "optimizer"));
+  const int steps = std::stoi(meta(golden, "steps"));
+  uint32_t count = 0;
+  remat_plan_binding_count(run.plan, REMAT_BINDING_PARAM, &count);
+  start_from(golden, run);
   const remat::SafeTensor* losses = golden.find("loss");
   assert_non_null(losses);
   for (int s = 0; s < steps; ++s) {
@@ -160,22 +168,7 @@ static void run_golden_bf16(const char* file_name, bool closer_than_float32) {
     TrainingRun run(o);
     uint32_t count = 0;
     remat_plan_binding_count(run.plan, REMAT_BINDING_PARAM, &count);
-    for (uint32_t i = 0; i < count; ++i) {
-      remat_tensor_info info;
-      remat_plan_binding(run.plan, REMAT_BINDING_PARAM, i, &info);
-      const remat::SafeTensor* t = golden.find(std::string("init.") + info.name);
-      if (t == nullptr) fail_msg("golden file lacks init.%s", info.name);
-      assert_int_equal(
-          remat_session_write_param(run.session, info.name, t->data.data(), t->data.size()),
-          REMAT_OK);
-    }
-    for (const auto& t : golden.tensors) {
-      for (const char* prefix : {"input.", "label."}) {
-        if (t.name.compare(0, std::strlen(prefix), prefix) == 0) {
-          run.set(t.name.substr(std::strlen(prefix)), t.data.data(), t.data.size());
-        }
-      }
-    }
+    start_from(golden, run);
     const int steps = std::stoi(meta(golden, "steps"));
     for (int s = 0; s < steps; ++s) run.step();
     for (uint32_t i = 0; i < count; ++i) {
