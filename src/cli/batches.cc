@@ -14,9 +14,23 @@ namespace cli {
 namespace {
 
 // An I64 tensor of |path| narrowed to I32 in place (token ids as PyTorch writes them, for an i32
-// binding); a value outside int32 is refused naming the tensor and the element.
+// binding); a value outside int32 is refused naming the tensor and the element. A BOOL or U8
+// tensor (a padding mask: an ONNX BOOL input binds as i32 0 or 1) is widened.
 void narrow_to_i32(const std::string& path, SafeTensorsFile* file, const std::string& name) {
   for (SafeTensor& t : file->tensors) {
+    if (t.name == name && (t.dtype == "BOOL" || t.dtype == "U8")) {
+      std::vector<uint8_t> wide(t.data.size() * 4);
+      for (size_t k = 0; k < t.data.size(); ++k) {
+        const int32_t w = t.data[k];
+        if (t.dtype == "BOOL" && w > 1) {
+          throw Failure(path + ": '" + name + "' element " + std::to_string(k) + " is " +
+                        std::to_string(w) + ", not a BOOL (0 or 1)");
+        }
+        std::memcpy(wide.data() + 4 * k, &w, 4);
+      }
+      t.data = std::move(wide);
+      t.dtype = "I32";
+    }
     if (t.name != name || t.dtype != "I64") continue;
     std::vector<uint8_t> narrow(t.data.size() / 2);
     for (size_t k = 0; k < t.data.size() / 8; ++k) {

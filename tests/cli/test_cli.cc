@@ -378,6 +378,18 @@ static void onnx_models_compile_train_and_size(void**) {
   expect(run_remat("train " + bert + " --loss cross_entropy --batch 4 --steps 2 --data " +
                    tmp("onnx-ids.safetensors")),
          1, "'tokens' element 5 is 1099511627776");
+  // A BOOL tensor (as numpy writes a padding mask) widens to an i32 binding's 0s and 1s.
+  std::vector<uint8_t> flags(2 * 4 * 6, 1);
+  ids.tensors[0] = {"tokens", "BOOL", {2, 4, 6}, flags};
+  assert_true(remat::write_safetensors(tmp("onnx-ids.safetensors"), ids, &error));
+  expect(run_remat("train " + bert + " --loss cross_entropy --batch 4 --steps 2 --data " +
+                   tmp("onnx-ids.safetensors")),
+         0, "trained 2 steps");
+  ids.tensors[0].data[3] = 2;
+  assert_true(remat::write_safetensors(tmp("onnx-ids.safetensors"), ids, &error));
+  expect(run_remat("train " + bert + " --loss cross_entropy --batch 4 --steps 2 --data " +
+                   tmp("onnx-ids.safetensors")),
+         1, "'tokens' element 3 is 2, not a BOOL (0 or 1)");
   expect(run_remat("size " + mlp + " --loss cross_entropy --batch 4"), 0, "sqrt");
   expect(run_remat("compile " + mlp + " --batch 4 -o " + plan), 1, "--loss cross_entropy");
   const std::string unsupported = tmp("unsupported.rplan");

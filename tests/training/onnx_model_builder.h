@@ -43,6 +43,17 @@ struct ModelBuilder {
     y->mutable_type()->mutable_tensor_type()->mutable_shape();
   }
 
+  /// Adds graph input |name| of element type |type| (an onnx::TensorProto_DataType) and shape
+  /// [batch, dims...].
+  void input(const std::string& name, int32_t type, const std::vector<int64_t>& dims) {
+    onnx::ValueInfoProto* in = graph->add_input();
+    in->set_name(name);
+    onnx::TypeProto_Tensor* t = in->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    t->mutable_shape()->add_dim()->set_dim_param("batch");
+    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+
   /// Adds a node |op| (named "/op") reading |in| and writing |out|.
   onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& in,
                         const std::string& out) {
@@ -90,6 +101,16 @@ struct ModelBuilder {
     for (size_t k = 0; k < count; ++k) t->add_float_data(0.5f);
   }
 
+  /// A FLOAT initializer of |dims| holding |values|.
+  void floats(const std::string& name, const std::vector<int64_t>& dims,
+              const std::vector<float>& values) {
+    onnx::TensorProto* t = graph->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto_DataType_FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float v : values) t->add_float_data(v);
+  }
+
   /// A Constant node of float |values| and |dims| named |name| (not an initializer).
   void float_constant(const std::string& name, const std::vector<int64_t>& dims,
                       const std::vector<float>& values) {
@@ -102,6 +123,12 @@ struct ModelBuilder {
     t->set_data_type(onnx::TensorProto_DataType_FLOAT);
     for (int64_t d : dims) t->add_dims(d);
     for (float v : values) t->add_float_data(v);
+  }
+
+  /// Writes the model to |path|.
+  void save() const {
+    std::ofstream file(path, std::ios::binary);
+    model.SerializeToOstream(&file);
   }
 
   /// Compiles this model with an MSE loss; the CompileError's message in |error| ("" when it

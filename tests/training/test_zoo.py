@@ -7,7 +7,8 @@ test compiles it (timed) and sizes it, then trains it with `remat train` under `
 for the same steps on the same batch, from the exported weights (the two must give the same
 bytes), and compares each parameter with PyTorch's: within 1e-2 of that parameter's own largest
 update, plus 1e-3 of the model's largest update (a parameter whose true gradient is zero, such as
-a convolution's bias before a batch norm, moves by rounding noise). After one step every model
+a convolution's bias before a batch norm, moves by rounding noise); a model with attention must
+import it as the fused attention op with no permute left. After one step every model
 must meet that. After all the steps too, except where PyTorch's own float32 run already strays
 past it from its float64 one (from-scratch mobilenet_v2, shufflenet and mnasnet on one small
 batch amplify rounding: their second step's gradient changes by ~10% with the first step's
@@ -85,6 +86,12 @@ def check_export(remat, work, model, opset):
         if strategy == "none":
             row["compile_s"] = seconds
             row["ops"] = int(next(l.split()[1] for l in report.splitlines() if l.startswith("ops:")))
+            # Attention imports as the fused op on the [B, S, H] tensors: no permute is left.
+            ops, _ = run([remat, "inspect", plan, "--ops"], "remat inspect --ops")
+            kinds = [l.split()[2] for l in ops.splitlines() if len(l.split()) > 2]
+            if model["attention"] and ("permute" in kinds or "attention" not in kinds):
+                raise RuntimeError("attention imported with %d permutes and %d fused attention ops"
+                                   % (kinds.count("permute"), kinds.count("attention")))
         arena[strategy] = arena_mib(report)
         params = os.path.join(work, "%s_%d_%s.params.safetensors" % (name, opset, strategy))
         run([remat, "train", plan, "--steps", str(model["steps"]), "--threads", "2", "--data",

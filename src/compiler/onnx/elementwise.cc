@@ -15,7 +15,8 @@ bool trailing(const Dims& big, const Dims& small) {
          std::equal(small.begin(), small.end(), big.end() - small.size());
 }
 
-// ONNX's multidirectional broadcast of |a| and |b| into |out|; false when they do not broadcast.
+}  // namespace
+
 bool broadcast_shape(const Dims& a, const Dims& b, Dims* out) {
   const size_t rank = std::max(a.size(), b.size());
   out->assign(rank, 1);
@@ -27,8 +28,6 @@ bool broadcast_shape(const Dims& a, const Dims& b, Dims* out) {
   }
   return true;
 }
-
-}  // namespace
 
 int OnnxImporter::operand(const onnx::NodeProto& n, int input, bool trainable) {
   const std::string& name = n.input(input);
@@ -121,6 +120,9 @@ void OnnxImporter::math(const onnx::NodeProto& n) {
   const std::string name = out_.graph.unique_name(n.output(0));
   if (op == "Cast") {
     const int64_t to = int_attr(n, "to", 0);
+    if (is_boolean(n.input(0)) && to == onnx::TensorProto_DataType_BOOL)
+      return boolean_view(n, shape_of(n.input(0)), false, false);
+    if (is_boolean(n.input(0)) && to == onnx::TensorProto_DataType_FLOAT) return where(n);
     if (to != onnx::TensorProto_DataType_FLOAT ||
         out_.graph.tensors[tensor(n, 0)].dtype != REMAT_DTYPE_F32) {
       unsupported(n, "Cast of a computed tensor only from FLOAT to FLOAT (to " +

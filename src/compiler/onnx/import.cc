@@ -47,8 +47,14 @@ int OnnxImporter::tensor(const onnx::NodeProto& n, int input) {
   if (input >= n.input_size() || n.input(input).empty())
     unsupported(n, "input " + std::to_string(input) + " is missing");
   const std::string& name = n.input(input);
+  if (tensors_.count(name) == 0 && swapped_.count(name) != 0) return unswap(name);
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) {
+    if (is_boolean(name)) {
+      unsupported(n, "input '" + name +
+                         "' is a boolean; remat reads booleans only through Where picking "
+                         "numbers or a Cast to FLOAT");
+    }
     if (is_constant(name))
       unsupported(n, "input '" + name + "' is a constant where remat needs a computed tensor");
     unsupported(n, "input '" + name + "' is produced by no node before it");
@@ -70,6 +76,8 @@ Dims OnnxImporter::shape_of(const std::string& name) const {
   if (view != logical_.end()) return view->second;
   const auto it = tensors_.find(name);
   if (it != tensors_.end()) return out_.graph.tensors[it->second].shape;
+  const auto b = booleans_.find(name);
+  if (b != booleans_.end()) return b->second.dims;
   const auto c = constants_.find(name);
   return c != constants_.end() ? c->second.dims : Dims{};
 }
@@ -146,6 +154,7 @@ int OnnxImporter::carried(const std::string& name, remat_dtype dtype, const Dims
 }
 
 void OnnxImporter::alias(const onnx::NodeProto& n) {
+  if (is_boolean(n.input(0))) return boolean_view(n, shape_of(n.input(0)), false, false);
   tensor(n, 0);  // names what is wrong
   tensors_[n.output(0)] = tensors_[n.input(0)];
   if (logical_.count(n.input(0))) logical_[n.output(0)] = logical_[n.input(0)];
@@ -210,6 +219,12 @@ void OnnxImporter::node(const onnx::NodeProto& n) {
     if (&model_.graph().node(attentions_[held->second].nodes.back()) == &n) attention(n);
     return;
   }
+  // A Transpose of a held-back head split, read by Shape alone (onnx/attention.cc).
+  if (n.op_type() == "Transpose" && n.input_size() == 1 && tensors_.count(n.input(0)) == 0 &&
+      swapped_.count(n.input(0)) == 0 && !is_constant(n.input(0)) && !is_boolean(n.input(0)) &&
+      shape_only(n.output(0))) {
+    return shape_of_transpose(n);
+  }
   // A refusal from the builder or the op checks names the op and tensors but not the node: add it.
   try {
     import_node(n);
@@ -244,6 +259,12 @@ void OnnxImporter::import_node(const onnx::NodeProto& n) {
       (all_constant && op != "Dropout" && (!reads_parameter || op == "Identity" || op == "Cast")))
     return fold(n);
   if (op == "Transpose") return transpose(n);
+  if (op == "Where") return where(n);
+  if (op == "Expand") return expand_node(n);
+  if (op == "Not") {
+    if (!is_boolean(n.input(0))) unsupported(n, "Not of a value that is not a boolean");
+    return boolean_view(n, shape_of(n.input(0)), false, true);
+  }
   if (op == "Gather") return gather(n);
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return arithmetic(n);
   if (op == "Pow" || op == "Sqrt" || op == "LeakyRelu" || op == "Erf" || op == "LogSoftmax" ||
@@ -301,6 +322,7 @@ void OnnxImporter::attach_loss(OnnxLoss loss) {
                        " outputs; remat trains a model with one output and attaches --loss to it");
   }
   const std::string& name = g.output(0).name();
+  if (tensors_.count(name) == 0 && swapped_.count(name) != 0) unswap(name);
   const auto it = tensors_.find(name);
   if (it == tensors_.end())
     throw CompileError(path_ + ": output '" + name + "' is a constant, or produced by no node");
@@ -390,10 +412,14 @@ OnnxImport OnnxImporter::run(OnnxLoss loss) {
     } else if (type_id == onnx::TensorProto_DataType_INT64 ||
                type_id == onnx::TensorProto_DataType_INT32) {
       tensors_[in.name()] = b_.input(in.name(), REMAT_DTYPE_I32, dims);
+    } else if (type_id == onnx::TensorProto_DataType_BOOL) {
+      // A mask: i32 0s and 1s (onnx/masks.cc).
+      tensors_[in.name()] = b_.input(in.name(), REMAT_DTYPE_I32, dims);
+      booleans_[in.name()] = BoolValue{tensors_[in.name()], {}, dims, false};
     } else {
       throw CompileError(path_ + ": input '" + in.name() + "' has element type " +
                          onnx::TensorProto_DataType_Name(type_id) +
-                         " (remat binds FLOAT, and INT64 or INT32 as i32)");
+                         " (remat binds FLOAT, INT64 or INT32 as i32, and BOOL as i32 0 or 1)");
     }
   }
   for (int k = 0; k < g.node_size(); ++k) {

@@ -1,6 +1,7 @@
 // Private to the compiler's ONNX import (onnx/import.h): the importer class, whose members
 // are defined across onnx/import.cc, onnx/constants.cc, onnx/layers.cc, onnx/elementwise.cc,
-// onnx/patterns.cc and onnx/attention.cc, and what they share. Needs Debian's libonnx
+// onnx/masks.cc, onnx/sequence_first.cc, onnx/patterns.cc and onnx/attention.cc, and what they
+// share. Needs Debian's libonnx
 // (ONNX_NAMESPACE=onnx, ONNX_ML=1).
 #ifndef REMAT_COMPILER_ONNX_IMPORTER_H_
 #define REMAT_COMPILER_ONNX_IMPORTER_H_
@@ -61,6 +62,10 @@ struct Constant {
   int64_t numel() const { return product(dims); }
 };
 
+/// ONNX's multidirectional broadcast of |a| and |b| into |out|; false when they do not broadcast
+/// (onnx/elementwise.cc).
+bool broadcast_shape(const Dims& a, const Dims& b, Dims* out);
+
 /// The elements of |t|, named |what| in messages (raw_data or the typed field); throws for other
 /// types, external data and a field whose element count is not the dims' (checked before
 /// anything is allocated).
@@ -82,7 +87,28 @@ struct AttentionMatch {
   const onnx::NodeProto* merge = nullptr;      // Transpose (0, 2, 1, 3)
   const onnx::NodeProto* out = nullptr;        // Reshape [B, S, heads * Dv]
   int mask_input = -1;                         // which input of |mask| is the mask
-  std::vector<int> nodes;                      // the indices of all of the above, ascending
+  // torch.nn.MultiheadAttention's layout: q, k, v [S, B, H] reshaped to [S, B * heads, D] and
+  // transposed (1, 0, 2) (k: (1, 2, 0)), the context transposed (1, 0, 2) and reshaped to
+  // [S * B, H]; else the [B, S, heads, D] split above.
+  bool sequence_first = false;
+  std::vector<int> nodes;  // the indices of all of the above, ascending
+};
+
+/// A value held with its first two axes swapped (onnx/sequence_first.cc): ONNX gives it [S, B,
+/// rest...] or [S * B, rest...], the tensor |held| holds [B, S, rest...].
+struct Swapped {
+  int held = -1;
+  int64_t s = 0;
+};
+
+/// A boolean value (onnx/masks.cc): a BOOL graph input (an i32 tensor of 0s and 1s), or a view of
+/// one (Reshape, Unsqueeze, Squeeze, Flatten, Expand, Cast to BOOL, Not), kept as the input and
+/// the views, replayed on the floats a Where (or a Cast to FLOAT) picks by it.
+struct BoolValue {
+  int source = -1;                           // the i32 tensor
+  std::vector<std::pair<bool, Dims>> steps;  // (expand?, dims): a reshape to, or an expand to
+  Dims dims;                                 // the ONNX shape after the steps
+  bool negated = false;                      // an odd number of Not
 };
 
 /// Imports one graph, node by node in the file's (topological) order: values and messages in
@@ -138,7 +164,9 @@ class OnnxImporter {
   // MatMul |n| of a weight and the one node reading it, an Add of a float initializer [|columns|]
   // (nn.Linear on more than 2 dims, as torch exports it): a matmul with that bias, defining the
   // Add's output. Returns false, importing nothing, where the pattern does not hold.
-  bool linear_with_bias(const onnx::NodeProto& n, int x, int w, bool trans_b, const Dims& out);
+  // |rows|: x is held sequence-first (onnx/sequence_first.cc); the result is held so too.
+  bool linear_with_bias(const onnx::NodeProto& n, int x, int w, bool trans_b, const Dims& out,
+                        const Swapped& rows);
   void conv(const onnx::NodeProto& n);
   void batch_norm(const onnx::NodeProto& n);
   void pool(const onnx::NodeProto& n);
@@ -172,13 +200,54 @@ class OnnxImporter {
   void attention(const onnx::NodeProto& n);
   // The pattern's import as one attention op; false, importing nothing, where it does not hold.
   bool fused_attention(const AttentionMatch& m);
+  // Whether the ONNX nodes that make the mask |name| [B * heads, Sq or 1, Sk] show it alike
+  // across heads (torch's key padding mask, expanded over the heads).
+  bool alike_across_heads(const std::string& name, int64_t batch, int64_t heads) const;
+  // The held [B, S, H] tensor of the sequence-first value |name| [S, B, H] (permuted once where
+  // it is not held so).
+  int batch_first(const onnx::NodeProto& n, const std::string& name);
   bool decomposed_layer_norm(const onnx::NodeProto& n);
   void layer_norm(const onnx::NodeProto& n);
   void split(const onnx::NodeProto& n);
   void slice(const onnx::NodeProto& n);
+  // Expand of a computed float tensor (ONNX broadcasting to the constant shape).
+  void expand_node(const onnx::NodeProto& n);
   // The one node that reads value |name| (nullptr: none or several, or the graph's output).
   const onnx::NodeProto* sole_reader(const std::string& name) const;
+  // Whether value |name| is read for its shape alone: by Shape or Size nodes, or by a Transpose
+  // whose output is (a dynamic-batch export reads the attention's k that way).
+  bool shape_only(const std::string& name) const;
+  // sole_reader(), not counting the readers of |name|'s shape alone.
+  const onnx::NodeProto* sole_value_reader(const std::string& name) const;
+  // A Transpose read for its shape alone whose input is a held-back attention's head split:
+  // its output's shape, without a tensor.
+  void shape_of_transpose(const onnx::NodeProto& n);
   void attach_loss(OnnxLoss loss);
+
+  // ---- booleans (onnx/masks.cc) --------------------------------------------------------------
+  // A view of a boolean value (Reshape, Unsqueeze, Squeeze, Flatten, Expand, Cast to BOOL,
+  // Identity, Not) as a boolean value with the step added; |dims| its ONNX shape.
+  void boolean_view(const onnx::NodeProto& n, const Dims& dims, bool expand, bool negate);
+  // Where(c, a, b) of a boolean c and float numbers a and b, and Cast of a boolean to FLOAT: a
+  // lookup of a two-row table by c, with c's views replayed on the floats.
+  void where(const onnx::NodeProto& n);
+  bool is_boolean(const std::string& name) const { return booleans_.count(name) != 0; }
+
+  // ---- sequence-first values (onnx/sequence_first.cc) ----------------------------------------
+  // Whether value |name| is held swapped; its holding in |out|.
+  bool swapped(const std::string& name, Swapped* out) const;
+  // Output |output| of |n|, ONNX shape |dims|, as held by |held| with the first two axes
+  // swapped (|s| the ONNX leading dim).
+  void define_swapped(const onnx::NodeProto& n, int output, int held, int64_t s, const Dims& dims);
+  // The permute of a swapped value into its ONNX order, made once (tensor() calls it).
+  int unswap(const std::string& name);
+  // Defines output |output| of |n| from |t|, a row-wise result of a swapped input |rows| (s
+  // 0: not swapped) with ONNX shape |dims|.
+  void define_rows(const onnx::NodeProto& n, int output, int t, const Swapped& rows,
+                   const Dims& dims);
+  // Input |input| of |n| for a node that works on its rows alone: the held tensor where it is
+  // swapped (|rows| says so), else tensor().
+  int rows_of(const onnx::NodeProto& n, int input, Swapped* rows);
 
   // ---- attributes and messages -------------------------------------------------------------
   const onnx::AttributeProto* attribute(const onnx::NodeProto& n, const char* name) const;
@@ -204,6 +273,8 @@ class OnnxImporter {
   std::set<const onnx::NodeProto*> done_;              // nodes a pattern already imported
   std::vector<AttentionMatch> attentions_;             // found by find_attention()
   std::map<const onnx::NodeProto*, size_t> deferred_;  // a node of attentions_[i], held back
+  std::map<std::string, BoolValue> booleans_;          // boolean values (onnx/masks.cc)
+  std::map<std::string, Swapped> swapped_;  // values held sequence-first (onnx/sequence_first.cc)
 };
 
 }  // namespace compiler

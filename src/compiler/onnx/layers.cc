@@ -14,7 +14,8 @@ void OnnxImporter::gemm(const onnx::NodeProto& n) {
   if (a.size() != 2 || int_attr(n, "transA", 0) != 0)
     unsupported(n, "Gemm takes a 2-D A, not transposed");
   const bool trans_b = int_attr(n, "transB", 0) != 0;
-  const int x = tensor(n, 0);
+  Swapped rows;
+  const int x = rows_of(n, 0, &rows);
   const int w = adopt(n, 1, Role::kParam);
   const Dims wd = out_.graph.tensors[w].shape;
   if (wd.size() != 2 || wd[trans_b ? 1 : 0] != a[1]) unsupported(n, "B does not match A's columns");
@@ -27,25 +28,31 @@ void OnnxImporter::gemm(const onnx::NodeProto& n) {
       unsupported(n, "C must be a bias [N]");
   }
   const std::string name = out_.graph.unique_name(n.output(0));
-  define(n, 0,
-         b_.matmul(x, w, false, trans_b, float_attr(n, "alpha", 1.0f), {a[0], wd[trans_b ? 0 : 1]},
-                   name, bias));
+  const int64_t columns = wd[trans_b ? 0 : 1];
+  Dims out = out_.graph.tensors[x].shape;  // [M, K], or held [B, S, K] (row order kept)
+  out.back() = columns;
+  define_rows(n, 0, b_.matmul(x, w, false, trans_b, float_attr(n, "alpha", 1.0f), out, name, bias),
+              rows, {a[0], columns});
 }
 
 void OnnxImporter::matmul(const onnx::NodeProto& n) {
   const Dims a = shape_of(n.input(0));
   if (a.size() < 2) unsupported(n, "MatMul of vectors");
   const auto t = transposed_.find(n.input(1));
+  Swapped rows;
   if (t != transposed_.end()) {  // x @ W^T: nn.Linear on more than 2 dims
-    const int x = tensor(n, 0);
+    const int x = rows_of(n, 0, &rows);
     const int w = adopt_named(n, t->second, Role::kParam);
     const Dims wd = out_.graph.tensors[w].shape;
     if (wd[1] != a.back()) unsupported(n, "the transposed weight does not match A's last dim");
     Dims out = a;
     out.back() = wd[0];
-    if (linear_with_bias(n, x, w, true, out)) return;
-    return define(n, 0,
-                  b_.matmul(x, w, false, true, 1.0f, out, out_.graph.unique_name(n.output(0))));
+    if (linear_with_bias(n, x, w, true, out, rows)) return;
+    Dims held = out_.graph.tensors[x].shape;
+    held.back() = wd[0];
+    return define_rows(
+        n, 0, b_.matmul(x, w, false, true, 1.0f, held, out_.graph.unique_name(n.output(0))), rows,
+        out);
   }
   if (!is_constant(n.input(1))) {  // two computed tensors, batched alike (attention)
     const Dims bd = shape_of(n.input(1));
@@ -60,19 +67,22 @@ void OnnxImporter::matmul(const onnx::NodeProto& n) {
     return define(n, 0,
                   b_.matmul(x, y, false, false, 1.0f, out, out_.graph.unique_name(n.output(0))));
   }
-  const int x = tensor(n, 0);
+  const int x = rows_of(n, 0, &rows);
   const int w = adopt(n, 1, Role::kParam);
   const Dims wd = out_.graph.tensors[w].shape;
   if (wd.size() != 2 || wd[0] != a.back())
     unsupported(n, "B must be a 2-D parameter [K, N] matching A's last dim");
   Dims out = a;
   out.back() = wd[1];
-  if (linear_with_bias(n, x, w, false, out)) return;
-  define(n, 0, b_.matmul(x, w, false, false, 1.0f, out, out_.graph.unique_name(n.output(0))));
+  if (linear_with_bias(n, x, w, false, out, rows)) return;
+  Dims held = out_.graph.tensors[x].shape;
+  held.back() = wd[1];
+  define_rows(n, 0, b_.matmul(x, w, false, false, 1.0f, held, out_.graph.unique_name(n.output(0))),
+              rows, out);
 }
 
 bool OnnxImporter::linear_with_bias(const onnx::NodeProto& n, int x, int w, bool trans_b,
-                                    const Dims& out) {
+                                    const Dims& out, const Swapped& rows) {
   const onnx::NodeProto* add = sole_reader(n.output(0));
   if (add == nullptr || add->op_type() != "Add" || add->input_size() != 2) return false;
   const int side = add->input(0) == n.output(0) ? 1 : 0;  // the bias's input of the Add
@@ -85,8 +95,12 @@ bool OnnxImporter::linear_with_bias(const onnx::NodeProto& n, int x, int w, bool
     return false;
   const int bias = adopt_named(*add, add->input(side), Role::kParam);
   done_.insert(add);
-  define(*add, 0,
-         b_.matmul(x, w, false, trans_b, 1.0f, out, out_.graph.unique_name(add->output(0)), bias));
+  Dims held = out_.graph.tensors[x].shape;
+  held.back() = out.back();
+  define_rows(
+      *add, 0,
+      b_.matmul(x, w, false, trans_b, 1.0f, held, out_.graph.unique_name(add->output(0)), bias),
+      rows, out);
   return true;
 }
 
@@ -208,8 +222,23 @@ void OnnxImporter::pool(const onnx::NodeProto& n) {
 }
 
 void OnnxImporter::view_as(const onnx::NodeProto& n, const Dims& target) {
+  if (is_boolean(n.input(0))) return boolean_view(n, target, false, false);
+  Swapped rows;
+  if (swapped(n.input(0), &rows)) {
+    // Merging or splitting S and B keeps it held (onnx/sequence_first.cc).
+    const Dims& held = out_.graph.tensors[rows.held].shape;
+    const Dims rest(held.begin() + 2, held.end());
+    const Dims split = [&] {
+      Dims d = {rows.s, held[0]};
+      d.insert(d.end(), rest.begin(), rest.end());
+      return d;
+    }();
+    Dims merged = {rows.s * held[0]};
+    merged.insert(merged.end(), rest.begin(), rest.end());
+    if (target == split || target == merged) return define_swapped(n, 0, rows.held, rows.s, target);
+  }
+  if (tensors_.count(n.input(0)) == 0) tensor(n, 0);  // names what is wrong, or unswaps
   const auto it = tensors_.find(n.input(0));
-  if (it == tensors_.end()) tensor(n, 0);  // names what is wrong
   const int x = it->second;
   if (out_.graph.tensors[x].shape == target) return define(n, 0, x);
   // A copy with the new shape: remat's tensors are contiguous.
@@ -339,6 +368,14 @@ void OnnxImporter::transpose(const onnx::NodeProto& n) {
       unsupported(n, "perm entry " + std::to_string(p));
     out.push_back(d[static_cast<size_t>(p)]);
   }
+  if (perm == Dims{1, 0, 2}) {  // onnx/sequence_first.cc
+    Swapped rows;
+    if (swapped(n.input(0), &rows) && shape_of(n.input(0)).size() == 3 &&
+        out_.graph.tensors[rows.held].shape == out) {
+      return define(n, 0, rows.held);
+    }
+    return define_swapped(n, 0, tensor(n, 0), d[1], out);
+  }
   const int x = tensor(n, 0);
   define(n, 0, b_.permute(x, d, perm, out, out_.graph.unique_name(n.output(0))));
 }
@@ -421,15 +458,23 @@ void OnnxImporter::split(const onnx::NodeProto& n) {
   }
   if (static_cast<int>(sizes.size()) != n.output_size())
     unsupported(n, "split sizes do not match the outputs");
-  const int x = tensor(n, 0);
+  // The last axis of a sequence-first value: sliced where it is held (onnx/sequence_first.cc).
+  Swapped rows;
+  const bool last = axis + 1 == static_cast<int64_t>(d.size()) && d.size() > 1;
+  const int x = last ? rows_of(n, 0, &rows) : tensor(n, 0);
+  const Dims held = out_.graph.tensors[x].shape;
+  const int64_t held_axis = static_cast<int64_t>(held.size()) - 1;
   int64_t offset = 0;
   for (int k = 0; k < n.output_size(); ++k) {
     Dims out = d;
     out[static_cast<size_t>(axis)] = sizes[static_cast<size_t>(k)];
-    const int y = fresh(n.output(k), out);
+    Dims part = rows.held >= 0 ? held : out;
+    part.back() = out.back();
+    const int y = fresh(n.output(k), part);
     out_.graph.add_op(OpCode::kSlice, {x}, {y},
-                      named({{attr::slice::axis, axis}, {attr::slice::offset, offset}}));
-    define(n, k, y);
+                      named({{attr::slice::axis, rows.held >= 0 ? held_axis : axis},
+                             {attr::slice::offset, offset}}));
+    define_rows(n, k, y, rows, out);
     offset += sizes[static_cast<size_t>(k)];
   }
   if (offset != d[static_cast<size_t>(axis)])
@@ -454,7 +499,15 @@ void OnnxImporter::slice(const onnx::NodeProto& n) {
   if (starts.i.size() != axes.size() || ends.i.size() != axes.size()) {
     unsupported(n, "starts, ends and axes of different lengths");
   }
-  int x = tensor(n, 0);
+  // Slices of the last axis alone of a sequence-first value: where it is held
+  // (onnx/sequence_first.cc).
+  bool last_only = d.size() > 1;
+  for (int64_t a : axes) {
+    last_only = last_only && (a == -1 || a + 1 == static_cast<int64_t>(d.size()));
+  }
+  Swapped rows;
+  int x = last_only ? rows_of(n, 0, &rows) : tensor(n, 0);
+  Dims held = out_.graph.tensors[x].shape;
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t axis = axes[k] < 0 ? axes[k] + static_cast<int64_t>(d.size()) : axes[k];
     if (axis < 0 || axis >= static_cast<int64_t>(d.size()))
@@ -464,12 +517,14 @@ void OnnxImporter::slice(const onnx::NodeProto& n) {
     if (end <= begin) unsupported(n, "an empty slice");
     if (begin == 0 && end == dim) continue;
     d[static_cast<size_t>(axis)] = end - begin;
-    const int y = fresh(n.output(0), d);
+    const int64_t held_axis = rows.held >= 0 ? static_cast<int64_t>(held.size()) - 1 : axis;
+    held[static_cast<size_t>(held_axis)] = end - begin;
+    const int y = fresh(n.output(0), held);
     out_.graph.add_op(OpCode::kSlice, {x}, {y},
-                      named({{attr::slice::axis, axis}, {attr::slice::offset, begin}}));
+                      named({{attr::slice::axis, held_axis}, {attr::slice::offset, begin}}));
     x = y;
   }
-  define(n, 0, x);
+  define_rows(n, 0, x, rows, d);
 }
 
 // F.cross_entropy as torch exports it: the graph's loss, its labels a graph input that becomes
