@@ -127,6 +127,8 @@ class Builder {
   /// [N, C, L] input it pools along L with the W values (the H ones must be 1, 1 and 0).
   struct PoolWindow2d {
     int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
+    /// Elements of a window this far apart (max pooling only: average pooling takes 1).
+    int64_t dilation_h = 1, dilation_w = 1;
     /// The same size, stride and padding along both axes (H ones of 1, 1, 0 on rank 3).
     static PoolWindow2d square(int64_t kernel, int64_t stride, int64_t pad) {
       return {kernel, kernel, stride, stride, pad, pad};
@@ -135,7 +137,7 @@ class Builder {
   /// torch.nn.MaxPool2d(kernel, stride, padding, ceil_mode) (MaxPool1d on rank 3).
   int max_pool(int x, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
                const std::string& name);
-  /// The same over |window|, which may differ along H and W.
+  /// The same over |window|, which may differ along H and W and be dilated.
   int max_pool(int x, const PoolWindow2d& window, bool ceil_mode, const std::string& name);
   /// torch.nn.AvgPool2d(kernel, stride, padding, ceil_mode, count_include_pad) over |window|.
   int avg_pool(int x, const PoolWindow2d& window, bool ceil_mode, bool count_include_pad,

@@ -145,21 +145,35 @@ int Builder::avg_or_max_pool(OpCode code, int x, const PoolWindow2d& w, bool cei
   const Tensor in = t(x);
   require_spatial(in, name);
   const bool two_d = in.shape.size() == 4;
-  // max_pool's attributes are avg_pool's but the last, count_include_pad (plan/spatial_shape.h).
+  const bool average = code == OpCode::kAvgPool;
+  if (average && (w.dilation_h != 1 || w.dilation_w != 1))
+    throw CompileError(name + ": average pooling takes no dilation");
+  // max_pool's attributes are avg_pool's first seven, then its dilations (plan/spatial_shape.h).
   namespace a = attr::avg_pool;
-  std::vector<int64_t> attrs = named({{a::kernel_h, two_d ? w.kernel_h : 1},
-                                      {a::kernel_w, w.kernel_w},
-                                      {a::stride_h, two_d ? w.stride_h : 1},
-                                      {a::stride_w, w.stride_w},
-                                      {a::pad_h, two_d ? w.pad_h : 0},
-                                      {a::pad_w, w.pad_w},
-                                      {a::ceil_mode, ceil_mode ? 1 : 0},
-                                      {a::count_include_pad, count_include_pad ? 1 : 0}});
-  attrs.resize(op_info(static_cast<uint16_t>(code))->num_iattrs);
+  namespace m = attr::max_pool;
+  const int64_t dilation_h = two_d ? w.dilation_h : 1;
+  std::vector<int64_t> attrs = average ? named({{a::kernel_h, two_d ? w.kernel_h : 1},
+                                                {a::kernel_w, w.kernel_w},
+                                                {a::stride_h, two_d ? w.stride_h : 1},
+                                                {a::stride_w, w.stride_w},
+                                                {a::pad_h, two_d ? w.pad_h : 0},
+                                                {a::pad_w, w.pad_w},
+                                                {a::ceil_mode, ceil_mode ? 1 : 0},
+                                                {a::count_include_pad, count_include_pad ? 1 : 0}})
+                                       : named({{m::kernel_h, two_d ? w.kernel_h : 1},
+                                                {m::kernel_w, w.kernel_w},
+                                                {m::stride_h, two_d ? w.stride_h : 1},
+                                                {m::stride_w, w.stride_w},
+                                                {m::pad_h, two_d ? w.pad_h : 0},
+                                                {m::pad_w, w.pad_w},
+                                                {m::ceil_mode, ceil_mode ? 1 : 0},
+                                                {m::dilation_h, dilation_h},
+                                                {m::dilation_w, w.dilation_w}});
   const int64_t h = two_d ? in.shape[2] : 1;
   const int64_t p = pool_out_size(h, attrs[a::kernel_h.index], attrs[a::stride_h.index],
-                                  attrs[a::pad_h.index], ceil_mode);
-  const int64_t q = pool_out_size(in.shape.back(), w.kernel_w, w.stride_w, w.pad_w, ceil_mode);
+                                  attrs[a::pad_h.index], dilation_h, ceil_mode);
+  const int64_t q =
+      pool_out_size(in.shape.back(), w.kernel_w, w.stride_w, w.pad_w, w.dilation_w, ceil_mode);
   if (p < 1 || q < 1)
     throw CompileError(name + ": the pooling window does not fit input '" + in.name + "'");
   const int y = activation(name, with_spatial(in.shape, in.shape[1], p, q));

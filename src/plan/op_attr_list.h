@@ -2,16 +2,17 @@
 // the preprocessor alone: header-only, for every build (host, runtime, firmware).
 //
 // REMAT_ATTR_LIST_FOR_EACH(M, ...) expands M(index, (name, default)) for each element of a list
-// of at most 8 parenthesised pairs, index counting from 0, and to nothing for an empty list.
+// of at most 10 parenthesised pairs, index counting from 0, and to nothing for an empty list.
 #ifndef REMAT_PLAN_OP_ATTR_LIST_H_
 #define REMAT_PLAN_OP_ATTR_LIST_H_
 
 #define REMAT_ATTR_LIST_CAT(a, b) REMAT_ATTR_LIST_CAT_(a, b)
 #define REMAT_ATTR_LIST_CAT_(a, b) a##b
 
-// How many elements, 1 to 8 (an empty list counts 1 here: told apart below).
-#define REMAT_ATTR_LIST_COUNT(...) REMAT_ATTR_LIST_COUNT_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define REMAT_ATTR_LIST_COUNT_(a1, a2, a3, a4, a5, a6, a7, a8, n, ...) n
+// How many elements, 1 to 10 (an empty list counts 1 here: told apart below).
+#define REMAT_ATTR_LIST_COUNT(...) \
+  REMAT_ATTR_LIST_COUNT_(__VA_ARGS__, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define REMAT_ATTR_LIST_COUNT_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, n, ...) n
 
 // 1 when the list's first element is parenthesised (every element is), 0 when the list is
 // empty: the probe expands only when a parenthesis follows it.
@@ -42,6 +43,10 @@
   M(0, a) M(1, b) M(2, c) M(3, d) M(4, e) M(5, f) M(6, g)
 #define REMAT_ATTR_LIST_EACH_8(M, a, b, c, d, e, f, g, h) \
   M(0, a) M(1, b) M(2, c) M(3, d) M(4, e) M(5, f) M(6, g) M(7, h)
+#define REMAT_ATTR_LIST_EACH_9(M, a, b, c, d, e, f, g, h, i) \
+  M(0, a) M(1, b) M(2, c) M(3, d) M(4, e) M(5, f) M(6, g) M(7, h) M(8, i)
+#define REMAT_ATTR_LIST_EACH_10(M, a, b, c, d, e, f, g, h, i, j) \
+  M(0, a) M(1, b) M(2, c) M(3, d) M(4, e) M(5, f) M(6, g) M(7, h) M(8, i) M(9, j)
 
 // An element's parts: REMAT_ATTR_LIST_NAME((lr, 1e-3f)) is lr, ..._NAME_STRING "lr",
 // ..._DEFAULT 1e-3f.

@@ -200,17 +200,21 @@
   /* db[c] = sum of dy[n, c, ...] over n and the spatial positions (a conv bias's gradient). */  \
   X(ChannelSum, channel_sum, 40, REMAT_IN(1, "dy"), REMAT_OUT(1, "db"), REMAT_ATTRS(),           \
     REMAT_ATTRS(), kF32, channel_sum)                                                            \
-  /* Max pooling as torch's max_pool2d (dilation 1): windows of kernel_h x kernel_w, padding     \
-     never wins, output size floor or (ceil_mode 1) ceil of (H + 2 pad - kernel) / stride + 1,   \
-     minus one when ceil mode starts the last window in the padding; pad <= kernel / 2. The      \
-     first maximum of a window in row-major order is its argmax, a NaN wins over any number. */  \
+  /* Max pooling as torch's max_pool2d: windows of kernel_h x kernel_w elements dilation apart,  \
+     padding never wins, output size floor or (ceil_mode 1) ceil of (H + 2 pad - dilation *      \
+     (kernel - 1) - 1) / stride + 1, minus one when ceil mode starts the last window in the      \
+     padding; pad <= kernel / 2. The first maximum of a window in row-major order is its argmax, \
+     a NaN wins over any number. The dilations were appended after format 4's first plans: a     \
+     plan may end the list at ceil_mode (plan/ops.h, OpInfo::min_iattrs). */                     \
   X(MaxPool, max_pool, 41, REMAT_IN(1, "x"), REMAT_OUT(1, "y"),                                  \
     REMAT_ATTRS((kernel_h, 1), (kernel_w, 1), (stride_h, 1), (stride_w, 1), (pad_h, 0),          \
-                (pad_w, 0), (ceil_mode, 0)), REMAT_ATTRS(), kF32, max_pool)                      \
+                (pad_w, 0), (ceil_mode, 0), (dilation_h, 1), (dilation_w, 1)),                   \
+    REMAT_ATTRS(), kF32, max_pool)                                                               \
   /* dx = zeros; dx[argmax of each window of x] += dy (argmax found again, as max_pool did). */  \
   X(MaxPoolGrad, max_pool_grad, 42, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"),                  \
     REMAT_ATTRS((kernel_h, 1), (kernel_w, 1), (stride_h, 1), (stride_w, 1), (pad_h, 0),          \
-                (pad_w, 0), (ceil_mode, 0)), REMAT_ATTRS(), kF32, max_pool_grad)                 \
+                (pad_w, 0), (ceil_mode, 0), (dilation_h, 1), (dilation_w, 1)),                   \
+    REMAT_ATTRS(), kF32, max_pool_grad)                                                          \
   /* Average pooling as torch's avg_pool2d (no divisor override): the window's sum over its      \
      elements inside x, divided by the window clipped to the padded input (count_include_pad 1)  \
      or to x itself (0). Sizes as max_pool. */                                                   \

@@ -38,7 +38,7 @@ remat_status check_counts(Op& op, const OpInfo& info) {
   RETURN_IF_FAILED(check_count(op, "outputs", op.num_out, info.min_outputs, info.max_outputs));
   RETURN_IF_FAILED(check_count(op, "fattrs", op.num_fattrs, info.num_fattrs, info.num_fattrs));
   if (info.num_iattrs != kVariableAttrs) {
-    return check_count(op, "iattrs", op.num_iattrs, info.num_iattrs, info.num_iattrs);
+    return check_count(op, "iattrs", op.num_iattrs, info.min_iattrs, info.num_iattrs);
   }
   // The one op with a variable list, kPermute: [r, d_0..d_{r-1}, p_0..p_{r-1}].
   if (op.num_iattrs == 0) {

@@ -134,8 +134,10 @@ remat_status check_conv(Op& op, Slot x, Slot w, Slot y, const char* y_what,
 
 // max_pool, avg_pool and their gradients: |x| the input (dx), |y| the output (dy).
 remat_status check_pool(Op& op, Slot x, Slot y) {
-  const bool has_count = op.num_iattrs == 8;
+  const bool average = op.code == static_cast<uint16_t>(OpCode::kAvgPool) ||
+                       op.code == static_cast<uint16_t>(OpCode::kAvgPoolGrad);
   namespace ap = attr::avg_pool;  // max_pool's lack count_include_pad (plan/spatial_shape.h)
+  namespace mp = attr::max_pool;  // and have dilations (a plan may end the list before them)
   RETURN_IF_FAILED(attr_in(op, ap::kernel_h, 1, kMaxSpatialAttr));
   RETURN_IF_FAILED(attr_in(op, ap::kernel_w, 1, kMaxSpatialAttr));
   RETURN_IF_FAILED(attr_in(op, ap::stride_h, 1, kMaxSpatialAttr));
@@ -144,7 +146,11 @@ remat_status check_pool(Op& op, Slot x, Slot y) {
   RETURN_IF_FAILED(attr_in(op, ap::pad_h, 0, op.attr(ap::kernel_h) / 2));
   RETURN_IF_FAILED(attr_in(op, ap::pad_w, 0, op.attr(ap::kernel_w) / 2));
   RETURN_IF_FAILED(flag_01(op, ap::ceil_mode));
-  if (has_count) RETURN_IF_FAILED(flag_01(op, ap::count_include_pad));
+  if (average) RETURN_IF_FAILED(flag_01(op, ap::count_include_pad));
+  if (!average && op.num_iattrs > mp::dilation_h.index)
+    RETURN_IF_FAILED(attr_in(op, mp::dilation_h, 1, kMaxSpatialAttr));
+  if (!average && op.num_iattrs > mp::dilation_w.index)
+    RETURN_IF_FAILED(attr_in(op, mp::dilation_w, 1, kMaxSpatialAttr));
   RETURN_IF_FAILED(spatial_rank(op, x));
   const int rank = op.rank(x);
   if (rank == 3) {
@@ -153,9 +159,11 @@ remat_status check_pool(Op& op, Slot x, Slot y) {
   }
   const ShapeView& vx = op.view(x);
   const Nchw in = nchw_of(vx.dims, rank);
-  const PoolAttrs a = pool_attrs(op.iattrs, has_count);
-  const int64_t p = pool_out_size(in.h, a.kernel_h, a.stride_h, a.pad_h, a.ceil_mode);
-  const int64_t q = pool_out_size(in.w, a.kernel_w, a.stride_w, a.pad_w, a.ceil_mode);
+  if (rank == 3 && !average && op.num_iattrs > mp::dilation_h.index)
+    RETURN_IF_FAILED(neutral_h(op, mp::dilation_h, 1, x));
+  const PoolAttrs a = pool_attrs(op.iattrs, op.num_iattrs, average);
+  const int64_t p = pool_out_size(in.h, a.kernel_h, a.stride_h, a.pad_h, a.dilation_h, a.ceil_mode);
+  const int64_t q = pool_out_size(in.w, a.kernel_w, a.stride_w, a.pad_w, a.dilation_w, a.ceil_mode);
   RETURN_IF_FAILED(window_fits(op, p, q, x));
   return nchw_is(op, y, rank, in.n, in.c, p, q, "the pooled size");
 }

@@ -40,6 +40,14 @@ constexpr Table make_table() {
 
 constexpr Table kEntries = make_table();
 
+// Int attributes appended to an op after plans were written with it: the fewest such a plan
+// gives (OpInfo::min_iattrs).
+struct Appended {
+  OpCode code;
+  uint8_t min_iattrs;
+};
+constexpr Appended kAppendedIattrs[] = {{OpCode::kMaxPool, 7}, {OpCode::kMaxPoolGrad, 7}};
+
 constexpr bool opcodes_are_dense() {
   for (uint16_t c = 1; c < kOpCodeCount; ++c) {
     if (kEntries.entry[c].name == nullptr) return false;
@@ -77,6 +85,10 @@ constexpr Infos make_infos() {
     info.max_outputs = count_names(e.out.names, kMaxOpInputs);
     info.num_iattrs =
         e.iattrs.variable ? kVariableAttrs : count_names(e.iattrs.names, kMaxOpAttrNames);
+    info.min_iattrs = info.num_iattrs;
+    for (const Appended& a : kAppendedIattrs) {
+      if (static_cast<uint16_t>(a.code) == c) info.min_iattrs = a.min_iattrs;
+    }
     info.num_fattrs = count_names(e.fattrs.names, kMaxOpAttrNames);
     info.dtypes = e.dtypes;
     info.input_names = kEntries.entry[c].in.names;

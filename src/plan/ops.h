@@ -33,8 +33,8 @@ constexpr uint16_t kOpCodeCount = 0
 constexpr int kMaxOpInputs = 8;
 constexpr int kMaxOpOutputs = 3;
 /// Most named int and float attributes an op has (kPermute's variable list is not named;
-/// avg_pool has 8 int attributes, adam_update 5 float ones).
-constexpr int kMaxOpIattrs = 8;
+/// max_pool has 9 int attributes, adam_update 5 float ones).
+constexpr int kMaxOpIattrs = 9;
 constexpr int kMaxOpFattrs = 5;
 /// Capacity of a catalogue entry's attribute name list: the larger of the two above.
 constexpr int kMaxOpAttrNames = kMaxOpIattrs > kMaxOpFattrs ? kMaxOpIattrs : kMaxOpFattrs;
@@ -82,9 +82,13 @@ struct OpInfo {
   uint8_t max_inputs;   ///< Most inputs the op takes.
   uint8_t min_outputs;  ///< Fewest outputs.
   uint8_t max_outputs;  ///< Most outputs.
-  uint8_t num_iattrs;   ///< Exact number of int attributes (kVariableAttrs: see kPermute).
-  uint8_t num_fattrs;   ///< Exact number of float attributes.
-  OpDtypes dtypes;      ///< Which tensors are not f32.
+  uint8_t num_iattrs;   ///< Number of int attributes (kVariableAttrs: see kPermute).
+  /// Fewest int attributes a plan may give: num_iattrs, but where attributes were appended to
+  /// an op after plans were written with it (max_pool's dilations): those plans end the list
+  /// before them, and the missing ones take their catalogue fallbacks.
+  uint8_t min_iattrs;
+  uint8_t num_fattrs;               ///< Exact number of float attributes.
+  OpDtypes dtypes;                  ///< Which tensors are not f32.
   const char* const* input_names;   ///< max_inputs names, for messages.
   const char* const* output_names;  ///< max_outputs names.
   const char* const* iattr_names;   ///< num_iattrs names (none when variable).

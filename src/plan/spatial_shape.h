@@ -32,12 +32,12 @@ inline int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t
   return span < 0 ? 0 : span / stride + 1;
 }
 
-/// Output length of a pooling window along one axis, as torch's pooling_output_shape (dilation
-/// 1): floor or ceil of (in + 2 pad - kernel) / stride, plus 1; in ceil mode, one less when
-/// the last window would start in the right padding. < 1 when the window does not fit.
+/// Output length of a pooling window along one axis, as torch's pooling_output_shape: floor or
+/// ceil of (in + 2 pad - dilation * (kernel - 1) - 1) / stride, plus 1; in ceil mode, one less
+/// when the last window would start in the right padding. < 1 when the window does not fit.
 inline int64_t pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
-                             bool ceil_mode) {
-  const int64_t span = in + 2 * pad - kernel;
+                             int64_t dilation, bool ceil_mode) {
+  const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
   if (span < 0) return 0;
   int64_t out = (span + (ceil_mode ? stride - 1 : 0)) / stride + 1;
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
@@ -108,46 +108,59 @@ inline int64_t conv_grad_input_workspace_elems(const ConvShape& c) {
   return conv_is_direct(c) || unit_stride ? 0 : c.cg * c.r * c.s * c.p * c.q;
 }
 
-/// The iattrs of max_pool and avg_pool (and their gradients; attr::avg_pool names them);
-/// count_include_pad is 1 for max_pool, which has no such attribute.
+/// The iattrs of max_pool and avg_pool (and their gradients; attr::avg_pool names the first
+/// seven); count_include_pad is 1 for max_pool, which has no such attribute, and the dilations
+/// 1 for avg_pool, which has none.
 struct PoolAttrs {
-  int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
+  int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
   bool ceil_mode, count_include_pad;
 };
 
-/// |iattrs| (7 values, or 8 when |has_count_include_pad|) as PoolAttrs.
-inline PoolAttrs pool_attrs(const int64_t* iattrs, bool has_count_include_pad) {
+/// |iattrs| (|num_iattrs| of them) of avg_pool or avg_pool_grad (|average|), or of max_pool or
+/// max_pool_grad (7 to 9: a plan may end the list before the dilations, which then are 1).
+inline PoolAttrs pool_attrs(const int64_t* iattrs, uint32_t num_iattrs, bool average) {
   namespace a = attr::avg_pool;
-  static_assert(attr::max_pool::ceil_mode.index == a::ceil_mode.index &&
+  namespace m = attr::max_pool;
+  static_assert(m::ceil_mode.index == a::ceil_mode.index &&
                     attr::max_pool_grad::ceil_mode.index == a::ceil_mode.index &&
+                    attr::max_pool_grad::dilation_w.index == m::dilation_w.index &&
                     attr::avg_pool_grad::count_include_pad.index == a::count_include_pad.index,
-                "the pools take avg_pool's attributes, max_pool without count_include_pad");
+                "the pools take avg_pool's first seven attributes");
+  auto at = [&](uint32_t index, int64_t fallback) {
+    return index < num_iattrs ? iattrs[index] : fallback;
+  };
   return {iattrs[a::kernel_h.index],
           iattrs[a::kernel_w.index],
           iattrs[a::stride_h.index],
           iattrs[a::stride_w.index],
           iattrs[a::pad_h.index],
           iattrs[a::pad_w.index],
+          average ? 1 : at(m::dilation_h.index, m::dilation_h.fallback),
+          average ? 1 : at(m::dilation_w.index, m::dilation_w.fallback),
           iattrs[a::ceil_mode.index] != 0,
-          has_count_include_pad ? iattrs[a::count_include_pad.index] != 0
-                                : a::count_include_pad.fallback != 0};
+          average ? at(a::count_include_pad.index, a::count_include_pad.fallback) != 0
+                  : a::count_include_pad.fallback != 0};
 }
 
-/// One pooling window along one axis: [start, end) clipped to the input, and the divisor
-/// avg_pool uses for it (the window clipped to the padded input, or to the input).
+/// One pooling window along one axis: its elements start, start + step, ... below end, clipped
+/// to the input, and the divisor avg_pool uses for it (the window clipped to the padded input,
+/// or to the input; step 1).
 struct PoolWindow {
-  int64_t start, end, padded_len;
+  int64_t start, end, padded_len, step;
 };
 
-/// Window |o| along an axis of length |in|, as torch's avg_pool2d computes it.
-inline PoolWindow pool_window(int64_t o, int64_t in, int64_t kernel, int64_t stride, int64_t pad) {
+/// Window |o| along an axis of length |in|, as torch's avg_pool2d and max_pool2d compute it:
+/// |kernel| elements |dilation| apart.
+inline PoolWindow pool_window(int64_t o, int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                              int64_t dilation) {
   int64_t start = o * stride - pad;
-  int64_t end = start + kernel;
+  int64_t end = start + dilation * (kernel - 1) + 1;
   if (end > in + pad) end = in + pad;
   const int64_t padded_len = end - start;
-  if (start < 0) start = 0;
+  // The first element inside the input (padding never counts).
+  if (start < 0) start += (-start + dilation - 1) / dilation * dilation;
   if (end > in) end = in;
-  return {start, end, padded_len};
+  return {start, end, padded_len, dilation};
 }
 
 /// The axis of concat and slice, and the [outer, n, inner] view of a tensor around it.

@@ -132,8 +132,9 @@ void ref_conv_adjoint(const ConvProblem& cp, const Vec& x, const Vec& w, const V
 
 // ---- Pooling ------------------------------------------------------------------------------------
 
-int64_t ref_pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode) {
-  const int64_t span = in + 2 * pad - kernel;
+int64_t ref_pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
+                          int64_t dilation) {
+  const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
   int64_t out = (ceil_mode ? -floor_div(-span, stride) : floor_div(span, stride)) + 1;
   // torch: the last window must start inside the input or the left padding.
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
@@ -141,16 +142,17 @@ int64_t ref_pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pa
 }
 
 int64_t PoolProblem::p() const {
-  return ref_pool_out_size(h, kernel_h, stride_h, pad_h, ceil_mode);
+  return ref_pool_out_size(h, kernel_h, stride_h, pad_h, ceil_mode, dilation_h);
 }
 int64_t PoolProblem::q() const {
-  return ref_pool_out_size(w, kernel_w, stride_w, pad_w, ceil_mode);
+  return ref_pool_out_size(w, kernel_w, stride_w, pad_w, ceil_mode, dilation_w);
 }
 Dims PoolProblem::x_dims() const { return nchw_dims(rank3, n, c, h, w); }
 Dims PoolProblem::y_dims() const { return nchw_dims(rank3, n, c, p(), q()); }
 std::vector<int64_t> PoolProblem::iattrs(bool with_count_include_pad) const {
   std::vector<int64_t> a = {kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w, ceil_mode};
   if (with_count_include_pad) a.push_back(count_include_pad);
+  if (dilation_h != 1 || dilation_w != 1) a.insert(a.end(), {dilation_h, dilation_w});
   return a;
 }
 
@@ -172,6 +174,21 @@ const std::vector<PoolProblem>& pool_problems() {
   return problems;
 }
 
+const std::vector<PoolProblem>& max_pool_problems() {
+  // As pool_problems(), then dilation h w.
+  // clang-format off
+  static const std::vector<PoolProblem> problems = [] {
+    std::vector<PoolProblem> all = pool_problems();
+    all.push_back({"3x3 dilation 2 padding 1", false, 2, 2, 9, 8, 3, 3, 1, 2, 1, 1, false, false, 2, 2});
+    all.push_back({"2x3 dilation (3, 2) stride 2 padding 1", false, 1, 3, 10, 9, 2, 3, 2, 2, 1, 1, false, false, 3, 2});
+    all.push_back({"pool1d 3 dilation 3 stride 2 padding 1", true, 2, 3, 1, 14, 1, 3, 1, 2, 0, 1, false, false, 1, 3});
+    all.push_back({"4x2 dilation (1, 4) padding (2, 1)", false, 1, 2, 7, 11, 4, 2, 3, 1, 2, 1, false, false, 1, 4});
+    return all;
+  }();
+  // clang-format on
+  return problems;
+}
+
 Vec ref_max_pool(const PoolProblem& pp, const Vec& x) {
   const int64_t p = pp.p(), q = pp.q();
   Vec y(static_cast<size_t>(pp.n * pp.c * p * q));
@@ -179,10 +196,11 @@ Vec ref_max_pool(const PoolProblem& pp, const Vec& x) {
     for (int64_t i = 0; i < p; ++i) {
       for (int64_t j = 0; j < q; ++j) {
         double best = -INFINITY;
-        for (int64_t ih = i * pp.stride_h - pp.pad_h; ih < i * pp.stride_h - pp.pad_h + pp.kernel_h;
-             ++ih) {
-          for (int64_t iw = j * pp.stride_w - pp.pad_w;
-               iw < j * pp.stride_w - pp.pad_w + pp.kernel_w; ++iw) {
+        // The window's elements: kernel of them, dilation apart.
+        for (int64_t a = 0; a < pp.kernel_h; ++a) {
+          const int64_t ih = i * pp.stride_h - pp.pad_h + a * pp.dilation_h;
+          for (int64_t b = 0; b < pp.kernel_w; ++b) {
+            const int64_t iw = j * pp.stride_w - pp.pad_w + b * pp.dilation_w;
             if (ih < 0 || ih >= pp.h || iw < 0 || iw >= pp.w) continue;  // Padding never wins.
             const double v = x[static_cast<size_t>((nc * pp.h + ih) * pp.w + iw)];
             if (isnan(v) || v > best) best = v;

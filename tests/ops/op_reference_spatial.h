@@ -48,30 +48,37 @@ Vec ref_conv(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& bias)
 void ref_conv_adjoint(const ConvProblem& cp, const Vec& x, const Vec& w, const Vec& g, Vec* dx,
                       Vec* dw);
 
-/// One pooling problem: x [n, c, h, w] (rank 3: [n, c, w], h == 1); dilation 1.
+/// One pooling problem: x [n, c, h, w] (rank 3: [n, c, w], h == 1); dilations for max pooling.
 struct PoolProblem {
   const char* name;
   bool rank3;
   int64_t n, c, h, w;
   int64_t kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
   bool ceil_mode, count_include_pad;
+  int64_t dilation_h = 1, dilation_w = 1;
 
   int64_t p() const;  ///< Output height, as torch's pooling_output_shape.
   int64_t q() const;
   Dims x_dims() const;
   Dims y_dims() const;
-  /// The 7 iattrs of max_pool, or the 8 of avg_pool when |with_count_include_pad|.
+  /// The iattrs of max_pool (7, as plans before the dilations were written, or 9 with them
+  /// where a dilation is not 1), or the 8 of avg_pool when |with_count_include_pad|.
   std::vector<int64_t> iattrs(bool with_count_include_pad) const;
 };
 
-/// Output length along one axis, torch's pooling_output_shape with dilation 1.
-int64_t ref_pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode);
+/// Output length along one axis, torch's pooling_output_shape.
+int64_t ref_pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
+                          int64_t dilation = 1);
 
 /// Pool shapes (ceil_mode and count_include_pad false; the tests set them): some where ceil
 /// mode adds a window, one where it would start in the padding and does not.
 const std::vector<PoolProblem>& pool_problems();
 
-/// max_pool2d: padding never wins, a NaN wins over any number.
+/// pool_problems() and dilated windows (max pooling's), some straddling the padding.
+const std::vector<PoolProblem>& max_pool_problems();
+
+/// max_pool2d: padding never wins, a NaN wins over any number; a window with no element inside
+/// the input gives -inf.
 Vec ref_max_pool(const PoolProblem& pp, const Vec& x);
 Vec ref_avg_pool(const PoolProblem& pp, const Vec& x);
 

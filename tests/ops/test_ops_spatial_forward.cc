@@ -154,6 +154,9 @@ void ceil_mode_adds_a_window_in_the_chosen_shapes(void**) {
   assert_int_equal(ref_pool_out_size(6, 3, 2, 1, true), 4);
   assert_int_equal(ref_pool_out_size(10, 2, 3, 0, true), 4);
   assert_int_equal(ref_pool_out_size(5, 2, 2, 1, true), 3);  // 4 would start in the padding.
+  // Dilated: windows span dilation * (kernel - 1) + 1.
+  assert_int_equal(ref_pool_out_size(9, 3, 1, 1, false, 2), 7);
+  assert_int_equal(ref_pool_out_size(8, 3, 2, 1, true, 2), 4);
   int added = 0;
   for (PoolProblem pp : pool_problems()) {
     const int64_t floor_p = pp.p(), floor_q = pp.q();
@@ -165,7 +168,7 @@ void ceil_mode_adds_a_window_in_the_chosen_shapes(void**) {
 
 void max_pool_matches_reference_with_padding_and_both_ceil_modes(void**) {
   uint64_t seed = 400;
-  for (PoolProblem pp : pool_problems()) {
+  for (PoolProblem pp : max_pool_problems()) {
     for (bool ceil_mode : {false, true}) {
       pp.ceil_mode = ceil_mode;
       Rng rng(++seed);
@@ -217,6 +220,25 @@ void max_pool_argmax_of_a_tie_is_the_first_in_row_major_order(void**) {
                       30, 0, 40, 0,
                       0, 0, 0, 0}, 0.0, 0.0, "dx");
   // clang-format on
+}
+
+// A dilated window can hold no element of the input: 2x2 with dilation 3 and padding 1 over a
+// 2x2 map has elements at -1 and 2 along each axis. Its output is -inf and it passes no gradient
+// (torch gives -inf too, and writes out of bounds in its backward).
+void max_pool_window_with_no_element_is_minus_infinity(void**) {
+  PoolProblem pp{"empty", false, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, false, false, 3, 3};
+  assert_int_equal(pp.p(), 1);
+  assert_int_equal(pp.q(), 1);
+  Tensor x = f32(pp.x_dims()), y = nan_f32(pp.y_dims());
+  x.f = {1.0f, 2.0f, 3.0f, 4.0f};
+  assert_int_equal(run_op(OpCode::kMaxPool, {&x}, {&y}, Attrs{pp.iattrs(false), {}}).status,
+                   REMAT_OK);
+  assert_true(isinf(y.f[0]) && y.f[0] < 0);
+  Tensor dy = f32(pp.y_dims()), dx = nan_f32(pp.x_dims());
+  dy.f = {5.0f};
+  assert_int_equal(
+      run_op(OpCode::kMaxPoolGrad, {&dy, &x}, {&dx}, Attrs{pp.iattrs(false), {}}).status, REMAT_OK);
+  for (float v : dx.f) assert_true(v == 0.0f);
 }
 
 // torch.max_pool2d propagates NaN: a window holding one gives NaN, and the gradient goes to it.
@@ -398,6 +420,7 @@ int main(void) {
       cmocka_unit_test(avg_pool_matches_reference_for_both_ceil_modes_and_both_pad_counts),
       cmocka_unit_test(max_pool_argmax_of_a_tie_is_the_first_in_row_major_order),
       cmocka_unit_test(max_pool_propagates_nan_as_torch),
+      cmocka_unit_test(max_pool_window_with_no_element_is_minus_infinity),
       cmocka_unit_test(global_avg_pool_matches_reference_on_rank_3_and_4),
       cmocka_unit_test(batch_norm_matches_reference_on_rank_2_3_and_4_with_its_statistics),
       cmocka_unit_test(batch_norm_inference_matches_reference),

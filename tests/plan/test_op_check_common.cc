@@ -67,8 +67,14 @@ void every_op_with_one_output_too_many_or_too_few_is_rejected(void**) {
 }
 
 void every_op_with_an_attribute_too_many_or_too_few_is_rejected(void**) {
+  // One past the op's full list (a case may give fewer: max_pool's dilations may be left out).
   for_each_op([](Case& c) {
-    c.iattrs[c.num_iattrs++] = 0;
+    const remat::OpInfo* info = remat::op_info(c.code);
+    if (info->num_iattrs != remat::kVariableAttrs) {
+      while (c.num_iattrs <= info->num_iattrs) c.iattrs[c.num_iattrs++] = 1;
+    } else {
+      c.iattrs[c.num_iattrs++] = 0;
+    }
     expect(c, REMAT_ERROR_BAD_ARITY, {"iattrs"});
   });
   for_each_op([](Case& c) {
@@ -80,9 +86,10 @@ void every_op_with_an_attribute_too_many_or_too_few_is_rejected(void**) {
     --c.num_fattrs;
     expect(c, REMAT_ERROR_BAD_ARITY, {"fattrs"});
   });
+  // One short of the fewest the op takes.
   for_each_op([](Case& c) {
     if (c.num_iattrs == 0 || c.code == static_cast<uint16_t>(OpCode::kPermute)) return;
-    --c.num_iattrs;
+    c.num_iattrs = remat::op_info(c.code)->min_iattrs - 1u;
     expect(c, REMAT_ERROR_BAD_ARITY, {"iattrs"});
   });
 }

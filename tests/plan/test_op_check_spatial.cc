@@ -279,6 +279,36 @@ void pool_on_rank_3_needs_neutral_height_attributes(void**) {
   }
 }
 
+void max_pool_dilations_are_checked_and_may_be_left_out(void**) {
+  // 7x7, kernel 3, stride 2, padding 1, dilation 2: (7 + 2 - 2 * 2 - 1) / 2 + 1 = 3.
+  auto dilated = [](Case& c) { c.out_shape(0, {2, 3, 3, 3}).ia({3, 3, 2, 2, 1, 1, 0, 2, 2}); };
+  accepted(OpCode::kMaxPool, dilated);
+  rejected(OpCode::kMaxPool, both(dilated, out(0, {2, 3, 4, 4})),
+           {"output 0 (y) has dims [2, 3, 4, 4]", "[2, 3, 3, 3]"});
+  rejected(OpCode::kMaxPool, both(dilated, ia(7, 0)), {"iattr 7 (dilation_h) is 0"});
+  rejected(OpCode::kMaxPoolGrad,
+           [](Case& c) {
+             c.in_shape(0, {2, 3, 3, 3}).ia({3, 3, 2, 2, 1, 1, 0, 2, -1});
+           },
+           {"iattr 8 (dilation_w) is -1"});
+  // A plan written before the dilations ends the list at ceil_mode (7) or gives only dilation_h.
+  accepted(OpCode::kMaxPool, [](Case& c) { c.ia({3, 3, 2, 2, 1, 1, 0}); });
+  accepted(OpCode::kMaxPool, [](Case& c) { c.ia({3, 3, 2, 2, 1, 1, 0, 1}); });
+  Case six(OpCode::kMaxPool), nine(OpCode::kAvgPool);
+  build(six);
+  six.ia({3, 3, 2, 2, 1, 1});
+  expect(six, REMAT_ERROR_BAD_ARITY, {"6 iattrs, expected 7..9"});
+  build(nine);
+  nine.ia({3, 3, 2, 2, 1, 1, 0, 1, 1});
+  expect(nine, REMAT_ERROR_BAD_ARITY, {"9 iattrs, expected 8"});
+  // pool1d has no height to dilate.
+  rejected(OpCode::kMaxPool,
+           [](Case& c) {
+             c.in_shape(0, {2, 3, 7}).out_shape(0, {2, 3, 4}).ia({1, 3, 1, 2, 0, 1, 0, 2, 1});
+           },
+           {"iattr 7 (dilation_h) is 2, expected 1"});
+}
+
 // ---- global_avg_pool and its gradient -----------------------------------------------------------
 
 void global_avg_pool_needs_n_by_c_values(void**) {
@@ -447,6 +477,7 @@ int main(void) {
       cmocka_unit_test(pool_output_must_have_the_floor_or_ceil_size),
       cmocka_unit_test(pool_window_larger_than_the_padded_input_is_rejected),
       cmocka_unit_test(pool_on_rank_3_needs_neutral_height_attributes),
+      cmocka_unit_test(max_pool_dilations_are_checked_and_may_be_left_out),
       cmocka_unit_test(global_avg_pool_needs_n_by_c_values),
       cmocka_unit_test(batch_norm_per_channel_tensors_of_another_size_are_rejected),
       cmocka_unit_test(batch_norm_with_zero_or_negative_eps_is_rejected),

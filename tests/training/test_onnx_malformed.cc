@@ -88,6 +88,42 @@ void zero_strides_and_windows_are_refused(void**) {
     ModelBuilder::ints(n, "pads", {2, 2, 2, 2});
     expect_error(m, {"node '/MaxPool'", "pad 2 is more than half the window 3"});
   }
+  {  // a zero dilation
+    ModelBuilder m({3, 8, 8});
+    onnx::NodeProto* n = m.node("MaxPool", {"x"}, "y");
+    ModelBuilder::ints(n, "kernel_shape", {3, 3});
+    ModelBuilder::ints(n, "dilations", {0, 1});
+    expect_error(m, {"node '/MaxPool'", "dilation 0 outside [1, 2^31]"});
+  }
+}
+
+// A dilated MaxPool (torch's max_pool2d(dilation=...)) is one max_pool with its dilations: the
+// output size is torch's, (8 + 2 - 2 * 2 - 1) / 1 + 1 = 6 rows and (8 + 0 - 3 * 2 - 1) / 2 + 1 =
+// 1 column, and its gradient takes the same attributes.
+void a_dilated_max_pool_keeps_its_dilations(void**) {
+  ModelBuilder m({3, 8, 8});
+  onnx::NodeProto* n = m.node("MaxPool", {"x"}, "pooled");
+  ModelBuilder::ints(n, "kernel_shape", {3, 3});
+  ModelBuilder::ints(n, "strides", {1, 2});
+  ModelBuilder::ints(n, "pads", {1, 0, 1, 0});
+  ModelBuilder::ints(n, "dilations", {2, 3});
+  m.node("Relu", {"pooled"}, "y");
+  std::string error;
+  const remat::compiler::CompileResult r = m.compile(&error);
+  if (!error.empty()) fail_msg("%s", error.c_str());
+  int pools = 0;
+  for (const remat::compiler::Op& op : r.graph.ops) {
+    if (op.code != remat::OpCode::kMaxPool && op.code != remat::OpCode::kMaxPoolGrad) continue;
+    ++pools;
+    assert_int_equal(op.iattrs.size(), 9);
+    assert_int_equal(op.iattrs[remat::attr::max_pool::dilation_h.index], 2);
+    assert_int_equal(op.iattrs[remat::attr::max_pool::dilation_w.index], 3);
+    if (op.code == remat::OpCode::kMaxPool) {
+      const remat::compiler::Tensor& y = r.graph.tensors[op.outputs[0]];
+      assert_true(y.shape == (std::vector<int64_t>{2, 3, 6, 1}));
+    }
+  }
+  assert_true(pools >= 2);
 }
 
 void bad_constants_and_overflowing_shape_arithmetic_are_refused(void**) {
@@ -268,6 +304,7 @@ int main(void) {
       cmocka_unit_test(axes_outside_the_rank_are_refused),
       cmocka_unit_test(arithmetic_and_reductions_the_importer_cannot_take_are_refused),
       cmocka_unit_test(zero_strides_and_windows_are_refused),
+      cmocka_unit_test(a_dilated_max_pool_keeps_its_dilations),
       cmocka_unit_test(bad_constants_and_overflowing_shape_arithmetic_are_refused),
       cmocka_unit_test(shape_arithmetic_edge_cases_are_refused_or_right),
   };

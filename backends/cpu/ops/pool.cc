@@ -19,8 +19,9 @@ struct Pool {
 };
 
 Pool pool_of(const OpCall& call, const TensorRef& x, const TensorRef& y) {
-  const bool has_count = call.num_iattrs == 8;
-  Pool pool{nchw_of(x.dims, x.rank), 0, 0, pool_attrs(call.iattrs, has_count)};
+  const bool average = call.code == static_cast<uint16_t>(OpCode::kAvgPool) ||
+                       call.code == static_cast<uint16_t>(OpCode::kAvgPoolGrad);
+  Pool pool{nchw_of(x.dims, x.rank), 0, 0, pool_attrs(call.iattrs, call.num_iattrs, average)};
   const Nchw out = nchw_of(y.dims, y.rank);
   pool.p = out.h;
   pool.q = out.w;
@@ -35,11 +36,11 @@ void each_window(const KernelArgs& args, const Pool& pool, const F& f) {
   parallel_for(args, pool.in.n * pool.in.c, 1, [&](int64_t first, int64_t last, uint32_t) {
     for (int64_t plane = first; plane < last; ++plane) {
       for (int64_t p = 0; p < pool.p; ++p) {
-        const PoolWindow rows =
-            pool_window(p, pool.in.h, pool.a.kernel_h, pool.a.stride_h, pool.a.pad_h);
+        const PoolWindow rows = pool_window(p, pool.in.h, pool.a.kernel_h, pool.a.stride_h,
+                                            pool.a.pad_h, pool.a.dilation_h);
         for (int64_t q = 0; q < pool.q; ++q) {
-          const PoolWindow cols =
-              pool_window(q, pool.in.w, pool.a.kernel_w, pool.a.stride_w, pool.a.pad_w);
+          const PoolWindow cols = pool_window(q, pool.in.w, pool.a.kernel_w, pool.a.stride_w,
+                                              pool.a.pad_w, pool.a.dilation_w);
           f(plane * pool.in.h * pool.in.w, (plane * pool.p + p) * pool.q + q, rows, cols);
         }
       }
@@ -48,12 +49,14 @@ void each_window(const KernelArgs& args, const Pool& pool, const F& f) {
 }
 
 // Index in |plane| of the window's maximum, as torch finds it: the first largest value in
-// row-major order, or the last NaN.
+// row-major order, or the last NaN; -1 for a window with no element inside the input (a dilated
+// one can straddle it: its output is -inf and takes no gradient).
 int64_t argmax(const float* plane, int64_t width, const PoolWindow& rows, const PoolWindow& cols) {
+  if (rows.start >= rows.end || cols.start >= cols.end) return -1;
   int64_t index = rows.start * width + cols.start;
   float best = -INFINITY;
-  for (int64_t ih = rows.start; ih < rows.end; ++ih) {
-    for (int64_t iw = cols.start; iw < cols.end; ++iw) {
+  for (int64_t ih = rows.start; ih < rows.end; ih += rows.step) {
+    for (int64_t iw = cols.start; iw < cols.end; iw += cols.step) {
       const float v = plane[ih * width + iw];
       if (v > best || isnan(v)) {
         best = v;
@@ -93,7 +96,8 @@ remat_status max_pool(const KernelArgs& args) {
   float* y = out_f32(args, 0);
   each_window(args, pool,
               [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
-                y[out_at] = x[in_at + argmax(x + in_at, pool.in.w, rows, cols)];
+                const int64_t at = argmax(x + in_at, pool.in.w, rows, cols);
+                y[out_at] = at < 0 ? -INFINITY : x[in_at + at];
               });
   return REMAT_OK;
 }
@@ -106,7 +110,8 @@ remat_status max_pool_grad(const KernelArgs& args) {
   memset(dx, 0, static_cast<size_t>(out_ref(args, 0).numel) * sizeof(float));
   each_window(args, pool,
               [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
-                dx[in_at + argmax(x + in_at, pool.in.w, rows, cols)] += dy[out_at];
+                const int64_t at = argmax(x + in_at, pool.in.w, rows, cols);
+                if (at >= 0) dx[in_at + at] += dy[out_at];
               });
   return REMAT_OK;
 }

@@ -19,12 +19,14 @@ size_t items(int64_t v) { return static_cast<size_t>(v); }
 remat_status run_pool(Launcher& l, const OpCall& call, KernelId id, const TensorRef& x,
                       const TensorRef& y, std::initializer_list<const TensorRef*> tensors,
                       ErrorBuffer* err) {
-  const PoolAttrs pa = pool_attrs(call.iattrs, call.num_iattrs == 8);
+  const bool average = id == kKernel_avg_pool || id == kKernel_avg_pool_grad;
+  const PoolAttrs pa = pool_attrs(call.iattrs, call.num_iattrs, average);
   const Nchw in = nchw_of(x.dims, x.rank), out = nchw_of(y.dims, y.rank);
   Args a(l, id);
   for (const TensorRef* t : tensors) a.tensor(*t);
   a.u64(in.n * in.c).u64(in.h).u64(in.w).u64(out.h).u64(out.w);
   a.u64(pa.kernel_h).u64(pa.kernel_w).u64(pa.stride_h).u64(pa.stride_w).u64(pa.pad_h).u64(pa.pad_w);
+  a.u64(pa.dilation_h).u64(pa.dilation_w);
   a.i32(pa.count_include_pad ? 1 : 0);
   return a.launch(items(tensors.end()[-1]->numel), call, err);
 }

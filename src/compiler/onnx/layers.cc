@@ -205,15 +205,15 @@ void OnnxImporter::pool(const onnx::NodeProto& n) {
                          std::to_string(kernel[k]) + " (torch's limit)");
     }
   }
-  for (int64_t dil : ints_attr(n, "dilations", {})) {
-    if (dil != 1) unsupported(n, "dilated pooling");
-  }
+  const Dims dilations = ints_attr(n, "dilations", Dims(spatial, 1));
+  if (dilations.size() != spatial) unsupported(n, "dilations must have one entry per spatial axis");
+  bounded(n, dilations, 1, "dilation");
   if (n.output_size() > 1 && !n.output(1).empty()) unsupported(n, "MaxPool's indices output");
   const bool ceil = int_attr(n, "ceil_mode", 0) != 0;
   // [N, C, L] pools along L: the window's W values (Builder::PoolWindow2d).
   const size_t w = spatial - 1;
-  const Builder::PoolWindow2d window{kernel[0],  kernel[w], strides[0],
-                                     strides[w], pads[0],   pads[w]};
+  const Builder::PoolWindow2d window{kernel[0], kernel[w], strides[0],   strides[w],
+                                     pads[0],   pads[w],   dilations[0], dilations[w]};
   const int x = tensor(n, 0);
   const int y = n.op_type() == "MaxPool"
                     ? b_.max_pool(x, window, ceil, name)
