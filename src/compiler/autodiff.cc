@@ -345,12 +345,14 @@ class Differentiator {
       const ConvShape shape =
           conv_shape(tx.shape.data(), tw.shape.data(), static_cast<int>(tx.shape.size()),
                      conv_attrs(op.iattrs.data()));
+      // A copy: grad_tensor() adds a tensor, which may move g_.tensors (and tx with it).
+      const std::string workspace_name = tx.name + "@grad_input_workspace";
       const int dx = grad_tensor(x);
       std::vector<int> outputs{dx};
       const int64_t workspace = conv_grad_input_workspace_elems(shape);
       if (workspace > 0) {
-        outputs.push_back(g_.add_tensor(g_.unique_name(tx.name + "@grad_input_workspace"),
-                                        REMAT_DTYPE_F32, {workspace}, Role::kScratch));
+        outputs.push_back(g_.add_tensor(g_.unique_name(workspace_name), REMAT_DTYPE_F32,
+                                        {workspace}, Role::kScratch));
       }
       emit(OpCode::kConvGradInput, {dy, w}, outputs, op.iattrs);
       accumulate(x, dx);
