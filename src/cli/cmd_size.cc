@@ -375,7 +375,7 @@ int run_size(const std::vector<std::string>& argv) {
   std::string budget_error;
   if (arena_budget == 0 && budget_given &&
       std::any_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
-    const uint64_t persistent = persistent_bytes(setup);
+    const uint64_t persistent = persistent_bytes(setup, lo);
     if (persistent >= setup.device_budget) {
       budget_error = "the persistent region (" + format_bytes(persistent) +
                      ") does not leave any arena in " + device_flag + " " +

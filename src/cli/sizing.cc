@@ -52,10 +52,10 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   return o;
 }
 
-uint64_t persistent_bytes(const SizeSetup& setup) {
+uint64_t persistent_bytes(const SizeSetup& setup, int64_t batch) {
   SizeSetup unspilled = setup;  // the persistent region does not depend on spilling either
   unspilled.host_budget = 0;
-  return compiler::compile(size_options(unspilled, "none", 1, 0)).report.persistent_bytes;
+  return compiler::compile(size_options(unspilled, "none", batch, 0)).report.persistent_bytes;
 }
 
 SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t batch,

@@ -103,8 +103,10 @@ bool takes_arena_budget(const std::string& strategy);
 compiler::CompileOptions size_options(const SizeSetup& setup, const std::string& strategy,
                                       int64_t batch, uint64_t arena_budget);
 
-/// Persistent bytes of |setup|'s model and optimizer (they depend on neither batch nor strategy).
-uint64_t persistent_bytes(const SizeSetup& setup);
+/// Persistent bytes of |setup|'s model and optimizer (they depend on neither batch nor strategy),
+/// compiled at |batch|: one the model takes (a batch norm over a 1 x 1 map needs 2 or more, a
+/// fixed-batch ONNX export its own).
+uint64_t persistent_bytes(const SizeSetup& setup, int64_t batch);
 
 /// Compiles |setup|'s model at |batch| with |strategy| and returns its figures; a CompileError
 /// becomes the row's error. For `budget` and `auto`, |arena_budget| is the compiler's arena

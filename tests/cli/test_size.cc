@@ -362,6 +362,13 @@ static void the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused
          (" " + std::to_string(arena) + " ").c_str());
 }
 
+// A budget makes size compile the model once more for its persistent bytes: at the batch asked
+// for, since a batch norm over a 1 x 1 map (this resnet's last stage) refuses batch 1.
+static void a_budget_sizes_a_model_that_refuses_batch_1(void**) {
+  expect(run_remat("size resnet:depth=8,width=4,in=3x4x4,classes=2 --batch 4 --device-budget 1GiB"),
+         0, "auto");
+}
+
 static void the_cost_model_flags_reach_the_compiler(void**) {
   SizeSetup setup = setup_for(kMlp);
   setup.copy_bandwidth = 1.25e9;
@@ -503,7 +510,7 @@ static void the_auto_max_batch_agrees_with_trying_every_batch(void**) {
   const SizeSetup probe = setup_for(kTransformer);
   const uint64_t budget = remat::cli::size_row(probe, "none", 6).device_bytes() + 1;
   const SizeSetup setup = setup_for(kTransformer, budget);
-  const uint64_t arena_budget = budget - remat::cli::persistent_bytes(setup);
+  const uint64_t arena_budget = budget - remat::cli::persistent_bytes(setup, 1);
   int64_t brute = 0, sqrt_batch = 0;
   for (int64_t b = 1; b <= 48; ++b) {
     const SizeRow row = remat::cli::size_row(setup, "auto", b, arena_budget);
@@ -683,6 +690,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(the_printed_arena_is_the_arena_the_runtime_binds_to_the_byte),
       cmocka_unit_test(the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused),
       cmocka_unit_test(a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds),
+      cmocka_unit_test(a_budget_sizes_a_model_that_refuses_batch_1),
       cmocka_unit_test(the_cost_model_flags_reach_the_compiler),
       cmocka_unit_test(
           live_bytes_peak_at_the_lower_bound_and_the_backward_pass_follows_the_forward),
