@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "io/atomic_file.h"
+#include "cli/command_flags.h"
 #include "cli/commands.h"
 #include "cli/path_collisions.h"
 #include "compiler/optimizer.h"
@@ -11,12 +12,6 @@
 
 namespace remat {
 namespace cli {
-
-const std::vector<std::string> kCompileFlags = {
-    "--batch",         "--optimizer",     "--seed",        "--strategy",         "--arena-budget",
-    "--budget",        "--device-budget", "--host-budget", "--copy-bandwidth",   "--compute-rate",
-    "--finite-checks", "--eval-program",  "--loss",        "--matmul-precision", "--attention",
-    "--precision",     "--loss-scale"};
 
 compiler::FiniteChecks finite_checks_option(const Args& args) {
   const std::string value = args.text("--finite-checks", "on");
@@ -285,11 +280,7 @@ std::vector<uint8_t> c_header(const std::vector<uint8_t>& plan, const std::strin
 }
 
 int run_compile(const std::vector<std::string>& argv) {
-  std::vector<std::string> valued = kCompileFlags;
-  valued.push_back("-o");
-  valued.push_back("--emit-c");
-  valued.push_back("--backend");
-  const Args args(argv, valued, {});
+  const Args args = parse_args("compile", argv);
   if (args.positional().size() != 1) throw UsageError("compile takes exactly one MODEL");
   if (!args.has("-o") && !args.has("--emit-c"))
     throw UsageError("compile needs -o FILE.rplan (or --emit-c FILE.h)");

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cli/command_flags.h"
 #include "cli/commands.h"
 #include "remat/remat.h"
 
@@ -24,7 +25,7 @@ bool compiled_in(const char* name) {
 }  // namespace
 
 int run_devices(const std::vector<std::string>& argv) {
-  const Args args(argv, {}, {});
+  const Args args = parse_args("devices", argv);
   if (!args.positional().empty()) throw UsageError("devices takes no arguments");
   // Each lister asks its driver only (cudart for CUDA, never cuBLAS), so this stays fast.
   static char text[8192];

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/command_flags.h"
 #include "cli/commands.h"
 #include "cli/json_text.h"
 #include "plan/ops.h"
@@ -47,7 +48,7 @@ void print_tensor_json(const fb::Tensor* t, uint32_t index, bool last) {
 }  // namespace
 
 int run_inspect(const std::vector<std::string>& argv) {
-  const Args args(argv, {}, {"--ops", "--tensors", "--params", "--json"});
+  const Args args = parse_args("inspect", argv);
   if (args.positional().size() != 1) throw UsageError("inspect takes exactly one FILE.rplan");
   const std::string path = args.positional()[0];
   const std::vector<uint8_t> bytes = read_plan_file(path);

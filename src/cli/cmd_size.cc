@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cli/command_flags.h"
 #include "cli/commands.h"
 #include "cli/json_text.h"
 #include "cli/path_collisions.h"
@@ -268,12 +269,7 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
 }  // namespace
 
 int run_size(const std::vector<std::string>& argv) {
-  const Args args(
-      argv,
-      {"--batch", "--strategy", "--arena-budget", "--budget", "--device-budget", "--copy-bandwidth",
-       "--compute-rate", "--timeline", "--optimizer", "--alignment", "--backend", "--finite-checks",
-       "--eval-program", "--loss", "--host-budget", "--attention", "--precision", "--loss-scale"},
-      {"--max-batch", "--json"});
+  const Args args = parse_args("size", argv);
   if (args.positional().size() != 1) throw UsageError("size takes exactly one MODEL");
   const std::string model = args.positional()[0];
   const bool max_batch = args.has("--max-batch");

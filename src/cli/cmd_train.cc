@@ -15,6 +15,7 @@
 
 #include "io/atomic_file.h"
 #include "cli/batches.h"
+#include "cli/command_flags.h"
 #include "cli/commands.h"
 #include "cli/evaluation.h"
 #include "cli/interrupts.h"
@@ -177,13 +178,7 @@ void print_eval(remat_session* session, const remat_plan* plan, const Batches& b
 }  // namespace
 
 int run_train(const std::vector<std::string>& argv) {
-  std::vector<std::string> valued = kCompileFlags;
-  for (const char* f : {"--backend", "--threads", "--steps", "--data", "--load-params",
-                        "--save-params", "--arena", "--state", "--save-every", "--on-nonfinite",
-                        "--lr-schedule", "--eval-every", "--eval-data", "--eval-batches"}) {
-    valued.push_back(f);
-  }
-  const Args args(argv, valued, {});
+  const Args args = parse_args("train", argv);
   if (args.positional().size() != 1)
     throw UsageError("train takes exactly one MODEL or FILE.rplan");
   const std::string source = args.positional()[0];

@@ -24,7 +24,8 @@ int run_inspect(const std::vector<std::string>& argv);
 /// [--timeline F] [--json] ...`
 int run_size(const std::vector<std::string>& argv);
 
-/// Flags that choose how a model is compiled, shared by compile and train.
+/// Flags that choose how a model is compiled, shared by compile and train (--batch and the
+/// compile options of cli/command_flags.cc).
 extern const std::vector<std::string> kCompileFlags;
 
 /// --finite-checks on|atomic|off (default on): the non-finite guard plans carry. Throws

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/device_profiles.h"
+#include "cli/command_flags.h"
 #include "cli/commands.h"
 #include "cli/interrupts.h"
 #include "compiler/graph.h"
@@ -16,43 +17,9 @@ namespace {
 const char kUsage[] =
     "usage: remat COMMAND [ARGS]   (remat --version: the release, C API and plan formats)\n"
     "\n"
-    "commands:\n"
-    "  compile MODEL --batch N [--optimizer SPEC] [--seed N] [--strategy S] [--arena-budget SIZE]\n"
-    "          [--device-budget SIZE [--host-budget SIZE]] [--backend B] [--copy-bandwidth "
-    "BYTES_PER_S]\n"
-    "          [--compute-rate FLOPS]\n"
-    "          [--finite-checks on|atomic|off] [--eval-program on|off] [--matmul-precision "
-    "fp32|tf32]\n"
-    "          [--attention fused|unfused]   (a template's attention: one op that stores no "
-    "scores)\n"
-    "          [--precision fp32|bf16|fp16]   (activations in 16 bits; parameters stay float32)\n"
-    "          [--loss-scale off|dynamic[:init=S][,interval=N]]   (default: dynamic for fp16)\n"
-    "          -o FILE.rplan|FILE.h [--emit-c FILE.h]\n"
-    "          (FILE.h: the plan as a C array with #defines of its region and binding sizes, for "
-    "firmware)\n"
-    "  train   MODEL|FILE.rplan [--batch N] [--backend B] [--threads N] [--steps N] [--data "
-    "FILE.safetensors]\n"
-    "          [--load-params FILE.safetensors] [--save-params FILE.safetensors] [--arena SIZE]\n"
-    "          [--state FILE [--save-every N]]   (resume from FILE; --steps is the step count to "
-    "reach;\n"
-    "          saved after step 1, then every N steps: by default N keeps saving at 1% of the "
-    "time)\n"
-    "          [--on-nonfinite stop|skip]   (a NaN or infinite loss or gradient: exit 1, or skip "
-    "the update)\n"
-    "          [--lr-schedule constant|cosine|linear[,warmup=W][,min=M]]   (from the plan's "
-    "learning rate)\n"
-    "          [--eval-every N] [--eval-data FILE.safetensors] [--eval-batches N]   (eval loss and "
-    "accuracy)\n"
-    "  inspect FILE.rplan [--ops|--tensors|--params] [--json]\n"
-    "  devices                  list the backends and devices available here\n"
-    "  size    MODEL --batch N|A..B [--strategy none,sqrt,selective,budget,auto,manual:T1,T2]\n"
-    "          [--device-budget SIZE [--host-budget SIZE]] [--arena-budget SIZE] [--max-batch] "
-    "[--optimizer SPEC]\n"
-    "          [--alignment N] [--backend B] [--copy-bandwidth BYTES_PER_S] [--compute-rate "
-    "FLOPS]\n"
-    "          [--finite-checks on|atomic|off] [--eval-program on|off] [--attention "
-    "fused|unfused]\n"
-    "          [--precision fp32|bf16|fp16] [--timeline FILE.svg] [--json]\n"
+    "commands:\n";
+
+const char kUsageBackends[] =
     "B is cpu | opencl[:P[:D]] | cuda[:N] | null (train runs there; its device profile sets the\n"
     "  plan's alignment and the spill cost model's defaults):\n";
 
@@ -85,9 +52,13 @@ const char kUsageTerms[] =
     "  --arena-budget (in size, of --device-budget). docs/sizing.md, \"Budgets\"\n"
     "SIZE accepts B, KiB, MiB, GiB, TiB (and KB, MB, GB, TB). See docs/cli.md.\n";
 
-// The usage text, with one line per backend's device profile between its two parts.
+// The usage text: each command's synopsis from the table the parser uses
+// (cli/command_flags.h), one line per backend's device profile, then the terms.
 void print_usage(std::FILE* out) {
   std::fputs(kUsage, out);
+  for (const remat::cli::CommandFlags& c : remat::cli::command_table())
+    std::fputs(remat::cli::synopsis(c, 100).c_str(), out);
+  std::fputs(kUsageBackends, out);
   for (const remat::DeviceProfile& p : remat::kDeviceProfiles) {
     std::fprintf(out, "  %-7s alignment %4u B, copies %g B/s (%s), compute %g FLOP/s\n", p.name,
                  p.alignment, p.copy_bandwidth,
