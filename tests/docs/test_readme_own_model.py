@@ -1,5 +1,5 @@
 """The README's "Train your own model" block, run as it is written: the lines between the
-`<!-- own-model: ... -->` marker and the end of its code block, in a fresh temporary directory
+`<!-- doc-test: run-by readme_own_model -->` marker and the end of its code block, in a fresh temporary directory
 holding only links to the tree's `examples/` and the build under test (as `build/`), so the
 README's paths resolve as they do after `bash .ci/demo`. Every command must succeed and the
 last one must report an accuracy of at least 0.9 (a model that learned; chance is 0.5).
@@ -18,7 +18,7 @@ import tempfile
 def readme_block(root):
     with open(os.path.join(root, "README.md")) as f:
         text = f.read()
-    marker = text.find("<!-- own-model:")
+    marker = text.find("<!-- doc-test: run-by readme_own_model -->")
     if marker < 0:
         raise SystemExit("README.md has no own-model block")
     start = text.index("```sh\n", marker) + len("```sh\n")
