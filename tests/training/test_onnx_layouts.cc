@@ -8,6 +8,7 @@
 // What the importer cannot take is refused naming the node.
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -87,6 +88,17 @@ void a_bool_input_picks_numbers_through_its_views(void**) {
   cast.node("Mul", {"x", "gain"}, "scaled");
   cast.node("Add", {"scaled", "ones"}, "y");
   assert_true(first_loss(cast, {1, 0, 0, 1, 1, 1}, 6) == 4.0f / 6.0f);
+  // Two scalars: the mask has the condition's shape, [[.5, -2, -2], [-2, .5, .5]]: squares 8.25
+  // and 4.5.
+  ModelBuilder scalars({3}, kFile);
+  scalars.input("pad", onnx::TensorProto_DataType_BOOL, {3});
+  scalars.floats("gain", {3}, 3);
+  scalars.float_constant("half", {}, {0.5f});
+  scalars.float_constant("minus_two", {}, {-2.0f});
+  scalars.node("Where", {"pad", "half", "minus_two"}, "mask");
+  scalars.node("Mul", {"x", "gain"}, "scaled");
+  scalars.node("Add", {"scaled", "mask"}, "y");
+  assert_true(first_loss(scalars, {1, 0, 0, 0, 1, 1}, 6) == 12.75f / 6.0f);
 }
 
 void a_mask_holding_other_than_0_or_1_stops_the_step(void**) {
@@ -232,6 +244,89 @@ void a_sequence_first_value_read_otherwise_is_permuted_once(void**) {
   assert_int_equal(count_ops(out, remat::OpCode::kPermute), 1);
 }
 
+// torch.nn.MultiheadAttention's sequence-first attention over x [b, 3, 4] (2 heads of 2; q, k
+// and v one projection), masked by a BOOL pad [b, 3] reshaped, expanded over the heads and
+// reshaped to [b * 2, 1, 3], then Where(pad, -3, 0); |per_head| adds a constant that differs
+// between the heads, |shape_reader| a Shape of the scores.
+ModelBuilder sequence_first_attention(bool per_head, bool shape_reader) {
+  ModelBuilder m({3, 4}, kFile);
+  m.input("pad", onnx::TensorProto_DataType_BOOL, {3});
+  std::vector<float> w(16);
+  for (size_t k = 0; k < w.size(); ++k) w[k] = 0.3f * static_cast<float>(k % 5) - 0.4f;
+  m.floats("w", {4, 4}, w);
+  m.int64s("heads", {3}, {0, -1, 2});
+  m.int64s("pad4", {4}, {-1, 1, 1, 3});
+  m.int64s("over_heads", {4}, {1, 2, 1, 1});
+  m.int64s("pad3", {3}, {-1, 1, 3});
+  m.int64s("merged_shape", {3}, {3, -1, 4});
+  m.float_constant("root", {}, {1.41421356f});
+  m.float_constant("minus_three", {}, {-3.0f});
+  m.float_constant("zeros", {4, 1, 3}, std::vector<float>(12, 0.0f));
+  m.float_constant("by_head", {4, 1, 3}, {0, 0, -6, -6, 0, 0, 0, 0, -6, -6, 0, 0});
+  ModelBuilder::ints(m.node("Transpose", {"x"}, "xs"), "perm", {1, 0, 2});
+  m.node("MatMul", {"xs", "w"}, "h");
+  m.node("Reshape", {"h", "heads"}, "q4");
+  m.node("Reshape", {"h", "heads"}, "k4");
+  m.node("Reshape", {"h", "heads"}, "v4");
+  ModelBuilder::ints(m.node("Transpose", {"q4"}, "qh"), "perm", {1, 0, 2});
+  ModelBuilder::ints(m.node("Transpose", {"k4"}, "kt"), "perm", {1, 2, 0});
+  ModelBuilder::ints(m.node("Transpose", {"v4"}, "vh"), "perm", {1, 0, 2});
+  m.node("MatMul", {"qh", "kt"}, "scores");
+  if (shape_reader) m.node("Shape", {"scores"}, "scores_shape");
+  m.node("Div", {"scores", "root"}, "scaled");
+  m.node("Reshape", {"pad", "pad4"}, "pad_b11s");
+  m.node("Expand", {"pad_b11s", "over_heads"}, "pad_heads");
+  m.node("Reshape", {"pad_heads", "pad3"}, "pad_rows");
+  m.node("Where", {"pad_rows", "minus_three", "zeros"}, "mask");
+  std::string mask = "mask";
+  if (per_head) {
+    m.node("Add", {"mask", "by_head"}, "mask_by_head");
+    mask = "mask_by_head";
+  }
+  m.node("Add", {"scaled", mask}, "masked");
+  ModelBuilder::int_attr(m.node("Softmax", {"masked"}, "probs"), "axis", -1);
+  m.node("MatMul", {"probs", "vh"}, "context");
+  ModelBuilder::ints(m.node("Transpose", {"context"}, "merged"), "perm", {1, 0, 2});
+  m.node("Reshape", {"merged", "merged_shape"}, "out");
+  ModelBuilder::ints(m.node("Transpose", {"out"}, "y"), "perm", {1, 0, 2});
+  return m;
+}
+
+// The first step's loss of |m| with --attention |kernel|, and its fused attention ops.
+float attention_loss(const ModelBuilder& m, remat::compiler::AttentionKernel kernel,
+                     size_t* fused) {
+  remat::compiler::CompileOptions o = options_of(m);
+  o.attention = kernel;
+  *fused = remat::compiler::compile(o).report.fused_attention_ops;
+  TrainingRun run(o, 1);
+  std::vector<float> x(24), labels(24, 0.0f);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = 0.1f * static_cast<float>((k * 7) % 11) - 0.5f;
+  const std::vector<int32_t> pad = {0, 0, 1, 0, 1, 1};
+  run.set("x", x.data(), x.size() * 4);
+  run.set("labels", labels.data(), labels.size() * 4);
+  run.set("pad", pad.data(), pad.size() * 4);
+  return run.step();
+}
+
+void a_sequence_first_attention_fuses_only_where_its_mask_is_alike_across_heads(void**) {
+  for (bool per_head : {false, true}) {
+    size_t fused = 0, unfused_ops = 0;
+    const ModelBuilder m = sequence_first_attention(per_head, false);
+    const float f = attention_loss(m, remat::compiler::AttentionKernel::kFused, &fused);
+    const float u = attention_loss(m, remat::compiler::AttentionKernel::kUnfused, &unfused_ops);
+    // A mask that differs between heads is not head 0's: that attention stays unfused.
+    assert_int_equal(fused, per_head ? 0 : 1);
+    assert_int_equal(unfused_ops, 0);
+    if (!(std::fabs(f - u) <= 1e-6f * std::fabs(u)))
+      fail_msg("per_head %d: fused loss %.9g, unfused %.9g", per_head, f, u);
+  }
+  // A Shape of a value the pattern holds back is a reader: the attention is imported node by
+  // node, and compiles.
+  std::string error;
+  sequence_first_attention(false, true).compile(&error);
+  if (!error.empty()) fail_msg("%s", error.c_str());
+}
+
 }  // namespace
 
 int main(void) {
@@ -241,6 +336,7 @@ int main(void) {
       cmocka_unit_test(booleans_the_importer_cannot_take_are_refused_naming_the_node),
       cmocka_unit_test(a_batch_first_transpose_around_row_wise_nodes_emits_no_permute),
       cmocka_unit_test(a_sequence_first_value_read_otherwise_is_permuted_once),
+      cmocka_unit_test(a_sequence_first_attention_fuses_only_where_its_mask_is_alike_across_heads),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

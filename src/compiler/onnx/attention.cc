@@ -5,6 +5,7 @@
 // on the tensors onnx/sequence_first.cc holds batch-first. Anything that does not hold falls back
 // to the node-by-node import.
 #include <cmath>
+#include <cstring>
 
 #include "compiler/onnx/importer.h"
 
@@ -67,13 +68,20 @@ bool OnnxImporter::shape_only(const std::string& value) const {
 const onnx::NodeProto* OnnxImporter::sole_value_reader(const std::string& name) const {
   const auto it = readers_.find(name);
   if (it == readers_.end()) return nullptr;
+  // Of a head split Reshape's output, a Transpose read for its shape alone is no reader:
+  // shape_of_transpose() gives its shape from the Reshape's target (folded by then) while the
+  // Reshape is held back. Any other reader, a Shape of the value itself included, is one.
+  const onnx::NodeProto* producer = nullptr;
+  for (const onnx::NodeProto& p : model_.graph().node()) {
+    if (p.output_size() > 0 && p.output(0) == name) producer = &p;
+  }
+  const bool split =
+      producer != nullptr && producer->op_type() == "Reshape" && producer->input_size() == 2;
   const onnx::NodeProto* found = nullptr;
   for (int k : it->second) {
     const onnx::NodeProto& r = model_.graph().node(k);
-    if (r.op_type() == "Shape" || r.op_type() == "Size" ||
-        (r.op_type() == "Transpose" && r.output_size() == 1 && shape_only(r.output(0)))) {
+    if (split && r.op_type() == "Transpose" && r.output_size() == 1 && shape_only(r.output(0)))
       continue;
-    }
     if (found != nullptr) return nullptr;
     found = &r;
   }
@@ -232,7 +240,8 @@ bool OnnxImporter::alike_across_heads(const std::string& name, int64_t batch, in
     }
     return nullptr;
   };
-  // The input of elementwise node |n| that is not a constant, or "" where it is none or several.
+  // The input of elementwise node |n| that is not a constant, or "" where it is none or several,
+  // or where a constant is not one number throughout (it could differ between heads).
   auto through = [&](const onnx::NodeProto& n) -> std::string {
     const std::string& op = n.op_type();
     if (op != "Mul" && op != "Div" && op != "Add" && op != "Sub" && op != "Where" && op != "Cast" &&
@@ -241,7 +250,17 @@ bool OnnxImporter::alike_across_heads(const std::string& name, int64_t batch, in
     }
     std::string found;
     for (const std::string& in : n.input()) {
-      if (in.empty() || is_constant(in)) continue;
+      if (in.empty()) continue;
+      if (is_constant(in)) {
+        const Constant& c = constants_.at(in);
+        const bool uniform =
+            c.type == onnx::TensorProto_DataType_FLOAT
+                ? std::all_of(c.f.begin(), c.f.end(),
+                              [&](float v) { return std::memcmp(&v, &c.f[0], sizeof v) == 0; })
+                : std::all_of(c.i.begin(), c.i.end(), [&](int64_t v) { return v == c.i[0]; });
+        if (!uniform) return "";
+        continue;
+      }
       if (!found.empty()) return "";
       found = in;
     }
@@ -318,7 +337,7 @@ bool OnnxImporter::fused_attention(const AttentionMatch& m) {
     scale = s->op_type() == "Mul" ? scale * c : scale / c;
   }
   const int64_t axis = int_attr(*m.softmax, "axis", -1);
-  if (axis != -1 && axis != 3) return false;
+  if (axis != -1 && axis != (seq ? 2 : 3)) return false;  // the scores' last axis
   float p = 0.0f;
   if (m.dropout != nullptr) {
     const onnx::NodeProto& d = *m.dropout;

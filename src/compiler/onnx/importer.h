@@ -217,7 +217,8 @@ class OnnxImporter {
   // Whether value |name| is read for its shape alone: by Shape or Size nodes, or by a Transpose
   // whose output is (a dynamic-batch export reads the attention's k that way).
   bool shape_only(const std::string& name) const;
-  // sole_reader(), not counting the readers of |name|'s shape alone.
+  // sole_reader(), not counting a Transpose read for its shape alone where |name| is a Reshape's
+  // output (an attention's head split).
   const onnx::NodeProto* sole_value_reader(const std::string& name) const;
   // A Transpose read for its shape alone whose input is a held-back attention's head split:
   // its output's shape, without a tensor.

@@ -51,10 +51,12 @@ void OnnxImporter::where(const onnx::NodeProto& n) {
                   "Where of a boolean picks between two float constants, each one number "
                   "throughout");
     }
-    if (!broadcast_shape(out, constant(n, 1).dims, &out) ||
-        !broadcast_shape(out, constant(n, 2).dims, &out)) {
+    Dims with_a, with_both;
+    if (!broadcast_shape(out, constant(n, 1).dims, &with_a) ||
+        !broadcast_shape(with_a, constant(n, 2).dims, &with_both)) {
       unsupported(n, "its inputs do not broadcast");
     }
+    out = with_both;
   }
   const BoolValue& c = booleans_.at(n.input(0));
   const std::string name = out_.graph.unique_name(n.output(0));
