@@ -131,8 +131,10 @@ struct Line {
   uint64_t over_bytes = 0;  // device bytes at batch + 1
 };
 
-void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget) {
+// |precisions|: the table has a precision column (several were asked for).
+void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget, bool precisions) {
   std::vector<std::string> head = {"strategy", "batch"};
+  if (precisions) head.insert(head.begin() + 1, "precision");
   if (max_batch) head.push_back("x none");
   for (const char* h :
        {"arena bytes", "arena", "persistent", "host spill", "spills", "device total", "lower bound",
@@ -146,6 +148,7 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
     const SizeRow& r = l.row;
     std::vector<std::string> c = {short_strategy(r.strategy),
                                   std::to_string(r.batch) + (l.capped ? "+" : "")};
+    if (precisions) c.insert(c.begin() + 1, compiler::precision_name(r.precision));
     if (!r.ok()) {
       c.push_back("error: " + r.error);
       cells.push_back(c);
@@ -177,7 +180,8 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
     for (size_t i = 0; i + 1 < head.size() && i < c.size() && (c.size() == head.size()); ++i) {
       width[i] = std::max(width[i], c[i].size());
     }
-    for (size_t i = 0; i < 2 && i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());
+    const size_t named = precisions ? 3 : 2;  // strategy, [precision,] batch: also in error rows
+    for (size_t i = 0; i < named && i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());
   }
   auto print = [&](const std::vector<std::string>& c) {
     std::string line;
@@ -199,13 +203,12 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
 }
 
 void print_json(const std::string& model, const SizeSetup& setup, const std::vector<Line>& lines,
-                bool max_batch, const std::string& timeline) {
+                bool max_batch, const std::string& timeline, const std::string& precisions) {
   std::printf(
       "{\n  \"model\": %s,\n  \"template\": %s,\n  \"optimizer\": %s,\n  \"alignment\": %u,\n"
-      "  \"precision\": \"%s\",\n",
+      "  \"precision\": %s,\n",
       json_string(model).c_str(), json_string(setup.model).c_str(),
-      json_string(setup.optimizer).c_str(), setup.alignment,
-      compiler::precision_name(setup.precision));
+      json_string(setup.optimizer).c_str(), setup.alignment, json_string(precisions).c_str());
   // The budgets (docs/sizing.md, "Budgets"): each key means what it means in every command.
   std::printf(
       "  \"arena_budget_bytes\": %s,\n  \"device_budget_bytes\": %s,\n  \"host_budget_bytes\": "
@@ -220,8 +223,9 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
   for (size_t k = 0; k < lines.size(); ++k) {
     const Line& l = lines[k];
     const SizeRow& r = l.row;
-    std::string o =
-        "    {\"strategy\": " + json_string(r.strategy) + ", \"batch\": " + std::to_string(r.batch);
+    std::string o = "    {\"strategy\": " + json_string(r.strategy) +
+                    ", \"precision\": " + json_string(compiler::precision_name(r.precision)) +
+                    ", \"batch\": " + std::to_string(r.batch);
     if (!r.ok()) {
       o += ", \"error\": " + json_string(r.error) + "}";
     } else {
@@ -266,6 +270,27 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
               timeline.empty() ? "null" : json_string(timeline).c_str());
 }
 
+// --precision as a list of fp32, bf16 and fp16, each once (default fp32).
+std::vector<compiler::Precision> precision_list(const Args& args) {
+  const std::string text = args.text("--precision", "fp32");
+  std::vector<compiler::Precision> out;
+  size_t at = 0;
+  for (;;) {
+    const size_t end = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    compiler::Precision p;
+    if (!compiler::parse_precision(item, &p)) {
+      throw UsageError("--precision '" + item +
+                       "': expected fp32, bf16 or fp16, or a list of them (fp32,bf16,fp16)");
+    }
+    if (std::find(out.begin(), out.end(), p) != out.end())
+      throw UsageError("--precision lists '" + item + "' twice");
+    out.push_back(p);
+    if (end == text.size()) return out;
+    at = end + 1;
+  }
+}
+
 }  // namespace
 
 int run_size(const std::vector<std::string>& argv) {
@@ -281,7 +306,9 @@ int run_size(const std::vector<std::string>& argv) {
   setup.finite_checks = finite_checks_option(args);
   setup.eval_program = eval_program_option(args);
   setup.attention = attention_option(args);
-  setup.precision = precision_option(args);
+  // --precision fp32,bf16,fp16: rows for each precision (and strategy and batch).
+  const std::vector<compiler::Precision> precisions = precision_list(args);
+  setup.precision = precisions.front();
   setup.loss_scale = loss_scale_option(args, setup.precision);
   const DeviceProfile& profile = compiler::target_profile(args.text("--backend", "cpu"));
   setup.copy_bandwidth = args.real("--copy-bandwidth", profile.copy_bandwidth);
@@ -365,37 +392,55 @@ int run_size(const std::vector<std::string>& argv) {
     add_model_file(model, &files);
     refuse_colliding_files(files);
   }
-  // The budget and auto rows get --arena-budget, else what the device budget leaves after the
-  // persistent region.
-  uint64_t arena_budget = setup.arena_budget;
-  std::string budget_error;
-  if (arena_budget == 0 && budget_given &&
-      std::any_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
-    const uint64_t persistent = persistent_bytes(setup, lo);
-    if (persistent >= setup.device_budget) {
-      budget_error = "the persistent region (" + format_bytes(persistent) +
-                     ") does not leave any arena in " + device_flag + " " +
-                     format_bytes(setup.device_budget);
-    } else {
-      arena_budget = setup.device_budget - persistent;
+  if (precisions.size() > 1 && args.has("--timeline"))
+    throw UsageError("--timeline draws one precision: give --precision one value");
+  // One setup per precision. The budget and auto rows get --arena-budget, else what the device
+  // budget leaves after that precision's persistent region.
+  std::vector<SizeSetup> setups;
+  std::vector<uint64_t> arena_budgets;
+  std::vector<std::string> budget_errors;
+  for (compiler::Precision precision : precisions) {
+    SizeSetup s = setup;
+    s.precision = precision;
+    s.loss_scale = loss_scale_option(args, precision);
+    uint64_t arena_budget = s.arena_budget;
+    std::string budget_error;
+    if (arena_budget == 0 && budget_given &&
+        std::any_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
+      const uint64_t persistent = persistent_bytes(s, lo);
+      if (persistent >= s.device_budget) {
+        budget_error = "the persistent region (" + format_bytes(persistent) +
+                       ") does not leave any arena in " + device_flag + " " +
+                       format_bytes(s.device_budget);
+      } else {
+        arena_budget = s.device_budget - persistent;
+      }
     }
+    setups.push_back(s);
+    arena_budgets.push_back(arena_budget);
+    budget_errors.push_back(budget_error);
   }
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<Line> lines;
+  // Line i is precision i / S and strategy i % S (S strategies) in max-batch mode.
+  const size_t count = strategies.size();
   if (max_batch) {
-    lines.resize(strategies.size());
+    lines.resize(precisions.size() * count);
     auto search = [&](size_t i, int64_t start) {
-      if (takes_arena_budget(strategies[i]) && !budget_error.empty()) {
-        lines[i].row.strategy = strategies[i];
-        lines[i].row.error = budget_error;
+      const size_t p = i / count;
+      const std::string& strategy = strategies[i % count];
+      if (takes_arena_budget(strategy) && !budget_errors[p].empty()) {
+        lines[i].row.strategy = strategy;
+        lines[i].row.precision = precisions[p];
+        lines[i].row.error = budget_errors[p];
         return;
       }
       MaxBatch m =
-          find_max_batch(setup, strategies[i], start, hi, setup.device_budget, arena_budget);
+          find_max_batch(setups[p], strategy, start, hi, setup.device_budget, arena_budgets[p]);
       if (start > lo && (!m.row.ok() || m.row.batch == 0)) {
         const int compiles = m.compiles;  // the head start did not hold: search from |lo|
-        m = find_max_batch(setup, strategies[i], lo, hi, setup.device_budget, arena_budget);
+        m = find_max_batch(setups[p], strategy, lo, hi, setup.device_budget, arena_budgets[p]);
         m.compiles += compiles;
       }
       if (m.row.ok() && m.row.batch == 0) {
@@ -414,49 +459,60 @@ int run_size(const std::vector<std::string>& argv) {
     // splits are in its family), so it fits wherever they do, and its search starts at the
     // largest of their batches instead of doubling up from |lo|.
     std::vector<size_t> fixed, searched;
-    for (size_t i = 0; i < strategies.size(); ++i)
-      (strategies[i] == "auto" ? searched : fixed).push_back(i);
+    for (size_t i = 0; i < lines.size(); ++i)
+      (strategies[i % count] == "auto" ? searched : fixed).push_back(i);
     run_parallel(fixed.size(), [&](size_t k) { search(fixed[k], lo); });
-    int64_t start = lo;
+    std::vector<int64_t> starts(precisions.size(), lo);  // auto's, per precision
     for (size_t i : fixed) {
-      const std::string& s = strategies[i];
+      const std::string& s = strategies[i % count];
       const bool in_family = s == "none" || s == "sqrt" || s == "selective" || s == "splits";
       if (in_family && lines[i].row.ok() && !lines[i].capped)
-        start = std::max(start, lines[i].row.batch);
+        starts[i / count] = std::max(starts[i / count], lines[i].row.batch);
     }
-    run_parallel(searched.size(), [&](size_t k) { search(searched[k], start); });
-    int64_t none_batch = 0;
-    for (const Line& l : lines) {
-      if (l.row.strategy == "none" && l.row.ok()) none_batch = l.row.batch;
-    }
-    for (Line& l : lines) {
-      if (none_batch > 0 && l.row.ok())
-        l.vs_none = static_cast<double>(l.row.batch) / static_cast<double>(none_batch);
+    run_parallel(searched.size(),
+                 [&](size_t k) { search(searched[k], starts[searched[k] / count]); });
+    // Each row against none's max batch at its own precision.
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const Line& none = lines[i - i % count];  // "none" is the first strategy in this mode
+      if (strategies[0] == "none" && none.row.ok() && none.row.batch > 0 && lines[i].row.ok()) {
+        lines[i].vs_none =
+            static_cast<double>(lines[i].row.batch) / static_cast<double>(none.row.batch);
+      }
     }
   } else {
+    std::vector<size_t> precision_of;
     for (int64_t b : listed_batches(lo, hi)) {
-      for (const std::string& s : strategies) {
-        Line l;
-        l.row.strategy = s;
-        l.row.batch = b;
-        lines.push_back(l);
+      for (size_t p = 0; p < precisions.size(); ++p) {
+        for (const std::string& s : strategies) {
+          Line l;
+          l.row.strategy = s;
+          l.row.batch = b;
+          l.row.precision = precisions[p];
+          lines.push_back(l);
+          precision_of.push_back(p);
+        }
       }
     }
     run_parallel(lines.size(), [&](size_t i) {
       const std::string strategy = lines[i].row.strategy;
-      if (takes_arena_budget(strategy) && !budget_error.empty()) {
-        lines[i].row.error = budget_error;
+      const size_t p = precision_of[i];
+      if (takes_arena_budget(strategy) && !budget_errors[p].empty()) {
+        lines[i].row.error = budget_errors[p];
         return;
       }
-      lines[i].row = size_row(setup, strategy, lines[i].row.batch, arena_budget);
+      lines[i].row = size_row(setups[p], strategy, lines[i].row.batch, arena_budgets[p]);
     });
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int compiles = 0;
   for (const Line& l : lines)
-    compiles +=
-        max_batch ? l.compiles : (l.row.error == budget_error && !budget_error.empty() ? 0 : 1);
+    compiles += max_batch ? l.compiles
+                          : (std::find(budget_errors.begin(), budget_errors.end(), l.row.error) !=
+                                         budget_errors.end() &&
+                                     !l.row.error.empty()
+                                 ? 0
+                                 : 1);
   const auto ok =
       std::find_if(lines.begin(), lines.end(), [](const Line& l) { return l.row.ok(); });
   if (ok == lines.end()) throw Failure(lines.front().row.error);
@@ -474,18 +530,30 @@ int run_size(const std::vector<std::string>& argv) {
     const std::string svg = timeline_svg(title, rows);
     io::write_file(timeline, std::vector<uint8_t>(svg.begin(), svg.end()));
   }
+  std::string precision_names;
+  for (compiler::Precision p : precisions)
+    precision_names +=
+        (precision_names.empty() ? "" : ",") + std::string(compiler::precision_name(p));
   if (json) {
-    print_json(model, setup, lines, max_batch, timeline);
+    print_json(model, setup, lines, max_batch, timeline, precision_names);
     return 0;
   }
   std::printf("model:      %s\n", model.c_str());
   if (model != setup.model) std::printf("template:   %s\n", setup.model.c_str());
   std::printf("optimizer:  %s, alignment %u\n", setup.optimizer.c_str(), setup.alignment);
-  std::printf("precision:  %s%s\n", compiler::precision_name(setup.precision),
-              setup.precision == compiler::Precision::kFp32
-                  ? ""
-                  : " activations, checkpoints and their gradients; parameters and optimizer "
-                    "state float32");
+  if (precisions.size() > 1) {
+    std::printf(
+        "precision:  %s (rows per precision; a 16-bit one stores activations, "
+        "checkpoints and their gradients in 16 bits, parameters and optimizer state in "
+        "float32)\n",
+        precision_names.c_str());
+  } else {
+    std::printf("precision:  %s%s\n", precision_names.c_str(),
+                setup.precision == compiler::Precision::kFp32
+                    ? ""
+                    : " activations, checkpoints and their gradients; parameters and optimizer "
+                      "state float32");
+  }
   if (setup.arena_budget) {
     std::printf("arena:      %s (%llu bytes) for the budget and auto rows\n",
                 format_bytes(setup.arena_budget).c_str(),
@@ -509,7 +577,7 @@ int run_size(const std::vector<std::string>& argv) {
                 static_cast<long long>(lo), static_cast<long long>(hi));
   }
   std::printf("\n");
-  print_table(lines, max_batch, setup.device_budget);
+  print_table(lines, max_batch, setup.device_budget, precisions.size() > 1);
   std::printf("\n%d plan%s compiled in %.2f s", compiles, compiles == 1 ? "" : "s", seconds);
   if (!timeline.empty()) std::printf("; timeline written to %s", timeline.c_str());
   std::printf("\n");

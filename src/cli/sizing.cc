@@ -63,6 +63,7 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
   SizeRow row;
   row.strategy = strategy;
   row.batch = batch;
+  row.precision = setup.precision;
   if (takes_arena_budget(strategy)) row.arena_budget = arena_budget;
   compiler::CompileResult result;
   try {

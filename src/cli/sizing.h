@@ -55,6 +55,7 @@ struct SizeSetup {
 struct SizeRow {
   std::string strategy;
   int64_t batch = 0;
+  compiler::Precision precision = compiler::Precision::kFp32;  ///< The setup's.
   std::string error;  ///< Non-empty: compiling failed; the figures are zero.
   /// When `auto` found no schedule that fits: device bytes of the smallest it planned (else 0).
   uint64_t smallest_device_bytes = 0;

@@ -455,6 +455,40 @@ static void the_max_batch_search_agrees_with_trying_every_batch(void**) {
   assert_int_equal(capped.row.batch, 5);
 }
 
+// --precision fp32,bf16,fp16: rows for each precision, each the figures size gives for that
+// precision alone; the JSON rows name theirs. A precision listed twice, an unknown one and a
+// timeline of several are usage errors.
+static void several_precisions_give_rows_for_each(void**) {
+  const std::string model = std::string("size ") + kTransformer + " --batch 4 --strategy none,sqrt";
+  const Result all = run_remat(model + " --precision fp32,bf16,fp16 --json");
+  expect(all, 0, "\"rows\"");
+  const Json doc = JsonParser(all.out).parse_document();
+  assert_string_equal(doc["precision"].text.c_str(), "fp32,bf16,fp16");
+  const std::vector<Json>& rows = doc["rows"].items;
+  assert_int_equal(rows.size(), 3 * 2);
+  for (const char* precision : {"fp32", "bf16", "fp16"}) {
+    const Json alone =
+        JsonParser(run_remat(model + " --precision " + precision + " --json").out).parse_document();
+    for (const Json& want : alone["rows"].items) {
+      bool found = false;
+      for (const Json& row : rows) {
+        found = found || (row["precision"].text == precision &&
+                          row["strategy"].text == want["strategy"].text &&
+                          as_u64(row["arena_bytes"]) == as_u64(want["arena_bytes"]) &&
+                          as_u64(row["persistent_bytes"]) == as_u64(want["persistent_bytes"]));
+      }
+      if (!found)
+        fail_msg("no %s %s row of %s's figures", precision, want["strategy"].text.c_str(),
+                 precision);
+    }
+  }
+  expect(run_remat(model + " --precision fp32,bf16"), 0, "strategy  precision  batch");
+  expect(run_remat(model + " --precision bf16,bf16"), 2, "--precision lists 'bf16' twice");
+  expect(run_remat(model + " --precision fp32,fp8"), 2, "--precision 'fp8'");
+  expect(run_remat(model + " --precision fp32,bf16 --timeline " + scratch("two.svg")), 2,
+         "--timeline draws one precision");
+}
+
 static void json_output_parses_with_the_documented_fields(void**) {
   const std::string timeline = scratch("json.svg");
   const Result r = run_remat(std::string("size ") + kMlp +
@@ -691,6 +725,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused),
       cmocka_unit_test(a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds),
       cmocka_unit_test(a_budget_sizes_a_model_that_refuses_batch_1),
+      cmocka_unit_test(several_precisions_give_rows_for_each),
       cmocka_unit_test(the_cost_model_flags_reach_the_compiler),
       cmocka_unit_test(
           live_bytes_peak_at_the_lower_bound_and_the_backward_pass_follows_the_forward),
