@@ -4,8 +4,8 @@ tests/training/test_zoo.py.
 For each model: torchvision's resnet18, mobilenet_v2, mobilenet_v3_small, squeezenet1_1,
 shufflenet_v2_x0_5, efficientnet_b0 and mnasnet0_5 at 3 x 64 x 64 with 10 classes, and three
 stacks of torch.nn.TransformerEncoderLayer (batch_first; post-norm, pre-norm, and a causal
-decoder-only one whose mask is built from the sequence length, and a post-norm one given a
-src_key_padding_mask as a BOOL input): draw the parameters (the
+decoder-only one whose mask is built from the sequence length, a post-norm one given a
+src_key_padding_mask as a BOOL input, and the causal one given both): draw the parameters (the
 library's own initialisation, seeded), set dropout to 0 (masks cannot match across two
 libraries) and stochastic depth off, export in training mode (batch norms stay batch norms) at
 opset 13 and 17 without constant folding, then train a float64 copy of the exported float32
@@ -90,6 +90,7 @@ MODELS = {
     "encoder_pre_norm": lambda: Encoder(norm_first=True, causal=False),
     "decoder_causal": lambda: Encoder(norm_first=False, causal=True),
     "encoder_padded": lambda: Encoder(norm_first=False, causal=False, padded=True),
+    "decoder_causal_padded": lambda: Encoder(norm_first=False, causal=True, padded=True),
 }
 OPSETS = (13, 17)
 

@@ -132,6 +132,14 @@ void booleans_the_importer_cannot_take_are_refused_naming_the_node(void**) {
     m.node("Where", {"pad", "x", "zero"}, "y");
     expect_refusal(m, {"node '/Where'", "two float constants"});
   }
+  {  // -inf or a tensor that holds +inf: no sum gives that pick
+    ModelBuilder m({3}, kFile);
+    m.input("pad", onnx::TensorProto_DataType_BOOL, {3});
+    m.float_constant("minus_inf", {}, {-INFINITY});
+    m.float_constant("mixed", {3}, {0.0f, INFINITY, 1.0f});
+    m.node("Where", {"pad", "minus_inf", "mixed"}, "y");
+    expect_refusal(m, {"node '/Where'", "without NaN or the other infinity"});
+  }
   {  // a boolean read as numbers
     ModelBuilder m({3}, kFile);
     m.input("pad", onnx::TensorProto_DataType_BOOL, {3});
@@ -247,8 +255,9 @@ void a_sequence_first_value_read_otherwise_is_permuted_once(void**) {
 // torch.nn.MultiheadAttention's sequence-first attention over x [b, 3, 4] (2 heads of 2; q, k
 // and v one projection), masked by a BOOL pad [b, 3] reshaped, expanded over the heads and
 // reshaped to [b * 2, 1, 3], then Where(pad, -3, 0); |per_head| adds a constant that differs
-// between the heads, |shape_reader| a Shape of the scores.
-ModelBuilder sequence_first_attention(bool per_head, bool shape_reader) {
+// between the heads, |shape_reader| a Shape of the scores; |causal| makes the mask torch's
+// masked_fill of a causal float mask [1, 3, 3] by the pad: Where(pad, -inf, causal).
+ModelBuilder sequence_first_attention(bool per_head, bool shape_reader, bool causal = false) {
   ModelBuilder m({3, 4}, kFile);
   m.input("pad", onnx::TensorProto_DataType_BOOL, {3});
   std::vector<float> w(16);
@@ -263,6 +272,9 @@ ModelBuilder sequence_first_attention(bool per_head, bool shape_reader) {
   m.float_constant("minus_three", {}, {-3.0f});
   m.float_constant("zeros", {4, 1, 3}, std::vector<float>(12, 0.0f));
   m.float_constant("by_head", {4, 1, 3}, {0, 0, -6, -6, 0, 0, 0, 0, -6, -6, 0, 0});
+  const float inf = INFINITY;
+  m.float_constant("minus_inf", {}, {-inf});
+  m.float_constant("causal", {1, 3, 3}, {0, -inf, -inf, 0, 0, -inf, 0, 0, 0});
   ModelBuilder::ints(m.node("Transpose", {"x"}, "xs"), "perm", {1, 0, 2});
   m.node("MatMul", {"xs", "w"}, "h");
   m.node("Reshape", {"h", "heads"}, "q4");
@@ -277,7 +289,11 @@ ModelBuilder sequence_first_attention(bool per_head, bool shape_reader) {
   m.node("Reshape", {"pad", "pad4"}, "pad_b11s");
   m.node("Expand", {"pad_b11s", "over_heads"}, "pad_heads");
   m.node("Reshape", {"pad_heads", "pad3"}, "pad_rows");
-  m.node("Where", {"pad_rows", "minus_three", "zeros"}, "mask");
+  if (causal) {
+    m.node("Where", {"pad_rows", "minus_inf", "causal"}, "mask");
+  } else {
+    m.node("Where", {"pad_rows", "minus_three", "zeros"}, "mask");
+  }
   std::string mask = "mask";
   if (per_head) {
     m.node("Add", {"mask", "by_head"}, "mask_by_head");
@@ -319,6 +335,17 @@ void a_sequence_first_attention_fuses_only_where_its_mask_is_alike_across_heads(
     assert_int_equal(unfused_ops, 0);
     if (!(std::fabs(f - u) <= 1e-6f * std::fabs(u)))
       fail_msg("per_head %d: fused loss %.9g, unfused %.9g", per_head, f, u);
+  }
+  // A causal mask filled with -inf where the pad holds (Where(pad, -inf, causal): causal + the
+  // lookup) is alike across heads too: fused, and equal to the unfused loss.
+  {
+    size_t fused = 0, unfused_ops = 0;
+    const ModelBuilder m = sequence_first_attention(false, false, true);
+    const float f = attention_loss(m, remat::compiler::AttentionKernel::kFused, &fused);
+    const float u = attention_loss(m, remat::compiler::AttentionKernel::kUnfused, &unfused_ops);
+    assert_int_equal(fused, 1);
+    if (!(std::fabs(f - u) <= 1e-6f * std::fabs(u)))
+      fail_msg("causal: fused loss %.9g, unfused %.9g", f, u);
   }
   // A Shape of a value the pattern holds back is a reader: the attention is imported node by
   // node, and compiles.

@@ -230,8 +230,9 @@ void OnnxImporter::find_attention() {
 }
 
 bool OnnxImporter::alike_across_heads(const std::string& name, int64_t batch, int64_t heads) const {
-  // Back over elementwise nodes (numbers, Where, Cast, Not) to the Reshape [B, heads, ...] ->
-  // [B * heads, ...], then on to an Expand whose input has 1 (or nothing) on the heads axis.
+  // Back over elementwise nodes (numbers, Where, Cast, Not; constants alike across heads) to the
+  // Reshape [B, heads, ...] -> [B * heads, ...], then on to an Expand whose input has 1 (or
+  // nothing) on the heads axis.
   const onnx::GraphProto& g = model_.graph();
   auto producer = [&](const std::string& value) -> const onnx::NodeProto* {
     for (const onnx::NodeProto& n : g.node()) {
@@ -241,8 +242,9 @@ bool OnnxImporter::alike_across_heads(const std::string& name, int64_t batch, in
     return nullptr;
   };
   // The input of elementwise node |n| that is not a constant, or "" where it is none or several,
-  // or where a constant is not one number throughout (it could differ between heads).
-  auto through = [&](const onnx::NodeProto& n) -> std::string {
+  // or where a constant could differ between heads: one that is not one number throughout and
+  // whose dims (aligned to the node's output, as ONNX broadcasts) reach axis |heads_axis|.
+  auto through = [&](const onnx::NodeProto& n, size_t heads_axis) -> std::string {
     const std::string& op = n.op_type();
     if (op != "Mul" && op != "Div" && op != "Add" && op != "Sub" && op != "Where" && op != "Cast" &&
         op != "Not") {
@@ -258,7 +260,10 @@ bool OnnxImporter::alike_across_heads(const std::string& name, int64_t batch, in
                 ? std::all_of(c.f.begin(), c.f.end(),
                               [&](float v) { return std::memcmp(&v, &c.f[0], sizeof v) == 0; })
                 : std::all_of(c.i.begin(), c.i.end(), [&](int64_t v) { return v == c.i[0]; });
-        if (!uniform) return "";
+        const size_t rank = shape_of(n.output(0)).size();
+        const bool reaches =
+            c.dims.size() + heads_axis >= rank && c.dims[c.dims.size() + heads_axis - rank] != 1;
+        if (!uniform && reaches) return "";
         continue;
       }
       if (!found.empty()) return "";
@@ -269,7 +274,7 @@ bool OnnxImporter::alike_across_heads(const std::string& name, int64_t batch, in
   std::string value = name;
   const onnx::NodeProto* n = producer(value);
   while (n != nullptr && n->op_type() != "Reshape") {
-    value = through(*n);
+    value = through(*n, 0);  // [B * heads, ...]
     n = value.empty() ? nullptr : producer(value);
   }
   if (n == nullptr) return false;
@@ -278,7 +283,7 @@ bool OnnxImporter::alike_across_heads(const std::string& name, int64_t batch, in
   value = n->input(0);
   n = producer(value);
   while (n != nullptr && n->op_type() != "Expand") {
-    value = through(*n);
+    value = through(*n, 1);  // [B, heads, ...]
     n = value.empty() ? nullptr : producer(value);
   }
   if (n == nullptr) return false;

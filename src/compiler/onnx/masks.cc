@@ -4,6 +4,8 @@
 // Where(mask, -inf, 0). remat keeps the views of a boolean as steps (no op) and imports the
 // Where as an embedding lookup of a two-row table [[b], [a]] by the 0/1 ids (exact, any numbers,
 // -inf included), then replays the views on the floats.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "compiler/onnx/importer.h"
@@ -44,12 +46,33 @@ void OnnxImporter::where(const onnx::NodeProto& n) {
   }
   float a = 1.0f, b = 0.0f;  // a Cast to FLOAT picks 1 or 0
   Dims out = booleans_.at(n.input(0)).dims;
+  // Where(c, inf, Y) of a constant tensor Y is Y + (c ? inf : 0) exactly (Y holding neither NaN
+  // nor the other infinity), and Where(c, Y, inf) likewise: torch's masked_fill of a float mask
+  // by a boolean one (a causal mask with a key padding mask). |added|: Y's input, else 0.
+  int added = 0;
   if (!cast) {
-    if (n.input_size() != 3 || !is_constant(n.input(1)) || !is_constant(n.input(2)) ||
-        !uniform(constant(n, 1), &a) || !uniform(constant(n, 2), &b)) {
+    if (n.input_size() != 3 || !is_constant(n.input(1)) || !is_constant(n.input(2))) {
+      unsupported(n, "Where of a boolean picks between two float constants");
+    }
+    const bool number_a = uniform(constant(n, 1), &a), number_b = uniform(constant(n, 2), &b);
+    for (int side = 1; side <= 2 && !(number_a && number_b); ++side) {
+      const float inf = side == 1 ? a : b;
+      const Constant& y = constant(n, 3 - side);
+      if (!(side == 1 ? number_a : number_b) || !std::isinf(inf) ||
+          y.type != onnx::TensorProto_DataType_FLOAT)
+        continue;
+      const bool adds = std::none_of(y.f.begin(), y.f.end(), [&](float v) {
+        return std::isnan(v) || (std::isinf(v) && (v > 0) != (inf > 0));
+      });
+      if (!adds) continue;
+      added = 3 - side;
+      (side == 1 ? b : a) = 0.0f;  // the lookup adds nothing where Y is picked
+    }
+    if (!(number_a && number_b) && added == 0) {
       unsupported(n,
                   "Where of a boolean picks between two float constants, each one number "
-                  "throughout");
+                  "throughout, or an infinity and a constant tensor without NaN or the other "
+                  "infinity");
     }
     Dims with_a, with_both;
     if (!broadcast_shape(out, constant(n, 1).dims, &with_a) ||
@@ -77,6 +100,11 @@ void OnnxImporter::where(const onnx::NodeProto& n) {
   for (const auto& step : steps) {
     if (step.first) t = expand(as_shaped(t, cur), step.second, name + ".expanded");
     cur = step.second;
+  }
+  if (added != 0) {  // + Y, broadcast as ONNX does
+    const int lookup = expand(as_shaped(t, cur), out, name + ".expanded");
+    const int y = expand(operand(n, added, false), out, name + ".expanded");
+    return define(n, 0, b_.add(as_shaped(lookup, out), as_shaped(y, out), name));
   }
   define(n, 0, t, out_.graph.tensors[t].shape == cur ? Dims{} : cur);
 }
