@@ -7,6 +7,7 @@
 #include "cli/command_flags.h"
 #include "cli/commands.h"
 #include "cli/path_collisions.h"
+#include "compiler/templates/aliases.h"
 #include "compiler/optimizer.h"
 #include "remat/remat.h"
 
@@ -110,7 +111,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.model = model;
   o.loss = args.text("--loss", "");
   o.batch = args.integer("--batch", 1, 1 << 24, 32);
-  o.optimizer = optimizer_option(args, o.optimizer);
+  o.optimizer = optimizer_option(args, compiler::default_optimizer(model));
   o.seed = static_cast<uint64_t>(args.integer("--seed", 0, INT64_MAX, 0));
   // The budgets (docs/sizing.md, "Budgets"); --budget is the deprecated name of --arena-budget.
   const std::string arena_flag = arena_budget_flag(args);

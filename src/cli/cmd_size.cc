@@ -302,7 +302,7 @@ int run_size(const std::vector<std::string>& argv) {
   SizeSetup setup;
   setup.model = compiler::expand_model_alias(model);
   setup.loss = args.text("--loss", "");
-  setup.optimizer = optimizer_option(args, setup.optimizer);
+  setup.optimizer = optimizer_option(args, compiler::default_optimizer(model));
   setup.finite_checks = finite_checks_option(args);
   setup.eval_program = eval_program_option(args);
   setup.attention = attention_option(args);

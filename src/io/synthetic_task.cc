@@ -1,6 +1,8 @@
 // Synthetic batches: learnable by construction, identical on every machine.
 #include "io/synthetic_task.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 #include "io/errors.h"
@@ -61,7 +63,7 @@ SyntheticTask::SyntheticTask(const std::string& model, int64_t batch, uint64_t s
   } else if (spec.name() == "transformer") {
     transformer_ = true;
     seq_ = spec.integer("seq", 1);
-    vocab_ = spec.integer("vocab", 1);
+    vocab_ = std::min(spec.integer("vocab", 1), kSyntheticVocab);
     classes_ = spec.integer("classes", 1);
   } else {
     throw Failure("model '" + model + "' is not a template with a synthetic task: give --data");

@@ -14,8 +14,14 @@ namespace io {
 /// - mlp: x uniform in [-1, 1); the label is the argmax of a fixed random linear "teacher" of x.
 /// - cnn, resnet, dscnn: images x [C, H, W] uniform in [-1, 1); the label is the argmax of a
 ///   teacher of the image's coarse features: each channel's mean over each quadrant.
-/// - transformer: tokens uniform in [0, vocab); the label is the first token modulo classes.
+/// - transformer: tokens uniform in [0, min(vocab, kSyntheticVocab)); the label is the first
+///   token modulo classes. The cap keeps tokens recurring, so the embedding rows that decide the
+///   label are seen often enough to learn (among BERT's 30522 ids each would be seen about once
+///   in a short run, and nothing could be learned).
 /// Everything is drawn from Philox, so a given (seed, step) always gives the same batch.
+/// The most token ids a transformer's synthetic task draws from (the first ones).
+constexpr int64_t kSyntheticVocab = 64;
+
 class SyntheticTask {
  public:
   /// Prepares the task for template string |model| at |batch|; throws io::Failure when the

@@ -1,6 +1,7 @@
 // bert-base and bert-large: BERT's published sizes (Devlin et al. 2019) as transformer strings.
 #include "compiler/templates/aliases.h"
 
+#include "compiler/compiler.h"
 #include "compiler/graph.h"
 #include "compiler/templates/templates.h"
 
@@ -19,6 +20,14 @@ const Alias kAliases[] = {
 };
 
 }  // namespace
+
+std::string default_optimizer(const std::string& model) {
+  const std::string name = model.substr(0, model.find(':'));
+  for (const Alias& a : kAliases) {
+    if (name == a.name) return "sgd:lr=0.01";
+  }
+  return CompileOptions().optimizer;
+}
 
 std::string expand_model_alias(const std::string& model) {
   const std::string name = model.substr(0, model.find(':'));
