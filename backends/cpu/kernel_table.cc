@@ -5,15 +5,17 @@
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/shared/op_table.h"
+#include "plan/op_subset.h"
 
 namespace remat {
 namespace cpu {
 namespace {
 
-// The CPU backend implements every op: a catalogue entry without a kernel does not compile.
+// The CPU backend implements every op: a catalogue entry without a kernel does not compile. A
+// firmware build's table holds its plan's ops alone (plan/op_subset.h).
 constexpr OpTable<Kernel> make_table() {
   OpTable<Kernel> t{};
-#define REMAT_CPU_KERNEL(Name, snake, code, ...) t.fn[code] = snake;
+#define REMAT_CPU_KERNEL(Name, snake, code, ...) t.fn[code] = op_in_build(code) ? snake : nullptr;
   REMAT_OP_CATALOGUE(REMAT_CPU_KERNEL)
 #undef REMAT_CPU_KERNEL
   return t;

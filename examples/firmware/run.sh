@@ -3,7 +3,8 @@
 # mps2-an386 board within 256 KB of RAM: an 8-layer MLP and a small CNN, each a model whose
 # `none` plan does not fit there (the link fails, and this says by how much), trained with its
 # `sqrt` plan for 300 steps.
-# Prints the firmware's lines (step N loss X), the flash of each part and, last, the runtime's.
+# Prints the firmware's lines (step N loss X), the runtime's flash for each model's build (it
+# carries that plan's ops alone), the flash of each part and, last, the runtime's.
 # Exits non-zero when a build fails, the run faults or times out, or the loss does not fall.
 #
 # Needs: gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
@@ -57,6 +58,9 @@ train_on_device() {
   configure
   ninja -C "$FW_BUILD" > "$FW_BUILD/sqrt.log" 2>&1 || { cat "$FW_BUILD/sqrt.log" >&2; return 1; }
   echo "sqrt: $(region ARENA) arena + $(region PERSISTENT) persistent bytes: fits; training"
+  # The runtime carries this plan's ops alone (src/plan/op_subset.h): its flash, for this model.
+  python3 examples/firmware/flash_usage.py "$FW_BUILD/examples/firmware/remat_firmware.map" |
+    grep "^runtime text+data"
   local status=0
   timeout 900 qemu-system-arm -M mps2-an386 -nographic -icount shift=0 \
     -semihosting-config enable=on,target=native -kernel "$ELF" 2>&1 || status=$?

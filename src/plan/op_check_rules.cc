@@ -5,6 +5,7 @@
 #include "plan/head_matmul_shape.h"
 #include "plan/matmul_shape.h"
 #include "plan/op_check_internal.h"
+#include "plan/op_subset.h"
 #include "plan/ops.h"
 
 namespace remat {
@@ -516,6 +517,12 @@ remat_status rule_copy_between_regions(Op& op) {
   return same_numel(op, Out(0), In(0));
 }
 
+// An op a firmware build does not carry (plan/op_subset.h): refused, naming it.
+remat_status rule_not_in_build(Op& op) {
+  return fail(op, REMAT_ERROR_UNIMPLEMENTED)
+      .text("not in this build (a firmware build carries only the ops of its plan)");
+}
+
 using Rule = remat_status (*)(Op& op);
 
 struct RuleTable {
@@ -524,7 +531,8 @@ struct RuleTable {
 
 constexpr RuleTable make_rules() {
   RuleTable t{};
-#define REMAT_OP_RULE(Name, snake, code, in, out, ia, fa, dt, rule) t.fn[code] = rule_##rule;
+#define REMAT_OP_RULE(Name, snake, code, in, out, ia, fa, dt, rule) \
+  t.fn[code] = op_in_build(code) ? rule_##rule : rule_not_in_build;
   REMAT_OP_CATALOGUE(REMAT_OP_RULE)
 #undef REMAT_OP_RULE
   return t;
