@@ -148,27 +148,26 @@ int Builder::avg_or_max_pool(OpCode code, int x, const PoolWindow2d& w, bool cei
   const bool average = code == OpCode::kAvgPool;
   if (average && (w.dilation_h != 1 || w.dilation_w != 1))
     throw CompileError(name + ": average pooling takes no dilation");
-  // max_pool's attributes are avg_pool's first seven, then its dilations (plan/spatial_shape.h).
   namespace a = attr::avg_pool;
   namespace m = attr::max_pool;
   const int64_t dilation_h = two_d ? w.dilation_h : 1;
-  std::vector<int64_t> attrs = average ? named({{a::kernel_h, two_d ? w.kernel_h : 1},
-                                                {a::kernel_w, w.kernel_w},
-                                                {a::stride_h, two_d ? w.stride_h : 1},
-                                                {a::stride_w, w.stride_w},
-                                                {a::pad_h, two_d ? w.pad_h : 0},
-                                                {a::pad_w, w.pad_w},
-                                                {a::ceil_mode, ceil_mode ? 1 : 0},
-                                                {a::count_include_pad, count_include_pad ? 1 : 0}})
-                                       : named({{m::kernel_h, two_d ? w.kernel_h : 1},
-                                                {m::kernel_w, w.kernel_w},
-                                                {m::stride_h, two_d ? w.stride_h : 1},
-                                                {m::stride_w, w.stride_w},
-                                                {m::pad_h, two_d ? w.pad_h : 0},
-                                                {m::pad_w, w.pad_w},
-                                                {m::ceil_mode, ceil_mode ? 1 : 0},
-                                                {m::dilation_h, dilation_h},
-                                                {m::dilation_w, w.dilation_w}});
+  // The first seven are alike (plan/spatial_shape.h); then count_include_pad or the dilations.
+  static_assert(
+      a::count_include_pad.index == 7 && m::dilation_h.index == 7 && m::dilation_w.index == 8,
+      "avg_pool's eighth attribute, max_pool's eighth and ninth");
+  std::vector<int64_t> attrs = named({{a::kernel_h, two_d ? w.kernel_h : 1},
+                                      {a::kernel_w, w.kernel_w},
+                                      {a::stride_h, two_d ? w.stride_h : 1},
+                                      {a::stride_w, w.stride_w},
+                                      {a::pad_h, two_d ? w.pad_h : 0},
+                                      {a::pad_w, w.pad_w},
+                                      {a::ceil_mode, ceil_mode ? 1 : 0}});
+  if (average) {
+    attrs.push_back(count_include_pad ? 1 : 0);
+  } else {
+    attrs.push_back(dilation_h);
+    attrs.push_back(w.dilation_w);
+  }
   const int64_t h = two_d ? in.shape[2] : 1;
   const int64_t p = pool_out_size(h, attrs[a::kernel_h.index], attrs[a::stride_h.index],
                                   attrs[a::pad_h.index], dilation_h, ceil_mode);

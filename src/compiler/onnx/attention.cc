@@ -5,7 +5,6 @@
 // on the tensors onnx/sequence_first.cc holds batch-first. Anything that does not hold falls back
 // to the node-by-node import.
 #include <cmath>
-#include <cstring>
 
 #include "compiler/onnx/importer.h"
 
@@ -71,10 +70,7 @@ const onnx::NodeProto* OnnxImporter::sole_value_reader(const std::string& name) 
   // Of a head split Reshape's output, a Transpose read for its shape alone is no reader:
   // shape_of_transpose() gives its shape from the Reshape's target (folded by then) while the
   // Reshape is held back. Any other reader, a Shape of the value itself included, is one.
-  const onnx::NodeProto* producer = nullptr;
-  for (const onnx::NodeProto& p : model_.graph().node()) {
-    if (p.output_size() > 0 && p.output(0) == name) producer = &p;
-  }
+  const onnx::NodeProto* producer = producer_of(name);
   const bool split =
       producer != nullptr && producer->op_type() == "Reshape" && producer->input_size() == 2;
   const onnx::NodeProto* found = nullptr;
@@ -93,11 +89,7 @@ const onnx::NodeProto* OnnxImporter::sole_value_reader(const std::string& name) 
 
 void OnnxImporter::shape_of_transpose(const onnx::NodeProto& n) {
   // Its input: a held-back head split Reshape's output, shaped by its constant target.
-  const onnx::GraphProto& g = model_.graph();
-  const onnx::NodeProto* reshape = nullptr;
-  for (const onnx::NodeProto& p : g.node()) {
-    if (p.output_size() > 0 && p.output(0) == n.input(0)) reshape = &p;
-  }
+  const onnx::NodeProto* reshape = producer_of(n.input(0));
   Dims in;
   if (reshape == nullptr || reshape->op_type() != "Reshape" || !is_constant(reshape->input(1)) ||
       !reshape_target(constants_.at(reshape->input(1)), shape_of(reshape->input(0)), &in)) {
@@ -118,16 +110,11 @@ void OnnxImporter::shape_of_transpose(const onnx::NodeProto& n) {
 
 void OnnxImporter::find_attention() {
   const onnx::GraphProto& g = model_.graph();
-  std::map<std::string, int> producer;
   std::map<const onnx::NodeProto*, int> index;
-  for (int k = 0; k < g.node_size(); ++k) {
-    index[&g.node(k)] = k;
-    for (const std::string& out : g.node(k).output()) producer[out] = k;
-  }
+  for (int k = 0; k < g.node_size(); ++k) index[&g.node(k)] = k;
   // The node writing |value| where |reader| is its only reader, else nullptr.
   auto from = [&](const std::string& value, const onnx::NodeProto* reader) {
-    const auto p = producer.find(value);
-    return p == producer.end() || sole_value_reader(value) != reader ? nullptr : &g.node(p->second);
+    return sole_value_reader(value) != reader ? nullptr : producer_of(value);
   };
   // Back from |value| over Mul and Div by what may be a number (checked at import), added to
   // |scales|: the first other node.
@@ -233,14 +220,6 @@ bool OnnxImporter::alike_across_heads(const std::string& name, int64_t batch, in
   // Back over elementwise nodes (numbers, Where, Cast, Not; constants alike across heads) to the
   // Reshape [B, heads, ...] -> [B * heads, ...], then on to an Expand whose input has 1 (or
   // nothing) on the heads axis.
-  const onnx::GraphProto& g = model_.graph();
-  auto producer = [&](const std::string& value) -> const onnx::NodeProto* {
-    for (const onnx::NodeProto& n : g.node()) {
-      for (const std::string& out : n.output())
-        if (out == value) return &n;
-    }
-    return nullptr;
-  };
   // The input of elementwise node |n| that is not a constant, or "" where it is none or several,
   // or where a constant could differ between heads: one that is not one number throughout and
   // whose dims (aligned to the node's output, as ONNX broadcasts) reach axis |heads_axis|.
@@ -255,15 +234,10 @@ bool OnnxImporter::alike_across_heads(const std::string& name, int64_t batch, in
       if (in.empty()) continue;
       if (is_constant(in)) {
         const Constant& c = constants_.at(in);
-        const bool uniform =
-            c.type == onnx::TensorProto_DataType_FLOAT
-                ? std::all_of(c.f.begin(), c.f.end(),
-                              [&](float v) { return std::memcmp(&v, &c.f[0], sizeof v) == 0; })
-                : std::all_of(c.i.begin(), c.i.end(), [&](int64_t v) { return v == c.i[0]; });
         const size_t rank = shape_of(n.output(0)).size();
         const bool reaches =
             c.dims.size() + heads_axis >= rank && c.dims[c.dims.size() + heads_axis - rank] != 1;
-        if (!uniform && reaches) return "";
+        if (reaches && !one_number(c)) return "";
         continue;
       }
       if (!found.empty()) return "";
@@ -272,19 +246,19 @@ bool OnnxImporter::alike_across_heads(const std::string& name, int64_t batch, in
     return found;
   };
   std::string value = name;
-  const onnx::NodeProto* n = producer(value);
+  const onnx::NodeProto* n = producer_of(value);
   while (n != nullptr && n->op_type() != "Reshape") {
     value = through(*n, 0);  // [B * heads, ...]
-    n = value.empty() ? nullptr : producer(value);
+    n = value.empty() ? nullptr : producer_of(value);
   }
   if (n == nullptr) return false;
   const Dims before = shape_of(n->input(0));
   if (before.size() < 3 || before[0] != batch || before[1] != heads) return false;
   value = n->input(0);
-  n = producer(value);
+  n = producer_of(value);
   while (n != nullptr && n->op_type() != "Expand") {
     value = through(*n, 1);  // [B, heads, ...]
-    n = value.empty() ? nullptr : producer(value);
+    n = value.empty() ? nullptr : producer_of(value);
   }
   if (n == nullptr) return false;
   const Dims expanded = shape_of(n->input(0));
@@ -427,9 +401,8 @@ bool OnnxImporter::fused_attention(const AttentionMatch& m) {
     }
   }
   if (seq) {
-    const int q = batch_first(*m.reshape[0], m.reshape[0]->input(0)),
-              k = batch_first(*m.reshape[1], m.reshape[1]->input(0)),
-              v = batch_first(*m.reshape[2], m.reshape[2]->input(0));
+    const int q = batch_first(*m.reshape[0]), k = batch_first(*m.reshape[1]),
+              v = batch_first(*m.reshape[2]);
     define_swapped(*m.out, 0,
                    b_.attention(q, k, v, mask, heads, static_cast<float>(scale), p,
                                 AttentionKernel::kFused, prefix),

@@ -106,6 +106,11 @@ bool OnnxImporter::scalar(const onnx::NodeProto& n, int input, float* value) con
   return true;
 }
 
+const onnx::NodeProto* OnnxImporter::producer_of(const std::string& name) const {
+  const auto it = producers_.find(name);
+  return it == producers_.end() ? nullptr : &model_.graph().node(it->second);
+}
+
 const onnx::NodeProto* OnnxImporter::sole_reader(const std::string& name) const {
   const auto it = readers_.find(name);
   if (it == readers_.end() || it->second.size() != 1) return nullptr;
@@ -425,6 +430,9 @@ OnnxImport OnnxImporter::run(OnnxLoss loss) {
   for (int k = 0; k < g.node_size(); ++k) {
     for (const std::string& in : g.node(k).input()) {
       if (!in.empty()) readers_[in].push_back(k);
+    }
+    for (const std::string& out : g.node(k).output()) {
+      if (!out.empty()) producers_[out] = k;
     }
   }
   // Constant nodes first: a pattern (gelu) looks ahead at constants defined after its first node.

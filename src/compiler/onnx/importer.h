@@ -9,6 +9,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -65,6 +66,20 @@ struct Constant {
 /// ONNX's multidirectional broadcast of |a| and |b| into |out|; false when they do not broadcast
 /// (onnx/elementwise.cc).
 bool broadcast_shape(const Dims& a, const Dims& b, Dims* out);
+
+/// Whether every element of constant |c| is one number (a float's bits, or an integer); that
+/// number in |value| (a float constant's).
+inline bool one_number(const Constant& c, float* value = nullptr) {
+  if (c.f.empty() && c.i.empty()) return false;
+  if (c.type == onnx::TensorProto_DataType_FLOAT) {
+    for (float v : c.f) {
+      if (std::memcmp(&v, &c.f[0], sizeof v) != 0) return false;
+    }
+    if (value != nullptr) *value = c.f[0];
+    return true;
+  }
+  return std::all_of(c.i.begin(), c.i.end(), [&](int64_t v) { return v == c.i[0]; });
+}
 
 /// The elements of |t|, named |what| in messages (raw_data or the typed field); throws for other
 /// types, external data and a field whose element count is not the dims' (checked before
@@ -203,9 +218,9 @@ class OnnxImporter {
   // Whether the ONNX nodes that make the mask |name| [B * heads, Sq or 1, Sk] show it alike
   // across heads (torch's key padding mask, expanded over the heads).
   bool alike_across_heads(const std::string& name, int64_t batch, int64_t heads) const;
-  // The held [B, S, H] tensor of the sequence-first value |name| [S, B, H] (permuted once where
-  // it is not held so).
-  int batch_first(const onnx::NodeProto& n, const std::string& name);
+  // The held [B, S, H] tensor of |n|'s input 0, a sequence-first value [S, B, H] (permuted once
+  // where it is not held so).
+  int batch_first(const onnx::NodeProto& n);
   bool decomposed_layer_norm(const onnx::NodeProto& n);
   void layer_norm(const onnx::NodeProto& n);
   void split(const onnx::NodeProto& n);
@@ -214,6 +229,8 @@ class OnnxImporter {
   void expand_node(const onnx::NodeProto& n);
   // The one node that reads value |name| (nullptr: none or several, or the graph's output).
   const onnx::NodeProto* sole_reader(const std::string& name) const;
+  // The node that writes value |name|, or nullptr (an input, an initializer).
+  const onnx::NodeProto* producer_of(const std::string& name) const;
   // Whether value |name| is read for its shape alone: by Shape or Size nodes, or by a Transpose
   // whose output is (a dynamic-batch export reads the attention's k that way).
   bool shape_only(const std::string& name) const;
@@ -271,6 +288,7 @@ class OnnxImporter {
   std::map<std::string, int> constant_tensors_;    // constant value -> the plan's copy of it
   std::map<std::string, std::string> transposed_;  // value -> the 2-D initializer it transposes
   std::map<std::string, std::vector<int>> readers_;    // value -> the nodes that read it
+  std::map<std::string, int> producers_;               // value -> the node that writes it
   std::set<const onnx::NodeProto*> done_;              // nodes a pattern already imported
   std::vector<AttentionMatch> attentions_;             // found by find_attention()
   std::map<const onnx::NodeProto*, size_t> deferred_;  // a node of attentions_[i], held back

@@ -6,7 +6,6 @@
 // -inf included), then replays the views on the floats.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "compiler/onnx/importer.h"
 
@@ -21,21 +20,6 @@ void OnnxImporter::boolean_view(const onnx::NodeProto& n, const Dims& dims, bool
   v.negated = v.negated != negate;
   booleans_[n.output(0)] = v;
 }
-
-namespace {
-
-// Whether every element of float constant |c| is one number (torch's zeros_like of the mask), in
-// |value|.
-bool uniform(const Constant& c, float* value) {
-  if (c.type != onnx::TensorProto_DataType_FLOAT || c.f.empty()) return false;
-  for (float v : c.f) {
-    if (std::memcmp(&v, &c.f[0], sizeof v) != 0) return false;
-  }
-  *value = c.f[0];
-  return true;
-}
-
-}  // namespace
 
 void OnnxImporter::where(const onnx::NodeProto& n) {
   const bool cast = n.op_type() == "Cast";
@@ -54,7 +38,10 @@ void OnnxImporter::where(const onnx::NodeProto& n) {
     if (n.input_size() != 3 || !is_constant(n.input(1)) || !is_constant(n.input(2))) {
       unsupported(n, "Where of a boolean picks between two float constants");
     }
-    const bool number_a = uniform(constant(n, 1), &a), number_b = uniform(constant(n, 2), &b);
+    const bool number_a = constant(n, 1).type == onnx::TensorProto_DataType_FLOAT &&
+                          one_number(constant(n, 1), &a),
+               number_b = constant(n, 2).type == onnx::TensorProto_DataType_FLOAT &&
+                          one_number(constant(n, 2), &b);
     for (int side = 1; side <= 2 && !(number_a && number_b); ++side) {
       const float inf = side == 1 ? a : b;
       const Constant& y = constant(n, 3 - side);

@@ -48,17 +48,14 @@ int OnnxImporter::rows_of(const onnx::NodeProto& n, int input, Swapped* rows) {
   return tensor(n, input);
 }
 
-int OnnxImporter::batch_first(const onnx::NodeProto& n, const std::string& name) {
+int OnnxImporter::batch_first(const onnx::NodeProto& n) {
+  const std::string& name = n.input(0);
   const Dims d = shape_of(name);
   Swapped rows;
   if (swapped(name, &rows) && d.size() == 3 && rows.s == d[0]) return rows.held;
   // Sequence-first from the start (batch_first=False): one permute.
-  for (int k = 0; k < n.input_size(); ++k) {
-    if (n.input(k) != name) continue;
-    return b_.permute(tensor(n, k), d, {1, 0, 2}, {d[1], d[0], d[2]},
-                      out_.graph.unique_name(name + ".batch_first"));
-  }
-  unsupported(n, "'" + name + "' is not its input");
+  return b_.permute(tensor(n, 0), d, {1, 0, 2}, {d[1], d[0], d[2]},
+                    out_.graph.unique_name(name + ".batch_first"));
 }
 
 }  // namespace compiler
