@@ -3,8 +3,9 @@
 # mps2-an386 board within 256 KB of RAM: an 8-layer MLP and a small CNN, each a model whose
 # `none` plan does not fit there (the link fails, and this says by how much), trained with its
 # `sqrt` plan for 300 steps.
-# Prints the firmware's lines (step N loss X), the runtime's flash for each model's build (it
-# carries that plan's ops alone), the flash of each part and, last, the runtime's.
+# Prints the sqrt plan's FLOPs, the firmware's lines (step N loss X), the runtime's flash for
+# each model's build (it carries that plan's ops alone), the flash of each part and, last, the
+# runtime's. docs/firmware.md quotes this output; .ci/run checks it against a run.
 # Exits non-zero when a build fails, the run faults or times out, or the loss does not fall.
 #
 # Needs: gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
@@ -54,7 +55,8 @@ train_on_device() {
     if [ -z "$overflow" ]; then cat "$FW_BUILD/none.log" >&2; return 1; fi
     echo "none: $(region ARENA) arena + $(region PERSISTENT) persistent bytes: does not fit, RAM $overflow"
   fi
-  "$REMAT" compile "$model" --batch "$batch" --optimizer "$optimizer" --strategy sqrt --emit-c "$PLAN" > /dev/null
+  "$REMAT" compile "$model" --batch "$batch" --optimizer "$optimizer" --strategy sqrt --emit-c "$PLAN" |
+    sed -n 's/^step flops: */sqrt: step flops /p'
   configure
   ninja -C "$FW_BUILD" > "$FW_BUILD/sqrt.log" 2>&1 || { cat "$FW_BUILD/sqrt.log" >&2; return 1; }
   echo "sqrt: $(region ARENA) arena + $(region PERSISTENT) persistent bytes: fits; training"

@@ -23,6 +23,31 @@ line. A line matches when its words are the printed line's and its numbers are e
 exactly, numbers with a decimal point exactly or within a factor F where the marker gives one
 (timings); a documented line that ends in "..." matches a printed line that begins as it does.
 
+A figure outside a shell block says where it comes from too: every plain block and every table
+(rows beginning with "|") that holds a figure (three digits in a row, or a decimal) has one of
+these on the line before it, and so may a paragraph (its lines up to the next blank one):
+
+  <!-- doc-test: output of COMMAND -->   a plain block only: as above
+  <!-- doc-test: figures from COMMAND[; decimals within F x] -->
+                                        every number in it is one COMMAND prints, as shown (a
+                                        printed 30.4412 or 32687870144 is shown as 30.44, 32.69 G,
+                                        30.44 GiB or 32,687,870,144; 0.186 as 18.6%), or one of
+                                        COMMAND's own words (the model's sizes)
+  <!-- doc-test: measured by `COMMAND` on MACHINE -->
+                                        not re-run: figures of a particular machine (a GPU,
+                                        another CPU, hours); COMMAND's program must be in the tree
+                                        (a bench/ program or script), MACHINE says which
+  <!-- doc-test: no figures: REASON -->  its numbers are definitions (exit codes, limits, a
+                                        format's constants), not results of a run
+
+COMMAND is run as a `run` block is. A marker whose COMMAND ends in "; checked by .ci/run" names a
+command the suite cannot run (the firmware under qemu): the suite checks that .ci/run gives its
+output to this test, and .ci/run does, with
+
+    test_doc_blocks.py SOURCE_ROOT BUILD_DIR --given COMMAND OUTPUT_FILE FILE.md...
+
+which checks only the markers of COMMAND, against OUTPUT_FILE.
+
     test_doc_blocks.py SOURCE_ROOT BUILD_DIR [FILE.md...]
 """
 import glob
@@ -34,6 +59,12 @@ import tempfile
 
 MARKER = re.compile(r"<!-- doc-test: (.*?) -->")
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+# A figure as a doc shows it: 30.44, 164,480 or 1123.
+FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+HAS_FIGURE = re.compile(r"\d{3}|\d\.\d")
+# The scales a printed number may be shown at: itself, k/M/G/T, KiB..TiB, a share as a percent.
+SCALES = (1, 1e3, 1e6, 1e9, 1e12, 2**10, 2**20, 2**30, 2**40, 1e-2)
+CI_SUFFIX = "; checked by .ci/run"
 TIMEOUT_S = 600
 
 
@@ -58,6 +89,32 @@ def blocks(path):
             out.append(Block(path, k + 1, lines[k][3:].strip(), lines[k + 1:end],
                              found.group(1) if found else None))
             k = end + 1
+        else:
+            k += 1
+    return out
+
+
+def passages(path):
+    """The tables of |path| outside fenced blocks, and the paragraphs that follow a marker line,
+    each with the marker on the line before it (or None)."""
+    lines = open(path).read().split("\n")
+    out, k, fenced = [], 0, False
+    while k < len(lines):
+        line = lines[k]
+        if line.startswith("```"):
+            fenced = not fenced
+            k += 1
+            continue
+        found = MARKER.fullmatch(lines[k - 1].strip()) if k > 0 and not fenced else None
+        is_table = line.startswith("|") and not fenced
+        if is_table or (found and line.strip() and not MARKER.fullmatch(line.strip())):
+            end = k
+            while (end < len(lines) and lines[end].strip() and not lines[end].startswith("```")
+                   and (not is_table or lines[end].startswith("|"))):
+                end += 1
+            out.append(Block(path, k + 1, "table" if is_table else "paragraph", lines[k:end],
+                             found.group(1) if found else None))
+            k = end
         else:
             k += 1
     return out
@@ -115,6 +172,51 @@ def missing_lines(expected, printed, factor):
     got = [l.strip() for l in printed.split("\n")]
     return [w for w in expected if w.strip() and not any(same_line(w.strip(), g, factor)
                                                           for g in got)]
+
+
+def shown_as(value, text, factor):
+    """Whether the printed number |value| is shown as |text| at one of SCALES (to |text|'s
+    decimals, or within |factor| where given and |text| has a decimal point)."""
+    want = float(text)
+    if "e" in text:
+        return abs(value - want) <= 1e-9 * abs(want)
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    for scale in SCALES:
+        if "%.*f" % (decimals, value / scale) == text:
+            return True
+        if factor and decimals and want > 0 and value > 0:
+            if max(want * scale / value, value / (want * scale)) <= factor:
+                return True
+    return False
+
+
+def stray_figures(lines, command, printed, factor):
+    """The figures in |lines| that are neither shown as a number |printed| holds nor a number of
+    |command|."""
+    values = [float(n) for n in NUMBER.findall(printed.replace(",", ""))]
+    own = set(re.findall(r"\d+(?:\.\d+)?", command))
+    stray = []
+    for line in lines:
+        for shown in FIGURE.findall(line):
+            text = shown.replace(",", "")
+            if text in own or any(shown_as(v, text, factor) for v in values):
+                continue
+            stray.append(shown)
+    return stray
+
+
+def program_in_tree(root, build, command):
+    """Whether |command|'s program (after VAR=value words and an interpreter) is a file of the
+    tree or of the build."""
+    words = [w for w in command.split() if not re.match(r"[A-Z_]+=", w)]
+    while words and os.path.basename(words[0]) in ("bash", "sh", "python3", "env"):
+        words = words[1:]
+    if not words:
+        return False
+    path = words[0]
+    if path.startswith("build/"):
+        return os.path.isfile(os.path.join(build, path[len("build/"):]))
+    return os.path.isfile(os.path.join(root, path))
 
 
 def meson_tests(build):
@@ -178,37 +280,97 @@ def check(root, build, block, tests):
     return "unknown marker '%s' (or a reason under 10 characters)" % marker
 
 
-def check_output(root, build, block, marker):
-    found = re.match(r"output of (.*?)(?:; decimals within ([0-9.]+) ?x)?$", marker)
+class Outputs:
+    """What each COMMAND prints: run once per test run, or given (--given COMMAND FILE)."""
+
+    def __init__(self, root, build, given):
+        self.root, self.build, self.given, self.seen = root, build, given, {}
+
+    def of(self, command):
+        """(exit code, output) of |command|."""
+        if self.given is not None:
+            return 0, open(self.given[1]).read()
+        if command not in self.seen:
+            self.seen[command] = run(self.root, self.build, command)
+        return self.seen[command]
+
+
+def parse_source(marker):
+    """(kind, command, factor) of an `output of` or `figures from` marker, or None."""
+    found = re.match(r"(output of|figures from) (.*?)(?:; decimals within ([0-9.]+) ?x)?"
+                     r"((?:%s)?)$" % re.escape(CI_SUFFIX), marker)
     if not found:
-        return "unknown output marker '%s'" % marker
-    command, factor = found.group(1).strip("` "), found.group(2)
-    code, out = run(root, build, command)
+        return None
+    command = found.group(2).strip("` ") + found.group(4)
+    return found.group(1), command, float(found.group(3)) if found.group(3) else None
+
+
+def check_figures(root, block, outputs):
+    """None when the plain block, table or paragraph |block| holds to its marker."""
+    marker = block.marker
+    if marker is None:
+        return "a %s holding figures with no <!-- doc-test: ... --> marker on the line before it" % (
+            "plain block" if block.lang == "" else block.lang)
+    if marker.startswith("no figures: ") and len(marker) > len("no figures: ") + 10:
+        return None
+    if marker.startswith("measured by "):
+        found = re.match(r"measured by `([^`]+)` on (.{10,})$", marker)
+        if not found:
+            return "a measured marker is 'measured by `COMMAND` on MACHINE' (10 characters or more)"
+        if not program_in_tree(root, outputs.build, found.group(1)):
+            return "'%s': its program is not in the tree or the build" % found.group(1)
+        return None
+    source = parse_source(marker)
+    if source is None:
+        return "unknown marker '%s'" % marker
+    kind, command, factor = source
+    if kind == "output of" and block.lang != "":
+        return "'output of' marks a plain block; a %s takes 'figures from'" % block.lang
+    if command.endswith(CI_SUFFIX) and outputs.given is None:
+        ci = open(os.path.join(root, ".ci", "run")).read()
+        plain = command[:-len(CI_SUFFIX)]
+        if "test_doc_blocks.py" in ci and plain in ci:
+            return None
+        return ".ci/run does not give '%s' output to test_doc_blocks.py" % plain
+    code, out = outputs.of(command)
     if code != 0:
         return "'%s' exit %d:\n%s" % (command, code, out[-3000:])
-    missing = missing_lines(block.body, out, float(factor) if factor else None)
-    return "'%s' prints no line like: %s\n%s" % (command, missing, out[-3000:]) if missing else None
+    if kind == "output of":
+        missing = missing_lines(block.body, out, factor)
+        return "'%s' prints no line like: %s\n%s" % (command, missing, out[-3000:]) if missing else None
+    stray = stray_figures(block.body, command, out, factor)
+    return "'%s' prints no number shown as: %s\n%s" % (command, stray, out[-3000:]) if stray else None
 
 
 def main(argv):
-    if len(argv) < 3:
+    given = None
+    if "--given" in argv:
+        at = argv.index("--given")
+        given, argv = argv[at + 1:at + 3], argv[:at] + argv[at + 3:]
+    if len(argv) < 3 or (given is not None and len(given) != 2):
         print(__doc__)
         return 2
     root, build = os.path.abspath(argv[1]), os.path.abspath(argv[2])
     files = argv[3:] or [os.path.join(root, "README.md")] + sorted(
         glob.glob(os.path.join(root, "docs", "*.md")))
-    tests = meson_tests(build)
+    tests = meson_tests(build) if given is None else set()
+    outputs = Outputs(root, build, given)
     failures, counts = 0, {}
     for path in files:
-        found = blocks(path)
-        for block in found:
+        found = [b for b in blocks(path) if b.lang in ("sh", "")] + passages(path)
+        for block in sorted(found, key=lambda b: b.line):
             block.path = os.path.relpath(block.path, root)
+            if given is not None:
+                source = parse_source(block.marker or "")
+                if not source or source[1] != given[0] + CI_SUFFIX:
+                    continue
             if block.lang == "sh":
                 problem = check(root, build, block, tests)
                 kind = re.match(r"(not run|[a-z-]+)", block.marker or "unmarked").group(1)
-            elif block.marker and block.marker.startswith("output of"):
-                problem = check_output(root, build, block, block.marker)
-                kind = "output"
+            elif block.marker or any(HAS_FIGURE.search(l) for l in block.body):
+                problem = check_figures(root, block, outputs)
+                kind = re.match(r"(output of|figures from|measured|no figures|\S*)",
+                                block.marker or "unmarked").group(1)
             else:
                 continue
             counts[kind] = counts.get(kind, 0) + 1
@@ -217,6 +379,9 @@ def main(argv):
                 print("FAIL %s (%s): %s" % (block.where(), block.marker, problem), flush=True)
             else:
                 print("ok   %s (%s)" % (block.where(), block.marker), flush=True)
+    if given is not None and not counts:
+        print("FAIL: no marker in %s names '%s%s'" % (files, given[0], CI_SUFFIX))
+        failures += 1
     print("test_doc_blocks: %s; %d failed" % (
         ", ".join("%d %s" % (n, k) for k, n in sorted(counts.items())), failures))
     return 1 if failures else 0
