@@ -81,9 +81,10 @@ class Failure {
   }
   Failure& tensor(Slot s) {
     const OpInfo* info = op_->info;
-    const char* name = info == nullptr ? nullptr
-                       : s.output      ? info->output_names[s.index]
-                                       : info->input_names[s.index];
+    const uint32_t count = info == nullptr ? 0 : s.output ? info->max_outputs : info->max_inputs;
+    const char* name = s.index >= count ? nullptr
+                       : s.output       ? info->output_names[s.index]
+                                        : info->input_names[s.index];
     append("%s %u", s.output ? "output" : "input", static_cast<unsigned>(s.index));
     return name ? append(" (%s)", name) : *this;
   }
@@ -98,11 +99,11 @@ class Failure {
       return i < p0 ? append(" (d_%u)", static_cast<unsigned>(i - attr::permute::dim(0)))
                     : append(" (p_%u)", static_cast<unsigned>(i - p0));
     }
-    return name_of(i, op_->info ? op_->info->iattr_names : nullptr);
+    return op_->info ? name_of(i, op_->info->iattr_names, op_->info->num_iattrs) : *this;
   }
   Failure& fattr(uint32_t i) {
     append("fattr %u", static_cast<unsigned>(i));
-    return name_of(i, op_->info ? op_->info->fattr_names : nullptr);
+    return op_->info ? name_of(i, op_->info->fattr_names, op_->info->num_fattrs) : *this;
   }
   Failure& iattr(IntAttr a) { return iattr(a.index); }
   Failure& fattr(FloatAttr a) { return fattr(a.index); }
@@ -114,8 +115,9 @@ class Failure {
 
  private:
   // " (name)" of attribute |i| when the catalogue names it.
-  Failure& name_of(uint32_t i, const char* const* names) {
-    return names && i < kMaxOpAttrNames && names[i] ? append(" (%s)", names[i]) : *this;
+  // The name of entry |i| of an OpInfo name list of |count| entries, where it has one.
+  Failure& name_of(uint32_t i, const char* const* names, uint32_t count) {
+    return i < count && names[i] ? append(" (%s)", names[i]) : *this;
   }
   Failure& append(const char* format, ...) __attribute__((format(printf, 2, 3))) {
     if (op_->message == nullptr || op_->capacity == 0) return *this;

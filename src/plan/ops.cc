@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "plan/op_subset.h"
+
 namespace remat {
 namespace {
 
@@ -69,12 +71,56 @@ constexpr bool arities_fit() {
 }
 static_assert(arities_fit(), "op catalogue: an op has more tensors or attributes than kMaxOp*");
 
-// OpInfo points into kEntries' name arrays: a constant initialisation, no code at start-up.
+// The tensor and attribute names of the ops this build carries (plan/op_subset.h), each op's
+// lists one after another, so that a firmware build keeps no names of ops it leaves out.
+constexpr int names_of(const OpEntry& e) {
+  return count_names(e.in.names, kMaxOpInputs) + count_names(e.out.names, kMaxOpInputs) +
+         count_names(e.iattrs.names, kMaxOpAttrNames) +
+         count_names(e.fattrs.names, kMaxOpAttrNames);
+}
+constexpr int count_build_names() {
+  int n = 0;
+  for (uint16_t c = 1; c < kOpCodeCount; ++c) {
+    if (op_in_build(c)) n += names_of(kEntries.entry[c]);
+  }
+  return n;
+}
+constexpr int kBuildNames = count_build_names();
+
+// The names of an op left out of the build: its messages name the op alone (it is refused).
+constexpr const char* kLeftOut[kMaxOpAttrNames > kMaxOpInputs ? kMaxOpAttrNames : kMaxOpInputs] =
+    {};
+
+// Each carried op's input, output, int and float attribute names, one list after another.
+struct Names {
+  const char* names[kBuildNames > 0 ? kBuildNames : 1];
+};
+constexpr int append(const char* const* from, int count, Names& t, int at) {
+  for (int i = 0; i < count; ++i) t.names[at + i] = from[i];
+  return at + count;
+}
+constexpr Names make_names() {
+  Names t{};
+  int at = 0;
+  for (uint16_t c = 1; c < kOpCodeCount; ++c) {
+    if (!op_in_build(c)) continue;
+    const OpEntry& e = kEntries.entry[c];
+    at = append(e.in.names, count_names(e.in.names, kMaxOpInputs), t, at);
+    at = append(e.out.names, count_names(e.out.names, kMaxOpInputs), t, at);
+    at = append(e.iattrs.names, count_names(e.iattrs.names, kMaxOpAttrNames), t, at);
+    at = append(e.fattrs.names, count_names(e.fattrs.names, kMaxOpAttrNames), t, at);
+  }
+  return t;
+}
+constexpr Names kNames = make_names();
+
+// OpInfo points into kNames: a constant initialisation, no code at start-up.
 struct Infos {
   OpInfo info[kOpCodeCount];
 };
 constexpr Infos make_infos() {
   Infos t{};
+  int at = 0;
   for (uint16_t c = 1; c < kOpCodeCount; ++c) {
     const OpEntry& e = kEntries.entry[c];
     OpInfo& info = t.info[c];
@@ -91,10 +137,15 @@ constexpr Infos make_infos() {
     }
     info.num_fattrs = count_names(e.fattrs.names, kMaxOpAttrNames);
     info.dtypes = e.dtypes;
-    info.input_names = kEntries.entry[c].in.names;
-    info.output_names = kEntries.entry[c].out.names;
-    info.iattr_names = kEntries.entry[c].iattrs.names;
-    info.fattr_names = kEntries.entry[c].fattrs.names;
+    if (!op_in_build(c)) {
+      info.input_names = info.output_names = info.iattr_names = info.fattr_names = kLeftOut;
+      continue;
+    }
+    info.input_names = kNames.names + at;
+    info.output_names = kNames.names + at + info.max_inputs;
+    info.iattr_names = info.output_names + info.max_outputs;
+    info.fattr_names = info.iattr_names + count_names(e.iattrs.names, kMaxOpAttrNames);
+    at += names_of(e);
   }
   return t;
 }

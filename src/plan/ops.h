@@ -87,9 +87,12 @@ struct OpInfo {
   /// an op after plans were written with it (max_pool's dilations): those plans end the list
   /// before them, and the missing ones take their catalogue fallbacks.
   uint8_t min_iattrs;
-  uint8_t num_fattrs;               ///< Exact number of float attributes.
-  OpDtypes dtypes;                  ///< Which tensors are not f32.
-  const char* const* input_names;   ///< max_inputs names, for messages.
+  uint8_t num_fattrs;  ///< Exact number of float attributes.
+  OpDtypes dtypes;     ///< Which tensors are not f32.
+  // The names, for messages: exactly as many as the counts above say (the lists are packed one
+  // after another, not null-terminated); an op a firmware build leaves out (plan/op_subset.h)
+  // has null names, so that its names cost that build nothing.
+  const char* const* input_names;   ///< max_inputs names.
   const char* const* output_names;  ///< max_outputs names.
   const char* const* iattr_names;   ///< num_iattrs names (none when variable).
   const char* const* fattr_names;   ///< num_fattrs names.

@@ -20,10 +20,13 @@ using remat::OpInfo;
 
 namespace {
 
-int count(const char* const* names, int capacity) {
-  int n = 0;
-  while (n < capacity && names[n] != nullptr) ++n;
-  return n;
+// Whether the first |count| names of an OpInfo list are names (the lists are packed, so what
+// follows is the next list's).
+bool all_named(const char* const* names, int count) {
+  for (int i = 0; i < count; ++i) {
+    if (names[i] == nullptr || names[i][0] == '\0') return false;
+  }
+  return true;
 }
 
 void every_opcode_has_an_entry_and_nothing_else_has_one(void**) {
@@ -59,20 +62,16 @@ void names_are_unique_and_find_their_op(void**) {
 void arities_agree_with_the_names_of_tensors_and_attributes(void**) {
   for (uint16_t code = 1; code < kOpCodeCount; ++code) {
     const OpInfo& info = *op_info(code);
-    if (count(info.input_names, remat::kMaxOpInputs) != info.max_inputs)
-      fail_msg("%s: input names", info.name);
-    if (count(info.output_names, remat::kMaxOpInputs) != info.max_outputs)
-      fail_msg("%s: output names", info.name);
+    if (!all_named(info.input_names, info.max_inputs)) fail_msg("%s: input names", info.name);
+    if (!all_named(info.output_names, info.max_outputs)) fail_msg("%s: output names", info.name);
     assert_true(info.min_inputs <= info.max_inputs && info.max_inputs <= remat::kMaxOpInputs);
     assert_true(info.min_outputs <= info.max_outputs && info.max_outputs <= remat::kMaxOpOutputs);
     // Every op reads something, but fill (a loss gradient's seed).
     assert_true(info.max_inputs >= 1 || code == static_cast<int>(OpCode::kFill));
-    if (count(info.fattr_names, remat::kMaxOpAttrNames) != info.num_fattrs)
-      fail_msg("%s: fattr names", info.name);
+    if (!all_named(info.fattr_names, info.num_fattrs)) fail_msg("%s: fattr names", info.name);
     if (info.num_iattrs == remat::kVariableAttrs) {
       assert_int_equal(code, static_cast<int>(OpCode::kPermute));  // The one variable list.
-      assert_null(info.iattr_names[0]);
-    } else if (count(info.iattr_names, remat::kMaxOpAttrNames) != info.num_iattrs) {
+    } else if (!all_named(info.iattr_names, info.num_iattrs)) {
       fail_msg("%s: iattr names", info.name);
     }
   }
@@ -81,6 +80,9 @@ void arities_agree_with_the_names_of_tensors_and_attributes(void**) {
   assert_string_equal(matmul.input_names[1], "B");
   assert_string_equal(matmul.iattr_names[1], "trans_b");
   assert_string_equal(matmul.fattr_names[0], "alpha");
+  assert_string_equal(matmul.input_names[2], "bias");  // Packed: each list where it belongs.
+  assert_string_equal(matmul.output_names[0], "C");
+  assert_string_equal(matmul.iattr_names[0], "trans_a");
   const OpInfo& sgd = *op_info(static_cast<uint16_t>(OpCode::kSgdUpdate));
   assert_int_equal(sgd.min_inputs, 2);
   assert_int_equal(sgd.max_inputs, 3);
