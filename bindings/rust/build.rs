@@ -59,6 +59,7 @@ int main(void) {
   OFFSET(remat_session_options, persistent); OFFSET(remat_session_options, persistent_size);
   OFFSET(remat_session_options, host); OFFSET(remat_session_options, host_size);
   OFFSET(remat_session_options, init_params); OFFSET(remat_session_options, threads);
+  OFFSET(remat_session_options, communicator);
   printf("pub const API_VERSION: u32 = %d;\n", REMAT_API_VERSION);
   return 0;
 }

@@ -131,7 +131,7 @@ typedef enum remat_status {
   REMAT_ERROR_STATE_MISMATCH = 19,
   /** A training state is corrupt or truncated: its checksum, size or layout is wrong. */
   REMAT_ERROR_DATA_LOSS = 20,
-  /** A caller-supplied callback (a state writer or reader) reported failure. */
+  /** A caller-supplied callback (a state writer or reader, a communicator) reported failure. */
   REMAT_ERROR_CALLBACK = 21,
   /** A step's loss or a gradient holds a NaN or an infinity (the plan's finite checks found
    *  it): the updates after that check were skipped (see remat_session_step), the step count
@@ -217,6 +217,36 @@ typedef struct remat_version_info {
   uint32_t plan_format_max;
 } remat_version_info;
 
+/** A float32 array in the memory of the session's backend, for a communicator. */
+typedef struct remat_buffer {
+  float* data;    /**< First element. */
+  uint64_t count; /**< Number of elements. */
+} remat_buffer;
+
+/** Data-parallel training (docs/data-parallel.md): how a session of one rank sums gradients
+ *  with the other ranks' sessions. A plan compiled for data-parallel training (`remat compile
+ *  --data-parallel`) holds allreduce_start / allreduce_wait op pairs on buckets of gradients;
+ *  the session calls |allreduce_start| at the first, |allreduce_wait| at the second, then divides
+ *  the sums by |size|. Every rank runs the same plan, so the calls come in the same order on
+ *  every rank, one bucket at a time; a session calls |allreduce_wait| for every bucket it
+ *  started, also when its step stops early. The remat library gives an MPI one
+ *  (remat_mpi_communicator, where built with MPI); a caller may give its own. The callbacks
+ *  run on the thread that called remat_session_step. The struct must outlive the session. */
+typedef struct remat_communicator {
+  int32_t rank; /**< This process's rank, in [0, size). */
+  int32_t size; /**< Number of ranks, at least 1. */
+  void* user;   /**< Passed to the callbacks. */
+  /** Starts summing each of the |count| arrays of |parts| (at most 8) over the ranks, in place;
+   *  may return before the sums are done. |bucket| names the call for its wait: buckets are
+   *  numbered from 0 in the order a step starts them, and a bucket is started once per step.
+   *  Returns REMAT_OK, or a status that stops the step (REMAT_ERROR_CALLBACK to the caller). */
+  remat_status (*allreduce_start)(void* user, uint32_t bucket, const remat_buffer* parts,
+                                  uint32_t count);
+  /** Returns once bucket |bucket|'s sums are in its arrays (REMAT_OK), or a failure, such as a
+   *  rank that did not take part within the communicator's timeout. */
+  remat_status (*allreduce_wait)(void* user, uint32_t bucket);
+} remat_communicator;
+
 /** Options of remat_session_create(). Initialise with remat_session_options_init(). */
 typedef struct remat_session_options {
   /** sizeof(remat_session_options), set by remat_session_options_init(). */
@@ -249,6 +279,10 @@ typedef struct remat_session_options {
    *  first fields (so a size_t: it starts after their padding), an older caller's smaller
    *  struct gets the default. */
   size_t threads;
+  /** The communicator of a data-parallel plan (one with allreduce ops), required by one and
+   *  refused with any other plan when its size is over 1 (the gradients would not be
+   *  averaged). NULL (default): none. Appended after |threads|. */
+  const remat_communicator* communicator;
 } remat_session_options;
 
 /** A short, constant description of |status|, e.g. "plan corrupt". Never NULL. */

@@ -145,6 +145,12 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.attention = attention_option(args);
   o.precision = precision_option(args);
   o.loss_scale = loss_scale_option(args, o.precision);
+  o.data_parallel.enabled = args.has("--data-parallel");
+  if (args.has("--bucket-size") && !o.data_parallel.enabled)
+    throw UsageError("--bucket-size applies to --data-parallel");
+  o.data_parallel.bucket_bytes = args.size("--bucket-size", compiler::kDefaultBucketBytes);
+  if (o.data_parallel.bucket_bytes == 0)
+    throw UsageError("--bucket-size 0: expected 1 byte or more");
   return o;
 }
 
@@ -215,6 +221,12 @@ void print_report(const compiler::CompileReport& r) {
         "widening:     %llu bytes (%s) beside the arena: the cpu backend's float32 copies "
         "of one op's 16-bit tensors\n",
         static_cast<unsigned long long>(r.widening_bytes), format_bytes(r.widening_bytes).c_str());
+  }
+  if (r.allreduce_buckets > 0) {
+    std::printf(
+        "data-parallel: %zu buckets of gradients averaged over the ranks (the session needs a "
+        "communicator)\n",
+        r.allreduce_buckets);
   }
   std::printf("attention:    %zu fused op%s\n", r.fused_attention_ops,
               r.fused_attention_ops == 1 ? "" : "s");

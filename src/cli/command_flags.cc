@@ -30,6 +30,9 @@ std::vector<Flag> compile_option_flags() {
        "--precision: activations in 16 bits; parameters stay float32"},
       {"--loss-scale", "off|dynamic[:init=S][,interval=N]", false, nullptr,
        "--loss-scale: dynamic by default for fp16"},
+      {"--data-parallel", nullptr, false, nullptr,
+       "--data-parallel: gradients averaged over the ranks of mpirun (docs/data-parallel.md)"},
+      {"--bucket-size", "SIZE", false, "--data-parallel"},
   };
 }
 

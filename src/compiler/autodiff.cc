@@ -15,10 +15,12 @@ namespace {
 
 class Differentiator {
  public:
-  Differentiator(Graph& g, const OptimizerSpec& opt, FiniteChecks finite_checks)
+  Differentiator(Graph& g, const OptimizerSpec& opt, FiniteChecks finite_checks,
+                 const DataParallel& data_parallel)
       : g_(g),
         opt_(opt),
         finite_checks_(finite_checks),
+        data_parallel_(data_parallel),
         grad_(g.tensors.size(), -1),
         needs_(g.tensors.size(), false) {}
 
@@ -44,14 +46,9 @@ class Differentiator {
       }
       first_read_at[first_reader[p]].push_back(p);
     }
-    const bool checks = finite_checks_ != FiniteChecks::kOff;
-    if (checks) check_finite(g_.loss, forward_ops - 1);
-    // Each update runs as soon as its gradient is final and checked, so gradients need not all
-    // be alive at once; atomic checks make every update wait for the last check instead.
-    struct Update {
-      int param, grad, source;
-    };
-    std::vector<Update> deferred;
+    // Data-parallel: the loss joins the first bucket, and is checked after its sum.
+    if (data_parallel_.enabled) add_to_bucket(g_.loss, -1);
+    if (!data_parallel_.enabled) guard_and_update({g_.loss, -1}, forward_ops - 1);
     const int loss_op = seed_loss_gradient(forward_ops);
     for (int i = forward_ops - 1; i >= 0; --i) {
       backward_of(i);
@@ -62,18 +59,79 @@ class Differentiator {
           throw CompileError("parameter '" + g_.tensors[p].name + "' does not reach the loss");
         }
         unscale(p, i);
-        if (checks) check_finite(grad_[p], i);
-        if (finite_checks_ == FiniteChecks::kAtomic) {
-          deferred.push_back({p, grad_[p], i});
+        if (data_parallel_.enabled) {
+          add_to_bucket(grad_[p], p);
+          if (bucket_full()) start_bucket(i);
         } else {
-          append_update(g_, opt_, p, grad_[p], i);
+          guard_and_update({grad_[p], p}, i);
         }
       }
     }
-    for (const Update& u : deferred) append_update(g_, opt_, u.param, u.grad, u.source);
+    if (data_parallel_.enabled) {
+      if (!open_.empty()) start_bucket(0);
+      if (!started_.empty()) finish_bucket(0);
+    }
+    for (const Update& u : deferred_) append_update(g_, opt_, u.param, u.grad, u.source);
   }
 
  private:
+  // A tensor the step guards and, for a parameter's gradient, the update that reads it.
+  struct Guarded {
+    int tensor;
+    int param;  // -1: none (the loss).
+  };
+  struct Update {
+    int param, grad, source;
+  };
+
+  // The finite check of |g|'s tensor and the update of its parameter, emitted as the backward of
+  // op |source|. Each update runs as soon as its gradient is final and checked, so gradients
+  // need not all be alive at once; atomic checks make every update wait for the last check.
+  void guard_and_update(const Guarded& g, int source) {
+    if (finite_checks_ != FiniteChecks::kOff) check_finite(g.tensor, source);
+    if (g.param < 0) return;
+    if (finite_checks_ == FiniteChecks::kAtomic) {
+      deferred_.push_back({g.param, g.tensor, source});
+    } else {
+      append_update(g_, opt_, g.param, g.tensor, source);
+    }
+  }
+
+  // Data-parallel buckets (compiler/data_parallel.h).
+  void add_to_bucket(int tensor, int param) {
+    open_.push_back({tensor, param});
+    open_bytes_ += g_.tensors[tensor].bytes();
+  }
+  bool bucket_full() const {
+    return open_bytes_ >= data_parallel_.bucket_bytes ||
+           static_cast<int>(open_.size()) == kMaxBucketTensors;
+  }
+  std::vector<int> open_tensors() const {
+    std::vector<int> tensors;
+    for (const Guarded& g : open_) tensors.push_back(g.tensor);
+    return tensors;
+  }
+  // Starts the open bucket after op |source|'s backward, then waits for the bucket started
+  // before it, whose sum had that much time to run.
+  void start_bucket(int source) {
+    const int64_t bucket = static_cast<int64_t>(bucket_count_++);
+    g_.add_op(OpCode::kAllreduceStart, open_tensors(), {}, {bucket}, {}, Phase::kUpdate, source);
+    std::vector<Guarded> started = std::move(open_);
+    open_.clear();
+    open_bytes_ = 0;
+    if (!started_.empty()) finish_bucket(source);
+    started_ = std::move(started);
+    started_bucket_ = bucket;
+  }
+  // The wait of the bucket last started, then its checks and updates.
+  void finish_bucket(int source) {
+    std::vector<int> tensors;
+    for (const Guarded& g : started_) tensors.push_back(g.tensor);
+    g_.add_op(OpCode::kAllreduceWait, tensors, {}, {started_bucket_}, {}, Phase::kUpdate, source);
+    for (const Guarded& g : started_) guard_and_update(g, source);
+    started_.clear();
+  }
+
   // The guard of the update (plan/op_catalogue.h, finite_check) on tensor |t|.
   void check_finite(int t, int source) {
     g_.add_op(OpCode::kFiniteCheck, {t}, {}, {}, {}, Phase::kUpdate, source);
@@ -406,6 +464,13 @@ class Differentiator {
   Graph& g_;
   const OptimizerSpec& opt_;
   const FiniteChecks finite_checks_;
+  const DataParallel data_parallel_;
+  std::vector<Update> deferred_;  // Updates that wait for every check (kAtomic).
+  std::vector<Guarded> open_;     // The bucket being filled, and its bytes.
+  uint64_t open_bytes_ = 0;
+  std::vector<Guarded> started_;  // The bucket started last and not yet waited for.
+  int64_t started_bucket_ = 0;
+  uint32_t bucket_count_ = 0;
   std::vector<int> grad_;
   std::vector<bool> needs_;
   int current_ = -1;
@@ -414,8 +479,8 @@ class Differentiator {
 }  // namespace
 
 void append_backward_and_updates(Graph& graph, const OptimizerSpec& optimizer,
-                                 FiniteChecks finite_checks) {
-  Differentiator(graph, optimizer, finite_checks).run();
+                                 FiniteChecks finite_checks, const DataParallel& data_parallel) {
+  Differentiator(graph, optimizer, finite_checks, data_parallel).run();
 }
 
 }  // namespace compiler

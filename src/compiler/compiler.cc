@@ -97,7 +97,10 @@ CompileResult compile(const CompileOptions& options) {
         "--finite-checks on or atomic, or --loss-scale off");
   }
   add_loss_scaling_state(result.graph, loss_scale);
-  append_backward_and_updates(result.graph, optimizer, options.finite_checks);
+  if (options.data_parallel.enabled && options.data_parallel.bucket_bytes == 0)
+    throw CompileError("the bucket size of data-parallel training must be at least 1 byte");
+  append_backward_and_updates(result.graph, optimizer, options.finite_checks,
+                              options.data_parallel);
   append_running_stat_updates(result.graph);
   if (!(options.copy_bandwidth > 0) || !(options.compute_rate > 0)) {
     throw CompileError("copy bandwidth and compute rate must be positive");
@@ -181,6 +184,8 @@ CompileResult compile(const CompileOptions& options) {
   r.hidden_copy_seconds = spilled.hidden_seconds;
   r.copy_bandwidth = options.copy_bandwidth;
   r.compute_rate = options.compute_rate;
+  for (const Op& op : result.graph.ops)
+    r.allreduce_buckets += op.code == OpCode::kAllreduceStart ? 1 : 0;
   r.op_count = result.graph.ops.size();
   r.tensor_count = result.graph.tensors.size();
   for (int p : result.graph.params)

@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_profile.h"
 #include "backends/device_profile.h"
+#include "compiler/data_parallel.h"
 #include "compiler/finite_checks.h"
 #include "compiler/graph.h"
 #include "compiler/loss_scaling.h"
@@ -67,6 +68,9 @@ struct CompileOptions {
   /// model's multi-head attention where it matches the pattern of docs/onnx.md (kUnfused, and
   /// any other attention, keeps the ops it was exported with).
   AttentionKernel attention = AttentionKernel::kFused;
+  /// Data-parallel training: gradients summed over the ranks in buckets
+  /// (compiler/data_parallel.h).
+  DataParallel data_parallel;
 
   /// Plans for |profile|'s device: takes its alignment and spill cost model.
   void target(const DeviceProfile& profile) {
@@ -97,6 +101,7 @@ struct CompileReport {
   MatmulPrecision matmul_precision = MatmulPrecision::kFp32;  ///< What the plan asks for.
   Precision precision = Precision::kFp32;                     ///< How activations are stored.
   std::string loss_scale = "off";  ///< "off", or "dynamic:init=S,interval=N".
+  size_t allreduce_buckets = 0;    ///< Data-parallel buckets of a step (0: not data-parallel).
   /// The CPU backend's widening workspace for this plan (compiler/precision.h), beside the arena.
   uint64_t widening_bytes = 0;
   size_t fused_attention_ops = 0;  ///< attention ops in the plan's forward pass.

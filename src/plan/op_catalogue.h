@@ -364,7 +364,22 @@
     REMAT_ATTRS((alpha, 0.2f), (beta, 0.5f)), kF32, same_numel)                                  \
   /* dx = 0 < alpha * x + beta < 1 ? alpha * dy : 0. */                                          \
   X(HardSigmoidGrad, hard_sigmoid_grad, 75, REMAT_IN(2, "dy", "x"), REMAT_OUT(1, "dx"),          \
-    REMAT_ATTRS(), REMAT_ATTRS((alpha, 0.2f), (beta, 0.5f)), kF32, same_numel)
+    REMAT_ATTRS(), REMAT_ATTRS((alpha, 0.2f), (beta, 0.5f)), kF32, same_numel)                   \
+  /* ---- Data-parallel training (docs/data-parallel.md): the session's communicator           \
+     (remat_communicator) sums a bucket of gradients over the ranks. ---- */                     \
+  /* Starts summing each input over the ranks, in place (float32 tensors, each once): it may     \
+     go on while later ops run, so until the allreduce_wait of the same bucket, which names the  \
+     same inputs in the same order, no op reads or writes them (the verifier checks). bucket:    \
+     the bucket's number, started once per step. */                                              \
+  X(AllreduceStart, allreduce_start, 76,                                                          \
+    REMAT_IN(1, "g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7"), REMAT_OUT(0),                    \
+    REMAT_ATTRS((bucket, 0)), REMAT_ATTRS(), kF32, allreduce)                                     \
+  /* Waits until the bucket's sums are done, then divides each input by the number of ranks, in  \
+     place: each rank then holds the mean of the ranks' tensors (the gradient of the mean loss    \
+     over every rank's batch, as one process with all the rows would compute). */                \
+  X(AllreduceWait, allreduce_wait, 77,                                                            \
+    REMAT_IN(1, "g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7"), REMAT_OUT(0),                    \
+    REMAT_ATTRS((bucket, 0)), REMAT_ATTRS(), kF32, allreduce)
 // clang-format on
 
 #endif  // REMAT_PLAN_OP_CATALOGUE_H_

@@ -517,6 +517,28 @@ remat_status rule_copy_between_regions(Op& op) {
   return same_numel(op, Out(0), In(0));
 }
 
+// allreduce_start and allreduce_wait: float32 tensors (what a communicator sums) and a bucket
+// number in [0, 2^20]. That a start's inputs are distinct, waited for by the wait of its bucket
+// and untouched until then is the plan's dataflow (runtime/plan_dataflow.cc).
+remat_status rule_allreduce(Op& op) {
+  for (uint32_t i = 0; i < op.num_in; ++i) {
+    if (op.view(In(i)).dtype != REMAT_DTYPE_F32) {
+      return fail(op, REMAT_ERROR_BAD_DTYPE)
+          .tensor(In(i))
+          .text(" has dtype ")
+          .text(dtype_name(op.view(In(i)).dtype))
+          .text(", expected f32 (a communicator sums float32 arrays)");
+    }
+  }
+  const int64_t bucket = op.attr(attr::allreduce_start::bucket);
+  if (bucket >= 0 && bucket <= (int64_t{1} << 20)) return REMAT_OK;
+  return bad_shape(op)
+      .iattr(attr::allreduce_start::bucket)
+      .text(" is ")
+      .num(bucket)
+      .text(", expected in [0, 1048576]");
+}
+
 // An op a firmware build does not carry (plan/op_subset.h): refused, naming it.
 remat_status rule_not_in_build(Op& op) {
   return fail(op, REMAT_ERROR_UNIMPLEMENTED)

@@ -48,6 +48,9 @@ struct OpCall {
 struct StepContext {
   uint64_t seed;  ///< The plan's RNG seed.
   uint64_t step;  ///< Index of the step being run, from 0.
+  /// The session's communicator (remat_session_options.communicator), which allreduce_start
+  /// and allreduce_wait call; nullptr in a session without one (its plan has no allreduce op).
+  const remat_communicator* communicator = nullptr;
 };
 
 /// Where a backend writes an error message: a fixed buffer owned by the session.

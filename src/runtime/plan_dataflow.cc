@@ -11,6 +11,11 @@
 //
 // The eval program (the last eval_ops ops) may run before any step and between any two: it is
 // checked from the same starting point, and may change nothing a step reads (docs/eval.md).
+//
+// Data-parallel plans (docs/data-parallel.md): buckets are started in order (0, 1, ...) by the
+// step alone, each allreduce_start's inputs are distinct and untouched until the
+// allreduce_wait of its bucket, which names the same inputs; and once a plan has one, every
+// optimizer update reads a gradient whose all-reduce has finished since it was last written.
 #include <string.h>
 
 #include "plan/ops.h"
@@ -123,6 +128,74 @@ remat_status check_eval_results(const fb::Plan* plan, const uint8_t* written, Er
   return REMAT_OK;
 }
 
+bool is_code(const fb::Op* op, OpCode code) { return op->code() == static_cast<uint16_t>(code); }
+
+int64_t bucket_of(const fb::Op* op) {
+  return op->iattrs() != nullptr && op->iattrs()->size() > 0 ? op->iattrs()->Get(0) : -1;
+}
+
+// allreduce_start op |i| (|*next_bucket|: the bucket it must start): a step's op, of distinct
+// inputs, the next bucket, waited for by an allreduce_wait of its bucket over the same inputs,
+// none of them used before that wait. Marks the wait in |matched|.
+remat_status check_allreduce_start(const fb::Plan* plan, uint32_t i, uint32_t step_ops,
+                                   int64_t* next_bucket, uint8_t* matched, ErrorBuffer* err) {
+  const fb::Op* op = plan->ops()->Get(i);
+  const int64_t bucket = bucket_of(op);
+  if (i >= step_ops) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "op %u (allreduce_start) is in the eval program: only a step communicates",
+                     static_cast<unsigned>(i));
+  }
+  if (bucket != *next_bucket) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "op %u (allreduce_start) starts bucket %lld, expected %lld: a step starts its "
+                     "buckets in order from 0, each once",
+                     static_cast<unsigned>(i), static_cast<long long>(bucket),
+                     static_cast<long long>(*next_bucket));
+  }
+  ++*next_bucket;
+  const auto* ids = op->inputs();
+  for (uint32_t a = 0; ids && a < ids->size(); ++a) {
+    for (uint32_t b = a + 1; b < ids->size(); ++b) {
+      if (ids->Get(a) == ids->Get(b)) {
+        return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                         "op %u (allreduce_start) names tensor '%s' twice",
+                         static_cast<unsigned>(i), name_of(plan, ids->Get(a)));
+      }
+    }
+  }
+  for (uint32_t j = i + 1; j < step_ops; ++j) {
+    const fb::Op* later = plan->ops()->Get(j);
+    if (is_code(later, OpCode::kAllreduceWait) && bucket_of(later) == bucket) {
+      const auto* waited = later->inputs();
+      bool same = waited && ids && waited->size() == ids->size();
+      for (uint32_t k = 0; same && k < ids->size(); ++k) same = waited->Get(k) == ids->Get(k);
+      if (!same) {
+        return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                         "op %u (allreduce_wait) of bucket %lld waits for other tensors than op %u "
+                         "(allreduce_start) started",
+                         static_cast<unsigned>(j), static_cast<long long>(bucket),
+                         static_cast<unsigned>(i));
+      }
+      matched[j] = 1;
+      return REMAT_OK;
+    }
+    for (uint32_t k = 0; ids && k < ids->size(); ++k) {
+      if (uses(later, ids->Get(k), false) || uses(later, ids->Get(k), true)) {
+        return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                         "op %u (%s) uses tensor '%s' before the wait of bucket %lld, which op %u "
+                         "(allreduce_start) is summing over the ranks",
+                         static_cast<unsigned>(j), op_name(later->code()),
+                         name_of(plan, ids->Get(k)), static_cast<long long>(bucket),
+                         static_cast<unsigned>(i));
+      }
+    }
+  }
+  return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                   "op %u (allreduce_start) of bucket %lld is never waited for",
+                   static_cast<unsigned>(i), static_cast<long long>(bucket));
+}
+
 }  // namespace
 
 bool eval_may_write(const fb::Tensor* x) {
@@ -134,12 +207,22 @@ bool eval_may_write(const fb::Tensor* x) {
 remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffer* err) {
   const uint32_t n = plan->tensors()->size();
   const uint32_t n_ops = plan->ops()->size();
-  uint8_t* written = static_cast<uint8_t*>(port_alloc(2 * (n + 1), 8));  // and |initially|
+  // |written|, |initially| and |reduced| per tensor, then |matched| per op.
+  const size_t flags = 3 * (static_cast<size_t>(n) + 1) + n_ops;
+  uint8_t* written = static_cast<uint8_t*>(port_alloc(flags, 8));
   if (written == nullptr)
     return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors",
                      static_cast<unsigned>(n));
   uint8_t* initially = written + n + 1;
-  memset(written, 0, 2 * (n + 1));
+  // |reduced|: the tensor's all-reduce finished since an op last wrote it. |matched|: the op is
+  // an allreduce_wait an earlier allreduce_start is waited for by.
+  uint8_t* reduced = initially + n + 1;
+  uint8_t* matched = reduced + n + 1;
+  memset(written, 0, flags);
+  bool data_parallel = false;
+  for (uint32_t i = 0; i < n_ops; ++i)
+    data_parallel = data_parallel || is_code(plan->ops()->Get(i), OpCode::kAllreduceStart);
+  int64_t next_bucket = 0;
   remat_status status = check_bindings(plan, written, err);
   // Written before the first op (see the top of this file): the input and label bindings, and
   // persistent tensors with an init. (verify_tensor refused an init the session cannot apply.)
@@ -177,8 +260,28 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
                            static_cast<unsigned>(i), op_name(op->code()), name_of(plan, t));
       }
     }
+    if (status == REMAT_OK && is_code(op, OpCode::kAllreduceStart))
+      status = check_allreduce_start(plan, i, step_ops, &next_bucket, matched, err);
+    if (status == REMAT_OK && is_code(op, OpCode::kAllreduceWait)) {
+      if (!matched[i]) {
+        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                           "op %u (allreduce_wait) of bucket %lld has no allreduce_start before it",
+                           static_cast<unsigned>(i), static_cast<long long>(bucket_of(op)));
+      }
+      for (uint32_t k = 0; op->inputs() && k < op->inputs()->size(); ++k)
+        reduced[op->inputs()->Get(k)] = 1;
+    }
+    if (status == REMAT_OK && data_parallel && i < step_ops && is_optimizer_update(op->code()) &&
+        op->inputs() != nullptr && op->inputs()->size() > 1 && !reduced[op->inputs()->Get(1)]) {
+      status = set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                         "op %u (%s) reads gradient '%s' before its all-reduce: a data-parallel "
+                         "plan updates with the mean of the ranks' gradients",
+                         static_cast<unsigned>(i), op_name(op->code()),
+                         name_of(plan, op->inputs()->Get(1)));
+    }
     for (uint32_t k = 0; op->outputs() && k < op->outputs()->size(); ++k) {
       written[op->outputs()->Get(k)] = i < step_ops ? 1 : kWrittenByEval;
+      reduced[op->outputs()->Get(k)] = 0;
     }
     const bool spill = op->code() == static_cast<uint16_t>(OpCode::kSpill);
     const bool prefetch = op->code() == static_cast<uint16_t>(OpCode::kPrefetch);

@@ -22,6 +22,8 @@ struct remat_session {
   bool outputs_ready;         ///< An eval ran and no step since: the outputs hold its values.
   float loss_scale;           ///< Dynamic loss scaling's S (plan.fbs, LossScaling), or 0.
   int64_t loss_scale_clean_steps;  ///< Finite steps since S last changed.
+  /// remat_session_options.communicator: a data-parallel plan's (its allreduce ops call it).
+  const remat_communicator* communicator;
   char error[REMAT_SESSION_ERROR_CAPACITY];
   remat::ErrorBuffer err;  ///< Points at |error|.
 };

@@ -229,6 +229,59 @@ remat_status check_ready_to_run(remat_session* s, const char* what) {
   return REMAT_OK;
 }
 
+// A data-parallel plan (one with allreduce ops) needs a well-formed communicator; any other
+// plan refuses one of more than one rank, whose gradients it would not average.
+remat_status check_communicator(remat_session* s, const remat_communicator* c) {
+  const auto* ops = s->plan->root->ops();
+  bool data_parallel = false;
+  for (uint32_t i = 0; i < ops->size() && !data_parallel; ++i)
+    data_parallel = ops->Get(i)->code() == static_cast<uint16_t>(OpCode::kAllreduceStart);
+  if (c == nullptr) {
+    if (!data_parallel) return REMAT_OK;
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT,
+                "options.communicator is NULL: the plan is data-parallel (it has allreduce ops), "
+                "and its session sums gradients with the other ranks through one");
+  }
+  if (c->size < 1 || c->rank < 0 || c->rank >= c->size) {
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT,
+                "options.communicator: rank %d of size %d: a size is at least 1 and a rank in "
+                "[0, size)",
+                static_cast<int>(c->rank), static_cast<int>(c->size));
+  }
+  if (c->allreduce_start == nullptr || c->allreduce_wait == nullptr) {
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "options.communicator.%s is NULL",
+                c->allreduce_start == nullptr ? "allreduce_start" : "allreduce_wait");
+  }
+  if (!data_parallel && c->size > 1) {
+    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT,
+                "options.communicator has %d ranks, but the plan is not data-parallel (no "
+                "allreduce op): each rank would train on its own rows alone (compile with "
+                "--data-parallel)",
+                static_cast<int>(c->size));
+  }
+  s->communicator = c;
+  return REMAT_OK;
+}
+
+// After a step stopped at op |stopped|: waits for every bucket an earlier op started and a
+// later op would have waited for, so that no sum still writes the arena and every rank makes
+// the same calls. The first error's message is kept.
+void drain_buckets(remat_session* s, uint32_t stopped, uint32_t n_ops) {
+  if (s->communicator == nullptr) return;
+  const uint16_t start = static_cast<uint16_t>(OpCode::kAllreduceStart);
+  const uint16_t wait = static_cast<uint16_t>(OpCode::kAllreduceWait);
+  for (uint32_t j = 0; j < stopped; ++j) {
+    if (s->ops[j].code != start) continue;
+    const int64_t bucket = s->ops[j].iattrs[0];
+    for (uint32_t k = j + 1; k < n_ops; ++k) {
+      if (s->ops[k].code != wait || s->ops[k].iattrs[0] != bucket) continue;
+      if (k > stopped)
+        s->communicator->allreduce_wait(s->communicator->user, static_cast<uint32_t>(bucket));
+      break;
+    }
+  }
+}
+
 }  // namespace remat
 
 extern "C" {
@@ -307,6 +360,7 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
                   options->threads, kMaxThreads);
   }
   regions.threads = static_cast<uint32_t>(options->threads);
+  if (status == REMAT_OK) status = remat::check_communicator(s, options->communicator);
   // Backends that run on host memory get the caller's (or the session's) regions; device
   // backends allocate their own. An unknown name is left to create_backend() to report.
   const remat::DeviceProfile* profile = remat::find_device_profile(backend);
@@ -383,12 +437,13 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
     if (status != REMAT_OK) return status;
   }
   s->outputs_ready = false;  // the step reuses the eval program's bytes
-  const remat::StepContext ctx{s->plan->root->seed(), s->step};
+  const remat::StepContext ctx{s->plan->root->seed(), s->step, s->communicator};
   const uint32_t n_ops = remat::step_op_count(s->plan);
   s->err.failed_op = 0;
   status = s->backend->begin_step(ctx, &s->err);
-  for (uint32_t i = 0; i < n_ops && status == REMAT_OK; ++i)
-    status = s->backend->run_op(s->ops[i], ctx, &s->err);
+  uint32_t i = 0;
+  for (; i < n_ops && status == REMAT_OK; ++i) status = s->backend->run_op(s->ops[i], ctx, &s->err);
+  if (status != REMAT_OK && i > 0) remat::drain_buckets(s, i - 1, n_ops);
   if (status == REMAT_OK) status = s->backend->end_step(&s->err);
   if (status != REMAT_OK) {
     s->backend->sync(&s->err);  // drain what was queued; the first error's message is kept

@@ -73,8 +73,10 @@ remat::compiler::CompileOptions compile_options(const std::string& model,
 }  // namespace
 
 std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
-                                  const std::string& strategy) {
-  return remat::compiler::compile(compile_options(model, optimizer, strategy)).plan;
+                                  const std::string& strategy, bool data_parallel) {
+  remat::compiler::CompileOptions o = compile_options(model, optimizer, strategy);
+  o.data_parallel.enabled = data_parallel;
+  return remat::compiler::compile(o).plan;
 }
 
 remat::compiler::CompileReport compile_report(const std::string& model,

@@ -63,9 +63,10 @@ bool backend_available();
 /// cost model of the backend under test, or of the one named by "/costs=NAME";
 /// "/checks=atomic|off" sets the non-finite guard (default on); "/eval=off" leaves the eval
 /// program out; "/precision=bf16|fp16" stores activations in 16 bits (compiler/precision.h);
-/// "/arena=BYTES" is the arena budget of strategies budget and auto.
+/// "/arena=BYTES" is the arena budget of strategies budget and auto. |data_parallel|: the plan
+/// sums its gradients over ranks (compiler/data_parallel.h).
 std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
-                                  const std::string& strategy);
+                                  const std::string& strategy, bool data_parallel = false);
 
 /// The compiler's report of compile_plan(|model|, |optimizer|, |strategy|).
 remat::compiler::CompileReport compile_report(const std::string& model,

@@ -270,7 +270,8 @@ void resuming_from_a_saved_state_is_exact(void**) {
 }
 
 // The op catalogue against the backend: every opcode but the copies between regions (tested
-// above) has a case; the CPU backend claims every op; every op the backend claims has a kernel
+// above) and the all-reduce ops (which need ranks: tests/runtime/test_data_parallel.cc) has a
+// case; the CPU backend claims every op; every op the backend claims has a kernel
 // that runs its case within the tolerances of op_cases.h against the CPU kernels, and every op
 // it does not claim answers UNIMPLEMENTED naming the op. (No container lives across a fail or
 // skip here: both leave the function by longjmp, past any destructor.)
@@ -278,7 +279,9 @@ void every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented(void**)
   for (uint16_t code = 1; code < remat::kOpCodeCount; ++code) {
     const bool copy = code == static_cast<uint16_t>(remat::OpCode::kSpill) ||
                       code == static_cast<uint16_t>(remat::OpCode::kPrefetch) ||
-                      code == static_cast<uint16_t>(remat::OpCode::kWait);
+                      code == static_cast<uint16_t>(remat::OpCode::kWait) ||
+                      code == static_cast<uint16_t>(remat::OpCode::kAllreduceStart) ||
+                      code == static_cast<uint16_t>(remat::OpCode::kAllreduceWait);
     bool covered = false;
     for (const remat_test::OpCase& c : remat_test::every_op_case())
       covered = covered || static_cast<uint16_t>(c.code) == code;
@@ -744,13 +747,20 @@ void a_16_bit_plan_trains_where_the_profile_allows_and_is_refused_elsewhere(void
   }
 }
 
-// A backend that lacks a kernel for an op of a plan refuses the session, naming op and backend.
+remat_status one_rank_start(void*, uint32_t, const remat_buffer*, uint32_t) { return REMAT_OK; }
+remat_status one_rank_wait(void*, uint32_t) { return REMAT_OK; }
+
+// A backend that lacks a kernel for an op of a plan refuses the session, naming op and backend:
+// a data-parallel plan, whose all-reduce ops the GPU backends lack (and the null backend every
+// op), with a communicator of one rank.
 void a_plan_with_an_unclaimed_op_is_refused_at_session_creation(void**) {
   if (claims_every_op()) {
     printf("%s claims every op: nothing to refuse\n", g_backend.c_str());
     skip();
   }
-  const std::vector<uint8_t> bytes = compile_plan(kModels[0], kOptimizers[0], "none");
+  const std::vector<uint8_t> bytes =
+      compile_plan(kModels[0], kOptimizers[0], "none", /*data_parallel=*/true);
+  static const remat_communicator one_rank{0, 1, nullptr, one_rank_start, one_rank_wait};
   remat_plan* plan = nullptr;
   char message[512] = "";
   assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)),
@@ -758,6 +768,7 @@ void a_plan_with_an_unclaimed_op_is_refused_at_session_creation(void**) {
   remat_session_options options;
   remat_session_options_init(&options);
   options.backend = g_backend.c_str();
+  options.communicator = &one_rank;
   remat_session* session = nullptr;
   const remat_status status =
       remat_session_create(plan, &options, &session, message, sizeof(message));

@@ -96,6 +96,9 @@ void adam_update_ok(Case& c) {
 }
 void wait_ok(Case& c) { c.in(F32, {2, 3}); }
 void finite_check_ok(Case& c) { c.in(F32, {2, 3}); }
+// A bucket of three gradients of any shapes, bucket 2.
+void allreduce_start_ok(Case& c) { c.in(F32, {4, 3}).in(F32, {3}).in(F32, {2, 2, 2}).ia({2}); }
+void allreduce_wait_ok(Case& c) { allreduce_start_ok(c); }
 void scale_ok(Case& c) {
   unary(c);
   c.fa({0.5f});

@@ -156,7 +156,10 @@ void every_f32_tensor_given_f16_or_bf16_is_accepted(void**) {
   for_each_tensor([](Case& c, bool output, uint32_t i, const char*) {
     const OpCode op = static_cast<OpCode>(c.code);
     ShapeView& v = c.view(output, i);
-    if (v.dtype != F32 || op == OpCode::kSpill || op == OpCode::kPrefetch) return;
+    // The all-reduce ops take float32 alone (what a communicator sums; test_op_check_linear).
+    if (v.dtype != F32 || op == OpCode::kSpill || op == OpCode::kPrefetch ||
+        op == OpCode::kAllreduceStart || op == OpCode::kAllreduceWait)
+      return;
     for (uint8_t dtype : {F16, BF16}) {
       v.dtype = dtype;
       expect(c, REMAT_OK);
@@ -168,7 +171,9 @@ void every_f32_tensor_given_f16_or_bf16_is_accepted(void**) {
 void an_op_mixing_f32_f16_and_bf16_tensors_is_accepted(void**) {
   for_each_op([](Case& c) {
     const OpCode op = static_cast<OpCode>(c.code);
-    if (op == OpCode::kSpill || op == OpCode::kPrefetch || op == OpCode::kWait) return;
+    if (op == OpCode::kSpill || op == OpCode::kPrefetch || op == OpCode::kWait ||
+        op == OpCode::kAllreduceStart || op == OpCode::kAllreduceWait)
+      return;
     uint32_t k = 0;
     for (bool output : {false, true}) {
       for (uint32_t i = 0; i < (output ? c.num_out : c.num_in); ++i) {

@@ -323,6 +323,33 @@ void scale_with_infinite_alpha_is_rejected(void**) {
   expect(c, REMAT_ERROR_BAD_SHAPE, {"fattr 0 (alpha) is -inf"});
 }
 
+void allreduce_of_other_than_float32_or_a_bad_bucket_is_rejected(void**) {
+  for (OpCode op : {OpCode::kAllreduceStart, OpCode::kAllreduceWait}) {
+    Case good(op);
+    build(good);
+    expect(good, REMAT_OK);
+    Case eight(op);  // The most inputs an op takes.
+    for (int i = 0; i < 8; ++i) eight.in(F32, {5});
+    eight.ia({0});
+    expect(eight, REMAT_OK);
+    Case half(op);
+    build(half);
+    half.inputs[1].dtype = BF16;
+    expect(half, REMAT_ERROR_BAD_DTYPE, {"input 1 (g1) has dtype bf16, expected f32"});
+    Case negative(op);
+    build(negative);
+    negative.iattrs[0] = -1;
+    expect(negative, REMAT_ERROR_BAD_SHAPE, {"iattr 0 (bucket) is -1, expected in [0, 1048576]"});
+    Case large(op);
+    build(large);
+    large.iattrs[0] = (int64_t{1} << 20) + 1;
+    expect(large, REMAT_ERROR_BAD_SHAPE, {"iattr 0 (bucket) is 1048577"});
+    Case none(op);
+    none.ia({0});
+    expect(none, REMAT_ERROR_BAD_ARITY);
+  }
+}
+
 }  // namespace
 
 int main(void) {
@@ -350,6 +377,7 @@ int main(void) {
       cmocka_unit_test(log_softmax_with_rows_of_another_length_is_rejected),
       cmocka_unit_test(reduce_sum_and_broadcast_with_bad_axes_or_sizes_are_rejected),
       cmocka_unit_test(scale_with_infinite_alpha_is_rejected),
+      cmocka_unit_test(allreduce_of_other_than_float32_or_a_bad_bucket_is_rejected),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

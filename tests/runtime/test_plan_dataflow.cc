@@ -215,6 +215,118 @@ static void a_prefetched_tensor_read_before_its_wait_is_rejected(void**) {
   expect(g, r.report, REMAT_ERROR_PLAN_CORRUPT, "before the wait for op");
 }
 
+// ---- Data-parallel plans (docs/data-parallel.md) ----
+
+// The mlp for data-parallel training, one bucket per gradient, no eval program.
+remat::compiler::CompileResult compile_data_parallel() {
+  remat::compiler::CompileOptions o;
+  o.model = kMlp;
+  o.batch = 4;
+  o.eval_program = false;
+  o.data_parallel.enabled = true;
+  o.data_parallel.bucket_bytes = 1;  // a bucket per gradient (the first holds the loss too)
+  auto r = remat::compiler::compile(o);
+  assert_true(r.report.allreduce_buckets >= 3);
+  return r;
+}
+
+// Index of the |nth| op of |g| with |code|.
+size_t nth_op(const Graph& g, remat::OpCode code, int nth) {
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].code == code && nth-- == 0) return i;
+  }
+  fail_msg("no op %s number %d", remat::op_name(static_cast<uint16_t>(code)), nth);
+  return 0;
+}
+
+static void a_data_parallel_plan_opens(void**) {
+  const auto r = compile_data_parallel();
+  expect(r.graph, r.report, REMAT_OK, "");
+}
+
+// The step cut before the last bucket's wait (and the checks and updates after it).
+static void a_bucket_that_is_never_waited_for_is_rejected(void**) {
+  auto r = compile_data_parallel();
+  const int last = static_cast<int>(r.report.allreduce_buckets) - 1;
+  r.graph.ops.resize(nth_op(r.graph, remat::OpCode::kAllreduceWait, last));
+  const size_t start = nth_op(r.graph, remat::OpCode::kAllreduceStart, last);
+  expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT,
+         ("op " + std::to_string(start) + " (allreduce_start) of bucket " + std::to_string(last) +
+          " is never waited for")
+             .c_str());
+}
+
+// The first wait moved to the end of the step: the first check of the loss then reads a tensor
+// still being summed.
+static void a_tensor_used_while_its_bucket_is_summed_is_rejected(void**) {
+  auto r = compile_data_parallel();
+  const size_t wait = nth_op(r.graph, remat::OpCode::kAllreduceWait, 0);
+  const remat::compiler::Op moved = r.graph.ops[wait];
+  r.graph.ops.erase(r.graph.ops.begin() + static_cast<long>(wait));
+  r.graph.ops.push_back(moved);
+  expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT,
+         ("op " + std::to_string(wait) +
+          " (finite_check) uses tensor 'loss' before the wait of bucket 0")
+             .c_str());
+}
+
+// The last bucket's start and wait removed: its parameters' updates read unsummed gradients.
+static void an_update_before_its_gradient_is_summed_is_rejected(void**) {
+  auto r = compile_data_parallel();
+  const int last = static_cast<int>(r.report.allreduce_buckets) - 1;
+  const size_t wait = nth_op(r.graph, remat::OpCode::kAllreduceWait, last);
+  const int grad = r.graph.ops[wait].inputs.back();
+  r.graph.ops.erase(r.graph.ops.begin() + static_cast<long>(wait));
+  r.graph.ops.erase(r.graph.ops.begin() +
+                    static_cast<long>(nth_op(r.graph, remat::OpCode::kAllreduceStart, last)));
+  expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT,
+         ("(sgd_update) reads gradient '" + r.graph.tensors[static_cast<size_t>(grad)].name +
+          "' before its all-reduce")
+             .c_str());
+}
+
+static void buckets_out_of_order_or_twice_are_rejected(void**) {
+  auto r = compile_data_parallel();
+  for (int nth : {0, 1}) {
+    r.graph.ops[nth_op(r.graph, remat::OpCode::kAllreduceStart, nth)].iattrs[0] = 1 - nth;
+    r.graph.ops[nth_op(r.graph, remat::OpCode::kAllreduceWait, nth)].iattrs[0] = 1 - nth;
+  }
+  expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT, "starts bucket 1, expected 0");
+  auto twice = compile_data_parallel();
+  twice.graph.ops[nth_op(twice.graph, remat::OpCode::kAllreduceStart, 1)].iattrs[0] = 0;
+  twice.graph.ops[nth_op(twice.graph, remat::OpCode::kAllreduceWait, 1)].iattrs[0] = 0;
+  expect(twice.graph, twice.report, REMAT_ERROR_PLAN_CORRUPT, "starts bucket 0, expected 1");
+}
+
+static void a_bucket_naming_a_tensor_twice_or_waiting_for_others_is_rejected(void**) {
+  auto r = compile_data_parallel();
+  for (remat::OpCode code : {remat::OpCode::kAllreduceStart, remat::OpCode::kAllreduceWait}) {
+    std::vector<int>& in = r.graph.ops[nth_op(r.graph, code, 0)].inputs;
+    in[1] = in[0];
+  }
+  expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT,
+         "(allreduce_start) names tensor 'loss' twice");
+  auto other = compile_data_parallel();
+  std::vector<int>& in =
+      other.graph.ops[nth_op(other.graph, remat::OpCode::kAllreduceWait, 0)].inputs;
+  std::swap(in[0], in[1]);
+  expect(other.graph, other.report, REMAT_ERROR_PLAN_CORRUPT,
+         "of bucket 0 waits for other tensors than op");
+}
+
+// A second wait of the last bucket, after the first: no start is waited for by it.
+static void a_wait_without_its_start_is_rejected(void**) {
+  auto r = compile_data_parallel();
+  const int last = static_cast<int>(r.report.allreduce_buckets) - 1;
+  const remat::compiler::Op again =
+      r.graph.ops[nth_op(r.graph, remat::OpCode::kAllreduceWait, last)];
+  r.graph.ops.push_back(again);
+  expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT,
+         ("op " + std::to_string(r.graph.ops.size() - 1) + " (allreduce_wait) of bucket " +
+          std::to_string(last) + " has no allreduce_start before it")
+             .c_str());
+}
+
 static void an_alignment_below_the_element_size_is_rejected(void**) {
   const auto r = compile(kMlp);
   auto memory = remat::compiler::plan_memory(r.graph, 64);
@@ -241,6 +353,13 @@ int main() {
       cmocka_unit_test(a_spill_that_is_never_waited_for_is_rejected),
       cmocka_unit_test(a_prefetched_tensor_read_before_its_wait_is_rejected),
       cmocka_unit_test(an_alignment_below_the_element_size_is_rejected),
+      cmocka_unit_test(a_data_parallel_plan_opens),
+      cmocka_unit_test(a_bucket_that_is_never_waited_for_is_rejected),
+      cmocka_unit_test(a_tensor_used_while_its_bucket_is_summed_is_rejected),
+      cmocka_unit_test(an_update_before_its_gradient_is_summed_is_rejected),
+      cmocka_unit_test(buckets_out_of_order_or_twice_are_rejected),
+      cmocka_unit_test(a_bucket_naming_a_tensor_twice_or_waiting_for_others_is_rejected),
+      cmocka_unit_test(a_wait_without_its_start_is_rejected),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -34,7 +34,10 @@ class SessionOptions(ctypes.Structure):
                 ("arena", ctypes.c_void_p), ("arena_size", ctypes.c_size_t),
                 ("persistent", ctypes.c_void_p), ("persistent_size", ctypes.c_size_t),
                 ("host", ctypes.c_void_p), ("host_size", ctypes.c_size_t), ("init_params", ctypes.c_int),
-                ("threads", ctypes.c_size_t)]
+                ("threads", ctypes.c_size_t),
+                # const remat_communicator* (data-parallel training, docs/data-parallel.md):
+                # not wrapped here; NULL.
+                ("communicator", ctypes.c_void_p)]
 
 
 WRITE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)

@@ -69,6 +69,8 @@ pub struct remat_session_options {
     pub host_size: usize,
     pub init_params: c_int,
     pub threads: usize,
+    /// const remat_communicator* (data-parallel training): not wrapped by the crate; null.
+    pub communicator: *const c_void,
 }
 
 pub type remat_state_write_fn = extern "C" fn(context: *mut c_void, data: *const c_void, bytes: usize) -> c_int;

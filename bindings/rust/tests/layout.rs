@@ -47,5 +47,6 @@ fn structs_match_the_c_compiler() {
     assert_eq!(offset!(remat_session_options, host_size), OFFSET_remat_session_options_host_size);
     assert_eq!(offset!(remat_session_options, init_params), OFFSET_remat_session_options_init_params);
     assert_eq!(offset!(remat_session_options, threads), OFFSET_remat_session_options_threads);
+    assert_eq!(offset!(remat_session_options, communicator), OFFSET_remat_session_options_communicator);
     assert_eq!(remat::version().unwrap().api_version, API_VERSION);
 }

@@ -1,0 +1,439 @@
+// Data-parallel training through the session's communicator (docs/data-parallel.md): N ranks,
+// each a session in a thread of this process joined by an in-process communicator, train as one
+// session of N times the batch does (within float tolerance: the sums are grouped otherwise);
+// every rank holds the same bits; recomputation and spilling change no bit; a run repeats
+// bitwise; and the session's refusals and failure paths.
+#include "tests/cmocka_cpp.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <condition_variable>
+#include <map>
+#include <stdexcept>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "compiler/compiler.h"
+#include "remat/remat.h"
+
+namespace rc = remat::compiler;
+
+namespace {
+
+const char* const kMlp = "mlp:layers=3,width=16,in=8,classes=4";
+const char* const kTransformer =
+    "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=4,vocab=20,classes=3";
+constexpr int kSteps = 3;
+
+// Ranks of one process, joined in the order they start each bucket: the last rank to start a
+// bucket sums it, in rank order, into every rank's arrays.
+class ThreadWorld {
+ public:
+  explicit ThreadWorld(int size) : size_(size) {}
+
+  remat_status start(int rank, uint32_t bucket, const remat_buffer* parts, uint32_t count) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    Entry& e = entries_[{bucket, rounds_[{rank, bucket}]++}];
+    e.parts.resize(static_cast<size_t>(size_));
+    e.parts[static_cast<size_t>(rank)].assign(parts, parts + count);
+    if (++e.arrived < size_) return REMAT_OK;
+    for (uint32_t k = 0; k < count; ++k) {
+      for (uint64_t i = 0; i < parts[k].count; ++i) {
+        float sum = 0.0f;
+        for (int r = 0; r < size_; ++r) {
+          if (e.parts[static_cast<size_t>(r)].size() != count ||
+              e.parts[static_cast<size_t>(r)][k].count != parts[k].count)
+            return REMAT_ERROR_INVALID_ARGUMENT;
+          sum = r == 0 ? e.parts[0][k].data[i] : sum + e.parts[static_cast<size_t>(r)][k].data[i];
+        }
+        for (int r = 0; r < size_; ++r) e.parts[static_cast<size_t>(r)][k].data[i] = sum;
+      }
+    }
+    e.done = true;
+    done_.notify_all();
+    return REMAT_OK;
+  }
+
+  remat_status wait(int rank, uint32_t bucket) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const int round = rounds_[{rank, bucket}] - 1;
+    if (round < 0) return REMAT_ERROR_FAILED_PRECONDITION;
+    Entry& e = entries_[{bucket, round}];
+    done_.wait(lock, [&] { return e.done; });
+    return REMAT_OK;
+  }
+
+ private:
+  struct Entry {
+    std::vector<std::vector<remat_buffer>> parts;
+    int arrived = 0;
+    bool done = false;
+  };
+  const int size_;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  std::map<std::pair<uint32_t, int>, Entry> entries_;  // by bucket and round
+  std::map<std::pair<int, uint32_t>, int> rounds_;     // a rank's starts of a bucket
+};
+
+struct Rank {
+  ThreadWorld* world;
+  int rank;
+};
+
+remat_status thread_start(void* user, uint32_t bucket, const remat_buffer* parts, uint32_t count) {
+  Rank* r = static_cast<Rank*>(user);
+  return r->world->start(r->rank, bucket, parts, count);
+}
+
+remat_status thread_wait(void* user, uint32_t bucket) {
+  Rank* r = static_cast<Rank*>(user);
+  return r->world->wait(r->rank, bucket);
+}
+
+std::vector<uint8_t> compile(const char* model, int64_t batch, const std::string& strategy,
+                             bool data_parallel, uint64_t device_budget = 0) {
+  rc::CompileOptions o;
+  o.model = model;
+  o.batch = batch;
+  o.optimizer = "sgd:lr=0.1,momentum=0.9";
+  o.strategy = strategy;
+  o.device_budget = device_budget;
+  o.data_parallel.enabled = data_parallel;
+  o.data_parallel.bucket_bytes = 2048;  // several buckets even for these small models
+  return rc::compile(o).plan;
+}
+
+// The bytes of binding |info| for the rows [first, first + rows) of step |step|'s global batch:
+// floats in [-1, 1), integers in [0, 3) (ids and labels every test model takes).
+std::vector<uint8_t> rows_of(const remat_tensor_info& info, int64_t first, int64_t rows, int step) {
+  const uint64_t row_bytes = info.bytes / static_cast<uint64_t>(info.dims[0]);
+  std::vector<uint8_t> out(row_bytes * static_cast<uint64_t>(rows));
+  const uint64_t per_row = row_bytes / 4;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (uint64_t e = 0; e < per_row; ++e) {
+      uint64_t h = (static_cast<uint64_t>(first + r) * 1000003u + e) * 2654435761u +
+                   static_cast<uint64_t>(step) * 40503u + strlen(info.name);
+      h ^= h >> 13;
+      h *= 0x9e3779b97f4a7c15ull;
+      h ^= h >> 29;
+      if (info.dtype == REMAT_DTYPE_F32) {
+        const float v = static_cast<float>(h % 2000) / 1000.0f - 1.0f;
+        memcpy(&out[(static_cast<uint64_t>(r) * per_row + e) * 4], &v, 4);
+      } else {
+        const int32_t v = static_cast<int32_t>(h % 3);
+        memcpy(&out[(static_cast<uint64_t>(r) * per_row + e) * 4], &v, 4);
+      }
+    }
+  }
+  return out;
+}
+
+// What a session holds after training: its parameters' bytes by name, and each step's loss.
+struct Trained {
+  std::map<std::string, std::vector<float>> params;
+  std::vector<float> losses;
+};
+
+std::vector<remat_tensor_info> bindings(const remat_plan* plan, remat_binding_kind kind) {
+  uint32_t n = 0;
+  assert_int_equal(remat_plan_binding_count(plan, kind, &n), REMAT_OK);
+  std::vector<remat_tensor_info> out(n);
+  for (uint32_t i = 0; i < n; ++i)
+    assert_int_equal(remat_plan_binding(plan, kind, i, &out[i]), REMAT_OK);
+  return out;
+}
+
+// Throws |what| with the status's name unless |status| is REMAT_OK: the rank threads cannot use
+// cmocka's assertions, so train() reports through exceptions, which the caller turns into a
+// failure on the test's thread.
+void check(remat_status status, const std::string& what) {
+  if (status != REMAT_OK) throw std::runtime_error(what + ": " + remat_status_string(status));
+}
+
+// Trains |bytes| for kSteps steps as rank |rank| (rows of the global batch of the ranks
+// together), starting from |initial| parameters, with |communicator| (may be null).
+Trained train(const std::vector<uint8_t>& bytes, int rank,
+              const std::map<std::string, std::vector<float>>& initial,
+              const remat_communicator* communicator) {
+  Trained t;
+  remat_plan* plan = nullptr;
+  char message[512] = "";
+  check(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)),
+        std::string("open: ") + message);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.threads = 1;
+  options.communicator = communicator;
+  remat_session* session = nullptr;
+  check(remat_session_create(plan, &options, &session, message, sizeof(message)),
+        std::string("create: ") + message);
+  const auto params = bindings(plan, REMAT_BINDING_PARAM);
+  for (const remat_tensor_info& p : params) {
+    auto found = initial.find(p.name);
+    if (found != initial.end())
+      check(remat_session_write_param(session, p.name, found->second.data(), p.bytes), p.name);
+  }
+  std::vector<remat_tensor_info> data = bindings(plan, REMAT_BINDING_INPUT);
+  for (const remat_tensor_info& l : bindings(plan, REMAT_BINDING_LABEL)) data.push_back(l);
+  for (int step = 0; step < kSteps; ++step) {
+    for (const remat_tensor_info& d : data) {
+      const int64_t batch = d.dims[0];
+      const std::vector<uint8_t> rows = rows_of(d, rank * batch, batch, step);
+      check(remat_session_set_input(session, d.name, rows.data(), rows.size()), d.name);
+    }
+    float loss = 0.0f;
+    check(remat_session_step(session, &loss), "rank " + std::to_string(rank) + ", step " +
+                                                  std::to_string(step) + ": " +
+                                                  remat_session_last_error(session));
+    t.losses.push_back(loss);
+  }
+  for (const remat_tensor_info& p : params) {
+    std::vector<float> values(p.bytes / 4);
+    check(remat_session_read_param(session, p.name, values.data(), p.bytes), p.name);
+    t.params[p.name] = std::move(values);
+  }
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+  return t;
+}
+
+// Every rank of |ranks| trained on |bytes| in threads from |initial|; one Trained per rank.
+std::vector<Trained> train_ranks(const std::vector<uint8_t>& bytes, int ranks,
+                                 const std::map<std::string, std::vector<float>>& initial) {
+  ThreadWorld world(ranks);
+  std::vector<Rank> users(static_cast<size_t>(ranks));
+  std::vector<remat_communicator> comms(static_cast<size_t>(ranks));
+  std::vector<Trained> out(static_cast<size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    users[static_cast<size_t>(r)] = {&world, r};
+    comms[static_cast<size_t>(r)] = {r, ranks, &users[static_cast<size_t>(r)], thread_start,
+                                     thread_wait};
+  }
+  std::vector<std::string> errors(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        out[static_cast<size_t>(r)] = train(bytes, r, initial, &comms[static_cast<size_t>(r)]);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& e : errors) {
+    if (!e.empty()) fail_msg("%s", e.c_str());
+  }
+  return out;
+}
+
+// The initial parameters of |model|'s plan at batch 1.
+std::map<std::string, std::vector<float>> initial_params(const char* model) {
+  rc::CompileOptions o;
+  o.model = model;
+  o.batch = 1;
+  const std::vector<uint8_t> bytes = rc::compile(o).plan;
+  remat_plan* plan = nullptr;
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, nullptr, 0), REMAT_OK);
+  remat_session* session = nullptr;
+  assert_int_equal(remat_session_create(plan, nullptr, &session, nullptr, 0), REMAT_OK);
+  std::map<std::string, std::vector<float>> out;
+  for (const remat_tensor_info& p : bindings(plan, REMAT_BINDING_PARAM)) {
+    std::vector<float> values(p.bytes / 4);
+    assert_int_equal(remat_session_read_param(session, p.name, values.data(), p.bytes), REMAT_OK);
+    out[p.name] = std::move(values);
+  }
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+  return out;
+}
+
+void expect_same_bits(const Trained& a, const Trained& b, const char* what) {
+  for (const auto& p : a.params) {
+    if (memcmp(p.second.data(), b.params.at(p.first).data(), p.second.size() * 4) != 0)
+      fail_msg("%s: parameter %s differs in its bits", what, p.first.c_str());
+  }
+  if (memcmp(a.losses.data(), b.losses.data(), a.losses.size() * 4) != 0)
+    fail_msg("%s: the losses differ in their bits", what);
+}
+
+// N ranks of batch b against one session of batch N x b: losses and parameters within 2e-5 of
+// the largest parameter (float32 sums grouped by rank instead of over all rows). SGD with
+// momentum, whose update is linear in the gradient: Adam would turn rounding noise in a gradient
+// that is zero in exact arithmetic (attention's key bias) into whole steps of its learning rate.
+void n_ranks_train_as_one_session_of_the_whole_batch(void**) {
+  for (const char* model : {kMlp, kTransformer}) {
+    const auto initial = initial_params(model);
+    for (int ranks : {2, 4}) {
+      const int64_t b = 2;
+      const Trained whole = train(compile(model, ranks * b, "none", false), 0, initial, nullptr);
+      const std::vector<Trained> parts =
+          train_ranks(compile(model, b, "none", true), ranks, initial);
+      for (int r = 1; r < ranks; ++r)
+        expect_same_bits(parts[0], parts[static_cast<size_t>(r)], "ranks");
+      for (int s = 0; s < kSteps; ++s) {
+        if (fabsf(parts[0].losses[s] - whole.losses[s]) > 1e-5f * (1.0f + fabsf(whole.losses[s])))
+          fail_msg("%s, %d ranks, step %d: loss %.9g, one session %.9g", model, ranks, s,
+                   static_cast<double>(parts[0].losses[s]), static_cast<double>(whole.losses[s]));
+      }
+      for (const auto& p : whole.params) {
+        float largest = 0.0f, worst = 0.0f;
+        for (size_t i = 0; i < p.second.size(); ++i) {
+          largest = fmaxf(largest, fabsf(p.second[i]));
+          worst = fmaxf(worst, fabsf(p.second[i] - parts[0].params.at(p.first)[i]));
+        }
+        if (worst > 2e-5f * fmaxf(largest, 1.0f))
+          fail_msg("%s, %d ranks: %s differs by %g (largest %g)", model, ranks, p.first.c_str(),
+                   static_cast<double>(worst), static_cast<double>(largest));
+      }
+    }
+  }
+}
+
+// Recomputation and spilling change no bit of a data-parallel run; nor does running it again.
+void recomputation_spilling_and_a_rerun_keep_every_bit(void**) {
+  const auto initial = initial_params(kTransformer);
+  const std::vector<uint8_t> none = compile(kTransformer, 2, "none", true);
+  const std::vector<Trained> reference = train_ranks(none, 2, initial);
+  expect_same_bits(reference[0], train_ranks(none, 2, initial)[0], "a rerun");
+  expect_same_bits(reference[0], train_ranks(compile(kTransformer, 2, "sqrt", true), 2, initial)[0],
+                   "sqrt");
+  rc::CompileOptions o;
+  o.model = kTransformer;
+  o.batch = 2;
+  o.optimizer = "sgd:lr=0.1,momentum=0.9";
+  o.strategy = "splits";
+  o.data_parallel.enabled = true;
+  o.data_parallel.bucket_bytes = 2048;
+  const rc::CompileReport plain = rc::compile(o).report;
+  const std::vector<uint8_t> spilled =
+      compile(kTransformer, 2, "splits", true, plain.persistent_bytes + plain.arena_bytes * 8 / 10);
+  o.device_budget = plain.persistent_bytes + plain.arena_bytes * 8 / 10;
+  assert_false(rc::compile(o).report.spilled.empty());
+  expect_same_bits(reference[0], train_ranks(spilled, 2, initial)[0], "splits with spills");
+}
+
+// ---- The session's refusals and failure paths ----
+
+remat_status no_start(void*, uint32_t, const remat_buffer*, uint32_t) { return REMAT_OK; }
+remat_status no_wait(void*, uint32_t) { return REMAT_OK; }
+
+// Creates a session of |bytes| with |communicator|; returns the status, the message in
+// |message|, and destroys what it made.
+remat_status create_with(const std::vector<uint8_t>& bytes, const remat_communicator* communicator,
+                         char (&message)[512]) {
+  remat_plan* plan = nullptr;
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)),
+                   REMAT_OK);
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.communicator = communicator;
+  remat_session* session = nullptr;
+  const remat_status status =
+      remat_session_create(plan, &options, &session, message, sizeof(message));
+  if (status == REMAT_OK) assert_non_null(session);
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+  return status;
+}
+
+void expect_refused(const std::vector<uint8_t>& bytes, const remat_communicator* c,
+                    const char* needle) {
+  char message[512] = "";
+  const remat_status status = create_with(bytes, c, message);
+  if (status != REMAT_ERROR_INVALID_ARGUMENT || strstr(message, needle) == nullptr)
+    fail_msg("expected invalid argument with '%s', got %s: '%s'", needle,
+             remat_status_string(status), message);
+}
+
+void a_session_refuses_a_missing_or_wrong_communicator(void**) {
+  const std::vector<uint8_t> parallel = compile(kMlp, 2, "none", true);
+  const std::vector<uint8_t> alone = compile(kMlp, 2, "none", false);
+  expect_refused(parallel, nullptr, "options.communicator is NULL: the plan is data-parallel");
+  remat_communicator c{2, 2, nullptr, no_start, no_wait};
+  expect_refused(parallel, &c, "options.communicator: rank 2 of size 2");
+  c = {0, 0, nullptr, no_start, no_wait};
+  expect_refused(parallel, &c, "rank 0 of size 0");
+  c = {-1, 2, nullptr, no_start, no_wait};
+  expect_refused(parallel, &c, "rank -1 of size 2");
+  c = {0, 2, nullptr, nullptr, no_wait};
+  expect_refused(parallel, &c, "options.communicator.allreduce_start is NULL");
+  c = {0, 2, nullptr, no_start, nullptr};
+  expect_refused(parallel, &c, "options.communicator.allreduce_wait is NULL");
+  c = {1, 2, nullptr, no_start, no_wait};
+  expect_refused(alone, &c, "has 2 ranks, but the plan is not data-parallel");
+  char message[512] = "";
+  c = {0, 1, nullptr, no_start, no_wait};  // one rank: nothing to average
+  assert_int_equal(create_with(alone, &c, message), REMAT_OK);
+  assert_int_equal(create_with(parallel, &c, message), REMAT_OK);
+}
+
+// A communicator of one rank that fails the start of one bucket and records its calls.
+struct Recording {
+  uint32_t fail_bucket;
+  std::vector<std::string> calls;
+};
+remat_status recording_start(void* user, uint32_t bucket, const remat_buffer*, uint32_t) {
+  Recording* r = static_cast<Recording*>(user);
+  r->calls.push_back("start " + std::to_string(bucket));
+  return bucket == r->fail_bucket ? REMAT_ERROR_UNAVAILABLE : REMAT_OK;
+}
+remat_status recording_wait(void* user, uint32_t bucket) {
+  static_cast<Recording*>(user)->calls.push_back("wait " + std::to_string(bucket));
+  return REMAT_OK;
+}
+
+// A failed start stops the step with REMAT_ERROR_CALLBACK naming the bucket, and the session
+// still waits for the bucket it started before, so no sum is left writing its arena; the next
+// step runs.
+void a_failing_communicator_stops_the_step_and_drains_its_buckets(void**) {
+  const std::vector<uint8_t> bytes = compile(kMlp, 2, "none", true);
+  remat_plan* plan = nullptr;
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, nullptr, 0), REMAT_OK);
+  Recording recording{1, {}};
+  const remat_communicator c{0, 1, &recording, recording_start, recording_wait};
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.communicator = &c;
+  remat_session* session = nullptr;
+  assert_int_equal(remat_session_create(plan, &options, &session, nullptr, 0), REMAT_OK);
+  for (const remat_tensor_info& d : bindings(plan, REMAT_BINDING_INPUT)) {
+    const std::vector<uint8_t> rows = rows_of(d, 0, d.dims[0], 0);
+    assert_int_equal(remat_session_set_input(session, d.name, rows.data(), rows.size()), REMAT_OK);
+  }
+  for (const remat_tensor_info& d : bindings(plan, REMAT_BINDING_LABEL)) {
+    const std::vector<uint8_t> rows = rows_of(d, 0, d.dims[0], 0);
+    assert_int_equal(remat_session_set_input(session, d.name, rows.data(), rows.size()), REMAT_OK);
+  }
+  assert_int_equal(remat_session_step(session, nullptr), REMAT_ERROR_CALLBACK);
+  const char* error = remat_session_last_error(session);
+  if (strstr(error, "the communicator's allreduce_start of bucket 1 returned") == nullptr)
+    fail_msg("message: %s", error);
+  const std::vector<std::string> expected = {"start 0", "start 1", "wait 0"};
+  assert_true(recording.calls == expected);
+  recording.fail_bucket = 1000;
+  recording.calls.clear();
+  assert_int_equal(remat_session_step(session, nullptr), REMAT_OK);
+  assert_string_equal(recording.calls.front().c_str(), "start 0");
+  assert_string_equal(recording.calls.back().c_str(),
+                      ("wait " + std::to_string(recording.calls.size() / 2 - 1)).c_str());
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(n_ranks_train_as_one_session_of_the_whole_batch),
+      cmocka_unit_test(recomputation_spilling_and_a_rerun_keep_every_bit),
+      cmocka_unit_test(a_session_refuses_a_missing_or_wrong_communicator),
+      cmocka_unit_test(a_failing_communicator_stops_the_step_and_drains_its_buckets),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
