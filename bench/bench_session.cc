@@ -21,13 +21,15 @@ double ms_since(uint64_t start) { return static_cast<double>(remat::port_now_ns(
 }  // namespace
 
 FedSession open_session(const std::vector<uint8_t>& plan_bytes, const std::string& model,
-                        int64_t batch, const std::string& backend, size_t threads) {
+                        int64_t batch, const std::string& backend, size_t threads,
+                        const remat_communicator* communicator) {
   FedSession fed;
   char message[512];
   remat_session_options options;
   remat_session_options_init(&options);
   options.backend = backend.c_str();
   options.threads = threads;
+  options.communicator = communicator;
   if (remat_plan_open(plan_bytes.data(), plan_bytes.size(), &fed.plan, message, sizeof(message)) !=
       REMAT_OK) {
     die(model, message);
@@ -58,8 +60,8 @@ void close_session(FedSession& fed) {
 
 StepTimes time_steps(const std::vector<uint8_t>& plan_bytes, const std::string& model,
                      int64_t batch, const std::string& backend, int warmup, int steps,
-                     size_t threads) {
-  FedSession fed = open_session(plan_bytes, model, batch, backend, threads);
+                     size_t threads, const remat_communicator* communicator) {
+  FedSession fed = open_session(plan_bytes, model, batch, backend, threads, communicator);
   StepTimes t;
   t.create_ms = fed.create_ms;
   for (int s = 0; s < warmup + steps; ++s) {

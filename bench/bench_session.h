@@ -31,10 +31,12 @@ struct FedSession {
 };
 
 /// Opens |plan_bytes| (a plan of |model| at |batch|) on |backend| (CPU: |threads| threads, 0 for
-/// one per hardware thread) and sets the inputs of step 0 of the synthetic task. Exits with
-/// status 1 and a message naming |model| on any error. close_session() frees it.
+/// one per hardware thread; |communicator| for a data-parallel plan) and sets the inputs of
+/// step 0 of the synthetic task. Exits with status 1 and a message naming |model| on any error.
+/// close_session() frees it.
 FedSession open_session(const std::vector<uint8_t>& plan_bytes, const std::string& model,
-                        int64_t batch, const std::string& backend, size_t threads);
+                        int64_t batch, const std::string& backend, size_t threads,
+                        const remat_communicator* communicator = nullptr);
 
 /// Destroys the session and closes the plan of |fed|.
 void close_session(FedSession& fed);
@@ -45,7 +47,7 @@ void close_session(FedSession& fed);
 /// naming |model| on any error.
 StepTimes time_steps(const std::vector<uint8_t>& plan_bytes, const std::string& model,
                      int64_t batch, const std::string& backend, int warmup, int steps,
-                     size_t threads = 0);
+                     size_t threads = 0, const remat_communicator* communicator = nullptr);
 
 }  // namespace remat_bench
 

@@ -29,6 +29,7 @@ RULES = {
     'src/compiler': ('runtime/', 'ports/', 'cli/', 'io/', 'backends/'),
     'src/io': ('runtime/', 'cli/', 'backends/', 'ports/'),
     'src/cli': ('runtime/', 'backends/', 'ports/'),
+    'src/comm': ('compiler/', 'cli/', 'io/', 'runtime/', 'backends/', 'ports/'),
 }
 # Plain data every host program may read: the backends' device profiles (alignment, copy
 # bandwidth, compute rate), as the compiler's cost model does.

@@ -50,8 +50,10 @@ void narrow_to_i32(const std::string& path, SafeTensorsFile* file, const std::st
 
 }  // namespace
 
-Batches Batches::from_file(const std::string& path, const remat_plan* plan) {
+Batches Batches::from_file(const std::string& path, const remat_plan* plan, int rank, int ranks) {
   Batches out;
+  out.rank_ = rank;
+  out.ranks_ = ranks;
   out.file_ = std::make_shared<SafeTensorsFile>();
   std::string error;
   if (!read_safetensors(path, out.file_.get(), &error)) throw Failure(error);
@@ -64,6 +66,7 @@ Batches Batches::from_file(const std::string& path, const remat_plan* plan) {
       }
       const SafeTensor* t = out.file_->find(b.name);
       std::vector<int64_t> want(b.dims, b.dims + b.rank);
+      want[0] *= ranks;  // every rank's rows (a binding's first axis is its batch)
       if (t == nullptr) throw Failure(path + ": no tensor '" + b.name + "' (an input of the plan)");
       const bool shape_ok = t->shape.size() == want.size() + 1 &&
                             std::vector<int64_t>(t->shape.begin() + 1, t->shape.end()) == want;
@@ -80,27 +83,42 @@ Batches Batches::from_file(const std::string& path, const remat_plan* plan) {
       out.count_ = t->shape[0];
       out.names_.push_back(b.name);
       out.tensors_.push_back(t);
-      out.item_bytes_.push_back(b.bytes);
+      out.item_bytes_.push_back(b.bytes * static_cast<uint64_t>(ranks));
     }
   }
   return out;
 }
 
-Batches Batches::synthetic(const std::string& model, int64_t batch, uint64_t seed, uint64_t first) {
+Batches Batches::synthetic(const std::string& model, int64_t batch, uint64_t seed, uint64_t first,
+                           int rank, int ranks) {
   Batches out;
-  out.task_ = std::make_shared<io::SyntheticTask>(model, batch, seed);
+  out.task_ = std::make_shared<io::SyntheticTask>(model, batch * ranks, seed);
   out.names_ = out.task_->names();
   out.first_ = first;
+  out.rank_ = rank;
+  out.ranks_ = ranks;
   return out;
 }
 
 std::vector<std::vector<uint8_t>> Batches::batch(int64_t index) const {
-  if (task_) return task_->batch(first_ + static_cast<uint64_t>(index));
-  const int64_t row = index % count_;
-  std::vector<std::vector<uint8_t>> values(names_.size());
-  for (size_t i = 0; i < names_.size(); ++i) {
-    const uint8_t* at = tensors_[i]->data.data() + static_cast<uint64_t>(row) * item_bytes_[i];
-    values[i].assign(at, at + item_bytes_[i]);
+  std::vector<std::vector<uint8_t>> values;
+  if (task_) {
+    values = task_->batch(first_ + static_cast<uint64_t>(index));
+  } else {
+    const int64_t row = index % count_;
+    values.resize(names_.size());
+    for (size_t i = 0; i < names_.size(); ++i) {
+      const uint8_t* at = tensors_[i]->data.data() + static_cast<uint64_t>(row) * item_bytes_[i];
+      values[i].assign(at, at + item_bytes_[i]);
+    }
+  }
+  if (ranks_ > 1) {  // this rank's rows: the batch axis comes first, so a contiguous share
+    for (std::vector<uint8_t>& v : values) {
+      const size_t share = v.size() / static_cast<size_t>(ranks_);
+      v = std::vector<uint8_t>(
+          v.begin() + static_cast<long>(share * static_cast<size_t>(rank_)),
+          v.begin() + static_cast<long>(share * static_cast<size_t>(rank_ + 1)));
+    }
   }
   return values;
 }

@@ -22,10 +22,16 @@ class Batches {
   /// label binding of |plan|, named as the binding, with the binding's dtype and shape behind
   /// a leading batch axis, every tensor with as many batches. Throws Failure naming the file,
   /// the tensor and what was expected.
-  static Batches from_file(const std::string& path, const remat_plan* plan);
+  /// In data-parallel training (|ranks| > 1), each tensor's batch axis holds |ranks| times the
+  /// binding's rows, and this rank's share is rows [|rank| x b, (|rank| + 1) x b) of each batch:
+  /// the file one process of |ranks| x b rows would train on.
+  static Batches from_file(const std::string& path, const remat_plan* plan, int rank = 0,
+                           int ranks = 1);
   /// The synthetic task of template |model| (io/synthetic_task.h) from batch index |first| on:
-  /// training starts at 0, evaluation at kHeldOut, so that it never sees a training batch.
-  static Batches synthetic(const std::string& model, int64_t batch, uint64_t seed, uint64_t first);
+  /// training starts at 0, evaluation at kHeldOut, so that it never sees a training batch. With
+  /// |ranks| > 1, this rank's share of the task's batches of |ranks| x |batch| rows.
+  static Batches synthetic(const std::string& model, int64_t batch, uint64_t seed, uint64_t first,
+                           int rank = 0, int ranks = 1);
 
   /// First batch index of the synthetic evaluation batches (2^62: no run trains that long).
   static constexpr uint64_t kHeldOut = uint64_t{1} << 62;
@@ -50,6 +56,7 @@ class Batches {
   std::shared_ptr<io::SyntheticTask> task_;
   uint64_t first_ = 0;
   int64_t count_ = 0;
+  int rank_ = 0, ranks_ = 1;  // this process's share of each batch
 };
 
 }  // namespace cli

@@ -24,7 +24,10 @@
 #include "cli/path_collisions.h"
 #include "io/safetensors.h"
 #include "cli/session_calls.h"
+#include "comm/mpi_communicator.h"
 #include "compiler/templates/aliases.h"
+#include "plan/ops.h"
+#include "plan/plan_generated.h"
 #include "remat/remat.h"
 
 namespace remat {
@@ -42,6 +45,19 @@ struct ArenaFree {
 };
 
 // |bytes| (at least 1) of host memory aligned to |alignment| for a caller-sized arena, or nullptr.
+// Seconds a rank of data-parallel training waits for a bucket's sum before it gives up (a rank
+// that failed or was killed never sends its part): --rank-timeout's default.
+constexpr double kDefaultRankTimeout = 300.0;
+
+// Whether the (verified) plan |bytes| is data-parallel: it sums gradients over ranks.
+bool plan_is_data_parallel(const std::vector<uint8_t>& bytes) {
+  const auto* ops = fb::GetPlan(bytes.data())->ops();
+  for (uint32_t i = 0; ops != nullptr && i < ops->size(); ++i) {
+    if (ops->Get(i)->code() == static_cast<uint16_t>(OpCode::kAllreduceStart)) return true;
+  }
+  return false;
+}
+
 void* allocate_arena(size_t bytes, size_t alignment) {
   if (alignment < sizeof(void*)) alignment = sizeof(void*);
   void* pointer = nullptr;
@@ -74,7 +90,10 @@ int read_state_chunk(void* context, uint64_t offset, void* data, size_t bytes) {
   return 0;
 }
 
+// Saves |session|'s state to |path| atomically; an empty |path| (no --state, or a rank of
+// data-parallel training other than 0, which writes nothing) saves nothing.
 void save_state(remat_session* session, const std::string& path) {
+  if (path.empty()) return;
   io::AtomicFileWriter writer;
   if (!writer.open(path)) throw Failure(writer.error());
   const remat_status saved = remat_session_save_state(session, write_state_chunk, &writer);
@@ -232,247 +251,283 @@ int run_train(const std::vector<std::string>& argv) {
   if (opened != REMAT_OK)
     throw Failure(source + ": " + remat_status_string(opened) + ": " + message);
   std::unique_ptr<remat_plan, PlanCloser> plan(raw_plan);
-  // What the plan carries: the non-finite guard (`--finite-checks off` omits it), an eval program.
-  int has_finite_checks = 0, has_eval_program = 0;
-  remat_plan_has_finite_checks(plan.get(), &has_finite_checks);
-  remat_plan_has_eval_program(plan.get(), &has_eval_program);
-  const bool guarded = has_finite_checks != 0;
-  if (on_nonfinite == "skip" && !guarded) {
-    throw UsageError("--on-nonfinite skip needs a plan with finite checks; " + source +
-                     " was compiled with --finite-checks off");
+  // A data-parallel plan trains as one rank of mpirun's (docs/data-parallel.md): every rank
+  // compiles or reads the same plan, takes its share of each batch and sums gradients with the
+  // others; rank 0 alone prints and writes files.
+  std::unique_ptr<comm::MpiWorld> world;
+  if (plan_is_data_parallel(bytes)) {
+    world = comm::MpiWorld::join(args.real("--rank-timeout", kDefaultRankTimeout));
+    if (world->rank() != 0 && std::freopen("/dev/null", "w", stdout) == nullptr)
+      throw Failure("rank " + std::to_string(world->rank()) + ": cannot silence its output");
+  } else if (args.has("--rank-timeout")) {
+    throw UsageError("--rank-timeout applies to a data-parallel plan (--data-parallel)");
   }
-
-  if (evaluating && has_eval_program == 0) {
-    uint32_t format_version = 0;
-    remat_plan_format_version(plan.get(), &format_version);
-    throw UsageError("evaluation needs a plan with an eval program; " + source +
-                     " was compiled with --eval-program off" +
-                     (format_version < 2 ? " (or by a remat older than format version 2)" : ""));
-  }
-  remat_plan_memory_info memory;
-  remat_plan_memory(plan.get(), &memory);
-
-  remat_session_options options;
-  remat_session_options_init(&options);
-  const std::string backend = args.text("--backend", "cpu");
-  options.backend = backend.c_str();
-  // CPU threads: 0 (the default) is one per hardware thread.
-  options.threads = static_cast<size_t>(args.integer("--threads", 1, 1024, 0));
-  std::unique_ptr<void, ArenaFree> arena;
-  if (args.has("--arena")) {
-    options.arena_size = args.size("--arena", 0);
-    arena.reset(allocate_arena(options.arena_size, memory.alignment));
-    if (arena == nullptr)
-      throw Failure("cannot allocate an arena of " + format_bytes(options.arena_size));
-    options.arena = arena.get();
-  }
-  remat_session* raw_session = nullptr;
-  const remat_status created =
-      remat_session_create(plan.get(), &options, &raw_session, message, sizeof(message));
-  if (created != REMAT_OK)
-    throw Failure(std::string("creating the session: ") + remat_status_string(created) + ": " +
-                  message);
-  std::unique_ptr<remat_session, SessionDestroyer> session(raw_session);
-
-  if (args.has("--load-params"))
-    load_params(session.get(), plan.get(), args.text("--load-params", ""));
+  const int rank = world ? world->rank() : 0, ranks = world ? world->size() : 1;
+  // Where the state is saved: rank 0 alone writes it (save_state of an empty path saves nothing).
   const std::string state_path = args.text("--state", "");
-  const bool resumed = !state_path.empty() && load_state(session.get(), state_path);
-
-  // What the plan records of how it was compiled: NULL model or strategy when it names none.
-  const char* model = nullptr;
-  const char* strategy = nullptr;
-  uint32_t plan_batch = 0;
-  uint64_t seed = 0;
-  remat_plan_model(plan.get(), &model);
-  remat_plan_strategy(plan.get(), &strategy);
-  const bool has_provenance = remat_plan_batch(plan.get(), &plan_batch) == REMAT_OK;
-  remat_plan_seed(plan.get(), &seed);
-  auto synthetic = [&](uint64_t first, const char* flag) {
-    if (model == nullptr) throw Failure(source + ": the plan names no model: give " + flag);
-    // bert-base and bert-large are transformer templates by another name: the same task.
-    return Batches::synthetic(compiler::expand_model_alias(model), plan_batch, seed, first);
-  };
-  const Batches data = args.has("--data") ? Batches::from_file(args.text("--data", ""), plan.get())
-                                          : synthetic(0, "--data");
-  std::unique_ptr<Batches> eval_data;
-  if (args.has("--eval-data")) {
-    eval_data.reset(new Batches(Batches::from_file(args.text("--eval-data", ""), plan.get())));
-  } else if (evaluating) {
-    eval_data.reset(new Batches(synthetic(Batches::kHeldOut, "--eval-data")));
-  }
-  const int64_t eval_limit = eval_data && eval_data->count() > 0 ? eval_data->count() : INT32_MAX;
-  const int64_t eval_batches =
-      args.integer("--eval-batches", 1, eval_limit,
-                   eval_data && eval_data->count() > 0 ? eval_data->count() : 8);
-  const int64_t steps =
-      args.integer("--steps", 0, INT32_MAX, data.count() > 0 ? data.count() : 100);
-  const int64_t batch = has_provenance ? plan_batch : 1;
-  const bool tty = isatty(fileno(stdout)) != 0;
-
-  std::printf("plan: %s, batch %lld, strategy %s; arena %s, persistent %s\n",
-              model ? model : source.c_str(), static_cast<long long>(batch),
-              strategy ? strategy : "?", format_bytes(memory.arena_bytes).c_str(),
-              format_bytes(memory.persistent_bytes).c_str());
-  // A tf32 plan on a backend whose profile lacks TF32 products runs as float32: say so.
-  remat_matmul_precision precision = REMAT_MATMUL_PRECISION_FP32;
-  remat_plan_matmul_precision(plan.get(), &precision);
-  if (precision == REMAT_MATMUL_PRECISION_TF32) {
-    const DeviceProfile* profile = nullptr;
-    try {
-      profile = &compiler::target_profile(backend);
-    } catch (const compiler::CompileError&) {}
-    if (profile != nullptr && !profile->tf32_matmuls) {
-      std::printf("matmul precision tf32: the %s backend computes float32 products (ignored)\n",
-                  profile->name);
+  const std::string state_out = rank == 0 ? state_path : std::string();
+  auto train = [&]() -> int {
+    // What the plan carries: the non-finite guard (`--finite-checks off` omits it), an eval
+    // program.
+    int has_finite_checks = 0, has_eval_program = 0;
+    remat_plan_has_finite_checks(plan.get(), &has_finite_checks);
+    remat_plan_has_eval_program(plan.get(), &has_eval_program);
+    const bool guarded = has_finite_checks != 0;
+    if (on_nonfinite == "skip" && !guarded) {
+      throw UsageError("--on-nonfinite skip needs a plan with finite checks; " + source +
+                       " was compiled with --finite-checks off");
     }
-  }
-  const int64_t done = static_cast<int64_t>(remat_session_step_count(session.get()));
-  float base_lr = 0.0f;
-  if (scheduled)
-    check(session.get(), remat_session_learning_rate(session.get(), &base_lr), "--lr-schedule");
-  if (resumed) {
-    std::printf("resumed from %s at step %lld of %lld\n", state_path.c_str(),
-                static_cast<long long>(done), static_cast<long long>(steps));
-  }
-  std::fflush(stdout);
 
-  // From here a SIGINT or SIGTERM stops the run at the next step boundary (after the write in
-  // progress), where the state is consistent; before, it ends remat at once, having written
-  // nothing.
-  defer_interrupts();
-  int64_t saved_at = resumed ? done : -1;  // the step count the state file holds, if known
-
-  // --steps is the step count to reach: a run restarted from its state finishes the same job.
-  const uint64_t start = now_ns();
-  uint64_t last_print = 0, eval_ns = 0;
-  bool line_open = false;  // a progress line without its newline is on the terminal
-  float first_loss = NAN, loss = NAN, last_loss = NAN;
-  int64_t skipped = 0, overflowed = 0, last_eval = -1;
-  uint64_t step_started = start;
-  for (int64_t step = done; step < steps && pending_interrupt() == 0; ++step) {
-    // Steps are named as the progress lines count them, from 1 (as the runtime's messages do).
-    const std::string named = "step " + std::to_string(step + 1);
-    data.set(session.get(), data.batch(step), named);
-    if (scheduled) {
-      check(session.get(),
-            remat_session_set_learning_rate(session.get(), schedule.at(base_lr, step, steps)),
-            named + ": --lr-schedule");
+    if (evaluating && has_eval_program == 0) {
+      uint32_t format_version = 0;
+      remat_plan_format_version(plan.get(), &format_version);
+      throw UsageError("evaluation needs a plan with an eval program; " + source +
+                       " was compiled with --eval-program off" +
+                       (format_version < 2 ? " (or by a remat older than format version 2)" : ""));
     }
-    float scale_before = 0.0f, scale_after = 0.0f;
-    const bool scaled = remat_session_loss_scale(session.get(), &scale_before) == REMAT_OK;
-    const remat_status stepped = remat_session_step(session.get(), &loss);
-    if (scaled) remat_session_loss_scale(session.get(), &scale_after);
-    if (stepped == REMAT_ERROR_NONFINITE && scaled && scale_after < scale_before) {
-      // Dynamic loss scaling: the scaled gradients overflowed, the runtime halved the scale and
-      // skipped the updates after the failed check (all of them with atomic checks). Expected
-      // now and then, whatever --on-nonfinite says.
-      std::fprintf(stderr, "remat: loss scale: %s\n", remat_session_last_error(session.get()));
-      ++overflowed;
-    } else if (stepped == REMAT_ERROR_NONFINITE && on_nonfinite == "skip") {
-      std::fprintf(stderr, "remat: skipped: %s\n", remat_session_last_error(session.get()));
-      ++skipped;
-    } else if (stepped == REMAT_ERROR_NONFINITE) {
-      throw Failure(std::string("stopped: ") + remat_session_last_error(session.get()) +
-                    " (--on-nonfinite skip would go on to the next batch)");
-    } else {
-      check(session.get(), stepped, named);
-      if (!guarded && !std::isfinite(loss)) {
-        throw Failure(
-            named + ": the loss is " + std::to_string(loss) +
-            "; the plan has no finite checks (--finite-checks off), so its update was applied");
+    remat_plan_memory_info memory;
+    remat_plan_memory(plan.get(), &memory);
+
+    remat_session_options options;
+    remat_session_options_init(&options);
+    const std::string backend = args.text("--backend", "cpu");
+    options.backend = backend.c_str();
+    // CPU threads: 0 (the default) is one per hardware thread.
+    options.threads = static_cast<size_t>(args.integer("--threads", 1, 1024, 0));
+    options.communicator = world ? world->communicator() : nullptr;
+    std::unique_ptr<void, ArenaFree> arena;
+    if (args.has("--arena")) {
+      options.arena_size = args.size("--arena", 0);
+      arena.reset(allocate_arena(options.arena_size, memory.alignment));
+      if (arena == nullptr)
+        throw Failure("cannot allocate an arena of " + format_bytes(options.arena_size));
+      options.arena = arena.get();
+    }
+    remat_session* raw_session = nullptr;
+    const remat_status created =
+        remat_session_create(plan.get(), &options, &raw_session, message, sizeof(message));
+    if (created != REMAT_OK)
+      throw Failure(std::string("creating the session: ") + remat_status_string(created) + ": " +
+                    message);
+    std::unique_ptr<remat_session, SessionDestroyer> session(raw_session);
+
+    if (args.has("--load-params"))
+      load_params(session.get(), plan.get(), args.text("--load-params", ""));
+    const bool resumed = !state_path.empty() && load_state(session.get(), state_path);
+
+    // What the plan records of how it was compiled: NULL model or strategy when it names none.
+    const char* model = nullptr;
+    const char* strategy = nullptr;
+    uint32_t plan_batch = 0;
+    uint64_t seed = 0;
+    remat_plan_model(plan.get(), &model);
+    remat_plan_strategy(plan.get(), &strategy);
+    const bool has_provenance = remat_plan_batch(plan.get(), &plan_batch) == REMAT_OK;
+    remat_plan_seed(plan.get(), &seed);
+    auto synthetic = [&](uint64_t first, const char* flag) {
+      if (model == nullptr) throw Failure(source + ": the plan names no model: give " + flag);
+      // bert-base and bert-large are transformer templates by another name: the same task.
+      return Batches::synthetic(compiler::expand_model_alias(model), plan_batch, seed, first, rank,
+                                ranks);
+    };
+    const Batches data = args.has("--data")
+                             ? Batches::from_file(args.text("--data", ""), plan.get(), rank, ranks)
+                             : synthetic(0, "--data");
+    std::unique_ptr<Batches> eval_data;
+    if (args.has("--eval-data")) {
+      eval_data.reset(
+          new Batches(Batches::from_file(args.text("--eval-data", ""), plan.get(), rank, ranks)));
+    } else if (evaluating) {
+      eval_data.reset(new Batches(synthetic(Batches::kHeldOut, "--eval-data")));
+    }
+    const int64_t eval_limit = eval_data && eval_data->count() > 0 ? eval_data->count() : INT32_MAX;
+    const int64_t eval_batches =
+        args.integer("--eval-batches", 1, eval_limit,
+                     eval_data && eval_data->count() > 0 ? eval_data->count() : 8);
+    const int64_t steps =
+        args.integer("--steps", 0, INT32_MAX, data.count() > 0 ? data.count() : 100);
+    // Samples a step trains: every rank's (the rates printed are the whole job's).
+    const int64_t batch = (has_provenance ? plan_batch : 1) * ranks;
+    // Under mpirun a rank's output is a pseudo-terminal whatever mpirun's is: step lines there.
+    const bool tty = !world && isatty(fileno(stdout)) != 0;
+
+    std::printf("plan: %s, batch %lld, strategy %s; arena %s, persistent %s\n",
+                model ? model : source.c_str(), static_cast<long long>(batch),
+                strategy ? strategy : "?", format_bytes(memory.arena_bytes).c_str(),
+                format_bytes(memory.persistent_bytes).c_str());
+    if (ranks > 1) {
+      std::printf("data-parallel: %d ranks of batch %lld; the losses are their mean\n", ranks,
+                  static_cast<long long>(batch / ranks));
+    }
+    // A tf32 plan on a backend whose profile lacks TF32 products runs as float32: say so.
+    remat_matmul_precision precision = REMAT_MATMUL_PRECISION_FP32;
+    remat_plan_matmul_precision(plan.get(), &precision);
+    if (precision == REMAT_MATMUL_PRECISION_TF32) {
+      const DeviceProfile* profile = nullptr;
+      try {
+        profile = &compiler::target_profile(backend);
+      } catch (const compiler::CompileError&) {}
+      if (profile != nullptr && !profile->tf32_matmuls) {
+        std::printf("matmul precision tf32: the %s backend computes float32 products (ignored)\n",
+                    profile->name);
       }
-      if (std::isnan(first_loss)) first_loss = loss;
-      last_loss = loss;
     }
-    if (auto_save && step == done && step + 1 < steps) {
-      // The first step of this run: save, and time the save against the step.
-      const uint64_t saving = now_ns();
-      save_state(session.get(), state_path);
-      saved_at = step + 1;
-      const double step_ns = static_cast<double>(saving - step_started);
-      const double save_ns = static_cast<double>(now_ns() - saving);
-      save_every = auto_save_interval(save_ns, step_ns);
-      std::printf(
-          "state: saved at step %lld; a save takes %.3g ms, a step %.3g ms, so --state "
-          "saves every %lld steps (at most %g%% of the time; --save-every N sets it)\n",
-          static_cast<long long>(step + 1), save_ns * 1e-6, step_ns * 1e-6,
-          static_cast<long long>(save_every), kAutoSaveShare * 100);
-      std::fflush(stdout);
-    } else if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) {
-      save_state(session.get(), state_path);
-      saved_at = step + 1;
+    const int64_t done = static_cast<int64_t>(remat_session_step_count(session.get()));
+    float base_lr = 0.0f;
+    if (scheduled)
+      check(session.get(), remat_session_learning_rate(session.get(), &base_lr), "--lr-schedule");
+    if (resumed) {
+      std::printf("resumed from %s at step %lld of %lld\n", state_path.c_str(),
+                  static_cast<long long>(done), static_cast<long long>(steps));
     }
-    const uint64_t now = now_ns();
-    step_started = now;
-    const double seconds = static_cast<double>(now - start - eval_ns) * 1e-9;
-    const double rate =
-        seconds > 0 ? static_cast<double>((step + 1 - done) * batch) / seconds : 0.0;
-    if (tty) {
-      if (now - last_print > 100000000ull || step + 1 == steps) {
-        std::printf("\rstep %lld/%lld  loss %.6f  %.0f samples/s   ",
-                    static_cast<long long>(step + 1), static_cast<long long>(steps), loss, rate);
+    std::fflush(stdout);
+
+    // From here a SIGINT or SIGTERM stops the run at the next step boundary (after the write in
+    // progress), where the state is consistent; before, it ends remat at once, having written
+    // nothing.
+    defer_interrupts();
+    int64_t saved_at = resumed ? done : -1;  // the step count the state file holds, if known
+
+    // --steps is the step count to reach: a run restarted from its state finishes the same job.
+    const uint64_t start = now_ns();
+    uint64_t last_print = 0, eval_ns = 0;
+    bool line_open = false;  // a progress line without its newline is on the terminal
+    float first_loss = NAN, loss = NAN, last_loss = NAN;
+    int64_t skipped = 0, overflowed = 0, last_eval = -1;
+    uint64_t step_started = start;
+    for (int64_t step = done; step < steps && pending_interrupt() == 0; ++step) {
+      // Steps are named as the progress lines count them, from 1 (as the runtime's messages do).
+      const std::string named = "step " + std::to_string(step + 1);
+      data.set(session.get(), data.batch(step), named);
+      if (scheduled) {
+        check(session.get(),
+              remat_session_set_learning_rate(session.get(), schedule.at(base_lr, step, steps)),
+              named + ": --lr-schedule");
+      }
+      float scale_before = 0.0f, scale_after = 0.0f;
+      const bool scaled = remat_session_loss_scale(session.get(), &scale_before) == REMAT_OK;
+      const remat_status stepped = remat_session_step(session.get(), &loss);
+      if (scaled) remat_session_loss_scale(session.get(), &scale_after);
+      if (stepped == REMAT_ERROR_NONFINITE && scaled && scale_after < scale_before) {
+        // Dynamic loss scaling: the scaled gradients overflowed, the runtime halved the scale and
+        // skipped the updates after the failed check (all of them with atomic checks). Expected
+        // now and then, whatever --on-nonfinite says.
+        std::fprintf(stderr, "remat: loss scale: %s\n", remat_session_last_error(session.get()));
+        ++overflowed;
+      } else if (stepped == REMAT_ERROR_NONFINITE && on_nonfinite == "skip") {
+        std::fprintf(stderr, "remat: skipped: %s\n", remat_session_last_error(session.get()));
+        ++skipped;
+      } else if (stepped == REMAT_ERROR_NONFINITE) {
+        throw Failure(std::string("stopped: ") + remat_session_last_error(session.get()) +
+                      " (--on-nonfinite skip would go on to the next batch)");
+      } else {
+        check(session.get(), stepped, named);
+        if (!guarded && !std::isfinite(loss)) {
+          throw Failure(
+              named + ": the loss is " + std::to_string(loss) +
+              "; the plan has no finite checks (--finite-checks off), so its update was applied");
+        }
+        if (std::isnan(first_loss)) first_loss = loss;
+        last_loss = loss;
+      }
+      if (auto_save && step == done && step + 1 < steps) {
+        // The first step of this run: save, and time the save against the step.
+        const uint64_t saving = now_ns();
+        save_state(session.get(), state_out);
+        saved_at = step + 1;
+        const double step_ns = static_cast<double>(saving - step_started);
+        const double save_ns = static_cast<double>(now_ns() - saving);
+        save_every = auto_save_interval(save_ns, step_ns);
+        std::printf(
+            "state: saved at step %lld; a save takes %.3g ms, a step %.3g ms, so --state "
+            "saves every %lld steps (at most %g%% of the time; --save-every N sets it)\n",
+            static_cast<long long>(step + 1), save_ns * 1e-6, step_ns * 1e-6,
+            static_cast<long long>(save_every), kAutoSaveShare * 100);
         std::fflush(stdout);
-        last_print = now;
-        line_open = true;
+      } else if (save_every > 0 && (step + 1) % save_every == 0 && step + 1 < steps) {
+        save_state(session.get(), state_out);
+        saved_at = step + 1;
       }
-    } else {
-      // Written as the step ends, whole: a run killed later keeps every line it printed.
-      std::printf("step %lld loss %.6f\n", static_cast<long long>(step + 1), loss);
-      std::fflush(stdout);
+      const uint64_t now = now_ns();
+      step_started = now;
+      const double seconds = static_cast<double>(now - start - eval_ns) * 1e-9;
+      const double rate =
+          seconds > 0 ? static_cast<double>((step + 1 - done) * batch) / seconds : 0.0;
+      if (tty) {
+        if (now - last_print > 100000000ull || step + 1 == steps) {
+          std::printf("\rstep %lld/%lld  loss %.6f  %.0f samples/s   ",
+                      static_cast<long long>(step + 1), static_cast<long long>(steps), loss, rate);
+          std::fflush(stdout);
+          last_print = now;
+          line_open = true;
+        }
+      } else {
+        // Written as the step ends, whole: a run killed later keeps every line it printed.
+        std::printf("step %lld loss %.6f\n", static_cast<long long>(step + 1), loss);
+        std::fflush(stdout);
+      }
+      if (eval_every > 0 && (step + 1) % eval_every == 0) {
+        if (line_open) std::printf("\n");
+        line_open = false;
+        const uint64_t eval_start = now_ns();
+        print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch, step + 1);
+        eval_ns += now_ns() - eval_start;  // the rates are training's
+        last_eval = step + 1;
+      }
     }
-    if (eval_every > 0 && (step + 1) % eval_every == 0) {
-      if (line_open) std::printf("\n");
-      line_open = false;
-      const uint64_t eval_start = now_ns();
-      print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch, step + 1);
-      eval_ns += now_ns() - eval_start;  // the rates are training's
-      last_eval = step + 1;
+    if (line_open) std::printf("\n");
+    if (pending_interrupt() != 0)
+      return stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at);
+    const double seconds = static_cast<double>(now_ns() - start - eval_ns) * 1e-9;
+    const int64_t ran = steps > done ? steps - done : 0;
+    if (ran > 0) {
+      std::printf("trained %lld steps in %.2f s (%.0f samples/s); loss %.6f -> %.6f\n",
+                  static_cast<long long>(ran), seconds,
+                  seconds > 0 ? static_cast<double>(ran * batch) / seconds : 0.0, first_loss,
+                  last_loss);
     }
+    const int64_t at = static_cast<int64_t>(remat_session_step_count(session.get()));
+    if (eval_data && last_eval != at)
+      print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch, at);
+    if (skipped > 0) {
+      std::printf("skipped the update of %lld of those steps: a loss or gradient was not finite\n",
+                  static_cast<long long>(skipped));
+    }
+    float final_scale = 0.0f;
+    if (remat_session_loss_scale(session.get(), &final_scale) == REMAT_OK) {
+      std::printf("loss scale %g; %lld of those steps overflowed and were skipped\n",
+                  static_cast<double>(final_scale), static_cast<long long>(overflowed));
+    }
+    if (pending_interrupt() != 0)
+      return stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at);
+    if (!state_path.empty() && (ran > 0 || !resumed)) {
+      save_state(session.get(), state_out);
+      saved_at = at;
+      std::printf("saved the state at step %lld to %s\n", static_cast<long long>(at),
+                  state_path.c_str());
+    }
+    // Parameters are the finished job's: an interrupted run writes none.
+    if (pending_interrupt() != 0)
+      return stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at);
+    if (args.has("--save-params") && rank == 0) {
+      save_params(session.get(), plan.get(), args.text("--save-params", ""));
+      std::printf("saved parameters to %s\n", args.text("--save-params", "").c_str());
+    }
+    // A signal during that last write: it was finished, and the job is done, but remat says it
+    // was asked to stop.
+    if (pending_interrupt() != 0)
+      return stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at);
+    return 0;
+  };
+  if (ranks == 1) return train();
+  try {
+    return train();
+  } catch (const std::exception& e) {
+    // The other ranks would wait for this one's sums until their timeout: end them all now.
+    std::fprintf(stderr, "remat: rank %d of %d: %s\n", rank, ranks, e.what());
+    std::fflush(stderr);
+    comm::MpiWorld::abort_all(1);
   }
-  if (line_open) std::printf("\n");
-  if (pending_interrupt() != 0)
-    return stop_interrupted(session.get(), pending_interrupt(), state_path, saved_at);
-  const double seconds = static_cast<double>(now_ns() - start - eval_ns) * 1e-9;
-  const int64_t ran = steps > done ? steps - done : 0;
-  if (ran > 0) {
-    std::printf("trained %lld steps in %.2f s (%.0f samples/s); loss %.6f -> %.6f\n",
-                static_cast<long long>(ran), seconds,
-                seconds > 0 ? static_cast<double>(ran * batch) / seconds : 0.0, first_loss,
-                last_loss);
-  }
-  const int64_t at = static_cast<int64_t>(remat_session_step_count(session.get()));
-  if (eval_data && last_eval != at)
-    print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch, at);
-  if (skipped > 0) {
-    std::printf("skipped the update of %lld of those steps: a loss or gradient was not finite\n",
-                static_cast<long long>(skipped));
-  }
-  float final_scale = 0.0f;
-  if (remat_session_loss_scale(session.get(), &final_scale) == REMAT_OK) {
-    std::printf("loss scale %g; %lld of those steps overflowed and were skipped\n",
-                static_cast<double>(final_scale), static_cast<long long>(overflowed));
-  }
-  if (pending_interrupt() != 0)
-    return stop_interrupted(session.get(), pending_interrupt(), state_path, saved_at);
-  if (!state_path.empty() && (ran > 0 || !resumed)) {
-    save_state(session.get(), state_path);
-    saved_at = at;
-    std::printf("saved the state at step %lld to %s\n", static_cast<long long>(at),
-                state_path.c_str());
-  }
-  // Parameters are the finished job's: an interrupted run writes none.
-  if (pending_interrupt() != 0)
-    return stop_interrupted(session.get(), pending_interrupt(), state_path, saved_at);
-  if (args.has("--save-params")) {
-    save_params(session.get(), plan.get(), args.text("--save-params", ""));
-    std::printf("saved parameters to %s\n", args.text("--save-params", "").c_str());
-  }
-  // A signal during that last write: it was finished, and the job is done, but remat says it
-  // was asked to stop.
-  if (pending_interrupt() != 0)
-    return stop_interrupted(session.get(), pending_interrupt(), state_path, saved_at);
-  return 0;
 }
 
 }  // namespace cli

@@ -1,0 +1,131 @@
+// MPI's side of the communicator (comm/mpi_communicator.h).
+#include "comm/mpi_communicator.h"
+
+#include <limits.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+
+#ifdef REMAT_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace remat {
+namespace comm {
+
+#ifdef REMAT_HAVE_MPI
+
+bool mpi_available() { return true; }
+
+std::unique_ptr<MpiWorld> MpiWorld::join(double timeout_seconds) {
+  // The sums' thread shares the cores with the kernels' threads: Open MPI's polling for a peer
+  // yields the core rather than spinning on it (unless the caller set it otherwise).
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+  int provided = 0;
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+    throw std::runtime_error("MPI_Init_thread failed");
+  if (provided < MPI_THREAD_SERIALIZED) {
+    MPI_Finalize();
+    throw std::runtime_error(
+        "this MPI library gives no MPI_THREAD_SERIALIZED: the sums run on a thread of their own");
+  }
+  std::unique_ptr<MpiWorld> world(new MpiWorld());
+  MPI_Comm_rank(MPI_COMM_WORLD, &world->communicator_.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world->communicator_.size);
+  world->communicator_.user = world.get();
+  world->communicator_.allreduce_start = start;
+  world->communicator_.allreduce_wait = wait;
+  world->timeout_seconds_ = timeout_seconds;
+  world->thread_ = std::thread([w = world.get()] { w->run(); });
+  return world;
+}
+
+MpiWorld::~MpiWorld() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+  MPI_Finalize();
+}
+
+void MpiWorld::abort_all(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+remat_status MpiWorld::start(void* user, uint32_t bucket, const remat_buffer* parts,
+                             uint32_t count) {
+  MpiWorld* w = static_cast<MpiWorld*>(user);
+  {
+    std::lock_guard<std::mutex> lock(w->mutex_);
+    w->jobs_.push_back({bucket, std::vector<remat_buffer>(parts, parts + count)});
+    ++w->started_[bucket];
+  }
+  w->changed_.notify_all();
+  return REMAT_OK;
+}
+
+remat_status MpiWorld::wait(void* user, uint32_t bucket) {
+  MpiWorld* w = static_cast<MpiWorld*>(user);
+  std::unique_lock<std::mutex> lock(w->mutex_);
+  const uint64_t want = w->started_[bucket];
+  const bool done = w->changed_.wait_for(lock, std::chrono::duration<double>(w->timeout_seconds_),
+                                         [&] { return w->finished_[bucket] >= want; });
+  return done ? REMAT_OK : REMAT_ERROR_UNAVAILABLE;
+}
+
+void MpiWorld::run() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping, nothing left
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    // In place, in pieces MPI's int count can take.
+    for (const remat_buffer& part : job.parts) {
+      for (uint64_t done = 0; done < part.count;) {
+        const uint64_t n = part.count - done < INT_MAX ? part.count - done : INT_MAX;
+        MPI_Allreduce(MPI_IN_PLACE, part.data + done, static_cast<int>(n), MPI_FLOAT, MPI_SUM,
+                      MPI_COMM_WORLD);
+        done += n;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++finished_[job.bucket];
+    }
+    changed_.notify_all();
+  }
+}
+
+#else
+
+bool mpi_available() { return false; }
+
+std::unique_ptr<MpiWorld> MpiWorld::join(double) {
+  throw std::runtime_error(
+      "this remat was built without MPI: install libopenmpi-dev and configure with -Dmpi=enabled");
+}
+
+MpiWorld::~MpiWorld() = default;
+
+void MpiWorld::abort_all(int code) { std::_Exit(code); }
+
+remat_status MpiWorld::start(void*, uint32_t, const remat_buffer*, uint32_t) {
+  return REMAT_ERROR_UNAVAILABLE;
+}
+
+remat_status MpiWorld::wait(void*, uint32_t) { return REMAT_ERROR_UNAVAILABLE; }
+
+void MpiWorld::run() {}
+
+#endif
+
+}  // namespace comm
+}  // namespace remat

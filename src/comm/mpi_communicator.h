@@ -1,0 +1,67 @@
+// A remat_communicator over MPI (docs/data-parallel.md): the ranks of MPI_COMM_WORLD sum each
+// bucket with MPI_Allreduce on a thread of its own, so that the sum of one bucket overlaps the
+// computation of the next bucket's gradients whatever progress the MPI library makes by itself.
+#ifndef REMAT_COMM_MPI_COMMUNICATOR_H_
+#define REMAT_COMM_MPI_COMMUNICATOR_H_
+
+#include <stdint.h>
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "remat/remat.h"
+
+namespace remat {
+namespace comm {
+
+/// Whether this build has MPI (meson -Dmpi); without it, MpiWorld::join() throws.
+bool mpi_available();
+
+/// The process's membership of MPI_COMM_WORLD and the communicator a session takes. One per
+/// process: join() initialises MPI (MPI_THREAD_SERIALIZED: after it, MPI is called from the
+/// communicator's thread alone until the destructor, which finalises MPI).
+class MpiWorld {
+ public:
+  /// Initialises MPI; |timeout_seconds|: how long a wait waits for a bucket's sum before it
+  /// fails (a rank that was killed or failed never joins it). Throws std::runtime_error when
+  /// MPI is missing or gives less than MPI_THREAD_SERIALIZED.
+  static std::unique_ptr<MpiWorld> join(double timeout_seconds);
+  ~MpiWorld();
+
+  int rank() const { return communicator_.rank; }
+  int size() const { return communicator_.size; }
+  /// The communicator for remat_session_options.communicator; lives as long as this.
+  const remat_communicator* communicator() const { return &communicator_; }
+  /// Ends every rank's run at once (MPI_Abort) after a failure, with exit code |code|.
+  [[noreturn]] static void abort_all(int code);
+
+ private:
+  MpiWorld() = default;
+  struct Job {
+    uint32_t bucket;
+    std::vector<remat_buffer> parts;
+  };
+  static remat_status start(void* user, uint32_t bucket, const remat_buffer* parts, uint32_t count);
+  static remat_status wait(void* user, uint32_t bucket);
+  void run();  // the communicator's thread: sums the jobs in the order they were started
+
+  remat_communicator communicator_{};
+  double timeout_seconds_ = 0;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Job> jobs_;
+  std::map<uint32_t, uint64_t> started_, finished_;  // per bucket, over the whole run
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace comm
+}  // namespace remat
+
+#endif  // REMAT_COMM_MPI_COMMUNICATOR_H_

@@ -1,0 +1,219 @@
+"""`mpirun -np N remat train ... --data-parallel` on this machine's loopback (docs/data-parallel.md):
+
+- N ranks of batch b train as one process of batch N x b (2 and 4 ranks; parameters within
+  float tolerance, the loss lines within it too);
+- recomputation (sqrt) and spilling (splits under a device budget) give the bytes of `none`,
+  and the same run twice gives the same bytes;
+- all ranks killed (SIGKILL) after a save, the same command resumes and ends with the bytes of
+  an uninterrupted run;
+- a killed rank, or one that stops answering (SIGSTOP, past --rank-timeout), makes the job exit
+  non-zero within a bound instead of hanging;
+- --rank-timeout without a data-parallel plan is a usage error.
+
+    test_data_parallel.py REMAT WORK_DIR
+
+Exits 77 (skipped) when mpirun is not installed; CI installs it (.ci/setup) and counts a skip
+as a failure (.ci/summary).
+"""
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+MLP = "mlp:layers=3,width=32,in=16,classes=4"
+TRANSFORMER = "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=40,classes=3"
+OPTIMIZER = "sgd:lr=0.1,momentum=0.9"
+
+
+def mpirun(ranks):
+    """mpirun's command line for |ranks| processes on this machine, root allowed (CI is root)."""
+    return ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)]
+
+
+def env():
+    e = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+             OMPI_MCA_rmaps_base_oversubscribe="1")
+    # Under the sanitizers, Open MPI's own allocations are its to free (tests/lsan.supp).
+    return e
+
+
+def run(args, timeout=300):
+    done = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=timeout, env=env())
+    return done.returncode, done.stdout
+
+
+def params(path):
+    """The float32 tensors of a safetensors file, as lists, by name."""
+    data = open(path, "rb").read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__" or t["dtype"] != "F32":
+            continue
+        a, b = t["data_offsets"]
+        raw = data[8 + n + a:8 + n + b]
+        out[name] = struct.unpack("<%df" % (len(raw) // 4), raw)
+    return out
+
+
+def losses(output):
+    return [float(line.split()[3]) for line in output.splitlines() if line.startswith("step ")]
+
+
+def train(remat, work, name, model, batch, ranks, extra=(), steps=6):
+    """Trains and returns (parameters file, step losses); fails on a non-zero exit."""
+    out = os.path.join(work, name + ".safetensors")
+    args = [remat, "train", model, "--batch", str(batch), "--optimizer", OPTIMIZER, "--steps",
+            str(steps), "--threads", "1", "--save-params", out] + list(extra)
+    if ranks > 0:
+        args = mpirun(ranks) + args[:3] + ["--data-parallel"] + args[3:]
+    code, text = run(args)
+    if code != 0:
+        raise AssertionError("%s: exit %d\n%s" % (" ".join(args), code, text[-3000:]))
+    return out, losses(text)
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def n_ranks_equal_one_process(remat, work):
+    for model in (MLP, TRANSFORMER):
+        for ranks in (2, 4):
+            whole, whole_losses = train(remat, work, "whole", model, 2 * ranks, 0)
+            parts, part_losses = train(remat, work, "parts", model, 2, ranks)
+            check(len(part_losses) == len(whole_losses) == 6, "six step lines each")
+            for a, b in zip(part_losses, whole_losses):
+                check(abs(a - b) <= 2e-6 * (1 + abs(b)), "%s, %d ranks: loss %g vs %g" %
+                      (model, ranks, a, b))
+            p, w = params(parts), params(whole)
+            for name in w:
+                largest = max(abs(x) for x in w[name])
+                worst = max(abs(x - y) for x, y in zip(p[name], w[name]))
+                check(worst <= 2e-5 * max(largest, 1.0), "%s, %d ranks: %s differs by %g" %
+                      (model, ranks, name, worst))
+            print("ok  %s: %d ranks of batch 2 train as one process of batch %d" %
+                  (model, ranks, 2 * ranks))
+
+
+def same_bytes_with_recomputation_spilling_and_again(remat, work):
+    base, _ = train(remat, work, "none", TRANSFORMER, 4, 2)
+    reference = open(base, "rb").read()
+    again, _ = train(remat, work, "again", TRANSFORMER, 4, 2)
+    check(open(again, "rb").read() == reference, "a second run differs")
+    sqrt, _ = train(remat, work, "sqrt", TRANSFORMER, 4, 2, ["--strategy", "sqrt"])
+    check(open(sqrt, "rb").read() == reference, "sqrt differs from none")
+    code, text = run([remat, "compile", TRANSFORMER, "--batch", "4", "--strategy", "splits",
+                      "--optimizer", OPTIMIZER, "--data-parallel", "-o",
+                      os.path.join(work, "splits.rplan")])
+    check(code == 0, text)
+    figure = {l.split(":")[0]: int(l.split()[1]) for l in text.splitlines()
+              if l.startswith(("arena:", "persistent:"))}
+    budget = figure["persistent"] + figure["arena"] * 8 // 10
+    code, text = run([remat, "compile", TRANSFORMER, "--batch", "4", "--strategy", "splits",
+                      "--optimizer", OPTIMIZER, "--data-parallel", "--device-budget",
+                      str(budget), "-o", os.path.join(work, "spilled.rplan")])
+    check(code == 0 and "host spill:" in text and " 0 checkpoints spilled" not in text,
+          "the budget spills: " + text)
+    spilled, _ = train(remat, work, "spilled", TRANSFORMER, 4, 2,
+                       ["--strategy", "splits", "--device-budget", str(budget)])
+    check(open(spilled, "rb").read() == reference, "splits with spilling differs from none")
+    print("ok  sqrt, splits with spilling and a second run: the bytes of none")
+
+
+def rank_pids(remat, tag):
+    """The ranks' processes (not mpirun's, whose command line begins otherwise)."""
+    done = subprocess.run(["pgrep", "-f", "^" + remat + " train .*" + tag],
+                          stdout=subprocess.PIPE, text=True)
+    return [int(p) for p in done.stdout.split()]
+
+
+def resume_after_killing_every_rank(remat, work):
+    state = os.path.join(work, "killed.state")
+    out = os.path.join(work, "resumed.safetensors")
+    args = mpirun(2) + [remat, "train", MLP, "--data-parallel", "--batch", "4", "--optimizer",
+                        OPTIMIZER, "--steps", "400", "--threads", "1", "--state", state,
+                        "--save-every", "5", "--save-params", out]
+    job = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env())
+    deadline = time.time() + 120
+    while not os.path.exists(state) and time.time() < deadline and job.poll() is None:
+        time.sleep(0.01)
+    pids = rank_pids(remat, state)
+    check(len(pids) == 2, "two ranks running: %s" % pids)
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    code = job.wait(timeout=60)
+    check(code != 0, "mpirun exit %d after its ranks were killed" % code)
+    check(not os.path.exists(out), "no parameters written by a killed run")
+    code, text = run(args)
+    check(code == 0 and "resumed from" in text, "resume: exit %d\n%s" % (code, text[-2000:]))
+    straight, _ = train(remat, work, "straight", MLP, 4, 2, steps=400)
+    check(open(out, "rb").read() == open(straight, "rb").read(),
+          "the resumed run differs from an uninterrupted one")
+    print("ok  every rank killed after a save: the resumed run ends with the same bytes")
+
+
+def a_lost_rank_ends_the_job(remat, work):
+    for how, sig in (("killed", signal.SIGKILL), ("stopped", signal.SIGSTOP)):
+        tag = os.path.join(work, "lost-" + how)
+        args = mpirun(2) + [remat, "train", MLP, "--data-parallel", "--batch", "4", "--steps",
+                            "100000000", "--threads", "1", "--rank-timeout", "5", "--state", tag]
+        job = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, env=env())
+        deadline = time.time() + 120
+        while not os.path.exists(tag) and time.time() < deadline and job.poll() is None:
+            time.sleep(0.01)
+        pids = rank_pids(remat, tag)
+        check(len(pids) == 2, "two ranks running: %s" % pids)
+        started = time.time()
+        os.kill(max(pids), sig)
+        try:
+            _, errors = job.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            for pid in rank_pids(remat, tag):
+                os.kill(pid, signal.SIGKILL)
+            job.kill()
+            raise AssertionError("a %s rank left the job running past 90 s" % how)
+        check(job.returncode != 0, "mpirun exit 0 with a %s rank" % how)
+        if sig == signal.SIGSTOP:
+            check("did not take part" in errors or "returned" in errors,
+                  "the waiting rank says why: %s" % errors[-2000:])
+        for pid in rank_pids(remat, tag):  # a stopped rank mpirun did not take down
+            os.kill(pid, signal.SIGKILL)
+        print("ok  a %s rank: the job exits %d after %.1f s" %
+              (how, job.returncode, time.time() - started))
+
+
+def usage(remat, work):
+    code, text = run([remat, "train", MLP, "--steps", "1", "--rank-timeout", "3"])
+    check(code == 2 and "--rank-timeout applies to a data-parallel plan" in text, text)
+    code, text = run([remat, "compile", MLP, "--batch", "2", "--bucket-size", "1MiB", "-o",
+                      os.path.join(work, "x.rplan")])
+    check(code == 2 and "--bucket-size applies to --data-parallel" in text, text)
+    print("ok  --rank-timeout and --bucket-size without --data-parallel: usage errors")
+
+
+def main(argv):
+    if shutil.which("mpirun") is None:
+        print("mpirun not found (apt-get install openmpi-bin libopenmpi-dev): skipped")
+        return 77
+    remat, work = os.path.abspath(argv[1]), os.path.abspath(argv[2])
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    usage(remat, work)
+    n_ranks_equal_one_process(remat, work)
+    same_bytes_with_recomputation_spilling_and_again(remat, work)
+    resume_after_killing_every_rank(remat, work)
+    a_lost_rank_ends_the_job(remat, work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
