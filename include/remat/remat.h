@@ -243,7 +243,10 @@ typedef struct remat_communicator {
   remat_status (*allreduce_start)(void* user, uint32_t bucket, const remat_buffer* parts,
                                   uint32_t count);
   /** Returns once bucket |bucket|'s sums are in its arrays (REMAT_OK), or a failure, such as a
-   *  rank that did not take part within the communicator's timeout. */
+   *  rank that did not take part within the communicator's timeout. After a failure the sum
+   *  may still write the arrays (should the missing rank come back): the caller ends or
+   *  cancels its communicator's sums before it destroys the session (`remat train`'s ends the
+   *  job). */
   remat_status (*allreduce_wait)(void* user, uint32_t bucket);
 } remat_communicator;
 

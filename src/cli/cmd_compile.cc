@@ -69,6 +69,16 @@ std::string loss_scale_option(const Args& args, compiler::Precision precision) {
   return value;
 }
 
+compiler::DataParallel data_parallel_option(const Args& args) {
+  compiler::DataParallel d;
+  d.enabled = args.has("--data-parallel");
+  if (args.has("--bucket-size") && !d.enabled)
+    throw UsageError("--bucket-size applies to --data-parallel");
+  d.bucket_bytes = args.size("--bucket-size", compiler::kDefaultBucketBytes);
+  if (d.bucket_bytes == 0) throw UsageError("--bucket-size 0: expected 1 byte or more");
+  return d;
+}
+
 compiler::AttentionKernel attention_option(const Args& args) {
   const std::string value = args.text("--attention", "fused");
   compiler::AttentionKernel kernel;
@@ -145,12 +155,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   o.attention = attention_option(args);
   o.precision = precision_option(args);
   o.loss_scale = loss_scale_option(args, o.precision);
-  o.data_parallel.enabled = args.has("--data-parallel");
-  if (args.has("--bucket-size") && !o.data_parallel.enabled)
-    throw UsageError("--bucket-size applies to --data-parallel");
-  o.data_parallel.bucket_bytes = args.size("--bucket-size", compiler::kDefaultBucketBytes);
-  if (o.data_parallel.bucket_bytes == 0)
-    throw UsageError("--bucket-size 0: expected 1 byte or more");
+  o.data_parallel = data_parallel_option(args);
   return o;
 }
 
@@ -224,8 +229,8 @@ void print_report(const compiler::CompileReport& r) {
   }
   if (r.allreduce_buckets > 0) {
     std::printf(
-        "data-parallel: %zu buckets of gradients averaged over the ranks (the session needs a "
-        "communicator)\n",
+        "data-parallel: %zu buckets (the gradients, and batch norms' running statistics) "
+        "averaged over the ranks; the session needs a communicator\n",
         r.allreduce_buckets);
   }
   std::printf("attention:    %zu fused op%s\n", r.fused_attention_ops,

@@ -206,9 +206,11 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
                 bool max_batch, const std::string& timeline, const std::string& precisions) {
   std::printf(
       "{\n  \"model\": %s,\n  \"template\": %s,\n  \"optimizer\": %s,\n  \"alignment\": %u,\n"
-      "  \"precision\": %s,\n",
+      "  \"precision\": %s,\n  \"data_parallel_bucket_bytes\": %s,\n",
       json_string(model).c_str(), json_string(setup.model).c_str(),
-      json_string(setup.optimizer).c_str(), setup.alignment, json_string(precisions).c_str());
+      json_string(setup.optimizer).c_str(), setup.alignment, json_string(precisions).c_str(),
+      setup.data_parallel.enabled ? std::to_string(setup.data_parallel.bucket_bytes).c_str()
+                                  : "null");
   // The budgets (docs/sizing.md, "Budgets"): each key means what it means in every command.
   std::printf(
       "  \"arena_budget_bytes\": %s,\n  \"device_budget_bytes\": %s,\n  \"host_budget_bytes\": "
@@ -310,6 +312,7 @@ int run_size(const std::vector<std::string>& argv) {
   const std::vector<compiler::Precision> precisions = precision_list(args);
   setup.precision = precisions.front();
   setup.loss_scale = loss_scale_option(args, setup.precision);
+  setup.data_parallel = data_parallel_option(args);
   const DeviceProfile& profile = compiler::target_profile(args.text("--backend", "cpu"));
   setup.copy_bandwidth = args.real("--copy-bandwidth", profile.copy_bandwidth);
   setup.compute_rate = args.real("--compute-rate", profile.compute_rate);
@@ -541,6 +544,12 @@ int run_size(const std::vector<std::string>& argv) {
   std::printf("model:      %s\n", model.c_str());
   if (model != setup.model) std::printf("template:   %s\n", setup.model.c_str());
   std::printf("optimizer:  %s, alignment %u\n", setup.optimizer.c_str(), setup.alignment);
+  if (setup.data_parallel.enabled) {
+    std::printf(
+        "data-parallel: gradients averaged over ranks in buckets of %s (each rank's "
+        "plan; the batch is a rank's)\n",
+        format_bytes(setup.data_parallel.bucket_bytes).c_str());
+  }
   if (precisions.size() > 1) {
     std::printf(
         "precision:  %s (rows per precision; a 16-bit one stores activations, "

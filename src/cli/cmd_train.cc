@@ -44,10 +44,16 @@ struct ArenaFree {
   void operator()(void* p) const { free(p); }
 };
 
-// |bytes| (at least 1) of host memory aligned to |alignment| for a caller-sized arena, or nullptr.
 // Seconds a rank of data-parallel training waits for a bucket's sum before it gives up (a rank
 // that failed or was killed never sends its part): --rank-timeout's default.
 constexpr double kDefaultRankTimeout = 300.0;
+
+// FNV-1a of the plan's bytes: data-parallel ranks check that they run the same plan.
+uint64_t fingerprint(const std::vector<uint8_t>& bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint8_t b : bytes) h = (h ^ b) * 1099511628211ull;
+  return h;
+}
 
 // Whether the (verified) plan |bytes| is data-parallel: it sums gradients over ranks.
 bool plan_is_data_parallel(const std::vector<uint8_t>& bytes) {
@@ -58,6 +64,7 @@ bool plan_is_data_parallel(const std::vector<uint8_t>& bytes) {
   return false;
 }
 
+// |bytes| (at least 1) of host memory aligned to |alignment| for a caller-sized arena, or nullptr.
 void* allocate_arena(size_t bytes, size_t alignment) {
   if (alignment < sizeof(void*)) alignment = sizeof(void*);
   void* pointer = nullptr;
@@ -263,9 +270,23 @@ int run_train(const std::vector<std::string>& argv) {
     throw UsageError("--rank-timeout applies to a data-parallel plan (--data-parallel)");
   }
   const int rank = world ? world->rank() : 0, ranks = world ? world->size() : 1;
+  if (world && !world->same_everywhere(fingerprint(bytes))) {
+    std::fprintf(stderr,
+                 "remat: rank %d of %d: the ranks' plans differ (each rank must compile "
+                 "the same MODEL with the same flags, or read the same plan)\n",
+                 rank, ranks);
+    comm::MpiWorld::abort_all(1);
+  }
   // Where the state is saved: rank 0 alone writes it (save_state of an empty path saves nothing).
   const std::string state_path = args.text("--state", "");
   const std::string state_out = rank == 0 ? state_path : std::string();
+  // How a rank of several ends a run it was asked to stop (SIGINT, SIGTERM): the others may be
+  // inside a step, waiting for its sums, so the whole job ends now, rank 0's state saved.
+  auto stop = [&](int code) {
+    if (ranks == 1) return code;
+    std::fflush(stdout);
+    comm::MpiWorld::abort_all(code);
+  };
   auto train = [&]() -> int {
     // What the plan carries: the non-finite guard (`--finite-checks off` omits it), an eval
     // program.
@@ -314,6 +335,10 @@ int run_train(const std::vector<std::string>& argv) {
     if (args.has("--load-params"))
       load_params(session.get(), plan.get(), args.text("--load-params", ""));
     const bool resumed = !state_path.empty() && load_state(session.get(), state_path);
+    if (world && !world->same_everywhere(remat_session_step_count(session.get()))) {
+      throw Failure("the ranks start at different steps: each must read the same --state file " +
+                    state_path + " (a folder every rank sees)");
+    }
 
     // What the plan records of how it was compiled: NULL model or strategy when it names none.
     const char* model = nullptr;
@@ -470,14 +495,14 @@ int run_train(const std::vector<std::string>& argv) {
         if (line_open) std::printf("\n");
         line_open = false;
         const uint64_t eval_start = now_ns();
-        print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch, step + 1);
+        print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch / ranks, step + 1);
         eval_ns += now_ns() - eval_start;  // the rates are training's
         last_eval = step + 1;
       }
     }
     if (line_open) std::printf("\n");
     if (pending_interrupt() != 0)
-      return stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at);
+      return stop(stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at));
     const double seconds = static_cast<double>(now_ns() - start - eval_ns) * 1e-9;
     const int64_t ran = steps > done ? steps - done : 0;
     if (ran > 0) {
@@ -488,7 +513,7 @@ int run_train(const std::vector<std::string>& argv) {
     }
     const int64_t at = static_cast<int64_t>(remat_session_step_count(session.get()));
     if (eval_data && last_eval != at)
-      print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch, at);
+      print_eval(session.get(), plan.get(), *eval_data, eval_batches, batch / ranks, at);
     if (skipped > 0) {
       std::printf("skipped the update of %lld of those steps: a loss or gradient was not finite\n",
                   static_cast<long long>(skipped));
@@ -499,7 +524,7 @@ int run_train(const std::vector<std::string>& argv) {
                   static_cast<double>(final_scale), static_cast<long long>(overflowed));
     }
     if (pending_interrupt() != 0)
-      return stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at);
+      return stop(stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at));
     if (!state_path.empty() && (ran > 0 || !resumed)) {
       save_state(session.get(), state_out);
       saved_at = at;
@@ -508,7 +533,7 @@ int run_train(const std::vector<std::string>& argv) {
     }
     // Parameters are the finished job's: an interrupted run writes none.
     if (pending_interrupt() != 0)
-      return stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at);
+      return stop(stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at));
     if (args.has("--save-params") && rank == 0) {
       save_params(session.get(), plan.get(), args.text("--save-params", ""));
       std::printf("saved parameters to %s\n", args.text("--save-params", "").c_str());
@@ -516,12 +541,15 @@ int run_train(const std::vector<std::string>& argv) {
     // A signal during that last write: it was finished, and the job is done, but remat says it
     // was asked to stop.
     if (pending_interrupt() != 0)
-      return stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at);
+      return stop(stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at));
     return 0;
   };
   if (ranks == 1) return train();
   try {
     return train();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "remat: rank %d of %d: %s\n", rank, ranks, e.what());
+    comm::MpiWorld::abort_all(2);
   } catch (const std::exception& e) {
     // The other ranks would wait for this one's sums until their timeout: end them all now.
     std::fprintf(stderr, "remat: rank %d of %d: %s\n", rank, ranks, e.what());

@@ -101,6 +101,9 @@ std::vector<CommandFlags> make_table() {
         {"--precision", "fp32|bf16|fp16[,...]", false, nullptr,
          "--precision fp32,bf16,fp16: rows for each precision listed"},
         {"--loss-scale", "off|dynamic[:init=S][,interval=N]"},
+        {"--data-parallel", nullptr, false, nullptr,
+         "--data-parallel: each rank's plan of data-parallel training (docs/data-parallel.md)"},
+        {"--bucket-size", "SIZE", false, "--data-parallel"},
         {"--timeline", "FILE.svg"},
         {"--json", nullptr}}},
   };

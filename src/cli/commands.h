@@ -49,6 +49,11 @@ std::string loss_scale_option(const Args& args, compiler::Precision precision);
 /// --attention fused|unfused (default fused): a template's attention ops.
 compiler::AttentionKernel attention_option(const Args& args);
 
+/// --data-parallel [--bucket-size SIZE] (default 25 MiB): a plan that averages its gradients
+/// over ranks (compiler/data_parallel.h); a bucket size without --data-parallel, or of 0 bytes,
+/// is a usage error.
+compiler::DataParallel data_parallel_option(const Args& args);
+
 /// The --optimizer value of |args| (|fallback| when absent), parsed now: a bad one throws
 /// UsageError naming --optimizer, the key and the value.
 std::string optimizer_option(const Args& args, const std::string& fallback);

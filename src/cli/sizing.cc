@@ -49,6 +49,7 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.attention = setup.attention;
   o.precision = setup.precision;
   o.loss_scale = setup.loss_scale;
+  o.data_parallel = setup.data_parallel;
   return o;
 }
 

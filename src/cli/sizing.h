@@ -49,6 +49,9 @@ struct SizeSetup {
   compiler::Precision precision = compiler::CompileOptions().precision;
   /// --loss-scale ("" for the precision's default).
   std::string loss_scale;
+  /// --data-parallel [--bucket-size SIZE]: plans that average gradients over ranks (each
+  /// gradient lives until its bucket's sum is done: docs/data-parallel.md).
+  compiler::DataParallel data_parallel;
 };
 
 /// The figures of one plan, or why it could not be compiled.

@@ -4,6 +4,7 @@
 #include <limits.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -18,13 +19,16 @@ namespace comm {
 
 bool mpi_available() { return true; }
 
+bool MpiWorld::multiple_ = false;
+
 std::unique_ptr<MpiWorld> MpiWorld::join(double timeout_seconds) {
   // The sums' thread shares the cores with the kernels' threads: Open MPI's polling for a peer
   // yields the core rather than spinning on it (unless the caller set it otherwise).
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   int provided = 0;
-  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
     throw std::runtime_error("MPI_Init_thread failed");
+  multiple_ = provided >= MPI_THREAD_MULTIPLE;
   if (provided < MPI_THREAD_SERIALIZED) {
     MPI_Finalize();
     throw std::runtime_error(
@@ -52,8 +56,17 @@ MpiWorld::~MpiWorld() {
 }
 
 void MpiWorld::abort_all(int code) {
-  MPI_Abort(MPI_COMM_WORLD, code);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (multiple_) MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
+}
+
+bool MpiWorld::same_everywhere(uint64_t value) {
+  unsigned long long low = value, high = value;
+  MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &high, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return low == high;
 }
 
 remat_status MpiWorld::start(void* user, uint32_t bucket, const remat_buffer* parts,
@@ -74,7 +87,15 @@ remat_status MpiWorld::wait(void* user, uint32_t bucket) {
   const uint64_t want = w->started_[bucket];
   const bool done = w->changed_.wait_for(lock, std::chrono::duration<double>(w->timeout_seconds_),
                                          [&] { return w->finished_[bucket] >= want; });
-  return done ? REMAT_OK : REMAT_ERROR_UNAVAILABLE;
+  if (done) return REMAT_OK;
+  // The sum may still write the session's arena should the missing rank come back: the job
+  // ends here, before anything is freed.
+  std::fprintf(stderr,
+               "remat: rank %d of %d: no sum of bucket %u within %g s (--rank-timeout): a rank "
+               "failed, was killed or stopped; ending the job\n",
+               w->communicator_.rank, w->communicator_.size, static_cast<unsigned>(bucket),
+               w->timeout_seconds_);
+  abort_all(1);
 }
 
 void MpiWorld::run() {
@@ -91,8 +112,13 @@ void MpiWorld::run() {
     for (const remat_buffer& part : job.parts) {
       for (uint64_t done = 0; done < part.count;) {
         const uint64_t n = part.count - done < INT_MAX ? part.count - done : INT_MAX;
-        MPI_Allreduce(MPI_IN_PLACE, part.data + done, static_cast<int>(n), MPI_FLOAT, MPI_SUM,
-                      MPI_COMM_WORLD);
+        if (MPI_Allreduce(MPI_IN_PLACE, part.data + done, static_cast<int>(n), MPI_FLOAT, MPI_SUM,
+                          MPI_COMM_WORLD) != MPI_SUCCESS) {
+          std::fprintf(stderr,
+                       "remat: rank %d: MPI_Allreduce of bucket %u failed; ending the job\n",
+                       communicator_.rank, static_cast<unsigned>(job.bucket));
+          abort_all(1);
+        }
         done += n;
       }
     }
@@ -116,6 +142,8 @@ std::unique_ptr<MpiWorld> MpiWorld::join(double) {
 MpiWorld::~MpiWorld() = default;
 
 void MpiWorld::abort_all(int code) { std::_Exit(code); }
+
+bool MpiWorld::same_everywhere(uint64_t) { return true; }
 
 remat_status MpiWorld::start(void*, uint32_t, const remat_buffer*, uint32_t) {
   return REMAT_ERROR_UNAVAILABLE;

@@ -28,17 +28,26 @@ bool mpi_available();
 /// communicator's thread alone until the destructor, which finalises MPI).
 class MpiWorld {
  public:
-  /// Initialises MPI; |timeout_seconds|: how long a wait waits for a bucket's sum before it
-  /// fails (a rank that was killed or failed never joins it). Throws std::runtime_error when
-  /// MPI is missing or gives less than MPI_THREAD_SERIALIZED.
+  /// Initialises MPI (MPI_THREAD_MULTIPLE where the library gives it, else SERIALIZED);
+  /// |timeout_seconds|: how long a wait waits for a bucket's sum (a rank that failed, was killed
+  /// or stopped never sends its part) before it ends the whole job with a message, since the
+  /// sum may still write the arena if that rank comes back. Throws std::runtime_error when MPI
+  /// is missing or gives less than MPI_THREAD_SERIALIZED.
   static std::unique_ptr<MpiWorld> join(double timeout_seconds);
+  /// Stops the sums' thread and finalises MPI.
   ~MpiWorld();
 
+  /// This process's rank in MPI_COMM_WORLD.
   int rank() const { return communicator_.rank; }
+  /// The number of ranks.
   int size() const { return communicator_.size; }
+  /// Whether |value| is the same on every rank (a collective call: every rank makes it, from the
+  /// thread that joined, while no step runs).
+  bool same_everywhere(uint64_t value);
   /// The communicator for remat_session_options.communicator; lives as long as this.
   const remat_communicator* communicator() const { return &communicator_; }
-  /// Ends every rank's run at once (MPI_Abort) after a failure, with exit code |code|.
+  /// Ends every rank's run at once after a failure, with exit code |code|: MPI_Abort where MPI
+  /// allows it from any thread, else this process's exit, which makes mpirun end the others.
   [[noreturn]] static void abort_all(int code);
 
  private:
@@ -58,6 +67,7 @@ class MpiWorld {
   std::deque<Job> jobs_;
   std::map<uint32_t, uint64_t> started_, finished_;  // per bucket, over the whole run
   bool stopping_ = false;
+  static bool multiple_;  // MPI_THREAD_MULTIPLE: any thread may call MPI_Abort
   std::thread thread_;
 };
 

@@ -102,6 +102,7 @@ CompileResult compile(const CompileOptions& options) {
   append_backward_and_updates(result.graph, optimizer, options.finite_checks,
                               options.data_parallel);
   append_running_stat_updates(result.graph);
+  if (options.data_parallel.enabled) average_running_stats(result.graph);
   if (!(options.copy_bandwidth > 0) || !(options.compute_rate > 0)) {
     throw CompileError("copy bandwidth and compute rate must be positive");
   }

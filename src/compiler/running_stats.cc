@@ -1,7 +1,11 @@
 // Running statistics of batch norms, updated once per step after the backward pass.
 #include "compiler/running_stats.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
+
+#include "compiler/data_parallel.h"
 
 namespace remat {
 namespace compiler {
@@ -28,6 +32,25 @@ void append_running_stat_updates(Graph& graph) {
                  bn.op);
     graph.add_op(OpCode::kIncrement, {bn.num_batches_tracked}, {bn.num_batches_tracked}, {}, {},
                  Phase::kUpdate, bn.op);
+  }
+}
+
+void average_running_stats(Graph& graph) {
+  std::vector<int> buffers;
+  for (const BatchNormBuffers& bn : graph.batch_norms) {
+    buffers.push_back(bn.running_mean);
+    buffers.push_back(bn.running_var);
+  }
+  int64_t bucket = 0;
+  for (const Op& op : graph.ops) bucket += op.code == OpCode::kAllreduceStart ? 1 : 0;
+  for (size_t first = 0; first < buffers.size(); first += kMaxBucketTensors) {
+    const size_t last = std::min(buffers.size(), first + kMaxBucketTensors);
+    const std::vector<int> part(buffers.begin() + static_cast<long>(first),
+                                buffers.begin() + static_cast<long>(last));
+    const int source = graph.batch_norms.front().op;
+    graph.add_op(OpCode::kAllreduceStart, part, {}, {bucket}, {}, Phase::kUpdate, source);
+    graph.add_op(OpCode::kAllreduceWait, part, {}, {bucket}, {}, Phase::kUpdate, source);
+    ++bucket;
   }
 }
 

@@ -17,6 +17,13 @@ namespace compiler {
 /// value per channel (torch refuses it in training too).
 void append_running_stat_updates(Graph& graph);
 
+/// Data-parallel training (compiler/data_parallel.h): after the updates of the running
+/// statistics, buckets that average each running mean and variance over the ranks (the
+/// average of the ranks' updates is the update with the mean of their batch statistics, since
+/// the update is linear), so that every rank keeps the same buffers, as it keeps the same
+/// parameters. Numbered after the gradients' buckets; nothing follows them to overlap.
+void average_running_stats(Graph& graph);
+
 }  // namespace compiler
 }  // namespace remat
 

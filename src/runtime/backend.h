@@ -51,6 +51,10 @@ struct StepContext {
   /// The session's communicator (remat_session_options.communicator), which allreduce_start
   /// and allreduce_wait call; nullptr in a session without one (its plan has no allreduce op).
   const remat_communicator* communicator = nullptr;
+  /// The communicator's rank (0 without one). Dropout draws its mask for rank r's rows as one
+  /// process of all the ranks' rows would: a batch-major tensor's element i is element
+  /// r x numel + i of the whole batch's.
+  uint64_t rank = 0;
 };
 
 /// Where a backend writes an error message: a fixed buffer owned by the session.

@@ -134,11 +134,18 @@ int64_t bucket_of(const fb::Op* op) {
   return op->iattrs() != nullptr && op->iattrs()->size() > 0 ? op->iattrs()->Get(0) : -1;
 }
 
-// allreduce_start op |i| (|*next_bucket|: the bucket it must start): a step's op, of distinct
-// inputs, the next bucket, waited for by an allreduce_wait of its bucket over the same inputs,
-// none of them used before that wait. Marks the wait in |matched|.
-remat_status check_allreduce_start(const fb::Plan* plan, uint32_t i, uint32_t step_ops,
-                                   int64_t* next_bucket, uint8_t* matched, ErrorBuffer* err) {
+// The all-reduce buckets of the step in one pass (a plan may hold many): which bucket each
+// tensor is being summed in, and which op started each bucket.
+struct Buckets {
+  int32_t* flight;      // per tensor: the bucket summing it, or -1
+  int32_t* started_at;  // per bucket: its start op, -1 before it, -2 once waited for
+  int64_t next = 0;     // the bucket the next start must start
+};
+
+// allreduce_start op |i|: a step's op, of distinct tensors none of which is being summed, the
+// next bucket.
+remat_status start_bucket(const fb::Plan* plan, uint32_t i, uint32_t step_ops, Buckets* b,
+                          ErrorBuffer* err) {
   const fb::Op* op = plan->ops()->Get(i);
   const int64_t bucket = bucket_of(op);
   if (i >= step_ops) {
@@ -146,54 +153,83 @@ remat_status check_allreduce_start(const fb::Plan* plan, uint32_t i, uint32_t st
                      "op %u (allreduce_start) is in the eval program: only a step communicates",
                      static_cast<unsigned>(i));
   }
-  if (bucket != *next_bucket) {
+  if (bucket != b->next) {
     return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
                      "op %u (allreduce_start) starts bucket %lld, expected %lld: a step starts its "
                      "buckets in order from 0, each once",
                      static_cast<unsigned>(i), static_cast<long long>(bucket),
-                     static_cast<long long>(*next_bucket));
+                     static_cast<long long>(b->next));
   }
-  ++*next_bucket;
   const auto* ids = op->inputs();
   for (uint32_t a = 0; ids && a < ids->size(); ++a) {
-    for (uint32_t b = a + 1; b < ids->size(); ++b) {
-      if (ids->Get(a) == ids->Get(b)) {
+    for (uint32_t c = a + 1; c < ids->size(); ++c) {
+      if (ids->Get(a) == ids->Get(c)) {
         return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
                          "op %u (allreduce_start) names tensor '%s' twice",
                          static_cast<unsigned>(i), name_of(plan, ids->Get(a)));
       }
     }
+    b->flight[ids->Get(a)] = static_cast<int32_t>(bucket);
   }
-  for (uint32_t j = i + 1; j < step_ops; ++j) {
-    const fb::Op* later = plan->ops()->Get(j);
-    if (is_code(later, OpCode::kAllreduceWait) && bucket_of(later) == bucket) {
-      const auto* waited = later->inputs();
-      bool same = waited && ids && waited->size() == ids->size();
-      for (uint32_t k = 0; same && k < ids->size(); ++k) same = waited->Get(k) == ids->Get(k);
-      if (!same) {
-        return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
-                         "op %u (allreduce_wait) of bucket %lld waits for other tensors than op %u "
-                         "(allreduce_start) started",
-                         static_cast<unsigned>(j), static_cast<long long>(bucket),
-                         static_cast<unsigned>(i));
-      }
-      matched[j] = 1;
-      return REMAT_OK;
-    }
+  b->started_at[bucket] = static_cast<int32_t>(i);
+  ++b->next;
+  return REMAT_OK;
+}
+
+// allreduce_wait op |i|: of a bucket started and not yet waited for, over the same tensors.
+remat_status finish_bucket(const fb::Plan* plan, uint32_t i, Buckets* b, ErrorBuffer* err) {
+  const fb::Op* op = plan->ops()->Get(i);
+  const int64_t bucket = bucket_of(op);
+  if (bucket < 0 || bucket >= b->next || b->started_at[bucket] < 0) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "op %u (allreduce_wait) of bucket %lld has no allreduce_start before it",
+                     static_cast<unsigned>(i), static_cast<long long>(bucket));
+  }
+  const uint32_t start = static_cast<uint32_t>(b->started_at[bucket]);
+  const auto* started = plan->ops()->Get(start)->inputs();
+  const auto* waited = op->inputs();
+  bool same = waited && started && waited->size() == started->size();
+  for (uint32_t k = 0; same && k < started->size(); ++k) same = waited->Get(k) == started->Get(k);
+  if (!same) {
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "op %u (allreduce_wait) of bucket %lld waits for other tensors than op %u "
+                     "(allreduce_start) started",
+                     static_cast<unsigned>(i), static_cast<long long>(bucket),
+                     static_cast<unsigned>(start));
+  }
+  for (uint32_t k = 0; k < started->size(); ++k) b->flight[started->Get(k)] = -1;
+  b->started_at[bucket] = -2;
+  return REMAT_OK;
+}
+
+// Op |i| other than the wait of their bucket touches no tensor being summed.
+remat_status check_not_in_flight(const fb::Plan* plan, uint32_t i, const Buckets& b,
+                                 ErrorBuffer* err) {
+  const fb::Op* op = plan->ops()->Get(i);
+  const bool wait = is_code(op, OpCode::kAllreduceWait);
+  for (const auto* ids : {op->inputs(), op->outputs()}) {
     for (uint32_t k = 0; ids && k < ids->size(); ++k) {
-      if (uses(later, ids->Get(k), false) || uses(later, ids->Get(k), true)) {
-        return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
-                         "op %u (%s) uses tensor '%s' before the wait of bucket %lld, which op %u "
-                         "(allreduce_start) is summing over the ranks",
-                         static_cast<unsigned>(j), op_name(later->code()),
-                         name_of(plan, ids->Get(k)), static_cast<long long>(bucket),
-                         static_cast<unsigned>(i));
-      }
+      const int32_t bucket = b.flight[ids->Get(k)];
+      if (bucket < 0 || (wait && bucket_of(op) == bucket)) continue;
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                       "op %u (%s) uses tensor '%s' before the wait of bucket %d, which op %d "
+                       "(allreduce_start) is summing over the ranks",
+                       static_cast<unsigned>(i), op_name(op->code()), name_of(plan, ids->Get(k)),
+                       static_cast<int>(bucket), static_cast<int>(b.started_at[bucket]));
     }
   }
-  return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
-                   "op %u (allreduce_start) of bucket %lld is never waited for",
-                   static_cast<unsigned>(i), static_cast<long long>(bucket));
+  return REMAT_OK;
+}
+
+// After the step's last op: every bucket it started was waited for.
+remat_status check_all_waited(const Buckets& b, ErrorBuffer* err) {
+  for (int64_t bucket = 0; bucket < b.next; ++bucket) {
+    if (b.started_at[bucket] < 0) continue;
+    return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                     "op %d (allreduce_start) of bucket %lld is never waited for",
+                     static_cast<int>(b.started_at[bucket]), static_cast<long long>(bucket));
+  }
+  return REMAT_OK;
 }
 
 }  // namespace
@@ -207,22 +243,24 @@ bool eval_may_write(const fb::Tensor* x) {
 remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffer* err) {
   const uint32_t n = plan->tensors()->size();
   const uint32_t n_ops = plan->ops()->size();
-  // |written|, |initially| and |reduced| per tensor, then |matched| per op.
-  const size_t flags = 3 * (static_cast<size_t>(n) + 1) + n_ops;
-  uint8_t* written = static_cast<uint8_t*>(port_alloc(flags, 8));
-  if (written == nullptr)
+  // The buckets' tables (per tensor, per op: a bucket has a start op), then |written|,
+  // |initially| and |reduced| per tensor.
+  const size_t words = (static_cast<size_t>(n) + 1) + (static_cast<size_t>(n_ops) + 1);
+  const size_t flags = 3 * (static_cast<size_t>(n) + 1);
+  int32_t* tables = static_cast<int32_t*>(port_alloc(words * sizeof(int32_t) + flags, 8));
+  if (tables == nullptr)
     return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory to verify %u tensors",
                      static_cast<unsigned>(n));
+  Buckets buckets{tables, tables + n + 1};
+  for (size_t w = 0; w < words; ++w) tables[w] = -1;
+  uint8_t* written = reinterpret_cast<uint8_t*>(tables + words);
   uint8_t* initially = written + n + 1;
-  // |reduced|: the tensor's all-reduce finished since an op last wrote it. |matched|: the op is
-  // an allreduce_wait an earlier allreduce_start is waited for by.
+  // |reduced|: the tensor's all-reduce finished since an op last wrote it.
   uint8_t* reduced = initially + n + 1;
-  uint8_t* matched = reduced + n + 1;
   memset(written, 0, flags);
   bool data_parallel = false;
   for (uint32_t i = 0; i < n_ops; ++i)
     data_parallel = data_parallel || is_code(plan->ops()->Get(i), OpCode::kAllreduceStart);
-  int64_t next_bucket = 0;
   remat_status status = check_bindings(plan, written, err);
   // Written before the first op (see the top of this file): the input and label bindings, and
   // persistent tensors with an init. (verify_tensor refused an init the session cannot apply.)
@@ -260,14 +298,12 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
                            static_cast<unsigned>(i), op_name(op->code()), name_of(plan, t));
       }
     }
+    if (status == REMAT_OK && i == step_ops) status = check_all_waited(buckets, err);
+    if (status == REMAT_OK) status = check_not_in_flight(plan, i, buckets, err);
     if (status == REMAT_OK && is_code(op, OpCode::kAllreduceStart))
-      status = check_allreduce_start(plan, i, step_ops, &next_bucket, matched, err);
+      status = start_bucket(plan, i, step_ops, &buckets, err);
     if (status == REMAT_OK && is_code(op, OpCode::kAllreduceWait)) {
-      if (!matched[i]) {
-        status = set_error(err, REMAT_ERROR_PLAN_CORRUPT,
-                           "op %u (allreduce_wait) of bucket %lld has no allreduce_start before it",
-                           static_cast<unsigned>(i), static_cast<long long>(bucket_of(op)));
-      }
+      status = finish_bucket(plan, i, &buckets, err);
       for (uint32_t k = 0; op->inputs() && k < op->inputs()->size(); ++k)
         reduced[op->inputs()->Get(k)] = 1;
     }
@@ -313,8 +349,9 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
     if (status == REMAT_OK && static_cast<int32_t>(j) > copy_end[slot])
       copy_end[slot] = static_cast<int32_t>(j);
   }
+  if (status == REMAT_OK && step_ops == n_ops) status = check_all_waited(buckets, err);
   status = status == REMAT_OK ? check_eval_results(plan, written, err) : status;
-  port_free(written);
+  port_free(tables);
   return status;
 }
 

@@ -437,7 +437,9 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
     if (status != REMAT_OK) return status;
   }
   s->outputs_ready = false;  // the step reuses the eval program's bytes
-  const remat::StepContext ctx{s->plan->root->seed(), s->step, s->communicator};
+  const remat::StepContext ctx{
+      s->plan->root->seed(), s->step, s->communicator,
+      s->communicator != nullptr ? static_cast<uint64_t>(s->communicator->rank) : 0};
   const uint32_t n_ops = remat::step_op_count(s->plan);
   s->err.failed_op = 0;
   status = s->backend->begin_step(ctx, &s->err);

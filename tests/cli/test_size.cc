@@ -220,8 +220,13 @@ remat_status session_with_regions(const std::vector<uint8_t>& plan, uint32_t ali
   };
   void* arena = aligned(arena_bytes);
   void* host = host_bytes ? aligned(host_bytes) : nullptr;
+  // One rank, for a data-parallel plan (any other plan takes a communicator of one rank too).
+  static const remat_communicator one_rank{
+      0, 1, nullptr, [](void*, uint32_t, const remat_buffer*, uint32_t) { return REMAT_OK; },
+      [](void*, uint32_t) { return REMAT_OK; }};
   remat_session_options options;
   remat_session_options_init(&options);
+  options.communicator = &one_rank;
   options.arena = arena;
   options.arena_size = arena_bytes;
   options.host = host;
@@ -297,6 +302,26 @@ static void the_printed_arena_is_the_arena_the_runtime_binds_to_the_byte(void**)
     assert_true(budget.ok() && budget.arena_bytes <= half && budget.recomputed_flops > 0);
     expect_row_is_what_the_runtime_binds(setup, budget);
   }
+}
+
+// --data-parallel: each rank's plan, whose gradients live until their bucket's sum is done.
+static void a_data_parallel_row_is_the_plan_a_rank_binds(void**) {
+  for (const char* model : kModels) {
+    SizeSetup setup = setup_for(model);
+    setup.data_parallel.enabled = true;
+    setup.data_parallel.bucket_bytes = 2048;
+    for (const char* strategy : {"none", "sqrt"}) {
+      const SizeRow row = remat::cli::size_row(setup, strategy, 4);
+      expect_row_is_what_the_runtime_binds(setup, row);
+      assert_true(row.arena_bytes >=
+                  remat::cli::size_row(setup_for(model), strategy, 4).arena_bytes);
+    }
+  }
+  const Result r = run_remat(std::string("size ") + kMlp +
+                             " --batch 4 --data-parallel --bucket-size 2KiB --json");
+  expect(r, 0, "\"data_parallel_bucket_bytes\": 2048");
+  expect(run_remat(std::string("size ") + kMlp + " --batch 4 --bucket-size 2KiB"), 2,
+         "--bucket-size applies to --data-parallel");
 }
 
 static void a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds(void**) {
@@ -723,6 +748,7 @@ int main(int argc, char** argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(the_printed_arena_is_the_arena_the_runtime_binds_to_the_byte),
       cmocka_unit_test(the_arena_printed_by_the_command_trains_and_one_byte_less_is_refused),
+      cmocka_unit_test(a_data_parallel_row_is_the_plan_a_rank_binds),
       cmocka_unit_test(a_spilled_row_prints_the_arena_and_host_region_the_runtime_binds),
       cmocka_unit_test(a_budget_sizes_a_model_that_refuses_batch_1),
       cmocka_unit_test(several_precisions_give_rows_for_each),

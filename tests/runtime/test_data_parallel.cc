@@ -1,8 +1,9 @@
 // Data-parallel training through the session's communicator (docs/data-parallel.md): N ranks,
 // each a session in a thread of this process joined by an in-process communicator, train as one
-// session of N times the batch does (within float tolerance: the sums are grouped otherwise);
-// every rank holds the same bits; recomputation and spilling change no bit; a run repeats
-// bitwise; and the session's refusals and failure paths.
+// session of N times the batch does (within float tolerance: the sums are grouped otherwise),
+// dropout included; every rank holds the same bits, batch norms' running statistics included;
+// recomputation and spilling change no bit; a run repeats bitwise; and the session's refusals
+// and failure paths.
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
@@ -27,6 +28,11 @@ namespace {
 const char* const kMlp = "mlp:layers=3,width=16,in=8,classes=4";
 const char* const kTransformer =
     "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=4,vocab=20,classes=3";
+// With dropout: each rank's masks must be those of its rows in the whole batch.
+const char* const kDropout =
+    "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=4,vocab=20,classes=3,dropout=0.2";
+// With batch norms: every rank must keep the same running statistics.
+const char* const kCnn = "cnn:channels=4x8,in=1x8x8,classes=3";
 constexpr int kSteps = 3;
 
 // Ranks of one process, joined in the order they start each bucket: the last rank to start a
@@ -135,7 +141,7 @@ std::vector<uint8_t> rows_of(const remat_tensor_info& info, int64_t first, int64
 
 // What a session holds after training: its parameters' bytes by name, and each step's loss.
 struct Trained {
-  std::map<std::string, std::vector<float>> params;
+  std::map<std::string, std::vector<float>> params, buffers;
   std::vector<float> losses;
 };
 
@@ -196,6 +202,12 @@ Trained train(const std::vector<uint8_t>& bytes, int rank,
     std::vector<float> values(p.bytes / 4);
     check(remat_session_read_param(session, p.name, values.data(), p.bytes), p.name);
     t.params[p.name] = std::move(values);
+  }
+  // Batch norms' buffers (running statistics), as 32-bit words (a counter is two).
+  for (const remat_tensor_info& b : bindings(plan, REMAT_BINDING_BUFFER)) {
+    std::vector<float> words(b.bytes / 4);
+    check(remat_session_read_param(session, b.name, words.data(), b.bytes), b.name);
+    t.buffers[b.name] = std::move(words);
   }
   remat_session_destroy(session);
   remat_plan_close(plan);
@@ -258,6 +270,10 @@ void expect_same_bits(const Trained& a, const Trained& b, const char* what) {
     if (memcmp(p.second.data(), b.params.at(p.first).data(), p.second.size() * 4) != 0)
       fail_msg("%s: parameter %s differs in its bits", what, p.first.c_str());
   }
+  for (const auto& p : a.buffers) {
+    if (memcmp(p.second.data(), b.buffers.at(p.first).data(), p.second.size() * 4) != 0)
+      fail_msg("%s: buffer %s differs in its bits", what, p.first.c_str());
+  }
   if (memcmp(a.losses.data(), b.losses.data(), a.losses.size() * 4) != 0)
     fail_msg("%s: the losses differ in their bits", what);
 }
@@ -267,7 +283,7 @@ void expect_same_bits(const Trained& a, const Trained& b, const char* what) {
 // momentum, whose update is linear in the gradient: Adam would turn rounding noise in a gradient
 // that is zero in exact arithmetic (attention's key bias) into whole steps of its learning rate.
 void n_ranks_train_as_one_session_of_the_whole_batch(void**) {
-  for (const char* model : {kMlp, kTransformer}) {
+  for (const char* model : {kMlp, kTransformer, kDropout}) {
     const auto initial = initial_params(model);
     for (int ranks : {2, 4}) {
       const int64_t b = 2;
@@ -316,6 +332,23 @@ void recomputation_spilling_and_a_rerun_keep_every_bit(void**) {
   o.device_budget = plain.persistent_bytes + plain.arena_bytes * 8 / 10;
   assert_false(rc::compile(o).report.spilled.empty());
   expect_same_bits(reference[0], train_ranks(spilled, 2, initial)[0], "splits with spills");
+}
+
+// A batch norm normalises each rank's rows by their own statistics (as PyTorch DDP without
+// SyncBatchNorm), so the run is not one process's of the whole batch; but the running
+// statistics are averaged over the ranks, so every rank keeps the same buffers and parameters.
+void batch_norm_ranks_keep_the_same_running_statistics(void**) {
+  const auto initial = initial_params(kCnn);
+  const std::vector<Trained> ranks = train_ranks(compile(kCnn, 4, "none", true), 2, initial);
+  assert_false(ranks[0].buffers.empty());
+  expect_same_bits(ranks[0], ranks[1], "ranks");
+  // The running means moved from their zeros: the average was of real statistics.
+  bool moved = false;
+  for (const auto& b : ranks[0].buffers) {
+    if (b.first.find("running_mean") == std::string::npos) continue;
+    for (float v : b.second) moved = moved || v != 0.0f;
+  }
+  assert_true(moved);
 }
 
 // ---- The session's refusals and failure paths ----
@@ -432,6 +465,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(n_ranks_train_as_one_session_of_the_whole_batch),
       cmocka_unit_test(recomputation_spilling_and_a_rerun_keep_every_bit),
+      cmocka_unit_test(batch_norm_ranks_keep_the_same_running_statistics),
       cmocka_unit_test(a_session_refuses_a_missing_or_wrong_communicator),
       cmocka_unit_test(a_failing_communicator_stops_the_step_and_drains_its_buckets),
   };

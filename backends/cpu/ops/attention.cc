@@ -59,6 +59,9 @@ struct Problem {
   int64_t batch, sq, sk, heads, d, dv;
   float scale, p;
   uint64_t seed, step, key;
+  // Batch index of this tensor's first row in the whole batch: a data-parallel rank's dropout
+  // masks are those of its rows there (StepContext::rank).
+  int64_t first_batch = 0;
   const float* q;
   const float* k;
   const float* v;
@@ -98,6 +101,7 @@ Problem problem_of(const KernelArgs& args, int q_at, int mask_at) {
   pr.p = fattr(*args.call, a::p);
   pr.seed = args.ctx->seed;
   pr.step = args.ctx->step;
+  pr.first_batch = static_cast<int64_t>(args.ctx->rank) * pr.batch;
   pr.key = static_cast<uint64_t>(iattr(*args.call, a::key));
   pr.q = in_f32(args, q_at);
   pr.k = in_f32(args, q_at + 1);
@@ -114,7 +118,8 @@ Problem problem_of(const KernelArgs& args, int q_at, int mask_at) {
 class KeepWalk {
  public:
   KeepWalk(const Problem& pr, int64_t b, int64_t h, int64_t i)
-      : pr_(pr), base_(static_cast<uint64_t>(((b * pr.heads + h) * pr.sq + i) * pr.sk)) {}
+      : pr_(pr),
+        base_(static_cast<uint64_t>((((pr.first_batch + b) * pr.heads + h) * pr.sq + i) * pr.sk)) {}
   bool keep(int64_t j) {
     const uint64_t e = base_ + static_cast<uint64_t>(j);
     if ((e >> 2) != group_) {

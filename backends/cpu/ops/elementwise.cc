@@ -49,18 +49,21 @@ remat_status apply_dropout_mask(const KernelArgs& args) {
   const float p = fattr(*args.call, attr::dropout::p);
   const float keep_scale = 1.0f - p;
   const uint64_t seed = args.ctx->seed, step = args.ctx->step;
+  // A data-parallel rank's rows are rows rank x B.. of the whole batch (StepContext::rank).
+  const uint64_t first = args.ctx->rank * static_cast<uint64_t>(n);
   parallel_for(args, n, kElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
-    for (int64_t i = begin; i < end; i += 4) {
-      // One Philox call yields the words of elements i..i+3 (see philox_word()).
-      const uint64_t idx = static_cast<uint64_t>(i);
-      const Philox4 r =
-          philox4x32(static_cast<uint32_t>(idx >> 2), static_cast<uint32_t>(idx >> 34),
-                     static_cast<uint32_t>(step), static_cast<uint32_t>(key),
-                     static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-      const int64_t m = end - i < 4 ? end - i : 4;
-      for (int64_t j = 0; j < m; ++j) {
-        y[i + j] = uniform01(r.v[j]) >= p ? x[i + j] / keep_scale : x[i + j] * 0.0f;
+    // One Philox call yields the words of elements 4g..4g+3 (see philox_word()).
+    uint64_t group = ~uint64_t{0};
+    Philox4 r{};
+    for (int64_t i = begin; i < end; ++i) {
+      const uint64_t e = first + static_cast<uint64_t>(i);
+      if ((e >> 2) != group) {
+        group = e >> 2;
+        r = philox4x32(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32),
+                       static_cast<uint32_t>(step), static_cast<uint32_t>(key),
+                       static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
       }
+      y[i] = uniform01(r.v[e & 3]) >= p ? x[i] / keep_scale : x[i] * 0.0f;
     }
   });
   return REMAT_OK;
