@@ -233,6 +233,9 @@ typedef struct remat_buffer {
  *  (remat_mpi_communicator, where built with MPI); a caller may give its own. The callbacks
  *  run on the thread that called remat_session_step. The struct must outlive the session. */
 typedef struct remat_communicator {
+  /** sizeof(remat_communicator): callbacks may be appended, an older caller's smaller struct
+   *  keeping the defaults of those it lacks (the struct_size rules above). */
+  size_t struct_size;
   int32_t rank; /**< This process's rank, in [0, size). */
   int32_t size; /**< Number of ranks, at least 1. */
   void* user;   /**< Passed to the callbacks. */

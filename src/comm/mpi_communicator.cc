@@ -35,6 +35,7 @@ std::unique_ptr<MpiWorld> MpiWorld::join(double timeout_seconds) {
         "this MPI library gives no MPI_THREAD_SERIALIZED: the sums run on a thread of their own");
   }
   std::unique_ptr<MpiWorld> world(new MpiWorld());
+  world->communicator_.struct_size = sizeof(remat_communicator);
   MPI_Comm_rank(MPI_COMM_WORLD, &world->communicator_.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world->communicator_.size);
   world->communicator_.user = world.get();

@@ -242,6 +242,10 @@ remat_status check_communicator(remat_session* s, const remat_communicator* c) {
                 "options.communicator is NULL: the plan is data-parallel (it has allreduce ops), "
                 "and its session sums gradients with the other ranks through one");
   }
+  const remat_status size_status =
+      check_struct_size("options.communicator", c->struct_size, sizeof(remat_communicator),
+                        sizeof(remat_communicator), &s->err);
+  if (size_status != REMAT_OK) return size_status;
   if (c->size < 1 || c->rank < 0 || c->rank >= c->size) {
     return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT,
                 "options.communicator: rank %d of size %d: a size is at least 1 and a rank in "

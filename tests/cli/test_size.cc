@@ -222,7 +222,11 @@ remat_status session_with_regions(const std::vector<uint8_t>& plan, uint32_t ali
   void* host = host_bytes ? aligned(host_bytes) : nullptr;
   // One rank, for a data-parallel plan (any other plan takes a communicator of one rank too).
   static const remat_communicator one_rank{
-      0, 1, nullptr, [](void*, uint32_t, const remat_buffer*, uint32_t) { return REMAT_OK; },
+      sizeof(remat_communicator),
+      0,
+      1,
+      nullptr,
+      [](void*, uint32_t, const remat_buffer*, uint32_t) { return REMAT_OK; },
       [](void*, uint32_t) { return REMAT_OK; }};
   remat_session_options options;
   remat_session_options_init(&options);

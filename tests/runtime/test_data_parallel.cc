@@ -224,7 +224,11 @@ std::vector<Trained> train_ranks(const std::vector<uint8_t>& bytes, int ranks,
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r) {
     users[static_cast<size_t>(r)] = {&world, r};
-    comms[static_cast<size_t>(r)] = {r, ranks, &users[static_cast<size_t>(r)], thread_start,
+    comms[static_cast<size_t>(r)] = {sizeof(remat_communicator),
+                                     r,
+                                     ranks,
+                                     &users[static_cast<size_t>(r)],
+                                     thread_start,
                                      thread_wait};
   }
   std::vector<std::string> errors(static_cast<size_t>(ranks));
@@ -353,6 +357,7 @@ void batch_norm_ranks_keep_the_same_running_statistics(void**) {
 
 // ---- The session's refusals and failure paths ----
 
+constexpr size_t kSize = sizeof(remat_communicator);
 remat_status no_start(void*, uint32_t, const remat_buffer*, uint32_t) { return REMAT_OK; }
 remat_status no_wait(void*, uint32_t) { return REMAT_OK; }
 
@@ -388,20 +393,24 @@ void a_session_refuses_a_missing_or_wrong_communicator(void**) {
   const std::vector<uint8_t> parallel = compile(kMlp, 2, "none", true);
   const std::vector<uint8_t> alone = compile(kMlp, 2, "none", false);
   expect_refused(parallel, nullptr, "options.communicator is NULL: the plan is data-parallel");
-  remat_communicator c{2, 2, nullptr, no_start, no_wait};
+  remat_communicator c{kSize, 2, 2, nullptr, no_start, no_wait};
   expect_refused(parallel, &c, "options.communicator: rank 2 of size 2");
-  c = {0, 0, nullptr, no_start, no_wait};
+  c = {kSize, 0, 0, nullptr, no_start, no_wait};
   expect_refused(parallel, &c, "rank 0 of size 0");
-  c = {-1, 2, nullptr, no_start, no_wait};
+  c = {kSize, -1, 2, nullptr, no_start, no_wait};
   expect_refused(parallel, &c, "rank -1 of size 2");
-  c = {0, 2, nullptr, nullptr, no_wait};
+  c = {kSize, 0, 2, nullptr, nullptr, no_wait};
   expect_refused(parallel, &c, "options.communicator.allreduce_start is NULL");
-  c = {0, 2, nullptr, no_start, nullptr};
+  c = {kSize, 0, 2, nullptr, no_start, nullptr};
   expect_refused(parallel, &c, "options.communicator.allreduce_wait is NULL");
-  c = {1, 2, nullptr, no_start, no_wait};
+  c = {kSize, 1, 2, nullptr, no_start, no_wait};
   expect_refused(alone, &c, "has 2 ranks, but the plan is not data-parallel");
+  c = {kSize + 8, 0, 1, nullptr, no_start, no_wait};
+  expect_refused(parallel, &c, "options.communicator.struct_size is");
+  c = {4, 0, 1, nullptr, no_start, no_wait};
+  expect_refused(parallel, &c, "options.communicator.struct_size is 4");
   char message[512] = "";
-  c = {0, 1, nullptr, no_start, no_wait};  // one rank: nothing to average
+  c = {kSize, 0, 1, nullptr, no_start, no_wait};  // one rank: nothing to average
   assert_int_equal(create_with(alone, &c, message), REMAT_OK);
   assert_int_equal(create_with(parallel, &c, message), REMAT_OK);
 }
@@ -429,7 +438,7 @@ void a_failing_communicator_stops_the_step_and_drains_its_buckets(void**) {
   remat_plan* plan = nullptr;
   assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, nullptr, 0), REMAT_OK);
   Recording recording{1, {}};
-  const remat_communicator c{0, 1, &recording, recording_start, recording_wait};
+  const remat_communicator c{kSize, 0, 1, &recording, recording_start, recording_wait};
   remat_session_options options;
   remat_session_options_init(&options);
   options.communicator = &c;
