@@ -55,6 +55,25 @@ uint64_t fingerprint(const std::vector<uint8_t>& bytes) {
   return h;
 }
 
+// FNV-1a of every parameter and buffer of |session|: data-parallel ranks check that they start
+// from the same values.
+uint64_t parameters_hash(remat_session* session, const remat_plan* plan) {
+  uint64_t h = 1469598103934665603ull;
+  for (remat_binding_kind kind : {REMAT_BINDING_PARAM, REMAT_BINDING_BUFFER}) {
+    uint32_t count = 0;
+    remat_plan_binding_count(plan, kind, &count);
+    for (uint32_t i = 0; i < count; ++i) {
+      remat_tensor_info t;
+      remat_plan_binding(plan, kind, i, &t);
+      std::vector<uint8_t> bytes(t.bytes);
+      check(session, remat_session_read_param(session, t.name, bytes.data(), bytes.size()),
+            std::string("reading ") + t.name);
+      for (uint8_t b : bytes) h = (h ^ b) * 1099511628211ull;
+    }
+  }
+  return h;
+}
+
 // Whether the (verified) plan |bytes| is data-parallel: it sums gradients over ranks.
 bool plan_is_data_parallel(const std::vector<uint8_t>& bytes) {
   const auto* ops = fb::GetPlan(bytes.data())->ops();
@@ -172,15 +191,15 @@ int64_t auto_save_interval(double save_ns, double step_ns) {
 // |state_path| when given and the file does not hold this step already (|saved_at|: the step
 // count it holds, -1 if unknown), says so on stderr, and returns the exit code, 128 +
 // |signal_number|.
+// |nothing_saved|: why no state is saved when |state_path| is empty.
 int stop_interrupted(remat_session* session, int signal_number, const std::string& state_path,
-                     int64_t saved_at) {
+                     int64_t saved_at, const char* nothing_saved) {
   const int64_t step = static_cast<int64_t>(remat_session_step_count(session));
   if (!state_path.empty() && saved_at != step) save_state(session, state_path);
   std::fflush(stdout);
-  std::fprintf(
-      stderr, "remat train: interrupted by %s at step %lld; %s\n", signal_name(signal_number),
-      static_cast<long long>(step),
-      state_path.empty() ? "nothing saved (no --state)" : ("state saved to " + state_path).c_str());
+  std::fprintf(stderr, "remat train: interrupted by %s at step %lld; %s\n",
+               signal_name(signal_number), static_cast<long long>(step),
+               state_path.empty() ? nothing_saved : ("state saved to " + state_path).c_str());
   return 128 + signal_number;
 }
 
@@ -263,9 +282,15 @@ int run_train(const std::vector<std::string>& argv) {
   // others; rank 0 alone prints and writes files.
   std::unique_ptr<comm::MpiWorld> world;
   if (plan_is_data_parallel(bytes)) {
-    world = comm::MpiWorld::join(args.real("--rank-timeout", kDefaultRankTimeout));
-    if (world->rank() != 0 && std::freopen("/dev/null", "w", stdout) == nullptr)
-      throw Failure("rank " + std::to_string(world->rank()) + ": cannot silence its output");
+    const double timeout = args.real("--rank-timeout", kDefaultRankTimeout);
+    if (!(timeout > 0 && timeout <= 1e6))
+      throw UsageError("--rank-timeout " + args.text("--rank-timeout", "") +
+                       ": expected seconds in (0, 1e6]");
+    world = comm::MpiWorld::join(timeout);
+    if (world->rank() != 0 && std::freopen("/dev/null", "w", stdout) == nullptr) {
+      std::fprintf(stderr, "remat: rank %d: cannot silence its output\n", world->rank());
+      comm::MpiWorld::abort_all(1);
+    }
   } else if (args.has("--rank-timeout")) {
     throw UsageError("--rank-timeout applies to a data-parallel plan (--data-parallel)");
   }
@@ -280,12 +305,15 @@ int run_train(const std::vector<std::string>& argv) {
   // Where the state is saved: rank 0 alone writes it (save_state of an empty path saves nothing).
   const std::string state_path = args.text("--state", "");
   const std::string state_out = rank == 0 ? state_path : std::string();
-  // How a rank of several ends a run it was asked to stop (SIGINT, SIGTERM): the others may be
-  // inside a step, waiting for its sums, so the whole job ends now, rank 0's state saved.
-  auto stop = [&](int code) {
-    if (ranks == 1) return code;
-    std::fflush(stdout);
-    comm::MpiWorld::abort_all(code);
+  const char* not_saved =
+      state_path.empty() ? "nothing saved (no --state)" : "rank 0 saves the state";
+  // The signal a run was asked to stop by (SIGINT, SIGTERM), or 0. The ranks of data-parallel
+  // training agree on it between steps (the highest any of them got), so that all stop after
+  // the same step, rank 0 saves, and none is left inside a step waiting for the others' sums.
+  auto interrupted = [&]() -> int {
+    const int signal_number = pending_interrupt();
+    return world ? static_cast<int>(world->highest_everywhere(static_cast<uint64_t>(signal_number)))
+                 : signal_number;
   };
   auto train = [&]() -> int {
     // What the plan carries: the non-finite guard (`--finite-checks off` omits it), an eval
@@ -338,6 +366,11 @@ int run_train(const std::vector<std::string>& argv) {
     if (world && !world->same_everywhere(remat_session_step_count(session.get()))) {
       throw Failure("the ranks start at different steps: each must read the same --state file " +
                     state_path + " (a folder every rank sees)");
+    }
+    if (world && !world->same_everywhere(parameters_hash(session.get(), plan.get()))) {
+      throw Failure(
+          "the ranks start from different parameters: each must read the same --load-params and "
+          "--state files");
     }
 
     // What the plan records of how it was compiled: NULL model or strategy when it names none.
@@ -420,7 +453,7 @@ int run_train(const std::vector<std::string>& argv) {
     float first_loss = NAN, loss = NAN, last_loss = NAN;
     int64_t skipped = 0, overflowed = 0, last_eval = -1;
     uint64_t step_started = start;
-    for (int64_t step = done; step < steps && pending_interrupt() == 0; ++step) {
+    for (int64_t step = done; step < steps && interrupted() == 0; ++step) {
       // Steps are named as the progress lines count them, from 1 (as the runtime's messages do).
       const std::string named = "step " + std::to_string(step + 1);
       data.set(session.get(), data.batch(step), named);
@@ -501,8 +534,8 @@ int run_train(const std::vector<std::string>& argv) {
       }
     }
     if (line_open) std::printf("\n");
-    if (pending_interrupt() != 0)
-      return stop(stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at));
+    if (const int signal_number = interrupted())
+      return stop_interrupted(session.get(), signal_number, state_out, saved_at, not_saved);
     const double seconds = static_cast<double>(now_ns() - start - eval_ns) * 1e-9;
     const int64_t ran = steps > done ? steps - done : 0;
     if (ran > 0) {
@@ -523,8 +556,8 @@ int run_train(const std::vector<std::string>& argv) {
       std::printf("loss scale %g; %lld of those steps overflowed and were skipped\n",
                   static_cast<double>(final_scale), static_cast<long long>(overflowed));
     }
-    if (pending_interrupt() != 0)
-      return stop(stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at));
+    if (const int signal_number = interrupted())
+      return stop_interrupted(session.get(), signal_number, state_out, saved_at, not_saved);
     if (!state_path.empty() && (ran > 0 || !resumed)) {
       save_state(session.get(), state_out);
       saved_at = at;
@@ -532,16 +565,16 @@ int run_train(const std::vector<std::string>& argv) {
                   state_path.c_str());
     }
     // Parameters are the finished job's: an interrupted run writes none.
-    if (pending_interrupt() != 0)
-      return stop(stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at));
+    if (const int signal_number = interrupted())
+      return stop_interrupted(session.get(), signal_number, state_out, saved_at, not_saved);
     if (args.has("--save-params") && rank == 0) {
       save_params(session.get(), plan.get(), args.text("--save-params", ""));
       std::printf("saved parameters to %s\n", args.text("--save-params", "").c_str());
     }
     // A signal during that last write: it was finished, and the job is done, but remat says it
     // was asked to stop.
-    if (pending_interrupt() != 0)
-      return stop(stop_interrupted(session.get(), pending_interrupt(), state_out, saved_at));
+    if (const int signal_number = interrupted())
+      return stop_interrupted(session.get(), signal_number, state_out, saved_at, not_saved);
     return 0;
   };
   if (ranks == 1) return train();

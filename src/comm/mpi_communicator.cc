@@ -52,7 +52,7 @@ MpiWorld::~MpiWorld() {
     stopping_ = true;
   }
   changed_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
   MPI_Finalize();
 }
 
@@ -61,6 +61,12 @@ void MpiWorld::abort_all(int code) {
   std::fflush(stderr);
   if (multiple_) MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
+}
+
+uint64_t MpiWorld::highest_everywhere(uint64_t value) {
+  unsigned long long high = value;
+  MPI_Allreduce(MPI_IN_PLACE, &high, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return high;
 }
 
 bool MpiWorld::same_everywhere(uint64_t value) {
@@ -145,6 +151,8 @@ MpiWorld::~MpiWorld() = default;
 void MpiWorld::abort_all(int code) { std::_Exit(code); }
 
 bool MpiWorld::same_everywhere(uint64_t) { return true; }
+
+uint64_t MpiWorld::highest_everywhere(uint64_t value) { return value; }
 
 remat_status MpiWorld::start(void*, uint32_t, const remat_buffer*, uint32_t) {
   return REMAT_ERROR_UNAVAILABLE;

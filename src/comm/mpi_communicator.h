@@ -24,8 +24,10 @@ namespace comm {
 bool mpi_available();
 
 /// The process's membership of MPI_COMM_WORLD and the communicator a session takes. One per
-/// process: join() initialises MPI (MPI_THREAD_SERIALIZED: after it, MPI is called from the
-/// communicator's thread alone until the destructor, which finalises MPI).
+/// process: join() initialises MPI. The communicator's thread sums the buckets while a step runs;
+/// between steps, when every bucket was waited for and that thread is idle, the joining thread
+/// makes the collective calls same_everywhere() and highest_everywhere(); so no two threads call
+/// MPI at once, as MPI_THREAD_SERIALIZED asks. The destructor finalises MPI.
 class MpiWorld {
  public:
   /// Initialises MPI (MPI_THREAD_MULTIPLE where the library gives it, else SERIALIZED);
@@ -44,6 +46,8 @@ class MpiWorld {
   /// Whether |value| is the same on every rank (a collective call: every rank makes it, from the
   /// thread that joined, while no step runs).
   bool same_everywhere(uint64_t value);
+  /// The highest |value| of every rank (a collective call, as same_everywhere()).
+  uint64_t highest_everywhere(uint64_t value);
   /// The communicator for remat_session_options.communicator; lives as long as this.
   const remat_communicator* communicator() const { return &communicator_; }
   /// Ends every rank's run at once after a failure, with exit code |code|: MPI_Abort where MPI

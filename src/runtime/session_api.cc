@@ -269,19 +269,19 @@ remat_status check_communicator(remat_session* s, const remat_communicator* c) {
 
 // After a step stopped at op |stopped|: waits for every bucket an earlier op started and a
 // later op would have waited for, so that no sum still writes the arena and every rank makes
-// the same calls. The first error's message is kept.
+// the same calls. Buckets are numbered in the order they start (the verifier checks), so those
+// started are the first |started|; one pass over the rest of the step finds their waits. The
+// first error's message is kept.
 void drain_buckets(remat_session* s, uint32_t stopped, uint32_t n_ops) {
   if (s->communicator == nullptr) return;
   const uint16_t start = static_cast<uint16_t>(OpCode::kAllreduceStart);
   const uint16_t wait = static_cast<uint16_t>(OpCode::kAllreduceWait);
-  for (uint32_t j = 0; j < stopped; ++j) {
-    if (s->ops[j].code != start) continue;
-    const int64_t bucket = s->ops[j].iattrs[0];
-    for (uint32_t k = j + 1; k < n_ops; ++k) {
-      if (s->ops[k].code != wait || s->ops[k].iattrs[0] != bucket) continue;
-      if (k > stopped)
-        s->communicator->allreduce_wait(s->communicator->user, static_cast<uint32_t>(bucket));
-      break;
+  int64_t started = 0;
+  for (uint32_t j = 0; j < stopped; ++j) started += s->ops[j].code == start ? 1 : 0;
+  for (uint32_t k = stopped + 1; k < n_ops; ++k) {
+    if (s->ops[k].code == wait && s->ops[k].iattrs[0] < started) {
+      s->communicator->allreduce_wait(s->communicator->user,
+                                      static_cast<uint32_t>(s->ops[k].iattrs[0]));
     }
   }
 }

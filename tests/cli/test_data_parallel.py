@@ -6,7 +6,8 @@
   and the same run twice gives the same bytes;
 - all ranks killed (SIGKILL) after a save, or the job interrupted (SIGTERM to mpirun), the same
   command resumes and ends with the bytes of an uninterrupted run;
-- ranks that compile different plans are refused before any step;
+- ranks that compile different plans, or load different parameters, are refused before any
+  step;
 - a killed rank, or one that stops answering (SIGSTOP, past --rank-timeout), makes the job exit
   non-zero within a bound instead of hanging;
 - --rank-timeout without a data-parallel plan is a usage error.
@@ -28,10 +29,15 @@ import time
 MLP = "mlp:layers=3,width=32,in=16,classes=4"
 TRANSFORMER = "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=8,vocab=40,classes=3"
 OPTIMIZER = "sgd:lr=0.1,momentum=0.9"
+# Steps of about a millisecond here, for a run a signal can interrupt.
+WIDE = "mlp:layers=4,width=256,in=64,classes=4"
 
 
 def mpirun(ranks):
-    """mpirun's command line for |ranks| processes on this machine, root allowed (CI is root)."""
+    """mpirun's command line for |ranks| processes on this machine, root allowed (CI is root).
+    Every run here gives mpirun no standard input: mpirun forwards it to rank 0, and with the
+    test's own (a pipe under meson) a signal to mpirun ended the job before the ranks' last
+    lines reached it."""
     return ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)]
 
 
@@ -48,8 +54,9 @@ def env():
 
 
 def run(args, timeout=300):
-    done = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=timeout, env=env() if args[0] == "mpirun" else None)
+    done = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=timeout,
+                          env=env() if args[0] == "mpirun" else None)
     return done.returncode, done.stdout
 
 
@@ -147,7 +154,7 @@ def resume_after_killing_every_rank(remat, work):
     args = mpirun(2) + [remat, "train", MLP, "--data-parallel", "--batch", "4", "--optimizer",
                         OPTIMIZER, "--steps", "400", "--threads", "1", "--state", state,
                         "--save-every", "5", "--save-params", out]
-    job = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env())
+    job = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env())
     deadline = time.time() + 120
     while not os.path.exists(state) and time.time() < deadline and job.poll() is None:
         time.sleep(0.01)
@@ -171,7 +178,7 @@ def a_lost_rank_ends_the_job(remat, work):
         tag = os.path.join(work, "lost-" + how)
         args = mpirun(2) + [remat, "train", MLP, "--data-parallel", "--batch", "4", "--steps",
                             "100000000", "--threads", "1", "--rank-timeout", "5", "--state", tag]
-        job = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        job = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True, env=env())
         deadline = time.time() + 120
         while not os.path.exists(tag) and time.time() < deadline and job.poll() is None:
@@ -198,32 +205,41 @@ def a_lost_rank_ends_the_job(remat, work):
 
 
 def an_interrupted_job_ends_and_resumes(remat, work):
-    """SIGTERM to mpirun: every rank is told; rank 0 saves the state and the job ends at once
-    (a rank inside a step would wait for the others' sums); the same command resumes."""
+    """SIGTERM to mpirun: every rank is told; the ranks agree to stop after the same step, rank 0
+    saves the state, each exits 143; the same command resumes."""
     state = os.path.join(work, "interrupted.state")
     out = os.path.join(work, "interrupted.safetensors")
-    args = mpirun(2) + [remat, "train", MLP, "--data-parallel", "--batch", "4", "--optimizer",
-                        OPTIMIZER, "--steps", "3000", "--threads", "1", "--state", state,
-                        "--save-every", "1000000", "--save-params", out]
-    job = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env())
+    # About 2.5 s of steps here: the state is saved after the first, the signal comes 0.3 s later.
+    args = mpirun(2) + [remat, "train", WIDE, "--data-parallel", "--batch", "64", "--optimizer",
+                        OPTIMIZER, "--steps", "2000", "--threads", "1", "--state", state,
+                        "--save-params", out]
+    job = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           env=env())
     deadline = time.time() + 120
     while not os.path.exists(state) and time.time() < deadline and job.poll() is None:
         time.sleep(0.01)
+    time.sleep(0.3)
     job.send_signal(signal.SIGTERM)
     try:
-        code = job.wait(timeout=60)
+        _, errors = job.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         for pid in rank_pids(remat, state):
             os.kill(pid, signal.SIGKILL)
         job.kill()
         raise AssertionError("an interrupted job still ran after 60 s")
-    check(code != 0, "mpirun exit 0 after SIGTERM")
+    check(job.returncode != 0, "mpirun exit 0 after SIGTERM")
+    stopped = [l.split(" at step ")[1].split(";")[0] for l in errors.splitlines()
+               if "interrupted by SIGTERM at step" in l]
+    check(len(stopped) == 2 and stopped[0] == stopped[1],
+          "both ranks stop after the same step: %s" % errors[-2000:])
+    check("state saved to" in errors and "rank 0 saves the state" in errors, errors[-2000:])
     code, text = run(args)
     check(code == 0 and "resumed from" in text, "resume: exit %d\n%s" % (code, text[-2000:]))
-    straight, _ = train(remat, work, "straight3000", MLP, 4, 2, steps=3000)
+    straight, _ = train(remat, work, "straight2000", WIDE, 64, 2, steps=2000)
     check(open(out, "rb").read() == open(straight, "rb").read(),
           "the resumed run differs from an uninterrupted one")
-    print("ok  SIGTERM to mpirun: the job ends, and resumes to the bytes of an uninterrupted run")
+    print("ok  SIGTERM to mpirun: every rank stops after the same step, rank 0 saves, and the "
+          "run resumes to the bytes of an uninterrupted one")
 
 
 def ranks_with_other_plans_are_refused(remat, work):
@@ -236,6 +252,20 @@ def ranks_with_other_plans_are_refused(remat, work):
     code, text = run(args, timeout=120)
     check(code != 0 and "the ranks' plans differ" in text, "exit %d\n%s" % (code, text[-2000:]))
     print("ok  ranks compiling other plans: refused, exit %d" % code)
+    # The same plan from other parameters: the initial ones, and those after a step.
+    files = []
+    for steps in ("0", "1"):
+        files.append(os.path.join(work, "start%s.safetensors" % steps))
+        code, text = run([remat, "train", MLP, "--batch", "8", "--steps", steps, "--threads", "1",
+                          "--save-params", files[-1]])
+        check(code == 0, text)
+    rank_args = [remat, "train", MLP, "--data-parallel", "--batch", "4", "--steps", "2",
+                 "--threads", "1", "--load-params"]
+    code, text = run(mpirun(1) + rank_args + [files[0], ":", "-np", "1"] + rank_args + [files[1]],
+                     timeout=120)
+    check(code != 0 and "the ranks start from different parameters" in text,
+          "exit %d\n%s" % (code, text[-2000:]))
+    print("ok  ranks loading other parameters: refused, exit %d" % code)
 
 
 def usage(remat, work):
