@@ -18,6 +18,7 @@
 // optimizer update reads a gradient whose all-reduce has finished since it was last written.
 #include <string.h>
 
+#include "plan/op_subset.h"
 #include "plan/ops.h"
 #include "runtime/plan.h"
 #include "runtime/port.h"
@@ -129,6 +130,10 @@ remat_status check_eval_results(const fb::Plan* plan, const uint8_t* written, Er
 }
 
 bool is_code(const fb::Op* op, OpCode code) { return op->code() == static_cast<uint16_t>(code); }
+
+// Whether this build carries the all-reduce ops: a firmware build of a plan without them
+// (plan/op_subset.h) refuses them by the op rules already, and leaves their checks out here.
+constexpr bool kCarriesAllreduce = op_in_build(static_cast<uint16_t>(OpCode::kAllreduceStart));
 
 int64_t bucket_of(const fb::Op* op) {
   return op->iattrs() != nullptr && op->iattrs()->size() > 0 ? op->iattrs()->Get(0) : -1;
@@ -259,7 +264,7 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
   uint8_t* reduced = initially + n + 1;
   memset(written, 0, flags);
   bool data_parallel = false;
-  for (uint32_t i = 0; i < n_ops; ++i)
+  for (uint32_t i = 0; kCarriesAllreduce && i < n_ops; ++i)
     data_parallel = data_parallel || is_code(plan->ops()->Get(i), OpCode::kAllreduceStart);
   remat_status status = check_bindings(plan, written, err);
   // Written before the first op (see the top of this file): the input and label bindings, and
@@ -298,11 +303,13 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
                            static_cast<unsigned>(i), op_name(op->code()), name_of(plan, t));
       }
     }
-    if (status == REMAT_OK && i == step_ops) status = check_all_waited(buckets, err);
-    if (status == REMAT_OK) status = check_not_in_flight(plan, i, buckets, err);
-    if (status == REMAT_OK && is_code(op, OpCode::kAllreduceStart))
+    if (kCarriesAllreduce && status == REMAT_OK && i == step_ops)
+      status = check_all_waited(buckets, err);
+    if (kCarriesAllreduce && status == REMAT_OK)
+      status = check_not_in_flight(plan, i, buckets, err);
+    if (kCarriesAllreduce && status == REMAT_OK && is_code(op, OpCode::kAllreduceStart))
       status = start_bucket(plan, i, step_ops, &buckets, err);
-    if (status == REMAT_OK && is_code(op, OpCode::kAllreduceWait)) {
+    if (kCarriesAllreduce && status == REMAT_OK && is_code(op, OpCode::kAllreduceWait)) {
       status = finish_bucket(plan, i, &buckets, err);
       for (uint32_t k = 0; op->inputs() && k < op->inputs()->size(); ++k)
         reduced[op->inputs()->Get(k)] = 1;
@@ -349,7 +356,8 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
     if (status == REMAT_OK && static_cast<int32_t>(j) > copy_end[slot])
       copy_end[slot] = static_cast<int32_t>(j);
   }
-  if (status == REMAT_OK && step_ops == n_ops) status = check_all_waited(buckets, err);
+  if (kCarriesAllreduce && status == REMAT_OK && step_ops == n_ops)
+    status = check_all_waited(buckets, err);
   status = status == REMAT_OK ? check_eval_results(plan, written, err) : status;
   port_free(tables);
   return status;

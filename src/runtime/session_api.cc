@@ -9,6 +9,7 @@
 #include "backends/device_profiles.h"
 #include "plan/half_float.h"
 #include "plan/op_attrs.h"
+#include "plan/op_subset.h"
 #include "plan/ops.h"
 #include "runtime/backend_registry.h"
 #include "runtime/port.h"
@@ -234,7 +235,9 @@ remat_status check_ready_to_run(remat_session* s, const char* what) {
 remat_status check_communicator(remat_session* s, const remat_communicator* c) {
   const auto* ops = s->plan->root->ops();
   bool data_parallel = false;
-  for (uint32_t i = 0; i < ops->size() && !data_parallel; ++i)
+  // A build without the all-reduce ops (plan/op_subset.h) refused any plan holding them.
+  constexpr bool kCarried = op_in_build(static_cast<uint16_t>(OpCode::kAllreduceStart));
+  for (uint32_t i = 0; kCarried && i < ops->size() && !data_parallel; ++i)
     data_parallel = ops->Get(i)->code() == static_cast<uint16_t>(OpCode::kAllreduceStart);
   if (c == nullptr) {
     if (!data_parallel) return REMAT_OK;
@@ -273,7 +276,8 @@ remat_status check_communicator(remat_session* s, const remat_communicator* c) {
 // started are the first |started|; one pass over the rest of the step finds their waits. The
 // first error's message is kept.
 void drain_buckets(remat_session* s, uint32_t stopped, uint32_t n_ops) {
-  if (s->communicator == nullptr) return;
+  if (!op_in_build(static_cast<uint16_t>(OpCode::kAllreduceStart)) || s->communicator == nullptr)
+    return;
   const uint16_t start = static_cast<uint16_t>(OpCode::kAllreduceStart);
   const uint16_t wait = static_cast<uint16_t>(OpCode::kAllreduceWait);
   int64_t started = 0;
