@@ -30,7 +30,7 @@ bool mpi_available();
 /// MPI at once, as MPI_THREAD_SERIALIZED asks. The destructor finalises MPI.
 class MpiWorld {
  public:
-  /// Initialises MPI (MPI_THREAD_MULTIPLE where the library gives it, else SERIALIZED);
+  /// Initialises MPI (MPI_THREAD_SERIALIZED);
   /// |timeout_seconds|: how long a wait waits for a bucket's sum (a rank that failed, was killed
   /// or stopped never sends its part) before it ends the whole job with a message, since the
   /// sum may still write the arena if that rank comes back. Throws std::runtime_error when MPI
@@ -50,8 +50,8 @@ class MpiWorld {
   uint64_t highest_everywhere(uint64_t value);
   /// The communicator for remat_session_options.communicator; lives as long as this.
   const remat_communicator* communicator() const { return &communicator_; }
-  /// Ends every rank's run at once after a failure, with exit code |code|: MPI_Abort where MPI
-  /// allows it from any thread, else this process's exit, which makes mpirun end the others.
+  /// Ends every rank's run at once after a failure, with exit code |code|: this process exits
+  /// unfinalised, which makes mpirun end the others.
   [[noreturn]] static void abort_all(int code);
 
  private:
@@ -71,7 +71,6 @@ class MpiWorld {
   std::deque<Job> jobs_;
   std::map<uint32_t, uint64_t> started_, finished_;  // per bucket, over the whole run
   bool stopping_ = false;
-  static bool multiple_;  // MPI_THREAD_MULTIPLE: any thread may call MPI_Abort
   std::thread thread_;
 };
 
