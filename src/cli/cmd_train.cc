@@ -48,9 +48,12 @@ struct ArenaFree {
 // that failed or was killed never sends its part): --rank-timeout's default.
 constexpr double kDefaultRankTimeout = 300.0;
 
-// FNV-1a of the plan's bytes: data-parallel ranks check that they run the same plan.
-uint64_t fingerprint(const std::vector<uint8_t>& bytes) {
-  uint64_t h = 1469598103934665603ull;
+// FNV-1a's starting value.
+constexpr uint64_t kFnvOffsetBasis = 1469598103934665603ull;
+
+// FNV-1a of |bytes| continued from |h|: data-parallel ranks compare such hashes of their plans
+// and parameters.
+uint64_t fnv1a(const std::vector<uint8_t>& bytes, uint64_t h = kFnvOffsetBasis) {
   for (uint8_t b : bytes) h = (h ^ b) * 1099511628211ull;
   return h;
 }
@@ -58,7 +61,7 @@ uint64_t fingerprint(const std::vector<uint8_t>& bytes) {
 // FNV-1a of every parameter and buffer of |session|: data-parallel ranks check that they start
 // from the same values.
 uint64_t parameters_hash(remat_session* session, const remat_plan* plan) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = kFnvOffsetBasis;
   for (remat_binding_kind kind : {REMAT_BINDING_PARAM, REMAT_BINDING_BUFFER}) {
     uint32_t count = 0;
     remat_plan_binding_count(plan, kind, &count);
@@ -68,7 +71,7 @@ uint64_t parameters_hash(remat_session* session, const remat_plan* plan) {
       std::vector<uint8_t> bytes(t.bytes);
       check(session, remat_session_read_param(session, t.name, bytes.data(), bytes.size()),
             std::string("reading ") + t.name);
-      for (uint8_t b : bytes) h = (h ^ b) * 1099511628211ull;
+      h = fnv1a(bytes, h);
     }
   }
   return h;
@@ -295,7 +298,7 @@ int run_train(const std::vector<std::string>& argv) {
     throw UsageError("--rank-timeout applies to a data-parallel plan (--data-parallel)");
   }
   const int rank = world ? world->rank() : 0, ranks = world ? world->size() : 1;
-  if (world && !world->same_everywhere(fingerprint(bytes))) {
+  if (world && !world->same_everywhere(fnv1a(bytes))) {
     std::fprintf(stderr,
                  "remat: rank %d of %d: the ranks' plans differ (each rank must compile "
                  "the same MODEL with the same flags, or read the same plan)\n",

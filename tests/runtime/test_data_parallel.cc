@@ -20,8 +20,10 @@
 
 #include "compiler/compiler.h"
 #include "remat/remat.h"
+#include "tests/runtime/session_checks.h"
 
 namespace rc = remat::compiler;
+using remat_test::bindings;
 
 namespace {
 
@@ -144,15 +146,6 @@ struct Trained {
   std::map<std::string, std::vector<float>> params, buffers;
   std::vector<float> losses;
 };
-
-std::vector<remat_tensor_info> bindings(const remat_plan* plan, remat_binding_kind kind) {
-  uint32_t n = 0;
-  assert_int_equal(remat_plan_binding_count(plan, kind, &n), REMAT_OK);
-  std::vector<remat_tensor_info> out(n);
-  for (uint32_t i = 0; i < n; ++i)
-    assert_int_equal(remat_plan_binding(plan, kind, i, &out[i]), REMAT_OK);
-  return out;
-}
 
 // Throws |what| with the status's name unless |status| is REMAT_OK: the rank threads cannot use
 // cmocka's assertions, so train() reports through exceptions, which the caller turns into a
