@@ -298,7 +298,7 @@ int run_train(const std::vector<std::string>& argv) {
     throw UsageError("--rank-timeout applies to a data-parallel plan (--data-parallel)");
   }
   const int rank = world ? world->rank() : 0, ranks = world ? world->size() : 1;
-  if (world && !world->same_everywhere(fnv1a(bytes))) {
+  if (world && !world->same_everywhere(fnv1a(bytes), "the plan")) {
     std::fprintf(stderr,
                  "remat: rank %d of %d: the ranks' plans differ (each rank must compile "
                  "the same MODEL with the same flags, or read the same plan)\n",
@@ -315,7 +315,8 @@ int run_train(const std::vector<std::string>& argv) {
   // the same step, rank 0 saves, and none is left inside a step waiting for the others' sums.
   auto interrupted = [&]() -> int {
     const int signal_number = pending_interrupt();
-    return world ? static_cast<int>(world->highest_everywhere(static_cast<uint64_t>(signal_number)))
+    return world ? static_cast<int>(world->highest_everywhere(static_cast<uint64_t>(signal_number),
+                                                              "a stop signal"))
                  : signal_number;
   };
   auto train = [&]() -> int {
@@ -366,11 +367,13 @@ int run_train(const std::vector<std::string>& argv) {
     if (args.has("--load-params"))
       load_params(session.get(), plan.get(), args.text("--load-params", ""));
     const bool resumed = !state_path.empty() && load_state(session.get(), state_path);
-    if (world && !world->same_everywhere(remat_session_step_count(session.get()))) {
+    if (world &&
+        !world->same_everywhere(remat_session_step_count(session.get()), "the first step")) {
       throw Failure("the ranks start at different steps: each must read the same --state file " +
                     state_path + " (a folder every rank sees)");
     }
-    if (world && !world->same_everywhere(parameters_hash(session.get(), plan.get()))) {
+    if (world &&
+        !world->same_everywhere(parameters_hash(session.get(), plan.get()), "the parameters")) {
       throw Failure(
           "the ranks start from different parameters: each must read the same --load-params and "
           "--state files");

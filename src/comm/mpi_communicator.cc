@@ -61,46 +61,63 @@ void MpiWorld::abort_all(int code) {
   std::_Exit(code);
 }
 
-uint64_t MpiWorld::highest_everywhere(uint64_t value) {
-  unsigned long long high = value;
-  MPI_Allreduce(MPI_IN_PLACE, &high, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-  return high;
+uint64_t MpiWorld::queue(Job job) {
+  uint64_t number;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    jobs_.push_back(std::move(job));
+    number = ++queued_;
+  }
+  changed_.notify_all();
+  return number;
 }
 
-bool MpiWorld::same_everywhere(uint64_t value) {
-  unsigned long long low = value, high = value;
-  MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &high, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-  return low == high;
+void MpiWorld::wait_for(uint64_t number, const std::string& what) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (changed_.wait_for(lock, std::chrono::duration<double>(timeout_seconds_),
+                        [&] { return done_ >= number; }))
+    return;
+  // A sum may still write the session's arena should the missing rank come back: the job ends
+  // here, before anything is freed.
+  std::fprintf(stderr,
+               "remat: rank %d of %d: no %s within %g s (--rank-timeout): a rank failed, was "
+               "killed or stopped; ending the job\n",
+               communicator_.rank, communicator_.size, what.c_str(), timeout_seconds_);
+  abort_all(1);
+}
+
+uint64_t MpiWorld::agree(unsigned long long value, Job::Kind kind, const char* what) {
+  wait_for(queue({kind, 0, {}, &value}), std::string("agreement on ") + what);
+  return value;
+}
+
+uint64_t MpiWorld::highest_everywhere(uint64_t value, const char* what) {
+  return agree(value, Job::kMax, what);
+}
+
+bool MpiWorld::same_everywhere(uint64_t value, const char* what) {
+  return agree(value, Job::kMin, what) == agree(value, Job::kMax, what);
 }
 
 remat_status MpiWorld::start(void* user, uint32_t bucket, const remat_buffer* parts,
                              uint32_t count) {
   MpiWorld* w = static_cast<MpiWorld*>(user);
-  {
-    std::lock_guard<std::mutex> lock(w->mutex_);
-    w->jobs_.push_back({bucket, std::vector<remat_buffer>(parts, parts + count)});
-    ++w->started_[bucket];
-  }
-  w->changed_.notify_all();
+  const uint64_t number =
+      w->queue({Job::kSum, bucket, std::vector<remat_buffer>(parts, parts + count), nullptr});
+  std::lock_guard<std::mutex> lock(w->mutex_);
+  w->last_sum_[bucket] = number;
   return REMAT_OK;
 }
 
 remat_status MpiWorld::wait(void* user, uint32_t bucket) {
   MpiWorld* w = static_cast<MpiWorld*>(user);
-  std::unique_lock<std::mutex> lock(w->mutex_);
-  const uint64_t want = w->started_[bucket];
-  const bool done = w->changed_.wait_for(lock, std::chrono::duration<double>(w->timeout_seconds_),
-                                         [&] { return w->finished_[bucket] >= want; });
-  if (done) return REMAT_OK;
-  // The sum may still write the session's arena should the missing rank come back: the job
-  // ends here, before anything is freed.
-  std::fprintf(stderr,
-               "remat: rank %d of %d: no sum of bucket %u within %g s (--rank-timeout): a rank "
-               "failed, was killed or stopped; ending the job\n",
-               w->communicator_.rank, w->communicator_.size, static_cast<unsigned>(bucket),
-               w->timeout_seconds_);
-  abort_all(1);
+  uint64_t number;
+  {
+    std::lock_guard<std::mutex> lock(w->mutex_);
+    number = w->last_sum_[bucket];
+  }
+  w->wait_for(number, "sum of bucket " + std::to_string(bucket));
+  return REMAT_OK;
 }
 
 void MpiWorld::run() {
@@ -113,23 +130,31 @@ void MpiWorld::run() {
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
+    bool failed = false;
+    if (job.kind != Job::kSum) {
+      failed =
+          MPI_Allreduce(MPI_IN_PLACE, job.value, 1, MPI_UNSIGNED_LONG_LONG,
+                        job.kind == Job::kMin ? MPI_MIN : MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS;
+    }
     // In place, in pieces MPI's int count can take.
     for (const remat_buffer& part : job.parts) {
-      for (uint64_t done = 0; done < part.count;) {
+      for (uint64_t done = 0; done < part.count && !failed;) {
         const uint64_t n = part.count - done < INT_MAX ? part.count - done : INT_MAX;
-        if (MPI_Allreduce(MPI_IN_PLACE, part.data + done, static_cast<int>(n), MPI_FLOAT, MPI_SUM,
-                          MPI_COMM_WORLD) != MPI_SUCCESS) {
-          std::fprintf(stderr,
-                       "remat: rank %d: MPI_Allreduce of bucket %u failed; ending the job\n",
-                       communicator_.rank, static_cast<unsigned>(job.bucket));
-          abort_all(1);
-        }
+        failed = MPI_Allreduce(MPI_IN_PLACE, part.data + done, static_cast<int>(n), MPI_FLOAT,
+                               MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS;
         done += n;
       }
     }
+    if (failed) {
+      std::fprintf(stderr, "remat: rank %d: MPI_Allreduce of %s failed; ending the job\n",
+                   communicator_.rank,
+                   job.kind == Job::kSum ? ("bucket " + std::to_string(job.bucket)).c_str()
+                                         : "an agreement");
+      abort_all(1);
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      ++finished_[job.bucket];
+      ++done_;
     }
     changed_.notify_all();
   }
@@ -148,9 +173,9 @@ MpiWorld::~MpiWorld() = default;
 
 void MpiWorld::abort_all(int code) { std::_Exit(code); }
 
-bool MpiWorld::same_everywhere(uint64_t) { return true; }
+bool MpiWorld::same_everywhere(uint64_t, const char*) { return true; }
 
-uint64_t MpiWorld::highest_everywhere(uint64_t value) { return value; }
+uint64_t MpiWorld::highest_everywhere(uint64_t value, const char*) { return value; }
 
 remat_status MpiWorld::start(void*, uint32_t, const remat_buffer*, uint32_t) {
   return REMAT_ERROR_UNAVAILABLE;

@@ -24,17 +24,18 @@ namespace comm {
 bool mpi_available();
 
 /// The process's membership of MPI_COMM_WORLD and the communicator a session takes. One per
-/// process: join() initialises MPI. The communicator's thread sums the buckets while a step runs;
-/// between steps, when every bucket was waited for and that thread is idle, the joining thread
-/// makes the collective calls same_everywhere() and highest_everywhere(); so no two threads call
-/// MPI at once, as MPI_THREAD_SERIALIZED asks. The destructor finalises MPI.
+/// process: join() initialises MPI. Every collective call, the buckets' sums and the agreements
+/// between steps (same_everywhere(), highest_everywhere()) alike, runs on the communicator's
+/// thread in the order it was asked for, so no two threads call MPI at once (as
+/// MPI_THREAD_SERIALIZED asks) and every wait for another rank has the timeout. The destructor
+/// finalises MPI.
 class MpiWorld {
  public:
   /// Initialises MPI (MPI_THREAD_SERIALIZED);
-  /// |timeout_seconds|: how long a wait waits for a bucket's sum (a rank that failed, was killed
-  /// or stopped never sends its part) before it ends the whole job with a message, since the
-  /// sum may still write the arena if that rank comes back. Throws std::runtime_error when MPI
-  /// is missing or gives less than MPI_THREAD_SERIALIZED.
+  /// |timeout_seconds|: how long a wait waits for a bucket's sum or an agreement (a rank that
+  /// failed, was killed or stopped never sends its part) before it ends the whole job with a
+  /// message, since the sum may still write the arena if that rank comes back. Throws
+  /// std::runtime_error when MPI is missing or gives less than MPI_THREAD_SERIALIZED.
   static std::unique_ptr<MpiWorld> join(double timeout_seconds);
   /// Stops the sums' thread and finalises MPI.
   ~MpiWorld();
@@ -43,11 +44,11 @@ class MpiWorld {
   int rank() const { return communicator_.rank; }
   /// The number of ranks.
   int size() const { return communicator_.size; }
-  /// Whether |value| is the same on every rank (a collective call: every rank makes it, from the
-  /// thread that joined, while no step runs).
-  bool same_everywhere(uint64_t value);
+  /// Whether |value| is the same on every rank: a collective call every rank makes while no step
+  /// runs; |what| names the value in the message that ends the job after the timeout.
+  bool same_everywhere(uint64_t value, const char* what);
   /// The highest |value| of every rank (a collective call, as same_everywhere()).
-  uint64_t highest_everywhere(uint64_t value);
+  uint64_t highest_everywhere(uint64_t value, const char* what);
   /// The communicator for remat_session_options.communicator; lives as long as this.
   const remat_communicator* communicator() const { return &communicator_; }
   /// Ends every rank's run at once after a failure, with exit code |code|: this process exits
@@ -56,20 +57,29 @@ class MpiWorld {
 
  private:
   MpiWorld() = default;
+  /// One collective call for the communicator's thread: a bucket's sum (|parts|), or the
+  /// minimum or maximum of |*value| over the ranks.
   struct Job {
+    enum Kind { kSum, kMin, kMax } kind;
     uint32_t bucket;
     std::vector<remat_buffer> parts;
+    unsigned long long* value;
   };
   static remat_status start(void* user, uint32_t bucket, const remat_buffer* parts, uint32_t count);
   static remat_status wait(void* user, uint32_t bucket);
-  void run();  // the communicator's thread: sums the jobs in the order they were started
+  uint64_t queue(Job job);  // the job's number, counted from 1
+  // Waits until job |number| is done, or ends the job after the timeout naming |what|.
+  void wait_for(uint64_t number, const std::string& what);
+  uint64_t agree(unsigned long long value, Job::Kind kind, const char* what);
+  void run();  // the communicator's thread: makes the calls in the order they were queued
 
   remat_communicator communicator_{};
   double timeout_seconds_ = 0;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Job> jobs_;
-  std::map<uint32_t, uint64_t> started_, finished_;  // per bucket, over the whole run
+  uint64_t queued_ = 0, done_ = 0;         // jobs queued and done, over the whole run
+  std::map<uint32_t, uint64_t> last_sum_;  // per bucket, the number of its last sum's job
   bool stopping_ = false;
   std::thread thread_;
 };
