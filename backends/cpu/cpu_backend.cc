@@ -35,6 +35,7 @@ class CpuBackend final : public Backend {
   // The widening workspace: the most any op needs; nothing when no op has a 16-bit tensor. A
   // second call (tests that run ops one by one) grows it when it needs more.
   remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override {
+    if (!kBuildHalfFloats) return REMAT_OK;  // the session refused 16-bit tensors
     uint64_t needed = 0;
     for (uint32_t i = 0; i < count; ++i) {
       const uint64_t bytes = widening_bytes(calls[i]);
@@ -65,7 +66,7 @@ class CpuBackend final : public Backend {
     args.scratch = scratch_;
     args.team = team_;
     args.threads = threads_;
-    if (!runs_widened(call)) return cpu::kernel_for(call.code)(args);
+    if (!kBuildHalfFloats || !runs_widened(call)) return cpu::kernel_for(call.code)(args);
     const uint64_t needed = widening_bytes(call);
     if (needed > workspace_bytes_) {
       return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,

@@ -13,6 +13,9 @@
  *   names of backends live as long as the library is loaded.
  * - Text the library writes for the caller (messages, device lists) goes into the caller's
  *   buffer, always NUL-terminated and cut to the capacity the caller gives.
+ * - A library built without messages (meson -Dmessages=disabled, firmware builds' default)
+ *   writes, where a message is described below, "status S at FILE:LINE: N N ...": the status,
+ *   the source line that failed and the message's integer values (docs/firmware.md).
  *
  * Structs whose first field is |struct_size| (remat_session_options, remat_version_info), once
  * for the whole API:

@@ -39,8 +39,10 @@ struct ShapeView {
 /// When |message| is not null and |capacity| > 0, a message naming the op, the tensor or
 /// attribute, the values found and those expected is written there, truncated to |capacity|
 /// bytes and always NUL-terminated, e.g. "matmul: input 1 (B) has dims [3, 5], expected K = 4
-/// from input 0 (A) [2, 4]"; it is "" on success. The in-place rule of the optimizers (their
-/// outputs are their inputs) is the caller's to check on tensor ids; here only shapes are.
+/// from input 0 (A) [2, 4]"; it is "" on success, and always "" in a build without messages
+/// (plan/numeric_message.h), whose callers' numeric messages name the op. The in-place rule of
+/// the optimizers (their outputs are their inputs) is the caller's to check on tensor ids; here
+/// only shapes are.
 remat_status check_op(uint16_t code, const ShapeView* inputs, uint32_t num_inputs,
                       const ShapeView* outputs, uint32_t num_outputs, const int64_t* iattrs,
                       uint32_t num_iattrs, const float* fattrs, uint32_t num_fattrs, char* message,

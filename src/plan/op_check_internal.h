@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "plan/numeric_message.h"
 #include "plan/op_attrs.h"
 #include "plan/op_check.h"
 #include "plan/ops.h"
@@ -120,7 +121,9 @@ class Failure {
     return i < count && names[i] ? append(" (%s)", names[i]) : *this;
   }
   Failure& append(const char* format, ...) __attribute__((format(printf, 2, 3))) {
-    if (op_->message == nullptr || op_->capacity == 0) return *this;
+    // Without messages (numeric_message.h) the op's message stays empty: the caller's own
+    // numeric message names the op.
+    if (!REMAT_MESSAGES || op_->message == nullptr || op_->capacity == 0) return *this;
     va_list args;
     va_start(args, format);
     const int n = vsnprintf(op_->message + op_->length, op_->capacity - op_->length, format, args);

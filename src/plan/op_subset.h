@@ -3,6 +3,9 @@
 // header's <NAME>_OP_CODES, the op codes its plan uses (remat compile --emit-c): the CPU
 // kernels and verifier rules of every other op are left out of their tables, and the linker
 // drops them. A plan holding another op is refused naming it. Other builds carry every op.
+// REMAT_OP_SUBSET_HALF_FLOATS, the header's <NAME>_HALF_FLOATS, says whether the plan has
+// 16-bit float tensors: without them the CPU backend's widening is left out too, and a plan
+// with one is refused (its profile's half_floats is false).
 #ifndef REMAT_PLAN_OP_SUBSET_H_
 #define REMAT_PLAN_OP_SUBSET_H_
 
@@ -31,6 +34,14 @@ constexpr bool op_in_build(uint16_t code) {
 #else
 /// Whether this build carries op |code|: every build but a firmware one carries them all.
 constexpr bool op_in_build(uint16_t) { return true; }
+#endif
+
+/// Whether this build runs 16-bit float tensors (every build but a firmware one of a plan
+/// without them).
+#ifdef REMAT_OP_SUBSET_HALF_FLOATS
+constexpr bool kBuildHalfFloats = REMAT_OP_SUBSET_HALF_FLOATS != 0;
+#else
+constexpr bool kBuildHalfFloats = true;
 #endif
 
 }  // namespace remat

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "plan/numeric_message.h"
 #include "plan/op_subset.h"
 
 namespace remat {
@@ -79,6 +80,7 @@ constexpr int names_of(const OpEntry& e) {
          count_names(e.fattrs.names, kMaxOpAttrNames);
 }
 constexpr int count_build_names() {
+  if (!REMAT_MESSAGES) return 0;  // names are for messages (plan/numeric_message.h)
   int n = 0;
   for (uint16_t c = 1; c < kOpCodeCount; ++c) {
     if (op_in_build(c)) n += names_of(kEntries.entry[c]);
@@ -103,7 +105,7 @@ constexpr Names make_names() {
   Names t{};
   int at = 0;
   for (uint16_t c = 1; c < kOpCodeCount; ++c) {
-    if (!op_in_build(c)) continue;
+    if (!op_in_build(c) || !REMAT_MESSAGES) continue;
     const OpEntry& e = kEntries.entry[c];
     at = append(e.in.names, count_names(e.in.names, kMaxOpInputs), t, at);
     at = append(e.out.names, count_names(e.out.names, kMaxOpInputs), t, at);
@@ -124,7 +126,8 @@ constexpr Infos make_infos() {
   for (uint16_t c = 1; c < kOpCodeCount; ++c) {
     const OpEntry& e = kEntries.entry[c];
     OpInfo& info = t.info[c];
-    info.name = e.name;
+    // A build without messages keeps no names: its messages are numbers.
+    info.name = REMAT_MESSAGES ? e.name : "";
     info.min_inputs = e.in.min;
     info.max_inputs = count_names(e.in.names, kMaxOpInputs);
     info.min_outputs = e.out.min;
@@ -137,7 +140,7 @@ constexpr Infos make_infos() {
     }
     info.num_fattrs = count_names(e.fattrs.names, kMaxOpAttrNames);
     info.dtypes = e.dtypes;
-    if (!op_in_build(c)) {
+    if (!op_in_build(c) || !REMAT_MESSAGES) {
       info.input_names = info.output_names = info.iattr_names = info.fattr_names = kLeftOut;
       continue;
     }
@@ -183,6 +186,7 @@ int in_place_input(uint16_t code, uint32_t output) {
 }
 
 OpCode op_by_name(const char* name) {
+  if (!REMAT_MESSAGES || name[0] == '\0') return OpCode::kInvalid;  // a build without names
   for (uint16_t c = 1; c < kOpCodeCount; ++c) {
     if (strcmp(kInfos.info[c].name, name) == 0) return static_cast<OpCode>(c);
   }

@@ -107,7 +107,8 @@ const OpInfo* op_info(uint16_t code);
 /// Returns the name of |code|, or "unknown" when it is not a valid opcode.
 const char* op_name(uint16_t code);
 
-/// Looks an op up by its name; returns OpCode::kInvalid when no op has |name|.
+/// Looks an op up by its name; returns OpCode::kInvalid when no op has |name| (always, in a
+/// build without messages: its op table keeps no names).
 OpCode op_by_name(const char* name);
 
 /// Whether |code| is an optimizer update (sgd_update, adam_update): it updates its parameter

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "backends/device_profile.h"
+#include "plan/numeric_message.h"
 #include "plan/ops.h"
 #include "plan/region.h"
 #include "remat/remat.h"
@@ -66,9 +67,21 @@ struct ErrorBuffer {
   uint32_t failed_op = 0;
 };
 
+#if REMAT_MESSAGES
 /// Formats a message into |err| (printf-style) and returns |status|, for one-line error returns.
 remat_status set_error(ErrorBuffer* err, remat_status status, const char* format, ...)
     __attribute__((format(printf, 3, 4)));
+#else
+/// Without messages (meson -Dmessages=disabled, the default of firmware builds): writes the status,
+/// the calling line and the integer arguments into |err| (plan/numeric_message.h), the format's
+/// text left out; returns |status|.
+template <typename... Args>
+inline remat_status set_error(ErrorBuffer* err, remat_status status, MessageSite site,
+                              const Args&... args) {
+  if (err != nullptr) write_numeric_message(err->text, err->capacity, status, site, args...);
+  return status;
+}
+#endif
 
 /// Sizes and base pointers of the regions a backend is created over, and its threads.
 struct RegionSetup {

@@ -1,5 +1,5 @@
 // Statuses: their constant descriptions (C ABI) and messages into a fixed buffer (no allocation,
-// always terminated).
+// always terminated; numeric ones, plan/numeric_message.h, in a build without messages).
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -8,6 +8,7 @@
 
 namespace remat {
 
+#if REMAT_MESSAGES
 remat_status set_error(ErrorBuffer* err, remat_status status, const char* format, ...) {
   if (err != nullptr && err->text != nullptr && err->capacity > 0) {
     va_list args;
@@ -17,6 +18,7 @@ remat_status set_error(ErrorBuffer* err, remat_status status, const char* format
   }
   return status;
 }
+#endif
 
 }  // namespace remat
 

@@ -1,6 +1,7 @@
 // The plan verifier's check of dynamic loss scaling (plan.fbs, LossScaling): its state tensors
 // are persistent scalars of role State, its ops `scale` ops of the step, and the plan checks
 // gradients (the non-finite guard finds the overflows that halve the scale).
+#include "plan/op_subset.h"
 #include "plan/ops.h"
 #include "runtime/plan.h"
 
@@ -9,6 +10,13 @@ namespace remat {
 remat_status verify_loss_scaling(const fb::Plan* plan, ErrorBuffer* err) {
   const fb::LossScaling* l = plan->loss_scaling();
   if (l == nullptr) return REMAT_OK;
+  // A build without the scale op (a firmware build of a plan without loss scaling) carries no
+  // loss scaling: the plan's scale ops are refused too; this names the table.
+  if (!op_in_build(static_cast<uint16_t>(OpCode::kScale))) {
+    return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
+                     "loss_scaling: not in this build (a firmware build carries only the ops of "
+                     "its plan, and scale is not one)");
+  }
   const uint32_t n = plan->tensors()->size();
   const struct {
     uint32_t tensor;

@@ -478,9 +478,11 @@ remat_status remat_session_step(remat_session* s, float* out_loss) {
       const float before = s->loss_scale;
       const remat_status updated = remat::update_loss_scale(s, /*gradients_overflowed=*/true);
       if (updated != REMAT_OK) return updated;
-      const size_t used = strlen(s->error);
-      snprintf(s->error + used, sizeof(s->error) - used, "; loss scale %g -> %g",
-               static_cast<double>(before), static_cast<double>(s->loss_scale));
+      if (REMAT_MESSAGES) {
+        const size_t used = strlen(s->error);
+        snprintf(s->error + used, sizeof(s->error) - used, "; loss scale %g -> %g",
+                 static_cast<double>(before), static_cast<double>(s->loss_scale));
+      }
     }
     return status;
   }

@@ -53,11 +53,29 @@ void a_c_header_states_the_plan_regions_and_bindings(void**) {
   }
 }
 
+// The header says whether the plan has 16-bit float tensors: a firmware build of a plan
+// without them leaves the CPU backend's widening out (plan/op_subset.h).
+void a_c_header_says_whether_the_plan_has_16_bit_floats(void**) {
+  for (const char* precision : {"fp32", "bf16", "fp16"}) {
+    const std::string header = tmp(std::string("half_") + precision + ".h");
+    expect(run_remat(std::string("compile ") + kMlp + " --batch 4 --precision " + precision +
+                     " --emit-c " + header),
+           0, "a plan of");
+    const std::vector<uint8_t> bytes = file_bytes(header);
+    const std::string text(bytes.begin(), bytes.end());
+    const std::string want =
+        std::string("_HALF_FLOATS ") + (std::string(precision) == "fp32" ? "0" : "1") + "\n";
+    if (text.find(want) == std::string::npos)
+      fail_msg("%s: the header lacks '%s'", precision, want.c_str());
+  }
+}
+
 }  // namespace
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_c_header_states_the_plan_regions_and_bindings),
+      cmocka_unit_test(a_c_header_says_whether_the_plan_has_16_bit_floats),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -38,6 +38,17 @@ namespace remat {
 namespace cpu {
 namespace {
 
+// A build for small flash (REMAT_SMALL_FLASH: firmware) runs every convolution that is not
+// depthwise through the column-matrix paths alone: the padded-image paths (conv/padded.h,
+// conv/weight_span.h and the dot-product engine they use) suit a host's caches and threads, and
+// take 11 KB of a microcontroller's flash. Each path sums every output in a fixed order, so
+// recomputation stays byte-exact in either build; the two builds' bits may differ.
+#if defined(REMAT_SMALL_FLASH)
+constexpr bool kPaddedPaths = false;
+#else
+constexpr bool kPaddedPaths = true;
+#endif
+
 // The convolution of |call| with input dims |x| and filter dims |w|.
 ConvShape shape_of(const OpCall& call, const TensorRef& x, const TensorRef& w) {
   return conv_shape(x.dims, w.dims, x.rank, conv_attrs(call.iattrs));
@@ -349,20 +360,21 @@ remat_status conv(const KernelArgs& args) {
   float* y = out_f32(args, 0);
   const int64_t pq = c.p * c.q, hw = c.x.h * c.x.w, crs = c.cg * c.r * c.s;
   const bool pointwise = conv_is_pointwise(c);
-  const PaddedSpan ps = padded_span(c);
-  const PaddedImages pi = padded_images(c, kImageScratch);
+  const PaddedSpan ps = kPaddedPaths ? padded_span(c) : PaddedSpan{};
+  const PaddedImages pi = kPaddedPaths ? padded_images(c, kImageScratch) : PaddedImages{};
   auto set_filters = [&](Gemm& gm, int64_t g) { gm.a = w + g * c.kg * crs; };
   if (uses_depthwise_loops(c)) {
     parallel_for(args, c.k, 1,
                  [&](int64_t k0, int64_t k1, uint32_t) { depthwise_forward(c, x, w, k0, k1, y); });
   } else if (winograd_conv(args, c, x, w, false, y)) {
     // Winograd's F(2x2, 3x3) wrote y (conv/winograd_paths.h).
-  } else if (!pointwise && pi.images > 0 && c.x.n >= static_cast<int64_t>(thread_count(args))) {
+  } else if (kPaddedPaths && !pointwise && pi.images > 0 &&
+             c.x.n >= static_cast<int64_t>(thread_count(args))) {
     // Q a multiple of kGemmImageGrain: each thread owns whole images.
     parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) {
       image_conv(args, worker, c, pi, n0, n1, x, y, set_filters);
     });
-  } else if (!pointwise && ps.chunk > 0) {
+  } else if (kPaddedPaths && !pointwise && ps.chunk > 0) {
     // Unit stride: each thread owns images or span columns (for_padded_parts).
     for_padded_parts(args, c, ps,
                      [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
@@ -418,9 +430,10 @@ remat_status conv_grad_input(const KernelArgs& args) {
     const ConvShape f = flipped_conv(c);
     if (winograd_conv(args, f, dy, w, true, dx)) return REMAT_OK;
     const bool pointwise = conv_is_pointwise(c);
-    const PaddedSpan ps = padded_span(f);
-    const PaddedImages pi = padded_images(f, kImageScratch);
-    if (!pointwise && pi.images > 0 && c.x.n >= static_cast<int64_t>(thread_count(args))) {
+    const PaddedSpan ps = kPaddedPaths ? padded_span(f) : PaddedSpan{};
+    const PaddedImages pi = kPaddedPaths ? padded_images(f, kImageScratch) : PaddedImages{};
+    if (kPaddedPaths && !pointwise && pi.images > 0 &&
+        c.x.n >= static_cast<int64_t>(thread_count(args))) {
       parallel_for(args, c.x.n, 1, [&](int64_t n0, int64_t n1, uint32_t worker) {
         FlippedFilters filters{&c, nullptr};
         image_conv(args, worker, f, pi, n0, n1, dy, dx, [&](Gemm& gm, int64_t g) {
@@ -430,7 +443,7 @@ remat_status conv_grad_input(const KernelArgs& args) {
       });
       return REMAT_OK;
     }
-    if (!pointwise && ps.chunk > 0) {
+    if (kPaddedPaths && !pointwise && ps.chunk > 0) {
       for_padded_parts(
           args, f, ps, [&](int64_t n0, int64_t n1, int64_t i0, int64_t i1, uint32_t worker) {
             FlippedFilters filters{&c, nullptr};
@@ -491,8 +504,8 @@ remat_status conv_grad_weight(const KernelArgs& args) {
     return REMAT_OK;
   }
   if (winograd_conv_grad_weight(args, c, dy, x, dw)) return REMAT_OK;
-  if (conv_grad_weight_over_images(args, c, dy, x, dw)) return REMAT_OK;
-  if (conv_grad_weight_over_image_span(args, c, dy, x, dw)) return REMAT_OK;
+  if (kPaddedPaths && conv_grad_weight_over_images(args, c, dy, x, dw)) return REMAT_OK;
+  if (kPaddedPaths && conv_grad_weight_over_image_span(args, c, dy, x, dw)) return REMAT_OK;
   // Where neither way over padded images applies: each thread owns filter taps [j0, j1)
   // (columns of dw_g, rows of the column matrix): dw_g (+)= dy_g [kg, P*Q] times col^T [P*Q,
   // taps], images in order; col^T is packed from the image, or is the image itself for a
