@@ -4,8 +4,9 @@
 # `none` plan does not fit there (the link fails, and this says by how much), trained with its
 # `sqrt` plan for 300 steps.
 # Prints the sqrt plan's FLOPs, the firmware's lines (step N loss X), the runtime's flash for
-# each model's build (it carries that plan's ops alone), the flash of each part and, last, the
-# runtime's. docs/firmware.md quotes this output; .ci/run checks it against a run.
+# each model's build (it carries that plan's ops alone), each sqrt plan's losses and
+# instructions with the kernels' sums in float (-Dfloat_sums=true), the flash of each part and,
+# last, the runtime's. docs/firmware.md quotes this output; .ci/run checks it against a run.
 # Exits non-zero when a build fails, the run faults or times out, or the loss does not fall.
 #
 # Needs: gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
@@ -32,11 +33,15 @@ REMAT="$HOST_BUILD/src/cli/remat"
 mkdir -p "$FW_BUILD/plan"
 PLAN="$(pwd)/$FW_BUILD/plan/firmware_plan.h"
 
+# Configures the firmware build for $PLAN; FLOAT_SUMS (true or false) sets -Dfloat_sums.
+FLOAT_SUMS=false
 configure() {
   if [ -f "$FW_BUILD/build.ninja" ]; then
-    meson configure "$FW_BUILD" -Dfirmware_plan="$PLAN" > /dev/null
+    # --reconfigure, not `meson configure`: it also knows options added since the setup.
+    meson setup --reconfigure "$FW_BUILD" -Dfirmware_plan="$PLAN" -Dfloat_sums="$FLOAT_SUMS" > /dev/null
   else
-    meson setup --cross-file cross/cortex-m4f.ini "$FW_BUILD" -Dfirmware_plan="$PLAN" > /dev/null
+    meson setup --cross-file cross/cortex-m4f.ini "$FW_BUILD" -Dfirmware_plan="$PLAN" \
+      -Dfloat_sums="$FLOAT_SUMS" > /dev/null
   fi
 }
 
@@ -73,8 +78,24 @@ train_on_device() {
 # NAME_<WHAT>_BYTES of the plan header.
 region() { grep -o "_$1_BYTES [0-9]*" "$PLAN" | cut -d' ' -f2; }
 
+# The same sqrt plan built with -Dfloat_sums=true (the kernels' sums in float, which the M4F's
+# FPU computes, instead of double, which it does in software): its losses and instructions.
+train_with_float_sums() {
+  local model=$1 batch=$2 optimizer=$3
+  "$REMAT" compile "$model" --batch "$batch" --optimizer "$optimizer" --strategy sqrt --emit-c "$PLAN" > /dev/null
+  FLOAT_SUMS=true configure
+  ninja -C "$FW_BUILD" > "$FW_BUILD/float-sums.log" 2>&1 || { cat "$FW_BUILD/float-sums.log" >&2; return 1; }
+  local status=0
+  timeout 900 qemu-system-arm -M mps2-an386 -nographic -icount shift=0 \
+    -semihosting-config enable=on,target=native -kernel "$ELF" > "$FW_BUILD/float-sums.out" 2>&1 || status=$?
+  grep -E "^(mean loss|instructions per step)" "$FW_BUILD/float-sums.out" | sed "s/^/float sums: /"
+  return "$status"
+}
+
 ELF="$FW_BUILD/examples/firmware/remat_firmware.elf"
 train_on_device mlp:layers=8,width=24,in=16,classes=2 160 adam:lr=0.003
+train_with_float_sums mlp:layers=8,width=24,in=16,classes=2 160 adam:lr=0.003
+train_with_float_sums cnn:channels=4x8,in=1x12x12,classes=2 24 adam:lr=0.003
 train_on_device cnn:channels=4x8,in=1x12x12,classes=2 24 adam:lr=0.003
 
 echo "firmware image:"

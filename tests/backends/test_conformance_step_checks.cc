@@ -216,6 +216,11 @@ void a_nan_in_the_data_skips_the_update_and_names_the_loss(void**) {
 // nothing is.
 void a_nonfinite_gradient_stops_the_updates_from_its_own_on(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+#if defined(REMAT_FLOAT_SUMS)
+  // Its loss, a mean of terms near 5e37, is finite in double sums only: with float sums
+  // (-Dfloat_sums=true) the loss overflows first, which the finite checks report instead.
+  skip();
+#endif
   const std::string model = "mlp:layers=2,width=8,in=4,classes=2";
   for (const char* checks : {"on", "atomic"}) {
     Run run(model, kOptimizers[0], std::string("none/checks=") + checks, g_backend);

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/isa/math_span.h"
 #include "backends/cpu/isa/build.h"
+#include "backends/cpu/isa/lane_sum.h"
 
 #if REMAT_CPU_VECTOR_MATH && (defined(__AVX512F__) || defined(__AVX2__))
 #include <immintrin.h>
@@ -127,8 +128,8 @@ void REMAT_CPU_ENTRY(exp_shifted_span)(const float* x, float shift, float* y, in
 
 void REMAT_CPU_ENTRY(column_sums_span)(const float* dy, int64_t rows, int64_t ld, float* db,
                                        int64_t w) {
-  double acc[kColumnSumsWidth];
-  for (int64_t j = 0; j < w; ++j) acc[j] = 0.0;
+  Accum acc[kColumnSumsWidth];
+  for (int64_t j = 0; j < w; ++j) acc[j] = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = dy + r * ld;
     for (int64_t j = 0; j < w; ++j) acc[j] += row[j];

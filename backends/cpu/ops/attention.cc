@@ -21,6 +21,8 @@
 // philox_group()'s groups of four) and scales kept probabilities by 1 / (1 - p) as dropout does.
 #include <math.h>
 
+#include <cmath>
+
 #include "backends/cpu/isa/isa.h"
 #include "backends/cpu/isa/lane_sum.h"
 #include "backends/cpu/isa/math_span.h"
@@ -176,18 +178,18 @@ int64_t grain_for(const Problem& pr, int64_t rows_per_unit) {
 // context's rows, a query tile at a time against each key tile. |drop_scale| is 1 - p where
 // dropout runs, else 1.
 void forward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, int64_t i0,
-                  int64_t rows, double drop_scale, float* __restrict context,
+                  int64_t rows, Accum drop_scale, float* __restrict context,
                   float* __restrict lse) {
   alignas(64) float s[kQueryTile * kKeyTile];
   alignas(64) float kt[kAttentionDepthChunk * kKeyTile];
   float row_max[kQueryTile * kQueryGroup];
-  double row_sum[kQueryTile * kQueryGroup];
+  Accum row_sum[kQueryTile * kQueryGroup];
   const int64_t ldo = pr.heads * pr.dv;
   const bool reuse = pr.d <= kAttentionDepthChunk;
   float* const o0 = context + ((b * pr.sq + i0) * pr.heads + h) * pr.dv;
   for (int64_t r = 0; r < rows; ++r) {
     row_max[r] = -INFINITY;
-    row_sum[r] = 0.0;
+    row_sum[r] = 0;
     float* o = o0 + r * ldo;
     for (int64_t c = 0; c < pr.dv; ++c) o[c] = 0.0f;
   }
@@ -207,7 +209,7 @@ void forward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, i
           for (int64_t jj = 0; jj < n; ++jj) sr[jj] = 0.0f;
           continue;
         }
-        if (mx > row_max[q] && row_sum[q] != 0.0) {
+        if (mx > row_max[q] && row_sum[q] != 0) {
           const float corr = expf(row_max[q] - mx);
           row_sum[q] *= corr;
           float* o = o0 + q * ldo;
@@ -215,7 +217,7 @@ void forward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, i
         }
         row_max[q] = mx;
         exp_shifted_span(sr, mx, sr, n);
-        row_sum[q] += lane_sum(n, [&](int64_t jj) { return static_cast<double>(sr[jj]); });
+        row_sum[q] += lane_sum(n, [&](int64_t jj) { return static_cast<Accum>(sr[jj]); });
         if (pr.p > 0.0f) {
           KeepWalk walk(pr, b, h, i0 + q);
           for (int64_t jj = 0; jj < n; ++jj) {
@@ -230,11 +232,11 @@ void forward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, i
   for (int64_t r = 0; r < rows; ++r) {
     // A row of only -inf scores has sum 0: its context is 0 * inf = NaN and its lse -inf, as
     // the unfused softmax gives NaN there.
-    const float inv = static_cast<float>(1.0 / (row_sum[r] * drop_scale));
+    const float inv = static_cast<float>(Accum(1) / (row_sum[r] * drop_scale));
     float* o = o0 + r * ldo;
     for (int64_t c = 0; c < pr.dv; ++c) o[c] *= inv;
     lse[(b * pr.heads + h) * pr.sq + i0 + r] =
-        static_cast<float>(static_cast<double>(row_max[r]) + log(row_sum[r]));
+        static_cast<float>(static_cast<Accum>(row_max[r]) + std::log(row_sum[r]));
   }
 }
 
@@ -289,7 +291,7 @@ void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h,
         const float* go = o_side(t.dcontext, i0 + r);
         const float* o = o_side(t.context, i0 + r);
         delta[r] = static_cast<float>(
-            lane_sum(pr.dv, [&](int64_t c) { return static_cast<double>(go[c]) * o[c]; }));
+            lane_sum(pr.dv, [&](int64_t c) { return static_cast<Accum>(go[c]) * o[c]; }));
       }
       scores(pr, ops, b, h, i0, rows, j0, n, kt, reuse_k && i0 > 0, prob);
       const AttentionTile to{o_side(t.dcontext, i0), ldv, pr.v_row(b, h, j0), ldv, rows, n, pr.dv};
@@ -347,7 +349,7 @@ remat_status attention(const KernelArgs& args) {
   // The kept probabilities' factor 1 / (1 - p), with keep_scale = 1 - p as dropout computes it,
   // folded into the final 1 / sum.
   const float keep_scale = 1.0f - pr.p;
-  const double drop_scale = pr.p > 0.0f ? static_cast<double>(keep_scale) : 1.0;
+  const Accum drop_scale = pr.p > 0.0f ? static_cast<Accum>(keep_scale) : Accum(1);
   const TileOps ops = best_tile_ops();
   parallel_for(args, pr.batch * pr.heads * tiles, grain_for(pr, kUnitRows),
                [&](int64_t begin, int64_t end, uint32_t) {

@@ -4,6 +4,8 @@
 // the output loops scalar.
 #include <math.h>
 
+#include <cmath>
+
 #include "backends/cpu/ops/batchnorm_channels.h"
 #include "backends/cpu/isa/build.h"
 #include "backends/cpu/isa/lane_sum.h"
@@ -14,25 +16,26 @@ namespace {
 
 // rstd from the stored variance, the same in the forward and the backward op.
 float rstd_of(float var, float eps) {
-  return static_cast<float>(1.0 / sqrt(static_cast<double>(var) + static_cast<double>(eps)));
+  return static_cast<float>(Accum(1) /
+                            std::sqrt(static_cast<Accum>(var) + static_cast<Accum>(eps)));
 }
 
 }  // namespace
 
 void REMAT_CPU_ENTRY(batch_norm_channel)(const ChannelRows& rows, const BatchNormChannel& ch) {
-  const double count = static_cast<double>(rows.images * rows.inner);
-  // Two passes in double, as layernorm: the variance of large-mean channels stays accurate.
+  const Accum count = static_cast<Accum>(rows.images * rows.inner);
+  // Two passes in double (Accum), as layernorm: the variance of large-mean channels stays accurate.
   LaneSum sum;
   for (int64_t n = 0; n < rows.images; ++n) {
     const float* row = ch.x + n * rows.stride;
-    sum.add(rows.inner, [row](int64_t i) { return static_cast<double>(row[i]); });
+    sum.add(rows.inner, [row](int64_t i) { return static_cast<Accum>(row[i]); });
   }
-  const double mean = sum.total() / count;
+  const Accum mean = sum.total() / count;
   LaneSum sq;
   for (int64_t n = 0; n < rows.images; ++n) {
     const float* row = ch.x + n * rows.stride;
     sq.add(rows.inner, [row, mean](int64_t i) {
-      const double d = row[i] - mean;
+      const Accum d = row[i] - mean;
       return d * d;
     });
   }
@@ -49,15 +52,15 @@ void REMAT_CPU_ENTRY(batch_norm_channel)(const ChannelRows& rows, const BatchNor
 
 void REMAT_CPU_ENTRY(batch_norm_grad_channel)(const ChannelRows& rows,
                                               const BatchNormGradChannel& ch) {
-  const double count = static_cast<double>(rows.images * rows.inner);
+  const Accum count = static_cast<Accum>(rows.images * rows.inner);
   const float m = ch.mean, s = rstd_of(ch.var, ch.eps);
   LaneSum sum_dy, sum_dy_xhat;
   for (int64_t n = 0; n < rows.images; ++n) {
     const float* d = ch.dy + n * rows.stride;
     const float* row = ch.x + n * rows.stride;
-    sum_dy.add(rows.inner, [d](int64_t i) { return static_cast<double>(d[i]); });
+    sum_dy.add(rows.inner, [d](int64_t i) { return static_cast<Accum>(d[i]); });
     sum_dy_xhat.add(rows.inner, [d, row, m, s](int64_t i) {
-      return static_cast<double>(d[i]) * ((row[i] - m) * s);
+      return static_cast<Accum>(d[i]) * ((row[i] - m) * s);
     });
   }
   *ch.dbeta = static_cast<float>(sum_dy.total());

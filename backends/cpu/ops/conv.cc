@@ -32,6 +32,7 @@
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/isa/lane_sum.h"
 #include "plan/spatial_shape.h"
 
 namespace remat {
@@ -537,7 +538,7 @@ remat_status channel_sum(const KernelArgs& args) {
   const int64_t inner = n * ch > 0 ? t.numel / (n * ch) : 0;
   parallel_for(args, ch, 1, [&](int64_t k0, int64_t k1, uint32_t) {
     for (int64_t k = k0; k < k1; ++k) {
-      double acc = 0.0;
+      Accum acc = 0;
       for (int64_t i = 0; i < n; ++i) {
         const float* row = dy + (i * ch + k) * inner;
         for (int64_t j = 0; j < inner; ++j) acc += row[j];

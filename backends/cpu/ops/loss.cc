@@ -1,7 +1,10 @@
 // Loss kernels: mean softmax cross-entropy and mean squared error, with their gradients.
 #include <math.h>
 
+#include <cmath>
+
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/isa/lane_sum.h"
 
 namespace remat {
 namespace cpu {
@@ -24,8 +27,8 @@ remat_status softmax_cross_entropy(const KernelArgs& args) {
   float* __restrict probs = out_f32(args, 1);
   const int64_t c = last_dim(in_ref(args, 0));
   const int64_t rows = c > 0 ? in_ref(args, 0).numel / c : 0;
-  // Sums in double: the loss of a large batch is a mean of many terms.
-  double total = 0.0;
+  // Sums in double (Accum): the loss of a large batch is a mean of many terms.
+  Accum total = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t label = labels[r];
     if (label < 0 || label >= c) return bad_label(args, "softmax_cross_entropy", label, r, c);
@@ -33,17 +36,17 @@ remat_status softmax_cross_entropy(const KernelArgs& args) {
     float* p = probs + r * c;
     float mx = x[0];
     for (int64_t j = 1; j < c; ++j) mx = x[j] > mx ? x[j] : mx;
-    double sum = 0.0;
+    Accum sum = 0;
     for (int64_t j = 0; j < c; ++j) {
       p[j] = expf(x[j] - mx);
       sum += p[j];
     }
-    const float inv = static_cast<float>(1.0 / sum);
+    const float inv = static_cast<float>(Accum(1) / sum);
     for (int64_t j = 0; j < c; ++j) p[j] *= inv;
     // log softmax(x)[label] = x[label] - max - log(sum exp(x - max)).
-    total -= static_cast<double>(x[label]) - mx - log(sum);
+    total -= static_cast<Accum>(x[label]) - mx - std::log(sum);
   }
-  loss[0] = rows > 0 ? static_cast<float>(total / static_cast<double>(rows)) : 0.0f;
+  loss[0] = rows > 0 ? static_cast<float>(total / static_cast<Accum>(rows)) : 0.0f;
   return REMAT_OK;
 }
 
@@ -69,12 +72,12 @@ remat_status mse(const KernelArgs& args) {
   const float* __restrict pred = in_f32(args, 0);
   const float* __restrict target = in_f32(args, 1);
   const int64_t n = in_ref(args, 0).numel;
-  double sum = 0.0;
+  Accum sum = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const double d = static_cast<double>(pred[i]) - target[i];
+    const Accum d = static_cast<Accum>(pred[i]) - target[i];
     sum += d * d;
   }
-  out_f32(args, 0)[0] = n > 0 ? static_cast<float>(sum / static_cast<double>(n)) : 0.0f;
+  out_f32(args, 0)[0] = n > 0 ? static_cast<float>(sum / static_cast<Accum>(n)) : 0.0f;
   return REMAT_OK;
 }
 

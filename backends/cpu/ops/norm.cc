@@ -1,9 +1,11 @@
 // Row-wise normalisations over the last axis: softmax, log-softmax and layer norm, with their
 // gradients. Rows (and the columns of layer norm's parameter gradients) are shared out among
 // the backend's threads; each row or column is summed by one thread in its own order, so the
-// bits do not depend on the thread count. A row's sums run in eight interleaved double lanes
-// (isa/lane_sum.h), so that they vectorise rather than wait on one add after another.
+// bits do not depend on the thread count. A row's sums run in eight interleaved double (Accum)
+// lanes (isa/lane_sum.h), so that they vectorise rather than wait on one add after another.
 #include <math.h>
+
+#include <cmath>
 
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/isa/lane_sum.h"
@@ -44,8 +46,8 @@ remat_status softmax(const KernelArgs& args) {
     float mx = xr[0];
     for (int64_t j = 1; j < n; ++j) mx = xr[j] > mx ? xr[j] : mx;
     exp_shifted_span(xr, mx, yr, n);
-    const double sum = lane_sum(n, [&](int64_t j) { return static_cast<double>(yr[j]); });
-    const float inv = static_cast<float>(1.0 / sum);
+    const Accum sum = lane_sum(n, [&](int64_t j) { return static_cast<Accum>(yr[j]); });
+    const float inv = static_cast<float>(Accum(1) / sum);
     for (int64_t j = 0; j < n; ++j) yr[j] *= inv;
   });
   return REMAT_OK;
@@ -61,7 +63,7 @@ remat_status softmax_grad(const KernelArgs& args) {
     const float* dyr = dy + r * n;
     const float* yr = y + r * n;
     const float d = static_cast<float>(
-        lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j]) * yr[j]; }));
+        lane_sum(n, [&](int64_t j) { return static_cast<Accum>(dyr[j]) * yr[j]; }));
     for (int64_t j = 0; j < n; ++j) dx[r * n + j] = yr[j] * (dyr[j] - d);
   });
   return REMAT_OK;
@@ -77,9 +79,9 @@ remat_status log_softmax(const KernelArgs& args) {
     float* yr = y + r * n;
     float mx = xr[0];
     for (int64_t j = 1; j < n; ++j) mx = xr[j] > mx ? xr[j] : mx;
-    double sum = 0.0;
+    Accum sum = 0;
     for (int64_t j = 0; j < n; ++j) sum += expf(xr[j] - mx);
-    const float log_sum = static_cast<float>(log(sum));
+    const float log_sum = static_cast<float>(std::log(sum));
     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mx) - log_sum;
   });
   return REMAT_OK;
@@ -95,7 +97,7 @@ remat_status log_softmax_grad(const KernelArgs& args) {
     const float* dyr = dy + r * n;
     const float* yr = y + r * n;
     const float s =
-        static_cast<float>(lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j]); }));
+        static_cast<float>(lane_sum(n, [&](int64_t j) { return static_cast<Accum>(dyr[j]); }));
     for (int64_t j = 0; j < n; ++j) dx[r * n + j] = dyr[j] - expf(yr[j]) * s;
   });
   return REMAT_OK;
@@ -113,14 +115,14 @@ remat_status layernorm(const KernelArgs& args) {
   const int64_t rows = n > 0 ? in_ref(args, 0).numel / n : 0;
   for_each_row(args, rows, n, [&](int64_t r) {
     const float* xr = x + r * n;
-    // Two passes in double: the variance of large-mean rows stays accurate.
-    const double mean =
-        lane_sum(n, [&](int64_t j) { return static_cast<double>(xr[j]); }) / static_cast<double>(n);
-    const double sq = lane_sum(n, [&](int64_t j) {
-      const double d = xr[j] - mean;
+    // Two passes in double (Accum): the variance of large-mean rows stays accurate.
+    const Accum mean =
+        lane_sum(n, [&](int64_t j) { return static_cast<Accum>(xr[j]); }) / static_cast<Accum>(n);
+    const Accum sq = lane_sum(n, [&](int64_t j) {
+      const Accum d = xr[j] - mean;
       return d * d;
     });
-    const double rstd = 1.0 / sqrt(sq / static_cast<double>(n) + static_cast<double>(eps));
+    const Accum rstd = Accum(1) / std::sqrt(sq / static_cast<Accum>(n) + static_cast<Accum>(eps));
     const float m = static_cast<float>(mean), s = static_cast<float>(rstd);
     mean_out[r] = m;
     rstd_out[r] = s;
@@ -146,12 +148,12 @@ remat_status layernorm_grad(const KernelArgs& args) {
     const float* dyr = dy + r * n;
     const float* xr = x + r * n;
     const float m = mean[r], s = rstd[r];
-    const double sum_g =
-        lane_sum(n, [&](int64_t j) { return static_cast<double>(dyr[j] * gamma[j]); });
-    const double sum_gx = lane_sum(
-        n, [&](int64_t j) { return static_cast<double>(dyr[j] * gamma[j]) * ((xr[j] - m) * s); });
-    const float mean_g = static_cast<float>(sum_g / static_cast<double>(n));
-    const float mean_gx = static_cast<float>(sum_gx / static_cast<double>(n));
+    const Accum sum_g =
+        lane_sum(n, [&](int64_t j) { return static_cast<Accum>(dyr[j] * gamma[j]); });
+    const Accum sum_gx = lane_sum(
+        n, [&](int64_t j) { return static_cast<Accum>(dyr[j] * gamma[j]) * ((xr[j] - m) * s); });
+    const float mean_g = static_cast<float>(sum_g / static_cast<Accum>(n));
+    const float mean_gx = static_cast<float>(sum_gx / static_cast<Accum>(n));
     float* dxr = dx + r * n;
     for (int64_t j = 0; j < n; ++j) {
       const float xhat = (xr[j] - m) * s;
@@ -161,10 +163,10 @@ remat_status layernorm_grad(const KernelArgs& args) {
   // dgamma and dbeta: runs of columns shared out among the threads, each column summed over the
   // rows in order.
   parallel_for(args, n, kColumnGrain, [&](int64_t begin, int64_t end, uint32_t) {
-    double acc_g[kColumnBlock], acc_b[kColumnBlock];
+    Accum acc_g[kColumnBlock], acc_b[kColumnBlock];
     for (int64_t j0 = begin; j0 < end; j0 += kColumnBlock) {
       const int64_t w = end - j0 < kColumnBlock ? end - j0 : kColumnBlock;
-      for (int64_t j = 0; j < w; ++j) acc_g[j] = acc_b[j] = 0.0;
+      for (int64_t j = 0; j < w; ++j) acc_g[j] = acc_b[j] = 0;
       for (int64_t r = 0; r < rows; ++r) {
         const float* dyr = dy + r * n + j0;
         const float* xr = x + r * n + j0;

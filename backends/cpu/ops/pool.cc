@@ -5,6 +5,7 @@
 
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/isa/lane_sum.h"
 #include "plan/spatial_shape.h"
 
 namespace remat {
@@ -122,13 +123,12 @@ remat_status avg_pool(const KernelArgs& args) {
   float* y = out_f32(args, 0);
   each_window(args, pool,
               [&](int64_t in_at, int64_t out_at, const PoolWindow& rows, const PoolWindow& cols) {
-                double sum = 0.0;
+                Accum sum = 0;
                 for (int64_t ih = rows.start; ih < rows.end; ++ih) {
                   for (int64_t iw = cols.start; iw < cols.end; ++iw)
                     sum += x[in_at + ih * pool.in.w + iw];
                 }
-                y[out_at] =
-                    static_cast<float>(sum / static_cast<double>(divisor(pool, rows, cols)));
+                y[out_at] = static_cast<float>(sum / static_cast<Accum>(divisor(pool, rows, cols)));
               });
   return REMAT_OK;
 }
@@ -157,9 +157,9 @@ remat_status global_avg_pool(const KernelArgs& args) {
   const int64_t size = planes > 0 ? t.numel / planes : 0;
   parallel_for(args, planes, 1, [&](int64_t first, int64_t last, uint32_t) {
     for (int64_t i = first; i < last; ++i) {
-      double sum = 0.0;
+      Accum sum = 0;
       for (int64_t j = 0; j < size; ++j) sum += x[i * size + j];
-      y[i] = static_cast<float>(sum / static_cast<double>(size));
+      y[i] = static_cast<float>(sum / static_cast<Accum>(size));
     }
   });
   return REMAT_OK;

@@ -2,6 +2,7 @@
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/ops/work_splits.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/isa/lane_sum.h"
 
 namespace remat {
 namespace cpu {
@@ -24,18 +25,18 @@ remat_status reduce_sum(const KernelArgs& args) {
   const int64_t per_unit = v.n * (v.inner < kColumnBlock ? v.inner : kColumnBlock);
   const int64_t grain = per_unit > 0 && per_unit < kWorkGrain ? kWorkGrain / per_unit : 1;
   parallel_for(args, v.outer * blocks, grain, [&](int64_t u0, int64_t u1, uint32_t) {
-    double acc[kColumnBlock];
+    Accum acc[kColumnBlock];
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t o = u / blocks, i0 = (u % blocks) * kColumnBlock;
       const int64_t w = v.inner - i0 < kColumnBlock ? v.inner - i0 : kColumnBlock;
-      for (int64_t k = 0; k < w; ++k) acc[k] = 0.0;
+      for (int64_t k = 0; k < w; ++k) acc[k] = 0;
       for (int64_t j = 0; j < v.n; ++j) {
         const float* row = x + (o * v.n + j) * v.inner + i0;
         for (int64_t k = 0; k < w; ++k) acc[k] += row[k];
       }
       float* out = y + o * v.inner + i0;
       for (int64_t k = 0; k < w; ++k) {
-        out[k] = static_cast<float>(mean ? acc[k] / static_cast<double>(v.n) : acc[k]);
+        out[k] = static_cast<float>(mean ? acc[k] / static_cast<Accum>(v.n) : acc[k]);
       }
     }
   });
