@@ -88,8 +88,13 @@ train_with_float_sums() {
   local status=0
   timeout 900 qemu-system-arm -M mps2-an386 -nographic -icount shift=0 \
     -semihosting-config enable=on,target=native -kernel "$ELF" > "$FW_BUILD/float-sums.out" 2>&1 || status=$?
-  grep -E "^(mean loss|instructions per step)" "$FW_BUILD/float-sums.out" | sed "s/^/float sums: /"
-  return "$status"
+  if [ "$status" -ne 0 ]; then
+    cat "$FW_BUILD/float-sums.out" >&2
+    if [ "$status" -eq 124 ]; then echo "run.sh: the firmware did not finish within 900 s" >&2; fi
+    return "$status"
+  fi
+  grep -E "^(mean loss|instructions per step)" "$FW_BUILD/float-sums.out" |
+    sed "s/^/float sums, ${model%%:*}: /"
 }
 
 ELF="$FW_BUILD/examples/firmware/remat_firmware.elf"

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "backends/cpu/isa/lane_sum.h"
+
 namespace remat {
 namespace cpu {
 
@@ -63,7 +65,7 @@ void depthwise_grad_weight(const ConvShape& c, const float* dy, const float* x, 
   for (int64_t k = k0; k < k1; ++k) {
     for (int64_t r = 0; r < c.r; ++r) {
       for (int64_t s = 0; s < c.s; ++s) {
-        double acc = 0.0;
+        Accum acc = 0;
         for (int64_t n = 0; n < c.x.n; ++n) {
           const float* plane = x + (n * c.x.c + k / c.kg) * c.x.h * c.x.w;
           const float* grad = dy + (n * c.k + k) * pq;
@@ -73,7 +75,7 @@ void depthwise_grad_weight(const ConvShape& c, const float* dy, const float* x, 
             for (int64_t q = 0; q < c.q; ++q) {
               const int64_t iw = in_col(c, q, s);
               if (iw >= 0 && iw < c.x.w)
-                acc += static_cast<double>(grad[p * c.q + q]) * plane[ih * c.x.w + iw];
+                acc += static_cast<Accum>(grad[p * c.q + q]) * plane[ih * c.x.w + iw];
             }
           }
         }

@@ -34,8 +34,8 @@ void depthwise_forward(const ConvShape& c, const float* x, const float* w, int64
 void depthwise_grad_input(const ConvShape& c, const float* dy, const float* w, int64_t c0,
                           int64_t c1, float* dx);
 
-/// Depthwise weight gradient for output channels [k0, k1): one double accumulator per filter
-/// tap, images and positions in order.
+/// Depthwise weight gradient for output channels [k0, k1): one double (Accum, isa/lane_sum.h)
+/// accumulator per filter tap, images and positions in order.
 void depthwise_grad_weight(const ConvShape& c, const float* dy, const float* x, int64_t k0,
                            int64_t k1, float* dw);
 

@@ -16,8 +16,9 @@ namespace {
 /// What the CPU kernels' sums (reductions, losses, normalisation statistics) accumulate in:
 /// double, or float in a build with REMAT_FLOAT_SUMS (meson -Dfloat_sums=true), for a
 /// processor whose FPU has no double, such as a Cortex-M4F's, which computes double in
-/// software. Every sum keeps its order either way; float's rounding of each partial sum is the
-/// only difference (docs/firmware.md).
+/// software. Every sum keeps its order either way; with float, its partial sums and what is
+/// computed from them (1 / sum, log, sqrt) round to float, and a sum overflows once it passes
+/// float's range (docs/firmware.md).
 #if defined(REMAT_FLOAT_SUMS)
 typedef float Accum;
 #else

@@ -45,8 +45,8 @@ void adam_span(const AdamScalars& s, const float* param_in, const float* grad, c
 constexpr int64_t kColumnSumsWidth = 256;
 
 /// db[j] = sum over r of dy[r * ld + j], j < |w| <= kColumnSumsWidth, each column summed in
-/// double in row order and rounded once: the same bits in every build (reduce_leading's
-/// columns; wider vectors only sum more columns at a time).
+/// double (Accum, isa/lane_sum.h) in row order and rounded once: the same bits in every build
+/// (reduce_leading's columns; wider vectors only sum more columns at a time).
 void column_sums_span(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
 
 /// The builds for one instruction set; call only when the CPU has it.

@@ -15,8 +15,8 @@
 // written by one thread in a fixed order: the bits do not depend on the thread count.
 //
 // Accumulation: scores and dP sum over D and Dv in order, in float; a query's softmax sum and
-// D_i = dcontext_i . context_i in double; context, dq, dk and dv in float, over the keys (dq,
-// context) or the queries (dk, dv) in order. Dropout draws the unfused path's Philox words
+// D_i = dcontext_i . context_i in double (Accum); context, dq, dk and dv in float, over the keys
+// (dq, context) or the queries (dk, dv) in order. Dropout draws the unfused path's Philox words
 // (element ((b * heads + h) * Sq + i) * Sk + j of the stream (seed, step, key), in
 // philox_group()'s groups of four) and scales kept probabilities by 1 / (1 - p) as dropout does.
 #include <math.h>
@@ -286,7 +286,7 @@ void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h,
     const int64_t n = pr.sk - j0 < kKeyTile ? pr.sk - j0 : kKeyTile;
     for (int64_t i0 = 0; i0 < pr.sq; i0 += kQueryTile) {
       const int64_t rows = pr.sq - i0 < kQueryTile ? pr.sq - i0 : kQueryTile;
-      // D_i = dcontext_i . context_i, in double.
+      // D_i = dcontext_i . context_i, in double (Accum).
       for (int64_t r = 0; r < rows; ++r) {
         const float* go = o_side(t.dcontext, i0 + r);
         const float* o = o_side(t.context, i0 + r);

@@ -1,7 +1,7 @@
 // One channel of batch normalisation in training, forward and backward: the loops that sum in
-// double, compiled once per instruction set (ops/batchnorm_channels.cc; isa/isa.h) because SSE2
-// converts and adds two doubles at a time where AVX-512 does eight. ops/batchnorm.cc cuts
-// the channels over the threads and calls the build the CPU runs best.
+// double (Accum, isa/lane_sum.h), compiled once per instruction set (ops/batchnorm_channels.cc;
+// isa/isa.h) because SSE2 converts and adds two doubles at a time where AVX-512 does eight.
+// ops/batchnorm.cc cuts the channels over the threads and calls the build the CPU runs best.
 #ifndef REMAT_BACKENDS_CPU_OPS_BATCHNORM_CHANNELS_H_
 #define REMAT_BACKENDS_CPU_OPS_BATCHNORM_CHANNELS_H_
 

@@ -102,7 +102,7 @@ remat_status bias_add(const KernelArgs& args) {
 }
 
 // Threads take runs of columns (16 at least, more when there are few rows); each column is
-// summed over the rows in order in double, so the cut changes no bits.
+// summed over the rows in order in double (Accum, isa/lane_sum.h), so the cut changes no bits.
 remat_status reduce_leading(const KernelArgs& args) {
   const float* __restrict dy = in_f32(args, 0);
   float* __restrict db = out_f32(args, 0);

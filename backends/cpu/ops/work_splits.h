@@ -19,12 +19,13 @@ constexpr int64_t kMatmulColumnBlock = 256;
 constexpr int64_t kMatmulMinTiles = 4;
 constexpr int64_t kMatmulMinBlock = 64;
 
-/// reduce_sum (ops/reduce.cc): output columns summed per pass, a double accumulator per column
-/// on the stack.
+/// reduce_sum (ops/reduce.cc): output columns summed per pass, a double (Accum) accumulator per
+/// column on the stack.
 constexpr int64_t kReduceColumnBlock = 256;
 
-/// layernorm_grad (ops/norm.cc): columns of dgamma/dbeta summed per pass, double accumulators on
-/// the stack, no allocation; a thread's part of the columns holds at least kLayerNormColumnGrain.
+/// layernorm_grad (ops/norm.cc): columns of dgamma/dbeta summed per pass, double (Accum)
+/// accumulators on the stack, no allocation; a thread's part of the columns holds at least
+/// kLayerNormColumnGrain.
 constexpr int64_t kLayerNormColumnBlock = 256;
 constexpr int64_t kLayerNormColumnGrain = 16;
 
