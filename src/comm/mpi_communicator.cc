@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #ifdef REMAT_HAVE_MPI
 #include <mpi.h>
@@ -72,22 +73,26 @@ uint64_t MpiWorld::queue(Job job) {
   return number;
 }
 
-void MpiWorld::wait_for(uint64_t number, const std::string& what) {
+void MpiWorld::wait_for(uint64_t number, const char* agreement_on, uint32_t bucket) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (changed_.wait_for(lock, std::chrono::duration<double>(timeout_seconds_),
                         [&] { return done_ >= number; }))
     return;
   // A sum may still write the session's arena should the missing rank come back: the job ends
   // here, before anything is freed.
+  char bucket_text[16];
+  std::snprintf(bucket_text, sizeof bucket_text, "%u", static_cast<unsigned>(bucket));
   std::fprintf(stderr,
-               "remat: rank %d of %d: no %s within %g s (--rank-timeout): a rank failed, was "
+               "remat: rank %d of %d: no %s%s within %g s (--rank-timeout): a rank failed, was "
                "killed or stopped; ending the job\n",
-               communicator_.rank, communicator_.size, what.c_str(), timeout_seconds_);
+               communicator_.rank, communicator_.size,
+               agreement_on != nullptr ? "agreement on " : "sum of bucket ",
+               agreement_on != nullptr ? agreement_on : bucket_text, timeout_seconds_);
   abort_all(1);
 }
 
 uint64_t MpiWorld::agree(unsigned long long value, Job::Kind kind, const char* what) {
-  wait_for(queue({kind, 0, {}, &value}), std::string("agreement on ") + what);
+  wait_for(queue({kind, 0, {}, &value}), what, 0);
   return value;
 }
 
@@ -116,7 +121,7 @@ remat_status MpiWorld::wait(void* user, uint32_t bucket) {
     std::lock_guard<std::mutex> lock(w->mutex_);
     number = w->last_sum_[bucket];
   }
-  w->wait_for(number, "sum of bucket " + std::to_string(bucket));
+  w->wait_for(number, nullptr, bucket);
   return REMAT_OK;
 }
 

@@ -11,7 +11,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -68,8 +67,9 @@ class MpiWorld {
   static remat_status start(void* user, uint32_t bucket, const remat_buffer* parts, uint32_t count);
   static remat_status wait(void* user, uint32_t bucket);
   uint64_t queue(Job job);  // the job's number, counted from 1
-  // Waits until job |number| is done, or ends the job after the timeout naming |what|.
-  void wait_for(uint64_t number, const std::string& what);
+  // Waits until job |number| is done, or ends the job after the timeout naming what it waited
+  // for: the agreement on |agreement_on|, or, when that is null, the sum of |bucket|.
+  void wait_for(uint64_t number, const char* agreement_on, uint32_t bucket);
   uint64_t agree(unsigned long long value, Job::Kind kind, const char* what);
   void run();  // the communicator's thread: makes the calls in the order they were queued
 

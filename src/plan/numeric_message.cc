@@ -10,26 +10,20 @@ void put(char* text, size_t capacity, size_t* used, const char* s) {
   for (; *s != '\0' && *used + 1 < capacity; ++s) text[(*used)++] = *s;
 }
 
-// Appends |magnitude| in decimal, after a minus sign when |negative|.
-void put_number(char* text, size_t capacity, size_t* used, uint64_t magnitude, bool negative) {
-  char digits[21];  // 20 digits of 2^64 - 1 and a sign
-  size_t n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + magnitude % 10);
-    magnitude /= 10;
-  } while (magnitude != 0);
-  if (negative) digits[n++] = '-';
-  char reversed[sizeof digits + 1];
-  for (size_t i = 0; i < n; ++i) reversed[i] = digits[n - 1 - i];
-  reversed[n] = '\0';
-  put(text, capacity, used, reversed);
-}
-
-// Appends |bits| as a number of |kind|.
+// Appends |bits| in decimal as a number of |kind|.
 void put_number(char* text, size_t capacity, size_t* used, uint64_t bits, uint32_t kind) {
   const bool negative = kind == kMessageSigned && static_cast<int64_t>(bits) < 0;
   // The magnitude in unsigned arithmetic: INT64_MIN has no positive int64.
-  put_number(text, capacity, used, negative ? 0 - bits : bits, negative);
+  uint64_t magnitude = negative ? 0 - bits : bits;
+  char digits[22];  // 20 digits of 2^64 - 1, a sign and the terminator, filled from the end
+  char* first = digits + sizeof digits;
+  *--first = '\0';
+  do {
+    *--first = static_cast<char>('0' + magnitude % 10);
+    magnitude /= 10;
+  } while (magnitude != 0);
+  if (negative) *--first = '-';
+  put(text, capacity, used, first);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "plan/ops.h"
+
 #ifdef REMAT_OP_SUBSET_HEADER
 // The plan header's op list alone, not its bytes.
 #define REMAT_PLAN_OPS_ONLY 1
@@ -35,6 +37,9 @@ constexpr bool op_in_build(uint16_t code) {
 /// Whether this build carries op |code|: every build but a firmware one carries them all.
 constexpr bool op_in_build(uint16_t) { return true; }
 #endif
+
+/// Whether this build carries op |code|.
+constexpr bool op_in_build(OpCode code) { return op_in_build(static_cast<uint16_t>(code)); }
 
 /// Whether this build runs 16-bit float tensors (every build but a firmware one of a plan
 /// without them).

@@ -9,7 +9,6 @@
 
 #include "plan/op_attrs.h"
 #include "plan/op_subset.h"
-#include "plan/ops.h"
 #include "runtime/session.h"
 
 namespace remat {
@@ -46,17 +45,13 @@ remat_status store(remat_session* s) {
   return status;
 }
 
-// A build without the scale op (a firmware build of a plan without loss scaling) leaves the
-// scale's code out: its verifier refuses a plan that scales its loss.
-constexpr bool loss_scaling_in_build() {
-  return op_in_build(static_cast<uint16_t>(OpCode::kScale));
-}
-
 }  // namespace
 
 remat_status load_loss_scale(remat_session* s, bool zero_is_unset) {
   const fb::LossScaling* l = s->plan->root->loss_scaling();
-  if (l == nullptr || !loss_scaling_in_build()) return REMAT_OK;
+  // A build without the scale op (a firmware build of a plan without loss scaling) leaves the
+  // scale's code out: its verifier refuses a plan that scales its loss.
+  if (l == nullptr || !op_in_build(OpCode::kScale)) return REMAT_OK;
   const TensorRef& scale = s->tensors[l->scale()];
   const TensorRef& clean = s->tensors[l->clean_steps()];
   float value = 0.0f;
@@ -96,7 +91,7 @@ remat_status load_loss_scale(remat_session* s, bool zero_is_unset) {
 
 remat_status update_loss_scale(remat_session* s, bool gradients_overflowed) {
   const fb::LossScaling* l = s->plan->root->loss_scaling();
-  if (l == nullptr || !loss_scaling_in_build()) return REMAT_OK;
+  if (l == nullptr || !op_in_build(OpCode::kScale)) return REMAT_OK;
   const float before = s->loss_scale;
   if (gradients_overflowed) {
     s->loss_scale_clean_steps = 0;

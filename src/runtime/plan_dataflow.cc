@@ -133,7 +133,7 @@ bool is_code(const fb::Op* op, OpCode code) { return op->code() == static_cast<u
 
 // Whether this build carries the all-reduce ops: a firmware build of a plan without them
 // (plan/op_subset.h) refuses them by the op rules already, and leaves their checks out here.
-constexpr bool kCarriesAllreduce = op_in_build(static_cast<uint16_t>(OpCode::kAllreduceStart));
+constexpr bool kCarriesAllreduce = op_in_build(OpCode::kAllreduceStart);
 
 int64_t bucket_of(const fb::Op* op) {
   return op->iattrs() != nullptr && op->iattrs()->size() > 0 ? op->iattrs()->Get(0) : -1;

@@ -12,7 +12,7 @@ remat_status verify_loss_scaling(const fb::Plan* plan, ErrorBuffer* err) {
   if (l == nullptr) return REMAT_OK;
   // A build without the scale op (a firmware build of a plan without loss scaling) carries no
   // loss scaling: the plan's scale ops are refused too; this names the table.
-  if (!op_in_build(static_cast<uint16_t>(OpCode::kScale))) {
+  if (!op_in_build(OpCode::kScale)) {
     return set_error(err, REMAT_ERROR_UNIMPLEMENTED,
                      "loss_scaling: not in this build (a firmware build carries only the ops of "
                      "its plan, and scale is not one)");

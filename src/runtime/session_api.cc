@@ -236,8 +236,8 @@ remat_status check_communicator(remat_session* s, const remat_communicator* c) {
   const auto* ops = s->plan->root->ops();
   bool data_parallel = false;
   // A build without the all-reduce ops (plan/op_subset.h) refused any plan holding them.
-  constexpr bool kCarried = op_in_build(static_cast<uint16_t>(OpCode::kAllreduceStart));
-  for (uint32_t i = 0; kCarried && i < ops->size() && !data_parallel; ++i)
+  for (uint32_t i = 0; op_in_build(OpCode::kAllreduceStart) && i < ops->size() && !data_parallel;
+       ++i)
     data_parallel = ops->Get(i)->code() == static_cast<uint16_t>(OpCode::kAllreduceStart);
   if (c == nullptr) {
     if (!data_parallel) return REMAT_OK;
@@ -276,8 +276,7 @@ remat_status check_communicator(remat_session* s, const remat_communicator* c) {
 // started are the first |started|; one pass over the rest of the step finds their waits. The
 // first error's message is kept.
 void drain_buckets(remat_session* s, uint32_t stopped, uint32_t n_ops) {
-  if (!op_in_build(static_cast<uint16_t>(OpCode::kAllreduceStart)) || s->communicator == nullptr)
-    return;
+  if (!op_in_build(OpCode::kAllreduceStart) || s->communicator == nullptr) return;
   const uint16_t start = static_cast<uint16_t>(OpCode::kAllreduceStart);
   const uint16_t wait = static_cast<uint16_t>(OpCode::kAllreduceWait);
   int64_t started = 0;
