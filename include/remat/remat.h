@@ -232,8 +232,8 @@ typedef struct remat_buffer {
  *  the session calls |allreduce_start| at the first, |allreduce_wait| at the second, then divides
  *  the sums by |size|. Every rank runs the same plan, so the calls come in the same order on
  *  every rank, one bucket at a time; a session calls |allreduce_wait| for every bucket it
- *  started, also when its step stops early. The remat library gives an MPI one
- *  (remat_mpi_communicator, where built with MPI); a caller may give its own. The callbacks
+ *  started, also when its step stops early. libremat_mpi gives MPI's (remat/remat_mpi.h,
+ *  where built with MPI); a caller may give its own. The callbacks
  *  run on the thread that called remat_session_step. The struct must outlive the session. */
 typedef struct remat_communicator {
   /** sizeof(remat_communicator): callbacks may be appended, an older caller's smaller struct

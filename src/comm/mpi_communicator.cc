@@ -24,6 +24,13 @@ std::unique_ptr<MpiWorld> MpiWorld::join(double timeout_seconds) {
   // The sums' thread shares the cores with the kernels' threads: Open MPI's polling for a peer
   // yields the core rather than spinning on it (unless the caller set it otherwise).
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized || finalized) {
+    throw std::logic_error(finalized ? "MPI was finalised already: it cannot start again"
+                                     : "MPI was initialised already: join initialises it");
+  }
   int provided = 0;
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
     throw std::runtime_error("MPI_Init_thread failed");

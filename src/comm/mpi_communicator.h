@@ -34,7 +34,8 @@ class MpiWorld {
   /// |timeout_seconds|: how long a wait waits for a bucket's sum or an agreement (a rank that
   /// failed, was killed or stopped never sends its part) before it ends the whole job with a
   /// message, since the sum may still write the arena if that rank comes back. Throws
-  /// std::runtime_error when MPI is missing or gives less than MPI_THREAD_SERIALIZED.
+  /// std::logic_error when MPI was initialised (or finalised) already, std::runtime_error when
+  /// MPI is missing, fails to start or gives less than MPI_THREAD_SERIALIZED.
   static std::unique_ptr<MpiWorld> join(double timeout_seconds);
   /// Stops the sums' thread and finalises MPI.
   ~MpiWorld();
