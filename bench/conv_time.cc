@@ -64,7 +64,10 @@ struct Timing {
 Timing time_op(remat::OpCode code, const std::vector<Tensor*>& ins,
                const std::vector<Tensor*>& outs, const int64_t* iattrs, remat::PortTeam* team,
                uint32_t threads, float* scratch, int repeats) {
+  remat::OpCallLists lists;
   remat::OpCall call{};
+  call.inputs = lists.in;
+  call.outputs = lists.out;
   call.code = static_cast<uint16_t>(code);
   call.num_inputs = static_cast<uint8_t>(ins.size());
   call.num_outputs = static_cast<uint8_t>(outs.size());
@@ -72,11 +75,11 @@ Timing time_op(remat::OpCode code, const std::vector<Tensor*>& ins,
   call.num_iattrs = 7;
   remat::cpu::KernelArgs args{};
   for (size_t i = 0; i < ins.size(); ++i) {
-    call.inputs[i] = &ins[i]->ref;
+    lists.in[i] = &ins[i]->ref;
     args.in[i] = ins[i]->data.data();
   }
   for (size_t i = 0; i < outs.size(); ++i) {
-    call.outputs[i] = &outs[i]->ref;
+    lists.out[i] = &outs[i]->ref;
     args.out[i] = outs[i]->data.data();
   }
   char text[256] = {0};

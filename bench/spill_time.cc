@@ -51,14 +51,16 @@ remat::TensorRef bytes_tensor(remat::Region region, uint64_t bytes) {
   return t;
 }
 
-remat::OpCall copy_call(remat::OpCode code, const remat::TensorRef* in,
-                        const remat::TensorRef* out) {
+remat::OpCall copy_call(remat::OpCode code, const remat::TensorRef* in, const remat::TensorRef* out,
+                        remat::OpCallLists* lists) {
   remat::OpCall call{};
   call.code = static_cast<uint16_t>(code);
   call.num_inputs = 1;
-  call.inputs[0] = in;
+  lists->in[0] = in;
   call.num_outputs = out != nullptr ? 1 : 0;
-  call.outputs[0] = out;
+  lists->out[0] = out;
+  call.inputs = lists->in;
+  call.outputs = lists->out;
   return call;
 }
 
@@ -85,14 +87,17 @@ double measured_copy_seconds(const std::string& backend, const std::vector<uint6
     const remat::TensorRef x = bytes_tensor(remat::Region::kArena, bytes);
     const remat::TensorRef slot = bytes_tensor(remat::Region::kHost, bytes);
     std::vector<double> times;
+    remat::OpCallLists spill, wait, prefetch;
     for (int rep = 0; rep < 3; ++rep) {
       const uint64_t start = remat::port_now_ns();
       const remat_status s =
-          b->run_op(copy_call(remat::OpCode::kSpill, &x, &slot), ctx, &err) == REMAT_OK &&
-                  b->run_op(copy_call(remat::OpCode::kWait, &x, nullptr), ctx, &err) == REMAT_OK &&
-                  b->run_op(copy_call(remat::OpCode::kPrefetch, &slot, &x), ctx, &err) ==
+          b->run_op(copy_call(remat::OpCode::kSpill, &x, &slot, &spill), ctx, &err) == REMAT_OK &&
+                  b->run_op(copy_call(remat::OpCode::kWait, &x, nullptr, &wait), ctx, &err) ==
                       REMAT_OK &&
-                  b->run_op(copy_call(remat::OpCode::kWait, &x, nullptr), ctx, &err) == REMAT_OK
+                  b->run_op(copy_call(remat::OpCode::kPrefetch, &slot, &x, &prefetch), ctx, &err) ==
+                      REMAT_OK &&
+                  b->run_op(copy_call(remat::OpCode::kWait, &x, nullptr, &wait), ctx, &err) ==
+                      REMAT_OK
               ? b->sync(&err)
               : REMAT_ERROR_INTERNAL;
       if (s != REMAT_OK) die(backend, text);

@@ -74,7 +74,8 @@ remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace)
   const WideningSlices s = widening_slices(call);
   uint8_t* base = static_cast<uint8_t*>(workspace);
   // The call the kernel sees: the same op over float32 views of the 16-bit tensors.
-  OpCall wide = call;
+  OpCallLists lists;
+  OpCall wide = lists.adopt(call);
   TensorRef refs[kMaxWidenedTensors];
   KernelArgs w = args;
   w.call = &wide;
@@ -95,7 +96,7 @@ remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace)
       refs[i] = t;
       refs[i].dtype = product;
       refs[i].bytes = static_cast<uint64_t>(t.numel) * 2;
-      wide.inputs[i] = &refs[i];
+      lists.in[i] = &refs[i];
       w.in[i] = slice;
       continue;
     }
@@ -112,7 +113,7 @@ remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace)
       converted[k] = true;
     }
     refs[i] = widened_ref(t);
-    wide.inputs[i] = &refs[i];
+    lists.in[i] = &refs[i];
     w.in[i] = slice;
   }
   for (int o = 0; o < call.num_outputs; ++o) {
@@ -120,7 +121,7 @@ remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace)
     if (!is_half_float(t.dtype)) continue;
     const int k = s.find(t);
     refs[kMaxOpInputs + o] = widened_ref(t);
-    wide.outputs[o] = &refs[kMaxOpInputs + o];
+    lists.out[o] = &refs[kMaxOpInputs + o];
     w.out[o] = base + s.offset[k];
   }
   const remat_status status = kernel(w);

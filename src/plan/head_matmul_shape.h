@@ -36,8 +36,10 @@ struct HeadOperand {
 /// A tensor of |rank| >= 2 dims |dims| and |numel| elements as |heads| > 0 heads' matrices.
 /// Interleaved: [..., rows, heads * cols], head h's matrix the columns h * cols to
 /// (h + 1) * cols - 1 of each row (a linear layer's output, viewed per head without a permute).
-/// Otherwise: [..., rows, cols] with the heads' matrices one after another.
-inline HeadOperand head_operand(const int64_t* dims, int rank, int64_t numel, int64_t heads,
+/// Otherwise: [..., rows, cols] with the heads' matrices one after another. |Dim|: int64_t in a
+/// plan, TensorDim in a session's tables.
+template <typename Dim>
+inline HeadOperand head_operand(const Dim* dims, int rank, int64_t numel, int64_t heads,
                                 bool interleaved) {
   HeadOperand o{};
   const int64_t last = rank >= 1 ? dims[rank - 1] : 1;
@@ -73,10 +75,10 @@ struct HeadMatmulShape {
 
 /// The shape of a head_matmul with tensors A, B, C (dims, rank, element count each), the
 /// transpose flags, |heads| > 0 and the `interleaved` bits (kHeadsOfA, kHeadsOfB, kHeadsOfC).
-inline HeadMatmulShape head_matmul_shape(const int64_t* a, int a_rank, int64_t a_numel,
-                                         const int64_t* b, int b_rank, int64_t b_numel,
-                                         const int64_t* c, int c_rank, int64_t c_numel,
-                                         bool trans_a, bool trans_b, int64_t heads,
+template <typename Dim>
+inline HeadMatmulShape head_matmul_shape(const Dim* a, int a_rank, int64_t a_numel, const Dim* b,
+                                         int b_rank, int64_t b_numel, const Dim* c, int c_rank,
+                                         int64_t c_numel, bool trans_a, bool trans_b, int64_t heads,
                                          int64_t interleaved) {
   HeadMatmulShape s{};
   s.trans_a = trans_a;

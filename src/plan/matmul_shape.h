@@ -27,8 +27,9 @@ struct MatmulShape {
 };
 
 /// The last two dims of a tensor of |rank| dims |dims| and |numel| elements as a matrix, and
-/// how many such matrices it holds.
-inline void matrix_of(const int64_t* dims, int rank, int64_t numel, int64_t* rows, int64_t* cols,
+/// how many such matrices it holds. |Dim|: int64_t in a plan, TensorDim in a session's tables.
+template <typename Dim>
+inline void matrix_of(const Dim* dims, int rank, int64_t numel, int64_t* rows, int64_t* cols,
                       int64_t* batch) {
   *cols = rank >= 1 ? dims[rank - 1] : 1;
   *rows = rank >= 2 ? dims[rank - 2] : 1;
@@ -37,9 +38,10 @@ inline void matrix_of(const int64_t* dims, int rank, int64_t numel, int64_t* row
 
 /// The shape of a matmul with tensors A, B, C (dims, rank, element count each) and the
 /// transpose flags. Never overflows for tensors the verifier accepts (each <= 2^40 elements).
-inline MatmulShape matmul_shape(const int64_t* a, int a_rank, int64_t a_numel, const int64_t* b,
-                                int b_rank, int64_t b_numel, const int64_t* c, int c_rank,
-                                int64_t c_numel, bool trans_a, bool trans_b) {
+template <typename Dim>
+inline MatmulShape matmul_shape(const Dim* a, int a_rank, int64_t a_numel, const Dim* b, int b_rank,
+                                int64_t b_numel, const Dim* c, int c_rank, int64_t c_numel,
+                                bool trans_a, bool trans_b) {
   MatmulShape s{};
   s.trans_a = trans_a;
   s.trans_b = trans_b;

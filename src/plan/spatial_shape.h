@@ -16,8 +16,10 @@ struct Nchw {
   bool valid;  ///< False for another rank.
 };
 
-/// The NCHW view of dims |dims| of rank |rank|.
-inline Nchw nchw_of(const int64_t* dims, int rank) {
+/// The NCHW view of dims |dims| of rank |rank| (|Dim|: int64_t in a plan, TensorDim in a
+/// session's tables).
+template <typename Dim>
+inline Nchw nchw_of(const Dim* dims, int rank) {
   if (rank == 3) return {dims[0], dims[1], 1, dims[2], true};
   if (rank == 4) return {dims[0], dims[1], dims[2], dims[3], true};
   return {0, 0, 0, 0, false};
@@ -72,7 +74,8 @@ struct ConvShape {
 
 /// The shape of a convolution whose input has dims |x| and filters dims |w| (same rank, 3 or
 /// 4), attributes |a| (already checked positive; groups divides C and K).
-inline ConvShape conv_shape(const int64_t* x, const int64_t* w, int rank, const ConvAttrs& a) {
+template <typename Dim>
+inline ConvShape conv_shape(const Dim* x, const Dim* w, int rank, const ConvAttrs& a) {
   ConvShape c{};
   c.x = nchw_of(x, rank);
   c.k = w[0];
@@ -169,7 +172,8 @@ struct AxisView {
 };
 
 /// Dims |dims| of rank |rank| seen around axis |axis| (0 <= axis < rank).
-inline AxisView axis_view(const int64_t* dims, int rank, int64_t axis) {
+template <typename Dim>
+inline AxisView axis_view(const Dim* dims, int rank, int64_t axis) {
   AxisView v{1, dims[axis], 1};
   for (int64_t k = 0; k < axis; ++k) v.outer *= dims[k];
   for (int64_t k = axis + 1; k < rank; ++k) v.inner *= dims[k];

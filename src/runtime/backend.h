@@ -18,31 +18,68 @@
 namespace remat {
 
 /// Bumped when the Backend class changes incompatibly.
-constexpr uint32_t kBackendApiVersion = 1;
+constexpr uint32_t kBackendApiVersion = 2;
+
+#if REMAT_COMPACT_TABLES
+/// Byte offsets and sizes in a session's tables: 32 bits in a build with compact tables (meson
+/// -Dcompact_tables, on in firmware builds), whose sessions refuse a plan that does not fit.
+using TensorBytes = uint32_t;
+/// Element counts and dimensions in a session's tables (32 bits with compact tables).
+using TensorDim = int32_t;
+#else
+/// Byte offsets and sizes in a session's tables.
+using TensorBytes = uint64_t;
+/// Element counts and dimensions in a session's tables.
+using TensorDim = int64_t;
+#endif
 
 /// One tensor as an op sees it. Shapes are verified before any op runs.
 struct TensorRef {
-  Region region;                 ///< Region the bytes live in.
-  uint8_t dtype;                 ///< remat_dtype.
-  uint8_t rank;                  ///< Number of used |dims|.
-  uint64_t offset;               ///< Byte offset in |region|.
-  uint64_t bytes;                ///< Size in bytes.
-  int64_t numel;                 ///< Product of dims.
-  int64_t dims[REMAT_MAX_RANK];  ///< Shape, outermost first.
+  Region region;                   ///< Region the bytes live in.
+  uint8_t dtype;                   ///< remat_dtype.
+  uint8_t rank;                    ///< Number of used |dims|.
+  TensorBytes offset;              ///< Byte offset in |region|.
+  TensorBytes bytes;               ///< Size in bytes.
+  TensorDim numel;                 ///< Product of dims.
+  TensorDim dims[REMAT_MAX_RANK];  ///< Shape, outermost first.
 };
 
 /// One op ready to run: opcode, tensors and attributes, resolved once at session creation.
+/// The tensor lists point into storage of the caller's (a session keeps one array of every op's
+/// tensors), so that an op of one input takes one pointer, not kMaxOpInputs.
 struct OpCall {
-  uint16_t code;                            ///< remat::OpCode value.
-  uint32_t index;                           ///< Position in the plan's op list.
-  uint8_t num_inputs;                       ///< Used entries of |inputs|.
-  uint8_t num_outputs;                      ///< Used entries of |outputs|.
-  const TensorRef* inputs[kMaxOpInputs];    ///< Input tensors.
-  const TensorRef* outputs[kMaxOpOutputs];  ///< Output tensors.
-  const int64_t* iattrs;                    ///< Int attributes (plan/op_catalogue.h), may be null.
-  uint32_t num_iattrs;                      ///< Count of |iattrs|.
-  const float* fattrs;                      ///< Float attributes, may be null.
-  uint32_t num_fattrs;                      ///< Count of |fattrs|.
+  uint16_t code;                    ///< remat::OpCode value.
+  uint8_t num_inputs;               ///< Entries of |inputs|, at most kMaxOpInputs.
+  uint8_t num_outputs;              ///< Entries of |outputs|, at most kMaxOpOutputs.
+  uint32_t index;                   ///< Position in the plan's op list.
+  const TensorRef* const* inputs;   ///< Input tensors.
+  const TensorRef* const* outputs;  ///< Output tensors.
+  const int64_t* iattrs;            ///< Int attributes (plan/op_catalogue.h), may be null.
+  const float* fattrs;              ///< Float attributes, may be null.
+  uint32_t num_iattrs;              ///< Count of |iattrs|.
+  uint32_t num_fattrs;              ///< Count of |fattrs|.
+};
+
+#if REMAT_COMPACT_TABLES
+static_assert(sizeof(TensorRef) == 40, "docs/firmware.md gives a compact TensorRef's size");
+#endif
+static_assert(sizeof(void*) != 4 || sizeof(OpCall) == 32,
+              "docs/firmware.md gives an OpCall's size on a 32-bit target");
+
+/// Tensor lists of their own for an OpCall built outside a session: a copy of an op's call
+/// whose tensors a backend replaces (a 16-bit tensor's float32 view), or a test's call.
+struct OpCallLists {
+  const TensorRef* in[kMaxOpInputs];    ///< Input tensors.
+  const TensorRef* out[kMaxOpOutputs];  ///< Output tensors.
+  /// |call| with its lists copied here and pointing here, for |in| and |out| to change.
+  OpCall adopt(const OpCall& call) {
+    OpCall copy = call;
+    for (int i = 0; i < call.num_inputs; ++i) in[i] = call.inputs[i];
+    for (int o = 0; o < call.num_outputs; ++o) out[o] = call.outputs[o];
+    copy.inputs = in;
+    copy.outputs = out;
+    return copy;
+  }
 };
 
 /// Per-step values every op may read.

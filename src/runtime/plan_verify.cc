@@ -438,11 +438,11 @@ void tensor_ref(const fb::Plan* plan, uint32_t index, TensorRef* out) {
   out->region = static_cast<Region>(t->region());
   out->dtype = static_cast<uint8_t>(t->dtype());
   out->rank = static_cast<uint8_t>(t->shape()->size());
-  out->offset = t->offset();
-  out->bytes = t->size();
+  out->offset = static_cast<TensorBytes>(t->offset());
+  out->bytes = static_cast<TensorBytes>(t->size());
   out->numel = 1;
   for (uint32_t d = 0; d < REMAT_MAX_RANK; ++d) {
-    out->dims[d] = d < out->rank ? t->shape()->Get(d) : 1;
+    out->dims[d] = d < out->rank ? static_cast<TensorDim>(t->shape()->Get(d)) : 1;
     if (d < out->rank) out->numel *= out->dims[d];
   }
 }

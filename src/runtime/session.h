@@ -12,15 +12,16 @@ struct remat_session {
   const remat_plan* plan;
   remat::Backend* backend;
   remat::TensorRef* tensors;  ///< One per plan tensor.
-  remat::OpCall* ops;         ///< One per plan op, pointing into |tensors| and the attr copies.
-  int64_t* iattrs;            ///< Aligned copies of every op's int attributes.
-  float* fattrs;              ///< Copies of every op's float attributes.
-  uint8_t* input_set;         ///< Per input then label binding: written at least once.
-  void* owned[3];             ///< Regions this session allocated (arena, persistent, host).
-  uint64_t step;              ///< Steps completed.
-  bool partly_loaded;         ///< A load_state failed while copying in: no step until one succeeds.
-  bool outputs_ready;         ///< An eval ran and no step since: the outputs hold its values.
-  float loss_scale;           ///< Dynamic loss scaling's S (plan.fbs, LossScaling), or 0.
+  remat::OpCall* ops;         ///< One per plan op, pointing into |operands|, |fattrs| and the
+                              ///< plan's int attributes (aligned in place: plans are 8-aligned).
+  const remat::TensorRef** operands;  ///< Every op's input then output tensors, in op order.
+  float* fattrs;  ///< Copies of every op's float attributes (learning rates, loss scales change).
+  uint8_t* input_set;  ///< Per input then label binding: written at least once.
+  void* owned[3];      ///< Regions this session allocated (arena, persistent, host).
+  uint64_t step;       ///< Steps completed.
+  bool partly_loaded;  ///< A load_state failed while copying in: no step until one succeeds.
+  bool outputs_ready;  ///< An eval ran and no step since: the outputs hold its values.
+  float loss_scale;    ///< Dynamic loss scaling's S (plan.fbs, LossScaling), or 0.
   int64_t loss_scale_clean_steps;  ///< Finite steps since S last changed.
   /// remat_session_options.communicator: a data-parallel plan's (its allreduce ops call it).
   const remat_communicator* communicator;

@@ -19,6 +19,9 @@
 using remat::ErrorBuffer;
 using remat::set_error;
 
+// Ops read their int attributes in the plan (resolve_ops): FlatBuffers stores them little-endian.
+static_assert(FLATBUFFERS_LITTLEENDIAN, "int attributes are read in place: a little-endian host");
+
 namespace {
 
 constexpr size_t kSessionAlignment = 64;
@@ -108,13 +111,43 @@ remat_status check_half_floats(remat_session* s, const remat::fb::Op* op, uint32
   return REMAT_OK;
 }
 
+#if REMAT_COMPACT_TABLES
+// With compact tables (TensorBytes and TensorDim of 32 bits), refuses a plan with a tensor whose
+// offset + size, element count or a dimension is past 2^31 - 1 (so that the kernels' sums of two
+// offsets or a product of dimensions stay inside the 32-bit types too), before any region is
+// allocated.
+remat_status check_fits_compact_tables(remat_session* s) {
+  const auto* tensors = s->plan->root->tensors();
+  const uint64_t limit = INT32_MAX;
+  for (uint32_t t = 0; t < tensors->size(); ++t) {
+    const remat::fb::Tensor* tensor = tensors->Get(t);
+    uint64_t numel = 1;
+    bool fits = tensor->offset() + tensor->size() <= limit;
+    for (uint32_t d = 0; fits && d < tensor->shape()->size(); ++d) {
+      const int64_t dim = tensor->shape()->Get(d);
+      numel *= static_cast<uint64_t>(dim);
+      fits = dim >= 0 && static_cast<uint64_t>(dim) <= limit && numel <= limit;
+    }
+    if (!fits) {
+      return FAIL(s, REMAT_ERROR_RESOURCE_EXHAUSTED,
+                  "tensor %u ('%s'): its offset + size (%llu bytes) or element count is past "
+                  "2^31 - 1, the most this build's compact session tables hold "
+                  "(-Dcompact_tables)",
+                  static_cast<unsigned>(t), tensor->name() ? tensor->name()->c_str() : "",
+                  static_cast<unsigned long long>(tensor->offset() + tensor->size()));
+    }
+  }
+  return REMAT_OK;
+}
+#endif
+
 // Resolves every op's tensors and attributes once, so a step only walks arrays, checks that the
 // backend runs each op, then lets it obtain its working memory.
 remat_status resolve_ops(remat_session* s) {
   const auto* plan = s->plan->root;
   const uint32_t n = plan->tensors()->size();
   for (uint32_t t = 0; t < n; ++t) remat::tensor_ref(plan, t, &s->tensors[t]);
-  uint64_t i_at = 0, f_at = 0;
+  uint64_t operands_at = 0, f_at = 0;
   for (uint32_t i = 0; i < plan->ops()->size(); ++i) {
     const remat::fb::Op* op = plan->ops()->Get(i);
     remat::OpCall& call = s->ops[i];
@@ -122,13 +155,18 @@ remat_status resolve_ops(remat_session* s) {
     call.index = i;
     call.num_inputs = static_cast<uint8_t>(op->inputs() ? op->inputs()->size() : 0);
     call.num_outputs = static_cast<uint8_t>(op->outputs() ? op->outputs()->size() : 0);
-    for (int k = 0; k < call.num_inputs; ++k) call.inputs[k] = &s->tensors[op->inputs()->Get(k)];
-    for (int k = 0; k < call.num_outputs; ++k) call.outputs[k] = &s->tensors[op->outputs()->Get(k)];
+    call.inputs = s->operands + operands_at;
+    for (int k = 0; k < call.num_inputs; ++k)
+      s->operands[operands_at++] = &s->tensors[op->inputs()->Get(k)];
+    call.outputs = s->operands + operands_at;
+    for (int k = 0; k < call.num_outputs; ++k)
+      s->operands[operands_at++] = &s->tensors[op->outputs()->Get(k)];
     call.num_iattrs = op->iattrs() ? op->iattrs()->size() : 0;
     call.num_fattrs = op->fattrs() ? op->fattrs()->size() : 0;
-    call.iattrs = s->iattrs + i_at;
+    // In place: the verified plan is 8-aligned and its vectors are aligned within it; the
+    // int64 elements are the host's (little-endian) bits, checked at the top of this file.
+    call.iattrs = call.num_iattrs > 0 ? op->iattrs()->data() : nullptr;
     call.fattrs = s->fattrs + f_at;
-    for (uint32_t k = 0; k < call.num_iattrs; ++k) s->iattrs[i_at++] = op->iattrs()->Get(k);
     for (uint32_t k = 0; k < call.num_fattrs; ++k) s->fattrs[f_at++] = op->fattrs()->Get(k);
     if (!s->backend->supports_op(call.code)) {
       return FAIL(s, REMAT_ERROR_UNIMPLEMENTED, "op %u (%s): not implemented by the %s backend",
@@ -337,24 +375,30 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   s->err = ErrorBuffer{s->error, sizeof(s->error)};
   const auto* root = plan->root;
   const uint32_t n_tensors = root->tensors()->size(), n_ops = root->ops()->size();
-  uint64_t n_i = 0, n_f = 0;
+  uint64_t n_operands = 0, n_f = 0;
   for (uint32_t i = 0; i < n_ops; ++i) {
-    n_i += root->ops()->Get(i)->iattrs() ? root->ops()->Get(i)->iattrs()->size() : 0;
-    n_f += root->ops()->Get(i)->fattrs() ? root->ops()->Get(i)->fattrs()->size() : 0;
+    const remat::fb::Op* op = root->ops()->Get(i);
+    n_operands +=
+        (op->inputs() ? op->inputs()->size() : 0) + (op->outputs() ? op->outputs()->size() : 0);
+    n_f += op->fattrs() ? op->fattrs()->size() : 0;
   }
   s->tensors = static_cast<remat::TensorRef*>(
       remat::port_alloc(sizeof(remat::TensorRef) * (n_tensors + 1), 8));
   s->ops = static_cast<remat::OpCall*>(remat::port_alloc(sizeof(remat::OpCall) * (n_ops + 1), 8));
-  s->iattrs = static_cast<int64_t*>(remat::port_alloc(sizeof(int64_t) * (n_i + 1), 8));
+  s->operands = static_cast<const remat::TensorRef**>(
+      remat::port_alloc(sizeof(remat::TensorRef*) * (n_operands + 1), 8));
   s->fattrs = static_cast<float*>(remat::port_alloc(sizeof(float) * (n_f + 1), 8));
   s->input_set = static_cast<uint8_t*>(remat::port_alloc(binding_total(plan) + 1, 8));
   remat_status status = REMAT_OK;
-  if (!s->tensors || !s->ops || !s->iattrs || !s->fattrs || !s->input_set) {
+  if (!s->tensors || !s->ops || !s->operands || !s->fattrs || !s->input_set) {
     status =
         FAIL(s, REMAT_ERROR_RESOURCE_EXHAUSTED, "no memory for the tables of %u tensors and %u ops",
              static_cast<unsigned>(n_tensors), static_cast<unsigned>(n_ops));
   }
   if (status == REMAT_OK) memset(s->input_set, 0, binding_total(plan) + 1);
+#if REMAT_COMPACT_TABLES
+  if (status == REMAT_OK) status = check_fits_compact_tables(s);
+#endif
   const char* backend = options->backend ? options->backend : "cpu";
   remat::RegionSetup regions{};
   regions.alignment = root->alignment();
@@ -407,7 +451,7 @@ void remat_session_destroy(remat_session* s) {
   for (void* region : s->owned) remat::port_free(region);
   remat::port_free(s->tensors);
   remat::port_free(s->ops);
-  remat::port_free(s->iattrs);
+  remat::port_free(s->operands);
   remat::port_free(s->fattrs);
   remat::port_free(s->input_set);
   s->~remat_session();

@@ -122,10 +122,13 @@ remat::OpCall make_call(remat::OpCode code, uint32_t index, const remat::TensorR
   remat::OpCall call{};
   call.code = static_cast<uint16_t>(code);
   call.index = index;
+  remat::OpCallLists& lists = remat_test::call_lists();
   call.num_inputs = 1;
-  call.inputs[0] = in;
+  lists.in[0] = in;
   call.num_outputs = out != nullptr ? 1 : 0;
-  call.outputs[0] = out;
+  lists.out[0] = out;
+  call.inputs = lists.in;
+  call.outputs = lists.out;
   return call;
 }
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <deque>
+
 #include "backends/shared/widening_slices.h"
 #include "plan/half_float.h"
 #include "tests/cmocka_cpp.h"
@@ -58,6 +60,11 @@ TensorRef Layout::add(std::vector<int64_t> dims, remat_dtype dtype, Region regio
   return t;
 }
 
+remat::OpCallLists& call_lists() {
+  static std::deque<remat::OpCallLists> kept;  // A deque keeps its elements where they are.
+  return kept.emplace_back();
+}
+
 remat::OpCall make_call(OpCode code, uint32_t index, std::vector<const TensorRef*> in,
                         std::vector<const TensorRef*> out, const std::vector<int64_t>& iattrs,
                         const std::vector<float>& fattrs) {
@@ -66,8 +73,11 @@ remat::OpCall make_call(OpCode code, uint32_t index, std::vector<const TensorRef
   c.index = index;
   c.num_inputs = static_cast<uint8_t>(in.size());
   c.num_outputs = static_cast<uint8_t>(out.size());
-  for (size_t i = 0; i < in.size(); ++i) c.inputs[i] = in[i];
-  for (size_t i = 0; i < out.size(); ++i) c.outputs[i] = out[i];
+  remat::OpCallLists& lists = call_lists();
+  for (size_t i = 0; i < in.size(); ++i) lists.in[i] = in[i];
+  for (size_t i = 0; i < out.size(); ++i) lists.out[i] = out[i];
+  c.inputs = lists.in;
+  c.outputs = lists.out;
   c.iattrs = iattrs.empty() ? nullptr : iattrs.data();
   c.num_iattrs = static_cast<uint32_t>(iattrs.size());
   c.fattrs = fattrs.empty() ? nullptr : fattrs.data();

@@ -39,8 +39,12 @@ struct Layout {
                        remat::Region region = remat::Region::kArena);
 };
 
+/// Tensor lists that live as long as the test program, for an OpCall returned by value.
+remat::OpCallLists& call_lists();
+
 /// The OpCall of |code| at plan position |index| over |in| and |out| with attributes
-/// |iattrs| and |fattrs|; the vectors must outlive the call.
+/// |iattrs| and |fattrs|; the attribute vectors must outlive the call (its tensor lists are
+/// call_lists()).
 remat::OpCall make_call(remat::OpCode code, uint32_t index, std::vector<const remat::TensorRef*> in,
                         std::vector<const remat::TensorRef*> out,
                         const std::vector<int64_t>& iattrs, const std::vector<float>& fattrs);

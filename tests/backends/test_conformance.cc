@@ -570,6 +570,7 @@ void a_16_bit_op_without_its_workspace_is_refused(void**) {
   assert_int_equal(backend->download(wide.region, wide.offset, back.data(), wide.bytes, &e.buf),
                    REMAT_OK);
   assert_true(back == sentinel);
+#if !REMAT_COMPACT_TABLES  // Builds with compact tables have no device backend.
   if (!profile.binds_host_memory) {
     // 2^40 elements: a 4 TiB workspace, more than any device allocates in one buffer.
     remat::TensorRef huge = half;
@@ -581,6 +582,7 @@ void a_16_bit_op_without_its_workspace_is_refused(void**) {
     printf("%s: %s\n", g_backend.c_str(), e.text);
     assert_non_null(strstr(e.text, "4398046511104 bytes"));
   }
+#endif
   assert_int_equal(backend->prepare(&call, 1, &e.buf), REMAT_OK);
   assert_int_equal(backend->run_op(call, ctx, &e.buf), REMAT_OK);
   assert_int_equal(backend->sync(&e.buf), REMAT_OK);

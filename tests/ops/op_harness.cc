@@ -82,7 +82,10 @@ RunResult run_once(remat::cpu::Kernel kernel, remat::OpCode code, const std::vec
                    const std::vector<Tensor*>& outs, const Attrs& attrs, remat::PortTeam* team,
                    uint32_t threads) {
   remat::TensorRef in_refs[remat::kMaxOpInputs], out_refs[remat::kMaxOpOutputs];
+  remat::OpCallLists lists;
   remat::OpCall call{};
+  call.inputs = lists.in;
+  call.outputs = lists.out;
   call.code = static_cast<uint16_t>(code);
   call.index = 7;  // Any position: messages must quote it.
   call.num_inputs = static_cast<uint8_t>(ins.size());
@@ -94,12 +97,12 @@ RunResult run_once(remat::cpu::Kernel kernel, remat::OpCode code, const std::vec
   remat::cpu::KernelArgs args{};
   for (size_t k = 0; k < ins.size(); ++k) {
     in_refs[k] = make_ref(*ins[k]);
-    call.inputs[k] = &in_refs[k];
+    lists.in[k] = &in_refs[k];
     args.in[k] = ins[k]->data();
   }
   for (size_t k = 0; k < outs.size(); ++k) {
     out_refs[k] = make_ref(*outs[k]);
-    call.outputs[k] = &out_refs[k];
+    lists.out[k] = &out_refs[k];
     args.out[k] = outs[k]->data();
   }
   char text[256] = {0};

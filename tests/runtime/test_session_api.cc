@@ -256,6 +256,39 @@ void plan_needing_more_memory_than_exists_fails_with_resource_exhausted(void**) 
   remat_plan_close(plan);
 }
 
+// A build with compact session tables (-Dcompact_tables, TensorBytes of 32 bits) refuses a plan
+// with a tensor past 2^31 bytes at creation, naming it, before it allocates any region; other
+// builds take such a plan (their tables are 64-bit), so there the case is skipped.
+void plan_past_compact_tables_is_refused_naming_the_tensor(void**) {
+#if REMAT_COMPACT_TABLES
+  rc::CompileOptions o;
+  o.model = kMlp;
+  o.batch = kBatch;
+  rc::CompileResult r = rc::compile(o);
+  remat::fb::Plan* root = remat::fb::GetMutablePlan(r.plan.data());
+  // The last arena tensor moved to 2^32, in an arena grown to hold it: a valid plan.
+  uint32_t moved = root->tensors()->size();
+  for (uint32_t t = 0; t < root->tensors()->size(); ++t) {
+    if (root->tensors()->Get(t)->region() == remat::fb::Region::Arena &&
+        root->tensors()->Get(t)->offset() > 0)
+      moved = t;
+  }
+  assert_true(moved < root->tensors()->size());
+  remat::fb::Tensor* tensor = root->mutable_tensors()->GetMutableObject(moved);
+  assert_true(tensor->mutate_offset(uint64_t{1} << 32));
+  assert_true(root->mutate_arena_size((uint64_t{1} << 32) + root->arena_size()));
+  remat::seal_plan(r.plan.data(), r.plan.size());
+  remat_plan* plan = nullptr;
+  assert_int_equal(remat_plan_open(r.plan.data(), r.plan.size(), &plan, nullptr, 0), REMAT_OK);
+  const std::string name = "'" + tensor->name()->str() + "'";
+  create_expecting(plan, nullptr, REMAT_ERROR_RESOURCE_EXHAUSTED,
+                   {name.c_str(), "compact session tables", "2^31 - 1"});
+  remat_plan_close(plan);
+#else
+  skip();
+#endif
+}
+
 // ---- Memory the session allocates -----------------------------------------------------------
 
 bool all_zero(const void* data, uint64_t bytes) {
@@ -404,6 +437,7 @@ int main() {
       cmocka_unit_test(host_region_given_to_a_plan_that_spills_nothing_must_still_be_aligned),
       cmocka_unit_test(backends_not_in_the_build_are_unavailable),
       cmocka_unit_test(plan_needing_more_memory_than_exists_fails_with_resource_exhausted),
+      cmocka_unit_test(plan_past_compact_tables_is_refused_naming_the_tensor),
       cmocka_unit_test(regions_the_session_allocates_start_zeroed),
       cmocka_unit_test(caller_regions_of_exactly_the_plan_size_match_session_regions),
       cmocka_unit_test(initial_values_are_the_same_drawn_on_one_thread_or_many),

@@ -38,7 +38,8 @@ remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepConte
     slices[k].region = kWorkspaceRegion;
     slices[k].offset = s.offset[k];
   }
-  OpCall wide = call;
+  OpCallLists lists;
+  OpCall wide = lists.adopt(call);
   bool converted[kMaxWidenedTensors] = {};
   const uint8_t product = product_operand_dtype(call);
   const bool half_operands = product != REMAT_DTYPE_F32 && l.takes_half_operands(call);
@@ -52,7 +53,7 @@ remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepConte
       narrowed[i] = slices[s.find(t)];
       narrowed[i].dtype = product;
       narrowed[i].bytes = static_cast<uint64_t>(t.numel) * 2;
-      wide.inputs[i] = &narrowed[i];
+      lists.in[i] = &narrowed[i];
       const remat_status status =
           convert(l, kKernel_narrow_half, t, narrowed[i], product, t.numel, call, err);
       if (status != REMAT_OK) return status;
@@ -60,7 +61,7 @@ remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepConte
     }
     if (!is_half_float(t.dtype) && !rounded) continue;
     const int k = s.find(t);
-    wide.inputs[i] = &slices[k];
+    lists.in[i] = &slices[k];
     if (converted[k]) continue;
     remat_status status = REMAT_OK;
     if (is_half_float(t.dtype))
@@ -75,7 +76,7 @@ remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepConte
   }
   for (int o = 0; o < call.num_outputs; ++o) {
     const TensorRef& t = *call.outputs[o];
-    if (is_half_float(t.dtype)) wide.outputs[o] = &slices[s.find(t)];
+    if (is_half_float(t.dtype)) lists.out[o] = &slices[s.find(t)];
   }
   const remat_status status = op(l, wide, ctx, err);
   if (status != REMAT_OK) return status;
