@@ -1,6 +1,7 @@
 """test_doc_blocks.py's figure markers fail where they should: a figure a command does not print,
 a table or plain block without a marker, a `measured by` naming no program of the tree, and a
-`--given` output that differs; and pass where the figures hold.
+`--given` output that differs; and pass where the figures hold. A run block that needs what the
+build left out is skipped only when the build says it left that out.
 
     test_doc_checker.py SOURCE_ROOT BUILD_DIR
 """
@@ -32,14 +33,15 @@ CASES = (
 )
 
 
-def failures(root, build, text, *given):
+def failures(root, build, text, *given, built_without=""):
     with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as doc:
         doc.write(text)
     try:
         done = subprocess.run([sys.executable, os.path.join(root, "tests", "docs",
                                                             "test_doc_blocks.py"), root, build]
                               + list(given) + [doc.name], text=True, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT)
+                              stderr=subprocess.STDOUT,
+                              env=dict(os.environ, REMAT_TEST_BUILT_WITHOUT=built_without))
     finally:
         os.unlink(doc.name)
     return done.stdout.count("\nFAIL ") + done.stdout.startswith("FAIL "), done.stdout
@@ -64,7 +66,17 @@ def main(argv):
             wrong += 1
             print("FAIL: --given with %r: %d failures, expected %d\n%s" % (printed, got, expected, text))
     os.unlink(out.name)
-    print("test_doc_checker: %d cases, %d wrong" % (len(CASES) + 2, wrong))
+    # A run block that needs what the build left out: skipped when the build says it left it
+    # out and remat says so, failed otherwise.
+    block = ("<!-- doc-test: run -->\n```sh\n"
+             "echo 'remat train: this remat was built without MPI: install it'; exit 1\n```\n")
+    for built_without, expected in (("mpi", 0), ("onnx", 1), ("", 1)):
+        got, text = failures(root, build, block, built_without=built_without)
+        if got != expected or (expected == 0 and "skip " not in text):
+            wrong += 1
+            print("FAIL: built without %r: %d failures, expected %d\n%s" %
+                  (built_without, got, expected, text))
+    print("test_doc_checker: %d cases, %d wrong" % (len(CASES) + 5, wrong))
     return 1 if wrong else 0
 
 

@@ -4,7 +4,8 @@ holding only links to the tree's `examples/` and the build under test (as `build
 README's paths resolve as they do after `bash .ci/demo`. Every command must succeed and the
 last one must report an accuracy of at least 0.9 (a model that learned; chance is 0.5).
 
-Needs Debian's python3-torch (the block runs /usr/bin/python3); skipped without it (exit 77).
+Needs Debian's python3-torch (the block runs /usr/bin/python3) and a build with ONNX import;
+skipped without either (exit 77).
 
     test_readme_own_model.py SOURCE_ROOT BUILD_DIR
 """
@@ -27,6 +28,9 @@ def readme_block(root):
 
 def main(argv):
     root, build = os.path.abspath(argv[1]), os.path.abspath(argv[2])
+    if "onnx" in os.environ.get("REMAT_TEST_BUILT_WITHOUT", "").split():
+        print("test_readme_own_model: skipped: this build has no ONNX import (meson -Donnx)")
+        return 77
     if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode:
         print("test_readme_own_model: skipped: /usr/bin/python3 has no torch (python3-torch)")
         return 77
