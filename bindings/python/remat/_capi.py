@@ -36,7 +36,7 @@ class SessionOptions(ctypes.Structure):
                 ("host", ctypes.c_void_p), ("host_size", ctypes.c_size_t), ("init_params", ctypes.c_int),
                 ("threads", ctypes.c_size_t),
                 # const remat_communicator* (data-parallel training, docs/data-parallel.md):
-                # not wrapped here; NULL.
+                # a remat.mpi.World's, or NULL.
                 ("communicator", ctypes.c_void_p)]
 
 

@@ -11,14 +11,16 @@ from .plan import as_array
 
 
 class Session:
-    """Session(plan, backend="cpu", arena=None, threads=0, init_params=True).
+    """Session(plan, backend="cpu", arena=None, threads=0, init_params=True, communicator=None).
 
     |arena|: None (the library allocates it) or a caller buffer (a writable object with the
     buffer protocol, e.g. a numpy array or bytearray) of at least plan.memory.arena_bytes at the
-    plan's alignment. A context manager; close() frees it (also done when it is collected).
+    plan's alignment. |communicator|: a remat.mpi.World, for a data-parallel plan (`remat compile
+    --data-parallel`) under mpirun. A context manager; close() frees it (also done when it is
+    collected).
     """
 
-    def __init__(self, plan, backend="cpu", arena=None, threads=0, init_params=True):
+    def __init__(self, plan, backend="cpu", arena=None, threads=0, init_params=True, communicator=None):
         options = _capi.SessionOptions()
         raise_for(lib.remat_session_options_init_sized(ctypes.byref(options), ctypes.sizeof(options)),
                   "remat_session_options_init failed")
@@ -34,6 +36,8 @@ class Session:
             options.arena = ctypes.addressof(buffer)
             options.arena_size = view.nbytes
             self._arena = (arena, buffer)  # kept alive as long as the session
+        if communicator is not None:
+            options.communicator = communicator.communicator
         handle = ctypes.c_void_p()
         message = ctypes.create_string_buffer(512)
         status = lib.remat_session_create(plan.handle, ctypes.byref(options), ctypes.byref(handle), message,
@@ -43,6 +47,9 @@ class Session:
         self._handle = handle
         plan._sessions.add(self)
         self._finalizer = weakref.finalize(self, lib.remat_session_destroy, handle)
+        self._communicator = communicator  # kept alive as long as the session
+        if communicator is not None:
+            communicator._sessions.add(self)
 
     @property
     def handle(self):

@@ -1,0 +1,89 @@
+"""remat.mpi: data-parallel training under mpirun (docs/data-parallel.md), through libremat_mpi
+(include/remat/remat_mpi.h), the communicator `remat train --data-parallel` uses.
+
+    world = remat.mpi.join(timeout=300)            # initialises MPI
+    plan = remat.Plan.open("dp.rplan")             # remat compile --data-parallel (a rank's batch)
+    with remat.Session(plan, communicator=world) as s:
+        ...  # rows [world.rank * B, (world.rank + 1) * B) of each batch of world.size * B rows
+    world.leave()                                  # closes its sessions, finalises MPI
+
+The library is REMAT_MPI_LIB, else libremat_mpi.so.1 beside the loaded libremat, else where the
+system's loader finds it; a remat built without MPI has none (ImportError on first use).
+"""
+import ctypes
+import os
+import weakref
+
+from ._capi import library_path
+from .errors import FailedPreconditionError, raise_for
+
+
+class _Communicator(ctypes.Structure):
+    """The head of remat_communicator: what Python reads of it."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("rank", ctypes.c_int32), ("size", ctypes.c_int32)]
+
+
+_lib = None
+
+
+def _load():
+    global _lib
+    if _lib is not None:
+        return _lib
+    beside = os.path.join(os.path.dirname(library_path), "libremat_mpi.so.1")
+    path = os.environ.get("REMAT_MPI_LIB") or (beside if os.path.exists(beside) else "libremat_mpi.so.1")
+    try:
+        # Global: Open MPI's plugins, loaded by MPI_Init, resolve their symbols in libmpi.
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    except OSError as e:
+        raise ImportError("remat.mpi: cannot load %r (%s); remat builds libremat_mpi where meson finds "
+                          "MPI (libopenmpi-dev); set REMAT_MPI_LIB to its path" % (path, e))
+    lib.remat_mpi_join.restype = ctypes.c_int
+    lib.remat_mpi_join.argtypes = [ctypes.c_double, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
+                                   ctypes.c_size_t]
+    lib.remat_mpi_communicator.restype = ctypes.c_void_p
+    lib.remat_mpi_communicator.argtypes = [ctypes.c_void_p]
+    lib.remat_mpi_leave.restype = None
+    lib.remat_mpi_leave.argtypes = [ctypes.c_void_p]
+    _lib = lib
+    return lib
+
+
+class World:
+    """This process's membership of MPI_COMM_WORLD (remat.mpi.join()): |rank|, |size|, and the
+    communicator Session(plan, communicator=world) takes."""
+
+    def __init__(self, handle):
+        self._handle = handle
+        self._sessions = weakref.WeakSet()
+        head = _Communicator.from_address(_load().remat_mpi_communicator(handle))
+        self.rank, self.size = head.rank, head.size
+
+    @property
+    def communicator(self):
+        """The address of its remat_communicator, for remat_session_options.communicator."""
+        if self._handle is None:
+            raise FailedPreconditionError("remat.mpi: the world was left", 15)
+        return _load().remat_mpi_communicator(self._handle)
+
+    def leave(self):
+        """Closes the sessions that use it, then finalises MPI; calling it again does nothing.
+        MPI starts once per process: no join() after this."""
+        if self._handle is None:
+            return
+        for session in list(self._sessions):
+            session.close()
+        _load().remat_mpi_leave(self._handle)
+        self._handle = None
+
+
+def join(timeout=300.0):
+    """Initialises MPI and returns the World; |timeout| (seconds, > 0, at most a day) is how long
+    a wait for another rank's part of a sum waits before it ends the whole job (remat_mpi.h).
+    InvalidArgumentError for a timeout out of range, FailedPreconditionError when MPI was
+    initialised already, UnavailableError when MPI cannot start."""
+    handle = ctypes.c_void_p()
+    message = ctypes.create_string_buffer(256)
+    raise_for(_load().remat_mpi_join(float(timeout), ctypes.byref(handle), message, len(message)),
+              message.value.decode(errors="replace"))
+    return World(handle.value)
