@@ -33,9 +33,11 @@ typedef struct remat_mpi remat_mpi;
  *  another rank's part of a sum waits before it ends the job. One per process, left with
  *  remat_mpi_leave(); MPI cannot be initialised again after that. Returns
  *  REMAT_ERROR_INVALID_ARGUMENT for a NULL |out| or a timeout out of range,
- *  REMAT_ERROR_FAILED_PRECONDITION when MPI was initialised already (by this library or the
- *  caller), REMAT_ERROR_UNAVAILABLE when MPI fails to start or gives less than
- *  MPI_THREAD_SERIALIZED; then writes why into |message| (|capacity| bytes, may be NULL / 0). */
+ *  REMAT_ERROR_FAILED_PRECONDITION when MPI was initialised or finalised already (by this library
+ *  or the caller), REMAT_ERROR_UNAVAILABLE when MPI gives less than MPI_THREAD_SERIALIZED or
+ *  reports a failed start (MPI's default error handler may instead end the process, as Open
+ *  MPI's does), REMAT_ERROR_RESOURCE_EXHAUSTED without memory or a thread for it (MPI then left
+ *  finalised); each writes why into |message| (|capacity| bytes, may be NULL / 0). */
 REMAT_API remat_status remat_mpi_join(double timeout_seconds, remat_mpi** out, char* message,
                                       size_t capacity);
 
@@ -43,8 +45,9 @@ REMAT_API remat_status remat_mpi_join(double timeout_seconds, remat_mpi** out, c
  *  process's and MPI_COMM_WORLD's); valid until remat_mpi_leave(). NULL for a NULL |mpi|. */
 REMAT_API const remat_communicator* remat_mpi_communicator(const remat_mpi* mpi);
 
-/** Stops the communicator's thread and finalises MPI. Destroy every session that uses the
- *  communicator first. NULL is a no-op. */
+/** Stops the communicator's thread and finalises MPI, on the thread that joined (MPI asks
+ *  MPI_Finalize of the thread that initialised it). Call it once, after destroying every session
+ *  that uses the communicator: a session's next step would call freed memory. NULL is a no-op. */
 REMAT_API void remat_mpi_leave(remat_mpi* mpi);
 
 #ifdef __cplusplus

@@ -6,6 +6,7 @@
 #include <memory>
 #include <new>
 #include <stdexcept>
+#include <system_error>
 
 #include "comm/mpi_communicator.h"
 
@@ -43,10 +44,12 @@ remat_status remat_mpi_join(double timeout_seconds, remat_mpi** out, char* messa
     mpi->world = remat::comm::MpiWorld::join(timeout_seconds);
     *out = mpi.release();
     return REMAT_OK;
-  } catch (const std::logic_error& e) {
+  } catch (const remat::comm::MpiStartedAlready& e) {
     return fail(REMAT_ERROR_FAILED_PRECONDITION, message, capacity, e.what());
   } catch (const std::bad_alloc&) {
     return fail(REMAT_ERROR_RESOURCE_EXHAUSTED, message, capacity, "remat_mpi_join: no memory");
+  } catch (const std::system_error& e) {
+    return fail(REMAT_ERROR_RESOURCE_EXHAUSTED, message, capacity, e.what());  // no thread
   } catch (const std::exception& e) {
     return fail(REMAT_ERROR_UNAVAILABLE, message, capacity, e.what());
   }
@@ -56,4 +59,4 @@ const remat_communicator* remat_mpi_communicator(const remat_mpi* mpi) {
   return mpi != nullptr ? mpi->world->communicator() : nullptr;
 }
 
-void remat_mpi_leave(remat_mpi* mpi) { delete mpi; }
+void remat_mpi_leave(remat_mpi* mpi) { delete mpi; }  // ~MpiWorld: no exception

@@ -28,18 +28,20 @@ std::unique_ptr<MpiWorld> MpiWorld::join(double timeout_seconds) {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (initialized || finalized) {
-    throw std::logic_error(finalized ? "MPI was finalised already: it cannot start again"
-                                     : "MPI was initialised already: join initialises it");
+    throw MpiStartedAlready(finalized ? "MPI was finalised already: it cannot start again"
+                                      : "MPI was initialised already: join initialises it");
   }
+  // Made before MPI starts, so that nothing after MPI_Init_thread but the thread can fail; from
+  // then on the destructor finalises MPI, whatever throws.
+  std::unique_ptr<MpiWorld> world(new MpiWorld());
   int provided = 0;
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
     throw std::runtime_error("MPI_Init_thread failed");
+  world->mpi_initialised_ = true;
   if (provided < MPI_THREAD_SERIALIZED) {
-    MPI_Finalize();
     throw std::runtime_error(
         "this MPI library gives no MPI_THREAD_SERIALIZED: the sums run on a thread of their own");
   }
-  std::unique_ptr<MpiWorld> world(new MpiWorld());
   world->communicator_.struct_size = sizeof(remat_communicator);
   MPI_Comm_rank(MPI_COMM_WORLD, &world->communicator_.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world->communicator_.size);
@@ -58,7 +60,7 @@ MpiWorld::~MpiWorld() {
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();
-  MPI_Finalize();
+  if (mpi_initialised_) MPI_Finalize();
 }
 
 void MpiWorld::abort_all(int code) {
@@ -112,24 +114,36 @@ bool MpiWorld::same_everywhere(uint64_t value, const char* what) {
 }
 
 remat_status MpiWorld::start(void* user, uint32_t bucket, const remat_buffer* parts,
-                             uint32_t count) {
+                             uint32_t count) noexcept {
   MpiWorld* w = static_cast<MpiWorld*>(user);
-  const uint64_t number =
-      w->queue({Job::kSum, bucket, std::vector<remat_buffer>(parts, parts + count), nullptr});
-  std::lock_guard<std::mutex> lock(w->mutex_);
-  w->last_sum_[bucket] = number;
-  return REMAT_OK;
+  try {
+    const uint64_t number =
+        w->queue({Job::kSum, bucket, std::vector<remat_buffer>(parts, parts + count), nullptr});
+    std::lock_guard<std::mutex> lock(w->mutex_);
+    w->last_sum_[bucket] = number;
+    return REMAT_OK;
+  } catch (const std::exception&) {
+    // No memory for the job (or no lock): the step stops with REMAT_ERROR_CALLBACK. A job queued
+    // already still runs, as the other ranks' do; its bucket is not waited for by this one.
+    return REMAT_ERROR_RESOURCE_EXHAUSTED;
+  }
 }
 
-remat_status MpiWorld::wait(void* user, uint32_t bucket) {
+remat_status MpiWorld::wait(void* user, uint32_t bucket) noexcept {
   MpiWorld* w = static_cast<MpiWorld*>(user);
-  uint64_t number;
-  {
-    std::lock_guard<std::mutex> lock(w->mutex_);
-    number = w->last_sum_[bucket];
+  try {
+    uint64_t number = 0;
+    {
+      std::lock_guard<std::mutex> lock(w->mutex_);
+      const auto found = w->last_sum_.find(bucket);
+      if (found == w->last_sum_.end()) return REMAT_ERROR_FAILED_PRECONDITION;  // never started
+      number = found->second;
+    }
+    w->wait_for(number, nullptr, bucket);
+    return REMAT_OK;
+  } catch (const std::exception&) {
+    return REMAT_ERROR_INTERNAL;  // a lock that failed: the sum's state is unknown
   }
-  w->wait_for(number, nullptr, bucket);
-  return REMAT_OK;
 }
 
 void MpiWorld::run() {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,13 @@ namespace comm {
 
 /// Whether this build has MPI (meson -Dmpi); without it, MpiWorld::join() throws.
 bool mpi_available();
+
+/// What MpiWorld::join() throws when MPI was initialised (or finalised) in the process already:
+/// MPI starts once per process.
+class MpiStartedAlready : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 /// The process's membership of MPI_COMM_WORLD and the communicator a session takes. One per
 /// process: join() initialises MPI. Every collective call, the buckets' sums and the agreements
@@ -34,8 +42,9 @@ class MpiWorld {
   /// |timeout_seconds|: how long a wait waits for a bucket's sum or an agreement (a rank that
   /// failed, was killed or stopped never sends its part) before it ends the whole job with a
   /// message, since the sum may still write the arena if that rank comes back. Throws
-  /// std::logic_error when MPI was initialised (or finalised) already, std::runtime_error when
-  /// MPI is missing, fails to start or gives less than MPI_THREAD_SERIALIZED.
+  /// MpiStartedAlready when MPI was initialised (or finalised) already, std::runtime_error when
+  /// MPI is missing, fails to start or gives less than MPI_THREAD_SERIALIZED (MPI left
+  /// finalised then), std::bad_alloc or std::system_error (no thread; MPI finalised).
   static std::unique_ptr<MpiWorld> join(double timeout_seconds);
   /// Stops the sums' thread and finalises MPI.
   ~MpiWorld();
@@ -65,8 +74,10 @@ class MpiWorld {
     std::vector<remat_buffer> parts;
     unsigned long long* value;
   };
-  static remat_status start(void* user, uint32_t bucket, const remat_buffer* parts, uint32_t count);
-  static remat_status wait(void* user, uint32_t bucket);
+  // The communicator's callbacks, called through C (libremat, -fno-exceptions): nothing thrown.
+  static remat_status start(void* user, uint32_t bucket, const remat_buffer* parts,
+                            uint32_t count) noexcept;
+  static remat_status wait(void* user, uint32_t bucket) noexcept;
   uint64_t queue(Job job);  // the job's number, counted from 1
   // Waits until job |number| is done, or ends the job after the timeout naming what it waited
   // for: the agreement on |agreement_on|, or, when that is null, the sum of |bucket|.
@@ -82,6 +93,7 @@ class MpiWorld {
   uint64_t queued_ = 0, done_ = 0;         // jobs queued and done, over the whole run
   std::map<uint32_t, uint64_t> last_sum_;  // per bucket, the number of its last sum's job
   bool stopping_ = false;
+  bool mpi_initialised_ = false;  // by join(): the destructor finalises MPI
   std::thread thread_;
 };
 

@@ -1,11 +1,13 @@
-"""libremat.so exports its C API and nothing else, under the SONAME REMAT_API_VERSION names.
+"""A library of remat's (libremat.so, libremat_mpi.so) exports its C API and nothing else, under
+the SONAME REMAT_API_VERSION names.
 
     check_exports.py NM READELF LIBRARY HEADER
 
-Fails when `nm -D --defined-only` lists a symbol not named remat_*, when a function remat.h
+Fails when `nm -D --defined-only` lists a symbol not named remat_*, when a function HEADER
 declares REMAT_API is not exported (or one exported is not declared), when the SONAME is not
-libremat.so.REMAT_API_VERSION, or when the unversioned libremat.so beside the library (the name
-`-lremat` links against) is missing or is another file.
+libNAME.so.REMAT_API_VERSION (NAME from LIBRARY's file name; the version from remat.h, beside
+HEADER), or when the unversioned libNAME.so beside the library (the name `-lNAME` links against)
+is missing or is another file.
 """
 import os
 import re
@@ -18,7 +20,10 @@ def main():
     failures = []
     text = open(header).read()
     declared = set(re.findall(r"^REMAT_API\s[^;(]*?\b(remat_\w+)\s*\(", text, re.M))
-    api_version = re.search(r"^#define REMAT_API_VERSION (\d+)", text, re.M).group(1)
+    remat_h = open(os.path.join(os.path.dirname(header), "remat.h")).read()
+    api_version = re.search(r"^#define REMAT_API_VERSION (\d+)", remat_h, re.M).group(1)
+    base = re.match(r"(lib\w+)\.so", os.path.basename(library)).group(1)
+    header_name = os.path.basename(header)
 
     listing = subprocess.run([nm, "-D", "--defined-only", library], check=True, capture_output=True,
                              text=True).stdout
@@ -33,18 +38,18 @@ def main():
         else:
             exported.add(name)
     for name in sorted(declared - exported):
-        failures.append(f"declared REMAT_API in remat.h but not exported: {name}")
+        failures.append(f"declared REMAT_API in {header_name} but not exported: {name}")
     for name in sorted(exported - declared):
-        failures.append(f"exported but not declared REMAT_API in remat.h: {name}")
+        failures.append(f"exported but not declared REMAT_API in {header_name}: {name}")
 
     dynamic = subprocess.run([readelf, "-d", library], check=True, capture_output=True, text=True).stdout
     soname = re.search(r"\(SONAME\)\s+Library soname: \[([^\]]+)\]", dynamic)
-    want = f"libremat.so.{api_version}"
+    want = f"{base}.so.{api_version}"
     if soname is None or soname.group(1) != want:
         failures.append(f"SONAME is {soname.group(1) if soname else 'missing'}, expected {want}")
 
     folder = os.path.dirname(library)
-    for link in ("libremat.so", want):
+    for link in (f"{base}.so", want):
         path = os.path.join(folder, link)
         if not os.path.exists(path) or not os.path.samefile(path, library):
             failures.append(f"{path} is missing or is not {library}")

@@ -1,14 +1,15 @@
 """remat.mpi: data-parallel training under mpirun (docs/data-parallel.md), through libremat_mpi
 (include/remat/remat_mpi.h), the communicator `remat train --data-parallel` uses.
 
-    world = remat.mpi.join(timeout=300)            # initialises MPI
-    plan = remat.Plan.open("dp.rplan")             # remat compile --data-parallel (a rank's batch)
-    with remat.Session(plan, communicator=world) as s:
-        ...  # rows [world.rank * B, (world.rank + 1) * B) of each batch of world.size * B rows
-    world.leave()                                  # closes its sessions, finalises MPI
+    with remat.mpi.join(timeout=300) as world:     # initialises MPI; leave() at the end
+        plan = remat.Plan.open("dp.rplan")         # remat compile --data-parallel (a rank's batch)
+        with remat.Session(plan, communicator=world) as s:
+            ...  # rows [world.rank * B, (world.rank + 1) * B) of each batch of world.size * B rows
 
-The library is REMAT_MPI_LIB, else libremat_mpi.so.1 beside the loaded libremat, else where the
-system's loader finds it; a remat built without MPI has none (ImportError on first use).
+leave() closes the world's sessions, then finalises MPI; a World collected or left open at exit
+is left then (after its sessions, which keep it alive). The library is REMAT_MPI_LIB, else
+libremat_mpi.so.1 in the folder of the libremat REMAT_LIB names, else where the system's loader
+finds it; a remat built without MPI has none (ImportError on first use).
 """
 import ctypes
 import os
@@ -30,8 +31,10 @@ def _load():
     global _lib
     if _lib is not None:
         return _lib
-    beside = os.path.join(os.path.dirname(library_path), "libremat_mpi.so.1")
-    path = os.environ.get("REMAT_MPI_LIB") or (beside if os.path.exists(beside) else "libremat_mpi.so.1")
+    folder = os.path.dirname(library_path)  # "" where the loader found libremat.so.1
+    beside = os.path.join(folder, "libremat_mpi.so.1") if folder else ""
+    path = os.environ.get("REMAT_MPI_LIB") or (beside if beside and os.path.exists(beside)
+                                               else "libremat_mpi.so.1")
     try:
         # Global: Open MPI's plugins, loaded by MPI_Init, resolve their symbols in libmpi.
         lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
@@ -58,6 +61,14 @@ class World:
         self._sessions = weakref.WeakSet()
         head = _Communicator.from_address(_load().remat_mpi_communicator(handle))
         self.rank, self.size = head.rank, head.size
+        # Sessions keep their World alive, so this runs after theirs (collected or at exit).
+        self._finalizer = weakref.finalize(self, _load().remat_mpi_leave, handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.leave()
 
     @property
     def communicator(self):
@@ -73,7 +84,7 @@ class World:
             return
         for session in list(self._sessions):
             session.close()
-        _load().remat_mpi_leave(self._handle)
+        self._finalizer()
         self._handle = None
 
 

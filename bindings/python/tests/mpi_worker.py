@@ -74,13 +74,12 @@ def main(argv):
         failures()
         return 0
     dp, full, steps, out = argv[2], argv[3], int(argv[4]), argv[5]
-    world = remat.mpi.join(timeout=60)
-    with remat.Plan.open(dp) as plan:
-        batch = plan.inputs[0].shape[0]
-    train(dp, world, world.rank * batch, steps, os.path.join(out, "rank%d.npz" % world.rank))
-    if world.rank == 0:
-        train(full, None, 0, steps, os.path.join(out, "full.npz"))
-    world.leave()
+    with remat.mpi.join(timeout=60) as world:  # left (MPI finalised) at the end of the block
+        with remat.Plan.open(dp) as plan:
+            batch = plan.inputs[0].shape[0]
+        train(dp, world, world.rank * batch, steps, os.path.join(out, "rank%d.npz" % world.rank))
+        if world.rank == 0:
+            train(full, None, 0, steps, os.path.join(out, "full.npz"))
     return 0
 
 
