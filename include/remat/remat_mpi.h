@@ -42,7 +42,9 @@ REMAT_API remat_status remat_mpi_join(double timeout_seconds, remat_mpi** out, c
                                       size_t capacity);
 
 /** The communicator for remat_session_options.communicator (its rank and size are this
- *  process's and MPI_COMM_WORLD's); valid until remat_mpi_leave(). NULL for a NULL |mpi|. */
+ *  process's and MPI_COMM_WORLD's); valid until remat_mpi_leave(). NULL for a NULL |mpi|. Its
+ *  allreduce_start refuses more than 8 arrays (REMAT_ERROR_INVALID_ARGUMENT) and its
+ *  allreduce_wait a bucket never started (REMAT_ERROR_FAILED_PRECONDITION). */
 REMAT_API const remat_communicator* remat_mpi_communicator(const remat_mpi* mpi);
 
 /** Stops the communicator's thread and finalises MPI, on the thread that joined (MPI asks

@@ -71,11 +71,18 @@ void MpiWorld::abort_all(int code) {
   std::_Exit(code);
 }
 
-uint64_t MpiWorld::queue(Job job) {
+uint64_t MpiWorld::queue(const Job& job) {
   uint64_t number;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back(std::move(job));
+    if (pending_ == ring_.size()) {
+      std::vector<Job> grown(ring_.empty() ? 16 : 2 * ring_.size());
+      for (size_t i = 0; i < pending_; ++i) grown[i] = ring_[(head_ + i) % ring_.size()];
+      ring_.swap(grown);
+      head_ = 0;
+    }
+    ring_[(head_ + pending_) % ring_.size()] = job;
+    ++pending_;
     number = ++queued_;
   }
   changed_.notify_all();
@@ -101,7 +108,10 @@ void MpiWorld::wait_for(uint64_t number, const char* agreement_on, uint32_t buck
 }
 
 uint64_t MpiWorld::agree(unsigned long long value, Job::Kind kind, const char* what) {
-  wait_for(queue({kind, 0, {}, &value}), what, 0);
+  Job job{};
+  job.kind = kind;
+  job.value = &value;
+  wait_for(queue(job), what, 0);
   return value;
 }
 
@@ -116,9 +126,14 @@ bool MpiWorld::same_everywhere(uint64_t value, const char* what) {
 remat_status MpiWorld::start(void* user, uint32_t bucket, const remat_buffer* parts,
                              uint32_t count) noexcept {
   MpiWorld* w = static_cast<MpiWorld*>(user);
+  if (count > kMaxParts || (count > 0 && parts == nullptr)) return REMAT_ERROR_INVALID_ARGUMENT;
   try {
-    const uint64_t number =
-        w->queue({Job::kSum, bucket, std::vector<remat_buffer>(parts, parts + count), nullptr});
+    Job job{};
+    job.kind = Job::kSum;
+    job.bucket = bucket;
+    job.count = count;
+    for (uint32_t i = 0; i < count; ++i) job.parts[i] = parts[i];
+    const uint64_t number = w->queue(job);
     std::lock_guard<std::mutex> lock(w->mutex_);
     w->last_sum_[bucket] = number;
     return REMAT_OK;
@@ -148,13 +163,14 @@ remat_status MpiWorld::wait(void* user, uint32_t bucket) noexcept {
 
 void MpiWorld::run() {
   for (;;) {
-    Job job;
+    Job job{};
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-      if (jobs_.empty()) return;  // stopping, nothing left
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
+      changed_.wait(lock, [&] { return stopping_ || pending_ > 0; });
+      if (pending_ == 0) return;  // stopping, nothing left
+      job = ring_[head_];
+      head_ = (head_ + 1) % ring_.size();
+      --pending_;
     }
     bool failed = false;
     if (job.kind != Job::kSum) {
@@ -163,7 +179,8 @@ void MpiWorld::run() {
                         job.kind == Job::kMin ? MPI_MIN : MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS;
     }
     // In place, in pieces MPI's int count can take.
-    for (const remat_buffer& part : job.parts) {
+    for (uint32_t i = 0; i < job.count; ++i) {
+      const remat_buffer& part = job.parts[i];
       for (uint64_t done = 0; done < part.count && !failed;) {
         const uint64_t n = part.count - done < INT_MAX ? part.count - done : INT_MAX;
         failed = MPI_Allreduce(MPI_IN_PLACE, part.data + done, static_cast<int>(n), MPI_FLOAT,

@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,19 +65,23 @@ class MpiWorld {
 
  private:
   MpiWorld() = default;
-  /// One collective call for the communicator's thread: a bucket's sum (|parts|), or the
-  /// minimum or maximum of |*value| over the ranks.
+  /// The most arrays one bucket's sum takes (remat_communicator::allreduce_start's |count|).
+  static constexpr uint32_t kMaxParts = 8;
+  /// One collective call for the communicator's thread: a bucket's sum (|count| |parts|), or
+  /// the minimum or maximum of |*value| over the ranks. Held by value, so queuing one allocates
+  /// nothing once the queue has held as many jobs at once before.
   struct Job {
     enum Kind { kSum, kMin, kMax } kind;
     uint32_t bucket;
-    std::vector<remat_buffer> parts;
+    uint32_t count;
+    remat_buffer parts[kMaxParts];
     unsigned long long* value;
   };
   // The communicator's callbacks, called through C (libremat, -fno-exceptions): nothing thrown.
   static remat_status start(void* user, uint32_t bucket, const remat_buffer* parts,
                             uint32_t count) noexcept;
   static remat_status wait(void* user, uint32_t bucket) noexcept;
-  uint64_t queue(Job job);  // the job's number, counted from 1
+  uint64_t queue(const Job& job);  // the job's number, counted from 1
   // Waits until job |number| is done, or ends the job after the timeout naming what it waited
   // for: the agreement on |agreement_on|, or, when that is null, the sum of |bucket|.
   void wait_for(uint64_t number, const char* agreement_on, uint32_t bucket);
@@ -89,7 +92,10 @@ class MpiWorld {
   double timeout_seconds_ = 0;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Job> jobs_;
+  // The jobs not yet taken, in order: a ring of ring_.size() slots from ring_[head_], grown
+  // (doubled) only when full, so a step allocates nothing after the first.
+  std::vector<Job> ring_;
+  size_t head_ = 0, pending_ = 0;
   uint64_t queued_ = 0, done_ = 0;         // jobs queued and done, over the whole run
   std::map<uint32_t, uint64_t> last_sum_;  // per bucket, the number of its last sum's job
   bool stopping_ = false;

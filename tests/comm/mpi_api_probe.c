@@ -69,6 +69,21 @@ static void check_failures(void) {
   expect(c != NULL && c->struct_size == sizeof(remat_communicator) && c->rank == 0 &&
              c->size == 1 && c->allreduce_start != NULL && c->allreduce_wait != NULL,
          "one process: rank 0 of 1 with both callbacks", NULL);
+  if (c != NULL) {
+    /* The callbacks as a session calls them: one rank's sum is its own values. */
+    float values[4] = {1.5f, -2.0f, 3.25f, 0.0f};
+    remat_buffer part = {values, 4};
+    expect(c->allreduce_start(c->user, 0, &part, 1) == REMAT_OK &&
+               c->allreduce_wait(c->user, 0) == REMAT_OK && values[0] == 1.5f &&
+               values[1] == -2.0f && values[2] == 3.25f && values[3] == 0.0f,
+           "one rank's sum of a bucket leaves its values", NULL);
+    remat_buffer nine[9];
+    for (int i = 0; i < 9; ++i) nine[i] = part;
+    expect(c->allreduce_start(c->user, 1, nine, 9) == REMAT_ERROR_INVALID_ARGUMENT,
+           "a bucket of more than 8 arrays is refused", NULL);
+    expect(c->allreduce_wait(c->user, 77) == REMAT_ERROR_FAILED_PRECONDITION,
+           "a wait for a bucket never started is refused", NULL);
+  }
   remat_mpi* again = (remat_mpi*)1;
   expect(remat_mpi_join(30, &again, message, sizeof message) == REMAT_ERROR_FAILED_PRECONDITION &&
              strstr(message, "initialised already") != NULL && again == NULL,
