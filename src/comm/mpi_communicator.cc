@@ -75,6 +75,9 @@ uint64_t MpiWorld::queue(const Job& job) {
   uint64_t number;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    // What may allocate comes first, so that a job is queued only when it is recorded too (a
+    // sum queued but not recorded would write the arena with no wait for it).
+    uint64_t* last_sum = job.kind == Job::kSum ? &last_sum_[job.bucket] : nullptr;
     if (pending_ == ring_.size()) {
       std::vector<Job> grown(ring_.empty() ? 16 : 2 * ring_.size());
       for (size_t i = 0; i < pending_; ++i) grown[i] = ring_[(head_ + i) % ring_.size()];
@@ -84,6 +87,7 @@ uint64_t MpiWorld::queue(const Job& job) {
     ring_[(head_ + pending_) % ring_.size()] = job;
     ++pending_;
     number = ++queued_;
+    if (last_sum != nullptr) *last_sum = number;
   }
   changed_.notify_all();
   return number;
@@ -133,13 +137,11 @@ remat_status MpiWorld::start(void* user, uint32_t bucket, const remat_buffer* pa
     job.bucket = bucket;
     job.count = count;
     for (uint32_t i = 0; i < count; ++i) job.parts[i] = parts[i];
-    const uint64_t number = w->queue(job);
-    std::lock_guard<std::mutex> lock(w->mutex_);
-    w->last_sum_[bucket] = number;
+    w->queue(job);
     return REMAT_OK;
   } catch (const std::exception&) {
-    // No memory for the job (or no lock): the step stops with REMAT_ERROR_CALLBACK. A job queued
-    // already still runs, as the other ranks' do; its bucket is not waited for by this one.
+    // No memory for the job (or no lock): nothing was queued; the step stops with
+    // REMAT_ERROR_CALLBACK.
     return REMAT_ERROR_RESOURCE_EXHAUSTED;
   }
 }
@@ -220,11 +222,11 @@ bool MpiWorld::same_everywhere(uint64_t, const char*) { return true; }
 
 uint64_t MpiWorld::highest_everywhere(uint64_t value, const char*) { return value; }
 
-remat_status MpiWorld::start(void*, uint32_t, const remat_buffer*, uint32_t) {
+remat_status MpiWorld::start(void*, uint32_t, const remat_buffer*, uint32_t) noexcept {
   return REMAT_ERROR_UNAVAILABLE;
 }
 
-remat_status MpiWorld::wait(void*, uint32_t) { return REMAT_ERROR_UNAVAILABLE; }
+remat_status MpiWorld::wait(void*, uint32_t) noexcept { return REMAT_ERROR_UNAVAILABLE; }
 
 void MpiWorld::run() {}
 

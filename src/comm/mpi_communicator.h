@@ -81,7 +81,9 @@ class MpiWorld {
   static remat_status start(void* user, uint32_t bucket, const remat_buffer* parts,
                             uint32_t count) noexcept;
   static remat_status wait(void* user, uint32_t bucket) noexcept;
-  uint64_t queue(const Job& job);  // the job's number, counted from 1
+  // Queues |job| and returns its number, counted from 1; a sum's number is recorded as its
+  // bucket's last (last_sum_) under the same lock. Throws std::bad_alloc with nothing queued.
+  uint64_t queue(const Job& job);
   // Waits until job |number| is done, or ends the job after the timeout naming what it waited
   // for: the agreement on |agreement_on|, or, when that is null, the sum of |bucket|.
   void wait_for(uint64_t number, const char* agreement_on, uint32_t bucket);

@@ -6,8 +6,9 @@
         with remat.Session(plan, communicator=world) as s:
             ...  # rows [world.rank * B, (world.rank + 1) * B) of each batch of world.size * B rows
 
-leave() closes the world's sessions, then finalises MPI; a World collected or left open at exit
-is left then (after its sessions, which keep it alive). The library is REMAT_MPI_LIB, else
+leave() closes the world's sessions, then finalises MPI; call it (or end the with block) on the
+thread that joined, as MPI asks. A World collected or left open at exit is left then, after its
+sessions (which keep it alive), on whatever thread collects it: a last resort. The library is REMAT_MPI_LIB, else
 libremat_mpi.so.1 in the folder of the libremat REMAT_LIB names, else where the system's loader
 finds it; a remat built without MPI has none (ImportError on first use).
 """
