@@ -113,28 +113,21 @@ remat_status check_half_floats(remat_session* s, const remat::fb::Op* op, uint32
 
 #if REMAT_COMPACT_TABLES
 // With compact tables (TensorBytes and TensorDim of 32 bits), refuses a plan with a tensor whose
-// offset + size, element count or a dimension is past 2^31 - 1 (so that the kernels' sums of two
-// offsets or a product of dimensions stay inside the 32-bit types too), before any region is
-// allocated.
+// offset + size is past 2^31 - 1, before any region is allocated. That bounds the rest: the
+// verifier gives every dim at least 1 and every tensor numel x (2 bytes or more) bytes, so its
+// element count and dims are below 2^30, and the kernels' sums of two offsets or products of
+// dims stay inside the 32-bit types.
 remat_status check_fits_compact_tables(remat_session* s) {
   const auto* tensors = s->plan->root->tensors();
-  const uint64_t limit = INT32_MAX;
   for (uint32_t t = 0; t < tensors->size(); ++t) {
     const remat::fb::Tensor* tensor = tensors->Get(t);
-    uint64_t numel = 1;
-    bool fits = tensor->offset() + tensor->size() <= limit;
-    for (uint32_t d = 0; fits && d < tensor->shape()->size(); ++d) {
-      const int64_t dim = tensor->shape()->Get(d);
-      numel *= static_cast<uint64_t>(dim);
-      fits = dim >= 0 && static_cast<uint64_t>(dim) <= limit && numel <= limit;
-    }
-    if (!fits) {
+    const uint64_t end = tensor->offset() + tensor->size();
+    if (end > INT32_MAX) {
       return FAIL(s, REMAT_ERROR_RESOURCE_EXHAUSTED,
-                  "tensor %u ('%s'): its offset + size (%llu bytes) or element count is past "
-                  "2^31 - 1, the most this build's compact session tables hold "
-                  "(-Dcompact_tables)",
+                  "tensor %u ('%s'): its offset + size (%llu bytes) is past 2^31 - 1, the most "
+                  "this build's compact session tables hold (-Dcompact_tables)",
                   static_cast<unsigned>(t), tensor->name() ? tensor->name()->c_str() : "",
-                  static_cast<unsigned long long>(tensor->offset() + tensor->size()));
+                  static_cast<unsigned long long>(end));
     }
   }
   return REMAT_OK;

@@ -8,9 +8,9 @@
 
 leave() closes the world's sessions, then finalises MPI; call it (or end the with block) on the
 thread that joined, as MPI asks. A World collected or left open at exit is left then, after its
-sessions (which keep it alive), on whatever thread collects it: a last resort. The library is REMAT_MPI_LIB, else
-libremat_mpi.so.1 in the folder of the libremat REMAT_LIB names, else where the system's loader
-finds it; a remat built without MPI has none (ImportError on first use).
+sessions (which keep it alive), on whatever thread collects it: a last resort. The library is
+REMAT_MPI_LIB, else libremat_mpi.so.1 in the folder of the libremat REMAT_LIB names, else where
+the system's loader finds it; a remat built without MPI has none (ImportError on first use).
 """
 import ctypes
 import os
@@ -74,19 +74,18 @@ class World:
     @property
     def communicator(self):
         """The address of its remat_communicator, for remat_session_options.communicator."""
-        if self._handle is None:
+        if not self._finalizer.alive:
             raise FailedPreconditionError("remat.mpi: the world was left", 15)
         return _load().remat_mpi_communicator(self._handle)
 
     def leave(self):
         """Closes the sessions that use it, then finalises MPI; calling it again does nothing.
         MPI starts once per process: no join() after this."""
-        if self._handle is None:
+        if not self._finalizer.alive:
             return
         for session in list(self._sessions):
             session.close()
         self._finalizer()
-        self._handle = None
 
 
 def join(timeout=300.0):
