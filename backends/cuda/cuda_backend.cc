@@ -220,13 +220,15 @@ remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
 bool CudaBackend::supports_op(uint16_t code) const { return gpu::op_table().find(code) != nullptr; }
 
 remat_status CudaBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) {
+  remat_status s = staging_.prepare(calls, count, err);
+  if (s != REMAT_OK) return s;
   uint64_t needed = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const uint64_t bytes = gpu::workspace_bytes(calls[i]);
     needed = bytes > needed ? bytes : needed;
   }
   if (needed <= size_[kWorkspace]) return REMAT_OK;
-  remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
+  s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
   if (s != REMAT_OK) return s;
   void* p = nullptr;
   s = alloc_status(cudaMalloc(&p, static_cast<size_t>(needed)), "workspace", needed, err);
@@ -475,7 +477,9 @@ remat_status CudaBackend::begin_step(const StepContext& ctx, ErrorBuffer* err) {
   copies_in_step_ = false;
   if (graph_ != nullptr) {
     mode_ = Mode::kReplaying;
-  } else if (graphs_enabled_) {
+  } else if (graphs_enabled_ && staging_.bytes() == 0) {
+    // A data-parallel plan's all-reduce ops wait for the host mid-step (gpu/ops/allreduce.cc):
+    // its steps run eagerly.
     s = cuda_status(cudaStreamBeginCapture(main_, cudaStreamCaptureModeThreadLocal),
                     "cudaStreamBeginCapture", err);
     if (s != REMAT_OK) return s;

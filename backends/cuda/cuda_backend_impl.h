@@ -111,6 +111,11 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   remat_status spill(const OpCall& call, ErrorBuffer* err) override;
   remat_status prefetch(const OpCall& call, ErrorBuffer* err) override;
   remat_status wait(const OpCall& call, ErrorBuffer* err) override;
+  const gpu::HostStaging& host_staging() const override { return staging_; }
+  remat_status read_to_host(const TensorRef& t, void* host, const OpCall& call,
+                            ErrorBuffer* err) override;
+  remat_status write_from_host(const TensorRef& t, const void* host, const OpCall& call,
+                               ErrorBuffer* err) override;
   remat_status copy_async(const OpCall& call, const TensorRef& device_tensor, void* dst,
                           const void* src, cudaMemcpyKind kind, ErrorBuffer* err);
   // Orders main_ after the pending copies that overlap |t|: every one when the op writes |t|,
@@ -146,6 +151,7 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   uint64_t size_[kWorkspace + 1] = {0, 0, 0, 0};
   bool host_registered_ = false;  // base_[2] is the caller's buffer, page-locked by us.
   bool host_owned_ = false;       // base_[2] is our cudaHostAlloc buffer.
+  gpu::HostStaging staging_;      // The all-reduce buckets' host slots (prepare()).
   cudaStream_t main_ = nullptr;   // Kernels, GEMMs, uploads and downloads.
   cudaStream_t copy_ = nullptr;   // Spills and prefetches.
   cudaEvent_t fork_ = nullptr;    // main_ -> copy_ ordering before each copy.

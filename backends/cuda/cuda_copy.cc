@@ -25,11 +25,33 @@ remat_status copy_error(const OpCall& call, cudaError_t e, const char* what, Err
                    op_name(call.code), what, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
+// Copies |bytes| between |host| and device tensor |t| on main_ (after every op issued before),
+// then waits for it: the all-reduce buckets' host copies.
+remat_status blocking_copy(cudaStream_t main, const OpCall& call, void* dst, const void* src,
+                           uint64_t bytes, cudaMemcpyKind kind, ErrorBuffer* err) {
+  cudaError_t e = cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), kind, main);
+  if (e != cudaSuccess) return copy_error(call, e, "cudaMemcpyAsync", err);
+  e = cudaStreamSynchronize(main);
+  return e == cudaSuccess ? REMAT_OK : copy_error(call, e, "cudaStreamSynchronize", err);
+}
+
 bool overlaps(const PendingCopy& p, const TensorRef& t) {
   return p.region == t.region && p.offset < t.offset + t.bytes && t.offset < p.offset + p.bytes;
 }
 
 }  // namespace
+
+remat_status CudaBackend::read_to_host(const TensorRef& t, void* host, const OpCall& call,
+                                       ErrorBuffer* err) {
+  return blocking_copy(main_, call, host, address(t), static_cast<uint64_t>(t.numel) * 4,
+                       cudaMemcpyDeviceToHost, err);
+}
+
+remat_status CudaBackend::write_from_host(const TensorRef& t, const void* host, const OpCall& call,
+                                          ErrorBuffer* err) {
+  return blocking_copy(main_, call, address(t), host, static_cast<uint64_t>(t.numel) * 4,
+                       cudaMemcpyHostToDevice, err);
+}
 
 remat_status CudaBackend::copy_async(const OpCall& call, const TensorRef& device_tensor, void* dst,
                                      const void* src, cudaMemcpyKind kind, ErrorBuffer* err) {

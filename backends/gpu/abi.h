@@ -128,7 +128,8 @@ typedef struct GpuState {
   X(LeakyRelu)                 \
   X(Erf)                       \
   X(Clip)                      \
-  X(HardSigmoid)
+  X(HardSigmoid)               \
+  X(Divide)
 #define REMAT_GPU_BINARY_OPS(X) \
   X(Add)                        \
   X(Mul)                        \

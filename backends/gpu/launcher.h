@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "backends/gpu/abi.h"
+#include "backends/gpu/host_staging.h"
 #include "runtime/backend.h"
 
 namespace remat {
@@ -95,6 +96,18 @@ class Launcher {
   virtual remat_status spill(const OpCall& call, ErrorBuffer* err) = 0;
   virtual remat_status prefetch(const OpCall& call, ErrorBuffer* err) = 0;
   virtual remat_status wait(const OpCall& call, ErrorBuffer* err) = 0;
+
+  /// The host slots of the plan's all-reduce buckets, laid out when the backend prepared the
+  /// plan (ops/allreduce.cc).
+  virtual const HostStaging& host_staging() const = 0;
+  /// Copies float32 tensor |t| (numel floats) to |host| once every op enqueued before it has
+  /// run; returns when the bytes are there (blocking).
+  virtual remat_status read_to_host(const TensorRef& t, void* host, const OpCall& call,
+                                    ErrorBuffer* err) = 0;
+  /// Copies numel floats at |host| into tensor |t| before any op enqueued later runs; returns
+  /// when |host| may change (blocking).
+  virtual remat_status write_from_host(const TensorRef& t, const void* host, const OpCall& call,
+                                       ErrorBuffer* err) = 0;
 
  protected:
   ~Launcher() = default;

@@ -301,6 +301,8 @@ bool OpenclBackend::supports_op(uint16_t code) const {
 }
 
 remat_status OpenclBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) {
+  const remat_status staged = staging_.prepare(calls, count, err);
+  if (staged != REMAT_OK) return staged;
   uint64_t needed = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const uint64_t bytes = gpu::workspace_bytes(calls[i]);

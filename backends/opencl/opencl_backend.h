@@ -52,7 +52,8 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   bool supports_op(uint16_t code) const override;
   /// Allocates the workspace (gpu::workspace_bytes: widening slices, attention scores): the most
   /// any of |calls| needs, nothing where none needs any. A later call with larger needs (tests
-  /// running ops one by one) replaces it.
+  /// running ops one by one) replaces it. Lays out the host slots of |calls|' all-reduce buckets
+  /// (gpu::HostStaging), replacing any earlier ones.
   remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override;
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
@@ -107,6 +108,11 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
     return spill_or_prefetch(call, false, err);
   }
   remat_status wait(const OpCall& call, ErrorBuffer* err) override;
+  const gpu::HostStaging& host_staging() const override { return staging_; }
+  remat_status read_to_host(const TensorRef& t, void* host, const OpCall& call,
+                            ErrorBuffer* err) override;
+  remat_status write_from_host(const TensorRef& t, const void* host, const OpCall& call,
+                               ErrorBuffer* err) override;
   remat_status spill_or_prefetch(const OpCall& call, bool spill, ErrorBuffer* err);
   remat_status retire(int slot, bool block, ErrorBuffer* err);
 
@@ -121,6 +127,7 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   uint64_t workspace_bytes_ = 0;  ///< Its size.
   uint8_t* host_ = nullptr;
   uint64_t host_bytes_ = 0;
+  gpu::HostStaging staging_;  ///< The all-reduce buckets' host slots (prepare()).
   cl_program program_ = nullptr;
   cl_kernel kernels_[gpu::kKernelCount] = {};
   size_t local_[gpu::kKernelCount] = {};

@@ -220,7 +220,8 @@ typedef struct remat_version_info {
   uint32_t plan_format_max;
 } remat_version_info;
 
-/** A float32 array in the memory of the session's backend, for a communicator. */
+/** A float32 array in host memory, for a communicator: the arena's bytes on the CPU backend,
+ *  a host copy of them on the GPU backends. */
 typedef struct remat_buffer {
   float* data;    /**< First element. */
   uint64_t count; /**< Number of elements. */

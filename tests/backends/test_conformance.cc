@@ -753,8 +753,8 @@ remat_status one_rank_start(void*, uint32_t, const remat_buffer*, uint32_t) { re
 remat_status one_rank_wait(void*, uint32_t) { return REMAT_OK; }
 
 // A backend that lacks a kernel for an op of a plan refuses the session, naming op and backend:
-// a data-parallel plan, whose all-reduce ops the GPU backends lack (and the null backend every
-// op), with a communicator of one rank.
+// a data-parallel plan (with a communicator of one rank) on the null backend, which lacks every
+// op; the others claim every op and skip.
 void a_plan_with_an_unclaimed_op_is_refused_at_session_creation(void**) {
   if (claims_every_op()) {
     printf("%s claims every op: nothing to refuse\n", g_backend.c_str());

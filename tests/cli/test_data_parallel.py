@@ -1,7 +1,8 @@
 """`mpirun -np N remat train ... --data-parallel` on this machine's loopback (docs/data-parallel.md):
 
 - N ranks of batch b train as one process of batch N x b (2 and 4 ranks; parameters within
-  float tolerance, the loss lines within it too);
+  float tolerance, the loss lines within it too); 2 ranks on the OpenCL backend (where the build
+  has it) as 2 on the CPU;
 - recomputation (sqrt) and spilling (splits under a device budget) give the bytes of `none`,
   and the same run twice gives the same bytes;
 - all ranks killed (SIGKILL) after a save, or the job interrupted (SIGTERM to one rank), the
@@ -97,23 +98,41 @@ def check(condition, message):
         raise AssertionError(message)
 
 
+def check_close(run, reference, what):
+    """Two runs' (parameters file, losses): six losses each within 2e-6, every parameter within
+    2e-5 of the largest of its tensor (float32 sums grouped otherwise)."""
+    (path, run_losses), (reference_path, reference_losses) = run, reference
+    check(len(run_losses) == len(reference_losses) == 6, "six step lines each")
+    for a, b in zip(run_losses, reference_losses):
+        check(abs(a - b) <= 2e-6 * (1 + abs(b)), "%s: loss %g vs %g" % (what, a, b))
+    p, w = params(path), params(reference_path)
+    for name in w:
+        largest = max(abs(x) for x in w[name])
+        worst = max(abs(x - y) for x, y in zip(p[name], w[name]))
+        check(worst <= 2e-5 * max(largest, 1.0), "%s: %s differs by %g" % (what, name, worst))
+
+
 def n_ranks_equal_one_process(remat, work):
     for model in (MLP, TRANSFORMER):
         for ranks in (2, 4):
-            whole, whole_losses = train(remat, work, "whole", model, 2 * ranks, 0)
-            parts, part_losses = train(remat, work, "parts", model, 2, ranks)
-            check(len(part_losses) == len(whole_losses) == 6, "six step lines each")
-            for a, b in zip(part_losses, whole_losses):
-                check(abs(a - b) <= 2e-6 * (1 + abs(b)), "%s, %d ranks: loss %g vs %g" %
-                      (model, ranks, a, b))
-            p, w = params(parts), params(whole)
-            for name in w:
-                largest = max(abs(x) for x in w[name])
-                worst = max(abs(x - y) for x, y in zip(p[name], w[name]))
-                check(worst <= 2e-5 * max(largest, 1.0), "%s, %d ranks: %s differs by %g" %
-                      (model, ranks, name, worst))
+            whole = train(remat, work, "whole", model, 2 * ranks, 0)
+            parts = train(remat, work, "parts", model, 2, ranks)
+            check_close(parts, whole, "%s, %d ranks" % (model, ranks))
             print("ok  %s: %d ranks of batch 2 train as one process of batch %d" %
                   (model, ranks, 2 * ranks))
+
+
+def ranks_on_opencl_train_as_on_the_cpu(remat, work):
+    """A GPU backend's ranks: each bucket goes through host memory to MPI and back
+    (backends/gpu/host_staging.h)."""
+    if "opencl" in os.environ.get("REMAT_TEST_BUILT_WITHOUT", "").split():
+        print("--  this build has no OpenCL backend: its ranks are not run")
+        return
+    for model in (MLP, TRANSFORMER):
+        cpu = train(remat, work, "cpu", model, 2, 2)
+        opencl = train(remat, work, "opencl", model, 2, 2, ["--backend", "opencl"])
+        check_close(opencl, cpu, "%s, 2 ranks on opencl" % model)
+        print("ok  %s: 2 ranks on the OpenCL backend train as 2 on the CPU" % model)
 
 
 def same_bytes_with_recomputation_spilling_and_again(remat, work):
@@ -307,6 +326,7 @@ def main(argv):
     os.makedirs(work)
     usage(remat, work)
     n_ranks_equal_one_process(remat, work)
+    ranks_on_opencl_train_as_on_the_cpu(remat, work)
     same_bytes_with_recomputation_spilling_and_again(remat, work)
     resume_after_killing_every_rank(remat, work)
     an_interrupted_job_ends_and_resumes(remat, work)

@@ -3,10 +3,12 @@
 // session of N times the batch does (within float tolerance: the sums are grouped otherwise),
 // dropout included; every rank holds the same bits, batch norms' running statistics included;
 // recomputation and spilling change no bit; a run repeats bitwise; and the session's refusals
-// and failure paths.
+// and failure paths. On the backend its first argument names (default "cpu"): the GPU backends
+// copy each bucket to host memory for the communicator (backends/gpu/host_staging.h).
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <condition_variable>
@@ -27,12 +29,19 @@ using remat_test::bindings;
 
 namespace {
 
+// The backend every session of the tests runs on.
+std::string g_backend = "cpu";
+
 const char* const kMlp = "mlp:layers=3,width=16,in=8,classes=4";
 const char* const kTransformer =
     "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=4,vocab=20,classes=3";
 // With dropout: each rank's masks must be those of its rows in the whole batch.
 const char* const kDropout =
     "transformer:layers=2,hidden=16,heads=2,ffn=32,seq=4,vocab=20,classes=3,dropout=0.2";
+// The same with tensors of 30 and 18 elements a rank: rank 1's first element of the whole
+// batch's is not a multiple of four (the GPU kernels' groups of four draws).
+const char* const kOddDropout =
+    "transformer:layers=1,hidden=5,heads=1,ffn=7,seq=3,vocab=20,classes=3,dropout=0.2";
 // With batch norms: every rank must keep the same running statistics.
 const char* const kCnn = "cnn:channels=4x8,in=1x8x8,classes=3";
 constexpr int kSteps = 3;
@@ -166,6 +175,7 @@ Trained train(const std::vector<uint8_t>& bytes, int rank,
         std::string("open: ") + message);
   remat_session_options options;
   remat_session_options_init(&options);
+  options.backend = g_backend.c_str();
   options.threads = 1;
   options.communicator = communicator;
   remat_session* session = nullptr;
@@ -280,7 +290,7 @@ void expect_same_bits(const Trained& a, const Trained& b, const char* what) {
 // momentum, whose update is linear in the gradient: Adam would turn rounding noise in a gradient
 // that is zero in exact arithmetic (attention's key bias) into whole steps of its learning rate.
 void n_ranks_train_as_one_session_of_the_whole_batch(void**) {
-  for (const char* model : {kMlp, kTransformer, kDropout}) {
+  for (const char* model : {kMlp, kTransformer, kDropout, kOddDropout}) {
     const auto initial = initial_params(model);
     for (int ranks : {2, 4}) {
       const int64_t b = 2;
@@ -363,6 +373,7 @@ remat_status create_with(const std::vector<uint8_t>& bytes, const remat_communic
                    REMAT_OK);
   remat_session_options options;
   remat_session_options_init(&options);
+  options.backend = g_backend.c_str();
   options.communicator = communicator;
   remat_session* session = nullptr;
   const remat_status status =
@@ -434,6 +445,7 @@ void a_failing_communicator_stops_the_step_and_drains_its_buckets(void**) {
   const remat_communicator c{kSize, 0, 1, &recording, recording_start, recording_wait};
   remat_session_options options;
   remat_session_options_init(&options);
+  options.backend = g_backend.c_str();
   options.communicator = &c;
   remat_session* session = nullptr;
   assert_int_equal(remat_session_create(plan, &options, &session, nullptr, 0), REMAT_OK);
@@ -461,9 +473,32 @@ void a_failing_communicator_stops_the_step_and_drains_its_buckets(void**) {
   remat_plan_close(plan);
 }
 
+// Whether sessions of g_backend can be made here (a GPU backend without a device cannot).
+bool backend_available() {
+  const std::vector<uint8_t> bytes = compile(kMlp, 2, "none", false);
+  remat_plan* plan = nullptr;
+  char message[512] = "";
+  if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK)
+    return true;  // the tests will say why
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.backend = g_backend.c_str();
+  remat_session* session = nullptr;
+  const remat_status status =
+      remat_session_create(plan, &options, &session, message, sizeof(message));
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+  if (status == REMAT_ERROR_UNAVAILABLE)
+    printf("backend %s is not available here: %s\n", g_backend.c_str(), message);
+  return status != REMAT_ERROR_UNAVAILABLE;
+}
+
 }  // namespace
 
-int main(void) {
+int main(int argc, char** argv) {
+  if (argc > 1) g_backend = argv[1];
+  if (!backend_available()) return 77;
+  printf("data-parallel training on the %s backend\n", g_backend.c_str());
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(n_ranks_train_as_one_session_of_the_whole_batch),
       cmocka_unit_test(recomputation_spilling_and_a_rerun_keep_every_bit),

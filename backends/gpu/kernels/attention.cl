@@ -14,10 +14,12 @@
 // entry, head) and the step from one of its entries to the next (one head, or one batch entry),
 // its rows (entries * Sq), the
 // mask's batch stride (Sq * Sk for [B, Sq, Sk], 0 for [Sq, Sk]) and whether there is one, the
-// heads and sequence lengths, the dropout attributes, the team.
+// heads and sequence lengths, the dropout attributes, the team, and the dropout draws' first
+// element: a data-parallel rank's probabilities are elements e0.. of the whole batch's
+// (StepContext::rank), as on the CPU.
 #define ATTENTION_ROWS_PARAMS                                                                   \
   ulong b0, ulong h0, ulong b_step, ulong h_step, ulong rows, ulong mask_stride, uint has_mask, \
-      ulong heads, ulong sq, ulong sk, float p, ulong key, uint team
+      ulong heads, ulong sq, ulong sk, float p, ulong key, uint team, ulong e0
 
 // Whether element |e| of the [B, heads, Sq, Sk] probabilities is kept: the dropout kernel's
 // draw (elementwise.cl) for the same element.
@@ -67,7 +69,7 @@ KERNEL attention_probs(buf_t s, ulong so, buf_t mask, ulong mo, buf_t lse, ulong
   for (ulong j = lane; live && j < sk; j += team) sum += expf(row[j] - mx);
   sum = team_sum(scratch, sum, team);
   const float row_lse = mx == -INFINITY ? -INFINITY : mx + (float)log((acc_t)sum);
-  const ulong seed = state->seed, step = state->step, e_row = (bh * sq + i) * sk;
+  const ulong seed = state->seed, step = state->step, e_row = e0 + (bh * sq + i) * sk;
   const float keep_scale = 1.0f - p;
   for (ulong j = lane; live && j < sk; j += team) {
     const float pt = expf(row[j] - row_lse);
@@ -100,7 +102,7 @@ KERNEL attention_grad_probs(buf_t s, ulong so, buf_t dp, ulong dpo, buf_t dconte
   for (ulong c = lane; live && c < dv; c += team) dot += dc_row[c] * c_row[c];
   const float row_d = team_sum(scratch, dot, team);
   const float row_lse = F32(lse, lo)[bh * sq + i];
-  const ulong seed = state->seed, step = state->step, e_row = (bh * sq + i) * sk;
+  const ulong seed = state->seed, step = state->step, e_row = e0 + (bh * sq + i) * sk;
   const float keep_scale = 1.0f - p;
   for (ulong j = lane; live && j < sk; j += team) {
     const float pt = expf(s_row[j] + (has_mask ? mask_row[j] : 0.0f) - row_lse);

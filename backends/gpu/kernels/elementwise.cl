@@ -31,6 +31,8 @@ DEVICE_FN float hard_sigmoid_of(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1
 #define REMAT_GPU_UNARY_Erf(v, alpha, beta) erff(v)
 #define REMAT_GPU_UNARY_Clip(v, alpha, beta) (v < alpha ? alpha : v > beta ? beta : v)  // low, high
 #define REMAT_GPU_UNARY_HardSigmoid(v, alpha, beta) hard_sigmoid_of(alpha * v + beta)
+// A correctly rounded quotient (both dialects), allreduce_wait's mean over the ranks.
+#define REMAT_GPU_UNARY_Divide(v, alpha, beta) (v / alpha)
 
 // Unary ops, selected by |op| (GpuUnary in abi.h).
 KERNEL unary_op(int op, float alpha, float beta, buf_t x, ulong xo, buf_t y, ulong yo, ulong n) {
@@ -96,18 +98,23 @@ KERNEL bias_add(buf_t x, ulong xo, buf_t b, ulong bo, buf_t y, ulong yo, ulong n
   F32(y, yo)[i] = F32(x, xo)[i] + F32(b, bo)[i % nb];
 }
 
-// One work item per group of four elements: one Philox call (plan/philox.h) gives their four
-// words. Seed and step come from the state: under CUDA graph replay they change every step.
-KERNEL dropout(buf_t x, ulong xo, buf_t y, ulong yo, ulong n, ulong key, float p,
+// One work item per four elements. Element i draws the word of element first + i of the stream
+// (a data-parallel rank's elements are elements first.. of the whole batch's, StepContext::rank):
+// where first is a multiple of four, one Philox call (plan/philox.h) gives the four words. Seed
+// and step come from the state: under CUDA graph replay they change every step.
+KERNEL dropout(buf_t x, ulong xo, buf_t y, ulong yo, ulong n, ulong first, ulong key, float p,
                GLOBAL const GpuState* state) {
   const ulong i = GLOBAL_ID() * 4;
   if (i >= n) return;
-  const Philox4 r = philox_group(state->seed, state->step, key, i);
+  const ulong seed = state->seed, step = state->step;
+  const bool aligned = (first & 3) == 0;
+  const Philox4 r = philox_group(seed, step, key, first + i);
   const float keep_scale = 1.0f - p;
   GLOBAL const float* src = F32(x, xo);
   GLOBAL float* dst = F32(y, yo);
   for (int j = 0; j < 4 && i + j < n; ++j) {
-    dst[i + j] = uniform01(r.v[j]) >= p ? src[i + j] / keep_scale : src[i + j] * 0.0f;
+    const uint word = aligned ? r.v[j] : philox_word(seed, step, key, first + i + j);
+    dst[i + j] = uniform01(word) >= p ? src[i + j] / keep_scale : src[i + j] * 0.0f;
   }
 }
 

@@ -84,13 +84,14 @@ const TensorRef& mask_or(const OpCall& call, uint32_t at, const TensorRef& q) {
 // ATTENTION_ROWS_PARAMS of kernels/attention.cl.
 void rows_params(Args& a, const OpCall& call, uint32_t mask_at, const AttentionSizes& s, int64_t b0,
                  int64_t h0, const Chunking& c, int64_t entries, float p, int64_t key,
-                 uint32_t team) {
+                 uint32_t team, const StepContext& ctx) {
   const bool has_mask = call.num_inputs > mask_at;
   const bool per_batch = has_mask && call.inputs[mask_at]->rank == 3;
   a.u64(b0).u64(h0).u64(int64_t{c.batch_inner ? 1 : 0}).u64(int64_t{c.batch_inner ? 0 : 1});
   a.u64(entries * s.sq);
   a.u64(per_batch ? s.sq * s.sk : int64_t{0}).u32(has_mask ? 1u : 0u);
   a.u64(s.heads).u64(s.sq).u64(s.sk).f32(p).u64(key).u32(team);
+  a.u64(ctx.rank * static_cast<uint64_t>(s.batch * s.heads * s.sq * s.sk));
 }
 
 // One chunk of an op's (batch entry, head) pairs: its first entry and how many it holds.
@@ -122,7 +123,7 @@ uint64_t attention_scores_bytes(const OpCall& call) {
   return static_cast<uint64_t>(floats) * sizeof(float);
 }
 
-remat_status attention(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status attention(Launcher& l, const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
   namespace at = attr::attention;
   const TensorRef &q = *call.inputs[0], &k = *call.inputs[1], &v = *call.inputs[2];
   const TensorRef &context = *call.outputs[0], &lse = *call.outputs[1];
@@ -146,7 +147,7 @@ remat_status attention(Launcher& l, const OpCall& call, const StepContext&, Erro
     a.tensor(workspace_tensor(scores.offset, e.n * s.sq * s.sk))
         .tensor(mask_or(call, 3, q))
         .tensor(lse);
-    rows_params(a, call, 3, s, e.b, e.h, c, e.n, p, key, team);
+    rows_params(a, call, 3, s, e.b, e.h, c, e.n, p, key, team, ctx);
     a.state().scratch();
     st = a.launch_rows(e.n * s.sq, team, call, err);
     if (st != REMAT_OK) return st;
@@ -160,7 +161,8 @@ remat_status attention(Launcher& l, const OpCall& call, const StepContext&, Erro
 
 // Per chunk: the scores and dcontext v^T recomputed, attention_grad_probs between them, then
 // dv = P^T dcontext, dq = dS k and dk = dS^T q, each written once (no sums across chunks).
-remat_status attention_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+remat_status attention_grad(Launcher& l, const OpCall& call, const StepContext& ctx,
+                            ErrorBuffer* err) {
   namespace at = attr::attention_grad;
   const TensorRef &dcontext = *call.inputs[0], &q = *call.inputs[1], &k = *call.inputs[2];
   const TensorRef &v = *call.inputs[3], &context = *call.inputs[4], &lse = *call.inputs[5];
@@ -196,7 +198,7 @@ remat_status attention_grad(Launcher& l, const OpCall& call, const StepContext&,
         .tensor(mask_or(call, 6, q))
         .u64(s.dv)
         .f32(scale);
-    rows_params(a, call, 6, s, e.b, e.h, c, e.n, p, key, team);
+    rows_params(a, call, 6, s, e.b, e.h, c, e.n, p, key, team, ctx);
     a.state().scratch();
     st = a.launch_rows(e.n * s.sq, team, call, err);
     if (st == REMAT_OK) {

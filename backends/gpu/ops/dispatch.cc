@@ -10,18 +10,11 @@ namespace remat {
 namespace gpu {
 namespace {
 
-// Whether the GPU backends run op |code|: every op but data-parallel training's all-reduce,
-// whose communicator sums host memory (docs/data-parallel.md); a session refuses a plan with it.
-constexpr bool runs_on_gpu(uint16_t code) {
-  return code != static_cast<uint16_t>(OpCode::kAllreduceStart) &&
-         code != static_cast<uint16_t>(OpCode::kAllreduceWait);
-}
-
-// Both GPU backends implement every other op: a catalogue entry without its op here does not
+// Both GPU backends implement every op: a catalogue entry without its op here does not
 // compile.
 constexpr OpTable<Op> make_table() {
   OpTable<Op> t{};
-#define REMAT_GPU_OP_ENTRY(Name, snake, code, ...) t.fn[code] = runs_on_gpu(code) ? snake : nullptr;
+#define REMAT_GPU_OP_ENTRY(Name, snake, code, ...) t.fn[code] = snake;
   REMAT_OP_CATALOGUE(REMAT_GPU_OP_ENTRY)
 #undef REMAT_GPU_OP_ENTRY
   return t;

@@ -29,11 +29,14 @@ remat_status binary(Launcher& l, const OpCall& call, GpuBinary op, float alpha, 
   return a.launch(items(c.numel), call, err);
 }
 
-// Dropout and its gradient apply the same mask; seed and step come from the device state.
-remat_status dropout_mask(Launcher& l, const OpCall& call, ErrorBuffer* err) {
+// Dropout and its gradient apply the same mask; seed and step come from the device state, a
+// data-parallel rank's first element of the whole batch's from the step context.
+remat_status dropout_mask(Launcher& l, const OpCall& call, const StepContext& ctx,
+                          ErrorBuffer* err) {
   const TensorRef& y = *call.outputs[0];
   Args a(l, kKernel_dropout);
-  a.tensor(*call.inputs[0]).tensor(y).u64(y.numel).u64(iattr(call, attr::dropout::key));
+  a.tensor(*call.inputs[0]).tensor(y).u64(y.numel);
+  a.u64(ctx.rank * static_cast<uint64_t>(y.numel)).u64(iattr(call, attr::dropout::key));
   a.f32(fattr(call, attr::dropout::p));
   a.state();
   return a.launch(items((y.numel + 3) / 4), call, err);
@@ -204,11 +207,12 @@ remat_status reduce_leading(Launcher& l, const OpCall& call, const StepContext&,
                 call, err);
 }
 
-remat_status dropout(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return dropout_mask(l, call, err);
+remat_status dropout(Launcher& l, const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
+  return dropout_mask(l, call, ctx, err);
 }
-remat_status dropout_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return dropout_mask(l, call, err);
+remat_status dropout_grad(Launcher& l, const OpCall& call, const StepContext& ctx,
+                          ErrorBuffer* err) {
+  return dropout_mask(l, call, ctx, err);
 }
 
 }  // namespace gpu

@@ -1,0 +1,72 @@
+// Data-parallel training's all-reduce of a bucket of gradients on the GPU backends
+// (docs/data-parallel.md). The session's communicator sums arrays in host memory, so
+// allreduce_start copies the bucket's tensors into the bucket's host slot (HostStaging, laid out
+// when the backend prepared the plan) once the ops before it have written them, and starts the
+// sums there; allreduce_wait waits for them, copies them back, and divides each element by the
+// number of ranks on the device, the correctly rounded quotient the CPU backend computes. Both
+// copies block the host: a step of a data-parallel plan is not captured as a CUDA graph.
+#include "backends/gpu/ops/ops.h"
+#include "backends/shared/allreduce_calls.h"
+#include "plan/ops.h"
+
+namespace remat {
+namespace gpu {
+namespace {
+
+// Bucket |call|'s host slot, or nullptr after a message naming the op.
+uint8_t* slot_of(Launcher& l, const OpCall& call, ErrorBuffer* err) {
+  uint8_t* slot = l.host_staging().slot(allreduce_bucket(call));
+  if (slot == nullptr) {
+    set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
+              "op %u (%s): bucket %u has no host slot (the backend did not prepare this plan)",
+              static_cast<unsigned>(call.index), op_name(call.code),
+              static_cast<unsigned>(allreduce_bucket(call)));
+  }
+  return slot;
+}
+
+}  // namespace
+
+remat_status allreduce_start(Launcher& l, const OpCall& call, const StepContext& ctx,
+                             ErrorBuffer* err) {
+  const remat_communicator* c = allreduce_communicator(call, ctx, err);
+  if (c == nullptr) return REMAT_ERROR_FAILED_PRECONDITION;
+  uint8_t* slot = slot_of(l, call, err);
+  if (slot == nullptr) return REMAT_ERROR_FAILED_PRECONDITION;
+  remat_buffer parts[kMaxOpInputs];
+  for (int i = 0; i < call.num_inputs; ++i) {
+    const TensorRef& t = *call.inputs[i];
+    const remat_status s = l.read_to_host(t, slot, call, err);
+    if (s != REMAT_OK) return s;
+    parts[i].data = reinterpret_cast<float*>(slot);
+    parts[i].count = static_cast<uint64_t>(t.numel);
+    slot += HostStaging::array_bytes(t);
+  }
+  const remat_status s = c->allreduce_start(c->user, allreduce_bucket(call), parts,
+                                            static_cast<uint32_t>(call.num_inputs));
+  return s == REMAT_OK ? REMAT_OK : allreduce_callback_failed(call, "allreduce_start", s, err);
+}
+
+remat_status allreduce_wait(Launcher& l, const OpCall& call, const StepContext& ctx,
+                            ErrorBuffer* err) {
+  const remat_communicator* c = allreduce_communicator(call, ctx, err);
+  if (c == nullptr) return REMAT_ERROR_FAILED_PRECONDITION;
+  uint8_t* slot = slot_of(l, call, err);
+  if (slot == nullptr) return REMAT_ERROR_FAILED_PRECONDITION;
+  remat_status s = c->allreduce_wait(c->user, allreduce_bucket(call));
+  if (s != REMAT_OK) return allreduce_callback_failed(call, "allreduce_wait", s, err);
+  const float ranks = static_cast<float>(c->size);
+  for (int i = 0; i < call.num_inputs && s == REMAT_OK; ++i) {
+    const TensorRef& t = *call.inputs[i];
+    s = l.write_from_host(t, slot, call, err);
+    slot += HostStaging::array_bytes(t);
+    if (s != REMAT_OK) break;
+    Args a(l, kKernel_unary_op);
+    a.i32(kGpuDivide).f32(ranks).f32(0.0f).tensor(t).tensor(t).u64(t.numel);
+    s = a.launch(static_cast<size_t>(t.numel), call, err);
+  }
+  return s;
+}
+
+}  // namespace gpu
+}  // namespace remat
