@@ -60,6 +60,10 @@ int main(void) {
   OFFSET(remat_session_options, host); OFFSET(remat_session_options, host_size);
   OFFSET(remat_session_options, init_params); OFFSET(remat_session_options, threads);
   OFFSET(remat_session_options, communicator);
+  SIZE(remat_buffer); OFFSET(remat_buffer, data); OFFSET(remat_buffer, count);
+  SIZE(remat_communicator); OFFSET(remat_communicator, struct_size); OFFSET(remat_communicator, rank);
+  OFFSET(remat_communicator, size); OFFSET(remat_communicator, user);
+  OFFSET(remat_communicator, allreduce_start); OFFSET(remat_communicator, allreduce_wait);
   printf("pub const API_VERSION: u32 = %d;\n", REMAT_API_VERSION);
   return 0;
 }

@@ -159,29 +159,141 @@ impl Element for i64 {
     const DTYPE: i32 = 4;
 }
 
+/// One float32 array of a bucket that a [`Communicator`] sums over the ranks, in place: host
+/// memory (the session's arena on the CPU backend, a host copy of it on the GPU backends) that
+/// stays valid from the bucket's `allreduce_start` until its `allreduce_wait` returns.
+#[repr(transparent)]
+pub struct Buffer(sys::remat_buffer);
+
+impl Buffer {
+    /// Its number of floats.
+    pub fn len(&self) -> usize {
+        self.0.count as usize
+    }
+
+    /// Whether it holds no float.
+    pub fn is_empty(&self) -> bool {
+        self.0.count == 0
+    }
+
+    /// Its first float, for a sum that goes on after `allreduce_start` returns (another thread,
+    /// an MPI request): valid until the bucket's `allreduce_wait` returns.
+    pub fn as_mut_ptr(&self) -> *mut f32 {
+        self.0.data
+    }
+
+    /// Its floats, for a sum done within the call that receives the buffer.
+    pub fn as_mut_slice(&mut self) -> &mut [f32] {
+        unsafe { std::slice::from_raw_parts_mut(self.0.data, self.0.count as usize) }
+    }
+}
+
+/// How a session of a data-parallel plan (`remat compile --data-parallel`) sums its gradients
+/// with the other ranks' sessions (remat_communicator in remat.h, docs/data-parallel.md). The
+/// session calls `allreduce_start` on each bucket of gradients as the backward pass finishes it
+/// and `allreduce_wait` before the optimizer reads it, then divides the sums by `size()`; every
+/// rank makes the same calls in the same order, and a step that stops early still waits for
+/// every bucket it started. The calls run on the thread that called [`Session::step`].
+pub trait Communicator {
+    /// This rank, in `[0, size())`.
+    fn rank(&self) -> i32;
+    /// The number of ranks, at least 1.
+    fn size(&self) -> i32;
+    /// Starts summing each of |parts| (at most 8) over the ranks, in place; may return before
+    /// the sums are done. Buckets are numbered from 0 in the order a step starts them. An error
+    /// stops the step (REMAT_ERROR_CALLBACK, naming the bucket).
+    fn allreduce_start(&mut self, bucket: u32, parts: &mut [Buffer]) -> Result<()>;
+    /// Returns once bucket |bucket|'s sums are in its buffers, or an error (a rank that did not
+    /// take part in time), which stops the step.
+    fn allreduce_wait(&mut self, bucket: u32) -> Result<()>;
+}
+
+/// The C side of a session's communicator: the struct the library calls, and the Rust object
+/// its callbacks reach through `user`. Boxed so that neither moves while the session lives.
+struct CommunicatorLink<'p> {
+    raw: sys::remat_communicator,
+    rust: Box<dyn Communicator + 'p>,
+}
+
+/// A callback's status: REMAT_OK, the error's own, or REMAT_ERROR_CALLBACK for an error without
+/// one or a panic (which must not unwind into the library).
+fn callback_status(result: std::thread::Result<Result<()>>) -> sys::remat_status {
+    const CALLBACK: sys::remat_status = 21;
+    match result {
+        Ok(Ok(())) => sys::REMAT_OK,
+        Ok(Err(e)) if e.status != sys::REMAT_OK => e.status,
+        _ => CALLBACK,
+    }
+}
+
+extern "C" fn allreduce_start_trampoline(user: *mut c_void, bucket: u32, parts: *const sys::remat_buffer,
+                                         count: u32) -> sys::remat_status {
+    let link = unsafe { &mut *(user as *mut CommunicatorLink) };
+    // Buffer is a transparent wrapper of remat_buffer: the library's array is the slice.
+    let parts = unsafe { std::slice::from_raw_parts_mut(parts as *mut Buffer, count as usize) };
+    callback_status(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        link.rust.allreduce_start(bucket, parts)
+    })))
+}
+
+extern "C" fn allreduce_wait_trampoline(user: *mut c_void, bucket: u32) -> sys::remat_status {
+    let link = unsafe { &mut *(user as *mut CommunicatorLink) };
+    callback_status(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| link.rust.allreduce_wait(bucket))))
+}
+
 /// A training session of a plan; borrows the plan, which must outlive it.
 pub struct Session<'p> {
     handle: *mut sys::remat_session,
     plan: &'p Plan,
+    // Dropped after the session (Drop destroys the handle first), which calls it until then.
+    _communicator: Option<Box<CommunicatorLink<'p>>>,
 }
 
 impl<'p> Session<'p> {
     /// A session on |backend| ("cpu", "opencl", "cuda", or "NAME:DEVICE"), the library
     /// allocating its regions.
     pub fn new(plan: &'p Plan, backend: &str) -> Result<Session<'p>> {
+        Session::create(plan, backend, None)
+    }
+
+    /// A session of a data-parallel plan on |backend|, summing its gradients through
+    /// |communicator|, which it owns until it is dropped. The library refuses a data-parallel
+    /// plan without a communicator, and a communicator of more than one rank with any other plan.
+    pub fn with_communicator(plan: &'p Plan, backend: &str, communicator: Box<dyn Communicator + 'p>)
+                             -> Result<Session<'p>> {
+        let mut link = Box::new(CommunicatorLink {
+            raw: sys::remat_communicator {
+                struct_size: std::mem::size_of::<sys::remat_communicator>(),
+                rank: communicator.rank(),
+                size: communicator.size(),
+                user: ptr::null_mut(),
+                allreduce_start: Some(allreduce_start_trampoline),
+                allreduce_wait: Some(allreduce_wait_trampoline),
+            },
+            rust: communicator,
+        });
+        link.raw.user = &mut *link as *mut CommunicatorLink as *mut c_void;
+        Session::create(plan, backend, Some(link))
+    }
+
+    fn create(plan: &'p Plan, backend: &str, communicator: Option<Box<CommunicatorLink<'p>>>)
+              -> Result<Session<'p>> {
         let backend = c_name(backend)?;
         let mut options = std::mem::MaybeUninit::<sys::remat_session_options>::zeroed();
         let size = std::mem::size_of::<sys::remat_session_options>();
         check(unsafe { sys::remat_session_options_init_sized(options.as_mut_ptr(), size) }, || "options".into())?;
         let mut options = unsafe { options.assume_init() };
         options.backend = backend.as_ptr();
+        if let Some(link) = &communicator {
+            options.communicator = &link.raw;
+        }
         let mut handle = ptr::null_mut();
         let mut message = [0 as c_char; 512];
         let status = unsafe {
             sys::remat_session_create(plan.handle, &options, &mut handle, message.as_mut_ptr(), message.len())
         };
         check(status, || unsafe { CStr::from_ptr(message.as_ptr()) }.to_string_lossy().into_owned())?;
-        Ok(Session { handle, plan })
+        Ok(Session { handle, plan, _communicator: communicator })
     }
 
     fn check(&self, status: sys::remat_status) -> Result<()> {

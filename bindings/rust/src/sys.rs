@@ -69,8 +69,33 @@ pub struct remat_session_options {
     pub host_size: usize,
     pub init_params: c_int,
     pub threads: usize,
-    /// const remat_communicator* (data-parallel training): not wrapped by the crate; null.
-    pub communicator: *const c_void,
+    /// The communicator of a data-parallel plan, or null (the crate's Session::with_communicator
+    /// sets it).
+    pub communicator: *const remat_communicator,
+}
+
+/// A float32 array in host memory that a communicator sums in place.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct remat_buffer {
+    pub data: *mut f32,
+    pub count: u64,
+}
+
+pub type remat_allreduce_start_fn =
+    extern "C" fn(user: *mut c_void, bucket: u32, parts: *const remat_buffer, count: u32) -> remat_status;
+pub type remat_allreduce_wait_fn = extern "C" fn(user: *mut c_void, bucket: u32) -> remat_status;
+
+/// How a data-parallel session sums gradients with the other ranks (remat.h).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct remat_communicator {
+    pub struct_size: usize,
+    pub rank: i32,
+    pub size: i32,
+    pub user: *mut c_void,
+    pub allreduce_start: Option<remat_allreduce_start_fn>,
+    pub allreduce_wait: Option<remat_allreduce_wait_fn>,
 }
 
 pub type remat_state_write_fn = extern "C" fn(context: *mut c_void, data: *const c_void, bytes: usize) -> c_int;

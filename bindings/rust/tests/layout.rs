@@ -48,5 +48,15 @@ fn structs_match_the_c_compiler() {
     assert_eq!(offset!(remat_session_options, init_params), OFFSET_remat_session_options_init_params);
     assert_eq!(offset!(remat_session_options, threads), OFFSET_remat_session_options_threads);
     assert_eq!(offset!(remat_session_options, communicator), OFFSET_remat_session_options_communicator);
+    assert_eq!(size_of::<remat_buffer>(), SIZE_remat_buffer);
+    assert_eq!(offset!(remat_buffer, data), OFFSET_remat_buffer_data);
+    assert_eq!(offset!(remat_buffer, count), OFFSET_remat_buffer_count);
+    assert_eq!(size_of::<remat_communicator>(), SIZE_remat_communicator);
+    assert_eq!(offset!(remat_communicator, struct_size), OFFSET_remat_communicator_struct_size);
+    assert_eq!(offset!(remat_communicator, rank), OFFSET_remat_communicator_rank);
+    assert_eq!(offset!(remat_communicator, size), OFFSET_remat_communicator_size);
+    assert_eq!(offset!(remat_communicator, user), OFFSET_remat_communicator_user);
+    assert_eq!(offset!(remat_communicator, allreduce_start), OFFSET_remat_communicator_allreduce_start);
+    assert_eq!(offset!(remat_communicator, allreduce_wait), OFFSET_remat_communicator_allreduce_wait);
     assert_eq!(remat::version().unwrap().api_version, API_VERSION);
 }
