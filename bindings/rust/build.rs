@@ -1,4 +1,5 @@
-//! Links libremat (REMAT_LIB_DIR names its directory; else the system's) and measures the C
+//! Links libremat (REMAT_LIB_DIR names its directory; else the system's), and with the `mpi`
+//! feature libremat_mpi (REMAT_MPI_LIB_DIR, else the same), and measures the C
 //! structs of remat.h with the C compiler (REMAT_INCLUDE_DIR, else ../../include), so that a
 //! test can compare them with the Rust declarations in src/sys.rs.
 use std::env;
@@ -13,6 +14,14 @@ fn main() {
     }
     println!("cargo:rustc-link-lib=dylib=remat");
     println!("cargo:rerun-if-env-changed=REMAT_LIB_DIR");
+    // The `mpi` feature: libremat_mpi too.
+    if env::var_os("CARGO_FEATURE_MPI").is_some() {
+        if let Ok(dir) = env::var("REMAT_MPI_LIB_DIR") {
+            println!("cargo:rustc-link-search=native={}", dir);
+        }
+        println!("cargo:rustc-link-lib=dylib=remat_mpi");
+    }
+    println!("cargo:rerun-if-env-changed=REMAT_MPI_LIB_DIR");
     println!("cargo:rerun-if-env-changed=REMAT_INCLUDE_DIR");
 
     let include = env::var("REMAT_INCLUDE_DIR")

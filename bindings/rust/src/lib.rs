@@ -12,6 +12,9 @@
 //! ```
 pub mod sys;
 
+#[cfg(feature = "mpi")]
+pub mod mpi;
+
 use std::ffi::{CStr, CString};
 use std::fmt;
 use std::os::raw::{c_char, c_void};
@@ -276,24 +279,37 @@ impl<'p> Session<'p> {
         Session::create(plan, backend, Some(link))
     }
 
+    /// A session of a data-parallel plan on |backend| whose gradients MPI sums over |world|'s
+    /// ranks (feature `mpi`); the session borrows the World, which it must not outlive.
+    #[cfg(feature = "mpi")]
+    pub fn with_world(plan: &'p Plan, backend: &str, world: &'p mpi::World) -> Result<Session<'p>> {
+        Session::create_with(plan, backend, world.communicator(), None)
+    }
+
     fn create(plan: &'p Plan, backend: &str, communicator: Option<Box<CommunicatorLink<'p>>>)
               -> Result<Session<'p>> {
+        let raw = communicator.as_ref().map_or(ptr::null(), |link| &link.raw as *const sys::remat_communicator);
+        Session::create_with(plan, backend, raw, communicator)
+    }
+
+    /// A session whose options name the communicator |raw| (null: none), which |link| (when
+    /// given) holds and the session keeps.
+    fn create_with(plan: &'p Plan, backend: &str, raw: *const sys::remat_communicator,
+                   link: Option<Box<CommunicatorLink<'p>>>) -> Result<Session<'p>> {
         let backend = c_name(backend)?;
         let mut options = std::mem::MaybeUninit::<sys::remat_session_options>::zeroed();
         let size = std::mem::size_of::<sys::remat_session_options>();
         check(unsafe { sys::remat_session_options_init_sized(options.as_mut_ptr(), size) }, || "options".into())?;
         let mut options = unsafe { options.assume_init() };
         options.backend = backend.as_ptr();
-        if let Some(link) = &communicator {
-            options.communicator = &link.raw;
-        }
+        options.communicator = raw;
         let mut handle = ptr::null_mut();
         let mut message = [0 as c_char; 512];
         let status = unsafe {
             sys::remat_session_create(plan.handle, &options, &mut handle, message.as_mut_ptr(), message.len())
         };
         check(status, || unsafe { CStr::from_ptr(message.as_ptr()) }.to_string_lossy().into_owned())?;
-        Ok(Session { handle, plan, _communicator: communicator })
+        Ok(Session { handle, plan, _communicator: link })
     }
 
     fn check(&self, status: sys::remat_status) -> Result<()> {

@@ -135,3 +135,18 @@ extern "C" {
     pub fn remat_session_load_state(session: *mut remat_session, read: remat_state_read_fn, context: *mut c_void,
                                     size: u64) -> remat_status;
 }
+
+/// libremat_mpi's handle (remat/remat_mpi.h).
+#[cfg(feature = "mpi")]
+#[repr(C)]
+pub struct remat_mpi {
+    _private: [u8; 0],
+}
+
+#[cfg(feature = "mpi")]
+extern "C" {
+    pub fn remat_mpi_join(timeout_seconds: f64, out: *mut *mut remat_mpi, message: *mut c_char,
+                          capacity: usize) -> remat_status;
+    pub fn remat_mpi_communicator(mpi: *const remat_mpi) -> *const remat_communicator;
+    pub fn remat_mpi_leave(mpi: *mut remat_mpi);
+}
