@@ -97,6 +97,7 @@ CudaBackend::~CudaBackend() {
   cudaFree(base_[kWorkspace]);
   if (host_owned_) cudaFreeHost(base_[2]);
   if (host_registered_) cudaHostUnregister(base_[2]);
+  if (staging_registered_) cudaHostUnregister(staging_.base());
   if (state_host_ != nullptr) cudaFreeHost(state_host_);
   cudaFree(state_);
   cudaFree(blas_workspace_);
@@ -220,16 +221,28 @@ remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
 bool CudaBackend::supports_op(uint16_t code) const { return gpu::op_table().find(code) != nullptr; }
 
 remat_status CudaBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) {
-  remat_status s = staging_.prepare(calls, count, err);
+  remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
   if (s != REMAT_OK) return s;
+  if (staging_registered_) {
+    cudaStreamSynchronize(main_);  // No copy still reads it.
+    cudaHostUnregister(staging_.base());
+    staging_registered_ = false;
+  }
+  s = staging_.prepare(calls, count, err);
+  if (s != REMAT_OK) return s;
+  if (staging_.bytes() > 0) {
+    // Page-locked, the buckets' copies run at the bus's speed; pageable ones still work.
+    staging_registered_ = cudaHostRegister(staging_.base(), static_cast<size_t>(staging_.bytes()),
+                                           cudaHostRegisterDefault) == cudaSuccess;
+    cudaGetLastError();
+    attributes_changed();  // A graph captured before would not call the communicator.
+  }
   uint64_t needed = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const uint64_t bytes = gpu::workspace_bytes(calls[i]);
     needed = bytes > needed ? bytes : needed;
   }
   if (needed <= size_[kWorkspace]) return REMAT_OK;
-  s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
-  if (s != REMAT_OK) return s;
   void* p = nullptr;
   s = alloc_status(cudaMalloc(&p, static_cast<size_t>(needed)), "workspace", needed, err);
   if (s != REMAT_OK) return s;

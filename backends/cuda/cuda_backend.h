@@ -13,7 +13,8 @@
 // (cudaStreamBeginCapture) instead of run, then the graph is instantiated and launched; later
 // steps only count their ops and replay it. Kernels read the seed and step from device
 // memory written before each launch, so one graph serves every step. REMAT_CUDA_GRAPHS=0 in the
-// environment at creation turns capture off: every op is then launched as it comes.
+// environment at creation turns capture off: every op is then launched as it comes, as in every
+// step of a data-parallel plan, whose all-reduce ops wait for the host mid-step.
 #ifndef REMAT_BACKENDS_CUDA_CUDA_BACKEND_H_
 #define REMAT_BACKENDS_CUDA_CUDA_BACKEND_H_
 

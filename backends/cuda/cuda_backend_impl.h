@@ -54,7 +54,9 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   /// Allocates the workspace (gpu::workspace_bytes: widening slices, attention scores): the most
   /// any of |calls| needs, nothing where none needs any. A later call with larger needs (tests
   /// running ops one by one) replaces it and drops a captured graph, whose launches hold the old
-  /// address.
+  /// address. Lays out the host slots of |calls|' all-reduce buckets (gpu::HostStaging),
+  /// page-locked where the driver allows, replacing any earlier ones; with buckets, a captured
+  /// graph is dropped too and no step is captured.
   remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override;
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
@@ -116,6 +118,7 @@ class CudaBackend final : public Backend, private gpu::Launcher {
                             ErrorBuffer* err) override;
   remat_status write_from_host(const TensorRef& t, const void* host, const OpCall& call,
                                ErrorBuffer* err) override;
+  remat_status finish_host_copies(const OpCall& call, ErrorBuffer* err) override;
   remat_status copy_async(const OpCall& call, const TensorRef& device_tensor, void* dst,
                           const void* src, cudaMemcpyKind kind, ErrorBuffer* err);
   // Orders main_ after the pending copies that overlap |t|: every one when the op writes |t|,
@@ -149,13 +152,14 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   // indexed by Region (the workspace by gpu::kWorkspaceRegion: kWorkspace).
   uint8_t* base_[kWorkspace + 1] = {nullptr, nullptr, nullptr, nullptr};
   uint64_t size_[kWorkspace + 1] = {0, 0, 0, 0};
-  bool host_registered_ = false;  // base_[2] is the caller's buffer, page-locked by us.
-  bool host_owned_ = false;       // base_[2] is our cudaHostAlloc buffer.
-  gpu::HostStaging staging_;      // The all-reduce buckets' host slots (prepare()).
-  cudaStream_t main_ = nullptr;   // Kernels, GEMMs, uploads and downloads.
-  cudaStream_t copy_ = nullptr;   // Spills and prefetches.
-  cudaEvent_t fork_ = nullptr;    // main_ -> copy_ ordering before each copy.
-  cudaEvent_t join_ = nullptr;    // copy_ -> main_ at the end of a step.
+  bool host_registered_ = false;     // base_[2] is the caller's buffer, page-locked by us.
+  bool host_owned_ = false;          // base_[2] is our cudaHostAlloc buffer.
+  gpu::HostStaging staging_;         // The all-reduce buckets' host slots (prepare()).
+  bool staging_registered_ = false;  // staging_'s memory is page-locked by us.
+  cudaStream_t main_ = nullptr;      // Kernels, GEMMs, uploads and downloads.
+  cudaStream_t copy_ = nullptr;      // Spills and prefetches.
+  cudaEvent_t fork_ = nullptr;       // main_ -> copy_ ordering before each copy.
+  cudaEvent_t join_ = nullptr;       // copy_ -> main_ at the end of a step.
   PendingCopy pending_[kMaxPendingCopies] = {};
   int pending_busy_ = 0;
   uint64_t copy_sequence_ = 0;

@@ -25,16 +25,6 @@ remat_status copy_error(const OpCall& call, cudaError_t e, const char* what, Err
                    op_name(call.code), what, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
-// Copies |bytes| between |host| and device tensor |t| on main_ (after every op issued before),
-// then waits for it: the all-reduce buckets' host copies.
-remat_status blocking_copy(cudaStream_t main, const OpCall& call, void* dst, const void* src,
-                           uint64_t bytes, cudaMemcpyKind kind, ErrorBuffer* err) {
-  cudaError_t e = cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), kind, main);
-  if (e != cudaSuccess) return copy_error(call, e, "cudaMemcpyAsync", err);
-  e = cudaStreamSynchronize(main);
-  return e == cudaSuccess ? REMAT_OK : copy_error(call, e, "cudaStreamSynchronize", err);
-}
-
 bool overlaps(const PendingCopy& p, const TensorRef& t) {
   return p.region == t.region && p.offset < t.offset + t.bytes && t.offset < p.offset + p.bytes;
 }
@@ -43,14 +33,21 @@ bool overlaps(const PendingCopy& p, const TensorRef& t) {
 
 remat_status CudaBackend::read_to_host(const TensorRef& t, void* host, const OpCall& call,
                                        ErrorBuffer* err) {
-  return blocking_copy(main_, call, host, address(t), static_cast<uint64_t>(t.numel) * 4,
-                       cudaMemcpyDeviceToHost, err);
+  const cudaError_t e = cudaMemcpyAsync(host, address(t), static_cast<size_t>(t.numel) * 4,
+                                        cudaMemcpyDeviceToHost, main_);
+  return e == cudaSuccess ? REMAT_OK : copy_error(call, e, "cudaMemcpyAsync (to host)", err);
 }
 
 remat_status CudaBackend::write_from_host(const TensorRef& t, const void* host, const OpCall& call,
                                           ErrorBuffer* err) {
-  return blocking_copy(main_, call, address(t), host, static_cast<uint64_t>(t.numel) * 4,
-                       cudaMemcpyHostToDevice, err);
+  const cudaError_t e = cudaMemcpyAsync(address(t), host, static_cast<size_t>(t.numel) * 4,
+                                        cudaMemcpyHostToDevice, main_);
+  return e == cudaSuccess ? REMAT_OK : copy_error(call, e, "cudaMemcpyAsync (from host)", err);
+}
+
+remat_status CudaBackend::finish_host_copies(const OpCall& call, ErrorBuffer* err) {
+  const cudaError_t e = cudaStreamSynchronize(main_);
+  return e == cudaSuccess ? REMAT_OK : copy_error(call, e, "cudaStreamSynchronize", err);
 }
 
 remat_status CudaBackend::copy_async(const OpCall& call, const TensorRef& device_tensor, void* dst,
@@ -132,8 +129,10 @@ remat_status CudaBackend::wait_for_overlaps(const OpCall& call, const TensorRef&
 
 remat_status CudaBackend::wait_for_hazards(const OpCall& call, ErrorBuffer* err) {
   if (pending_busy_ == 0) return REMAT_OK;
+  // allreduce_wait writes its inputs in place (the sums copied back, divided).
+  const bool in_place = call.code == static_cast<uint16_t>(OpCode::kAllreduceWait);
   for (int i = 0; i < call.num_inputs; ++i) {
-    const remat_status s = wait_for_overlaps(call, *call.inputs[i], /*op_writes=*/false, err);
+    const remat_status s = wait_for_overlaps(call, *call.inputs[i], in_place, err);
     if (s != REMAT_OK) return s;
   }
   for (int i = 0; i < call.num_outputs; ++i) {

@@ -44,6 +44,10 @@ class HostStaging {
   /// Bytes of every slot together.
   uint64_t bytes() const { return bytes_; }
 
+  /// The first slot's first byte (nullptr without slots): every slot lies in [base(), base() +
+  /// bytes()), for a backend that page-locks them.
+  uint8_t* base() const { return memory_; }
+
  private:
   void release();
 

@@ -100,14 +100,17 @@ class Launcher {
   /// The host slots of the plan's all-reduce buckets, laid out when the backend prepared the
   /// plan (ops/allreduce.cc).
   virtual const HostStaging& host_staging() const = 0;
-  /// Copies float32 tensor |t| (numel floats) to |host| once every op enqueued before it has
-  /// run; returns when the bytes are there (blocking).
+  /// Enqueues a copy of float32 tensor |t| (numel floats) to |host|, after every op enqueued
+  /// before it; the bytes are there once finish_host_copies() returns.
   virtual remat_status read_to_host(const TensorRef& t, void* host, const OpCall& call,
                                     ErrorBuffer* err) = 0;
-  /// Copies numel floats at |host| into tensor |t| before any op enqueued later runs; returns
-  /// when |host| may change (blocking).
+  /// Enqueues a copy of numel floats at |host| into tensor |t|, before any op enqueued later;
+  /// |host| must keep its bytes until a later read_to_host() of the queue has finished (the
+  /// queue is in order, so that copy is done by then).
   virtual remat_status write_from_host(const TensorRef& t, const void* host, const OpCall& call,
                                        ErrorBuffer* err) = 0;
+  /// Returns once every copy enqueued by read_to_host() and write_from_host() is done.
+  virtual remat_status finish_host_copies(const OpCall& call, ErrorBuffer* err) = 0;
 
  protected:
   ~Launcher() = default;

@@ -113,6 +113,7 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
                             ErrorBuffer* err) override;
   remat_status write_from_host(const TensorRef& t, const void* host, const OpCall& call,
                                ErrorBuffer* err) override;
+  remat_status finish_host_copies(const OpCall& call, ErrorBuffer* err) override;
   remat_status spill_or_prefetch(const OpCall& call, bool spill, ErrorBuffer* err);
   remat_status retire(int slot, bool block, ErrorBuffer* err);
 

@@ -1,5 +1,5 @@
-// Host<->device copies: upload/download and the all-reduce buckets' host copies (blocking), and
-// the asynchronous spill/prefetch/wait.
+// Host<->device copies: upload/download (blocking), the all-reduce buckets' host copies, and the
+// asynchronous spill/prefetch/wait.
 //
 // Spills and prefetches run on the copy queue. Each starts after a marker of the compute queue
 // (everything before it that produced or still reads the arena bytes has finished) and leaves
@@ -65,7 +65,7 @@ remat_status OpenclBackend::read_to_host(const TensorRef& t, void* host, const O
                                          ErrorBuffer* err) {
   // The compute queue is in order: the read sees every op enqueued before it.
   const cl_int status =
-      clEnqueueReadBuffer(queue_, buffer(t.region), CL_TRUE, t.offset,
+      clEnqueueReadBuffer(queue_, buffer(t.region), CL_FALSE, t.offset,
                           static_cast<size_t>(t.numel) * sizeof(float), host, 0, nullptr, nullptr);
   return status == CL_SUCCESS ? REMAT_OK : op_fail(&call, status, "clEnqueueReadBuffer", err);
 }
@@ -73,9 +73,14 @@ remat_status OpenclBackend::read_to_host(const TensorRef& t, void* host, const O
 remat_status OpenclBackend::write_from_host(const TensorRef& t, const void* host,
                                             const OpCall& call, ErrorBuffer* err) {
   const cl_int status =
-      clEnqueueWriteBuffer(queue_, buffer(t.region), CL_TRUE, t.offset,
+      clEnqueueWriteBuffer(queue_, buffer(t.region), CL_FALSE, t.offset,
                            static_cast<size_t>(t.numel) * sizeof(float), host, 0, nullptr, nullptr);
   return status == CL_SUCCESS ? REMAT_OK : op_fail(&call, status, "clEnqueueWriteBuffer", err);
+}
+
+remat_status OpenclBackend::finish_host_copies(const OpCall& call, ErrorBuffer* err) {
+  const cl_int status = clFinish(queue_);
+  return status == CL_SUCCESS ? REMAT_OK : op_fail(&call, status, "clFinish", err);
 }
 
 // Lets a held-back copy (test mode) start.

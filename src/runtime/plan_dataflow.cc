@@ -39,6 +39,15 @@ bool uses(const fb::Op* op, uint32_t t, bool outputs) {
   return false;
 }
 
+// Whether |op| writes tensor |t|: one of its outputs, or an input of an all-reduce op, which sums
+// (on the CPU, from its start) and divides its inputs in place.
+bool writes(const fb::Op* op, uint32_t t) {
+  const bool in_place = op_in_build(OpCode::kAllreduceStart) &&
+                        (op->code() == static_cast<uint16_t>(OpCode::kAllreduceStart) ||
+                         op->code() == static_cast<uint16_t>(OpCode::kAllreduceWait));
+  return uses(op, t, true) || (in_place && uses(op, t, false));
+}
+
 // What |bound| holds per tensor after check_bindings().
 constexpr uint8_t kUnbound = 0, kCallerSet = 1, kParamBinding = 2;
 
@@ -340,7 +349,7 @@ remat_status verify_dataflow(const fb::Plan* plan, int32_t* copy_end, ErrorBuffe
       const bool is_wait =
           later->code() == static_cast<uint16_t>(OpCode::kWait) && uses(later, device, false);
       if (is_wait) break;
-      if (uses(later, device, true) || (prefetch && uses(later, device, false))) {
+      if (writes(later, device) || (prefetch && uses(later, device, false))) {
         status = set_error(err, REMAT_ERROR_PLAN_CORRUPT,
                            "op %u (%s) uses tensor '%s' before the wait for op %u (%s)",
                            static_cast<unsigned>(j), op_name(later->code()), name_of(plan, device),

@@ -327,6 +327,28 @@ static void a_wait_without_its_start_is_rejected(void**) {
              .c_str());
 }
 
+// A spill of bucket 0's last gradient before the bucket's start, waited for after its wait: the
+// all-reduce ops write their inputs in place while the copy may still read them.
+static void a_bucket_summed_while_it_is_spilled_is_rejected(void**) {
+  auto r = compile_data_parallel();
+  using remat::compiler::Op;
+  const size_t start = nth_op(r.graph, remat::OpCode::kAllreduceStart, 0);
+  const int g = r.graph.ops[start].inputs.back();
+  const remat::compiler::Tensor x = r.graph.tensors[static_cast<size_t>(g)];
+  const int slot =
+      r.graph.add_tensor(x.name + "@host", x.dtype, x.shape, remat::compiler::Role::kCheckpoint);
+  r.graph.tensors[static_cast<size_t>(slot)].host = true;
+  const Op spill{remat::OpCode::kSpill, {g}, {slot}, {}, {}, remat::compiler::Phase::kCopy, 0, 0.0};
+  const Op wait{remat::OpCode::kWait, {g}, {}, {}, {}, remat::compiler::Phase::kCopy, 0, 0.0};
+  r.graph.ops.insert(r.graph.ops.begin() + static_cast<long>(start), spill);
+  const size_t after = nth_op(r.graph, remat::OpCode::kAllreduceWait, 0) + 1;
+  r.graph.ops.insert(r.graph.ops.begin() + static_cast<long>(after), wait);
+  expect(r.graph, r.report, REMAT_ERROR_PLAN_CORRUPT,
+         ("op " + std::to_string(start + 1) + " (allreduce_start) uses tensor '" + x.name +
+          "' before the wait for op " + std::to_string(start) + " (spill)")
+             .c_str());
+}
+
 static void an_alignment_below_the_element_size_is_rejected(void**) {
   const auto r = compile(kMlp);
   auto memory = remat::compiler::plan_memory(r.graph, 64);
@@ -360,6 +382,7 @@ int main() {
       cmocka_unit_test(buckets_out_of_order_or_twice_are_rejected),
       cmocka_unit_test(a_bucket_naming_a_tensor_twice_or_waiting_for_others_is_rejected),
       cmocka_unit_test(a_wait_without_its_start_is_rejected),
+      cmocka_unit_test(a_bucket_summed_while_it_is_spilled_is_rejected),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

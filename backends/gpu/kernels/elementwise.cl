@@ -31,7 +31,9 @@ DEVICE_FN float hard_sigmoid_of(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1
 #define REMAT_GPU_UNARY_Erf(v, alpha, beta) erff(v)
 #define REMAT_GPU_UNARY_Clip(v, alpha, beta) (v < alpha ? alpha : v > beta ? beta : v)  // low, high
 #define REMAT_GPU_UNARY_HardSigmoid(v, alpha, beta) hard_sigmoid_of(alpha * v + beta)
-// A correctly rounded quotient (both dialects), allreduce_wait's mean over the ranks.
+// allreduce_wait's mean over the ranks: correctly rounded, as the CPU's, on CUDA and on OpenCL
+// devices that offer it (opencl_backend.cc builds with -cl-fp32-correctly-rounded-divide-sqrt
+// there; OpenCL C otherwise allows 2.5 ulp).
 #define REMAT_GPU_UNARY_Divide(v, alpha, beta) (v / alpha)
 
 // Unary ops, selected by |op| (GpuUnary in abi.h).
@@ -108,7 +110,8 @@ KERNEL dropout(buf_t x, ulong xo, buf_t y, ulong yo, ulong n, ulong first, ulong
   if (i >= n) return;
   const ulong seed = state->seed, step = state->step;
   const bool aligned = (first & 3) == 0;
-  const Philox4 r = philox_group(seed, step, key, first + i);
+  Philox4 r = {{0u, 0u, 0u, 0u}};
+  if (aligned) r = philox_group(seed, step, key, first + i);
   const float keep_scale = 1.0f - p;
   GLOBAL const float* src = F32(x, xo);
   GLOBAL float* dst = F32(y, yo);

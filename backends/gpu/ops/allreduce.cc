@@ -3,8 +3,11 @@
 // allreduce_start copies the bucket's tensors into the bucket's host slot (HostStaging, laid out
 // when the backend prepared the plan) once the ops before it have written them, and starts the
 // sums there; allreduce_wait waits for them, copies them back, and divides each element by the
-// number of ranks on the device, the correctly rounded quotient the CPU backend computes. Both
-// copies block the host: a step of a data-parallel plan is not captured as a CUDA graph.
+// number of ranks on the device (unary_op's Divide: the CPU's correctly rounded quotient where
+// the device rounds division correctly, kernels/elementwise.cl). The
+// start waits for its copies on the host (a step of a data-parallel plan is not captured as a
+// CUDA graph); the copies back are queued before the division and whatever follows, and the
+// slot is not written again before the next step's start has read it on the same queue.
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/allreduce_calls.h"
 #include "plan/ops.h"
@@ -42,8 +45,10 @@ remat_status allreduce_start(Launcher& l, const OpCall& call, const StepContext&
     parts[i].count = static_cast<uint64_t>(t.numel);
     slot += HostStaging::array_bytes(t);
   }
-  const remat_status s = c->allreduce_start(c->user, allreduce_bucket(call), parts,
-                                            static_cast<uint32_t>(call.num_inputs));
+  remat_status s = l.finish_host_copies(call, err);
+  if (s != REMAT_OK) return s;
+  s = c->allreduce_start(c->user, allreduce_bucket(call), parts,
+                         static_cast<uint32_t>(call.num_inputs));
   return s == REMAT_OK ? REMAT_OK : allreduce_callback_failed(call, "allreduce_start", s, err);
 }
 
