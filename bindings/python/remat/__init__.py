@@ -16,6 +16,7 @@ from .errors import *  # noqa: F401,F403 (the Error classes)
 from .errors import Error
 from .plan import Binding, Memory, Plan
 from .session import Session
+from .communicator import Communicator
 from . import mpi  # noqa: E402 (remat.mpi: data-parallel training; loads libremat_mpi on first use)
 
 __version__ = "%d.%d.%d" % (version_info.major, version_info.minor, version_info.patch)

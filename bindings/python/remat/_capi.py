@@ -36,8 +36,25 @@ class SessionOptions(ctypes.Structure):
                 ("host", ctypes.c_void_p), ("host_size", ctypes.c_size_t), ("init_params", ctypes.c_int),
                 ("threads", ctypes.c_size_t),
                 # const remat_communicator* (data-parallel training, docs/data-parallel.md):
-                # a remat.mpi.World's, or NULL.
+                # a remat.mpi.World's or a remat.Communicator's, or NULL.
                 ("communicator", ctypes.c_void_p)]
+
+
+class Buffer(ctypes.Structure):
+    """remat_buffer: a float32 array in host memory that a communicator sums in place."""
+    _fields_ = [("data", ctypes.POINTER(ctypes.c_float)), ("count", ctypes.c_uint64)]
+
+
+ALLREDUCE_START_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(Buffer),
+                                      ctypes.c_uint32)
+ALLREDUCE_WAIT_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32)
+
+
+class Communicator(ctypes.Structure):
+    """remat_communicator: how a data-parallel session sums gradients with the other ranks."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("rank", ctypes.c_int32), ("size", ctypes.c_int32),
+                ("user", ctypes.c_void_p), ("allreduce_start", ALLREDUCE_START_FN),
+                ("allreduce_wait", ALLREDUCE_WAIT_FN)]
 
 
 WRITE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)

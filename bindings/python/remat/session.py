@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _capi
 from ._capi import lib
-from .errors import FailedPreconditionError, InvalidArgumentError, raise_for
+from .errors import Error, FailedPreconditionError, InvalidArgumentError, raise_for
 from .plan import as_array
 
 
@@ -15,9 +15,9 @@ class Session:
 
     |arena|: None (the library allocates it) or a caller buffer (a writable object with the
     buffer protocol, e.g. a numpy array or bytearray) of at least plan.memory.arena_bytes at the
-    plan's alignment. |communicator|: a remat.mpi.World, for a data-parallel plan (`remat compile
-    --data-parallel`) under mpirun. A context manager; close() frees it (also done when it is
-    collected).
+    plan's alignment. |communicator|: a remat.mpi.World (under mpirun) or a remat.Communicator
+    (a transport of the caller's), for a data-parallel plan (`remat compile --data-parallel`). A
+    context manager; close() frees it (also done when it is collected).
     """
 
     def __init__(self, plan, backend="cpu", arena=None, threads=0, init_params=True, communicator=None):
@@ -69,8 +69,18 @@ class Session:
         self.close()
 
     def _check(self, status):
-        if status != 0:
-            raise_for(status, (lib.remat_session_last_error(self.handle) or b"").decode(errors="replace"))
+        if status == 0:
+            return
+        message = (lib.remat_session_last_error(self.handle) or b"").decode(errors="replace")
+        # A remat.Communicator's callback that raised: its exception is the cause.
+        cause = getattr(self._communicator, "exception", None)
+        if cause is None:
+            raise_for(status, message)
+        self._communicator.exception = None
+        try:
+            raise_for(status, message)
+        except Error as e:
+            raise e from cause
 
     def set_input(self, name, value):
         """Sets input or label |name| for the next step or eval: an array of its dtype and shape."""

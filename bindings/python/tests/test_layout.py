@@ -21,6 +21,8 @@ STRUCTS = {
     _capi.TensorInfo: "remat_tensor_info",
     _capi.MemoryInfo: "remat_plan_memory_info",
     _capi.SessionOptions: "remat_session_options",
+    _capi.Buffer: "remat_buffer",
+    _capi.Communicator: "remat_communicator",
 }
 
 
@@ -34,7 +36,8 @@ def c_fields(struct):
     body = re.search(r"typedef struct %s \{(.*?)\} %s;" % (struct, struct), header_text(), re.S)
     assert body, "remat.h has no typedef struct %s" % struct
     text = re.sub(r"/\*.*?\*/", "", body.group(1), flags=re.S)
-    return [re.search(r"(\w+)\s*(\[[^\]]*\])?$", decl.strip()).group(1)
+    # A function pointer's name is inside "(*name)(...)"; any other field's ends its declaration.
+    return [(re.search(r"\(\*(\w+)\)", decl) or re.search(r"(\w+)\s*(\[[^\]]*\])?$", decl.strip())).group(1)
             for decl in text.split(";") if decl.strip()]
 
 

@@ -1,0 +1,79 @@
+"""remat.Communicator: a data-parallel session's own transport (remat_communicator in remat.h,
+docs/data-parallel.md), for a caller who sums gradients with something other than remat.mpi
+(torch.distributed, mpi4py, threads of one process):
+
+    class MyWorld(remat.Communicator):
+        def allreduce_start(self, bucket, parts):   # float32 numpy arrays, summed in place
+            ...                                      # may return before the sums are done
+        def allreduce_wait(self, bucket):
+            ...                                      # returns once bucket's sums are in place
+
+    with remat.Session(plan, communicator=MyWorld(rank, size)) as s: ...
+
+The session calls allreduce_start on each bucket of gradients as the backward pass finishes it
+and allreduce_wait before the optimizer reads it, then divides the sums by |size|; every rank
+makes the same calls in the same order, on the thread that called step(). |parts| view host
+memory (the session's arena on the CPU backend, a host copy on the GPU backends) that stays
+valid until the bucket's allreduce_wait returns: keep them only that long. An exception in a
+callback stops the step: step() raises remat.CallbackError (the library's message names the
+bucket) chained to it (`raise ... from`); an exception with a |status| attribute (a remat.Error)
+gives the library that status instead of REMAT_ERROR_CALLBACK.
+"""
+import ctypes
+import weakref
+
+import numpy as np
+
+from . import _capi
+
+CALLBACK_STATUS = 21  # REMAT_ERROR_CALLBACK
+
+
+class Communicator:
+    """Communicator(rank, size): subclass it with allreduce_start(bucket, parts) and
+    allreduce_wait(bucket); give an instance to Session(plan, communicator=...)."""
+
+    def __init__(self, rank, size):
+        self.rank, self.size = rank, size
+        self.exception = None  # the last exception a callback raised, until step() reports it
+        self._sessions = weakref.WeakSet()
+        # The C struct and its two callbacks live as long as this object (sessions keep it).
+        self._callbacks = (_capi.ALLREDUCE_START_FN(self._start), _capi.ALLREDUCE_WAIT_FN(self._wait))
+        self._struct = _capi.Communicator(ctypes.sizeof(_capi.Communicator), rank, size, None,
+                                          *self._callbacks)
+
+    @property
+    def communicator(self):
+        """The address of its remat_communicator, for remat_session_options.communicator."""
+        return ctypes.addressof(self._struct)
+
+    def allreduce_start(self, bucket, parts):
+        """Starts summing each array of |parts| over the ranks, in place; may return before the
+        sums are done. Buckets are numbered from 0 in the order a step starts them."""
+        raise NotImplementedError("a remat.Communicator defines allreduce_start")
+
+    def allreduce_wait(self, bucket):
+        """Returns once bucket |bucket|'s sums are in its arrays."""
+        raise NotImplementedError("a remat.Communicator defines allreduce_wait")
+
+    def _failed(self, exception):
+        self.exception = exception
+        status = getattr(exception, "status", None)
+        return status if isinstance(status, int) and status != 0 else CALLBACK_STATUS
+
+    # The callbacks the library calls: nothing may propagate into C (ctypes would print the
+    # exception and return 0, success).
+    def _start(self, _user, bucket, parts, count):
+        try:
+            arrays = [np.ctypeslib.as_array(parts[i].data, shape=(parts[i].count,)) for i in range(count)]
+            self.allreduce_start(bucket, arrays)
+            return 0
+        except BaseException as e:  # noqa: B902 (any failure stops the step)
+            return self._failed(e)
+
+    def _wait(self, _user, bucket):
+        try:
+            self.allreduce_wait(bucket)
+            return 0
+        except BaseException as e:  # noqa: B902
+            return self._failed(e)
