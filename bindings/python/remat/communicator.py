@@ -16,10 +16,11 @@ makes the same calls in the same order, on the thread that called step(). |parts
 memory (the session's arena on the CPU backend, a host copy on the GPU backends) that stays
 valid until the bucket's allreduce_wait returns: keep them only that long. An exception in a
 callback stops the step: step() raises remat.CallbackError (the library's message names the
-bucket) chained to it (`raise ... from`); an exception with a |status| attribute (a remat.Error)
-gives the library that status instead of REMAT_ERROR_CALLBACK.
+bucket) chained to the first exception (`raise ... from`); an exception with a |status| attribute
+(a remat.Error) gives the library that status instead of REMAT_ERROR_CALLBACK.
 """
 import ctypes
+import traceback
 import weakref
 
 import numpy as np
@@ -35,7 +36,7 @@ class Communicator:
 
     def __init__(self, rank, size):
         self.rank, self.size = rank, size
-        self.exception = None  # the last exception a callback raised, until step() reports it
+        self._exception = None  # the first exception a callback raised, until step() reports it
         self._sessions = weakref.WeakSet()
         # The C struct and its two callbacks live as long as this object (sessions keep it).
         self._callbacks = (_capi.ALLREDUCE_START_FN(self._start), _capi.ALLREDUCE_WAIT_FN(self._wait))
@@ -57,9 +58,17 @@ class Communicator:
         raise NotImplementedError("a remat.Communicator defines allreduce_wait")
 
     def _failed(self, exception):
-        self.exception = exception
-        status = getattr(exception, "status", None)
-        return status if isinstance(status, int) and status != 0 else CALLBACK_STATUS
+        """The status for |exception|, kept as the step's cause unless an earlier one is (the
+        waits a failed step still makes may fail too)."""
+        try:
+            if self._exception is None:
+                # Its frames hold the parts' views of session memory: drop their locals.
+                traceback.clear_frames(exception.__traceback__)
+                self._exception = exception
+            status = getattr(exception, "status", None)
+            return status if type(status) is int and 0 < status < 256 else CALLBACK_STATUS
+        except BaseException:  # noqa: B902 (a status property that raises)
+            return CALLBACK_STATUS
 
     # The callbacks the library calls: nothing may propagate into C (ctypes would print the
     # exception and return 0, success).

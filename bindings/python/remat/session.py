@@ -73,10 +73,10 @@ class Session:
             return
         message = (lib.remat_session_last_error(self.handle) or b"").decode(errors="replace")
         # A remat.Communicator's callback that raised: its exception is the cause.
-        cause = getattr(self._communicator, "exception", None)
+        cause = getattr(self._communicator, "_exception", None)
         if cause is None:
             raise_for(status, message)
-        self._communicator.exception = None
+        self._communicator._exception = None
         try:
             raise_for(status, message)
         except Error as e:

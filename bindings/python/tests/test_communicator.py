@@ -64,8 +64,9 @@ class ThreadWorld:
 
             def allreduce_wait(self, bucket):
                 key = (bucket, self.rounds[bucket] - 1)
-                with world.lock:
-                    world.lock.wait_for(lambda: world.entries[key]["done"])
+                with world.lock:  # a rank whose peer failed must not wait for ever
+                    if not world.lock.wait_for(lambda: world.entries[key]["done"], timeout=60):
+                        raise TimeoutError("bucket %d: no peer within 60 s" % bucket)
 
         return Rank()
 
@@ -140,7 +141,25 @@ def test_a_raising_communicator_stops_the_step_chained_to_its_exception(exceptio
         assert "allreduce_start of bucket 1 returned %d" % returned in str(caught.value)
         assert caught.value.__cause__ is exception
         assert failing.calls == ["start 0", "start 1", "wait 0"]
-        assert failing.exception is None  # reported once
+        assert failing._exception is None  # reported once
+
+
+def test_the_first_exception_is_the_cause_when_the_waits_after_it_raise_too():
+    class AlsoTheWait(Failing):
+        def allreduce_wait(self, bucket):
+            super().allreduce_wait(bucket)
+            raise ValueError("wait of %d" % bucket)
+
+    first = KeyError("start of 1")
+    failing = AlsoTheWait(first)
+    with remat.Session(plan_of(2, True), communicator=failing) as s:
+        x, y = rows(0, 2)
+        s.set_input("x", x)
+        s.set_input("labels", y)
+        with pytest.raises(remat.CallbackError, match="allreduce_start of bucket 1") as caught:
+            s.step()
+        assert caught.value.__cause__ is first
+        assert failing.calls == ["start 0", "start 1", "wait 0"]
 
 
 def test_a_missing_or_needless_communicator_is_refused():

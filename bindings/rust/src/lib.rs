@@ -187,16 +187,25 @@ impl Buffer {
 
     /// Its floats, for a sum done within the call that receives the buffer.
     pub fn as_mut_slice(&mut self) -> &mut [f32] {
+        if self.0.count == 0 {
+            return &mut [];
+        }
         unsafe { std::slice::from_raw_parts_mut(self.0.data, self.0.count as usize) }
     }
 }
+
+/// The most arrays a bucket holds (the catalogue's inputs of allreduce_start).
+const MAX_PARTS: usize = 8;
 
 /// How a session of a data-parallel plan (`remat compile --data-parallel`) sums its gradients
 /// with the other ranks' sessions (remat_communicator in remat.h, docs/data-parallel.md). The
 /// session calls `allreduce_start` on each bucket of gradients as the backward pass finishes it
 /// and `allreduce_wait` before the optimizer reads it, then divides the sums by `size()`; every
 /// rank makes the same calls in the same order, and a step that stops early still waits for
-/// every bucket it started. The calls run on the thread that called [`Session::step`].
+/// every bucket it started. The calls run on the thread that called [`Session::step`]. Nothing
+/// may write a bucket's buffers once its `allreduce_wait` has returned (`Ok` or `Err`); a session
+/// drops its communicator before it frees its memory, so a communicator's `Drop` may cancel sums
+/// still in flight.
 pub trait Communicator {
     /// This rank, in `[0, size())`.
     fn rank(&self) -> i32;
@@ -204,7 +213,8 @@ pub trait Communicator {
     fn size(&self) -> i32;
     /// Starts summing each of |parts| (at most 8) over the ranks, in place; may return before
     /// the sums are done. Buckets are numbered from 0 in the order a step starts them. An error
-    /// stops the step (REMAT_ERROR_CALLBACK, naming the bucket).
+    /// stops the step (REMAT_ERROR_CALLBACK, naming the bucket) and must mean that nothing of
+    /// this bucket was started: the session does not wait for it.
     fn allreduce_start(&mut self, bucket: u32, parts: &mut [Buffer]) -> Result<()>;
     /// Returns once bucket |bucket|'s sums are in its buffers, or an error (a rank that did not
     /// take part in time), which stops the step.
@@ -212,51 +222,78 @@ pub trait Communicator {
 }
 
 /// The C side of a session's communicator: the struct the library calls, and the Rust object
-/// its callbacks reach through `user`. Boxed so that neither moves while the session lives.
+/// its callbacks reach through `user`. Allocated once and reached only through its raw pointer
+/// (LinkOwner), so that nothing moves or reborrows it while the library holds `&raw`.
 struct CommunicatorLink<'p> {
     raw: sys::remat_communicator,
     rust: Box<dyn Communicator + 'p>,
 }
 
+/// Owns a CommunicatorLink made with Box::into_raw; frees it when dropped.
+struct LinkOwner<'p>(ptr::NonNull<CommunicatorLink<'p>>);
+
+impl Drop for LinkOwner<'_> {
+    fn drop(&mut self) {
+        unsafe { drop(Box::from_raw(self.0.as_ptr())) };
+    }
+}
+
 /// A callback's status: REMAT_OK, the error's own, or REMAT_ERROR_CALLBACK for an error without
-/// one or a panic (which must not unwind into the library).
+/// one or a panic (which must not unwind into the library: its payload is not even dropped
+/// here, as a payload's own Drop could panic).
 fn callback_status(result: std::thread::Result<Result<()>>) -> sys::remat_status {
     const CALLBACK: sys::remat_status = 21;
     match result {
         Ok(Ok(())) => sys::REMAT_OK,
         Ok(Err(e)) if e.status != sys::REMAT_OK => e.status,
-        _ => CALLBACK,
+        Ok(Err(_)) => CALLBACK,
+        Err(payload) => {
+            std::mem::forget(payload);
+            CALLBACK
+        }
     }
+}
+
+/// The Rust object behind a callback's |user|, borrowed alone (the library reads `raw`).
+unsafe fn communicator_of<'a>(user: *mut c_void) -> &'a mut (dyn Communicator + 'a) {
+    let link = user as *mut CommunicatorLink;
+    &mut **ptr::addr_of_mut!((*link).rust)
 }
 
 extern "C" fn allreduce_start_trampoline(user: *mut c_void, bucket: u32, parts: *const sys::remat_buffer,
                                          count: u32) -> sys::remat_status {
-    let link = unsafe { &mut *(user as *mut CommunicatorLink) };
-    // Buffer is a transparent wrapper of remat_buffer: the library's array is the slice.
-    let parts = unsafe { std::slice::from_raw_parts_mut(parts as *mut Buffer, count as usize) };
-    callback_status(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        link.rust.allreduce_start(bucket, parts)
-    })))
+    let count = count as usize;
+    if count > MAX_PARTS || (count > 0 && parts.is_null()) {
+        return 1; // REMAT_ERROR_INVALID_ARGUMENT: the library never calls so
+    }
+    // A copy of the library's (const) array, which Buffer wraps transparently.
+    let mut local = [sys::remat_buffer { data: ptr::null_mut(), count: 0 }; MAX_PARTS];
+    if count > 0 {
+        local[..count].copy_from_slice(unsafe { std::slice::from_raw_parts(parts, count) });
+    }
+    let buffers = unsafe { std::slice::from_raw_parts_mut(local.as_mut_ptr() as *mut Buffer, count) };
+    let rust = unsafe { communicator_of(user) };
+    callback_status(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rust.allreduce_start(bucket, buffers))))
 }
 
 extern "C" fn allreduce_wait_trampoline(user: *mut c_void, bucket: u32) -> sys::remat_status {
-    let link = unsafe { &mut *(user as *mut CommunicatorLink) };
-    callback_status(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| link.rust.allreduce_wait(bucket))))
+    let rust = unsafe { communicator_of(user) };
+    callback_status(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rust.allreduce_wait(bucket))))
 }
 
 /// A training session of a plan; borrows the plan, which must outlive it.
 pub struct Session<'p> {
     handle: *mut sys::remat_session,
     plan: &'p Plan,
-    // Dropped after the session (Drop destroys the handle first), which calls it until then.
-    _communicator: Option<Box<CommunicatorLink<'p>>>,
+    // Dropped before the session is destroyed (Drop), which calls no communicator.
+    communicator: Option<LinkOwner<'p>>,
 }
 
 impl<'p> Session<'p> {
     /// A session on |backend| ("cpu", "opencl", "cuda", or "NAME:DEVICE"), the library
     /// allocating its regions.
     pub fn new(plan: &'p Plan, backend: &str) -> Result<Session<'p>> {
-        Session::create(plan, backend, None)
+        Session::create(plan, backend, ptr::null(), None)
     }
 
     /// A session of a data-parallel plan on |backend|, summing its gradients through
@@ -264,7 +301,7 @@ impl<'p> Session<'p> {
     /// plan without a communicator, and a communicator of more than one rank with any other plan.
     pub fn with_communicator(plan: &'p Plan, backend: &str, communicator: Box<dyn Communicator + 'p>)
                              -> Result<Session<'p>> {
-        let mut link = Box::new(CommunicatorLink {
+        let link = Box::into_raw(Box::new(CommunicatorLink {
             raw: sys::remat_communicator {
                 struct_size: std::mem::size_of::<sys::remat_communicator>(),
                 rank: communicator.rank(),
@@ -274,28 +311,24 @@ impl<'p> Session<'p> {
                 allreduce_wait: Some(allreduce_wait_trampoline),
             },
             rust: communicator,
-        });
-        link.raw.user = &mut *link as *mut CommunicatorLink as *mut c_void;
-        Session::create(plan, backend, Some(link))
+        }));
+        unsafe { (*link).raw.user = link as *mut c_void };
+        let owner = LinkOwner(ptr::NonNull::new(link).expect("Box::into_raw is never null"));
+        let raw = unsafe { ptr::addr_of!((*link).raw) };
+        Session::create(plan, backend, raw, Some(owner))
     }
 
     /// A session of a data-parallel plan on |backend| whose gradients MPI sums over |world|'s
     /// ranks (feature `mpi`); the session borrows the World, which it must not outlive.
     #[cfg(feature = "mpi")]
     pub fn with_world(plan: &'p Plan, backend: &str, world: &'p mpi::World) -> Result<Session<'p>> {
-        Session::create_with(plan, backend, world.communicator(), None)
-    }
-
-    fn create(plan: &'p Plan, backend: &str, communicator: Option<Box<CommunicatorLink<'p>>>)
-              -> Result<Session<'p>> {
-        let raw = communicator.as_ref().map_or(ptr::null(), |link| &link.raw as *const sys::remat_communicator);
-        Session::create_with(plan, backend, raw, communicator)
+        Session::create(plan, backend, world.communicator(), None)
     }
 
     /// A session whose options name the communicator |raw| (null: none), which |link| (when
     /// given) holds and the session keeps.
-    fn create_with(plan: &'p Plan, backend: &str, raw: *const sys::remat_communicator,
-                   link: Option<Box<CommunicatorLink<'p>>>) -> Result<Session<'p>> {
+    fn create(plan: &'p Plan, backend: &str, raw: *const sys::remat_communicator, link: Option<LinkOwner<'p>>)
+              -> Result<Session<'p>> {
         let backend = c_name(backend)?;
         let mut options = std::mem::MaybeUninit::<sys::remat_session_options>::zeroed();
         let size = std::mem::size_of::<sys::remat_session_options>();
@@ -309,7 +342,7 @@ impl<'p> Session<'p> {
             sys::remat_session_create(plan.handle, &options, &mut handle, message.as_mut_ptr(), message.len())
         };
         check(status, || unsafe { CStr::from_ptr(message.as_ptr()) }.to_string_lossy().into_owned())?;
-        Ok(Session { handle, plan, _communicator: link })
+        Ok(Session { handle, plan, communicator: link })
     }
 
     fn check(&self, status: sys::remat_status) -> Result<()> {
@@ -438,6 +471,9 @@ impl<'p> Session<'p> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
+        // The communicator first: remat.h asks that its sums be ended or cancelled before the
+        // session whose memory they write is destroyed.
+        self.communicator = None;
         unsafe { sys::remat_session_destroy(self.handle) };
     }
 }

@@ -28,7 +28,8 @@ impl World {
     /// most a day) is how long a wait for another rank's part of a sum waits before it ends the
     /// whole job (the rank prints why and exits with status 1). Errors: status 1 (invalid
     /// argument) for a timeout out of range, 15 (failed precondition) when MPI was initialised or
-    /// finalised already in this process, 13 (unavailable) when MPI gives too little threading.
+    /// finalised already in this process, 13 (unavailable) when MPI gives too little threading,
+    /// 14 (resource exhausted) without memory or a thread for the sums.
     pub fn join(timeout_seconds: f64) -> Result<World> {
         let mut handle = ptr::null_mut();
         let mut message = [0 as c_char; 512];
