@@ -224,7 +224,8 @@ remat_status CudaBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuff
   remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
   if (s != REMAT_OK) return s;
   if (staging_registered_) {
-    cudaStreamSynchronize(main_);  // No copy still reads it.
+    s = cuda_status(cudaStreamSynchronize(main_), "cudaStreamSynchronize", err);
+    if (s != REMAT_OK) return s;  // A copy may still use the slots: keep them.
     cudaHostUnregister(staging_.base());
     staging_registered_ = false;
   }
@@ -232,8 +233,9 @@ remat_status CudaBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuff
   if (s != REMAT_OK) return s;
   if (staging_.bytes() > 0) {
     // Page-locked, the buckets' copies run at the bus's speed; pageable ones still work.
-    staging_registered_ = cudaHostRegister(staging_.base(), static_cast<size_t>(staging_.bytes()),
-                                           cudaHostRegisterDefault) == cudaSuccess;
+    staging_registered_ =
+        cudaHostRegister(staging_.base(), static_cast<size_t>(staging_.page_bytes()),
+                         cudaHostRegisterDefault) == cudaSuccess;
     cudaGetLastError();
     attributes_changed();  // A graph captured before would not call the communicator.
   }

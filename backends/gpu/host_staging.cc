@@ -61,7 +61,8 @@ remat_status HostStaging::prepare(const OpCall* calls, uint32_t count, ErrorBuff
     offsets_[bucket] = total;
     for (int k = 0; k < call.num_inputs; ++k) total += array_bytes(*call.inputs[k]);
   }
-  memory_ = static_cast<uint8_t*>(port_alloc(total, kSlotAlignment));
+  const uint64_t pages = (total + kPageBytes - 1) / kPageBytes * kPageBytes;
+  memory_ = static_cast<uint8_t*>(port_alloc(pages, kPageBytes));
   if (memory_ == nullptr && total != 0) {
     release();
     return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED,

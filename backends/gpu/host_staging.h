@@ -21,6 +21,9 @@ class HostStaging {
  public:
   /// Alignment of every array of a slot, in bytes.
   static constexpr uint64_t kSlotAlignment = 64;
+  /// The slots are allocated page-aligned, a whole number of these: a backend that page-locks
+  /// them (CUDA) locks pages of their own, never one shared with other memory.
+  static constexpr uint64_t kPageBytes = 4096;
 
   HostStaging() = default;
   HostStaging(const HostStaging&) = delete;
@@ -47,6 +50,9 @@ class HostStaging {
   /// The first slot's first byte (nullptr without slots): every slot lies in [base(), base() +
   /// bytes()), for a backend that page-locks them.
   uint8_t* base() const { return memory_; }
+
+  /// bytes() rounded up to whole pages (kPageBytes): what was allocated at base().
+  uint64_t page_bytes() const { return (bytes_ + kPageBytes - 1) / kPageBytes * kPageBytes; }
 
  private:
   void release();

@@ -301,6 +301,9 @@ bool OpenclBackend::supports_op(uint16_t code) const {
 }
 
 remat_status OpenclBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) {
+  // A copy back from the old slots may still be queued (gpu::Launcher::write_from_host).
+  const cl_int finished = clFinish(queue_);
+  if (finished != CL_SUCCESS) return cl_fail(err, finished, REMAT_ERROR_INTERNAL, "clFinish");
   const remat_status staged = staging_.prepare(calls, count, err);
   if (staged != REMAT_OK) return staged;
   uint64_t needed = 0;

@@ -1,5 +1,6 @@
 // The GPU backends' host slots of a data-parallel plan's buckets (backends/gpu/host_staging.h):
-// the layout (one slot per bucket, its arrays one after the other at 64-byte multiples), a plan
+// the layout (one slot per bucket, its arrays one after the other at 64-byte multiples, whole
+// pages allocated), a plan
 // without buckets, a second layout replacing the first, and the refusal of a bucket numbered
 // past the plan's buckets or started twice, naming the op.
 #include "tests/cmocka_cpp.h"
@@ -69,12 +70,14 @@ void buckets_get_slots_of_their_arrays_at_64_byte_multiples(void**) {
   assert_int_equal(HostStaging::array_bytes(b), 128);  // 68 bytes
   assert_int_equal(HostStaging::array_bytes(c), 64);   // 64 bytes
   assert_int_equal(staging.bytes(), 256);
+  assert_int_equal(staging.page_bytes(), 4096);
   assert_non_null(staging.slot(0));
-  assert_int_equal(reinterpret_cast<uintptr_t>(staging.slot(0)) % 64, 0);
+  assert_ptr_equal(staging.slot(0), staging.base());
+  assert_int_equal(reinterpret_cast<uintptr_t>(staging.base()) % 4096, 0);
   assert_ptr_equal(staging.slot(1), staging.slot(0) + 192);
   assert_null(staging.slot(2));
-  // Every byte of both slots is the caller's (ASan checks the writes).
-  memset(staging.slot(0), 0x5a, 256);
+  // Every byte of its pages is the caller's (ASan checks the writes).
+  memset(staging.base(), 0x5a, staging.page_bytes());
 
   // A plan without buckets replaces the layout with none.
   assert_int_equal(staging.prepare(list + 1, 1, &e.buf), REMAT_OK);
