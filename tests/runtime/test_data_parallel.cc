@@ -2,9 +2,10 @@
 // each a session in a thread of this process joined by an in-process communicator, train as one
 // session of N times the batch does (within float tolerance: the sums are grouped otherwise),
 // dropout included; every rank holds the same bits, batch norms' running statistics included;
-// recomputation and spilling change no bit; a run repeats bitwise; and the session's refusals
-// and failure paths. On the backend its first argument names (default "cpu"): the GPU backends
-// copy each bucket to host memory for the communicator (backends/gpu/host_staging.h).
+// recomputation and spilling change no bit; a run repeats bitwise; a NaN on one rank skips the
+// step on every rank; and the session's refusals and failure paths. On the backend its first
+// argument names (default "cpu"): the GPU backends copy each bucket to host memory for the
+// communicator (backends/gpu/host_staging.h).
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
@@ -150,10 +151,19 @@ std::vector<uint8_t> rows_of(const remat_tensor_info& info, int64_t first, int64
   return out;
 }
 
-// What a session holds after training: its parameters' bytes by name, and each step's loss.
+// What a session holds after training: its parameters' bytes by name, and each step's loss and
+// status.
 struct Trained {
   std::map<std::string, std::vector<float>> params, buffers;
   std::vector<float> losses;
+  std::vector<remat_status> statuses;
+};
+
+// The steps a rank trains (each its rows of the global batch of that step number), and where a
+// NaN goes into its first input: the first element at step |nan_step| on rank |nan_rank|.
+struct Schedule {
+  std::vector<int> steps{0, 1, 2};  // kSteps of them
+  int nan_step = -1, nan_rank = -1;
 };
 
 // Throws |what| with the status's name unless |status| is REMAT_OK: the rank threads cannot use
@@ -163,11 +173,12 @@ void check(remat_status status, const std::string& what) {
   if (status != REMAT_OK) throw std::runtime_error(what + ": " + remat_status_string(status));
 }
 
-// Trains |bytes| for kSteps steps as rank |rank| (rows of the global batch of the ranks
-// together), starting from |initial| parameters, with |communicator| (may be null).
+// Trains |bytes| on |schedule|'s steps (by default kSteps) as rank |rank| (rows of the global
+// batch of the ranks together), starting from |initial| parameters, with |communicator| (may be
+// null); a step may fail only with the schedule's NaN (REMAT_ERROR_NONFINITE).
 Trained train(const std::vector<uint8_t>& bytes, int rank,
               const std::map<std::string, std::vector<float>>& initial,
-              const remat_communicator* communicator) {
+              const remat_communicator* communicator, const Schedule& schedule = Schedule()) {
   Trained t;
   remat_plan* plan = nullptr;
   char message[512] = "";
@@ -189,17 +200,24 @@ Trained train(const std::vector<uint8_t>& bytes, int rank,
   }
   std::vector<remat_tensor_info> data = bindings(plan, REMAT_BINDING_INPUT);
   for (const remat_tensor_info& l : bindings(plan, REMAT_BINDING_LABEL)) data.push_back(l);
-  for (int step = 0; step < kSteps; ++step) {
+  for (int step : schedule.steps) {
     for (const remat_tensor_info& d : data) {
       const int64_t batch = d.dims[0];
-      const std::vector<uint8_t> rows = rows_of(d, rank * batch, batch, step);
+      std::vector<uint8_t> rows = rows_of(d, rank * batch, batch, step);
+      if (step == schedule.nan_step && rank == schedule.nan_rank && &d == &data[0]) {
+        const float nan = NAN;
+        memcpy(rows.data(), &nan, sizeof(nan));
+      }
       check(remat_session_set_input(session, d.name, rows.data(), rows.size()), d.name);
     }
     float loss = 0.0f;
-    check(remat_session_step(session, &loss), "rank " + std::to_string(rank) + ", step " +
-                                                  std::to_string(step) + ": " +
-                                                  remat_session_last_error(session));
+    const remat_status status = remat_session_step(session, &loss);
+    if (status != REMAT_ERROR_NONFINITE || step != schedule.nan_step) {
+      check(status, "rank " + std::to_string(rank) + ", step " + std::to_string(step) + ": " +
+                        remat_session_last_error(session));
+    }
     t.losses.push_back(loss);
+    t.statuses.push_back(status);
   }
   for (const remat_tensor_info& p : params) {
     std::vector<float> values(p.bytes / 4);
@@ -219,7 +237,8 @@ Trained train(const std::vector<uint8_t>& bytes, int rank,
 
 // Every rank of |ranks| trained on |bytes| in threads from |initial|; one Trained per rank.
 std::vector<Trained> train_ranks(const std::vector<uint8_t>& bytes, int ranks,
-                                 const std::map<std::string, std::vector<float>>& initial) {
+                                 const std::map<std::string, std::vector<float>>& initial,
+                                 const Schedule& schedule = Schedule()) {
   ThreadWorld world(ranks);
   std::vector<Rank> users(static_cast<size_t>(ranks));
   std::vector<remat_communicator> comms(static_cast<size_t>(ranks));
@@ -238,7 +257,8 @@ std::vector<Trained> train_ranks(const std::vector<uint8_t>& bytes, int ranks,
   for (int r = 0; r < ranks; ++r) {
     threads.emplace_back([&, r] {
       try {
-        out[static_cast<size_t>(r)] = train(bytes, r, initial, &comms[static_cast<size_t>(r)]);
+        out[static_cast<size_t>(r)] =
+            train(bytes, r, initial, &comms[static_cast<size_t>(r)], schedule);
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(r)] = e.what();
       }
@@ -356,6 +376,30 @@ void batch_norm_ranks_keep_the_same_running_statistics(void**) {
     for (float v : b.second) moved = moved || v != 0.0f;
   }
   assert_true(moved);
+}
+
+// A NaN in one rank's input makes the mean loss, which every rank checks after the first bucket's
+// sum, NaN on every rank: the step is skipped everywhere (REMAT_ERROR_NONFINITE, no update), and
+// the ranks go on with the same bits, those of a run without that step.
+void a_nan_on_one_rank_skips_the_step_on_every_rank(void**) {
+  const auto initial = initial_params(kMlp);
+  const std::vector<uint8_t> bytes = compile(kMlp, 2, "none", true);
+  Schedule nan;
+  nan.nan_step = 1;
+  nan.nan_rank = 1;
+  const std::vector<Trained> ranks = train_ranks(bytes, 2, initial, nan);
+  for (const Trained& t : ranks) {
+    const std::vector<remat_status> expected = {REMAT_OK, REMAT_ERROR_NONFINITE, REMAT_OK};
+    if (t.statuses != expected) fail_msg("a rank did not skip step 1 alone");
+  }
+  expect_same_bits(ranks[0], ranks[1], "ranks after a skipped step");
+  Schedule without;
+  without.steps = {0, 2};
+  const std::vector<Trained> skipped = train_ranks(bytes, 2, initial, without);
+  for (const auto& p : skipped[0].params) {
+    if (memcmp(p.second.data(), ranks[0].params.at(p.first).data(), p.second.size() * 4) != 0)
+      fail_msg("parameter %s differs from a run without step 1", p.first.c_str());
+  }
 }
 
 // ---- The session's refusals and failure paths ----
@@ -503,6 +547,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(n_ranks_train_as_one_session_of_the_whole_batch),
       cmocka_unit_test(recomputation_spilling_and_a_rerun_keep_every_bit),
       cmocka_unit_test(batch_norm_ranks_keep_the_same_running_statistics),
+      cmocka_unit_test(a_nan_on_one_rank_skips_the_step_on_every_rank),
       cmocka_unit_test(a_session_refuses_a_missing_or_wrong_communicator),
       cmocka_unit_test(a_failing_communicator_stops_the_step_and_drains_its_buckets),
   };
