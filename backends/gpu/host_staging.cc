@@ -29,8 +29,7 @@ void HostStaging::release() {
 }
 
 uint64_t HostStaging::array_bytes(const TensorRef& t) {
-  const uint64_t bytes = static_cast<uint64_t>(t.numel) * sizeof(float);
-  return (bytes + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
+  return allreduce_slot_array_bytes(static_cast<uint64_t>(t.numel));
 }
 
 remat_status HostStaging::prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) {
@@ -61,8 +60,7 @@ remat_status HostStaging::prepare(const OpCall* calls, uint32_t count, ErrorBuff
     offsets_[bucket] = total;
     for (int k = 0; k < call.num_inputs; ++k) total += array_bytes(*call.inputs[k]);
   }
-  const uint64_t pages = (total + kPageBytes - 1) / kPageBytes * kPageBytes;
-  memory_ = static_cast<uint8_t*>(port_alloc(pages, kPageBytes));
+  memory_ = static_cast<uint8_t*>(port_alloc(allreduce_slot_pages(total), kAllreduceSlotPageBytes));
   if (memory_ == nullptr && total != 0) {
     release();
     return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED,

@@ -10,21 +10,16 @@
 
 #include <stdint.h>
 
+#include "plan/allreduce_slots.h"
 #include "runtime/backend.h"
 
 namespace remat {
 namespace gpu {
 
 /// The host slots of a plan's buckets: one per allreduce_start, its inputs one after the other,
-/// each at a multiple of kSlotAlignment bytes.
+/// laid out and allocated as plan/allreduce_slots.h says.
 class HostStaging {
  public:
-  /// Alignment of every array of a slot, in bytes.
-  static constexpr uint64_t kSlotAlignment = 64;
-  /// The slots are allocated page-aligned, a whole number of these: a backend that page-locks
-  /// them (CUDA) locks pages of their own, never one shared with other memory.
-  static constexpr uint64_t kPageBytes = 4096;
-
   HostStaging() = default;
   HostStaging(const HostStaging&) = delete;
   HostStaging& operator=(const HostStaging&) = delete;
@@ -51,8 +46,8 @@ class HostStaging {
   /// bytes()), for a backend that page-locks them.
   uint8_t* base() const { return memory_; }
 
-  /// bytes() rounded up to whole pages (kPageBytes): what was allocated at base().
-  uint64_t page_bytes() const { return (bytes_ + kPageBytes - 1) / kPageBytes * kPageBytes; }
+  /// bytes() rounded up to whole pages: what was allocated at base().
+  uint64_t page_bytes() const { return allreduce_slot_pages(bytes_); }
 
  private:
   void release();

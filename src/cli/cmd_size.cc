@@ -239,6 +239,8 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
            ", \"param_bytes\": " + u64(r.param_bytes) +
            ", \"optimizer_state_bytes\": " + u64(r.state_bytes) +
            ", \"host_bytes\": " + u64(r.host_bytes) + ", \"spills\": " + std::to_string(r.spills) +
+           ", \"allreduce_host_bytes\": " +
+           (setup.data_parallel.enabled ? u64(r.allreduce_host_bytes) : std::string("null")) +
            ", \"device_bytes\": " + u64(r.device_bytes()) +
            ", \"lower_bound_bytes\": " + u64(r.lower_bound) +
            ", \"peak_live_bytes\": " + u64(r.peak_live_bytes) +
@@ -549,6 +551,13 @@ int run_size(const std::vector<std::string>& argv) {
         "data-parallel: gradients averaged over ranks in buckets of %s (each rank's "
         "plan; the batch is a rank's)\n",
         format_bytes(setup.data_parallel.bucket_bytes).c_str());
+    // The same for every row: the buckets hold the parameters' gradients (float32) and the loss.
+    for (const Line& l : lines) {
+      if (!l.row.ok()) continue;
+      std::printf("               on OpenCL and CUDA, their host copies take %s of host memory\n",
+                  format_bytes(l.row.allreduce_host_bytes).c_str());
+      break;
+    }
   }
   if (precisions.size() > 1) {
     std::printf(

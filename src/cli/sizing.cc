@@ -5,6 +5,8 @@
 
 #include "compiler/strategies/auto.h"
 #include "compiler/graph.h"
+#include "plan/allreduce_slots.h"
+#include "plan/ops.h"
 #include "plan/region.h"
 
 namespace remat {
@@ -99,6 +101,14 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
   row.checkpoints = r.checkpoints;
   row.nested = r.nested;
   row.predicted_seconds = r.predicted_seconds;
+  uint64_t slots = 0;
+  for (const compiler::Op& op : g.ops) {
+    if (op.code != OpCode::kAllreduceStart) continue;
+    for (int t : op.inputs)
+      slots += allreduce_slot_array_bytes(
+          static_cast<uint64_t>(g.tensors[static_cast<size_t>(t)].numel()));
+  }
+  row.allreduce_host_bytes = allreduce_slot_pages(slots);
   row.op_count = g.ops.size();
   row.eval_ops = g.eval_ops;
   row.backward_start = row.op_count;

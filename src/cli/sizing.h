@@ -68,8 +68,11 @@ struct SizeRow {
   uint64_t param_bytes = 0;       ///< Part of persistent_bytes holding parameters.
   uint64_t state_bytes = 0;       ///< Part of persistent_bytes holding optimizer state.
   uint64_t host_bytes = 0;        ///< Host spill region (host memory, not device).
-  size_t spills = 0;              ///< Checkpoints spilled to the host region.
-  uint64_t lower_bound = 0;       ///< Largest sum of arena bytes live at one op.
+  /// Host memory a GPU backend's session of a data-parallel plan takes for its buckets' copies
+  /// (plan/allreduce_slots.h); 0 for any other plan, and on the CPU backend.
+  uint64_t allreduce_host_bytes = 0;
+  size_t spills = 0;         ///< Checkpoints spilled to the host region.
+  uint64_t lower_bound = 0;  ///< Largest sum of arena bytes live at one op.
   /// At the op where the most step bytes are live: their sum, and the part that is weight-sized
   /// (parameter gradients, float32 at every precision; the rest is activations, their
   /// gradients and scratch).

@@ -308,7 +308,26 @@ static void the_printed_arena_is_the_arena_the_runtime_binds_to_the_byte(void**)
   }
 }
 
-// --data-parallel: each rank's plan, whose gradients live until their bucket's sum is done.
+// The host memory a GPU backend takes for |plan|'s buckets, worked out from its parameter
+// bindings: the buckets hold every parameter's gradient (float32, each padded to 64 bytes) and
+// the loss (one float, padded too), in whole 4096-byte pages.
+static uint64_t allreduce_host_bytes_from_bindings(const std::vector<uint8_t>& bytes) {
+  remat_plan* plan = nullptr;
+  assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, nullptr, 0), REMAT_OK);
+  uint32_t count = 0;
+  assert_int_equal(remat_plan_binding_count(plan, REMAT_BINDING_PARAM, &count), REMAT_OK);
+  uint64_t slots = 64;  // the loss
+  for (uint32_t i = 0; i < count; ++i) {
+    remat_tensor_info info{};
+    assert_int_equal(remat_plan_binding(plan, REMAT_BINDING_PARAM, i, &info), REMAT_OK);
+    slots += (info.bytes + 63) / 64 * 64;
+  }
+  remat_plan_close(plan);
+  return (slots + 4095) / 4096 * 4096;
+}
+
+// --data-parallel: each rank's plan, whose gradients live until their bucket's sum is done, and
+// the host memory a GPU backend's session of it takes for the buckets' copies.
 static void a_data_parallel_row_is_the_plan_a_rank_binds(void**) {
   for (const char* model : kModels) {
     SizeSetup setup = setup_for(model);
@@ -319,11 +338,26 @@ static void a_data_parallel_row_is_the_plan_a_rank_binds(void**) {
       expect_row_is_what_the_runtime_binds(setup, row);
       assert_true(row.arena_bytes >=
                   remat::cli::size_row(setup_for(model), strategy, 4).arena_bytes);
+      const std::vector<uint8_t> bytes =
+          remat::compiler::compile(remat::cli::size_options(setup, strategy, 4, 0)).plan;
+      assert_int_equal(row.allreduce_host_bytes, allreduce_host_bytes_from_bindings(bytes));
     }
+    assert_int_equal(remat::cli::size_row(setup_for(model), "none", 4).allreduce_host_bytes, 0);
   }
   const Result r = run_remat(std::string("size ") + kMlp +
                              " --batch 4 --data-parallel --bucket-size 2KiB --json");
   expect(r, 0, "\"data_parallel_bucket_bytes\": 2048");
+  SizeSetup mlp = setup_for(kMlp);
+  mlp.data_parallel.enabled = true;
+  mlp.data_parallel.bucket_bytes = 2048;
+  const uint64_t slots = allreduce_host_bytes_from_bindings(
+      remat::compiler::compile(remat::cli::size_options(mlp, "none", 4, 0)).plan);
+  expect(r, 0, ("\"allreduce_host_bytes\": " + std::to_string(slots)).c_str());
+  expect(run_remat(std::string("size ") + kMlp + " --batch 4 --data-parallel --bucket-size 2KiB"),
+         0,
+         ("on OpenCL and CUDA, their host copies take " + remat::cli::format_bytes(slots)).c_str());
+  expect(run_remat(std::string("size ") + kMlp + " --batch 4 --json"), 0,
+         "\"allreduce_host_bytes\": null");
   expect(run_remat(std::string("size ") + kMlp + " --batch 4 --bucket-size 2KiB"), 2,
          "--bucket-size applies to --data-parallel");
 }
