@@ -4,10 +4,10 @@
 // when the backend prepared the plan) once the ops before it have written them, and starts the
 // sums there; allreduce_wait waits for them, copies them back, and divides each element by the
 // number of ranks on the device (unary_op's Divide: the CPU's correctly rounded quotient where
-// the device rounds division correctly, kernels/elementwise.cl). The
-// start waits for its copies on the host (a step of a data-parallel plan is not captured as a
-// CUDA graph); the copies back are queued before the division and whatever follows, and the
-// slot is not written again before the next step's start has read it on the same queue.
+// the device rounds division correctly, kernels/elementwise.cl). The start waits for its copies
+// on the host (a step of a data-parallel plan is not captured as a CUDA graph); the copies back
+// are queued before the division and whatever follows, and the slot is not written again
+// before the next step's start has read it on the same queue.
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/allreduce_calls.h"
 #include "plan/ops.h"
