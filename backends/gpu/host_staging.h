@@ -52,8 +52,8 @@ class HostStaging {
  private:
   void release();
 
-  uint8_t* memory_ = nullptr;    ///< Every slot, bytes_ long.
-  uint64_t bytes_ = 0;           ///< Size of memory_.
+  uint8_t* memory_ = nullptr;    ///< Every slot, in page_bytes() allocated bytes.
+  uint64_t bytes_ = 0;           ///< Bytes the slots take of it.
   uint64_t* offsets_ = nullptr;  ///< Each bucket's slot, as a byte offset into memory_.
   uint32_t buckets_ = 0;         ///< Entries of offsets_.
 };

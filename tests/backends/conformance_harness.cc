@@ -8,6 +8,7 @@
 #include "compiler/compiler.h"
 #include "runtime/backend_registry.h"
 #include "tests/backends/op_cases.h"
+#include "tests/runtime/session_checks.h"
 
 namespace conformance {
 
@@ -171,24 +172,7 @@ int read_state(void* context, uint64_t offset, void* data, size_t bytes) {
 }
 
 bool backend_available() {
-  const std::vector<uint8_t> bytes = compile_plan(kModels[0], kOptimizers[0], "none");
-  remat_plan* plan = nullptr;
-  char message[512] = "";
-  if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK)
-    return true;
-  remat_session_options options;
-  remat_session_options_init(&options);
-  options.backend = g_backend.c_str();
-  remat_session* session = nullptr;
-  const remat_status status =
-      remat_session_create(plan, &options, &session, message, sizeof(message));
-  remat_session_destroy(session);
-  remat_plan_close(plan);
-  if (status == REMAT_ERROR_UNAVAILABLE) {
-    printf("backend %s is not available here: %s\n", g_backend.c_str(), message);
-    return false;
-  }
-  return true;  // Any other failure shows up in the tests.
+  return remat_test::backend_available(g_backend, compile_plan(kModels[0], kOptimizers[0], "none"));
 }
 
 }  // namespace conformance

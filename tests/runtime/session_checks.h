@@ -3,6 +3,7 @@
 #ifndef REMAT_TESTS_RUNTIME_SESSION_CHECKS_H_
 #define REMAT_TESTS_RUNTIME_SESSION_CHECKS_H_
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,27 @@ constexpr char kTransformer[] =
 constexpr int64_t kBatch = 2;
 constexpr int32_t kClasses = 3;  // of both models
 constexpr int32_t kVocab = 11;   // of the transformer
+
+/// Whether sessions can be made on |backend| here, tried with plan |bytes|: false, printing the
+/// library's message, when it answers REMAT_ERROR_UNAVAILABLE (a GPU backend without a device;
+/// the caller's test then exits 77, skipped). Any other failure is left to the tests to report.
+inline bool backend_available(const std::string& backend, const std::vector<uint8_t>& bytes) {
+  remat_plan* plan = nullptr;
+  char message[512] = "";
+  if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK)
+    return true;
+  remat_session_options options;
+  remat_session_options_init(&options);
+  options.backend = backend.c_str();
+  remat_session* session = nullptr;
+  const remat_status status =
+      remat_session_create(plan, &options, &session, message, sizeof(message));
+  remat_session_destroy(session);
+  remat_plan_close(plan);
+  if (status != REMAT_ERROR_UNAVAILABLE) return true;
+  printf("backend %s is not available here: %s\n", backend.c_str(), message);
+  return false;
+}
 
 /// A compiled and opened plan; the bytes live as long as the plan.
 struct OpenPlan {

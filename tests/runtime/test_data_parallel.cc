@@ -517,31 +517,11 @@ void a_failing_communicator_stops_the_step_and_drains_its_buckets(void**) {
   remat_plan_close(plan);
 }
 
-// Whether sessions of g_backend can be made here (a GPU backend without a device cannot).
-bool backend_available() {
-  const std::vector<uint8_t> bytes = compile(kMlp, 2, "none", false);
-  remat_plan* plan = nullptr;
-  char message[512] = "";
-  if (remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)) != REMAT_OK)
-    return true;  // the tests will say why
-  remat_session_options options;
-  remat_session_options_init(&options);
-  options.backend = g_backend.c_str();
-  remat_session* session = nullptr;
-  const remat_status status =
-      remat_session_create(plan, &options, &session, message, sizeof(message));
-  remat_session_destroy(session);
-  remat_plan_close(plan);
-  if (status == REMAT_ERROR_UNAVAILABLE)
-    printf("backend %s is not available here: %s\n", g_backend.c_str(), message);
-  return status != REMAT_ERROR_UNAVAILABLE;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1) g_backend = argv[1];
-  if (!backend_available()) return 77;
+  if (!remat_test::backend_available(g_backend, compile(kMlp, 2, "none", false))) return 77;
   printf("data-parallel training on the %s backend\n", g_backend.c_str());
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(n_ranks_train_as_one_session_of_the_whole_batch),
