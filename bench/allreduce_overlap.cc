@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     const size_t buckets = r.report.allreduce_buckets;
     Link instant;
     const remat_communicator at_once{
-        sizeof(remat_communicator), 0, 1, &instant, link_start, link_wait};
+        sizeof(remat_communicator), 0, 1, &instant, link_start, link_wait, REMAT_MEMORY_HOST, 0};
     const double step_ms =
         remat_bench::time_steps(r.plan, model, batch, "cpu", 1, steps, 1, &at_once).median_ms();
     Link link;
@@ -116,8 +116,8 @@ int main(int argc, char** argv) {
         delay_ms >= 0 ? delay_ms : step_ms / (2.0 * static_cast<double>(buckets));
     link.delay = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double, std::milli>(per_bucket));
-    const remat_communicator delayed{
-        sizeof(remat_communicator), 0, 1, &link, link_start, link_wait};
+    const remat_communicator delayed{sizeof(remat_communicator), 0, 1, &link, link_start, link_wait,
+                                     REMAT_MEMORY_HOST,          0};
     const double with_ms =
         remat_bench::time_steps(r.plan, model, batch, "cpu", 1, steps, 1, &delayed).median_ms();
     const double link_ms = per_bucket * static_cast<double>(buckets);

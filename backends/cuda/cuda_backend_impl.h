@@ -119,6 +119,9 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   remat_status write_from_host(const TensorRef& t, const void* host, const OpCall& call,
                                ErrorBuffer* err) override;
   remat_status finish_host_copies(const OpCall& call, ErrorBuffer* err) override;
+  float* cuda_address(const TensorRef& t) const override {
+    return reinterpret_cast<float*>(address(t));
+  }
   remat_status copy_async(const OpCall& call, const TensorRef& device_tensor, void* dst,
                           const void* src, cudaMemcpyKind kind, ErrorBuffer* err);
   // Orders main_ after the pending copies that overlap |t|: every one when the op writes |t|,

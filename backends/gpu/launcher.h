@@ -109,8 +109,12 @@ class Launcher {
   /// queue is in order, so that copy is done by then).
   virtual remat_status write_from_host(const TensorRef& t, const void* host, const OpCall& call,
                                        ErrorBuffer* err) = 0;
-  /// Returns once every copy enqueued by read_to_host() and write_from_host() is done.
+  /// Returns once every copy enqueued by read_to_host() and write_from_host() is done, and every
+  /// op enqueued before (so a communicator of device memory may read the tensors).
   virtual remat_status finish_host_copies(const OpCall& call, ErrorBuffer* err) = 0;
+  /// Float32 tensor |t|'s address in CUDA device memory, for a communicator of REMAT_MEMORY_CUDA
+  /// (NCCL's); nullptr where the backend's tensors are not there (OpenCL).
+  virtual float* cuda_address(const TensorRef& t) const = 0;
 
  protected:
   ~Launcher() = default;

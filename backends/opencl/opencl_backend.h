@@ -114,6 +114,8 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   remat_status write_from_host(const TensorRef& t, const void* host, const OpCall& call,
                                ErrorBuffer* err) override;
   remat_status finish_host_copies(const OpCall& call, ErrorBuffer* err) override;
+  // Buffers are cl_mem objects, not CUDA device memory: the session refuses such a communicator.
+  float* cuda_address(const TensorRef&) const override { return nullptr; }
   remat_status spill_or_prefetch(const OpCall& call, bool spill, ErrorBuffer* err);
   remat_status retire(int slot, bool block, ErrorBuffer* err);
 

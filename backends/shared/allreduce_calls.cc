@@ -3,6 +3,7 @@
 
 #include "backends/shared/op_args.h"
 #include "plan/ops.h"
+#include "runtime/communicator_fields.h"
 
 namespace remat {
 
@@ -13,11 +14,20 @@ uint32_t allreduce_bucket(const OpCall& call) {
 }
 
 const remat_communicator* allreduce_communicator(const OpCall& call, const StepContext& ctx,
-                                                 ErrorBuffer* err) {
+                                                 bool takes_cuda_memory, ErrorBuffer* err) {
   if (ctx.communicator == nullptr) {
     set_error(err, REMAT_ERROR_FAILED_PRECONDITION, "op %u (%s): no communicator for bucket %u",
               static_cast<unsigned>(call.index), op_name(call.code),
               static_cast<unsigned>(allreduce_bucket(call)));
+    return nullptr;
+  }
+  if (!takes_cuda_memory && communicator_memory(*ctx.communicator) == REMAT_MEMORY_CUDA) {
+    set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
+              "op %u (%s): the communicator sums CUDA device memory, where this backend's "
+              "tensors of bucket %u are not",
+              static_cast<unsigned>(call.index), op_name(call.code),
+              static_cast<unsigned>(allreduce_bucket(call)));
+    return nullptr;
   }
   return ctx.communicator;
 }

@@ -15,10 +15,11 @@ namespace remat {
 uint32_t allreduce_bucket(const OpCall& call);
 
 /// The step's communicator, or nullptr after writing REMAT_ERROR_FAILED_PRECONDITION, naming the
-/// op and its bucket, into |err| (the session refuses a data-parallel plan without one, so this
+/// op and its bucket, into |err| when there is none or when its arrays are in CUDA device memory
+/// (REMAT_MEMORY_CUDA) and |takes_cuda_memory| is false (the session refuses both, so this
 /// guards a backend used on its own).
 const remat_communicator* allreduce_communicator(const OpCall& call, const StepContext& ctx,
-                                                 ErrorBuffer* err);
+                                                 bool takes_cuda_memory, ErrorBuffer* err);
 
 /// REMAT_ERROR_CALLBACK, with a message naming the op, the communicator's |callback| and the
 /// bucket, and the status |returned| it gave.

@@ -220,12 +220,23 @@ typedef struct remat_version_info {
   uint32_t plan_format_max;
 } remat_version_info;
 
-/** A float32 array in host memory, for a communicator: the arena's bytes on the CPU backend,
- *  a host copy of them on the GPU backends. */
+/** A float32 array for a communicator: in host memory (the arena's bytes on the CPU backend, a
+ *  host copy of them on the GPU backends), or the cuda backend's tensor itself in device memory
+ *  for a communicator of REMAT_MEMORY_CUDA. */
 typedef struct remat_buffer {
   float* data;    /**< First element. */
   uint64_t count; /**< Number of elements. */
 } remat_buffer;
+
+/** Where a communicator's arrays are (remat_communicator.memory). */
+typedef enum remat_memory {
+  /** Host memory: the arena on the CPU backend, host copies of the tensors on the GPU backends. */
+  REMAT_MEMORY_HOST = 0,
+  /** CUDA device memory, remat_communicator.device's: the cuda backend's tensors themselves, no
+   *  copies (libremat_mpi's NCCL communicator). Only a session on that device's cuda backend
+   *  takes such a communicator. */
+  REMAT_MEMORY_CUDA = 1
+} remat_memory;
 
 /** Data-parallel training (docs/data-parallel.md): how a session of one rank sums gradients
  *  with the other ranks' sessions. A plan compiled for data-parallel training (`remat compile
@@ -255,6 +266,16 @@ typedef struct remat_communicator {
    *  cancels its communicator's sums before it destroys the session (`remat train`'s ends the
    *  job). */
   remat_status (*allreduce_wait)(void* user, uint32_t bucket);
+  /** Where the arrays the callbacks take are, a remat_memory: REMAT_MEMORY_HOST (0, default) or
+   *  REMAT_MEMORY_CUDA. With device memory the session calls allreduce_start once the device has
+   *  written the arrays (the backend's stream synchronised) and reads them only after
+   *  allreduce_wait returns. Appended after |allreduce_wait| with |device| (an older caller's
+   *  smaller struct means host memory). */
+  int32_t memory;
+  /** For REMAT_MEMORY_CUDA: the CUDA device (cudaSetDevice's number) whose memory the arrays are
+   *  in; the session's backend must be that device's ("cuda:N"; "cuda" is device 0). Ignored for
+   *  host memory. */
+  int32_t device;
 } remat_communicator;
 
 /** Options of remat_session_create(). Initialise with remat_session_options_init(). */

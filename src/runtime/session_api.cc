@@ -14,6 +14,7 @@
 #include "runtime/backend_registry.h"
 #include "runtime/port.h"
 #include "runtime/session.h"
+#include "runtime/session_communicator.h"
 #include "runtime/struct_size.h"
 
 using remat::ErrorBuffer;
@@ -261,65 +262,6 @@ remat_status check_ready_to_run(remat_session* s, const char* what) {
   return REMAT_OK;
 }
 
-// A data-parallel plan (one with allreduce ops) needs a well-formed communicator; any other
-// plan refuses one of more than one rank, whose gradients it would not average.
-remat_status check_communicator(remat_session* s, const remat_communicator* c) {
-  const auto* ops = s->plan->root->ops();
-  bool data_parallel = false;
-  // A build without the all-reduce ops (plan/op_subset.h) refused any plan holding them.
-  for (uint32_t i = 0; op_in_build(OpCode::kAllreduceStart) && i < ops->size() && !data_parallel;
-       ++i)
-    data_parallel = ops->Get(i)->code() == static_cast<uint16_t>(OpCode::kAllreduceStart);
-  if (c == nullptr) {
-    if (!data_parallel) return REMAT_OK;
-    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT,
-                "options.communicator is NULL: the plan is data-parallel (it has allreduce ops), "
-                "and its session sums gradients with the other ranks through one");
-  }
-  const remat_status size_status =
-      check_struct_size("options.communicator", c->struct_size, sizeof(remat_communicator),
-                        sizeof(remat_communicator), &s->err);
-  if (size_status != REMAT_OK) return size_status;
-  if (c->size < 1 || c->rank < 0 || c->rank >= c->size) {
-    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT,
-                "options.communicator: rank %d of size %d: a size is at least 1 and a rank in "
-                "[0, size)",
-                static_cast<int>(c->rank), static_cast<int>(c->size));
-  }
-  if (c->allreduce_start == nullptr || c->allreduce_wait == nullptr) {
-    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT, "options.communicator.%s is NULL",
-                c->allreduce_start == nullptr ? "allreduce_start" : "allreduce_wait");
-  }
-  if (!data_parallel && c->size > 1) {
-    return FAIL(s, REMAT_ERROR_INVALID_ARGUMENT,
-                "options.communicator has %d ranks, but the plan is not data-parallel (no "
-                "allreduce op): each rank would train on its own rows alone (compile with "
-                "--data-parallel)",
-                static_cast<int>(c->size));
-  }
-  s->communicator = c;
-  return REMAT_OK;
-}
-
-// After a step stopped at op |stopped|: waits for every bucket an earlier op started and a
-// later op would have waited for, so that no sum still writes the arena and every rank makes
-// the same calls. Buckets are numbered in the order they start (the verifier checks), so those
-// started are the first |started|; one pass over the rest of the step finds their waits. The
-// first error's message is kept.
-void drain_buckets(remat_session* s, uint32_t stopped, uint32_t n_ops) {
-  if (!op_in_build(OpCode::kAllreduceStart) || s->communicator == nullptr) return;
-  const uint16_t start = static_cast<uint16_t>(OpCode::kAllreduceStart);
-  const uint16_t wait = static_cast<uint16_t>(OpCode::kAllreduceWait);
-  int64_t started = 0;
-  for (uint32_t j = 0; j < stopped; ++j) started += s->ops[j].code == start ? 1 : 0;
-  for (uint32_t k = stopped + 1; k < n_ops; ++k) {
-    if (s->ops[k].code == wait && s->ops[k].iattrs[0] < started) {
-      s->communicator->allreduce_wait(s->communicator->user,
-                                      static_cast<uint32_t>(s->ops[k].iattrs[0]));
-    }
-  }
-}
-
 }  // namespace remat
 
 extern "C" {
@@ -404,7 +346,7 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
                   options->threads, kMaxThreads);
   }
   regions.threads = static_cast<uint32_t>(options->threads);
-  if (status == REMAT_OK) status = remat::check_communicator(s, options->communicator);
+  if (status == REMAT_OK) status = remat::check_communicator(s, options->communicator, backend);
   // Backends that run on host memory get the caller's (or the session's) regions; device
   // backends allocate their own. An unknown name is left to create_backend() to report.
   const remat::DeviceProfile* profile = remat::find_device_profile(backend);

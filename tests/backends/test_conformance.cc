@@ -763,7 +763,8 @@ void a_plan_with_an_unclaimed_op_is_refused_at_session_creation(void**) {
   const std::vector<uint8_t> bytes =
       compile_plan(kModels[0], kOptimizers[0], "none", /*data_parallel=*/true);
   static const remat_communicator one_rank{
-      sizeof(remat_communicator), 0, 1, nullptr, one_rank_start, one_rank_wait};
+      sizeof(remat_communicator), 0, 1, nullptr, one_rank_start, one_rank_wait,
+      REMAT_MEMORY_HOST,          0};
   remat_plan* plan = nullptr;
   char message[512] = "";
   assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, message, sizeof(message)),

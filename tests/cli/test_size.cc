@@ -227,7 +227,9 @@ remat_status session_with_regions(const std::vector<uint8_t>& plan, uint32_t ali
       1,
       nullptr,
       [](void*, uint32_t, const remat_buffer*, uint32_t) { return REMAT_OK; },
-      [](void*, uint32_t) { return REMAT_OK; }};
+      [](void*, uint32_t) { return REMAT_OK; },
+      REMAT_MEMORY_HOST,
+      0};
   remat_session_options options;
   remat_session_options_init(&options);
   options.communicator = &one_rank;

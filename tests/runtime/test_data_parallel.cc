@@ -14,8 +14,9 @@
 
 #include <condition_variable>
 #include <map>
-#include <stdexcept>
+#include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -251,7 +252,9 @@ std::vector<Trained> train_ranks(const std::vector<uint8_t>& bytes, int ranks,
                                      ranks,
                                      &users[static_cast<size_t>(r)],
                                      thread_start,
-                                     thread_wait};
+                                     thread_wait,
+                                     REMAT_MEMORY_HOST,
+                                     0};
   }
   std::vector<std::string> errors(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
@@ -441,26 +444,53 @@ void a_session_refuses_a_missing_or_wrong_communicator(void**) {
   const std::vector<uint8_t> parallel = compile(kMlp, 2, "none", true);
   const std::vector<uint8_t> alone = compile(kMlp, 2, "none", false);
   expect_refused(parallel, nullptr, "options.communicator is NULL: the plan is data-parallel");
-  remat_communicator c{kSize, 2, 2, nullptr, no_start, no_wait};
+  remat_communicator c{kSize, 2, 2, nullptr, no_start, no_wait, REMAT_MEMORY_HOST, 0};
   expect_refused(parallel, &c, "options.communicator: rank 2 of size 2");
-  c = {kSize, 0, 0, nullptr, no_start, no_wait};
+  c = {kSize, 0, 0, nullptr, no_start, no_wait, REMAT_MEMORY_HOST, 0};
   expect_refused(parallel, &c, "rank 0 of size 0");
-  c = {kSize, -1, 2, nullptr, no_start, no_wait};
+  c = {kSize, -1, 2, nullptr, no_start, no_wait, REMAT_MEMORY_HOST, 0};
   expect_refused(parallel, &c, "rank -1 of size 2");
-  c = {kSize, 0, 2, nullptr, nullptr, no_wait};
+  c = {kSize, 0, 2, nullptr, nullptr, no_wait, REMAT_MEMORY_HOST, 0};
   expect_refused(parallel, &c, "options.communicator.allreduce_start is NULL");
-  c = {kSize, 0, 2, nullptr, no_start, nullptr};
+  c = {kSize, 0, 2, nullptr, no_start, nullptr, REMAT_MEMORY_HOST, 0};
   expect_refused(parallel, &c, "options.communicator.allreduce_wait is NULL");
-  c = {kSize, 1, 2, nullptr, no_start, no_wait};
+  c = {kSize, 1, 2, nullptr, no_start, no_wait, REMAT_MEMORY_HOST, 0};
   expect_refused(alone, &c, "has 2 ranks, but the plan is not data-parallel");
-  c = {kSize + 8, 0, 1, nullptr, no_start, no_wait};
+  c = {kSize + 8, 0, 1, nullptr, no_start, no_wait, REMAT_MEMORY_HOST, 0};
   expect_refused(parallel, &c, "options.communicator.struct_size is");
-  c = {4, 0, 1, nullptr, no_start, no_wait};
+  c = {4, 0, 1, nullptr, no_start, no_wait, REMAT_MEMORY_HOST, 0};
   expect_refused(parallel, &c, "options.communicator.struct_size is 4");
   char message[512] = "";
-  c = {kSize, 0, 1, nullptr, no_start, no_wait};  // one rank: nothing to average
+  // One rank: nothing to average.
+  c = {kSize, 0, 1, nullptr, no_start, no_wait, REMAT_MEMORY_HOST, 0};
   assert_int_equal(create_with(alone, &c, message), REMAT_OK);
   assert_int_equal(create_with(parallel, &c, message), REMAT_OK);
+}
+
+// A communicator's arrays are where the backend keeps its tensors: host memory on every backend,
+// CUDA device memory only on that device's cuda backend; an older caller's struct, which ends
+// before |memory|, means host memory.
+void a_communicator_in_other_memory_is_refused(void**) {
+  const std::vector<uint8_t> parallel = compile(kMlp, 2, "none", true);
+  char message[512] = "";
+  remat_communicator c{
+      offsetof(remat_communicator, memory), 0, 1, nullptr, no_start, no_wait, 7, 0};
+  assert_int_equal(create_with(parallel, &c, message), REMAT_OK);  // |memory| not read
+  c.struct_size = kSize;
+  expect_refused(parallel, &c, "options.communicator.memory is 7: REMAT_MEMORY_HOST (0) or");
+  c.memory = REMAT_MEMORY_CUDA;
+  c.device = 9;
+  const std::string other =
+      "options.communicator.memory is REMAT_MEMORY_CUDA (device 9), but the session's backend "
+      "is '" +
+      g_backend + "'";
+  expect_refused(parallel, &c, other.c_str());
+  c.device = 0;
+  if (g_backend == "cuda") {
+    assert_int_equal(create_with(parallel, &c, message), REMAT_OK);
+  } else {
+    expect_refused(parallel, &c, "REMAT_MEMORY_CUDA (device 0), but the session's backend is");
+  }
 }
 
 // A communicator of one rank that fails the start of one bucket and records its calls.
@@ -486,7 +516,8 @@ void a_failing_communicator_stops_the_step_and_drains_its_buckets(void**) {
   remat_plan* plan = nullptr;
   assert_int_equal(remat_plan_open(bytes.data(), bytes.size(), &plan, nullptr, 0), REMAT_OK);
   Recording recording{1, {}};
-  const remat_communicator c{kSize, 0, 1, &recording, recording_start, recording_wait};
+  const remat_communicator c{
+      kSize, 0, 1, &recording, recording_start, recording_wait, REMAT_MEMORY_HOST, 0};
   remat_session_options options;
   remat_session_options_init(&options);
   options.backend = g_backend.c_str();
@@ -523,13 +554,14 @@ int main(int argc, char** argv) {
   if (argc > 1) g_backend = argv[1];
   if (!remat_test::backend_available(g_backend, compile(kMlp, 2, "none", false))) return 77;
   printf("data-parallel training on the %s backend\n", g_backend.c_str());
-  const struct CMUnitTest tests[] = {
+  std::vector<CMUnitTest> tests = {
       cmocka_unit_test(n_ranks_train_as_one_session_of_the_whole_batch),
       cmocka_unit_test(recomputation_spilling_and_a_rerun_keep_every_bit),
       cmocka_unit_test(batch_norm_ranks_keep_the_same_running_statistics),
       cmocka_unit_test(a_nan_on_one_rank_skips_the_step_on_every_rank),
       cmocka_unit_test(a_session_refuses_a_missing_or_wrong_communicator),
+      cmocka_unit_test(a_communicator_in_other_memory_is_refused),
       cmocka_unit_test(a_failing_communicator_stops_the_step_and_drains_its_buckets),
   };
-  return cmocka_run_group_tests(tests, nullptr, nullptr);
+  return _cmocka_run_group_tests("data_parallel", tests.data(), tests.size(), nullptr, nullptr);
 }

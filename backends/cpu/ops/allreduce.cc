@@ -16,7 +16,7 @@ constexpr int64_t kDivideGrain = 1 << 14;
 }  // namespace
 
 remat_status allreduce_start(const KernelArgs& args) {
-  const remat_communicator* c = allreduce_communicator(*args.call, *args.ctx, args.err);
+  const remat_communicator* c = allreduce_communicator(*args.call, *args.ctx, false, args.err);
   if (c == nullptr) return REMAT_ERROR_FAILED_PRECONDITION;
   remat_buffer parts[kMaxOpInputs];
   const uint32_t count = args.call->num_inputs;
@@ -30,7 +30,7 @@ remat_status allreduce_start(const KernelArgs& args) {
 }
 
 remat_status allreduce_wait(const KernelArgs& args) {
-  const remat_communicator* c = allreduce_communicator(*args.call, *args.ctx, args.err);
+  const remat_communicator* c = allreduce_communicator(*args.call, *args.ctx, false, args.err);
   if (c == nullptr) return REMAT_ERROR_FAILED_PRECONDITION;
   const remat_status s = c->allreduce_wait(c->user, allreduce_bucket(*args.call));
   if (s != REMAT_OK) return allreduce_callback_failed(*args.call, "allreduce_wait", s, args.err);

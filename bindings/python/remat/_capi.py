@@ -54,7 +54,7 @@ class Communicator(ctypes.Structure):
     """remat_communicator: how a data-parallel session sums gradients with the other ranks."""
     _fields_ = [("struct_size", ctypes.c_size_t), ("rank", ctypes.c_int32), ("size", ctypes.c_int32),
                 ("user", ctypes.c_void_p), ("allreduce_start", ALLREDUCE_START_FN),
-                ("allreduce_wait", ALLREDUCE_WAIT_FN)]
+                ("allreduce_wait", ALLREDUCE_WAIT_FN), ("memory", ctypes.c_int32), ("device", ctypes.c_int32)]
 
 
 WRITE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)

@@ -309,6 +309,8 @@ impl<'p> Session<'p> {
                 user: ptr::null_mut(),
                 allreduce_start: Some(allreduce_start_trampoline),
                 allreduce_wait: Some(allreduce_wait_trampoline),
+                memory: 0, // REMAT_MEMORY_HOST: the trait takes slices of host memory
+                device: 0,
             },
             rust: communicator,
         }));

@@ -96,6 +96,8 @@ pub struct remat_communicator {
     pub user: *mut c_void,
     pub allreduce_start: Option<remat_allreduce_start_fn>,
     pub allreduce_wait: Option<remat_allreduce_wait_fn>,
+    pub memory: i32,
+    pub device: i32,
 }
 
 pub type remat_state_write_fn = extern "C" fn(context: *mut c_void, data: *const c_void, bytes: usize) -> c_int;
