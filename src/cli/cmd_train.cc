@@ -22,6 +22,7 @@
 #include "cli/lr_schedule.h"
 #include "cli/params_file.h"
 #include "cli/path_collisions.h"
+#include "cli/rank_communicator.h"
 #include "io/safetensors.h"
 #include "cli/session_calls.h"
 #include "comm/mpi_communicator.h"
@@ -284,18 +285,31 @@ int run_train(const std::vector<std::string>& argv) {
   // compiles or reads the same plan, takes its share of each batch and sums gradients with the
   // others; rank 0 alone prints and writes files.
   std::unique_ptr<comm::MpiWorld> world;
+  std::string backend = args.text("--backend", "cpu");
   if (plan_is_data_parallel(bytes)) {
     const double timeout = args.real("--rank-timeout", kDefaultRankTimeout);
     if (!(timeout > 0 && timeout <= 1e6))
       throw UsageError("--rank-timeout " + args.text("--rank-timeout", "") +
                        ": expected seconds in (0, 1e6]");
-    world = comm::MpiWorld::join(timeout);
+    const RankCommunicator ranks = rank_communicator(backend, args.text("--communicator", ""));
+    try {
+      world = comm::MpiWorld::join(timeout, ranks.nccl_device);
+    } catch (const std::runtime_error& e) {
+      if (!ranks.nccl_by_default || ranks.nccl_device == comm::MpiWorld::kNoNccl) throw;
+      throw std::runtime_error(std::string(e.what()) +
+                               " (--communicator mpi sums host copies through MPI, without NCCL)");
+    }
     if (world->rank() != 0 && std::freopen("/dev/null", "w", stdout) == nullptr) {
       std::fprintf(stderr, "remat: rank %d: cannot silence its output\n", world->rank());
       comm::MpiWorld::abort_all(1);
     }
-  } else if (args.has("--rank-timeout")) {
-    throw UsageError("--rank-timeout applies to a data-parallel plan (--data-parallel)");
+    // NCCL on "cuda": each rank runs on the device its NCCL communicator opened.
+    if (ranks.device_per_rank) backend = "cuda:" + std::to_string(world->communicator()->device);
+  } else {
+    for (const char* flag : {"--rank-timeout", "--communicator"}) {
+      if (args.has(flag))
+        throw UsageError(std::string(flag) + " applies to a data-parallel plan (--data-parallel)");
+    }
   }
   const int rank = world ? world->rank() : 0, ranks = world ? world->size() : 1;
   if (world && !world->same_everywhere(fnv1a(bytes), "the plan")) {
@@ -343,7 +357,6 @@ int run_train(const std::vector<std::string>& argv) {
 
     remat_session_options options;
     remat_session_options_init(&options);
-    const std::string backend = args.text("--backend", "cpu");
     options.backend = backend.c_str();
     // CPU threads: 0 (the default) is one per hardware thread.
     options.threads = static_cast<size_t>(args.integer("--threads", 1, 1024, 0));

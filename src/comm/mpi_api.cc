@@ -24,24 +24,25 @@ remat_status fail(remat_status status, char* message, size_t capacity, const cha
   return status;
 }
 
-}  // namespace
-
-remat_status remat_mpi_join(double timeout_seconds, remat_mpi** out, char* message,
-                            size_t capacity) {
+// remat_mpi_join() (|function|) with |nccl_device|: MpiWorld::join()'s.
+remat_status join(const char* function, double timeout_seconds, int nccl_device, remat_mpi** out,
+                  char* message, size_t capacity) {
   if (message != nullptr && capacity > 0) message[0] = '\0';
-  if (out == nullptr)
-    return fail(REMAT_ERROR_INVALID_ARGUMENT, message, capacity, "remat_mpi_join: out is NULL");
+  char text[160];
+  if (out == nullptr) {
+    snprintf(text, sizeof text, "%s: out is NULL", function);
+    return fail(REMAT_ERROR_INVALID_ARGUMENT, message, capacity, text);
+  }
   *out = nullptr;
   if (!(timeout_seconds > 0 && timeout_seconds <= kLongestTimeout)) {
-    char text[160];
     snprintf(text, sizeof text,
-             "remat_mpi_join: timeout_seconds is %g; it must be above 0 and at most %g (a day)",
+             "%s: timeout_seconds is %g; it must be above 0 and at most %g (a day)", function,
              timeout_seconds, kLongestTimeout);
     return fail(REMAT_ERROR_INVALID_ARGUMENT, message, capacity, text);
   }
   try {
     std::unique_ptr<remat_mpi> mpi(new remat_mpi());
-    mpi->world = remat::comm::MpiWorld::join(timeout_seconds);
+    mpi->world = remat::comm::MpiWorld::join(timeout_seconds, nccl_device);
     *out = mpi.release();
     return REMAT_OK;
   } catch (const remat::comm::MpiStartedAlready& e) {
@@ -53,6 +54,28 @@ remat_status remat_mpi_join(double timeout_seconds, remat_mpi** out, char* messa
   } catch (const std::exception& e) {
     return fail(REMAT_ERROR_UNAVAILABLE, message, capacity, e.what());
   }
+}
+
+}  // namespace
+
+remat_status remat_mpi_join(double timeout_seconds, remat_mpi** out, char* message,
+                            size_t capacity) {
+  return join("remat_mpi_join", timeout_seconds, remat::comm::MpiWorld::kNoNccl, out, message,
+              capacity);
+}
+
+remat_status remat_mpi_join_nccl(double timeout_seconds, int32_t cuda_device, remat_mpi** out,
+                                 char* message, size_t capacity) {
+  if (cuda_device < -1 || cuda_device > 1023) {
+    if (message != nullptr && capacity > 0) {
+      snprintf(message, capacity,
+               "remat_mpi_join_nccl: cuda_device is %d; a device is -1 (the local rank) to 1023",
+               static_cast<int>(cuda_device));
+    }
+    if (out != nullptr) *out = nullptr;
+    return REMAT_ERROR_INVALID_ARGUMENT;
+  }
+  return join("remat_mpi_join_nccl", timeout_seconds, cuda_device, out, message, capacity);
 }
 
 const remat_communicator* remat_mpi_communicator(const remat_mpi* mpi) {

@@ -20,7 +20,7 @@ namespace comm {
 
 bool mpi_available() { return true; }
 
-std::unique_ptr<MpiWorld> MpiWorld::join(double timeout_seconds) {
+std::unique_ptr<MpiWorld> MpiWorld::join(double timeout_seconds, int nccl_device) {
   // The sums' thread shares the cores with the kernels' threads: Open MPI's polling for a peer
   // yields the core rather than spinning on it (unless the caller set it otherwise).
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
@@ -49,8 +49,54 @@ std::unique_ptr<MpiWorld> MpiWorld::join(double timeout_seconds) {
   world->communicator_.allreduce_start = start;
   world->communicator_.allreduce_wait = wait;
   world->timeout_seconds_ = timeout_seconds;
+  MPI_Comm machine = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &machine) !=
+      MPI_SUCCESS)
+    throw std::runtime_error("MPI_Comm_split_type failed: no local rank");
+  MPI_Comm_rank(machine, &world->local_rank_);
+  MPI_Comm_free(&machine);
+  // Before the thread starts: until then this thread alone calls MPI.
+  if (nccl_device != kNoNccl) {
+    world->join_nccl(nccl_device == kLocalRankDevice
+                         ? NcclCommunicator::device_of_local_rank(world->local_rank_)
+                         : nccl_device);
+  }
   world->thread_ = std::thread([w = world.get()] { w->run(); });
   return world;
+}
+
+void MpiWorld::join_nccl(int device) {
+  // Each rank opens NCCL by itself first, and all agree that every one could, so that no rank
+  // waits in NCCL's collective start (which has no timeout) for one that never comes.
+  std::string failure;
+  try {
+    nccl_ = NcclCommunicator::open(device, timeout_seconds_);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  NcclId id{};
+  if (nccl_ && rank() == 0) {
+    try {
+      id = nccl_->new_id();
+    } catch (const std::exception& e) {
+      failure = e.what();
+      nccl_.reset();
+    }
+  }
+  int opened = nccl_ ? 1 : 0;
+  if (MPI_Allreduce(MPI_IN_PLACE, &opened, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+    throw std::runtime_error("MPI_Allreduce failed while the ranks opened NCCL");
+  if (opened == 0) {
+    nccl_.reset();
+    throw std::runtime_error(
+        "rank " + std::to_string(rank()) + ": NCCL on CUDA device " + std::to_string(device) +
+        ": " +
+        (failure.empty() ? "another rank could not open NCCL (its message says why)" : failure));
+  }
+  if (MPI_Bcast(id.bytes, static_cast<int>(sizeof id.bytes), MPI_BYTE, 0, MPI_COMM_WORLD) !=
+      MPI_SUCCESS)
+    throw std::runtime_error("MPI_Bcast of NCCL's id failed");
+  nccl_->connect(id, rank(), size());
 }
 
 MpiWorld::~MpiWorld() {
@@ -60,6 +106,7 @@ MpiWorld::~MpiWorld() {
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();
+  nccl_.reset();  // its sums end before MPI does
   if (mpi_initialised_) MPI_Finalize();
 }
 
@@ -209,7 +256,7 @@ void MpiWorld::run() {
 
 bool mpi_available() { return false; }
 
-std::unique_ptr<MpiWorld> MpiWorld::join(double) {
+std::unique_ptr<MpiWorld> MpiWorld::join(double, int) {
   throw std::runtime_error(
       "this remat was built without MPI: install libopenmpi-dev and configure with -Dmpi=enabled");
 }

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/nccl_communicator.h"
 #include "remat/remat.h"
 
 namespace remat {
@@ -37,14 +38,24 @@ class MpiStartedAlready : public std::runtime_error {
 /// finalises MPI.
 class MpiWorld {
  public:
+  /// join()'s |nccl_device| for sums through MPI in host memory, NCCL unused.
+  static constexpr int kNoNccl = -2;
+  /// join()'s |nccl_device| for the device of the rank's local rank (its rank among those on
+  /// its machine; NcclCommunicator::device_of_local_rank).
+  static constexpr int kLocalRankDevice = -1;
+
   /// Initialises MPI (MPI_THREAD_SERIALIZED);
   /// |timeout_seconds|: how long a wait waits for a bucket's sum or an agreement (a rank that
   /// failed, was killed or stopped never sends its part) before it ends the whole job with a
-  /// message, since the sum may still write the arena if that rank comes back. Throws
-  /// MpiStartedAlready when MPI was initialised (or finalised) already, std::runtime_error when
-  /// MPI is missing, fails to start or gives less than MPI_THREAD_SERIALIZED (MPI left
+  /// message, since the sum may still write the arena if that rank comes back. With a CUDA
+  /// device for |nccl_device| (or kLocalRankDevice), the buckets are summed by NCCL in that
+  /// device's memory instead (communicator() is then NCCL's, REMAT_MEMORY_CUDA; a wait that
+  /// times out aborts NCCL's communicator and fails the step), once every rank opened NCCL.
+  /// Throws MpiStartedAlready when MPI was initialised (or finalised) already,
+  /// std::runtime_error when MPI is missing, fails to start or gives less than
+  /// MPI_THREAD_SERIALIZED, or when a rank cannot open NCCL or NCCL's start fails (MPI left
   /// finalised then), std::bad_alloc or std::system_error (no thread; MPI finalised).
-  static std::unique_ptr<MpiWorld> join(double timeout_seconds);
+  static std::unique_ptr<MpiWorld> join(double timeout_seconds, int nccl_device = kNoNccl);
   /// Stops the sums' thread and finalises MPI.
   ~MpiWorld();
 
@@ -57,8 +68,11 @@ class MpiWorld {
   bool same_everywhere(uint64_t value, const char* what);
   /// The highest |value| of every rank (a collective call, as same_everywhere()).
   uint64_t highest_everywhere(uint64_t value, const char* what);
-  /// The communicator for remat_session_options.communicator; lives as long as this.
-  const remat_communicator* communicator() const { return &communicator_; }
+  /// The communicator for remat_session_options.communicator (NCCL's when join() opened it);
+  /// lives as long as this.
+  const remat_communicator* communicator() const {
+    return nccl_ ? nccl_->communicator() : &communicator_;
+  }
   /// Ends every rank's run at once after a failure, with exit code |code|: this process exits
   /// unfinalised, which makes mpirun end the others.
   [[noreturn]] static void abort_all(int code);
@@ -89,6 +103,8 @@ class MpiWorld {
   void wait_for(uint64_t number, const char* agreement_on, uint32_t bucket);
   uint64_t agree(unsigned long long value, Job::Kind kind, const char* what);
   void run();  // the communicator's thread: makes the calls in the order they were queued
+  // Opens NCCL on |device| on every rank, agrees that all could, and connects them (join()).
+  void join_nccl(int device);
 
   remat_communicator communicator_{};
   double timeout_seconds_ = 0;
@@ -102,6 +118,8 @@ class MpiWorld {
   std::map<uint32_t, uint64_t> last_sum_;  // per bucket, the number of its last sum's job
   bool stopping_ = false;
   bool mpi_initialised_ = false;  // by join(): the destructor finalises MPI
+  int local_rank_ = 0;            // among the ranks on this machine (MPI_COMM_TYPE_SHARED)
+  std::unique_ptr<NcclCommunicator> nccl_;  // NCCL's sums, when join() opened it
   std::thread thread_;
 };
 

@@ -11,7 +11,10 @@
   step;
 - a killed rank, or one that stops answering (SIGSTOP, past --rank-timeout), makes the job exit
   non-zero within a bound instead of hanging;
-- --rank-timeout without a data-parallel plan is a usage error.
+- --rank-timeout or --communicator without a data-parallel plan, a communicator other than mpi
+  or nccl, and nccl on a backend other than cuda are usage errors;
+- on the cuda backend the ranks sum with NCCL by default: with a GPU, one rank's parameters are
+  the bits of a run without --data-parallel; without one, the run fails naming NCCL's device.
 
     test_data_parallel.py REMAT WORK_DIR
 
@@ -316,6 +319,40 @@ def usage(remat, work):
                       os.path.join(work, "x.rplan")])
     check(code == 2 and "--bucket-size applies to --data-parallel" in text, text)
     print("ok  --rank-timeout and --bucket-size without --data-parallel: usage errors")
+    for extra, needle in ((["--communicator", "mpi"], "--communicator applies to a data-parallel"),
+                          (["--data-parallel", "--communicator", "tcp"],
+                           "--communicator tcp: expected mpi or nccl"),
+                          (["--data-parallel", "--communicator", "nccl"],
+                           "--communicator nccl sums in CUDA device memory: it needs --backend "
+                           "cuda or cuda:N, not cpu"),
+                          (["--data-parallel", "--backend", "cuda:x"],
+                           "--backend cuda:x: expected cuda or cuda:N")):
+        code, text = run([remat, "train", MLP, "--batch", "2", "--steps", "1"] + extra)
+        check(code == 2 and needle in text, "%s: exit %d\n%s" % (extra, code, text))
+    print("ok  --communicator without --data-parallel, unknown, or nccl off cuda: usage errors")
+
+
+def nccl_on_the_cuda_backend(remat, work):
+    devices = run([remat, "devices"])[1]
+    if not any(line.startswith("cuda:") for line in devices.splitlines()):
+        code, text = run([remat, "train", MLP, "--batch", "2", "--steps", "1", "--data-parallel",
+                          "--backend", "cuda"])
+        check(code == 1 and "rank 0: NCCL on CUDA device 0: " in text,
+              "exit %d\n%s" % (code, text))
+        print("ok  no CUDA device: --data-parallel --backend cuda fails naming NCCL's device")
+        return
+    alone = train(remat, work, "cuda_alone", MLP, 4, 0, ["--backend", "cuda"])
+    try:
+        nccl = train(remat, work, "cuda_nccl", MLP, 4, 1, ["--backend", "cuda"])
+    except AssertionError as e:
+        if "cannot load NCCL" not in str(e):
+            raise
+        check("--communicator mpi sums host copies" in str(e), str(e))
+        print("ok  a GPU without NCCL: the run fails naming NCCL and --communicator mpi")
+        return
+    check(open(nccl[0], "rb").read() == open(alone[0], "rb").read(),
+          "one rank through NCCL differs from a run without --data-parallel")
+    print("ok  one rank through NCCL on cuda: the bits of a run without --data-parallel")
 
 
 def main(argv):
@@ -329,6 +366,7 @@ def main(argv):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     usage(remat, work)
+    nccl_on_the_cuda_backend(remat, work)
     n_ranks_equal_one_process(remat, work)
     ranks_on_opencl_train_as_on_the_cpu(remat, work)
     same_bytes_with_recomputation_spilling_and_again(remat, work)

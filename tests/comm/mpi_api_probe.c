@@ -10,6 +10,12 @@
  *     remat_mpi_join, and writes its parameters to OUT_DIR/rankR.bin; rank 0 then trains
  *     FULL_PLAN (the same model at batch N x B, one process, no communicator) on the whole
  *     batches and writes OUT_DIR/full.bin. Rows come from a formula of (row, step, column).
+ *   mpi_api_probe nccl GPU DP_PLAN PLAIN_PLAN STEPS CLASSES OUT_DIR
+ *     (one process) the refusals of remat_mpi_join_nccl, then its join on the rank's device.
+ *     With GPU 1 the join must succeed: DP_PLAN trains through NCCL's communicator on that
+ *     device (OUT_DIR/nccl.bin) and PLAIN_PLAN, the same model and batch without data-parallel
+ *     training, without one (OUT_DIR/plain.bin). With GPU 0 the join must fail, naming what is
+ *     missing, and leave MPI finalised.
  */
 #include <math.h>
 #include <stdint.h>
@@ -105,8 +111,9 @@ static int32_t label_value(uint32_t row, uint32_t step, int32_t classes) {
 
 /* Trains |plan_path| for |steps| steps on rows [first_row, first_row + B) of each batch, with
  * |communicator| (may be NULL), and writes its parameters, in binding order, to |out_path|. */
-static void train(const char* plan_path, const remat_communicator* communicator, uint32_t first_row,
-                  uint32_t steps, int32_t classes, const char* out_path) {
+static void train(const char* plan_path, const char* backend,
+                  const remat_communicator* communicator, uint32_t first_row, uint32_t steps,
+                  int32_t classes, const char* out_path) {
   size_t size = 0;
   void* bytes = read_file(plan_path, &size);
   char message[512];
@@ -117,6 +124,7 @@ static void train(const char* plan_path, const remat_communicator* communicator,
   }
   remat_session_options options;
   remat_session_options_init(&options);
+  options.backend = backend;
   options.threads = 1;
   options.communicator = communicator;
   remat_session* session = NULL;
@@ -172,14 +180,74 @@ static void train(const char* plan_path, const remat_communicator* communicator,
   free(bytes);
 }
 
+/* The nccl mode (above): argv[2..7] are GPU DP_PLAN PLAIN_PLAN STEPS CLASSES OUT_DIR. */
+static void check_nccl(char** argv) {
+  const int gpu = atoi(argv[2]);
+  const uint32_t steps = (uint32_t)atoi(argv[5]);
+  const int32_t classes = atoi(argv[6]);
+  char message[512], path[4096];
+  remat_mpi* mpi = (remat_mpi*)1;
+  const int32_t bad[] = {-2, 1024};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    expect(remat_mpi_join_nccl(30, bad[i], &mpi, message, sizeof message) ==
+                   REMAT_ERROR_INVALID_ARGUMENT &&
+               strstr(message, "cuda_device is") != NULL && mpi == NULL,
+           "a device out of range is refused naming it, *out NULL", message);
+  }
+  expect(
+      remat_mpi_join_nccl(30, 0, NULL, message, sizeof message) == REMAT_ERROR_INVALID_ARGUMENT &&
+          strstr(message, "remat_mpi_join_nccl: out is NULL") != NULL,
+      "a NULL out is refused naming it", message);
+  expect(
+      remat_mpi_join_nccl(-1, 0, &mpi, message, sizeof message) == REMAT_ERROR_INVALID_ARGUMENT &&
+          strstr(message, "remat_mpi_join_nccl: timeout_seconds is -1") != NULL,
+      "a timeout out of range is refused naming it", message);
+  const remat_status joined = remat_mpi_join_nccl(30, -1, &mpi, message, sizeof message);
+  if (!gpu) {
+    expect(joined == REMAT_ERROR_UNAVAILABLE && mpi == NULL &&
+               strstr(message, "rank 0: ") != NULL &&
+               (strstr(message, "CUDA") != NULL || strstr(message, "NCCL") != NULL),
+           "without a GPU the join fails naming what is missing", message);
+    remat_mpi* again = (remat_mpi*)1;
+    expect(remat_mpi_join(30, &again, message, sizeof message) == REMAT_ERROR_FAILED_PRECONDITION &&
+               again == NULL,
+           "a failed join leaves MPI finalised", message);
+    if (failures == 0) printf("ok  remat_mpi_join_nccl's refusals; without a GPU it fails\n");
+    return;
+  }
+  if (joined == REMAT_ERROR_UNAVAILABLE && strstr(message, "cannot load NCCL") != NULL) {
+    /* NCCL is a run-time dependency the machine may lack. */
+    printf("ok  remat_mpi_join_nccl's refusals; NCCL not installed: %s\n", message);
+    return;
+  }
+  expect(joined == REMAT_OK, "remat_mpi_join_nccl on a GPU", message);
+  if (joined != REMAT_OK) return;
+  const remat_communicator* c = remat_mpi_communicator(mpi);
+  expect(c->memory == REMAT_MEMORY_CUDA && c->device == 0 && c->rank == 0 && c->size == 1,
+         "one process: rank 0 of 1 summing CUDA memory of device 0 (its local rank)", NULL);
+  char backend[32];
+  snprintf(backend, sizeof backend, "cuda:%d", (int)c->device);
+  snprintf(path, sizeof path, "%s/nccl.bin", argv[7]);
+  train(argv[3], backend, c, 0, steps, classes, path);
+  snprintf(path, sizeof path, "%s/plain.bin", argv[7]);
+  train(argv[4], backend, NULL, 0, steps, classes, path);
+  remat_mpi_leave(mpi);
+  if (failures == 0) printf("ok  remat_mpi_join_nccl's refusals; one rank trained through NCCL\n");
+}
+
 int main(int argc, char** argv) {
   if (argc == 2 && strcmp(argv[1], "failures") == 0) {
     check_failures();
     return failures == 0 ? 0 : 1;
   }
+  if (argc == 8 && strcmp(argv[1], "nccl") == 0) {
+    check_nccl(argv);
+    return failures == 0 ? 0 : 1;
+  }
   if (argc != 7 || strcmp(argv[1], "train") != 0) {
     fprintf(stderr,
-            "usage: mpi_api_probe failures | train DP_PLAN FULL_PLAN STEPS CLASSES OUT_DIR\n");
+            "usage: mpi_api_probe failures | train DP_PLAN FULL_PLAN STEPS CLASSES OUT_DIR | nccl "
+            "GPU DP_PLAN PLAIN_PLAN STEPS CLASSES OUT_DIR\n");
     return 2;
   }
   const uint32_t steps = (uint32_t)atoi(argv[4]);
@@ -203,12 +271,12 @@ int main(int argc, char** argv) {
   remat_plan_close(plan);
   free(bytes);
   snprintf(path, sizeof path, "%s/rank%d.bin", argv[6], (int)c->rank);
-  train(argv[2], c, (uint32_t)c->rank * batch, steps, classes, path);
+  train(argv[2], "cpu", c, (uint32_t)c->rank * batch, steps, classes, path);
   printf("rank %d of %d: trained %u steps of %u rows\n", (int)c->rank, (int)c->size,
          (unsigned)steps, (unsigned)batch);
   if (c->rank == 0) {
     snprintf(path, sizeof path, "%s/full.bin", argv[6]);
-    train(argv[3], NULL, 0, steps, classes, path);
+    train(argv[3], "cpu", NULL, 0, steps, classes, path);
   }
   remat_mpi_leave(mpi);
   return 0;

@@ -2,6 +2,11 @@
 
 - every failure path of remat_mpi_join (a NULL out, timeouts out of range, a second join, a
   join after leaving), remat_mpi_communicator(NULL) and remat_mpi_leave(NULL);
+- remat_mpi_join_nccl's refusals, and its join: on a machine with a CUDA device (`remat
+  devices` lists one) one rank trains a data-parallel plan through NCCL's communicator on the
+  cuda backend and ends with the bits of the same plan without data-parallel training (NCCL's
+  sum of one rank and the division by 1 change nothing); elsewhere the join fails naming what
+  is missing;
 - under `mpirun -np N` (N = 2, 3) each rank trains a data-parallel plan through the C API with
   remat_mpi's communicator: every rank ends with the same parameters, bit for bit, and they equal
   one process of N times the batch within float tolerance (the sums' order differs).
@@ -35,6 +40,31 @@ def failure_paths(probe):
                           stderr=subprocess.STDOUT, text=True, env=env(), timeout=120)
     check(done.returncode == 0, "failures: exit %d\n%s" % (done.returncode, done.stdout[-3000:]))
     print(done.stdout.strip().splitlines()[-1])
+
+
+def nccl(remat, probe, work):
+    devices = subprocess.run([remat, "devices"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, env=env(), timeout=120).stdout
+    gpu = any(line.startswith("cuda:") for line in devices.splitlines())
+    out = os.path.join(work, "nccl")
+    os.makedirs(out, exist_ok=True)
+    dp, plain = os.path.join(out, "dp.rplan"), os.path.join(out, "plain.rplan")
+    for plan, extra in ((dp, ["--data-parallel"]), (plain, [])):
+        subprocess.run([remat, "compile", MODEL, "--batch", str(BATCH), "--backend", "cuda",
+                        "--optimizer", "sgd:lr=0.1,momentum=0.9", "-o", plan] + extra,
+                       check=True, stdout=subprocess.DEVNULL)
+    done = subprocess.run([probe, "nccl", "1" if gpu else "0", dp, plain, str(STEPS), "3", out],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, env=env(), timeout=300)
+    check(done.returncode == 0, "nccl: exit %d\n%s" % (done.returncode, done.stdout[-3000:]))
+    last = done.stdout.strip().splitlines()[-1]
+    print(last)
+    if gpu and "NCCL not installed" not in last:
+        through_nccl = open(os.path.join(out, "nccl.bin"), "rb").read()
+        check(len(through_nccl) > 0 and
+              through_nccl == open(os.path.join(out, "plain.bin"), "rb").read(),
+              "one rank through NCCL differs from the plan without data-parallel training")
+        print("ok  one rank through NCCL: the bits of the plan without data-parallel training")
 
 
 def ranks_train_as_one_process(remat, probe, work):
@@ -76,6 +106,7 @@ def main(argv):
         return 77
     os.makedirs(work, exist_ok=True)
     failure_paths(probe)
+    nccl(remat, probe, work)
     ranks_train_as_one_process(remat, probe, work)
     return 0
 

@@ -5,7 +5,8 @@
 // recomputation and spilling change no bit; a run repeats bitwise; a NaN on one rank skips the
 // step on every rank; and the session's refusals and failure paths. On the backend its first
 // argument names (default "cpu"): the GPU backends copy each bucket to host memory for the
-// communicator (backends/gpu/host_staging.h).
+// communicator (backends/gpu/host_staging.h). On the cuda backend, one rank through NCCL's
+// communicator (CUDA device memory, no host copies) too.
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
@@ -22,6 +23,11 @@
 #include <utility>
 #include <vector>
 
+#ifdef REMAT_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "comm/nccl_communicator.h"
 #include "compiler/compiler.h"
 #include "remat/remat.h"
 #include "tests/runtime/session_checks.h"
@@ -548,6 +554,92 @@ void a_failing_communicator_stops_the_step_and_drains_its_buckets(void**) {
   remat_plan_close(plan);
 }
 
+// One rank through NCCL's communicator, which sums the tensors in CUDA device memory: NCCL's
+// sum of one rank and the division by 1 change nothing, so a data-parallel plan ends with the
+// bits of the plan without data-parallel training, dropout included; and the communicator's
+// refusals. On the cuda backend only (the test is not registered elsewhere).
+void one_rank_through_nccl_keeps_every_bit(void**) {
+  std::unique_ptr<remat::comm::NcclCommunicator> nccl;
+  try {
+    nccl = remat::comm::NcclCommunicator::open(0, 60);
+    nccl->connect(nccl->new_id(), 0, 1);
+  } catch (const std::exception& e) {
+    // NCCL is a run-time dependency the machine may lack; anything else is a failure.
+    if (strstr(e.what(), "cannot load NCCL") != nullptr ||
+        strstr(e.what(), "built without NCCL") != nullptr) {
+      printf("not run: %s\n", e.what());
+      skip();
+    }
+    fail_msg("NCCL on device 0: %s", e.what());
+  }
+  const remat_communicator* c = nccl->communicator();
+  assert_int_equal(c->memory, REMAT_MEMORY_CUDA);
+  assert_int_equal(c->device, 0);
+  assert_int_equal(c->rank, 0);
+  assert_int_equal(c->size, 1);
+  for (const char* model : {kMlp, kDropout, kCnn}) {
+    const Trained alone = train(compile(model, 2, "none", false), 0, {}, nullptr);
+    const Trained summed = train(compile(model, 2, "none", true), 0, {}, c);
+    assert_true(summed.losses == alone.losses);
+    assert_true(summed.params == alone.params);
+    assert_true(summed.buffers == alone.buffers);
+  }
+  remat_buffer nine[9] = {};
+  assert_int_equal(c->allreduce_start(c->user, 0, nine, 9), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(c->allreduce_wait(c->user, 77), REMAT_ERROR_FAILED_PRECONDITION);
+}
+
+#ifdef REMAT_TEST_CUDA
+// A communicator of CUDA device memory standing for two ranks that hold the same gradients: its
+// start copies each array to the host on a stream of its own, doubles it there (x + x, exact)
+// and copies it back; its wait waits for that stream. The session then divides by 2, which
+// gives each array back bit for bit, so a plan trained through it ends with the bits of the plan
+// without data-parallel training, but only if the backend hands over each tensor's own device
+// address once the ops that wrote it are done (the copies do not wait for the backend's stream).
+struct Doubling {
+  cudaStream_t stream = nullptr;
+  std::vector<float> host;
+};
+remat_status doubling_start(void* user, uint32_t, const remat_buffer* parts, uint32_t count) {
+  Doubling* d = static_cast<Doubling*>(user);
+  for (uint32_t i = 0; i < count; ++i) {
+    const size_t bytes = static_cast<size_t>(parts[i].count) * sizeof(float);
+    d->host.resize(static_cast<size_t>(parts[i].count));
+    if (cudaMemcpyAsync(d->host.data(), parts[i].data, bytes, cudaMemcpyDeviceToHost, d->stream) !=
+            cudaSuccess ||
+        cudaStreamSynchronize(d->stream) != cudaSuccess)
+      return REMAT_ERROR_INTERNAL;
+    for (float& x : d->host) x = x + x;
+    if (cudaMemcpyAsync(parts[i].data, d->host.data(), bytes, cudaMemcpyHostToDevice, d->stream) !=
+            cudaSuccess ||
+        cudaStreamSynchronize(d->stream) != cudaSuccess)
+      return REMAT_ERROR_INTERNAL;
+  }
+  return REMAT_OK;
+}
+remat_status doubling_wait(void* user, uint32_t) {
+  return cudaStreamSynchronize(static_cast<Doubling*>(user)->stream) == cudaSuccess
+             ? REMAT_OK
+             : REMAT_ERROR_INTERNAL;
+}
+
+void a_device_memory_communicator_reads_each_tensor_after_its_ops(void**) {
+  Doubling doubling;
+  assert_int_equal(cudaSetDevice(0), cudaSuccess);
+  assert_int_equal(cudaStreamCreateWithFlags(&doubling.stream, cudaStreamNonBlocking), cudaSuccess);
+  const remat_communicator c{
+      kSize, 0, 2, &doubling, doubling_start, doubling_wait, REMAT_MEMORY_CUDA, 0};
+  for (const char* model : {kMlp, kDropout, kCnn}) {
+    const Trained alone = train(compile(model, 2, "none", false), 0, {}, nullptr);
+    const Trained doubled = train(compile(model, 2, "none", true), 0, {}, &c);
+    assert_true(doubled.losses == alone.losses);
+    assert_true(doubled.params == alone.params);
+    assert_true(doubled.buffers == alone.buffers);
+  }
+  cudaStreamDestroy(doubling.stream);
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -563,5 +655,11 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_communicator_in_other_memory_is_refused),
       cmocka_unit_test(a_failing_communicator_stops_the_step_and_drains_its_buckets),
   };
+#ifdef REMAT_TEST_CUDA
+  if (g_backend == "cuda") {
+    tests.push_back(cmocka_unit_test(a_device_memory_communicator_reads_each_tensor_after_its_ops));
+    tests.push_back(cmocka_unit_test(one_rank_through_nccl_keeps_every_bit));
+  }
+#endif
   return _cmocka_run_group_tests("data_parallel", tests.data(), tests.size(), nullptr, nullptr);
 }

@@ -1,0 +1,39 @@
+// --communicator and the rank's device (cli/rank_communicator.h).
+#include "cli/rank_communicator.h"
+
+#include "cli/cli_args.h"
+#include "comm/mpi_communicator.h"
+
+namespace remat {
+namespace cli {
+
+RankCommunicator rank_communicator(const std::string& backend, const std::string& communicator) {
+  const bool any_cuda = backend == "cuda";
+  const bool numbered_cuda = backend.compare(0, 5, "cuda:") == 0;
+  const std::string chosen =
+      !communicator.empty() ? communicator : (any_cuda || numbered_cuda ? "nccl" : "mpi");
+  if (chosen != "mpi" && chosen != "nccl")
+    throw UsageError("--communicator " + chosen + ": expected mpi or nccl");
+  RankCommunicator r{comm::MpiWorld::kNoNccl, false, communicator.empty()};
+  if (chosen == "mpi") return r;
+  if (!any_cuda && !numbered_cuda) {
+    throw UsageError(
+        "--communicator nccl sums in CUDA device memory: it needs --backend cuda or "
+        "cuda:N, not " +
+        backend);
+  }
+  if (any_cuda) {
+    r.nccl_device = comm::MpiWorld::kLocalRankDevice;
+    r.device_per_rank = true;
+    return r;
+  }
+  const std::string number = backend.substr(5);
+  if (number.empty() || number.size() > 4 ||
+      number.find_first_not_of("0123456789") != std::string::npos)
+    throw UsageError("--backend " + backend + ": expected cuda or cuda:N, N a device number");
+  r.nccl_device = std::stoi(number);
+  return r;
+}
+
+}  // namespace cli
+}  // namespace remat
