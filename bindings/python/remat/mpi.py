@@ -6,6 +6,10 @@
         with remat.Session(plan, communicator=world) as s:
             ...  # rows [world.rank * B, (world.rank + 1) * B) of each batch of world.size * B rows
 
+On CUDA devices, remat.mpi.join(nccl_device=-1) sums with NCCL in device memory instead: each
+rank's sessions then run on the backend world.backend names ("cuda:D", D the rank's local rank
+with -1).
+
 leave() closes the world's sessions, then finalises MPI; call it (or end the with block) on the
 thread that joined, as MPI asks. A World collected or left open at exit is left then, after its
 sessions (which keep it alive), on whatever thread collects it: a last resort. The library is
@@ -21,8 +25,14 @@ from .errors import FailedPreconditionError, raise_for
 
 
 class _Communicator(ctypes.Structure):
-    """The head of remat_communicator: what Python reads of it."""
-    _fields_ = [("struct_size", ctypes.c_size_t), ("rank", ctypes.c_int32), ("size", ctypes.c_int32)]
+    """remat_communicator, whose callbacks Python does not call."""
+    _fields_ = [("struct_size", ctypes.c_size_t), ("rank", ctypes.c_int32), ("size", ctypes.c_int32),
+                ("user", ctypes.c_void_p), ("allreduce_start", ctypes.c_void_p),
+                ("allreduce_wait", ctypes.c_void_p), ("memory", ctypes.c_int32),
+                ("device", ctypes.c_int32)]
+
+
+_MEMORY_CUDA = 1  # REMAT_MEMORY_CUDA
 
 
 _lib = None
@@ -45,6 +55,9 @@ def _load():
     lib.remat_mpi_join.restype = ctypes.c_int
     lib.remat_mpi_join.argtypes = [ctypes.c_double, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
                                    ctypes.c_size_t]
+    lib.remat_mpi_join_nccl.restype = ctypes.c_int
+    lib.remat_mpi_join_nccl.argtypes = [ctypes.c_double, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p),
+                                        ctypes.c_char_p, ctypes.c_size_t]
     lib.remat_mpi_communicator.restype = ctypes.c_void_p
     lib.remat_mpi_communicator.argtypes = [ctypes.c_void_p]
     lib.remat_mpi_leave.restype = None
@@ -54,14 +67,16 @@ def _load():
 
 
 class World:
-    """This process's membership of MPI_COMM_WORLD (remat.mpi.join()): |rank|, |size|, and the
-    communicator Session(plan, communicator=world) takes."""
+    """This process's membership of MPI_COMM_WORLD (remat.mpi.join()): |rank|, |size|, the
+    backend its sessions run on (|backend|: None for any, "cuda:D" for NCCL's sums on device D),
+    and the communicator Session(plan, communicator=world) takes."""
 
     def __init__(self, handle):
         self._handle = handle
         self._sessions = weakref.WeakSet()
         head = _Communicator.from_address(_load().remat_mpi_communicator(handle))
         self.rank, self.size = head.rank, head.size
+        self.backend = "cuda:%d" % head.device if head.memory == _MEMORY_CUDA else None
         # Sessions keep their World alive, so this runs after theirs (collected or at exit).
         self._finalizer = weakref.finalize(self, _load().remat_mpi_leave, handle)
 
@@ -88,13 +103,19 @@ class World:
         self._finalizer()
 
 
-def join(timeout=300.0):
+def join(timeout=300.0, nccl_device=None):
     """Initialises MPI and returns the World; |timeout| (seconds, > 0, at most a day) is how long
     a wait for another rank's part of a sum waits before it ends the whole job (remat_mpi.h).
-    InvalidArgumentError for a timeout out of range, FailedPreconditionError when MPI was
-    initialised already, UnavailableError when MPI cannot start."""
+    With |nccl_device| (a CUDA device, or -1: the rank's local rank) the buckets are summed by
+    NCCL on that device (remat_mpi_join_nccl), for sessions on world.backend.
+    InvalidArgumentError for a timeout or device out of range, FailedPreconditionError when MPI
+    was initialised already, UnavailableError when MPI cannot start or a rank cannot open NCCL."""
     handle = ctypes.c_void_p()
-    message = ctypes.create_string_buffer(256)
-    raise_for(_load().remat_mpi_join(float(timeout), ctypes.byref(handle), message, len(message)),
-              message.value.decode(errors="replace"))
+    message = ctypes.create_string_buffer(512)
+    if nccl_device is None:
+        status = _load().remat_mpi_join(float(timeout), ctypes.byref(handle), message, len(message))
+    else:
+        status = _load().remat_mpi_join_nccl(float(timeout), int(nccl_device), ctypes.byref(handle),
+                                             message, len(message))
+    raise_for(status, message.value.decode(errors="replace"))
     return World(handle.value)

@@ -2,6 +2,9 @@
 
     python mpi_worker.py failures
         (one process) join's refusals, and MPI's one start per process.
+    python mpi_worker.py nccl GPU
+        (one process) join(nccl_device=...)'s refusals, then its join on the local rank's
+        device: with GPU 1 it must succeed (world.backend "cuda:0"), with GPU 0 fail naming NCCL.
     mpirun -np N python mpi_worker.py train DP_PLAN FULL_PLAN STEPS OUT_DIR
         each rank trains DP_PLAN on its rows of each step's batch with remat.mpi's communicator
         and saves its parameters to OUT_DIR/rankR.npz; rank 0 then trains FULL_PLAN (batch N x B,
@@ -51,6 +54,33 @@ def failures():
     print("ok  remat.mpi failure paths")
 
 
+def nccl(gpu):
+    for bad in (-2, 1024):
+        try:
+            remat.mpi.join(timeout=30, nccl_device=bad)
+            raise AssertionError("join(nccl_device=%r) was taken" % bad)
+        except remat.InvalidArgumentError as e:
+            assert "cuda_device is" in str(e), str(e)
+    if gpu:
+        try:
+            world = remat.mpi.join(timeout=30, nccl_device=-1)
+        except remat.UnavailableError as e:
+            if "cannot load NCCL" not in str(e):  # NCCL: a run-time dependency the machine may lack
+                raise
+            print("ok  remat.mpi.join(nccl_device=...) refusals; NCCL not installed: %s" % e)
+            return
+        with world:
+            assert (world.rank, world.size, world.backend) == (0, 1, "cuda:0"), world.backend
+        print("ok  remat.mpi.join(nccl_device=-1) on a GPU")
+        return
+    try:
+        remat.mpi.join(timeout=30, nccl_device=-1)
+        raise AssertionError("NCCL was joined without a GPU")
+    except remat.UnavailableError as e:
+        assert "NCCL on CUDA device 0" in str(e), str(e)
+    print("ok  remat.mpi.join(nccl_device=...) refusals; without a GPU it fails naming NCCL")
+
+
 def rows(first, count, step, cols, classes):
     r = np.arange(first, first + count, dtype=np.float64)[:, None]
     x = np.sin(0.37 * r + 1.3 * step + 0.71 * np.arange(cols)[None, :]).astype(np.float32)
@@ -72,6 +102,9 @@ def train(path, world, first_row, steps, out):
 def main(argv):
     if argv[1:] == ["failures"]:
         failures()
+        return 0
+    if argv[1] == "nccl":
+        nccl(argv[2] == "1")
         return 0
     dp, full, steps, out = argv[2], argv[3], int(argv[4]), argv[5]
     with remat.mpi.join(timeout=60) as world:  # left (MPI finalised) at the end of the block

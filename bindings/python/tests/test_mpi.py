@@ -32,6 +32,16 @@ def test_failure_paths():
     assert done.returncode == 0, done.stdout[-3000:]
 
 
+def test_nccl_join():
+    cli = os.environ.get("REMAT_CLI") or shutil.which("remat")
+    devices = subprocess.run([cli, "devices"], stdout=subprocess.PIPE, text=True, timeout=120).stdout
+    gpu = any(line.startswith("cuda:") for line in devices.splitlines())
+    done = subprocess.run([sys.executable, WORKER, "nccl", "1" if gpu else "0"], env=env(),
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_ranks_train_as_one_process(ranks, tmp_path):
     dp, full = tmp_path / "dp.rplan", tmp_path / "full.rplan"

@@ -31,15 +31,44 @@ impl World {
     /// finalised already in this process, 13 (unavailable) when MPI gives too little threading,
     /// 14 (resource exhausted) without memory or a thread for the sums.
     pub fn join(timeout_seconds: f64) -> Result<World> {
+        Self::joined(|handle, message, capacity| unsafe {
+            sys::remat_mpi_join(timeout_seconds, handle, message, capacity)
+        })
+    }
+
+    /// As [`join`](World::join), then sums the buckets with NCCL in the memory of CUDA device
+    /// |cuda_device| (-1: the rank's local rank, its rank among the ranks on its machine)
+    /// instead of MPI's host copies; sessions then run on [`backend`](World::backend). Errors
+    /// also: status 1 for a device below -1 or above 1023, 13 when a rank cannot open NCCL (no
+    /// NCCL, no such device, a build without CUDA) or NCCL's start fails.
+    pub fn join_nccl(timeout_seconds: f64, cuda_device: i32) -> Result<World> {
+        Self::joined(|handle, message, capacity| unsafe {
+            sys::remat_mpi_join_nccl(timeout_seconds, cuda_device, handle, message, capacity)
+        })
+    }
+
+    fn joined(join: impl FnOnce(*mut *mut sys::remat_mpi, *mut c_char, usize) -> sys::remat_status)
+              -> Result<World> {
         let mut handle = ptr::null_mut();
         let mut message = [0 as c_char; 512];
-        let status =
-            unsafe { sys::remat_mpi_join(timeout_seconds, &mut handle, message.as_mut_ptr(), message.len()) };
+        let status = join(&mut handle, message.as_mut_ptr(), message.len());
         if status != sys::REMAT_OK {
             let message = unsafe { CStr::from_ptr(message.as_ptr()) }.to_string_lossy().into_owned();
             return Err(Error { status, message });
         }
         Ok(World { handle })
+    }
+
+    /// The backend its sessions must run on: `Some("cuda:D")` when NCCL sums in device D's
+    /// memory ([`join_nccl`](World::join_nccl)), `None` (any backend) for MPI's sums.
+    pub fn backend(&self) -> Option<String> {
+        let c = unsafe { &*self.communicator() };
+        if c.memory == 1 {
+            // REMAT_MEMORY_CUDA
+            Some(format!("cuda:{}", c.device))
+        } else {
+            None
+        }
     }
 
     /// The communicator's C struct, for a session's options.

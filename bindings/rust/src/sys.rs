@@ -149,6 +149,8 @@ pub struct remat_mpi {
 extern "C" {
     pub fn remat_mpi_join(timeout_seconds: f64, out: *mut *mut remat_mpi, message: *mut c_char,
                           capacity: usize) -> remat_status;
+    pub fn remat_mpi_join_nccl(timeout_seconds: f64, cuda_device: i32, out: *mut *mut remat_mpi,
+                               message: *mut c_char, capacity: usize) -> remat_status;
     pub fn remat_mpi_communicator(mpi: *const remat_mpi) -> *const remat_communicator;
     pub fn remat_mpi_leave(mpi: *mut remat_mpi);
 }

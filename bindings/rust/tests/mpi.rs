@@ -43,9 +43,12 @@ fn one_rank_trains_as_without_data_parallel_and_mpi_joins_once() {
     let e = World::join(0.0).err().expect("a timeout of 0 s");
     assert_eq!(e.status, INVALID_ARGUMENT);
     assert!(e.message.contains("timeout_seconds is"), "{}", e.message);
+    let e = World::join_nccl(30.0, -2).err().expect("a device of -2");
+    assert_eq!(e.status, INVALID_ARGUMENT);
+    assert!(e.message.contains("cuda_device is -2"), "{}", e.message);
 
     let world = World::join(30.0).unwrap();
-    assert_eq!((world.rank(), world.size()), (0, 1));
+    assert_eq!((world.rank(), world.size(), world.backend()), (0, 1, None));
     let e = World::join(30.0).err().expect("a second join");
     assert_eq!(e.status, FAILED_PRECONDITION, "{}", e);
 
@@ -58,5 +61,7 @@ fn one_rank_trains_as_without_data_parallel_and_mpi_joins_once() {
     drop(world);
 
     let e = World::join(30.0).err().expect("a join after leaving");
+    assert_eq!(e.status, FAILED_PRECONDITION, "{}", e);
+    let e = World::join_nccl(30.0, -1).err().expect("a NCCL join after leaving");
     assert_eq!(e.status, FAILED_PRECONDITION, "{}", e);
 }
