@@ -68,15 +68,18 @@ class Session:
     def __exit__(self, *exc):
         self.close()
 
-    def _check(self, status):
+    def _check(self, status, cause=None):
+        """Raises the error of |status|, if any, with |cause| (an exception a callback of the call
+        raised) or a remat.Communicator's callback's as its cause."""
         if status == 0:
             return
         message = (lib.remat_session_last_error(self.handle) or b"").decode(errors="replace")
-        # A remat.Communicator's callback that raised: its exception is the cause.
-        cause = getattr(self._communicator, "_exception", None)
+        if cause is None:
+            cause = getattr(self._communicator, "_exception", None)
+            if cause is not None:
+                self._communicator._exception = None
         if cause is None:
             raise_for(status, message)
-        self._communicator._exception = None
         try:
             raise_for(status, message)
         except Error as e:
@@ -136,26 +139,39 @@ class Session:
 
     def save_state(self):
         """The training state (parameters, optimizer state, step count; docs/state.md) as bytes."""
-        chunks = []
+        chunks, raised = [], []
 
+        # An exception cannot cross the C call: it stops the save (CallbackError) and is the
+        # error's cause.
         def write(_context, data, size):
-            chunks.append(ctypes.string_at(data, size))
-            return 0
+            try:
+                chunks.append(ctypes.string_at(data, size))
+                return 0
+            except BaseException as e:  # noqa: B036 - carried across C, raised after it
+                raised.append(e)
+                return 1
 
-        self._check(lib.remat_session_save_state(self.handle, _capi.WRITE_FN(write), None))
+        status = lib.remat_session_save_state(self.handle, _capi.WRITE_FN(write), None)
+        self._check(status, raised[0] if raised else None)
         return b"".join(chunks)
 
     def load_state(self, state):
         """Loads a state save_state() gave (of the same plan); the session is unchanged on error."""
         data = bytes(state)
+        raised = []
 
         def read(_context, offset, out, size):
             if offset + size > len(data):
                 return 1
-            ctypes.memmove(out, data[offset:offset + size], size)
-            return 0
+            try:
+                ctypes.memmove(out, data[offset:offset + size], size)
+                return 0
+            except BaseException as e:  # noqa: B036 - carried across C, raised after it
+                raised.append(e)
+                return 1
 
-        self._check(lib.remat_session_load_state(self.handle, _capi.READ_FN(read), None, len(data)))
+        status = lib.remat_session_load_state(self.handle, _capi.READ_FN(read), None, len(data))
+        self._check(status, raised[0] if raised else None)
 
     @property
     def step_count(self):

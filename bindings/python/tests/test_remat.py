@@ -1,6 +1,7 @@
 """The Python package against the built library (REMAT_LIB) and command (REMAT_CLI): plans,
 sessions, parameters, states, eval, every failure path raising its Error subclass with the
 library's message, handles freed once."""
+import ctypes
 import gc
 import os
 
@@ -175,6 +176,24 @@ def test_bad_plans_states_and_backends_raise_their_errors(plan):
         remat.Session(plan, backend="nosuchbackend")
     with pytest.raises(remat.CompileError, match="missing in=N"):
         remat.compile("mlp:layers=2,width=16", batch=4)
+
+
+def test_an_exception_in_a_state_callback_stops_the_call_and_is_its_cause(plan, monkeypatch):
+    with remat.Session(plan) as s:
+        saved = s.save_state()
+        before = s.read_param(plan.params[0].name)
+        with monkeypatch.context() as m:
+            m.setattr(ctypes, "string_at", lambda *a: (_ for _ in ()).throw(MemoryError("no room")))
+            with pytest.raises(remat.CallbackError) as raised:
+                s.save_state()
+        assert isinstance(raised.value.__cause__, MemoryError), repr(raised.value.__cause__)
+        with monkeypatch.context() as m:
+            m.setattr(ctypes, "memmove", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+            with pytest.raises(remat.CallbackError) as raised:
+                s.load_state(saved)
+        assert isinstance(raised.value.__cause__, KeyboardInterrupt), repr(raised.value.__cause__)
+        s.load_state(saved)  # a failed load leaves the session loadable, and this one loads
+        assert np.array_equal(s.read_param(plan.params[0].name), before)
 
 
 def test_handles_are_freed_once_and_closed_objects_refuse(plan):
