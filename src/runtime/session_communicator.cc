@@ -84,8 +84,11 @@ remat_status check_communicator(remat_session* s, const remat_communicator* c,
                 "--data-parallel)",
                 static_cast<int>(c->size));
   }
-  const remat_status memory_status = check_communicator_memory(s, *c, backend);
-  if (memory_status != REMAT_OK) return memory_status;
+  // Only the all-reduce ops hand the communicator arrays (a build without them has none).
+  if (op_in_build(OpCode::kAllreduceStart)) {
+    const remat_status memory_status = check_communicator_memory(s, *c, backend);
+    if (memory_status != REMAT_OK) return memory_status;
+  }
   s->communicator = c;
   return REMAT_OK;
 }
