@@ -24,14 +24,6 @@ const char* const kKernelNames[gpu::kKernelCount] = {
 #undef REMAT_CUDA_KERNEL_NAME
 };
 
-// REMAT_OK, or |code| with "cuda: <what> failed: <name> (<description>)".
-remat_status cuda_status(cudaError_t e, const char* what, ErrorBuffer* err,
-                         remat_status code = REMAT_ERROR_INTERNAL) {
-  if (e == cudaSuccess) return REMAT_OK;
-  return set_error(err, code, "cuda: %s failed: %s (%s)", what, cudaGetErrorName(e),
-                   cudaGetErrorString(e));
-}
-
 // Status for a failed allocation: out of memory is normal on a small device.
 remat_status alloc_status(cudaError_t e, const char* what, uint64_t bytes, ErrorBuffer* err) {
   if (e == cudaSuccess) return REMAT_OK;
@@ -72,6 +64,12 @@ const void* clean_report() {
 constexpr size_t kReportBytes = sizeof(gpu::GpuState) - gpu::kReportOffset;
 
 }  // namespace
+
+remat_status cuda_status(cudaError_t e, const char* what, ErrorBuffer* err, remat_status code) {
+  if (e == cudaSuccess) return REMAT_OK;
+  return set_error(err, code, "cuda: %s failed: %s (%s)", what, cudaGetErrorName(e),
+                   cudaGetErrorString(e));
+}
 
 CudaBackend::CudaBackend(int device) : device_(device) {
   for (int i = 0; i < kMaxKernelArgs; ++i) arg_ptrs_[i] = &arg_values_[i];
@@ -198,6 +196,7 @@ remat_status CudaBackend::init(const RegionSetup& regions, ErrorBuffer* err) {
   // atomics, a fixed stream and workspace (cublasSetStream resets the workspace, so it goes
   // first).
   tf32_ = regions.tf32_matmuls && profile().tf32_matmuls;
+  device_memory_sums_ = regions.device_memory_sums;
   const char* step = "cublasSetStream";
   b = blas_.set_stream(blas_handle_, main_);
   if (b == CUBLAS_STATUS_SUCCESS) {
@@ -229,7 +228,14 @@ remat_status CudaBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuff
     cudaHostUnregister(staging_.base());
     staging_registered_ = false;
   }
-  s = staging_.prepare(calls, count, err);
+  data_parallel_ = false;
+  for (uint32_t i = 0; i < count; ++i)
+    data_parallel_ =
+        data_parallel_ || calls[i].code == static_cast<uint16_t>(OpCode::kAllreduceStart);
+  if (data_parallel_)
+    attributes_changed();  // A graph captured before would not call the communicator.
+  // A communicator of device memory takes the tensors themselves: no host slots then.
+  s = staging_.prepare(calls, device_memory_sums_ ? 0 : count, err);
   if (s != REMAT_OK) return s;
   if (staging_.bytes() > 0) {
     // Page-locked, the buckets' copies run at the bus's speed; pageable ones still work.
@@ -237,7 +243,6 @@ remat_status CudaBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuff
         cudaHostRegister(staging_.base(), static_cast<size_t>(staging_.page_bytes()),
                          cudaHostRegisterDefault) == cudaSuccess;
     cudaGetLastError();
-    attributes_changed();  // A graph captured before would not call the communicator.
   }
   uint64_t needed = 0;
   for (uint32_t i = 0; i < count; ++i) {
@@ -477,92 +482,6 @@ remat_status CudaBackend::sync(ErrorBuffer* err) {
   return s;
 }
 
-remat_status CudaBackend::begin_step(const StepContext& ctx, ErrorBuffer* err) {
-  if (mode_ != Mode::kIdle) {
-    return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
-                     "cuda begin_step: a step is already open");
-  }
-  remat_status s = cuda_status(cudaSetDevice(device_), "cudaSetDevice", err);
-  if (s == REMAT_OK) s = set_step_state(ctx, err);  // Outside the graph: replays read it.
-  // Copies issued before the step (ops run without hooks) must not be waited on inside a capture.
-  if (s == REMAT_OK) s = join_copies(err);
-  if (s != REMAT_OK) return s;
-  ops_in_step_ = 0;
-  fingerprint_ = 14695981039346656037ull;
-  copies_in_step_ = false;
-  if (graph_ != nullptr) {
-    mode_ = Mode::kReplaying;
-  } else if (graphs_enabled_ && staging_.bytes() == 0) {
-    // A data-parallel plan's all-reduce ops wait for the host mid-step (gpu/ops/allreduce.cc):
-    // its steps run eagerly.
-    s = cuda_status(cudaStreamBeginCapture(main_, cudaStreamCaptureModeThreadLocal),
-                    "cudaStreamBeginCapture", err);
-    if (s != REMAT_OK) return s;
-    mode_ = Mode::kCapturing;
-  } else {
-    mode_ = Mode::kEager;
-  }
-  return REMAT_OK;
-}
-
-void CudaBackend::attributes_changed() {
-  if (graph_ != nullptr) cudaGraphExecDestroy(graph_);
-  graph_ = nullptr;
-}
-
-remat_status CudaBackend::end_step(ErrorBuffer* err) {
-  const Mode mode = mode_;
-  switch (mode) {
-    case Mode::kIdle:
-      return set_error(err, REMAT_ERROR_FAILED_PRECONDITION, "cuda end_step: no step is open");
-    case Mode::kEager: mode_ = Mode::kIdle; return join_copies(err);
-    case Mode::kReplaying:
-      mode_ = Mode::kIdle;
-      if (ops_in_step_ != graph_ops_ || fingerprint_ != graph_fingerprint_) {
-        return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
-                         "cuda end_step: this step ran %u ops that differ from the %u captured",
-                         ops_in_step_, graph_ops_);
-      }
-      break;
-    case Mode::kCapturing: {
-      remat_status s = copies_in_step_ ? join_copies(err) : REMAT_OK;
-      if (s != REMAT_OK) return abort_capture(s);
-      mode_ = Mode::kIdle;
-      cudaGraph_t graph = nullptr;
-      s = cuda_status(cudaStreamEndCapture(main_, &graph), "cudaStreamEndCapture", err);
-      if (s == REMAT_OK)
-        s = cuda_status(cudaGraphInstantiate(&graph_, graph, 0), "cudaGraphInstantiate", err);
-      if (graph != nullptr) cudaGraphDestroy(graph);
-      if (s != REMAT_OK) {
-        graph_ = nullptr;
-        return s;
-      }
-      graph_ops_ = ops_in_step_;
-      graph_fingerprint_ = fingerprint_;
-      break;
-    }
-  }
-  const remat_status s = cuda_status(cudaGraphLaunch(graph_, main_), "cudaGraphLaunch", err);
-  if (s == REMAT_OK && mode == Mode::kReplaying) ++replays_;
-  return s;
-}
-
-remat_status CudaBackend::abort_capture(remat_status status) {
-  // Rejoin the copy stream so that the capture can end, then drop what was captured.
-  if (copies_in_step_) {
-    cudaEventRecord(join_, copy_);
-    cudaStreamWaitEvent(main_, join_, 0);
-  }
-  cudaGraph_t graph = nullptr;
-  cudaStreamEndCapture(main_, &graph);
-  if (graph != nullptr) cudaGraphDestroy(graph);
-  cudaGetLastError();
-  for (PendingCopy& p : pending_) p.busy = false;
-  pending_busy_ = 0;
-  mode_ = Mode::kIdle;
-  return status;
-}
-
 }  // namespace cuda
 
 remat_status create_cuda_backend(const char* device, const RegionSetup& regions,
@@ -599,26 +518,6 @@ remat_status create_cuda_backend(const char* device, const RegionSetup& regions,
   }
   *out_backend = backend;
   return REMAT_OK;
-}
-
-// The hooks take a Backend* made by create_cuda_backend(); without RTTI the name is the check.
-remat_status cuda_begin_step(Backend* backend, const StepContext& ctx, ErrorBuffer* err) {
-  if (backend == nullptr || strcmp(backend->name(), "cuda") != 0) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "cuda_begin_step: not a cuda backend");
-  }
-  return static_cast<cuda::CudaBackend*>(backend)->begin_step(ctx, err);
-}
-
-remat_status cuda_end_step(Backend* backend, ErrorBuffer* err) {
-  if (backend == nullptr || strcmp(backend->name(), "cuda") != 0) {
-    return set_error(err, REMAT_ERROR_INVALID_ARGUMENT, "cuda_end_step: not a cuda backend");
-  }
-  return static_cast<cuda::CudaBackend*>(backend)->end_step(err);
-}
-
-uint64_t cuda_graph_replays(const Backend* backend) {
-  if (backend == nullptr || strcmp(backend->name(), "cuda") != 0) return 0;
-  return static_cast<const cuda::CudaBackend*>(backend)->graph_replays();
 }
 
 }  // namespace remat

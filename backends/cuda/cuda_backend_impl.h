@@ -15,6 +15,10 @@
 namespace remat {
 namespace cuda {
 
+/// REMAT_OK, or |code| with "cuda: <what> failed: <name> (<description>)" (cuda_backend.cc).
+remat_status cuda_status(cudaError_t e, const char* what, ErrorBuffer* err,
+                         remat_status code = REMAT_ERROR_INTERNAL);
+
 /// Spills and prefetches whose completion no op has waited for yet, at most this many at once.
 /// When all are in flight, the oldest is waited for (correct, only less overlap).
 constexpr int kMaxPendingCopies = 256;
@@ -55,8 +59,9 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   /// any of |calls| needs, nothing where none needs any. A later call with larger needs (tests
   /// running ops one by one) replaces it and drops a captured graph, whose launches hold the old
   /// address. Lays out the host slots of |calls|' all-reduce buckets (gpu::HostStaging),
-  /// page-locked where the driver allows, replacing any earlier ones; with buckets, a captured
-  /// graph is dropped too and no step is captured.
+  /// page-locked where the driver allows, replacing any earlier ones (none when the session's
+  /// communicator sums in device memory); with buckets, a captured graph is dropped too and no
+  /// step is captured.
   remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override;
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
@@ -77,7 +82,7 @@ class CudaBackend final : public Backend, private gpu::Launcher {
  private:
   enum class Mode { kIdle, kEager, kCapturing, kReplaying };
 
-  // cuda_backend.cc
+  // cuda_backend.cc (abort_capture: cuda_graph.cc)
   remat_status execute(const OpCall& call, const StepContext& ctx, ErrorBuffer* err);
   remat_status set_step_state(const StepContext& ctx, ErrorBuffer* err);
   remat_status abort_capture(remat_status status);
@@ -172,6 +177,8 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   Cublas blas_ = {};
   cublasHandle_t blas_handle_ = nullptr;
   bool tf32_ = false;  // The plan's matmul_precision is tf32 (RegionSetup::tf32_matmuls).
+  bool device_memory_sums_ = false;  // RegionSetup::device_memory_sums: no host slots.
+  bool data_parallel_ = false;       // The prepared ops have all-reduce ops: no graph capture.
 
   // Step and graph state.
   Mode mode_ = Mode::kIdle;

@@ -554,8 +554,10 @@ int run_size(const std::vector<std::string>& argv) {
     // The same for every row: the buckets hold the parameters' gradients (float32) and the loss.
     for (const Line& l : lines) {
       if (!l.row.ok()) continue;
-      std::printf("               on OpenCL and CUDA, their host copies take %s of host memory\n",
-                  format_bytes(l.row.allreduce_host_bytes).c_str());
+      std::printf(
+          "               on OpenCL, and CUDA with --communicator mpi, their host copies take "
+          "%s of host memory\n",
+          format_bytes(l.row.allreduce_host_bytes).c_str());
       break;
     }
   }

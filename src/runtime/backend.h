@@ -134,6 +134,9 @@ struct RegionSetup {
   /// The plan's matmul_precision is tf32: products may round their inputs to TF32. Only a
   /// backend whose profile has tf32_matmuls reads it; the others compute float32 products.
   bool tf32_matmuls;
+  /// The session's communicator sums the tensors where the backend keeps them (REMAT_MEMORY_CUDA):
+  /// the all-reduce ops need no host slots. Only the cuda backend reads it.
+  bool device_memory_sums;
 };
 
 /// An initial-value rule of a persistent tensor that a device backend may draw itself

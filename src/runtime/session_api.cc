@@ -12,6 +12,7 @@
 #include "plan/op_subset.h"
 #include "plan/ops.h"
 #include "runtime/backend_registry.h"
+#include "runtime/communicator_fields.h"
 #include "runtime/port.h"
 #include "runtime/session.h"
 #include "runtime/session_communicator.h"
@@ -347,6 +348,8 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   }
   regions.threads = static_cast<uint32_t>(options->threads);
   if (status == REMAT_OK) status = remat::check_communicator(s, options->communicator, backend);
+  regions.device_memory_sums = s->communicator != nullptr &&
+                               remat::communicator_memory(*s->communicator) == REMAT_MEMORY_CUDA;
   // Backends that run on host memory get the caller's (or the session's) regions; device
   // backends allocate their own. An unknown name is left to create_backend() to report.
   const remat::DeviceProfile* profile = remat::find_device_profile(backend);
