@@ -348,7 +348,9 @@ remat_status remat_session_create(const remat_plan* plan, const remat_session_op
   }
   regions.threads = static_cast<uint32_t>(options->threads);
   if (status == REMAT_OK) status = remat::check_communicator(s, options->communicator, backend);
-  regions.device_memory_sums = s->communicator != nullptr &&
+  // Only the all-reduce ops hand the communicator tensors (a build without them has none).
+  regions.device_memory_sums = remat::op_in_build(remat::OpCode::kAllreduceStart) &&
+                               s->communicator != nullptr &&
                                remat::communicator_memory(*s->communicator) == REMAT_MEMORY_CUDA;
   // Backends that run on host memory get the caller's (or the session's) regions; device
   // backends allocate their own. An unknown name is left to create_backend() to report.
