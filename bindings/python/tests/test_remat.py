@@ -187,6 +187,12 @@ def test_an_exception_in_a_state_callback_stops_the_call_and_is_its_cause(plan, 
             with pytest.raises(remat.CallbackError) as raised:
                 s.save_state()
         assert isinstance(raised.value.__cause__, MemoryError), repr(raised.value.__cause__)
+        # A callback that returned 0 without its bytes (as ctypes does when a signal's exception
+        # is raised before the callback's own code): the short state is refused.
+        with monkeypatch.context() as m:
+            m.setattr(ctypes, "string_at", lambda *a: b"")
+            with pytest.raises(remat.CallbackError, match="interrupted"):
+                s.save_state()
         with monkeypatch.context() as m:
             m.setattr(ctypes, "memmove", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
             with pytest.raises(remat.CallbackError) as raised:
