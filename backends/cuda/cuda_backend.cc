@@ -228,7 +228,8 @@ remat_status CudaBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuff
     cudaHostUnregister(staging_.base());
     staging_registered_ = false;
   }
-  data_parallel_ = false;
+  // Once all-reduce ops were prepared, no step is captured again (a backend driven op by op may
+  // prepare other ops later, and still run these).
   for (uint32_t i = 0; i < count; ++i)
     data_parallel_ =
         data_parallel_ || calls[i].code == static_cast<uint16_t>(OpCode::kAllreduceStart);

@@ -60,8 +60,8 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   /// running ops one by one) replaces it and drops a captured graph, whose launches hold the old
   /// address. Lays out the host slots of |calls|' all-reduce buckets (gpu::HostStaging),
   /// page-locked where the driver allows, replacing any earlier ones (none when the session's
-  /// communicator sums in device memory); with buckets, a captured graph is dropped too and no
-  /// step is captured.
+  /// communicator sums in device memory); with all-reduce ops, a captured graph is dropped too and
+  /// no step is captured again.
   remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override;
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
@@ -178,7 +178,7 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   cublasHandle_t blas_handle_ = nullptr;
   bool tf32_ = false;  // The plan's matmul_precision is tf32 (RegionSetup::tf32_matmuls).
   bool device_memory_sums_ = false;  // RegionSetup::device_memory_sums: no host slots.
-  bool data_parallel_ = false;       // The prepared ops have all-reduce ops: no graph capture.
+  bool data_parallel_ = false;       // All-reduce ops were prepared: no graph capture.
 
   // Step and graph state.
   Mode mode_ = Mode::kIdle;

@@ -294,8 +294,8 @@ int run_train(const std::vector<std::string>& argv) {
     const RankCommunicator ranks = rank_communicator(backend, args.text("--communicator", ""));
     try {
       world = comm::MpiWorld::join(timeout, ranks.nccl_device);
-    } catch (const std::runtime_error& e) {
-      if (!ranks.nccl_by_default || ranks.nccl_device == comm::MpiWorld::kNoNccl) throw;
+    } catch (const comm::NcclUnavailable& e) {
+      if (!ranks.nccl_by_default) throw;
       throw std::runtime_error(std::string(e.what()) +
                                " (--communicator mpi sums host copies through MPI, without NCCL)");
     }

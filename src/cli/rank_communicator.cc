@@ -11,10 +11,11 @@ RankCommunicator rank_communicator(const std::string& backend, const std::string
   const bool any_cuda = backend == "cuda";
   const bool numbered_cuda = backend.compare(0, 5, "cuda:") == 0;
   const std::string chosen =
-      !communicator.empty() ? communicator : (any_cuda || numbered_cuda ? "nccl" : "mpi");
+      !communicator.empty() ? communicator
+                            : ((any_cuda || numbered_cuda) && comm::nccl_built() ? "nccl" : "mpi");
   if (chosen != "mpi" && chosen != "nccl")
     throw UsageError("--communicator " + chosen + ": expected mpi or nccl");
-  RankCommunicator r{comm::MpiWorld::kNoNccl, false, communicator.empty()};
+  RankCommunicator r{comm::MpiWorld::kNoNccl, false, communicator.empty() && chosen == "nccl"};
   if (chosen == "mpi") return r;
   if (!any_cuda && !numbered_cuda) {
     throw UsageError(

@@ -23,8 +23,9 @@ struct RankCommunicator {
 };
 
 /// For --backend |backend| and --communicator |communicator| ("" when not given: nccl on the
-/// cuda backend, mpi on the others). Throws UsageError for a communicator that is neither mpi
-/// nor nccl, nccl with a backend other than cuda, or a malformed cuda device number.
+/// cuda backend of a build that can open NCCL, mpi otherwise). Throws UsageError for a communicator
+/// that is neither mpi nor nccl, nccl with a backend other than cuda, or a malformed cuda device
+/// number.
 RankCommunicator rank_communicator(const std::string& backend, const std::string& communicator);
 
 }  // namespace cli

@@ -88,7 +88,7 @@ void MpiWorld::join_nccl(int device) {
     throw std::runtime_error("MPI_Allreduce failed while the ranks opened NCCL");
   if (opened == 0) {
     nccl_.reset();
-    throw std::runtime_error(
+    throw NcclUnavailable(
         "rank " + std::to_string(rank()) + ": NCCL on CUDA device " + std::to_string(device) +
         ": " +
         (failure.empty() ? "another rank could not open NCCL (its message says why)" : failure));
@@ -96,7 +96,11 @@ void MpiWorld::join_nccl(int device) {
   if (MPI_Bcast(id.bytes, static_cast<int>(sizeof id.bytes), MPI_BYTE, 0, MPI_COMM_WORLD) !=
       MPI_SUCCESS)
     throw std::runtime_error("MPI_Bcast of NCCL's id failed");
-  nccl_->connect(id, rank(), size());
+  try {
+    nccl_->connect(id, rank(), size());
+  } catch (const std::runtime_error& e) {
+    throw NcclUnavailable(e.what());
+  }
 }
 
 MpiWorld::~MpiWorld() {

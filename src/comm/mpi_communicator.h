@@ -30,6 +30,13 @@ class MpiStartedAlready : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// What MpiWorld::join() throws when a rank cannot open NCCL or NCCL's start fails (MPI itself
+/// started).
+class NcclUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// The process's membership of MPI_COMM_WORLD and the communicator a session takes. One per
 /// process: join() initialises MPI. Every collective call, the buckets' sums and the agreements
 /// between steps (same_everywhere(), highest_everywhere()) alike, runs on the communicator's
@@ -53,8 +60,8 @@ class MpiWorld {
   /// times out aborts NCCL's communicator and fails the step), once every rank opened NCCL.
   /// Throws MpiStartedAlready when MPI was initialised (or finalised) already,
   /// std::runtime_error when MPI is missing, fails to start or gives less than
-  /// MPI_THREAD_SERIALIZED, or when a rank cannot open NCCL or NCCL's start fails (MPI left
-  /// finalised then), std::bad_alloc or std::system_error (no thread; MPI finalised).
+  /// MPI_THREAD_SERIALIZED, NcclUnavailable when a rank cannot open NCCL or NCCL's start fails
+  /// (MPI left finalised then), std::bad_alloc or std::system_error (no thread; MPI finalised).
   static std::unique_ptr<MpiWorld> join(double timeout_seconds, int nccl_device = kNoNccl);
   /// Stops the sums' thread and finalises MPI.
   ~MpiWorld();

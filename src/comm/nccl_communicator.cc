@@ -123,6 +123,8 @@ ncclResult_t settle(const NcclLibrary& nccl, ncclComm_t comm, Clock::time_point 
 
 }  // namespace
 
+bool nccl_built() { return true; }
+
 int NcclCommunicator::device_of_local_rank(int local_rank) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
@@ -313,6 +315,8 @@ remat_status NcclCommunicator::wait(void* user, uint32_t bucket) noexcept {
 }
 
 #else
+
+bool nccl_built() { return false; }
 
 int NcclCommunicator::device_of_local_rank(int local_rank) { return local_rank; }
 

@@ -19,6 +19,10 @@ namespace comm {
 
 struct NcclLibrary;  // NCCL's entry points, loaded at the first open() (nccl_communicator.cc)
 
+/// Whether this build can open NCCL: it had CUDA and NCCL's header (NCCL itself is looked for
+/// when a communicator opens).
+bool nccl_built();
+
 /// NCCL's id of one communicator (ncclUniqueId): made by one rank, given to every rank.
 struct NcclId {
   char bytes[128];

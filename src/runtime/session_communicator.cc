@@ -93,9 +93,9 @@ remat_status check_communicator(remat_session* s, const remat_communicator* c,
   return REMAT_OK;
 }
 
-// Buckets are numbered in the order they start (the verifier checks), so those
-// started are the first |started|; one pass over the rest of the step finds their waits. The
-// first error's message is kept.
+// Buckets are numbered in the order they start (the verifier checks), so those started are the
+// first |started|; one pass over the rest of the step finds their waits. The first error's
+// message is kept.
 void drain_buckets(remat_session* s, uint32_t stopped, uint32_t n_ops) {
   if (!op_in_build(OpCode::kAllreduceStart) || s->communicator == nullptr) return;
   const uint16_t start = static_cast<uint16_t>(OpCode::kAllreduceStart);

@@ -337,19 +337,21 @@ def nccl_on_the_cuda_backend(remat, work):
     if not any(line.startswith("cuda:") for line in devices.splitlines()):
         # Under mpirun: its environment keeps AddressSanitizer from counting MPI's own leaks.
         code, text = run(mpirun(1) + [remat, "train", MLP, "--batch", "2", "--steps", "1",
-                                      "--data-parallel", "--backend", "cuda"])
+                                      "--data-parallel", "--backend", "cuda", "--communicator",
+                                      "nccl"])
         check(code != 0 and "rank 0: NCCL on CUDA device 0: " in text,
               "exit %d\n%s" % (code, text))
-        print("ok  no CUDA device: --data-parallel --backend cuda fails naming NCCL's device")
+        print("ok  no CUDA device: --communicator nccl --backend cuda fails naming NCCL's device")
         return
     alone = train(remat, work, "cuda_alone", MLP, 4, 0, ["--backend", "cuda"])
     try:
-        nccl = train(remat, work, "cuda_nccl", MLP, 4, 1, ["--backend", "cuda"])
+        nccl = train(remat, work, "cuda_nccl", MLP, 4, 1, ["--backend", "cuda", "--communicator",
+                                                            "nccl"])
     except AssertionError as e:
-        if "cannot load NCCL" not in str(e):
+        # NCCL: a dependency the machine, or the build, may lack.
+        if "cannot load NCCL" not in str(e) and "built without NCCL" not in str(e):
             raise
-        check("--communicator mpi sums host copies" in str(e), str(e))
-        print("ok  a GPU without NCCL: the run fails naming NCCL and --communicator mpi")
+        print("ok  a GPU without NCCL: the run fails naming NCCL")
         return
     check(open(nccl[0], "rb").read() == open(alone[0], "rb").read(),
           "one rank through NCCL differs from a run without --data-parallel")

@@ -554,41 +554,6 @@ void a_failing_communicator_stops_the_step_and_drains_its_buckets(void**) {
   remat_plan_close(plan);
 }
 
-// One rank through NCCL's communicator, which sums the tensors in CUDA device memory: NCCL's
-// sum of one rank and the division by 1 change nothing, so a data-parallel plan ends with the
-// bits of the plan without data-parallel training, dropout included; and the communicator's
-// refusals. On the cuda backend only (the test is not registered elsewhere).
-void one_rank_through_nccl_keeps_every_bit(void**) {
-  std::unique_ptr<remat::comm::NcclCommunicator> nccl;
-  try {
-    nccl = remat::comm::NcclCommunicator::open(0, 60);
-    nccl->connect(nccl->new_id(), 0, 1);
-  } catch (const std::exception& e) {
-    // NCCL is a run-time dependency the machine may lack; anything else is a failure.
-    if (strstr(e.what(), "cannot load NCCL") != nullptr ||
-        strstr(e.what(), "built without NCCL") != nullptr) {
-      printf("not run: %s\n", e.what());
-      skip();
-    }
-    fail_msg("NCCL on device 0: %s", e.what());
-  }
-  const remat_communicator* c = nccl->communicator();
-  assert_int_equal(c->memory, REMAT_MEMORY_CUDA);
-  assert_int_equal(c->device, 0);
-  assert_int_equal(c->rank, 0);
-  assert_int_equal(c->size, 1);
-  for (const char* model : {kMlp, kDropout, kCnn}) {
-    const Trained alone = train(compile(model, 2, "none", false), 0, {}, nullptr);
-    const Trained summed = train(compile(model, 2, "none", true), 0, {}, c);
-    assert_true(summed.losses == alone.losses);
-    assert_true(summed.params == alone.params);
-    assert_true(summed.buffers == alone.buffers);
-  }
-  remat_buffer nine[9] = {};
-  assert_int_equal(c->allreduce_start(c->user, 0, nine, 9), REMAT_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(c->allreduce_wait(c->user, 77), REMAT_ERROR_FAILED_PRECONDITION);
-}
-
 #ifdef REMAT_TEST_CUDA
 // A communicator of CUDA device memory standing for two ranks that hold the same gradients: its
 // start copies each array to the host on a stream of its own, doubles it there (x + x, exact)
@@ -637,6 +602,41 @@ void a_device_memory_communicator_reads_each_tensor_after_its_ops(void**) {
     assert_true(doubled.buffers == alone.buffers);
   }
   cudaStreamDestroy(doubling.stream);
+}
+
+// One rank through NCCL's communicator, which sums the tensors in CUDA device memory: NCCL's
+// sum of one rank and the division by 1 change nothing, so a data-parallel plan ends with the
+// bits of the plan without data-parallel training, dropout included; and the communicator's
+// refusals. On the cuda backend only (the test is not registered elsewhere).
+void one_rank_through_nccl_keeps_every_bit(void**) {
+  std::unique_ptr<remat::comm::NcclCommunicator> nccl;
+  try {
+    nccl = remat::comm::NcclCommunicator::open(0, 60);
+    nccl->connect(nccl->new_id(), 0, 1);
+  } catch (const std::exception& e) {
+    // NCCL is a run-time dependency the machine may lack; anything else is a failure.
+    if (strstr(e.what(), "cannot load NCCL") != nullptr ||
+        strstr(e.what(), "built without NCCL") != nullptr) {
+      printf("not run: %s\n", e.what());
+      skip();
+    }
+    fail_msg("NCCL on device 0: %s", e.what());
+  }
+  const remat_communicator* c = nccl->communicator();
+  assert_int_equal(c->memory, REMAT_MEMORY_CUDA);
+  assert_int_equal(c->device, 0);
+  assert_int_equal(c->rank, 0);
+  assert_int_equal(c->size, 1);
+  for (const char* model : {kMlp, kDropout, kCnn}) {
+    const Trained alone = train(compile(model, 2, "none", false), 0, {}, nullptr);
+    const Trained summed = train(compile(model, 2, "none", true), 0, {}, c);
+    assert_true(summed.losses == alone.losses);
+    assert_true(summed.params == alone.params);
+    assert_true(summed.buffers == alone.buffers);
+  }
+  remat_buffer nine[9] = {};
+  assert_int_equal(c->allreduce_start(c->user, 0, nine, 9), REMAT_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(c->allreduce_wait(c->user, 77), REMAT_ERROR_FAILED_PRECONDITION);
 }
 #endif
 

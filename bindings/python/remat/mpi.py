@@ -76,7 +76,10 @@ class World:
         self._sessions = weakref.WeakSet()
         head = _Communicator.from_address(_load().remat_mpi_communicator(handle))
         self.rank, self.size = head.rank, head.size
-        self.backend = "cuda:%d" % head.device if head.memory == _MEMORY_CUDA else None
+        # An older library's struct ends before |memory|: host memory.
+        in_device = (head.struct_size >= ctypes.sizeof(_Communicator) and
+                     head.memory == _MEMORY_CUDA)
+        self.backend = "cuda:%d" % head.device if in_device else None
         # Sessions keep their World alive, so this runs after theirs (collected or at exit).
         self._finalizer = weakref.finalize(self, _load().remat_mpi_leave, handle)
 

@@ -63,7 +63,8 @@ impl World {
     /// memory ([`join_nccl`](World::join_nccl)), `None` (any backend) for MPI's sums.
     pub fn backend(&self) -> Option<String> {
         let c = unsafe { &*self.communicator() };
-        if c.memory == 1 {
+        // An older library's struct ends before |memory|: host memory.
+        if c.struct_size >= std::mem::size_of::<sys::remat_communicator>() && c.memory == 1 {
             // REMAT_MEMORY_CUDA
             Some(format!("cuda:{}", c.device))
         } else {
