@@ -432,9 +432,10 @@ int run_train(const std::vector<std::string>& argv) {
                 model ? model : source.c_str(), static_cast<long long>(batch),
                 strategy ? strategy : "?", format_bytes(memory.arena_bytes).c_str(),
                 format_bytes(memory.persistent_bytes).c_str());
-    if (ranks > 1) {
-      std::printf("data-parallel: %d ranks of batch %lld; the losses are their mean\n", ranks,
-                  static_cast<long long>(batch / ranks));
+    if (world) {
+      std::printf("data-parallel: %d ranks of batch %lld; the losses are their mean; sums: %s\n",
+                  ranks, static_cast<long long>(batch / ranks),
+                  sums_description(*world->communicator(), backend, bytes).c_str());
     }
     // A tf32 plan on a backend whose profile lacks TF32 products runs as float32: say so.
     remat_matmul_precision precision = REMAT_MATMUL_PRECISION_FP32;

@@ -3,7 +3,12 @@
 #ifndef REMAT_CLI_RANK_COMMUNICATOR_H_
 #define REMAT_CLI_RANK_COMMUNICATOR_H_
 
+#include <stdint.h>
+
 #include <string>
+#include <vector>
+
+#include "remat/remat.h"
 
 namespace remat {
 namespace cli {
@@ -27,6 +32,13 @@ struct RankCommunicator {
 /// that is neither mpi nor nccl, nccl with a backend other than cuda, or a malformed cuda device
 /// number.
 RankCommunicator rank_communicator(const std::string& backend, const std::string& communicator);
+
+/// How a rank's sums go, for `remat train`'s data-parallel line: "NCCL on cuda:D", or "MPI" and,
+/// where |backend| hands MPI host copies of the buckets (OpenCL, CUDA), the host memory they take
+/// for the verified data-parallel plan |plan| (plan/allreduce_slots.h's rule, which `remat size
+/// --data-parallel` reports too).
+std::string sums_description(const remat_communicator& c, const std::string& backend,
+                             const std::vector<uint8_t>& plan);
 
 }  // namespace cli
 }  // namespace remat

@@ -135,6 +135,17 @@ def ranks_on_opencl_train_as_on_the_cpu(remat, work):
     if code != 0 and "unavailable" in text.lower():
         print("--  no OpenCL device here: its ranks are not run (%s)" % text.strip()[-200:])
         return
+    # Rank 0 says how the sums go and what host memory their copies take, as `remat size` does.
+    code, text = run(mpirun(2) + [remat, "train", MLP, "--batch", "2", "--steps", "1",
+                                  "--data-parallel", "--backend", "opencl"])
+    sized = run([remat, "size", MLP, "--batch", "2", "--data-parallel"])[1]
+    slots = sized.split("their host copies take ")[1].split(" of host memory")[0]
+    check(code == 0 and "sums: MPI, through host copies of %s\n" % slots in text,
+          "exit %d\n%s\n%s" % (code, text, sized))
+    code, text = run(mpirun(2) + [remat, "train", MLP, "--batch", "2", "--steps", "1",
+                                  "--data-parallel"])
+    check(code == 0 and "sums: MPI\n" in text, "exit %d\n%s" % (code, text))
+    print("ok  rank 0 names the sums and, on OpenCL, the host memory of their copies (%s)" % slots)
     for model in (MLP, TRANSFORMER):
         cpu = train(remat, work, "cpu", model, 2, 2)
         opencl = train(remat, work, "opencl", model, 2, 2, ["--backend", "opencl"])
