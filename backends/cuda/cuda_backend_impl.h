@@ -124,6 +124,7 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   remat_status write_from_host(const TensorRef& t, const void* host, const OpCall& call,
                                ErrorBuffer* err) override;
   remat_status finish_host_copies(const OpCall& call, ErrorBuffer* err) override;
+  bool tensors_in_cuda_memory() const override { return true; }
   float* cuda_address(const TensorRef& t) const override {
     return reinterpret_cast<float*>(address(t));
   }

@@ -112,8 +112,10 @@ class Launcher {
   /// Returns once every copy enqueued by read_to_host() and write_from_host() is done, and every
   /// op enqueued before (so a communicator of device memory may read the tensors).
   virtual remat_status finish_host_copies(const OpCall& call, ErrorBuffer* err) = 0;
-  /// Float32 tensor |t|'s address in CUDA device memory, for a communicator of REMAT_MEMORY_CUDA
-  /// (NCCL's); nullptr where the backend's tensors are not there (OpenCL).
+  /// Whether the backend's tensors are in CUDA device memory, where a communicator of
+  /// REMAT_MEMORY_CUDA (NCCL's) sums them (CUDA: true; OpenCL: false).
+  virtual bool tensors_in_cuda_memory() const = 0;
+  /// Float32 tensor |t|'s address in CUDA device memory where tensors_in_cuda_memory() is true.
   virtual float* cuda_address(const TensorRef& t) const = 0;
 
  protected:

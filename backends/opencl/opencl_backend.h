@@ -115,6 +115,7 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
                                ErrorBuffer* err) override;
   remat_status finish_host_copies(const OpCall& call, ErrorBuffer* err) override;
   // Buffers are cl_mem objects, not CUDA device memory: the session refuses such a communicator.
+  bool tensors_in_cuda_memory() const override { return false; }
   float* cuda_address(const TensorRef&) const override { return nullptr; }
   remat_status spill_or_prefetch(const OpCall& call, bool spill, ErrorBuffer* err);
   remat_status retire(int slot, bool block, ErrorBuffer* err);

@@ -32,23 +32,13 @@ uint8_t* slot_of(Launcher& l, const OpCall& call, ErrorBuffer* err) {
   return slot;
 }
 
-// The arrays of |call|'s tensors in CUDA device memory, into |parts|; false after a message
-// naming the op where the backend's tensors are not there (OpenCL: the session refuses such a
-// communicator, so this guards a backend used on its own).
-bool cuda_parts(const Launcher& l, const OpCall& call, remat_buffer* parts, ErrorBuffer* err) {
+// The arrays of |call|'s tensors in CUDA device memory, into |parts| (the launcher's tensors are
+// there: allreduce_communicator() refused a device-memory communicator otherwise).
+void cuda_parts(const Launcher& l, const OpCall& call, remat_buffer* parts) {
   for (int i = 0; i < call.num_inputs; ++i) {
     parts[i].data = l.cuda_address(*call.inputs[i]);
     parts[i].count = static_cast<uint64_t>(call.inputs[i]->numel);
-    if (parts[i].data == nullptr) {
-      set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
-                "op %u (%s): the communicator sums CUDA device memory, where this backend's "
-                "tensors of bucket %u are not",
-                static_cast<unsigned>(call.index), op_name(call.code),
-                static_cast<unsigned>(allreduce_bucket(call)));
-      return false;
-    }
   }
-  return true;
 }
 
 // Divides |t|'s sums by the number of ranks, on the device.
@@ -63,11 +53,11 @@ remat_status divide(Launcher& l, const TensorRef& t, float ranks, const OpCall& 
 
 remat_status allreduce_start(Launcher& l, const OpCall& call, const StepContext& ctx,
                              ErrorBuffer* err) {
-  const remat_communicator* c = allreduce_communicator(call, ctx, true, err);
+  const remat_communicator* c = allreduce_communicator(call, ctx, l.tensors_in_cuda_memory(), err);
   if (c == nullptr) return REMAT_ERROR_FAILED_PRECONDITION;
   remat_buffer parts[kMaxOpInputs];
   if (communicator_memory(*c) == REMAT_MEMORY_CUDA) {
-    if (!cuda_parts(l, call, parts, err)) return REMAT_ERROR_FAILED_PRECONDITION;
+    cuda_parts(l, call, parts);
   } else {
     uint8_t* slot = slot_of(l, call, err);
     if (slot == nullptr) return REMAT_ERROR_FAILED_PRECONDITION;
@@ -90,7 +80,7 @@ remat_status allreduce_start(Launcher& l, const OpCall& call, const StepContext&
 
 remat_status allreduce_wait(Launcher& l, const OpCall& call, const StepContext& ctx,
                             ErrorBuffer* err) {
-  const remat_communicator* c = allreduce_communicator(call, ctx, true, err);
+  const remat_communicator* c = allreduce_communicator(call, ctx, l.tensors_in_cuda_memory(), err);
   if (c == nullptr) return REMAT_ERROR_FAILED_PRECONDITION;
   const bool in_device = communicator_memory(*c) == REMAT_MEMORY_CUDA;
   uint8_t* slot = in_device ? nullptr : slot_of(l, call, err);
