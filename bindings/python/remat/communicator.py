@@ -18,8 +18,18 @@ valid until the bucket's allreduce_wait returns: keep them only that long. An ex
 callback stops the step: step() raises remat.CallbackError (the library's message names the
 bucket) chained to the first exception (`raise ... from`); an exception with a |status| attribute
 (a remat.Error) gives the library that status instead of REMAT_ERROR_CALLBACK.
+
+Signals (Ctrl-C) during such a step, on the main thread: Python runs a signal's handler at the
+next line of Python, and while the step is in the library that line is the start of the next
+callback, before any code of it could catch what the handler raises; ctypes would print that
+exception and return 0 ("done") for a wait whose sums are not. So for the length of the step the
+Python handlers run only inside the callbacks' own code (the exception a handler raises there stops
+the step as any other does), and a signal that arrives elsewhere is held and handled at the next
+callback's start, or once step() has its status.
 """
 import ctypes
+import signal
+import threading
 import traceback
 import weakref
 
@@ -75,14 +85,79 @@ class Communicator:
     def _start(self, _user, bucket, parts, count):
         try:
             arrays = [np.ctypeslib.as_array(parts[i].data, shape=(parts[i].count,)) for i in range(count)]
-            self.allreduce_start(bucket, arrays)
+            _HeldSignals.call(self.allreduce_start, bucket, arrays)
             return 0
         except BaseException as e:  # noqa: B902 (any failure stops the step)
             return self._failed(e)
 
     def _wait(self, _user, bucket):
         try:
-            self.allreduce_wait(bucket)
+            _HeldSignals.call(self.allreduce_wait, bucket)
             return 0
         except BaseException as e:  # noqa: B902
             return self._failed(e)
+
+
+class _HeldSignals:
+    """with _HeldSignals() as held: a step whose callbacks are a remat.Communicator's. On the main
+    thread (the only one that runs Python's signal handlers) every signal with a Python handler
+    gets one that holds it while the step is outside call(), and runs the original inside; on
+    leaving, the originals are back; then held.handle_held() handles the signals held, in order."""
+
+    _current = None  # the innermost step's, on the main thread
+
+    def __init__(self):
+        self.originals = {}
+        self.held = []
+        self.open = False  # inside call(): handlers run as they would
+        self.active = False  # until __exit__: a handler of ours that runs after passes the signal on
+        self.outer = None
+
+    @classmethod
+    def call(cls, function, *args):
+        """function(*args) with the step's signals handled: those held first, then as they come."""
+        current = cls._current
+        if current is None or threading.current_thread() is not threading.main_thread():
+            return function(*args)
+        current.handle_held()
+        current.open = True
+        try:
+            return function(*args)
+        finally:
+            current.open = False
+
+    def hold(self, signum, frame):
+        if self.open or not self.active:
+            return self.originals[signum](signum, frame)
+        self.held.append(signum)
+        return None
+
+    def handle_held(self):
+        """Runs the original handler of each signal held (what it raises propagates)."""
+        while self.held:
+            signum = self.held.pop(0)
+            self.originals[signum](signum, None)
+
+    def __enter__(self):
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        self.outer, _HeldSignals._current = _HeldSignals._current, self
+        self.active = True
+        try:
+            for signum in signal.valid_signals():
+                handler = signal.getsignal(signum)
+                if callable(handler):
+                    self.originals[signum] = handler
+                    signal.signal(signum, self.hold)
+        except BaseException:  # noqa: B902 (an original handler raised: undo, then propagate)
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        if self.active:
+            self.active = False
+            _HeldSignals._current = self.outer
+            for signum, handler in self.originals.items():
+                signal.signal(signum, handler)
+        return False

@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _capi
 from ._capi import lib
+from .communicator import Communicator, _HeldSignals
 from .errors import CallbackError, Error, FailedPreconditionError, InvalidArgumentError, raise_for
 from .plan import as_array
 
@@ -94,7 +95,16 @@ class Session:
     def step(self):
         """One training step on the inputs set; returns its loss (before the update)."""
         loss = ctypes.c_float()
-        self._check(lib.remat_session_step(self.handle, ctypes.byref(loss)))
+        if not isinstance(self._communicator, Communicator):
+            self._check(lib.remat_session_step(self.handle, ctypes.byref(loss)))
+            return loss.value
+        # Python callbacks: signals are handled where they can stop the step (communicator.py).
+        with _HeldSignals() as held:
+            status = lib.remat_session_step(self.handle, ctypes.byref(loss))
+        try:
+            self._check(status)
+        finally:
+            held.handle_held()
         return loss.value
 
     def eval(self):

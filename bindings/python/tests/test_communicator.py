@@ -2,8 +2,10 @@
 threads joined by an in-process communicator, train as one session of the whole batch does
 (within float tolerance) and hold the same bits; an exception in a callback stops the step with
 CallbackError chained to it, naming the bucket, and the bucket started before is still waited
-for; an exception with a status gives the library that status; the library refuses a missing or
-needless communicator."""
+for; an exception with a status gives the library that status; a signal whose handler raises while the
+step is between callbacks stops the step too, where Python would otherwise lose it; the library
+refuses a missing or needless communicator."""
+import signal
 import threading
 
 import numpy as np
@@ -167,3 +169,62 @@ def test_a_missing_or_needless_communicator_is_refused():
         remat.Session(plan_of(2, True))
     with pytest.raises(remat.InvalidArgumentError, match="has 2 ranks, but the plan is not data-parallel"):
         remat.Session(plan_of(2, False), communicator=ThreadWorld(2).rank(0))
+
+
+class Interrupted(Exception):
+    """What the test's signal handler raises."""
+
+
+def raise_interrupted(_signum, _frame):
+    raise Interrupted()
+
+
+def test_a_signal_between_callbacks_stops_the_step_instead_of_being_lost():
+    # Bucket 0's start sets a timer that fires 0.2 ms later, while the library computes the rest
+    # of the backward pass (milliseconds here): Python runs the handler at the next callback's
+    # first line, where, unheld, its exception escapes the callback and ctypes returns 0 (the
+    # wait "done"): the step would go on and succeed.
+    class Alarming(remat.Communicator):
+        def allreduce_start(self, bucket, parts):
+            if bucket == 0:
+                signal.setitimer(signal.ITIMER_REAL, 0.0002)
+
+        def allreduce_wait(self, bucket):
+            pass
+
+    plan = remat.compile("mlp:layers=4,width=384,in=384,classes=4", batch=64, optimizer=OPTIMIZER,
+                         extra_args=("--data-parallel", "--bucket-size", "600000"))
+    rng = np.random.default_rng(3)
+    before = signal.signal(signal.SIGALRM, raise_interrupted)
+    try:
+        with remat.Session(plan, threads=1, communicator=Alarming(0, 1)) as s:
+            s.set_input("x", rng.uniform(-1, 1, (64, 384)).astype(np.float32))
+            s.set_input("labels", (np.arange(64) % 4).astype(np.int32))
+            for _ in range(10):
+                # (A machine slow enough to fire it after the last callback raises it after the
+                # step, as Python does; lost, the step succeeds or has no cause.)
+                with pytest.raises((remat.CallbackError, Interrupted)) as caught:
+                    s.step()
+                if isinstance(caught.value, remat.CallbackError):
+                    assert isinstance(caught.value.__cause__, Interrupted), repr(caught.value)
+            assert signal.getsignal(signal.SIGALRM) is raise_interrupted  # back after each step
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+def test_a_signal_held_outside_the_callbacks_is_handled_after_the_step():
+    from remat.communicator import _HeldSignals
+    before = signal.signal(signal.SIGUSR1, raise_interrupted)
+    try:
+        with _HeldSignals() as held:
+            signal.raise_signal(signal.SIGUSR1)  # the library's time: held
+            signal.raise_signal(signal.SIGUSR1)
+            with pytest.raises(Interrupted):  # a callback's time: the held one first
+                _HeldSignals.call(lambda: None)
+        assert signal.getsignal(signal.SIGUSR1) is raise_interrupted
+        with pytest.raises(Interrupted):  # the second, once the step has its status
+            held.handle_held()
+        held.handle_held()  # each once
+    finally:
+        signal.signal(signal.SIGUSR1, before)
