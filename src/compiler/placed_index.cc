@@ -2,32 +2,42 @@
 #include "compiler/placed_index.h"
 
 #include <algorithm>
-#include <iterator>
 
 namespace remat {
 namespace compiler {
 
 void ByteRanges::add(uint64_t start, uint64_t end) {
-  // The first range that may touch [start, end): the one before |start| if it reaches it.
-  auto it = ranges_.upper_bound(start);
-  if (it != ranges_.begin() && std::prev(it)->second >= start) --it;
-  while (it != ranges_.end() && it->first <= end) {
-    start = std::min(start, it->first);
-    end = std::max(end, it->second);
-    it = ranges_.erase(it);
+  // The first range that may touch [start, end): the first that reaches |start|.
+  auto first = std::lower_bound(ranges_.begin(), ranges_.end(), start,
+                                [](const Range& r, uint64_t at) { return r.end < at; });
+  auto last = first;
+  for (; last != ranges_.end() && last->start <= end; ++last) {
+    start = std::min(start, last->start);
+    end = std::max(end, last->end);
   }
-  ranges_.emplace_hint(it, start, end);
+  if (first == last) {
+    if (ranges_.empty()) {
+      ranges_.reserve(4);  // most nodes hold a few ranges: one allocation for them
+      ranges_.push_back(Range{start, end});
+      return;
+    }
+    ranges_.insert(first, Range{start, end});
+    return;
+  }
+  *first = Range{start, end};
+  ranges_.erase(first + 1, last);
 }
 
 uint64_t ByteRanges::first_fit(uint64_t from, uint64_t size) const {
   // Ranges are disjoint and sorted, so the last one starting before from + size reaches
   // furthest among those that could meet [from, from + size).
-  auto it = ranges_.lower_bound(from + size);
+  auto it = std::lower_bound(ranges_.begin(), ranges_.end(), from + size,
+                             [](const Range& r, uint64_t at) { return r.start < at; });
   if (it == ranges_.begin()) return from;
   --it;
-  if (it->second <= from) return from;
-  uint64_t x = it->second;
-  for (++it; it != ranges_.end() && it->first < x + size; ++it) x = it->second;
+  if (it->end <= from) return from;
+  uint64_t x = it->end;
+  for (++it; it != ranges_.end() && it->start < x + size; ++it) x = it->end;
   return x;
 }
 
@@ -37,18 +47,12 @@ PlacedIndex::PlacedIndex(size_t ops) : leaves_(1) {
   starting_.resize(2 * leaves_);
 }
 
-void PlacedIndex::add_to(std::vector<std::unique_ptr<ByteRanges>>& tree, size_t node,
-                         uint64_t start, uint64_t end) {
-  if (!tree[node]) tree[node].reset(new ByteRanges());
-  tree[node]->add(start, end);
-}
-
 void PlacedIndex::add(size_t from, size_t to, uint64_t start, uint64_t end) {
   if (start == end) return;  // no bytes: meets nothing
-  for (size_t node = leaves_ + from; node >= 1; node /= 2) add_to(starting_, node, start, end);
+  for (size_t node = leaves_ + from; node >= 1; node /= 2) starting_[node].add(start, end);
   for (size_t lo = leaves_ + from, hi = leaves_ + to + 1; lo < hi; lo /= 2, hi /= 2) {
-    if (lo & 1) add_to(covering_, lo++, start, end);
-    if (hi & 1) add_to(covering_, --hi, start, end);
+    if (lo & 1) covering_[lo++].add(start, end);
+    if (hi & 1) covering_[--hi].add(start, end);
   }
 }
 
@@ -57,16 +61,16 @@ uint64_t PlacedIndex::lowest_fit(size_t from, size_t to, uint64_t size) {
   std::vector<const ByteRanges*>& sets = scratch_;
   sets.clear();
   for (size_t node = leaves_ + from; node >= 1; node /= 2) {
-    if (covering_[node]) sets.push_back(covering_[node].get());
+    if (!covering_[node].empty()) sets.push_back(&covering_[node]);
   }
   for (size_t lo = leaves_ + from + 1, hi = leaves_ + to + 1; lo < hi; lo /= 2, hi /= 2) {
     if (lo & 1) {
-      if (starting_[lo]) sets.push_back(starting_[lo].get());
+      if (!starting_[lo].empty()) sets.push_back(&starting_[lo]);
       ++lo;
     }
     if (hi & 1) {
       --hi;
-      if (starting_[hi]) sets.push_back(starting_[hi].get());
+      if (!starting_[hi].empty()) sets.push_back(&starting_[hi]);
     }
   }
   // Each set moves x up to its own first fit at or after x; no fit in all of them lies below
