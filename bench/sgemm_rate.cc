@@ -3,7 +3,8 @@
 // narrower) and the packed engine the
 // convolutions use, on one thread and on --threads threads that each compute a column slice as
 // the convolution kernels do. On a square product and on the shapes a ResNet-20 convolution
-// multiplies; and bf16_gemm (AMX) on the same products in bfloat16 where the CPU has it. It
+// multiplies; and bf16_gemm (AMX or AVX512-BF16) on the same products in bfloat16 where the CPU
+// has one of them. It
 // measures; it asserts nothing.
 //
 //   sgemm_rate [--repeats N] [--threads N]
@@ -125,11 +126,11 @@ int main(int argc, char** argv) {
       "packed engine: %s\n",
       repeats, engine, blas_core ? blas_core : "none", blas_threads ? blas_threads : "(unset)",
       remat::cpu::packed_gemm_isa());
-  const bool amx = remat::cpu::bf16_gemm_available();
+  const char* bf16_engine = remat::cpu::bf16_gemm_engine();
   std::printf(
       "| product | M | N | K | matmul GFLOP/s | packed, 1 thread | packed, %u threads | bf16 "
-      "(AMX), 1 thread |\n",
-      threads);
+      "(%s), 1 thread |\n",
+      threads, bf16_engine != nullptr ? bf16_engine : "none here");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   const Shape shapes[] = {
       {"square", 1024, 1024, 1024},
@@ -139,8 +140,9 @@ int main(int argc, char** argv) {
   for (const Shape& s : shapes) {
     const double team_rate = team != nullptr ? rate(s, repeats, Engine::kPackedTeam, team, threads)
                                              : rate(s, repeats, Engine::kPacked, nullptr, 1);
-    char bf16[32] = "no AMX";
-    if (amx) std::snprintf(bf16, sizeof bf16, "%.1f", rate(s, repeats, Engine::kBf16, nullptr, 1));
+    char bf16[32] = "-";
+    if (bf16_engine != nullptr)
+      std::snprintf(bf16, sizeof bf16, "%.1f", rate(s, repeats, Engine::kBf16, nullptr, 1));
     std::printf("| %s | %lld | %lld | %lld | %.1f | %.1f | %.1f | %s |\n", s.what,
                 static_cast<long long>(s.m), static_cast<long long>(s.n),
                 static_cast<long long>(s.k), rate(s, repeats, Engine::kMatmul, nullptr, 1),

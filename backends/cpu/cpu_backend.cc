@@ -140,11 +140,12 @@ remat_status create_cpu_backend(const char* device, const RegionSetup& regions,
 int list_cpu_devices(char* out, size_t capacity) {
   if (out == nullptr || capacity == 0) return -1;
   const char* matmul = cpu::matmul_engine();
+  const char* bf16 = cpu::bf16_gemm_engine();
   snprintf(out, capacity,
            "cpu:0  host CPU, %u hardware threads (the caller's memory; matmul: %s; bf16 matmul: "
            "%s; convolutions: packed GEMM, %s)\n",
            static_cast<unsigned>(port_hardware_threads()), matmul,
-           cpu::bf16_gemm_available() ? "AMX" : "widened to float32", cpu::packed_gemm_isa());
+           bf16 != nullptr ? bf16 : "widened to float32", cpu::packed_gemm_isa());
   return 1;
 }
 

@@ -1,12 +1,12 @@
 // How the CPU backend runs an op whose tensors include 16-bit floats (REMAT_DTYPE_F16, BF16):
 // by widening. Every distinct 16-bit tensor of the call (distinct by region and offset) gets a
 // float32 slice of one workspace; inputs are converted into their slices, the float32 kernel
-// runs on the slices (but for a bfloat16 product on AMX, which reads its operands in bfloat16:
-// takes_bf16_operands), and each 16-bit output is rounded once from its slice back into its
-// tensor. An output that is an input (an update in place) shares the input's slice, so it
-// starts from the input's values; no other output is read before it is written (the kernels
-// overwrite their outputs: op_catalogue.h), so no other output is converted in. Ops that move
-// bytes of any dtype (the catalogue's kAnyDtype: spill, prefetch, wait) run as they are.
+// runs on the slices (but for a bfloat16 product on bf16_gemm(), AMX or AVX512-BF16, which
+// reads its operands in bfloat16: takes_bf16_operands), and each 16-bit output is rounded once
+// from its slice back into its tensor. An output that is an input (an update in place) shares the
+// input's slice, so it starts from the input's values; no other output is read before it is written
+// (the kernels overwrite their outputs: op_catalogue.h), so no other output is converted in. Ops
+// that move bytes of any dtype (the catalogue's kAnyDtype: spill, prefetch, wait) run as they are.
 //
 // Which ops run widened and their slices are the rule the GPU backends share
 // (backends/shared/widening_slices.h). The workspace is obtained once, at session creation
@@ -24,9 +24,9 @@ namespace remat {
 namespace cpu {
 
 /// Whether |call|, a 16-bit plan's matrix product, takes its operands A and B in bfloat16 as
-/// they are (a float32 one narrowed) for bf16_gemm() on AMX, instead of widened: a bfloat16
-/// product (product_operand_dtype) on a CPU where bf16_gemm_available(), in a shape mode
-/// bf16_gemm takes. Its output is widened as any 16-bit output.
+/// they are (a float32 one narrowed) for bf16_gemm() (AMX or AVX512-BF16), instead of widened: a
+/// bfloat16 product (product_operand_dtype) on a CPU where bf16_gemm_available(), in a shape
+/// mode bf16_gemm takes. Its output is widened as any 16-bit output.
 bool takes_bf16_operands(const OpCall& call);
 
 /// Runs |kernel| on |args| (the call's tensors resolved to host addresses) with its 16-bit

@@ -95,8 +95,8 @@ size_t float_tensor_count(const OpCase& c);
 /// between the roundings of want minus and plus that bound. A workspace output is not compared.
 /// Calls |backend|'s prepare() for the op. Both backends need an arena of at least 64 KiB.
 /// Where |inexact| is given and says true of the 16-bit call, the case's own tolerance applies
-/// instead of |tol| (the CPU's bfloat16 products on AMX sum in another order); returns whether
-/// it did.
+/// instead of |tol| (the CPU's bfloat16 products on AMX or AVX512-BF16 sum in another order);
+/// returns whether it did.
 bool run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
                       remat::Backend* reference, remat::Backend* backend, const char* name,
                       double tol, bool (*inexact)(const remat::OpCall&) = nullptr);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/widening.h"
 #include "backends/device_profiles.h"
 #include "compiler/compiler.h"
@@ -348,9 +349,10 @@ std::vector<remat_dtype> widening_pattern(const remat_test::OpCase& c, int patte
 // all its float tensors in bf16, then in f16, then mixed (every other one 16-bit, starting with
 // the first or the second, the rest f32), on 1, 2 and 3 threads. Each gives the f32 kernel's bits
 // over the same inputs rounded to 16 bits, rounded once where an output is 16-bit; but a
-// bfloat16 product on a CPU with AMX (bf16_gemm: its own order of sums) lies within the case's
-// tolerance. The CPU backend's own check: other backends' float32 kernels differ from the CPU's
-// within the cases' tolerances, so theirs is every_op_runs_widened_within_the_cases_tolerances.
+// bfloat16 product on a CPU with AMX or AVX512-BF16 (bf16_gemm: its own order of sums) lies
+// within the case's tolerance. The CPU backend's own check: other backends' float32 kernels differ
+// from the CPU's within the cases' tolerances, so theirs is
+// every_op_runs_widened_within_the_cases_tolerances.
 void every_op_runs_widened_from_16_bit_floats_bit_for_bit(void**) {
   if (backend_name(g_backend) != "cpu") {
     printf("%s: widening is the cpu backend's\n", g_backend.c_str());
@@ -384,8 +386,9 @@ void every_op_runs_widened_from_16_bit_floats_bit_for_bit(void**) {
     }
     printf(
         "  %zu widened runs on %u threads: bits of the f32 kernels; %zu more, bfloat16 "
-        "products on AMX (bf16_gemm: within the cases' tolerances)\n",
-        runs - products, static_cast<unsigned>(threads), products);
+        "products on bf16_gemm (%s: within the cases' tolerances)\n",
+        runs - products, static_cast<unsigned>(threads), products,
+        remat::cpu::bf16_gemm_available() ? remat::cpu::bf16_gemm_engine() : "none here");
     remat::destroy_backend(backends[0]);
     remat::destroy_backend(backends[1]);
   }

@@ -1,8 +1,10 @@
-// The CPU backend's bfloat16 GEMM on AMX tiles (backends/cpu/gemm/gemm.h: bf16_gemm), where this
-// CPU and OS run it (else every test is skipped, saying so): against a float64 product of the
-// same bfloat16 values for every transpose, beta 0 and 1, alpha, and sizes one short of, at and
-// one past the tiles (16 and 32), the blocks (kAmxMc, kAmxNc, kAmxKc) and twice them; computed in
-// row and column slices (as the matmul kernel's threads compute it) to the bits of the whole.
+// The CPU backend's bfloat16 GEMM engines (backends/cpu/gemm/gemm.h: bf16_gemm on AMX tiles or
+// with AVX512-BF16), each this CPU and OS run (none: every test is skipped, saying so), and
+// bf16_gemm() itself, which must give the bits of the engine bf16_gemm_engine() names: against a
+// float64 product of the same bfloat16 values for every transpose, beta 0 and 1, alpha, and sizes
+// one short of, at and one past the tiles (16 and 32), the blocks (kAmxMc, kAmxNc, kAmxKc) and
+// twice them; computed in row and column slices (as the matmul kernel's threads compute it) to
+// the bits of the whole; subnormal operands read as zero.
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
@@ -22,12 +24,26 @@ using remat::cpu::kAmxKc;
 using remat::cpu::kAmxMc;
 using remat::cpu::kAmxNc;
 
-// Skips the test on a CPU or OS without AMX-BF16 tiles.
-void require_amx() {
-  if (!remat::cpu::bf16_gemm_available()) {
-    printf("bf16_gemm: no AMX-BF16 tiles on this CPU or OS; nothing to test\n");
+struct Engine {
+  const char* name;
+  void (*run)(const Bf16Gemm&);
+};
+
+// The engines this CPU and OS run, then bf16_gemm() (the backend's choice); skips the test
+// where there is none.
+std::vector<Engine> engines_here() {
+  std::vector<Engine> engines;
+  if (remat::cpu::bf16_gemm_amx_available()) engines.push_back({"AMX", remat::cpu::bf16_gemm_amx});
+  if (remat::cpu::bf16_gemm_avx512_available()) {
+    engines.push_back({"AVX512-BF16", remat::cpu::bf16_gemm_avx512});
+  }
+  if (engines.empty()) {
+    printf(
+        "bf16_gemm: neither AMX-BF16 tiles nor AVX512-BF16 on this CPU or OS; nothing to test\n");
     skip();
   }
+  engines.push_back({"bf16_gemm", remat::cpu::bf16_gemm});
+  return engines;
 }
 
 // Operands of an M x N x K product in bfloat16, stored transposed when asked, and C's start.
@@ -78,8 +94,8 @@ struct Product {
   }
 };
 
-// Fails unless |c| is |p|'s product within float32 summation error.
-void check_against_float64(const Product& p, const std::vector<float>& c) {
+// Fails unless |c| is |p|'s product within float32 summation error, naming |engine|.
+void check_against_float64(const Product& p, const std::vector<float>& c, const char* engine) {
   for (int64_t i = 0; i < p.m; ++i) {
     for (int64_t j = 0; j < p.n; ++j) {
       double sum = 0.0, scale = 0.0;
@@ -97,18 +113,19 @@ void check_against_float64(const Product& p, const std::vector<float>& c) {
       const double got = c[i * p.n + j];
       if (!(fabs(got - want) <= bound)) {
         fail_msg(
-            "%lldx%lldx%lld trans %d%d alpha %g beta %g: C[%lld,%lld] = %.9g, float64 "
+            "%s: %lldx%lldx%lld trans %d%d alpha %g beta %g: C[%lld,%lld] = %.9g, float64 "
             "gives %.9g (bound %.3g)",
-            static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
-            p.trans_a, p.trans_b, static_cast<double>(p.alpha), static_cast<double>(p.beta),
-            static_cast<long long>(i), static_cast<long long>(j), got, want, bound);
+            engine, static_cast<long long>(p.m), static_cast<long long>(p.n),
+            static_cast<long long>(p.k), p.trans_a, p.trans_b, static_cast<double>(p.alpha),
+            static_cast<double>(p.beta), static_cast<long long>(i), static_cast<long long>(j), got,
+            want, bound);
       }
     }
   }
 }
 
 void bf16_gemm_matches_a_float64_product(void**) {
-  require_amx();
+  const std::vector<Engine> engines = engines_here();
   std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
   // Around the tiles (16 rows, 16 columns, 32 of K; a block of C is 32 x 32) and the blocks.
   const int64_t sizes[][3] = {{1, 1, 1},
@@ -122,57 +139,95 @@ void bf16_gemm_matches_a_float64_product(void**) {
                               {kAmxMc, kAmxNc, kAmxKc},
                               {kAmxMc + 1, kAmxNc + 1, kAmxKc + 1},
                               {2 * kAmxMc + 3, 2 * kAmxNc + 5, 2 * kAmxKc + 7}};
-  int runs = 0;
-  for (const auto& size : sizes) {
-    for (int transposes = 0; transposes < 4; ++transposes) {
-      for (int scaling = 0; scaling < 3; ++scaling) {
-        // beta 0 with alpha 1 and 0.5; beta 1 (alpha 1 only: gemm.h).
-        const float alpha = scaling == 1 ? 0.5f : 1.0f, beta = scaling == 2 ? 1.0f : 0.0f;
-        const Product p(size[0], size[1], size[2], transposes & 1, transposes & 2, alpha, beta,
-                        29 + transposes + 4 * scaling);
-        std::vector<float> c = p.c0;
-        remat::cpu::bf16_gemm(p.slice(0, p.m, 0, p.n, c, pack.data()));
-        check_against_float64(p, c);
-        ++runs;
+  for (const Engine& engine : engines) {
+    int runs = 0;
+    for (const auto& size : sizes) {
+      for (int transposes = 0; transposes < 4; ++transposes) {
+        for (int scaling = 0; scaling < 3; ++scaling) {
+          // beta 0 with alpha 1 and 0.5; beta 1 (alpha 1 only: gemm.h).
+          const float alpha = scaling == 1 ? 0.5f : 1.0f, beta = scaling == 2 ? 1.0f : 0.0f;
+          const Product p(size[0], size[1], size[2], transposes & 1, transposes & 2, alpha, beta,
+                          29 + transposes + 4 * scaling);
+          std::vector<float> c = p.c0;
+          engine.run(p.slice(0, p.m, 0, p.n, c, pack.data()));
+          check_against_float64(p, c, engine.name);
+          ++runs;
+        }
       }
     }
+    printf("%s: %d products within float32 summation error of float64\n", engine.name, runs);
   }
-  printf("bf16_gemm: %d products within float32 summation error of float64\n", runs);
 }
 
 void bf16_gemm_of_empty_k_gives_zero_or_c(void**) {
-  require_amx();
   std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
-  for (float beta : {0.0f, 1.0f}) {
-    const Product p(5, 7, 0, false, false, 1.0f, beta, 3);
-    std::vector<float> c = p.c0;
-    remat::cpu::bf16_gemm(p.slice(0, p.m, 0, p.n, c, pack.data()));
-    for (size_t i = 0; i < c.size(); ++i) {
-      if (c[i] != beta * p.c0[i]) fail_msg("K 0, beta %g: C[%zu] = %g", beta, i, c[i]);
+  for (const Engine& engine : engines_here()) {
+    for (float beta : {0.0f, 1.0f}) {
+      const Product p(5, 7, 0, false, false, 1.0f, beta, 3);
+      std::vector<float> c = p.c0;
+      engine.run(p.slice(0, p.m, 0, p.n, c, pack.data()));
+      for (size_t i = 0; i < c.size(); ++i) {
+        if (c[i] != beta * p.c0[i]) {
+          fail_msg("%s: K 0, beta %g: C[%zu] = %g", engine.name, beta, i, c[i]);
+        }
+      }
     }
   }
 }
 
 void bf16_slices_have_the_bits_of_the_whole_product(void**) {
-  require_amx();
   std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
-  for (int transposes = 0; transposes < 4; ++transposes) {
-    for (float beta : {0.0f, 1.0f}) {
-      const Product p(90, 300, 1100, transposes & 1, transposes & 2, 1.0f, beta, 5 + transposes);
-      std::vector<float> whole = p.c0, by_rows = p.c0, by_columns = p.c0;
-      remat::cpu::bf16_gemm(p.slice(0, p.m, 0, p.n, whole, pack.data()));
-      // Uneven cuts, as the matmul kernel's tiles may fall: rows 0-17-50-90, columns
-      // 0-40-296-300.
-      const int64_t rows[] = {0, 17, 50, 90}, columns[] = {0, 40, 296, 300};
-      for (int part = 0; part < 3; ++part) {
-        remat::cpu::bf16_gemm(p.slice(rows[part], rows[part + 1], 0, p.n, by_rows, pack.data()));
-        remat::cpu::bf16_gemm(
-            p.slice(0, p.m, columns[part], columns[part + 1], by_columns, pack.data()));
+  for (const Engine& engine : engines_here()) {
+    for (int transposes = 0; transposes < 4; ++transposes) {
+      for (float beta : {0.0f, 1.0f}) {
+        const Product p(90, 300, 1100, transposes & 1, transposes & 2, 1.0f, beta, 5 + transposes);
+        std::vector<float> whole = p.c0, by_rows = p.c0, by_columns = p.c0;
+        engine.run(p.slice(0, p.m, 0, p.n, whole, pack.data()));
+        // Uneven cuts, as the matmul kernel's tiles may fall: rows 0-17-50-90, columns
+        // 0-40-296-300.
+        const int64_t rows[] = {0, 17, 50, 90}, columns[] = {0, 40, 296, 300};
+        for (int part = 0; part < 3; ++part) {
+          engine.run(p.slice(rows[part], rows[part + 1], 0, p.n, by_rows, pack.data()));
+          engine.run(p.slice(0, p.m, columns[part], columns[part + 1], by_columns, pack.data()));
+        }
+        if (memcmp(whole.data(), by_rows.data(), whole.size() * sizeof(float)) != 0 ||
+            memcmp(whole.data(), by_columns.data(), whole.size() * sizeof(float)) != 0) {
+          fail_msg("%s: trans %d beta %g: a product in slices differs from the whole", engine.name,
+                   transposes, static_cast<double>(beta));
+        }
       }
-      if (memcmp(whole.data(), by_rows.data(), whole.size() * sizeof(float)) != 0 ||
-          memcmp(whole.data(), by_columns.data(), whole.size() * sizeof(float)) != 0) {
-        fail_msg("trans %d beta %g: a product in slices differs from the whole", transposes,
-                 static_cast<double>(beta));
+    }
+  }
+}
+
+// bf16_gemm() computes with the engine bf16_gemm_engine() names: the same bits.
+void bf16_gemm_runs_the_engine_it_names(void**) {
+  const std::vector<Engine> engines = engines_here();
+  const char* named = remat::cpu::bf16_gemm_engine();
+  assert_non_null(named);
+  // AMX wherever the tiles run: it is listed first.
+  assert_string_equal(named, engines[0].name);
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  const Product p(70, 90, 777, false, true, 1.0f, 0.0f, 41);
+  std::vector<float> by_engine = p.c0, dispatched = p.c0;
+  engines[0].run(p.slice(0, p.m, 0, p.n, by_engine, pack.data()));
+  remat::cpu::bf16_gemm(p.slice(0, p.m, 0, p.n, dispatched, pack.data()));
+  assert_memory_equal(by_engine.data(), dispatched.data(), by_engine.size() * sizeof(float));
+}
+
+// Subnormal bfloat16 operands count as zero, and a sum that would be subnormal is flushed to
+// zero, in both engines (the tiles and VDPBF16PS do both): a 2^-133 times 2^100 adds nothing.
+void bf16_gemm_reads_subnormal_operands_as_zero(void**) {
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  for (const Engine& engine : engines_here()) {
+    for (int transposes = 0; transposes < 4; ++transposes) {
+      Product p(33, 17, 40, transposes & 1, transposes & 2, 1.0f, 0.0f, 7);
+      for (uint16_t& v : p.a) v = 0x0001;  // the least subnormal bfloat16, 2^-133
+      for (uint16_t& v : p.b) v = 0x7180;  // 2^100
+      std::vector<float> c(p.c0.size(), 1.0f);
+      engine.run(p.slice(0, p.m, 0, p.n, c, pack.data()));
+      for (size_t i = 0; i < c.size(); ++i) {
+        if (c[i] != 0.0f) fail_msg("%s: C[%zu] = %g, not 0", engine.name, i, c[i]);
       }
     }
   }
@@ -185,6 +240,8 @@ int main() {
       cmocka_unit_test(bf16_gemm_matches_a_float64_product),
       cmocka_unit_test(bf16_gemm_of_empty_k_gives_zero_or_c),
       cmocka_unit_test(bf16_slices_have_the_bits_of_the_whole_product),
+      cmocka_unit_test(bf16_gemm_runs_the_engine_it_names),
+      cmocka_unit_test(bf16_gemm_reads_subnormal_operands_as_zero),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -4,7 +4,7 @@
 
 #include "backends/cpu/isa/isa.h"
 
-#if REMAT_CPU_AMX
+#if REMAT_CPU_BF16_GEMM
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -24,9 +24,9 @@ void packed_gemm(const Gemm& g) { REMAT_CPU_BEST(packed_gemm)(g); }
 
 void dot_gemm(const GemmDot& g) { REMAT_CPU_BEST(dot_gemm)(g); }
 
-#if REMAT_CPU_AMX
-// Here, not in amx.cc: that file is built for AVX-512 and AMX, and this runs on every CPU.
-bool bf16_gemm_available() {
+#if REMAT_CPU_BF16_GEMM
+// Here, not in the engines' files: those are built for AVX-512, and this runs on every CPU.
+bool bf16_gemm_amx_available() {
   static const bool available = [] {
     if (!__builtin_cpu_supports("avx512f")) return false;
     // CPUID leaf 7: EDX bit 22 is AMX-BF16, bit 24 AMX-TILE.
@@ -41,12 +41,39 @@ bool bf16_gemm_available() {
   }();
   return available;
 }
-#else
-// A build without AMX (another architecture, or a compiler without the intrinsics).
-bool bf16_gemm_available() { return false; }
 
+bool bf16_gemm_avx512_available() {
+  // libgcc's check includes the OS's saving of the AVX-512 registers (XCR0).
+  static const bool available =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+  return available;
+}
+
+const char* bf16_gemm_engine() {
+  if (bf16_gemm_amx_available()) return "AMX";
+  if (bf16_gemm_avx512_available()) return "AVX512-BF16";
+  return nullptr;
+}
+
+void bf16_gemm(const Bf16Gemm& g) {
+  // The tiles first: where both run, AMX computes four times as much per instruction.
+  if (bf16_gemm_amx_available()) {
+    bf16_gemm_amx(g);
+  } else {
+    bf16_gemm_avx512(g);
+  }
+}
+#else
+// A build without the engines (another architecture, or a compiler without the intrinsics).
+bool bf16_gemm_amx_available() { return false; }
+bool bf16_gemm_avx512_available() { return false; }
+const char* bf16_gemm_engine() { return nullptr; }
 void bf16_gemm(const Bf16Gemm&) {}
+void bf16_gemm_amx(const Bf16Gemm&) {}
+void bf16_gemm_avx512(const Bf16Gemm&) {}
 #endif
+
+bool bf16_gemm_available() { return bf16_gemm_engine() != nullptr; }
 
 const char* packed_gemm_isa() {
 #if REMAT_CPU_X86_VARIANTS

@@ -157,14 +157,28 @@ static_assert((kAmxKc * kAmxNc + kAmxMc * kAmxKc) * 2 <= kGemmPackFloats * 4,
               "bf16_gemm's packed blocks fit the packing scratch");
 #endif
 
-/// Whether bf16_gemm() runs here: an x86-64 build with AMX, a CPU with AMX-BF16, and an OS that
-/// lets the process use the tiles (Linux 5.16 or later; asked once).
+/// Whether bf16_gemm() runs here: an x86-64 build with the bfloat16 engines (a compiler that
+/// takes AMX and AVX512-BF16), and a CPU with AMX-BF16 tiles the OS lets the process use (Linux
+/// 5.16 or later; asked once) or with AVX512-BF16.
 bool bf16_gemm_available();
 
-/// Computes |g| on AMX tiles (products of bfloat16 pairs, float32 sums; the tiles read subnormal
-/// operands as zero and flush subnormal sums), on the calling thread. Each element of C is summed
-/// in an order that depends on K only, as packed_gemm()'s. Call only where bf16_gemm_available().
+/// The engine bf16_gemm() runs on here: "AMX" or "AVX512-BF16"; nullptr where none.
+const char* bf16_gemm_engine();
+
+/// Computes |g| on the calling thread with bf16_gemm_engine()'s engine: products of bfloat16
+/// pairs (exact in float32), float32 sums; both engines read subnormal operands as zero and
+/// flush subnormal sums. Each element of C is summed in an order that depends on K only, as
+/// packed_gemm()'s; the two engines round their sums differently, so their bits differ. Call only
+/// where bf16_gemm_available().
 void bf16_gemm(const Bf16Gemm& g);
+
+/// bf16_gemm() on AMX tiles (gemm/amx.cc), and whether this CPU and OS run it: for the tests
+/// and the bench, which compare the engines.
+void bf16_gemm_amx(const Bf16Gemm& g);
+bool bf16_gemm_amx_available();
+/// bf16_gemm() with AVX512-BF16's VDPBF16PS (gemm/avx512_bf16.cc), and whether this CPU has it.
+void bf16_gemm_avx512(const Bf16Gemm& g);
+bool bf16_gemm_avx512_available();
 
 /// Columns of K that dot_gemm() reads at a time: it rounds K up to a multiple of this.
 constexpr int64_t kGemmDotLanes = 16;

@@ -5,7 +5,8 @@
 // only, never on the thread count, and every tile is summed over the whole K by one call, so the
 // bits are those of one thread. A bias is added to each tile as soon as it is computed, while it
 // is in cache, each element rounded once as bias_add rounds it. Products whose operands come in
-// bfloat16 (a 16-bit plan's, on a CPU with AMX: widening.h) run on bf16_gemm() in the same cut.
+// bfloat16 (a 16-bit plan's, on a CPU with AMX or AVX512-BF16: widening.h) run on bf16_gemm()
+// in the same cut.
 #include <algorithm>
 
 #include "backends/cpu/gemm/gemm.h"
@@ -65,7 +66,7 @@ Cut cut_of(const G& g, int64_t products) {
 // Tile |j| (row-major over the tiles) of |g| under |cut|, on thread |worker|'s packing scratch;
 // then |bias| (null: none; else N floats) added to each of the tile's rows.
 void run_gemm(const Gemm& g) { gemm(g); }
-#if REMAT_CPU_AMX
+#if REMAT_CPU_BF16_GEMM
 void run_gemm(const Bf16Gemm& g) { bf16_gemm(g); }
 #endif
 
@@ -212,7 +213,7 @@ remat_status head_matmul_on(const KernelArgs& args, const T* a, const T* b) {
   return REMAT_OK;
 }
 
-#if REMAT_CPU_AMX
+#if REMAT_CPU_BF16_GEMM
 // Whether |args|' operands come in bfloat16 (the native path: widening.cc leaves them so).
 bool bf16_operands(const KernelArgs& args) {
   return in_ref(args, 0).dtype == REMAT_DTYPE_BF16 && in_ref(args, 1).dtype == REMAT_DTYPE_BF16;
@@ -225,16 +226,17 @@ const uint16_t* in_bf16(const KernelArgs& a, int i) {
 
 }  // namespace
 
-// Builds without AMX (the firmware's among them) never see bfloat16 operands: no code for them.
+// Builds without the bfloat16 engines (the firmware's among them) never see bfloat16 operands:
+// no code for them.
 remat_status matmul(const KernelArgs& args) {
-#if REMAT_CPU_AMX
+#if REMAT_CPU_BF16_GEMM
   if (bf16_operands(args)) return matmul_on<Bf16Gemm>(args, in_bf16(args, 0), in_bf16(args, 1));
 #endif
   return matmul_on<Gemm>(args, in_f32(args, 0), in_f32(args, 1));
 }
 
 remat_status head_matmul(const KernelArgs& args) {
-#if REMAT_CPU_AMX
+#if REMAT_CPU_BF16_GEMM
   if (bf16_operands(args)) {
     return head_matmul_on<Bf16Gemm>(args, in_bf16(args, 0), in_bf16(args, 1));
   }
