@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include <new>
-#include <string_view>
 
 #include "backends/device_profiles.h"
 #include "plan/half_float.h"
@@ -42,10 +41,17 @@ uint32_t binding_total(const remat_plan* plan) {
          (plan->root->labels() ? plan->root->labels()->size() : 0);
 }
 
-// Whether tensor |id| of |plan| is called |name|. (Compared as string views: GCC 12 takes
-// strcmp on the name's c_str() for a read past a 1-byte object under -O1 with ASan.)
+// Whether tensor |id| of |plan| is called |name|. (A loop over the name's length: GCC 12 takes
+// strcmp on its c_str() for a read past a 1-byte object under -O1 with ASan, and a string_view
+// compare pulls memcmp into firmware.)
 bool tensor_named(const remat_plan* plan, uint32_t id, const char* name) {
-  return plan->root->tensors()->Get(id)->name()->string_view() == std::string_view(name);
+  const flatbuffers::String* own = plan->root->tensors()->Get(id)->name();
+  const char* chars = own->c_str();
+  const uint32_t length = own->size();
+  for (uint32_t i = 0; i < length; ++i) {
+    if (chars[i] != name[i] || name[i] == '\0') return false;  // |name| differs or ends
+  }
+  return name[length] == '\0';
 }
 
 // Finds the binding |name| among inputs then labels; returns its slot or -1.
