@@ -102,15 +102,16 @@ class _HeldSignals:
     """with _HeldSignals() as held: a step whose callbacks are a remat.Communicator's. On the main
     thread (the only one that runs Python's signal handlers) every signal with a Python handler
     gets one that holds it while the step is outside call(), and runs the original inside; on
-    leaving, the originals are back; then held.handle_held() handles the signals held, in order."""
+    leaving, the originals are back; then held.finish() handles the signals held, in order."""
 
     _current = None  # the innermost step's, on the main thread
 
     def __init__(self):
         self.originals = {}
         self.held = []
+        self.raised = None  # what an original handler raised while __exit__ put them back
         self.open = False  # inside call(): handlers run as they would
-        self.active = False  # until __exit__: a handler of ours that runs after passes the signal on
+        self.active = False  # until __exit__ is done: hold() holds, outside call()
         self.outer = None
 
     @classmethod
@@ -133,10 +134,23 @@ class _HeldSignals:
         return None
 
     def handle_held(self):
-        """Runs the original handler of each signal held (what it raises propagates)."""
+        """Runs the original handler of each signal held, in order, until one raises."""
         while self.held:
             signum = self.held.pop(0)
             self.originals[signum](signum, None)
+
+    def finish(self):
+        """After __exit__: runs the original handler of each signal still held, in order, then
+        raises the first exception one of them, or one while __exit__ ran, raised."""
+        first, self.raised = self.raised, None
+        while self.held:
+            signum = self.held.pop(0)
+            try:
+                self.originals[signum](signum, None)
+            except BaseException as e:  # noqa: B902 (every held signal is handled; the first wins)
+                first = e if first is None else first
+        if first is not None:
+            raise first
 
     def __enter__(self):
         if threading.current_thread() is not threading.main_thread():
@@ -149,15 +163,25 @@ class _HeldSignals:
                 if callable(handler):
                     self.originals[signum] = handler
                     signal.signal(signum, self.hold)
-        except BaseException:  # noqa: B902 (an original handler raised: undo, then propagate)
+        except BaseException as e:  # noqa: B902 (an original handler raised: undo, then propagate)
             self.__exit__()
-            raise
+            self.raised = e  # the first interruption (another while undoing is dropped)
+            self.finish()
         return self
 
     def __exit__(self, *exc):
-        if self.active:
-            self.active = False
-            _HeldSignals._current = self.outer
-            for signum, handler in self.originals.items():
-                signal.signal(signum, handler)
+        if not self.active:
+            return False
+        _HeldSignals._current = self.outer
+        back = list(self.originals.items())
+        while back:
+            # hold() still holds what comes to a handler not yet put back; an original one already
+            # back may raise here: kept for finish(), and the rest are put back all the same.
+            try:
+                while back:
+                    signal.signal(*back[0])
+                    back.pop(0)
+            except BaseException as e:  # noqa: B902
+                self.raised = self.raised or e
+        self.active = False
         return False

@@ -99,12 +99,13 @@ class Session:
             self._check(lib.remat_session_step(self.handle, ctypes.byref(loss)))
             return loss.value
         # Python callbacks: signals are handled where they can stop the step (communicator.py).
-        with _HeldSignals() as held:
-            status = lib.remat_session_step(self.handle, ctypes.byref(loss))
+        held = _HeldSignals()
         try:
+            with held:
+                status = lib.remat_session_step(self.handle, ctypes.byref(loss))
             self._check(status)
         finally:
-            held.handle_held()
+            held.finish()
         return loss.value
 
     def eval(self):

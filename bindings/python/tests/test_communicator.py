@@ -207,7 +207,7 @@ def test_a_signal_between_callbacks_stops_the_step_instead_of_being_lost():
                     s.step()
                 if isinstance(caught.value, remat.CallbackError):
                     assert isinstance(caught.value.__cause__, Interrupted), repr(caught.value)
-            assert signal.getsignal(signal.SIGALRM) is raise_interrupted  # back after each step
+                assert signal.getsignal(signal.SIGALRM) is raise_interrupted  # back each time
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
@@ -224,7 +224,44 @@ def test_a_signal_held_outside_the_callbacks_is_handled_after_the_step():
                 _HeldSignals.call(lambda: None)
         assert signal.getsignal(signal.SIGUSR1) is raise_interrupted
         with pytest.raises(Interrupted):  # the second, once the step has its status
-            held.handle_held()
-        held.handle_held()  # each once
+            held.finish()
+        held.finish()  # each once
     finally:
         signal.signal(signal.SIGUSR1, before)
+
+
+def test_a_handler_that_raises_while_the_handlers_are_put_back_loses_nothing(monkeypatch):
+    # As the step ends, a signal whose own handler is back already may raise between two
+    # signal.signal calls: simulated by the first of them raising once it has put its handler
+    # back. Every handler must be back all the same, the signals held handled, and the
+    # exception raised by finish().
+    from remat.communicator import _HeldSignals
+    real = signal.signal
+    originals = {s: signal.getsignal(s) for s in (signal.SIGUSR1, signal.SIGUSR2)}
+    handled = []
+    real(signal.SIGUSR1, lambda *_: handled.append("usr1"))
+    real(signal.SIGUSR2, raise_interrupted)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with _HeldSignals() as held:
+                signal.raise_signal(signal.SIGUSR1)  # held
+                calls = []
+
+                def putting_back(signum, handler):
+                    real(signum, handler)
+                    calls.append(signum)
+                    if len(calls) == 1:
+                        raise KeyboardInterrupt()
+
+                monkeypatch.setattr(signal, "signal", putting_back)
+            monkeypatch.setattr(signal, "signal", real)
+            assert handled == []
+            held.finish()
+        assert handled == ["usr1"]
+        assert signal.getsignal(signal.SIGUSR2) is raise_interrupted
+        assert signal.getsignal(signal.SIGUSR1) is not held.hold
+        assert all(signal.getsignal(s) is not held.hold for s in held.originals)
+    finally:
+        monkeypatch.setattr(signal, "signal", real)
+        for s, h in originals.items():
+            real(s, h)
