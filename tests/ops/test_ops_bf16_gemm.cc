@@ -4,7 +4,8 @@
 // float64 product of the same bfloat16 values for every transpose, beta 0 and 1, alpha, and sizes
 // one short of, at and one past the tiles (16 and 32), the blocks (kAmxMc, kAmxNc, kAmxKc) and
 // twice them; computed in row and column slices (as the matmul kernel's threads compute it) to
-// the bits of the whole; subnormal operands read as zero.
+// the bits of the whole; subnormal operands and sums read and flushed as zero; and the
+// AVX512-BF16 engine's bits against a model of its instruction over k in order.
 #include "tests/cmocka_cpp.h"
 
 #include <math.h>
@@ -215,19 +216,97 @@ void bf16_gemm_runs_the_engine_it_names(void**) {
   assert_memory_equal(by_engine.data(), dispatched.data(), by_engine.size() * sizeof(float));
 }
 
-// Subnormal bfloat16 operands count as zero, and a sum that would be subnormal is flushed to
-// zero, in both engines (the tiles and VDPBF16PS do both): a 2^-133 times 2^100 adds nothing.
-void bf16_gemm_reads_subnormal_operands_as_zero(void**) {
+// Subnormal bfloat16 operands count as zero, in A and in B, and a sum that would be subnormal is
+// flushed to zero, in both engines (the tiles and VDPBF16PS do both): 2^-133 times 2^100 adds
+// nothing, and 2^-70 times 2^-70 (2^-140, a subnormal float) leaves zero.
+void bf16_gemm_reads_subnormal_operands_and_sums_as_zero(void**) {
   std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  const uint16_t kLeastSubnormal = 0x0001, kTwoTo100 = 0x7180, kTwoToMinus70 = 0x1c80;
+  const uint16_t cases[][2] = {
+      {kLeastSubnormal, kTwoTo100}, {kTwoTo100, kLeastSubnormal}, {kTwoToMinus70, kTwoToMinus70}};
   for (const Engine& engine : engines_here()) {
+    for (const auto& values : cases) {
+      for (int transposes = 0; transposes < 4; ++transposes) {
+        Product p(33, 17, 40, transposes & 1, transposes & 2, 1.0f, 0.0f, 7);
+        for (uint16_t& v : p.a) v = values[0];
+        for (uint16_t& v : p.b) v = values[1];
+        std::vector<float> c(p.c0.size(), 1.0f);
+        engine.run(p.slice(0, p.m, 0, p.n, c, pack.data()));
+        for (size_t i = 0; i < c.size(); ++i) {
+          if (c[i] != 0.0f) {
+            fail_msg("%s: %04x x %04x: C[%zu] = %g, not 0", engine.name, values[0], values[1], i,
+                     c[i]);
+          }
+        }
+      }
+    }
+  }
+}
+
+// VDPBF16PS as Intel's manual gives it, on one element: the sum, then the pair's odd product
+// added and rounded to float32, then its even one; subnormal operands read and subnormal sums
+// flushed as zero (keeping the sign).
+float vdpbf16ps(float sum, uint16_t a_even, uint16_t a_odd, uint16_t b_even, uint16_t b_odd) {
+  auto value = [](uint16_t bits) {
+    const float v = remat::bf16_to_f32(bits);
+    return fpclassify(v) == FP_SUBNORMAL ? copysignf(0.0f, v) : v;
+  };
+  auto flushed = [](float v) { return fpclassify(v) == FP_SUBNORMAL ? copysignf(0.0f, v) : v; };
+  sum = flushed(sum + value(a_odd) * value(b_odd));  // exact products: 8-bit significands
+  return flushed(sum + value(a_even) * value(b_even));
+}
+
+// The AVX512-BF16 engine's bits are VDPBF16PS's over k in order, pair after pair, each block of
+// kAmxKc values of k padded with zeros to whole k-steps of 32 (as the engine reads them), the
+// sums carried from block to block exactly, then times alpha: a model that knows nothing of the
+// engine's packing, passes or edges.
+void avx512_bf16_engine_gives_the_bits_of_vdpbf16ps_in_k_order(void**) {
+  if (!remat::cpu::bf16_gemm_avx512_available()) {
+    printf("no AVX512-BF16 on this CPU; nothing to test\n");
+    skip();
+  }
+  std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
+  const int64_t sizes[][3] = {{17, 33, 31}, {40, 70, 97}, {33, 65, kAmxKc + 45}};
+  for (const auto& size : sizes) {
     for (int transposes = 0; transposes < 4; ++transposes) {
-      Product p(33, 17, 40, transposes & 1, transposes & 2, 1.0f, 0.0f, 7);
-      for (uint16_t& v : p.a) v = 0x0001;  // the least subnormal bfloat16, 2^-133
-      for (uint16_t& v : p.b) v = 0x7180;  // 2^100
-      std::vector<float> c(p.c0.size(), 1.0f);
-      engine.run(p.slice(0, p.m, 0, p.n, c, pack.data()));
-      for (size_t i = 0; i < c.size(); ++i) {
-        if (c[i] != 0.0f) fail_msg("%s: C[%zu] = %g, not 0", engine.name, i, c[i]);
+      for (int scaling = 0; scaling < 3; ++scaling) {
+        const float alpha = scaling == 1 ? 0.5f : 1.0f, beta = scaling == 2 ? 1.0f : 0.0f;
+        const Product p(size[0], size[1], size[2], transposes & 1, transposes & 2, alpha, beta,
+                        60 + transposes + 4 * scaling);
+        std::vector<float> c = p.c0;
+        remat::cpu::bf16_gemm_avx512(p.slice(0, p.m, 0, p.n, c, pack.data()));
+        auto bits_a = [&](int64_t i, int64_t q) -> uint16_t {
+          if (q >= p.k) return 0;
+          return p.trans_a ? p.a[q * p.m + i] : p.a[i * p.k + q];
+        };
+        auto bits_b = [&](int64_t q, int64_t j) -> uint16_t {
+          if (q >= p.k) return 0;
+          return p.trans_b ? p.b[j * p.k + q] : p.b[q * p.n + j];
+        };
+        for (int64_t i = 0; i < p.m; ++i) {
+          for (int64_t j = 0; j < p.n; ++j) {
+            float sum = beta != 0.0f ? p.c0[i * p.n + j] : 0.0f;
+            for (int64_t k0 = 0; k0 < p.k; k0 += kAmxKc) {
+              const int64_t kc = p.k - k0 < kAmxKc ? p.k - k0 : kAmxKc;
+              const int64_t padded = (kc + 31) / 32 * 32;
+              for (int64_t q = k0; q < k0 + padded; q += 2) {
+                sum =
+                    vdpbf16ps(sum, bits_a(i, q), bits_a(i, q + 1), bits_b(q, j), bits_b(q + 1, j));
+              }
+            }
+            if (alpha != 1.0f) sum *= alpha;
+            const float got = c[i * p.n + j];
+            if (memcmp(&got, &sum, sizeof got) != 0) {
+              fail_msg(
+                  "%lldx%lldx%lld trans %d alpha %g beta %g: C[%lld,%lld] = %.9g, the "
+                  "model gives %.9g",
+                  static_cast<long long>(p.m), static_cast<long long>(p.n),
+                  static_cast<long long>(p.k), transposes, static_cast<double>(alpha),
+                  static_cast<double>(beta), static_cast<long long>(i), static_cast<long long>(j),
+                  static_cast<double>(got), static_cast<double>(sum));
+            }
+          }
+        }
       }
     }
   }
@@ -241,7 +320,8 @@ int main() {
       cmocka_unit_test(bf16_gemm_of_empty_k_gives_zero_or_c),
       cmocka_unit_test(bf16_slices_have_the_bits_of_the_whole_product),
       cmocka_unit_test(bf16_gemm_runs_the_engine_it_names),
-      cmocka_unit_test(bf16_gemm_reads_subnormal_operands_as_zero),
+      cmocka_unit_test(bf16_gemm_reads_subnormal_operands_and_sums_as_zero),
+      cmocka_unit_test(avx512_bf16_engine_gives_the_bits_of_vdpbf16ps_in_k_order),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
