@@ -66,12 +66,15 @@ struct Product {
     for (uint16_t& v : b) v = remat::f32_to_bf16(static_cast<float>(rng.uniform(-1, 1)));
     for (float& v : c0) v = static_cast<float>(rng.uniform(-1, 1));
   }
-  double at_a(int64_t i, int64_t p) const {
-    return remat::bf16_to_f32(trans_a ? a[p * m + i] : a[i * k + p]);
+  // The bits of op(A)(i, p) and op(B)(p, j); zero past K.
+  uint16_t bits_a(int64_t i, int64_t p) const {
+    return p >= k ? 0 : trans_a ? a[p * m + i] : a[i * k + p];
   }
-  double at_b(int64_t p, int64_t j) const {
-    return remat::bf16_to_f32(trans_b ? b[j * k + p] : b[p * n + j]);
+  uint16_t bits_b(int64_t p, int64_t j) const {
+    return p >= k ? 0 : trans_b ? b[j * k + p] : b[p * n + j];
   }
+  double at_a(int64_t i, int64_t p) const { return remat::bf16_to_f32(bits_a(i, p)); }
+  double at_b(int64_t p, int64_t j) const { return remat::bf16_to_f32(bits_b(p, j)); }
 
   // The product of rows [i0, i1) and columns [j0, j1) of C, written into |c|.
   Bf16Gemm slice(int64_t i0, int64_t i1, int64_t j0, int64_t j1, std::vector<float>& c,
@@ -94,6 +97,24 @@ struct Product {
     return g;
   }
 };
+
+// Calls |check| with a product of each of |sizes| (M, N, K) under every transpose and scaling:
+// beta 0 with alpha 1 and 0.5, beta 1 (alpha 1 only: gemm.h); returns how many.
+template <size_t kSizes, typename Check>
+int for_every_product(const int64_t (&sizes)[kSizes][3], uint64_t seed, const Check& check) {
+  int runs = 0;
+  for (const auto& size : sizes) {
+    for (int transposes = 0; transposes < 4; ++transposes) {
+      for (int scaling = 0; scaling < 3; ++scaling) {
+        const float alpha = scaling == 1 ? 0.5f : 1.0f, beta = scaling == 2 ? 1.0f : 0.0f;
+        check(Product(size[0], size[1], size[2], transposes & 1, transposes & 2, alpha, beta,
+                      seed + transposes + 4 * scaling));
+        ++runs;
+      }
+    }
+  }
+  return runs;
+}
 
 // Fails unless |c| is |p|'s product within float32 summation error, naming |engine|.
 void check_against_float64(const Product& p, const std::vector<float>& c, const char* engine) {
@@ -141,21 +162,11 @@ void bf16_gemm_matches_a_float64_product(void**) {
                               {kAmxMc + 1, kAmxNc + 1, kAmxKc + 1},
                               {2 * kAmxMc + 3, 2 * kAmxNc + 5, 2 * kAmxKc + 7}};
   for (const Engine& engine : engines) {
-    int runs = 0;
-    for (const auto& size : sizes) {
-      for (int transposes = 0; transposes < 4; ++transposes) {
-        for (int scaling = 0; scaling < 3; ++scaling) {
-          // beta 0 with alpha 1 and 0.5; beta 1 (alpha 1 only: gemm.h).
-          const float alpha = scaling == 1 ? 0.5f : 1.0f, beta = scaling == 2 ? 1.0f : 0.0f;
-          const Product p(size[0], size[1], size[2], transposes & 1, transposes & 2, alpha, beta,
-                          29 + transposes + 4 * scaling);
-          std::vector<float> c = p.c0;
-          engine.run(p.slice(0, p.m, 0, p.n, c, pack.data()));
-          check_against_float64(p, c, engine.name);
-          ++runs;
-        }
-      }
-    }
+    const int runs = for_every_product(sizes, 29, [&](const Product& p) {
+      std::vector<float> c = p.c0;
+      engine.run(p.slice(0, p.m, 0, p.n, c, pack.data()));
+      check_against_float64(p, c, engine.name);
+    });
     printf("%s: %d products within float32 summation error of float64\n", engine.name, runs);
   }
 }
@@ -267,49 +278,34 @@ void avx512_bf16_engine_gives_the_bits_of_vdpbf16ps_in_k_order(void**) {
   }
   std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
   const int64_t sizes[][3] = {{17, 33, 31}, {40, 70, 97}, {33, 65, kAmxKc + 45}};
-  for (const auto& size : sizes) {
-    for (int transposes = 0; transposes < 4; ++transposes) {
-      for (int scaling = 0; scaling < 3; ++scaling) {
-        const float alpha = scaling == 1 ? 0.5f : 1.0f, beta = scaling == 2 ? 1.0f : 0.0f;
-        const Product p(size[0], size[1], size[2], transposes & 1, transposes & 2, alpha, beta,
-                        60 + transposes + 4 * scaling);
-        std::vector<float> c = p.c0;
-        remat::cpu::bf16_gemm_avx512(p.slice(0, p.m, 0, p.n, c, pack.data()));
-        auto bits_a = [&](int64_t i, int64_t q) -> uint16_t {
-          if (q >= p.k) return 0;
-          return p.trans_a ? p.a[q * p.m + i] : p.a[i * p.k + q];
-        };
-        auto bits_b = [&](int64_t q, int64_t j) -> uint16_t {
-          if (q >= p.k) return 0;
-          return p.trans_b ? p.b[j * p.k + q] : p.b[q * p.n + j];
-        };
-        for (int64_t i = 0; i < p.m; ++i) {
-          for (int64_t j = 0; j < p.n; ++j) {
-            float sum = beta != 0.0f ? p.c0[i * p.n + j] : 0.0f;
-            for (int64_t k0 = 0; k0 < p.k; k0 += kAmxKc) {
-              const int64_t kc = p.k - k0 < kAmxKc ? p.k - k0 : kAmxKc;
-              const int64_t padded = (kc + 31) / 32 * 32;
-              for (int64_t q = k0; q < k0 + padded; q += 2) {
-                sum =
-                    vdpbf16ps(sum, bits_a(i, q), bits_a(i, q + 1), bits_b(q, j), bits_b(q + 1, j));
-              }
-            }
-            if (alpha != 1.0f) sum *= alpha;
-            const float got = c[i * p.n + j];
-            if (memcmp(&got, &sum, sizeof got) != 0) {
-              fail_msg(
-                  "%lldx%lldx%lld trans %d alpha %g beta %g: C[%lld,%lld] = %.9g, the "
-                  "model gives %.9g",
-                  static_cast<long long>(p.m), static_cast<long long>(p.n),
-                  static_cast<long long>(p.k), transposes, static_cast<double>(alpha),
-                  static_cast<double>(beta), static_cast<long long>(i), static_cast<long long>(j),
-                  static_cast<double>(got), static_cast<double>(sum));
-            }
+  for_every_product(sizes, 60, [&](const Product& p) {
+    std::vector<float> c = p.c0;
+    remat::cpu::bf16_gemm_avx512(p.slice(0, p.m, 0, p.n, c, pack.data()));
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        float sum = p.beta != 0.0f ? p.c0[i * p.n + j] : 0.0f;
+        for (int64_t k0 = 0; k0 < p.k; k0 += kAmxKc) {
+          const int64_t kc = p.k - k0 < kAmxKc ? p.k - k0 : kAmxKc;
+          const int64_t padded = (kc + 31) / 32 * 32;
+          for (int64_t q = k0; q < k0 + padded; q += 2) {
+            sum = vdpbf16ps(sum, p.bits_a(i, q), p.bits_a(i, q + 1), p.bits_b(q, j),
+                            p.bits_b(q + 1, j));
           }
+        }
+        if (p.alpha != 1.0f) sum *= p.alpha;
+        const float got = c[i * p.n + j];
+        if (memcmp(&got, &sum, sizeof got) != 0) {
+          fail_msg(
+              "%lldx%lldx%lld trans %d%d alpha %g beta %g: C[%lld,%lld] = %.9g, the model "
+              "gives %.9g",
+              static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
+              p.trans_a, p.trans_b, static_cast<double>(p.alpha), static_cast<double>(p.beta),
+              static_cast<long long>(i), static_cast<long long>(j), static_cast<double>(got),
+              static_cast<double>(sum));
         }
       }
     }
-  }
+  });
 }
 
 }  // namespace
