@@ -7,6 +7,7 @@ namespace remat {
 namespace compiler {
 
 void ByteRanges::add(uint64_t start, uint64_t end) {
+  if (ranges_.capacity() == 0) ranges_.reserve(4);  // most sets hold a few: one allocation
   // The first range that may touch [start, end): the first that reaches |start|.
   auto first = std::lower_bound(ranges_.begin(), ranges_.end(), start,
                                 [](const Range& r, uint64_t at) { return r.end < at; });
@@ -16,11 +17,6 @@ void ByteRanges::add(uint64_t start, uint64_t end) {
     end = std::max(end, last->end);
   }
   if (first == last) {
-    if (ranges_.empty()) {
-      ranges_.reserve(4);  // most nodes hold a few ranges: one allocation for them
-      ranges_.push_back(Range{start, end});
-      return;
-    }
     ranges_.insert(first, Range{start, end});
     return;
   }
