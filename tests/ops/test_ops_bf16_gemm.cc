@@ -2,7 +2,7 @@
 // with AVX512-BF16), each this CPU and OS run (none: every test is skipped, saying so), and
 // bf16_gemm() itself, which must give the bits of the engine bf16_gemm_engine() names: against a
 // float64 product of the same bfloat16 values for every transpose, beta 0 and 1, alpha, and sizes
-// one short of, at and one past the tiles (16 and 32), the blocks (kAmxMc, kAmxNc, kAmxKc) and
+// one short of, at and one past the tiles (16 and 32), the blocks (kBf16Mc, kBf16Nc, kBf16Kc) and
 // twice them; computed in row and column slices (as the matmul kernel's threads compute it) to
 // the bits of the whole; subnormal operands and sums read and flushed as zero; and the
 // AVX512-BF16 engine's bits against a model of its instruction over k in order.
@@ -21,9 +21,9 @@
 namespace {
 
 using remat::cpu::Bf16Gemm;
-using remat::cpu::kAmxKc;
-using remat::cpu::kAmxMc;
-using remat::cpu::kAmxNc;
+using remat::cpu::kBf16Kc;
+using remat::cpu::kBf16Mc;
+using remat::cpu::kBf16Nc;
 
 struct Engine {
   const char* name;
@@ -157,10 +157,10 @@ void bf16_gemm_matches_a_float64_product(void**) {
                               {31, 33, 64},
                               {32, 32, 65},
                               {33, 31, 100},
-                              {kAmxMc - 1, kAmxNc - 1, kAmxKc - 1},
-                              {kAmxMc, kAmxNc, kAmxKc},
-                              {kAmxMc + 1, kAmxNc + 1, kAmxKc + 1},
-                              {2 * kAmxMc + 3, 2 * kAmxNc + 5, 2 * kAmxKc + 7}};
+                              {kBf16Mc - 1, kBf16Nc - 1, kBf16Kc - 1},
+                              {kBf16Mc, kBf16Nc, kBf16Kc},
+                              {kBf16Mc + 1, kBf16Nc + 1, kBf16Kc + 1},
+                              {2 * kBf16Mc + 3, 2 * kBf16Nc + 5, 2 * kBf16Kc + 7}};
   for (const Engine& engine : engines) {
     const int runs = for_every_product(sizes, 29, [&](const Product& p) {
       std::vector<float> c = p.c0;
@@ -268,7 +268,7 @@ float vdpbf16ps(float sum, uint16_t a_even, uint16_t a_odd, uint16_t b_even, uin
 }
 
 // The AVX512-BF16 engine's bits are VDPBF16PS's over k in order, pair after pair, each block of
-// kAmxKc values of k padded with zeros to whole k-steps of 32 (as the engine reads them), the
+// kBf16Kc values of k padded with zeros to whole k-steps of 32 (as the engine reads them), the
 // sums carried from block to block exactly, then times alpha: a model that knows nothing of the
 // engine's packing, passes or edges.
 void avx512_bf16_engine_gives_the_bits_of_vdpbf16ps_in_k_order(void**) {
@@ -277,15 +277,15 @@ void avx512_bf16_engine_gives_the_bits_of_vdpbf16ps_in_k_order(void**) {
     skip();
   }
   std::vector<float> pack(static_cast<size_t>(remat::cpu::kGemmPackFloats));
-  const int64_t sizes[][3] = {{17, 33, 31}, {40, 70, 97}, {33, 65, kAmxKc + 45}};
+  const int64_t sizes[][3] = {{17, 33, 31}, {40, 70, 97}, {33, 65, kBf16Kc + 45}};
   for_every_product(sizes, 60, [&](const Product& p) {
     std::vector<float> c = p.c0;
     remat::cpu::bf16_gemm_avx512(p.slice(0, p.m, 0, p.n, c, pack.data()));
     for (int64_t i = 0; i < p.m; ++i) {
       for (int64_t j = 0; j < p.n; ++j) {
         float sum = p.beta != 0.0f ? p.c0[i * p.n + j] : 0.0f;
-        for (int64_t k0 = 0; k0 < p.k; k0 += kAmxKc) {
-          const int64_t kc = p.k - k0 < kAmxKc ? p.k - k0 : kAmxKc;
+        for (int64_t k0 = 0; k0 < p.k; k0 += kBf16Kc) {
+          const int64_t kc = p.k - k0 < kBf16Kc ? p.k - k0 : kBf16Kc;
           const int64_t padded = (kc + 31) / 32 * 32;
           for (int64_t q = k0; q < k0 + padded; q += 2) {
             sum = vdpbf16ps(sum, p.bits_a(i, q), p.bits_a(i, q + 1), p.bits_b(q, j),

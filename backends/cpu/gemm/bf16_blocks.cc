@@ -123,18 +123,18 @@ void bf16_blocked_gemm(const Bf16Gemm& g, Bf16BlockKernel kernel) {
     return;
   }
   uint16_t* packed_b = reinterpret_cast<uint16_t*>(g.pack);
-  uint16_t* packed_a = packed_b + kAmxKc * kAmxNc;
+  uint16_t* packed_a = packed_b + kBf16Kc * kBf16Nc;
   alignas(64) float edge[kBf16Block * kBf16Block];
-  for (int64_t j0 = 0; j0 < g.n; j0 += kAmxNc) {
-    const int64_t nc = g.n - j0 < kAmxNc ? g.n - j0 : kAmxNc;
-    for (int64_t k0 = 0; k0 < g.k; k0 += kAmxKc) {
-      const int64_t kc = g.k - k0 < kAmxKc ? g.k - k0 : kAmxKc;
+  for (int64_t j0 = 0; j0 < g.n; j0 += kBf16Nc) {
+    const int64_t nc = g.n - j0 < kBf16Nc ? g.n - j0 : kBf16Nc;
+    for (int64_t k0 = 0; k0 < g.k; k0 += kBf16Kc) {
+      const int64_t kc = g.k - k0 < kBf16Kc ? g.k - k0 : kBf16Kc;
       const int64_t steps = round_up(kc, kBf16TileK) / kBf16TileK;
       // The first block of k starts from zero, or from C where beta is 1.
       const bool load = k0 > 0 || g.beta != 0.0f;
       pack_b(g, k0, kc, j0, nc, packed_b);
-      for (int64_t i0 = 0; i0 < g.m; i0 += kAmxMc) {
-        const int64_t mc = g.m - i0 < kAmxMc ? g.m - i0 : kAmxMc;
+      for (int64_t i0 = 0; i0 < g.m; i0 += kBf16Mc) {
+        const int64_t mc = g.m - i0 < kBf16Mc ? g.m - i0 : kBf16Mc;
         pack_a(g, i0, mc, k0, kc, packed_a);
         for (int64_t i = 0; i < mc; i += kBf16Block) {
           const uint16_t* a = packed_a + (i / kBf16TileRows) * steps * kBf16TileElems;

@@ -2,9 +2,9 @@
 // (avx512_bf16.cc) read the same packed operands, and differ only in how they compute one
 // 32 x 32 block of C from them.
 //
-// BLIS-style: op(B) is packed kAmxKc x kAmxNc at a time into tiles of 16 k-pairs x 16 columns
+// BLIS-style: op(B) is packed kBf16Kc x kBf16Nc at a time into tiles of 16 k-pairs x 16 columns
 // (the pairs interleaved: one 32-bit word holds a column's two values of k, as TDPBF16PS and
-// VDPBF16PS read them), op(A) kAmxMc x kAmxKc at a time into tiles of 16 rows x 32 k; each
+// VDPBF16PS read them), op(A) kBf16Mc x kBf16Kc at a time into tiles of 16 rows x 32 k; each
 // 32 x 32 block of C is summed over the block's k in steps of 32 by the engine's kernel. Between
 // blocks of k the partial sums wait in C (exact float32). So each element of C is summed in an
 // order fixed by K alone: a row or column slice of a product gives the bits of the whole, and

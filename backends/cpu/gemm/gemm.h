@@ -147,13 +147,13 @@ struct Bf16Gemm {
   float* pack;  ///< kGemmPackFloats floats of packing scratch, 64-byte aligned.
 };
 
-/// bf16_gemm()'s blocks: op(B) kAmxKc x kAmxNc and op(A) kAmxMc x kAmxKc are packed at a time;
-/// K is summed kAmxKc at a time (the order depends on K only).
-constexpr int64_t kAmxKc = 512;
-constexpr int64_t kAmxNc = 256;
-constexpr int64_t kAmxMc = 64;
-#if !defined(REMAT_CPU_SMALL_SCRATCH)  // microcontrollers have no AMX
-static_assert((kAmxKc * kAmxNc + kAmxMc * kAmxKc) * 2 <= kGemmPackFloats * 4,
+/// bf16_gemm()'s blocks: op(B) kBf16Kc x kBf16Nc and op(A) kBf16Mc x kBf16Kc are packed at a time;
+/// K is summed kBf16Kc at a time (the order depends on K only).
+constexpr int64_t kBf16Kc = 512;
+constexpr int64_t kBf16Nc = 256;
+constexpr int64_t kBf16Mc = 64;
+#if !defined(REMAT_CPU_SMALL_SCRATCH)  // microcontrollers have neither engine
+static_assert((kBf16Kc * kBf16Nc + kBf16Mc * kBf16Kc) * 2 <= kGemmPackFloats * 4,
               "bf16_gemm's packed blocks fit the packing scratch");
 #endif
 
