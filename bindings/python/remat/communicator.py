@@ -22,7 +22,7 @@ bucket) chained to the first exception (`raise ... from`); an exception with a |
 Signals (Ctrl-C) during such a step, on the main thread: Python runs a signal's handler at the
 next line of Python, and while the step is in the library that line is the start of the next
 callback, before any code of it could catch what the handler raises; ctypes would print that
-exception and return 0 ("done") for a wait whose sums are not. So for the length of the step the
+exception and return a made-up status (0: "done") for a wait whose sums are not. So for the length of the step the
 Python handlers run only inside the callbacks' own code (the exception a handler raises there stops
 the step as any other does), and a signal that arrives elsewhere is held and handled at the next
 callback's start, or once step() has its status.
