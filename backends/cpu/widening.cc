@@ -1,6 +1,8 @@
 // The CPU backend's widening of 16-bit float tensors (widening.h).
 #include "backends/cpu/widening.h"
 
+#include <atomic>
+
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/parallel.h"
@@ -45,7 +47,108 @@ bool same_tensor(const TensorRef& x, const TensorRef& y) {
   return x.region == y.region && x.offset == y.offset;
 }
 
+// |t| as a float32 kernel sees a chunk of |count| of its elements.
+TensorRef chunk_ref(const TensorRef& t, int64_t count) {
+  TensorRef c = widened_ref(t);
+  c.rank = 1;
+  c.dims[0] = count;
+  c.numel = count;
+  c.bytes = static_cast<uint64_t>(count) * sizeof(float);
+  return c;
+}
+
+// run_widened() for an op that runs_per_element(): each thread takes a run of elements and goes
+// through it kPerElementChunk at a time, its 16-bit inputs' chunks widened on the stack, the kernel
+// run on the chunks on this thread alone, a 16-bit output's chunk rounded back. Every element is
+// computed from the same float32 values as the whole-tensor widening computes it, so the bits
+// are the same, without the float32 copies' trips through memory.
+remat_status run_per_element(Kernel kernel, const KernelArgs& args) {
+  const OpCall& call = *args.call;
+  const int64_t n = call.outputs[0]->numel;
+  std::atomic<int> failed{REMAT_OK};
+  parallel_for(args, n, kConvertGrain, [&](int64_t begin, int64_t end, uint32_t) {
+    alignas(64) float chunks[kMaxPerElementInputs + 1][kPerElementChunk];
+    OpCallLists lists;
+    OpCall part = lists.adopt(call);
+    TensorRef refs[kMaxPerElementInputs + 1];
+    KernelArgs w = args;
+    w.call = &part;
+    w.team = nullptr;
+    w.threads = 1;
+    const TensorRef& y = *call.outputs[0];
+    for (int64_t at = begin; at < end; at += kPerElementChunk) {
+      const int64_t count = end - at < kPerElementChunk ? end - at : kPerElementChunk;
+      for (int i = 0; i < call.num_inputs; ++i) {
+        const TensorRef& t = *call.inputs[i];
+        refs[i] = chunk_ref(t, count);
+        lists.in[i] = &refs[i];
+        if (is_half_float(t.dtype)) {
+          widen_span(t.dtype, static_cast<const uint16_t*>(args.in[i]) + at, chunks[i], count);
+          w.in[i] = chunks[i];
+        } else {
+          w.in[i] = static_cast<float*>(args.in[i]) + at;
+        }
+      }
+      refs[kMaxPerElementInputs] = chunk_ref(y, count);
+      lists.out[0] = &refs[kMaxPerElementInputs];
+      float* const out = is_half_float(y.dtype) ? chunks[kMaxPerElementInputs]
+                                                : static_cast<float*>(args.out[0]) + at;
+      w.out[0] = out;
+      const remat_status status = kernel(w);
+      if (status != REMAT_OK) {
+        int expected = REMAT_OK;
+        failed.compare_exchange_strong(expected, status);
+        return;
+      }
+      if (is_half_float(y.dtype)) {
+        narrow_span(y.dtype, out, static_cast<uint16_t*>(args.out[0]) + at, count);
+      }
+    }
+  });
+  return static_cast<remat_status>(failed.load());
+}
+
 }  // namespace
+
+bool runs_per_element(const OpCall& call) {
+  switch (static_cast<OpCode>(call.code)) {
+    case OpCode::kAdd:
+    case OpCode::kMul:
+    case OpCode::kScale:
+    case OpCode::kRelu:
+    case OpCode::kReluGrad:
+    case OpCode::kGelu:
+    case OpCode::kGeluGrad:
+    case OpCode::kTanh:
+    case OpCode::kTanhGrad:
+    case OpCode::kSigmoid:
+    case OpCode::kSigmoidGrad:
+    case OpCode::kPowScalar:
+    case OpCode::kPowScalarGrad:
+    case OpCode::kSquareRoot:
+    case OpCode::kSquareRootGrad:
+    case OpCode::kLeakyRelu:
+    case OpCode::kLeakyReluGrad:
+    case OpCode::kClip:
+    case OpCode::kClipGrad:
+    case OpCode::kHardSigmoid:
+    case OpCode::kHardSigmoidGrad:
+    case OpCode::kErrorFunction:
+    case OpCode::kErrorFunctionGrad: break;
+    default: return false;
+  }
+  if (call.num_outputs != 1 || call.num_inputs > kMaxPerElementInputs) return false;
+  const TensorRef& y = *call.outputs[0];
+  for (int i = 0; i < call.num_inputs; ++i) {
+    if (call.inputs[i]->numel != y.numel || same_tensor(*call.inputs[i], y)) return false;
+  }
+  return true;
+}
+
+bool reads_16_bit_input(const OpCall& call, int i) {
+  return call.code == static_cast<uint16_t>(OpCode::kReduceLeading) && i == 0 &&
+         is_half_float(call.inputs[0]->dtype);
+}
 
 bool takes_bf16_operands(const OpCall& call) {
   const bool product = call.code == static_cast<uint16_t>(OpCode::kMatMul) ||
@@ -71,6 +174,7 @@ bool takes_bf16_operands(const OpCall& call) {
 
 remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace) {
   const OpCall& call = *args.call;
+  if (runs_per_element(call)) return run_per_element(kernel, args);
   const WideningSlices s = widening_slices(call);
   uint8_t* base = static_cast<uint8_t*>(workspace);
   // The call the kernel sees: the same op over float32 views of the 16-bit tensors.
@@ -85,6 +189,7 @@ remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace)
   for (int i = 0; i < call.num_inputs; ++i) {
     const TensorRef& t = *call.inputs[i];
     const bool rounded = rounds_operand(call, i);
+    if (reads_16_bit_input(call, i)) continue;  // the kernel reads it as it is
     if (bf16_operands && i < 2) {
       if (!rounded) continue;  // bfloat16 already: read as it is.
       // A float32 operand narrowed into the first half of its slice.

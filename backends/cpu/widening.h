@@ -7,6 +7,10 @@
 // input's slice, so it starts from the input's values; no other output is read before it is written
 // (the kernels overwrite their outputs: op_catalogue.h), so no other output is converted in. Ops
 // that move bytes of any dtype (the catalogue's kAnyDtype: spill, prefetch, wait) run as they are.
+// Two ways around the float32 copies give the same bits with less memory traffic: an op computed
+// element by element (add, the activations: runs_per_element) goes through its tensors a chunk
+// at a time on the stack, and reduce_leading reads its 16-bit input as it is, widening a row at
+// a time (reads_16_bit_input).
 //
 // Which ops run widened and their slices are the rule the GPU backends share
 // (backends/shared/widening_slices.h). The workspace is obtained once, at session creation
@@ -28,6 +32,24 @@ namespace cpu {
 /// bfloat16 product (product_operand_dtype) on a CPU where bf16_gemm_available(), in a shape
 /// mode bf16_gemm takes. Its output is widened as any 16-bit output.
 bool takes_bf16_operands(const OpCall& call);
+
+/// Inputs an op that runs_per_element() has at most.
+constexpr int kMaxPerElementInputs = 2;
+
+/// Elements of each tensor such an op widens and computes at a time: the float32 chunks of its
+/// tensors (two inputs and an output, 12 KB) stay in L1 together.
+constexpr int64_t kPerElementChunk = 1024;
+
+/// Whether |call| computes each element of its one output from the same element of each input
+/// alone (add, mul, scale, the activations and their gradients; not dropout, whose mask depends
+/// on the index), every tensor of the output's count and none both input and output: then
+/// run_widened() widens it a cache-sized chunk at a time instead of into the workspace, with
+/// the same bits.
+bool runs_per_element(const OpCall& call);
+
+/// Whether input |i| of |call| is a 16-bit tensor its float32 kernel reads as it is, widening as
+/// it goes with the bits of the widened copy: reduce_leading's dy (a row at a time).
+bool reads_16_bit_input(const OpCall& call, int i);
 
 /// Runs |kernel| on |args| (the call's tensors resolved to host addresses) with its 16-bit
 /// tensors widened into |workspace|: widening_bytes(*args.call) bytes aligned to

@@ -713,6 +713,11 @@ struct CaseTensors {
 
 }  // namespace
 
+bool call_of_case_is(const OpCase& c, bool (*predicate)(const remat::OpCall&)) {
+  const CaseTensors t(c);
+  return predicate(t.call);
+}
+
 bool run_unclaimed_case(const OpCase& c, remat::Backend* other, const char* other_name) {
   const CaseTensors t(c);
   const remat::StepContext ctx{kSeed, 3};

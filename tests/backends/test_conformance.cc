@@ -345,15 +345,13 @@ std::vector<remat_dtype> widening_pattern(const remat_test::OpCase& c, int patte
   return floats;
 }
 
-// The CPU backend's widening (backends/cpu/widening.h), for every op case with a float tensor:
-// all its float tensors in bf16, then in f16, then mixed (every other one 16-bit, starting with
-// the first or the second, the rest f32), on 1, 2 and 3 threads. Each gives the f32 kernel's bits
-// over the same inputs rounded to 16 bits, rounded once where an output is 16-bit; but a
-// bfloat16 product on a CPU with AMX or AVX512-BF16 (bf16_gemm: its own order of sums) lies
-// within the case's tolerance. The CPU backend's own check: other backends' float32 kernels differ
-// from the CPU's within the cases' tolerances, so theirs is
-// every_op_runs_widened_within_the_cases_tolerances.
-void every_op_runs_widened_from_16_bit_floats_bit_for_bit(void**) {
+// Runs every case of |cases| with a float tensor on the CPU backend in every widening pattern
+// (all its float tensors in bf16, then in f16, then mixed: every other one 16-bit, starting with
+// the first or the second, the rest f32) on 1, 2 and 3 threads, against the float32 kernels on
+// the same inputs rounded to 16 bits: the same bits, rounded once where an output is 16-bit; but
+// a bfloat16 product on a CPU with AMX or AVX512-BF16 (bf16_gemm: its own order of sums) lies
+// within the case's tolerance.
+void cpu_widened_runs_give_the_f32_kernels_bits(const std::vector<remat_test::OpCase>& cases) {
   if (backend_name(g_backend) != "cpu") {
     printf("%s: widening is the cpu backend's\n", g_backend.c_str());
     skip();
@@ -375,7 +373,7 @@ void every_op_runs_widened_from_16_bit_floats_bit_for_bit(void**) {
         fail_msg("create cpu: %s", e.text);
     }
     size_t runs = 0, products = 0;
-    for (const remat_test::OpCase& c : remat_test::every_op_case()) {
+    for (const remat_test::OpCase& c : cases) {
       for (int pattern = 0; pattern < kWideningPatterns; ++pattern) {
         const std::vector<remat_dtype> floats = widening_pattern(c, pattern);
         if (floats.empty()) continue;
@@ -392,6 +390,47 @@ void every_op_runs_widened_from_16_bit_floats_bit_for_bit(void**) {
     remat::destroy_backend(backends[0]);
     remat::destroy_backend(backends[1]);
   }
+}
+
+// The CPU backend's widening (backends/cpu/widening.h) of every op case. The CPU backend's own
+// check: other backends' float32 kernels differ from the CPU's within the cases' tolerances, so
+// theirs is every_op_runs_widened_within_the_cases_tolerances.
+void every_op_runs_widened_from_16_bit_floats_bit_for_bit(void**) {
+  cpu_widened_runs_give_the_f32_kernels_bits(remat_test::every_op_case());
+}
+
+// The ops the CPU widens a chunk at a time (runs_per_element) or reads in 16 bits as they are
+// (reads_16_bit_input: reduce_leading), at sizes below, at and past a chunk
+// (kPerElementChunk), past the conversions' thread grain (32768 elements: a part of a run that
+// ends inside a chunk) and, for reduce_leading, around the column sums' width
+// (kColumnSumsWidth, 256): the bits of the whole-tensor widening, that is of the float32 kernels.
+void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
+  constexpr int64_t kChunk = remat::cpu::kPerElementChunk;
+  std::vector<remat_test::OpCase> cases;
+  size_t per_element = 0;
+  for (const remat_test::OpCase& c : remat_test::every_op_case()) {
+    if (c.code == remat::OpCode::kReduceLeading) {
+      for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{
+               {3, 255}, {1, 256}, {5, 257}, {40, 600}, {kChunk + 1, 3}}) {
+        remat_test::OpCase sized = c;
+        sized.in_dims = {dims};
+        sized.out_dims = {{dims[1]}};
+        cases.push_back(sized);
+      }
+      continue;
+    }
+    if (!remat_test::call_of_case_is(c, remat::cpu::runs_per_element)) continue;
+    ++per_element;
+    for (const int64_t n : {kChunk - 1, kChunk, kChunk + 1, 3 * kChunk + 7, int64_t{70001}}) {
+      remat_test::OpCase sized = c;
+      for (std::vector<int64_t>& dims : sized.in_dims) dims = {n};
+      for (std::vector<int64_t>& dims : sized.out_dims) dims = {n};
+      cases.push_back(sized);
+    }
+  }
+  // Every per-element op of the list in widening.cc has a case (so none is left untested).
+  if (per_element < 20) fail_msg("only %zu op cases run per element", per_element);
+  cpu_widened_runs_give_the_f32_kernels_bits(cases);
 }
 
 // The profile of the backend under test, or a failed test.
@@ -816,6 +855,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented),
       cmocka_unit_test(a_plan_with_an_unclaimed_op_is_refused_at_session_creation),
       cmocka_unit_test(every_op_runs_widened_from_16_bit_floats_bit_for_bit),
+      cmocka_unit_test(chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits),
       cmocka_unit_test(every_op_runs_widened_within_the_cases_tolerances),
       cmocka_unit_test(widening_and_narrowing_give_the_scalar_conversions_bits),
       cmocka_unit_test(a_16_bit_op_without_its_workspace_is_refused),

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/isa/math_span.h"
 #include "backends/cpu/isa/build.h"
+#include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/isa/lane_sum.h"
 
 #if REMAT_CPU_VECTOR_MATH && (defined(__AVX512F__) || defined(__AVX2__))
@@ -132,6 +133,19 @@ void REMAT_CPU_ENTRY(column_sums_span)(const float* dy, int64_t rows, int64_t ld
   for (int64_t j = 0; j < w; ++j) acc[j] = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = dy + r * ld;
+    for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
+  }
+  for (int64_t j = 0; j < w; ++j) db[j] = static_cast<float>(acc[j]);
+}
+
+// A row at a time through a float32 row on the stack (1 KB), summed as column_sums_span() sums.
+void REMAT_CPU_ENTRY(column_sums_half_span)(uint32_t dtype, const uint16_t* dy, int64_t rows,
+                                            int64_t ld, float* db, int64_t w) {
+  Accum acc[kColumnSumsWidth];
+  float row[kColumnSumsWidth];
+  for (int64_t j = 0; j < w; ++j) acc[j] = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    widen_span(dtype, dy + r * ld, row, w);
     for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
   }
   for (int64_t j = 0; j < w; ++j) db[j] = static_cast<float>(acc[j]);

@@ -49,6 +49,12 @@ constexpr int64_t kColumnSumsWidth = 256;
 /// (reduce_leading's columns; wider vectors only sum more columns at a time).
 void column_sums_span(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
 
+/// column_sums_span() of 16-bit floats of |dtype| (REMAT_DTYPE_F16 or REMAT_DTYPE_BF16): each row
+/// widened (isa/half_span.h) as it is read, so the bits are those of column_sums_span() over the
+/// widened tensor without the float32 copy of it.
+void column_sums_half_span(uint32_t dtype, const uint16_t* dy, int64_t rows, int64_t ld, float* db,
+                           int64_t w);
+
 /// The builds for one instruction set; call only when the CPU has it.
 void gelu_span_baseline(const float* x, float* y, int64_t n);
 void gelu_span_avx2(const float* x, float* y, int64_t n);
@@ -62,6 +68,12 @@ void exp_shifted_span_avx512(const float* x, float shift, float* y, int64_t n);
 void column_sums_span_baseline(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
 void column_sums_span_avx2(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
 void column_sums_span_avx512(const float* dy, int64_t rows, int64_t ld, float* db, int64_t w);
+void column_sums_half_span_baseline(uint32_t dtype, const uint16_t* dy, int64_t rows, int64_t ld,
+                                    float* db, int64_t w);
+void column_sums_half_span_avx2(uint32_t dtype, const uint16_t* dy, int64_t rows, int64_t ld,
+                                float* db, int64_t w);
+void column_sums_half_span_avx512(uint32_t dtype, const uint16_t* dy, int64_t rows, int64_t ld,
+                                  float* db, int64_t w);
 void adam_span_baseline(const AdamScalars& s, const float* param_in, const float* grad,
                         const float* m_in, const float* v_in, float* param, float* m_out,
                         float* v_out, int64_t n);

@@ -5,6 +5,7 @@
 #include "backends/cpu/isa/math_span.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
+#include "plan/half_float.h"
 #include "plan/philox.h"
 
 namespace remat {
@@ -103,16 +104,22 @@ remat_status bias_add(const KernelArgs& args) {
 
 // Threads take runs of columns (16 at least, more when there are few rows); each column is
 // summed over the rows in order in double (Accum, isa/lane_sum.h), so the cut changes no bits.
+// A 16-bit dy is read as it is, widened a row at a time (widening.h: reads_16_bit_input).
 remat_status reduce_leading(const KernelArgs& args) {
-  const float* __restrict dy = in_f32(args, 0);
+  const TensorRef& dy_ref = in_ref(args, 0);
   float* __restrict db = out_f32(args, 0);
   const int64_t nb = out_ref(args, 0).numel;
-  const int64_t rows = nb > 0 ? in_ref(args, 0).numel / nb : 0;
+  const int64_t rows = nb > 0 ? dy_ref.numel / nb : 0;
   const int64_t grain = rows > 0 && rows < kElementGrain / 16 ? kElementGrain / rows : 16;
   parallel_for(args, nb, grain, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t j0 = c0; j0 < c1; j0 += kColumnSumsWidth) {
-      column_sums_span(dy + j0, rows, nb, db + j0,
-                       c1 - j0 < kColumnSumsWidth ? c1 - j0 : kColumnSumsWidth);
+      const int64_t w = c1 - j0 < kColumnSumsWidth ? c1 - j0 : kColumnSumsWidth;
+      if (is_half_float(dy_ref.dtype)) {
+        column_sums_half_span(dy_ref.dtype, static_cast<const uint16_t*>(args.in[0]) + j0, rows, nb,
+                              db + j0, w);
+      } else {
+        column_sums_span(in_f32(args, 0) + j0, rows, nb, db + j0, w);
+      }
     }
   });
   return REMAT_OK;
