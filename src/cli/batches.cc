@@ -94,6 +94,7 @@ Batches Batches::synthetic(const std::string& model, int64_t batch, uint64_t see
   Batches out;
   out.task_ = std::make_shared<io::SyntheticTask>(model, batch * ranks, seed);
   out.names_ = out.task_->names();
+  out.batch_ = batch;
   out.first_ = first;
   out.rank_ = rank;
   out.ranks_ = ranks;
@@ -101,24 +102,17 @@ Batches Batches::synthetic(const std::string& model, int64_t batch, uint64_t see
 }
 
 std::vector<std::vector<uint8_t>> Batches::batch(int64_t index) const {
-  std::vector<std::vector<uint8_t>> values;
+  // This rank's rows only: the batch axis comes first, so its share is contiguous.
   if (task_) {
-    values = task_->batch(first_ + static_cast<uint64_t>(index));
-  } else {
-    const int64_t row = index % count_;
-    values.resize(names_.size());
-    for (size_t i = 0; i < names_.size(); ++i) {
-      const uint8_t* at = tensors_[i]->data.data() + static_cast<uint64_t>(row) * item_bytes_[i];
-      values[i].assign(at, at + item_bytes_[i]);
-    }
+    return task_->rows(first_ + static_cast<uint64_t>(index), rank_ * batch_, batch_);
   }
-  if (ranks_ > 1) {  // this rank's rows: the batch axis comes first, so a contiguous share
-    for (std::vector<uint8_t>& v : values) {
-      const size_t share = v.size() / static_cast<size_t>(ranks_);
-      v = std::vector<uint8_t>(
-          v.begin() + static_cast<long>(share * static_cast<size_t>(rank_)),
-          v.begin() + static_cast<long>(share * static_cast<size_t>(rank_ + 1)));
-    }
+  const int64_t row = index % count_;
+  std::vector<std::vector<uint8_t>> values(names_.size());
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const uint64_t share = item_bytes_[i] / static_cast<uint64_t>(ranks_);
+    const uint8_t* at = tensors_[i]->data.data() + static_cast<uint64_t>(row) * item_bytes_[i] +
+                        share * static_cast<uint64_t>(rank_);
+    values[i].assign(at, at + share);
   }
   return values;
 }

@@ -56,6 +56,7 @@ class Batches {
   std::shared_ptr<io::SyntheticTask> task_;
   uint64_t first_ = 0;
   int64_t count_ = 0;
+  int64_t batch_ = 0;         // rows of this rank's share of a synthetic batch
   int rank_ = 0, ranks_ = 1;  // this process's share of each batch
 };
 

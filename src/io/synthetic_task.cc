@@ -21,6 +21,17 @@ float uniform(uint64_t seed, uint64_t step, uint64_t key, uint64_t i) {
   return 2.0f * uniform01(philox_word(seed, step, key, i)) - 1.0f;
 }
 
+// f(i, word i of stream (seed, step, key)) for i in [begin, end), in order: one Philox call per
+// group of four words, where philox_word() makes one per word.
+template <typename F>
+void for_each_word(uint64_t seed, uint64_t step, uint64_t key, uint64_t begin, uint64_t end, F f) {
+  Philox4 group{};
+  for (uint64_t i = begin; i < end; ++i) {
+    if (i == begin || (i & 3) == 0) group = philox_group(seed, step, key, i & ~uint64_t{3});
+    f(i, group.v[i & 3]);
+  }
+}
+
 template <typename T>
 std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
   std::vector<uint8_t> out(v.size() * sizeof(T));
@@ -30,8 +41,7 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
 
 }  // namespace
 
-std::vector<float> SyntheticTask::features(const std::vector<float>& x, int64_t b) const {
-  const float* sample = x.data() + b * in_;
+std::vector<float> SyntheticTask::features(const float* sample) const {
   if (image_.empty()) return std::vector<float>(sample, sample + in_);
   const int64_t channels = image_[0], h = image_[1], w = image_[2];
   std::vector<float> f(static_cast<size_t>(4 * channels), 0.0f);
@@ -75,21 +85,28 @@ std::vector<std::string> SyntheticTask::names() const {
 }
 
 std::vector<std::vector<uint8_t>> SyntheticTask::batch(uint64_t step) const {
-  std::vector<int32_t> labels(static_cast<size_t>(batch_));
+  return rows(step, 0, batch_);
+}
+
+std::vector<std::vector<uint8_t>> SyntheticTask::rows(uint64_t step, int64_t first,
+                                                      int64_t count) const {
+  std::vector<int32_t> labels(static_cast<size_t>(count));
   if (transformer_) {
-    std::vector<int32_t> tokens(static_cast<size_t>(batch_ * seq_));
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      tokens[i] = static_cast<int32_t>(philox_word(seed_, step, kDataKey, i) %
-                                       static_cast<uint32_t>(vocab_));
-    }
-    for (int64_t b = 0; b < batch_; ++b)
+    std::vector<int32_t> tokens(static_cast<size_t>(count * seq_));
+    const uint64_t at = static_cast<uint64_t>(first * seq_);
+    for_each_word(seed_, step, kDataKey, at, at + tokens.size(), [&](uint64_t i, uint32_t word) {
+      tokens[i - at] = static_cast<int32_t>(word % static_cast<uint32_t>(vocab_));
+    });
+    for (int64_t b = 0; b < count; ++b)
       labels[b] = tokens[b * seq_] % static_cast<int32_t>(classes_);
     return {bytes_of(tokens), bytes_of(labels)};
   }
-  std::vector<float> x(static_cast<size_t>(batch_ * in_));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = uniform(seed_, step, kDataKey, i);
-  for (int64_t b = 0; b < batch_; ++b) {
-    const std::vector<float> f = features(x, b);
+  std::vector<float> x(static_cast<size_t>(count * in_));
+  const uint64_t at = static_cast<uint64_t>(first * in_);
+  for_each_word(seed_, step, kDataKey, at, at + x.size(),
+                [&](uint64_t i, uint32_t word) { x[i - at] = 2.0f * uniform01(word) - 1.0f; });
+  for (int64_t b = 0; b < count; ++b) {
+    const std::vector<float> f = features(x.data() + b * in_);
     const size_t n = f.size();
     float best = 0;
     for (int64_t c = 0; c < classes_; ++c) {

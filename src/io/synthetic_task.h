@@ -31,10 +31,13 @@ class SyntheticTask {
   std::vector<std::string> names() const;
   /// The bytes of every binding for step |step|.
   std::vector<std::vector<uint8_t>> batch(uint64_t step) const;
+  /// The bytes of rows [|first|, |first| + |count|) of batch(|step|) (a data-parallel rank's
+  /// share), drawn alone: the same bytes as those rows of the whole batch.
+  std::vector<std::vector<uint8_t>> rows(uint64_t step, int64_t first, int64_t count) const;
 
  private:
-  // What the teacher reads of sample |b| of |x|: the sample itself, or its quadrant means.
-  std::vector<float> features(const std::vector<float>& x, int64_t b) const;
+  // What the teacher reads of |sample| (in_ floats): the sample itself, or its quadrant means.
+  std::vector<float> features(const float* sample) const;
 
   bool transformer_ = false;
   int64_t batch_ = 0, in_ = 0, classes_ = 0, seq_ = 0, vocab_ = 0;
