@@ -35,11 +35,19 @@ remat_status allreduce_wait(const KernelArgs& args) {
   const remat_status s = c->allreduce_wait(c->user, allreduce_bucket(*args.call));
   if (s != REMAT_OK) return allreduce_callback_failed(*args.call, "allreduce_wait", s, args.err);
   const float ranks = static_cast<float>(c->size);
+  // With a power of two of ranks, 1 / ranks is exact and x * (1 / ranks) is x / ranks rounded
+  // the same way (one rounding of the same real number), several times faster.
+  const bool exact_inverse = (c->size & (c->size - 1)) == 0;
+  const float inverse = 1.0f / ranks;
   for (uint32_t t = 0; t < args.call->num_inputs; ++t) {
     float* x = static_cast<float*>(args.in[t]);
     parallel_for(args, in_ref(args, t).numel, kDivideGrain,
                  [&](int64_t begin, int64_t end, uint32_t) {
-                   for (int64_t i = begin; i < end; ++i) x[i] /= ranks;
+                   if (exact_inverse) {
+                     for (int64_t i = begin; i < end; ++i) x[i] *= inverse;
+                   } else {
+                     for (int64_t i = begin; i < end; ++i) x[i] /= ranks;
+                   }
                  });
   }
   return REMAT_OK;
