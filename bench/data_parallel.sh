@@ -3,12 +3,12 @@
 # one thread against RANKS processes of one thread each under mpirun (each with the same batch
 # per rank), in one run, then how much of the communication the bucket placement hides
 # (build/bench/allreduce_overlap). Run from the repository root after a build with MPI.
-# BUILD (default build), RANKS (default 2), STEPS (default 30).
+# BUILD (default build), RANKS (default 2), STEPS (default 100).
 set -euo pipefail
 build=${BUILD:-build}
 remat=$build/src/cli/remat
 ranks=${RANKS:-2}
-steps=${STEPS:-30}
+steps=${STEPS:-100}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 models=("mlp:layers=8,width=512,in=512,classes=10@256"
         "transformer:layers=4,hidden=256,heads=4,ffn=1024,seq=64,vocab=1000,classes=2@16")
