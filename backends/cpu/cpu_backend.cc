@@ -57,7 +57,7 @@ class CpuBackend final : public Backend {
   }
 
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override {
-    cpu::KernelArgs args;
+    cpu::KernelArgs args{};
     args.call = &call;
     for (int i = 0; i < call.num_inputs; ++i) args.in[i] = address(*call.inputs[i]);
     for (int i = 0; i < call.num_outputs; ++i) args.out[i] = address(*call.outputs[i]);

@@ -18,6 +18,9 @@ struct KernelArgs {
   void* scratch;             ///< scratch_bytes(threads) of 64-byte aligned working memory.
   PortTeam* team;            ///< The backend's threads; nullptr: the caller's only.
   uint32_t threads;          ///< Threads in |team| (0 or 1: the caller's only).
+  /// The bfloat16 tensor behind each input run_widened() widened from bfloat16, for the kernels
+  /// that read some of it as it is too (attention_reads_bf16); nullptr for the others.
+  const uint16_t* bf16_in[kMaxOpInputs];
 };
 
 /// Bytes of scratch memory the kernels need with |threads| threads: GEMM packing for each, then

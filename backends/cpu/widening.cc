@@ -145,6 +145,24 @@ bool runs_per_element(const OpCall& call) {
   return true;
 }
 
+bool attention_reads_bf16(const OpCall& call) {
+  int pairs[2][2];
+  int count = 0;
+  if (call.code == static_cast<uint16_t>(OpCode::kAttention)) {
+    pairs[count][0] = 0, pairs[count++][1] = 1;  // q, k
+  } else if (call.code == static_cast<uint16_t>(OpCode::kAttentionGrad)) {
+    pairs[count][0] = 1, pairs[count++][1] = 2;  // q, k
+    pairs[count][0] = 0, pairs[count++][1] = 3;  // dcontext, v
+  }
+  if (count == 0 || !bf16_gemm_avx512_available()) return false;
+  for (int p = 0; p < count; ++p) {
+    if (call.inputs[pairs[p][0]]->dtype == REMAT_DTYPE_BF16 &&
+        call.inputs[pairs[p][1]]->dtype == REMAT_DTYPE_BF16)
+      return true;
+  }
+  return false;
+}
+
 bool reads_16_bit_input(const OpCall& call, int i) {
   return call.code == static_cast<uint16_t>(OpCode::kReduceLeading) && i == 0 &&
          is_half_float(call.inputs[0]->dtype);
@@ -220,6 +238,7 @@ remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace)
     refs[i] = widened_ref(t);
     lists.in[i] = &refs[i];
     w.in[i] = slice;
+    if (t.dtype == REMAT_DTYPE_BF16) w.bf16_in[i] = static_cast<const uint16_t*>(args.in[i]);
   }
   for (int o = 0; o < call.num_outputs; ++o) {
     const TensorRef& t = *call.outputs[o];

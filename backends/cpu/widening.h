@@ -47,6 +47,14 @@ constexpr int64_t kPerElementChunk = 1024;
 /// the same bits.
 bool runs_per_element(const OpCall& call);
 
+/// Whether |call|, fused attention (attention, attention_grad) in a 16-bit plan, sums its scores
+/// q k^T (and in the gradient dcontext v^T) from bfloat16 operands as they are, by VDPBF16PS
+/// (ops/attention_bf16.h), instead of in float32 from their widened copies: where both operands
+/// of such a product are bfloat16 inputs (run_widened passes them in KernelArgs::bf16_in) and the
+/// CPU has AVX512-BF16. Those sums are float32 in another order than the float32 kernel's, so
+/// the bits differ from it in the last places; everything else of the op is the float32 kernel's.
+bool attention_reads_bf16(const OpCall& call);
+
 /// Whether input |i| of |call| is a 16-bit tensor its float32 kernel reads as it is, widening as
 /// it goes with the bits of the widened copy: reduce_leading's dy (a row at a time).
 bool reads_16_bit_input(const OpCall& call, int i);

@@ -10,8 +10,11 @@
 
 #include <vector>
 
+#include "backends/cpu/gemm/gemm.h"
+#include "backends/cpu/ops/attention_bf16.h"
 #include "backends/cpu/ops/attention_tiles.h"
 #include "op_harness.h"
+#include "plan/half_float.h"
 
 namespace {
 
@@ -145,11 +148,78 @@ void every_build_matches_float64_and_the_baseline(void**) {
   }
 }
 
+// The bfloat16 score tiles (ops/attention_bf16.h) on tiles of 1 to 16 rows (below, at and past
+// the four rows summed at once), 1 to 64 keys (around a vector of 16 and kAttentionKeyTile), and
+// depths odd and even, below, at and past kAttentionBf16DepthPairs pairs (128): the float64 sum
+// of the same bfloat16 values' products, within float32 summation over the depth; keys packed by
+// one call serve another with the same bits.
+void bf16_scores_match_float64(void**) {
+#if REMAT_CPU_BF16_GEMM
+  if (!remat::cpu::bf16_gemm_avx512_available()) {
+    printf("no AVX512-BF16 on this CPU\n");
+    skip();
+  }
+  using remat::cpu::kAttentionBf16DepthPairs;
+  const Shape shapes[] = {{1, 1, 1},    {3, 15, 2},    {4, 16, 3},   {5, 17, 64},  {16, 64, 127},
+                          {7, 63, 128}, {16, 33, 129}, {2, 64, 256}, {9, 40, 257}, {16, 64, 200}};
+  const float scale = 0.375f;
+  uint64_t seed = 7;
+  for (const Shape& sh : shapes) {
+    const int64_t ld = 3 * sh.depth;  // three heads, the second used: odd offsets for odd depths
+    ops_test::Rng rng(seed++);
+    std::vector<uint16_t> a(static_cast<size_t>(sh.rows * ld)),
+        b(static_cast<size_t>(sh.keys * ld));
+    for (uint16_t& v : a) v = remat::f32_to_bf16(static_cast<float>(rng.uniform(-1, 1)));
+    for (uint16_t& v : b) v = remat::f32_to_bf16(static_cast<float>(rng.uniform(-1, 1)));
+    const remat::cpu::AttentionTileBf16 t{
+        a.data() + sh.depth, ld, b.data() + sh.depth, ld, sh.rows, sh.keys, sh.depth};
+    std::vector<uint32_t> pairs(static_cast<size_t>(kAttentionBf16DepthPairs * kAttentionKeyTile));
+    std::vector<float> s(static_cast<size_t>(sh.rows * kAttentionKeyTile), 0.0f);
+    remat::cpu::attention_scores_bf16(t, scale, pairs.data(), false, s.data());
+    for (int64_t r = 0; r < sh.rows; ++r) {
+      for (int64_t j = 0; j < sh.keys; ++j) {
+        double want = 0, magnitude = 0;
+        for (int64_t d = 0; d < sh.depth; ++d) {
+          const double term = static_cast<double>(remat::bf16_to_f32(t.a[r * ld + d])) *
+                              remat::bf16_to_f32(t.b[j * ld + d]);
+          want += term;
+          magnitude += fabs(term);
+        }
+        // Float32 sums of depth / 2 pairs: at most about depth float32 roundings of the sum.
+        const double bound = scale * magnitude * static_cast<double>(sh.depth) * 0x1p-24;
+        const double got = s[r * kAttentionKeyTile + j];
+        if (!(fabs(got - scale * want) <= bound + 1e-30))
+          fail_msg(
+              "bf16, %lld rows x %lld keys x depth %lld: s[%lld][%lld] = %.9g, float64 "
+              "gives %.9g (bound %.3g)",
+              static_cast<long long>(sh.rows), static_cast<long long>(sh.keys),
+              static_cast<long long>(sh.depth), static_cast<long long>(r),
+              static_cast<long long>(j), got, scale * want, bound);
+      }
+    }
+    if (sh.depth <= 2 * kAttentionBf16DepthPairs) {
+      std::vector<float> again(s.size(), 0.0f);
+      remat::cpu::attention_scores_bf16(t, scale, pairs.data(), true, again.data());
+      for (int64_t r = 0; r < sh.rows; ++r) {
+        if (memcmp(&again[r * kAttentionKeyTile], &s[r * kAttentionKeyTile],
+                   static_cast<size_t>(sh.keys) * sizeof(float)) != 0)
+          fail_msg("bf16: scores from packed keys differ (depth %lld)",
+                   static_cast<long long>(sh.depth));
+      }
+    }
+  }
+#else
+  printf("built without the bfloat16 engines\n");
+  skip();
+#endif
+}
+
 }  // namespace
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_build_matches_float64_and_the_baseline),
+      cmocka_unit_test(bf16_scores_match_float64),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

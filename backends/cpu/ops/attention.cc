@@ -14,6 +14,11 @@
 // backward (batch, head) units, so each output element (dk and dv sum over every query) is
 // written by one thread in a fixed order: the bits do not depend on the thread count.
 //
+// bfloat16: in a 16-bit plan whose q and k (dcontext and v) are bfloat16, on a CPU with
+// AVX512-BF16, the scores (dP) are summed from those bfloat16 values by VDPBF16PS
+// (ops/attention_bf16.h; widening.h: attention_reads_bf16), their keys packed in pairs in the
+// thread's GEMM packing scratch; everything else is as below, on the widened float32 copies.
+//
 // Accumulation: scores and dP sum over D and Dv in order, in float; a query's softmax sum and
 // D_i = dcontext_i . context_i in double (Accum); context, dq, dk and dv in float, over the keys
 // (dq, context) or the queries (dk, dv) in order. Dropout draws the unfused path's Philox words
@@ -27,6 +32,7 @@
 #include "backends/cpu/isa/lane_sum.h"
 #include "backends/cpu/isa/math_span.h"
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/ops/attention_bf16.h"
 #include "backends/cpu/ops/attention_tiles.h"
 #include "backends/cpu/parallel.h"
 #include "plan/philox.h"
@@ -69,16 +75,22 @@ struct Problem {
   const float* v;
   const float* mask;  // nullptr, [Sq, Sk] or [B, Sq, Sk]
   bool mask_per_batch;
+  // The bfloat16 tensors behind q, k, v and dcontext where the scores and dP read them as they
+  // are (KernelArgs::bf16_in, on a CPU with AVX512-BF16), else nullptr.
+  const uint16_t* q16 = nullptr;
+  const uint16_t* k16 = nullptr;
+  const uint16_t* v16 = nullptr;
+  const uint16_t* dcontext16 = nullptr;
 
-  const float* q_row(int64_t b, int64_t h, int64_t i) const {
-    return q + ((b * sq + i) * heads + h) * d;
-  }
-  const float* k_row(int64_t b, int64_t h, int64_t j) const {
-    return k + ((b * sk + j) * heads + h) * d;
-  }
-  const float* v_row(int64_t b, int64_t h, int64_t j) const {
-    return v + ((b * sk + j) * heads + h) * dv;
-  }
+  // Element offsets of a row of q (or dq), k, v and the context.
+  int64_t q_at(int64_t b, int64_t h, int64_t i) const { return ((b * sq + i) * heads + h) * d; }
+  int64_t k_at(int64_t b, int64_t h, int64_t j) const { return ((b * sk + j) * heads + h) * d; }
+  int64_t v_at(int64_t b, int64_t h, int64_t j) const { return ((b * sk + j) * heads + h) * dv; }
+  int64_t o_at(int64_t b, int64_t h, int64_t i) const { return ((b * sq + i) * heads + h) * dv; }
+
+  const float* q_row(int64_t b, int64_t h, int64_t i) const { return q + q_at(b, h, i); }
+  const float* k_row(int64_t b, int64_t h, int64_t j) const { return k + k_at(b, h, j); }
+  const float* v_row(int64_t b, int64_t h, int64_t j) const { return v + v_at(b, h, j); }
   const float* mask_row(int64_t b, int64_t i) const {
     if (mask == nullptr) return nullptr;
     return mask + ((mask_per_batch ? b * sq : 0) + i) * sk;
@@ -112,7 +124,46 @@ Problem problem_of(const KernelArgs& args, int q_at, int mask_at) {
     pr.mask = in_f32(args, mask_at);
     pr.mask_per_batch = in_ref(args, mask_at).rank == 3;
   }
+#if REMAT_CPU_BF16_GEMM
+  if (bf16_gemm_avx512_available()) {
+    pr.q16 = args.bf16_in[q_at];
+    pr.k16 = args.bf16_in[q_at + 1];
+    pr.v16 = args.bf16_in[q_at + 2];
+    if (q_at > 0) pr.dcontext16 = args.bf16_in[0];
+  }
+#endif
   return pr;
+}
+
+// Worker |worker|'s two buffers of packed bfloat16 key pairs (kAttentionBf16DepthPairs x kKeyTile
+// words each) where |pr| reads bfloat16: its GEMM packing scratch, which attention does not
+// otherwise use; nullptr where it does not.
+uint32_t* key_pairs(const KernelArgs& args, const Problem& pr, uint32_t worker) {
+#if REMAT_CPU_BF16_GEMM
+  static_assert(2 * kAttentionBf16DepthPairs * kKeyTile <= kGemmPackFloats,
+                "attention's key pairs fit a thread's packing scratch");
+#endif
+  if (pr.q16 == nullptr && pr.k16 == nullptr && pr.v16 == nullptr) return nullptr;
+  return static_cast<uint32_t*>(args.scratch) + static_cast<int64_t>(worker) * kGemmPackFloats;
+}
+
+// s[r * kKeyTile + jj] = scale * a_r . b_j for rows r < rows of |a| (f32, or |a16| bfloat16 where
+// both it and |b16| are set) against keys j < n of |b|, rows lda and keys ldb elements apart;
+// |bt| (f32) or |pairs| (bfloat16) hold the keys' transpose and |packed| says it is there already.
+void tile_scores(const TileOps& ops, const float* a, const uint16_t* a16, int64_t lda,
+                 const float* b, const uint16_t* b16, int64_t ldb, int64_t rows, int64_t n,
+                 int64_t depth, float scale, float* bt, uint32_t* pairs, bool packed, float* s) {
+#if REMAT_CPU_BF16_GEMM
+  if (a16 != nullptr && b16 != nullptr) {
+    attention_scores_bf16(AttentionTileBf16{a16, lda, b16, ldb, rows, n, depth}, scale, pairs,
+                          packed && depth <= 2 * kAttentionBf16DepthPairs, s);
+    return;
+  }
+#else
+  (void)a16, (void)b16, (void)pairs;
+#endif
+  ops.scores(AttentionTile{a, lda, b, ldb, rows, n, depth}, scale, bt,
+             packed && depth <= kAttentionDepthChunk, s);
 }
 
 // Whether dropout keeps the scores of one query row, element by element: the Philox group of
@@ -139,12 +190,13 @@ class KeepWalk {
 };
 
 // s[r * kKeyTile + jj] = scale * q_i . k_j (+ mask[i, j]) for queries i = i0 + r, r < rows,
-// and keys j = j0 + jj, jj < n; |bt| and |transposed| as attention_scores() takes them.
+// and keys j = j0 + jj, jj < n; |bt|, |pairs| and |packed| as tile_scores() takes them.
 void scores(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, int64_t i0, int64_t rows,
-            int64_t j0, int64_t n, float* bt, bool transposed, float* s) {
-  const AttentionTile t{
-      pr.q_row(b, h, i0), pr.heads * pr.d, pr.k_row(b, h, j0), pr.heads * pr.d, rows, n, pr.d};
-  ops.scores(t, pr.scale, bt, transposed, s);
+            int64_t j0, int64_t n, float* bt, uint32_t* pairs, bool packed, float* s) {
+  const int64_t i = pr.q_at(b, h, i0), j = pr.k_at(b, h, j0);
+  tile_scores(ops, pr.q + i, pr.q16 != nullptr ? pr.q16 + i : nullptr, pr.heads * pr.d, pr.k + j,
+              pr.k16 != nullptr ? pr.k16 + j : nullptr, pr.heads * pr.d, rows, n, pr.d, pr.scale,
+              bt, pairs, packed, s);
   for (int64_t r = 0; r < rows; ++r) {
     if (const float* m = pr.mask_row(b, i0 + r)) {
       float* sr = s + r * kKeyTile;
@@ -178,14 +230,13 @@ int64_t grain_for(const Problem& pr, int64_t rows_per_unit) {
 // context's rows, a query tile at a time against each key tile. |drop_scale| is 1 - p where
 // dropout runs, else 1.
 void forward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, int64_t i0,
-                  int64_t rows, Accum drop_scale, float* __restrict context,
+                  int64_t rows, Accum drop_scale, uint32_t* pairs, float* __restrict context,
                   float* __restrict lse) {
   alignas(64) float s[kQueryTile * kKeyTile];
   alignas(64) float kt[kAttentionDepthChunk * kKeyTile];
   float row_max[kQueryTile * kQueryGroup];
   Accum row_sum[kQueryTile * kQueryGroup];
   const int64_t ldo = pr.heads * pr.dv;
-  const bool reuse = pr.d <= kAttentionDepthChunk;
   float* const o0 = context + ((b * pr.sq + i0) * pr.heads + h) * pr.dv;
   for (int64_t r = 0; r < rows; ++r) {
     row_max[r] = -INFINITY;
@@ -199,7 +250,7 @@ void forward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, i
     const int64_t n = pr.sk - j0 < kKeyTile ? pr.sk - j0 : kKeyTile;
     for (int64_t g0 = 0; g0 < rows; g0 += kQueryTile) {
       const int64_t tile_rows = rows - g0 < kQueryTile ? rows - g0 : kQueryTile;
-      scores(pr, ops, b, h, i0 + g0, tile_rows, j0, n, kt, reuse && g0 > 0, s);
+      scores(pr, ops, b, h, i0 + g0, tile_rows, j0, n, kt, pairs, g0 > 0, s);
       for (int64_t r = 0; r < tile_rows; ++r) {
         const int64_t q = g0 + r;
         float* sr = s + r * kKeyTile;
@@ -253,7 +304,7 @@ struct GradTensors {
 // dq, dk and dv of batch |b|, head |h|, overwritten: queries kQueryTile at a time, keys
 // kKeyTile at a time inside, P recomputed from lse; every sum into dq, dk, dv runs in float,
 // dv_j and dk_j over the queries in order, dq_i over the keys in order.
-void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h,
+void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, uint32_t* pairs,
                    const GradTensors& t) {
   const float keep_scale = 1.0f - pr.p;
   alignas(64) float prob[kQueryTile * kKeyTile];
@@ -263,7 +314,9 @@ void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h,
   alignas(64) float vt[kAttentionDepthChunk * kKeyTile];
   float delta[kQueryTile];
   const int64_t ldq = pr.heads * pr.d, ldv = pr.heads * pr.dv;
-  const bool reuse_k = pr.d <= kAttentionDepthChunk, reuse_v = pr.dv <= kAttentionDepthChunk;
+  uint32_t* const k_pairs = pairs;
+  uint32_t* const v_pairs =
+      pairs != nullptr ? pairs + kAttentionBf16DepthPairs * kKeyTile : nullptr;
   auto q_side = [&](float* x, int64_t i) { return x + ((b * pr.sq + i) * pr.heads + h) * pr.d; };
   auto k_side = [&](float* x, int64_t j) { return x + ((b * pr.sk + j) * pr.heads + h) * pr.d; };
   auto v_side = [&](float* x, int64_t j) { return x + ((b * pr.sk + j) * pr.heads + h) * pr.dv; };
@@ -293,9 +346,11 @@ void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h,
         delta[r] = static_cast<float>(
             lane_sum(pr.dv, [&](int64_t c) { return static_cast<Accum>(go[c]) * o[c]; }));
       }
-      scores(pr, ops, b, h, i0, rows, j0, n, kt, reuse_k && i0 > 0, prob);
-      const AttentionTile to{o_side(t.dcontext, i0), ldv, pr.v_row(b, h, j0), ldv, rows, n, pr.dv};
-      ops.scores(to, 1.0f, vt, reuse_v && i0 > 0, dpd);
+      scores(pr, ops, b, h, i0, rows, j0, n, kt, k_pairs, i0 > 0, prob);
+      const int64_t o = pr.o_at(b, h, i0), v = pr.v_at(b, h, j0);
+      tile_scores(ops, t.dcontext + o, pr.dcontext16 != nullptr ? pr.dcontext16 + o : nullptr, ldv,
+                  pr.v + v, pr.v16 != nullptr ? pr.v16 + v : nullptr, ldv, rows, n, pr.dv, 1.0f, vt,
+                  v_pairs, i0 > 0, dpd);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = i0 + r;
         float* pr_row = prob + r * kKeyTile;
@@ -352,12 +407,12 @@ remat_status attention(const KernelArgs& args) {
   const Accum drop_scale = pr.p > 0.0f ? static_cast<Accum>(keep_scale) : Accum(1);
   const TileOps ops = best_tile_ops();
   parallel_for(args, pr.batch * pr.heads * tiles, grain_for(pr, kUnitRows),
-               [&](int64_t begin, int64_t end, uint32_t) {
+               [&](int64_t begin, int64_t end, uint32_t worker) {
                  for (int64_t unit = begin; unit < end; ++unit) {
                    const int64_t bh = unit / tiles, i0 = unit % tiles * kUnitRows;
                    const int64_t rows = pr.sq - i0 < kUnitRows ? pr.sq - i0 : kUnitRows;
                    forward_unit(pr, ops, bh / pr.heads, bh % pr.heads, i0, rows, drop_scale,
-                                context, lse);
+                                key_pairs(args, pr, worker), context, lse);
                  }
                });
   return REMAT_OK;
@@ -369,9 +424,10 @@ remat_status attention_grad(const KernelArgs& args) {
                       out_f32(args, 0), out_f32(args, 1), out_f32(args, 2)};
   const TileOps ops = best_tile_ops();
   parallel_for(args, pr.batch * pr.heads, grain_for(pr, pr.sq),
-               [&](int64_t begin, int64_t end, uint32_t) {
+               [&](int64_t begin, int64_t end, uint32_t worker) {
                  for (int64_t bh = begin; bh < end; ++bh) {
-                   backward_unit(pr, ops, bh / pr.heads, bh % pr.heads, t);
+                   backward_unit(pr, ops, bh / pr.heads, bh % pr.heads, key_pairs(args, pr, worker),
+                                 t);
                  }
                });
   return REMAT_OK;
