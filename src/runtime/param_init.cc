@@ -25,20 +25,35 @@ constexpr int kChunk = 256;
 constexpr int64_t kTeamMinElements = int64_t{1} << 16;
 constexpr int64_t kTeamChunk = int64_t{1} << 20;
 
-float draw(fb::Init init, float scale, uint64_t seed, uint32_t tensor, uint64_t i) {
-  switch (init) {
-    case fb::Init::Zeros: return 0.0f;
-    case fb::Init::Ones: return 1.0f;
-    case fb::Init::Uniform: return uniform_init(philox_word(seed, kInitStream, tensor, i), scale);
-    case fb::Init::Normal: {
-      // Box-Muller on two words of the stream; u1 kept away from 0 for the log.
-      const float u1 =
-          (static_cast<float>(philox_word(seed, kInitStream, tensor, 2 * i) >> 8) + 1.0f) *
-          (1.0f / 16777217.0f);
-      const float u2 = uniform01(philox_word(seed, kInitStream, tensor, 2 * i + 1));
-      return scale * sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u2);
+// out[k] = element at + k of |tensor|, k < count: Uniform takes word i of the tensor's stream,
+// Normal words 2i and 2i + 1 (Box-Muller); each Philox group of four words is computed once for
+// the elements that share it.
+void draw(fb::Init init, float scale, uint64_t seed, uint32_t tensor, uint64_t at, int64_t count,
+          float* out) {
+  uint64_t group = ~uint64_t{0};
+  Philox4 words{};
+  // Word |w| of the stream.
+  auto word = [&](uint64_t w) {
+    if ((w >> 2) != group) {
+      group = w >> 2;
+      words = philox_group(seed, kInitStream, tensor, w & ~uint64_t{3});
     }
-    default: return 0.0f;
+    return words.v[w & 3];
+  };
+  for (int64_t k = 0; k < count; ++k) {
+    const uint64_t i = at + static_cast<uint64_t>(k);
+    switch (init) {
+      case fb::Init::Ones: out[k] = 1.0f; break;
+      case fb::Init::Uniform: out[k] = uniform_init(word(i), scale); break;
+      case fb::Init::Normal: {
+        // Box-Muller on two words of the stream; u1 kept away from 0 for the log.
+        const float u1 = (static_cast<float>(word(2 * i) >> 8) + 1.0f) * (1.0f / 16777217.0f);
+        const float u2 = uniform01(word(2 * i + 1));
+        out[k] = scale * sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958647692f * u2);
+        break;
+      }
+      default: out[k] = 0.0f; break;  // Zeros
+    }
   }
 }
 
@@ -71,8 +86,10 @@ void draw_run(void* context, uint32_t index) {
   const TeamDraw& d = *static_cast<const TeamDraw*>(context);
   const int64_t per = (d.count + d.threads - 1) / d.threads;
   const int64_t begin = per * index, end = begin + per < d.count ? begin + per : d.count;
-  for (int64_t k = begin; k < end; ++k)
-    d.chunk[k] = draw(d.init, d.scale, d.seed, d.tensor, static_cast<uint64_t>(d.at + k));
+  if (begin < end) {
+    draw(d.init, d.scale, d.seed, d.tensor, static_cast<uint64_t>(d.at + begin), end - begin,
+         d.chunk + begin);
+  }
 }
 
 // A team and its staging buffer for large host draws, made on first need and kept until the
@@ -157,9 +174,7 @@ remat_status initialise_persistent(remat_session* s, size_t threads) {
     }
     for (int64_t at = 0; at < ref.numel && status == REMAT_OK; at += capacity) {
       const int64_t count = ref.numel - at < capacity ? ref.numel - at : capacity;
-      for (int64_t k = 0; k < count; ++k) {
-        chunk[k] = draw(x->init(), x->init_scale(), plan->seed(), t, static_cast<uint64_t>(at + k));
-      }
+      draw(x->init(), x->init_scale(), plan->seed(), t, static_cast<uint64_t>(at), count, chunk);
       status = s->backend->upload(ref.region, ref.offset + static_cast<uint64_t>(at) * 4, chunk,
                                   static_cast<uint64_t>(count) * 4, &s->err);
     }
