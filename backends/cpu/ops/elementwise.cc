@@ -6,6 +6,7 @@
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
 #include "plan/half_float.h"
+#include "plan/op_subset.h"
 #include "plan/philox.h"
 
 namespace remat {
@@ -114,7 +115,7 @@ remat_status reduce_leading(const KernelArgs& args) {
   parallel_for(args, nb, grain, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t j0 = c0; j0 < c1; j0 += kColumnSumsWidth) {
       const int64_t w = c1 - j0 < kColumnSumsWidth ? c1 - j0 : kColumnSumsWidth;
-      if (is_half_float(dy_ref.dtype)) {
+      if (kBuildHalfFloats && is_half_float(dy_ref.dtype)) {
         column_sums_half_span(dy_ref.dtype, static_cast<const uint16_t*>(args.in[0]) + j0, rows, nb,
                               db + j0, w);
       } else {
