@@ -47,6 +47,11 @@ bool same_tensor(const TensorRef& x, const TensorRef& y) {
   return x.region == y.region && x.offset == y.offset;
 }
 
+// Elements a thread takes at least in run_per_element(): the elementwise kernels' own grain
+// (ops/elementwise.cc), a multiple of kPerElementChunk.
+constexpr int64_t kPerElementGrain = 1 << 14;
+static_assert(kPerElementGrain % kPerElementChunk == 0, "a thread's part is whole chunks");
+
 // |t| as a float32 kernel sees a chunk of |count| of its elements.
 TensorRef chunk_ref(const TensorRef& t, int64_t count) {
   TensorRef c = widened_ref(t);
@@ -66,7 +71,7 @@ remat_status run_per_element(Kernel kernel, const KernelArgs& args) {
   const OpCall& call = *args.call;
   const int64_t n = call.outputs[0]->numel;
   std::atomic<int> failed{REMAT_OK};
-  parallel_for(args, n, kConvertGrain, [&](int64_t begin, int64_t end, uint32_t) {
+  parallel_for(args, n, kPerElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
     alignas(64) float chunks[kMaxPerElementInputs + 1][kPerElementChunk];
     OpCallLists lists;
     OpCall part = lists.adopt(call);

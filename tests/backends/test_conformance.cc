@@ -407,9 +407,10 @@ void every_op_runs_widened_from_16_bit_floats_bit_for_bit(void**) {
 
 // The ops the CPU widens a chunk at a time (runs_per_element) or reads in 16 bits as they are
 // (reads_16_bit_input: reduce_leading), at sizes below, at and past a chunk
-// (kPerElementChunk), past the conversions' thread grain (32768 elements: a part of a run that
-// ends inside a chunk) and, for reduce_leading, around the column sums' width
-// (kColumnSumsWidth, 256): the bits of the whole-tensor widening, that is of the float32 kernels.
+// (kPerElementChunk), past their thread grain (16384 elements: a part of a run that ends inside
+// a chunk) and, for reduce_leading, around the column sums' width (kColumnSumsWidth, 256): the
+// bits of the whole-tensor widening, that is of the float32 kernels; and fused attention at the
+// edges of its bfloat16 scores' packing (attention_reads_bf16), within the cases' tolerance.
 void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
   constexpr int64_t kChunk = remat::cpu::kPerElementChunk;
   std::vector<remat_test::OpCase> cases;
@@ -436,6 +437,34 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
   }
   // Every per-element op of the list in widening.cc has a case (so none is left untested).
   if (per_element < 20) fail_msg("only %zu op cases run per element", per_element);
+  // Fused attention, which sums its scores from bfloat16 q and k (dcontext and v) on AVX512-BF16
+  // (attention_reads_bf16): a forward unit's query tiles reusing a key tile's packed pairs
+  // (40 and 70 queries), keys past a tile (65, 130), depths past a packing's 128 (131, and 130
+  // for the gradient's dcontext v^T) and at its 64; q, k, v [B, S, heads * D], heads 2 or 1.
+  const double kMm = 1e-4;
+  const remat::OpCode fwd = remat::OpCode::kAttention, grad = remat::OpCode::kAttentionGrad;
+  cases.push_back({"attention, deep heads",
+                   fwd,
+                   {{1, 40, 262}, {1, 130, 262}, {1, 130, 18}},
+                   {{1, 40, 18}, {1, 2, 40}},
+                   {2, 3},
+                   {0.125f, 0.0f},
+                   kMm});
+  cases.push_back({"attention, reused keys",
+                   fwd,
+                   {{1, 70, 64}, {1, 65, 64}, {1, 65, 64}},
+                   {{1, 70, 64}, {1, 1, 70}},
+                   {1, 3},
+                   {0.125f, 0.0f},
+                   kMm});
+  cases.push_back(
+      {"attention_grad, deep heads",
+       grad,
+       {{1, 20, 260}, {1, 20, 258}, {1, 70, 258}, {1, 70, 260}, {1, 20, 260}, {1, 2, 20}},
+       {{1, 20, 258}, {1, 70, 258}, {1, 70, 260}},
+       {2, 3},
+       {0.125f, 0.0f},
+       kMm});
   cpu_widened_runs_give_the_f32_kernels_bits(cases);
 }
 

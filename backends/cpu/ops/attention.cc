@@ -6,7 +6,8 @@
 // sit on the stack (4 KB; the backward keeps three such tiles). The forward keeps a running max
 // and sum per query (online softmax) and accumulates the context in place in its output rows,
 // rescaled when the max grows; the backward recomputes P = exp(s - lse) from the forward's
-// log-sum-exp and sums dq, dk and dv in their output rows. No scratch, no allocation. The loops
+// log-sum-exp and sums dq, dk and dv in their output rows. No allocation, and no scratch but the
+// bfloat16 scores' packed keys (below). The loops
 // over a tile's depth (scores, dP = dcontext v^T) and over its rows of d or dv floats (context,
 // dq, dk, dv) are ops/attention_tiles.h, built per instruction set with the same bits in each.
 //
