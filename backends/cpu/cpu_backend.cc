@@ -38,7 +38,7 @@ class CpuBackend final : public Backend {
     if (!kBuildHalfFloats) return REMAT_OK;  // the session refused 16-bit tensors
     uint64_t needed = 0;
     for (uint32_t i = 0; i < count; ++i) {
-      const uint64_t bytes = widening_bytes(calls[i]);
+      const uint64_t bytes = cpu::cpu_widening_bytes(calls[i]);
       needed = bytes > needed ? bytes : needed;
     }
     if (needed <= workspace_bytes_) return REMAT_OK;
@@ -67,7 +67,7 @@ class CpuBackend final : public Backend {
     args.team = team_;
     args.threads = threads_;
     if (!kBuildHalfFloats || !runs_widened(call)) return cpu::kernel_for(call.code)(args);
-    const uint64_t needed = widening_bytes(call);
+    const uint64_t needed = cpu::cpu_widening_bytes(call);
     if (needed > workspace_bytes_) {
       return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
                        "op %u (%s): widening its 16-bit tensors needs %llu bytes of workspace, "

@@ -116,38 +116,17 @@ remat_status run_per_element(Kernel kernel, const KernelArgs& args) {
 }  // namespace
 
 bool runs_per_element(const OpCall& call) {
-  switch (static_cast<OpCode>(call.code)) {
-    case OpCode::kAdd:
-    case OpCode::kMul:
-    case OpCode::kScale:
-    case OpCode::kRelu:
-    case OpCode::kReluGrad:
-    case OpCode::kGelu:
-    case OpCode::kGeluGrad:
-    case OpCode::kTanh:
-    case OpCode::kTanhGrad:
-    case OpCode::kSigmoid:
-    case OpCode::kSigmoidGrad:
-    case OpCode::kPowScalar:
-    case OpCode::kPowScalarGrad:
-    case OpCode::kSquareRoot:
-    case OpCode::kSquareRootGrad:
-    case OpCode::kLeakyRelu:
-    case OpCode::kLeakyReluGrad:
-    case OpCode::kClip:
-    case OpCode::kClipGrad:
-    case OpCode::kHardSigmoid:
-    case OpCode::kHardSigmoidGrad:
-    case OpCode::kErrorFunction:
-    case OpCode::kErrorFunctionGrad: break;
-    default: return false;
-  }
+  if (!computes_per_element(call.code)) return false;
   if (call.num_outputs != 1 || call.num_inputs > kMaxPerElementInputs) return false;
   const TensorRef& y = *call.outputs[0];
   for (int i = 0; i < call.num_inputs; ++i) {
     if (call.inputs[i]->numel != y.numel || same_tensor(*call.inputs[i], y)) return false;
   }
   return true;
+}
+
+uint64_t cpu_widening_bytes(const OpCall& call) {
+  return runs_per_element(call) ? 0 : widening_bytes(call);
 }
 
 bool attention_reads_bf16(const OpCall& call) {

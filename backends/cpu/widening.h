@@ -55,6 +55,11 @@ bool runs_per_element(const OpCall& call);
 /// the bits differ from it in the last places; everything else of the op is the float32 kernel's.
 bool attention_reads_bf16(const OpCall& call);
 
+/// Bytes of workspace run_widened() uses for |call|: widening_bytes(), but none for a call that
+/// runs_per_element() (its chunks are on the threads' stacks). The backend's workspace is the
+/// most of any op of the plan; `remat compile` states the same figure (compiler/precision.h).
+uint64_t cpu_widening_bytes(const OpCall& call);
+
 /// Whether input |i| of |call| is a 16-bit tensor its float32 kernel reads as it is, widening as
 /// it goes with the bits of the widened copy: reduce_leading's dy (a row at a time).
 bool reads_16_bit_input(const OpCall& call, int i);

@@ -59,10 +59,27 @@ void apply_precision(Graph& graph, Precision precision) {
   }
 }
 
+namespace {
+
+// backends/cpu/widening.h's runs_per_element() of |op|: computes_per_element(), one output, at most
+// two inputs of the output's count, none of them the output.
+bool runs_per_element(const Graph& graph, const Op& op) {
+  if (!computes_per_element(static_cast<uint16_t>(op.code))) return false;
+  if (op.outputs.size() != 1 || op.inputs.size() > 2) return false;
+  const int64_t n = graph.tensors[static_cast<size_t>(op.outputs[0])].numel();
+  for (int in : op.inputs) {
+    if (in == op.outputs[0] || graph.tensors[static_cast<size_t>(in)].numel() != n) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 uint64_t widening_bytes(const Graph& graph) {
   uint64_t most = 0;
   for (const Op& op : graph.ops) {
     if (op_info(static_cast<uint16_t>(op.code))->dtypes == OpDtypes::kAnyDtype) continue;
+    if (runs_per_element(graph, op)) continue;  // widened a chunk at a time on the stack
     std::vector<int> seen;
     uint64_t bytes = 0;
     auto is_half = [&](int t) {

@@ -35,9 +35,11 @@ remat_dtype activation_dtype(Precision precision);
 void apply_precision(Graph& graph, Precision precision);
 
 /// The bytes the CPU backend allocates beside the arena to run |graph|'s 16-bit tensors in
-/// float32 (backends/cpu/widening.h, docs/precision.md): the most, over the ops that compute
-/// (not spill, prefetch or wait), of 4 bytes an element of each distinct 16-bit tensor the op
-/// reads or writes, each rounded up to 64 bytes. 0 for a plan without 16-bit tensors.
+/// float32 (backends/cpu/widening.h: cpu_widening_bytes, docs/precision.md): the most, over the
+/// ops that compute (not spill, prefetch or wait) and are not widened a chunk at a time on the
+/// stack (the elementwise ops: plan/ops.h computes_per_element), of 4 bytes an element of each
+/// distinct 16-bit tensor the op reads or writes, each rounded up to 64 bytes. 0 for a plan
+/// without 16-bit tensors.
 uint64_t widening_bytes(const Graph& graph);
 
 }  // namespace compiler

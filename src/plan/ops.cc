@@ -171,6 +171,35 @@ bool is_optimizer_update(uint16_t code) {
          code == static_cast<uint16_t>(OpCode::kAdamUpdate);
 }
 
+bool computes_per_element(uint16_t code) {
+  switch (static_cast<OpCode>(code)) {
+    case OpCode::kAdd:
+    case OpCode::kMul:
+    case OpCode::kScale:
+    case OpCode::kRelu:
+    case OpCode::kReluGrad:
+    case OpCode::kGelu:
+    case OpCode::kGeluGrad:
+    case OpCode::kTanh:
+    case OpCode::kTanhGrad:
+    case OpCode::kSigmoid:
+    case OpCode::kSigmoidGrad:
+    case OpCode::kPowScalar:
+    case OpCode::kPowScalarGrad:
+    case OpCode::kSquareRoot:
+    case OpCode::kSquareRootGrad:
+    case OpCode::kLeakyRelu:
+    case OpCode::kLeakyReluGrad:
+    case OpCode::kClip:
+    case OpCode::kClipGrad:
+    case OpCode::kHardSigmoid:
+    case OpCode::kHardSigmoidGrad:
+    case OpCode::kErrorFunction:
+    case OpCode::kErrorFunctionGrad: return true;
+    default: return false;
+  }
+}
+
 bool is_in_place_update(uint16_t code) {
   return is_optimizer_update(code) || code == static_cast<uint16_t>(OpCode::kRunningStatUpdate) ||
          code == static_cast<uint16_t>(OpCode::kIncrement);

@@ -115,6 +115,12 @@ OpCode op_by_name(const char* name);
 /// and state in place, and has a float attribute lr (optimizer_lr in plan/op_attrs.h).
 bool is_optimizer_update(uint16_t code);
 
+/// Whether |code| computes element i of its one output from element i of each input alone, every
+/// tensor of the same count (add, mul, scale, the activations and their gradients; not dropout,
+/// whose mask depends on the index): the CPU backend widens such an op's 16-bit tensors a chunk
+/// at a time (backends/cpu/widening.h: runs_per_element).
+bool computes_per_element(uint16_t code);
+
 /// Whether |code| updates persistent tensors in place (the optimizer updates,
 /// running_stat_update and increment): then output k must be input in_place_input(code, k).
 bool is_in_place_update(uint16_t code);

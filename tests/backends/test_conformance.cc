@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@
 #include "compiler/compiler.h"
 #include "plan/half_float.h"
 #include "runtime/backend_registry.h"
+#include "runtime/plan.h"
+#include "runtime/session.h"
 #include "tests/backends/conformance_harness.h"
 #include "tests/backends/op_cases.h"
 
@@ -468,6 +471,43 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
   cpu_widened_runs_give_the_f32_kernels_bits(cases);
 }
 
+// The CPU backend's widening workspace is the figure `remat compile` states (compile report's
+// widening_bytes): the most of cpu_widening_bytes() over the session's resolved ops, for bf16
+// and fp16 plans of every conformance model; where elementwise ops (widened a chunk at a time
+// on the stack) had the largest slices, it is less than the shared rule's widening_bytes().
+void the_cpu_workspace_is_the_figure_remat_compile_states(void**) {
+  if (backend_name(g_backend) != "cpu") {
+    printf("%s: the workspace is the cpu backend's\n", g_backend.c_str());
+    skip();
+  }
+  // A transformer whose feed-forward width (16 times its hidden) makes GELU's gradient the op
+  // of the largest 16-bit tensors, which the workspace does not hold.
+  const char* const wide_ffn =
+      "transformer:layers=1,hidden=16,heads=2,ffn=256,seq=8,vocab=40,classes=3";
+  std::vector<const char*> models(std::begin(kModels), std::end(kModels));
+  models.push_back(wide_ffn);
+  for (const char* model : models) {
+    for (const char* precision : {"bf16", "fp16"}) {
+      const std::string strategy = std::string("none/precision=") + precision;
+      const uint64_t stated = compile_report(model, kOptimizers[0], strategy).widening_bytes;
+      Run run(model, kOptimizers[0], strategy, "cpu");
+      uint64_t used = 0, shared = 0;
+      for (uint32_t i = 0; i < run.plan->root->ops()->size(); ++i) {
+        used = std::max(used, remat::cpu::cpu_widening_bytes(run.session->ops[i]));
+        shared = std::max(shared, remat::widening_bytes(run.session->ops[i]));
+      }
+      printf("  %s, %s: workspace %llu bytes (every op's slices: %llu)\n", model, precision,
+             static_cast<unsigned long long>(used), static_cast<unsigned long long>(shared));
+      if (used != stated || used == 0)
+        fail_msg("%s, %s: the cpu backend needs %llu bytes, remat compile states %llu", model,
+                 precision, static_cast<unsigned long long>(used),
+                 static_cast<unsigned long long>(stated));
+      if (model == wide_ffn && !(used < shared))
+        fail_msg("%s, %s: the workspace holds the elementwise ops' slices", model, precision);
+    }
+  }
+}
+
 // The profile of the backend under test, or a failed test.
 const remat::DeviceProfile& profile_under_test() {
   const remat::DeviceProfile* profile = remat::find_device_profile(g_backend.c_str());
@@ -894,6 +934,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(every_op_runs_widened_within_the_cases_tolerances),
       cmocka_unit_test(widening_and_narrowing_give_the_scalar_conversions_bits),
       cmocka_unit_test(a_16_bit_op_without_its_workspace_is_refused),
+      cmocka_unit_test(the_cpu_workspace_is_the_figure_remat_compile_states),
       cmocka_unit_test(an_op_without_its_scratch_is_refused),
       cmocka_unit_test(a_16_bit_transformer_trains_under_every_strategy_as_under_none),
       cmocka_unit_test(a_16_bit_plan_trains_where_the_profile_allows_and_is_refused_elsewhere),
