@@ -7,6 +7,7 @@
 
 #include "io/errors.h"
 #include "plan/philox.h"
+#include "plan/philox_words.h"
 #include "compiler/templates/templates.h"
 
 namespace remat {
@@ -19,17 +20,6 @@ constexpr uint64_t kDataKey = 0x64617461u;
 
 float uniform(uint64_t seed, uint64_t step, uint64_t key, uint64_t i) {
   return 2.0f * uniform01(philox_word(seed, step, key, i)) - 1.0f;
-}
-
-// f(i, word i of stream (seed, step, key)) for i in [begin, end), in order: one Philox call per
-// group of four words, where philox_word() makes one per word.
-template <typename F>
-void for_each_word(uint64_t seed, uint64_t step, uint64_t key, uint64_t begin, uint64_t end, F f) {
-  Philox4 group{};
-  for (uint64_t i = begin; i < end; ++i) {
-    if (i == begin || (i & 3) == 0) group = philox_group(seed, step, key, i & ~uint64_t{3});
-    f(i, group.v[i & 3]);
-  }
 }
 
 template <typename T>
@@ -94,17 +84,18 @@ std::vector<std::vector<uint8_t>> SyntheticTask::rows(uint64_t step, int64_t fir
   if (transformer_) {
     std::vector<int32_t> tokens(static_cast<size_t>(count * seq_));
     const uint64_t at = static_cast<uint64_t>(first * seq_);
-    for_each_word(seed_, step, kDataKey, at, at + tokens.size(), [&](uint64_t i, uint32_t word) {
-      tokens[i - at] = static_cast<int32_t>(word % static_cast<uint32_t>(vocab_));
-    });
+    PhiloxWords word(seed_, step, kDataKey);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      tokens[i] = static_cast<int32_t>(word(at + i) % static_cast<uint32_t>(vocab_));
+    }
     for (int64_t b = 0; b < count; ++b)
       labels[b] = tokens[b * seq_] % static_cast<int32_t>(classes_);
     return {bytes_of(tokens), bytes_of(labels)};
   }
   std::vector<float> x(static_cast<size_t>(count * in_));
   const uint64_t at = static_cast<uint64_t>(first * in_);
-  for_each_word(seed_, step, kDataKey, at, at + x.size(),
-                [&](uint64_t i, uint32_t word) { x[i - at] = 2.0f * uniform01(word) - 1.0f; });
+  PhiloxWords word(seed_, step, kDataKey);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 2.0f * uniform01(word(at + i)) - 1.0f;
   for (int64_t b = 0; b < count; ++b) {
     const std::vector<float> f = features(x.data() + b * in_);
     const size_t n = f.size();

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "plan/philox.h"
+#include "plan/philox_words.h"
 #include "runtime/port.h"
 #include "runtime/session.h"
 
@@ -30,16 +31,7 @@ constexpr int64_t kTeamChunk = int64_t{1} << 20;
 // the elements that share it.
 void draw(fb::Init init, float scale, uint64_t seed, uint32_t tensor, uint64_t at, int64_t count,
           float* out) {
-  uint64_t group = ~uint64_t{0};
-  Philox4 words{};
-  // Word |w| of the stream.
-  auto word = [&](uint64_t w) {
-    if ((w >> 2) != group) {
-      group = w >> 2;
-      words = philox_group(seed, kInitStream, tensor, w & ~uint64_t{3});
-    }
-    return words.v[w & 3];
-  };
+  PhiloxWords word(seed, kInitStream, tensor);
   for (int64_t k = 0; k < count; ++k) {
     const uint64_t i = at + static_cast<uint64_t>(k);
     switch (init) {
