@@ -130,19 +130,13 @@ uint64_t cpu_widening_bytes(const OpCall& call) {
 }
 
 bool attention_reads_bf16(const OpCall& call) {
-  int pairs[2][2];
-  int count = 0;
-  if (call.code == static_cast<uint16_t>(OpCode::kAttention)) {
-    pairs[count][0] = 0, pairs[count++][1] = 1;  // q, k
-  } else if (call.code == static_cast<uint16_t>(OpCode::kAttentionGrad)) {
-    pairs[count][0] = 1, pairs[count++][1] = 2;  // q, k
-    pairs[count][0] = 0, pairs[count++][1] = 3;  // dcontext, v
-  }
-  if (count == 0 || !bf16_gemm_avx512_available()) return false;
-  for (int p = 0; p < count; ++p) {
-    if (call.inputs[pairs[p][0]]->dtype == REMAT_DTYPE_BF16 &&
-        call.inputs[pairs[p][1]]->dtype == REMAT_DTYPE_BF16)
-      return true;
+  auto bf16 = [&](int i, int j) {  // inputs i and j both bfloat16
+    return call.inputs[i]->dtype == REMAT_DTYPE_BF16 && call.inputs[j]->dtype == REMAT_DTYPE_BF16;
+  };
+  if (!bf16_gemm_avx512_available()) return false;
+  if (call.code == static_cast<uint16_t>(OpCode::kAttention)) return bf16(0, 1);  // q, k
+  if (call.code == static_cast<uint16_t>(OpCode::kAttentionGrad)) {
+    return bf16(1, 2) || bf16(0, 3);  // q, k; dcontext, v
   }
   return false;
 }

@@ -136,6 +136,11 @@ Problem problem_of(const KernelArgs& args, int q_at, int mask_at) {
   return pr;
 }
 
+// Element |offset| of a bfloat16 tensor that may be absent (nullptr).
+const uint16_t* at(const uint16_t* x, int64_t offset) {
+  return x != nullptr ? x + offset : nullptr;
+}
+
 // Worker |worker|'s two buffers of packed bfloat16 key pairs (kAttentionBf16DepthPairs x kKeyTile
 // words each) where |pr| reads bfloat16: its GEMM packing scratch, which attention does not
 // otherwise use; nullptr where it does not.
@@ -195,9 +200,8 @@ class KeepWalk {
 void scores(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, int64_t i0, int64_t rows,
             int64_t j0, int64_t n, float* bt, uint32_t* pairs, bool packed, float* s) {
   const int64_t i = pr.q_at(b, h, i0), j = pr.k_at(b, h, j0);
-  tile_scores(ops, pr.q + i, pr.q16 != nullptr ? pr.q16 + i : nullptr, pr.heads * pr.d, pr.k + j,
-              pr.k16 != nullptr ? pr.k16 + j : nullptr, pr.heads * pr.d, rows, n, pr.d, pr.scale,
-              bt, pairs, packed, s);
+  tile_scores(ops, pr.q + i, at(pr.q16, i), pr.heads * pr.d, pr.k + j, at(pr.k16, j),
+              pr.heads * pr.d, rows, n, pr.d, pr.scale, bt, pairs, packed, s);
   for (int64_t r = 0; r < rows; ++r) {
     if (const float* m = pr.mask_row(b, i0 + r)) {
       float* sr = s + r * kKeyTile;
@@ -238,7 +242,7 @@ void forward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, i
   float row_max[kQueryTile * kQueryGroup];
   Accum row_sum[kQueryTile * kQueryGroup];
   const int64_t ldo = pr.heads * pr.dv;
-  float* const o0 = context + ((b * pr.sq + i0) * pr.heads + h) * pr.dv;
+  float* const o0 = context + pr.o_at(b, h, i0);
   for (int64_t r = 0; r < rows; ++r) {
     row_max[r] = -INFINITY;
     row_sum[r] = 0;
@@ -318,12 +322,10 @@ void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, 
   uint32_t* const k_pairs = pairs;
   uint32_t* const v_pairs =
       pairs != nullptr ? pairs + kAttentionBf16DepthPairs * kKeyTile : nullptr;
-  auto q_side = [&](float* x, int64_t i) { return x + ((b * pr.sq + i) * pr.heads + h) * pr.d; };
-  auto k_side = [&](float* x, int64_t j) { return x + ((b * pr.sk + j) * pr.heads + h) * pr.d; };
-  auto v_side = [&](float* x, int64_t j) { return x + ((b * pr.sk + j) * pr.heads + h) * pr.dv; };
-  auto o_side = [&](const float* x, int64_t i) {
-    return x + ((b * pr.sq + i) * pr.heads + h) * pr.dv;
-  };
+  auto q_side = [&](float* x, int64_t i) { return x + pr.q_at(b, h, i); };
+  auto k_side = [&](float* x, int64_t j) { return x + pr.k_at(b, h, j); };
+  auto v_side = [&](float* x, int64_t j) { return x + pr.v_at(b, h, j); };
+  auto o_side = [&](const float* x, int64_t i) { return x + pr.o_at(b, h, i); };
   for (int64_t i = 0; i < pr.sq; ++i) {
     float* dqi = q_side(t.dq, i);
     for (int64_t c = 0; c < pr.d; ++c) dqi[c] = 0.0f;
@@ -349,9 +351,8 @@ void backward_unit(const Problem& pr, const TileOps& ops, int64_t b, int64_t h, 
       }
       scores(pr, ops, b, h, i0, rows, j0, n, kt, k_pairs, i0 > 0, prob);
       const int64_t o = pr.o_at(b, h, i0), v = pr.v_at(b, h, j0);
-      tile_scores(ops, t.dcontext + o, pr.dcontext16 != nullptr ? pr.dcontext16 + o : nullptr, ldv,
-                  pr.v + v, pr.v16 != nullptr ? pr.v16 + v : nullptr, ldv, rows, n, pr.dv, 1.0f, vt,
-                  v_pairs, i0 > 0, dpd);
+      tile_scores(ops, t.dcontext + o, at(pr.dcontext16, o), ldv, pr.v + v, at(pr.v16, v), ldv,
+                  rows, n, pr.dv, 1.0f, vt, v_pairs, i0 > 0, dpd);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = i0 + r;
         float* pr_row = prob + r * kKeyTile;
