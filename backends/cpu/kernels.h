@@ -21,6 +21,11 @@ struct KernelArgs {
   /// The bfloat16 tensor behind each input run_widened() widened from bfloat16, for the kernels
   /// that read some of it as it is too (attention_reads_bf16); nullptr for the others.
   const uint16_t* bf16_in[kMaxOpInputs];
+  /// Where run_widened() runs a chunk of a batch (widening_chunk_items): the batch the call's
+  /// tensors are part of, and the chunk's first item in it; 0 and 0 for a whole call. Fused
+  /// attention's dropout draws by the item's index in the whole batch.
+  int64_t batch_whole;
+  int64_t batch_first;
 };
 
 /// Bytes of scratch memory the kernels need with |threads| threads: GEMM packing for each, then

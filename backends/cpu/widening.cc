@@ -113,7 +113,90 @@ remat_status run_per_element(Kernel kernel, const KernelArgs& args) {
   return static_cast<remat_status>(failed.load());
 }
 
+// Whether |t|, a tensor of an op that computes_per_batch_item(), is split by batch chunks:
+// every rank-3 tensor is [B, ...] (a rank-2 mask serves every item).
+bool splits_by_batch(const TensorRef& t) { return t.rank == 3; }
+
+// |t| (split) as a chunk of |count| items from item |first| of its |batch| sees it.
+TensorRef batch_chunk_ref(const TensorRef& t, int64_t batch, int64_t first, int64_t count) {
+  TensorRef c = t;
+  const uint64_t item_bytes = t.bytes / static_cast<uint64_t>(batch);
+  c.offset += static_cast<uint64_t>(first) * item_bytes;
+  c.dims[0] = count;
+  c.numel = t.numel / batch * count;
+  c.bytes = item_bytes * static_cast<uint64_t>(count);
+  return c;
+}
+
+// The batch of a call that computes_per_batch_item(): its first output's leading dim.
+int64_t batch_of(const OpCall& call) { return call.outputs[0]->dims[0]; }
+
+// A chunk of |call|: |count| items from item |first|, its split tensors' refs in |refs| (inputs
+// at their index, outputs at kMaxOpInputs + theirs) and lists in |lists|.
+OpCall batch_chunk_call(const OpCall& call, int64_t first, int64_t count, OpCallLists& lists,
+                        TensorRef* refs) {
+  OpCall part = lists.adopt(call);
+  const int64_t batch = batch_of(call);
+  for (int i = 0; i < call.num_inputs; ++i) {
+    if (!splits_by_batch(*call.inputs[i])) continue;
+    refs[i] = batch_chunk_ref(*call.inputs[i], batch, first, count);
+    lists.in[i] = &refs[i];
+  }
+  for (int o = 0; o < call.num_outputs; ++o) {
+    refs[kMaxOpInputs + o] = batch_chunk_ref(*call.outputs[o], batch, first, count);
+    lists.out[o] = &refs[kMaxOpInputs + o];
+  }
+  return part;
+}
+
+remat_status run_widened_whole(Kernel kernel, const KernelArgs& args, void* workspace);
+
+// run_widened() for an op that computes_per_batch_item(), batch_chunk_items() at a time: each
+// chunk's tensors widened into the workspace and the kernel run on them, with its threads. The
+// kernel computes every item from that item's inputs alone, so the bits are those of the
+// whole-batch widening.
+remat_status run_in_batch_chunks(Kernel kernel, const KernelArgs& args, void* workspace,
+                                 int64_t items) {
+  const OpCall& call = *args.call;
+  const int64_t batch = batch_of(call);
+  for (int64_t first = 0; first < batch; first += items) {
+    const int64_t count = batch - first < items ? batch - first : items;
+    OpCallLists lists;
+    TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
+    const OpCall part = batch_chunk_call(call, first, count, lists, refs);
+    KernelArgs w = args;
+    w.call = &part;
+    w.batch_whole = batch;
+    w.batch_first = first;
+    for (int i = 0; i < call.num_inputs; ++i) {
+      if (!splits_by_batch(*call.inputs[i])) continue;
+      w.in[i] =
+          static_cast<uint8_t*>(args.in[i]) + (part.inputs[i]->offset - call.inputs[i]->offset);
+    }
+    for (int o = 0; o < call.num_outputs; ++o) {
+      w.out[o] =
+          static_cast<uint8_t*>(args.out[o]) + (part.outputs[o]->offset - call.outputs[o]->offset);
+    }
+    const remat_status status = run_widened_whole(kernel, w, workspace);
+    if (status != REMAT_OK) return status;
+  }
+  return REMAT_OK;
+}
+
 }  // namespace
+
+int64_t batch_chunk_items(const OpCall& call) {
+  if (!computes_per_batch_item(call.code) || !runs_widened(call)) return 0;
+  const WideningSlices s = widening_slices(call);
+  const int64_t batch = batch_of(call);
+  uint64_t item_bytes = 0;
+  for (int k = 0; k < s.count; ++k) {
+    const TensorRef& t = *s.tensor[k];
+    if (splits_by_batch(t)) item_bytes += static_cast<uint64_t>(t.numel / batch) * sizeof(float);
+  }
+  const int64_t items = widening_chunk_items(item_bytes, batch);
+  return items < batch ? items : 0;
+}
 
 bool runs_per_element(const OpCall& call) {
   if (!computes_per_element(call.code)) return false;
@@ -126,7 +209,12 @@ bool runs_per_element(const OpCall& call) {
 }
 
 uint64_t cpu_widening_bytes(const OpCall& call) {
-  return runs_per_element(call) ? 0 : widening_bytes(call);
+  if (runs_per_element(call)) return 0;
+  const int64_t items = batch_chunk_items(call);
+  if (items == 0) return widening_bytes(call);
+  OpCallLists lists;
+  TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
+  return widening_bytes(batch_chunk_call(call, 0, items, lists, refs));
 }
 
 bool attention_reads_bf16(const OpCall& call) {
@@ -171,6 +259,16 @@ bool takes_bf16_operands(const OpCall& call) {
 remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace) {
   const OpCall& call = *args.call;
   if (runs_per_element(call)) return run_per_element(kernel, args);
+  const int64_t items = batch_chunk_items(call);
+  if (items > 0) return run_in_batch_chunks(kernel, args, workspace, items);
+  return run_widened_whole(kernel, args, workspace);
+}
+
+namespace {
+
+// run_widened() of a whole call: every 16-bit tensor widened into its slice at once.
+remat_status run_widened_whole(Kernel kernel, const KernelArgs& args, void* workspace) {
+  const OpCall& call = *args.call;
   const WideningSlices s = widening_slices(call);
   uint8_t* base = static_cast<uint8_t*>(workspace);
   // The call the kernel sees: the same op over float32 views of the 16-bit tensors.
@@ -236,6 +334,8 @@ remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace)
   }
   return REMAT_OK;
 }
+
+}  // namespace
 
 }  // namespace cpu
 }  // namespace remat

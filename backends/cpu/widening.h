@@ -10,7 +10,9 @@
 // Two ways around the float32 copies give the same bits with less memory traffic: an op computed
 // element by element (add, the activations: runs_per_element) goes through its tensors a chunk
 // at a time on the stack, and reduce_leading reads its 16-bit input as it is, widening a row at
-// a time (reads_16_bit_input).
+// a time (reads_16_bit_input). One gives the same bits with less memory: fused attention, which
+// computes each batch item alone, widens a chunk of items at a time (batch_chunk_items), so its
+// slices stay near kWideningChunkBytes whatever the batch.
 //
 // Which ops run widened and their slices are the rule the GPU backends share
 // (backends/shared/widening_slices.h). The workspace is obtained once, at session creation
@@ -55,9 +57,17 @@ bool runs_per_element(const OpCall& call);
 /// the bits differ from it in the last places; everything else of the op is the float32 kernel's.
 bool attention_reads_bf16(const OpCall& call);
 
+/// Batch items run_widened() widens |call| a chunk of at a time: for an op that
+/// computes_per_batch_item() (fused attention and its gradient) whose 16-bit tensors' float32
+/// copies take more than kWideningChunkBytes, widening_chunk_items() of one item's (its rank-3
+/// tensors are split along the batch, a rank-2 mask is widened whole for each chunk); 0 where it
+/// widens the call whole.
+int64_t batch_chunk_items(const OpCall& call);
+
 /// Bytes of workspace run_widened() uses for |call|: widening_bytes(), but none for a call that
-/// runs_per_element() (its chunks are on the threads' stacks). The backend's workspace is the
-/// most of any op of the plan; `remat compile` states the same figure (compiler/precision.h).
+/// runs_per_element() (its chunks are on the threads' stacks), and a chunk's for a call with
+/// batch_chunk_items(). The backend's workspace is the most of any op of the plan; `remat
+/// compile` states the same figure (compiler/precision.h).
 uint64_t cpu_widening_bytes(const OpCall& call);
 
 /// Whether input |i| of |call| is a 16-bit tensor its float32 kernel reads as it is, widening as

@@ -98,11 +98,27 @@ uint64_t widening_bytes(const Graph& graph) {
       if (!is_half(t) && !(operand && half_product)) return;
       if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
       seen.push_back(t);
-      const Tensor& x = graph.tensors[static_cast<size_t>(t)];
-      bytes += (static_cast<uint64_t>(x.numel()) * 4 + 63) / 64 * 64;
     };
     for (size_t i = 0; i < op.inputs.size(); ++i) add(op.inputs[i], i < 2);
     for (int t : op.outputs) add(t, false);
+    // Fused attention widens a chunk of its batch at a time (backends/cpu/widening.h:
+    // batch_chunk_items): its rank-3 tensors take the chunk's items.
+    int64_t batch = 1, items = 1;
+    if (computes_per_batch_item(static_cast<uint16_t>(op.code)) && !seen.empty()) {
+      batch = graph.tensors[static_cast<size_t>(op.outputs[0])].shape[0];
+      uint64_t item_bytes = 0;
+      for (int t : seen) {
+        const Tensor& x = graph.tensors[static_cast<size_t>(t)];
+        if (x.shape.size() == 3) item_bytes += static_cast<uint64_t>(x.numel() / batch) * 4;
+      }
+      items = widening_chunk_items(item_bytes, batch);
+    }
+    for (int t : seen) {
+      const Tensor& x = graph.tensors[static_cast<size_t>(t)];
+      const int64_t numel =
+          x.shape.size() == 3 && items < batch ? x.numel() / batch * items : x.numel();
+      bytes += (static_cast<uint64_t>(numel) * 4 + 63) / 64 * 64;
+    }
     most = std::max(most, bytes);
   }
   return most;

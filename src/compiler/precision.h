@@ -38,8 +38,9 @@ void apply_precision(Graph& graph, Precision precision);
 /// float32 (backends/cpu/widening.h: cpu_widening_bytes, docs/precision.md): the most, over the
 /// ops that compute (not spill, prefetch or wait) and are not widened a chunk at a time on the
 /// stack (the elementwise ops: plan/ops.h computes_per_element), of 4 bytes an element of each
-/// distinct 16-bit tensor the op reads or writes, each rounded up to 64 bytes. 0 for a plan
-/// without 16-bit tensors.
+/// distinct 16-bit tensor the op reads or writes, each rounded up to 64 bytes; fused attention
+/// (computes_per_batch_item) counts its rank-3 tensors for widening_chunk_items() of its batch.
+/// 0 for a plan without 16-bit tensors.
 uint64_t widening_bytes(const Graph& graph);
 
 }  // namespace compiler

@@ -200,6 +200,11 @@ bool computes_per_element(uint16_t code) {
   }
 }
 
+bool computes_per_batch_item(uint16_t code) {
+  return code == static_cast<uint16_t>(OpCode::kAttention) ||
+         code == static_cast<uint16_t>(OpCode::kAttentionGrad);
+}
+
 bool is_in_place_update(uint16_t code) {
   return is_optimizer_update(code) || code == static_cast<uint16_t>(OpCode::kRunningStatUpdate) ||
          code == static_cast<uint16_t>(OpCode::kIncrement);

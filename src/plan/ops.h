@@ -121,6 +121,26 @@ bool is_optimizer_update(uint16_t code);
 /// at a time (backends/cpu/widening.h: runs_per_element).
 bool computes_per_element(uint16_t code);
 
+/// Whether |code| computes each index of the batch (the leading dimension of its rank-3
+/// tensors) from that index of its inputs alone, a rank-2 input serving every index (fused
+/// attention and its gradient; their mask may be [Sq, Sk]): the CPU backend widens such an op's
+/// 16-bit tensors a few batch items at a time (backends/cpu/widening.h: widening_chunk_items).
+bool computes_per_batch_item(uint16_t code);
+
+/// Float32 bytes a batch chunk of such an op's 16-bit tensors takes at most, unless one batch
+/// item's alone take more: enough work per chunk for the threads, little memory beside the
+/// arena.
+constexpr uint64_t kWideningChunkBytes = uint64_t{4} << 20;
+
+/// Batch items such an op widens at a time, when one item's 16-bit tensors take |item_bytes| in
+/// float32 and the batch holds |batch|: as many as fit kWideningChunkBytes, at least 1, at most
+/// |batch|.
+inline int64_t widening_chunk_items(uint64_t item_bytes, int64_t batch) {
+  const uint64_t fit = item_bytes > 0 ? kWideningChunkBytes / item_bytes : UINT64_MAX;
+  if (fit < 1) return 1;
+  return fit < static_cast<uint64_t>(batch) ? static_cast<int64_t>(fit) : batch;
+}
+
 /// Whether |code| updates persistent tensors in place (the optimizer updates,
 /// running_stat_update and increment): then output k must be input in_place_input(code, k).
 bool is_in_place_update(uint16_t code);

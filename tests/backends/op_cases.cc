@@ -713,8 +713,9 @@ struct CaseTensors {
 
 }  // namespace
 
-bool call_of_case_is(const OpCase& c, bool (*predicate)(const remat::OpCall&)) {
-  const CaseTensors t(c);
+bool call_of_case_is(const OpCase& c, bool (*predicate)(const remat::OpCall&),
+                     const std::vector<remat_dtype>& floats) {
+  const CaseTensors t(c, floats);
   return predicate(t.call);
 }
 

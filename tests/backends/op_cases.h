@@ -101,8 +101,10 @@ bool run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
                       remat::Backend* reference, remat::Backend* backend, const char* name,
                       double tol, bool (*inexact)(const remat::OpCall&) = nullptr);
 
-/// Whether |predicate| holds of |c|'s call over float32 tensors.
-bool call_of_case_is(const OpCase& c, bool (*predicate)(const remat::OpCall&));
+/// Whether |predicate| holds of |c|'s call over float32 tensors, or with its float tensors'
+/// dtypes |floats| as run_widened_case() takes them.
+bool call_of_case_is(const OpCase& c, bool (*predicate)(const remat::OpCall&),
+                     const std::vector<remat_dtype>& floats = {});
 
 /// Runs |c| on |other|, which does not claim its op: returns whether run_op() answered
 /// REMAT_ERROR_UNIMPLEMENTED with a message naming the op (printing what was wrong if not).

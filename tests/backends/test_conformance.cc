@@ -365,7 +365,7 @@ void cpu_widened_runs_give_the_f32_kernels_bits(const std::vector<remat_test::Op
     printf("%s: widening is the cpu backend's\n", g_backend.c_str());
     skip();
   }
-  constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
+  constexpr uint64_t kArena = 1 << 24, kPersistent = 4096;
   alignas(256) static uint8_t arenas[2][kArena], persistent[2][kPersistent];
   for (uint32_t threads = 1; threads <= 3; ++threads) {
     remat::Backend* backends[2] = {nullptr, nullptr};
@@ -407,6 +407,9 @@ void cpu_widened_runs_give_the_f32_kernels_bits(const std::vector<remat_test::Op
 void every_op_runs_widened_from_16_bit_floats_bit_for_bit(void**) {
   cpu_widened_runs_give_the_f32_kernels_bits(remat_test::every_op_case());
 }
+
+// Whether the CPU widens |call| a chunk of its batch at a time.
+bool chunks_its_batch(const remat::OpCall& call) { return remat::cpu::batch_chunk_items(call) > 0; }
 
 // The ops the CPU widens a chunk at a time (runs_per_element) or reads in 16 bits as they are
 // (reads_16_bit_input: reduce_leading), at sizes below, at and past a chunk
@@ -473,13 +476,41 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
        {2, 3},
        {0.125f, 0.0f},
        kMm});
+  // Fused attention whose 16-bit tensors take more than kWideningChunkBytes in float32: widened
+  // a chunk of its batch at a time (batch_chunk_items; all tensors bf16 or all f16: 14 of 16
+  // items, 7 of 9, a last chunk shorter), with dropout drawn by each item's index in the whole
+  // batch, a per-batch mask split with the batch and a shared one widened whole.
+  const size_t first_batch_case = cases.size();
+  cases.push_back({"attention, batch chunks",
+                   fwd,
+                   {{16, 64, 256}, {16, 64, 256}, {16, 64, 256}, {16, 64, 64}},
+                   {{16, 64, 256}, {16, 4, 64}},
+                   {4, 5},
+                   {0.125f, 0.1f},
+                   kMm});
+  cases.push_back(
+      {"attention_grad, batch chunks",
+       grad,
+       {{9, 64, 256}, {9, 64, 256}, {9, 64, 256}, {9, 64, 256}, {9, 64, 256}, {9, 4, 64}, {64, 64}},
+       {{9, 64, 256}, {9, 64, 256}, {9, 64, 256}},
+       {4, 5},
+       {0.125f, 0.1f},
+       kMm});
+  for (size_t k = first_batch_case; k < cases.size(); ++k) {
+    for (int pattern = 0; pattern < 2; ++pattern) {
+      if (!remat_test::call_of_case_is(cases[k], chunks_its_batch,
+                                       widening_pattern(cases[k], pattern)))
+        fail_msg("%s is widened whole in pattern %d", cases[k].name, pattern);
+    }
+  }
   cpu_widened_runs_give_the_f32_kernels_bits(cases);
 }
 
 // The CPU backend's widening workspace is the figure `remat compile` states (compile report's
 // widening_bytes): the most of cpu_widening_bytes() over the session's resolved ops, for bf16
 // and fp16 plans of every conformance model; where elementwise ops (widened a chunk at a time
-// on the stack) had the largest slices, it is less than the shared rule's widening_bytes().
+// on the stack) or fused attention (a chunk of its batch at a time) had the largest slices, it
+// is less than the shared rule's widening_bytes().
 void the_cpu_workspace_is_the_figure_remat_compile_states(void**) {
   if (backend_name(g_backend) != "cpu") {
     printf("%s: the workspace is the cpu backend's\n", g_backend.c_str());
@@ -489,8 +520,13 @@ void the_cpu_workspace_is_the_figure_remat_compile_states(void**) {
   // of the largest 16-bit tensors, which the workspace does not hold.
   const char* const wide_ffn =
       "transformer:layers=1,hidden=16,heads=2,ffn=256,seq=8,vocab=40,classes=3";
+  // One whose attention gradient's 16-bit tensors (1 MiB an item in float32, 8 items) are widened
+  // a chunk of the batch at a time, and would otherwise be the largest.
+  const char* const long_attention =
+      "transformer:layers=1,hidden=256,heads=4,ffn=256,seq=128,vocab=40,classes=3";
   std::vector<const char*> models(std::begin(kModels), std::end(kModels));
   models.push_back(wide_ffn);
+  models.push_back(long_attention);
   for (const char* model : models) {
     for (const char* precision : {"bf16", "fp16"}) {
       const std::string strategy = std::string("none/precision=") + precision;
@@ -509,6 +545,8 @@ void the_cpu_workspace_is_the_figure_remat_compile_states(void**) {
                  static_cast<unsigned long long>(stated));
       if (model == wide_ffn && !(used < shared))
         fail_msg("%s, %s: the workspace holds the elementwise ops' slices", model, precision);
+      if (model == long_attention && !(used < shared))
+        fail_msg("%s, %s: the workspace holds attention's whole batch", model, precision);
     }
   }
 }

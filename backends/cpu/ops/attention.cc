@@ -116,7 +116,9 @@ Problem problem_of(const KernelArgs& args, int q_at, int mask_at) {
   pr.p = fattr(*args.call, a::p);
   pr.seed = args.ctx->seed;
   pr.step = args.ctx->step;
-  pr.first_batch = static_cast<int64_t>(args.ctx->rank) * pr.batch;
+  // A chunk of the batch (widening.h) draws as its items do in the whole batch.
+  const int64_t whole = args.batch_whole > 0 ? args.batch_whole : pr.batch;
+  pr.first_batch = static_cast<int64_t>(args.ctx->rank) * whole + args.batch_first;
   pr.key = static_cast<uint64_t>(iattr(*args.call, a::key));
   pr.q = in_f32(args, q_at);
   pr.k = in_f32(args, q_at + 1);
