@@ -20,6 +20,9 @@ class CpuBackend final : public Backend {
     base_[0] = static_cast<uint8_t*>(regions.arena);
     base_[1] = static_cast<uint8_t*>(regions.persistent);
     base_[2] = static_cast<uint8_t*>(regions.host);
+    size_[0] = regions.arena_bytes;
+    size_[1] = regions.persistent_bytes;
+    size_[2] = regions.host != nullptr ? regions.host_bytes : 0;
   }
 
   ~CpuBackend() override {
@@ -80,21 +83,38 @@ class CpuBackend final : public Backend {
   }
 
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
-                      ErrorBuffer*) override {
+                      ErrorBuffer* err) override {
+    const remat_status s = check_region(region, offset, bytes, "upload", err);
+    if (s != REMAT_OK || bytes == 0) return s;
     memcpy(base_[static_cast<int>(region)] + offset, src, bytes);
     return REMAT_OK;
   }
 
   remat_status download(Region region, uint64_t offset, void* dst, uint64_t bytes,
-                        ErrorBuffer*) override {
+                        ErrorBuffer* err) override {
+    const remat_status s = check_region(region, offset, bytes, "download", err);
+    if (s != REMAT_OK || bytes == 0) return s;
     memcpy(dst, base_[static_cast<int>(region)] + offset, bytes);
     return REMAT_OK;
   }
 
  private:
+  // REMAT_ERROR_OUT_OF_REGION, naming the copy, unless |bytes| at |offset| lie in |region|.
+  remat_status check_region(Region region, uint64_t offset, uint64_t bytes, const char* what,
+                            ErrorBuffer* err) const {
+    const int r = static_cast<int>(region);
+    if (r >= 0 && r <= 2 && offset <= size_[r] && bytes <= size_[r] - offset) return REMAT_OK;
+    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                     "cpu %s: %llu bytes at offset %llu of region %d (%llu bytes)", what,
+                     static_cast<unsigned long long>(bytes),
+                     static_cast<unsigned long long>(offset), r,
+                     static_cast<unsigned long long>(r >= 0 && r <= 2 ? size_[r] : 0));
+  }
+
   void* address(const TensorRef& t) const { return base_[static_cast<int>(t.region)] + t.offset; }
 
   uint8_t* base_[3];
+  uint64_t size_[3];              // bytes of each region (0: none)
   void* scratch_;                 // kernel scratch (cpu::scratch_bytes(threads_)), owned
   void* workspace_ = nullptr;     // widening workspace (prepare()), owned
   uint64_t workspace_bytes_ = 0;  // its size

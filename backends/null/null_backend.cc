@@ -49,12 +49,13 @@ class NullBackend final : public Backend {
     return kernel(*this, call, ctx, err);
   }
 
-  // COPY-ME: copy |bytes| from host |src| into the device region at |offset|.
+  // COPY-ME: copy |bytes| from host |src| into the device region at |offset|; refuse bytes
+  // that reach past the region with REMAT_ERROR_OUT_OF_REGION (a_copy_past_a_region_is_refused).
   remat_status upload(Region, uint64_t, const void*, uint64_t, ErrorBuffer* err) override {
     return set_error(err, REMAT_ERROR_UNIMPLEMENTED, "null backend: upload is not implemented");
   }
 
-  // COPY-ME: copy |bytes| from the device region at |offset| to host |dst|.
+  // COPY-ME: copy |bytes| from the device region at |offset| to host |dst|, as upload checks.
   remat_status download(Region, uint64_t, void*, uint64_t, ErrorBuffer* err) override {
     return set_error(err, REMAT_ERROR_UNIMPLEMENTED, "null backend: download is not implemented");
   }

@@ -82,6 +82,8 @@ remat_status OpenclBackend::init(const DeviceChoice& device, const RegionSetup& 
   device_ = device;
   host_ = static_cast<uint8_t*>(regions.host);
   host_bytes_ = regions.host != nullptr ? regions.host_bytes : 0;
+  arena_bytes_ = regions.arena_bytes;
+  persistent_bytes_ = regions.persistent_bytes;
   cl_int status = CL_SUCCESS;
   context_ = clCreateContext(nullptr, 1, &device.device, nullptr, nullptr, &status);
   if (status != CL_SUCCESS) return cl_fail(err, status, REMAT_ERROR_UNAVAILABLE, "clCreateContext");

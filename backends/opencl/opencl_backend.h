@@ -65,6 +65,16 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   remat_status draw_init(const TensorRef& t, const InitDraw& d, ErrorBuffer* err) override;
 
  private:
+  /// Bytes of |region| that upload() and download() may reach: 0 for the host region when
+  /// there is none, and for any other value.
+  uint64_t region_bytes(Region region) const {
+    switch (region) {
+      case Region::kArena: return arena_bytes_;
+      case Region::kPersistent: return persistent_bytes_;
+      case Region::kHost: return host_ != nullptr ? host_bytes_ : 0;
+    }
+    return 0;
+  }
   /// The buffer of a device region (arena, persistent or gpu::kWorkspaceRegion); nullptr for
   /// the host region.
   cl_mem buffer(Region region) const {
@@ -131,7 +141,9 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   uint64_t workspace_bytes_ = 0;  ///< Its size.
   uint8_t* host_ = nullptr;
   uint64_t host_bytes_ = 0;
-  gpu::HostStaging staging_;  ///< The all-reduce buckets' host slots (prepare()).
+  uint64_t arena_bytes_ = 0;       ///< Size of the arena region.
+  uint64_t persistent_bytes_ = 0;  ///< Size of the persistent region.
+  gpu::HostStaging staging_;       ///< The all-reduce buckets' host slots (prepare()).
   cl_program program_ = nullptr;
   cl_kernel kernels_[gpu::kKernelCount] = {};
   size_t local_[gpu::kKernelCount] = {};

@@ -16,13 +16,15 @@ namespace opencl {
 remat_status OpenclBackend::upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
                                    ErrorBuffer* err) {
   if (bytes == 0) return REMAT_OK;
+  const uint64_t size = region_bytes(region);
+  if (offset > size || bytes > size - offset) {
+    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                     "opencl upload: %llu bytes at offset %llu of region %d (%llu bytes)",
+                     static_cast<unsigned long long>(bytes),
+                     static_cast<unsigned long long>(offset), static_cast<int>(region),
+                     static_cast<unsigned long long>(size));
+  }
   if (region == Region::kHost) {
-    if (host_ == nullptr || offset > host_bytes_ || bytes > host_bytes_ - offset) {
-      return set_error(err, REMAT_ERROR_OUT_OF_REGION,
-                       "opencl: upload of %llu bytes at %llu outside the host region",
-                       static_cast<unsigned long long>(bytes),
-                       static_cast<unsigned long long>(offset));
-    }
     const cl_int status = clFinish(copy_queue_);
     if (status != CL_SUCCESS)
       return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish(copy queue)");
@@ -40,13 +42,15 @@ remat_status OpenclBackend::upload(Region region, uint64_t offset, const void* s
 remat_status OpenclBackend::download(Region region, uint64_t offset, void* dst, uint64_t bytes,
                                      ErrorBuffer* err) {
   if (bytes == 0) return REMAT_OK;
+  const uint64_t size = region_bytes(region);
+  if (offset > size || bytes > size - offset) {
+    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                     "opencl download: %llu bytes at offset %llu of region %d (%llu bytes)",
+                     static_cast<unsigned long long>(bytes),
+                     static_cast<unsigned long long>(offset), static_cast<int>(region),
+                     static_cast<unsigned long long>(size));
+  }
   if (region == Region::kHost) {
-    if (host_ == nullptr || offset > host_bytes_ || bytes > host_bytes_ - offset) {
-      return set_error(err, REMAT_ERROR_OUT_OF_REGION,
-                       "opencl: download of %llu bytes at %llu outside the host region",
-                       static_cast<unsigned long long>(bytes),
-                       static_cast<unsigned long long>(offset));
-    }
     const cl_int status = clFinish(copy_queue_);
     if (status != CL_SUCCESS)
       return cl_fail(err, status, REMAT_ERROR_INTERNAL, "clFinish(copy queue)");

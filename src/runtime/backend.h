@@ -176,7 +176,8 @@ class Backend {
   }
   /// Runs one op. Data-dependent failures (an id out of range) return a status and a message.
   virtual remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) = 0;
-  /// Copies |bytes| bytes from host |src| into |region| at |offset|.
+  /// Copies |bytes| bytes from host |src| into |region| at |offset|; REMAT_ERROR_OUT_OF_REGION,
+  /// copying nothing, where they reach past the region (download likewise).
   virtual remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
                               ErrorBuffer* err) = 0;
   /// Copies |bytes| bytes from |region| at |offset| to host |dst|.

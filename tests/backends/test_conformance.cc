@@ -183,6 +183,61 @@ void spill_prefetch_and_wait_round_trip_bytes(void**) {
   remat::destroy_backend(backend);
 }
 
+// upload() and download() refuse a copy that reaches past its region (REMAT_ERROR_OUT_OF_REGION,
+// naming the copy and the region's size) and leave the region's bytes as they were: the runtime
+// never asks for one, so a test that lays out more tensors than its arena holds fails here
+// instead of writing past the backend's memory.
+void a_copy_past_a_region_is_refused(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+  constexpr uint64_t kArena = 4096, kPersistent = 256, kHost = 512;
+  alignas(256) static uint8_t arena[kArena], persistent[kPersistent], host[kHost];
+  remat::RegionSetup regions = regions_for(g_backend, arena, kArena, persistent, kPersistent, 256);
+  regions.host = host;
+  regions.host_bytes = kHost;
+  remat_test::Errors e;
+  remat::Backend* backend = nullptr;
+  if (remat::create_backend(g_backend.c_str(), regions, &backend, &e.buf) != REMAT_OK)
+    fail_msg("create: %s", e.text);
+  uint8_t pattern[16], back[16];
+  for (int i = 0; i < 16; ++i) pattern[i] = static_cast<uint8_t>(0xA0 + i);
+  const struct {
+    remat::Region region;
+    uint64_t size;
+  } regions_to_check[] = {{remat::Region::kArena, kArena},
+                          {remat::Region::kPersistent, kPersistent},
+                          {remat::Region::kHost, kHost}};
+  for (const auto& r : regions_to_check) {
+    const uint64_t last = r.size - 16;  // the region's last 16 bytes
+    assert_int_equal(backend->upload(r.region, last, pattern, 16, &e.buf), REMAT_OK);
+    const struct {
+      uint64_t offset, bytes;
+    } past[] = {{r.size - 8, 16}, {r.size, 1}, {0, r.size + 1}, {~uint64_t{0} - 4, 16}};
+    for (const auto& p : past) {
+      static uint8_t zeros[kArena + 1], sink[kArena + 1];
+      e.text[0] = '\0';
+      const remat_status up = backend->upload(r.region, p.offset, zeros, p.bytes, &e.buf);
+      if (up != REMAT_ERROR_OUT_OF_REGION || strstr(e.text, "upload") == nullptr)
+        fail_msg(
+            "upload of %llu bytes at %llu of region %d: status %d (%s), expected "
+            "OUT_OF_REGION naming the upload",
+            static_cast<unsigned long long>(p.bytes), static_cast<unsigned long long>(p.offset),
+            static_cast<int>(r.region), up, e.text);
+      e.text[0] = '\0';
+      const remat_status down = backend->download(r.region, p.offset, sink, p.bytes, &e.buf);
+      if (down != REMAT_ERROR_OUT_OF_REGION || strstr(e.text, "download") == nullptr)
+        fail_msg(
+            "download of %llu bytes at %llu of region %d: status %d (%s), expected "
+            "OUT_OF_REGION naming the download",
+            static_cast<unsigned long long>(p.bytes), static_cast<unsigned long long>(p.offset),
+            static_cast<int>(r.region), down, e.text);
+    }
+    printf("  region %d: %s\n", static_cast<int>(r.region), e.text);
+    assert_int_equal(backend->download(r.region, last, back, 16, &e.buf), REMAT_OK);
+    assert_memory_equal(back, pattern, 16);
+  }
+  remat::destroy_backend(backend);
+}
+
 void an_unknown_device_is_unavailable_with_a_message(void**) {
   const std::vector<uint8_t> bytes = compile_plan(kModels[0], kOptimizers[0], "none");
   remat_plan* plan = nullptr;
@@ -970,6 +1025,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(the_initial_state_is_the_cpu_backends_byte_for_byte),
       cmocka_unit_test(resuming_from_a_saved_state_is_exact),
       cmocka_unit_test(an_unknown_device_is_unavailable_with_a_message),
+      cmocka_unit_test(a_copy_past_a_region_is_refused),
       cmocka_unit_test(every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented),
       cmocka_unit_test(a_plan_with_an_unclaimed_op_is_refused_at_session_creation),
       cmocka_unit_test(every_op_runs_widened_from_16_bit_floats_bit_for_bit),
