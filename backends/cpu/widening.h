@@ -75,7 +75,7 @@ uint64_t cpu_widening_bytes(const OpCall& call);
 bool reads_16_bit_input(const OpCall& call, int i);
 
 /// Runs |kernel| on |args| (the call's tensors resolved to host addresses) with its 16-bit
-/// tensors widened into |workspace|: widening_bytes(*args.call) bytes aligned to
+/// tensors widened into |workspace|: cpu_widening_bytes(*args.call) bytes aligned to
 /// kWideningAlignment, owned by the caller. Conversions of large tensors are spread over
 /// args.team. Returns the kernel's status; outputs are rounded back only when it is REMAT_OK.
 remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace);

@@ -15,7 +15,6 @@ namespace opencl {
 
 remat_status OpenclBackend::upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
                                    ErrorBuffer* err) {
-  if (bytes == 0) return REMAT_OK;
   const uint64_t size = region_bytes(region);
   if (offset > size || bytes > size - offset) {
     return set_error(err, REMAT_ERROR_OUT_OF_REGION,
@@ -24,6 +23,7 @@ remat_status OpenclBackend::upload(Region region, uint64_t offset, const void* s
                      static_cast<unsigned long long>(offset), static_cast<int>(region),
                      static_cast<unsigned long long>(size));
   }
+  if (bytes == 0) return REMAT_OK;
   if (region == Region::kHost) {
     const cl_int status = clFinish(copy_queue_);
     if (status != CL_SUCCESS)
@@ -41,7 +41,6 @@ remat_status OpenclBackend::upload(Region region, uint64_t offset, const void* s
 
 remat_status OpenclBackend::download(Region region, uint64_t offset, void* dst, uint64_t bytes,
                                      ErrorBuffer* err) {
-  if (bytes == 0) return REMAT_OK;
   const uint64_t size = region_bytes(region);
   if (offset > size || bytes > size - offset) {
     return set_error(err, REMAT_ERROR_OUT_OF_REGION,
@@ -50,6 +49,7 @@ remat_status OpenclBackend::download(Region region, uint64_t offset, void* dst, 
                      static_cast<unsigned long long>(offset), static_cast<int>(region),
                      static_cast<unsigned long long>(size));
   }
+  if (bytes == 0) return REMAT_OK;
   if (region == Region::kHost) {
     const cl_int status = clFinish(copy_queue_);
     if (status != CL_SUCCESS)

@@ -127,9 +127,10 @@ bool computes_per_element(uint16_t code);
 /// 16-bit tensors a few batch items at a time (backends/cpu/widening.h: widening_chunk_items).
 bool computes_per_batch_item(uint16_t code);
 
-/// Float32 bytes a batch chunk of such an op's 16-bit tensors takes at most, unless one batch
-/// item's alone take more: enough work per chunk for the threads, little memory beside the
-/// arena.
+/// Float32 bytes of the split tensors (rank 3) a batch chunk of such an op widens at most,
+/// unless one batch item's alone take more (a rank-2 mask, widened whole, and each slice's
+/// rounding to 64 bytes come on top): enough work per chunk for the threads, little memory
+/// beside the arena.
 constexpr uint64_t kWideningChunkBytes = uint64_t{4} << 20;
 
 /// Batch items such an op widens at a time, when one item's 16-bit tensors take |item_bytes| in

@@ -915,7 +915,8 @@ bool run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
   }
   if (backend->prepare(&mixed.call, 1, &e.buf) != REMAT_OK)
     fail_msg("%s prepare on %s: %s", c.name, name, e.text);
-  const remat::StepContext ctx{kSeed, 3};
+  remat::StepContext ctx{kSeed, 3};
+  ctx.rank = c.rank;
   if (reference->run_op(f32.call, ctx, &e.buf) != REMAT_OK)
     fail_msg("%s in f32: %s", c.name, e.text);
   if (backend->run_op(mixed.call, ctx, &e.buf) != REMAT_OK)

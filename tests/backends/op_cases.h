@@ -66,6 +66,7 @@ struct OpCase {
   std::vector<float> fattrs;
   double tol;                                   ///< 0: bitwise.
   std::vector<std::vector<int32_t>> ints = {};  ///< Data of i32 inputs, by input index.
+  uint64_t rank = 0;  ///< StepContext::rank of run_widened_case()'s runs (dropout's rows).
 };
 
 /// A case for every compute opcode (copies between regions are tested on their own).

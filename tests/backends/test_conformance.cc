@@ -532,9 +532,11 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
        {0.125f, 0.0f},
        kMm});
   // Fused attention whose 16-bit tensors take more than kWideningChunkBytes in float32: widened
-  // a chunk of its batch at a time (batch_chunk_items; all tensors bf16 or all f16: 14 of 16
-  // items, 7 of 9, a last chunk shorter), with dropout drawn by each item's index in the whole
-  // batch, a per-batch mask split with the batch and a shared one widened whole.
+  // a chunk of its batch at a time (batch_chunk_items; all tensors bf16 or all f16: 15 of 16
+  // items, 7 of 9, a last chunk shorter; every other one 16-bit, the log-sum-exp float32 as in
+  // a plan: 21 of 24), with dropout drawn by each item's index in the whole batch (as rank 0,
+  // and as rank 1 of a data-parallel run), a per-batch mask split with the batch and a shared
+  // one widened whole.
   const size_t first_batch_case = cases.size();
   cases.push_back({"attention, batch chunks",
                    fwd,
@@ -551,8 +553,20 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
        {4, 5},
        {0.125f, 0.1f},
        kMm});
+  cases.push_back({"attention, batch chunks, float32 lse",
+                   fwd,
+                   {{24, 64, 256}, {24, 64, 256}, {24, 64, 256}, {24, 64, 64}},
+                   {{24, 64, 256}, {24, 4, 64}},
+                   {4, 5},
+                   {0.125f, 0.1f},
+                   kMm});
+  cases.push_back(cases[first_batch_case]);
+  cases.back().name = "attention, batch chunks, rank 1";
+  cases.back().rank = 1;
   for (size_t k = first_batch_case; k < cases.size(); ++k) {
-    for (int pattern = 0; pattern < 2; ++pattern) {
+    // The float32-lse case chunks in mixed pattern 2 (q, v and the context bf16).
+    const bool mixed = k == first_batch_case + 2;
+    for (int pattern = mixed ? 2 : 0; pattern < (mixed ? 3 : 2); ++pattern) {
       if (!remat_test::call_of_case_is(cases[k], chunks_its_batch,
                                        widening_pattern(cases[k], pattern)))
         fail_msg("%s is widened whole in pattern %d", cases[k].name, pattern);
