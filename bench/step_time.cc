@@ -98,15 +98,17 @@ int main(int argc, char** argv) {
   const char* core = std::getenv("OPENBLAS_CORETYPE");
   const char* blas_threads = std::getenv("OPENBLAS_NUM_THREADS");
   const char* blas_core = remat::cpu::matmul_blas_core();
+  const char* bf16 = remat::cpu::bf16_gemm_engine();
   const std::string blas = std::string(remat::cpu::matmul_engine()) + " (OpenBLAS core " +
                            (blas_core ? blas_core : "none") + ")";
   std::printf(
       "# remat step time on backend %s; %u hardware threads; CPU kernels on %s threads; CPU "
-      "matmul: %s; "
+      "matmul: %s; bf16 matmul: %s; "
       "OPENBLAS_CORETYPE=%s; OPENBLAS_NUM_THREADS=%s; median of %d steps after %d warm-up\n",
       backend.c_str(), std::thread::hardware_concurrency(),
       threads > 0 ? std::to_string(threads).c_str() : "all hardware", blas.c_str(),
-      core ? core : "(unset)", blas_threads ? blas_threads : "(unset)", steps, warmup);
+      bf16 ? bf16 : "widened to float32", core ? core : "(unset)",
+      blas_threads ? blas_threads : "(unset)", steps, warmup);
   std::printf(
       "| model | batch | strategy | arena MiB | persistent MiB | host MiB | recomputed FLOPs | "
       "median ms | min ms "

@@ -451,6 +451,11 @@ void cpu_widened_runs_give_the_f32_kernels_bits(const std::vector<remat_test::Op
         "products on bf16_gemm or VDPBF16PS (%s: within the cases' tolerances)\n",
         runs - products, static_cast<unsigned>(threads), products,
         remat::cpu::bf16_gemm_available() ? remat::cpu::bf16_gemm_engine() : "none here");
+    // REMAT_CPU_BF16=widen: every bfloat16 product runs widened, to the float32 kernels' bits.
+    const char* bf16_choice = getenv("REMAT_CPU_BF16");
+    if (bf16_choice != nullptr && strcmp(bf16_choice, "widen") == 0 &&
+        (products != 0 || remat::cpu::bf16_gemm_available()))
+      fail_msg("REMAT_CPU_BF16=widen, yet %zu runs summed bfloat16 products natively", products);
     remat::destroy_backend(backends[0]);
     remat::destroy_backend(backends[1]);
   }

@@ -9,6 +9,8 @@
 #include <unistd.h>
 #endif
 
+#include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #if REMAT_HAVE_BLAS
@@ -25,9 +27,24 @@ void packed_gemm(const Gemm& g) { REMAT_CPU_BEST(packed_gemm)(g); }
 void dot_gemm(const GemmDot& g) { REMAT_CPU_BEST(dot_gemm)(g); }
 
 #if REMAT_CPU_BF16_GEMM
+namespace {
+
+// REMAT_CPU_BF16=widen (read once): bfloat16 runs widened to float32 as on a CPU without AMX or
+// AVX512-BF16, to measure that path here or reproduce its bits.
+bool bf16_engines_allowed() {
+  static const bool allowed = [] {
+    const char* choice = getenv("REMAT_CPU_BF16");
+    return choice == nullptr || strcmp(choice, "widen") != 0;
+  }();
+  return allowed;
+}
+
+}  // namespace
+
 // Here, not in the engines' files: those are built for AVX-512, and this runs on every CPU.
 bool bf16_gemm_amx_available() {
   static const bool available = [] {
+    if (!bf16_engines_allowed()) return false;
     // The shared packing is built with -mavx512bf16, which lets the compiler use AVX512-BW.
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) return false;
     // CPUID leaf 7: EDX bit 22 is AMX-BF16, bit 24 AMX-TILE.
@@ -46,7 +63,7 @@ bool bf16_gemm_amx_available() {
 bool bf16_gemm_avx512_available() {
   // libgcc's check includes the OS's saving of the AVX-512 registers (XCR0); -mavx512bf16, which
   // the engine is built with, lets the compiler use AVX512-BW too.
-  static const bool available = __builtin_cpu_supports("avx512f") &&
+  static const bool available = bf16_engines_allowed() && __builtin_cpu_supports("avx512f") &&
                                 __builtin_cpu_supports("avx512bw") &&
                                 __builtin_cpu_supports("avx512bf16");
   return available;

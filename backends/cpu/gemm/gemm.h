@@ -159,7 +159,9 @@ static_assert((kBf16Kc * kBf16Nc + kBf16Mc * kBf16Kc) * 2 <= kGemmPackFloats * 4
 
 /// Whether bf16_gemm() runs here: an x86-64 build with the bfloat16 engines (a compiler that
 /// takes AMX and AVX512-BF16), and a CPU with AMX-BF16 tiles the OS lets the process use (Linux
-/// 5.16 or later; asked once) or with AVX512-BF16.
+/// 5.16 or later; asked once) or with AVX512-BF16; and the environment variable REMAT_CPU_BF16
+/// not "widen" when first asked (then every bfloat16 op runs widened to float32, as on a CPU
+/// without either: docs/precision.md).
 bool bf16_gemm_available();
 
 /// The engine bf16_gemm() runs on here: "AMX" or "AVX512-BF16"; nullptr where none.
