@@ -50,7 +50,8 @@ which checks only the markers of COMMAND, against OUTPUT_FILE.
 
     test_doc_blocks.py SOURCE_ROOT BUILD_DIR [--sanitized] [FILE.md...]
 
---sanitized (meson passes it to the AddressSanitizer build): timings are not compared.
+--sanitized (meson passes it to the AddressSanitizer build): timings are not compared, and
+commands with a max-batch search are skipped (SANITIZED_SKIP).
 """
 import glob
 import os
@@ -255,6 +256,17 @@ BUILT_WITHOUT = os.environ.get("REMAT_TEST_BUILT_WITHOUT", "").split()
 LEFT_OUT = {"mpi": "this remat was built without MPI",
             "onnx": "this remat was built without ONNX import"}
 SKIPPED = "skipped: "
+# Under the sanitizers, commands with a max-batch search (tens of BERT-Large compiles each, the
+# doc test's longest minutes there) are left to tests/cli, whose sizing tests run the same
+# searches under them (test_size, test_cli_precision, test_cli_attention); the plain suite
+# checks their figures.
+SANITIZED_SKIP = ("--max-batch", "skipped: a max-batch search, run under the sanitizers by "
+                  "tests/cli and checked by the plain suite")
+
+
+def sanitized_skip(script):
+    """The reason the sanitized suite skips running |script|, or None."""
+    return SANITIZED_SKIP[1] if SANITIZED and SANITIZED_SKIP[0] in script else None
 
 
 def check(root, build, block, tests):
@@ -264,6 +276,8 @@ def check(root, build, block, tests):
         return "a shell block with no <!-- doc-test: ... --> marker on the line before it"
     text = "\n".join(block.body)
     if marker == "run":
+        if sanitized_skip(text):
+            return sanitized_skip(text)
         body = list(block.body)
         expected = []
         while body and body[-1].startswith("# "):
@@ -347,6 +361,8 @@ def check_figures(root, block, outputs):
     if source is None:
         return "unknown marker '%s'" % marker
     kind, command, factor = source
+    if sanitized_skip(command):
+        return sanitized_skip(command)
     if kind == "output of" and block.lang != "":
         return "'output of' marks a plain block; a %s takes 'figures from'" % block.lang
     if command.endswith(CI_SUFFIX) and outputs.given is None:
