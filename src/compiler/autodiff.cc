@@ -60,12 +60,16 @@ class Differentiator {
         }
         unscale(p, i);
         if (data_parallel_.enabled) {
+          if (static_cast<int>(open_.size()) == kMaxBucketTensors) start_bucket(i);
           add_to_bucket(grad_[p], p);
-          if (bucket_full()) start_bucket(i);
         } else {
           guard_and_update({grad_[p], p}, i);
         }
       }
+      // A bucket closes after the op that filled it, with every gradient that op finished (a
+      // layer's weight and bias): a bucket started right after another, with no op between
+      // them, would only queue behind it.
+      if (data_parallel_.enabled && !first_read_at[i].empty() && bucket_full()) start_bucket(i);
     }
     if (data_parallel_.enabled) {
       if (!open_.empty()) start_bucket(0);

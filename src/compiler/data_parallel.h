@@ -19,8 +19,9 @@ struct DataParallel {
   /// Whether to: the plan then holds allreduce_start / allreduce_wait pairs, and its session
   /// needs a communicator (remat_session_options.communicator).
   bool enabled = false;
-  /// A bucket closes once its gradients hold this many bytes (or kMaxBucketTensors tensors):
-  /// its allreduce_start follows the op that finished its last gradient, and its wait, the
+  /// A bucket closes once its gradients hold this many bytes (or kMaxBucketTensors tensors),
+  /// after the backward op that finished its last gradient, with every other gradient that op
+  /// finished (up to kMaxBucketTensors): its allreduce_start follows that op, and its wait, the
   /// finite checks and the updates of its parameters follow the next bucket's start, so that
   /// each bucket's sum overlaps the computation of the next one's gradients. The first bucket
   /// holds the loss too: every rank then has the mean loss, and its finite check, like the
