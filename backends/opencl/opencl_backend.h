@@ -65,6 +65,10 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   remat_status draw_init(const TensorRef& t, const InitDraw& d, ErrorBuffer* err) override;
 
  private:
+  /// REMAT_ERROR_OUT_OF_REGION, naming the copy |what|, unless |bytes| at |offset| lie in
+  /// |region| (upload() and download()).
+  remat_status check_region(Region region, uint64_t offset, uint64_t bytes, const char* what,
+                            ErrorBuffer* err) const;
   /// Bytes of |region| that upload() and download() may reach: 0 for the host region when
   /// there is none, and for any other value.
   uint64_t region_bytes(Region region) const {

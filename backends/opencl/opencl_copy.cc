@@ -13,17 +13,20 @@
 namespace remat {
 namespace opencl {
 
+remat_status OpenclBackend::check_region(Region region, uint64_t offset, uint64_t bytes,
+                                         const char* what, ErrorBuffer* err) const {
+  const uint64_t size = region_bytes(region);
+  if (offset <= size && bytes <= size - offset) return REMAT_OK;
+  return set_error(err, REMAT_ERROR_OUT_OF_REGION,
+                   "opencl %s: %llu bytes at offset %llu of region %d (%llu bytes)", what,
+                   static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(offset),
+                   static_cast<int>(region), static_cast<unsigned long long>(size));
+}
+
 remat_status OpenclBackend::upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
                                    ErrorBuffer* err) {
-  const uint64_t size = region_bytes(region);
-  if (offset > size || bytes > size - offset) {
-    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
-                     "opencl upload: %llu bytes at offset %llu of region %d (%llu bytes)",
-                     static_cast<unsigned long long>(bytes),
-                     static_cast<unsigned long long>(offset), static_cast<int>(region),
-                     static_cast<unsigned long long>(size));
-  }
-  if (bytes == 0) return REMAT_OK;
+  const remat_status checked = check_region(region, offset, bytes, "upload", err);
+  if (checked != REMAT_OK || bytes == 0) return checked;
   if (region == Region::kHost) {
     const cl_int status = clFinish(copy_queue_);
     if (status != CL_SUCCESS)
@@ -41,15 +44,8 @@ remat_status OpenclBackend::upload(Region region, uint64_t offset, const void* s
 
 remat_status OpenclBackend::download(Region region, uint64_t offset, void* dst, uint64_t bytes,
                                      ErrorBuffer* err) {
-  const uint64_t size = region_bytes(region);
-  if (offset > size || bytes > size - offset) {
-    return set_error(err, REMAT_ERROR_OUT_OF_REGION,
-                     "opencl download: %llu bytes at offset %llu of region %d (%llu bytes)",
-                     static_cast<unsigned long long>(bytes),
-                     static_cast<unsigned long long>(offset), static_cast<int>(region),
-                     static_cast<unsigned long long>(size));
-  }
-  if (bytes == 0) return REMAT_OK;
+  const remat_status checked = check_region(region, offset, bytes, "download", err);
+  if (checked != REMAT_OK || bytes == 0) return checked;
   if (region == Region::kHost) {
     const cl_int status = clFinish(copy_queue_);
     if (status != CL_SUCCESS)
