@@ -275,7 +275,7 @@ static void an_update_before_its_gradient_is_summed_is_rejected(void**) {
   auto r = compile_data_parallel();
   const int last = static_cast<int>(r.report.allreduce_buckets) - 1;
   const size_t wait = nth_op(r.graph, remat::OpCode::kAllreduceWait, last);
-  const int grad = r.graph.ops[wait].inputs.back();
+  const int grad = r.graph.ops[wait].inputs.front();  // the first update of the bucket
   r.graph.ops.erase(r.graph.ops.begin() + static_cast<long>(wait));
   r.graph.ops.erase(r.graph.ops.begin() +
                     static_cast<long>(nth_op(r.graph, remat::OpCode::kAllreduceStart, last)));
