@@ -256,6 +256,12 @@ remat_status verify_op(const fb::Plan* plan, uint32_t index, ErrorBuffer* err) {
   return REMAT_OK;
 }
 
+// Whether |t|'s name holds a NUL byte: the C ABI finds a bound tensor by a C string, which
+// could never name it.
+bool name_holds_nul(const fb::Tensor* t) {
+  return t->name() != nullptr && memchr(t->name()->c_str(), 0, t->name()->size()) != nullptr;
+}
+
 remat_status verify_binding(const fb::Plan* plan, const flatbuffers::Vector<uint32_t>* ids,
                             const char* what, fb::Role role, ErrorBuffer* err) {
   const uint32_t count = ids ? ids->size() : 0;
@@ -266,6 +272,11 @@ remat_status verify_binding(const fb::Plan* plan, const flatbuffers::Vector<uint
       return set_error(err, REMAT_ERROR_OUT_OF_REGION,
                        "%s binding %u names tensor %u, which is not a named %s", what,
                        static_cast<unsigned>(i), static_cast<unsigned>(t), what);
+    }
+    if (name_holds_nul(plan->tensors()->Get(t))) {
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                       "%s binding %u names tensor %u, whose name holds a NUL byte", what,
+                       static_cast<unsigned>(i), static_cast<unsigned>(t));
     }
   }
   return REMAT_OK;
@@ -313,6 +324,11 @@ remat_status verify_eval_program(const fb::Plan* plan, ErrorBuffer* err) {
       return set_error(err, REMAT_ERROR_OUT_OF_REGION,
                        "output binding %u names tensor %u, which is not a named tensor "
                        "outside the host region",
+                       static_cast<unsigned>(i), static_cast<unsigned>(t));
+    }
+    if (name_holds_nul(plan->tensors()->Get(t))) {
+      return set_error(err, REMAT_ERROR_PLAN_CORRUPT,
+                       "output binding %u names tensor %u, whose name holds a NUL byte",
                        static_cast<unsigned>(i), static_cast<unsigned>(t));
     }
     // remat_session_read_output() hands the caller float32 (or integer) bytes.

@@ -309,6 +309,12 @@ void binding_naming_a_wrong_tensor_is_rejected(void**) {
   mutable_plan(bytes)->mutable_labels()->Mutate(0,
                                                 static_cast<uint32_t>(find_tensor(r.graph, "x")));
   expect_status(bytes, REMAT_ERROR_OUT_OF_REGION, {"label binding 0"});
+  // A bound tensor whose name holds a NUL byte: no C string could name it (found by fuzz_plan).
+  bytes = r.plan;
+  const auto* x =
+      mutable_plan(bytes)->tensors()->Get(static_cast<uint32_t>(find_tensor(r.graph, "x")));
+  const_cast<char*>(x->name()->c_str())[0] = '\0';
+  expect_status(bytes, REMAT_ERROR_PLAN_CORRUPT, {"input binding 0", "NUL byte"});
   bytes = r.plan;
   mutable_plan(bytes)->mutable_params()->Mutate(
       1, static_cast<uint32_t>(find_tensor(r.graph, "fc0.relu")));
