@@ -214,22 +214,20 @@ void a_copy_past_a_region_is_refused(void**) {
     } past[] = {{r.size - 8, 16}, {r.size, 1}, {0, r.size + 1}, {~uint64_t{0} - 4, 16}};
     for (const auto& p : past) {
       static uint8_t zeros[kArena + 1], sink[kArena + 1];
+      // |what| refused with OUT_OF_REGION and a message naming it.
+      const auto expect_refused = [&](const char* what, remat_status status) {
+        if (status != REMAT_ERROR_OUT_OF_REGION || strstr(e.text, what) == nullptr)
+          fail_msg(
+              "%s of %llu bytes at %llu of region %d: status %d (%s), expected "
+              "OUT_OF_REGION naming the %s",
+              what, static_cast<unsigned long long>(p.bytes),
+              static_cast<unsigned long long>(p.offset), static_cast<int>(r.region), status, e.text,
+              what);
+      };
       e.text[0] = '\0';
-      const remat_status up = backend->upload(r.region, p.offset, zeros, p.bytes, &e.buf);
-      if (up != REMAT_ERROR_OUT_OF_REGION || strstr(e.text, "upload") == nullptr)
-        fail_msg(
-            "upload of %llu bytes at %llu of region %d: status %d (%s), expected "
-            "OUT_OF_REGION naming the upload",
-            static_cast<unsigned long long>(p.bytes), static_cast<unsigned long long>(p.offset),
-            static_cast<int>(r.region), up, e.text);
+      expect_refused("upload", backend->upload(r.region, p.offset, zeros, p.bytes, &e.buf));
       e.text[0] = '\0';
-      const remat_status down = backend->download(r.region, p.offset, sink, p.bytes, &e.buf);
-      if (down != REMAT_ERROR_OUT_OF_REGION || strstr(e.text, "download") == nullptr)
-        fail_msg(
-            "download of %llu bytes at %llu of region %d: status %d (%s), expected "
-            "OUT_OF_REGION naming the download",
-            static_cast<unsigned long long>(p.bytes), static_cast<unsigned long long>(p.offset),
-            static_cast<int>(r.region), down, e.text);
+      expect_refused("download", backend->download(r.region, p.offset, sink, p.bytes, &e.buf));
     }
     printf("  region %d: %s\n", static_cast<int>(r.region), e.text);
     assert_int_equal(backend->download(r.region, last, back, 16, &e.buf), REMAT_OK);
