@@ -25,6 +25,10 @@ struct DeviceProfile {
   bool half_floats;          ///< Runs ops on 16-bit float tensors (f16, bf16); false: the
                              ///< session refuses a plan where any op but a copy between
                              ///< regions has one (REMAT_ERROR_UNIMPLEMENTED).
+  bool widens_in_chunks;     ///< Widens the elementwise ops a chunk at a time and fused
+                             ///< attention a few batch items at a time (the CPU backend:
+                             ///< backends/cpu/widening.h); false: every op's 16-bit tensors
+                             ///< whole. The compiler's workspace figure follows it.
 };
 
 }  // namespace remat

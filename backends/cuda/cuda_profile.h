@@ -12,7 +12,7 @@ namespace remat {
 /// returns and what cuBLAS wants for its fastest kernels. 16-bit float tensors run widened to
 /// float32 on the device (backends/gpu/ops/widening.h), matmul's operands natively.
 constexpr DeviceProfile kCudaProfile = {"cuda", 256,        false, 4.8e10, 2.0e13,
-                                        true,   256 * 1024, true,  true};
+                                        true,   256 * 1024, true,  true,   false};
 
 }  // namespace remat
 

@@ -10,8 +10,8 @@ namespace remat {
 /// alignment suits every device's CL_DEVICE_MEM_BASE_ADDR_ALIGN seen (at most 2048 bits).
 /// Initial parameters go up through a 256 KiB staging buffer (one write per 64 Ki floats).
 /// 16-bit float tensors run widened to float32 on the device (backends/gpu/ops/widening.h).
-constexpr DeviceProfile kOpenclProfile = {"opencl", 256,        false, 8e9, 1e12,
-                                          true,     256 * 1024, false, true};
+constexpr DeviceProfile kOpenclProfile = {"opencl", 256,        false, 8e9,  1e12,
+                                          true,     256 * 1024, false, true, false};
 
 }  // namespace remat
 

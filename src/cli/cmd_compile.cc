@@ -160,7 +160,7 @@ compiler::CompileOptions compile_options(const Args& args, const std::string& mo
   return o;
 }
 
-void print_report(const compiler::CompileReport& r) {
+void print_report(const compiler::CompileReport& r, const char* backend) {
   for (const std::string& w : r.warnings) std::fprintf(stderr, "remat: warning: %s\n", w.c_str());
   std::printf("model:        %s\n", r.model.c_str());
   std::printf("batch:        %lld\n", static_cast<long long>(r.batch));
@@ -207,9 +207,11 @@ void print_report(const compiler::CompileReport& r) {
   }
   std::printf("\n");
   if (r.device_budget > 0) {
-    std::printf("device:       %llu bytes of the %llu-byte device budget (arena + persistent)\n",
-                static_cast<unsigned long long>(r.arena_bytes + r.persistent_bytes),
-                static_cast<unsigned long long>(r.device_budget));
+    std::printf(
+        "device:       %llu bytes of the %llu-byte device budget (arena + persistent%s)\n",
+        static_cast<unsigned long long>(r.arena_bytes + r.persistent_bytes + r.widening_bytes),
+        static_cast<unsigned long long>(r.device_budget),
+        r.widening_bytes > 0 ? " + widening" : "");
   }
   std::printf("step flops:   %.3g (forward %.3g, recomputed %.1f%% of the step)\n", r.step_flops,
               r.forward_flops, r.step_flops > 0 ? 100.0 * r.recomputed_flops / r.step_flops : 0.0);
@@ -224,9 +226,10 @@ void print_report(const compiler::CompileReport& r) {
   }
   if (r.widening_bytes > 0) {
     std::printf(
-        "widening:     %llu bytes (%s) beside the arena: the cpu backend's float32 copies "
+        "widening:     %llu bytes (%s) beside the arena: the %s backend's float32 copies "
         "of one op's 16-bit tensors\n",
-        static_cast<unsigned long long>(r.widening_bytes), format_bytes(r.widening_bytes).c_str());
+        static_cast<unsigned long long>(r.widening_bytes), format_bytes(r.widening_bytes).c_str(),
+        backend);
   }
   if (r.allreduce_buckets > 0) {
     std::printf(
@@ -353,7 +356,7 @@ int run_compile(const std::vector<std::string>& argv) {
   for (const Output& o : outputs)
     contents.push_back(o.header ? c_header(result.plan, o.path) : result.plan);
   for (size_t i = 0; i < outputs.size(); ++i) io::write_file(outputs[i].path, contents[i]);
-  print_report(result.report);
+  print_report(result.report, compiler::target_profile(args.text("--backend", "cpu")).name);
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::printf("wrote %s (%zu bytes", outputs[i].path.c_str(), contents[i].size());
     if (outputs[i].header) std::printf(", a plan of %zu bytes", result.plan.size());

@@ -131,14 +131,21 @@ struct Line {
   uint64_t over_bytes = 0;  // device bytes at batch + 1
 };
 
-// |precisions|: the table has a precision column (several were asked for).
+// |precisions|: the table has a precision column (several were asked for). A workspace column
+// (the widening workspace, part of the device total) comes where a row has one: 16-bit plans.
 void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget, bool precisions) {
+  const bool workspace = std::any_of(lines.begin(), lines.end(), [](const Line& l) {
+    return l.row.ok() && l.row.widening_bytes > 0;
+  });
   std::vector<std::string> head = {"strategy", "batch"};
   if (precisions) head.insert(head.begin() + 1, "precision");
   if (max_batch) head.push_back("x none");
+  for (const char* h : {"arena bytes", "arena", "persistent", "host spill", "spills"}) {
+    head.push_back(h);
+  }
+  if (workspace) head.push_back("workspace");
   for (const char* h :
-       {"arena bytes", "arena", "persistent", "host spill", "spills", "device total", "lower bound",
-        "efficiency", "recomputed", "step (model)", "per sample"}) {
+       {"device total", "lower bound", "efficiency", "recomputed", "step (model)", "per sample"}) {
     head.push_back(h);
   }
   if (budget && !max_batch) head.push_back("fits");
@@ -160,6 +167,7 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
     c.push_back(format_bytes(r.persistent_bytes));
     c.push_back(format_bytes(r.host_bytes));
     c.push_back(std::to_string(r.spills));
+    if (workspace) c.push_back(format_bytes(r.widening_bytes));
     c.push_back(format_bytes(r.device_bytes()));
     c.push_back(format_bytes(r.lower_bound));
     c.push_back(number(100.0 * r.efficiency(), "%.1f%%"));
@@ -241,6 +249,7 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
            ", \"host_bytes\": " + u64(r.host_bytes) + ", \"spills\": " + std::to_string(r.spills) +
            ", \"allreduce_host_bytes\": " +
            (setup.data_parallel.enabled ? u64(r.allreduce_host_bytes) : std::string("null")) +
+           ", \"widening_bytes\": " + u64(r.widening_bytes) +
            ", \"device_bytes\": " + u64(r.device_bytes()) +
            ", \"lower_bound_bytes\": " + u64(r.lower_bound) +
            ", \"peak_live_bytes\": " + u64(r.peak_live_bytes) +
@@ -319,6 +328,7 @@ int run_size(const std::vector<std::string>& argv) {
   setup.copy_bandwidth = args.real("--copy-bandwidth", profile.copy_bandwidth);
   setup.compute_rate = args.real("--compute-rate", profile.compute_rate);
   setup.asynchronous_copies = profile.asynchronous_copies;
+  setup.widens_in_chunks = profile.widens_in_chunks;
   setup.alignment =
       static_cast<uint32_t>(args.integer("--alignment", 1, 1 << 16, profile.alignment));
   if ((setup.alignment & (setup.alignment - 1)) != 0) {
@@ -400,29 +410,25 @@ int run_size(const std::vector<std::string>& argv) {
   if (precisions.size() > 1 && args.has("--timeline"))
     throw UsageError("--timeline draws one precision: give --precision one value");
   // One setup per precision. The budget and auto rows get --arena-budget, else what the device
-  // budget leaves after that precision's persistent region.
+  // budget leaves after that precision's persistent region and widening workspace at each batch
+  // (the compiler works it out: size_options).
   std::vector<SizeSetup> setups;
-  std::vector<uint64_t> arena_budgets;
   std::vector<std::string> budget_errors;
   for (compiler::Precision precision : precisions) {
     SizeSetup s = setup;
     s.precision = precision;
     s.loss_scale = loss_scale_option(args, precision);
-    uint64_t arena_budget = s.arena_budget;
     std::string budget_error;
-    if (arena_budget == 0 && budget_given &&
+    if (s.arena_budget == 0 && budget_given &&
         std::any_of(strategies.begin(), strategies.end(), takes_arena_budget)) {
       const uint64_t persistent = persistent_bytes(s, lo);
       if (persistent >= s.device_budget) {
         budget_error = "the persistent region (" + format_bytes(persistent) +
                        ") does not leave any arena in " + device_flag + " " +
                        format_bytes(s.device_budget);
-      } else {
-        arena_budget = s.device_budget - persistent;
       }
     }
     setups.push_back(s);
-    arena_budgets.push_back(arena_budget);
     budget_errors.push_back(budget_error);
   }
 
@@ -441,18 +447,22 @@ int run_size(const std::vector<std::string>& argv) {
         lines[i].row.error = budget_errors[p];
         return;
       }
-      MaxBatch m =
-          find_max_batch(setups[p], strategy, start, hi, setup.device_budget, arena_budgets[p]);
+      MaxBatch m = find_max_batch(setups[p], strategy, start, hi, setup.device_budget,
+                                  setups[p].arena_budget);
       if (start > lo && (!m.row.ok() || m.row.batch == 0)) {
         const int compiles = m.compiles;  // the head start did not hold: search from |lo|
-        m = find_max_batch(setups[p], strategy, lo, hi, setup.device_budget, arena_budgets[p]);
+        m = find_max_batch(setups[p], strategy, lo, hi, setup.device_budget,
+                           setups[p].arena_budget);
         m.compiles += compiles;
       }
       if (m.row.ok() && m.row.batch == 0) {
-        m.row.error = "even batch " + std::to_string(lo) + " does not fit: its device total is " +
-                      format_bytes(m.row.device_bytes()) + " (arena " +
-                      format_bytes(m.row.arena_bytes) + ", persistent " +
-                      format_bytes(m.row.persistent_bytes) + ")";
+        m.row.error =
+            "even batch " + std::to_string(lo) + " does not fit: its device total is " +
+            format_bytes(m.row.device_bytes()) + " (arena " + format_bytes(m.row.arena_bytes) +
+            ", persistent " + format_bytes(m.row.persistent_bytes) +
+            (m.row.widening_bytes > 0 ? ", widening workspace " + format_bytes(m.row.widening_bytes)
+                                      : std::string()) +
+            ")";
       }
       lines[i].row = std::move(m.row);
       lines[i].max_batch = true;
@@ -505,7 +515,7 @@ int run_size(const std::vector<std::string>& argv) {
         lines[i].row.error = budget_errors[p];
         return;
       }
-      lines[i].row = size_row(setups[p], strategy, lines[i].row.batch, arena_budgets[p]);
+      lines[i].row = size_row(setups[p], strategy, lines[i].row.batch, setups[p].arena_budget);
     });
   }
   const double seconds =

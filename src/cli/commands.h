@@ -61,8 +61,9 @@ std::string optimizer_option(const Args& args, const std::string& fallback);
 /// Compile options from |args| for |model|; a bad --optimizer or size is a UsageError.
 compiler::CompileOptions compile_options(const Args& args, const std::string& model);
 
-/// Prints the figures of a compiled plan as "key: value" lines.
-void print_report(const compiler::CompileReport& report);
+/// Prints the figures of a compiled plan for |backend| (its profile's name) as "key: value"
+/// lines.
+void print_report(const compiler::CompileReport& report, const char* backend);
 
 }  // namespace cli
 }  // namespace remat

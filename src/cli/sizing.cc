@@ -38,14 +38,18 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.strategy = strategy;
   o.alignment = setup.alignment;
   if (takes_arena_budget(strategy)) o.arena_budget = arena_budget;
-  // Rows spill to fit the device budget only where the host budget allows it.
-  if (setup.host_budget > 0 && (strategy == "auto" || setup.fixed_rows_spill)) {
+  // Rows spill to fit the device budget only where the host budget allows it. Without an arena
+  // budget, `budget` and `auto` take the device budget, which the compiler turns into an arena
+  // budget at each batch (less the persistent region and the widening workspace).
+  const bool derives_arena = takes_arena_budget(strategy) && arena_budget == 0;
+  if ((setup.host_budget > 0 && (strategy == "auto" || setup.fixed_rows_spill)) || derives_arena) {
     o.device_budget = setup.device_budget;
     if (strategy == "auto") o.host_budget = setup.host_budget;
   }
   o.copy_bandwidth = setup.copy_bandwidth;
   o.compute_rate = setup.compute_rate;
   o.asynchronous_copies = setup.asynchronous_copies;
+  o.widens_in_chunks = setup.widens_in_chunks;
   o.finite_checks = setup.finite_checks;
   o.eval_program = setup.eval_program;
   o.attention = setup.attention;
@@ -94,6 +98,11 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
   row.arena_bytes = r.arena_bytes;
   row.persistent_bytes = r.persistent_bytes;
   row.host_bytes = r.host_bytes;
+  row.widening_bytes = r.widening_bytes;
+  if (takes_arena_budget(strategy) && arena_budget == 0 && setup.device_budget > 0 &&
+      setup.device_budget > r.persistent_bytes + r.widening_bytes) {
+    row.arena_budget = setup.device_budget - r.persistent_bytes - r.widening_bytes;
+  }
   row.spills = r.spilled.size();
   row.lower_bound = r.lower_bound;
   row.step_flops = r.step_flops;

@@ -23,9 +23,10 @@ struct SizeSetup {
   /// The budgets, as in every command (docs/sizing.md, "Budgets").
   /// --arena-budget: arena bytes the `budget` and `auto` rows fit; 0: derived from device_budget.
   uint64_t arena_budget = 0;
-  /// --device-budget: arena + persistent bytes; 0 when none was given. Rows must fit it (the
-  /// fits column, the --max-batch search), spilling checkpoints to host where host_budget lets
-  /// them; without --arena-budget, `budget` and `auto` get this minus the persistent bytes.
+  /// --device-budget: arena + persistent + widening workspace bytes; 0 when none was given. Rows
+  /// must fit it (the fits column, the --max-batch search), spilling checkpoints to host where
+  /// host_budget lets them; without --arena-budget, `budget` and `auto` get this minus the
+  /// persistent bytes and the workspace (the compiler works it out for each batch).
   uint64_t device_budget = 0;
   /// --host-budget: host spill bytes a row may use to fit device_budget; 0: no row spills;
   /// UINT64_MAX: no limit (--device-budget without --host-budget).
@@ -39,6 +40,8 @@ struct SizeSetup {
   double compute_rate = compiler::CompileOptions().compute_rate;
   /// Whether --backend overlaps copies with compute (docs/spilling.md).
   bool asynchronous_copies = compiler::CompileOptions().asynchronous_copies;
+  /// Whether --backend widens 16-bit tensors a chunk at a time (its workspace: precision.h).
+  bool widens_in_chunks = compiler::CompileOptions().widens_in_chunks;
   /// --finite-checks: the non-finite guard (atomic keeps gradients alive until the updates).
   compiler::FiniteChecks finite_checks = compiler::CompileOptions().finite_checks;
   /// --eval-program: whether plans carry an eval program (its arena counts when larger).
@@ -68,6 +71,8 @@ struct SizeRow {
   uint64_t param_bytes = 0;       ///< Part of persistent_bytes holding parameters.
   uint64_t state_bytes = 0;       ///< Part of persistent_bytes holding optimizer state.
   uint64_t host_bytes = 0;        ///< Host spill region (host memory, not device).
+  /// The backend's widening workspace beside the arena (16-bit plans: compiler/precision.h).
+  uint64_t widening_bytes = 0;
   /// Host memory a GPU backend's session of a data-parallel plan takes for its buckets' copies
   /// (plan/allreduce_slots.h); 0 for any other plan, and on the CPU backend.
   uint64_t allreduce_host_bytes = 0;
@@ -90,8 +95,9 @@ struct SizeRow {
   std::vector<uint64_t> live_bytes;
 
   bool ok() const { return error.empty(); }
-  /// Bytes the device holds: arena + persistent (host spill lives in host memory).
-  uint64_t device_bytes() const { return arena_bytes + persistent_bytes; }
+  /// Bytes the device holds: arena + persistent + widening workspace (host spill lives in host
+  /// memory).
+  uint64_t device_bytes() const { return arena_bytes + persistent_bytes + widening_bytes; }
   /// lower_bound / arena_bytes (1 when the arena is empty).
   double efficiency() const;
   /// recomputed_flops / step_flops.

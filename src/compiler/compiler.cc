@@ -31,10 +31,25 @@ const DeviceProfile& target_profile(const std::string& backend) {
 
 namespace {
 
-// The arena budget of strategy 'budget': --arena-budget, or else the device budget less the
-// persistent bytes (parameters and optimizer state: the same whatever the strategy), as
-// `remat size` gives it (docs/sizing.md, "Budgets").
-uint64_t budget_strategy_arena(const Graph& graph, const CompileOptions& options) {
+// What the device budget leaves for the arena and the persistent region once the target
+// backend's widening workspace (|workspace| bytes, beside them on the same device) is set
+// aside: what the strategies and the spill search fit. 0 when no device budget was given.
+uint64_t regions_budget(const CompileOptions& options, uint64_t workspace) {
+  if (options.device_budget == 0) return 0;
+  if (workspace >= options.device_budget) {
+    throw CompileError("the widening workspace alone (" + std::to_string(workspace) +
+                       " bytes beside the arena, for the plan's 16-bit tensors) fills the device "
+                       "budget of " +
+                       std::to_string(options.device_budget) + " bytes");
+  }
+  return options.device_budget - workspace;
+}
+
+// The arena budget of strategy 'budget': --arena-budget, or else |regions| (the device budget
+// less the widening workspace) less the persistent bytes (parameters and optimizer state: the
+// same whatever the strategy), as `remat size` gives it (docs/sizing.md, "Budgets").
+uint64_t budget_strategy_arena(const Graph& graph, const CompileOptions& options,
+                               uint64_t regions) {
   if (options.arena_budget > 0) return options.arena_budget;
   if (options.device_budget == 0) {
     throw CompileError(
@@ -42,19 +57,31 @@ uint64_t budget_strategy_arena(const Graph& graph, const CompileOptions& options
         "(--device-budget BYTES)");
   }
   const uint64_t persistent = plan_memory(graph, options.alignment).persistent_size;
-  if (persistent >= options.device_budget) {
-    throw CompileError("strategy 'budget': the persistent region alone (" +
-                       std::to_string(persistent) + " bytes) fills the device budget of " +
-                       std::to_string(options.device_budget) + " bytes");
+  if (persistent >= regions) {
+    throw CompileError(
+        "strategy 'budget': the persistent region alone (" + std::to_string(persistent) +
+        " bytes) fills the device budget of " + std::to_string(options.device_budget) + " bytes" +
+        (regions < options.device_budget
+             ? " less the widening workspace's " + std::to_string(options.device_budget - regions)
+             : ""));
   }
-  return options.device_budget - persistent;
+  return regions - persistent;
 }
 
 // The strategies and the spill search met their budgets without the eval program, which is
 // placed apart and needs less than a step; should it ever need more, the plan is refused here.
-void check_budgets_hold(const CompileOptions& options, const MemoryPlan& memory) {
+// So is a plan whose final widening workspace (|workspace|) outgrew the one they were given.
+void check_budgets_hold(const CompileOptions& options, const MemoryPlan& memory,
+                        uint64_t workspace) {
+  const uint64_t device = memory.arena_size + memory.persistent_size + workspace;
+  if (options.device_budget > 0 && device > options.device_budget &&
+      memory.eval_arena_size <= memory.step_arena_size) {
+    throw CompileError("the widening workspace (" + std::to_string(workspace) +
+                       " bytes) takes the plan to " + std::to_string(device) +
+                       " bytes, over the device budget of " +
+                       std::to_string(options.device_budget));
+  }
   if (memory.eval_arena_size <= memory.step_arena_size) return;
-  const uint64_t device = memory.arena_size + memory.persistent_size;
   const bool over_budget = (options.strategy == "budget" || options.strategy == "auto") &&
                            options.arena_budget > 0 && memory.arena_size > options.arena_budget;
   const bool over_device = options.device_budget > 0 && device > options.device_budget;
@@ -106,8 +133,12 @@ CompileResult compile(const CompileOptions& options) {
   if (!(options.copy_bandwidth > 0) || !(options.compute_rate > 0)) {
     throw CompileError("copy bandwidth and compute rate must be positive");
   }
+  // Recomputation repeats ops and spills add copies, which widen nothing new: the workspace of
+  // the step's ops is the plan's (check_budgets_hold checks it).
+  const uint64_t workspace = widening_bytes(result.graph, options.widens_in_chunks);
+  const uint64_t regions = regions_budget(options, workspace);
   SpillOptions spill;
-  spill.device_budget = options.device_budget;
+  spill.device_budget = regions;
   spill.copy_bandwidth = options.copy_bandwidth;
   spill.compute_rate = options.compute_rate;
   spill.asynchronous_copies = options.asynchronous_copies;
@@ -118,11 +149,21 @@ CompileResult compile(const CompileOptions& options) {
   if (options.strategy == "auto") {
     AutoOptions automatic;
     automatic.arena_budget = options.arena_budget;
-    automatic.device_budget = options.device_budget;
+    automatic.device_budget = regions;
     automatic.host_budget = options.host_budget;
     automatic.cost = spill;
     automatic.smallest = options.auto_smallest;
-    AutoSchedule chosen = auto_schedule(result.graph, forward_ops, automatic);
+    AutoSchedule chosen;
+    try {
+      chosen = auto_schedule(result.graph, forward_ops, automatic);
+    } catch (const NoScheduleFits& e) {  // its message and device bytes with the workspace
+      if (regions == 0 || workspace == 0) throw;
+      throw NoScheduleFits(std::string(e.what()) + " (the device budget of " +
+                               std::to_string(options.device_budget) +
+                               " bytes less the widening workspace's " + std::to_string(workspace) +
+                               ")",
+                           e.smallest_device + workspace);
+    }
     result.graph = std::move(chosen.graph);
     checkpoints = std::move(chosen.checkpoints);
     nested = std::move(chosen.nested);
@@ -133,9 +174,9 @@ CompileResult compile(const CompileOptions& options) {
     r.exhaustive = chosen.exhaustive;
   } else {
     if (options.strategy == "budget") {
-      checkpoints =
-          budget_checkpoints(result.graph, forward_ops,
-                             budget_strategy_arena(result.graph, options), options.alignment);
+      checkpoints = budget_checkpoints(result.graph, forward_ops,
+                                       budget_strategy_arena(result.graph, options, regions),
+                                       options.alignment);
     } else if (options.strategy == "sqrt") {
       checkpoints = sqrt_checkpoints(result.graph, forward_ops, options.alignment);
     } else {
@@ -152,7 +193,8 @@ CompileResult compile(const CompileOptions& options) {
   r.predicted_seconds = predicted_step_seconds(result.graph, spill);
   if (options.eval_program) append_eval_program(result.graph, forward);
   result.memory = plan_memory(result.graph, options.alignment);
-  check_budgets_hold(options, result.memory);
+  r.widening_bytes = widening_bytes(result.graph, options.widens_in_chunks);
+  check_budgets_hold(options, result.memory, r.widening_bytes);
 
   r.model = options.model;
   r.strategy = options.strategy;
@@ -169,7 +211,6 @@ CompileResult compile(const CompileOptions& options) {
   r.arena_budget = options.arena_budget;
   r.matmul_precision = options.matmul_precision;
   r.precision = options.precision;
-  r.widening_bytes = widening_bytes(result.graph);
   if (loss_scale.dynamic) {
     char text[96];
     std::snprintf(text, sizeof(text), "dynamic:init=%.9g,interval=%u",

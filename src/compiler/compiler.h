@@ -37,8 +37,9 @@ struct CompileOptions {
   uint64_t seed = 0;              ///< RNG seed for initial params and dropout.
   std::string strategy = "none";  ///< Checkpoint strategy.
   /// The three budgets (docs/sizing.md, "Budgets"): each means one quantity everywhere.
-  uint64_t arena_budget = 0;   ///< Arena bytes strategies "budget" and "auto" fit (0: none).
-  uint64_t device_budget = 0;  ///< Arena + persistent bytes to fit by spilling (0: none).
+  uint64_t arena_budget = 0;  ///< Arena bytes strategies "budget" and "auto" fit (0: none).
+  /// Arena + persistent + widening workspace bytes to fit by spilling (0: none).
+  uint64_t device_budget = 0;
   uint64_t host_budget =
       UINT64_MAX;  ///< Host spill bytes strategy "auto" may use (0: no spilling).
   /// Strategy "auto" returns the fitting schedule with the fewest device bytes, not the
@@ -52,6 +53,8 @@ struct CompileOptions {
   bool asynchronous_copies = kCpuProfile.asynchronous_copies;
   /// Region alignment: the target backend's (CPU 64, GPUs 256).
   uint32_t alignment = kCpuProfile.alignment;
+  /// How the target backend widens 16-bit tensors, which sets its workspace (precision.h).
+  bool widens_in_chunks = kCpuProfile.widens_in_chunks;
   /// The non-finite guard (compiler/finite_checks.h).
   FiniteChecks finite_checks = FiniteChecks::kOn;
   /// Whether the plan carries an eval program (compiler/eval_program.h).
@@ -72,12 +75,13 @@ struct CompileOptions {
   /// (compiler/data_parallel.h).
   DataParallel data_parallel;
 
-  /// Plans for |profile|'s device: takes its alignment and spill cost model.
+  /// Plans for |profile|'s device: takes its alignment, spill cost model and widening.
   void target(const DeviceProfile& profile) {
     copy_bandwidth = profile.copy_bandwidth;
     compute_rate = profile.compute_rate;
     asynchronous_copies = profile.asynchronous_copies;
     alignment = profile.alignment;
+    widens_in_chunks = profile.widens_in_chunks;
   }
 };
 
@@ -102,10 +106,12 @@ struct CompileReport {
   Precision precision = Precision::kFp32;                     ///< How activations are stored.
   std::string loss_scale = "off";  ///< "off", or "dynamic:init=S,interval=N".
   size_t allreduce_buckets = 0;    ///< Data-parallel buckets of a step (0: not data-parallel).
-  /// The CPU backend's widening workspace for this plan (compiler/precision.h), beside the arena.
+  /// The target backend's widening workspace for this plan (compiler/precision.h), beside the
+  /// arena on the same device: a device budget counts it.
   uint64_t widening_bytes = 0;
   size_t fused_attention_ops = 0;  ///< attention ops in the plan's forward pass.
-  uint64_t device_budget = 0;      ///< The device budget (arena + persistent) met (0: none given).
+  /// The device budget (arena + persistent + widening) met (0: none given).
+  uint64_t device_budget = 0;
   uint64_t host_budget = UINT64_MAX;  ///< The host spill budget given (UINT64_MAX: none).
   std::vector<std::string> spilled;   ///< Checkpoints copied to host and back.
   double copy_seconds = 0,

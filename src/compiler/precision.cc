@@ -75,11 +75,11 @@ bool runs_per_element(const Graph& graph, const Op& op) {
 
 }  // namespace
 
-uint64_t widening_bytes(const Graph& graph) {
+uint64_t widening_bytes(const Graph& graph, bool in_chunks) {
   uint64_t most = 0;
   for (const Op& op : graph.ops) {
     if (op_info(static_cast<uint16_t>(op.code))->dtypes == OpDtypes::kAnyDtype) continue;
-    if (runs_per_element(graph, op)) continue;  // widened a chunk at a time on the stack
+    if (in_chunks && runs_per_element(graph, op)) continue;  // a chunk at a time on the stack
     std::vector<int> seen;
     uint64_t bytes = 0;
     auto is_half = [&](int t) {
@@ -104,7 +104,7 @@ uint64_t widening_bytes(const Graph& graph) {
     // Fused attention widens a chunk of its batch at a time (backends/cpu/widening.h:
     // batch_chunk_items): its rank-3 tensors take the chunk's items.
     int64_t batch = 1, items = 1;
-    if (computes_per_batch_item(static_cast<uint16_t>(op.code)) && !seen.empty()) {
+    if (in_chunks && computes_per_batch_item(static_cast<uint16_t>(op.code)) && !seen.empty()) {
       batch = graph.tensors[static_cast<size_t>(op.outputs[0])].shape[0];
       uint64_t item_bytes = 0;
       for (int t : seen) {

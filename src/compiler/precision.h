@@ -34,14 +34,16 @@ remat_dtype activation_dtype(Precision precision);
 /// parameters and state keep their dtypes. Autodiff then gives each gradient its tensor's dtype.
 void apply_precision(Graph& graph, Precision precision);
 
-/// The bytes the CPU backend allocates beside the arena to run |graph|'s 16-bit tensors in
-/// float32 (backends/cpu/widening.h: cpu_widening_bytes, docs/precision.md): the most, over the
-/// ops that compute (not spill, prefetch or wait) and are not widened a chunk at a time on the
-/// stack (the elementwise ops: plan/ops.h computes_per_element), of 4 bytes an element of each
-/// distinct 16-bit tensor the op reads or writes, each rounded up to 64 bytes; fused attention
-/// (computes_per_batch_item) counts its rank-3 tensors for widening_chunk_items() of its batch.
-/// 0 for a plan without 16-bit tensors.
-uint64_t widening_bytes(const Graph& graph);
+/// The bytes a backend allocates beside the arena to run |graph|'s 16-bit tensors in float32
+/// (docs/precision.md): the most, over the ops that compute (not spill, prefetch or wait), of 4
+/// bytes an element of each distinct 16-bit tensor the op reads or writes, each rounded up to 64
+/// bytes (backends/shared/widening_slices.h: widening_bytes). With |in_chunks| (the CPU backend,
+/// DeviceProfile::widens_in_chunks: backends/cpu/widening.h, cpu_widening_bytes) the ops widened a
+/// chunk at a time on the stack (the elementwise ops: plan/ops.h computes_per_element) count
+/// nothing and fused attention (computes_per_batch_item) counts its rank-3 tensors for
+/// widening_chunk_items() of its batch; without it (the GPU backends) every op counts its whole
+/// tensors. 0 for a plan without 16-bit tensors.
+uint64_t widening_bytes(const Graph& graph, bool in_chunks);
 
 }  // namespace compiler
 }  // namespace remat

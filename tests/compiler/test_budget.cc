@@ -3,6 +3,7 @@
 // the split points' regular schedules that fits.
 #include "tests/cmocka_cpp.h"
 
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -220,6 +221,54 @@ static void a_device_budget_gives_budget_its_arena_less_the_persistent_bytes(voi
   fail_msg("a device budget the persistent region fills was accepted");
 }
 
+// A 16-bit plan's device budget holds the target backend's widening workspace too (the float32
+// copies of one op's 16-bit tensors, beside the arena): `budget` and `auto` fit what it leaves,
+// each backend's figure by its own rule, and a budget the workspace fills is refused by name.
+static void a_device_budget_holds_the_widening_workspace(void**) {
+  remat::compiler::CompileOptions o;
+  o.model = "transformer:layers=2,hidden=64,heads=2,ffn=256,seq=32,vocab=100,classes=2";
+  o.batch = 8;
+  o.precision = remat::compiler::Precision::kBf16;
+  const auto none = remat::compiler::compile(o).report;
+  assert_true(none.widening_bytes > 0);
+  o.target(remat::compiler::target_profile("opencl"));  // widens every op whole
+  const uint64_t whole = remat::compiler::compile(o).report.widening_bytes;
+  std::printf("workspace: %llu bytes on the cpu, %llu on opencl\n",
+              static_cast<unsigned long long>(none.widening_bytes),
+              static_cast<unsigned long long>(whole));
+  assert_true(whole > none.widening_bytes);  // GELU's gradient, widened whole
+  for (const char* backend : {"cpu", "opencl"}) {
+    o.target(remat::compiler::target_profile(backend));
+    o.strategy = "none";
+    const auto unbudgeted = remat::compiler::compile(o).report;
+    // Room for the regions as `none` plans them, and half the workspace beside them.
+    o.device_budget =
+        unbudgeted.arena_bytes + unbudgeted.persistent_bytes + unbudgeted.widening_bytes / 2;
+    for (const char* strategy : {"budget", "auto"}) {
+      o.strategy = strategy;
+      const auto fitted = remat::compiler::compile(o).report;
+      const uint64_t device = fitted.arena_bytes + fitted.persistent_bytes + fitted.widening_bytes;
+      std::printf("%s, %s: arena %llu + persistent %llu + workspace %llu of %llu\n", backend,
+                  strategy, static_cast<unsigned long long>(fitted.arena_bytes),
+                  static_cast<unsigned long long>(fitted.persistent_bytes),
+                  static_cast<unsigned long long>(fitted.widening_bytes),
+                  static_cast<unsigned long long>(o.device_budget));
+      assert_int_equal(fitted.widening_bytes, unbudgeted.widening_bytes);
+      assert_true(device <= o.device_budget);
+      assert_true(fitted.arena_bytes < unbudgeted.arena_bytes);
+    }
+    o.strategy = "budget";
+    o.device_budget = unbudgeted.widening_bytes;
+    try {
+      remat::compiler::compile(o);
+      fail_msg("%s: a device budget the widening workspace fills was accepted", backend);
+    } catch (const remat::compiler::CompileError& e) {
+      assert_non_null(std::strstr(e.what(), "the widening workspace alone"));
+    }
+    o.device_budget = 0;
+  }
+}
+
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(dynamic_program_agrees_with_brute_force_on_random_chains),
@@ -231,6 +280,7 @@ int main() {
       cmocka_unit_test(a_budget_too_small_says_what_the_smallest_schedule_needs),
       cmocka_unit_test(budget_without_bytes_is_an_error),
       cmocka_unit_test(a_device_budget_gives_budget_its_arena_less_the_persistent_bytes),
+      cmocka_unit_test(a_device_budget_holds_the_widening_workspace),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
