@@ -4,6 +4,7 @@
 #include "backends/cpu/conv/winograd.h"
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/parallel.h"
 #include "backends/shared/op_table.h"
 #include "plan/op_subset.h"
 
@@ -28,7 +29,7 @@ constexpr OpTable<Kernel> kTable = make_table();
 Kernel kernel_for(uint16_t code) { return kTable.find(code); }
 
 size_t scratch_bytes(uint32_t threads) {
-  return (static_cast<size_t>(threads > 0 ? threads : 1) * kGemmPackFloats +
+  return (static_cast<size_t>(threads > 0 ? threads : 1) * (kGemmPackFloats + kProductStripFloats) +
           kWinogradFilterFloats) *
          sizeof(float);
 }

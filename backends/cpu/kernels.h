@@ -30,7 +30,8 @@ struct KernelArgs {
 
 /// Bytes of scratch memory the kernels need with |threads| threads: GEMM packing for each, then
 /// what the Winograd convolutions' threads share: their transformed filters, or their weight
-/// gradients' parts of sums (conv/winograd.h).
+/// gradients' parts of sums (conv/winograd.h); then a product's float32 strip of a 16-bit C for
+/// each (parallel.h: product_strip).
 /// The backend obtains it once, at creation, and passes it in every KernelArgs.
 size_t scratch_bytes(uint32_t threads);
 

@@ -6,8 +6,10 @@
 
 #include <stdint.h>
 
+#include "backends/cpu/conv/winograd.h"
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/kernels.h"
+#include "plan/op_subset.h"
 #include "runtime/port.h"
 
 namespace remat {
@@ -27,6 +29,20 @@ inline float* gemm_pack(const KernelArgs& a, uint32_t worker) {
 inline float* shared_scratch(const KernelArgs& a) {
   return static_cast<float*>(a.scratch) +
          static_cast<int64_t>(a.threads > 0 ? a.threads : 1) * kGemmPackFloats;
+}
+
+/// Rows and columns of the float32 strip in which a matrix product sums a 16-bit C (ops/matmul.cc)
+/// before it rounds it; none in a build without 16-bit floats (plan/op_subset.h).
+constexpr int64_t kProductStripRows = 64;
+constexpr int64_t kProductStripCols = 256;
+constexpr int64_t kProductStripFloats =
+    kBuildHalfFloats ? kProductStripRows * kProductStripCols : 0;
+
+/// Thread |worker|'s strip for a product's 16-bit C: kProductStripFloats floats past the shared
+/// scratch.
+inline float* product_strip(const KernelArgs& a, uint32_t worker) {
+  return shared_scratch(a) + kWinogradFilterFloats +
+         static_cast<int64_t>(worker) * kProductStripFloats;
 }
 
 /// Calls body(begin, end, worker) on disjoint parts covering [0, count), at most one per

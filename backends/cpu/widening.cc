@@ -43,6 +43,14 @@ void round_to_half(const KernelArgs& args, uint8_t dtype, const float* from, flo
   });
 }
 
+// |call|'s slices on the CPU: none for an input its kernel reads in 16 bits as it is.
+WideningSlices cpu_slices(const OpCall& call) {
+  for (int i = 0; i < call.num_inputs; ++i) {
+    if (reads_16_bit_input(call, i)) return widening_slices(call, i);
+  }
+  return widening_slices(call);
+}
+
 bool same_tensor(const TensorRef& x, const TensorRef& y) {
   return x.region == y.region && x.offset == y.offset;
 }
@@ -151,6 +159,64 @@ OpCall batch_chunk_call(const OpCall& call, int64_t first, int64_t count, OpCall
 
 remat_status run_widened_whole(Kernel kernel, const KernelArgs& args, void* workspace);
 
+// The bytes of a product operand's 16-bit copy in the workspace.
+uint64_t half_copy_bytes(const TensorRef& t) {
+  return (static_cast<uint64_t>(t.numel) * 2 + kWideningAlignment - 1) / kWideningAlignment *
+         kWideningAlignment;
+}
+
+// Operand |i| of a product that rounds it (rounds_operand) as another operand's copy holds it
+// already: the index of that operand, else -1.
+int same_rounded_operand(const OpCall& call, int i) {
+  return i == 1 && rounds_operand(call, 0) && same_tensor(*call.inputs[0], *call.inputs[1]) ? 0
+                                                                                            : -1;
+}
+
+// run_widened() for a product_reads_16_bit() call: its operands of another dtype than the
+// product's rounded into 16-bit copies in the workspace, then the kernel on the operands in 16
+// bits (it rounds a 16-bit output itself).
+remat_status run_product(Kernel kernel, const KernelArgs& args, void* workspace) {
+  const OpCall& call = *args.call;
+  const uint8_t product = product_operand_dtype(call);
+  OpCallLists lists;
+  OpCall part = lists.adopt(call);
+  TensorRef refs[2];
+  KernelArgs w = args;
+  w.call = &part;
+  uint8_t* at = static_cast<uint8_t*>(workspace);
+  for (int i = 0; i < 2; ++i) {
+    if (!rounds_operand(call, i)) continue;
+    const TensorRef& t = *call.inputs[i];
+    refs[i] = t;
+    refs[i].dtype = product;
+    refs[i].bytes = static_cast<uint64_t>(t.numel) * 2;
+    lists.in[i] = &refs[i];
+    const int same = same_rounded_operand(call, i);
+    if (same >= 0) {
+      w.in[i] = w.in[same];
+      continue;
+    }
+    uint16_t* copy = reinterpret_cast<uint16_t*>(at);
+    if (is_half_float(t.dtype)) {  // the other 16-bit type: exact in float32 on the way
+      constexpr int64_t kChunk = 1024;
+      parallel_for(args, t.numel, kConvertGrain, [&](int64_t begin, int64_t end, uint32_t) {
+        float wide[kChunk];
+        const uint16_t* x = static_cast<const uint16_t*>(args.in[i]);
+        for (int64_t k = begin; k < end; k += kChunk) {
+          const int64_t count = end - k < kChunk ? end - k : kChunk;
+          widen_span(t.dtype, x + k, wide, count);
+          narrow_span(product, wide, copy + k, count);
+        }
+      });
+    } else {
+      narrow(args, product, static_cast<const float*>(args.in[i]), copy, t.numel);
+    }
+    w.in[i] = copy;
+    at += half_copy_bytes(t);
+  }
+  return kernel(w);
+}
+
 // run_widened() for an op that computes_per_batch_item(), batch_chunk_items() at a time: each
 // chunk's tensors widened into the workspace and the kernel run on them, with its threads. The
 // kernel computes every item from that item's inputs alone, so the bits are those of the
@@ -185,9 +251,18 @@ remat_status run_in_batch_chunks(Kernel kernel, const KernelArgs& args, void* wo
 
 }  // namespace
 
+uint64_t product_slice_bytes(const OpCall& call) {
+  uint64_t bytes = 0;
+  for (int i = 0; i < 2; ++i) {
+    if (rounds_operand(call, i) && same_rounded_operand(call, i) < 0)
+      bytes += half_copy_bytes(*call.inputs[i]);
+  }
+  return bytes;
+}
+
 int64_t batch_chunk_items(const OpCall& call) {
   if (!computes_per_batch_item(call.code) || !runs_widened(call)) return 0;
-  const WideningSlices s = widening_slices(call);
+  const WideningSlices s = cpu_slices(call);
   const int64_t batch = batch_of(call);
   uint64_t item_bytes = 0;
   for (int k = 0; k < s.count; ++k) {
@@ -210,8 +285,9 @@ bool runs_per_element(const OpCall& call) {
 
 uint64_t cpu_widening_bytes(const OpCall& call) {
   if (runs_per_element(call)) return 0;
+  if (product_reads_16_bit(call)) return product_slice_bytes(call);
   const int64_t items = batch_chunk_items(call);
-  if (items == 0) return widening_bytes(call);
+  if (items == 0) return cpu_slices(call).bytes;
   OpCallLists lists;
   TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
   return widening_bytes(batch_chunk_call(call, 0, items, lists, refs));
@@ -234,23 +310,24 @@ bool reads_16_bit_input(const OpCall& call, int i) {
          is_half_float(call.inputs[0]->dtype);
 }
 
-bool takes_bf16_operands(const OpCall& call) {
-  const bool product = call.code == static_cast<uint16_t>(OpCode::kMatMul) ||
-                       call.code == static_cast<uint16_t>(OpCode::kHeadMatMul);
-  if (!product || product_operand_dtype(call) != REMAT_DTYPE_BF16 || !bf16_gemm_available()) {
-    return false;
+bool product_reads_16_bit(const OpCall& call) {
+  const bool matmul = call.code == static_cast<uint16_t>(OpCode::kMatMul);
+  if (!matmul && call.code != static_cast<uint16_t>(OpCode::kHeadMatMul)) return false;
+  if (product_operand_dtype(call) == REMAT_DTYPE_F32) return false;
+  for (int j = 2; j < call.num_inputs; ++j) {  // a bias: float32, and no operand
+    if (call.inputs[j]->dtype != REMAT_DTYPE_F32) return false;
+    if (same_tensor(*call.inputs[0], *call.inputs[j]) ||
+        same_tensor(*call.inputs[1], *call.inputs[j]))
+      return false;
   }
-  for (int i = 0; i < 2; ++i) {
-    // bfloat16, or float32 narrowed as it is read; and not read as another input too.
-    const uint8_t dtype = call.inputs[i]->dtype;
-    if (dtype != REMAT_DTYPE_BF16 && dtype != REMAT_DTYPE_F32) return false;
-    for (int j = 2; j < call.num_inputs; ++j) {
-      if (same_tensor(*call.inputs[i], *call.inputs[j])) return false;
-    }
-  }
+  // A 16-bit output of a reduce-mode sum would need its whole float32 sums (widened instead).
+  return !(matmul && is_half_float(call.outputs[0]->dtype) &&
+           matmul_shape(call).mode == MatmulMode::kReduce);
+}
+
+bool matmul_on_bf16_engine(const OpCall& call) {
+  if (!bf16_gemm_available()) return false;
   if (call.code != static_cast<uint16_t>(OpCode::kMatMul)) return true;
-  // bf16_gemm takes alpha only with beta 0; the reduce mode sums its batch with beta 1, but for
-  // one product over the stacked batch (A transposed, B not).
   const MatmulShape shape = matmul_shape(call);
   return shape.mode != MatmulMode::kReduce || (shape.trans_a && !shape.trans_b) ||
          fattr(call, attr::matmul::alpha) == 1.0f;
@@ -259,6 +336,7 @@ bool takes_bf16_operands(const OpCall& call) {
 remat_status run_widened(Kernel kernel, const KernelArgs& args, void* workspace) {
   const OpCall& call = *args.call;
   if (runs_per_element(call)) return run_per_element(kernel, args);
+  if (product_reads_16_bit(call)) return run_product(kernel, args, workspace);
   const int64_t items = batch_chunk_items(call);
   if (items > 0) return run_in_batch_chunks(kernel, args, workspace, items);
   return run_widened_whole(kernel, args, workspace);
@@ -269,7 +347,7 @@ namespace {
 // run_widened() of a whole call: every 16-bit tensor widened into its slice at once.
 remat_status run_widened_whole(Kernel kernel, const KernelArgs& args, void* workspace) {
   const OpCall& call = *args.call;
-  const WideningSlices s = widening_slices(call);
+  const WideningSlices s = cpu_slices(call);
   uint8_t* base = static_cast<uint8_t*>(workspace);
   // The call the kernel sees: the same op over float32 views of the 16-bit tensors.
   OpCallLists lists;
@@ -279,26 +357,10 @@ remat_status run_widened_whole(Kernel kernel, const KernelArgs& args, void* work
   w.call = &wide;
   bool converted[kMaxWidenedTensors] = {};
   const uint8_t product = product_operand_dtype(call);
-  const bool bf16_operands = takes_bf16_operands(call);
   for (int i = 0; i < call.num_inputs; ++i) {
     const TensorRef& t = *call.inputs[i];
     const bool rounded = rounds_operand(call, i);
     if (reads_16_bit_input(call, i)) continue;  // the kernel reads it as it is
-    if (bf16_operands && i < 2) {
-      if (!rounded) continue;  // bfloat16 already: read as it is.
-      // A float32 operand narrowed into the first half of its slice.
-      const int k = s.find(t);
-      uint16_t* slice = reinterpret_cast<uint16_t*>(base + s.offset[k]);
-      if (!converted[k])
-        narrow(args, product, static_cast<const float*>(args.in[i]), slice, t.numel);
-      converted[k] = true;
-      refs[i] = t;
-      refs[i].dtype = product;
-      refs[i].bytes = static_cast<uint64_t>(t.numel) * 2;
-      lists.in[i] = &refs[i];
-      w.in[i] = slice;
-      continue;
-    }
     if (!is_half_float(t.dtype) && !rounded) continue;
     const int k = s.find(t);
     float* slice = reinterpret_cast<float*>(base + s.offset[k]);

@@ -1,18 +1,18 @@
 // How the CPU backend runs an op whose tensors include 16-bit floats (REMAT_DTYPE_F16, BF16):
 // by widening. Every distinct 16-bit tensor of the call (distinct by region and offset) gets a
 // float32 slice of one workspace; inputs are converted into their slices, the float32 kernel
-// runs on the slices (but for a bfloat16 product on bf16_gemm(), AMX or AVX512-BF16, which
-// reads its operands in bfloat16: takes_bf16_operands), and each 16-bit output is rounded once
-// from its slice back into its tensor. An output that is an input (an update in place) shares the
-// input's slice, so it starts from the input's values; no other output is read before it is written
-// (the kernels overwrite their outputs: op_catalogue.h), so no other output is converted in. Ops
-// that move bytes of any dtype (the catalogue's kAnyDtype: spill, prefetch, wait) run as they are.
-// Two ways around the float32 copies give the same bits with less memory traffic: an op computed
-// element by element (add, the activations: runs_per_element) goes through its tensors a chunk
-// at a time on the stack, and reduce_leading reads its 16-bit input as it is, widening a row at
-// a time (reads_16_bit_input). One gives the same bits with less memory: fused attention, which
-// computes each batch item alone, widens a chunk of items at a time (batch_chunk_items), so its
-// slices stay near kWideningChunkBytes whatever the batch.
+// runs on the slices, and each 16-bit output is rounded once from its slice back into its
+// tensor. The matrix products are the exception (product_reads_16_bit): they read their 16-bit
+// operands as they are and round a 16-bit output a strip at a time. An output that is an input (an
+// update in place) shares the input's slice, so it starts from the input's values; no other output
+// is read before it is written (the kernels overwrite their outputs: op_catalogue.h), so no other
+// output is converted in. Ops that move bytes of any dtype (the catalogue's kAnyDtype: spill,
+// prefetch, wait) run as they are. Two ways around the float32 copies give the same bits with less
+// memory traffic: an op computed element by element (add, the activations: runs_per_element) goes
+// through its tensors a chunk at a time on the stack, and reduce_leading reads its 16-bit input as
+// it is, widening a row at a time (reads_16_bit_input). One gives the same bits with less memory:
+// fused attention, which computes each batch item alone, widens a chunk of items at a time
+// (batch_chunk_items), so its slices stay near kWideningChunkBytes whatever the batch.
 //
 // Which ops run widened and their slices are the rule the GPU backends share
 // (backends/shared/widening_slices.h). The workspace is obtained once, at session creation
@@ -29,11 +29,26 @@
 namespace remat {
 namespace cpu {
 
-/// Whether |call|, a 16-bit plan's matrix product, takes its operands A and B in bfloat16 as
-/// they are (a float32 one narrowed) for bf16_gemm() (AMX or AVX512-BF16), instead of widened: a
-/// bfloat16 product (product_operand_dtype) on a CPU where bf16_gemm_available(), in a shape
-/// mode bf16_gemm takes. Its output is widened as any 16-bit output.
-bool takes_bf16_operands(const OpCall& call);
+/// Whether |call|, a 16-bit plan's matrix product (matmul, head_matmul), runs on its operands A
+/// and B in 16 bits as they are instead of widened: its float32 inputs past B (a bias) and, in
+/// matmul's reduce mode, its float32 output, which sums the batch, are what it needs. Operands of
+/// another dtype than the product's (product_operand_dtype: a float32 weight) are first rounded
+/// into a 16-bit slice of the workspace (product_slice_bytes). The kernel (ops/matmul.cc) runs
+/// bfloat16 operands on bf16_gemm() where the CPU has AMX or AVX512-BF16 and the shape suits
+/// it, others on the packed engine, which widens them while it packs them (gemm/half_panels.h);
+/// a 16-bit output is summed in float32 a strip at a time in the thread's scratch, the bias
+/// added, and rounded once. Those sums run in their engine's order, not OpenBLAS's.
+bool product_reads_16_bit(const OpCall& call);
+
+/// Bytes of workspace a product_reads_16_bit() |call| takes: a 16-bit copy of each operand of
+/// another dtype than the product's (rounds_operand; one where A and B are the same tensor), 2
+/// bytes an element rounded up to kWideningAlignment.
+uint64_t product_slice_bytes(const OpCall& call);
+
+/// Whether matmul |call|, whose operands are bfloat16, runs on bf16_gemm(): the CPU has its
+/// engines and bf16_gemm takes the shape (alpha only with beta 0, and the reduce mode sums its
+/// batch with beta 1 but for one product over the stacked batch).
+bool matmul_on_bf16_engine(const OpCall& call);
 
 /// Inputs an op that runs_per_element() has at most.
 constexpr int kMaxPerElementInputs = 2;
@@ -65,9 +80,12 @@ bool attention_reads_bf16(const OpCall& call);
 int64_t batch_chunk_items(const OpCall& call);
 
 /// Bytes of workspace run_widened() uses for |call|: widening_bytes(), but none for a call that
-/// runs_per_element() (its chunks are on the threads' stacks), and a chunk's for a call with
-/// batch_chunk_items(). The backend's workspace is the most of any op of the plan; `remat
-/// compile` states the same figure (compiler/precision.h).
+/// runs_per_element() (its chunks are on the threads' stacks), a chunk's for a call with
+/// batch_chunk_items(), none for an input the kernel reads as it is (reads_16_bit_input), and
+/// for a product_reads_16_bit() call the 16-bit copies of its operands of another dtype only (2
+/// bytes an element, rounded up to kWideningAlignment each). The backend's
+/// workspace is the most of any op of the plan; `remat compile` states the same figure
+/// (compiler/precision.h).
 uint64_t cpu_widening_bytes(const OpCall& call);
 
 /// Whether input |i| of |call| is a 16-bit tensor its float32 kernel reads as it is, widening as

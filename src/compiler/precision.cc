@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "plan/matmul_shape.h"
 #include "plan/ops.h"
 
 namespace remat {
@@ -73,6 +74,45 @@ bool runs_per_element(const Graph& graph, const Op& op) {
   return true;
 }
 
+bool is_half(const Graph& graph, int t) {
+  const uint8_t dtype = graph.tensors[static_cast<size_t>(t)].dtype;
+  return dtype == REMAT_DTYPE_BF16 || dtype == REMAT_DTYPE_F16;
+}
+
+// backends/cpu/widening.h's product_reads_16_bit() of |op| (a matmul or head_matmul with a 16-bit
+// operand or output): its inputs past B float32 and neither operand, and no 16-bit output of a
+// reduce-mode sum. Then the CPU holds a 16-bit copy (2 bytes an element, 64-byte rounded) of
+// each operand of another dtype than the product's only; returns those bytes in |bytes|.
+bool product_reads_16_bit(const Graph& graph, const Op& op, uint64_t* bytes) {
+  const bool matmul = op.code == OpCode::kMatMul;
+  if (!matmul && op.code != OpCode::kHeadMatMul) return false;
+  const int a = op.inputs[0], b = op.inputs[1], c = op.outputs[0];
+  const int half = is_half(graph, a) ? a : is_half(graph, b) ? b : is_half(graph, c) ? c : -1;
+  if (half < 0) return false;
+  for (size_t j = 2; j < op.inputs.size(); ++j) {
+    if (is_half(graph, op.inputs[j]) || op.inputs[j] == a || op.inputs[j] == b) return false;
+  }
+  if (matmul && is_half(graph, c)) {
+    auto shape = [&](int t) -> const std::vector<int64_t>& {
+      return graph.tensors[static_cast<size_t>(t)].shape;
+    };
+    auto numel = [&](int t) { return graph.tensors[static_cast<size_t>(t)].numel(); };
+    const MatmulShape s =
+        matmul_shape(shape(a).data(), static_cast<int>(shape(a).size()), numel(a), shape(b).data(),
+                     static_cast<int>(shape(b).size()), numel(b), shape(c).data(),
+                     static_cast<int>(shape(c).size()), numel(c), false, false);
+    if (s.mode == MatmulMode::kReduce) return false;
+  }
+  const uint8_t product = graph.tensors[static_cast<size_t>(half)].dtype;
+  *bytes = 0;
+  const int operands = b == a ? 1 : 2;  // one copy of an operand that is A and B
+  for (int i = 0; i < operands; ++i) {
+    const Tensor& t = graph.tensors[static_cast<size_t>(op.inputs[static_cast<size_t>(i)])];
+    if (t.dtype != product) *bytes += (static_cast<uint64_t>(t.numel()) * 2 + 63) / 64 * 64;
+  }
+  return true;
+}
+
 }  // namespace
 
 uint64_t widening_bytes(const Graph& graph, bool in_chunks) {
@@ -80,26 +120,31 @@ uint64_t widening_bytes(const Graph& graph, bool in_chunks) {
   for (const Op& op : graph.ops) {
     if (op_info(static_cast<uint16_t>(op.code))->dtypes == OpDtypes::kAnyDtype) continue;
     if (in_chunks && runs_per_element(graph, op)) continue;  // a chunk at a time on the stack
+    uint64_t copies = 0;
+    if (in_chunks && product_reads_16_bit(graph, op, &copies)) {  // its operands as they are
+      most = std::max(most, copies);
+      continue;
+    }
     std::vector<int> seen;
     uint64_t bytes = 0;
-    auto is_half = [&](int t) {
-      const uint8_t dtype = graph.tensors[static_cast<size_t>(t)].dtype;
-      return dtype == REMAT_DTYPE_BF16 || dtype == REMAT_DTYPE_F16;
-    };
     // A product with a 16-bit A or B, or a 16-bit output, rounds a float32 operand in a slice
     // of its own too (backends/shared/widening_slices.h: product_operand_dtype, rounds_operand).
     const bool product = op.code == OpCode::kMatMul || op.code == OpCode::kHeadMatMul ||
                          op.code == OpCode::kConv || op.code == OpCode::kConvGradInput ||
                          op.code == OpCode::kConvGradWeight;
     const bool half_product = product && op.inputs.size() >= 2 &&
-                              (is_half(op.inputs[0]) || is_half(op.inputs[1]) ||
-                               (!op.outputs.empty() && is_half(op.outputs[0])));
+                              (is_half(graph, op.inputs[0]) || is_half(graph, op.inputs[1]) ||
+                               (!op.outputs.empty() && is_half(graph, op.outputs[0])));
     auto add = [&](int t, bool operand) {
-      if (!is_half(t) && !(operand && half_product)) return;
+      if (!is_half(graph, t) && !(operand && half_product)) return;
       if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
       seen.push_back(t);
     };
-    for (size_t i = 0; i < op.inputs.size(); ++i) add(op.inputs[i], i < 2);
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      // The CPU's reduce_leading reads its 16-bit input as it is (widening.h: reads_16_bit_input).
+      if (in_chunks && op.code == OpCode::kReduceLeading && i == 0) continue;
+      add(op.inputs[i], i < 2);
+    }
     for (int t : op.outputs) add(t, false);
     // Fused attention widens a chunk of its batch at a time (backends/cpu/widening.h:
     // batch_chunk_items): its rank-3 tensors take the chunk's items.

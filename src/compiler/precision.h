@@ -40,9 +40,10 @@ void apply_precision(Graph& graph, Precision precision);
 /// bytes (backends/shared/widening_slices.h: widening_bytes). With |in_chunks| (the CPU backend,
 /// DeviceProfile::widens_in_chunks: backends/cpu/widening.h, cpu_widening_bytes) the ops widened a
 /// chunk at a time on the stack (the elementwise ops: plan/ops.h computes_per_element) count
-/// nothing and fused attention (computes_per_batch_item) counts its rank-3 tensors for
-/// widening_chunk_items() of its batch; without it (the GPU backends) every op counts its whole
-/// tensors. 0 for a plan without 16-bit tensors.
+/// nothing, fused attention (computes_per_batch_item) counts its rank-3 tensors for
+/// widening_chunk_items() of its batch, the matrix products only a 16-bit copy of an operand of
+/// another dtype, and reduce_leading not its input; without it (the GPU backends) every op counts
+/// its whole tensors. 0 for a plan without 16-bit tensors.
 uint64_t widening_bytes(const Graph& graph, bool in_chunks);
 
 }  // namespace compiler

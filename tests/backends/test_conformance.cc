@@ -401,18 +401,20 @@ std::vector<remat_dtype> widening_pattern(const remat_test::OpCase& c, int patte
   return floats;
 }
 
-// Whether the CPU sums some products of |call| from bfloat16 operands as they are, in another
-// order than its float32 kernel: bf16_gemm's products, fused attention's scores.
-bool sums_bf16_products(const remat::OpCall& call) {
-  return remat::cpu::takes_bf16_operands(call) || remat::cpu::attention_reads_bf16(call);
+// Whether the CPU sums some products of |call| from 16-bit operands as they are, in another
+// order than its float32 kernel (OpenBLAS, where it runs matmul): a product's on bf16_gemm or
+// the packed engine, fused attention's scores.
+bool sums_16_bit_products(const remat::OpCall& call) {
+  return remat::cpu::product_reads_16_bit(call) || remat::cpu::attention_reads_bf16(call);
 }
 
 // Runs every case of |cases| with a float tensor on the CPU backend in every widening pattern
 // (all its float tensors in bf16, then in f16, then mixed: every other one 16-bit, starting with
 // the first or the second, the rest f32) on 1, 2 and 3 threads, against the float32 kernels on
 // the same inputs rounded to 16 bits: the same bits, rounded once where an output is 16-bit; but
-// a bfloat16 product on a CPU with AMX or AVX512-BF16 (bf16_gemm, and fused attention's scores
-// with VDPBF16PS: their own order of sums) lies within the case's tolerance.
+// a matrix product (on bf16_gemm, or the packed engine's panels) and, on a CPU with
+// AVX512-BF16, fused attention's scores (VDPBF16PS) sum in their own order, within the case's
+// tolerance.
 void cpu_widened_runs_give_the_f32_kernels_bits(const std::vector<remat_test::OpCase>& cases) {
   if (backend_name(g_backend) != "cpu") {
     printf("%s: widening is the cpu backend's\n", g_backend.c_str());
@@ -440,20 +442,21 @@ void cpu_widened_runs_give_the_f32_kernels_bits(const std::vector<remat_test::Op
         const std::vector<remat_dtype> floats = widening_pattern(c, pattern);
         if (floats.empty()) continue;
         products += remat_test::run_widened_case(c, floats, backends[0], backends[1], "cpu", 0.0,
-                                                 sums_bf16_products);
+                                                 sums_16_bit_products);
         ++runs;
       }
     }
     printf(
-        "  %zu widened runs on %u threads: bits of the f32 kernels; %zu more, bfloat16 "
-        "products on bf16_gemm or VDPBF16PS (%s: within the cases' tolerances)\n",
+        "  %zu widened runs on %u threads: bits of the f32 kernels; %zu more, 16-bit products "
+        "(bfloat16 engine: %s) within the cases' tolerances\n",
         runs - products, static_cast<unsigned>(threads), products,
         remat::cpu::bf16_gemm_available() ? remat::cpu::bf16_gemm_engine() : "none here");
-    // REMAT_CPU_BF16=widen: every bfloat16 product runs widened, to the float32 kernels' bits.
+    // REMAT_CPU_BF16=widen: no bfloat16 engine runs.
     const char* bf16_choice = getenv("REMAT_CPU_BF16");
     if (bf16_choice != nullptr && strcmp(bf16_choice, "widen") == 0 &&
-        (products != 0 || remat::cpu::bf16_gemm_available()))
-      fail_msg("REMAT_CPU_BF16=widen, yet %zu runs summed bfloat16 products natively", products);
+        remat::cpu::bf16_gemm_available())
+      fail_msg("REMAT_CPU_BF16=widen, yet the bfloat16 engine %s runs",
+               remat::cpu::bf16_gemm_engine());
     remat::destroy_backend(backends[0]);
     remat::destroy_backend(backends[1]);
   }

@@ -270,7 +270,7 @@ std::vector<long long> numbers_after(const std::string& out, const std::string& 
 // row counts its workspace in its device total, within the budget; under none bf16 fits at
 // least 1.8x float32's largest batch (issue 38's target: the activations halve, the float32
 // parameters do not); under sqrt and auto more than float32's, not 1.8x: there the workspace
-// (the float32 copies of a feed-forward product's operands) grows with the larger batches.
+// (the float32 copies of a layer norm gradient's tensors) grows with the larger batches.
 static void bert_large_batches_in_bf16_count_the_widening_workspace(void**) {
   const std::string size =
       "size bert-large --max-batch --device-budget 32GiB --host-budget 0 "

@@ -4,15 +4,21 @@
 // product of the batch are shared out among the threads whole. The cut depends on the shapes
 // only, never on the thread count, and every tile is summed over the whole K by one call, so the
 // bits are those of one thread. A bias is added to each tile as soon as it is computed, while it
-// is in cache, each element rounded once as bias_add rounds it. Products whose operands come in
-// bfloat16 (a 16-bit plan's, on a CPU with AMX or AVX512-BF16: widening.h) run on bf16_gemm()
-// in the same cut.
+// is in cache, each element rounded once as bias_add rounds it. A 16-bit plan's products take
+// their operands in 16 bits (widening.h: product_reads_16_bit), in the same cut: bfloat16 ones on
+// bf16_gemm() where the CPU has AMX or AVX512-BF16, others on the packed engine, which widens
+// them as it packs them (gemm/half_panels.h). A 16-bit C is summed a strip at a time in the
+// thread's float32 scratch, its bias added, and rounded once: the bits of a float32 C rounded.
 #include <algorithm>
 
 #include "backends/cpu/gemm/gemm.h"
+#include "backends/cpu/gemm/half_panels.h"
+#include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/ops/work_splits.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/widening.h"
+#include "plan/half_float.h"
 
 namespace remat {
 namespace cpu {
@@ -63,30 +69,110 @@ Cut cut_of(const G& g, int64_t products) {
   return cut;
 }
 
-// Tile |j| (row-major over the tiles) of |g| under |cut|, on thread |worker|'s packing scratch;
-// then |bias| (null: none; else N floats) added to each of the tile's rows.
+// A product on the packed engine whose operands are 16-bit floats of |dtype|, read through
+// GemmPackers (gemm/half_panels.h); its fields as Gemm's.
+struct PanelGemm {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  float alpha;
+  const uint16_t* a;
+  int64_t lda;
+  const uint16_t* b;
+  int64_t ldb;
+  float beta;
+  float* c;
+  int64_t ldc;
+  float* pack;
+  uint8_t dtype;
+};
+
 void run_gemm(const Gemm& g) { gemm(g); }
 #if REMAT_CPU_BF16_GEMM
 void run_gemm(const Bf16Gemm& g) { bf16_gemm(g); }
 #endif
+void run_gemm(const PanelGemm& p) {
+  const HalfOperand a{p.a, p.lda, !p.trans_a, p.dtype}, b{p.b, p.ldb, p.trans_b, p.dtype};
+  Gemm g{};
+  g.trans_a = p.trans_a;
+  g.trans_b = p.trans_b;
+  g.m = p.m;
+  g.n = p.n;
+  g.k = p.k;
+  g.alpha = p.alpha;
+  g.beta = p.beta;
+  g.c = p.c;
+  g.ldc = p.ldc;
+  g.pack = p.pack;
+  g.pack_a_with = half_packer(&a);
+  g.pack_b_with = half_packer(&b);
+  packed_gemm(g);
+}
 
+// Where a product's C goes: float32 |f32|, or |half|, 16-bit of |dtype|, summed a strip at a
+// time in float32 (product_strip) and rounded once.
+struct CTarget {
+  float* f32;
+  uint16_t* half;
+  uint8_t dtype;
+  CTarget at(int64_t offset) const {
+    return {f32 != nullptr ? f32 + offset : nullptr, half != nullptr ? half + offset : nullptr,
+            dtype};
+  }
+};
+
+// |bias| (null: none; else n floats) added to each of the m rows of |c|.
+void add_bias(float* c, int64_t ldc, int64_t m, int64_t n, const float* bias) {
+  if (bias == nullptr) return;
+  const float* __restrict b = bias;
+  for (int64_t i = 0; i < m; ++i) {
+    float* __restrict row = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j) row[j] += b[j];
+  }
+}
+
+// |g| (beta 0) into the 16-bit |c|, kProductStripRows x kProductStripCols at a time in thread
+// |worker|'s strip, |bias| added to each strip's rows before they are rounded. Each engine sums
+// an element of C in an order that depends on K alone, so the strips give the bits of the whole.
 template <typename G>
-void gemm_block(G g, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t worker,
+void gemm_strips(const G& g, const CTarget& c, const KernelArgs& a, uint32_t worker,
+                 const float* bias) {
+  float* strip = product_strip(a, worker);
+  for (int64_t r = 0; r < g.m; r += kProductStripRows) {
+    for (int64_t s = 0; s < g.n; s += kProductStripCols) {
+      G part = g;
+      part.m = std::min(kProductStripRows, g.m - r);
+      part.n = std::min(kProductStripCols, g.n - s);
+      part.a = g.trans_a ? g.a + r : g.a + r * g.lda;
+      part.b = g.trans_b ? g.b + s * g.ldb : g.b + s;
+      part.c = strip;
+      part.ldc = part.n;
+      run_gemm(part);
+      add_bias(strip, part.n, part.m, part.n, bias != nullptr ? bias + s : nullptr);
+      for (int64_t i = 0; i < part.m; ++i)
+        narrow_span(c.dtype, strip + i * part.n, c.half + (r + i) * g.ldc + s, part.n);
+    }
+  }
+}
+
+// Tile |j| (row-major over the tiles) of |g| under |cut| into |c|, on thread |worker|'s packing
+// scratch; then |bias| (null: none; else N floats) added to each of the tile's rows.
+template <typename G>
+void gemm_block(G g, CTarget c, const Cut& cut, int64_t j, const KernelArgs& a, uint32_t worker,
                 const float* bias = nullptr) {
   const int64_t row = j / cut.col_blocks * cut.rows, col = j % cut.col_blocks * cut.cols;
   g.m = std::min(cut.rows, g.m - row);
   g.a = g.trans_a ? g.a + row : g.a + row * g.lda;
   g.n = std::min(cut.cols, g.n - col);
   g.b = g.trans_b ? g.b + col * g.ldb : g.b + col;
-  g.c += row * g.ldc + col;
+  c = c.at(row * g.ldc + col);
   g.pack = gemm_pack(a, worker);
-  run_gemm(g);
-  if (bias == nullptr) return;
-  const float* __restrict b = bias + col;
-  for (int64_t i = 0; i < g.m; ++i) {
-    float* __restrict c = g.c + i * g.ldc;
-    for (int64_t j = 0; j < g.n; ++j) c[j] += b[j];
+  if (kBuildHalfFloats && c.half != nullptr) {  // builds without 16-bit floats: no strips
+    gemm_strips(g, c, a, worker, bias != nullptr ? bias + col : nullptr);
+    return;
   }
+  g.c = c.f32;
+  run_gemm(g);
+  add_bias(g.c, g.ldc, g.m, g.n, bias != nullptr ? bias + col : nullptr);
 }
 
 // The GEMM of |call|'s sizes and row lengths: alpha its attribute, beta 0, operands unset.
@@ -107,38 +193,56 @@ G gemm_of(const OpCall& call, bool trans_a, bool trans_b, int64_t m, int64_t n, 
   return g;
 }
 
-// Independent products of |g|'s sizes, every tile of each a work item: |place|(i, &part) points
-// |part| at product i's matrices; |bias| (null: none) is added to each.
+// Independent products of |g|'s sizes into |c|, every tile of each a work item: |place|(i,
+// &part, &part_c) points |part| and |part_c| at product i's matrices; |bias| (null: none) is
+// added to each.
 template <typename G, typename Place>
-void products_threads(const KernelArgs& args, const G& g, int64_t products, const Place& place,
-                      const float* bias) {
+void products_threads(const KernelArgs& args, const G& g, const CTarget& c, int64_t products,
+                      const Place& place, const float* bias) {
   const Cut cut = cut_of(g, products);
   parallel_for(args, products * cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
     for (int64_t item = begin; item < end; ++item) {
       G part = g;
-      place(item / cut.count(), &part);
-      gemm_block(part, cut, item % cut.count(), args, worker, bias);
+      CTarget part_c = c;
+      place(item / cut.count(), &part, &part_c);
+      gemm_block(part, part_c, cut, item % cut.count(), args, worker, bias);
     }
   });
 }
 
-// Every tile of one product over the threads.
+// Every tile of one product into |c| over the threads.
 template <typename G>
-void gemm_threads(const KernelArgs& a, const G& g, const float* bias) {
+void gemm_threads(const KernelArgs& a, const G& g, const CTarget& c, const float* bias) {
   const Cut cut = cut_of(g, 1);
   parallel_for(a, cut.count(), 1, [&](int64_t begin, int64_t end, uint32_t worker) {
-    for (int64_t j = begin; j < end; ++j) gemm_block(g, cut, j, a, worker, bias);
+    for (int64_t j = begin; j < end; ++j) gemm_block(g, c, cut, j, a, worker, bias);
   });
 }
 
-// matmul on G (Gemm, or Bf16Gemm), its operands |a| and |b| of G's element type.
+// The dtype a PanelGemm converts from; the other engines take theirs as they are.
+template <typename G>
+void set_operand_dtype(G*, uint8_t) {}
+void set_operand_dtype(PanelGemm* g, uint8_t dtype) { g->dtype = dtype; }
+
+// |args|' output as a product writes it.
+CTarget c_target(const KernelArgs& args) {
+  const uint8_t dtype = args.call->outputs[0]->dtype;
+  if (kBuildHalfFloats && is_half_float(dtype)) {
+    return {nullptr, static_cast<uint16_t*>(args.out[0]), dtype};
+  }
+  return {out_f32(args, 0), nullptr, REMAT_DTYPE_F32};
+}
+
+// matmul on G (Gemm, Bf16Gemm or PanelGemm), its operands |a| and |b| of G's element type (16-bit
+// ones of |dtype|).
 template <typename G, typename T>
-remat_status matmul_on(const KernelArgs& args, const T* a, const T* b) {
+remat_status matmul_on(const KernelArgs& args, const T* a, const T* b, uint8_t dtype) {
   const MatmulShape shape = matmul_shape(*args.call);
   G g = gemm_of<G>(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k,
                    shape.a_cols, shape.b_cols, shape.n);
+  set_operand_dtype(&g, dtype);
   const float* bias = args.call->num_inputs > 2 ? in_f32(args, 2) : nullptr;  // not in reduce mode
-  float* c = out_f32(args, 0);
+  const CTarget c = c_target(args);
   const bool trans_a = shape.trans_a, trans_b = shape.trans_b;
   const int64_t batch_a = shape.batch_a;
   const int64_t a_stride = shape.a_rows * shape.a_cols, b_stride = shape.b_rows * shape.b_cols;
@@ -146,13 +250,13 @@ remat_status matmul_on(const KernelArgs& args, const T* a, const T* b) {
 
   if (shape.mode == MatmulMode::kReduce) {
     // Reduce mode (weight gradients): C = sum over the batch, in batch order for every element.
-    g.c = c;
+    // C is float32 (product_reads_16_bit widens a 16-bit one whole).
     if (trans_a && !trans_b) {
       // The stacked A^T and B are contiguous along K: one GEMM with K = batch * K.
       g.a = a;
       g.b = b;
       g.k *= batch_a;
-      gemm_threads(args, g, nullptr);
+      gemm_threads(args, g, c, nullptr);
       return REMAT_OK;
     }
     // Each tile of C sums the batch in order, on one thread.
@@ -164,7 +268,7 @@ remat_status matmul_on(const KernelArgs& args, const T* a, const T* b) {
           part.a = a + i * a_stride;
           part.b = b + i * b_stride;
           part.beta = i == 0 ? 0.0f : 1.0f;
-          gemm_block(part, cut, j, args, worker);
+          gemm_block(part, c, cut, j, args, worker);
         }
       }
     });
@@ -174,19 +278,18 @@ remat_status matmul_on(const KernelArgs& args, const T* a, const T* b) {
     // Every batch entry shares B and the stacked A rows are one [batch * M, K] matrix: one GEMM.
     g.a = a;
     g.b = b;
-    g.c = c;
     g.m *= batch_a;
-    gemm_threads(args, g, bias);
+    gemm_threads(args, g, c, bias);
     return REMAT_OK;
   }
   // Independent products (an imported attention's per-head ones).
   const bool shared_b = shape.mode == MatmulMode::kBroadcast;
   products_threads(
-      args, g, batch_a,
-      [&](int64_t i, G* part) {
+      args, g, c, batch_a,
+      [&](int64_t i, G* part, CTarget* part_c) {
         part->a = a + i * a_stride;
         part->b = shared_b ? b : b + i * b_stride;
-        part->c = c + i * c_stride;
+        *part_c = c.at(i * c_stride);
       },
       bias);
   return REMAT_OK;
@@ -196,52 +299,64 @@ remat_status matmul_on(const KernelArgs& args, const T* a, const T* b) {
 // head's offset with their tensor's row length, and every tile of each is a work item, as in
 // the batched mode; a product's bits are matmul's for the same matrices.
 template <typename G, typename T>
-remat_status head_matmul_on(const KernelArgs& args, const T* a, const T* b) {
+remat_status head_matmul_on(const KernelArgs& args, const T* a, const T* b, uint8_t dtype) {
   const HeadMatmulShape shape = head_matmul_shape(*args.call);
-  const G g = gemm_of<G>(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k,
-                         shape.a.ld, shape.b.ld, shape.c.ld);
-  float* c = out_f32(args, 0);
+  G g = gemm_of<G>(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k, shape.a.ld,
+                   shape.b.ld, shape.c.ld);
+  set_operand_dtype(&g, dtype);
+  const CTarget c = c_target(args);
   const int64_t heads = shape.heads;
   products_threads(
-      args, g, shape.c.products,
-      [&](int64_t i, G* part) {
+      args, g, c, shape.c.products,
+      [&](int64_t i, G* part, CTarget* part_c) {
         part->a = a + shape.a.offset(i, heads);
         part->b = b + shape.b.offset(i, heads);
-        part->c = c + shape.c.offset(i, heads);
+        *part_c = c.at(shape.c.offset(i, heads));
       },
       nullptr);
   return REMAT_OK;
 }
 
-#if REMAT_CPU_BF16_GEMM
-// Whether |args|' operands come in bfloat16 (the native path: widening.cc leaves them so).
-bool bf16_operands(const KernelArgs& args) {
-  return in_ref(args, 0).dtype == REMAT_DTYPE_BF16 && in_ref(args, 1).dtype == REMAT_DTYPE_BF16;
-}
-
-const uint16_t* in_bf16(const KernelArgs& a, int i) {
+const uint16_t* in_half(const KernelArgs& a, int i) {
   return static_cast<const uint16_t*>(a.in[i]);
 }
+
+// The product |args| asks for on its engine: |on|<G>(args, a, b, dtype) with the operands as
+// widening.cc passes them, both 16-bit of one dtype (product_reads_16_bit) or both float32.
+template <template <typename, typename> class On>
+remat_status product(const KernelArgs& args, bool bf16_engine) {
+  const uint8_t dtype = in_ref(args, 0).dtype;
+  if (kBuildHalfFloats && is_half_float(dtype)) {
+#if REMAT_CPU_BF16_GEMM
+    if (dtype == REMAT_DTYPE_BF16 && bf16_engine)
+      return On<Bf16Gemm, uint16_t>::run(args, in_half(args, 0), in_half(args, 1), dtype);
 #endif
+    return On<PanelGemm, uint16_t>::run(args, in_half(args, 0), in_half(args, 1), dtype);
+  }
+  return On<Gemm, float>::run(args, in_f32(args, 0), in_f32(args, 1), REMAT_DTYPE_F32);
+}
+
+template <typename G, typename T>
+struct MatmulOn {
+  static remat_status run(const KernelArgs& a, const T* x, const T* y, uint8_t d) {
+    return matmul_on<G>(a, x, y, d);
+  }
+};
+template <typename G, typename T>
+struct HeadMatmulOn {
+  static remat_status run(const KernelArgs& a, const T* x, const T* y, uint8_t d) {
+    return head_matmul_on<G>(a, x, y, d);
+  }
+};
 
 }  // namespace
 
-// Builds without the bfloat16 engines (the firmware's among them) never see bfloat16 operands:
-// no code for them.
 remat_status matmul(const KernelArgs& args) {
-#if REMAT_CPU_BF16_GEMM
-  if (bf16_operands(args)) return matmul_on<Bf16Gemm>(args, in_bf16(args, 0), in_bf16(args, 1));
-#endif
-  return matmul_on<Gemm>(args, in_f32(args, 0), in_f32(args, 1));
+  return product<MatmulOn>(args, kBuildHalfFloats && matmul_on_bf16_engine(*args.call));
 }
 
 remat_status head_matmul(const KernelArgs& args) {
-#if REMAT_CPU_BF16_GEMM
-  if (bf16_operands(args)) {
-    return head_matmul_on<Bf16Gemm>(args, in_bf16(args, 0), in_bf16(args, 1));
-  }
-#endif
-  return head_matmul_on<Gemm>(args, in_f32(args, 0), in_f32(args, 1));
+  return product<HeadMatmulOn>(args, kBuildHalfFloats && bf16_gemm_available());
 }
 
 }  // namespace cpu
