@@ -10,6 +10,7 @@
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/kernels.h"
 #include "plan/op_subset.h"
+#include "plan/ops.h"
 #include "runtime/port.h"
 
 namespace remat {
@@ -35,8 +36,8 @@ inline float* shared_scratch(const KernelArgs& a) {
 /// before it rounds it; none in a build without 16-bit floats (plan/op_subset.h).
 constexpr int64_t kProductStripRows = 64;
 constexpr int64_t kProductStripCols = 256;
-constexpr int64_t kProductStripFloats =
-    kBuildHalfFloats ? kProductStripRows * kProductStripCols : 0;
+static_assert(kProductStripRows * kProductStripCols == kWideningStripFloats, "one strip size");
+constexpr int64_t kProductStripFloats = kBuildHalfFloats ? kWideningStripFloats : 0;
 
 /// Thread |worker|'s strip for a product's 16-bit C: kProductStripFloats floats past the shared
 /// scratch.

@@ -43,12 +43,28 @@ void round_to_half(const KernelArgs& args, uint8_t dtype, const float* from, flo
   });
 }
 
-// |call|'s slices on the CPU: none for an input its kernel reads in 16 bits as it is.
+// |call|'s slices on the CPU: none for a tensor its kernel reads or writes in 16 bits as it is.
 WideningSlices cpu_slices(const OpCall& call) {
+  uint32_t as_is = 0;
   for (int i = 0; i < call.num_inputs; ++i) {
-    if (reads_16_bit_input(call, i)) return widening_slices(call, i);
+    if (reads_16_bit_input(call, i)) as_is |= 1u << i;
   }
-  return widening_slices(call);
+  for (int o = 0; o < call.num_outputs; ++o) {
+    if (writes_16_bit_output(call, o)) as_is |= 1u << (kMaxOpInputs + o);
+  }
+  return widening_slices(call, as_is);
+}
+
+// Whether |call| is layer norm or its gradient over rows short enough for kNormRowSlots rows in
+// the thread's strip (ops/norm.cc reads and writes its 16-bit rows through them).
+bool norm_rows_fit(const OpCall& call) {
+  if (call.code == static_cast<uint16_t>(OpCode::kLayerNorm)) {
+    return last_dim(*call.inputs[0]) * kNormRowSlots <= kWideningStripFloats;
+  }
+  if (call.code == static_cast<uint16_t>(OpCode::kLayerNormGrad)) {
+    return last_dim(*call.inputs[1]) * kNormRowSlots <= kWideningStripFloats;
+  }
+  return false;
 }
 
 bool same_tensor(const TensorRef& x, const TensorRef& y) {
@@ -306,8 +322,17 @@ bool attention_reads_bf16(const OpCall& call) {
 }
 
 bool reads_16_bit_input(const OpCall& call, int i) {
-  return call.code == static_cast<uint16_t>(OpCode::kReduceLeading) && i == 0 &&
-         is_half_float(call.inputs[0]->dtype);
+  if (!is_half_float(call.inputs[i]->dtype)) return false;
+  if (call.code == static_cast<uint16_t>(OpCode::kReduceLeading)) return i == 0;
+  if (call.code == static_cast<uint16_t>(OpCode::kBiasAdd)) return i == 0;
+  // Layer norm's x; its gradient's dy and x.
+  const int rows_inputs = call.code == static_cast<uint16_t>(OpCode::kLayerNorm) ? 1 : 2;
+  return i < rows_inputs && norm_rows_fit(call);
+}
+
+bool writes_16_bit_output(const OpCall& call, int o) {
+  if (o != 0 || !is_half_float(call.outputs[0]->dtype)) return false;
+  return call.code == static_cast<uint16_t>(OpCode::kBiasAdd) || norm_rows_fit(call);
 }
 
 bool product_reads_16_bit(const OpCall& call) {
@@ -380,7 +405,7 @@ remat_status run_widened_whole(Kernel kernel, const KernelArgs& args, void* work
   }
   for (int o = 0; o < call.num_outputs; ++o) {
     const TensorRef& t = *call.outputs[o];
-    if (!is_half_float(t.dtype)) continue;
+    if (!is_half_float(t.dtype) || writes_16_bit_output(call, o)) continue;
     const int k = s.find(t);
     refs[kMaxOpInputs + o] = widened_ref(t);
     lists.out[o] = &refs[kMaxOpInputs + o];
@@ -390,7 +415,7 @@ remat_status run_widened_whole(Kernel kernel, const KernelArgs& args, void* work
   if (status != REMAT_OK) return status;
   for (int o = 0; o < call.num_outputs; ++o) {
     const TensorRef& t = *call.outputs[o];
-    if (is_half_float(t.dtype)) {
+    if (is_half_float(t.dtype) && !writes_16_bit_output(call, o)) {
       narrow(args, t.dtype, static_cast<const float*>(w.out[o]), args.out[o], t.numel);
     }
   }

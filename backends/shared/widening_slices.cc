@@ -64,14 +64,15 @@ bool rounds_operand(const OpCall& call, int i) {
   return i < 2 && product != REMAT_DTYPE_F32 && call.inputs[i]->dtype != product;
 }
 
-WideningSlices widening_slices(const OpCall& call, int read_as_is) {
+WideningSlices widening_slices(const OpCall& call, uint32_t as_is) {
   WideningSlices s;
   if (!runs_widened(call)) return s;
   for (int i = 0; i < call.num_inputs; ++i) {
-    if (i == read_as_is) continue;
+    if ((as_is >> i) & 1u) continue;
     if (is_half_float(call.inputs[i]->dtype) || rounds_operand(call, i)) add(s, call.inputs[i]);
   }
   for (int o = 0; o < call.num_outputs; ++o) {
+    if ((as_is >> (kMaxOpInputs + o)) & 1u) continue;
     if (is_half_float(call.outputs[o]->dtype)) add(s, call.outputs[o]);
   }
   return s;

@@ -48,9 +48,10 @@ uint8_t product_operand_dtype(const OpCall& call);
 /// its values rounded (then widened, on backends that compute in float32).
 bool rounds_operand(const OpCall& call, int i);
 
-/// |call|'s 16-bit tensors and their slices; none when it does not run widened. Input
-/// |read_as_is| (-1: none) gets none: a backend's kernel reads it in 16 bits as it is.
-WideningSlices widening_slices(const OpCall& call, int read_as_is = -1);
+/// |call|'s 16-bit tensors and their slices; none when it does not run widened. The tensors
+/// |as_is| marks get none, a backend's kernel reading or writing them in 16 bits as they are:
+/// input i is bit i, output o bit kMaxOpInputs + o.
+WideningSlices widening_slices(const OpCall& call, uint32_t as_is = 0);
 
 /// Bytes of workspace |call| needs to run widened: over its distinct 16-bit float tensors,
 /// 4 bytes an element rounded up to kWideningAlignment each, summed; 0 when it does not run

@@ -140,12 +140,26 @@ uint64_t widening_bytes(const Graph& graph, bool in_chunks) {
       if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
       seen.push_back(t);
     };
+    // The CPU reads reduce_leading's 16-bit input as it is, bias_add's x and y, and layer norm's
+    // rows and its gradient's where kNormRowSlots of them fit its strip (widening.h:
+    // reads_16_bit_input, writes_16_bit_output).
+    const bool norm = op.code == OpCode::kLayerNorm || op.code == OpCode::kLayerNormGrad;
+    const size_t row_inputs = op.code == OpCode::kLayerNorm ? 1 : 2;
+    const bool norm_rows =
+        in_chunks && norm &&
+        graph.tensors[static_cast<size_t>(op.inputs[row_inputs - 1])].shape.back() *
+                kNormRowSlots <=
+            kWideningStripFloats;
     for (size_t i = 0; i < op.inputs.size(); ++i) {
-      // The CPU's reduce_leading reads its 16-bit input as it is (widening.h: reads_16_bit_input).
-      if (in_chunks && op.code == OpCode::kReduceLeading && i == 0) continue;
+      if (in_chunks && (op.code == OpCode::kReduceLeading || op.code == OpCode::kBiasAdd) && i == 0)
+        continue;
+      if (norm_rows && i < row_inputs) continue;
       add(op.inputs[i], i < 2);
     }
-    for (int t : op.outputs) add(t, false);
+    for (size_t o = 0; o < op.outputs.size(); ++o) {
+      if ((norm_rows || (in_chunks && op.code == OpCode::kBiasAdd)) && o == 0) continue;
+      add(op.outputs[o], false);
+    }
     // Fused attention widens a chunk of its batch at a time (backends/cpu/widening.h:
     // batch_chunk_items): its rank-3 tensors take the chunk's items.
     int64_t batch = 1, items = 1;

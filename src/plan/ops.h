@@ -142,6 +142,14 @@ inline int64_t widening_chunk_items(uint64_t item_bytes, int64_t batch) {
   return fit < static_cast<uint64_t>(batch) ? static_cast<int64_t>(fit) : batch;
 }
 
+/// Floats of the CPU backend's per-thread strip (backends/cpu/parallel.h: product_strip) through
+/// which a product rounds a 16-bit C and layer norm reads and writes its 16-bit rows.
+constexpr int64_t kWideningStripFloats = 64 * 256;
+
+/// Rows of its last dim layer norm (x, y) and its gradient (dy, x, dx) keep in that strip: the
+/// CPU reads and writes their 16-bit rows as they are where that many fit, else widens them.
+constexpr int64_t kNormRowSlots = 3;
+
 /// Whether |code| updates persistent tensors in place (the optimizer updates,
 /// running_stat_update and increment): then output k must be input in_place_input(code, k).
 bool is_in_place_update(uint16_t code);

@@ -473,11 +473,14 @@ void every_op_runs_widened_from_16_bit_floats_bit_for_bit(void**) {
 bool chunks_its_batch(const remat::OpCall& call) { return remat::cpu::batch_chunk_items(call) > 0; }
 
 // The ops the CPU widens a chunk at a time (runs_per_element) or reads in 16 bits as they are
-// (reads_16_bit_input: reduce_leading), at sizes below, at and past a chunk
-// (kPerElementChunk), past their thread grain (16384 elements: a part of a run that ends inside
-// a chunk) and, for reduce_leading, around the column sums' width (kColumnSumsWidth, 256): the
-// bits of the whole-tensor widening, that is of the float32 kernels; and fused attention at the
-// edges of its bfloat16 scores' packing (attention_reads_bf16), within the cases' tolerance.
+// (reads_16_bit_input: reduce_leading, bias_add, layer norm and its gradient), at sizes below, at
+// and past a chunk (kPerElementChunk), past their thread grain (16384 elements: a part of a run
+// that ends inside a chunk), for reduce_leading around the column sums' width (kColumnSumsWidth,
+// 256), for bias_add around its row chunk (1024), for layer norm around its gradient's column
+// block (256), rows past its row grain, and rows of the longest that fit the thread's strip
+// (kWideningStripFloats / kNormRowSlots) and one longer, widened whole instead: the bits of the
+// whole-tensor widening, that is of the float32 kernels; and fused attention at the edges of its
+// bfloat16 scores' packing (attention_reads_bf16), within the cases' tolerance.
 void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
   // Before any container: cmocka's skip() longjmps past their destructors.
   if (backend_name(g_backend) != "cpu") {
@@ -494,6 +497,33 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
         remat_test::OpCase sized = c;
         sized.in_dims = {dims};
         sized.out_dims = {{dims[1]}};
+        cases.push_back(sized);
+      }
+      continue;
+    }
+    if (c.code == remat::OpCode::kBiasAdd) {  // a row's chunks of 1024 on the stack
+      for (const std::vector<int64_t>& rows_n :
+           std::vector<std::vector<int64_t>>{{3, 1023}, {2, 1024}, {5, 1025}, {40, 3000}}) {
+        remat_test::OpCase sized = c;
+        sized.in_dims = {rows_n, {rows_n[1]}};
+        sized.out_dims = {rows_n};
+        cases.push_back(sized);
+      }
+      continue;
+    }
+    if (c.code == remat::OpCode::kLayerNorm || c.code == remat::OpCode::kLayerNormGrad) {
+      constexpr int64_t kLongest = remat::kWideningStripFloats / remat::kNormRowSlots;
+      for (const std::vector<int64_t>& rows_n : std::vector<std::vector<int64_t>>{
+               {3, 255}, {2, 256}, {70, 257}, {3, kLongest}, {2, kLongest + 1}}) {
+        const int64_t rows = rows_n[0], n = rows_n[1];
+        remat_test::OpCase sized = c;
+        if (c.code == remat::OpCode::kLayerNorm) {
+          sized.in_dims = {{rows, n}, {n}, {n}};
+          sized.out_dims = {{rows, n}, {rows}, {rows}};
+        } else {
+          sized.in_dims = {{rows, n}, {rows, n}, {rows}, {rows}, {n}};
+          sized.out_dims = {{rows, n}, {n}, {n}};
+        }
         cases.push_back(sized);
       }
       continue;

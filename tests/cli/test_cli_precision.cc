@@ -265,13 +265,12 @@ std::vector<long long> numbers_after(const std::string& out, const std::string& 
   return found;
 }
 
-// BERT-Large at sequence 512 in 32 GiB (arena + persistent + the CPU backend's widening
-// workspace, no spilling) in bf16 and float32 (docs/precision.md has the figures): every bf16
-// row counts its workspace in its device total, within the budget; under none bf16 fits at
-// least 1.8x float32's largest batch (issue 38's target: the activations halve, the float32
-// parameters do not); under sqrt and auto more than float32's, not 1.8x: there the workspace
-// (the float32 copies of a layer norm gradient's tensors) grows with the larger batches.
-static void bert_large_batches_in_bf16_count_the_widening_workspace(void**) {
+// Issue 38's target: BERT-Large at sequence 512 in 32 GiB (arena + persistent + the CPU
+// backend's widening workspace, no spilling) fits at least 1.8x float32's largest batch in bf16
+// under none, sqrt and auto: the activations halve, the float32 parameters do not, and the
+// workspace stays small (docs/precision.md has the figures). Every bf16 row counts its
+// workspace in its device total, within the budget.
+static void bert_large_fits_at_least_1_8x_the_batch_in_bf16(void**) {
   const std::string size =
       "size bert-large --max-batch --device-budget 32GiB --host-budget 0 "
       "--strategy none,sqrt,auto --json";
@@ -300,10 +299,8 @@ static void bert_large_batches_in_bf16_count_the_widening_workspace(void**) {
     if (device[i] != arena[i] + persistent[i] + workspace[i] || device[i] > (32ll << 30))
       fail_msg("%s: device total %lld is not arena + persistent + workspace within 32 GiB",
                names[i], device[i]);
-    const double least = i == 0 ? 1.8 : 1.0;
-    if (a[i] <= 0 || static_cast<double>(b[i]) <= least * static_cast<double>(a[i]) - 1e-9)
-      fail_msg("%s: bf16's largest batch %lld is not over %gx fp32's %lld", names[i], b[i], least,
-               a[i]);
+    if (a[i] <= 0 || static_cast<double>(b[i]) < 1.8 * static_cast<double>(a[i]))
+      fail_msg("%s: bf16's largest batch %lld is under 1.8x fp32's %lld", names[i], b[i], a[i]);
   }
 }
 
@@ -479,7 +476,7 @@ int main() {
       cmocka_unit_test(fp16_scales_its_loss_by_default_and_bad_specs_are_refused),
       cmocka_unit_test(overflows_halve_the_scale_finite_steps_grow_it_and_resume_is_exact),
       cmocka_unit_test(bert_base_arena_in_bf16_is_about_half),
-      cmocka_unit_test(bert_large_batches_in_bf16_count_the_widening_workspace),
+      cmocka_unit_test(bert_large_fits_at_least_1_8x_the_batch_in_bf16),
       cmocka_unit_test(half_precision_files_load_as_their_float32_values),
       cmocka_unit_test(onnx_models_compile_at_every_precision),
       cmocka_unit_test(inspect_names_every_dtype),

@@ -2,6 +2,7 @@
 // fill.
 #include <math.h>
 
+#include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/isa/math_span.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
@@ -87,14 +88,40 @@ float power(float x, float p) {
 
 }  // namespace
 
+// A 16-bit x or y is read or written as it is (widening.h: reads_16_bit_input), kBiasChunk
+// elements of a row at a time widened on the stack: the bits of the widened copies.
+constexpr int64_t kBiasChunk = 1024;
+
 remat_status bias_add(const KernelArgs& args) {
-  const float* __restrict x = in_f32(args, 0);
   const float* __restrict b = in_f32(args, 1);
-  float* __restrict y = out_f32(args, 0);
   const int64_t nb = in_ref(args, 1).numel;
   const int64_t n = out_ref(args, 0).numel;
   if (nb == 0) return REMAT_OK;
   const int64_t rows = n / nb;
+  const uint8_t x_dtype = in_ref(args, 0).dtype, y_dtype = out_ref(args, 0).dtype;
+  if (kBuildHalfFloats && (is_half_float(x_dtype) || is_half_float(y_dtype))) {
+    parallel_for(args, rows, (kElementGrain + nb - 1) / nb, [&](int64_t r0, int64_t r1, uint32_t) {
+      float xs[kBiasChunk], ys[kBiasChunk];
+      for (int64_t r = r0 * nb; r < r1 * nb; r += nb) {
+        for (int64_t j0 = 0; j0 < nb; j0 += kBiasChunk) {
+          const int64_t w = nb - j0 < kBiasChunk ? nb - j0 : kBiasChunk;
+          const float* __restrict x = xs;
+          if (is_half_float(x_dtype)) {
+            widen_span(x_dtype, static_cast<const uint16_t*>(args.in[0]) + r + j0, xs, w);
+          } else {
+            x = in_f32(args, 0) + r + j0;
+          }
+          float* __restrict y = is_half_float(y_dtype) ? ys : out_f32(args, 0) + r + j0;
+          for (int64_t j = 0; j < w; ++j) y[j] = x[j] + b[j0 + j];
+          if (is_half_float(y_dtype))
+            narrow_span(y_dtype, ys, static_cast<uint16_t*>(args.out[0]) + r + j0, w);
+        }
+      }
+    });
+    return REMAT_OK;
+  }
+  const float* __restrict x = in_f32(args, 0);
+  float* __restrict y = out_f32(args, 0);
   parallel_for(args, rows, (kElementGrain + nb - 1) / nb, [&](int64_t r0, int64_t r1, uint32_t) {
     for (int64_t r = r0 * nb; r < r1 * nb; r += nb) {
       for (int64_t j = 0; j < nb; ++j) y[r + j] = x[r + j] + b[j];
