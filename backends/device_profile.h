@@ -26,9 +26,11 @@ struct DeviceProfile {
                              ///< session refuses a plan where any op but a copy between
                              ///< regions has one (REMAT_ERROR_UNIMPLEMENTED).
   bool widens_in_chunks;     ///< Widens the elementwise ops a chunk at a time and fused
-                             ///< attention a few batch items at a time (the CPU backend:
-                             ///< backends/cpu/widening.h); false: every op's 16-bit tensors
-                             ///< whole. The compiler's workspace figure follows it.
+                             ///< attention a few batch items at a time, and reads the
+                             ///< products', bias_add's and layer norm's 16-bit tensors as they
+                             ///< are (the CPU backend: backends/cpu/widening.h); false: every
+                             ///< op's 16-bit tensors whole. The compiler's workspace figure
+                             ///< follows it.
 };
 
 }  // namespace remat

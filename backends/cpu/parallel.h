@@ -32,15 +32,25 @@ inline float* shared_scratch(const KernelArgs& a) {
          static_cast<int64_t>(a.threads > 0 ? a.threads : 1) * kGemmPackFloats;
 }
 
-/// Rows and columns of the float32 strip in which a matrix product sums a 16-bit C (ops/matmul.cc)
-/// before it rounds it; none in a build without 16-bit floats (plan/op_subset.h).
+/// Rows and columns of each thread's float32 strip, in which a matrix product sums a 16-bit C
+/// before it rounds it (ops/matmul.cc; the bits do not depend on its size) and layer norm reads
+/// and writes its 16-bit rows (ops/norm.cc, where kNormRowSlots rows fit): kWideningStripFloats,
+/// the figure the compiler counts with, but 1 KiB in microcontroller builds
+/// (REMAT_CPU_SMALL_SCRATCH), whose layer norms over rows longer than a third of that widen whole
+/// (docs/firmware.md); none in a build without 16-bit floats (plan/op_subset.h).
+#if defined(REMAT_CPU_SMALL_SCRATCH)
+constexpr int64_t kProductStripRows = 8;
+constexpr int64_t kProductStripCols = 32;
+#else
 constexpr int64_t kProductStripRows = 64;
 constexpr int64_t kProductStripCols = 256;
 static_assert(kProductStripRows * kProductStripCols == kWideningStripFloats, "one strip size");
-constexpr int64_t kProductStripFloats = kBuildHalfFloats ? kWideningStripFloats : 0;
+#endif
+constexpr int64_t kProductStripFloats =
+    kBuildHalfFloats ? kProductStripRows * kProductStripCols : 0;
 
-/// Thread |worker|'s strip for a product's 16-bit C: kProductStripFloats floats past the shared
-/// scratch.
+/// Thread |worker|'s strip (a product's 16-bit C, layer norm's rows): kProductStripFloats floats
+/// past the shared scratch.
 inline float* product_strip(const KernelArgs& a, uint32_t worker) {
   return shared_scratch(a) + kWinogradFilterFloats +
          static_cast<int64_t>(worker) * kProductStripFloats;

@@ -59,10 +59,10 @@ WideningSlices cpu_slices(const OpCall& call) {
 // the thread's strip (ops/norm.cc reads and writes its 16-bit rows through them).
 bool norm_rows_fit(const OpCall& call) {
   if (call.code == static_cast<uint16_t>(OpCode::kLayerNorm)) {
-    return last_dim(*call.inputs[0]) * kNormRowSlots <= kWideningStripFloats;
+    return last_dim(*call.inputs[0]) * kNormRowSlots <= kProductStripFloats;
   }
   if (call.code == static_cast<uint16_t>(OpCode::kLayerNormGrad)) {
-    return last_dim(*call.inputs[1]) * kNormRowSlots <= kWideningStripFloats;
+    return last_dim(*call.inputs[1]) * kNormRowSlots <= kProductStripFloats;
   }
   return false;
 }

@@ -82,7 +82,8 @@ int64_t batch_chunk_items(const OpCall& call);
 
 /// Bytes of workspace run_widened() uses for |call|: widening_bytes(), but none for a call that
 /// runs_per_element() (its chunks are on the threads' stacks), a chunk's for a call with
-/// batch_chunk_items(), none for an input the kernel reads as it is (reads_16_bit_input), and
+/// batch_chunk_items(), none for a tensor the kernel reads or writes as it is
+/// (reads_16_bit_input, writes_16_bit_output), and
 /// for a product_reads_16_bit() call the 16-bit copies of its operands of another dtype only (2
 /// bytes an element, rounded up to kWideningAlignment each). The backend's
 /// workspace is the most of any op of the plan; `remat compile` states the same figure

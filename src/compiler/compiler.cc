@@ -58,12 +58,13 @@ uint64_t budget_strategy_arena(const Graph& graph, const CompileOptions& options
   }
   const uint64_t persistent = plan_memory(graph, options.alignment).persistent_size;
   if (persistent >= regions) {
-    throw CompileError(
-        "strategy 'budget': the persistent region alone (" + std::to_string(persistent) +
-        " bytes) fills the device budget of " + std::to_string(options.device_budget) + " bytes" +
-        (regions < options.device_budget
-             ? " less the widening workspace's " + std::to_string(options.device_budget - regions)
-             : ""));
+    throw CompileError("strategy 'budget': the persistent region alone (" +
+                       std::to_string(persistent) + " bytes) fills the device budget of " +
+                       std::to_string(options.device_budget) + " bytes" +
+                       (regions < options.device_budget
+                            ? " less the widening workspace's " +
+                                  std::to_string(options.device_budget - regions) + " bytes"
+                            : ""));
   }
   return regions - persistent;
 }
@@ -161,7 +162,7 @@ CompileResult compile(const CompileOptions& options) {
       throw NoScheduleFits(std::string(e.what()) + " (the device budget of " +
                                std::to_string(options.device_budget) +
                                " bytes less the widening workspace's " + std::to_string(workspace) +
-                               ")",
+                               " bytes)",
                            e.smallest_device + workspace);
     }
     result.graph = std::move(chosen.graph);

@@ -42,8 +42,9 @@ void apply_precision(Graph& graph, Precision precision);
 /// chunk at a time on the stack (the elementwise ops: plan/ops.h computes_per_element) count
 /// nothing, fused attention (computes_per_batch_item) counts its rank-3 tensors for
 /// widening_chunk_items() of its batch, the matrix products only a 16-bit copy of an operand of
-/// another dtype, and reduce_leading not its input; without it (the GPU backends) every op counts
-/// its whole tensors. 0 for a plan without 16-bit tensors.
+/// another dtype, and reduce_leading's input, bias_add's x and y and layer norm's rows (where
+/// kNormRowSlots of them fit kWideningStripFloats) nothing; without it (the GPU backends) every op
+/// counts its whole tensors. 0 for a plan without 16-bit tensors.
 uint64_t widening_bytes(const Graph& graph, bool in_chunks);
 
 }  // namespace compiler

@@ -130,7 +130,8 @@ void add_bias(float* c, int64_t ldc, int64_t m, int64_t n, const float* bias) {
   }
 }
 
-// |g| (beta 0) into the 16-bit |c|, kProductStripRows x kProductStripCols at a time in thread
+// |g| (beta 0: product_reads_16_bit leaves a reduce mode's 16-bit C, which sums onto itself,
+// widened whole) into the 16-bit |c|, kProductStripRows x kProductStripCols at a time in thread
 // |worker|'s strip, |bias| added to each strip's rows before they are rounded. Each engine sums
 // an element of C in an order that depends on K alone, so the strips give the bits of the whole.
 template <typename G>

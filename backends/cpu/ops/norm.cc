@@ -3,8 +3,8 @@
 // the backend's threads; each row or column is summed by one thread in its own order, so the
 // bits do not depend on the thread count. A row's sums run in eight interleaved double (Accum)
 // lanes (isa/lane_sum.h), so that they vectorise rather than wait on one add after another.
-// Layer norm and its gradient read and write their 16-bit rows as they are (widening.h:
-// reads_16_bit_input), a row widened into the thread's scratch at a time.
+// Layer norm and its gradient read and write their 16-bit rows as they are where kNormRowSlots
+// rows fit the thread's strip (widening.h: reads_16_bit_input), a row widened into it at a time.
 #include <math.h>
 
 #include <cmath>

@@ -69,7 +69,9 @@ class NoScheduleFits : public CompileError {
  public:
   NoScheduleFits(const std::string& message, uint64_t smallest_device)
       : CompileError(message), smallest_device(smallest_device) {}
-  uint64_t smallest_device;  ///< Arena + persistent bytes of the smallest schedule planned.
+  /// Arena + persistent bytes of the smallest schedule planned (compile() adds the widening
+  /// workspace, as device budgets count it).
+  uint64_t smallest_device;
 };
 
 /// Modelled seconds of one step of |graph| (compute + stalls; strategies/copy_timeline.h) under
