@@ -6,6 +6,7 @@
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/parallel.h"
+#include "backends/shared/batch_chunks.h"
 #include "plan/half_float.h"
 #include "backends/shared/op_args.h"
 
@@ -65,10 +66,6 @@ bool norm_rows_fit(const OpCall& call) {
     return last_dim(*call.inputs[1]) * kNormRowSlots <= kProductStripFloats;
   }
   return false;
-}
-
-bool same_tensor(const TensorRef& x, const TensorRef& y) {
-  return x.region == y.region && x.offset == y.offset;
 }
 
 // Elements a thread takes at least in run_per_element(): the elementwise kernels' own grain
@@ -135,42 +132,6 @@ remat_status run_per_element(Kernel kernel, const KernelArgs& args) {
     }
   });
   return static_cast<remat_status>(failed.load());
-}
-
-// Whether |t|, a tensor of an op that computes_per_batch_item(), is split by batch chunks:
-// every rank-3 tensor is [B, ...] (a rank-2 mask serves every item).
-bool splits_by_batch(const TensorRef& t) { return t.rank == 3; }
-
-// |t| (split) as a chunk of |count| items from item |first| of its |batch| sees it.
-TensorRef batch_chunk_ref(const TensorRef& t, int64_t batch, int64_t first, int64_t count) {
-  TensorRef c = t;
-  const uint64_t item_bytes = t.bytes / static_cast<uint64_t>(batch);
-  c.offset += static_cast<uint64_t>(first) * item_bytes;
-  c.dims[0] = count;
-  c.numel = t.numel / batch * count;
-  c.bytes = item_bytes * static_cast<uint64_t>(count);
-  return c;
-}
-
-// The batch of a call that computes_per_batch_item(): its first output's leading dim.
-int64_t batch_of(const OpCall& call) { return call.outputs[0]->dims[0]; }
-
-// A chunk of |call|: |count| items from item |first|, its split tensors' refs in |refs| (inputs
-// at their index, outputs at kMaxOpInputs + theirs) and lists in |lists|.
-OpCall batch_chunk_call(const OpCall& call, int64_t first, int64_t count, OpCallLists& lists,
-                        TensorRef* refs) {
-  OpCall part = lists.adopt(call);
-  const int64_t batch = batch_of(call);
-  for (int i = 0; i < call.num_inputs; ++i) {
-    if (!splits_by_batch(*call.inputs[i])) continue;
-    refs[i] = batch_chunk_ref(*call.inputs[i], batch, first, count);
-    lists.in[i] = &refs[i];
-  }
-  for (int o = 0; o < call.num_outputs; ++o) {
-    refs[kMaxOpInputs + o] = batch_chunk_ref(*call.outputs[o], batch, first, count);
-    lists.out[o] = &refs[kMaxOpInputs + o];
-  }
-  return part;
 }
 
 remat_status run_widened_whole(Kernel kernel, const KernelArgs& args, void* workspace);

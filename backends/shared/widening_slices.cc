@@ -22,9 +22,13 @@ void add(WideningSlices& s, const TensorRef* t) {
 
 }  // namespace
 
+bool same_tensor(const TensorRef& x, const TensorRef& y) {
+  return x.region == y.region && x.offset == y.offset;
+}
+
 int WideningSlices::find(const TensorRef& t) const {
   for (int k = 0; k < count; ++k) {
-    if (tensor[k]->region == t.region && tensor[k]->offset == t.offset) return k;
+    if (same_tensor(*tensor[k], t)) return k;
   }
   return -1;
 }

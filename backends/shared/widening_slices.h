@@ -31,6 +31,9 @@ struct WideningSlices {
   int find(const TensorRef& t) const;
 };
 
+/// Whether |x| and |y| are the same tensor: the same region and offset.
+bool same_tensor(const TensorRef& x, const TensorRef& y);
+
 /// Whether |call| runs widened: one of its tensors is a 16-bit float and its op computes on
 /// float32 (not a kAnyDtype copy).
 bool runs_widened(const OpCall& call);
