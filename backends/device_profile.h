@@ -8,6 +8,25 @@
 
 namespace remat {
 
+/// How a backend runs the ops of a 16-bit plan (f16, bf16 tensors) in float32: the rule that sets
+/// the widening workspace it allocates beside the arena (compiler/precision.h: widening_bytes).
+enum class WideningRule : uint8_t {
+  /// Every op's 16-bit tensors widened whole into the workspace (a backend without 16-bit
+  /// floats: it refuses such plans, so never used).
+  kWhole,
+  /// The CPU backend's (backends/cpu/widening.h): the elementwise ops widened a chunk at a time
+  /// on the stack, fused attention a few batch items at a time, and the products', bias_add's
+  /// and layer norm's 16-bit tensors read as they are.
+  kCpu,
+  /// The GPU backends' (backends/gpu/ops/widening.h): the ops of plan/ops.h's gpu_reads_16_bit
+  /// read and write their 16-bit tensors as they are; fused attention and broadcast products
+  /// are widened a chunk of their batch at a time (kGpuWideningChunkBytes), every other op whole.
+  kGpu,
+  /// kGpu, and matmul reads 16-bit operands A and B of its product's type as they are where
+  /// both are of that type or float32 (the CUDA backend: cuBLAS GemmEx).
+  kGpuHalfOperands,
+};
+
 /// What the compiler, the runtime and the CLI need to know about one backend.
 struct DeviceProfile {
   const char* name;          ///< Backend name as users write it: "cpu", "opencl", "cuda".
@@ -25,12 +44,8 @@ struct DeviceProfile {
   bool half_floats;          ///< Runs ops on 16-bit float tensors (f16, bf16); false: the
                              ///< session refuses a plan where any op but a copy between
                              ///< regions has one (REMAT_ERROR_UNIMPLEMENTED).
-  bool widens_in_chunks;     ///< Widens the elementwise ops a chunk at a time and fused
-                             ///< attention a few batch items at a time, and reads the
-                             ///< products', bias_add's and layer norm's 16-bit tensors as they
-                             ///< are (the CPU backend: backends/cpu/widening.h); false: every
-                             ///< op's 16-bit tensors whole. The compiler's workspace figure
-                             ///< follows it.
+  WideningRule widening;     ///< How it runs a 16-bit plan's ops in float32, which sets the
+                             ///< workspace beside the arena; the compiler's figure follows it.
 };
 
 }  // namespace remat

@@ -12,7 +12,7 @@ namespace remat {
 /// line and every SIMD width the kernels use. 16-bit float tensors run widened to float32
 /// (widening.h), in every build but a firmware one of a plan without them (plan/op_subset.h).
 constexpr DeviceProfile kCpuProfile = {
-    "cpu", 64, true, 1e10, 5e10, false, 0, false, kBuildHalfFloats, true};
+    "cpu", 64, true, 1e10, 5e10, false, 0, false, kBuildHalfFloats, WideningRule::kCpu};
 
 }  // namespace remat
 

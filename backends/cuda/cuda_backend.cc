@@ -9,7 +9,6 @@
 #include "backends/cuda/cuda_backend_impl.h"
 #include "backends/gpu/ops/ops.h"
 #include "backends/gpu/ops/widening.h"
-#include "backends/shared/widening_slices.h"
 #include "plan/ops.h"
 #include "runtime/port.h"
 
@@ -247,8 +246,10 @@ remat_status CudaBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuff
   }
   uint64_t needed = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    const uint64_t bytes = gpu::workspace_bytes(calls[i]);
+    const uint64_t bytes = gpu::workspace_bytes(*this, calls[i]);
     needed = bytes > needed ? bytes : needed;
+    const uint64_t widening = gpu::gpu_widening_bytes(*this, calls[i]);
+    widening_bytes_ = widening > widening_bytes_ ? widening : widening_bytes_;
   }
   if (needed <= size_[kWorkspace]) return REMAT_OK;
   void* p = nullptr;
@@ -371,7 +372,7 @@ remat_status CudaBackend::execute(const OpCall& call, const StepContext& ctx, Er
     const remat_status s = wait_for_hazards(call, err);
     if (s != REMAT_OK) return s;
   }
-  if (runs_widened(call)) return gpu::run_widened(*this, op, call, ctx, size_[kWorkspace], err);
+  if (gpu::widens(call)) return gpu::run_widened(*this, op, call, ctx, size_[kWorkspace], err);
   return op(*this, call, ctx, err);
 }
 

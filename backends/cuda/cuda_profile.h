@@ -11,8 +11,9 @@ namespace remat {
 /// measured on an NVIDIA H200 (docs/benchmarks.md, "CUDA"). 256 bytes is what cudaMalloc
 /// returns and what cuBLAS wants for its fastest kernels. 16-bit float tensors run widened to
 /// float32 on the device (backends/gpu/ops/widening.h), matmul's operands natively.
-constexpr DeviceProfile kCudaProfile = {"cuda", 256,        false, 4.8e10, 2.0e13,
-                                        true,   256 * 1024, true,  true,   false};
+constexpr DeviceProfile kCudaProfile = {
+    "cuda", 256,        false, 4.8e10, 2.0e13,
+    true,   256 * 1024, true,  true,   WideningRule::kGpuHalfOperands};
 
 }  // namespace remat
 

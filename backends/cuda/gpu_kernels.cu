@@ -15,12 +15,13 @@ namespace device {
 #include "backends/gpu/dialect_cuda.cuh"
 
 #include "backends/gpu/kernels/common.cl"
+// half.cl's conversions before the kernels that load and store 16-bit elements through them.
+#include "backends/gpu/kernels/half.cl"
 #include "backends/gpu/kernels/attention.cl"
 #include "backends/gpu/kernels/batchnorm.cl"
 #include "backends/gpu/kernels/conv.cl"
 #include "backends/gpu/kernels/data.cl"
 #include "backends/gpu/kernels/elementwise.cl"
-#include "backends/gpu/kernels/half.cl"
 #include "backends/gpu/kernels/loss.cl"
 #include "backends/gpu/kernels/norm.cl"
 #include "backends/gpu/kernels/optim.cl"

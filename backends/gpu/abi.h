@@ -34,6 +34,8 @@
   X(layernorm_grad_dx)       \
   X(layernorm_grad_params)   \
   X(column_blocks_sum)       \
+  X(column_block_partials)   \
+  X(column_partials_sum)     \
   X(cross_entropy)           \
   X(cross_entropy_grad)      \
   X(mse)                     \
@@ -84,7 +86,8 @@
 // where that is smaller.
 #define REMAT_GPU_TILE_WIDTH 32
 
-// Rows per block of the blocked column sums (kernels/norm.cl: layernorm_grad_params): each
+// Rows per block of the blocked column sums (kernels/norm.cl: layernorm_grad_params;
+// kernels/elementwise.cl: column_block_partials, reduce_leading's): each
 // block of rows sums its columns into a partial row of the workspace, then the partials are
 // added in block order, so that a tall matrix with few columns still fills a GPU.
 #define REMAT_GPU_COLUMN_BLOCK_ROWS 256
@@ -144,6 +147,11 @@ typedef struct GpuState {
   X(ErfGrad)                    \
   X(ClipGrad)                   \
   X(HardSigmoidGrad)
+
+/// The element type of a typed tensor argument (a buf_t, its offset and this int), which the
+/// kernels of the ops that read 16-bit tensors as they are (plan/ops.h: gpu_reads_16_bit) load
+/// and store through (kernels/half.cl: load_element, store_element).
+enum GpuElement { kGpuElementF32, kGpuElementF16, kGpuElementBf16 };
 
 /// The |kind| argument of init_draw (kernels/elementwise.cl): InitDraw::Kind's values
 /// (runtime/backend.h), which backends/gpu/ops/dispatch.cc checks.

@@ -32,6 +32,8 @@ typedef unsigned long long ulong;
 #define LOCAL_SIZE() ((uint)blockDim.x)
 #define LOCAL_BARRIER() __syncthreads()
 #define ATOMIC_MIN(p, v) atomicMin((p), (v))
+#define FLOAT_FROM_BITS(u) __uint_as_float(u)
+#define BITS_OF_FLOAT(f) __float_as_uint(f)
 
 // A captured CUDA graph replays every launch with the arguments of the captured step.
 #define REMAT_GPU_REPLAYED_LAUNCHES 1

@@ -12,6 +12,7 @@
 //   GROUP_ID            the 1-D id of the work item's group
 //   LOCAL_BARRIER()     every work item of the group waits, work-group memory is consistent
 //   ATOMIC_MIN(p, v)    32-bit signed atomic minimum in device memory
+//   FLOAT_FROM_BITS(u), BITS_OF_FLOAT(f)   a uint's bits as a float, and back
 //   acc_t               accumulator of sums: double where the device has it
 //   uchar, ushort, uint, ulong   fixed-width integers (8, 16, 32, 64 bits), as OpenCL C
 //                                names them
@@ -47,6 +48,8 @@ typedef float acc_t;
 #define LOCAL_SIZE() get_local_size(0)
 #define LOCAL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define ATOMIC_MIN(p, v) atomic_min((p), (v))
+#define FLOAT_FROM_BITS(u) as_float(u)
+#define BITS_OF_FLOAT(f) as_uint(f)
 
 #define expf(x) exp(x)
 #define logf(x) log(x)

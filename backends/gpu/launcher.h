@@ -33,14 +33,12 @@ struct GemmOperand {
 };
 
 /// A strided batch of |batch| row-major products C = alpha * op(A) op(B) (C is M x N, the sum
-/// over K; op transposes where |trans_a| / |trans_b|), every C written (beta 0). |exact|: a sum
-/// that must keep every input bit (reduce_leading), in plain FP32 even in a tf32 plan.
+/// over K; op transposes where |trans_a| / |trans_b|), every C written (beta 0).
 struct GemmBatch {
   bool trans_a, trans_b;
   int64_t m, n, k, batch;
   float alpha;
   GemmOperand a, b, c;
-  bool exact;
 };
 
 /// One GPU backend's queue as the shared op code sees it. Calls enqueue work and return
@@ -140,6 +138,14 @@ class Args {
   Args& tensor(const TensorRef& t) {
     l_.tensor(t);
     return *this;
+  }
+  /// Adds tensor |t| as a typed tensor argument: the buf_t pair, then its GpuElement (an int),
+  /// which the kernel loads and stores its elements by (kernels/half.cl: load_element).
+  Args& typed(const TensorRef& t) {
+    l_.tensor(t);
+    return i32(t.dtype == REMAT_DTYPE_F16    ? kGpuElementF16
+               : t.dtype == REMAT_DTYPE_BF16 ? kGpuElementBf16
+                                             : kGpuElementF32);
   }
   Args& u64(uint64_t v) { return raw(&v, sizeof(v)); }
   Args& u64(int64_t v) { return u64(static_cast<uint64_t>(v)); }

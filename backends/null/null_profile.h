@@ -11,7 +11,7 @@ namespace remat {
 /// honours TF32, whether its kernels take 16-bit float tensors and whether it widens them a chunk
 /// at a time.
 constexpr DeviceProfile kNullProfile = {"null", 64, false, 1e10,  1e10,
-                                        false,  0,  false, false, false};
+                                        false,  0,  false, false, WideningRule::kWhole};
 
 }  // namespace remat
 

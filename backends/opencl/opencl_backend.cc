@@ -10,7 +10,6 @@
 
 #include "backends/gpu/ops/ops.h"
 #include "backends/gpu/ops/widening.h"
-#include "backends/shared/widening_slices.h"
 #include "plan/ops.h"
 #include "opencl_kernel_sources.h"
 #include "runtime/port.h"
@@ -310,8 +309,10 @@ remat_status OpenclBackend::prepare(const OpCall* calls, uint32_t count, ErrorBu
   if (staged != REMAT_OK) return staged;
   uint64_t needed = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    const uint64_t bytes = gpu::workspace_bytes(calls[i]);
+    const uint64_t bytes = gpu::workspace_bytes(*this, calls[i]);
     needed = bytes > needed ? bytes : needed;
+    const uint64_t widening = gpu::gpu_widening_bytes(*this, calls[i]);
+    widening_bytes_ = widening > widening_bytes_ ? widening : widening_bytes_;
   }
   if (needed <= workspace_bytes_) return REMAT_OK;
   cl_ulong max_alloc = 0;
@@ -360,7 +361,7 @@ remat_status OpenclBackend::run_op(const OpCall& call, const StepContext& ctx, E
     step_ = ctx;
     step_set_ = true;
   }
-  if (runs_widened(call)) return gpu::run_widened(*this, op, call, ctx, workspace_bytes_, err);
+  if (gpu::widens(call)) return gpu::run_widened(*this, op, call, ctx, workspace_bytes_, err);
   return op(*this, call, ctx, err);
 }
 

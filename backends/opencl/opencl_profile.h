@@ -11,7 +11,7 @@ namespace remat {
 /// Initial parameters go up through a 256 KiB staging buffer (one write per 64 Ki floats).
 /// 16-bit float tensors run widened to float32 on the device (backends/gpu/ops/widening.h).
 constexpr DeviceProfile kOpenclProfile = {"opencl", 256,        false, 8e9,  1e12,
-                                          true,     256 * 1024, false, true, false};
+                                          true,     256 * 1024, false, true, WideningRule::kGpu};
 
 }  // namespace remat
 

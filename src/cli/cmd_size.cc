@@ -328,7 +328,7 @@ int run_size(const std::vector<std::string>& argv) {
   setup.copy_bandwidth = args.real("--copy-bandwidth", profile.copy_bandwidth);
   setup.compute_rate = args.real("--compute-rate", profile.compute_rate);
   setup.asynchronous_copies = profile.asynchronous_copies;
-  setup.widens_in_chunks = profile.widens_in_chunks;
+  setup.widening = profile.widening;
   setup.alignment =
       static_cast<uint32_t>(args.integer("--alignment", 1, 1 << 16, profile.alignment));
   if ((setup.alignment & (setup.alignment - 1)) != 0) {

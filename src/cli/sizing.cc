@@ -49,7 +49,7 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   o.copy_bandwidth = setup.copy_bandwidth;
   o.compute_rate = setup.compute_rate;
   o.asynchronous_copies = setup.asynchronous_copies;
-  o.widens_in_chunks = setup.widens_in_chunks;
+  o.widening = setup.widening;
   o.finite_checks = setup.finite_checks;
   o.eval_program = setup.eval_program;
   o.attention = setup.attention;

@@ -40,8 +40,8 @@ struct SizeSetup {
   double compute_rate = compiler::CompileOptions().compute_rate;
   /// Whether --backend overlaps copies with compute (docs/spilling.md).
   bool asynchronous_copies = compiler::CompileOptions().asynchronous_copies;
-  /// Whether --backend widens 16-bit tensors a chunk at a time (its workspace: precision.h).
-  bool widens_in_chunks = compiler::CompileOptions().widens_in_chunks;
+  /// How --backend widens 16-bit tensors (its workspace: compiler/precision.h).
+  WideningRule widening = compiler::CompileOptions().widening;
   /// --finite-checks: the non-finite guard (atomic keeps gradients alive until the updates).
   compiler::FiniteChecks finite_checks = compiler::CompileOptions().finite_checks;
   /// --eval-program: whether plans carry an eval program (its arena counts when larger).

@@ -136,7 +136,7 @@ CompileResult compile(const CompileOptions& options) {
   }
   // Recomputation repeats ops and spills add copies, which widen nothing new: the workspace of
   // the step's ops is the plan's (check_budgets_hold checks it).
-  const uint64_t workspace = widening_bytes(result.graph, options.widens_in_chunks);
+  const uint64_t workspace = widening_bytes(result.graph, options.widening);
   const uint64_t regions = regions_budget(options, workspace);
   SpillOptions spill;
   spill.device_budget = regions;
@@ -194,7 +194,7 @@ CompileResult compile(const CompileOptions& options) {
   r.predicted_seconds = predicted_step_seconds(result.graph, spill);
   if (options.eval_program) append_eval_program(result.graph, forward);
   result.memory = plan_memory(result.graph, options.alignment);
-  r.widening_bytes = widening_bytes(result.graph, options.widens_in_chunks);
+  r.widening_bytes = widening_bytes(result.graph, options.widening);
   check_budgets_hold(options, result.memory, r.widening_bytes);
 
   r.model = options.model;

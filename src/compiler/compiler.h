@@ -54,7 +54,7 @@ struct CompileOptions {
   /// Region alignment: the target backend's (CPU 64, GPUs 256).
   uint32_t alignment = kCpuProfile.alignment;
   /// How the target backend widens 16-bit tensors, which sets its workspace (precision.h).
-  bool widens_in_chunks = kCpuProfile.widens_in_chunks;
+  WideningRule widening = kCpuProfile.widening;
   /// The non-finite guard (compiler/finite_checks.h).
   FiniteChecks finite_checks = FiniteChecks::kOn;
   /// Whether the plan carries an eval program (compiler/eval_program.h).
@@ -81,7 +81,7 @@ struct CompileOptions {
     compute_rate = profile.compute_rate;
     asynchronous_copies = profile.asynchronous_copies;
     alignment = profile.alignment;
-    widens_in_chunks = profile.widens_in_chunks;
+    widening = profile.widening;
   }
 };
 

@@ -113,12 +113,51 @@ bool product_reads_16_bit(const Graph& graph, const Op& op, uint64_t* bytes) {
   return true;
 }
 
+// backends/gpu/ops/widening.cc's computes_by_batch_item() of |op|: fused attention, or a matmul
+// in broadcast mode whose A and C are rank 3 of one leading dim and B rank 2, C neither of them.
+bool gpu_computes_by_batch_item(const Graph& graph, const Op& op) {
+  if (computes_per_batch_item(static_cast<uint16_t>(op.code))) return true;
+  if (op.code != OpCode::kMatMul) return false;
+  const int a = op.inputs[0], b = op.inputs[1], c = op.outputs[0];
+  const std::vector<int64_t>& sa = graph.tensors[static_cast<size_t>(a)].shape;
+  const std::vector<int64_t>& sb = graph.tensors[static_cast<size_t>(b)].shape;
+  const std::vector<int64_t>& sc = graph.tensors[static_cast<size_t>(c)].shape;
+  if (sa.size() != 3 || sc.size() != 3 || sb.size() != 2 || sa[0] != sc[0]) return false;
+  if (c == a || c == b) return false;
+  auto numel = [&](int t) { return graph.tensors[static_cast<size_t>(t)].numel(); };
+  const MatmulShape s = matmul_shape(sa.data(), 3, numel(a), sb.data(), 2, numel(b), sc.data(), 3,
+                                     numel(c), false, false);
+  return s.mode == MatmulMode::kBroadcast;
+}
+
+// backends/cuda's takes_half_operands() of |op|: a matmul whose product is 16-bit
+// (widening_slices.h: product_operand_dtype) and whose A and B are each of the product's type
+// or float32. Then its 16-bit A and B get no slices.
+bool gpu_reads_half_operands(const Graph& graph, const Op& op) {
+  if (op.code != OpCode::kMatMul) return false;
+  const int a = op.inputs[0], b = op.inputs[1], c = op.outputs[0];
+  const int half = is_half(graph, a) ? a : is_half(graph, b) ? b : is_half(graph, c) ? c : -1;
+  if (half < 0) return false;
+  const uint8_t product = graph.tensors[static_cast<size_t>(half)].dtype;
+  for (int t : {a, b}) {
+    const uint8_t dtype = graph.tensors[static_cast<size_t>(t)].dtype;
+    if (dtype != product && dtype != REMAT_DTYPE_F32) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-uint64_t widening_bytes(const Graph& graph, bool in_chunks) {
+uint64_t widening_bytes(const Graph& graph, WideningRule rule) {
+  const bool in_chunks = rule == WideningRule::kCpu;
+  const bool gpu = rule == WideningRule::kGpu || rule == WideningRule::kGpuHalfOperands;
   uint64_t most = 0;
   for (const Op& op : graph.ops) {
-    if (op_info(static_cast<uint16_t>(op.code))->dtypes == OpDtypes::kAnyDtype) continue;
+    const uint16_t code = static_cast<uint16_t>(op.code);
+    if (op_info(code)->dtypes == OpDtypes::kAnyDtype) continue;
+    if (gpu && gpu_reads_16_bit(code)) continue;  // as they are
+    const bool half_operands =
+        rule == WideningRule::kGpuHalfOperands && gpu_reads_half_operands(graph, op);
     if (in_chunks && runs_per_element(graph, op)) continue;  // a chunk at a time on the stack
     uint64_t copies = 0;
     if (in_chunks && product_reads_16_bit(graph, op, &copies)) {  // its operands as they are
@@ -154,6 +193,7 @@ uint64_t widening_bytes(const Graph& graph, bool in_chunks) {
       if (in_chunks && (op.code == OpCode::kReduceLeading || op.code == OpCode::kBiasAdd) && i == 0)
         continue;
       if (norm_rows && i < row_inputs) continue;
+      if (half_operands && i < 2 && is_half(graph, op.inputs[i])) continue;
       add(op.inputs[i], i < 2);
     }
     for (size_t o = 0; o < op.outputs.size(); ++o) {
@@ -161,16 +201,20 @@ uint64_t widening_bytes(const Graph& graph, bool in_chunks) {
       add(op.outputs[o], false);
     }
     // Fused attention widens a chunk of its batch at a time (backends/cpu/widening.h:
-    // batch_chunk_items): its rank-3 tensors take the chunk's items.
+    // batch_chunk_items), and on the GPUs so do broadcast products (backends/gpu/ops/widening.h:
+    // gpu_batch_chunk_items): its rank-3 tensors take the chunk's items.
     int64_t batch = 1, items = 1;
-    if (in_chunks && computes_per_batch_item(static_cast<uint16_t>(op.code)) && !seen.empty()) {
+    const bool batch_chunks = (in_chunks && computes_per_batch_item(code)) ||
+                              (gpu && gpu_computes_by_batch_item(graph, op));
+    if (batch_chunks && !seen.empty()) {
       batch = graph.tensors[static_cast<size_t>(op.outputs[0])].shape[0];
       uint64_t item_bytes = 0;
       for (int t : seen) {
         const Tensor& x = graph.tensors[static_cast<size_t>(t)];
         if (x.shape.size() == 3) item_bytes += static_cast<uint64_t>(x.numel() / batch) * 4;
       }
-      items = widening_chunk_items(item_bytes, batch);
+      items = widening_chunk_items(item_bytes, batch,
+                                   in_chunks ? kWideningChunkBytes : kGpuWideningChunkBytes);
     }
     for (int t : seen) {
       const Tensor& x = graph.tensors[static_cast<size_t>(t)];

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "backends/device_profile.h"
 #include "compiler/graph.h"
 
 namespace remat {
@@ -37,15 +38,16 @@ void apply_precision(Graph& graph, Precision precision);
 /// The bytes a backend allocates beside the arena to run |graph|'s 16-bit tensors in float32
 /// (docs/precision.md): the most, over the ops that compute (not spill, prefetch or wait), of 4
 /// bytes an element of each distinct 16-bit tensor the op reads or writes, each rounded up to 64
-/// bytes (backends/shared/widening_slices.h: widening_bytes). With |in_chunks| (the CPU backend,
-/// DeviceProfile::widens_in_chunks: backends/cpu/widening.h, cpu_widening_bytes) the ops widened a
-/// chunk at a time on the stack (the elementwise ops: plan/ops.h computes_per_element) count
-/// nothing, fused attention (computes_per_batch_item) counts its rank-3 tensors for
-/// widening_chunk_items() of its batch, the matrix products only a 16-bit copy of an operand of
-/// another dtype, and reduce_leading's input, bias_add's x and y and layer norm's rows (where
-/// kNormRowSlots of them fit kWideningStripFloats) nothing; without it (the GPU backends) every op
-/// counts its whole tensors. 0 for a plan without 16-bit tensors.
-uint64_t widening_bytes(const Graph& graph, bool in_chunks);
+/// bytes (backends/shared/widening_slices.h: widening_bytes), as the backend's |rule|
+/// (DeviceProfile::widening) counts them. kWhole: every op its whole tensors. kGpu
+/// (backends/gpu/ops/widening.h): the same, but the ops of plan/ops.h's gpu_reads_16_bit count
+/// nothing. kCpu (backends/cpu/widening.h, cpu_widening_bytes): the ops widened a chunk at a time
+/// on the stack (the elementwise ops: plan/ops.h computes_per_element) count nothing, fused
+/// attention (computes_per_batch_item) counts its rank-3 tensors for widening_chunk_items() of
+/// its batch, the matrix products only a 16-bit copy of an operand of another dtype, and
+/// reduce_leading's input, bias_add's x and y and layer norm's rows (where kNormRowSlots of them
+/// fit kWideningStripFloats) nothing. 0 for a plan without 16-bit tensors.
+uint64_t widening_bytes(const Graph& graph, WideningRule rule);
 
 }  // namespace compiler
 }  // namespace remat

@@ -200,6 +200,18 @@ bool computes_per_element(uint16_t code) {
   }
 }
 
+bool gpu_reads_16_bit(uint16_t code) {
+  switch (static_cast<OpCode>(code)) {
+    case OpCode::kBiasAdd:
+    case OpCode::kReduceLeading:
+    case OpCode::kDropout:
+    case OpCode::kDropoutGrad:
+    case OpCode::kLayerNorm:
+    case OpCode::kLayerNormGrad: return true;
+    default: return computes_per_element(code);
+  }
+}
+
 bool computes_per_batch_item(uint16_t code) {
   return code == static_cast<uint16_t>(OpCode::kAttention) ||
          code == static_cast<uint16_t>(OpCode::kAttentionGrad);

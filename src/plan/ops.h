@@ -127,17 +127,30 @@ bool computes_per_element(uint16_t code);
 /// 16-bit tensors a few batch items at a time (backends/cpu/widening.h: widening_chunk_items).
 bool computes_per_batch_item(uint16_t code);
 
+/// Whether the GPU backends' kernels for |code| read and write its 16-bit float tensors as they
+/// are, each element converted as it is loaded or stored, with the bits of the widened copy
+/// (backends/gpu/kernels/half.cl): the ops that computes_per_element(), bias_add, reduce_leading,
+/// dropout and its gradient, layer norm and its gradient. Such an op takes no widening
+/// workspace there.
+bool gpu_reads_16_bit(uint16_t code);
+
 /// Float32 bytes of the split tensors (rank 3) a batch chunk of such an op widens at most,
 /// unless one batch item's alone take more (a rank-2 mask, widened whole, and each slice's
 /// rounding to 64 bytes come on top): enough work per chunk for the threads, little memory
 /// beside the arena.
 constexpr uint64_t kWideningChunkBytes = uint64_t{4} << 20;
 
+/// The same bound for the GPU backends, which widen fused attention and broadcast products a
+/// chunk of their batch at a time (backends/gpu/ops/widening.h): chunks large enough that a
+/// chunk's products still fill a GPU.
+constexpr uint64_t kGpuWideningChunkBytes = uint64_t{32} << 20;
+
 /// Batch items such an op widens at a time, when one item's 16-bit tensors take |item_bytes| in
-/// float32 and the batch holds |batch|: as many as fit kWideningChunkBytes, at least 1, at most
+/// float32 and the batch holds |batch|: as many as fit |chunk_bytes|, at least 1, at most
 /// |batch|.
-inline int64_t widening_chunk_items(uint64_t item_bytes, int64_t batch) {
-  const uint64_t fit = item_bytes > 0 ? kWideningChunkBytes / item_bytes : UINT64_MAX;
+inline int64_t widening_chunk_items(uint64_t item_bytes, int64_t batch,
+                                    uint64_t chunk_bytes = kWideningChunkBytes) {
+  const uint64_t fit = item_bytes > 0 ? chunk_bytes / item_bytes : UINT64_MAX;
   if (fit < 1) return 1;
   return fit < static_cast<uint64_t>(batch) ? static_cast<int64_t>(fit) : batch;
 }

@@ -158,6 +158,12 @@ remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t
   return regions;
 }
 
+const remat::DeviceProfile& profile_under_test() {
+  const remat::DeviceProfile* profile = remat::find_device_profile(g_backend.c_str());
+  if (profile == nullptr) fail_msg("backend %s has no device profile", g_backend.c_str());
+  return *profile;
+}
+
 int append_state(void* context, const void* data, size_t bytes) {
   const uint8_t* p = static_cast<const uint8_t*>(data);
   static_cast<std::vector<uint8_t>*>(context)->insert(

@@ -15,6 +15,7 @@
 #include "io/synthetic_task.h"
 #include "plan/ops.h"
 #include "remat/remat.h"
+#include "backends/device_profile.h"
 #include "runtime/backend.h"
 
 namespace conformance {
@@ -169,6 +170,9 @@ remat::TensorRef bytes_tensor(remat::Region region, uint64_t offset, uint64_t by
 remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t arena_bytes,
                                void* persistent, uint64_t persistent_bytes, uint32_t alignment);
 
+/// The profile of the backend under test, or a failed test.
+const remat::DeviceProfile& profile_under_test();
+
 /// A state writer appending to a std::vector<uint8_t> (|context|).
 int append_state(void* context, const void* data, size_t bytes);
 /// A state reader from a std::vector<uint8_t> (|context|); fails past its end.
@@ -182,6 +186,10 @@ extern const size_t kStepCheckTestCount;
 /// The tests of test_conformance_eval.cc: the eval program and its outputs.
 extern const struct CMUnitTest kEvalTests[];
 extern const size_t kEvalTestCount;
+
+/// The tests of test_conformance_gpu_half.cc: the GPU kernels that read 16-bit tensors.
+extern const struct CMUnitTest kGpuHalfTests[];
+extern const size_t kGpuHalfTestCount;
 
 }  // namespace conformance
 

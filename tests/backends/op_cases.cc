@@ -856,6 +856,17 @@ float widen(remat_dtype dtype, uint16_t h) {
 
 }  // namespace
 
+std::vector<remat_dtype> widening_pattern(const OpCase& c, int pattern) {
+  std::vector<remat_dtype> floats(float_tensor_count(c));
+  for (size_t k = 0; k < floats.size(); ++k) {
+    const bool half = pattern < 2 || (k + static_cast<size_t>(pattern)) % 2 == 0;
+    floats[k] = !half                          ? REMAT_DTYPE_F32
+                : pattern == 0 || pattern == 2 ? REMAT_DTYPE_BF16
+                                               : REMAT_DTYPE_F16;
+  }
+  return floats;
+}
+
 size_t float_tensor_count(const OpCase& c) {
   size_t n = c.out_dims.size();
   for (size_t i = 0; i < c.in_dims.size(); ++i) n += input_dtype(c, i) == REMAT_DTYPE_F32;
@@ -864,7 +875,7 @@ size_t float_tensor_count(const OpCase& c) {
 
 bool run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
                       remat::Backend* reference, remat::Backend* backend, const char* name,
-                      double tol, bool (*inexact)(const remat::OpCall&)) {
+                      double tol, bool (*inexact)(const remat::OpCall&), Prepared prepared) {
   const CaseTensors f32(c), mixed(c, floats);
   const bool loosened = inexact != nullptr && inexact(mixed.call);
   if (loosened) tol = c.tol;
@@ -913,8 +924,11 @@ bool run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
     }
     upload(reference, f32.ins[i], data.data());
   }
-  if (backend->prepare(&mixed.call, 1, &e.buf) != REMAT_OK)
+  const remat::OpCall& sized_by = prepared == Prepared::kTheCall ? mixed.call : f32.call;
+  if (backend->prepare(&sized_by, 1, &e.buf) != REMAT_OK)
     fail_msg("%s prepare on %s: %s", c.name, name, e.text);
+  if (reference->prepare(&f32.call, 1, &e.buf) != REMAT_OK)
+    fail_msg("%s prepare of the reference: %s", c.name, e.text);
   remat::StepContext ctx{kSeed, 3};
   ctx.rank = c.rank;
   if (reference->run_op(f32.call, ctx, &e.buf) != REMAT_OK)

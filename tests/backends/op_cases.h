@@ -86,21 +86,36 @@ void run_case(const OpCase& c, remat::Backend* cpu, remat::Backend* other, const
 /// Number of float tensors of |c|, inputs then outputs (the entries run_widened_case() takes).
 size_t float_tensor_count(const OpCase& c);
 
+/// Dtype patterns of widening_pattern().
+constexpr int kWideningPatterns = 4;
+
+/// The dtypes of |c|'s float tensors (inputs, then outputs) in |pattern|: 0, all bf16; 1, all
+/// f16; 2, bf16, f32, bf16, ...; 3, f32, f16, f32, ... Empty when it has none.
+std::vector<remat_dtype> widening_pattern(const OpCase& c, int pattern);
+
+/// What run_widened_case() prepares the tested backend for (Backend::prepare).
+enum class Prepared {
+  kTheCall,         ///< The call in its dtypes: a widening workspace where it needs one.
+  kTheFloat32Call,  ///< The call over float32 tensors: the op's scratch alone, so that a call
+                    ///< that would widen is refused and fails the test.
+};
+
 /// Runs |c| on |backend| (named |name| in messages) with its k-th float tensor (inputs, then
-/// outputs) of dtype |floats|[k] (f32, f16 or bf16; f32 past the vector's end), and on the CPU
-/// backend |reference| in f32 over the same inputs, rounded to 16 bits where |backend|'s are
-/// 16-bit. With |tol| 0, fails the test unless every output's bytes are the reference's, rounded
-/// once to 16 bits where the output is 16-bit (the CPU backend's widening is that exact). With
-/// |tol| > 0 (another backend, whose float32 kernels differ from the CPU's within the case's
-/// tolerance), an f32 output may differ by tol + tol * |want|, and a 16-bit output must lie
-/// between the roundings of want minus and plus that bound. A workspace output is not compared.
-/// Calls |backend|'s prepare() for the op. Both backends need an arena of at least 64 KiB.
-/// Where |inexact| is given and says true of the 16-bit call, the case's own tolerance applies
-/// instead of |tol| (the CPU's bfloat16 products on AMX or AVX512-BF16 sum in another order);
-/// returns whether it did.
+/// outputs) of dtype |floats|[k] (f32, f16 or bf16; f32 past the vector's end), and on
+/// |reference| (the CPU backend, or one of |backend|'s kind) in f32 over the same inputs, rounded
+/// to 16 bits where |backend|'s are 16-bit. With |tol| 0, fails the test unless every output's
+/// bytes are the reference's, rounded once to 16 bits where the output is 16-bit (the CPU backend's
+/// widening is that exact). With |tol| > 0 (another backend, whose float32 kernels differ from the
+/// CPU's within the case's tolerance), an f32 output may differ by tol + tol * |want|, and a 16-bit
+/// output must lie between the roundings of want minus and plus that bound. A workspace output is
+/// not compared. Calls |reference|'s prepare() for the float32 call and |backend|'s as |prepared|
+/// says. Both backends need an arena of at least 64 KiB. Where |inexact| is given and says true of
+/// the 16-bit call, the case's own tolerance applies instead of |tol| (the CPU's bfloat16 products
+/// on AMX or AVX512-BF16 sum in another order); returns whether it did.
 bool run_widened_case(const OpCase& c, const std::vector<remat_dtype>& floats,
                       remat::Backend* reference, remat::Backend* backend, const char* name,
-                      double tol, bool (*inexact)(const remat::OpCall&) = nullptr);
+                      double tol, bool (*inexact)(const remat::OpCall&) = nullptr,
+                      Prepared prepared = Prepared::kTheCall);
 
 /// Whether |predicate| holds of |c|'s call over float32 tensors, or with its float tensors'
 /// dtypes |floats| as run_widened_case() takes them.

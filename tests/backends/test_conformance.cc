@@ -385,22 +385,6 @@ void every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented(void**)
   remat::destroy_backend(cpu);
 }
 
-// The dtype patterns of the widened op cases: 0, all bf16; 1, all f16; 2, bf16, f32, bf16, ...;
-// 3, f32, f16, f32, ...
-constexpr int kWideningPatterns = 4;
-
-// The dtypes of |c|'s float tensors (inputs, then outputs) in |pattern|; empty when it has none.
-std::vector<remat_dtype> widening_pattern(const remat_test::OpCase& c, int pattern) {
-  std::vector<remat_dtype> floats(remat_test::float_tensor_count(c));
-  for (size_t k = 0; k < floats.size(); ++k) {
-    const bool half = pattern < 2 || (k + static_cast<size_t>(pattern)) % 2 == 0;
-    floats[k] = !half                          ? REMAT_DTYPE_F32
-                : pattern == 0 || pattern == 2 ? REMAT_DTYPE_BF16
-                                               : REMAT_DTYPE_F16;
-  }
-  return floats;
-}
-
 // Whether the CPU sums some products of |call| from 16-bit operands as they are, in another
 // order than its float32 kernel (OpenBLAS, where it runs matmul): a product's on bf16_gemm or
 // the packed engine, fused attention's scores.
@@ -438,8 +422,8 @@ void cpu_widened_runs_give_the_f32_kernels_bits(const std::vector<remat_test::Op
     }
     size_t runs = 0, products = 0;
     for (const remat_test::OpCase& c : cases) {
-      for (int pattern = 0; pattern < kWideningPatterns; ++pattern) {
-        const std::vector<remat_dtype> floats = widening_pattern(c, pattern);
+      for (int pattern = 0; pattern < remat_test::kWideningPatterns; ++pattern) {
+        const std::vector<remat_dtype> floats = remat_test::widening_pattern(c, pattern);
         if (floats.empty()) continue;
         products += remat_test::run_widened_case(c, floats, backends[0], backends[1], "cpu", 0.0,
                                                  sums_16_bit_products);
@@ -604,26 +588,21 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
     const bool mixed = k == first_batch_case + 2;
     for (int pattern = mixed ? 2 : 0; pattern < (mixed ? 3 : 2); ++pattern) {
       if (!remat_test::call_of_case_is(cases[k], chunks_its_batch,
-                                       widening_pattern(cases[k], pattern)))
+                                       remat_test::widening_pattern(cases[k], pattern)))
         fail_msg("%s is widened whole in pattern %d", cases[k].name, pattern);
     }
   }
   cpu_widened_runs_give_the_f32_kernels_bits(cases);
 }
 
-// The profile of the backend under test, or a failed test.
-const remat::DeviceProfile& profile_under_test() {
-  const remat::DeviceProfile* profile = remat::find_device_profile(g_backend.c_str());
-  if (profile == nullptr) fail_msg("backend %s has no device profile", g_backend.c_str());
-  return *profile;
-}
-
-// The backend's widening workspace is the figure `remat compile` states for it and the budgets
-// count (compile report's widening_bytes), for bf16 and fp16 plans of every conformance model:
-// on the CPU the most of cpu_widening_bytes() over the session's resolved ops, which is less
-// than the shared rule's widening_bytes() where elementwise ops (widened a chunk at a time on
-// the stack) or fused attention (a chunk of its batch at a time) had the largest slices; on a
-// GPU backend (every op's tensors widened whole) the most of widening_bytes().
+// The backend's widening workspace (Backend::widening_bytes, what its prepare() obtained) is the
+// figure `remat compile` states for it and the budgets count (compile report's widening_bytes),
+// for bf16 and fp16 plans of every conformance model: on the CPU the most of cpu_widening_bytes()
+// over the session's resolved ops; on a GPU backend the most of its ops' gpu_widening_bytes()
+// (backends/gpu/ops/widening.h). Both are less than the shared rule's widening_bytes() (every
+// op's tensors whole) where an elementwise op had the largest slices (widened a chunk at a time
+// on the CPU's stack, read as they are by the GPU kernels), or fused attention or a broadcast
+// product (the CPU widens attention a chunk of its batch at a time, the GPUs both).
 void the_workspace_is_the_figure_remat_compile_states(void**) {
   const bool cpu = backend_name(g_backend) == "cpu";
   if (!profile_under_test().half_floats) {
@@ -631,37 +610,48 @@ void the_workspace_is_the_figure_remat_compile_states(void**) {
     skip();
   }
   // A transformer whose feed-forward width (16 times its hidden) makes GELU's gradient the op
-  // of the largest 16-bit tensors, which the workspace does not hold.
+  // of the largest 16-bit tensors, which the workspace does not hold (on any backend).
   const char* const wide_ffn =
       "transformer:layers=1,hidden=16,heads=2,ffn=256,seq=8,vocab=40,classes=3";
   // One whose attention gradient's 16-bit tensors (1 MiB an item in float32, 8 items) are widened
   // a chunk of the batch at a time, and would otherwise be the largest.
   const char* const long_attention =
       "transformer:layers=1,hidden=256,heads=4,ffn=256,seq=128,vocab=40,classes=3";
+  // One whose attention gradient's (8 MiB an item) and feed-forward products' 16-bit tensors
+  // take more than kGpuWideningChunkBytes for the batch: the GPUs widen them in batch chunks.
+  const char* const gpu_chunks =
+      "transformer:layers=1,hidden=512,heads=4,ffn=2048,seq=512,vocab=40,classes=3";
   std::vector<const char*> models(std::begin(kModels), std::end(kModels));
   models.push_back(wide_ffn);
   models.push_back(long_attention);
+  models.push_back(gpu_chunks);
   for (const char* model : models) {
     for (const char* precision : {"bf16", "fp16"}) {
       const std::string strategy = std::string("none/precision=") + precision;
       const uint64_t stated = compile_report(model, kOptimizers[0], strategy).widening_bytes;
       Run run(model, kOptimizers[0], strategy, g_backend);
-      uint64_t used = 0, shared = 0;
+      const uint64_t used = run.session->backend->widening_bytes();
+      uint64_t shared = 0, cpu_used = 0;
       for (uint32_t i = 0; i < run.plan->root->ops()->size(); ++i) {
-        if (cpu) used = std::max(used, remat::cpu::cpu_widening_bytes(run.session->ops[i]));
         shared = std::max(shared, remat::widening_bytes(run.session->ops[i]));
+        cpu_used = std::max(cpu_used, remat::cpu::cpu_widening_bytes(run.session->ops[i]));
       }
-      if (!cpu) used = shared;
+      if (cpu && used != cpu_used)
+        fail_msg("%s, %s: the cpu backend obtained %llu bytes, its ops widen in %llu", model,
+                 precision, static_cast<unsigned long long>(used),
+                 static_cast<unsigned long long>(cpu_used));
       printf("  %s, %s: workspace %llu bytes (every op's slices: %llu)\n", model, precision,
              static_cast<unsigned long long>(used), static_cast<unsigned long long>(shared));
       if (used != stated || used == 0)
         fail_msg("%s, %s: the %s backend needs %llu bytes, remat compile states %llu", model,
                  precision, g_backend.c_str(), static_cast<unsigned long long>(used),
                  static_cast<unsigned long long>(stated));
-      if (cpu && model == wide_ffn && !(used < shared))
+      if (model == wide_ffn && !(used < shared))
         fail_msg("%s, %s: the workspace holds the elementwise ops' slices", model, precision);
       if (cpu && model == long_attention && !(used < shared))
         fail_msg("%s, %s: the workspace holds attention's whole batch", model, precision);
+      if (model == gpu_chunks && !(used < shared))
+        fail_msg("%s, %s: the workspace holds the whole batch's slices", model, precision);
     }
   }
 }
@@ -696,8 +686,8 @@ void every_op_runs_widened_within_the_cases_tolerances(void**) {
     fail_msg("create %s: %s", g_backend.c_str(), e.text);
   size_t runs = 0;
   for (const remat_test::OpCase& c : remat_test::every_op_case()) {
-    for (int pattern = 0; pattern < kWideningPatterns; ++pattern) {
-      const std::vector<remat_dtype> floats = widening_pattern(c, pattern);
+    for (int pattern = 0; pattern < remat_test::kWideningPatterns; ++pattern) {
+      const std::vector<remat_dtype> floats = remat_test::widening_pattern(c, pattern);
       if (floats.empty()) continue;
       remat_test::run_widened_case(c, floats, cpu, other, g_backend.c_str(), c.tol);
       ++runs;
@@ -858,7 +848,8 @@ void a_16_bit_op_without_its_workspace_is_refused(void**) {
 }
 
 // The scratch's failure path on the GPU backends (backends/gpu/ops/ops.h: scratch_base): an op
-// whose scratch prepare() did not size (reduce_leading's row of ones, attention's scores) is
+// whose scratch prepare() did not size (reduce_leading's partial column sums: one block of rows
+// by 4 columns, 16 bytes; attention's scores) is
 // refused (FAILED_PRECONDITION, naming the op and the bytes) and writes nothing; prepared, it
 // gives the column sums.
 void an_op_without_its_scratch_is_refused(void**) {
@@ -886,7 +877,7 @@ void an_op_without_its_scratch_is_refused(void**) {
   const remat::StepContext ctx{kSeed, 0};
   assert_int_equal(backend->run_op(call, ctx, &e.buf), REMAT_ERROR_FAILED_PRECONDITION);
   printf("%s: %s\n", g_backend.c_str(), e.text);
-  for (const char* part : {"op 5 (reduce_leading)", "32 bytes", "prepare() gave 0"})
+  for (const char* part : {"op 5 (reduce_leading)", "16 bytes", "prepare() gave 0"})
     if (strstr(e.text, part) == nullptr) fail_msg("'%s' lacks '%s'", e.text, part);
   assert_int_equal(backend->sync(&e.buf), REMAT_OK);
   assert_int_equal(backend->download(db.region, db.offset, back.data(), db.bytes, &e.buf),
@@ -1094,6 +1085,7 @@ int main(int argc, char** argv) {
   };
   tests.insert(tests.end(), kStepCheckTests, kStepCheckTests + kStepCheckTestCount);
   tests.insert(tests.end(), kEvalTests, kEvalTests + kEvalTestCount);
+  tests.insert(tests.end(), kGpuHalfTests, kGpuHalfTests + kGpuHalfTestCount);
   return _cmocka_run_group_tests("backend conformance", tests.data(), tests.size(), nullptr,
                                  nullptr);
 }

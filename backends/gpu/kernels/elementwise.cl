@@ -1,7 +1,9 @@
 // Elementwise kernels: activations and their gradients, add/mul/scale, powers, bias, dropout,
-// fill, sums over axes and their broadcast (reduce_leading is a product: ops/elementwise.cc).
+// fill, sums over axes and their broadcast, reduce_leading's column sums.
 // One work item per element (dropout: per four), except the sums, float sums in a fixed tree
-// order: reduce_sum sums column tiles, reduce_sum_rows gives a row a team (common.cl).
+// order: reduce_sum sums column tiles, reduce_sum_rows gives a row a team (common.cl). The
+// activations, add, mul, bias and dropout take typed tensors (half.cl: load_element), so that
+// they read and write 16-bit tensors as they are (plan/ops.h: gpu_reads_16_bit).
 
 // x^p as the CPU kernel's power(): torch.pow's exact exponents, powf otherwise.
 DEVICE_FN float power(float x, float p) {
@@ -37,10 +39,11 @@ DEVICE_FN float hard_sigmoid_of(float t) { return t < 0.0f ? 0.0f : t > 1.0f ? 1
 #define REMAT_GPU_UNARY_Divide(v, alpha, beta) (v / alpha)
 
 // Unary ops, selected by |op| (GpuUnary in abi.h).
-KERNEL unary_op(int op, float alpha, float beta, buf_t x, ulong xo, buf_t y, ulong yo, ulong n) {
+KERNEL unary_op(int op, float alpha, float beta, buf_t x, ulong xo, int xt, buf_t y, ulong yo,
+                int yt, ulong n) {
   const ulong i = GLOBAL_ID();
   if (i >= n) return;
-  const float v = F32(x, xo)[i];
+  const float v = load_element(x, xo, xt, i);
   float r = 0.0f;
   switch (op) {
 #define REMAT_GPU_UNARY_CASE(name) \
@@ -48,7 +51,7 @@ KERNEL unary_op(int op, float alpha, float beta, buf_t x, ulong xo, buf_t y, ulo
     REMAT_GPU_UNARY_OPS(REMAT_GPU_UNARY_CASE)
 #undef REMAT_GPU_UNARY_CASE
   }
-  F32(y, yo)[i] = r;
+  store_element(y, yo, yt, i, r);
 }
 
 // gelu's derivative times dy |u| at x |v|.
@@ -79,11 +82,11 @@ DEVICE_FN float gelu_grad_of(float u, float v) {
   (0.0f < alpha * v + beta && alpha * v + beta < 1.0f ? alpha * u : 0.0f)  // (dy, x)
 
 // Binary ops c = f(a, b), selected by |op| (GpuBinary in abi.h).
-KERNEL binary_op(int op, float alpha, float beta, buf_t a, ulong ao, buf_t b, ulong bo, buf_t c,
-                 ulong co, ulong n) {
+KERNEL binary_op(int op, float alpha, float beta, buf_t a, ulong ao, int at, buf_t b, ulong bo,
+                 int bt, buf_t c, ulong co, int ct, ulong n) {
   const ulong i = GLOBAL_ID();
   if (i >= n) return;
-  const float u = F32(a, ao)[i], v = F32(b, bo)[i];
+  const float u = load_element(a, ao, at, i), v = load_element(b, bo, bt, i);
   float r = 0.0f;
   switch (op) {
 #define REMAT_GPU_BINARY_CASE(name) \
@@ -91,21 +94,22 @@ KERNEL binary_op(int op, float alpha, float beta, buf_t a, ulong ao, buf_t b, ul
     REMAT_GPU_BINARY_OPS(REMAT_GPU_BINARY_CASE)
 #undef REMAT_GPU_BINARY_CASE
   }
-  F32(c, co)[i] = r;
+  store_element(c, co, ct, i, r);
 }
 
-KERNEL bias_add(buf_t x, ulong xo, buf_t b, ulong bo, buf_t y, ulong yo, ulong n, ulong nb) {
+KERNEL bias_add(buf_t x, ulong xo, int xt, buf_t b, ulong bo, int bt, buf_t y, ulong yo, int yt,
+                ulong n, ulong nb) {
   const ulong i = GLOBAL_ID();
   if (i >= n) return;
-  F32(y, yo)[i] = F32(x, xo)[i] + F32(b, bo)[i % nb];
+  store_element(y, yo, yt, i, load_element(x, xo, xt, i) + load_element(b, bo, bt, i % nb));
 }
 
 // One work item per four elements. Element i draws the word of element first + i of the stream
 // (a data-parallel rank's elements are elements first.. of the whole batch's, StepContext::rank):
 // where first is a multiple of four, one Philox call (plan/philox.h) gives the four words. Seed
 // and step come from the state: under CUDA graph replay they change every step.
-KERNEL dropout(buf_t x, ulong xo, buf_t y, ulong yo, ulong n, ulong first, ulong key, float p,
-               GLOBAL const GpuState* state) {
+KERNEL dropout(buf_t x, ulong xo, int xt, buf_t y, ulong yo, int yt, ulong n, ulong first,
+               ulong key, float p, GLOBAL const GpuState* state) {
   const ulong i = GLOBAL_ID() * 4;
   if (i >= n) return;
   const ulong seed = state->seed, step = state->step;
@@ -113,11 +117,10 @@ KERNEL dropout(buf_t x, ulong xo, buf_t y, ulong yo, ulong n, ulong first, ulong
   Philox4 r = {{0u, 0u, 0u, 0u}};
   if (aligned) r = philox_group(seed, step, key, first + i);
   const float keep_scale = 1.0f - p;
-  GLOBAL const float* src = F32(x, xo);
-  GLOBAL float* dst = F32(y, yo);
   for (int j = 0; j < 4 && i + j < n; ++j) {
     const uint word = aligned ? r.v[j] : philox_word(seed, step, key, first + i + j);
-    dst[i + j] = uniform01(word) >= p ? src[i + j] / keep_scale : src[i + j] * 0.0f;
+    const float v = load_element(x, xo, xt, i + j);
+    store_element(y, yo, yt, i + j, uniform01(word) >= p ? v / keep_scale : v * 0.0f);
   }
 }
 
@@ -176,6 +179,36 @@ KERNEL reduce_sum(buf_t x, ulong xo, buf_t y, ulong yo, ulong outer, ulong n, ul
   for (ulong j = tile_lane(); live && j < n; j += tile_lanes()) sum += src[j * inner];
   sum = tile_sum(scratch, sum);
   if (live && tile_lane() == 0) F32(y, yo)[k] = sum_or_mean(sum, n, mean);
+}
+
+// reduce_leading's column sums of dy viewed as [rows, n], for one block of
+// REMAT_GPU_COLUMN_BLOCK_ROWS rows: the block's partial sums by column tiles (common.cl) into
+// partial[block][j] of the workspace. The groups run over (block, tile) pairs.
+KERNEL column_block_partials(buf_t dy, ulong dyo, int dyt, buf_t partial, ulong po, ulong rows,
+                             ulong n, LOCAL_PARAM(float, scratch)) {
+  LOCAL_BIND(float, scratch);
+  const ulong tiles = (n + tile_width() - 1) / tile_width();
+  const ulong block = GROUP_ID() / tiles;
+  const ulong j = (GROUP_ID() % tiles) * tile_width() + LOCAL_ID() % tile_width();
+  const bool live = j < n;
+  const ulong r0 = block * REMAT_GPU_COLUMN_BLOCK_ROWS;
+  const ulong r1 = r0 + REMAT_GPU_COLUMN_BLOCK_ROWS < rows ? r0 + REMAT_GPU_COLUMN_BLOCK_ROWS : rows;
+  float sum = 0.0f;
+  for (ulong r = r0 + tile_lane(); live && r < r1; r += tile_lanes())
+    sum += load_element(dy, dyo, dyt, r * n + j);
+  sum = tile_sum(scratch, sum);
+  if (live && tile_lane() == 0) F32(partial, po)[block * n + j] = sum;
+}
+
+// y[j]: the blocks' partial sums of column j added in block order, one work item per column.
+KERNEL column_partials_sum(buf_t partial, ulong po, buf_t y, ulong yo, int yt, ulong n,
+                           ulong blocks) {
+  const ulong j = GLOBAL_ID();
+  if (j >= n) return;
+  GLOBAL const float* p = F32(partial, po);
+  float sum = 0.0f;
+  for (ulong k = 0; k < blocks; ++k) sum += p[k * n + j];
+  store_element(y, yo, yt, j, sum);
 }
 
 // One work item per element of y viewed as [outer, n, inner].

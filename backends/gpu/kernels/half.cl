@@ -1,5 +1,6 @@
-// 16-bit float tensors (bfloat16, IEEE binary16) widened into float32 and float32 narrowed back,
-// for the ops the GPU backends run widened (backends/gpu/ops/widening.h). On the bits, with
+// 16-bit float tensors (bfloat16, IEEE binary16) widened into float32 and float32 narrowed back:
+// whole, for the ops the GPU backends run widened (backends/gpu/ops/widening.h), and an element
+// at a time, for the kernels that load and store typed tensors (load_element). On the bits, with
 // integer arithmetic only, as src/plan/half_float.cc computes them: every device gives that
 // file's bits (ties to even, subnormals kept, quiet NaNs with their payloads, fp16 overflow to
 // infinity) whatever its float conversions' rounding and flushing.
@@ -45,6 +46,25 @@ DEVICE_FN uint f32_bits_to_half(uint u, int f16) {
   const uint rest = m & ((1u << shift) - 1u), halfway = 1u << (shift - 1);
   if (rest > halfway || (rest == halfway && (r & 1u) != 0)) ++r;
   return sign | r;
+}
+
+// Element i of a typed tensor argument (base, offset, |type|: GpuElement in abi.h) as a float:
+// a 16-bit one widened, with the bits widen_half gives it.
+DEVICE_FN float load_element(buf_t base, ulong offset, int type, ulong i) {
+  if (type == kGpuElementF32) return F32(base, offset)[i];
+  const uint h = ((GLOBAL const ushort*)(base + offset))[i];
+  return FLOAT_FROM_BITS(half_to_f32_bits(h, type == kGpuElementF16 ? 1 : 0));
+}
+
+// Stores |v| as element i of a typed tensor argument: a 16-bit one rounded, with the bits
+// narrow_half gives it.
+DEVICE_FN void store_element(buf_t base, ulong offset, int type, ulong i, float v) {
+  if (type == kGpuElementF32) {
+    F32(base, offset)[i] = v;
+    return;
+  }
+  ((GLOBAL ushort*)(base + offset))[i] =
+      (ushort)f32_bits_to_half(BITS_OF_FLOAT(v), type == kGpuElementF16 ? 1 : 0);
 }
 
 // y[i] = the float32 of 16-bit x[i]; one work item per element.

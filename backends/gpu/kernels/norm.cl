@@ -61,67 +61,72 @@ KERNEL log_softmax_grad(buf_t dy, ulong dyo, buf_t y, ulong yo, buf_t dx, ulong 
   for (ulong j = lane; live && j < n; j += team) dxr[j] = dyr[j] - expf(yr[j]) * s;
 }
 
-KERNEL layernorm(buf_t x, ulong xo, buf_t gamma, ulong go, buf_t beta, ulong bo, buf_t y,
-                 ulong yo, buf_t mean, ulong mo, buf_t rstd, ulong ro, ulong rows, ulong n,
-                 float eps, uint team, LOCAL_PARAM(float, scratch)) {
+// Layer norm and its gradient take typed tensors (half.cl: load_element): they read and write
+// 16-bit rows as they are (plan/ops.h: gpu_reads_16_bit). Row r's element j is at r * n + j.
+KERNEL layernorm(buf_t x, ulong xo, int xt, buf_t gamma, ulong go, int gt, buf_t beta, ulong bo,
+                 int bt, buf_t y, ulong yo, int yt, buf_t mean, ulong mo, int mt, buf_t rstd,
+                 ulong ro, int rt, ulong rows, ulong n, float eps, uint team,
+                 LOCAL_PARAM(float, scratch)) {
   LOCAL_BIND(float, scratch);
   const ulong r = team_row(team);
   const uint lane = team_lane(team);
   const bool live = r < rows;
-  GLOBAL const float* xr = F32(x, xo) + (live ? r : 0) * n;
-  GLOBAL const float* g = F32(gamma, go);
-  GLOBAL const float* b = F32(beta, bo);
-  GLOBAL float* yr = F32(y, yo) + (live ? r : 0) * n;
+  const ulong row = (live ? r : 0) * n;
   float sum = 0.0f;
-  for (ulong j = lane; live && j < n; j += team) sum += xr[j];
+  for (ulong j = lane; live && j < n; j += team) sum += load_element(x, xo, xt, row + j);
   const float m = (float)((acc_t)team_sum(scratch, sum, team) / (acc_t)n);
   float sq = 0.0f;
   for (ulong j = lane; live && j < n; j += team) {
-    const float d = xr[j] - m;
+    const float d = load_element(x, xo, xt, row + j) - m;
     sq += d * d;
   }
   sq = team_sum(scratch, sq, team);
   const float s = (float)(1.0 / sqrt((acc_t)sq / (acc_t)n + (acc_t)eps));
   if (live && lane == 0) {
-    F32(mean, mo)[r] = m;
-    F32(rstd, ro)[r] = s;
+    store_element(mean, mo, mt, r, m);
+    store_element(rstd, ro, rt, r, s);
   }
-  for (ulong j = lane; live && j < n; j += team) yr[j] = (xr[j] - m) * s * g[j] + b[j];
+  for (ulong j = lane; live && j < n; j += team) {
+    const float xj = load_element(x, xo, xt, row + j);
+    store_element(y, yo, yt, row + j,
+                  (xj - m) * s * load_element(gamma, go, gt, j) + load_element(beta, bo, bt, j));
+  }
 }
 
 // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma.
-KERNEL layernorm_grad_dx(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t mean, ulong mo,
-                         buf_t rstd, ulong ro, buf_t gamma, ulong go, buf_t dx, ulong dxo,
-                         ulong rows, ulong n, uint team, LOCAL_PARAM(float, scratch)) {
+KERNEL layernorm_grad_dx(buf_t dy, ulong dyo, int dyt, buf_t x, ulong xo, int xt, buf_t mean,
+                         ulong mo, int mt, buf_t rstd, ulong ro, int rt, buf_t gamma, ulong go,
+                         int gt, buf_t dx, ulong dxo, int dxt, ulong rows, ulong n, uint team,
+                         LOCAL_PARAM(float, scratch)) {
   LOCAL_BIND(float, scratch);
   const ulong r = team_row(team);
   const uint lane = team_lane(team);
   const bool live = r < rows;
-  GLOBAL const float* dyr = F32(dy, dyo) + (live ? r : 0) * n;
-  GLOBAL const float* xr = F32(x, xo) + (live ? r : 0) * n;
-  GLOBAL const float* gm = F32(gamma, go);
-  GLOBAL float* dxr = F32(dx, dxo) + (live ? r : 0) * n;
-  const float m = live ? F32(mean, mo)[r] : 0.0f, s = live ? F32(rstd, ro)[r] : 0.0f;
+  const ulong row = (live ? r : 0) * n;
+  const float m = live ? load_element(mean, mo, mt, r) : 0.0f;
+  const float s = live ? load_element(rstd, ro, rt, r) : 0.0f;
   float sum_g = 0.0f, sum_gx = 0.0f;
   for (ulong j = lane; live && j < n; j += team) {
-    const float g = dyr[j] * gm[j];
+    const float g = load_element(dy, dyo, dyt, row + j) * load_element(gamma, go, gt, j);
     sum_g += g;
-    sum_gx += g * ((xr[j] - m) * s);
+    sum_gx += g * ((load_element(x, xo, xt, row + j) - m) * s);
   }
   const float mean_g = (float)((acc_t)team_sum(scratch, sum_g, team) / (acc_t)n);
   const float mean_gx = (float)((acc_t)team_sum(scratch, sum_gx, team) / (acc_t)n);
   for (ulong j = lane; live && j < n; j += team) {
-    const float xhat = (xr[j] - m) * s;
-    dxr[j] = s * (dyr[j] * gm[j] - mean_g - xhat * mean_gx);
+    const float xhat = (load_element(x, xo, xt, row + j) - m) * s;
+    const float g = load_element(dy, dyo, dyt, row + j) * load_element(gamma, go, gt, j);
+    store_element(dx, dxo, dxt, row + j, s * (g - mean_g - xhat * mean_gx));
   }
 }
 
 // dgamma, dbeta of one block of REMAT_GPU_COLUMN_BLOCK_ROWS rows: the block's partial sums,
 // column tiles (common.cl) over the block's rows, into partial[0][block][j] (dgamma) and
 // partial[1][block][j] (dbeta) of the workspace. The groups run over (block, tile) pairs.
-KERNEL layernorm_grad_params(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t mean, ulong mo,
-                             buf_t rstd, ulong ro, buf_t partial, ulong po, ulong rows, ulong n,
-                             ulong blocks, LOCAL_PARAM(float, scratch)) {
+KERNEL layernorm_grad_params(buf_t dy, ulong dyo, int dyt, buf_t x, ulong xo, int xt,
+                             buf_t mean, ulong mo, int mt, buf_t rstd, ulong ro, int rt,
+                             buf_t partial, ulong po, ulong rows, ulong n, ulong blocks,
+                             LOCAL_PARAM(float, scratch)) {
   LOCAL_BIND(float, scratch);
   const ulong tiles = (n + tile_width() - 1) / tile_width();
   const ulong block = GROUP_ID() / tiles;
@@ -129,14 +134,12 @@ KERNEL layernorm_grad_params(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t mean,
   const bool live = j < n;
   const ulong r0 = block * REMAT_GPU_COLUMN_BLOCK_ROWS;
   const ulong r1 = r0 + REMAT_GPU_COLUMN_BLOCK_ROWS < rows ? r0 + REMAT_GPU_COLUMN_BLOCK_ROWS : rows;
-  GLOBAL const float* dyp = F32(dy, dyo);
-  GLOBAL const float* xp = F32(x, xo);
-  GLOBAL const float* mp = F32(mean, mo);
-  GLOBAL const float* sp = F32(rstd, ro);
   float acc_g = 0.0f, acc_b = 0.0f;
   for (ulong r = r0 + tile_lane(); live && r < r1; r += tile_lanes()) {
-    const float d = dyp[r * n + j];
-    acc_g += d * ((xp[r * n + j] - mp[r]) * sp[r]);
+    const float d = load_element(dy, dyo, dyt, r * n + j);
+    const float xhat = (load_element(x, xo, xt, r * n + j) - load_element(mean, mo, mt, r)) *
+                       load_element(rstd, ro, rt, r);
+    acc_g += d * xhat;
     acc_b += d;
   }
   acc_g = tile_sum(scratch, acc_g);
@@ -149,8 +152,8 @@ KERNEL layernorm_grad_params(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t mean,
 
 // dgamma[j], dbeta[j]: the blocks' partial sums of column j added in block order, one work
 // item per column.
-KERNEL column_blocks_sum(buf_t partial, ulong po, buf_t dgamma, ulong dgo, buf_t dbeta, ulong dbo,
-                         ulong n, ulong blocks) {
+KERNEL column_blocks_sum(buf_t partial, ulong po, buf_t dgamma, ulong dgo, int dgt, buf_t dbeta,
+                         ulong dbo, int dbt, ulong n, ulong blocks) {
   const ulong j = GLOBAL_ID();
   if (j >= n) return;
   GLOBAL const float* p = F32(partial, po);
@@ -159,6 +162,6 @@ KERNEL column_blocks_sum(buf_t partial, ulong po, buf_t dgamma, ulong dgo, buf_t
     g += p[k * n + j];
     b += p[(blocks + k) * n + j];
   }
-  F32(dgamma, dgo)[j] = g;
-  F32(dbeta, dbo)[j] = b;
+  store_element(dgamma, dgo, dgt, j, g);
+  store_element(dbeta, dbo, dbt, j, b);
 }

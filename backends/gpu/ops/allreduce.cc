@@ -45,7 +45,7 @@ void cuda_parts(const Launcher& l, const OpCall& call, remat_buffer* parts) {
 remat_status divide(Launcher& l, const TensorRef& t, float ranks, const OpCall& call,
                     ErrorBuffer* err) {
   Args a(l, kKernel_unary_op);
-  a.i32(kGpuDivide).f32(ranks).f32(0.0f).tensor(t).tensor(t).u64(t.numel);
+  a.i32(kGpuDivide).f32(ranks).f32(0.0f).typed(t).typed(t).u64(t.numel);
   return a.launch(static_cast<size_t>(t.numel), call, err);
 }
 

@@ -81,17 +81,24 @@ const TensorRef& mask_or(const OpCall& call, uint32_t at, const TensorRef& q) {
   return call.num_inputs > at ? *call.inputs[at] : q;
 }
 
+// The dropout draws' first element (e0 of kernels/attention.cl): a data-parallel rank's
+// probabilities are elements of the whole batch's (StepContext::rank), and so are those of a
+// chunk |part| of an op's batch.
+uint64_t first_draw(const AttentionSizes& s, const StepContext& ctx, BatchPart part) {
+  const uint64_t item = static_cast<uint64_t>(s.heads * s.sq * s.sk);
+  return (ctx.rank * static_cast<uint64_t>(part.whole) + static_cast<uint64_t>(part.first)) * item;
+}
+
 // ATTENTION_ROWS_PARAMS of kernels/attention.cl.
 void rows_params(Args& a, const OpCall& call, uint32_t mask_at, const AttentionSizes& s, int64_t b0,
                  int64_t h0, const Chunking& c, int64_t entries, float p, int64_t key,
-                 uint32_t team, const StepContext& ctx) {
+                 uint32_t team, uint64_t e0) {
   const bool has_mask = call.num_inputs > mask_at;
   const bool per_batch = has_mask && call.inputs[mask_at]->rank == 3;
   a.u64(b0).u64(h0).u64(int64_t{c.batch_inner ? 1 : 0}).u64(int64_t{c.batch_inner ? 0 : 1});
   a.u64(entries * s.sq);
   a.u64(per_batch ? s.sq * s.sk : int64_t{0}).u32(has_mask ? 1u : 0u);
-  a.u64(s.heads).u64(s.sq).u64(s.sk).f32(p).u64(key).u32(team);
-  a.u64(ctx.rank * static_cast<uint64_t>(s.batch * s.heads * s.sq * s.sk));
+  a.u64(s.heads).u64(s.sq).u64(s.sk).f32(p).u64(key).u32(team).u64(e0);
 }
 
 // One chunk of an op's (batch entry, head) pairs: its first entry and how many it holds.
@@ -124,6 +131,16 @@ uint64_t attention_scores_bytes(const OpCall& call) {
 }
 
 remat_status attention(Launcher& l, const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {
+  return attention_part(l, call, ctx, {0, sizes_of_call(call).batch}, err);
+}
+
+remat_status attention_grad(Launcher& l, const OpCall& call, const StepContext& ctx,
+                            ErrorBuffer* err) {
+  return attention_grad_part(l, call, ctx, {0, sizes_of_call(call).batch}, err);
+}
+
+remat_status attention_part(Launcher& l, const OpCall& call, const StepContext& ctx, BatchPart part,
+                            ErrorBuffer* err) {
   namespace at = attr::attention;
   const TensorRef &q = *call.inputs[0], &k = *call.inputs[1], &v = *call.inputs[2];
   const TensorRef &context = *call.outputs[0], &lse = *call.outputs[1];
@@ -140,29 +157,29 @@ remat_status attention(Launcher& l, const OpCall& call, const StepContext& ctx, 
     // scores = scale * q k^T, a [Sq, Sk] matrix per entry.
     remat_status st = l.gemm({false, true, s.sq, s.sk, s.d, e.n, scale,
                               entry_operand(q, e.b, e.h, s.sq, s.heads, s.d, c),
-                              entry_operand(k, e.b, e.h, s.sk, s.heads, s.d, c), scores, false},
+                              entry_operand(k, e.b, e.h, s.sk, s.heads, s.d, c), scores},
                              call, err);
     if (st != REMAT_OK) return st;
     Args a(l, kKernel_attention_probs);
     a.tensor(workspace_tensor(scores.offset, e.n * s.sq * s.sk))
         .tensor(mask_or(call, 3, q))
         .tensor(lse);
-    rows_params(a, call, 3, s, e.b, e.h, c, e.n, p, key, team, ctx);
+    rows_params(a, call, 3, s, e.b, e.h, c, e.n, p, key, team, first_draw(s, ctx, part));
     a.state().scratch();
     st = a.launch_rows(e.n * s.sq, team, call, err);
     if (st != REMAT_OK) return st;
     // context = probabilities v.
     return l.gemm({false, false, s.sq, s.dv, s.sk, e.n, 1.0f, scores,
                    entry_operand(v, e.b, e.h, s.sk, s.heads, s.dv, c),
-                   entry_operand(context, e.b, e.h, s.sq, s.heads, s.dv, c), false},
+                   entry_operand(context, e.b, e.h, s.sq, s.heads, s.dv, c)},
                   call, err);
   });
 }
 
 // Per chunk: the scores and dcontext v^T recomputed, attention_grad_probs between them, then
 // dv = P^T dcontext, dq = dS k and dk = dS^T q, each written once (no sums across chunks).
-remat_status attention_grad(Launcher& l, const OpCall& call, const StepContext& ctx,
-                            ErrorBuffer* err) {
+remat_status attention_grad_part(Launcher& l, const OpCall& call, const StepContext& ctx,
+                                 BatchPart part, ErrorBuffer* err) {
   namespace at = attr::attention_grad;
   const TensorRef &dcontext = *call.inputs[0], &q = *call.inputs[1], &k = *call.inputs[2];
   const TensorRef &v = *call.inputs[3], &context = *call.inputs[4], &lse = *call.inputs[5];
@@ -182,10 +199,10 @@ remat_status attention_grad(Launcher& l, const OpCall& call, const StepContext& 
     const GemmOperand k_e = entry_operand(k, e.b, e.h, s.sk, s.heads, s.d, c);
     const GemmOperand dc_e = entry_operand(dcontext, e.b, e.h, s.sq, s.heads, s.dv, c);
     remat_status st =
-        l.gemm({false, true, s.sq, s.sk, s.d, e.n, scale, q_e, k_e, probs, false}, call, err);
+        l.gemm({false, true, s.sq, s.sk, s.d, e.n, scale, q_e, k_e, probs}, call, err);
     if (st == REMAT_OK) {
       st = l.gemm({false, true, s.sq, s.sk, s.dv, e.n, 1.0f, dc_e,
-                   entry_operand(v, e.b, e.h, s.sk, s.heads, s.dv, c), grads, false},
+                   entry_operand(v, e.b, e.h, s.sk, s.heads, s.dv, c), grads},
                   call, err);
     }
     if (st != REMAT_OK) return st;
@@ -198,22 +215,22 @@ remat_status attention_grad(Launcher& l, const OpCall& call, const StepContext& 
         .tensor(mask_or(call, 6, q))
         .u64(s.dv)
         .f32(scale);
-    rows_params(a, call, 6, s, e.b, e.h, c, e.n, p, key, team, ctx);
+    rows_params(a, call, 6, s, e.b, e.h, c, e.n, p, key, team, first_draw(s, ctx, part));
     a.state().scratch();
     st = a.launch_rows(e.n * s.sq, team, call, err);
     if (st == REMAT_OK) {
       st = l.gemm({true, false, s.sk, s.dv, s.sq, e.n, 1.0f, probs, dc_e,
-                   entry_operand(dv, e.b, e.h, s.sk, s.heads, s.dv, c), false},
+                   entry_operand(dv, e.b, e.h, s.sk, s.heads, s.dv, c)},
                   call, err);
     }
     if (st == REMAT_OK) {
       st = l.gemm({false, false, s.sq, s.d, s.sk, e.n, 1.0f, grads, k_e,
-                   entry_operand(dq, e.b, e.h, s.sq, s.heads, s.d, c), false},
+                   entry_operand(dq, e.b, e.h, s.sq, s.heads, s.d, c)},
                   call, err);
     }
     if (st == REMAT_OK) {
       st = l.gemm({true, false, s.sk, s.d, s.sq, e.n, 1.0f, grads, q_e,
-                   entry_operand(dk, e.b, e.h, s.sk, s.heads, s.d, c), false},
+                   entry_operand(dk, e.b, e.h, s.sk, s.heads, s.d, c)},
                   call, err);
     }
     return st;

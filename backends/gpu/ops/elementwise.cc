@@ -16,7 +16,7 @@ remat_status unary(Launcher& l, const OpCall& call, GpuUnary op, float alpha, Er
                    float beta = 0.0f) {
   const TensorRef& y = *call.outputs[0];
   Args a(l, kKernel_unary_op);
-  a.i32(op).f32(alpha).f32(beta).tensor(*call.inputs[0]).tensor(y).u64(y.numel);
+  a.i32(op).f32(alpha).f32(beta).typed(*call.inputs[0]).typed(y).u64(y.numel);
   return a.launch(items(y.numel), call, err);
 }
 
@@ -24,7 +24,7 @@ remat_status binary(Launcher& l, const OpCall& call, GpuBinary op, float alpha, 
                     float beta = 0.0f) {
   const TensorRef& c = *call.outputs[0];
   Args a(l, kKernel_binary_op);
-  a.i32(op).f32(alpha).f32(beta).tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(c);
+  a.i32(op).f32(alpha).f32(beta).typed(*call.inputs[0]).typed(*call.inputs[1]).typed(c);
   a.u64(c.numel);
   return a.launch(items(c.numel), call, err);
 }
@@ -35,7 +35,7 @@ remat_status dropout_mask(Launcher& l, const OpCall& call, const StepContext& ct
                           ErrorBuffer* err) {
   const TensorRef& y = *call.outputs[0];
   Args a(l, kKernel_dropout);
-  a.tensor(*call.inputs[0]).tensor(y).u64(y.numel);
+  a.typed(*call.inputs[0]).typed(y).u64(y.numel);
   a.u64(ctx.rank * static_cast<uint64_t>(y.numel)).u64(iattr(call, attr::dropout::key));
   a.f32(fattr(call, attr::dropout::p));
   a.state();
@@ -169,7 +169,7 @@ remat_status add_bias(Launcher& l, const OpCall& call, const TensorRef& x, const
                       const TensorRef& y, ErrorBuffer* err) {
   if (b.numel == 0) return REMAT_OK;
   Args a(l, kKernel_bias_add);
-  a.tensor(x).tensor(b).tensor(y).u64(y.numel).u64(b.numel);
+  a.typed(x).typed(b).typed(y).u64(y.numel).u64(b.numel);
   return a.launch(items(y.numel), call, err);
 }
 
@@ -177,34 +177,26 @@ remat_status bias_add(Launcher& l, const OpCall& call, const StepContext&, Error
   return add_bias(l, call, *call.inputs[0], *call.inputs[1], *call.outputs[0], err);
 }
 
-// Column tiles over the nb columns of dy viewed as [rows, nb].
-// The bias gradient db[j] = sum_r dy[r, j] as the product ones[1, rows] dy[rows, nb] on the
-// backend's BLAS, exact FP32 even in tf32 plans: a column-sum kernel had a group per 32
-// columns, too few groups to fill a GPU for a layer's 768 or 1024 (docs/backends.md).
+// db[j] = sum_r dy[r, j] over dy viewed as [rows, nb]: blocked column sums (reduce_leading_blocks
+// blocks of REMAT_GPU_COLUMN_BLOCK_ROWS rows by column tiles, then the blocks' partials added in
+// block order), so that a tall dy with a layer's 768 or 1024 columns still fills a GPU; exact
+// float32 adds even in tf32 plans, a 16-bit dy read as it is.
 remat_status reduce_leading(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& dy = *call.inputs[0];
   const TensorRef& db = *call.outputs[0];
   const int64_t nb = db.numel, rows = dy.numel / nb;
+  const int64_t blocks = reduce_leading_blocks(call);
   uint64_t base = 0;
   remat_status status = scratch_base(l, call, &base, err);
   if (status != REMAT_OK) return status;
-  const TensorRef ones = workspace_tensor(base, rows);
-  Args a(l, kKernel_fill);
-  a.tensor(ones).u64(rows).f32(1.0f);
-  status = a.launch(items(rows), call, err);
+  const TensorRef partial = workspace_tensor(base, blocks * nb);
+  Args partials(l, kKernel_column_block_partials);
+  partials.typed(dy).tensor(partial).u64(rows).u64(nb).scratch();
+  status = partials.launch_column_tiles(nb, blocks, call, err);
   if (status != REMAT_OK) return status;
-  return l.gemm({false,
-                 false,
-                 1,
-                 nb,
-                 rows,
-                 1,
-                 1.0f,
-                 {ones.region, ones.offset, rows, 0},
-                 {dy.region, dy.offset, nb, 0},
-                 {db.region, db.offset, nb, 0},
-                 true},
-                call, err);
+  Args sum(l, kKernel_column_partials_sum);
+  sum.tensor(partial).typed(db).u64(nb).u64(blocks);
+  return sum.launch(items(nb), call, err);
 }
 
 remat_status dropout(Launcher& l, const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {

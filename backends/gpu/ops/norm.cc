@@ -45,8 +45,8 @@ remat_status layernorm(Launcher& l, const OpCall& call, const StepContext&, Erro
   const int64_t rows = rows_of(x);
   const uint32_t team = row_team(l, kKernel_layernorm, last_dim(x));
   Args a(l, kKernel_layernorm);
-  for (int i = 0; i < 3; ++i) a.tensor(*call.inputs[i]);
-  for (int i = 0; i < 3; ++i) a.tensor(*call.outputs[i]);
+  for (int i = 0; i < 3; ++i) a.typed(*call.inputs[i]);
+  for (int i = 0; i < 3; ++i) a.typed(*call.outputs[i]);
   a.u64(rows).u64(last_dim(x)).f32(fattr(call, attr::layernorm::eps)).u32(team).scratch();
   return a.launch_rows(rows, team, call, err);
 }
@@ -63,8 +63,8 @@ remat_status layernorm_grad(Launcher& l, const OpCall& call, const StepContext&,
   const int64_t rows = rows_of(x);
   const uint32_t team = row_team(l, kKernel_layernorm_grad_dx, n);
   Args dx(l, kKernel_layernorm_grad_dx);
-  for (int i = 0; i < 5; ++i) dx.tensor(*call.inputs[i]);
-  dx.tensor(*call.outputs[0]).u64(rows).u64(n).u32(team).scratch();
+  for (int i = 0; i < 5; ++i) dx.typed(*call.inputs[i]);
+  dx.typed(*call.outputs[0]).u64(rows).u64(n).u32(team).scratch();
   const remat_status status = dx.launch_rows(rows, team, call, err);
   if (status != REMAT_OK) return status;
   // dgamma, dbeta: blocked column sums through the op's scratch (layernorm_grad_blocks).
@@ -74,12 +74,12 @@ remat_status layernorm_grad(Launcher& l, const OpCall& call, const StepContext&,
   const int64_t blocks = layernorm_grad_blocks(call);
   const TensorRef partial = workspace_tensor(base, 2 * blocks * n);
   Args params(l, kKernel_layernorm_grad_params);
-  for (int i = 0; i < 4; ++i) params.tensor(*call.inputs[i]);
+  for (int i = 0; i < 4; ++i) params.typed(*call.inputs[i]);
   params.tensor(partial).u64(rows).u64(n).u64(blocks).scratch();
   s = params.launch_column_tiles(n, blocks, call, err);
   if (s != REMAT_OK) return s;
   Args sum(l, kKernel_column_blocks_sum);
-  sum.tensor(partial).tensor(*call.outputs[1]).tensor(*call.outputs[2]).u64(n).u64(blocks);
+  sum.tensor(partial).typed(*call.outputs[1]).typed(*call.outputs[2]).u64(n).u64(blocks);
   return sum.launch(static_cast<size_t>(n), call, err);
 }
 

@@ -20,19 +20,39 @@ using Op = remat_status (*)(Launcher& l, const OpCall& call, const StepContext& 
 /// A backend's supports_op() is "the table has the op", its run_op() calls the entry.
 const OpTable<Op>& op_table();
 
-/// Bytes of workspace (kWorkspaceRegion) |call| needs: its widening slices
-/// (backends/shared/widening_slices.h), then its scratch_bytes. A backend's prepare() allocates
+/// Bytes of workspace (kWorkspaceRegion) |call| needs: its widening slices (widening.h:
+/// gpu_widening_bytes), then its scratch_bytes. A backend's prepare() allocates
 /// the most of any op of the plan.
-uint64_t workspace_bytes(const OpCall& call);
+uint64_t workspace_bytes(const Launcher& l, const OpCall& call);
 
 /// Bytes of scratch |call| holds at the end of the workspace while it runs, after any widening
-/// slices: attention's scores (attention_scores_bytes), reduce_leading's row of ones,
+/// slices: attention's scores (attention_scores_bytes), reduce_leading's partial column sums
+/// (reduce_leading_blocks),
 /// layernorm_grad's partial column sums (layernorm_grad_blocks); 0 for the other ops.
 uint64_t scratch_bytes(const OpCall& call);
 
 /// For attention and attention_grad: a chunk of heads' [Sq, Sk] float matrices (at most
 /// REMAT_GPU_ATTENTION_SCRATCH_FLOATS floats, or one head's); 0 for every other op.
 uint64_t attention_scores_bytes(const OpCall& call);
+
+/// Where a chunk of a call's batch (widening.h: run in batch chunks) sits in the whole batch:
+/// its first item and the whole batch's items.
+struct BatchPart {
+  int64_t first;
+  int64_t whole;
+};
+
+/// attention and attention_grad over |call|, the chunk |part| of an op's batch: they draw
+/// dropout by each item's index in the whole batch (the op table's entries run the whole batch).
+remat_status attention_part(Launcher& l, const OpCall& call, const StepContext& ctx, BatchPart part,
+                            ErrorBuffer* err);
+remat_status attention_grad_part(Launcher& l, const OpCall& call, const StepContext& ctx,
+                                 BatchPart part, ErrorBuffer* err);
+
+/// For reduce_leading: the blocks of REMAT_GPU_COLUMN_BLOCK_ROWS rows of its dy viewed as
+/// [rows, columns], each of which sums its columns into a partial row of the scratch
+/// ([blocks, columns] floats).
+int64_t reduce_leading_blocks(const OpCall& call);
 
 /// For layernorm_grad: its blocks of REMAT_GPU_COLUMN_BLOCK_ROWS rows, each of which sums
 /// dgamma's and dbeta's columns into a partial row of the scratch ([2, blocks, n] floats).

@@ -1,8 +1,10 @@
 // The GPU backends' widening of 16-bit float tensors (widening.h).
 #include "backends/gpu/ops/widening.h"
 
+#include "backends/shared/batch_chunks.h"
 #include "backends/shared/widening_slices.h"
 #include "plan/half_float.h"
+#include "plan/matmul_shape.h"
 #include "plan/ops.h"
 
 namespace remat {
@@ -18,11 +20,46 @@ remat_status convert(Launcher& l, KernelId id, const TensorRef& x, const TensorR
   return a.launch(static_cast<size_t>(n), call, err);
 }
 
-}  // namespace
+// Whether every item of |call|'s batch is computed from that item alone, in a way batch chunks
+// (backends/shared/batch_chunks.h) can split: fused attention, and a broadcast product whose A
+// and C are [B, M, K] and [B, M, N] (each entry its own product with the rank-2 B).
+bool computes_by_batch_item(const OpCall& call) {
+  if (computes_per_batch_item(call.code)) return true;
+  if (call.code != static_cast<uint16_t>(OpCode::kMatMul)) return false;
+  const TensorRef &a = *call.inputs[0], &b = *call.inputs[1], &c = *call.outputs[0];
+  if (a.rank != 3 || c.rank != 3 || b.rank != 2 || a.dims[0] != c.dims[0]) return false;
+  if (same_tensor(a, c) || same_tensor(b, c)) return false;
+  const MatmulShape shape = matmul_shape(a.dims, a.rank, a.numel, b.dims, b.rank, b.numel, c.dims,
+                                         c.rank, c.numel, false, false);
+  return shape.mode == MatmulMode::kBroadcast;
+}
 
-remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepContext& ctx,
-                         uint64_t workspace_bytes, ErrorBuffer* err) {
-  const WideningSlices s = widening_slices(call);
+// The first chunk of |items| items of |call| (the largest).
+struct FirstChunk {
+  OpCallLists lists;
+  TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
+  OpCall call;
+  FirstChunk(const OpCall& whole, int64_t items)
+      : call(batch_chunk_call(whole, 0, items, lists, refs)) {}
+};
+
+// The tensors of |call| that get no slice on |l|: a product's 16-bit operands of the product's
+// type where |l| reads them as they are (Launcher::takes_half_operands), as widening_slices()
+// takes them.
+uint32_t read_as_they_are(const Launcher& l, const OpCall& call) {
+  if (product_operand_dtype(call) == REMAT_DTYPE_F32 || !l.takes_half_operands(call)) return 0;
+  uint32_t mask = 0;
+  for (int i = 0; i < 2; ++i) {
+    if (is_half_float(call.inputs[i]->dtype) && !rounds_operand(call, i)) mask |= 1u << i;
+  }
+  return mask;
+}
+
+// Runs |op| on |call| with its 16-bit tensors widened whole; |part| says where |call| sits in
+// the op's batch when it is a chunk of it (whole 0: it is the op's whole call).
+remat_status widen_and_run(Launcher& l, Op op, const OpCall& call, const StepContext& ctx,
+                           BatchPart part, uint64_t workspace_bytes, ErrorBuffer* err) {
+  const WideningSlices s = widening_slices(call, read_as_they_are(l, call));
   if (s.bytes > workspace_bytes) {
     return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
                      "op %u (%s): widening its 16-bit tensors needs %llu bytes of workspace, "
@@ -78,7 +115,15 @@ remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepConte
     const TensorRef& t = *call.outputs[o];
     if (is_half_float(t.dtype)) lists.out[o] = &slices[s.find(t)];
   }
-  const remat_status status = op(l, wide, ctx, err);
+  // Fused attention draws dropout by an item's index in the op's whole batch.
+  remat_status status = REMAT_OK;
+  if (part.whole > 0 && call.code == static_cast<uint16_t>(OpCode::kAttention)) {
+    status = attention_part(l, wide, ctx, part, err);
+  } else if (part.whole > 0 && call.code == static_cast<uint16_t>(OpCode::kAttentionGrad)) {
+    status = attention_grad_part(l, wide, ctx, part, err);
+  } else {
+    status = op(l, wide, ctx, err);
+  }
   if (status != REMAT_OK) return status;
   for (int o = 0; o < call.num_outputs; ++o) {
     const TensorRef& t = *call.outputs[o];
@@ -86,6 +131,48 @@ remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepConte
     const remat_status narrowed =
         convert(l, kKernel_narrow_half, *wide.outputs[o], t, t.dtype, t.numel, call, err);
     if (narrowed != REMAT_OK) return narrowed;
+  }
+  return REMAT_OK;
+}
+
+}  // namespace
+
+bool widens(const OpCall& call) { return runs_widened(call) && !gpu_reads_16_bit(call.code); }
+
+int64_t gpu_batch_chunk_items(const Launcher& l, const OpCall& call) {
+  if (!widens(call) || !computes_by_batch_item(call)) return 0;
+  const WideningSlices s = widening_slices(call, read_as_they_are(l, call));
+  const int64_t batch = batch_of(call);
+  uint64_t item_bytes = 0;
+  for (int k = 0; k < s.count; ++k) {
+    const TensorRef& t = *s.tensor[k];
+    if (splits_by_batch(t)) item_bytes += static_cast<uint64_t>(t.numel / batch) * sizeof(float);
+  }
+  const int64_t items = widening_chunk_items(item_bytes, batch, kGpuWideningChunkBytes);
+  return items < batch ? items : 0;
+}
+
+uint64_t gpu_widening_bytes(const Launcher& l, const OpCall& call) {
+  if (!widens(call)) return 0;
+  const int64_t items = gpu_batch_chunk_items(l, call);
+  if (items == 0) return widening_slices(call, read_as_they_are(l, call)).bytes;
+  const FirstChunk first(call, items);
+  return widening_slices(first.call, read_as_they_are(l, first.call)).bytes;
+}
+
+remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepContext& ctx,
+                         uint64_t workspace_bytes, ErrorBuffer* err) {
+  const int64_t items = gpu_batch_chunk_items(l, call);
+  if (items == 0) return widen_and_run(l, op, call, ctx, {0, 0}, workspace_bytes, err);
+  const int64_t batch = batch_of(call);
+  for (int64_t first = 0; first < batch; first += items) {
+    const int64_t count = batch - first < items ? batch - first : items;
+    OpCallLists lists;
+    TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
+    const OpCall part = batch_chunk_call(call, first, count, lists, refs);
+    const remat_status status =
+        widen_and_run(l, op, part, ctx, {first, batch}, workspace_bytes, err);
+    if (status != REMAT_OK) return status;
   }
   return REMAT_OK;
 }

@@ -1,5 +1,8 @@
-// How the GPU backends run an op whose tensors include 16-bit floats (REMAT_DTYPE_F16, BF16):
-// by widening on the device, as the CPU backend does on the host (backends/cpu/widening.h).
+// How the GPU backends run an op whose tensors include 16-bit floats (REMAT_DTYPE_F16, BF16).
+// The ops of plan/ops.h's gpu_reads_16_bit (the elementwise ops, bias_add, dropout, layer norm
+// and their gradients) run as they are: their kernels load and store each 16-bit element through
+// kernels/half.cl's conversions, with the bits of the widened copy. Every other op is widened
+// on the device, as the CPU backend does on the host (backends/cpu/widening.h).
 // Each distinct 16-bit tensor of the call gets a float32 slice of the backend's workspace
 // (backends/shared/widening_slices.h), addressed as region kWorkspaceRegion (launcher.h);
 // kernel widen_half converts each 16-bit input into its slice, the op's float32 launches run on
@@ -10,7 +13,9 @@
 // product's type in its slice (kernel round_half), or, where the backend takes the product's
 // operands in 16 bits (Launcher::takes_half_operands: cuBLAS GemmEx), narrowed into it while
 // the 16-bit operands are read as they are. Everything is queued in order on the backend's
-// compute queue or stream, so it is captured into a CUDA graph like any launch.
+// compute queue or stream, so it is captured into a CUDA graph like any launch. Fused attention
+// and broadcast products, which compute each batch item alone, are widened a chunk of their batch
+// at a time (gpu_batch_chunk_items), so their slices stay near kGpuWideningChunkBytes.
 #ifndef REMAT_BACKENDS_GPU_OPS_WIDENING_H_
 #define REMAT_BACKENDS_GPU_OPS_WIDENING_H_
 
@@ -21,7 +26,24 @@
 namespace remat {
 namespace gpu {
 
-/// Runs |op| on |call| (for which runs_widened() holds) with its 16-bit tensors widened into
+/// Whether |call| runs widened here: runs_widened() holds of it and its kernels do not read its
+/// 16-bit tensors as they are (gpu_reads_16_bit).
+bool widens(const OpCall& call);
+
+/// Batch items run_widened() widens |call| a chunk of at a time: for a call that widens() and
+/// computes each batch item alone (fused attention and its gradient; a matmul in broadcast mode
+/// whose A and C are rank 3) whose 16-bit tensors' float32 copies take more than
+/// kGpuWideningChunkBytes (plan/ops.h), widening_chunk_items() of one item's (the rank-3 tensors
+/// are split along the batch: backends/shared/batch_chunks.h; a weight, a bias or a rank-2 mask
+/// is widened whole for each chunk); 0 where it widens the call whole.
+int64_t gpu_batch_chunk_items(const Launcher& l, const OpCall& call);
+
+/// Bytes of workspace |call|'s widening takes on |l|: where widens() holds, widening_bytes() of
+/// the call or of its first batch chunk (gpu_batch_chunk_items), less the slices of a product's
+/// 16-bit operands where |l| reads them as they are (Launcher::takes_half_operands); else 0.
+uint64_t gpu_widening_bytes(const Launcher& l, const OpCall& call);
+
+/// Runs |op| on |call| (for which widens() holds) with its 16-bit tensors widened into
 /// the backend's workspace of |workspace_bytes| bytes (Backend::prepare). Refuses
 /// (REMAT_ERROR_FAILED_PRECONDITION, naming the op) a call that needs more than that; returns
 /// |op|'s status, narrowing the outputs only when it is REMAT_OK.

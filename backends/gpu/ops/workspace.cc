@@ -1,6 +1,7 @@
 // The GPU backends' workspace as the ops use it (ops.h): widening slices from its start
 // (widening.h), an op's scratch at its end.
 #include "backends/gpu/ops/ops.h"
+#include "backends/gpu/ops/widening.h"
 #include "backends/shared/op_args.h"
 #include "backends/shared/widening_slices.h"
 #include "plan/ops.h"
@@ -11,7 +12,7 @@ namespace gpu {
 uint64_t scratch_bytes(const OpCall& call) {
   if (call.code == static_cast<uint16_t>(OpCode::kReduceLeading)) {
     const int64_t columns = call.outputs[0]->numel;
-    return static_cast<uint64_t>(call.inputs[0]->numel / columns) * sizeof(float);
+    return static_cast<uint64_t>(reduce_leading_blocks(call) * columns) * sizeof(float);
   }
   if (call.code == static_cast<uint16_t>(OpCode::kLayerNormGrad)) {
     const int64_t n = last_dim(*call.inputs[1]);
@@ -20,7 +21,15 @@ uint64_t scratch_bytes(const OpCall& call) {
   return attention_scores_bytes(call);
 }
 
-uint64_t workspace_bytes(const OpCall& call) { return widening_bytes(call) + scratch_bytes(call); }
+int64_t reduce_leading_blocks(const OpCall& call) {
+  const int64_t columns = call.outputs[0]->numel;
+  const int64_t rows = columns > 0 ? call.inputs[0]->numel / columns : 0;
+  return (rows + REMAT_GPU_COLUMN_BLOCK_ROWS - 1) / REMAT_GPU_COLUMN_BLOCK_ROWS;
+}
+
+uint64_t workspace_bytes(const Launcher& l, const OpCall& call) {
+  return gpu_widening_bytes(l, call) + scratch_bytes(call);
+}
 
 remat_status scratch_base(Launcher& l, const OpCall& call, uint64_t* base, ErrorBuffer* err) {
   const uint64_t need = scratch_bytes(call), have = l.workspace_size();

@@ -1,0 +1,209 @@
+// Backend conformance, the GPU kernels that read and write 16-bit tensors as they are
+// (plan/ops.h: gpu_reads_16_bit; backends/gpu/kernels/half.cl: load_element, store_element):
+// they give the bits of the backend's own float32 kernels over the same values, rounded once
+// where an output is 16-bit, as widening the tensors whole gave, and they need no widening
+// workspace. And the ops the GPUs widen a chunk of their batch at a time (fused attention and
+// broadcast products: backends/gpu/ops/widening.h, gpu_batch_chunk_items) give the CPU's results
+// within their tolerance, dropout drawn by each item's index in the whole batch.
+#include <stdio.h>
+
+#include <vector>
+
+#include "backends/gpu/abi.h"
+#include "backends/shared/widening_slices.h"
+#include "runtime/backend_registry.h"
+#include "tests/backends/conformance_harness.h"
+#include "tests/backends/op_cases.h"
+
+namespace conformance {
+namespace {
+
+constexpr int64_t G = REMAT_GPU_GROUP_SIZE;
+
+// The op cases of the ops the GPU kernels read in 16 bits: every_op_case()'s (layer norm and
+// its gradient at the edges of the row teams and the column blocks: tile_cases.cc), with the
+// elementwise ops and dropout (four elements a work item) also below, at and past a group and a
+// few groups, and bias_add past a group's columns and rows.
+std::vector<remat_test::OpCase> cases_read_in_16_bits() {
+  std::vector<remat_test::OpCase> cases;
+  for (const remat_test::OpCase& c : remat_test::every_op_case()) {
+    if (!remat::gpu_reads_16_bit(static_cast<uint16_t>(c.code))) continue;
+    cases.push_back(c);
+    if (c.code == remat::OpCode::kBiasAdd) {
+      for (const std::vector<int64_t>& rows_n :
+           std::vector<std::vector<int64_t>>{{3, G - 1}, {2, G}, {G + 1, 5}, {40, 3 * G + 7}}) {
+        remat_test::OpCase sized = c;
+        sized.in_dims = {rows_n, {rows_n[1]}};
+        sized.out_dims = {rows_n};
+        cases.push_back(sized);
+      }
+      continue;
+    }
+    if (c.in_dims.empty() || c.in_dims[0].size() != 1) continue;  // sized by the tile cases
+    for (const int64_t n : {int64_t{1}, G - 1, G, G + 1, 4 * G + 3, int64_t{70001}}) {
+      remat_test::OpCase sized = c;
+      for (std::vector<int64_t>& dims : sized.in_dims) dims = {n};
+      for (std::vector<int64_t>& dims : sized.out_dims) dims = {n};
+      cases.push_back(sized);
+    }
+  }
+  return cases;
+}
+
+// Every case above in every dtype pattern (all bf16, all f16, mixed with float32), on the
+// backend prepared for the float32 call alone (a call that widened would be refused), against
+// another backend of the same kind running the float32 kernels over the rounded inputs: the same
+// bits.
+void ops_read_in_16_bits_give_the_float32_kernels_bits(void**) {
+  if (profile_under_test().widening != remat::WideningRule::kGpu) {
+    printf("%s: not a GPU backend\n", g_backend.c_str());
+    skip();
+  }
+  constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
+  alignas(256) static uint8_t arenas[2][kArena], persistent[2][kPersistent];
+  remat::Backend* backends[2] = {nullptr, nullptr};
+  for (int b = 0; b < 2; ++b) {
+    const remat::RegionSetup regions =
+        regions_for(g_backend, arenas[b], kArena, persistent[b], kPersistent, 256);
+    remat_test::Errors e;
+    if (remat::create_backend(g_backend.c_str(), regions, &backends[b], &e.buf) != REMAT_OK)
+      fail_msg("create %s: %s", g_backend.c_str(), e.text);
+  }
+  size_t runs = 0;
+  const std::vector<remat_test::OpCase> cases = cases_read_in_16_bits();
+  for (const remat_test::OpCase& c : cases) {
+    for (int pattern = 0; pattern < remat_test::kWideningPatterns; ++pattern) {
+      remat_test::run_widened_case(c, remat_test::widening_pattern(c, pattern), backends[0],
+                                   backends[1], g_backend.c_str(), 0.0, nullptr,
+                                   remat_test::Prepared::kTheFloat32Call);
+      ++runs;
+    }
+  }
+  // Every op gpu_reads_16_bit() names has a case (so none is left untested).
+  for (uint16_t code = 1; code < remat::kOpCodeCount; ++code) {
+    if (!remat::gpu_reads_16_bit(code)) continue;
+    bool tested = false;
+    for (const remat_test::OpCase& c : cases) tested |= static_cast<uint16_t>(c.code) == code;
+    if (!tested)
+      fail_msg("op %s is read in 16 bits on the GPUs and has no case", remat::op_name(code));
+  }
+  printf("%zu runs of %zu cases on %s: the float32 kernels' bits, without a workspace\n", runs,
+         cases.size(), g_backend.c_str());
+  remat::destroy_backend(backends[0]);
+  remat::destroy_backend(backends[1]);
+}
+
+// Bytes of float32 copies of |c|'s float tensors that are 16-bit in |floats|, each rounded to
+// kWideningAlignment: the workspace widening the call whole would take.
+uint64_t whole_widening_bytes(const remat_test::OpCase& c, const std::vector<remat_dtype>& floats) {
+  std::vector<std::vector<int64_t>> dims;
+  for (size_t i = 0; i < c.in_dims.size(); ++i) {
+    if (c.ints.size() <= i || c.ints[i].empty()) dims.push_back(c.in_dims[i]);
+  }
+  dims.insert(dims.end(), c.out_dims.begin(), c.out_dims.end());
+  uint64_t bytes = 0;
+  for (size_t k = 0; k < dims.size() && k < floats.size(); ++k) {
+    if (floats[k] == REMAT_DTYPE_F32) continue;
+    uint64_t n = 1;
+    for (const int64_t d : dims[k]) n *= static_cast<uint64_t>(d);
+    bytes += (n * 4 + remat::kWideningAlignment - 1) / remat::kWideningAlignment *
+             remat::kWideningAlignment;
+  }
+  return bytes;
+}
+
+// Fused attention and a broadcast product whose 16-bit tensors take more than
+// kGpuWideningChunkBytes in float32, all bf16 then all f16 (every other one 16-bit for the
+// product, its weight float32): chunks of 55 of 70 items (attention, with dropout, a per-batch
+// mask split with the batch; as rank 0 and as rank 1 of a data-parallel run), 31 of 40 (its
+// gradient, a shared mask widened whole for each chunk), 42 or 64 of 70 (the product, as the
+// backend widens or reads its A). Each on a fresh backend, whose widening workspace must be less
+// than the whole call's.
+void batch_chunks_match_the_cpu_within_the_cases_tolerances(void**) {
+  if (profile_under_test().widening == remat::WideningRule::kWhole ||
+      profile_under_test().widening == remat::WideningRule::kCpu) {
+    printf("%s: not a GPU backend\n", g_backend.c_str());
+    skip();
+  }
+  const double kMm = 1e-4;
+  const remat::OpCode fwd = remat::OpCode::kAttention, grad = remat::OpCode::kAttentionGrad;
+  std::vector<remat_test::OpCase> cases;
+  cases.push_back({"attention, gpu batch chunks",
+                   fwd,
+                   {{70, 128, 256}, {70, 128, 256}, {70, 128, 256}, {70, 128, 128}},
+                   {{70, 128, 256}, {70, 4, 128}},
+                   {4, 5},
+                   {0.125f, 0.1f},
+                   kMm});
+  cases.push_back(cases.back());
+  cases.back().name = "attention, gpu batch chunks, rank 1";
+  cases.back().rank = 1;
+  cases.push_back({"attention_grad, gpu batch chunks",
+                   grad,
+                   {{40, 128, 256},
+                    {40, 128, 256},
+                    {40, 128, 256},
+                    {40, 128, 256},
+                    {40, 128, 256},
+                    {40, 4, 128},
+                    {128, 128}},
+                   {{40, 128, 256}, {40, 128, 256}, {40, 128, 256}},
+                   {4, 5},
+                   {0.125f, 0.1f},
+                   kMm});
+  cases.push_back({"matmul broadcast, gpu batch chunks",
+                   remat::OpCode::kMatMul,
+                   {{70, 256, 256}, {256, 512}},
+                   {{70, 256, 512}},
+                   {0, 0},
+                   {1.0f},
+                   kMm});
+  constexpr uint64_t kArena = uint64_t{1} << 27, kPersistent = 4096;
+  static std::vector<uint8_t> arenas[2], persistent[2];
+  for (int b = 0; b < 2; ++b) {
+    arenas[b].resize(kArena);
+    persistent[b].resize(kPersistent);
+  }
+  remat_test::Errors e;
+  remat::RegionSetup host{};
+  host.arena = arenas[0].data();
+  host.arena_bytes = kArena;
+  host.persistent = persistent[0].data();
+  host.persistent_bytes = kPersistent;
+  host.alignment = 256;
+  remat::Backend* cpu = nullptr;
+  if (remat::create_backend("cpu", host, &cpu, &e.buf) != REMAT_OK)
+    fail_msg("create cpu: %s", e.text);
+  for (const remat_test::OpCase& c : cases) {
+    const bool product = c.code == remat::OpCode::kMatMul;
+    for (int pattern : {0, 1}) {
+      std::vector<remat_dtype> floats = remat_test::widening_pattern(c, pattern);
+      if (product) floats[1] = REMAT_DTYPE_F32;  // a float32 weight, rounded by the product
+      const remat::RegionSetup device =
+          regions_for(g_backend, arenas[1].data(), kArena, persistent[1].data(), kPersistent, 256);
+      remat::Backend* backend = nullptr;
+      if (remat::create_backend(g_backend.c_str(), device, &backend, &e.buf) != REMAT_OK)
+        fail_msg("create %s: %s", g_backend.c_str(), e.text);
+      remat_test::run_widened_case(c, floats, cpu, backend, g_backend.c_str(), c.tol);
+      const uint64_t used = backend->widening_bytes(), whole = whole_widening_bytes(c, floats);
+      printf("  %-36s %s: workspace %llu bytes, %llu whole\n", c.name,
+             pattern == 0 ? "bf16" : "f16", static_cast<unsigned long long>(used),
+             static_cast<unsigned long long>(whole));
+      if (!(whole > remat::kGpuWideningChunkBytes && used < whole && used > 0))
+        fail_msg("%s: not widened in batch chunks (%llu bytes of %llu)", c.name,
+                 static_cast<unsigned long long>(used), static_cast<unsigned long long>(whole));
+      remat::destroy_backend(backend);
+    }
+  }
+  remat::destroy_backend(cpu);
+}
+
+}  // namespace
+
+const struct CMUnitTest kGpuHalfTests[] = {
+    cmocka_unit_test(ops_read_in_16_bits_give_the_float32_kernels_bits),
+    cmocka_unit_test(batch_chunks_match_the_cpu_within_the_cases_tolerances),
+};
+const size_t kGpuHalfTestCount = sizeof(kGpuHalfTests) / sizeof(kGpuHalfTests[0]);
+
+}  // namespace conformance
