@@ -59,7 +59,7 @@ class CpuBackend final : public Backend {
     return REMAT_OK;
   }
 
-  uint64_t widening_bytes() const override { return workspace_bytes_; }
+  uint64_t workspace_bytes() const override { return workspace_bytes_; }
 
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override {
     cpu::KernelArgs args{};

@@ -248,8 +248,6 @@ remat_status CudaBackend::prepare(const OpCall* calls, uint32_t count, ErrorBuff
   for (uint32_t i = 0; i < count; ++i) {
     const uint64_t bytes = gpu::workspace_bytes(*this, calls[i]);
     needed = bytes > needed ? bytes : needed;
-    const uint64_t widening = gpu::gpu_widening_bytes(*this, calls[i]);
-    widening_bytes_ = widening > widening_bytes_ ? widening : widening_bytes_;
   }
   if (needed <= size_[kWorkspace]) return REMAT_OK;
   void* p = nullptr;

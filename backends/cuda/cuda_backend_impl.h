@@ -63,7 +63,7 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   /// communicator sums in device memory); with all-reduce ops, a captured graph is dropped too and
   /// no step is captured again.
   remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override;
-  uint64_t widening_bytes() const override { return widening_bytes_; }
+  uint64_t workspace_bytes() const override { return size_[kWorkspace]; }
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
                       ErrorBuffer* err) override;
@@ -165,7 +165,6 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   bool host_registered_ = false;     // base_[2] is the caller's buffer, page-locked by us.
   bool host_owned_ = false;          // base_[2] is our cudaHostAlloc buffer.
   gpu::HostStaging staging_;         // The all-reduce buckets' host slots (prepare()).
-  uint64_t widening_bytes_ = 0;      // The most of the workspace a prepared op's widening takes.
   bool staging_registered_ = false;  // staging_'s memory is page-locked by us.
   cudaStream_t main_ = nullptr;      // Kernels, GEMMs, uploads and downloads.
   cudaStream_t copy_ = nullptr;      // Spills and prefetches.

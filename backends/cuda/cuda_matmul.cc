@@ -67,16 +67,9 @@ cublasStatus_t CudaBackend::gemm_batched(cublasOperation_t op_b, cublasOperation
                                        stride_c, batch, compute, CUBLAS_GEMM_DEFAULT);
 }
 
+// GemmEx takes A and B of one type: the product's, or float32 ones narrowed to it.
 bool CudaBackend::takes_half_operands(const OpCall& call) const {
-  const uint8_t product = product_operand_dtype(call);
-  if (call.code != static_cast<uint16_t>(OpCode::kMatMul) || product == REMAT_DTYPE_F32)
-    return false;
-  // GemmEx takes A and B of one type: the product's, or float32 ones narrowed to it.
-  for (int i = 0; i < 2; ++i) {
-    const uint8_t dtype = call.inputs[i]->dtype;
-    if (dtype != product && dtype != REMAT_DTYPE_F32) return false;
-  }
-  return true;
+  return matmul_operands_of_one_type(call);
 }
 
 remat_status CudaBackend::gemm(const gpu::GemmBatch& g, const OpCall& call, ErrorBuffer* err) {
@@ -97,13 +90,12 @@ remat_status CudaBackend::gemm(const gpu::GemmBatch& g, const OpCall& call, Erro
   const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
   const float beta = 0.0f;
-  const bool tf32 = tf32_;
   const cublasStatus_t st =
       g.batch == 1 ? gemm(op_b, op_a, n, m, k, &g.alpha, b, ld(g.b.ld), a, ld(g.a.ld), &beta, c,
-                          ld(g.c.ld), CUDA_R_32F, tf32)
+                          ld(g.c.ld), CUDA_R_32F, tf32_)
                    : gemm_batched(op_b, op_a, n, m, k, &g.alpha, b, ld(g.b.ld), g.b.stride, a,
                                   ld(g.a.ld), g.a.stride, &beta, c, ld(g.c.ld), g.c.stride,
-                                  static_cast<int>(g.batch), CUDA_R_32F, tf32);
+                                  static_cast<int>(g.batch), CUDA_R_32F, tf32_);
   if (st != CUBLAS_STATUS_SUCCESS) {
     return set_error(err, REMAT_ERROR_INTERNAL,
                      "op %u (%s): cuBLAS GEMM (M %d, N %d, K %d, batch %lld) failed: %s",

@@ -35,7 +35,6 @@
   X(layernorm_grad_params)   \
   X(column_blocks_sum)       \
   X(column_block_partials)   \
-  X(column_partials_sum)     \
   X(cross_entropy)           \
   X(cross_entropy_grad)      \
   X(mse)                     \
@@ -85,17 +84,6 @@
 // Columns a column kernel's group takes (kernels/common.cl: column tiles), or the group size
 // where that is smaller.
 #define REMAT_GPU_TILE_WIDTH 32
-
-// Rows per block of the blocked column sums (kernels/norm.cl: layernorm_grad_params;
-// kernels/elementwise.cl: column_block_partials, reduce_leading's): each
-// block of rows sums its columns into a partial row of the workspace, then the partials are
-// added in block order, so that a tall matrix with few columns still fills a GPU.
-#define REMAT_GPU_COLUMN_BLOCK_ROWS 256
-
-// The most floats of scores the attention ops hold at once in the backend's workspace
-// (ops/attention.cc): a chunk of heads' [Sq, Sk] matrices, one per head in attention and two in
-// attention_grad, at least one head's whatever this says (16 MiB).
-#define REMAT_GPU_ATTENTION_SCRATCH_FLOATS (1u << 22)
 
 #if defined(__cplusplus)
 namespace remat {

@@ -8,8 +8,8 @@ namespace remat {
 
 /// COPY-ME: a new backend states its device's alignment, whether it runs on host memory, its
 /// copy bandwidth and compute rate, whether copies overlap compute, its staging size, whether it
-/// honours TF32, whether its kernels take 16-bit float tensors and whether it widens them a chunk
-/// at a time.
+/// honours TF32, whether its kernels take 16-bit float tensors and how it widens them (its
+/// workspace rule).
 constexpr DeviceProfile kNullProfile = {"null", 64, false, 1e10,  1e10,
                                         false,  0,  false, false, WideningRule::kWhole};
 

@@ -311,8 +311,6 @@ remat_status OpenclBackend::prepare(const OpCall* calls, uint32_t count, ErrorBu
   for (uint32_t i = 0; i < count; ++i) {
     const uint64_t bytes = gpu::workspace_bytes(*this, calls[i]);
     needed = bytes > needed ? bytes : needed;
-    const uint64_t widening = gpu::gpu_widening_bytes(*this, calls[i]);
-    widening_bytes_ = widening > widening_bytes_ ? widening : widening_bytes_;
   }
   if (needed <= workspace_bytes_) return REMAT_OK;
   cl_ulong max_alloc = 0;

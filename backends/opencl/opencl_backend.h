@@ -55,7 +55,7 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   /// running ops one by one) replaces it. Lays out the host slots of |calls|' all-reduce buckets
   /// (gpu::HostStaging), replacing any earlier ones.
   remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override;
-  uint64_t widening_bytes() const override { return widening_bytes_; }
+  uint64_t workspace_bytes() const override { return workspace_bytes_; }
   remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) override;
   remat_status upload(Region region, uint64_t offset, const void* src, uint64_t bytes,
                       ErrorBuffer* err) override;
@@ -144,7 +144,6 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   cl_mem state_ = nullptr;        ///< gpu::GpuState.
   cl_mem workspace_ = nullptr;    ///< Widening workspace (prepare()), or nullptr.
   uint64_t workspace_bytes_ = 0;  ///< Its size.
-  uint64_t widening_bytes_ = 0;   ///< The most of it a prepared op's widening takes.
   uint8_t* host_ = nullptr;
   uint64_t host_bytes_ = 0;
   uint64_t arena_bytes_ = 0;       ///< Size of the arena region.

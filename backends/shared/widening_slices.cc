@@ -63,6 +63,17 @@ uint8_t product_operand_dtype(const OpCall& call) {
   return REMAT_DTYPE_F32;
 }
 
+bool matmul_operands_of_one_type(const OpCall& call) {
+  const uint8_t product = product_operand_dtype(call);
+  if (call.code != static_cast<uint16_t>(OpCode::kMatMul) || product == REMAT_DTYPE_F32)
+    return false;
+  for (int i = 0; i < 2; ++i) {
+    const uint8_t dtype = call.inputs[i]->dtype;
+    if (dtype != product && dtype != REMAT_DTYPE_F32) return false;
+  }
+  return true;
+}
+
 bool rounds_operand(const OpCall& call, int i) {
   const uint8_t product = product_operand_dtype(call);
   return i < 2 && product != REMAT_DTYPE_F32 && call.inputs[i]->dtype != product;

@@ -46,6 +46,11 @@ bool runs_widened(const OpCall& call);
 /// (docs/precision.md).
 uint8_t product_operand_dtype(const OpCall& call);
 
+/// Whether |call| is a matmul of a 16-bit product whose A and B are each of the product's type or
+/// float32: what a backend that takes both operands in one 16-bit type takes (the CUDA backend:
+/// Launcher::takes_half_operands; the compiler's figure mirrors it, compiler/precision.cc).
+bool matmul_operands_of_one_type(const OpCall& call);
+
 /// Whether input |i| of |call| is a product operand rounded to product_operand_dtype(): operand
 /// A or B of a 16-bit product whose dtype is not the product's. It gets a slice, which holds
 /// its values rounded (then widened, on backends that compute in float32).

@@ -209,9 +209,9 @@ void print_report(const compiler::CompileReport& r, const char* backend) {
   if (r.device_budget > 0) {
     std::printf(
         "device:       %llu bytes of the %llu-byte device budget (arena + persistent%s)\n",
-        static_cast<unsigned long long>(r.arena_bytes + r.persistent_bytes + r.widening_bytes),
+        static_cast<unsigned long long>(r.arena_bytes + r.persistent_bytes + r.workspace_bytes),
         static_cast<unsigned long long>(r.device_budget),
-        r.widening_bytes > 0 ? " + widening" : "");
+        r.workspace_bytes > 0 ? " + workspace" : "");
   }
   std::printf("step flops:   %.3g (forward %.3g, recomputed %.1f%% of the step)\n", r.step_flops,
               r.forward_flops, r.step_flops > 0 ? 100.0 * r.recomputed_flops / r.step_flops : 0.0);
@@ -224,12 +224,14 @@ void print_report(const compiler::CompileReport& r, const char* backend) {
     std::printf("loss scale:   %s (doubles after that many finite steps, halves on an overflow)\n",
                 r.loss_scale.c_str());
   }
-  if (r.widening_bytes > 0) {
-    std::printf(
-        "widening:     %llu bytes (%s) beside the arena: the %s backend's float32 copies "
-        "of one op's 16-bit tensors\n",
-        static_cast<unsigned long long>(r.widening_bytes), format_bytes(r.widening_bytes).c_str(),
-        backend);
+  if (r.workspace_bytes > 0) {
+    const WideningRule rule = compiler::target_profile(backend).widening;
+    const bool gpu = rule == WideningRule::kGpu || rule == WideningRule::kGpuHalfOperands;
+    std::printf("workspace:    %llu bytes (%s) beside the arena: the %s backend's %s\n",
+                static_cast<unsigned long long>(r.workspace_bytes),
+                format_bytes(r.workspace_bytes).c_str(), backend,
+                gpu ? "float32 copies of one op's 16-bit tensors and its scratch"
+                    : "float32 copies of one op's 16-bit tensors");
   }
   if (r.allreduce_buckets > 0) {
     std::printf(

@@ -132,10 +132,11 @@ struct Line {
 };
 
 // |precisions|: the table has a precision column (several were asked for). A workspace column
-// (the widening workspace, part of the device total) comes where a row has one: 16-bit plans.
+// (the backend's workspace, part of the device total) comes where a row has one: 16-bit plans,
+// and on the GPUs plans with fused attention or column sums (their scratch).
 void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget, bool precisions) {
   const bool workspace = std::any_of(lines.begin(), lines.end(), [](const Line& l) {
-    return l.row.ok() && l.row.widening_bytes > 0;
+    return l.row.ok() && l.row.workspace_bytes > 0;
   });
   std::vector<std::string> head = {"strategy", "batch"};
   if (precisions) head.insert(head.begin() + 1, "precision");
@@ -167,7 +168,7 @@ void print_table(const std::vector<Line>& lines, bool max_batch, uint64_t budget
     c.push_back(format_bytes(r.persistent_bytes));
     c.push_back(format_bytes(r.host_bytes));
     c.push_back(std::to_string(r.spills));
-    if (workspace) c.push_back(format_bytes(r.widening_bytes));
+    if (workspace) c.push_back(format_bytes(r.workspace_bytes));
     c.push_back(format_bytes(r.device_bytes()));
     c.push_back(format_bytes(r.lower_bound));
     c.push_back(number(100.0 * r.efficiency(), "%.1f%%"));
@@ -249,7 +250,7 @@ void print_json(const std::string& model, const SizeSetup& setup, const std::vec
            ", \"host_bytes\": " + u64(r.host_bytes) + ", \"spills\": " + std::to_string(r.spills) +
            ", \"allreduce_host_bytes\": " +
            (setup.data_parallel.enabled ? u64(r.allreduce_host_bytes) : std::string("null")) +
-           ", \"widening_bytes\": " + u64(r.widening_bytes) +
+           ", \"workspace_bytes\": " + u64(r.workspace_bytes) +
            ", \"device_bytes\": " + u64(r.device_bytes()) +
            ", \"lower_bound_bytes\": " + u64(r.lower_bound) +
            ", \"peak_live_bytes\": " + u64(r.peak_live_bytes) +
@@ -410,7 +411,7 @@ int run_size(const std::vector<std::string>& argv) {
   if (precisions.size() > 1 && args.has("--timeline"))
     throw UsageError("--timeline draws one precision: give --precision one value");
   // One setup per precision. The budget and auto rows get --arena-budget, else what the device
-  // budget leaves after that precision's persistent region and widening workspace at each batch
+  // budget leaves after that precision's persistent region and workspace at each batch
   // (the compiler works it out: size_options).
   std::vector<SizeSetup> setups;
   std::vector<std::string> budget_errors;
@@ -460,8 +461,8 @@ int run_size(const std::vector<std::string>& argv) {
             "even batch " + std::to_string(lo) + " does not fit: its device total is " +
             format_bytes(m.row.device_bytes()) + " (arena " + format_bytes(m.row.arena_bytes) +
             ", persistent " + format_bytes(m.row.persistent_bytes) +
-            (m.row.widening_bytes > 0 ? ", widening workspace " + format_bytes(m.row.widening_bytes)
-                                      : std::string()) +
+            (m.row.workspace_bytes > 0 ? ", workspace " + format_bytes(m.row.workspace_bytes)
+                                       : std::string()) +
             ")";
       }
       lines[i].row = std::move(m.row);

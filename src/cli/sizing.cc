@@ -40,7 +40,7 @@ compiler::CompileOptions size_options(const SizeSetup& setup, const std::string&
   if (takes_arena_budget(strategy)) o.arena_budget = arena_budget;
   // Rows spill to fit the device budget only where the host budget allows it. Without an arena
   // budget, `budget` and `auto` take the device budget, which the compiler turns into an arena
-  // budget at each batch (less the persistent region and the widening workspace).
+  // budget at each batch (less the persistent region and the workspace).
   const bool derives_arena = takes_arena_budget(strategy) && arena_budget == 0;
   if ((setup.host_budget > 0 && (strategy == "auto" || setup.fixed_rows_spill)) || derives_arena) {
     o.device_budget = setup.device_budget;
@@ -98,10 +98,10 @@ SizeRow size_row(const SizeSetup& setup, const std::string& strategy, int64_t ba
   row.arena_bytes = r.arena_bytes;
   row.persistent_bytes = r.persistent_bytes;
   row.host_bytes = r.host_bytes;
-  row.widening_bytes = r.widening_bytes;
+  row.workspace_bytes = r.workspace_bytes;
   if (takes_arena_budget(strategy) && arena_budget == 0 && setup.device_budget > 0 &&
-      setup.device_budget > r.persistent_bytes + r.widening_bytes) {
-    row.arena_budget = setup.device_budget - r.persistent_bytes - r.widening_bytes;
+      setup.device_budget > r.persistent_bytes + r.workspace_bytes) {
+    row.arena_budget = setup.device_budget - r.persistent_bytes - r.workspace_bytes;
   }
   row.spills = r.spilled.size();
   row.lower_bound = r.lower_bound;

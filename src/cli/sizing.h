@@ -23,7 +23,7 @@ struct SizeSetup {
   /// The budgets, as in every command (docs/sizing.md, "Budgets").
   /// --arena-budget: arena bytes the `budget` and `auto` rows fit; 0: derived from device_budget.
   uint64_t arena_budget = 0;
-  /// --device-budget: arena + persistent + widening workspace bytes; 0 when none was given. Rows
+  /// --device-budget: arena + persistent + workspace bytes; 0 when none was given. Rows
   /// must fit it (the fits column, the --max-batch search), spilling checkpoints to host where
   /// host_budget lets them; without --arena-budget, `budget` and `auto` get this minus the
   /// persistent bytes and the workspace (the compiler works it out for each batch).
@@ -71,8 +71,8 @@ struct SizeRow {
   uint64_t param_bytes = 0;       ///< Part of persistent_bytes holding parameters.
   uint64_t state_bytes = 0;       ///< Part of persistent_bytes holding optimizer state.
   uint64_t host_bytes = 0;        ///< Host spill region (host memory, not device).
-  /// The backend's widening workspace beside the arena (16-bit plans: compiler/precision.h).
-  uint64_t widening_bytes = 0;
+  /// The backend's workspace beside the arena (compiler/precision.h: workspace_bytes).
+  uint64_t workspace_bytes = 0;
   /// Host memory a GPU backend's session of a data-parallel plan takes for its buckets' copies
   /// (plan/allreduce_slots.h); 0 for any other plan, and on the CPU backend.
   uint64_t allreduce_host_bytes = 0;
@@ -95,9 +95,9 @@ struct SizeRow {
   std::vector<uint64_t> live_bytes;
 
   bool ok() const { return error.empty(); }
-  /// Bytes the device holds: arena + persistent + widening workspace (host spill lives in host
+  /// Bytes the device holds: arena + persistent + workspace (host spill lives in host
   /// memory).
-  uint64_t device_bytes() const { return arena_bytes + persistent_bytes + widening_bytes; }
+  uint64_t device_bytes() const { return arena_bytes + persistent_bytes + workspace_bytes; }
   /// lower_bound / arena_bytes (1 when the arena is empty).
   double efficiency() const;
   /// recomputed_flops / step_flops.

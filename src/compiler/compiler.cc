@@ -32,12 +32,12 @@ const DeviceProfile& target_profile(const std::string& backend) {
 namespace {
 
 // What the device budget leaves for the arena and the persistent region once the target
-// backend's widening workspace (|workspace| bytes, beside them on the same device) is set
+// backend's workspace (|workspace| bytes, beside them on the same device) is set
 // aside: what the strategies and the spill search fit. 0 when no device budget was given.
 uint64_t regions_budget(const CompileOptions& options, uint64_t workspace) {
   if (options.device_budget == 0) return 0;
   if (workspace >= options.device_budget) {
-    throw CompileError("the widening workspace alone (" + std::to_string(workspace) +
+    throw CompileError("the workspace alone (" + std::to_string(workspace) +
                        " bytes beside the arena, for the plan's 16-bit tensors) fills the device "
                        "budget of " +
                        std::to_string(options.device_budget) + " bytes");
@@ -46,7 +46,7 @@ uint64_t regions_budget(const CompileOptions& options, uint64_t workspace) {
 }
 
 // The arena budget of strategy 'budget': --arena-budget, or else |regions| (the device budget
-// less the widening workspace) less the persistent bytes (parameters and optimizer state: the
+// less the workspace) less the persistent bytes (parameters and optimizer state: the
 // same whatever the strategy), as `remat size` gives it (docs/sizing.md, "Budgets").
 uint64_t budget_strategy_arena(const Graph& graph, const CompileOptions& options,
                                uint64_t regions) {
@@ -58,26 +58,25 @@ uint64_t budget_strategy_arena(const Graph& graph, const CompileOptions& options
   }
   const uint64_t persistent = plan_memory(graph, options.alignment).persistent_size;
   if (persistent >= regions) {
-    throw CompileError("strategy 'budget': the persistent region alone (" +
-                       std::to_string(persistent) + " bytes) fills the device budget of " +
-                       std::to_string(options.device_budget) + " bytes" +
-                       (regions < options.device_budget
-                            ? " less the widening workspace's " +
-                                  std::to_string(options.device_budget - regions) + " bytes"
-                            : ""));
+    throw CompileError(
+        "strategy 'budget': the persistent region alone (" + std::to_string(persistent) +
+        " bytes) fills the device budget of " + std::to_string(options.device_budget) + " bytes" +
+        (regions < options.device_budget
+             ? " less the workspace's " + std::to_string(options.device_budget - regions) + " bytes"
+             : ""));
   }
   return regions - persistent;
 }
 
 // The strategies and the spill search met their budgets without the eval program, which is
 // placed apart and needs less than a step; should it ever need more, the plan is refused here.
-// So is a plan whose final widening workspace (|workspace|) outgrew the one they were given.
+// So is a plan whose final workspace (|workspace|) outgrew the one they were given.
 void check_budgets_hold(const CompileOptions& options, const MemoryPlan& memory,
                         uint64_t workspace) {
   const uint64_t device = memory.arena_size + memory.persistent_size + workspace;
   if (options.device_budget > 0 && device > options.device_budget &&
       memory.eval_arena_size <= memory.step_arena_size) {
-    throw CompileError("the widening workspace (" + std::to_string(workspace) +
+    throw CompileError("the workspace (" + std::to_string(workspace) +
                        " bytes) takes the plan to " + std::to_string(device) +
                        " bytes, over the device budget of " +
                        std::to_string(options.device_budget));
@@ -136,7 +135,7 @@ CompileResult compile(const CompileOptions& options) {
   }
   // Recomputation repeats ops and spills add copies, which widen nothing new: the workspace of
   // the step's ops is the plan's (check_budgets_hold checks it).
-  const uint64_t workspace = widening_bytes(result.graph, options.widening);
+  const uint64_t workspace = workspace_bytes(result.graph, options.widening);
   const uint64_t regions = regions_budget(options, workspace);
   SpillOptions spill;
   spill.device_budget = regions;
@@ -161,7 +160,7 @@ CompileResult compile(const CompileOptions& options) {
       if (regions == 0 || workspace == 0) throw;
       throw NoScheduleFits(std::string(e.what()) + " (the device budget of " +
                                std::to_string(options.device_budget) +
-                               " bytes less the widening workspace's " + std::to_string(workspace) +
+                               " bytes less the workspace's " + std::to_string(workspace) +
                                " bytes)",
                            e.smallest_device + workspace);
     }
@@ -194,8 +193,8 @@ CompileResult compile(const CompileOptions& options) {
   r.predicted_seconds = predicted_step_seconds(result.graph, spill);
   if (options.eval_program) append_eval_program(result.graph, forward);
   result.memory = plan_memory(result.graph, options.alignment);
-  r.widening_bytes = widening_bytes(result.graph, options.widening);
-  check_budgets_hold(options, result.memory, r.widening_bytes);
+  r.workspace_bytes = workspace_bytes(result.graph, options.widening);
+  check_budgets_hold(options, result.memory, r.workspace_bytes);
 
   r.model = options.model;
   r.strategy = options.strategy;

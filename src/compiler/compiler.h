@@ -38,7 +38,7 @@ struct CompileOptions {
   std::string strategy = "none";  ///< Checkpoint strategy.
   /// The three budgets (docs/sizing.md, "Budgets"): each means one quantity everywhere.
   uint64_t arena_budget = 0;  ///< Arena bytes strategies "budget" and "auto" fit (0: none).
-  /// Arena + persistent + widening workspace bytes to fit by spilling (0: none).
+  /// Arena + persistent + workspace bytes to fit by spilling (0: none).
   uint64_t device_budget = 0;
   uint64_t host_budget =
       UINT64_MAX;  ///< Host spill bytes strategy "auto" may use (0: no spilling).
@@ -106,11 +106,12 @@ struct CompileReport {
   Precision precision = Precision::kFp32;                     ///< How activations are stored.
   std::string loss_scale = "off";  ///< "off", or "dynamic:init=S,interval=N".
   size_t allreduce_buckets = 0;    ///< Data-parallel buckets of a step (0: not data-parallel).
-  /// The target backend's widening workspace for this plan (compiler/precision.h), beside the
-  /// arena on the same device: a device budget counts it.
-  uint64_t widening_bytes = 0;
+  /// The target backend's workspace for this plan (compiler/precision.h: workspace_bytes),
+  /// beside the arena on the same device: float32 copies of one op's 16-bit tensors and, on the
+  /// GPUs, an op's scratch. A device budget counts it.
+  uint64_t workspace_bytes = 0;
   size_t fused_attention_ops = 0;  ///< attention ops in the plan's forward pass.
-  /// The device budget (arena + persistent + widening) met (0: none given).
+  /// The device budget (arena + persistent + workspace) met (0: none given).
   uint64_t device_budget = 0;
   uint64_t host_budget = UINT64_MAX;  ///< The host spill budget given (UINT64_MAX: none).
   std::vector<std::string> spilled;   ///< Checkpoints copied to host and back.

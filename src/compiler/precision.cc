@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "plan/gpu_scratch.h"
 #include "plan/matmul_shape.h"
+#include "plan/op_attrs.h"
 #include "plan/ops.h"
 
 namespace remat {
@@ -130,9 +132,9 @@ bool gpu_computes_by_batch_item(const Graph& graph, const Op& op) {
   return s.mode == MatmulMode::kBroadcast;
 }
 
-// backends/cuda's takes_half_operands() of |op|: a matmul whose product is 16-bit
-// (widening_slices.h: product_operand_dtype) and whose A and B are each of the product's type
-// or float32. Then its 16-bit A and B get no slices.
+// backends/shared/widening_slices.h's matmul_operands_of_one_type() of |op| (CUDA's
+// takes_half_operands): a matmul whose product is 16-bit (product_operand_dtype) and whose A and
+// B are each of the product's type or float32. Then its 16-bit A and B get no slices.
 bool gpu_reads_half_operands(const Graph& graph, const Op& op) {
   if (op.code != OpCode::kMatMul) return false;
   const int a = op.inputs[0], b = op.inputs[1], c = op.outputs[0];
@@ -146,84 +148,126 @@ bool gpu_reads_half_operands(const Graph& graph, const Op& op) {
   return true;
 }
 
-}  // namespace
+// backends/gpu/ops/ops.h's scratch_bytes() of |op|, by plan/gpu_scratch.h: fused attention's
+// chunk of scores (for a chunk of |items| items of its batch where |items| > 0), the partial
+// column sums of reduce_leading and of layer norm's gradient.
+uint64_t gpu_scratch_bytes(const Graph& graph, const Op& op, int64_t items) {
+  auto shape = [&](size_t i) -> const std::vector<int64_t>& {
+    return graph.tensors[static_cast<size_t>(op.inputs[i])].shape;
+  };
+  switch (op.code) {
+    case OpCode::kAttention:
+      return gpu_attention_scratch_bytes(items > 0 ? items : shape(0)[0],
+                                         op.attr(attr::attention::heads), shape(0)[1], shape(1)[1],
+                                         1);
+    case OpCode::kAttentionGrad:
+      return gpu_attention_scratch_bytes(items > 0 ? items : shape(1)[0],
+                                         op.attr(attr::attention_grad::heads), shape(1)[1],
+                                         shape(2)[1], 2);
+    case OpCode::kLayerNormGrad: {
+      const int64_t n = shape(1).back();
+      const int64_t rows = n > 0 ? graph.tensors[static_cast<size_t>(op.inputs[1])].numel() / n : 0;
+      return static_cast<uint64_t>(2 * gpu_column_blocks(rows) * n) * sizeof(float);
+    }
+    case OpCode::kReduceLeading: {
+      const int64_t columns = graph.tensors[static_cast<size_t>(op.outputs[0])].numel();
+      const int64_t rows =
+          columns > 0 ? graph.tensors[static_cast<size_t>(op.inputs[0])].numel() / columns : 0;
+      return static_cast<uint64_t>(gpu_column_blocks(rows) * columns) * sizeof(float);
+    }
+    default: return 0;
+  }
+}
 
-uint64_t widening_bytes(const Graph& graph, WideningRule rule) {
+// The workspace |op| takes as the backend's |rule| counts it (workspace_bytes): its widening
+// copies and, on the GPUs, its scratch.
+uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule) {
   const bool in_chunks = rule == WideningRule::kCpu;
   const bool gpu = rule == WideningRule::kGpu || rule == WideningRule::kGpuHalfOperands;
-  uint64_t most = 0;
-  for (const Op& op : graph.ops) {
-    const uint16_t code = static_cast<uint16_t>(op.code);
-    if (op_info(code)->dtypes == OpDtypes::kAnyDtype) continue;
-    if (gpu && gpu_reads_16_bit(code)) continue;  // as they are
-    const bool half_operands =
-        rule == WideningRule::kGpuHalfOperands && gpu_reads_half_operands(graph, op);
-    if (in_chunks && runs_per_element(graph, op)) continue;  // a chunk at a time on the stack
-    uint64_t copies = 0;
-    if (in_chunks && product_reads_16_bit(graph, op, &copies)) {  // its operands as they are
-      most = std::max(most, copies);
+  const uint16_t code = static_cast<uint16_t>(op.code);
+  const uint64_t scratch = gpu ? gpu_scratch_bytes(graph, op, 0) : 0;
+  if (op_info(code)->dtypes == OpDtypes::kAnyDtype) return scratch;
+  if (gpu && gpu_reads_16_bit(code)) return scratch;  // its 16-bit tensors as they are
+  const bool half_operands =
+      rule == WideningRule::kGpuHalfOperands && gpu_reads_half_operands(graph, op);
+  if (in_chunks && runs_per_element(graph, op)) return 0;  // a chunk at a time on the stack
+  uint64_t copies = 0;
+  if (in_chunks && product_reads_16_bit(graph, op, &copies)) return copies;  // as they are
+  std::vector<int> seen;
+  // A product with a 16-bit A or B, or a 16-bit output, rounds a float32 operand in a slice
+  // of its own too (backends/shared/widening_slices.h: product_operand_dtype, rounds_operand).
+  const bool product = op.code == OpCode::kMatMul || op.code == OpCode::kHeadMatMul ||
+                       op.code == OpCode::kConv || op.code == OpCode::kConvGradInput ||
+                       op.code == OpCode::kConvGradWeight;
+  const bool half_product = product && op.inputs.size() >= 2 &&
+                            (is_half(graph, op.inputs[0]) || is_half(graph, op.inputs[1]) ||
+                             (!op.outputs.empty() && is_half(graph, op.outputs[0])));
+  auto add = [&](int t, bool operand) {
+    if (!is_half(graph, t) && !(operand && half_product)) return;
+    if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
+    seen.push_back(t);
+  };
+  // The CPU reads reduce_leading's 16-bit input as it is, bias_add's x and y, and layer norm's
+  // rows and its gradient's where kNormRowSlots of them fit its strip (widening.h:
+  // reads_16_bit_input, writes_16_bit_output).
+  const bool norm = op.code == OpCode::kLayerNorm || op.code == OpCode::kLayerNormGrad;
+  const size_t row_inputs = op.code == OpCode::kLayerNorm ? 1 : 2;
+  const bool norm_rows =
+      in_chunks && norm &&
+      graph.tensors[static_cast<size_t>(op.inputs[row_inputs - 1])].shape.back() * kNormRowSlots <=
+          kWideningStripFloats;
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    if (in_chunks && (op.code == OpCode::kReduceLeading || op.code == OpCode::kBiasAdd) && i == 0)
       continue;
+    if (norm_rows && i < row_inputs) continue;
+    if (half_operands && i < 2 && is_half(graph, op.inputs[i])) continue;
+    add(op.inputs[i], i < 2);
+  }
+  for (size_t o = 0; o < op.outputs.size(); ++o) {
+    if ((norm_rows || (in_chunks && op.code == OpCode::kBiasAdd)) && o == 0) continue;
+    add(op.outputs[o], false);
+  }
+  // Fused attention widens a chunk of its batch at a time (backends/cpu/widening.h:
+  // batch_chunk_items), and on the GPUs so do broadcast products (backends/gpu/ops/widening.h:
+  // gpu_batch_chunk_items): its rank-3 tensors take the chunk's items.
+  int64_t batch = 1, items = 1;
+  const bool batch_chunks = (in_chunks && computes_per_batch_item(code)) ||
+                            (gpu && gpu_computes_by_batch_item(graph, op));
+  if (batch_chunks && !seen.empty()) {
+    batch = graph.tensors[static_cast<size_t>(op.outputs[0])].shape[0];
+    uint64_t item_bytes = 0;
+    for (int t : seen) {
+      const Tensor& x = graph.tensors[static_cast<size_t>(t)];
+      if (x.shape.size() == 3) item_bytes += static_cast<uint64_t>(x.numel() / batch) * 4;
     }
-    std::vector<int> seen;
+    items = widening_chunk_items(item_bytes, batch,
+                                 in_chunks ? kWideningChunkBytes : kGpuWideningChunkBytes);
+  }
+  // The slices of a chunk of |count| items (|batch|: the whole call).
+  auto slices = [&](int64_t count) {
     uint64_t bytes = 0;
-    // A product with a 16-bit A or B, or a 16-bit output, rounds a float32 operand in a slice
-    // of its own too (backends/shared/widening_slices.h: product_operand_dtype, rounds_operand).
-    const bool product = op.code == OpCode::kMatMul || op.code == OpCode::kHeadMatMul ||
-                         op.code == OpCode::kConv || op.code == OpCode::kConvGradInput ||
-                         op.code == OpCode::kConvGradWeight;
-    const bool half_product = product && op.inputs.size() >= 2 &&
-                              (is_half(graph, op.inputs[0]) || is_half(graph, op.inputs[1]) ||
-                               (!op.outputs.empty() && is_half(graph, op.outputs[0])));
-    auto add = [&](int t, bool operand) {
-      if (!is_half(graph, t) && !(operand && half_product)) return;
-      if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
-      seen.push_back(t);
-    };
-    // The CPU reads reduce_leading's 16-bit input as it is, bias_add's x and y, and layer norm's
-    // rows and its gradient's where kNormRowSlots of them fit its strip (widening.h:
-    // reads_16_bit_input, writes_16_bit_output).
-    const bool norm = op.code == OpCode::kLayerNorm || op.code == OpCode::kLayerNormGrad;
-    const size_t row_inputs = op.code == OpCode::kLayerNorm ? 1 : 2;
-    const bool norm_rows =
-        in_chunks && norm &&
-        graph.tensors[static_cast<size_t>(op.inputs[row_inputs - 1])].shape.back() *
-                kNormRowSlots <=
-            kWideningStripFloats;
-    for (size_t i = 0; i < op.inputs.size(); ++i) {
-      if (in_chunks && (op.code == OpCode::kReduceLeading || op.code == OpCode::kBiasAdd) && i == 0)
-        continue;
-      if (norm_rows && i < row_inputs) continue;
-      if (half_operands && i < 2 && is_half(graph, op.inputs[i])) continue;
-      add(op.inputs[i], i < 2);
-    }
-    for (size_t o = 0; o < op.outputs.size(); ++o) {
-      if ((norm_rows || (in_chunks && op.code == OpCode::kBiasAdd)) && o == 0) continue;
-      add(op.outputs[o], false);
-    }
-    // Fused attention widens a chunk of its batch at a time (backends/cpu/widening.h:
-    // batch_chunk_items), and on the GPUs so do broadcast products (backends/gpu/ops/widening.h:
-    // gpu_batch_chunk_items): its rank-3 tensors take the chunk's items.
-    int64_t batch = 1, items = 1;
-    const bool batch_chunks = (in_chunks && computes_per_batch_item(code)) ||
-                              (gpu && gpu_computes_by_batch_item(graph, op));
-    if (batch_chunks && !seen.empty()) {
-      batch = graph.tensors[static_cast<size_t>(op.outputs[0])].shape[0];
-      uint64_t item_bytes = 0;
-      for (int t : seen) {
-        const Tensor& x = graph.tensors[static_cast<size_t>(t)];
-        if (x.shape.size() == 3) item_bytes += static_cast<uint64_t>(x.numel() / batch) * 4;
-      }
-      items = widening_chunk_items(item_bytes, batch,
-                                   in_chunks ? kWideningChunkBytes : kGpuWideningChunkBytes);
-    }
     for (int t : seen) {
       const Tensor& x = graph.tensors[static_cast<size_t>(t)];
       const int64_t numel =
-          x.shape.size() == 3 && items < batch ? x.numel() / batch * items : x.numel();
+          x.shape.size() == 3 && count < batch ? x.numel() / batch * count : x.numel();
       bytes += (static_cast<uint64_t>(numel) * 4 + 63) / 64 * 64;
     }
-    most = std::max(most, bytes);
-  }
+    return bytes;
+  };
+  if (!gpu || items >= batch) return slices(items) + scratch;
+  // The GPUs run each chunk with its own slices and scratch (backends/gpu/ops/widening.cc:
+  // workspace_bytes): the first has the most slices, the last may hold more of attention's
+  // scores (fewer items may chunk them by heads).
+  const int64_t last = batch - (batch - 1) / items * items;
+  return std::max(slices(items) + gpu_scratch_bytes(graph, op, items),
+                  slices(last) + gpu_scratch_bytes(graph, op, last));
+}
+
+}  // namespace
+
+uint64_t workspace_bytes(const Graph& graph, WideningRule rule) {
+  uint64_t most = 0;
+  for (const Op& op : graph.ops) most = std::max(most, op_workspace_bytes(graph, op, rule));
   return most;
 }
 

@@ -174,10 +174,11 @@ class Backend {
     (void)err;
     return REMAT_OK;
   }
-  /// Bytes of the workspace prepare() obtained to run 16-bit tensors in float32: the most
-  /// widening of any op it prepared (the figure `remat compile` states for the backend:
-  /// compiler/precision.h), not counting an op's scratch. Default: 0.
-  virtual uint64_t widening_bytes() const { return 0; }
+  /// Bytes of the workspace prepare() obtained beside the regions: the most any op it prepared
+  /// needs, to widen 16-bit tensors into float32 copies and (the GPU backends) for its scratch;
+  /// the figure `remat compile` states for the backend (compiler/precision.h: workspace_bytes).
+  /// Default: 0.
+  virtual uint64_t workspace_bytes() const { return 0; }
   /// Runs one op. Data-dependent failures (an id out of range) return a status and a message.
   virtual remat_status run_op(const OpCall& call, const StepContext& ctx, ErrorBuffer* err) = 0;
   /// Copies |bytes| bytes from host |src| into |region| at |offset|; REMAT_ERROR_OUT_OF_REGION,

@@ -11,6 +11,7 @@
 
 #include "backends/gpu/abi.h"
 #include "backends/shared/widening_slices.h"
+#include "plan/gpu_scratch.h"
 #include "runtime/backend_registry.h"
 #include "tests/backends/conformance_harness.h"
 #include "tests/backends/op_cases.h"
@@ -55,7 +56,8 @@ std::vector<remat_test::OpCase> cases_read_in_16_bits() {
 // another backend of the same kind running the float32 kernels over the rounded inputs: the same
 // bits.
 void ops_read_in_16_bits_give_the_float32_kernels_bits(void**) {
-  if (profile_under_test().widening != remat::WideningRule::kGpu) {
+  if (profile_under_test().widening == remat::WideningRule::kWhole ||
+      profile_under_test().widening == remat::WideningRule::kCpu) {
     printf("%s: not a GPU backend\n", g_backend.c_str());
     skip();
   }
@@ -151,6 +153,22 @@ void batch_chunks_match_the_cpu_within_the_cases_tolerances(void**) {
                    {4, 5},
                    {0.125f, 0.1f},
                    kMm});
+  // Chunks of 12 of 24 items whose scores the op holds for 32 heads at a time (two chunks of
+  // heads an item), where the whole batch held them for the 24 items of one head: a chunk may
+  // need more scratch than the whole call (plan/gpu_scratch.h), and the workspace must hold it
+  // beside the chunk's slices.
+  cases.push_back({"attention_grad, chunks with more scores",
+                   grad,
+                   {{24, 256, 320},
+                    {24, 256, 320},
+                    {24, 256, 320},
+                    {24, 256, 320},
+                    {24, 256, 320},
+                    {24, 40, 256}},
+                   {{24, 256, 320}, {24, 256, 320}, {24, 256, 320}},
+                   {40, 5},
+                   {0.125f, 0.0f},
+                   kMm});
   cases.push_back({"matmul broadcast, gpu batch chunks",
                    remat::OpCode::kMatMul,
                    {{70, 256, 256}, {256, 512}},
@@ -185,7 +203,16 @@ void batch_chunks_match_the_cpu_within_the_cases_tolerances(void**) {
       if (remat::create_backend(g_backend.c_str(), device, &backend, &e.buf) != REMAT_OK)
         fail_msg("create %s: %s", g_backend.c_str(), e.text);
       remat_test::run_widened_case(c, floats, cpu, backend, g_backend.c_str(), c.tol);
-      const uint64_t used = backend->widening_bytes(), whole = whole_widening_bytes(c, floats);
+      // The workspace less the op's scratch (attention's scores: plan/gpu_scratch.h), from q
+      // and k (inputs 0 and 1, or 1 and 2 in the gradient).
+      const bool grad_op = c.code == remat::OpCode::kAttentionGrad;
+      const std::vector<int64_t>& q = c.in_dims[grad_op ? 1 : 0];
+      const std::vector<int64_t>& k = c.in_dims[grad_op ? 2 : 1];
+      const uint64_t scratch = product ? 0
+                                       : remat::gpu_attention_scratch_bytes(q[0], c.iattrs[0], q[1],
+                                                                            k[1], grad_op ? 2 : 1);
+      const uint64_t used = backend->workspace_bytes() - scratch;
+      const uint64_t whole = whole_widening_bytes(c, floats);
       printf("  %-36s %s: workspace %llu bytes, %llu whole\n", c.name,
              pattern == 0 ? "bf16" : "f16", static_cast<unsigned long long>(used),
              static_cast<unsigned long long>(whole));

@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "backends/gpu/abi.h"
+#include "plan/gpu_scratch.h"
 #include "tests/backends/op_cases.h"
 
 namespace remat_test {
@@ -87,7 +88,7 @@ const int64_t kSumShapes[][3] = {
 
 // Fused attention (ops/attention.cc, kernels/attention.cl): (batch, Sq, Sk, heads, D, Dv, mask,
 // p percent). The products run a chunk of heads at a time, as many as
-// REMAT_GPU_ATTENTION_SCRATCH_FLOATS floats of [Sq, Sk] scores hold (one matrix a head forward,
+// remat::kGpuAttentionScratchFloats floats of [Sq, Sk] scores hold (one matrix a head forward,
 // two backward), of heads of one batch entry or of batch entries of one head, whichever needs
 // fewer chunks; the softmax rows between them take a team of row_team(Sk) work items. Sk at
 // team edges (1, 2, 7, 8, 31 .. 33, 255 .. 257, 1024); Sq and Sk of kChunkSide = 1024 give 4
@@ -98,9 +99,9 @@ const int64_t kSumShapes[][3] = {
 // 3, 64 and 65, Dv != D; mask 0: none, 1: [Sq, Sk], 2: [B, Sq, Sk] (both with -inf entries:
 // op_cases.cc); dropout 0 and 10%.
 const int64_t kChunkSide =
-    static_cast<int64_t>(sqrt(static_cast<double>(REMAT_GPU_ATTENTION_SCRATCH_FLOATS) / 4));
+    static_cast<int64_t>(sqrt(static_cast<double>(remat::kGpuAttentionScratchFloats) / 4));
 const int64_t kOneHeadSide =
-    static_cast<int64_t>(sqrt(static_cast<double>(REMAT_GPU_ATTENTION_SCRATCH_FLOATS))) + 4;
+    static_cast<int64_t>(sqrt(static_cast<double>(remat::kGpuAttentionScratchFloats))) + 4;
 const int64_t kAttentionShapes[][8] = {{1, 1, 1, 1, 1, 1, 0, 0},
                                        {2, 3, 5, 2, 3, 2, 2, 10},
                                        {1, 31, 32, 1, 64, 64, 1, 0},
@@ -157,9 +158,26 @@ std::vector<OpCase> tile_size_cases() {
                      {},
                      kEw});
   }
-  // layernorm_grad's dgamma and dbeta sum blocks of REMAT_GPU_COLUMN_BLOCK_ROWS rows: one block
-  // short, full and one row past, two blocks and one past; columns around a 32-column tile.
-  constexpr int64_t kBlock = REMAT_GPU_COLUMN_BLOCK_ROWS;
+  // layernorm_grad's dgamma and dbeta sum blocks of kGpuColumnBlockRows rows (plan/gpu_scratch.h):
+  // one block short, full and one row past, two blocks and one past; columns around a 32-column
+  // tile. Past kGpuMaxColumnBlocks blocks of that many rows, the blocks grow: at that edge and
+  // one row past it (blocks of 257 rows), and for reduce_leading (the same blocked sums) also
+  // twice past it (blocks of 513 rows, the last one short).
+  constexpr int64_t kBlock = remat::kGpuColumnBlockRows;
+  constexpr int64_t kMostRows = remat::kGpuColumnBlockRows * remat::kGpuMaxColumnBlocks;
+  for (const int64_t rows : {kMostRows, kMostRows + 1, 2 * kMostRows + 5}) {
+    if (rows <= kMostRows + 1) {
+      cases.push_back({"layernorm_grad grown blocks",
+                       OpCode::kLayerNormGrad,
+                       {{rows, 2}, {rows, 2}, {rows}, {rows}, {2}},
+                       {{rows, 2}, {2}, {2}},
+                       {},
+                       {},
+                       kEw});
+    }
+    cases.push_back(
+        {"reduce_leading grown blocks", OpCode::kReduceLeading, {{rows, 3}}, {{3}}, {}, {}, kEw});
+  }
   for (const int64_t rows : {kBlock - 1, kBlock, kBlock + 1, 2 * kBlock, 2 * kBlock + 1}) {
     for (const int64_t n : {int64_t{7}, int64_t{33}, int64_t{64}}) {
       cases.push_back({"layernorm_grad block tile",

@@ -158,9 +158,9 @@ static void a_16_bit_arena_is_smaller_and_the_persistent_region_the_same(void**)
   const long long a = figure(fp32.out, "arena:"), b = figure(bf16.out, "arena:");
   if (!(b < a)) fail_msg("bf16 arena %lld, fp32 %lld", b, a);
   // The CPU backend's float32 copies of one op's 16-bit tensors: said, and only for 16 bits.
-  if (fp32.out.find("widening:") != std::string::npos)
+  if (fp32.out.find("workspace:") != std::string::npos)
     fail_msg("a float32 plan reports widening:\n%s", fp32.out.c_str());
-  const long long widening = figure(bf16.out, "widening:");
+  const long long widening = figure(bf16.out, "workspace:");
   if (widening <= 0 || widening % 64 != 0 || widening >= b)
     fail_msg("widening %lld bytes for an arena of %lld", widening, b);
   expect(run_remat(std::string("size ") + kTransformer + " --precision fp16"), 0,
@@ -281,9 +281,9 @@ static void bert_large_fits_at_least_1_8x_the_batch_in_bf16(void**) {
                                b = numbers_after(bf16.out, "\"batch\": ");
   const std::vector<long long> arena = numbers_after(bf16.out, "\"arena_bytes\": "),
                                persistent = numbers_after(bf16.out, "\"persistent_bytes\": "),
-                               workspace = numbers_after(bf16.out, "\"widening_bytes\": "),
+                               workspace = numbers_after(bf16.out, "\"workspace_bytes\": "),
                                device = numbers_after(bf16.out, "\"device_bytes\": "),
-                               fp32_workspace = numbers_after(fp32.out, "\"widening_bytes\": ");
+                               fp32_workspace = numbers_after(fp32.out, "\"workspace_bytes\": ");
   assert_int_equal(a.size(), 3);
   assert_int_equal(b.size(), 3);
   assert_int_equal(workspace.size(), 3);

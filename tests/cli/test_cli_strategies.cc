@@ -32,8 +32,8 @@ Figures figures_of(const std::string& report) {
   read_after(report, "arena:", "%llu", &f.arena);
   read_after(report, "persistent:", "%llu", &f.persistent);
   read_after(report, "host spill:", "%llu", &f.host);
-  if (report.find("widening:") != std::string::npos)
-    read_after(report, "widening:", "%llu", &f.widening);
+  if (report.find("workspace:") != std::string::npos)
+    read_after(report, "workspace:", "%llu", &f.widening);
   // "host spill:   N bytes (N KiB), K checkpoints spilled"
   const size_t line = report.find("host spill:");
   const size_t comma = report.find("), ", line);

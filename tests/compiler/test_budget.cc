@@ -232,40 +232,40 @@ static void a_device_budget_holds_the_widening_workspace(void**) {
   o.batch = 8;
   o.precision = remat::compiler::Precision::kBf16;
   const auto none = remat::compiler::compile(o).report;
-  assert_true(none.widening_bytes > 0);
+  assert_true(none.workspace_bytes > 0);
   o.target(remat::compiler::target_profile("opencl"));
-  const uint64_t whole = remat::compiler::compile(o).report.widening_bytes;
+  const uint64_t whole = remat::compiler::compile(o).report.workspace_bytes;
   std::printf("workspace: %llu bytes on the cpu, %llu on opencl\n",
-              static_cast<unsigned long long>(none.widening_bytes),
+              static_cast<unsigned long long>(none.workspace_bytes),
               static_cast<unsigned long long>(whole));
-  assert_true(whole > none.widening_bytes);
+  assert_true(whole > none.workspace_bytes);
   for (const char* backend : {"cpu", "opencl"}) {
     o.target(remat::compiler::target_profile(backend));
     o.strategy = "none";
     const auto unbudgeted = remat::compiler::compile(o).report;
     // Room for the regions as `none` plans them, and half the workspace beside them.
     o.device_budget =
-        unbudgeted.arena_bytes + unbudgeted.persistent_bytes + unbudgeted.widening_bytes / 2;
+        unbudgeted.arena_bytes + unbudgeted.persistent_bytes + unbudgeted.workspace_bytes / 2;
     for (const char* strategy : {"budget", "auto"}) {
       o.strategy = strategy;
       const auto fitted = remat::compiler::compile(o).report;
-      const uint64_t device = fitted.arena_bytes + fitted.persistent_bytes + fitted.widening_bytes;
+      const uint64_t device = fitted.arena_bytes + fitted.persistent_bytes + fitted.workspace_bytes;
       std::printf("%s, %s: arena %llu + persistent %llu + workspace %llu of %llu\n", backend,
                   strategy, static_cast<unsigned long long>(fitted.arena_bytes),
                   static_cast<unsigned long long>(fitted.persistent_bytes),
-                  static_cast<unsigned long long>(fitted.widening_bytes),
+                  static_cast<unsigned long long>(fitted.workspace_bytes),
                   static_cast<unsigned long long>(o.device_budget));
-      assert_int_equal(fitted.widening_bytes, unbudgeted.widening_bytes);
+      assert_int_equal(fitted.workspace_bytes, unbudgeted.workspace_bytes);
       assert_true(device <= o.device_budget);
       assert_true(fitted.arena_bytes < unbudgeted.arena_bytes);
     }
     o.strategy = "budget";
-    o.device_budget = unbudgeted.widening_bytes;
+    o.device_budget = unbudgeted.workspace_bytes;
     try {
       remat::compiler::compile(o);
-      fail_msg("%s: a device budget the widening workspace fills was accepted", backend);
+      fail_msg("%s: a device budget the workspace fills was accepted", backend);
     } catch (const remat::compiler::CompileError& e) {
-      assert_non_null(std::strstr(e.what(), "the widening workspace alone"));
+      assert_non_null(std::strstr(e.what(), "the workspace alone"));
     }
     o.device_budget = 0;
   }

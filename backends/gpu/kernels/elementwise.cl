@@ -181,34 +181,24 @@ KERNEL reduce_sum(buf_t x, ulong xo, buf_t y, ulong yo, ulong outer, ulong n, ul
   if (live && tile_lane() == 0) F32(y, yo)[k] = sum_or_mean(sum, n, mean);
 }
 
-// reduce_leading's column sums of dy viewed as [rows, n], for one block of
-// REMAT_GPU_COLUMN_BLOCK_ROWS rows: the block's partial sums by column tiles (common.cl) into
-// partial[block][j] of the workspace. The groups run over (block, tile) pairs.
+// reduce_leading's column sums of dy viewed as [rows, n], for one block of |block_rows| rows
+// (plan/gpu_scratch.h): the block's partial sums by column tiles (common.cl) into
+// partial[block][j] of the workspace, which column_blocks_sum (norm.cl) adds. The groups run
+// over (block, tile) pairs.
 KERNEL column_block_partials(buf_t dy, ulong dyo, int dyt, buf_t partial, ulong po, ulong rows,
-                             ulong n, LOCAL_PARAM(float, scratch)) {
+                             ulong n, ulong block_rows, LOCAL_PARAM(float, scratch)) {
   LOCAL_BIND(float, scratch);
   const ulong tiles = (n + tile_width() - 1) / tile_width();
   const ulong block = GROUP_ID() / tiles;
   const ulong j = (GROUP_ID() % tiles) * tile_width() + LOCAL_ID() % tile_width();
   const bool live = j < n;
-  const ulong r0 = block * REMAT_GPU_COLUMN_BLOCK_ROWS;
-  const ulong r1 = r0 + REMAT_GPU_COLUMN_BLOCK_ROWS < rows ? r0 + REMAT_GPU_COLUMN_BLOCK_ROWS : rows;
+  const ulong r0 = block * block_rows;
+  const ulong r1 = r0 + block_rows < rows ? r0 + block_rows : rows;
   float sum = 0.0f;
   for (ulong r = r0 + tile_lane(); live && r < r1; r += tile_lanes())
     sum += load_element(dy, dyo, dyt, r * n + j);
   sum = tile_sum(scratch, sum);
   if (live && tile_lane() == 0) F32(partial, po)[block * n + j] = sum;
-}
-
-// y[j]: the blocks' partial sums of column j added in block order, one work item per column.
-KERNEL column_partials_sum(buf_t partial, ulong po, buf_t y, ulong yo, int yt, ulong n,
-                           ulong blocks) {
-  const ulong j = GLOBAL_ID();
-  if (j >= n) return;
-  GLOBAL const float* p = F32(partial, po);
-  float sum = 0.0f;
-  for (ulong k = 0; k < blocks; ++k) sum += p[k * n + j];
-  store_element(y, yo, yt, j, sum);
 }
 
 // One work item per element of y viewed as [outer, n, inner].

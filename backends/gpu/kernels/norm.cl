@@ -120,20 +120,20 @@ KERNEL layernorm_grad_dx(buf_t dy, ulong dyo, int dyt, buf_t x, ulong xo, int xt
   }
 }
 
-// dgamma, dbeta of one block of REMAT_GPU_COLUMN_BLOCK_ROWS rows: the block's partial sums,
+// dgamma, dbeta of one block of |block_rows| rows (plan/gpu_scratch.h): the block's partial sums,
 // column tiles (common.cl) over the block's rows, into partial[0][block][j] (dgamma) and
 // partial[1][block][j] (dbeta) of the workspace. The groups run over (block, tile) pairs.
 KERNEL layernorm_grad_params(buf_t dy, ulong dyo, int dyt, buf_t x, ulong xo, int xt,
                              buf_t mean, ulong mo, int mt, buf_t rstd, ulong ro, int rt,
                              buf_t partial, ulong po, ulong rows, ulong n, ulong blocks,
-                             LOCAL_PARAM(float, scratch)) {
+                             ulong block_rows, LOCAL_PARAM(float, scratch)) {
   LOCAL_BIND(float, scratch);
   const ulong tiles = (n + tile_width() - 1) / tile_width();
   const ulong block = GROUP_ID() / tiles;
   const ulong j = (GROUP_ID() % tiles) * tile_width() + LOCAL_ID() % tile_width();
   const bool live = j < n;
-  const ulong r0 = block * REMAT_GPU_COLUMN_BLOCK_ROWS;
-  const ulong r1 = r0 + REMAT_GPU_COLUMN_BLOCK_ROWS < rows ? r0 + REMAT_GPU_COLUMN_BLOCK_ROWS : rows;
+  const ulong r0 = block * block_rows;
+  const ulong r1 = r0 + block_rows < rows ? r0 + block_rows : rows;
   float acc_g = 0.0f, acc_b = 0.0f;
   for (ulong r = r0 + tile_lane(); live && r < r1; r += tile_lanes()) {
     const float d = load_element(dy, dyo, dyt, r * n + j);
@@ -150,18 +150,19 @@ KERNEL layernorm_grad_params(buf_t dy, ulong dyo, int dyt, buf_t x, ulong xo, in
   }
 }
 
-// dgamma[j], dbeta[j]: the blocks' partial sums of column j added in block order, one work
-// item per column.
-KERNEL column_blocks_sum(buf_t partial, ulong po, buf_t dgamma, ulong dgo, int dgt, buf_t dbeta,
-                         ulong dbo, int dbt, ulong n, ulong blocks) {
+// y0[j] (and y1[j] where |sets| is 2): the blocks' partial sums of column j, partial[0] (and
+// partial[1]) of [sets, blocks, n] floats, added in block order; one work item per column.
+// Layer norm's dgamma and dbeta, reduce_leading's db (elementwise.cl: column_block_partials).
+KERNEL column_blocks_sum(buf_t partial, ulong po, buf_t y0, ulong y0o, int y0t, buf_t y1, ulong y1o,
+                         int y1t, ulong n, ulong blocks, uint sets) {
   const ulong j = GLOBAL_ID();
   if (j >= n) return;
   GLOBAL const float* p = F32(partial, po);
-  float g = 0.0f, b = 0.0f;
+  float s0 = 0.0f, s1 = 0.0f;
   for (ulong k = 0; k < blocks; ++k) {
-    g += p[k * n + j];
-    b += p[(blocks + k) * n + j];
+    s0 += p[k * n + j];
+    if (sets == 2) s1 += p[(blocks + k) * n + j];
   }
-  store_element(dgamma, dgo, dgt, j, g);
-  store_element(dbeta, dbo, dbt, j, b);
+  store_element(y0, y0o, y0t, j, s0);
+  if (sets == 2) store_element(y1, y1o, y1t, j, s1);
 }

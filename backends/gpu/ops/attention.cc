@@ -8,6 +8,7 @@
 
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/op_args.h"
+#include "plan/gpu_scratch.h"
 #include "plan/ops.h"
 
 namespace remat {
@@ -30,27 +31,12 @@ constexpr uint16_t kAttentionGradCode = static_cast<uint16_t>(OpCode::kAttention
 // attention_grad.
 int64_t matrices_per_head(uint16_t code) { return code == kAttentionGradCode ? 2 : 1; }
 
-// How an op walks its (batch entry, head) pairs: in chunks of up to |per_chunk| entries along
-// one dimension (heads of one batch entry, or batch entries of one head), the other outside;
-// as many entries a chunk as REMAT_GPU_ATTENTION_SCRATCH_FLOATS hold, at least one, along the
-// dimension that needs fewer chunks (fewer launches: 32 batch entries of 4 heads at seq 128 go
-// in 4 chunks, not 32).
-struct Chunking {
-  bool batch_inner;   // A chunk's entries are batch entries of one head.
-  int64_t per_chunk;  // Entries a chunk at most.
-  int64_t inner, outer;
-};
+// How an op walks its (batch entry, head) pairs (plan/gpu_scratch.h: as many entries a chunk as
+// kGpuAttentionScratchFloats hold, along the dimension that needs fewer chunks).
+using Chunking = GpuAttentionChunking;
 
 Chunking chunking(const AttentionSizes& s, uint16_t code) {
-  const int64_t per_entry = s.sq * s.sk * matrices_per_head(code);
-  const int64_t fit =
-      std::max<int64_t>(1, static_cast<int64_t>(REMAT_GPU_ATTENTION_SCRATCH_FLOATS) / per_entry);
-  const Chunking heads{false, std::min(fit, s.heads), s.heads, s.batch};
-  const Chunking batch{true, std::min(fit, s.batch), s.batch, s.heads};
-  auto chunks = [](const Chunking& c) {
-    return c.outer * ((c.inner + c.per_chunk - 1) / c.per_chunk);
-  };
-  return chunks(batch) < chunks(heads) ? batch : heads;
+  return gpu_attention_chunking(s.batch, s.heads, s.sq, s.sk, matrices_per_head(code));
 }
 
 AttentionSizes sizes_of_call(const OpCall& call) {
@@ -125,9 +111,7 @@ remat_status for_each_chunk(const Chunking& c, Body body) {
 uint64_t attention_scores_bytes(const OpCall& call) {
   if (call.code != kAttentionCode && call.code != kAttentionGradCode) return 0;
   const AttentionSizes s = sizes_of_call(call);
-  const int64_t floats =
-      chunking(s, call.code).per_chunk * s.sq * s.sk * matrices_per_head(call.code);
-  return static_cast<uint64_t>(floats) * sizeof(float);
+  return gpu_attention_scratch_bytes(s.batch, s.heads, s.sq, s.sk, matrices_per_head(call.code));
 }
 
 remat_status attention(Launcher& l, const OpCall& call, const StepContext& ctx, ErrorBuffer* err) {

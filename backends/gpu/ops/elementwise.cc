@@ -3,6 +3,7 @@
 // One work item per element; the sums by column tiles or a team per row.
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/op_args.h"
+#include "plan/gpu_scratch.h"
 
 namespace remat {
 namespace gpu {
@@ -178,9 +179,9 @@ remat_status bias_add(Launcher& l, const OpCall& call, const StepContext&, Error
 }
 
 // db[j] = sum_r dy[r, j] over dy viewed as [rows, nb]: blocked column sums (reduce_leading_blocks
-// blocks of REMAT_GPU_COLUMN_BLOCK_ROWS rows by column tiles, then the blocks' partials added in
-// block order), so that a tall dy with a layer's 768 or 1024 columns still fills a GPU; exact
-// float32 adds even in tf32 plans, a 16-bit dy read as it is.
+// blocks of plan/gpu_scratch.h's gpu_column_block_rows() rows by column tiles, then the blocks'
+// partials added in block order), so that a tall dy with a layer's 768 or 1024 columns still
+// fills a GPU; exact float32 adds even in tf32 plans, a 16-bit dy read as it is.
 remat_status reduce_leading(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
   const TensorRef& dy = *call.inputs[0];
   const TensorRef& db = *call.outputs[0];
@@ -191,11 +192,11 @@ remat_status reduce_leading(Launcher& l, const OpCall& call, const StepContext&,
   if (status != REMAT_OK) return status;
   const TensorRef partial = workspace_tensor(base, blocks * nb);
   Args partials(l, kKernel_column_block_partials);
-  partials.typed(dy).tensor(partial).u64(rows).u64(nb).scratch();
+  partials.typed(dy).tensor(partial).u64(rows).u64(nb).u64(gpu_column_block_rows(rows)).scratch();
   status = partials.launch_column_tiles(nb, blocks, call, err);
   if (status != REMAT_OK) return status;
-  Args sum(l, kKernel_column_partials_sum);
-  sum.tensor(partial).typed(db).u64(nb).u64(blocks);
+  Args sum(l, kKernel_column_blocks_sum);
+  sum.tensor(partial).typed(db).typed(db).u64(nb).u64(blocks).u32(1);
   return sum.launch(items(nb), call, err);
 }
 

@@ -3,6 +3,7 @@
 // column tiles.
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/op_args.h"
+#include "plan/gpu_scratch.h"
 
 namespace remat {
 namespace gpu {
@@ -54,7 +55,7 @@ remat_status layernorm(Launcher& l, const OpCall& call, const StepContext&, Erro
 // Two kernels: dx a team per row, dgamma and dbeta by column tiles.
 int64_t layernorm_grad_blocks(const OpCall& call) {
   const int64_t rows = rows_of(*call.inputs[1]);
-  return (rows + REMAT_GPU_COLUMN_BLOCK_ROWS - 1) / REMAT_GPU_COLUMN_BLOCK_ROWS;
+  return gpu_column_blocks(rows);
 }
 
 remat_status layernorm_grad(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
@@ -75,11 +76,11 @@ remat_status layernorm_grad(Launcher& l, const OpCall& call, const StepContext&,
   const TensorRef partial = workspace_tensor(base, 2 * blocks * n);
   Args params(l, kKernel_layernorm_grad_params);
   for (int i = 0; i < 4; ++i) params.typed(*call.inputs[i]);
-  params.tensor(partial).u64(rows).u64(n).u64(blocks).scratch();
+  params.tensor(partial).u64(rows).u64(n).u64(blocks).u64(gpu_column_block_rows(rows)).scratch();
   s = params.launch_column_tiles(n, blocks, call, err);
   if (s != REMAT_OK) return s;
   Args sum(l, kKernel_column_blocks_sum);
-  sum.tensor(partial).typed(*call.outputs[1]).typed(*call.outputs[2]).u64(n).u64(blocks);
+  sum.tensor(partial).typed(*call.outputs[1]).typed(*call.outputs[2]).u64(n).u64(blocks).u32(2);
   return sum.launch(static_cast<size_t>(n), call, err);
 }
 

@@ -20,9 +20,10 @@ using Op = remat_status (*)(Launcher& l, const OpCall& call, const StepContext& 
 /// A backend's supports_op() is "the table has the op", its run_op() calls the entry.
 const OpTable<Op>& op_table();
 
-/// Bytes of workspace (kWorkspaceRegion) |call| needs: its widening slices (widening.h:
-/// gpu_widening_bytes), then its scratch_bytes. A backend's prepare() allocates
-/// the most of any op of the plan.
+/// Bytes of workspace (kWorkspaceRegion) |call| needs on |l|: its widening slices (widening.h),
+/// then its scratch_bytes; for a call widened in batch chunks (gpu_batch_chunk_items), the most
+/// any chunk needs. A backend's prepare() allocates the most of any op of the plan
+/// (widening.cc).
 uint64_t workspace_bytes(const Launcher& l, const OpCall& call);
 
 /// Bytes of scratch |call| holds at the end of the workspace while it runs, after any widening
@@ -32,7 +33,7 @@ uint64_t workspace_bytes(const Launcher& l, const OpCall& call);
 uint64_t scratch_bytes(const OpCall& call);
 
 /// For attention and attention_grad: a chunk of heads' [Sq, Sk] float matrices (at most
-/// REMAT_GPU_ATTENTION_SCRATCH_FLOATS floats, or one head's); 0 for every other op.
+/// kGpuAttentionScratchFloats floats, or one head's: plan/gpu_scratch.h); 0 for every other op.
 uint64_t attention_scores_bytes(const OpCall& call);
 
 /// Where a chunk of a call's batch (widening.h: run in batch chunks) sits in the whole batch:
@@ -49,13 +50,13 @@ remat_status attention_part(Launcher& l, const OpCall& call, const StepContext& 
 remat_status attention_grad_part(Launcher& l, const OpCall& call, const StepContext& ctx,
                                  BatchPart part, ErrorBuffer* err);
 
-/// For reduce_leading: the blocks of REMAT_GPU_COLUMN_BLOCK_ROWS rows of its dy viewed as
+/// For reduce_leading: the blocks (plan/gpu_scratch.h: gpu_column_blocks) of its dy viewed as
 /// [rows, columns], each of which sums its columns into a partial row of the scratch
 /// ([blocks, columns] floats).
 int64_t reduce_leading_blocks(const OpCall& call);
 
-/// For layernorm_grad: its blocks of REMAT_GPU_COLUMN_BLOCK_ROWS rows, each of which sums
-/// dgamma's and dbeta's columns into a partial row of the scratch ([2, blocks, n] floats).
+/// For layernorm_grad: its blocks of rows (plan/gpu_scratch.h: gpu_column_blocks), each of which
+/// sums dgamma's and dbeta's columns into a partial row of the scratch ([2, blocks, n] floats).
 int64_t layernorm_grad_blocks(const OpCall& call);
 
 /// Sets |base| to where |call|'s scratch starts in the workspace (its last scratch_bytes), or

@@ -34,15 +34,6 @@ bool computes_by_batch_item(const OpCall& call) {
   return shape.mode == MatmulMode::kBroadcast;
 }
 
-// The first chunk of |items| items of |call| (the largest).
-struct FirstChunk {
-  OpCallLists lists;
-  TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
-  OpCall call;
-  FirstChunk(const OpCall& whole, int64_t items)
-      : call(batch_chunk_call(whole, 0, items, lists, refs)) {}
-};
-
 // The tensors of |call| that get no slice on |l|: a product's 16-bit operands of the product's
 // type where |l| reads them as they are (Launcher::takes_half_operands), as widening_slices()
 // takes them.
@@ -60,12 +51,15 @@ uint32_t read_as_they_are(const Launcher& l, const OpCall& call) {
 remat_status widen_and_run(Launcher& l, Op op, const OpCall& call, const StepContext& ctx,
                            BatchPart part, uint64_t workspace_bytes, ErrorBuffer* err) {
   const WideningSlices s = widening_slices(call, read_as_they_are(l, call));
-  if (s.bytes > workspace_bytes) {
+  // The op's scratch takes the workspace's end: it must not reach into the slices.
+  const uint64_t scratch = scratch_bytes(call);
+  if (s.bytes + scratch > workspace_bytes) {
     return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
-                     "op %u (%s): widening its 16-bit tensors needs %llu bytes of workspace, "
-                     "prepare() gave %llu",
+                     "op %u (%s): widening its 16-bit tensors needs %llu bytes of workspace "
+                     "(and %llu of scratch), prepare() gave %llu",
                      static_cast<unsigned>(call.index), op_name(call.code),
                      static_cast<unsigned long long>(s.bytes),
+                     static_cast<unsigned long long>(scratch),
                      static_cast<unsigned long long>(workspace_bytes));
   }
   // The slices as float32 tensors, and the call the op sees over them.
@@ -152,12 +146,26 @@ int64_t gpu_batch_chunk_items(const Launcher& l, const OpCall& call) {
   return items < batch ? items : 0;
 }
 
-uint64_t gpu_widening_bytes(const Launcher& l, const OpCall& call) {
-  if (!widens(call)) return 0;
+uint64_t workspace_bytes(const Launcher& l, const OpCall& call) {
+  if (!widens(call)) return scratch_bytes(call);
   const int64_t items = gpu_batch_chunk_items(l, call);
-  if (items == 0) return widening_slices(call, read_as_they_are(l, call)).bytes;
-  const FirstChunk first(call, items);
-  return widening_slices(first.call, read_as_they_are(l, first.call)).bytes;
+  if (items == 0)
+    return widening_slices(call, read_as_they_are(l, call)).bytes + scratch_bytes(call);
+  // Each chunk runs with its own slices and scratch: the first has the most slices, the last may
+  // hold more of attention's scores (fewer items may chunk them by heads: plan/gpu_scratch.h).
+  const int64_t batch = batch_of(call);
+  uint64_t most = 0;
+  const int64_t firsts[2] = {0, (batch - 1) / items * items};
+  for (const int64_t first : firsts) {
+    const int64_t count = batch - first < items ? batch - first : items;
+    OpCallLists lists;
+    TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
+    const OpCall part = batch_chunk_call(call, first, count, lists, refs);
+    const uint64_t bytes =
+        widening_slices(part, read_as_they_are(l, part)).bytes + scratch_bytes(part);
+    most = bytes > most ? bytes : most;
+  }
+  return most;
 }
 
 remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepContext& ctx,

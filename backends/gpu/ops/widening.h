@@ -38,14 +38,11 @@ bool widens(const OpCall& call);
 /// is widened whole for each chunk); 0 where it widens the call whole.
 int64_t gpu_batch_chunk_items(const Launcher& l, const OpCall& call);
 
-/// Bytes of workspace |call|'s widening takes on |l|: where widens() holds, widening_bytes() of
-/// the call or of its first batch chunk (gpu_batch_chunk_items), less the slices of a product's
-/// 16-bit operands where |l| reads them as they are (Launcher::takes_half_operands); else 0.
-uint64_t gpu_widening_bytes(const Launcher& l, const OpCall& call);
-
 /// Runs |op| on |call| (for which widens() holds) with its 16-bit tensors widened into
-/// the backend's workspace of |workspace_bytes| bytes (Backend::prepare). Refuses
-/// (REMAT_ERROR_FAILED_PRECONDITION, naming the op) a call that needs more than that; returns
+/// the backend's workspace of |workspace_bytes| bytes (Backend::prepare: ops.h's
+/// workspace_bytes). A product's 16-bit operands that |l| reads as they are
+/// (Launcher::takes_half_operands) get no slices. Refuses (REMAT_ERROR_FAILED_PRECONDITION,
+/// naming the op) a call (or a batch chunk) whose slices and scratch need more than that; returns
 /// |op|'s status, narrowing the outputs only when it is REMAT_OK.
 remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepContext& ctx,
                          uint64_t workspace_bytes, ErrorBuffer* err);

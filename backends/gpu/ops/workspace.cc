@@ -1,9 +1,9 @@
 // The GPU backends' workspace as the ops use it (ops.h): widening slices from its start
-// (widening.h), an op's scratch at its end.
+// (widening.h, which also sizes the whole: workspace_bytes), an op's scratch at its end.
 #include "backends/gpu/ops/ops.h"
-#include "backends/gpu/ops/widening.h"
 #include "backends/shared/op_args.h"
 #include "backends/shared/widening_slices.h"
+#include "plan/gpu_scratch.h"
 #include "plan/ops.h"
 
 namespace remat {
@@ -23,12 +23,7 @@ uint64_t scratch_bytes(const OpCall& call) {
 
 int64_t reduce_leading_blocks(const OpCall& call) {
   const int64_t columns = call.outputs[0]->numel;
-  const int64_t rows = columns > 0 ? call.inputs[0]->numel / columns : 0;
-  return (rows + REMAT_GPU_COLUMN_BLOCK_ROWS - 1) / REMAT_GPU_COLUMN_BLOCK_ROWS;
-}
-
-uint64_t workspace_bytes(const Launcher& l, const OpCall& call) {
-  return gpu_widening_bytes(l, call) + scratch_bytes(call);
+  return gpu_column_blocks(columns > 0 ? call.inputs[0]->numel / columns : 0);
 }
 
 remat_status scratch_base(Launcher& l, const OpCall& call, uint64_t* base, ErrorBuffer* err) {

@@ -1,0 +1,78 @@
+// The scratch the GPU backends' ops take beside the arena, at the end of the same device buffer
+// as their widening workspace (backends/gpu/ops/ops.h: scratch_bytes): fused attention's scores,
+// a chunk of (batch entry, head) pairs at a time, and the partial column sums of reduce_leading
+// and of layer norm's gradient. Here, beside the op catalogue, so that the compiler counts it in
+// a GPU plan's workspace and device budgets with the backends' own arithmetic
+// (compiler/precision.h: workspace_bytes).
+#ifndef REMAT_PLAN_GPU_SCRATCH_H_
+#define REMAT_PLAN_GPU_SCRATCH_H_
+
+#include <stdint.h>
+
+namespace remat {
+
+/// The most floats of [Sq, Sk] scores the attention ops hold at once: a chunk of entries'
+/// matrices, one an entry in attention and two in attention_grad, at least one entry's whatever
+/// this says (16 MiB).
+constexpr int64_t kGpuAttentionScratchFloats = int64_t{1} << 22;
+
+/// Rows per block of the blocked column sums at least: each block of rows sums its columns into
+/// a partial row, then the partials are added in block order, so that a tall matrix with few
+/// columns (a layer's 768 or 1024) still fills a GPU.
+constexpr int64_t kGpuColumnBlockRows = 256;
+
+/// Blocks a blocked column sum takes at most: past kGpuColumnBlockRows times this many rows the
+/// blocks grow instead, so that the partials stay this many rows (4 MiB for 4096 columns).
+constexpr int64_t kGpuMaxColumnBlocks = 256;
+
+/// How the attention ops walk their (batch entry, head) pairs: in chunks of up to |per_chunk|
+/// entries along one dimension (heads of one batch entry, or batch entries of one head), the
+/// other outside.
+struct GpuAttentionChunking {
+  bool batch_inner;   ///< A chunk's entries are batch entries of one head.
+  int64_t per_chunk;  ///< Entries a chunk at most.
+  int64_t inner;      ///< Entries along the chunked dimension.
+  int64_t outer;      ///< Entries along the other.
+};
+
+/// The chunking of attention (|matrices| 1) or attention_grad (2) over |batch| x |heads| entries
+/// of [|sq|, |sk|] scores: as many entries a chunk as kGpuAttentionScratchFloats hold, at least
+/// one, along the dimension that needs fewer chunks (fewer launches: 32 batch entries of 4 heads
+/// at seq 128 go in 4 chunks, not 32).
+inline GpuAttentionChunking gpu_attention_chunking(int64_t batch, int64_t heads, int64_t sq,
+                                                   int64_t sk, int64_t matrices) {
+  const int64_t per_entry = sq * sk * matrices;
+  int64_t fit = per_entry > 0 ? kGpuAttentionScratchFloats / per_entry : 1;
+  if (fit < 1) fit = 1;
+  const GpuAttentionChunking by_heads{false, fit < heads ? fit : heads, heads, batch};
+  const GpuAttentionChunking by_batch{true, fit < batch ? fit : batch, batch, heads};
+  auto chunks = [](const GpuAttentionChunking& c) {
+    return c.per_chunk > 0 ? c.outer * ((c.inner + c.per_chunk - 1) / c.per_chunk) : 0;
+  };
+  return chunks(by_batch) < chunks(by_heads) ? by_batch : by_heads;
+}
+
+/// Bytes of scores an attention op's chunk holds: per_chunk entries of |matrices| [sq, sk]
+/// float matrices.
+inline uint64_t gpu_attention_scratch_bytes(int64_t batch, int64_t heads, int64_t sq, int64_t sk,
+                                            int64_t matrices) {
+  const GpuAttentionChunking c = gpu_attention_chunking(batch, heads, sq, sk, matrices);
+  return static_cast<uint64_t>(c.per_chunk * sq * sk * matrices) * sizeof(float);
+}
+
+/// Rows per block of a blocked column sum over |rows| rows: kGpuColumnBlockRows, or as many as
+/// spread them over kGpuMaxColumnBlocks blocks.
+inline int64_t gpu_column_block_rows(int64_t rows) {
+  const int64_t spread = (rows + kGpuMaxColumnBlocks - 1) / kGpuMaxColumnBlocks;
+  return spread > kGpuColumnBlockRows ? spread : kGpuColumnBlockRows;
+}
+
+/// Blocks of gpu_column_block_rows() rows of a blocked column sum over |rows| rows.
+inline int64_t gpu_column_blocks(int64_t rows) {
+  const int64_t block = gpu_column_block_rows(rows);
+  return (rows + block - 1) / block;
+}
+
+}  // namespace remat
+
+#endif  // REMAT_PLAN_GPU_SCRATCH_H_
