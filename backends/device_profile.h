@@ -19,7 +19,7 @@ enum class WideningRule : uint8_t {
   /// and layer norm's 16-bit tensors read as they are.
   kCpu,
   /// The GPU backends' (backends/gpu/ops/widening.h): the ops of plan/ops.h's gpu_reads_16_bit
-  /// read and write their 16-bit tensors as they are; fused attention and broadcast products
+  /// read and write their 16-bit tensors as they are; fused attention and products over a batch
   /// are widened a chunk of their batch at a time (kGpuWideningChunkBytes), every other op whole.
   kGpu,
   /// kGpu, and matmul reads 16-bit operands A and B of its product's type as they are where

@@ -139,7 +139,7 @@ class CudaBackend final : public Backend, private gpu::Launcher {
   remat_status join_copies(ErrorBuffer* err);
 
   // cuda_matmul.cc
-  remat_status matmul(const OpCall& call, ErrorBuffer* err) override;
+  remat_status matmul(const OpCall& call, bool accumulate, ErrorBuffer* err) override;
   remat_status head_matmul(const OpCall& call, ErrorBuffer* err) override;
   remat_status gemm(const gpu::GemmBatch& g, const OpCall& call, ErrorBuffer* err) override;
   uint64_t workspace_size() const override { return size_[kWorkspace]; }

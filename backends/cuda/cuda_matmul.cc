@@ -105,7 +105,7 @@ remat_status CudaBackend::gemm(const gpu::GemmBatch& g, const OpCall& call, Erro
   return REMAT_OK;
 }
 
-remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
+remat_status CudaBackend::matmul(const OpCall& call, bool accumulate, ErrorBuffer* err) {
   const TensorRef& ta = *call.inputs[0];
   const TensorRef& tb = *call.inputs[1];
   const TensorRef& tc = *call.outputs[0];
@@ -132,7 +132,7 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
                                        : CUDA_R_32F;
   g.ab_bytes = g.ab == CUDA_R_32F ? 4 : 2;
   g.alpha = fattr(call, attr::matmul::alpha);
-  g.beta = 0.0f;
+  g.beta = accumulate ? 1.0f : 0.0f;
   g.batch = 1;
   const int64_t batch_a = shape.batch_a;
   const int64_t a_stride = shape.a_rows * shape.a_cols, b_stride = shape.b_rows * shape.b_cols;
@@ -170,6 +170,7 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
                      call.index, static_cast<long long>(g.m), static_cast<long long>(g.n),
                      static_cast<long long>(g.k), static_cast<long long>(g.batch));
   }
+  if (g.k == 0 && accumulate) return REMAT_OK;  // C += an empty sum
   if (g.k == 0) {  // An empty sum: C = 0 (cuBLAS would leave C as beta * C).
     const cudaError_t e = cudaMemsetAsync(g.c, 0, static_cast<size_t>(tc.bytes), main_);
     if (e == cudaSuccess) return REMAT_OK;
@@ -184,7 +185,7 @@ remat_status CudaBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   if (loop_reduce) {
     // Fixed order, accumulating with beta = 1 after the first: deterministic.
     for (int64_t i = 0; i < batch_a && st == CUBLAS_STATUS_SUCCESS; ++i) {
-      const float beta = i == 0 ? 0.0f : 1.0f;
+      const float beta = i == 0 ? g.beta : 1.0f;
       st = gemm(op_b, op_a, n, m, k, &g.alpha, g.b + i * b_stride * g.ab_bytes, ld(g.ldb),
                 g.a + i * a_stride * g.ab_bytes, ld(g.lda), &beta, g.c, ld(g.ldc), g.ab, tf32_);
     }

@@ -76,8 +76,9 @@ class Launcher {
   /// CUDA, whose step may be a replayed graph, leaves it on the device until sync().
   virtual remat_status end_check(const OpCall& call, ErrorBuffer* err) = 0;
 
-  /// kMatMul on the backend's BLAS (CLBlast, cuBLAS).
-  virtual remat_status matmul(const OpCall& call, ErrorBuffer* err) = 0;
+  /// kMatMul on the backend's BLAS (CLBlast, cuBLAS). |accumulate|: C += the product (the
+  /// batch chunks after the first of a reduce-mode sum: ops/widening.h); else C is written.
+  virtual remat_status matmul(const OpCall& call, bool accumulate, ErrorBuffer* err) = 0;
   /// Whether the backend's matmul() takes |call| (a 16-bit product: widening_slices.h) with its
   /// operands A and B in 16 bits, product_operand_dtype(call), and C in float32 (cuBLAS's
   /// GemmEx); otherwise they are widened to float32 first (ops/widening.h).

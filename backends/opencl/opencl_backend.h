@@ -110,7 +110,7 @@ class OpenclBackend final : public Backend, private gpu::Launcher {
   remat_status begin_check(const OpCall& call, ErrorBuffer* err) override;
   remat_status end_check(const OpCall& call, ErrorBuffer* err) override;
   // opencl_matmul.cc, opencl_copy.cc
-  remat_status matmul(const OpCall& call, ErrorBuffer* err) override;
+  remat_status matmul(const OpCall& call, bool accumulate, ErrorBuffer* err) override;
   remat_status head_matmul(const OpCall& call, ErrorBuffer* err) override;
   remat_status gemm(const gpu::GemmBatch& g, const OpCall& call, ErrorBuffer* err) override;
   // CLBlast's products here are float32: 16-bit operands are widened (ops/widening.h).

@@ -67,7 +67,7 @@ remat_status OpenclBackend::prepare_clblast(ErrorBuffer* err) {
   return REMAT_OK;
 }
 
-remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
+remat_status OpenclBackend::matmul(const OpCall& call, bool accumulate, ErrorBuffer* err) {
   const TensorRef& ta = *call.inputs[0];
   const TensorRef& tb = *call.inputs[1];
   const TensorRef& tc = *call.outputs[0];
@@ -90,6 +90,7 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   const Operand b{buffer(tb.region), tb.offset / sizeof(float)};
   const Operand c{buffer(tc.region), tc.offset / sizeof(float)};
   if (m == 0 || n == 0) return REMAT_OK;
+  const float beta = accumulate ? 1.0f : 0.0f;  // for C's first (or only) sum
 
   // One row-major GEMM: C[c_off] = alpha op(A[a_off]) op(B[b_off]) + beta C.
   auto gemm = [&](int64_t mm, int64_t kk, size_t a_off, size_t b_off, size_t c_off,
@@ -121,12 +122,12 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
     // Reduce mode (weight gradients): C = sum over the batch.
     if (trans_a && !trans_b) {
       // Stacked A^T and B are contiguous along K: one GEMM with K = batch * K.
-      return gemm(m, k * batch_a, a.offset, b.offset, c.offset, 0.0f);
+      return gemm(m, k * batch_a, a.offset, b.offset, c.offset, beta);
     }
     for (int64_t i = 0; i < batch_a; ++i) {
       const remat_status st =
           gemm(m, k, a.offset + static_cast<size_t>(i) * a_stride,
-               b.offset + static_cast<size_t>(i) * b_stride, c.offset, i == 0 ? 0.0f : 1.0f);
+               b.offset + static_cast<size_t>(i) * b_stride, c.offset, i == 0 ? beta : 1.0f);
       if (st != REMAT_OK) return st;
     }
     return REMAT_OK;
@@ -135,10 +136,10 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   if (shape.mode == MatmulMode::kBroadcast) {
     // Broadcast mode: every batch entry shares B. Without transposition the stacked A rows are
     // one [batch * M, K] matrix: one GEMM.
-    if (!trans_a) return gemm(m * batch_a, k, a.offset, b.offset, c.offset, 0.0f);
+    if (!trans_a) return gemm(m * batch_a, k, a.offset, b.offset, c.offset, beta);
     for (int64_t i = 0; i < batch_a; ++i) {
       const remat_status st = gemm(m, k, a.offset + static_cast<size_t>(i) * a_stride, b.offset,
-                                   c.offset + static_cast<size_t>(i) * c_stride, 0.0f);
+                                   c.offset + static_cast<size_t>(i) * c_stride, beta);
       if (st != REMAT_OK) return st;
     }
     return REMAT_OK;
@@ -146,7 +147,7 @@ remat_status OpenclBackend::matmul(const OpCall& call, ErrorBuffer* err) {
   for (int64_t i = 0; i < batch_a; ++i) {
     const remat_status st = gemm(m, k, a.offset + static_cast<size_t>(i) * a_stride,
                                  b.offset + static_cast<size_t>(i) * b_stride,
-                                 c.offset + static_cast<size_t>(i) * c_stride, 0.0f);
+                                 c.offset + static_cast<size_t>(i) * c_stride, beta);
     if (st != REMAT_OK) return st;
   }
   return REMAT_OK;

@@ -19,7 +19,12 @@ TensorRef batch_chunk_ref(const TensorRef& t, int64_t batch, int64_t first, int6
 
 bool splits_by_batch(const TensorRef& t) { return t.rank == 3; }
 
-int64_t batch_of(const OpCall& call) { return call.outputs[0]->dims[0]; }
+int64_t batch_of(const OpCall& call) {
+  for (int o = 0; o < call.num_outputs; ++o) {
+    if (splits_by_batch(*call.outputs[o])) return call.outputs[o]->dims[0];
+  }
+  return call.inputs[0]->dims[0];
+}
 
 OpCall batch_chunk_call(const OpCall& call, int64_t first, int64_t count, OpCallLists& lists,
                         TensorRef* refs) {
@@ -31,6 +36,7 @@ OpCall batch_chunk_call(const OpCall& call, int64_t first, int64_t count, OpCall
     lists.in[i] = &refs[i];
   }
   for (int o = 0; o < call.num_outputs; ++o) {
+    if (!splits_by_batch(*call.outputs[o])) continue;
     refs[kMaxOpInputs + o] = batch_chunk_ref(*call.outputs[o], batch, first, count);
     lists.out[o] = &refs[kMaxOpInputs + o];
   }

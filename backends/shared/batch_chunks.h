@@ -1,10 +1,10 @@
 // An op that computes each batch item from that item's inputs alone, run a chunk of its batch
 // at a time: the call a chunk sees. Both the CPU backend (fused attention: backends/cpu/
-// widening.h) and the GPU backends (fused attention and broadcast products:
-// backends/gpu/ops/widening.h) widen such an op's 16-bit tensors a chunk at a time, so that their
-// float32 copies take a bounded workspace whatever the batch. Every rank-3 tensor of the call is
-// [B, ...] and is split; a tensor of another rank (a [Sq, Sk] mask, a weight, a bias) serves
-// every item and is not.
+// widening.h) and the GPU backends (fused attention and products: backends/gpu/ops/widening.h)
+// widen such an op's 16-bit tensors a chunk at a time, so that their float32 copies take a
+// bounded workspace whatever the batch. Every rank-3 tensor of the call is [B, ...] and is split;
+// a tensor of another rank (a [Sq, Sk] mask, a weight, a bias, a reduce-mode product's sum over
+// the batch) serves every item, or all of them, and is not.
 #ifndef REMAT_BACKENDS_SHARED_BATCH_CHUNKS_H_
 #define REMAT_BACKENDS_SHARED_BATCH_CHUNKS_H_
 
@@ -17,12 +17,12 @@ namespace remat {
 /// Whether |t|, a tensor of an op run in batch chunks, is split by them: it has rank 3.
 bool splits_by_batch(const TensorRef& t);
 
-/// The batch of a call run in batch chunks: its first output's leading dim.
+/// The batch of a call run in batch chunks: the leading dim of its first rank-3 output, else of
+/// its first input.
 int64_t batch_of(const OpCall& call);
 
 /// The chunk of |call| of |count| items from item |first|: its split tensors' refs in |refs|
-/// (inputs at their index, outputs at kMaxOpInputs + theirs), its lists in |lists|. Every output
-/// must split.
+/// (inputs at their index, outputs at kMaxOpInputs + theirs), its lists in |lists|.
 OpCall batch_chunk_call(const OpCall& call, int64_t first, int64_t count, OpCallLists& lists,
                         TensorRef* refs);
 

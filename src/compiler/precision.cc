@@ -115,8 +115,10 @@ bool product_reads_16_bit(const Graph& graph, const Op& op, uint64_t* bytes) {
   return true;
 }
 
-// backends/gpu/ops/widening.cc's computes_by_batch_item() of |op|: fused attention, or a matmul
-// in broadcast mode whose A and C are rank 3 of one leading dim and B rank 2, C neither of them.
+// backends/gpu/ops/widening.cc's computes_by_batch_item() of |op|: fused attention; a matmul in
+// broadcast mode whose A and C are rank 3 of one leading dim and B rank 2; or one in reduce mode
+// of rank-3 A and B of one leading dim into a float32 rank-2 C, without a bias; C neither A nor
+// B.
 bool gpu_computes_by_batch_item(const Graph& graph, const Op& op) {
   if (computes_per_batch_item(static_cast<uint16_t>(op.code))) return true;
   if (op.code != OpCode::kMatMul) return false;
@@ -124,12 +126,14 @@ bool gpu_computes_by_batch_item(const Graph& graph, const Op& op) {
   const std::vector<int64_t>& sa = graph.tensors[static_cast<size_t>(a)].shape;
   const std::vector<int64_t>& sb = graph.tensors[static_cast<size_t>(b)].shape;
   const std::vector<int64_t>& sc = graph.tensors[static_cast<size_t>(c)].shape;
-  if (sa.size() != 3 || sc.size() != 3 || sb.size() != 2 || sa[0] != sc[0]) return false;
-  if (c == a || c == b) return false;
+  if (c == a || c == b || sa.size() != 3) return false;
   auto numel = [&](int t) { return graph.tensors[static_cast<size_t>(t)].numel(); };
-  const MatmulShape s = matmul_shape(sa.data(), 3, numel(a), sb.data(), 2, numel(b), sc.data(), 3,
-                                     numel(c), false, false);
-  return s.mode == MatmulMode::kBroadcast;
+  const MatmulShape s =
+      matmul_shape(sa.data(), 3, numel(a), sb.data(), static_cast<int>(sb.size()), numel(b),
+                   sc.data(), static_cast<int>(sc.size()), numel(c), false, false);
+  if (s.mode == MatmulMode::kBroadcast) return sc.size() == 3 && sb.size() == 2 && sa[0] == sc[0];
+  return s.mode == MatmulMode::kReduce && sb.size() == 3 && sa[0] == sb[0] && sc.size() == 2 &&
+         graph.tensors[static_cast<size_t>(c)].dtype == REMAT_DTYPE_F32 && op.inputs.size() == 2;
 }
 
 // backends/shared/widening_slices.h's matmul_operands_of_one_type() of |op| (CUDA's
@@ -234,7 +238,15 @@ uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule)
   const bool batch_chunks = (in_chunks && computes_per_batch_item(code)) ||
                             (gpu && gpu_computes_by_batch_item(graph, op));
   if (batch_chunks && !seen.empty()) {
-    batch = graph.tensors[static_cast<size_t>(op.outputs[0])].shape[0];
+    // The leading dim of the first rank-3 output, else of the first input (batch_chunks.h).
+    batch = graph.tensors[static_cast<size_t>(op.inputs[0])].shape[0];
+    for (int o : op.outputs) {
+      const std::vector<int64_t>& shape = graph.tensors[static_cast<size_t>(o)].shape;
+      if (shape.size() == 3) {
+        batch = shape[0];
+        break;
+      }
+    }
     uint64_t item_bytes = 0;
     for (int t : seen) {
       const Tensor& x = graph.tensors[static_cast<size_t>(t)];

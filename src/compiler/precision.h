@@ -42,9 +42,10 @@ void apply_precision(Graph& graph, Precision precision);
 /// (plan/gpu_scratch.h: fused attention's scores, the partial column sums of reduce_leading and
 /// layer norm's gradient, in float32 plans too), as the backend's |rule|
 /// (DeviceProfile::widening) counts them. kWhole: every op its whole 16-bit tensors. kGpu
-/// (backends/gpu/ops/widening.h: gpu_widening_bytes): the ops of plan/ops.h's gpu_reads_16_bit
-/// nothing, fused attention and a broadcast matmul over rank-3 A and C their rank-3 tensors for
-/// widening_chunk_items() of their batch at kGpuWideningChunkBytes, the rest whole;
+/// (backends/gpu/ops/widening.h, ops.h's workspace_bytes): the ops of plan/ops.h's gpu_reads_16_bit
+/// nothing, fused attention, a broadcast matmul over rank-3 A and C and a reduce-mode one of
+/// rank-3 A and B into float32 C their rank-3 tensors for widening_chunk_items() of their batch
+/// at kGpuWideningChunkBytes (the first and the last chunk, with their scratch), the rest whole;
 /// kGpuHalfOperands also leaves out a matmul's 16-bit operands of its product's type. kCpu
 /// (backends/cpu/widening.h, cpu_widening_bytes): the ops widened a chunk at a time on the stack
 /// (the elementwise ops: plan/ops.h computes_per_element) nothing, fused attention

@@ -140,7 +140,7 @@ bool gpu_reads_16_bit(uint16_t code);
 /// beside the arena.
 constexpr uint64_t kWideningChunkBytes = uint64_t{4} << 20;
 
-/// The same bound for the GPU backends, which widen fused attention and broadcast products a
+/// The same bound for the GPU backends, which widen fused attention and products over a batch a
 /// chunk of their batch at a time (backends/gpu/ops/widening.h): chunks large enough that a
 /// chunk's products still fill a GPU.
 constexpr uint64_t kGpuWideningChunkBytes = uint64_t{32} << 20;

@@ -114,13 +114,12 @@ uint64_t whole_widening_bytes(const remat_test::OpCase& c, const std::vector<rem
   return bytes;
 }
 
-// Fused attention and a broadcast product whose 16-bit tensors take more than
-// kGpuWideningChunkBytes in float32, all bf16 then all f16 (every other one 16-bit for the
-// product, its weight float32): chunks of 55 of 70 items (attention, with dropout, a per-batch
-// mask split with the batch; as rank 0 and as rank 1 of a data-parallel run), 31 of 40 (its
-// gradient, a shared mask widened whole for each chunk), 42 or 64 of 70 (the product, as the
-// backend widens or reads its A). Each on a fresh backend, whose widening workspace must be less
-// than the whole call's.
+// Fused attention and products whose 16-bit tensors take more than kGpuWideningChunkBytes in
+// float32, all bf16 then all f16 (a broadcast product's weight float32): chunks of 55 of 70 items
+// (attention, with dropout, a per-batch mask split with the batch; as rank 0 and as rank 1 of a
+// data-parallel run), 31 of 40 (its gradient, a shared mask widened whole for each chunk), 42 or 64
+// of 70 (the product, as the backend widens or reads its A). Each on a fresh backend, whose
+// widening workspace must be less than the whole call's.
 void batch_chunks_match_the_cpu_within_the_cases_tolerances(void**) {
   if (profile_under_test().widening == remat::WideningRule::kWhole ||
       profile_under_test().widening == remat::WideningRule::kCpu) {
@@ -176,6 +175,27 @@ void batch_chunks_match_the_cpu_within_the_cases_tolerances(void**) {
                    {0, 0},
                    {1.0f},
                    kMm});
+  // Weight gradients (reduce mode: C = the sum over the batch, float32), each chunk's sum added
+  // into C: stacked along K (A transposed, 42 or 28 items a chunk) and entry by entry (170 and
+  // 30). A and B of the two 16-bit types, so that CUDA widens them too (GemmEx takes one type).
+  // Sums of 17920 and 51200 products: float32 sums in two libraries' orders differ by more than
+  // the product cases' usual tolerance.
+  const double kLongSum = 2e-3;
+  const size_t first_reduce = cases.size();
+  cases.push_back({"matmul reduce trans_a, gpu batch chunks",
+                   remat::OpCode::kMatMul,
+                   {{70, 256, 256}, {70, 256, 512}},
+                   {{256, 512}},
+                   {1, 0},
+                   {1.0f},
+                   kLongSum});
+  cases.push_back({"matmul reduce, gpu batch chunks",
+                   remat::OpCode::kMatMul,
+                   {{200, 64, 256}, {200, 256, 128}},
+                   {{64, 128}},
+                   {0, 0},
+                   {1.0f},
+                   kLongSum});
   constexpr uint64_t kArena = uint64_t{1} << 27, kPersistent = 4096;
   static std::vector<uint8_t> arenas[2], persistent[2];
   for (int b = 0; b < 2; ++b) {
@@ -192,11 +212,16 @@ void batch_chunks_match_the_cpu_within_the_cases_tolerances(void**) {
   remat::Backend* cpu = nullptr;
   if (remat::create_backend("cpu", host, &cpu, &e.buf) != REMAT_OK)
     fail_msg("create cpu: %s", e.text);
-  for (const remat_test::OpCase& c : cases) {
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const remat_test::OpCase& c = cases[k];
     const bool product = c.code == remat::OpCode::kMatMul;
     for (int pattern : {0, 1}) {
       std::vector<remat_dtype> floats = remat_test::widening_pattern(c, pattern);
       if (product) floats[1] = REMAT_DTYPE_F32;  // a float32 weight, rounded by the product
+      if (k >= first_reduce) {
+        const remat_dtype a = pattern == 0 ? REMAT_DTYPE_BF16 : REMAT_DTYPE_F16;
+        floats = {a, a == REMAT_DTYPE_BF16 ? REMAT_DTYPE_F16 : REMAT_DTYPE_BF16, REMAT_DTYPE_F32};
+      }
       const remat::RegionSetup device =
           regions_for(g_backend, arenas[1].data(), kArena, persistent[1].data(), kPersistent, 256);
       remat::Backend* backend = nullptr;

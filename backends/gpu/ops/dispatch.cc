@@ -72,7 +72,7 @@ remat_status report_error(const GpuState& s, ErrorBuffer* err) {
 }
 
 remat_status matmul(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  const remat_status status = l.matmul(call, err);
+  const remat_status status = l.matmul(call, false, err);
   if (status != REMAT_OK || call.num_inputs < 3) return status;
   return add_bias(l, call, *call.outputs[0], *call.inputs[2], *call.outputs[0], err);
 }

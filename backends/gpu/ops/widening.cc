@@ -20,18 +20,27 @@ remat_status convert(Launcher& l, KernelId id, const TensorRef& x, const TensorR
   return a.launch(static_cast<size_t>(n), call, err);
 }
 
-// Whether every item of |call|'s batch is computed from that item alone, in a way batch chunks
-// (backends/shared/batch_chunks.h) can split: fused attention, and a broadcast product whose A
-// and C are [B, M, K] and [B, M, N] (each entry its own product with the rank-2 B).
+// Whether |call| runs in batch chunks (backends/shared/batch_chunks.h) when it widens: fused
+// attention, which computes each item alone; a broadcast product whose A and C are [B, M, K] and
+// [B, M, N] (each entry its own product with the rank-2 B); and a reduce-mode product of [B, ...]
+// A and B into a float32 C without a bias (a weight gradient), each chunk's sum added into C
+// (accumulates_chunks).
 bool computes_by_batch_item(const OpCall& call) {
   if (computes_per_batch_item(call.code)) return true;
   if (call.code != static_cast<uint16_t>(OpCode::kMatMul)) return false;
   const TensorRef &a = *call.inputs[0], &b = *call.inputs[1], &c = *call.outputs[0];
-  if (a.rank != 3 || c.rank != 3 || b.rank != 2 || a.dims[0] != c.dims[0]) return false;
-  if (same_tensor(a, c) || same_tensor(b, c)) return false;
+  if (same_tensor(a, c) || same_tensor(b, c) || a.rank != 3) return false;
   const MatmulShape shape = matmul_shape(a.dims, a.rank, a.numel, b.dims, b.rank, b.numel, c.dims,
                                          c.rank, c.numel, false, false);
-  return shape.mode == MatmulMode::kBroadcast;
+  if (shape.mode == MatmulMode::kBroadcast)
+    return c.rank == 3 && b.rank == 2 && a.dims[0] == c.dims[0];
+  return shape.mode == MatmulMode::kReduce && b.rank == 3 && a.dims[0] == b.dims[0] &&
+         c.rank == 2 && c.dtype == REMAT_DTYPE_F32 && call.num_inputs == 2;
+}
+
+// Whether |call|'s batch chunks add their sums into its output (a reduce-mode product).
+bool accumulates_chunks(const OpCall& call) {
+  return call.code == static_cast<uint16_t>(OpCode::kMatMul) && call.outputs[0]->rank == 2;
 }
 
 // The tensors of |call| that get no slice on |l|: a product's 16-bit operands of the product's
@@ -109,9 +118,12 @@ remat_status widen_and_run(Launcher& l, Op op, const OpCall& call, const StepCon
     const TensorRef& t = *call.outputs[o];
     if (is_half_float(t.dtype)) lists.out[o] = &slices[s.find(t)];
   }
-  // Fused attention draws dropout by an item's index in the op's whole batch.
+  // Fused attention draws dropout by an item's index in the op's whole batch; a reduce-mode
+  // product's chunks after the first add their sums into C.
   remat_status status = REMAT_OK;
-  if (part.whole > 0 && call.code == static_cast<uint16_t>(OpCode::kAttention)) {
+  if (part.whole > 0 && accumulates_chunks(call)) {
+    status = l.matmul(wide, part.first > 0, err);
+  } else if (part.whole > 0 && call.code == static_cast<uint16_t>(OpCode::kAttention)) {
     status = attention_part(l, wide, ctx, part, err);
   } else if (part.whole > 0 && call.code == static_cast<uint16_t>(OpCode::kAttentionGrad)) {
     status = attention_grad_part(l, wide, ctx, part, err);
