@@ -202,11 +202,7 @@ remat_status run_in_batch_chunks(Kernel kernel, const KernelArgs& args, void* wo
                                  int64_t items) {
   const OpCall& call = *args.call;
   const int64_t batch = batch_of(call);
-  for (int64_t first = 0; first < batch; first += items) {
-    const int64_t count = batch - first < items ? batch - first : items;
-    OpCallLists lists;
-    TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
-    const OpCall part = batch_chunk_call(call, first, count, lists, refs);
+  return for_each_batch_chunk(call, items, [&](const OpCall& part, int64_t first) {
     KernelArgs w = args;
     w.call = &part;
     w.batch_whole = batch;
@@ -220,10 +216,8 @@ remat_status run_in_batch_chunks(Kernel kernel, const KernelArgs& args, void* wo
       w.out[o] =
           static_cast<uint8_t*>(args.out[o]) + (part.outputs[o]->offset - call.outputs[o]->offset);
     }
-    const remat_status status = run_widened_whole(kernel, w, workspace);
-    if (status != REMAT_OK) return status;
-  }
-  return REMAT_OK;
+    return run_widened_whole(kernel, w, workspace);
+  });
 }
 
 }  // namespace

@@ -26,6 +26,23 @@ int64_t batch_of(const OpCall& call);
 OpCall batch_chunk_call(const OpCall& call, int64_t first, int64_t count, OpCallLists& lists,
                         TensorRef* refs);
 
+/// Calls body(part, first) for each chunk of |items| items of |call|'s batch in order (part the
+/// chunk's call, first its first item), stopping at the first status other than REMAT_OK that
+/// body returns, which it returns.
+template <typename Body>
+remat_status for_each_batch_chunk(const OpCall& call, int64_t items, Body body) {
+  const int64_t batch = batch_of(call);
+  for (int64_t first = 0; first < batch; first += items) {
+    const int64_t count = batch - first < items ? batch - first : items;
+    OpCallLists lists;
+    TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
+    const OpCall part = batch_chunk_call(call, first, count, lists, refs);
+    const remat_status status = body(part, first);
+    if (status != REMAT_OK) return status;
+  }
+  return REMAT_OK;
+}
+
 }  // namespace remat
 
 #endif  // REMAT_BACKENDS_SHARED_BATCH_CHUNKS_H_

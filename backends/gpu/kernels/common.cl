@@ -168,6 +168,25 @@ DEVICE_FN ulong tile_column(void) {
 /// The work item's row lane.
 DEVICE_FN uint tile_lane(void) { return LOCAL_ID() / tile_width(); }
 
+/// A blocked column kernel's work item (Args::launch_column_tiles over blocks: the groups run
+/// over (block, tile) pairs, block-major): its block's rows [r0, r1) of |rows|, |block_rows| a
+/// block, and its column j of |n|, live where j < n.
+typedef struct ColumnBlock {
+  ulong block, j, r0, r1;
+  int live;
+} ColumnBlock;
+
+DEVICE_FN ColumnBlock column_block(ulong rows, ulong n, ulong block_rows) {
+  ColumnBlock c;
+  const ulong tiles = (n + tile_width() - 1) / tile_width();
+  c.block = GROUP_ID() / tiles;
+  c.j = (GROUP_ID() % tiles) * tile_width() + LOCAL_ID() % tile_width();
+  c.live = c.j < n;
+  c.r0 = c.block * block_rows;
+  c.r1 = c.r0 + block_rows < rows ? c.r0 + block_rows : rows;
+  return c;
+}
+
 /// The sum of |v| over the row lanes of the work item's column, for every work item; every
 /// work item of the group must call it. |scratch| holds one float per work item.
 DEVICE_FN float tile_sum(LOCAL_PTR float* scratch, float v) {

@@ -188,17 +188,12 @@ KERNEL reduce_sum(buf_t x, ulong xo, buf_t y, ulong yo, ulong outer, ulong n, ul
 KERNEL column_block_partials(buf_t dy, ulong dyo, int dyt, buf_t partial, ulong po, ulong rows,
                              ulong n, ulong block_rows, LOCAL_PARAM(float, scratch)) {
   LOCAL_BIND(float, scratch);
-  const ulong tiles = (n + tile_width() - 1) / tile_width();
-  const ulong block = GROUP_ID() / tiles;
-  const ulong j = (GROUP_ID() % tiles) * tile_width() + LOCAL_ID() % tile_width();
-  const bool live = j < n;
-  const ulong r0 = block * block_rows;
-  const ulong r1 = r0 + block_rows < rows ? r0 + block_rows : rows;
+  const ColumnBlock c = column_block(rows, n, block_rows);
   float sum = 0.0f;
-  for (ulong r = r0 + tile_lane(); live && r < r1; r += tile_lanes())
-    sum += load_element(dy, dyo, dyt, r * n + j);
+  for (ulong r = c.r0 + tile_lane(); c.live && r < c.r1; r += tile_lanes())
+    sum += load_element(dy, dyo, dyt, r * n + c.j);
   sum = tile_sum(scratch, sum);
-  if (live && tile_lane() == 0) F32(partial, po)[block * n + j] = sum;
+  if (c.live && tile_lane() == 0) F32(partial, po)[c.block * n + c.j] = sum;
 }
 
 // One work item per element of y viewed as [outer, n, inner].

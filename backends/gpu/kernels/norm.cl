@@ -128,14 +128,11 @@ KERNEL layernorm_grad_params(buf_t dy, ulong dyo, int dyt, buf_t x, ulong xo, in
                              buf_t partial, ulong po, ulong rows, ulong n, ulong blocks,
                              ulong block_rows, LOCAL_PARAM(float, scratch)) {
   LOCAL_BIND(float, scratch);
-  const ulong tiles = (n + tile_width() - 1) / tile_width();
-  const ulong block = GROUP_ID() / tiles;
-  const ulong j = (GROUP_ID() % tiles) * tile_width() + LOCAL_ID() % tile_width();
-  const bool live = j < n;
-  const ulong r0 = block * block_rows;
-  const ulong r1 = r0 + block_rows < rows ? r0 + block_rows : rows;
+  const ColumnBlock c = column_block(rows, n, block_rows);
+  const ulong block = c.block, j = c.j;
+  const bool live = c.live != 0;
   float acc_g = 0.0f, acc_b = 0.0f;
-  for (ulong r = r0 + tile_lane(); live && r < r1; r += tile_lanes()) {
+  for (ulong r = c.r0 + tile_lane(); live && r < c.r1; r += tile_lanes()) {
     const float d = load_element(dy, dyo, dyt, r * n + j);
     const float xhat = (load_element(x, xo, xt, r * n + j) - load_element(mean, mo, mt, r)) *
                        load_element(rstd, ro, rt, r);

@@ -185,16 +185,9 @@ remat_status run_widened(Launcher& l, Op op, const OpCall& call, const StepConte
   const int64_t items = gpu_batch_chunk_items(l, call);
   if (items == 0) return widen_and_run(l, op, call, ctx, {0, 0}, workspace_bytes, err);
   const int64_t batch = batch_of(call);
-  for (int64_t first = 0; first < batch; first += items) {
-    const int64_t count = batch - first < items ? batch - first : items;
-    OpCallLists lists;
-    TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
-    const OpCall part = batch_chunk_call(call, first, count, lists, refs);
-    const remat_status status =
-        widen_and_run(l, op, part, ctx, {first, batch}, workspace_bytes, err);
-    if (status != REMAT_OK) return status;
-  }
-  return REMAT_OK;
+  return for_each_batch_chunk(call, items, [&](const OpCall& part, int64_t first) {
+    return widen_and_run(l, op, part, ctx, {first, batch}, workspace_bytes, err);
+  });
 }
 
 }  // namespace gpu
