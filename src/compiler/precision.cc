@@ -171,13 +171,13 @@ uint64_t gpu_scratch_bytes(const Graph& graph, const Op& op, int64_t items) {
     case OpCode::kLayerNormGrad: {
       const int64_t n = shape(1).back();
       const int64_t rows = n > 0 ? graph.tensors[static_cast<size_t>(op.inputs[1])].numel() / n : 0;
-      return static_cast<uint64_t>(2 * gpu_column_blocks(rows) * n) * sizeof(float);
+      return gpu_column_sums_scratch_bytes(rows, n, 2);
     }
     case OpCode::kReduceLeading: {
       const int64_t columns = graph.tensors[static_cast<size_t>(op.outputs[0])].numel();
       const int64_t rows =
           columns > 0 ? graph.tensors[static_cast<size_t>(op.inputs[0])].numel() / columns : 0;
-      return static_cast<uint64_t>(gpu_column_blocks(rows) * columns) * sizeof(float);
+      return gpu_column_sums_scratch_bytes(rows, columns, 1);
     }
     default: return 0;
   }

@@ -73,6 +73,13 @@ inline int64_t gpu_column_blocks(int64_t rows) {
   return (rows + block - 1) / block;
 }
 
+/// Bytes of partial sums a blocked column sum over |rows| rows of |columns| columns holds:
+/// |sets| rows of partials (layer norm's gradient 2: dgamma and dbeta; reduce_leading 1) for
+/// each of its gpu_column_blocks().
+inline uint64_t gpu_column_sums_scratch_bytes(int64_t rows, int64_t columns, int64_t sets) {
+  return static_cast<uint64_t>(sets * gpu_column_blocks(rows) * columns) * sizeof(float);
+}
+
 }  // namespace remat
 
 #endif  // REMAT_PLAN_GPU_SCRATCH_H_

@@ -12,12 +12,11 @@ namespace gpu {
 uint64_t scratch_bytes(const OpCall& call) {
   if (call.code == static_cast<uint16_t>(OpCode::kReduceLeading)) {
     const int64_t columns = call.outputs[0]->numel;
-    return static_cast<uint64_t>(reduce_leading_blocks(call) * columns) * sizeof(float);
+    return gpu_column_sums_scratch_bytes(columns > 0 ? call.inputs[0]->numel / columns : 0, columns,
+                                         1);
   }
-  if (call.code == static_cast<uint16_t>(OpCode::kLayerNormGrad)) {
-    const int64_t n = last_dim(*call.inputs[1]);
-    return static_cast<uint64_t>(2 * layernorm_grad_blocks(call) * n) * sizeof(float);
-  }
+  if (call.code == static_cast<uint16_t>(OpCode::kLayerNormGrad))
+    return gpu_column_sums_scratch_bytes(rows_of(*call.inputs[1]), last_dim(*call.inputs[1]), 2);
   return attention_scores_bytes(call);
 }
 
