@@ -280,6 +280,7 @@ bool reads_16_bit_input(const OpCall& call, int i) {
   if (!is_half_float(call.inputs[i]->dtype)) return false;
   if (call.code == static_cast<uint16_t>(OpCode::kReduceLeading)) return i == 0;
   if (call.code == static_cast<uint16_t>(OpCode::kBiasAdd)) return i == 0;
+  if (call.code == static_cast<uint16_t>(OpCode::kEmbeddingGrad)) return i == 0;
   // Layer norm's x; its gradient's dy and x.
   const int rows_inputs = call.code == static_cast<uint16_t>(OpCode::kLayerNorm) ? 1 : 2;
   return i < rows_inputs && norm_rows_fit(call);
@@ -287,7 +288,8 @@ bool reads_16_bit_input(const OpCall& call, int i) {
 
 bool writes_16_bit_output(const OpCall& call, int o) {
   if (o != 0 || !is_half_float(call.outputs[0]->dtype)) return false;
-  return call.code == static_cast<uint16_t>(OpCode::kBiasAdd) || norm_rows_fit(call);
+  return call.code == static_cast<uint16_t>(OpCode::kBiasAdd) ||
+         call.code == static_cast<uint16_t>(OpCode::kEmbedding) || norm_rows_fit(call);
 }
 
 bool product_reads_16_bit(const OpCall& call) {

@@ -7,11 +7,13 @@
 // update in place) shares the input's slice, so it starts from the input's values; no other output
 // is read before it is written (the kernels overwrite their outputs: op_catalogue.h), so no other
 // output is converted in. Ops that move bytes of any dtype (the catalogue's kAnyDtype: spill,
-// prefetch, wait) run as they are. Two ways around the float32 copies give the same bits with less
-// memory traffic: an op computed element by element (add, the activations: runs_per_element) goes
-// through its tensors a chunk at a time on the stack, and reduce_leading, bias_add, layer norm and
-// its gradient read and write their 16-bit rows as they are, widening a row (or a chunk of one) at
-// a time (reads_16_bit_input, writes_16_bit_output). One gives the same bits with less memory:
+// prefetch, wait) run as they are, and so do the data movement ops whose tensors share one dtype
+// (permute, copy, select, concat, slice: moves_bytes). Two ways around the float32 copies give the
+// same bits with less memory traffic: an op computed element by element (add, the activations:
+// runs_per_element) goes through its tensors a chunk at a time on the stack, and reduce_leading,
+// bias_add, embedding and its gradient, layer norm and its gradient read and write their 16-bit
+// rows as they are, widening a row (or a chunk of one) at a time (reads_16_bit_input,
+// writes_16_bit_output). One gives the same bits with less memory:
 // fused attention, which computes each batch item alone, widens a chunk of items at a time
 // (batch_chunk_items), so its slices stay near kWideningChunkBytes whatever the batch.
 //
@@ -92,14 +94,14 @@ uint64_t cpu_widening_bytes(const OpCall& call);
 
 /// Whether input |i| of |call| is a 16-bit tensor its float32 kernel reads as it is, widening as
 /// it goes with the bits of the widened copy: reduce_leading's dy (a row at a time), bias_add's x
-/// (a chunk of a row at a time), and layer
-/// norm's x and its gradient's dy and x (a row at a time, where kNormRowSlots rows of the last
-/// dim fit the thread's strip: plan/ops.h).
+/// and embedding_grad's dy (a chunk of a row at a time), and layer norm's x and its gradient's dy
+/// and x (a row at a time, where kNormRowSlots rows of the last dim fit the thread's strip:
+/// plan/ops.h).
 bool reads_16_bit_input(const OpCall& call, int i);
 
 /// Whether output |o| of |call| is a 16-bit tensor its float32 kernel writes as it is, each row
-/// rounded once from float32: bias_add's y, and layer norm's y and its gradient's dx where it
-/// reads its inputs so.
+/// rounded once from float32: bias_add's y, embedding's out, and layer norm's y and its
+/// gradient's dx where it reads its inputs so.
 bool writes_16_bit_output(const OpCall& call, int o);
 
 /// Runs |kernel| on |args| (the call's tensors resolved to host addresses) with its 16-bit

@@ -33,9 +33,21 @@ int WideningSlices::find(const TensorRef& t) const {
   return -1;
 }
 
+bool moves_bytes(const OpCall& call) {
+  if (!moves_elements(call.code) || call.num_outputs < 1) return false;
+  const uint8_t dtype = call.outputs[0]->dtype;
+  for (int i = 0; i < call.num_inputs; ++i) {
+    if (call.inputs[i]->dtype != dtype) return false;
+  }
+  for (int o = 1; o < call.num_outputs; ++o) {
+    if (call.outputs[o]->dtype != dtype) return false;
+  }
+  return true;
+}
+
 bool runs_widened(const OpCall& call) {
   const OpInfo* info = op_info(call.code);
-  if (info == nullptr || info->dtypes == OpDtypes::kAnyDtype) return false;
+  if (info == nullptr || info->dtypes == OpDtypes::kAnyDtype || moves_bytes(call)) return false;
   for (int i = 0; i < call.num_inputs; ++i) {
     if (is_half_float(call.inputs[i]->dtype)) return true;
   }

@@ -3,7 +3,8 @@
 // (distinct by region and offset) gets a float32 slice of one workspace, in order of first
 // appearance, inputs then outputs; an output that is an input (an update in place) shares the
 // input's slice. Ops that move bytes of any dtype (the catalogue's kAnyDtype: spill, prefetch,
-// wait) never run widened. The CPU backend widens on the host (backends/cpu/widening.h), the
+// wait) never run widened, nor do the data movement ops whose tensors share one dtype
+// (moves_bytes). The CPU backend widens on the host (backends/cpu/widening.h), the
 // GPU backends on the device (backends/gpu/ops/widening.h); docs/backends.md states the rule.
 // A 16-bit product's float32 operand also gets a slice: it is rounded to the product's type.
 #ifndef REMAT_BACKENDS_SHARED_WIDENING_SLICES_H_
@@ -34,8 +35,13 @@ struct WideningSlices {
 /// Whether |x| and |y| are the same tensor: the same region and offset.
 bool same_tensor(const TensorRef& x, const TensorRef& y);
 
-/// Whether |call| runs widened: one of its tensors is a 16-bit float and its op computes on
-/// float32 (not a kAnyDtype copy).
+/// Whether |call| moves bytes: its op moves_elements() (plan/ops.h: permute, copy, select and its
+/// gradient, concat, slice) and all its tensors share one dtype. Then its kernels copy elements
+/// of that dtype's size as they are, 16-bit ones too.
+bool moves_bytes(const OpCall& call);
+
+/// Whether |call| runs widened: one of its tensors is a 16-bit float, its op computes on float32
+/// (not a kAnyDtype copy) and it does not moves_bytes().
 bool runs_widened(const OpCall& call);
 
 /// The 16-bit type the products (matmul, head_matmul, conv and its two gradients) of |call| take

@@ -152,6 +152,16 @@ bool gpu_reads_half_operands(const Graph& graph, const Op& op) {
   return true;
 }
 
+// backends/shared/widening_slices.h's moves_bytes() of |op|: it moves_elements() and all its
+// tensors share one dtype.
+bool moves_bytes(const Graph& graph, const Op& op) {
+  if (!moves_elements(static_cast<uint16_t>(op.code)) || op.outputs.empty()) return false;
+  const uint8_t dtype = graph.tensors[static_cast<size_t>(op.outputs[0])].dtype;
+  auto same = [&](int t) { return graph.tensors[static_cast<size_t>(t)].dtype == dtype; };
+  return std::all_of(op.inputs.begin(), op.inputs.end(), same) &&
+         std::all_of(op.outputs.begin(), op.outputs.end(), same);
+}
+
 // backends/gpu/ops/ops.h's scratch_bytes() of |op|, by plan/gpu_scratch.h: fused attention's
 // chunk of scores (for a chunk of |items| items of its batch where |items| > 0), the partial
 // column sums of reduce_leading and of layer norm's gradient.
@@ -190,7 +200,7 @@ uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule)
   const bool gpu = rule == WideningRule::kGpu || rule == WideningRule::kGpuHalfOperands;
   const uint16_t code = static_cast<uint16_t>(op.code);
   const uint64_t scratch = gpu ? gpu_scratch_bytes(graph, op, 0) : 0;
-  if (op_info(code)->dtypes == OpDtypes::kAnyDtype) return scratch;
+  if (op_info(code)->dtypes == OpDtypes::kAnyDtype || moves_bytes(graph, op)) return scratch;
   if (gpu && gpu_reads_16_bit(code)) return scratch;  // its 16-bit tensors as they are
   const bool half_operands =
       rule == WideningRule::kGpuHalfOperands && gpu_reads_half_operands(graph, op);
@@ -211,9 +221,10 @@ uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule)
     if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
     seen.push_back(t);
   };
-  // The CPU reads reduce_leading's 16-bit input as it is, bias_add's x and y, and layer norm's
-  // rows and its gradient's where kNormRowSlots of them fit its strip (widening.h:
-  // reads_16_bit_input, writes_16_bit_output).
+  // The CPU reads reduce_leading's 16-bit input as it is, bias_add's x and y, embedding's out,
+  // and layer norm's rows and its gradient's where kNormRowSlots of them fit its strip
+  // (widening.h: reads_16_bit_input, writes_16_bit_output); the CPU and the GPUs embedding_grad's
+  // dy (backends/gpu/ops/widening.cc: read_as_they_are).
   const bool norm = op.code == OpCode::kLayerNorm || op.code == OpCode::kLayerNormGrad;
   const size_t row_inputs = op.code == OpCode::kLayerNorm ? 1 : 2;
   const bool norm_rows =
@@ -223,12 +234,16 @@ uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule)
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     if (in_chunks && (op.code == OpCode::kReduceLeading || op.code == OpCode::kBiasAdd) && i == 0)
       continue;
+    if ((in_chunks || gpu) && op.code == OpCode::kEmbeddingGrad && i == 0) continue;
     if (norm_rows && i < row_inputs) continue;
     if (half_operands && i < 2 && is_half(graph, op.inputs[i])) continue;
     add(op.inputs[i], i < 2);
   }
   for (size_t o = 0; o < op.outputs.size(); ++o) {
-    if ((norm_rows || (in_chunks && op.code == OpCode::kBiasAdd)) && o == 0) continue;
+    if ((norm_rows ||
+         (in_chunks && (op.code == OpCode::kBiasAdd || op.code == OpCode::kEmbedding))) &&
+        o == 0)
+      continue;
     add(op.outputs[o], false);
   }
   // Fused attention widens a chunk of its batch at a time (backends/cpu/widening.h:

@@ -207,8 +207,21 @@ bool gpu_reads_16_bit(uint16_t code) {
     case OpCode::kDropout:
     case OpCode::kDropoutGrad:
     case OpCode::kLayerNorm:
-    case OpCode::kLayerNormGrad: return true;
+    case OpCode::kLayerNormGrad:
+    case OpCode::kEmbedding: return true;
     default: return computes_per_element(code);
+  }
+}
+
+bool moves_elements(uint16_t code) {
+  switch (static_cast<OpCode>(code)) {
+    case OpCode::kPermute:
+    case OpCode::kCopy:
+    case OpCode::kSelect:
+    case OpCode::kSelectGrad:
+    case OpCode::kConcat:
+    case OpCode::kSlice: return true;
+    default: return false;
   }
 }
 

@@ -130,9 +130,16 @@ bool computes_per_batch_item(uint16_t code);
 /// Whether the GPU backends' kernels for |code| read and write its 16-bit float tensors as they
 /// are, each element converted as it is loaded or stored, with the bits of the widened copy
 /// (backends/gpu/kernels/half.cl): the ops that computes_per_element(), bias_add, reduce_leading,
-/// dropout and its gradient, layer norm and its gradient. Such an op takes no widening
-/// workspace there.
+/// dropout and its gradient, layer norm and its gradient, embedding. Such an op takes no
+/// widening workspace there.
 bool gpu_reads_16_bit(uint16_t code);
+
+/// Whether every element |code| writes is an element of an input, its bytes unchanged, or zero
+/// (permute, copy, select, select_grad, concat, slice): where all of a call's tensors share one
+/// dtype, every backend moves its bytes, 16-bit ones too, without widening them
+/// (backends/shared/widening_slices.h: moves_bytes). Widening a 16-bit float and rounding it back
+/// gives its bits unchanged but for a signaling NaN, which widening quietens and a move keeps.
+bool moves_elements(uint16_t code);
 
 /// Float32 bytes of the split tensors (rank 3) a batch chunk of such an op widens at most,
 /// unless one batch item's alone take more (a rank-2 mask, widened whole, and each slice's

@@ -191,6 +191,11 @@ extern const size_t kEvalTestCount;
 extern const struct CMUnitTest kGpuHalfTests[];
 extern const size_t kGpuHalfTestCount;
 
+/// The tests of test_conformance_half_as_is.cc: the ops every backend runs on 16-bit tensors
+/// without widening them (data movement, embedding).
+extern const struct CMUnitTest kHalfAsIsTests[];
+extern const size_t kHalfAsIsTestCount;
+
 }  // namespace conformance
 
 #endif  // REMAT_TESTS_BACKENDS_CONFORMANCE_HARNESS_H_

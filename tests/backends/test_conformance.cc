@@ -1095,6 +1095,7 @@ int main(int argc, char** argv) {
   tests.insert(tests.end(), kStepCheckTests, kStepCheckTests + kStepCheckTestCount);
   tests.insert(tests.end(), kEvalTests, kEvalTests + kEvalTestCount);
   tests.insert(tests.end(), kGpuHalfTests, kGpuHalfTests + kGpuHalfTestCount);
+  tests.insert(tests.end(), kHalfAsIsTests, kHalfAsIsTests + kHalfAsIsTestCount);
   return _cmocka_run_group_tests("backend conformance", tests.data(), tests.size(), nullptr,
                                  nullptr);
 }

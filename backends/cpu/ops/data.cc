@@ -2,8 +2,11 @@
 // concat and slice.
 #include <string.h>
 
+#include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
+#include "plan/half_float.h"
+#include "plan/op_subset.h"
 #include "plan/spatial_shape.h"
 
 namespace remat {
@@ -35,14 +38,20 @@ remat_status bad_select(const KernelArgs& args, const char* name) {
 
 }  // namespace
 
+// A 16-bit out of embedding is written as it is, each row rounded once from the table's
+// (widening.h: writes_16_bit_output); a 16-bit dy of its gradient is read as it is, widened
+// kRowChunk elements of a row at a time on the stack (reads_16_bit_input): the bits of the
+// widened copies.
+constexpr int64_t kRowChunk = 1024;
+
 remat_status embedding(const KernelArgs& args) {
   const int32_t* __restrict ids = static_cast<const int32_t*>(args.in[0]);
   const float* __restrict table = in_f32(args, 1);
-  float* __restrict out = out_f32(args, 0);
   const TensorRef& t = in_ref(args, 1);
   const int64_t h = last_dim(t);
   const int64_t vocab = h > 0 ? t.numel / h : 0;
   const int64_t count = in_ref(args, 0).numel;
+  const uint8_t out_dtype = out_ref(args, 0).dtype;
   for (int64_t j = 0; j < count; ++j) {
     const int32_t id = ids[j];
     if (id < 0 || id >= vocab) {
@@ -51,19 +60,23 @@ remat_status embedding(const KernelArgs& args) {
                        static_cast<unsigned>(args.call->index), static_cast<int>(id),
                        static_cast<long long>(j), static_cast<long long>(vocab));
     }
-    memcpy(out + j * h, table + id * h, static_cast<size_t>(h) * sizeof(float));
+    if (kBuildHalfFloats && is_half_float(out_dtype)) {
+      narrow_span(out_dtype, table + id * h, static_cast<uint16_t*>(args.out[0]) + j * h, h);
+    } else {
+      memcpy(out_f32(args, 0) + j * h, table + id * h, static_cast<size_t>(h) * sizeof(float));
+    }
   }
   return REMAT_OK;
 }
 
 remat_status embedding_grad(const KernelArgs& args) {
-  const float* __restrict dy = in_f32(args, 0);
   const int32_t* __restrict ids = static_cast<const int32_t*>(args.in[1]);
   float* __restrict dtable = out_f32(args, 0);
   const TensorRef& t = out_ref(args, 0);
   const int64_t h = last_dim(t);
   const int64_t vocab = h > 0 ? t.numel / h : 0;
   const int64_t count = in_ref(args, 1).numel;
+  const uint8_t dy_dtype = in_ref(args, 0).dtype;
   memset(dtable, 0, static_cast<size_t>(t.numel) * sizeof(float));
   // Index order keeps repeated ids summing in a fixed order: deterministic.
   for (int64_t j = 0; j < count; ++j) {
@@ -75,8 +88,18 @@ remat_status embedding_grad(const KernelArgs& args) {
                        static_cast<long long>(j), static_cast<long long>(vocab));
     }
     float* row = dtable + id * h;
-    const float* src = dy + j * h;
-    for (int64_t k = 0; k < h; ++k) row[k] += src[k];
+    if (kBuildHalfFloats && is_half_float(dy_dtype)) {
+      const uint16_t* dy = static_cast<const uint16_t*>(args.in[0]) + j * h;
+      float chunk[kRowChunk];
+      for (int64_t k0 = 0; k0 < h; k0 += kRowChunk) {
+        const int64_t w = h - k0 < kRowChunk ? h - k0 : kRowChunk;
+        widen_span(dy_dtype, dy + k0, chunk, w);
+        for (int64_t k = 0; k < w; ++k) row[k0 + k] += chunk[k];
+      }
+    } else {
+      const float* src = in_f32(args, 0) + j * h;
+      for (int64_t k = 0; k < h; ++k) row[k] += src[k];
+    }
   }
   return REMAT_OK;
 }
@@ -195,11 +218,12 @@ remat_status concat(const KernelArgs& args) {
   const TensorRef& y = out_ref(args, 0);
   const int64_t axis = iattr(call, attr::concat::axis);
   const AxisView out = axis_view(y.dims, y.rank, axis);
+  const int64_t es = elem_bytes(y);
   unsigned char* dst = static_cast<unsigned char*>(args.out[0]);
   for (int64_t o = 0; o < out.outer; ++o) {
     for (uint32_t i = 0; i < call.num_inputs; ++i) {
       const TensorRef& x = in_ref(args, static_cast<int>(i));
-      const size_t run = static_cast<size_t>(x.dims[axis] * out.inner) * sizeof(float);
+      const size_t run = static_cast<size_t>(x.dims[axis] * out.inner * es);
       memcpy(dst, static_cast<const unsigned char*>(args.in[i]) + o * run, run);
       dst += run;
     }
@@ -213,12 +237,12 @@ remat_status slice(const KernelArgs& args) {
   const TensorRef& y = out_ref(args, 0);
   const int64_t axis = iattr(call, attr::slice::axis), offset = iattr(call, attr::slice::offset);
   const AxisView in = axis_view(x.dims, x.rank, axis);
-  const int64_t m = y.dims[axis];
-  const float* src = in_f32(args, 0);
-  float* dst = out_f32(args, 0);
+  const int64_t m = y.dims[axis], es = elem_bytes(y);
+  const unsigned char* src = static_cast<const unsigned char*>(args.in[0]);
+  unsigned char* dst = static_cast<unsigned char*>(args.out[0]);
   for (int64_t o = 0; o < in.outer; ++o) {
-    memcpy(dst + o * m * in.inner, src + (o * in.n + offset) * in.inner,
-           static_cast<size_t>(m * in.inner) * sizeof(float));
+    memcpy(dst + o * m * in.inner * es, src + (o * in.n + offset) * in.inner * es,
+           static_cast<size_t>(m * in.inner * es));
   }
   return REMAT_OK;
 }

@@ -1,19 +1,20 @@
 // Data movement: embedding lookup and its gradient, general permute, pitched row copies (also
 // concat and slice), constant padding of NCHW planes and its gradient.
 
-// One work item per output element; a bad id gives a row of zeros and a report.
-KERNEL embedding(buf_t ids, ulong io, buf_t table, ulong to, buf_t out, ulong oo, ulong count,
-                 ulong h, ulong vocab, GLOBAL GpuState* state, uint op, uint code) {
+// One work item per output element; a bad id gives a row of zeros and a report. The table and
+// out are typed (half.cl).
+KERNEL embedding(buf_t ids, ulong io, buf_t table, ulong to, int tt, buf_t out, ulong oo, int ot,
+                 ulong count, ulong h, ulong vocab, GLOBAL GpuState* state, uint op, uint code) {
   const ulong g = GLOBAL_ID();
   if (g >= count * h) return;
   const ulong j = g / h, k = g % h;
   const int id = I32(ids, io)[j];
   if (id < 0 || (ulong)id >= vocab) {
     if (k == 0) report_bad(state, op, code, (int)j, (long)vocab);
-    F32(out, oo)[g] = 0.0f;
+    store_element(out, oo, ot, g, 0.0f);
     return;
   }
-  F32(out, oo)[g] = F32(table, to)[(ulong)id * h + k];
+  store_element(out, oo, ot, g, load_element(table, to, tt, (ulong)id * h + k));
 }
 
 // One work item per (column k, vocabulary range r): the vocabulary is cut into ranges of |span|
@@ -21,14 +22,13 @@ KERNEL embedding(buf_t ids, ulong io, buf_t table, ulong to, buf_t out, ulong oo
 // id in index order, adding the rows of the ids in its range: each element of dtable is summed
 // by one work item, in the CPU kernel's order (bitwise the same). Adjacent work items take
 // adjacent columns. dtable is zeroed by the host before this kernel. Work item 0 reports every
-// bad id (the report keeps the smallest position).
-KERNEL embedding_grad(buf_t dy, ulong dyo, buf_t ids, ulong io, buf_t dtable, ulong dto,
+// bad id (the report keeps the smallest position). dy is typed (half.cl), dtable float32.
+KERNEL embedding_grad(buf_t dy, ulong dyo, int dyt, buf_t ids, ulong io, buf_t dtable, ulong dto,
                       ulong count, ulong h, ulong vocab, ulong span, ulong ranges,
                       GLOBAL GpuState* state, uint op, uint code) {
   const ulong g = GLOBAL_ID();
   if (g >= h * ranges) return;
   const ulong k = g % h, lo = g / h * span;
-  GLOBAL const float* src = F32(dy, dyo);
   GLOBAL const int* id = I32(ids, io);
   GLOBAL float* dst = F32(dtable, dto);
   for (ulong j = 0; j < count; ++j) {
@@ -37,7 +37,7 @@ KERNEL embedding_grad(buf_t dy, ulong dyo, buf_t ids, ulong io, buf_t dtable, ul
       if (g == 0) report_bad(state, op, code, (int)j, (long)vocab);
       continue;
     }
-    if ((ulong)v - lo < span) dst[(ulong)v * h + k] += src[j * h + k];
+    if ((ulong)v - lo < span) dst[(ulong)v * h + k] += load_element(dy, dyo, dyt, j * h + k);
   }
 }
 

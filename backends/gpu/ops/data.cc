@@ -53,8 +53,14 @@ remat_status embedding_op(Launcher& l, const OpCall& call, bool grad, ErrorBuffe
   // The gradient scatters into dtable: it starts from zeros.
   if (status == REMAT_OK && grad) status = l.zero(*call.outputs[0], call, err);
   if (status != REMAT_OK) return status;
+  // Typed: the lookup's table and out, the gradient's dy (a 16-bit dtable is widened: its sums
+  // are float32, rounded once).
   Args a(l, grad ? kKernel_embedding_grad : kKernel_embedding);
-  a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(*call.outputs[0]);
+  if (grad) {
+    a.typed(*call.inputs[0]).tensor(*call.inputs[1]).tensor(*call.outputs[0]);
+  } else {
+    a.tensor(*call.inputs[0]).typed(*call.inputs[1]).typed(*call.outputs[0]);
+  }
   a.u64(count).u64(h).u64(vocab);
   // The lookup has one work item per output element, the gradient one per column and range of
   // the vocabulary.
@@ -185,11 +191,12 @@ remat_status concat(Launcher& l, const OpCall& call, const StepContext&, ErrorBu
   const TensorRef& y = *call.outputs[0];
   const int64_t axis = iattr(call, attr::concat::axis);
   const AxisView out = axis_view(y.dims, y.rank, axis);
-  const uint64_t row_bytes = static_cast<uint64_t>(out.n * out.inner) * sizeof(float);
+  const int64_t es = elem_bytes(y);
+  const uint64_t row_bytes = static_cast<uint64_t>(out.n * out.inner * es);
   TensorRef dst = y;
   for (uint32_t i = 0; i < call.num_inputs; ++i) {
     const TensorRef& x = *call.inputs[i];
-    const uint64_t run = static_cast<uint64_t>(x.dims[axis] * out.inner) * sizeof(float);
+    const uint64_t run = static_cast<uint64_t>(x.dims[axis] * out.inner * es);
     const remat_status status = copy_rows(l, call, x, run, dst, row_bytes, run, out.outer, err);
     if (status != REMAT_OK) return status;
     dst.offset += run;
@@ -203,11 +210,12 @@ remat_status slice(Launcher& l, const OpCall& call, const StepContext&, ErrorBuf
   const TensorRef& y = *call.outputs[0];
   const int64_t axis = iattr(call, attr::slice::axis);
   const AxisView in = axis_view(x.dims, x.rank, axis);
-  const uint64_t run = static_cast<uint64_t>(y.dims[axis] * in.inner) * sizeof(float);
+  const int64_t es = elem_bytes(y);
+  const uint64_t run = static_cast<uint64_t>(y.dims[axis] * in.inner * es);
   TensorRef src = x;
-  src.offset += static_cast<uint64_t>(iattr(call, attr::slice::offset) * in.inner) * sizeof(float);
-  return copy_rows(l, call, src, static_cast<uint64_t>(in.n * in.inner) * sizeof(float), y, run,
-                   run, in.outer, err);
+  src.offset += static_cast<uint64_t>(iattr(call, attr::slice::offset) * in.inner * es);
+  return copy_rows(l, call, src, static_cast<uint64_t>(in.n * in.inner * es), y, run, run, in.outer,
+                   err);
 }
 
 }  // namespace gpu

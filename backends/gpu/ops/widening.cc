@@ -43,10 +43,12 @@ bool accumulates_chunks(const OpCall& call) {
   return call.code == static_cast<uint16_t>(OpCode::kMatMul) && call.outputs[0]->rank == 2;
 }
 
-// The tensors of |call| that get no slice on |l|: a product's 16-bit operands of the product's
-// type where |l| reads them as they are (Launcher::takes_half_operands), as widening_slices()
-// takes them.
+// The tensors of |call| that get no slice on |l|, as widening_slices() takes them: embedding_grad's
+// 16-bit dy (its kernel's typed argument), a product's 16-bit operands of the product's type
+// where |l| reads them as they are (Launcher::takes_half_operands).
 uint32_t read_as_they_are(const Launcher& l, const OpCall& call) {
+  if (call.code == static_cast<uint16_t>(OpCode::kEmbeddingGrad))
+    return is_half_float(call.inputs[0]->dtype) ? 1u : 0u;
   if (product_operand_dtype(call) == REMAT_DTYPE_F32 || !l.takes_half_operands(call)) return 0;
   uint32_t mask = 0;
   for (int i = 0; i < 2; ++i) {
@@ -59,7 +61,8 @@ uint32_t read_as_they_are(const Launcher& l, const OpCall& call) {
 // the op's batch when it is a chunk of it (whole 0: it is the op's whole call).
 remat_status widen_and_run(Launcher& l, Op op, const OpCall& call, const StepContext& ctx,
                            BatchPart part, uint64_t workspace_bytes, ErrorBuffer* err) {
-  const WideningSlices s = widening_slices(call, read_as_they_are(l, call));
+  const uint32_t as_is = read_as_they_are(l, call);
+  const WideningSlices s = widening_slices(call, as_is);
   // The op's scratch takes the workspace's end: it must not reach into the slices.
   const uint64_t scratch = scratch_bytes(call);
   if (s.bytes + scratch > workspace_bytes) {
@@ -87,9 +90,9 @@ remat_status widen_and_run(Launcher& l, Op op, const OpCall& call, const StepCon
   for (int i = 0; i < call.num_inputs; ++i) {
     const TensorRef& t = *call.inputs[i];
     const bool rounded = rounds_operand(call, i);
+    if ((as_is >> i) & 1u) continue;  // read as it is
     if (half_operands && i < 2) {
-      if (!rounded) continue;  // In the product's 16 bits already: read as it is.
-      // A float32 operand narrowed into the first half of its slice.
+      // An operand of another type (float32) narrowed into the first half of its slice.
       narrowed[i] = slices[s.find(t)];
       narrowed[i].dtype = product;
       narrowed[i].bytes = static_cast<uint64_t>(t.numel) * 2;
