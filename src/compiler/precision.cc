@@ -193,8 +193,8 @@ uint64_t gpu_scratch_bytes(const Graph& graph, const Op& op, int64_t items) {
   }
 }
 
-// The workspace |op| takes as the backend's |rule| counts it (workspace_bytes): its widening
-// copies and, on the GPUs, its scratch.
+}  // namespace
+
 uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule) {
   const bool in_chunks = rule == WideningRule::kCpu;
   const bool gpu = rule == WideningRule::kGpu || rule == WideningRule::kGpuHalfOperands;
@@ -289,8 +289,6 @@ uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule)
   return std::max(slices(items) + gpu_scratch_bytes(graph, op, items),
                   slices(last) + gpu_scratch_bytes(graph, op, last));
 }
-
-}  // namespace
 
 uint64_t workspace_bytes(const Graph& graph, WideningRule rule) {
   uint64_t most = 0;

@@ -57,6 +57,10 @@ void apply_precision(Graph& graph, Precision precision);
 /// plan without 16-bit tensors.
 uint64_t workspace_bytes(const Graph& graph, WideningRule rule);
 
+/// The workspace |op| of |graph| takes as a backend of |rule| counts it: its widening copies and,
+/// on the GPUs, its scratch. workspace_bytes() is the most of it over the ops.
+uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule);
+
 }  // namespace compiler
 }  // namespace remat
 

@@ -83,7 +83,13 @@ std::vector<uint8_t> compile_plan(const std::string& model, const std::string& o
 remat::compiler::CompileReport compile_report(const std::string& model,
                                               const std::string& optimizer,
                                               const std::string& strategy) {
-  return remat::compiler::compile(compile_options(model, optimizer, strategy)).report;
+  return compile_result(model, optimizer, strategy).report;
+}
+
+remat::compiler::CompileResult compile_result(const std::string& model,
+                                              const std::string& optimizer,
+                                              const std::string& strategy) {
+  return remat::compiler::compile(compile_options(model, optimizer, strategy));
 }
 
 std::vector<uint8_t> compile_16_bit_plan(const std::string& model, const std::string& optimizer,

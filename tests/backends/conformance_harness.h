@@ -74,6 +74,12 @@ remat::compiler::CompileReport compile_report(const std::string& model,
                                               const std::string& optimizer,
                                               const std::string& strategy);
 
+/// The whole compile of compile_plan(|model|, |optimizer|, |strategy|): its graph's ops are the
+/// plan's, in order.
+remat::compiler::CompileResult compile_result(const std::string& model,
+                                              const std::string& optimizer,
+                                              const std::string& strategy);
+
 /// compile_plan(|model|, |optimizer|, |strategy|) with every f32 activation, checkpoint and
 /// gradient stored as |dtype| (f16 or bf16) but the eval program's outputs: the tensors a
 /// mixed-precision compile stores in 16 bits, and the parameters' gradients too.

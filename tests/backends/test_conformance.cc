@@ -20,6 +20,7 @@
 #include "backends/cpu/widening.h"
 #include "backends/device_profiles.h"
 #include "compiler/compiler.h"
+#include "compiler/precision.h"
 #include "plan/half_float.h"
 #include "runtime/backend_registry.h"
 #include "runtime/plan.h"
@@ -631,13 +632,24 @@ void the_workspace_is_the_figure_remat_compile_states(void**) {
     for (const char* precision : {"fp32", "bf16", "fp16"}) {
       const bool fp32 = strcmp(precision, "fp32") == 0;
       const std::string strategy = std::string("none/precision=") + precision;
-      const uint64_t stated = compile_report(model, kOptimizers[0], strategy).workspace_bytes;
+      const remat::compiler::CompileResult compiled =
+          compile_result(model, kOptimizers[0], strategy);
+      const uint64_t stated = compiled.report.workspace_bytes;
       Run run(model, kOptimizers[0], strategy, g_backend);
       const uint64_t used = run.session->backend->workspace_bytes();
       uint64_t shared = 0, cpu_used = 0;
       for (uint32_t i = 0; i < run.plan->root->ops()->size(); ++i) {
-        shared = std::max(shared, remat::widening_bytes(run.session->ops[i]));
-        cpu_used = std::max(cpu_used, remat::cpu::cpu_widening_bytes(run.session->ops[i]));
+        const remat::OpCall& op = run.session->ops[i];
+        shared = std::max(shared, remat::widening_bytes(op));
+        const uint64_t cpu_op = remat::cpu::cpu_widening_bytes(op);
+        cpu_used = std::max(cpu_used, cpu_op);
+        // Op by op on the CPU (the GPUs': each_ops_workspace_is_what_remat_compile_counts...).
+        const uint64_t counted = remat::compiler::op_workspace_bytes(
+            compiled.graph, compiled.graph.ops[i], remat::WideningRule::kCpu);
+        if (cpu && cpu_op != counted)
+          fail_msg("%s, %s: op %u (%s) widens in %llu bytes, remat compile counts %llu", model,
+                   precision, i, remat::op_name(op.code), static_cast<unsigned long long>(cpu_op),
+                   static_cast<unsigned long long>(counted));
       }
       if (cpu && used != cpu_used)
         fail_msg("%s, %s: the cpu backend obtained %llu bytes, its ops widen in %llu", model,

@@ -7,14 +7,23 @@
 // within their tolerance, dropout drawn by each item's index in the whole batch.
 #include <stdio.h>
 
+#include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "backends/gpu/abi.h"
 #include "backends/shared/widening_slices.h"
+#include "compiler/precision.h"
 #include "plan/gpu_scratch.h"
 #include "runtime/backend_registry.h"
+#include "runtime/plan.h"
+#include "runtime/session.h"
 #include "tests/backends/conformance_harness.h"
 #include "tests/backends/op_cases.h"
+#if REMAT_TEST_HAVE_GPU_HOST
+#include "backends/gpu/launcher.h"
+#include "backends/gpu/ops/ops.h"
+#endif
 
 namespace conformance {
 namespace {
@@ -250,11 +259,146 @@ void batch_chunks_match_the_cpu_within_the_cases_tolerances(void**) {
   remat::destroy_backend(cpu);
 }
 
+#if REMAT_TEST_HAVE_GPU_HOST
+// A Launcher that launches nothing and takes a matmul's 16-bit operands as CUDA does
+// (CudaBackend::takes_half_operands) or as OpenCL does (never): what gpu::workspace_bytes() asks
+// of a launcher.
+class RuleLauncher final : public remat::gpu::Launcher {
+ public:
+  explicit RuleLauncher(bool half_operands) : half_operands_(half_operands) {}
+  bool takes_half_operands(const remat::OpCall& call) const override {
+    return half_operands_ && remat::matmul_operands_of_one_type(call);
+  }
+  void begin(remat::gpu::KernelId) override {}
+  void scalar(const void*, size_t) override {}
+  void tensor(const remat::TensorRef&) override {}
+  void state() override {}
+  void local(size_t) override {}
+  remat_status launch(size_t, const remat::OpCall*, remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  remat_status launch_one_group(const remat::OpCall*, remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  size_t group_size(remat::gpu::KernelId) const override { return 256; }
+  remat_status zero(const remat::TensorRef&, const remat::OpCall&, remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  remat_status copy(const remat::TensorRef&, const remat::TensorRef&, const remat::OpCall&,
+                    remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  remat_status begin_check(const remat::OpCall&, remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  remat_status end_check(const remat::OpCall&, remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  remat_status matmul(const remat::OpCall&, bool, remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  remat_status head_matmul(const remat::OpCall&, remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  remat_status gemm(const remat::gpu::GemmBatch&, const remat::OpCall&,
+                    remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  uint64_t workspace_size() const override { return 0; }
+  remat_status spill(const remat::OpCall&, remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  remat_status prefetch(const remat::OpCall&, remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  remat_status wait(const remat::OpCall&, remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  const remat::gpu::HostStaging& host_staging() const override { return staging_; }
+  remat_status read_to_host(const remat::TensorRef&, void*, const remat::OpCall&,
+                            remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  remat_status write_from_host(const remat::TensorRef&, const void*, const remat::OpCall&,
+                               remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  remat_status finish_host_copies(const remat::OpCall&, remat::ErrorBuffer*) override {
+    return REMAT_ERROR_UNIMPLEMENTED;
+  }
+  bool tensors_in_cuda_memory() const override { return true; }
+  float* cuda_address(const remat::TensorRef&) const override { return nullptr; }
+
+ private:
+  bool half_operands_;
+  remat::gpu::HostStaging staging_;
+};
+
+// The compiler's figures for the GPUs, op by op, are gpu::workspace_bytes(): for OpenCL
+// (WideningRule::kGpu) and for CUDA (kGpuHalfOperands, checked here where no CUDA device runs):
+// plans compiled for each (fp32, bf16 and fp16, the conformance models and one that chunks its
+// batch and whose weight gradients take two 16-bit operands), their ops resolved by a session on
+// the GPU backend under test, each op's workspace asked of a launcher that takes a product's
+// operands as that backend does. the_workspace_is_the_figure_remat_compile_states checks the
+// backend's own total on the device.
+void each_ops_workspace_is_what_remat_compile_counts_for_it_on_the_gpus(void**) {
+  if (profile_under_test().widening == remat::WideningRule::kWhole ||
+      profile_under_test().widening == remat::WideningRule::kCpu) {
+    printf("%s: not a GPU backend\n", g_backend.c_str());
+    skip();
+  }
+  std::vector<const char*> models(std::begin(kModels), std::end(kModels));
+  models.push_back("transformer:layers=1,hidden=512,heads=4,ffn=2048,seq=512,vocab=40,classes=3");
+  const struct {
+    const char* name;
+    remat::WideningRule rule;
+  } targets[] = {{"opencl", remat::WideningRule::kGpu},
+                 {"cuda", remat::WideningRule::kGpuHalfOperands}};
+  for (const auto& target : targets) {
+    const RuleLauncher launcher(target.rule == remat::WideningRule::kGpuHalfOperands);
+    for (const char* model : models) {
+      for (const char* precision : {"fp32", "bf16", "fp16"}) {
+        const std::string strategy =
+            std::string("none/precision=") + precision + "/costs=" + target.name;
+        const remat::compiler::CompileResult compiled =
+            compile_result(model, kOptimizers[0], strategy);
+        Run run(model, kOptimizers[0], strategy, g_backend);
+        const uint32_t ops = run.plan->root->ops()->size();
+        if (ops != compiled.graph.ops.size())
+          fail_msg("%s: %u ops in the plan, %zu in the graph", model, ops,
+                   compiled.graph.ops.size());
+        uint64_t most = 0;
+        for (uint32_t i = 0; i < ops; ++i) {
+          const uint64_t stated = remat::compiler::op_workspace_bytes(
+              compiled.graph, compiled.graph.ops[i], target.rule);
+          const uint64_t used = remat::gpu::workspace_bytes(launcher, run.session->ops[i]);
+          if (used != stated)
+            fail_msg("%s, %s: op %u (%s) needs %llu bytes on %s, remat compile counts %llu", model,
+                     precision, i, remat::op_name(run.session->ops[i].code),
+                     static_cast<unsigned long long>(used), target.name,
+                     static_cast<unsigned long long>(stated));
+          most = std::max(most, used);
+        }
+        printf("  %s, %s, %s: workspace %llu bytes\n", target.name, model, precision,
+               static_cast<unsigned long long>(most));
+        if (most != compiled.report.workspace_bytes)
+          fail_msg("%s, %s on %s: the ops need %llu bytes, remat compile states %llu", model,
+                   precision, target.name, static_cast<unsigned long long>(most),
+                   static_cast<unsigned long long>(compiled.report.workspace_bytes));
+      }
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 const struct CMUnitTest kGpuHalfTests[] = {
     cmocka_unit_test(ops_read_in_16_bits_give_the_float32_kernels_bits),
     cmocka_unit_test(batch_chunks_match_the_cpu_within_the_cases_tolerances),
+#if REMAT_TEST_HAVE_GPU_HOST
+    cmocka_unit_test(each_ops_workspace_is_what_remat_compile_counts_for_it_on_the_gpus),
+#endif
 };
 const size_t kGpuHalfTestCount = sizeof(kGpuHalfTests) / sizeof(kGpuHalfTests[0]);
 
