@@ -9,18 +9,22 @@
 namespace remat {
 
 /// How a backend runs the ops of a 16-bit plan (f16, bf16 tensors) in float32: the rule that sets
-/// the widening workspace it allocates beside the arena (compiler/precision.h: widening_bytes).
+/// the widening workspace it allocates beside the arena (compiler/precision.h: workspace_bytes).
+/// On every rule the data movement ops whose tensors share one dtype move their bytes
+/// (backends/shared/widening_slices.h: moves_bytes).
 enum class WideningRule : uint8_t {
-  /// Every op's 16-bit tensors widened whole into the workspace (a backend without 16-bit
+  /// Every other op's 16-bit tensors widened whole into the workspace (a backend without 16-bit
   /// floats: it refuses such plans, so never used).
   kWhole,
   /// The CPU backend's (backends/cpu/widening.h): the elementwise ops widened a chunk at a time
-  /// on the stack, fused attention a few batch items at a time, and the products', bias_add's
-  /// and layer norm's 16-bit tensors read as they are.
+  /// on the stack, fused attention a few batch items at a time, and the products', bias_add's,
+  /// reduce_leading's, the embedding's, batch norm's and layer norm's 16-bit rows read as they
+  /// are.
   kCpu,
-  /// The GPU backends' (backends/gpu/ops/widening.h): the ops of plan/ops.h's gpu_reads_16_bit
-  /// read and write their 16-bit tensors as they are; fused attention and products over a batch
-  /// are widened a chunk of their batch at a time (kGpuWideningChunkBytes), every other op whole.
+  /// The GPU backends' (backends/gpu/ops/widening.h): the ops of plan/ops.h's gpu_reads_16_bit,
+  /// embedding_grad's dy and batch norm's [N, C, ...] tensors read and written as they are; fused
+  /// attention and products over a batch are widened a chunk of their batch at a time
+  /// (kGpuWideningChunkBytes), every other op whole.
   kGpu,
   /// kGpu, and matmul reads 16-bit operands A and B of its product's type as they are where
   /// both are of that type or float32 (the CUDA backend: cuBLAS GemmEx).

@@ -93,15 +93,17 @@ int64_t batch_chunk_items(const OpCall& call);
 uint64_t cpu_widening_bytes(const OpCall& call);
 
 /// Whether input |i| of |call| is a 16-bit tensor its float32 kernel reads as it is, widening as
-/// it goes with the bits of the widened copy: reduce_leading's dy (a row at a time), bias_add's x
-/// and embedding_grad's dy (a chunk of a row at a time), and layer norm's x and its gradient's dy
-/// and x (a row at a time, where kNormRowSlots rows of the last dim fit the thread's strip:
-/// plan/ops.h).
+/// it goes with the bits of the widened copy: reduce_leading's dy (a row at a time), bias_add's x,
+/// dropout's and its gradient's input and embedding_grad's dy (a chunk at a time), batch norm's [N,
+/// C, ...] tensors (plan/ops.h: batch_norm_rows; a chunk of a row at a time), and layer norm's x
+/// and its gradient's dy and x (a row at a time, where kNormRowSlots rows of the last dim fit the
+/// thread's strip: plan/ops.h).
 bool reads_16_bit_input(const OpCall& call, int i);
 
 /// Whether output |o| of |call| is a 16-bit tensor its float32 kernel writes as it is, each row
-/// rounded once from float32: bias_add's y, embedding's out, and layer norm's y and its
-/// gradient's dx where it reads its inputs so.
+/// rounded once from float32: bias_add's y, dropout's output, embedding's out, batch norm's y
+/// and dx, and layer
+/// norm's y and its gradient's dx where it reads its inputs so.
 bool writes_16_bit_output(const OpCall& call, int o);
 
 /// Runs |kernel| on |args| (the call's tensors resolved to host addresses) with its 16-bit

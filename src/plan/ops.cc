@@ -213,6 +213,15 @@ bool gpu_reads_16_bit(uint16_t code) {
   }
 }
 
+bool batch_norm_rows(uint16_t code, int k, bool output) {
+  switch (static_cast<OpCode>(code)) {
+    case OpCode::kBatchNorm:
+    case OpCode::kBatchNormInference: return k == 0;
+    case OpCode::kBatchNormGrad: return output ? k == 0 : k <= 1;
+    default: return false;
+  }
+}
+
 bool moves_elements(uint16_t code) {
   switch (static_cast<OpCode>(code)) {
     case OpCode::kPermute:

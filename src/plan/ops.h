@@ -134,6 +134,12 @@ bool computes_per_batch_item(uint16_t code);
 /// widening workspace there.
 bool gpu_reads_16_bit(uint16_t code);
 
+/// Whether input (|output| false) or output |k| of an op of |code| is one of batch norm's
+/// [N, C, ...] tensors: batch_norm's x and y, batch_norm_grad's dy, x and dx,
+/// batch_norm_inference's x and y. Every backend reads and writes those 16-bit as they are, the
+/// per-channel ones (gamma, the statistics and their gradients) widened where they are 16-bit.
+bool batch_norm_rows(uint16_t code, int k, bool output);
+
 /// Whether every element |code| writes is an element of an input, its bytes unchanged, or zero
 /// (permute, copy, select, select_grad, concat, slice): where all of a call's tensors share one
 /// dtype, every backend moves its bytes, 16-bit ones too, without widening them

@@ -461,7 +461,9 @@ bool chunks_its_batch(const remat::OpCall& call) { return remat::cpu::batch_chun
 // (reads_16_bit_input: reduce_leading, bias_add, layer norm and its gradient), at sizes below, at
 // and past a chunk (kPerElementChunk), past their thread grain (16384 elements: a part of a run
 // that ends inside a chunk), for reduce_leading around the column sums' width (kColumnSumsWidth,
-// 256), for bias_add around its row chunk (1024), for layer norm around its gradient's column
+// 256), for bias_add around its row chunk (1024), for dropout around its chunk (1024) and
+// thread grain, for batch norm's rows around theirs
+// (kChannelChunk, 1024), for layer norm around its gradient's column
 // block (256), rows past its row grain, and rows of the longest that fit the thread's strip
 // (kWideningStripFloats / kNormRowSlots) and one longer, widened whole instead: the bits of the
 // whole-tensor widening, that is of the float32 kernels; and fused attention at the edges of its
@@ -492,6 +494,30 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
         remat_test::OpCase sized = c;
         sized.in_dims = {rows_n, {rows_n[1]}};
         sized.out_dims = {rows_n};
+        cases.push_back(sized);
+      }
+      continue;
+    }
+    if (c.code == remat::OpCode::kDropout || c.code == remat::OpCode::kDropoutGrad) {
+      // Around its chunk of 1024 and its thread grain (16384): a thread's part ending mid-chunk.
+      for (const int64_t n :
+           {int64_t{1023}, int64_t{1024}, int64_t{1025}, int64_t{16385}, int64_t{70001}}) {
+        remat_test::OpCase sized = c;
+        sized.in_dims = {{n}};
+        sized.out_dims = {{n}};
+        cases.push_back(sized);
+      }
+      continue;
+    }
+    if (remat::batch_norm_rows(static_cast<uint16_t>(c.code), 0, false) &&
+        c.in_dims[0].size() == 4) {  // rows around kChannelChunk, in every pattern
+      for (const int64_t inner : {int64_t{1023}, int64_t{1024}, int64_t{1025}, int64_t{3000}}) {
+        remat_test::OpCase sized = c;
+        for (auto* list : {&sized.in_dims, &sized.out_dims}) {
+          for (std::vector<int64_t>& dims : *list) {
+            if (dims.size() == 4) dims = {3, 3, 1, inner};
+          }
+        }
         cases.push_back(sized);
       }
       continue;

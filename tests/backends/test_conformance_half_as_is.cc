@@ -1,8 +1,9 @@
 // Backend conformance, the ops every backend runs on 16-bit tensors without widening them: the
 // data movement ops whose tensors share one dtype move their bytes (backends/shared/
-// widening_slices.h: moves_bytes), and embedding writes its 16-bit out and its gradient reads its
-// 16-bit dy as they are (backends/cpu/widening.h: writes_16_bit_output, reads_16_bit_input; the
-// GPUs' typed kernels). They need no workspace, which is why a 16-bit plan's workspace does not
+// widening_slices.h: moves_bytes), embedding writes its 16-bit out and its gradient reads its
+// 16-bit dy as they are, dropout its input and output, and batch norm its [N, C, ...] tensors
+// (plan/ops.h: batch_norm_rows; backends/cpu/widening.h: writes_16_bit_output, reads_16_bit_input;
+// the GPUs' typed kernels). They need no workspace, which is why a 16-bit plan's workspace does not
 // grow with its batch (tests/compiler/test_budget.cc), and give the float32 kernels' bits.
 #include <stdio.h>
 #include <string.h>
@@ -54,21 +55,44 @@ remat_test::OpCase with_last_dim(remat_test::OpCase c, int64_t from, int64_t to)
 
 // The data movement ops (every_op_case()'s, and select, slice and concat over rows of an odd
 // count of 16-bit elements, which the GPUs copy a byte at a time) with all tensors bf16, then all
-// f16; embedding with a float32 table and a 16-bit out, its gradient with a 16-bit dy and a
-// float32 dtable (as a 16-bit plan has them), at rows of 8 elements and below, at and past the
-// CPU gradient's chunk of 1024: each on a backend prepared for the float32 call alone (a call
-// that widened would be refused), the bits of the float32 kernels over the rounded inputs. A mixed
-// pattern of a movement op still widens.
-void moved_and_embedded_rows_need_no_workspace_and_give_the_float32_bits(void**) {
+// f16; dropout and its gradient in bf16 and in f16 around the CPU's chunk of 1024 and past its
+// thread grain; embedding with a float32 table and a 16-bit out, its gradient with a 16-bit dy and
+// a float32 dtable, batch norm with 16-bit [N, C, ...] tensors and float32 per-channel ones (as a
+// 16-bit plan has them), at rows of 8 elements and below, at and past the CPU's chunk of 1024
+// (kChannelChunk): each on a backend prepared for the float32 call alone (a call that widened
+// would be refused), the bits of the float32 kernels over the rounded inputs. A mixed pattern of
+// a movement op still widens.
+void rows_read_as_they_are_need_no_workspace_and_give_the_float32_bits(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   if (!profile_under_test().half_floats) {
     printf("%s runs float32 tensors only\n", g_backend.c_str());
     skip();
   }
   BackendPair pair;
-  std::vector<remat_test::OpCase> moves, embeddings;
+  std::vector<remat_test::OpCase> moves, embeddings, norms, dropouts;
   for (const remat_test::OpCase& c : remat_test::every_op_case()) {
     if (remat::moves_elements(static_cast<uint16_t>(c.code))) moves.push_back(c);
+    if (c.code == remat::OpCode::kDropout || c.code == remat::OpCode::kDropoutGrad) {
+      for (const int64_t n : {int64_t{1023}, int64_t{1025}, int64_t{70001}}) {
+        remat_test::OpCase sized = c;
+        sized.in_dims = {{n}};
+        sized.out_dims = {{n}};
+        dropouts.push_back(sized);
+      }
+    }
+    if (remat::batch_norm_rows(static_cast<uint16_t>(c.code), 0, false)) {
+      norms.push_back(c);
+      if (c.in_dims[0].size() != 4) continue;  // sized once, from the [N, C, H, W] case
+      for (const int64_t inner : {int64_t{1023}, int64_t{1024}, int64_t{1025}, int64_t{3000}}) {
+        remat_test::OpCase sized = c;
+        for (auto* list : {&sized.in_dims, &sized.out_dims}) {
+          for (std::vector<int64_t>& dims : *list) {
+            if (dims.size() == 4) dims = {3, 3, 1, inner};
+          }
+        }
+        norms.push_back(sized);
+      }
+    }
     if (c.code != remat::OpCode::kEmbedding && c.code != remat::OpCode::kEmbeddingGrad) continue;
     embeddings.push_back(c);
     for (const int64_t h : {int64_t{3}, int64_t{1023}, int64_t{1024}, int64_t{1025}, int64_t{3000}})
@@ -98,6 +122,14 @@ void moved_and_embedded_rows_need_no_workspace_and_give_the_float32_bits(void**)
     if (remat_test::call_of_case_is(c, remat::moves_bytes, remat_test::widening_pattern(c, 2)))
       fail_msg("%s with bf16 and f32 tensors moves bytes", c.name);
   }
+  for (const remat_test::OpCase& c : dropouts) {
+    for (int pattern = 0; pattern < 2; ++pattern) {
+      remat_test::run_widened_case(c, remat_test::widening_pattern(c, pattern), pair.backend[1],
+                                   pair.backend[0], g_backend.c_str(), 0.0, nullptr,
+                                   remat_test::Prepared::kTheFloat32Call);
+      ++runs;
+    }
+  }
   for (const remat_test::OpCase& c : embeddings) {
     const bool grad = c.code == remat::OpCode::kEmbeddingGrad;
     for (const remat_dtype half : {REMAT_DTYPE_BF16, REMAT_DTYPE_F16}) {
@@ -110,8 +142,24 @@ void moved_and_embedded_rows_need_no_workspace_and_give_the_float32_bits(void**)
       ++runs;
     }
   }
+  for (const remat_test::OpCase& c : norms) {
+    const uint16_t code = static_cast<uint16_t>(c.code);
+    for (const remat_dtype half : {REMAT_DTYPE_BF16, REMAT_DTYPE_F16}) {
+      // The [N, C, ...] tensors 16-bit, the per-channel ones float32.
+      std::vector<remat_dtype> floats;
+      for (size_t i = 0; i < c.in_dims.size(); ++i)
+        floats.push_back(
+            remat::batch_norm_rows(code, static_cast<int>(i), false) ? half : REMAT_DTYPE_F32);
+      for (size_t o = 0; o < c.out_dims.size(); ++o)
+        floats.push_back(remat::batch_norm_rows(code, static_cast<int>(o), true) ? half
+                                                                                 : REMAT_DTYPE_F32);
+      remat_test::run_widened_case(c, floats, pair.backend[1], pair.backend[0], g_backend.c_str(),
+                                   0.0, nullptr, remat_test::Prepared::kTheFloat32Call);
+      ++runs;
+    }
+  }
   printf("%zu runs of %zu cases on %s: the float32 kernels' bits, without a workspace\n", runs,
-         moves.size() + embeddings.size(), g_backend.c_str());
+         moves.size() + embeddings.size() + norms.size() + dropouts.size(), g_backend.c_str());
 }
 
 // A 16-bit tensor of every pattern moved by select and permute keeps every pattern's bits, NaNs
@@ -184,7 +232,7 @@ void a_move_keeps_every_16_bit_pattern(void**) {
 }  // namespace
 
 const struct CMUnitTest kHalfAsIsTests[] = {
-    cmocka_unit_test(moved_and_embedded_rows_need_no_workspace_and_give_the_float32_bits),
+    cmocka_unit_test(rows_read_as_they_are_need_no_workspace_and_give_the_float32_bits),
     cmocka_unit_test(a_move_keeps_every_16_bit_pattern),
 };
 const size_t kHalfAsIsTestCount = sizeof(kHalfAsIsTests) / sizeof(kHalfAsIsTests[0]);

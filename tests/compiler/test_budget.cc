@@ -275,12 +275,13 @@ static void a_device_budget_holds_the_widening_workspace(void**) {
 // A 16-bit plan's workspace does not grow with the batch past the chunks of fused attention and
 // the GPUs' batch products: no op widens a batch-sized tensor whole (the class token's select
 // and the embedding's lookup and gradient move or convert their 16-bit tensors as they are:
-// backends/shared/widening_slices.h moves_bytes, backends/cpu/widening.h reads_16_bit_input),
-// on every backend's rule, in bf16 and fp16. At 512 items each of those tensors would take
-// 64 MiB in float32, twice a GPU's batch chunk.
+// backends/shared/widening_slices.h moves_bytes, backends/cpu/widening.h reads_16_bit_input;
+// and dropout read and write theirs as they are), on every backend's rule, in bf16 and fp16. At
+// 512 items each of those tensors would take 64 MiB in float32, twice a GPU's batch chunk.
 static void a_16_bit_workspace_does_not_grow_with_the_batch(void**) {
   remat::compiler::CompileOptions o;
-  o.model = "transformer:layers=1,hidden=256,heads=4,ffn=256,seq=128,vocab=100,classes=2";
+  o.model =
+      "transformer:layers=1,hidden=256,heads=4,ffn=256,seq=128,vocab=100,classes=2,dropout=0.1";
   for (const char* backend : {"cpu", "opencl", "cuda"}) {
     o.target(remat::compiler::target_profile(backend));
     for (const auto precision :

@@ -58,8 +58,17 @@ void every_build_matches_float64(void**) {
       for (float& v : dy) v = static_cast<float>(rng.uniform(-1, 1));
       std::vector<float> y(x.size(), 7.0f), dx(x.size(), 7.0f);
       float mean = 0, var = 0, dgamma = 0, dbeta = 0;
-      b.forward(rows, {x.data(), gamma, beta, eps, y.data(), &mean, &var});
-      b.backward(rows, {dy.data(), x.data(), mean, var, gamma, eps, dx.data(), &dgamma, &dbeta});
+      const uint8_t f32 = REMAT_DTYPE_F32;
+      b.forward(rows, {{x.data(), f32}, gamma, beta, eps, {y.data(), f32}, &mean, &var});
+      b.backward(rows, {{dy.data(), f32},
+                        {x.data(), f32},
+                        mean,
+                        var,
+                        gamma,
+                        eps,
+                        {dx.data(), f32},
+                        &dgamma,
+                        &dbeta});
 
       const double count = static_cast<double>(rows.images * inner);
       double m = 0, v = 0;

@@ -1,13 +1,18 @@
 // Batch normalisation over the channels of [N, C, ...]: training (batch statistics), its
 // gradient, evaluation (running statistics), the running statistics' update and the count of
 // batches it has seen. Threads take whole channels; a channel's training loops are in
-// ops/batchnorm_channels.cc, built per instruction set.
+// ops/batchnorm_channels.cc, built per instruction set. The [N, C, ...] tensors (x and y, dy,
+// x and dx) may be 16-bit, read and written as they are a part of a row at a time (widening.h:
+// reads_16_bit_input, writes_16_bit_output).
 #include <math.h>
 
 #include "backends/cpu/ops/batchnorm_channels.h"
+#include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/isa/isa.h"
 #include "backends/cpu/kernels_internal.h"
 #include "backends/cpu/parallel.h"
+#include "plan/half_float.h"
+#include "plan/op_subset.h"
 
 namespace remat {
 namespace cpu {
@@ -25,6 +30,20 @@ Channels channels_of(const TensorRef& t) {
   return {n, c, n * c > 0 ? t.numel / (n * c) : 0};
 }
 
+// Input |i| of |args| from element |at| on, in its dtype.
+ChannelIn channel_in(const KernelArgs& args, int i, int64_t at) {
+  const TensorRef& t = in_ref(args, i);
+  return {static_cast<const uint8_t*>(args.in[i]) + at * (kBuildHalfFloats ? elem_bytes(t) : 4),
+          t.dtype};
+}
+
+// Output |o| of |args| from element |at| on, in its dtype.
+ChannelOut channel_out(const KernelArgs& args, int o, int64_t at) {
+  const TensorRef& t = out_ref(args, o);
+  return {static_cast<uint8_t*>(args.out[o]) + at * (kBuildHalfFloats ? elem_bytes(t) : 4),
+          t.dtype};
+}
+
 }  // namespace
 
 void batch_norm_channel(const ChannelRows& rows, const BatchNormChannel& ch) {
@@ -37,18 +56,16 @@ void batch_norm_grad_channel(const ChannelRows& rows, const BatchNormGradChannel
 
 remat_status batch_norm(const KernelArgs& args) {
   const Channels v = channels_of(in_ref(args, 0));
-  const float* x = in_f32(args, 0);
   const float* gamma = in_f32(args, 1);
   const float* beta = in_f32(args, 2);
-  float* y = out_f32(args, 0);
   float* mean_out = out_f32(args, 1);
   float* var_out = out_f32(args, 2);
   const float eps = fattr(*args.call, attr::batch_norm::eps);
   const ChannelRows rows{v.n, v.inner, v.c * v.inner};
   parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t c = c0; c < c1; ++c) {
-      batch_norm_channel(rows, {x + v.row(0, c), gamma[c], beta[c], eps, y + v.row(0, c),
-                                mean_out + c, var_out + c});
+      batch_norm_channel(rows, {channel_in(args, 0, v.row(0, c)), gamma[c], beta[c], eps,
+                                channel_out(args, 0, v.row(0, c)), mean_out + c, var_out + c});
     }
   });
   return REMAT_OK;
@@ -56,20 +73,19 @@ remat_status batch_norm(const KernelArgs& args) {
 
 remat_status batch_norm_grad(const KernelArgs& args) {
   const Channels v = channels_of(in_ref(args, 1));
-  const float* dy = in_f32(args, 0);
-  const float* x = in_f32(args, 1);
   const float* mean = in_f32(args, 2);
   const float* var = in_f32(args, 3);
   const float* gamma = in_f32(args, 4);
-  float* dx = out_f32(args, 0);
   float* dgamma = out_f32(args, 1);
   float* dbeta = out_f32(args, 2);
   const float eps = fattr(*args.call, attr::batch_norm_grad::eps);
   const ChannelRows rows{v.n, v.inner, v.c * v.inner};
   parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t c = c0; c < c1; ++c) {
-      batch_norm_grad_channel(rows, {dy + v.row(0, c), x + v.row(0, c), mean[c], var[c], gamma[c],
-                                     eps, dx + v.row(0, c), dgamma + c, dbeta + c});
+      const int64_t at = v.row(0, c);
+      batch_norm_grad_channel(
+          rows, {channel_in(args, 0, at), channel_in(args, 1, at), mean[c], var[c], gamma[c], eps,
+                 channel_out(args, 0, at), dgamma + c, dbeta + c});
     }
   });
   return REMAT_OK;
@@ -77,12 +93,13 @@ remat_status batch_norm_grad(const KernelArgs& args) {
 
 remat_status batch_norm_inference(const KernelArgs& args) {
   const Channels v = channels_of(in_ref(args, 0));
-  const float* x = in_f32(args, 0);
   const float* gamma = in_f32(args, 1);
   const float* beta = in_f32(args, 2);
   const float* running_mean = in_f32(args, 3);
   const float* running_var = in_f32(args, 4);
-  float* y = out_f32(args, 0);
+  const uint8_t x_dtype = in_ref(args, 0).dtype, y_dtype = out_ref(args, 0).dtype;
+  const bool half = kBuildHalfFloats && (is_half_float(x_dtype) || is_half_float(y_dtype));
+  constexpr int64_t kBuf = kBuildHalfFloats ? kChannelChunk : 1;  // firmware: no 16-bit rows
   const double eps = fattr(*args.call, attr::batch_norm_inference::eps);
   parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t c = c0; c < c1; ++c) {
@@ -90,9 +107,27 @@ remat_status batch_norm_inference(const KernelArgs& args) {
       const float a = static_cast<float>(scale);
       const float b = static_cast<float>(beta[c] - running_mean[c] * scale);
       for (int64_t n = 0; n < v.n; ++n) {
-        const float* row = x + v.row(n, c);
-        float* out = y + v.row(n, c);
-        for (int64_t i = 0; i < v.inner; ++i) out[i] = row[i] * a + b;
+        if (!half) {
+          const float* row = static_cast<const float*>(args.in[0]) + v.row(n, c);
+          float* out = static_cast<float*>(args.out[0]) + v.row(n, c);
+          for (int64_t i = 0; i < v.inner; ++i) out[i] = row[i] * a + b;
+          continue;
+        }
+        float xs[kBuf], ys[kBuf];
+        for (int64_t k = 0; k < v.inner; k += kChannelChunk) {
+          const int64_t w = v.inner - k < kChannelChunk ? v.inner - k : kChannelChunk;
+          const float* row = xs;
+          if (is_half_float(x_dtype)) {
+            widen_span(x_dtype, static_cast<const uint16_t*>(args.in[0]) + v.row(n, c) + k, xs, w);
+          } else {
+            row = static_cast<const float*>(args.in[0]) + v.row(n, c) + k;
+          }
+          float* out =
+              is_half_float(y_dtype) ? ys : static_cast<float*>(args.out[0]) + v.row(n, c) + k;
+          for (int64_t i = 0; i < w; ++i) out[i] = row[i] * a + b;
+          if (is_half_float(y_dtype))
+            narrow_span(y_dtype, ys, static_cast<uint16_t*>(args.out[0]) + v.row(n, c) + k, w);
+        }
       }
     }
   });

@@ -16,12 +16,32 @@ struct ChannelRows {
   int64_t images, inner, stride;
 };
 
+/// A tensor's rows of one channel, from its first element: float32, or a 16-bit tensor read as
+/// it is (|dtype| REMAT_DTYPE_BF16 or F16: widened kChannelChunk elements of a row at a time on
+/// the stack, the bits of the widened copy; widening.h's reads_16_bit_input).
+struct ChannelIn {
+  const void* data;
+  uint8_t dtype;
+};
+
+/// An output's rows of one channel: float32, or 16-bit, each element rounded once from the
+/// float32 value (writes_16_bit_output).
+struct ChannelOut {
+  void* data;
+  uint8_t dtype;
+};
+
+/// Elements of a 16-bit row the channel loops widen or narrow at a time: a multiple of
+/// LaneSum's lanes (isa/lane_sum.h), so that each element goes to the lane it takes in a
+/// float32 row and the sums keep their bits.
+constexpr int64_t kChannelChunk = 1024;
+
 /// Batch statistics and output of one channel: mean and biased variance of x (two passes in
 /// double), y = (x - mean) * rstd * gamma + beta with rstd = 1 / sqrt(var + eps).
 struct BatchNormChannel {
-  const float* x;
+  ChannelIn x;
   float gamma, beta, eps;
-  float* y;
+  ChannelOut y;
   float* mean;
   float* var;
 };
@@ -29,10 +49,10 @@ struct BatchNormChannel {
 /// Gradient of one channel from the forward's stored mean and variance: dbeta = sum dy,
 /// dgamma = sum dy * xhat, dx = rstd * gamma * (dy - mean(dy) - xhat * mean(dy * xhat)).
 struct BatchNormGradChannel {
-  const float* dy;
-  const float* x;
+  ChannelIn dy;
+  ChannelIn x;
   float mean, var, gamma, eps;
-  float* dx;
+  ChannelOut dx;
   float* dgamma;
   float* dbeta;
 };

@@ -43,10 +43,15 @@ remat_status binary(const KernelArgs& args, F f) {
 
 // Dropout and its gradient apply the same mask: out[i] = keep(i) ? in[i] / (1 - p) : in[i] * 0.
 // A dropped element is in[i] * 0, not 0, so that NaN and infinity stay NaN as PyTorch's
-// input * mask keeps them (and -x gives -0 as it does there).
+// input * mask keeps them (and -x gives -0 as it does there). A 16-bit in or out is read or
+// written as it is, kDropoutChunk elements at a time widened on the stack (widening.h:
+// reads_16_bit_input): the bits of the widened copies.
+constexpr int64_t kDropoutChunk = 1024;
+
 remat_status apply_dropout_mask(const KernelArgs& args) {
-  const float* __restrict x = in_f32(args, 0);
-  float* __restrict y = out_f32(args, 0);
+  const uint8_t x_dtype = in_ref(args, 0).dtype, y_dtype = out_ref(args, 0).dtype;
+  const bool x_half = kBuildHalfFloats && is_half_float(x_dtype);
+  const bool y_half = kBuildHalfFloats && is_half_float(y_dtype);
   const int64_t n = out_ref(args, 0).numel;
   const uint64_t key = static_cast<uint64_t>(iattr(*args.call, attr::dropout::key));
   const float p = fattr(*args.call, attr::dropout::p);
@@ -54,19 +59,39 @@ remat_status apply_dropout_mask(const KernelArgs& args) {
   const uint64_t seed = args.ctx->seed, step = args.ctx->step;
   // A data-parallel rank's rows are rows rank x B.. of the whole batch (StepContext::rank).
   const uint64_t first = args.ctx->rank * static_cast<uint64_t>(n);
+  constexpr int64_t kBuf = kBuildHalfFloats ? kDropoutChunk : 1;  // firmware: no 16-bit tensors
   parallel_for(args, n, kElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
     // One Philox call yields the words of elements 4g..4g+3 (see philox_word()).
     uint64_t group = ~uint64_t{0};
     Philox4 r{};
-    for (int64_t i = begin; i < end; ++i) {
-      const uint64_t e = first + static_cast<uint64_t>(i);
-      if ((e >> 2) != group) {
-        group = e >> 2;
-        r = philox4x32(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32),
-                       static_cast<uint32_t>(step), static_cast<uint32_t>(key),
-                       static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+    // Elements at.. at + w of y from those of x.
+    auto mask = [&](const float* __restrict x, float* __restrict y, int64_t at, int64_t w) {
+      for (int64_t i = 0; i < w; ++i) {
+        const uint64_t e = first + static_cast<uint64_t>(at + i);
+        if ((e >> 2) != group) {
+          group = e >> 2;
+          r = philox4x32(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32),
+                         static_cast<uint32_t>(step), static_cast<uint32_t>(key),
+                         static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+        }
+        y[i] = uniform01(r.v[e & 3]) >= p ? x[i] / keep_scale : x[i] * 0.0f;
       }
-      y[i] = uniform01(r.v[e & 3]) >= p ? x[i] / keep_scale : x[i] * 0.0f;
+    };
+    if (!x_half && !y_half) {
+      mask(in_f32(args, 0) + begin, out_f32(args, 0) + begin, begin, end - begin);
+      return;
+    }
+    float xs[kBuf], ys[kBuf];
+    for (int64_t at = begin; at < end; at += kDropoutChunk) {
+      const int64_t w = end - at < kDropoutChunk ? end - at : kDropoutChunk;
+      const float* x = xs;
+      if (x_half) {
+        widen_span(x_dtype, static_cast<const uint16_t*>(args.in[0]) + at, xs, w);
+      } else {
+        x = in_f32(args, 0) + at;
+      }
+      mask(x, y_half ? ys : out_f32(args, 0) + at, at, w);
+      if (y_half) narrow_span(y_dtype, ys, static_cast<uint16_t*>(args.out[0]) + at, w);
     }
   });
   return REMAT_OK;

@@ -1,7 +1,9 @@
 // Batch normalisation on the GPU backends (kernels/batchnorm.cl): training (statistics, then
 // the normalised output), its gradient (per-channel sums, then dx), evaluation, the running
 // statistics' update and the batch counter's increment. The per-channel sums give each channel
-// a team of work items (row_team over the channel's images * inner elements).
+// a team of work items (row_team over the channel's images * inner elements). The [N, C, ...]
+// tensors are typed arguments, read and written 16-bit as they are (ops/widening.cc:
+// read_as_they_are); the per-channel ones float32 (widened where they are 16-bit).
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/op_args.h"
 
@@ -31,12 +33,12 @@ remat_status batch_norm(Launcher& l, const OpCall& call, const StepContext&, Err
   const Channels v = channels_of(x);
   const uint32_t team = row_team(l, kKernel_batch_norm_stats, v.n * v.inner);
   Args stats(l, kKernel_batch_norm_stats);
-  stats.tensor(x).tensor(mean).tensor(var).u64(v.n).u64(v.c).u64(v.inner).u32(team).scratch();
+  stats.typed(x).tensor(mean).tensor(var).u64(v.n).u64(v.c).u64(v.inner).u32(team).scratch();
   const remat_status status = stats.launch_rows(v.c, team, call, err);
   if (status != REMAT_OK) return status;
   Args apply(l, kKernel_batch_norm_apply);
-  apply.tensor(x).tensor(*call.inputs[1]).tensor(*call.inputs[2]).tensor(mean).tensor(var);
-  apply.tensor(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner);
+  apply.typed(x).tensor(*call.inputs[1]).tensor(*call.inputs[2]).tensor(mean).tensor(var);
+  apply.typed(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner);
   apply.f32(fattr(call, attr::batch_norm::eps));
   return apply.launch(items(x.numel), call, err);
 }
@@ -51,16 +53,17 @@ remat_status batch_norm_grad(Launcher& l, const OpCall& call, const StepContext&
   const float eps = fattr(call, attr::batch_norm_grad::eps);
   const uint32_t team = row_team(l, kKernel_batch_norm_grad_params, v.n * v.inner);
   Args params(l, kKernel_batch_norm_grad_params);
-  for (int i = 0; i < 4; ++i) params.tensor(*call.inputs[i]);
+  params.typed(*call.inputs[0]).typed(x).tensor(*call.inputs[2]).tensor(*call.inputs[3]);
   params.tensor(dgamma).tensor(dbeta).u64(v.n).u64(v.c).u64(v.inner).f32(eps);
   params.u32(team).scratch();
   const remat_status status = params.launch_rows(v.c, team, call, err);
   if (status != REMAT_OK) return status;
   Args dx(l, kKernel_batch_norm_grad_dx);
-  for (int i = 0; i < 5; ++i) dx.tensor(*call.inputs[i]);
+  dx.typed(*call.inputs[0]).typed(x);
+  for (int i = 2; i < 5; ++i) dx.tensor(*call.inputs[i]);
   dx.tensor(dgamma)
       .tensor(dbeta)
-      .tensor(*call.outputs[0])
+      .typed(*call.outputs[0])
       .u64(x.numel)
       .u64(v.c)
       .u64(v.inner)
@@ -73,8 +76,9 @@ remat_status batch_norm_inference(Launcher& l, const OpCall& call, const StepCon
   const TensorRef& x = *call.inputs[0];
   const Channels v = channels_of(x);
   Args a(l, kKernel_batch_norm_inference);
-  for (int i = 0; i < 5; ++i) a.tensor(*call.inputs[i]);
-  a.tensor(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner);
+  a.typed(x);
+  for (int i = 1; i < 5; ++i) a.tensor(*call.inputs[i]);
+  a.typed(*call.outputs[0]).u64(x.numel).u64(v.c).u64(v.inner);
   a.f32(fattr(call, attr::batch_norm_inference::eps));
   return a.launch(items(x.numel), call, err);
 }

@@ -43,12 +43,24 @@ bool accumulates_chunks(const OpCall& call) {
   return call.code == static_cast<uint16_t>(OpCode::kMatMul) && call.outputs[0]->rank == 2;
 }
 
-// The tensors of |call| that get no slice on |l|, as widening_slices() takes them: embedding_grad's
-// 16-bit dy (its kernel's typed argument), a product's 16-bit operands of the product's type
-// where |l| reads them as they are (Launcher::takes_half_operands).
+// The tensors of |call| that get no slice on |l|, as widening_slices() takes them (input i bit i,
+// output o bit kMaxOpInputs + o): embedding_grad's 16-bit dy and batch norm's [N, C, ...]
+// tensors (plan/ops.h: batch_norm_rows), their kernels' typed arguments; a product's 16-bit
+// operands of the product's type where |l| reads them as they are
+// (Launcher::takes_half_operands).
 uint32_t read_as_they_are(const Launcher& l, const OpCall& call) {
   if (call.code == static_cast<uint16_t>(OpCode::kEmbeddingGrad))
     return is_half_float(call.inputs[0]->dtype) ? 1u : 0u;
+  uint32_t rows = 0;
+  for (int i = 0; i < call.num_inputs; ++i) {
+    if (batch_norm_rows(call.code, i, false) && is_half_float(call.inputs[i]->dtype))
+      rows |= 1u << i;
+  }
+  for (int o = 0; o < call.num_outputs; ++o) {
+    if (batch_norm_rows(call.code, o, true) && is_half_float(call.outputs[o]->dtype))
+      rows |= 1u << (kMaxOpInputs + o);
+  }
+  if (rows != 0) return rows;
   if (product_operand_dtype(call) == REMAT_DTYPE_F32 || !l.takes_half_operands(call)) return 0;
   uint32_t mask = 0;
   for (int i = 0; i < 2; ++i) {
@@ -117,9 +129,11 @@ remat_status widen_and_run(Launcher& l, Op op, const OpCall& call, const StepCon
     if (status != REMAT_OK) return status;
     converted[k] = true;
   }
+  // An output written as it is keeps its tensor; the others are written into their slices.
+  auto written_as_is = [&](int o) { return ((as_is >> (kMaxOpInputs + o)) & 1u) != 0; };
   for (int o = 0; o < call.num_outputs; ++o) {
     const TensorRef& t = *call.outputs[o];
-    if (is_half_float(t.dtype)) lists.out[o] = &slices[s.find(t)];
+    if (is_half_float(t.dtype) && !written_as_is(o)) lists.out[o] = &slices[s.find(t)];
   }
   // Fused attention draws dropout by an item's index in the op's whole batch; a reduce-mode
   // product's chunks after the first add their sums into C.
@@ -136,7 +150,7 @@ remat_status widen_and_run(Launcher& l, Op op, const OpCall& call, const StepCon
   if (status != REMAT_OK) return status;
   for (int o = 0; o < call.num_outputs; ++o) {
     const TensorRef& t = *call.outputs[o];
-    if (!is_half_float(t.dtype)) continue;
+    if (!is_half_float(t.dtype) || written_as_is(o)) continue;
     const remat_status narrowed =
         convert(l, kKernel_narrow_half, *wide.outputs[o], t, t.dtype, t.numel, call, err);
     if (narrowed != REMAT_OK) return narrowed;

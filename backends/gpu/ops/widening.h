@@ -2,9 +2,10 @@
 // The ops of plan/ops.h's gpu_reads_16_bit (the elementwise ops, bias_add, reduce_leading,
 // dropout, layer norm and their gradients, embedding) run as they are: their kernels load and
 // store each 16-bit element through kernels/half.cl's conversions, with the bits of the widened
-// copy; so does embedding_grad's dy. The data movement ops whose tensors share one dtype move
-// their bytes (backends/shared/widening_slices.h: moves_bytes). Every other op is widened on the
-// device, as the CPU backend does on the host (backends/cpu/widening.h).
+// copy; so do embedding_grad's dy and batch norm's [N, C, ...] tensors (plan/ops.h:
+// batch_norm_rows), the per-channel ones widened where they are 16-bit. The data movement ops whose
+// tensors share one dtype move their bytes (backends/shared/widening_slices.h: moves_bytes). Every
+// other op is widened on the device, as the CPU backend does on the host (backends/cpu/widening.h).
 // Each distinct 16-bit tensor of the call gets a float32 slice of the backend's workspace
 // (backends/shared/widening_slices.h), addressed as region kWorkspaceRegion (launcher.h);
 // kernel widen_half converts each 16-bit input into its slice, the op's float32 launches run on
