@@ -151,6 +151,23 @@ remat::TensorRef bytes_tensor(remat::Region region, uint64_t offset, uint64_t by
   return t;
 }
 
+BackendPair::BackendPair() {
+  constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
+  alignas(256) static uint8_t arenas[2][kArena], persistent[2][kPersistent];
+  for (int b = 0; b < 2; ++b) {
+    const remat::RegionSetup regions =
+        regions_for(g_backend, arenas[b], kArena, persistent[b], kPersistent, 256);
+    remat_test::Errors e;
+    if (remat::create_backend(g_backend.c_str(), regions, &backend[b], &e.buf) != REMAT_OK)
+      fail_msg("create %s: %s", g_backend.c_str(), e.text);
+  }
+}
+
+BackendPair::~BackendPair() {
+  remat::destroy_backend(backend[0]);
+  remat::destroy_backend(backend[1]);
+}
+
 remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t arena_bytes,
                                void* persistent, uint64_t persistent_bytes, uint32_t alignment) {
   const remat::DeviceProfile* profile = remat::find_device_profile(backend.c_str());

@@ -176,6 +176,16 @@ remat::TensorRef bytes_tensor(remat::Region region, uint64_t offset, uint64_t by
 remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t arena_bytes,
                                void* persistent, uint64_t persistent_bytes, uint32_t alignment);
 
+/// Two backends of the kind under test, each over 4 MiB of arena of its own (static: one pair
+/// alive at a time): backend[0] runs the reference, float32 calls, backend[1] the call tested.
+struct BackendPair {
+  remat::Backend* backend[2] = {nullptr, nullptr};
+  BackendPair();
+  ~BackendPair();
+  BackendPair(const BackendPair&) = delete;
+  BackendPair& operator=(const BackendPair&) = delete;
+};
+
 /// The profile of the backend under test, or a failed test.
 const remat::DeviceProfile& profile_under_test();
 

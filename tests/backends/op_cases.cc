@@ -856,6 +856,24 @@ float widen(remat_dtype dtype, uint16_t h) {
 
 }  // namespace
 
+std::vector<OpCase> batch_norm_row_cases() {
+  std::vector<OpCase> cases;
+  for (const OpCase& c : every_op_case()) {
+    if (!remat::batch_norm_rows(static_cast<uint16_t>(c.code), 0, false)) continue;
+    if (c.in_dims[0].size() != 4 || c.in_dims[0][1] != 3) continue;  // the [4, 3, 5, 6] ones
+    for (const int64_t inner : {int64_t{1023}, int64_t{1024}, int64_t{1025}, int64_t{3000}}) {
+      OpCase sized = c;
+      for (auto* list : {&sized.in_dims, &sized.out_dims}) {
+        for (std::vector<int64_t>& dims : *list) {
+          if (dims.size() == 4) dims = {3, 3, 1, inner};
+        }
+      }
+      cases.push_back(sized);
+    }
+  }
+  return cases;
+}
+
 std::vector<remat_dtype> widening_pattern(const OpCase& c, int pattern) {
   std::vector<remat_dtype> floats(float_tensor_count(c));
   for (size_t k = 0; k < floats.size(); ++k) {

@@ -76,6 +76,11 @@ const std::vector<OpCase>& every_op_case();
 /// includes them.
 std::vector<OpCase> tile_size_cases();
 
+/// Batch norm's [N, C, H, W] cases of every_op_case() (training, its gradient, inference) with
+/// rows of 1023, 1024, 1025 and 3000 elements: around the part of a row the CPU reads a 16-bit
+/// one in (backends/cpu/ops/batchnorm_channels.h: kChannelChunk).
+std::vector<OpCase> batch_norm_row_cases();
+
 /// Runs |c| on |cpu| and on |other| (named |other_name| in messages) over the same random
 /// inputs and fails the test where an output differs beyond the case's tolerance. An output
 /// the catalogue names "workspace" (a convolution's im2col buffer, scratch of the CPU kernels

@@ -509,19 +509,6 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
       }
       continue;
     }
-    if (remat::batch_norm_rows(static_cast<uint16_t>(c.code), 0, false) &&
-        c.in_dims[0].size() == 4) {  // rows around kChannelChunk, in every pattern
-      for (const int64_t inner : {int64_t{1023}, int64_t{1024}, int64_t{1025}, int64_t{3000}}) {
-        remat_test::OpCase sized = c;
-        for (auto* list : {&sized.in_dims, &sized.out_dims}) {
-          for (std::vector<int64_t>& dims : *list) {
-            if (dims.size() == 4) dims = {3, 3, 1, inner};
-          }
-        }
-        cases.push_back(sized);
-      }
-      continue;
-    }
     if (c.code == remat::OpCode::kLayerNorm || c.code == remat::OpCode::kLayerNormGrad) {
       constexpr int64_t kLongest = remat::kWideningStripFloats / remat::kNormRowSlots;
       for (const std::vector<int64_t>& rows_n : std::vector<std::vector<int64_t>>{
@@ -548,6 +535,8 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
       cases.push_back(sized);
     }
   }
+  const std::vector<remat_test::OpCase> norms = remat_test::batch_norm_row_cases();
+  cases.insert(cases.end(), norms.begin(), norms.end());
   // Every per-element op of the list in widening.cc has a case (so none is left untested).
   if (per_element < 20) fail_msg("only %zu op cases run per element", per_element);
   // Fused attention, which sums its scores from bfloat16 q and k (dcontext and v) on AVX512-BF16

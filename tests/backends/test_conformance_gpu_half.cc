@@ -70,16 +70,8 @@ void ops_read_in_16_bits_give_the_float32_kernels_bits(void**) {
     printf("%s: not a GPU backend\n", g_backend.c_str());
     skip();
   }
-  constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
-  alignas(256) static uint8_t arenas[2][kArena], persistent[2][kPersistent];
-  remat::Backend* backends[2] = {nullptr, nullptr};
-  for (int b = 0; b < 2; ++b) {
-    const remat::RegionSetup regions =
-        regions_for(g_backend, arenas[b], kArena, persistent[b], kPersistent, 256);
-    remat_test::Errors e;
-    if (remat::create_backend(g_backend.c_str(), regions, &backends[b], &e.buf) != REMAT_OK)
-      fail_msg("create %s: %s", g_backend.c_str(), e.text);
-  }
+  BackendPair pair;
+  remat::Backend* const* backends = pair.backend;
   size_t runs = 0;
   const std::vector<remat_test::OpCase> cases = cases_read_in_16_bits();
   for (const remat_test::OpCase& c : cases) {
@@ -100,8 +92,6 @@ void ops_read_in_16_bits_give_the_float32_kernels_bits(void**) {
   }
   printf("%zu runs of %zu cases on %s: the float32 kernels' bits, without a workspace\n", runs,
          cases.size(), g_backend.c_str());
-  remat::destroy_backend(backends[0]);
-  remat::destroy_backend(backends[1]);
 }
 
 // Bytes of float32 copies of |c|'s float tensors that are 16-bit in |floats|, each rounded to

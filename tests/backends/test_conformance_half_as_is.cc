@@ -19,30 +19,6 @@
 namespace conformance {
 namespace {
 
-constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
-
-// Two backends of the kind under test over regions of their own: the one tested and the
-// reference that runs the float32 kernels.
-struct BackendPair {
-  remat::Backend* backend[2] = {nullptr, nullptr};
-  BackendPair() {
-    alignas(256) static uint8_t arenas[2][kArena], persistent[2][kPersistent];
-    for (int b = 0; b < 2; ++b) {
-      const remat::RegionSetup regions =
-          regions_for(g_backend, arenas[b], kArena, persistent[b], kPersistent, 256);
-      remat_test::Errors e;
-      if (remat::create_backend(g_backend.c_str(), regions, &backend[b], &e.buf) != REMAT_OK)
-        fail_msg("create %s: %s", g_backend.c_str(), e.text);
-    }
-  }
-  ~BackendPair() {
-    remat::destroy_backend(backend[0]);
-    remat::destroy_backend(backend[1]);
-  }
-  BackendPair(const BackendPair&) = delete;
-  BackendPair& operator=(const BackendPair&) = delete;
-};
-
 // |c| with its last dim (every tensor's whose last dim is |from|) set to |to|.
 remat_test::OpCase with_last_dim(remat_test::OpCase c, int64_t from, int64_t to) {
   for (auto* list : {&c.in_dims, &c.out_dims}) {
@@ -80,24 +56,13 @@ void rows_read_as_they_are_need_no_workspace_and_give_the_float32_bits(void**) {
         dropouts.push_back(sized);
       }
     }
-    if (remat::batch_norm_rows(static_cast<uint16_t>(c.code), 0, false)) {
-      norms.push_back(c);
-      if (c.in_dims[0].size() != 4) continue;  // sized once, from the [N, C, H, W] case
-      for (const int64_t inner : {int64_t{1023}, int64_t{1024}, int64_t{1025}, int64_t{3000}}) {
-        remat_test::OpCase sized = c;
-        for (auto* list : {&sized.in_dims, &sized.out_dims}) {
-          for (std::vector<int64_t>& dims : *list) {
-            if (dims.size() == 4) dims = {3, 3, 1, inner};
-          }
-        }
-        norms.push_back(sized);
-      }
-    }
+    if (remat::batch_norm_rows(static_cast<uint16_t>(c.code), 0, false)) norms.push_back(c);
     if (c.code != remat::OpCode::kEmbedding && c.code != remat::OpCode::kEmbeddingGrad) continue;
     embeddings.push_back(c);
     for (const int64_t h : {int64_t{3}, int64_t{1023}, int64_t{1024}, int64_t{1025}, int64_t{3000}})
       embeddings.push_back(with_last_dim(c, 8, h));
   }
+  for (const remat_test::OpCase& c : remat_test::batch_norm_row_cases()) norms.push_back(c);
   moves.push_back(
       {"select, odd rows", remat::OpCode::kSelect, {{5, 9, 33}}, {{5, 33}}, {1, 0}, {}, 0.0});
   moves.push_back(
@@ -115,7 +80,7 @@ void rows_read_as_they_are_need_no_workspace_and_give_the_float32_bits(void**) {
       const std::vector<remat_dtype> floats = remat_test::widening_pattern(c, pattern);
       if (!remat_test::call_of_case_is(c, remat::moves_bytes, floats))
         fail_msg("%s in pattern %d does not move bytes", c.name, pattern);
-      remat_test::run_widened_case(c, floats, pair.backend[1], pair.backend[0], g_backend.c_str(),
+      remat_test::run_widened_case(c, floats, pair.backend[0], pair.backend[1], g_backend.c_str(),
                                    0.0, nullptr, remat_test::Prepared::kTheFloat32Call);
       ++runs;
     }
@@ -124,8 +89,8 @@ void rows_read_as_they_are_need_no_workspace_and_give_the_float32_bits(void**) {
   }
   for (const remat_test::OpCase& c : dropouts) {
     for (int pattern = 0; pattern < 2; ++pattern) {
-      remat_test::run_widened_case(c, remat_test::widening_pattern(c, pattern), pair.backend[1],
-                                   pair.backend[0], g_backend.c_str(), 0.0, nullptr,
+      remat_test::run_widened_case(c, remat_test::widening_pattern(c, pattern), pair.backend[0],
+                                   pair.backend[1], g_backend.c_str(), 0.0, nullptr,
                                    remat_test::Prepared::kTheFloat32Call);
       ++runs;
     }
@@ -137,7 +102,7 @@ void rows_read_as_they_are_need_no_workspace_and_give_the_float32_bits(void**) {
       const std::vector<remat_dtype> floats = grad
                                                   ? std::vector<remat_dtype>{half, REMAT_DTYPE_F32}
                                                   : std::vector<remat_dtype>{REMAT_DTYPE_F32, half};
-      remat_test::run_widened_case(c, floats, pair.backend[1], pair.backend[0], g_backend.c_str(),
+      remat_test::run_widened_case(c, floats, pair.backend[0], pair.backend[1], g_backend.c_str(),
                                    0.0, nullptr, remat_test::Prepared::kTheFloat32Call);
       ++runs;
     }
@@ -153,7 +118,7 @@ void rows_read_as_they_are_need_no_workspace_and_give_the_float32_bits(void**) {
       for (size_t o = 0; o < c.out_dims.size(); ++o)
         floats.push_back(remat::batch_norm_rows(code, static_cast<int>(o), true) ? half
                                                                                  : REMAT_DTYPE_F32);
-      remat_test::run_widened_case(c, floats, pair.backend[1], pair.backend[0], g_backend.c_str(),
+      remat_test::run_widened_case(c, floats, pair.backend[0], pair.backend[1], g_backend.c_str(),
                                    0.0, nullptr, remat_test::Prepared::kTheFloat32Call);
       ++runs;
     }
@@ -172,7 +137,7 @@ void a_move_keeps_every_16_bit_pattern(void**) {
     skip();
   }
   BackendPair pair;
-  remat::Backend* backend = pair.backend[0];
+  remat::Backend* backend = pair.backend[1];
   constexpr int64_t kPatterns = 65536;
   // x: [2, 256, 256], row 0 every pattern reversed, row 1 every pattern in order.
   std::vector<uint16_t> x(2 * kPatterns);
