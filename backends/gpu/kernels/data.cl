@@ -41,8 +41,9 @@ KERNEL embedding_grad(buf_t dy, ulong dyo, int dyt, buf_t ids, ulong io, buf_t d
   }
 }
 
-// y[i_0..i_{r-1}] = x[sum i_k * s_k]: one work item per output element of |es| bytes. The
-// output dims d_k and source strides s_k come as scalars (vector arguments are not portable).
+// y[i_0..i_{r-1}] = x[sum i_k * s_k]: one work item per output element of |es| bytes (4 and 2
+// as one load, others a byte at a time). The output dims d_k and source strides s_k come as
+// scalars (vector arguments are not portable).
 KERNEL permute(buf_t x, ulong xo, buf_t y, ulong yo, ulong total, ulong es, int r, ulong d0,
                ulong d1, ulong d2, ulong d3, ulong d4, ulong d5, ulong s0, ulong s1, ulong s2,
                ulong s3, ulong s4, ulong s5) {
@@ -57,13 +58,16 @@ KERNEL permute(buf_t x, ulong xo, buf_t y, ulong yo, ulong total, ulong es, int 
   }
   if (es == 4) {
     ((GLOBAL uint*)(y + yo))[dst] = ((GLOBAL const uint*)(x + xo))[src];
+  } else if (es == 2) {
+    ((GLOBAL ushort*)(y + yo))[dst] = ((GLOBAL const ushort*)(x + xo))[src];
   } else {
     for (ulong b = 0; b < es; ++b) y[yo + dst * es + b] = x[xo + src * es + b];
   }
 }
 
-// Copies |rows| runs of |run| units between pitched layouts (select, select_grad). Offsets
-// and pitches are in bytes; |unit| is 4 when everything is a multiple of 4, else 1.
+// Copies |rows| runs of |run| bytes between pitched layouts (select and its gradient, concat,
+// slice), |unit| bytes a work item. Offsets and pitches are in bytes; |unit| is 4 when everything
+// is a multiple of 4, else 2 (16-bit elements).
 KERNEL copy_rows(buf_t src, ulong so, ulong src_pitch, buf_t dst, ulong dso, ulong dst_pitch,
                  ulong run, ulong rows, ulong unit) {
   const ulong g = GLOBAL_ID();
@@ -74,7 +78,8 @@ KERNEL copy_rows(buf_t src, ulong so, ulong src_pitch, buf_t dst, ulong dso, ulo
     *(GLOBAL uint*)(dst + dso + row * dst_pitch + i) =
         *(GLOBAL const uint*)(src + so + row * src_pitch + i);
   } else {
-    dst[dso + row * dst_pitch + i] = src[so + row * src_pitch + i];
+    *(GLOBAL ushort*)(dst + dso + row * dst_pitch + i) =
+        *(GLOBAL const ushort*)(src + so + row * src_pitch + i);
   }
 }
 

@@ -12,13 +12,14 @@ namespace {
 size_t items(int64_t v) { return static_cast<size_t>(v); }
 
 // Copies |rows| runs of |run| bytes from |src| (rows |src_pitch| bytes apart) to |dst| (rows
-// |dst_pitch| apart) with kernel copy_rows, in 4-byte words when every offset allows.
+// |dst_pitch| apart) with kernel copy_rows, in 4-byte words when every offset allows, else in
+// 2-byte halves: offsets, pitches and runs are whole elements, of 2 bytes at least.
 remat_status copy_rows(Launcher& l, const OpCall& call, const TensorRef& src, uint64_t src_pitch,
                        const TensorRef& dst, uint64_t dst_pitch, uint64_t run, int64_t rows,
                        ErrorBuffer* err) {
   if (run == 0 || rows == 0) return REMAT_OK;
   const bool words = (src.offset | src_pitch | dst.offset | dst_pitch | run) % 4 == 0;
-  const uint64_t unit = words ? 4 : 1;
+  const uint64_t unit = words ? 4 : 2;
   Args a(l, kKernel_copy_rows);
   a.tensor(src).u64(src_pitch).tensor(dst).u64(dst_pitch).u64(run).u64(rows).u64(unit);
   return a.launch(static_cast<size_t>(run / unit) * items(rows), call, err);
