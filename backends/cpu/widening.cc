@@ -44,12 +44,6 @@ void round_to_half(const KernelArgs& args, uint8_t dtype, const float* from, flo
   });
 }
 
-// Whether |code| is dropout or its gradient (ops/elementwise.cc: apply_dropout_mask).
-bool is_dropout(uint16_t code) {
-  return code == static_cast<uint16_t>(OpCode::kDropout) ||
-         code == static_cast<uint16_t>(OpCode::kDropoutGrad);
-}
-
 // |call|'s slices on the CPU: none for a tensor its kernel reads or writes in 16 bits as it is.
 WideningSlices cpu_slices(const OpCall& call) {
   uint32_t as_is = 0;
@@ -284,11 +278,7 @@ bool attention_reads_bf16(const OpCall& call) {
 
 bool reads_16_bit_input(const OpCall& call, int i) {
   if (!is_half_float(call.inputs[i]->dtype)) return false;
-  if (call.code == static_cast<uint16_t>(OpCode::kReduceLeading)) return i == 0;
-  if (call.code == static_cast<uint16_t>(OpCode::kBiasAdd)) return i == 0;
-  if (call.code == static_cast<uint16_t>(OpCode::kEmbeddingGrad)) return i == 0;
-  if (is_dropout(call.code)) return i == 0;
-  if (batch_norm_rows(call.code, i, false)) return true;
+  if (reads_16_bit_as_it_is(call.code, i, false)) return true;
   // Layer norm's x; its gradient's dy and x.
   const int rows_inputs = call.code == static_cast<uint16_t>(OpCode::kLayerNorm) ? 1 : 2;
   return i < rows_inputs && norm_rows_fit(call);
@@ -296,9 +286,7 @@ bool reads_16_bit_input(const OpCall& call, int i) {
 
 bool writes_16_bit_output(const OpCall& call, int o) {
   if (o != 0 || !is_half_float(call.outputs[0]->dtype)) return false;
-  return call.code == static_cast<uint16_t>(OpCode::kBiasAdd) ||
-         call.code == static_cast<uint16_t>(OpCode::kEmbedding) || is_dropout(call.code) ||
-         batch_norm_rows(call.code, o, true) || norm_rows_fit(call);
+  return reads_16_bit_as_it_is(call.code, o, true) || norm_rows_fit(call);
 }
 
 bool product_reads_16_bit(const OpCall& call) {

@@ -95,9 +95,9 @@ uint64_t cpu_widening_bytes(const OpCall& call);
 /// Whether input |i| of |call| is a 16-bit tensor its float32 kernel reads as it is, widening as
 /// it goes with the bits of the widened copy: reduce_leading's dy (a row at a time), bias_add's x,
 /// dropout's and its gradient's input and embedding_grad's dy (a chunk at a time), batch norm's [N,
-/// C, ...] tensors (plan/ops.h: batch_norm_rows; a chunk of a row at a time), and layer norm's x
-/// and its gradient's dy and x (a row at a time, where kNormRowSlots rows of the last dim fit the
-/// thread's strip: plan/ops.h).
+/// C, ...] tensors (plan/ops.h: reads_16_bit_as_it_is; a chunk of a row at a time), and layer
+/// norm's x and its gradient's dy and x (a row at a time, where kNormRowSlots rows of the last dim
+/// fit the thread's strip: plan/ops.h).
 bool reads_16_bit_input(const OpCall& call, int i);
 
 /// Whether output |o| of |call| is a 16-bit tensor its float32 kernel writes as it is, each row

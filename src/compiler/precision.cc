@@ -221,34 +221,25 @@ uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule)
     if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
     seen.push_back(t);
   };
-  // The CPU reads reduce_leading's 16-bit input as it is, bias_add's x and y, dropout's,
-  // embedding's out, and layer norm's rows and its gradient's where kNormRowSlots of them fit its
-  // strip (widening.h: reads_16_bit_input, writes_16_bit_output); the CPU and the GPUs
-  // embedding_grad's dy and batch norm's [N, C, ...] tensors (backends/gpu/ops/widening.cc:
-  // read_as_they_are).
+  // Every backend reads and writes the tensors of plan/ops.h's reads_16_bit_as_it_is as they are
+  // (backends/cpu/widening.h: reads_16_bit_input, writes_16_bit_output; backends/gpu/ops/
+  // widening.cc: read_as_they_are), and the CPU layer norm's rows and its gradient's where
+  // kNormRowSlots of them fit its strip.
   const bool norm = op.code == OpCode::kLayerNorm || op.code == OpCode::kLayerNormGrad;
-  const bool dropout = op.code == OpCode::kDropout || op.code == OpCode::kDropoutGrad;
   const size_t row_inputs = op.code == OpCode::kLayerNorm ? 1 : 2;
   const bool norm_rows =
       in_chunks && norm &&
       graph.tensors[static_cast<size_t>(op.inputs[row_inputs - 1])].shape.back() * kNormRowSlots <=
           kWideningStripFloats;
   for (size_t i = 0; i < op.inputs.size(); ++i) {
-    if (in_chunks &&
-        (op.code == OpCode::kReduceLeading || op.code == OpCode::kBiasAdd || dropout) && i == 0)
-      continue;
-    if ((in_chunks || gpu) && op.code == OpCode::kEmbeddingGrad && i == 0) continue;
-    if ((in_chunks || gpu) && batch_norm_rows(code, static_cast<int>(i), false)) continue;
+    if ((in_chunks || gpu) && reads_16_bit_as_it_is(code, static_cast<int>(i), false)) continue;
     if (norm_rows && i < row_inputs) continue;
     if (half_operands && i < 2 && is_half(graph, op.inputs[i])) continue;
     add(op.inputs[i], i < 2);
   }
   for (size_t o = 0; o < op.outputs.size(); ++o) {
-    if ((norm_rows || (in_chunks && (op.code == OpCode::kBiasAdd || op.code == OpCode::kEmbedding ||
-                                     dropout))) &&
-        o == 0)
-      continue;
-    if ((in_chunks || gpu) && batch_norm_rows(code, static_cast<int>(o), true)) continue;
+    if (norm_rows && o == 0) continue;
+    if ((in_chunks || gpu) && reads_16_bit_as_it_is(code, static_cast<int>(o), true)) continue;
     add(op.outputs[o], false);
   }
   // Fused attention widens a chunk of its batch at a time (backends/cpu/widening.h:

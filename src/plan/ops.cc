@@ -213,10 +213,16 @@ bool gpu_reads_16_bit(uint16_t code) {
   }
 }
 
-bool batch_norm_rows(uint16_t code, int k, bool output) {
+bool reads_16_bit_as_it_is(uint16_t code, int k, bool output) {
   switch (static_cast<OpCode>(code)) {
+    case OpCode::kBiasAdd:
+    case OpCode::kDropout:
+    case OpCode::kDropoutGrad:
     case OpCode::kBatchNorm:
     case OpCode::kBatchNormInference: return k == 0;
+    case OpCode::kReduceLeading:
+    case OpCode::kEmbeddingGrad: return !output && k == 0;
+    case OpCode::kEmbedding: return output && k == 0;
     case OpCode::kBatchNormGrad: return output ? k == 0 : k <= 1;
     default: return false;
   }

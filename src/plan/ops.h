@@ -134,11 +134,14 @@ bool computes_per_batch_item(uint16_t code);
 /// widening workspace there.
 bool gpu_reads_16_bit(uint16_t code);
 
-/// Whether input (|output| false) or output |k| of an op of |code| is one of batch norm's
-/// [N, C, ...] tensors: batch_norm's x and y, batch_norm_grad's dy, x and dx,
-/// batch_norm_inference's x and y. Every backend reads and writes those 16-bit as they are, the
-/// per-channel ones (gamma, the statistics and their gradients) widened where they are 16-bit.
-bool batch_norm_rows(uint16_t code, int k, bool output);
+/// Whether every backend's kernel of |code| reads input |k| (|output| false) or writes output
+/// |k| in 16 bits as it is, converting each element as it loads or stores it, with the bits of
+/// the widened copy: bias_add's x and y, reduce_leading's dy, dropout's and its gradient's input
+/// and output, embedding's out, embedding_grad's dy, and batch norm's [N, C, ...] tensors
+/// (batch_norm's x and y, batch_norm_grad's dy, x and dx, batch_norm_inference's x and y; the
+/// per-channel ones are widened where they are 16-bit). The CPU reads a few more where they fit
+/// its strips (backends/cpu/widening.h), the GPUs every tensor of gpu_reads_16_bit()'s ops.
+bool reads_16_bit_as_it_is(uint16_t code, int k, bool output);
 
 /// Whether every element |code| writes is an element of an input, its bytes unchanged, or zero
 /// (permute, copy, select, select_grad, concat, slice): where all of a call's tensors share one

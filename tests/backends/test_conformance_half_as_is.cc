@@ -2,9 +2,10 @@
 // data movement ops whose tensors share one dtype move their bytes (backends/shared/
 // widening_slices.h: moves_bytes), embedding writes its 16-bit out and its gradient reads its
 // 16-bit dy as they are, dropout its input and output, and batch norm its [N, C, ...] tensors
-// (plan/ops.h: batch_norm_rows; backends/cpu/widening.h: writes_16_bit_output, reads_16_bit_input;
-// the GPUs' typed kernels). They need no workspace, which is why a 16-bit plan's workspace does not
-// grow with its batch (tests/compiler/test_budget.cc), and give the float32 kernels' bits.
+// (plan/ops.h: reads_16_bit_as_it_is; backends/cpu/widening.h: writes_16_bit_output,
+// reads_16_bit_input; the GPUs' typed kernels). They need no workspace, which is why a 16-bit
+// plan's workspace does not grow with its batch (tests/compiler/test_budget.cc), and give the
+// float32 kernels' bits.
 #include <stdio.h>
 #include <string.h>
 
@@ -56,7 +57,9 @@ void rows_read_as_they_are_need_no_workspace_and_give_the_float32_bits(void**) {
         dropouts.push_back(sized);
       }
     }
-    if (remat::batch_norm_rows(static_cast<uint16_t>(c.code), 0, false)) norms.push_back(c);
+    if (c.code == remat::OpCode::kBatchNorm || c.code == remat::OpCode::kBatchNormGrad ||
+        c.code == remat::OpCode::kBatchNormInference)
+      norms.push_back(c);
     if (c.code != remat::OpCode::kEmbedding && c.code != remat::OpCode::kEmbeddingGrad) continue;
     embeddings.push_back(c);
     for (const int64_t h : {int64_t{3}, int64_t{1023}, int64_t{1024}, int64_t{1025}, int64_t{3000}})
@@ -113,11 +116,12 @@ void rows_read_as_they_are_need_no_workspace_and_give_the_float32_bits(void**) {
       // The [N, C, ...] tensors 16-bit, the per-channel ones float32.
       std::vector<remat_dtype> floats;
       for (size_t i = 0; i < c.in_dims.size(); ++i)
-        floats.push_back(
-            remat::batch_norm_rows(code, static_cast<int>(i), false) ? half : REMAT_DTYPE_F32);
+        floats.push_back(remat::reads_16_bit_as_it_is(code, static_cast<int>(i), false)
+                             ? half
+                             : REMAT_DTYPE_F32);
       for (size_t o = 0; o < c.out_dims.size(); ++o)
-        floats.push_back(remat::batch_norm_rows(code, static_cast<int>(o), true) ? half
-                                                                                 : REMAT_DTYPE_F32);
+        floats.push_back(
+            remat::reads_16_bit_as_it_is(code, static_cast<int>(o), true) ? half : REMAT_DTYPE_F32);
       remat_test::run_widened_case(c, floats, pair.backend[0], pair.backend[1], g_backend.c_str(),
                                    0.0, nullptr, remat_test::Prepared::kTheFloat32Call);
       ++runs;

@@ -7,11 +7,10 @@
 #include <math.h>
 
 #include "backends/cpu/ops/batchnorm_channels.h"
-#include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/isa/isa.h"
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/ops/half_chunks.h"
 #include "backends/cpu/parallel.h"
-#include "plan/half_float.h"
 #include "plan/op_subset.h"
 
 namespace remat {
@@ -98,8 +97,6 @@ remat_status batch_norm_inference(const KernelArgs& args) {
   const float* running_mean = in_f32(args, 3);
   const float* running_var = in_f32(args, 4);
   const uint8_t x_dtype = in_ref(args, 0).dtype, y_dtype = out_ref(args, 0).dtype;
-  const bool half = kBuildHalfFloats && (is_half_float(x_dtype) || is_half_float(y_dtype));
-  constexpr int64_t kBuf = kBuildHalfFloats ? kChannelChunk : 1;  // firmware: no 16-bit rows
   const double eps = fattr(*args.call, attr::batch_norm_inference::eps);
   parallel_for(args, v.c, 1, [&](int64_t c0, int64_t c1, uint32_t) {
     for (int64_t c = c0; c < c1; ++c) {
@@ -107,27 +104,10 @@ remat_status batch_norm_inference(const KernelArgs& args) {
       const float a = static_cast<float>(scale);
       const float b = static_cast<float>(beta[c] - running_mean[c] * scale);
       for (int64_t n = 0; n < v.n; ++n) {
-        if (!half) {
-          const float* row = static_cast<const float*>(args.in[0]) + v.row(n, c);
-          float* out = static_cast<float*>(args.out[0]) + v.row(n, c);
-          for (int64_t i = 0; i < v.inner; ++i) out[i] = row[i] * a + b;
-          continue;
-        }
-        float xs[kBuf], ys[kBuf];
-        for (int64_t k = 0; k < v.inner; k += kChannelChunk) {
-          const int64_t w = v.inner - k < kChannelChunk ? v.inner - k : kChannelChunk;
-          const float* row = xs;
-          if (is_half_float(x_dtype)) {
-            widen_span(x_dtype, static_cast<const uint16_t*>(args.in[0]) + v.row(n, c) + k, xs, w);
-          } else {
-            row = static_cast<const float*>(args.in[0]) + v.row(n, c) + k;
-          }
-          float* out =
-              is_half_float(y_dtype) ? ys : static_cast<float*>(args.out[0]) + v.row(n, c) + k;
-          for (int64_t i = 0; i < w; ++i) out[i] = row[i] * a + b;
-          if (is_half_float(y_dtype))
-            narrow_span(y_dtype, ys, static_cast<uint16_t*>(args.out[0]) + v.row(n, c) + k, w);
-        }
+        for_half_chunks(args.in[0], x_dtype, args.out[0], y_dtype, v.row(n, c), v.inner,
+                        [a, b](const float* row, float* out, int64_t, int64_t w) {
+                          for (int64_t i = 0; i < w; ++i) out[i] = row[i] * a + b;
+                        });
       }
     }
   });

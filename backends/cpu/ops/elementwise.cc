@@ -5,6 +5,7 @@
 #include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/isa/math_span.h"
 #include "backends/cpu/kernels_internal.h"
+#include "backends/cpu/ops/half_chunks.h"
 #include "backends/cpu/parallel.h"
 #include "plan/half_float.h"
 #include "plan/op_subset.h"
@@ -44,14 +45,9 @@ remat_status binary(const KernelArgs& args, F f) {
 // Dropout and its gradient apply the same mask: out[i] = keep(i) ? in[i] / (1 - p) : in[i] * 0.
 // A dropped element is in[i] * 0, not 0, so that NaN and infinity stay NaN as PyTorch's
 // input * mask keeps them (and -x gives -0 as it does there). A 16-bit in or out is read or
-// written as it is, kDropoutChunk elements at a time widened on the stack (widening.h:
-// reads_16_bit_input): the bits of the widened copies.
-constexpr int64_t kDropoutChunk = 1024;
-
+// written as it is (half_chunks.h).
 remat_status apply_dropout_mask(const KernelArgs& args) {
   const uint8_t x_dtype = in_ref(args, 0).dtype, y_dtype = out_ref(args, 0).dtype;
-  const bool x_half = kBuildHalfFloats && is_half_float(x_dtype);
-  const bool y_half = kBuildHalfFloats && is_half_float(y_dtype);
   const int64_t n = out_ref(args, 0).numel;
   const uint64_t key = static_cast<uint64_t>(iattr(*args.call, attr::dropout::key));
   const float p = fattr(*args.call, attr::dropout::p);
@@ -59,15 +55,14 @@ remat_status apply_dropout_mask(const KernelArgs& args) {
   const uint64_t seed = args.ctx->seed, step = args.ctx->step;
   // A data-parallel rank's rows are rows rank x B.. of the whole batch (StepContext::rank).
   const uint64_t first = args.ctx->rank * static_cast<uint64_t>(n);
-  constexpr int64_t kBuf = kBuildHalfFloats ? kDropoutChunk : 1;  // firmware: no 16-bit tensors
   parallel_for(args, n, kElementGrain, [&](int64_t begin, int64_t end, uint32_t) {
     // One Philox call yields the words of elements 4g..4g+3 (see philox_word()).
     uint64_t group = ~uint64_t{0};
     Philox4 r{};
-    // Elements at.. at + w of y from those of x.
-    auto mask = [&](const float* __restrict x, float* __restrict y, int64_t at, int64_t w) {
+    // Elements begin + k.. of y from those of x.
+    auto mask = [&](const float* __restrict x, float* __restrict y, int64_t k, int64_t w) {
       for (int64_t i = 0; i < w; ++i) {
-        const uint64_t e = first + static_cast<uint64_t>(at + i);
+        const uint64_t e = first + static_cast<uint64_t>(begin + k + i);
         if ((e >> 2) != group) {
           group = e >> 2;
           r = philox4x32(static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32),
@@ -77,22 +72,7 @@ remat_status apply_dropout_mask(const KernelArgs& args) {
         y[i] = uniform01(r.v[e & 3]) >= p ? x[i] / keep_scale : x[i] * 0.0f;
       }
     };
-    if (!x_half && !y_half) {
-      mask(in_f32(args, 0) + begin, out_f32(args, 0) + begin, begin, end - begin);
-      return;
-    }
-    float xs[kBuf], ys[kBuf];
-    for (int64_t at = begin; at < end; at += kDropoutChunk) {
-      const int64_t w = end - at < kDropoutChunk ? end - at : kDropoutChunk;
-      const float* x = xs;
-      if (x_half) {
-        widen_span(x_dtype, static_cast<const uint16_t*>(args.in[0]) + at, xs, w);
-      } else {
-        x = in_f32(args, 0) + at;
-      }
-      mask(x, y_half ? ys : out_f32(args, 0) + at, at, w);
-      if (y_half) narrow_span(y_dtype, ys, static_cast<uint16_t*>(args.out[0]) + at, w);
-    }
+    for_half_chunks(args.in[0], x_dtype, args.out[0], y_dtype, begin, end - begin, mask);
   });
   return REMAT_OK;
 }
@@ -113,10 +93,7 @@ float power(float x, float p) {
 
 }  // namespace
 
-// A 16-bit x or y is read or written as it is (widening.h: reads_16_bit_input), kBiasChunk
-// elements of a row at a time widened on the stack: the bits of the widened copies.
-constexpr int64_t kBiasChunk = 1024;
-
+// A 16-bit x or y is read or written as it is, a row at a time (half_chunks.h).
 remat_status bias_add(const KernelArgs& args) {
   const float* __restrict b = in_f32(args, 1);
   const int64_t nb = in_ref(args, 1).numel;
@@ -124,32 +101,12 @@ remat_status bias_add(const KernelArgs& args) {
   if (nb == 0) return REMAT_OK;
   const int64_t rows = n / nb;
   const uint8_t x_dtype = in_ref(args, 0).dtype, y_dtype = out_ref(args, 0).dtype;
-  if (kBuildHalfFloats && (is_half_float(x_dtype) || is_half_float(y_dtype))) {
-    parallel_for(args, rows, (kElementGrain + nb - 1) / nb, [&](int64_t r0, int64_t r1, uint32_t) {
-      float xs[kBiasChunk], ys[kBiasChunk];
-      for (int64_t r = r0 * nb; r < r1 * nb; r += nb) {
-        for (int64_t j0 = 0; j0 < nb; j0 += kBiasChunk) {
-          const int64_t w = nb - j0 < kBiasChunk ? nb - j0 : kBiasChunk;
-          const float* __restrict x = xs;
-          if (is_half_float(x_dtype)) {
-            widen_span(x_dtype, static_cast<const uint16_t*>(args.in[0]) + r + j0, xs, w);
-          } else {
-            x = in_f32(args, 0) + r + j0;
-          }
-          float* __restrict y = is_half_float(y_dtype) ? ys : out_f32(args, 0) + r + j0;
-          for (int64_t j = 0; j < w; ++j) y[j] = x[j] + b[j0 + j];
-          if (is_half_float(y_dtype))
-            narrow_span(y_dtype, ys, static_cast<uint16_t*>(args.out[0]) + r + j0, w);
-        }
-      }
-    });
-    return REMAT_OK;
-  }
-  const float* __restrict x = in_f32(args, 0);
-  float* __restrict y = out_f32(args, 0);
   parallel_for(args, rows, (kElementGrain + nb - 1) / nb, [&](int64_t r0, int64_t r1, uint32_t) {
     for (int64_t r = r0 * nb; r < r1 * nb; r += nb) {
-      for (int64_t j = 0; j < nb; ++j) y[r + j] = x[r + j] + b[j];
+      for_half_chunks(args.in[0], x_dtype, args.out[0], y_dtype, r, nb,
+                      [b](const float* __restrict x, float* __restrict y, int64_t j0, int64_t w) {
+                        for (int64_t j = 0; j < w; ++j) y[j] = x[j] + b[j0 + j];
+                      });
     }
   });
   return REMAT_OK;

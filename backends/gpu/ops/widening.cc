@@ -44,20 +44,18 @@ bool accumulates_chunks(const OpCall& call) {
 }
 
 // The tensors of |call| that get no slice on |l|, as widening_slices() takes them (input i bit i,
-// output o bit kMaxOpInputs + o): embedding_grad's 16-bit dy and batch norm's [N, C, ...]
-// tensors (plan/ops.h: batch_norm_rows), their kernels' typed arguments; a product's 16-bit
-// operands of the product's type where |l| reads them as they are
-// (Launcher::takes_half_operands).
+// output o bit kMaxOpInputs + o): the 16-bit ones plan/ops.h's reads_16_bit_as_it_is names
+// (embedding_grad's dy and batch norm's [N, C, ...] tensors reach here: their kernels' typed
+// arguments), a product's 16-bit operands of the product's type where |l| reads them as they
+// are (Launcher::takes_half_operands).
 uint32_t read_as_they_are(const Launcher& l, const OpCall& call) {
-  if (call.code == static_cast<uint16_t>(OpCode::kEmbeddingGrad))
-    return is_half_float(call.inputs[0]->dtype) ? 1u : 0u;
   uint32_t rows = 0;
   for (int i = 0; i < call.num_inputs; ++i) {
-    if (batch_norm_rows(call.code, i, false) && is_half_float(call.inputs[i]->dtype))
+    if (reads_16_bit_as_it_is(call.code, i, false) && is_half_float(call.inputs[i]->dtype))
       rows |= 1u << i;
   }
   for (int o = 0; o < call.num_outputs; ++o) {
-    if (batch_norm_rows(call.code, o, true) && is_half_float(call.outputs[o]->dtype))
+    if (reads_16_bit_as_it_is(call.code, o, true) && is_half_float(call.outputs[o]->dtype))
       rows |= 1u << (kMaxOpInputs + o);
   }
   if (rows != 0) return rows;

@@ -3,17 +3,17 @@
 // dropout, layer norm and their gradients, embedding) run as they are: their kernels load and
 // store each 16-bit element through kernels/half.cl's conversions, with the bits of the widened
 // copy; so do embedding_grad's dy and batch norm's [N, C, ...] tensors (plan/ops.h:
-// batch_norm_rows), the per-channel ones widened where they are 16-bit. The data movement ops whose
-// tensors share one dtype move their bytes (backends/shared/widening_slices.h: moves_bytes). Every
-// other op is widened on the device, as the CPU backend does on the host (backends/cpu/widening.h).
-// Each distinct 16-bit tensor of the call gets a float32 slice of the backend's workspace
-// (backends/shared/widening_slices.h), addressed as region kWorkspaceRegion (launcher.h);
-// kernel widen_half converts each 16-bit input into its slice, the op's float32 launches run on
-// a copy of the call whose 16-bit tensors are their slices, and kernel narrow_half rounds each
-// 16-bit output back once (kernels/half.cl: src/plan/half_float.cc's bits). An output that is
-// an input shares its slice; no other output is converted in (the ops overwrite their outputs).
-// A 16-bit product's float32 operand (backends/shared/widening_slices.h) is rounded to the
-// product's type in its slice (kernel round_half), or, where the backend takes the product's
+// reads_16_bit_as_it_is), the per-channel ones widened where they are 16-bit. The data movement ops
+// whose tensors share one dtype move their bytes (backends/shared/widening_slices.h: moves_bytes).
+// Every other op is widened on the device, as the CPU backend does on the host
+// (backends/cpu/widening.h). Each distinct 16-bit tensor of the call gets a float32 slice of the
+// backend's workspace (backends/shared/widening_slices.h), addressed as region kWorkspaceRegion
+// (launcher.h); kernel widen_half converts each 16-bit input into its slice, the op's float32
+// launches run on a copy of the call whose 16-bit tensors are their slices, and kernel narrow_half
+// rounds each 16-bit output back once (kernels/half.cl: src/plan/half_float.cc's bits). An output
+// that is an input shares its slice; no other output is converted in (the ops overwrite their
+// outputs). A 16-bit product's float32 operand (backends/shared/widening_slices.h) is rounded to
+// the product's type in its slice (kernel round_half), or, where the backend takes the product's
 // operands in 16 bits (Launcher::takes_half_operands: cuBLAS GemmEx), narrowed into it while
 // the 16-bit operands are read as they are. Everything is queued in order on the backend's
 // compute queue or stream, so it is captured into a CUDA graph like any launch. Fused attention
