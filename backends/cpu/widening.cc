@@ -194,29 +194,67 @@ remat_status run_product(Kernel kernel, const KernelArgs& args, void* workspace)
   return kernel(w);
 }
 
-// run_widened() for an op that computes_per_batch_item(), batch_chunk_items() at a time: each
-// chunk's tensors widened into the workspace and the kernel run on them, with its threads. The
-// kernel computes every item from that item's inputs alone, so the bits are those of the
-// whole-batch widening.
+// Bytes of the workspace a sum's chunk after the first writes its float32 |outputs| into.
+uint64_t partial_sum_bytes(const OpCall& call) {
+  uint64_t bytes = 0;
+  for (int o = 0; o < call.num_outputs; ++o) {
+    bytes +=
+        (call.outputs[o]->bytes + kWideningAlignment - 1) / kWideningAlignment * kWideningAlignment;
+  }
+  return bytes;
+}
+
+// Whether |call| sums over its batch into float32 outputs: then it runs in batch chunks, each
+// chunk's sums added into the outputs.
+bool sums_into_float32(const OpCall& call) {
+  if (!sums_over_batch_items(call.code)) return false;
+  for (int o = 0; o < call.num_outputs; ++o) {
+    if (call.outputs[o]->dtype != REMAT_DTYPE_F32) return false;
+  }
+  return true;
+}
+
+// run_widened() for an op that computes_per_batch_item() or sums_into_float32(),
+// batch_chunk_items() at a time: each chunk's tensors widened into the workspace and the kernel
+// run on them, with its threads. The kernel computes every item from that item's inputs alone,
+// so the bits are those of the whole-batch widening; a sum's chunks after the first write into
+// the workspace past their slices, and their sums are added into the outputs.
 remat_status run_in_batch_chunks(Kernel kernel, const KernelArgs& args, void* workspace,
                                  int64_t items) {
   const OpCall& call = *args.call;
   const int64_t batch = batch_of(call);
+  const bool sums = sums_over_batch_items(call.code);
   return for_each_batch_chunk(call, items, [&](const OpCall& part, int64_t first) {
     KernelArgs w = args;
     w.call = &part;
     w.batch_whole = batch;
     w.batch_first = first;
     for (int i = 0; i < call.num_inputs; ++i) {
-      if (!splits_by_batch(*call.inputs[i])) continue;
       w.in[i] =
           static_cast<uint8_t*>(args.in[i]) + (part.inputs[i]->offset - call.inputs[i]->offset);
     }
+    uint8_t* partial = static_cast<uint8_t*>(workspace) + cpu_slices(part).bytes;
     for (int o = 0; o < call.num_outputs; ++o) {
+      if (sums && first > 0) {
+        w.out[o] = partial;
+        partial += (call.outputs[o]->bytes + kWideningAlignment - 1) / kWideningAlignment *
+                   kWideningAlignment;
+        continue;
+      }
       w.out[o] =
           static_cast<uint8_t*>(args.out[o]) + (part.outputs[o]->offset - call.outputs[o]->offset);
     }
-    return run_widened_whole(kernel, w, workspace);
+    const remat_status status = run_widened_whole(kernel, w, workspace);
+    if (status != REMAT_OK || !sums || first == 0) return status;
+    for (int o = 0; o < call.num_outputs; ++o) {
+      float* sum = static_cast<float*>(args.out[o]);
+      const float* chunk = static_cast<const float*>(w.out[o]);
+      parallel_for(args, call.outputs[o]->numel, kConvertGrain,
+                   [&](int64_t begin, int64_t end, uint32_t) {
+                     for (int64_t i = begin; i < end; ++i) sum[i] += chunk[i];
+                   });
+    }
+    return REMAT_OK;
   });
 }
 
@@ -232,15 +270,10 @@ uint64_t product_slice_bytes(const OpCall& call) {
 }
 
 int64_t batch_chunk_items(const OpCall& call) {
-  if (!computes_per_batch_item(call.code) || !runs_widened(call)) return 0;
-  const WideningSlices s = cpu_slices(call);
+  if (!(computes_per_batch_item(call.code) || sums_into_float32(call)) || !runs_widened(call))
+    return 0;
   const int64_t batch = batch_of(call);
-  uint64_t item_bytes = 0;
-  for (int k = 0; k < s.count; ++k) {
-    const TensorRef& t = *s.tensor[k];
-    if (splits_by_batch(t)) item_bytes += static_cast<uint64_t>(t.numel / batch) * sizeof(float);
-  }
-  const int64_t items = widening_chunk_items(item_bytes, batch);
+  const int64_t items = widening_chunk_items(batch_item_bytes(call, cpu_slices(call)), batch);
   return items < batch ? items : 0;
 }
 
@@ -261,7 +294,8 @@ uint64_t cpu_widening_bytes(const OpCall& call) {
   if (items == 0) return cpu_slices(call).bytes;
   OpCallLists lists;
   TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
-  return widening_bytes(batch_chunk_call(call, 0, items, lists, refs));
+  const uint64_t slices = cpu_slices(batch_chunk_call(call, 0, items, lists, refs)).bytes;
+  return slices + (sums_over_batch_items(call.code) ? partial_sum_bytes(call) : 0);
 }
 
 bool attention_reads_bf16(const OpCall& call) {

@@ -13,9 +13,11 @@
 // runs_per_element) goes through its tensors a chunk at a time on the stack, and reduce_leading,
 // bias_add, embedding and its gradient, layer norm and its gradient read and write their 16-bit
 // rows as they are, widening a row (or a chunk of one) at a time (reads_16_bit_input,
-// writes_16_bit_output). One gives the same bits with less memory:
-// fused attention, which computes each batch item alone, widens a chunk of items at a time
-// (batch_chunk_items), so its slices stay near kWideningChunkBytes whatever the batch.
+// writes_16_bit_output). One gives the same bits with less memory: fused attention, the
+// convolutions and pooling, which compute each batch item alone, widen a chunk of items at a
+// time (batch_chunk_items), so their slices stay near kWideningChunkBytes whatever the batch; so
+// do a convolution's weight and bias gradients, sums over the batch, whose chunks' sums are added
+// up in order (their bits are not the whole batch's).
 //
 // Which ops run widened and their slices are the rule the GPU backends share
 // (backends/shared/widening_slices.h). The workspace is obtained once, at session creation
@@ -76,16 +78,20 @@ bool runs_per_element(const OpCall& call);
 bool attention_reads_bf16(const OpCall& call);
 
 /// Batch items run_widened() widens |call| a chunk of at a time: for an op that
-/// computes_per_batch_item() (fused attention and its gradient) whose 16-bit tensors' float32
-/// copies take more than kWideningChunkBytes, widening_chunk_items() of one item's (its rank-3
-/// tensors are split along the batch, a rank-2 mask is widened whole for each chunk); 0 where it
-/// widens the call whole.
+/// computes_per_batch_item() (fused attention, the convolutions and pooling that compute each
+/// image alone, and their gradients), or that sums_over_batch_items() into float32 outputs (a
+/// conv's weight and bias gradients), whose 16-bit tensors' float32 copies take more than
+/// kWideningChunkBytes, widening_chunk_items() of one item's (the tensors plan/ops.h's
+/// splits_by_batch() names are split along the batch; a mask, the filters are widened whole for
+/// each chunk); 0 where it widens the call whole. A sum's chunks after the first write their sums
+/// into the workspace, after the chunk's slices, and add them to the output's in order (the bits
+/// are the float32 kernel's on each chunk, summed chunk by chunk).
 int64_t batch_chunk_items(const OpCall& call);
 
 /// Bytes of workspace run_widened() uses for |call|: widening_bytes(), but none for a call that
 /// runs_per_element() (its chunks are on the threads' stacks), a chunk's for a call with
-/// batch_chunk_items(), none for a tensor the kernel reads or writes as it is
-/// (reads_16_bit_input, writes_16_bit_output), and
+/// batch_chunk_items() (and a sum's float32 outputs, each rounded up to kWideningAlignment), none
+/// for a tensor the kernel reads or writes as it is (reads_16_bit_input, writes_16_bit_output), and
 /// for a product_reads_16_bit() call the 16-bit copies of its operands of another dtype only (2
 /// bytes an element, rounded up to kWideningAlignment each). The backend's
 /// workspace is the most of any op of the plan; `remat compile` states the same figure

@@ -1,6 +1,8 @@
 // The calls of an op's batch chunks (batch_chunks.h).
 #include "backends/shared/batch_chunks.h"
 
+#include "plan/ops.h"
+
 namespace remat {
 namespace {
 
@@ -15,15 +17,44 @@ TensorRef batch_chunk_ref(const TensorRef& t, int64_t batch, int64_t first, int6
   return c;
 }
 
+bool splits_input(const OpCall& call, int i) {
+  return splits_by_batch(call.code, i, false, call.inputs[i]->rank);
+}
+
+bool splits_output(const OpCall& call, int o) {
+  return splits_by_batch(call.code, o, true, call.outputs[o]->rank);
+}
+
 }  // namespace
 
-bool splits_by_batch(const TensorRef& t) { return t.rank == 3; }
+bool splits_by_batch(const OpCall& call, const TensorRef& t) {
+  for (int i = 0; i < call.num_inputs; ++i) {
+    if (same_tensor(*call.inputs[i], t) && splits_input(call, i)) return true;
+  }
+  for (int o = 0; o < call.num_outputs; ++o) {
+    if (same_tensor(*call.outputs[o], t) && splits_output(call, o)) return true;
+  }
+  return false;
+}
 
 int64_t batch_of(const OpCall& call) {
   for (int o = 0; o < call.num_outputs; ++o) {
-    if (splits_by_batch(*call.outputs[o])) return call.outputs[o]->dims[0];
+    if (splits_output(call, o)) return call.outputs[o]->dims[0];
+  }
+  for (int i = 0; i < call.num_inputs; ++i) {
+    if (splits_input(call, i)) return call.inputs[i]->dims[0];
   }
   return call.inputs[0]->dims[0];
+}
+
+uint64_t batch_item_bytes(const OpCall& call, const WideningSlices& s) {
+  const int64_t batch = batch_of(call);
+  uint64_t bytes = 0;
+  for (int k = 0; k < s.count; ++k) {
+    const TensorRef& t = *s.tensor[k];
+    if (splits_by_batch(call, t)) bytes += static_cast<uint64_t>(t.numel / batch) * sizeof(float);
+  }
+  return bytes;
 }
 
 OpCall batch_chunk_call(const OpCall& call, int64_t first, int64_t count, OpCallLists& lists,
@@ -31,12 +62,12 @@ OpCall batch_chunk_call(const OpCall& call, int64_t first, int64_t count, OpCall
   OpCall part = lists.adopt(call);
   const int64_t batch = batch_of(call);
   for (int i = 0; i < call.num_inputs; ++i) {
-    if (!splits_by_batch(*call.inputs[i])) continue;
+    if (!splits_input(call, i)) continue;
     refs[i] = batch_chunk_ref(*call.inputs[i], batch, first, count);
     lists.in[i] = &refs[i];
   }
   for (int o = 0; o < call.num_outputs; ++o) {
-    if (!splits_by_batch(*call.outputs[o])) continue;
+    if (!splits_output(call, o)) continue;
     refs[kMaxOpInputs + o] = batch_chunk_ref(*call.outputs[o], batch, first, count);
     lists.out[o] = &refs[kMaxOpInputs + o];
   }

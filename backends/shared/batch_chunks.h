@@ -1,25 +1,30 @@
-// An op that computes each batch item from that item's inputs alone, run a chunk of its batch
-// at a time: the call a chunk sees. Both the CPU backend (fused attention: backends/cpu/
-// widening.h) and the GPU backends (fused attention and products: backends/gpu/ops/widening.h)
-// widen such an op's 16-bit tensors a chunk at a time, so that their float32 copies take a
-// bounded workspace whatever the batch. Every rank-3 tensor of the call is [B, ...] and is split;
-// a tensor of another rank (a [Sq, Sk] mask, a weight, a bias, a reduce-mode product's sum over
-// the batch) serves every item, or all of them, and is not.
+// An op that computes each batch item from that item's inputs alone, or sums what each item
+// gives, run a chunk of its batch at a time: the call a chunk sees. The CPU backend (backends/cpu/
+// widening.h) and the GPU backends (backends/gpu/ops/widening.h) widen such an op's 16-bit
+// tensors a chunk at a time, so that their float32 copies take a bounded workspace whatever the
+// batch. The tensors plan/ops.h's splits_by_batch() names are [B, ...] and are split; the others
+// (a [Sq, Sk] mask, a weight, a bias, a sum over the batch) serve every item, or all of them, and
+// are not.
 #ifndef REMAT_BACKENDS_SHARED_BATCH_CHUNKS_H_
 #define REMAT_BACKENDS_SHARED_BATCH_CHUNKS_H_
 
 #include <stdint.h>
 
+#include "backends/shared/widening_slices.h"
 #include "runtime/backend.h"
 
 namespace remat {
 
-/// Whether |t|, a tensor of an op run in batch chunks, is split by them: it has rank 3.
-bool splits_by_batch(const TensorRef& t);
+/// Whether |t|, an input or output of |call| (the same tensor: region and offset), is split by
+/// its batch chunks (plan/ops.h: splits_by_batch).
+bool splits_by_batch(const OpCall& call, const TensorRef& t);
 
-/// The batch of a call run in batch chunks: the leading dim of its first rank-3 output, else of
-/// its first input.
+/// The batch of a call run in batch chunks: the leading dim of its first split output, else of
+/// its first split input.
 int64_t batch_of(const OpCall& call);
+
+/// Float32 bytes one batch item of the split tensors among |s|'s slices (of |call|) takes.
+uint64_t batch_item_bytes(const OpCall& call, const WideningSlices& s);
 
 /// The chunk of |call| of |count| items from item |first|: its split tensors' refs in |refs|
 /// (inputs at their index, outputs at kMaxOpInputs + theirs), its lists in |lists|.

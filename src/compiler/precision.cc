@@ -115,12 +115,23 @@ bool product_reads_16_bit(const Graph& graph, const Op& op, uint64_t* bytes) {
   return true;
 }
 
-// backends/gpu/ops/widening.cc's computes_by_batch_item() of |op|: fused attention; a matmul in
+// backends/cpu/widening.cc's sums_into_float32() of |op|: it sums_over_batch_items() into
+// float32 outputs.
+bool sums_into_float32(const Graph& graph, const Op& op) {
+  if (!sums_over_batch_items(static_cast<uint16_t>(op.code))) return false;
+  return std::all_of(op.outputs.begin(), op.outputs.end(), [&](int t) {
+    return graph.tensors[static_cast<size_t>(t)].dtype == REMAT_DTYPE_F32;
+  });
+}
+
+// backends/gpu/ops/widening.cc's computes_by_batch_item() of |op|: fused attention, the spatial
+// ops that compute each image alone, and the sums over the batch into float32; a matmul in
 // broadcast mode whose A and C are rank 3 of one leading dim and B rank 2; or one in reduce mode
 // of rank-3 A and B of one leading dim into a float32 rank-2 C, without a bias; C neither A nor
 // B.
 bool gpu_computes_by_batch_item(const Graph& graph, const Op& op) {
-  if (computes_per_batch_item(static_cast<uint16_t>(op.code))) return true;
+  if (computes_per_batch_item(static_cast<uint16_t>(op.code)) || sums_into_float32(graph, op))
+    return true;
   if (op.code != OpCode::kMatMul) return false;
   const int a = op.inputs[0], b = op.inputs[1], c = op.outputs[0];
   const std::vector<int64_t>& sa = graph.tensors[static_cast<size_t>(a)].shape;
@@ -208,6 +219,7 @@ uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule)
   uint64_t copies = 0;
   if (in_chunks && product_reads_16_bit(graph, op, &copies)) return copies;  // as they are
   std::vector<int> seen;
+  std::vector<bool> split;  // seen[k] is split by batch chunks (plan/ops.h: splits_by_batch)
   // A product with a 16-bit A or B, or a 16-bit output, rounds a float32 operand in a slice
   // of its own too (backends/shared/widening_slices.h: product_operand_dtype, rounds_operand).
   const bool product = op.code == OpCode::kMatMul || op.code == OpCode::kHeadMatMul ||
@@ -216,10 +228,19 @@ uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule)
   const bool half_product = product && op.inputs.size() >= 2 &&
                             (is_half(graph, op.inputs[0]) || is_half(graph, op.inputs[1]) ||
                              (!op.outputs.empty() && is_half(graph, op.outputs[0])));
-  auto add = [&](int t, bool operand) {
+  auto splits = [&](int t, size_t k, bool output) {
+    const int rank = static_cast<int>(graph.tensors[static_cast<size_t>(t)].shape.size());
+    return splits_by_batch(code, static_cast<int>(k), output, rank);
+  };
+  auto add = [&](int t, size_t k, bool output, bool operand) {
     if (!is_half(graph, t) && !(operand && half_product)) return;
-    if (std::find(seen.begin(), seen.end(), t) != seen.end()) return;
+    const auto at = std::find(seen.begin(), seen.end(), t);
+    if (at != seen.end()) {
+      if (splits(t, k, output)) split[static_cast<size_t>(at - seen.begin())] = true;
+      return;
+    }
     seen.push_back(t);
+    split.push_back(splits(t, k, output));
   };
   // Every backend reads and writes the tensors of plan/ops.h's reads_16_bit_as_it_is as they are
   // (backends/cpu/widening.h: reads_16_bit_input, writes_16_bit_output; backends/gpu/ops/
@@ -235,33 +256,38 @@ uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule)
     if ((in_chunks || gpu) && reads_16_bit_as_it_is(code, static_cast<int>(i), false)) continue;
     if (norm_rows && i < row_inputs) continue;
     if (half_operands && i < 2 && is_half(graph, op.inputs[i])) continue;
-    add(op.inputs[i], i < 2);
+    add(op.inputs[i], i, false, i < 2);
   }
   for (size_t o = 0; o < op.outputs.size(); ++o) {
     if (norm_rows && o == 0) continue;
     if ((in_chunks || gpu) && reads_16_bit_as_it_is(code, static_cast<int>(o), true)) continue;
-    add(op.outputs[o], false);
+    add(op.outputs[o], o, true, false);
   }
-  // Fused attention widens a chunk of its batch at a time (backends/cpu/widening.h:
-  // batch_chunk_items), and on the GPUs so do broadcast products (backends/gpu/ops/widening.h:
-  // gpu_batch_chunk_items): its rank-3 tensors take the chunk's items.
+  // Fused attention, the per-image spatial ops and the sums over the batch into float32 widen a
+  // chunk of their batch at a time (backends/cpu/widening.h: batch_chunk_items), and on the GPUs
+  // so do broadcast products (backends/gpu/ops/widening.h: gpu_batch_chunk_items): their split
+  // tensors take the chunk's items.
   int64_t batch = 1, items = 1;
-  const bool batch_chunks = (in_chunks && computes_per_batch_item(code)) ||
-                            (gpu && gpu_computes_by_batch_item(graph, op));
+  const bool batch_chunks =
+      (in_chunks && (computes_per_batch_item(code) || sums_into_float32(graph, op))) ||
+      (gpu && gpu_computes_by_batch_item(graph, op));
   if (batch_chunks && !seen.empty()) {
-    // The leading dim of the first rank-3 output, else of the first input (batch_chunks.h).
-    batch = graph.tensors[static_cast<size_t>(op.inputs[0])].shape[0];
-    for (int o : op.outputs) {
-      const std::vector<int64_t>& shape = graph.tensors[static_cast<size_t>(o)].shape;
-      if (shape.size() == 3) {
-        batch = shape[0];
-        break;
-      }
+    // The leading dim of the first split output, else of the first split input, else of the
+    // first input (batch_chunks.h).
+    batch = 0;
+    for (size_t o = 0; o < op.outputs.size() && batch == 0; ++o) {
+      if (splits(op.outputs[o], o, true))
+        batch = graph.tensors[static_cast<size_t>(op.outputs[o])].shape[0];
     }
+    for (size_t i = 0; i < op.inputs.size() && batch == 0; ++i) {
+      if (splits(op.inputs[i], i, false))
+        batch = graph.tensors[static_cast<size_t>(op.inputs[i])].shape[0];
+    }
+    if (batch == 0) batch = graph.tensors[static_cast<size_t>(op.inputs[0])].shape[0];
     uint64_t item_bytes = 0;
-    for (int t : seen) {
-      const Tensor& x = graph.tensors[static_cast<size_t>(t)];
-      if (x.shape.size() == 3) item_bytes += static_cast<uint64_t>(x.numel() / batch) * 4;
+    for (size_t k = 0; k < seen.size(); ++k) {
+      const Tensor& x = graph.tensors[static_cast<size_t>(seen[k])];
+      if (split[k]) item_bytes += static_cast<uint64_t>(x.numel() / batch) * 4;
     }
     items = widening_chunk_items(item_bytes, batch,
                                  in_chunks ? kWideningChunkBytes : kGpuWideningChunkBytes);
@@ -269,14 +295,21 @@ uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule)
   // The slices of a chunk of |count| items (|batch|: the whole call).
   auto slices = [&](int64_t count) {
     uint64_t bytes = 0;
-    for (int t : seen) {
-      const Tensor& x = graph.tensors[static_cast<size_t>(t)];
-      const int64_t numel =
-          x.shape.size() == 3 && count < batch ? x.numel() / batch * count : x.numel();
+    for (size_t k = 0; k < seen.size(); ++k) {
+      const Tensor& x = graph.tensors[static_cast<size_t>(seen[k])];
+      const int64_t numel = split[k] && count < batch ? x.numel() / batch * count : x.numel();
       bytes += (static_cast<uint64_t>(numel) * 4 + 63) / 64 * 64;
     }
     return bytes;
   };
+  if (!gpu && items < batch && sums_into_float32(graph, op)) {
+    // The CPU's chunks after the first write their sums past their slices, then add them.
+    uint64_t sums = 0;
+    for (int t : op.outputs)
+      sums +=
+          (static_cast<uint64_t>(graph.tensors[static_cast<size_t>(t)].numel()) * 4 + 63) / 64 * 64;
+    return slices(items) + sums;
+  }
   if (!gpu || items >= batch) return slices(items) + scratch;
   // The GPUs run each chunk with its own slices and scratch (backends/gpu/ops/widening.cc:
   // workspace_bytes): the first has the most slices, the last may hold more of attention's

@@ -241,8 +241,40 @@ bool moves_elements(uint16_t code) {
 }
 
 bool computes_per_batch_item(uint16_t code) {
-  return code == static_cast<uint16_t>(OpCode::kAttention) ||
-         code == static_cast<uint16_t>(OpCode::kAttentionGrad);
+  switch (static_cast<OpCode>(code)) {
+    case OpCode::kAttention:
+    case OpCode::kAttentionGrad:
+    case OpCode::kConv:
+    case OpCode::kConvGradInput:
+    case OpCode::kMaxPool:
+    case OpCode::kMaxPoolGrad:
+    case OpCode::kAvgPool:
+    case OpCode::kAvgPoolGrad:
+    case OpCode::kGlobalAvgPool:
+    case OpCode::kGlobalAvgPoolGrad: return true;
+    default: return false;
+  }
+}
+
+bool sums_over_batch_items(uint16_t code) {
+  return code == static_cast<uint16_t>(OpCode::kConvGradWeight) ||
+         code == static_cast<uint16_t>(OpCode::kChannelSum);
+}
+
+bool splits_by_batch(uint16_t code, int k, bool output, int rank) {
+  switch (static_cast<OpCode>(code)) {
+    case OpCode::kConv: return k == 0;           // x, y; not w or the bias
+    case OpCode::kConvGradInput: return k == 0;  // dy, dx; not w or the workspace
+    case OpCode::kConvGradWeight:
+    case OpCode::kChannelSum: return !output;  // dy and x; not the sum
+    case OpCode::kMaxPool:
+    case OpCode::kMaxPoolGrad:
+    case OpCode::kAvgPool:
+    case OpCode::kAvgPoolGrad:
+    case OpCode::kGlobalAvgPool:
+    case OpCode::kGlobalAvgPoolGrad: return true;
+    default: return rank == 3;
+  }
 }
 
 bool is_in_place_update(uint16_t code) {

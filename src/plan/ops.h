@@ -121,11 +121,25 @@ bool is_optimizer_update(uint16_t code);
 /// at a time (backends/cpu/widening.h: runs_per_element).
 bool computes_per_element(uint16_t code);
 
-/// Whether |code| computes each index of the batch (the leading dimension of its rank-3
-/// tensors) from that index of its inputs alone, a rank-2 input serving every index (fused
-/// attention and its gradient; their mask may be [Sq, Sk]): the CPU backend widens such an op's
-/// 16-bit tensors a few batch items at a time (backends/cpu/widening.h: widening_chunk_items).
+/// Whether |code| computes each index of the batch (the leading dimension of the tensors that
+/// splits_by_batch() names) from that index of its inputs alone, its other inputs serving every
+/// index: fused attention and its gradient (their mask may be [Sq, Sk]), and the spatial ops that
+/// compute each image alone (conv, conv_grad_input, max_pool, avg_pool, global_avg_pool and their
+/// gradients; the filters serve every image). The backends widen such an op's 16-bit tensors a few
+/// batch items at a time (backends/shared/batch_chunks.h).
 bool computes_per_batch_item(uint16_t code);
+
+/// Whether |code|'s one output is the sum over the batch of what each index of it gives, from
+/// that index of the tensors splits_by_batch() names (conv_grad_weight's dw, channel_sum's db):
+/// run a chunk of its batch at a time, each chunk's sum is added to those of the chunks before.
+bool sums_over_batch_items(uint16_t code);
+
+/// Whether tensor |k| (output |k| where |output|, else input |k|) of rank |rank| of an op |code|
+/// run a chunk of its batch at a time is split by the chunks along its leading dim: every tensor
+/// of the spatial ops but the filters (and bias) of conv and conv_grad_input, conv_grad_input's
+/// workspace and the sums of sums_over_batch_items(); of any other op (fused attention, a GPU's
+/// product over a batch), the rank-3 tensors.
+bool splits_by_batch(uint16_t code, int k, bool output, int rank);
 
 /// Whether the GPU backends' kernels for |code| read and write its 16-bit float tensors as they
 /// are, each element converted as it is loaded or stored, with the bits of the widened copy

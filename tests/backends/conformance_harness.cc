@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backends/device_profiles.h"
+#include "backends/shared/widening_slices.h"
 #include "compiler/compiler.h"
 #include "runtime/backend_registry.h"
 #include "tests/backends/op_cases.h"
@@ -202,6 +203,23 @@ int read_state(void* context, uint64_t offset, void* data, size_t bytes) {
 
 bool backend_available() {
   return remat_test::backend_available(g_backend, compile_plan(kModels[0], kOptimizers[0], "none"));
+}
+
+uint64_t whole_widening_bytes(const remat_test::OpCase& c, const std::vector<remat_dtype>& floats) {
+  std::vector<std::vector<int64_t>> dims;
+  for (size_t i = 0; i < c.in_dims.size(); ++i) {
+    if (c.ints.size() <= i || c.ints[i].empty()) dims.push_back(c.in_dims[i]);
+  }
+  dims.insert(dims.end(), c.out_dims.begin(), c.out_dims.end());
+  uint64_t bytes = 0;
+  for (size_t k = 0; k < dims.size() && k < floats.size(); ++k) {
+    if (floats[k] == REMAT_DTYPE_F32) continue;
+    uint64_t n = 1;
+    for (const int64_t d : dims[k]) n *= static_cast<uint64_t>(d);
+    bytes += (n * 4 + remat::kWideningAlignment - 1) / remat::kWideningAlignment *
+             remat::kWideningAlignment;
+  }
+  return bytes;
 }
 
 }  // namespace conformance

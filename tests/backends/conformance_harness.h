@@ -17,6 +17,7 @@
 #include "remat/remat.h"
 #include "backends/device_profile.h"
 #include "runtime/backend.h"
+#include "tests/backends/op_cases.h"
 
 namespace conformance {
 
@@ -34,6 +35,11 @@ constexpr const char* kModels[] = {
     // Convolutions, batch norms with their running statistics, shortcuts, strided 1x1 convs.
     "resnet:depth=8,width=4,in=3x8x8,classes=4",
 };
+/// A resnet whose first stage's convolutions and their gradients take more than any
+/// backend's batch chunk at kBatch in float32 (4.5 MiB an image for a convolution's input and
+/// output): its 16-bit plans widen them a chunk of the batch at a time
+/// (backends/shared/batch_chunks.h), on the GPUs too.
+constexpr const char* kBatchChunkedResnet = "resnet:depth=8,width=16,in=3x192x192,classes=4";
 constexpr const char* kOptimizers[] = {
     "sgd:lr=0.05,momentum=0.9",
     "adamw:lr=0.01,weight_decay=0.01",
@@ -186,6 +192,11 @@ struct BackendPair {
   BackendPair& operator=(const BackendPair&) = delete;
 };
 
+/// Bytes of float32 copies of |c|'s float tensors that are 16-bit in |floats| (as
+/// remat_test::run_widened_case takes them), each rounded to kWideningAlignment: the workspace
+/// widening the call whole would take.
+uint64_t whole_widening_bytes(const remat_test::OpCase& c, const std::vector<remat_dtype>& floats);
+
 /// The profile of the backend under test, or a failed test.
 const remat::DeviceProfile& profile_under_test();
 
@@ -206,6 +217,11 @@ extern const size_t kEvalTestCount;
 /// The tests of test_conformance_gpu_half.cc: the GPU kernels that read 16-bit tensors.
 extern const struct CMUnitTest kGpuHalfTests[];
 extern const size_t kGpuHalfTestCount;
+
+/// The tests of test_conformance_batch_chunks.cc: the spatial ops widened a chunk of their
+/// batch at a time.
+extern const struct CMUnitTest kBatchChunkTests[];
+extern const size_t kBatchChunkTestCount;
 
 /// The tests of test_conformance_half_as_is.cc: the ops every backend runs on 16-bit tensors
 /// without widening them (data movement, embedding).

@@ -619,8 +619,8 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
 // (attention's scores, column sums' partials: plan/gpu_scratch.h), in float32 too. The widening
 // is less than the shared rule's widening_bytes() (every op's tensors whole) where an elementwise
 // op had the largest slices (widened a chunk at a time on the CPU's stack, read as they are by
-// the GPU kernels), or fused attention or a broadcast product (the CPU widens attention a chunk
-// of its batch at a time, the GPUs both).
+// the GPU kernels), or fused attention, a convolution or a broadcast product (the backends widen
+// attention and the convolutions a chunk of their batch at a time, the GPUs products too).
 void the_workspace_is_the_figure_remat_compile_states(void**) {
   const bool cpu = backend_name(g_backend) == "cpu";
   if (!profile_under_test().half_floats) {
@@ -643,6 +643,7 @@ void the_workspace_is_the_figure_remat_compile_states(void**) {
   models.push_back(wide_ffn);
   models.push_back(long_attention);
   models.push_back(gpu_chunks);
+  models.push_back(kBatchChunkedResnet);
   for (const char* model : models) {
     for (const char* precision : {"fp32", "bf16", "fp16"}) {
       const bool fp32 = strcmp(precision, "fp32") == 0;
@@ -681,7 +682,7 @@ void the_workspace_is_the_figure_remat_compile_states(void**) {
         fail_msg("%s, %s: the workspace holds the elementwise ops' slices", model, precision);
       if (cpu && model == long_attention && !(used < shared))
         fail_msg("%s, %s: the workspace holds attention's whole batch", model, precision);
-      if (model == gpu_chunks && !(used < shared))
+      if ((model == gpu_chunks || model == kBatchChunkedResnet) && !(used < shared))
         fail_msg("%s, %s: the workspace holds the whole batch's slices", model, precision);
     }
   }
@@ -1123,6 +1124,7 @@ int main(int argc, char** argv) {
   tests.insert(tests.end(), kEvalTests, kEvalTests + kEvalTestCount);
   tests.insert(tests.end(), kGpuHalfTests, kGpuHalfTests + kGpuHalfTestCount);
   tests.insert(tests.end(), kHalfAsIsTests, kHalfAsIsTests + kHalfAsIsTestCount);
+  tests.insert(tests.end(), kBatchChunkTests, kBatchChunkTests + kBatchChunkTestCount);
   return _cmocka_run_group_tests("backend conformance", tests.data(), tests.size(), nullptr,
                                  nullptr);
 }

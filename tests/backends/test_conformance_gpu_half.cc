@@ -94,25 +94,6 @@ void ops_read_in_16_bits_give_the_float32_kernels_bits(void**) {
          cases.size(), g_backend.c_str());
 }
 
-// Bytes of float32 copies of |c|'s float tensors that are 16-bit in |floats|, each rounded to
-// kWideningAlignment: the workspace widening the call whole would take.
-uint64_t whole_widening_bytes(const remat_test::OpCase& c, const std::vector<remat_dtype>& floats) {
-  std::vector<std::vector<int64_t>> dims;
-  for (size_t i = 0; i < c.in_dims.size(); ++i) {
-    if (c.ints.size() <= i || c.ints[i].empty()) dims.push_back(c.in_dims[i]);
-  }
-  dims.insert(dims.end(), c.out_dims.begin(), c.out_dims.end());
-  uint64_t bytes = 0;
-  for (size_t k = 0; k < dims.size() && k < floats.size(); ++k) {
-    if (floats[k] == REMAT_DTYPE_F32) continue;
-    uint64_t n = 1;
-    for (const int64_t d : dims[k]) n *= static_cast<uint64_t>(d);
-    bytes += (n * 4 + remat::kWideningAlignment - 1) / remat::kWideningAlignment *
-             remat::kWideningAlignment;
-  }
-  return bytes;
-}
-
 // Fused attention and products whose 16-bit tensors take more than kGpuWideningChunkBytes in
 // float32, all bf16 then all f16 (a broadcast product's weight float32): chunks of 55 of 70 items
 // (attention, with dropout, a per-batch mask split with the batch; as rank 0 and as rank 1 of a
@@ -326,8 +307,9 @@ class RuleLauncher final : public remat::gpu::Launcher {
 
 // The compiler's figures for the GPUs, op by op, are gpu::workspace_bytes(): for OpenCL
 // (WideningRule::kGpu) and for CUDA (kGpuHalfOperands, checked here where no CUDA device runs):
-// plans compiled for each (fp32, bf16 and fp16, the conformance models and one that chunks its
-// batch and whose weight gradients take two 16-bit operands), their ops resolved by a session on
+// plans compiled for each (fp32, bf16 and fp16, the conformance models, one that chunks its
+// batch and whose weight gradients take two 16-bit operands, and a resnet whose convolutions
+// chunk theirs), their ops resolved by a session on
 // the GPU backend under test, each op's workspace asked of a launcher that takes a product's
 // operands as that backend does. the_workspace_is_the_figure_remat_compile_states checks the
 // backend's own total on the device.
@@ -339,6 +321,7 @@ void each_ops_workspace_is_what_remat_compile_counts_for_it_on_the_gpus(void**) 
   }
   std::vector<const char*> models(std::begin(kModels), std::end(kModels));
   models.push_back("transformer:layers=1,hidden=512,heads=4,ffn=2048,seq=512,vocab=40,classes=3");
+  models.push_back(kBatchChunkedResnet);
   const struct {
     const char* name;
     remat::WideningRule rule;

@@ -272,31 +272,45 @@ static void a_device_budget_holds_the_widening_workspace(void**) {
   }
 }
 
-// A 16-bit plan's workspace does not grow with the batch past the chunks of fused attention and
-// the GPUs' batch products: no op widens a batch-sized tensor whole (the class token's select
-// and the embedding's lookup and gradient move or convert their 16-bit tensors as they are:
-// backends/shared/widening_slices.h moves_bytes, backends/cpu/widening.h reads_16_bit_input;
-// and dropout read and write theirs as they are), on every backend's rule, in bf16 and fp16. At
-// 512 items each of those tensors would take 64 MiB in float32, twice a GPU's batch chunk.
+// A 16-bit plan's workspace does not grow with the batch past the chunks of the ops that widen a
+// chunk of their batch at a time (fused attention, the convolutions, their gradients and pooling,
+// and the GPUs' batch products): no op widens a batch-sized tensor whole (the class token's
+// select and the embedding's lookup and gradient move or convert their 16-bit tensors as they
+// are: backends/shared/widening_slices.h moves_bytes, backends/cpu/widening.h
+// reads_16_bit_input; and dropout and batch norm read and write theirs as they are), on every
+// backend's rule, in bf16 and fp16. At the smaller batch, each model's batch-sized tensors take
+// more than a GPU's batch chunk (kGpuWideningChunkBytes) in float32: the transformer's 64 MiB at
+// 512 items; the resnet's last stage, 32 KiB an image for a convolution's input and output, 32
+// MiB at 1024.
 static void a_16_bit_workspace_does_not_grow_with_the_batch(void**) {
+  struct Model {
+    const char* name;
+    int64_t batch;
+  };
   remat::compiler::CompileOptions o;
-  o.model =
-      "transformer:layers=1,hidden=256,heads=4,ffn=256,seq=128,vocab=100,classes=2,dropout=0.1";
-  for (const char* backend : {"cpu", "opencl", "cuda"}) {
-    o.target(remat::compiler::target_profile(backend));
-    for (const auto precision :
-         {remat::compiler::Precision::kBf16, remat::compiler::Precision::kFp16}) {
-      o.precision = precision;
-      o.batch = 512;
-      const uint64_t at_512 = remat::compiler::compile(o).report.workspace_bytes;
-      o.batch = 1024;
-      const uint64_t at_1024 = remat::compiler::compile(o).report.workspace_bytes;
-      std::printf("%s, %s: workspace %llu bytes at batch 512, %llu at 1024\n", backend,
-                  remat::compiler::precision_name(precision),
-                  static_cast<unsigned long long>(at_512),
-                  static_cast<unsigned long long>(at_1024));
-      assert_true(at_512 > 0);
-      assert_int_equal(at_512, at_1024);
+  for (const Model model :
+       {Model{"transformer:layers=1,hidden=256,heads=4,ffn=256,seq=128,vocab=100,classes=2,"
+              "dropout=0.1",
+              512},
+        Model{"resnet:depth=8,width=16,in=3x32x32,classes=10", 1024}}) {
+    o.model = model.name;
+    for (const char* backend : {"cpu", "opencl", "cuda"}) {
+      o.target(remat::compiler::target_profile(backend));
+      for (const auto precision :
+           {remat::compiler::Precision::kBf16, remat::compiler::Precision::kFp16}) {
+        o.precision = precision;
+        o.batch = model.batch;
+        const uint64_t at_batch = remat::compiler::compile(o).report.workspace_bytes;
+        o.batch = 2 * model.batch;
+        const uint64_t at_twice = remat::compiler::compile(o).report.workspace_bytes;
+        std::printf("%s, %s, %s: workspace %llu bytes at batch %lld, %llu at %lld\n", model.name,
+                    backend, remat::compiler::precision_name(precision),
+                    static_cast<unsigned long long>(at_batch), static_cast<long long>(model.batch),
+                    static_cast<unsigned long long>(at_twice),
+                    static_cast<long long>(2 * model.batch));
+        assert_true(at_batch > 0);
+        assert_int_equal(at_batch, at_twice);
+      }
     }
   }
 }

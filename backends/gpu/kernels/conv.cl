@@ -72,8 +72,9 @@ KERNEL conv_grad_input(buf_t dy, ulong dyo, buf_t wt, ulong wo, buf_t dx, ulong 
 }
 
 // dw[o, ci, fr, fs] = sum over images b and output positions (i, j) of dy[b, o, i, j] *
-// x[b, group channel ci, tap position], in acc_t, images then positions in order.
-KERNEL conv_grad_weight(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t dw, ulong dwo,
+// x[b, group channel ci, tap position], in acc_t, images then positions in order; added to dw
+// where |accumulate| (a batch chunk after the first: ops/widening.h).
+KERNEL conv_grad_weight(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t dw, ulong dwo, int accumulate,
                         CONV_SHAPE_PARAMS) {
   const ulong gid = GLOBAL_ID();
   if (gid >= (ulong)(k * cg * r * s)) return;
@@ -97,13 +98,15 @@ KERNEL conv_grad_weight(buf_t dy, ulong dyo, buf_t x, ulong xo, buf_t dw, ulong 
       }
     }
   }
-  F32(dw, dwo)[gid] = (float)acc;
+  GLOBAL float* out = F32(dw, dwo) + gid;
+  *out = accumulate != 0 ? *out + (float)acc : (float)acc;
 }
 
 // db[ch] = sum of dy[b, ch, ...] over images and positions: a team per channel (common.cl's
-// channel teams), float sums in the team's tree order. |inner| is the spatial size.
-KERNEL channel_sum(buf_t dy, ulong dyo, buf_t db, ulong dbo, ulong images, ulong channels,
-                   ulong inner, uint team, LOCAL_PARAM(float, scratch)) {
+// channel teams), float sums in the team's tree order, added to db where |accumulate|. |inner|
+// is the spatial size.
+KERNEL channel_sum(buf_t dy, ulong dyo, buf_t db, ulong dbo, int accumulate, ulong images,
+                   ulong channels, ulong inner, uint team, LOCAL_PARAM(float, scratch)) {
   LOCAL_BIND(float, scratch);
   const ulong ch = team_row(team);
   const uint lane = team_lane(team);
@@ -117,5 +120,5 @@ KERNEL channel_sum(buf_t dy, ulong dyo, buf_t db, ulong dbo, ulong images, ulong
     channel_next(&w);
   }
   acc = team_sum(scratch, acc, team);
-  if (live && lane == 0) F32(db, dbo)[ch] = acc;
+  if (live && lane == 0) F32(db, dbo)[ch] = accumulate != 0 ? F32(db, dbo)[ch] + acc : acc;
 }

@@ -1,5 +1,6 @@
 // Convolutions on the GPU backends (kernels/conv.cl): conv, its input and weight gradients, and
-// the bias gradient channel_sum. Direct kernels, one launch per op; conv_grad_input's optional
+// the bias gradient channel_sum (the two sums also as sum_part, for batch chunks). Direct
+// kernels, one launch per op; conv_grad_input's optional
 // workspace output (the CPU's column-matrix gradient) is not used.
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/op_args.h"
@@ -48,22 +49,33 @@ remat_status conv_grad_input(Launcher& l, const OpCall& call, const StepContext&
 
 remat_status conv_grad_weight(Launcher& l, const OpCall& call, const StepContext&,
                               ErrorBuffer* err) {
-  const TensorRef& dw = *call.outputs[0];
-  Args a(l, kKernel_conv_grad_weight);
-  a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(dw);
-  shape_args(a, shape_of(call, *call.inputs[1], dw));
-  return a.launch(items(dw.numel), call, err);
+  return sum_part(l, call, false, err);
 }
 
-// A team of work items per channel (row_team over the channel's images * inner elements).
 remat_status channel_sum(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  const TensorRef& dy = *call.inputs[0];
-  const int64_t images = dy.dims[0], channels = dy.dims[1];
-  const int64_t inner = images * channels > 0 ? dy.numel / (images * channels) : 0;
-  const uint32_t team = row_team(l, kKernel_channel_sum, images * inner);
-  Args a(l, kKernel_channel_sum);
-  a.tensor(dy).tensor(*call.outputs[0]).u64(images).u64(channels).u64(inner).u32(team).scratch();
-  return a.launch_rows(channels, team, call, err);
+  return sum_part(l, call, false, err);
+}
+
+remat_status sum_part(Launcher& l, const OpCall& call, bool accumulate, ErrorBuffer* err) {
+  if (call.code == static_cast<uint16_t>(OpCode::kConvGradWeight)) {
+    const TensorRef& dw = *call.outputs[0];
+    Args a(l, kKernel_conv_grad_weight);
+    a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(dw).i32(accumulate ? 1 : 0);
+    shape_args(a, shape_of(call, *call.inputs[1], dw));
+    return a.launch(items(dw.numel), call, err);
+  }
+  if (call.code == static_cast<uint16_t>(OpCode::kChannelSum)) {
+    // A team of work items per channel (row_team over the channel's images * inner elements).
+    const TensorRef& dy = *call.inputs[0];
+    const int64_t images = dy.dims[0], channels = dy.dims[1];
+    const int64_t inner = images * channels > 0 ? dy.numel / (images * channels) : 0;
+    const uint32_t team = row_team(l, kKernel_channel_sum, images * inner);
+    Args a(l, kKernel_channel_sum);
+    a.tensor(dy).tensor(*call.outputs[0]).i32(accumulate ? 1 : 0);
+    a.u64(images).u64(channels).u64(inner).u32(team).scratch();
+    return a.launch_rows(channels, team, call, err);
+  }
+  return l.matmul(call, accumulate, err);  // a reduce-mode product
 }
 
 }  // namespace gpu

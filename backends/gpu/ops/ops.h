@@ -50,6 +50,11 @@ remat_status attention_part(Launcher& l, const OpCall& call, const StepContext& 
 remat_status attention_grad_part(Launcher& l, const OpCall& call, const StepContext& ctx,
                                  BatchPart part, ErrorBuffer* err);
 
+/// A sum over a batch (a reduce-mode matmul, conv_grad_weight, channel_sum) over |call|, a chunk
+/// of an op's batch (widening.h: run in batch chunks): its output written, or, where
+/// |accumulate| (the chunks after the first), the chunk's sum added to it.
+remat_status sum_part(Launcher& l, const OpCall& call, bool accumulate, ErrorBuffer* err);
+
 /// For reduce_leading: the blocks (plan/gpu_scratch.h: gpu_column_blocks) of its dy viewed as
 /// [rows, columns], each of which sums its columns into a partial row of the scratch
 /// ([blocks, columns] floats).

@@ -20,13 +20,23 @@ remat_status convert(Launcher& l, KernelId id, const TensorRef& x, const TensorR
   return a.launch(static_cast<size_t>(n), call, err);
 }
 
+// Whether |call| sums over its batch into float32 outputs (plan/ops.h: sums_over_batch_items).
+bool sums_into_float32(const OpCall& call) {
+  if (!sums_over_batch_items(call.code)) return false;
+  for (int o = 0; o < call.num_outputs; ++o) {
+    if (call.outputs[o]->dtype != REMAT_DTYPE_F32) return false;
+  }
+  return true;
+}
+
 // Whether |call| runs in batch chunks (backends/shared/batch_chunks.h) when it widens: fused
-// attention, which computes each item alone; a broadcast product whose A and C are [B, M, K] and
-// [B, M, N] (each entry its own product with the rank-2 B); and a reduce-mode product of [B, ...]
-// A and B into a float32 C without a bias (a weight gradient), each chunk's sum added into C
-// (accumulates_chunks).
+// attention and the spatial ops that compute each item alone (plan/ops.h:
+// computes_per_batch_item); a conv's weight or bias gradient into float32, and a broadcast product
+// whose A and C are [B, M, K] and [B, M, N] (each entry its own product with the rank-2 B); and a
+// reduce-mode product of [B, ...] A and B into a float32 C without a bias (a weight gradient),
+// each chunk's sum added into C (accumulates_chunks).
 bool computes_by_batch_item(const OpCall& call) {
-  if (computes_per_batch_item(call.code)) return true;
+  if (computes_per_batch_item(call.code) || sums_into_float32(call)) return true;
   if (call.code != static_cast<uint16_t>(OpCode::kMatMul)) return false;
   const TensorRef &a = *call.inputs[0], &b = *call.inputs[1], &c = *call.outputs[0];
   if (same_tensor(a, c) || same_tensor(b, c) || a.rank != 3) return false;
@@ -38,9 +48,11 @@ bool computes_by_batch_item(const OpCall& call) {
          c.rank == 2 && c.dtype == REMAT_DTYPE_F32 && call.num_inputs == 2;
 }
 
-// Whether |call|'s batch chunks add their sums into its output (a reduce-mode product).
+// Whether |call|'s batch chunks add their sums into its output (a reduce-mode product, a conv's
+// weight or bias gradient).
 bool accumulates_chunks(const OpCall& call) {
-  return call.code == static_cast<uint16_t>(OpCode::kMatMul) && call.outputs[0]->rank == 2;
+  return (call.code == static_cast<uint16_t>(OpCode::kMatMul) && call.outputs[0]->rank == 2) ||
+         sums_over_batch_items(call.code);
 }
 
 // The tensors of |call| that get no slice on |l|, as widening_slices() takes them (input i bit i,
@@ -137,7 +149,7 @@ remat_status widen_and_run(Launcher& l, Op op, const OpCall& call, const StepCon
   // product's chunks after the first add their sums into C.
   remat_status status = REMAT_OK;
   if (part.whole > 0 && accumulates_chunks(call)) {
-    status = l.matmul(wide, part.first > 0, err);
+    status = sum_part(l, wide, part.first > 0, err);
   } else if (part.whole > 0 && call.code == static_cast<uint16_t>(OpCode::kAttention)) {
     status = attention_part(l, wide, ctx, part, err);
   } else if (part.whole > 0 && call.code == static_cast<uint16_t>(OpCode::kAttentionGrad)) {
@@ -164,12 +176,8 @@ int64_t gpu_batch_chunk_items(const Launcher& l, const OpCall& call) {
   if (!widens(call) || !computes_by_batch_item(call)) return 0;
   const WideningSlices s = widening_slices(call, read_as_they_are(l, call));
   const int64_t batch = batch_of(call);
-  uint64_t item_bytes = 0;
-  for (int k = 0; k < s.count; ++k) {
-    const TensorRef& t = *s.tensor[k];
-    if (splits_by_batch(t)) item_bytes += static_cast<uint64_t>(t.numel / batch) * sizeof(float);
-  }
-  const int64_t items = widening_chunk_items(item_bytes, batch, kGpuWideningChunkBytes);
+  const int64_t items =
+      widening_chunk_items(batch_item_bytes(call, s), batch, kGpuWideningChunkBytes);
   return items < batch ? items : 0;
 }
 
