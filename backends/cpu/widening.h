@@ -14,10 +14,10 @@
 // bias_add, embedding and its gradient, layer norm and its gradient read and write their 16-bit
 // rows as they are, widening a row (or a chunk of one) at a time (reads_16_bit_input,
 // writes_16_bit_output). One gives the same bits with less memory: fused attention, the
-// convolutions and pooling, which compute each batch item alone, widen a chunk of items at a
-// time (batch_chunk_items), so their slices stay near kWideningChunkBytes whatever the batch; so
-// do a convolution's weight and bias gradients, sums over the batch, whose chunks' sums are added
-// up in order (their bits are not the whole batch's).
+// convolutions, pooling and the softmax family, which compute each batch item alone, widen a chunk
+// of items at a time (batch_chunk_items), so their slices stay near kWideningChunkBytes whatever
+// the batch; so do a convolution's weight and bias gradients, sums over the batch, whose chunks'
+// sums are added up in order (their bits are not the whole batch's).
 //
 // Which ops run widened and their slices are the rule the GPU backends share
 // (backends/shared/widening_slices.h). The workspace is obtained once, at session creation
@@ -79,9 +79,9 @@ bool attention_reads_bf16(const OpCall& call);
 
 /// Batch items run_widened() widens |call| a chunk of at a time: for an op that
 /// computes_per_batch_item() (fused attention, the convolutions and pooling that compute each
-/// image alone, and their gradients), or that sums_over_batch_items() into float32 outputs (a
-/// conv's weight and bias gradients), whose 16-bit tensors' float32 copies take more than
-/// kWideningChunkBytes, widening_chunk_items() of one item's (the tensors plan/ops.h's
+/// image alone, the softmax family, and their gradients), or that sums_over_batch_items() into
+/// float32 outputs (a conv's weight and bias gradients), whose 16-bit tensors' float32 copies take
+/// more than kWideningChunkBytes, widening_chunk_items() of one item's (the tensors plan/ops.h's
 /// splits_by_batch() names are split along the batch; a mask, the filters are widened whole for
 /// each chunk); 0 where it widens the call whole. A sum's chunks after the first write their sums
 /// into the workspace, after the chunk's slices, and add them to the output's in order (the bits

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "plan/gpu_scratch.h"
+#include "plan/head_matmul_shape.h"
 #include "plan/matmul_shape.h"
 #include "plan/op_attrs.h"
 #include "plan/ops.h"
@@ -125,25 +126,38 @@ bool sums_into_float32(const Graph& graph, const Op& op) {
 }
 
 // backends/gpu/ops/widening.cc's computes_by_batch_item() of |op|: fused attention, the spatial
-// ops that compute each image alone, and the sums over the batch into float32; a matmul in
-// broadcast mode whose A and C are rank 3 of one leading dim and B rank 2; or one in reduce mode
-// of rank-3 A and B of one leading dim into a float32 rank-2 C, without a bias; C neither A nor
-// B.
+// ops and the softmax family (computes_per_batch_item), and the sums over the batch into float32;
+// a head_matmul whose tensors' leading entries each hold one outer entry's heads; a matmul whose
+// A is of rank 3 or more, in broadcast mode with B rank 2 and C of A's rank and leading dim, in
+// batched mode with B and C of A's rank and leading dim, or in reduce mode with B of A's rank and
+// leading dim into a float32 rank-2 C, without a bias; C neither A nor B.
 bool gpu_computes_by_batch_item(const Graph& graph, const Op& op) {
   if (computes_per_batch_item(static_cast<uint16_t>(op.code)) || sums_into_float32(graph, op))
     return true;
-  if (op.code != OpCode::kMatMul) return false;
+  if (op.code != OpCode::kMatMul && op.code != OpCode::kHeadMatMul) return false;
   const int a = op.inputs[0], b = op.inputs[1], c = op.outputs[0];
   const std::vector<int64_t>& sa = graph.tensors[static_cast<size_t>(a)].shape;
   const std::vector<int64_t>& sb = graph.tensors[static_cast<size_t>(b)].shape;
   const std::vector<int64_t>& sc = graph.tensors[static_cast<size_t>(c)].shape;
-  if (c == a || c == b || sa.size() != 3) return false;
+  const int ra = static_cast<int>(sa.size()), rb = static_cast<int>(sb.size()),
+            rc = static_cast<int>(sc.size());
   auto numel = [&](int t) { return graph.tensors[static_cast<size_t>(t)].numel(); };
-  const MatmulShape s =
-      matmul_shape(sa.data(), 3, numel(a), sb.data(), static_cast<int>(sb.size()), numel(b),
-                   sc.data(), static_cast<int>(sc.size()), numel(c), false, false);
-  if (s.mode == MatmulMode::kBroadcast) return sc.size() == 3 && sb.size() == 2 && sa[0] == sc[0];
-  return s.mode == MatmulMode::kReduce && sb.size() == 3 && sa[0] == sb[0] && sc.size() == 2 &&
+  if (c == a || c == b || ra < 3) return false;
+  if (op.code == OpCode::kHeadMatMul) {
+    const HeadMatmulShape s = head_matmul_shape(
+        sa.data(), ra, numel(a), sb.data(), rb, numel(b), sc.data(), rc, numel(c),
+        op.attr(attr::head_matmul::trans_a) != 0, op.attr(attr::head_matmul::trans_b) != 0,
+        std::max<int64_t>(op.attr(attr::head_matmul::heads), 1),
+        op.attr(attr::head_matmul::interleaved));
+    return head_matmul_by_leading_entry(s, ra, rb, rc, sa[0], rb > 0 ? sb[0] : 0,
+                                        rc > 0 ? sc[0] : 0);
+  }
+  const MatmulShape s = matmul_shape(sa.data(), ra, numel(a), sb.data(), rb, numel(b), sc.data(),
+                                     rc, numel(c), false, false);
+  if (s.mode == MatmulMode::kBroadcast) return rc == ra && rb == 2 && sa[0] == sc[0];
+  if (s.mode == MatmulMode::kBatched)
+    return rb == ra && rc == ra && sa[0] == sb[0] && sa[0] == sc[0];
+  return s.mode == MatmulMode::kReduce && rb == ra && sa[0] == sb[0] && rc == 2 &&
          graph.tensors[static_cast<size_t>(c)].dtype == REMAT_DTYPE_F32 && op.inputs.size() == 2;
 }
 

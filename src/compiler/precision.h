@@ -44,20 +44,22 @@ void apply_precision(Graph& graph, Precision precision);
 /// layer norm's gradient, in float32 plans too), as the backend's |rule|
 /// (DeviceProfile::widening) counts them. kWhole: every op its whole 16-bit tensors. kGpu
 /// (backends/gpu/ops/widening.h, ops.h's workspace_bytes): the ops of plan/ops.h's gpu_reads_16_bit
-/// nothing, embedding_grad's dy nothing, fused attention, the convolutions and pooling, a
-/// broadcast matmul over rank-3 A and C, a reduce-mode one of rank-3 A and B into float32 C and
-/// the other sums over the batch into float32 (plan/ops.h: sums_over_batch_items) the tensors
+/// nothing, embedding_grad's dy nothing, fused attention, the convolutions, pooling and the
+/// softmax family, a head_matmul by leading entry (plan/head_matmul_shape.h), a broadcast or
+/// batched matmul over A and C of rank 3 or more, a reduce-mode one of rank-3 A and B into float32
+/// C and the other sums over the batch into float32 (plan/ops.h: sums_over_batch_items) the tensors
 /// plan/ops.h's splits_by_batch names for widening_chunk_items() of their batch at
 /// kGpuWideningChunkBytes (the first and the last chunk, with their scratch), the rest whole;
 /// kGpuHalfOperands also leaves out a matmul's 16-bit operands of its product's type. kCpu
 /// (backends/cpu/widening.h, cpu_widening_bytes): the ops widened a chunk at a time on the stack
 /// (the elementwise ops: plan/ops.h computes_per_element) nothing, fused attention, the
-/// convolutions and pooling (computes_per_batch_item) and the sums over the batch into float32
-/// (sums_over_batch_items) their split tensors for widening_chunk_items() of their batch (a sum's
-/// float32 outputs once more, for the later chunks' partial sums), the matrix products only a
-/// 16-bit copy of an operand of another dtype, and reduce_leading's input, bias_add's x and y,
-/// embedding's out, embedding_grad's dy and layer norm's rows (where kNormRowSlots of them fit
-/// kWideningStripFloats) nothing. 0 on the CPU for a plan without 16-bit tensors.
+/// convolutions, pooling and the softmax family (computes_per_batch_item) and the sums over the
+/// batch into float32 (sums_over_batch_items) their split tensors for widening_chunk_items() of
+/// their batch (a sum's float32 outputs once more, for the later chunks' partial sums), the matrix
+/// products only a 16-bit copy of an operand of another dtype, and reduce_leading's input,
+/// bias_add's x and y, embedding's out, embedding_grad's dy and layer norm's rows (where
+/// kNormRowSlots of them fit kWideningStripFloats) nothing. 0 on the CPU for a plan without 16-bit
+/// tensors.
 uint64_t workspace_bytes(const Graph& graph, WideningRule rule);
 
 /// The workspace |op| of |graph| takes as a backend of |rule| counts it: its widening copies and,

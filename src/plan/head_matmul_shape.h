@@ -96,6 +96,17 @@ inline HeadMatmulShape head_matmul_shape(const Dim* a, int a_rank, int64_t a_num
   return s;
 }
 
+/// Whether a head_matmul of shape |s| whose tensors A, B and C have ranks |a_rank|, |b_rank|,
+/// |c_rank| and leading dims |a0|, |b0|, |c0| computes each entry of that leading dim alone: every
+/// rank is 3 or more, the leading dims are equal and each entry holds one outer entry's heads, so
+/// that a chunk of the entries is a head_matmul of its own (the GPUs widen one a chunk of its
+/// batch at a time: backends/gpu/ops/widening.h).
+inline bool head_matmul_by_leading_entry(const HeadMatmulShape& s, int a_rank, int b_rank,
+                                         int c_rank, int64_t a0, int64_t b0, int64_t c0) {
+  return s.valid && a_rank >= 3 && b_rank >= 3 && c_rank >= 3 && a0 > 0 && a0 == b0 && b0 == c0 &&
+         s.a.products == a0 * s.heads;
+}
+
 }  // namespace remat
 
 #endif  // REMAT_PLAN_HEAD_MATMUL_SHAPE_H_

@@ -251,7 +251,11 @@ bool computes_per_batch_item(uint16_t code) {
     case OpCode::kAvgPool:
     case OpCode::kAvgPoolGrad:
     case OpCode::kGlobalAvgPool:
-    case OpCode::kGlobalAvgPoolGrad: return true;
+    case OpCode::kGlobalAvgPoolGrad:
+    case OpCode::kSoftmax:
+    case OpCode::kSoftmaxGrad:
+    case OpCode::kLogSoftmax:
+    case OpCode::kLogSoftmaxGrad: return true;
     default: return false;
   }
 }
@@ -273,7 +277,11 @@ bool splits_by_batch(uint16_t code, int k, bool output, int rank) {
     case OpCode::kAvgPoolGrad:
     case OpCode::kGlobalAvgPool:
     case OpCode::kGlobalAvgPoolGrad: return true;
-    default: return rank == 3;
+    case OpCode::kSoftmax:
+    case OpCode::kSoftmaxGrad:
+    case OpCode::kLogSoftmax:
+    case OpCode::kLogSoftmaxGrad: return rank >= 2;  // rows; a rank-1 tensor is one row
+    default: return rank >= 3;
   }
 }
 

@@ -123,10 +123,11 @@ bool computes_per_element(uint16_t code);
 
 /// Whether |code| computes each index of the batch (the leading dimension of the tensors that
 /// splits_by_batch() names) from that index of its inputs alone, its other inputs serving every
-/// index: fused attention and its gradient (their mask may be [Sq, Sk]), and the spatial ops that
+/// index: fused attention and its gradient (their mask may be [Sq, Sk]), the spatial ops that
 /// compute each image alone (conv, conv_grad_input, max_pool, avg_pool, global_avg_pool and their
-/// gradients; the filters serve every image). The backends widen such an op's 16-bit tensors a few
-/// batch items at a time (backends/shared/batch_chunks.h).
+/// gradients; the filters serve every image), and softmax, log_softmax and their gradients (each
+/// row alone; a rank-1 tensor is one row and is not split). The backends widen such an op's 16-bit
+/// tensors a few batch items at a time (backends/shared/batch_chunks.h).
 bool computes_per_batch_item(uint16_t code);
 
 /// Whether |code|'s one output is the sum over the batch of what each index of it gives, from
@@ -137,8 +138,8 @@ bool sums_over_batch_items(uint16_t code);
 /// Whether tensor |k| (output |k| where |output|, else input |k|) of rank |rank| of an op |code|
 /// run a chunk of its batch at a time is split by the chunks along its leading dim: every tensor
 /// of the spatial ops but the filters (and bias) of conv and conv_grad_input, conv_grad_input's
-/// workspace and the sums of sums_over_batch_items(); of any other op (fused attention, a GPU's
-/// product over a batch), the rank-3 tensors.
+/// workspace and the sums of sums_over_batch_items(); the softmax family's of rank 2 and more; of
+/// any other op (fused attention, a GPU's product over a batch), those of rank 3 and more.
 bool splits_by_batch(uint16_t code, int k, bool output, int rank);
 
 /// Whether the GPU backends' kernels for |code| read and write its 16-bit float tensors as they

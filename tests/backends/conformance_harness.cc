@@ -58,6 +58,8 @@ remat::compiler::CompileOptions compile_options(const std::string& model,
     fail_msg("bad checks in '%s'", strategy.c_str());
   }
   o.eval_program = strategy.find("/eval=off") == std::string::npos;
+  if (strategy.find("/attention=unfused") != std::string::npos)
+    o.attention = remat::compiler::AttentionKernel::kUnfused;
   const size_t precision_at = strategy.find("/precision=");
   if (precision_at != std::string::npos &&
       !remat::compiler::parse_precision(

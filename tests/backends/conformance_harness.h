@@ -40,6 +40,12 @@ constexpr const char* kModels[] = {
 /// output): its 16-bit plans widen them a chunk of the batch at a time
 /// (backends/shared/batch_chunks.h), on the GPUs too.
 constexpr const char* kBatchChunkedResnet = "resnet:depth=8,width=16,in=3x192x192,classes=4";
+/// A transformer whose scores (8 MiB an item for 4 heads of 512 queries and keys in float32), in
+/// its unfused attention (strategy option "/attention=unfused": head_matmul, softmax and their
+/// gradients), take more than any backend's batch chunk at kBatch: its 16-bit plans widen them a
+/// chunk of the batch at a time.
+constexpr const char* kBatchChunkedUnfused =
+    "transformer:layers=1,hidden=64,heads=4,ffn=64,seq=512,vocab=40,classes=3";
 constexpr const char* kOptimizers[] = {
     "sgd:lr=0.05,momentum=0.9",
     "adamw:lr=0.01,weight_decay=0.01",
@@ -70,8 +76,9 @@ bool backend_available();
 /// cost model of the backend under test, or of the one named by "/costs=NAME";
 /// "/checks=atomic|off" sets the non-finite guard (default on); "/eval=off" leaves the eval
 /// program out; "/precision=bf16|fp16" stores activations in 16 bits (compiler/precision.h);
-/// "/arena=BYTES" is the arena budget of strategies budget and auto. |data_parallel|: the plan
-/// sums its gradients over ranks (compiler/data_parallel.h).
+/// "/arena=BYTES" is the arena budget of strategies budget and auto; "/attention=unfused" compiles
+/// a template's attention to its unfused ops (compiler/attention_kernel.h). |data_parallel|: the
+/// plan sums its gradients over ranks (compiler/data_parallel.h).
 std::vector<uint8_t> compile_plan(const std::string& model, const std::string& optimizer,
                                   const std::string& strategy, bool data_parallel = false);
 

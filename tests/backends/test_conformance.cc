@@ -644,10 +644,12 @@ void the_workspace_is_the_figure_remat_compile_states(void**) {
   models.push_back(long_attention);
   models.push_back(gpu_chunks);
   models.push_back(kBatchChunkedResnet);
+  models.push_back(kBatchChunkedUnfused);
   for (const char* model : models) {
     for (const char* precision : {"fp32", "bf16", "fp16"}) {
       const bool fp32 = strcmp(precision, "fp32") == 0;
-      const std::string strategy = std::string("none/precision=") + precision;
+      const std::string strategy = std::string("none/precision=") + precision +
+                                   (model == kBatchChunkedUnfused ? "/attention=unfused" : "");
       const remat::compiler::CompileResult compiled =
           compile_result(model, kOptimizers[0], strategy);
       const uint64_t stated = compiled.report.workspace_bytes;
@@ -682,7 +684,8 @@ void the_workspace_is_the_figure_remat_compile_states(void**) {
         fail_msg("%s, %s: the workspace holds the elementwise ops' slices", model, precision);
       if (cpu && model == long_attention && !(used < shared))
         fail_msg("%s, %s: the workspace holds attention's whole batch", model, precision);
-      if ((model == gpu_chunks || model == kBatchChunkedResnet) && !(used < shared))
+      if ((model == gpu_chunks || model == kBatchChunkedResnet || model == kBatchChunkedUnfused) &&
+          !(used < shared))
         fail_msg("%s, %s: the workspace holds the whole batch's slices", model, precision);
     }
   }

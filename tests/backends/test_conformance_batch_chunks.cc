@@ -1,11 +1,12 @@
-// Backend conformance, the spatial ops widened a chunk of their batch at a time
-// (backends/shared/batch_chunks.h): the convolutions and pooling that compute each image alone
-// (plan/ops.h: computes_per_batch_item) and the sums over the batch into float32 (a conv's weight
-// and bias gradients: sums_over_batch_items, each chunk's sum added into the output). With the
-// dtypes a 16-bit plan gives them (the images and their gradients 16-bit; filters, bias and sums
-// float32) and batches past a chunk, a last chunk shorter: on the CPU, the bits of the float32
-// kernels over the whole batch, on 1, 2 and 3 threads (a chunk shorter than the threads takes
-// other paths through the kernels: the bits do not depend on them), a sum within the case's
+// Backend conformance, the ops widened a chunk of their batch at a time (backends/shared/
+// batch_chunks.h): the convolutions, pooling and the softmax family, which compute each image or
+// row alone (plan/ops.h: computes_per_batch_item), the sums over the batch into float32 (a
+// conv's weight and bias gradients: sums_over_batch_items, each chunk's sum added into the
+// output), and on the GPUs unfused attention's products (head_matmul, a batched matmul). With the
+// dtypes a 16-bit plan gives them (images, scores and their gradients 16-bit; filters, bias and
+// sums float32) and batches past a chunk, a last chunk shorter: on the CPU, the bits of the
+// float32 kernels over the whole batch, on 1, 2 and 3 threads (a chunk shorter than the threads
+// takes other paths through the kernels: the bits do not depend on them), a sum within the case's
 // tolerance (summed chunk by chunk); on the GPUs, whose chunks are eight times larger
 // (kGpuWideningChunkBytes), the CPU's float32 results within the case's tolerance. Each run's
 // workspace must be less than the whole call's widening.
@@ -43,8 +44,8 @@ remat_test::OpCase with_batch_times(remat_test::OpCase c, int64_t times) {
 }
 
 // The dtypes a 16-bit plan gives |c|'s tensors (all float, inputs then outputs): |half| where
-// batch chunks split them (images and their gradients), float32 elsewhere (filters, a bias, a sum
-// over the batch, conv_grad_input's workspace).
+// batch chunks split them (images, scores, activations and their gradients), float32 elsewhere
+// (filters, a bias, a sum over the batch, conv_grad_input's workspace).
 std::vector<remat_dtype> plan_dtypes(const remat_test::OpCase& c, remat_dtype half) {
   const uint16_t code = static_cast<uint16_t>(c.code);
   std::vector<remat_dtype> floats;
@@ -157,6 +158,60 @@ std::vector<remat_test::OpCase> spatial_chunk_cases() {
        {},
        {},
        kEw},
+      // Unfused attention's scores, 4 heads of 128 queries and keys: 8 of 17 items a chunk
+      // (256 KiB an item a tensor), 5 of 17 for the gradients' three tensors.
+      {"softmax, chunks", OpCode::kSoftmax, {{17, 4, 128, 128}}, {{17, 4, 128, 128}}, {}, {}, kEw},
+      {"softmax_grad, chunks",
+       OpCode::kSoftmaxGrad,
+       {{17, 4, 128, 128}, {17, 4, 128, 128}},
+       {{17, 4, 128, 128}},
+       {},
+       {},
+       kEw},
+      {"log_softmax, chunks",
+       OpCode::kLogSoftmax,
+       {{17, 4, 128, 128}},
+       {{17, 4, 128, 128}},
+       {},
+       {},
+       kEw},
+      {"log_softmax_grad, chunks",
+       OpCode::kLogSoftmaxGrad,
+       {{17, 4, 128, 128}, {17, 4, 128, 128}},
+       {{17, 4, 128, 128}},
+       {},
+       {},
+       kEw},
+  };
+}
+
+// Unfused attention's products, which the GPUs widen in batch chunks and the CPU reads in 16 bits
+// as they are: 64 of 70 items a chunk (512 KiB an item). head_matmul's iattrs: trans_a,
+// trans_b, heads, interleaved (1: A, 2: B, 4: C); a batched matmul's: trans_a, trans_b.
+std::vector<remat_test::OpCase> gpu_product_chunk_cases() {
+  const double kMm = 1e-4;
+  return {
+      {"head_matmul scores, chunks",
+       OpCode::kHeadMatMul,
+       {{70, 128, 256}, {70, 128, 256}},
+       {{70, 4, 128, 128}},
+       {0, 1, 4, 3},
+       {0.125f},
+       kMm},
+      {"head_matmul context, chunks",
+       OpCode::kHeadMatMul,
+       {{70, 4, 128, 128}, {70, 128, 256}},
+       {{70, 128, 256}},
+       {0, 0, 4, 6},
+       {1.0f},
+       kMm},
+      {"matmul batched, chunks",
+       OpCode::kMatMul,
+       {{70, 4, 128, 64}, {70, 4, 64, 128}},
+       {{70, 4, 128, 128}},
+       {0, 0},
+       {1.0f},
+       kMm},
   };
 }
 
@@ -189,7 +244,7 @@ bool sums_chunk_by_chunk(const remat::OpCall& call) {
   return remat::sums_over_batch_items(call.code);
 }
 
-void spatial_ops_in_batch_chunks_give_the_whole_batchs_results(void**) {
+void ops_in_batch_chunks_give_the_whole_batchs_results(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   const remat::DeviceProfile& profile = profile_under_test();
   if (!profile.half_floats || profile.widening == remat::WideningRule::kWhole) {
@@ -205,9 +260,8 @@ void spatial_ops_in_batch_chunks_give_the_whole_batchs_results(void**) {
     // the case's usual tolerance (as the GPU's reduce-mode products do).
     if (!cpu && cases.back().code == OpCode::kConvGradWeight) cases.back().tol = 2e-3;
   }
-  if (cpu) {
-    for (const remat_test::OpCase& c : winograd_chunk_cases()) cases.push_back(c);
-  }
+  for (const remat_test::OpCase& c : cpu ? winograd_chunk_cases() : gpu_product_chunk_cases())
+    cases.push_back(c);
   const uint64_t arena = cpu ? uint64_t{1} << 25 : uint64_t{1} << 27, kPersistent = 4096;
   static std::vector<uint8_t> arenas[2], persistent[2];
   for (int b = 0; b < 2; ++b) {
@@ -252,45 +306,55 @@ void spatial_ops_in_batch_chunks_give_the_whole_batchs_results(void**) {
 
 // A resnet whose first stage's convolutions widen 5 of the 8 images of kBatch at a time on the
 // CPU (800 KiB an image for a convolution's input and output in float32), their weight gradients
-// summed chunk by chunk, trains at bf16 and fp16 under sqrt, selective and a spilling plan to the
-// bytes of --strategy none at the same precision (parameters and batch norm's buffers), its
-// losses finite. The CPU's test: the GPUs chunk at eight times the size (checked op by op above
-// and by the_workspace_is_the_figure_remat_compile_states).
-void a_resnet_whose_convolutions_chunk_trains_under_every_strategy_as_under_none(void**) {
+// summed chunk by chunk, and a transformer whose unfused attention's softmax and its gradient
+// widen 2 and 1 of them (1 MiB of scores an item), train at bf16 and fp16 under sqrt, selective
+// and a spilling plan to the bytes of --strategy none at the same precision (parameters and
+// buffers), their losses finite. The CPU's test: the GPUs chunk at eight times the size (checked
+// op by op above and by the_workspace_is_the_figure_remat_compile_states).
+void models_whose_ops_chunk_train_under_every_strategy_as_under_none(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   if (profile_under_test().widening != remat::WideningRule::kCpu) {
     printf("%s: its chunks are checked op by op\n", g_backend.c_str());
     skip();
   }
-  const std::string model = "resnet:depth=8,width=16,in=3x80x80,classes=4";
+  const struct {
+    const char* model;
+    const char* options;
+  } models[] = {{"resnet:depth=8,width=16,in=3x80x80,classes=4", ""},
+                {"transformer:layers=2,hidden=64,heads=4,ffn=64,seq=256,vocab=40,classes=3",
+                 "/attention=unfused"}};
   const std::string optimizer = kOptimizers[1];
-  for (const std::string precision : {"bf16", "fp16"}) {
-    const std::string p = "/precision=" + precision;
-    const remat::compiler::CompileReport none = compile_report(model, optimizer, "none" + p);
-    // Widened whole, the first stage's convolutions would take 6.25 MiB of float32 copies.
-    if (!(none.workspace_bytes > 0 && none.workspace_bytes < (uint64_t{5} << 20)))
-      fail_msg("%s: a workspace of %llu bytes", precision.c_str(),
-               static_cast<unsigned long long>(none.workspace_bytes));
-    // 95 % of the arena of the plan of split points, beside its persistent region and workspace.
-    const remat::compiler::CompileReport splits = compile_report(model, optimizer, "splits" + p);
-    const uint64_t device =
-        splits.persistent_bytes + splits.workspace_bytes + splits.arena_bytes * 95 / 100;
-    const std::string spill = "splits/device=" + std::to_string(device);
-    if (compile_report(model, optimizer, spill + p).spilled.empty())
-      fail_msg("%s: nothing spilled at a device budget of %llu", precision.c_str(),
-               static_cast<unsigned long long>(device));
-    std::vector<float> losses;
-    const std::vector<uint8_t> reference =
-        train(model, optimizer, "none" + p, g_backend, true, &losses);
-    for (const float loss : losses) {
-      if (!std::isfinite(loss)) fail_msg("%s: a loss of %g", precision.c_str(), loss);
-    }
-    for (const std::string& strategy : {std::string("sqrt"), std::string("selective"), spill}) {
-      if (train(model, optimizer, strategy + p, g_backend, true) != reference)
-        fail_msg("%s at %s: --strategy %s differs from --strategy none", model.c_str(),
-                 precision.c_str(), strategy.c_str());
-      printf("%s %s: as none (workspace %llu bytes)\n", precision.c_str(), strategy.c_str(),
-             static_cast<unsigned long long>(none.workspace_bytes));
+  for (const auto& m : models) {
+    const std::string model = m.model;
+    for (const std::string precision : {"bf16", "fp16"}) {
+      const std::string p = "/precision=" + precision + m.options;
+      const remat::compiler::CompileReport none = compile_report(model, optimizer, "none" + p);
+      // Widened whole, the largest ops would take at least twice kWideningChunkBytes.
+      if (!(none.workspace_bytes > 0 && none.workspace_bytes < (uint64_t{5} << 20)))
+        fail_msg("%s, %s: a workspace of %llu bytes", m.model, precision.c_str(),
+                 static_cast<unsigned long long>(none.workspace_bytes));
+      // 95 % of the arena of the plan of split points, beside its persistent region and workspace.
+      const remat::compiler::CompileReport splits = compile_report(model, optimizer, "splits" + p);
+      const uint64_t device =
+          splits.persistent_bytes + splits.workspace_bytes + splits.arena_bytes * 95 / 100;
+      const std::string spill = "splits/device=" + std::to_string(device);
+      if (compile_report(model, optimizer, spill + p).spilled.empty())
+        fail_msg("%s, %s: nothing spilled at a device budget of %llu", m.model, precision.c_str(),
+                 static_cast<unsigned long long>(device));
+      std::vector<float> losses;
+      const std::vector<uint8_t> reference =
+          train(model, optimizer, "none" + p, g_backend, true, &losses);
+      for (const float loss : losses) {
+        if (!std::isfinite(loss))
+          fail_msg("%s, %s: a loss of %g", m.model, precision.c_str(), loss);
+      }
+      for (const std::string& strategy : {std::string("sqrt"), std::string("selective"), spill}) {
+        if (train(model, optimizer, strategy + p, g_backend, true) != reference)
+          fail_msg("%s at %s: --strategy %s differs from --strategy none", m.model,
+                   precision.c_str(), strategy.c_str());
+        printf("%s, %s, %s: as none (workspace %llu bytes)\n", m.model, precision.c_str(),
+               strategy.c_str(), static_cast<unsigned long long>(none.workspace_bytes));
+      }
     }
   }
 }
@@ -298,8 +362,8 @@ void a_resnet_whose_convolutions_chunk_trains_under_every_strategy_as_under_none
 }  // namespace
 
 const struct CMUnitTest kBatchChunkTests[] = {
-    cmocka_unit_test(spatial_ops_in_batch_chunks_give_the_whole_batchs_results),
-    cmocka_unit_test(a_resnet_whose_convolutions_chunk_trains_under_every_strategy_as_under_none),
+    cmocka_unit_test(ops_in_batch_chunks_give_the_whole_batchs_results),
+    cmocka_unit_test(models_whose_ops_chunk_train_under_every_strategy_as_under_none),
 };
 const size_t kBatchChunkTestCount = sizeof(kBatchChunkTests) / sizeof(kBatchChunkTests[0]);
 

@@ -308,8 +308,8 @@ class RuleLauncher final : public remat::gpu::Launcher {
 // The compiler's figures for the GPUs, op by op, are gpu::workspace_bytes(): for OpenCL
 // (WideningRule::kGpu) and for CUDA (kGpuHalfOperands, checked here where no CUDA device runs):
 // plans compiled for each (fp32, bf16 and fp16, the conformance models, one that chunks its
-// batch and whose weight gradients take two 16-bit operands, and a resnet whose convolutions
-// chunk theirs), their ops resolved by a session on
+// batch and whose weight gradients take two 16-bit operands, a resnet whose convolutions chunk
+// theirs and a transformer whose unfused attention does), their ops resolved by a session on
 // the GPU backend under test, each op's workspace asked of a launcher that takes a product's
 // operands as that backend does. the_workspace_is_the_figure_remat_compile_states checks the
 // backend's own total on the device.
@@ -322,6 +322,7 @@ void each_ops_workspace_is_what_remat_compile_counts_for_it_on_the_gpus(void**) 
   std::vector<const char*> models(std::begin(kModels), std::end(kModels));
   models.push_back("transformer:layers=1,hidden=512,heads=4,ffn=2048,seq=512,vocab=40,classes=3");
   models.push_back(kBatchChunkedResnet);
+  models.push_back(kBatchChunkedUnfused);
   const struct {
     const char* name;
     remat::WideningRule rule;
@@ -331,8 +332,9 @@ void each_ops_workspace_is_what_remat_compile_counts_for_it_on_the_gpus(void**) 
     const RuleLauncher launcher(target.rule == remat::WideningRule::kGpuHalfOperands);
     for (const char* model : models) {
       for (const char* precision : {"fp32", "bf16", "fp16"}) {
-        const std::string strategy =
-            std::string("none/precision=") + precision + "/costs=" + target.name;
+        const std::string strategy = std::string("none/precision=") + precision +
+                                     "/costs=" + target.name +
+                                     (model == kBatchChunkedUnfused ? "/attention=unfused" : "");
         const remat::compiler::CompileResult compiled =
             compile_result(model, kOptimizers[0], strategy);
         Run run(model, kOptimizers[0], strategy, g_backend);

@@ -273,27 +273,32 @@ static void a_device_budget_holds_the_widening_workspace(void**) {
 }
 
 // A 16-bit plan's workspace does not grow with the batch past the chunks of the ops that widen a
-// chunk of their batch at a time (fused attention, the convolutions, their gradients and pooling,
-// and the GPUs' batch products): no op widens a batch-sized tensor whole (the class token's
-// select and the embedding's lookup and gradient move or convert their 16-bit tensors as they
-// are: backends/shared/widening_slices.h moves_bytes, backends/cpu/widening.h
+// chunk of their batch at a time (fused attention, the convolutions, their gradients, pooling and
+// the softmax family, and the GPUs' batch products): no op widens a batch-sized tensor whole (the
+// class token's select and the embedding's lookup and gradient move or convert their 16-bit tensors
+// as they are: backends/shared/widening_slices.h moves_bytes, backends/cpu/widening.h
 // reads_16_bit_input; and dropout and batch norm read and write theirs as they are), on every
 // backend's rule, in bf16 and fp16. At the smaller batch, each model's batch-sized tensors take
 // more than a GPU's batch chunk (kGpuWideningChunkBytes) in float32: the transformer's 64 MiB at
 // 512 items; the resnet's last stage, 32 KiB an image for a convolution's input and output, 32
-// MiB at 1024.
+// MiB at 1024; an unfused transformer's scores (softmax, head_matmul), 64 MiB at 64.
 static void a_16_bit_workspace_does_not_grow_with_the_batch(void**) {
   struct Model {
     const char* name;
     int64_t batch;
+    remat::compiler::AttentionKernel attention;
   };
+  constexpr auto kFused = remat::compiler::AttentionKernel::kFused;
   remat::compiler::CompileOptions o;
   for (const Model model :
        {Model{"transformer:layers=1,hidden=256,heads=4,ffn=256,seq=128,vocab=100,classes=2,"
               "dropout=0.1",
-              512},
-        Model{"resnet:depth=8,width=16,in=3x32x32,classes=10", 1024}}) {
+              512, kFused},
+        Model{"resnet:depth=8,width=16,in=3x32x32,classes=10", 1024, kFused},
+        Model{"transformer:layers=1,hidden=64,heads=4,ffn=64,seq=256,vocab=100,classes=2", 64,
+              remat::compiler::AttentionKernel::kUnfused}}) {
     o.model = model.name;
+    o.attention = model.attention;
     for (const char* backend : {"cpu", "opencl", "cuda"}) {
       o.target(remat::compiler::target_profile(backend));
       for (const auto precision :

@@ -3,7 +3,9 @@
 
 #include "backends/shared/batch_chunks.h"
 #include "backends/shared/widening_slices.h"
+#include "backends/shared/op_args.h"
 #include "plan/half_float.h"
+#include "plan/head_matmul_shape.h"
 #include "plan/matmul_shape.h"
 #include "plan/ops.h"
 
@@ -30,21 +32,29 @@ bool sums_into_float32(const OpCall& call) {
 }
 
 // Whether |call| runs in batch chunks (backends/shared/batch_chunks.h) when it widens: fused
-// attention and the spatial ops that compute each item alone (plan/ops.h:
-// computes_per_batch_item); a conv's weight or bias gradient into float32, and a broadcast product
-// whose A and C are [B, M, K] and [B, M, N] (each entry its own product with the rank-2 B); and a
-// reduce-mode product of [B, ...] A and B into a float32 C without a bias (a weight gradient),
-// each chunk's sum added into C (accumulates_chunks).
+// attention, the spatial ops and the softmax family, which compute each item alone (plan/ops.h:
+// computes_per_batch_item); a conv's weight or bias gradient into float32; a head_matmul whose
+// tensors' leading entries each hold one outer entry's heads; and a product whose A is [B, ...]
+// of rank 3 or more: broadcast, C [B, ...] (each entry its own product with the rank-2 B),
+// batched, B and C [B, ...] of A's rank, or reduce mode, B [B, ...] of A's rank into a float32
+// rank-2 C without a bias (a weight gradient), each chunk's sum added into C (accumulates_chunks).
 bool computes_by_batch_item(const OpCall& call) {
   if (computes_per_batch_item(call.code) || sums_into_float32(call)) return true;
-  if (call.code != static_cast<uint16_t>(OpCode::kMatMul)) return false;
   const TensorRef &a = *call.inputs[0], &b = *call.inputs[1], &c = *call.outputs[0];
-  if (same_tensor(a, c) || same_tensor(b, c) || a.rank != 3) return false;
+  if (call.code == static_cast<uint16_t>(OpCode::kHeadMatMul)) {
+    return !same_tensor(a, c) && !same_tensor(b, c) &&
+           head_matmul_by_leading_entry(head_matmul_shape(call), a.rank, b.rank, c.rank, a.dims[0],
+                                        b.dims[0], c.dims[0]);
+  }
+  if (call.code != static_cast<uint16_t>(OpCode::kMatMul)) return false;
+  if (same_tensor(a, c) || same_tensor(b, c) || a.rank < 3) return false;
   const MatmulShape shape = matmul_shape(a.dims, a.rank, a.numel, b.dims, b.rank, b.numel, c.dims,
                                          c.rank, c.numel, false, false);
   if (shape.mode == MatmulMode::kBroadcast)
-    return c.rank == 3 && b.rank == 2 && a.dims[0] == c.dims[0];
-  return shape.mode == MatmulMode::kReduce && b.rank == 3 && a.dims[0] == b.dims[0] &&
+    return c.rank == a.rank && b.rank == 2 && a.dims[0] == c.dims[0];
+  if (shape.mode == MatmulMode::kBatched)
+    return b.rank == a.rank && c.rank == a.rank && a.dims[0] == b.dims[0] && a.dims[0] == c.dims[0];
+  return shape.mode == MatmulMode::kReduce && b.rank == a.rank && a.dims[0] == b.dims[0] &&
          c.rank == 2 && c.dtype == REMAT_DTYPE_F32 && call.num_inputs == 2;
 }
 

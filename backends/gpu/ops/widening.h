@@ -17,10 +17,10 @@
 // operands in 16 bits (Launcher::takes_half_operands: cuBLAS GemmEx), narrowed into it while
 // the 16-bit operands are read as they are. Everything is queued in order on the backend's
 // compute queue or stream, so it is captured into a CUDA graph like any launch. Fused attention,
-// the convolutions and pooling, and products and sums over a batch (broadcast products; a
-// reduce-mode product, conv_grad_weight and channel_sum: weight and bias gradients) are widened a
-// chunk of their batch at a time (gpu_batch_chunk_items), so their slices stay near
-// kGpuWideningChunkBytes.
+// the convolutions, pooling and the softmax family, and products and sums over a batch
+// (broadcast and batched products, head_matmul; a reduce-mode product, conv_grad_weight and
+// channel_sum: weight and bias gradients) are widened a chunk of their batch at a time
+// (gpu_batch_chunk_items), so their slices stay near kGpuWideningChunkBytes.
 #ifndef REMAT_BACKENDS_GPU_OPS_WIDENING_H_
 #define REMAT_BACKENDS_GPU_OPS_WIDENING_H_
 
@@ -37,13 +37,15 @@ bool widens(const OpCall& call);
 
 /// Batch items run_widened() widens |call| a chunk of at a time: for a call that widens() and
 /// computes each batch item alone (plan/ops.h's computes_per_batch_item: fused attention, the
-/// convolutions and pooling, and their gradients; a matmul in broadcast mode whose A and C are
-/// rank 3) or sums over it into float32 (one in reduce mode of rank-3 A and B into a float32 C,
-/// conv_grad_weight, channel_sum: each chunk's sum added into the output, ops.h's sum_part) whose
-/// 16-bit tensors' float32 copies take more than kGpuWideningChunkBytes (plan/ops.h),
-/// widening_chunk_items() of one item's (the tensors plan/ops.h's splits_by_batch names are split
-/// along the batch: backends/shared/batch_chunks.h; a weight, a bias or a rank-2 mask is widened
-/// whole for each chunk); 0 where it widens the call whole.
+/// convolutions, pooling, the softmax family and their gradients; a head_matmul whose leading
+/// entries each hold one outer entry's heads: plan/head_matmul_shape.h,
+/// head_matmul_by_leading_entry; a matmul in broadcast or batched mode whose A and C are of rank 3
+/// or more and one leading dim) or sums over it into float32 (one in reduce mode of rank-3 A and B
+/// into a float32 C, conv_grad_weight, channel_sum: each chunk's sum added into the output, ops.h's
+/// sum_part) whose 16-bit tensors' float32 copies take more than kGpuWideningChunkBytes
+/// (plan/ops.h), widening_chunk_items() of one item's (the tensors plan/ops.h's splits_by_batch
+/// names are split along the batch: backends/shared/batch_chunks.h; a weight, a bias or a rank-2
+/// mask is widened whole for each chunk); 0 where it widens the call whole.
 int64_t gpu_batch_chunk_items(const Launcher& l, const OpCall& call);
 
 /// Runs |op| on |call| (for which widens() holds) with its 16-bit tensors widened into
