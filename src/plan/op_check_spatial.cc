@@ -9,10 +9,6 @@ namespace remat {
 namespace op_check_internal {
 namespace {
 
-// Strides, pads, dilations and pool kernels at most 2^20: their products with dims (<= 2^40)
-// stay far inside int64.
-constexpr int64_t kMaxSpatialAttr = int64_t{1} << 20;
-
 remat_status attr_in(Op& op, IntAttr a, int64_t lo, int64_t hi) {
   const int64_t v = op.attr(a);
   if (v >= lo && v <= hi) return REMAT_OK;

@@ -10,6 +10,12 @@
 
 namespace remat {
 
+/// The largest stride, pad, dilation or pool kernel a spatial op takes, as a power of two (2^20):
+/// their products with dims (at most 2^40) stay far inside int64. The verifier refuses more
+/// (plan/op_check_spatial.cc), and the ONNX importer refuses more by the node's name.
+constexpr int kMaxSpatialAttrLog2 = 20;
+constexpr int64_t kMaxSpatialAttr = int64_t{1} << kMaxSpatialAttrLog2;
+
 /// A tensor of rank 3 ([N, C, L], seen as [N, C, 1, L]) or 4 ([N, C, H, W]) as NCHW.
 struct Nchw {
   int64_t n, c, h, w;

@@ -62,7 +62,7 @@ void axes_outside_the_rank_are_refused(void**) {
   }
 }
 
-void zero_strides_and_windows_are_refused(void**) {
+void strides_and_windows_out_of_range_are_refused(void**) {
   {
     ModelBuilder m({3, 8, 8});
     m.floats("w", {4, 3, 3, 3}, 4 * 3 * 3 * 3);
@@ -72,7 +72,7 @@ void zero_strides_and_windows_are_refused(void**) {
   {
     ModelBuilder m({3, 8, 8});
     ModelBuilder::ints(m.node("MaxPool", {"x"}, "y"), "kernel_shape", {0, 0});
-    expect_error(m, {"node '/MaxPool'", "kernel 0 outside [1, 2^31]"});
+    expect_error(m, {"node '/MaxPool'", "kernel 0 outside [1, 2^20]"});
   }
   {  // pads [top, left, bottom, right] of 1, 0, 0, 0: torch pads both ends alike
     ModelBuilder m({3, 8, 8});
@@ -93,7 +93,28 @@ void zero_strides_and_windows_are_refused(void**) {
     onnx::NodeProto* n = m.node("MaxPool", {"x"}, "y");
     ModelBuilder::ints(n, "kernel_shape", {3, 3});
     ModelBuilder::ints(n, "dilations", {0, 1});
-    expect_error(m, {"node '/MaxPool'", "dilation 0 outside [1, 2^31]"});
+    expect_error(m, {"node '/MaxPool'", "dilation 0 outside [1, 2^20]"});
+  }
+  // Past the spatial ops' bound (plan/spatial_shape.h: kMaxSpatialAttr, 2^20), which the op
+  // check would refuse later by the op's index alone: refused here by the node's name.
+  {
+    ModelBuilder m({3, 8, 8});
+    m.floats("w", {4, 3, 3, 3}, 4 * 3 * 3 * 3);
+    ModelBuilder::ints(m.node("Conv", {"x", "w"}, "y"), "strides", {1, 1048577});
+    expect_error(m, {"node '/Conv'", "stride 1048577 outside [1, 2^20]"});
+  }
+  {
+    ModelBuilder m({3, 8, 8});
+    m.floats("w", {4, 3, 3, 3}, 4 * 3 * 3 * 3);
+    ModelBuilder::ints(m.node("Conv", {"x", "w"}, "y"), "dilations", {2097152, 1});
+    expect_error(m, {"node '/Conv'", "dilation 2097152 outside [1, 2^20]"});
+  }
+  {
+    ModelBuilder m({3, 8, 8});
+    onnx::NodeProto* n = m.node("AveragePool", {"x"}, "y");
+    ModelBuilder::ints(n, "kernel_shape", {3, 3});
+    ModelBuilder::ints(n, "strides", {1048577, 1});
+    expect_error(m, {"node '/AveragePool'", "stride 1048577 outside [1, 2^20]"});
   }
 }
 
@@ -303,7 +324,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(axes_outside_the_rank_are_refused),
       cmocka_unit_test(arithmetic_and_reductions_the_importer_cannot_take_are_refused),
-      cmocka_unit_test(zero_strides_and_windows_are_refused),
+      cmocka_unit_test(strides_and_windows_out_of_range_are_refused),
       cmocka_unit_test(a_dilated_max_pool_keeps_its_dilations),
       cmocka_unit_test(bad_constants_and_overflowing_shape_arithmetic_are_refused),
       cmocka_unit_test(shape_arithmetic_edge_cases_are_refused_or_right),

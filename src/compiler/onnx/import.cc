@@ -34,11 +34,11 @@ const Constant& OnnxImporter::int_constant(const onnx::NodeProto& n, int input) 
 }
 
 void OnnxImporter::bounded(const onnx::NodeProto& n, const Dims& values, int64_t lo,
-                           const char* what) const {
+                           const char* what, int hi_log2) const {
   for (int64_t v : values) {
-    if (v < lo || v > kMaxDim) {
+    if (v < lo || v > (int64_t{1} << hi_log2)) {
       unsupported(n, std::string(what) + " " + std::to_string(v) + " outside [" +
-                         std::to_string(lo) + ", 2^31]");
+                         std::to_string(lo) + ", 2^" + std::to_string(hi_log2) + "]");
     }
   }
 }

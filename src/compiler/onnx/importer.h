@@ -31,7 +31,8 @@ constexpr int64_t kMaxConstantElements = int64_t{1} << 32;
 /// an attribute or a shape constant may give: far past any real model, and far from int64 overflow
 /// in products.
 constexpr int64_t kMaxFolded = int64_t{1} << 24;
-constexpr int64_t kMaxDim = int64_t{1} << 31;
+constexpr int kMaxDimLog2 = 31;
+constexpr int64_t kMaxDim = int64_t{1} << kMaxDimLog2;
 
 /// |d| as "[a, b, ...]" for messages.
 inline std::string dims_text(const Dims& d) {
@@ -148,8 +149,10 @@ class OnnxImporter {
   const Constant& constant(const onnx::NodeProto& n, int input) const;
   // Input |input| of |n| as an int64 constant (shapes, axes, indices, sizes).
   const Constant& int_constant(const onnx::NodeProto& n, int input) const;
-  // Refuses |values| (named |what|) outside [lo, kMaxDim].
-  void bounded(const onnx::NodeProto& n, const Dims& values, int64_t lo, const char* what) const;
+  // Refuses |values| (named |what|) outside [lo, 2^|hi_log2|]: kMaxDim, or a spatial op's
+  // strides, pads, dilations and kernels, kMaxSpatialAttr (plan/spatial_shape.h).
+  void bounded(const onnx::NodeProto& n, const Dims& values, int64_t lo, const char* what,
+               int hi_log2 = kMaxDimLog2) const;
   int tensor(const onnx::NodeProto& n, int input);
   Dims shape_of(const std::string& name) const;
   // A parameter (or state) tensor from initializer |c| of |n|'s input |input|, made once.

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "compiler/onnx/importer.h"
+#include "plan/spatial_shape.h"
 
 namespace remat {
 namespace compiler {
@@ -122,9 +123,9 @@ void OnnxImporter::conv(const onnx::NodeProto& n) {
     if (strides[k] < 1 || dilations[k] < 1 || pads[k] < 0)
       unsupported(n, "strides and dilations below 1, or negative pads");
   }
-  bounded(n, strides, 1, "stride");
-  bounded(n, dilations, 1, "dilation");
-  bounded(n, pads, 0, "pad");
+  bounded(n, strides, 1, "stride", kMaxSpatialAttrLog2);
+  bounded(n, dilations, 1, "dilation", kMaxSpatialAttrLog2);
+  bounded(n, pads, 0, "pad", kMaxSpatialAttrLog2);
   bounded(n, {int_attr(n, "group", 1)}, 1, "group");
   const int x = tensor(n, 0);
   const int w = adopt(n, 1, Role::kParam);
@@ -192,9 +193,9 @@ void OnnxImporter::pool(const onnx::NodeProto& n) {
     unsupported(n,
                 "kernel_shape, strides and pads must have one entry per spatial axis (pads two)");
   }
-  bounded(n, kernel, 1, "kernel");
-  bounded(n, strides, 1, "stride");
-  bounded(n, pads, 0, "pad");
+  bounded(n, kernel, 1, "kernel", kMaxSpatialAttrLog2);
+  bounded(n, strides, 1, "stride", kMaxSpatialAttrLog2);
+  bounded(n, pads, 0, "pad", kMaxSpatialAttrLog2);
   // ONNX pads list the starts, then the ends; torch pads both ends of an axis alike, at most
   // half the window (its rule, and remat's: plan/op_catalogue.h).
   for (size_t k = 0; k < spatial; ++k) {
@@ -207,7 +208,7 @@ void OnnxImporter::pool(const onnx::NodeProto& n) {
   }
   const Dims dilations = ints_attr(n, "dilations", Dims(spatial, 1));
   if (dilations.size() != spatial) unsupported(n, "dilations must have one entry per spatial axis");
-  bounded(n, dilations, 1, "dilation");
+  bounded(n, dilations, 1, "dilation", kMaxSpatialAttrLog2);
   if (n.output_size() > 1 && !n.output(1).empty()) unsupported(n, "MaxPool's indices output");
   const bool ceil = int_attr(n, "ceil_mode", 0) != 0;
   // [N, C, L] pools along L: the window's W values (Builder::PoolWindow2d).
