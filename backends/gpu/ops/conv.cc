@@ -1,5 +1,5 @@
 // Convolutions on the GPU backends (kernels/conv.cl): conv, its input and weight gradients, and
-// the bias gradient channel_sum (the two sums also as sum_part, for batch chunks). Direct
+// the bias gradient channel_sum (the two sums, and a chunk's matmul, as sum_part). Direct
 // kernels, one launch per op; conv_grad_input's optional
 // workspace output (the CPU's column-matrix gradient) is not used.
 #include "backends/gpu/ops/ops.h"
@@ -47,16 +47,19 @@ remat_status conv_grad_input(Launcher& l, const OpCall& call, const StepContext&
   return a.launch(items(dx.numel), call, err);
 }
 
-remat_status conv_grad_weight(Launcher& l, const OpCall& call, const StepContext&,
+remat_status conv_grad_weight(Launcher& l, const OpCall& call, const StepContext& ctx,
                               ErrorBuffer* err) {
-  return sum_part(l, call, false, err);
+  return sum_part(l, call, ctx, {0, 0}, err);
 }
 
-remat_status channel_sum(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  return sum_part(l, call, false, err);
+remat_status channel_sum(Launcher& l, const OpCall& call, const StepContext& ctx,
+                         ErrorBuffer* err) {
+  return sum_part(l, call, ctx, {0, 0}, err);
 }
 
-remat_status sum_part(Launcher& l, const OpCall& call, bool accumulate, ErrorBuffer* err) {
+remat_status sum_part(Launcher& l, const OpCall& call, const StepContext& ctx, BatchPart part,
+                      ErrorBuffer* err) {
+  const bool accumulate = part.first > 0;
   if (call.code == static_cast<uint16_t>(OpCode::kConvGradWeight)) {
     const TensorRef& dw = *call.outputs[0];
     Args a(l, kKernel_conv_grad_weight);
@@ -75,7 +78,9 @@ remat_status sum_part(Launcher& l, const OpCall& call, bool accumulate, ErrorBuf
     a.u64(images).u64(channels).u64(inner).u32(team).scratch();
     return a.launch_rows(channels, team, call, err);
   }
-  return l.matmul(call, accumulate, err);  // a reduce-mode product
+  // A reduce-mode product (C of rank 2: ops/widening.cc runs no other in chunks with a bias).
+  if (call.outputs[0]->rank == 2) return l.matmul(call, accumulate, err);
+  return matmul(l, call, ctx, err);
 }
 
 }  // namespace gpu

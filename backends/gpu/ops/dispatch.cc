@@ -26,6 +26,17 @@ constexpr OpTable<Op> kTable = make_table();
 
 const OpTable<Op>& op_table() { return kTable; }
 
+OpPart op_part(uint16_t code) {
+  switch (static_cast<OpCode>(code)) {
+    case OpCode::kAttention: return attention_part;
+    case OpCode::kAttentionGrad: return attention_grad_part;
+    case OpCode::kMatMul:
+    case OpCode::kConvGradWeight:
+    case OpCode::kChannelSum: return sum_part;
+    default: return nullptr;
+  }
+}
+
 remat_status set_step(Launcher& l, const StepContext& ctx, ErrorBuffer* err) {
   Args a(l, kKernel_set_step);
   a.state().u64(ctx.seed).u64(ctx.step);

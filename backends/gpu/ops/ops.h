@@ -43,17 +43,29 @@ struct BatchPart {
   int64_t whole;
 };
 
-/// attention and attention_grad over |call|, the chunk |part| of an op's batch: they draw
-/// dropout by each item's index in the whole batch (the op table's entries run the whole batch).
+/// An op over |call|, the chunk |part| of its batch (widening.h: run in batch chunks), where
+/// that is not the op table's entry over the chunk's call.
+using OpPart = remat_status (*)(Launcher& l, const OpCall& call, const StepContext& ctx,
+                                BatchPart part, ErrorBuffer* err);
+
+/// The OpPart of |code|, or nullptr where the op table's entry runs a chunk as a call of its own:
+/// attention and attention_grad draw dropout by each item's index in the whole batch
+/// (attention_part, attention_grad_part); the sums over a batch (a reduce-mode matmul,
+/// conv_grad_weight, channel_sum) write their output in the first chunk and add each later
+/// chunk's sum to it (sum_part).
+OpPart op_part(uint16_t code);
+
+/// attention and attention_grad over |call|, the chunk |part| of an op's batch.
 remat_status attention_part(Launcher& l, const OpCall& call, const StepContext& ctx, BatchPart part,
                             ErrorBuffer* err);
 remat_status attention_grad_part(Launcher& l, const OpCall& call, const StepContext& ctx,
                                  BatchPart part, ErrorBuffer* err);
 
-/// A sum over a batch (a reduce-mode matmul, conv_grad_weight, channel_sum) over |call|, a chunk
-/// of an op's batch (widening.h: run in batch chunks): its output written, or, where
-/// |accumulate| (the chunks after the first), the chunk's sum added to it.
-remat_status sum_part(Launcher& l, const OpCall& call, bool accumulate, ErrorBuffer* err);
+/// matmul, conv_grad_weight and channel_sum over |call|, the chunk |part| of an op's batch: a
+/// sum over the batch (a reduce-mode matmul's C, dw, db) written by the first chunk, each later
+/// chunk's sum added to it; a matmul of another mode as the op table's entry runs it.
+remat_status sum_part(Launcher& l, const OpCall& call, const StepContext& ctx, BatchPart part,
+                      ErrorBuffer* err);
 
 /// For reduce_leading: the blocks (plan/gpu_scratch.h: gpu_column_blocks) of its dy viewed as
 /// [rows, columns], each of which sums its columns into a partial row of the scratch

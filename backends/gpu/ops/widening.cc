@@ -37,7 +37,7 @@ bool sums_into_float32(const OpCall& call) {
 // tensors' leading entries each hold one outer entry's heads; and a product whose A is [B, ...]
 // of rank 3 or more: broadcast, C [B, ...] (each entry its own product with the rank-2 B),
 // batched, B and C [B, ...] of A's rank, or reduce mode, B [B, ...] of A's rank into a float32
-// rank-2 C without a bias (a weight gradient), each chunk's sum added into C (accumulates_chunks).
+// rank-2 C without a bias (a weight gradient), each chunk's sum added into C (ops.h: op_part).
 bool computes_by_batch_item(const OpCall& call) {
   if (computes_per_batch_item(call.code) || sums_into_float32(call)) return true;
   const TensorRef &a = *call.inputs[0], &b = *call.inputs[1], &c = *call.outputs[0];
@@ -56,13 +56,6 @@ bool computes_by_batch_item(const OpCall& call) {
     return b.rank == a.rank && c.rank == a.rank && a.dims[0] == b.dims[0] && a.dims[0] == c.dims[0];
   return shape.mode == MatmulMode::kReduce && b.rank == a.rank && a.dims[0] == b.dims[0] &&
          c.rank == 2 && c.dtype == REMAT_DTYPE_F32 && call.num_inputs == 2;
-}
-
-// Whether |call|'s batch chunks add their sums into its output (a reduce-mode product, a conv's
-// weight or bias gradient).
-bool accumulates_chunks(const OpCall& call) {
-  return (call.code == static_cast<uint16_t>(OpCode::kMatMul) && call.outputs[0]->rank == 2) ||
-         sums_over_batch_items(call.code);
 }
 
 // The tensors of |call| that get no slice on |l|, as widening_slices() takes them (input i bit i,
@@ -155,18 +148,11 @@ remat_status widen_and_run(Launcher& l, Op op, const OpCall& call, const StepCon
     const TensorRef& t = *call.outputs[o];
     if (is_half_float(t.dtype) && !written_as_is(o)) lists.out[o] = &slices[s.find(t)];
   }
-  // Fused attention draws dropout by an item's index in the op's whole batch; a reduce-mode
-  // product's chunks after the first add their sums into C.
-  remat_status status = REMAT_OK;
-  if (part.whole > 0 && accumulates_chunks(call)) {
-    status = sum_part(l, wide, part.first > 0, err);
-  } else if (part.whole > 0 && call.code == static_cast<uint16_t>(OpCode::kAttention)) {
-    status = attention_part(l, wide, ctx, part, err);
-  } else if (part.whole > 0 && call.code == static_cast<uint16_t>(OpCode::kAttentionGrad)) {
-    status = attention_grad_part(l, wide, ctx, part, err);
-  } else {
-    status = op(l, wide, ctx, err);
-  }
+  // A chunk of fused attention draws dropout by an item's index in the op's whole batch, a sum's
+  // chunks after the first add their sums into its output (ops.h: op_part).
+  const OpPart in_part = part.whole > 0 ? op_part(call.code) : nullptr;
+  const remat_status status =
+      in_part != nullptr ? in_part(l, wide, ctx, part, err) : op(l, wide, ctx, err);
   if (status != REMAT_OK) return status;
   for (int o = 0; o < call.num_outputs; ++o) {
     const TensorRef& t = *call.outputs[o];
