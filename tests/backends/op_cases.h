@@ -76,6 +76,12 @@ const std::vector<OpCase>& every_op_case();
 /// includes them.
 std::vector<OpCase> tile_size_cases();
 
+/// The cases of every_op_case() by family (op_case_lists.cc): the dense models' ops (matmul to
+/// finite_check), the convolutional ops (codes 37 on) and the ops only imported models use.
+std::vector<OpCase> dense_cases();
+std::vector<OpCase> convolutional_cases();
+std::vector<OpCase> imported_model_cases();
+
 /// Batch norm's [N, C, H, W] cases of every_op_case() (training, its gradient, inference) with
 /// rows of 1023, 1024, 1025 and 3000 elements: around the part of a row the CPU reads a 16-bit
 /// one in (backends/cpu/ops/batchnorm_channels.h: kChannelChunk).

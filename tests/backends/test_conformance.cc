@@ -340,7 +340,7 @@ void every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented(void**)
     bool covered = false;
     for (const remat_test::OpCase& c : remat_test::every_op_case())
       covered = covered || static_cast<uint16_t>(c.code) == code;
-    if (!copy && !covered) fail_msg("op %s has no case in op_cases.cc", remat::op_name(code));
+    if (!copy && !covered) fail_msg("op %s has no case in op_case_lists.cc", remat::op_name(code));
   }
   constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
   alignas(256) static uint8_t arena[kArena], persistent[kPersistent];
