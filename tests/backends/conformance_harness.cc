@@ -157,13 +157,8 @@ remat::TensorRef bytes_tensor(remat::Region region, uint64_t offset, uint64_t by
 BackendPair::BackendPair() {
   constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
   alignas(256) static uint8_t arenas[2][kArena], persistent[2][kPersistent];
-  for (int b = 0; b < 2; ++b) {
-    const remat::RegionSetup regions =
-        regions_for(g_backend, arenas[b], kArena, persistent[b], kPersistent, 256);
-    remat_test::Errors e;
-    if (remat::create_backend(g_backend.c_str(), regions, &backend[b], &e.buf) != REMAT_OK)
-      fail_msg("create %s: %s", g_backend.c_str(), e.text);
-  }
+  for (int b = 0; b < 2; ++b)
+    backend[b] = backend_over(g_backend, arenas[b], kArena, persistent[b], kPersistent);
 }
 
 BackendPair::~BackendPair() {
@@ -182,6 +177,18 @@ remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t
   regions.persistent_bytes = persistent_bytes;
   regions.alignment = alignment;
   return regions;
+}
+
+remat::Backend* backend_over(const std::string& name, void* arena, uint64_t arena_bytes,
+                             void* persistent, uint64_t persistent_bytes, uint32_t threads) {
+  remat::RegionSetup regions =
+      regions_for(name, arena, arena_bytes, persistent, persistent_bytes, 256);
+  regions.threads = threads;
+  remat_test::Errors e;
+  remat::Backend* backend = nullptr;
+  if (remat::create_backend(name.c_str(), regions, &backend, &e.buf) != REMAT_OK)
+    fail_msg("create %s: %s", name.c_str(), e.text);
+  return backend;
 }
 
 const remat::DeviceProfile& profile_under_test() {

@@ -189,6 +189,12 @@ remat::TensorRef bytes_tensor(remat::Region region, uint64_t offset, uint64_t by
 remat::RegionSetup regions_for(const std::string& backend, void* arena, uint64_t arena_bytes,
                                void* persistent, uint64_t persistent_bytes, uint32_t alignment);
 
+/// A backend |name| over |arena| and |persistent| as regions_for() gives them (256-byte
+/// alignment), its CPU kernels on |threads| threads (0: the port's), or a failed test naming
+/// the backend and its error. The caller destroys it.
+remat::Backend* backend_over(const std::string& name, void* arena, uint64_t arena_bytes,
+                             void* persistent, uint64_t persistent_bytes, uint32_t threads = 0);
+
 /// Two backends of the kind under test, each over 4 MiB of arena of its own (static: one pair
 /// alive at a time): backend[0] runs the reference, float32 calls, backend[1] the call tested.
 struct BackendPair {

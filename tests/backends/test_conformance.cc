@@ -344,16 +344,7 @@ void every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented(void**)
   }
   constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
   alignas(256) static uint8_t arena[kArena], persistent[kPersistent];
-  remat::RegionSetup regions{};
-  regions.arena = arena;
-  regions.arena_bytes = kArena;
-  regions.persistent = persistent;
-  regions.persistent_bytes = kPersistent;
-  regions.alignment = 256;
-  remat_test::Errors e;
-  remat::Backend* cpu = nullptr;
-  if (remat::create_backend("cpu", regions, &cpu, &e.buf) != REMAT_OK)
-    fail_msg("create cpu: %s", e.text);
+  remat::Backend* cpu = backend_over("cpu", arena, kArena, persistent, kPersistent);
   for (uint16_t code = 1; code < remat::kOpCodeCount; ++code) {
     if (!cpu->supports_op(code))
       fail_msg("the cpu backend does not claim op %s", remat::op_name(code));
@@ -362,16 +353,10 @@ void every_op_is_claimed_and_matches_the_cpu_kernels_or_is_unimplemented(void**)
     remat::destroy_backend(cpu);
     return;  // The CPU kernels are the reference: nothing to compare them with.
   }
-  const remat::DeviceProfile* profile = remat::find_device_profile(g_backend.c_str());
-  if (profile == nullptr) fail_msg("backend %s has no device profile", g_backend.c_str());
-  if (!profile->binds_host_memory) {
-    regions.arena = nullptr;  // Device backends allocate their own regions.
-    regions.persistent = nullptr;
-  }
-  remat::Backend* other = nullptr;
-  if (remat::create_backend(g_backend.c_str(), regions, &other, &e.buf) != REMAT_OK) {
-    fail_msg("create %s: %s", g_backend.c_str(), e.text);
-  }
+  if (remat::find_device_profile(g_backend.c_str()) == nullptr)
+    fail_msg("backend %s has no device profile", g_backend.c_str());
+  // A device backend allocates its own regions; one that binds host memory shares the CPU's.
+  remat::Backend* other = backend_over(g_backend, arena, kArena, persistent, kPersistent);
   for (const remat_test::OpCase& c : remat_test::every_op_case()) {
     if (other->supports_op(static_cast<uint16_t>(c.code))) {
       remat_test::run_case(c, cpu, other, g_backend.c_str());

@@ -274,15 +274,9 @@ void ops_in_batch_chunks_give_the_whole_batchs_results(void**) {
       for (const remat_dtype half : {REMAT_DTYPE_BF16, REMAT_DTYPE_F16}) {
         const std::vector<remat_dtype> floats = plan_dtypes(c, half);
         remat::Backend* backends[2] = {nullptr, nullptr};
-        for (int b = 0; b < 2; ++b) {
-          const std::string name = b == 0 ? "cpu" : g_backend;
-          remat::RegionSetup regions =
-              regions_for(name, arenas[b].data(), arena, persistent[b].data(), kPersistent, 256);
-          regions.threads = threads;
-          remat_test::Errors e;
-          if (remat::create_backend(name.c_str(), regions, &backends[b], &e.buf) != REMAT_OK)
-            fail_msg("create %s: %s", name.c_str(), e.text);
-        }
+        for (int b = 0; b < 2; ++b)
+          backends[b] = backend_over(b == 0 ? "cpu" : g_backend, arenas[b].data(), arena,
+                                     persistent[b].data(), kPersistent, threads);
         remat_test::run_widened_case(c, floats, backends[0], backends[1], g_backend.c_str(),
                                      cpu ? 0.0 : c.tol, cpu ? sums_chunk_by_chunk : nullptr);
         const uint64_t used = backends[1]->workspace_bytes();

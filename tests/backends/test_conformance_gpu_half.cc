@@ -182,16 +182,8 @@ void batch_chunks_match_the_cpu_within_the_cases_tolerances(void**) {
     arenas[b].resize(kArena);
     persistent[b].resize(kPersistent);
   }
-  remat_test::Errors e;
-  remat::RegionSetup host{};
-  host.arena = arenas[0].data();
-  host.arena_bytes = kArena;
-  host.persistent = persistent[0].data();
-  host.persistent_bytes = kPersistent;
-  host.alignment = 256;
-  remat::Backend* cpu = nullptr;
-  if (remat::create_backend("cpu", host, &cpu, &e.buf) != REMAT_OK)
-    fail_msg("create cpu: %s", e.text);
+  remat::Backend* cpu =
+      backend_over("cpu", arenas[0].data(), kArena, persistent[0].data(), kPersistent);
   for (size_t k = 0; k < cases.size(); ++k) {
     const remat_test::OpCase& c = cases[k];
     const bool product = c.code == remat::OpCode::kMatMul;
@@ -202,11 +194,8 @@ void batch_chunks_match_the_cpu_within_the_cases_tolerances(void**) {
         const remat_dtype a = pattern == 0 ? REMAT_DTYPE_BF16 : REMAT_DTYPE_F16;
         floats = {a, a == REMAT_DTYPE_BF16 ? REMAT_DTYPE_F16 : REMAT_DTYPE_BF16, REMAT_DTYPE_F32};
       }
-      const remat::RegionSetup device =
-          regions_for(g_backend, arenas[1].data(), kArena, persistent[1].data(), kPersistent, 256);
-      remat::Backend* backend = nullptr;
-      if (remat::create_backend(g_backend.c_str(), device, &backend, &e.buf) != REMAT_OK)
-        fail_msg("create %s: %s", g_backend.c_str(), e.text);
+      remat::Backend* backend =
+          backend_over(g_backend, arenas[1].data(), kArena, persistent[1].data(), kPersistent);
       remat_test::run_widened_case(c, floats, cpu, backend, g_backend.c_str(), c.tol);
       // The workspace less the op's scratch (attention's scores: plan/gpu_scratch.h), from q
       // and k (inputs 0 and 1, or 1 and 2 in the gradient).

@@ -50,18 +50,8 @@ void cpu_widened_runs_give_the_f32_kernels_bits(const std::vector<remat_test::Op
   alignas(256) static uint8_t arenas[2][kArena], persistent[2][kPersistent];
   for (uint32_t threads = 1; threads <= 3; ++threads) {
     remat::Backend* backends[2] = {nullptr, nullptr};
-    for (int b = 0; b < 2; ++b) {
-      remat::RegionSetup regions{};
-      regions.arena = arenas[b];
-      regions.arena_bytes = kArena;
-      regions.persistent = persistent[b];
-      regions.persistent_bytes = kPersistent;
-      regions.alignment = 256;
-      regions.threads = threads;
-      remat_test::Errors e;
-      if (remat::create_backend("cpu", regions, &backends[b], &e.buf) != REMAT_OK)
-        fail_msg("create cpu: %s", e.text);
-    }
+    for (int b = 0; b < 2; ++b)
+      backends[b] = backend_over("cpu", arenas[b], kArena, persistent[b], kPersistent, threads);
     size_t runs = 0, products = 0;
     for (const remat_test::OpCase& c : cases) {
       for (int pattern = 0; pattern < remat_test::kWideningPatterns; ++pattern) {
@@ -345,21 +335,8 @@ void every_op_runs_widened_within_the_cases_tolerances(void**) {
   }
   constexpr uint64_t kArena = 1 << 22, kPersistent = 4096;
   alignas(256) static uint8_t arena[kArena], persistent[kPersistent];
-  remat::RegionSetup regions{};
-  regions.arena = arena;
-  regions.arena_bytes = kArena;
-  regions.persistent = persistent;
-  regions.persistent_bytes = kPersistent;
-  regions.alignment = 256;
-  remat_test::Errors e;
-  remat::Backend* cpu = nullptr;
-  if (remat::create_backend("cpu", regions, &cpu, &e.buf) != REMAT_OK)
-    fail_msg("create cpu: %s", e.text);
-  remat::Backend* other = nullptr;
-  const remat::RegionSetup device =
-      regions_for(g_backend, arena, kArena, persistent, kPersistent, 256);
-  if (remat::create_backend(g_backend.c_str(), device, &other, &e.buf) != REMAT_OK)
-    fail_msg("create %s: %s", g_backend.c_str(), e.text);
+  remat::Backend* cpu = backend_over("cpu", arena, kArena, persistent, kPersistent);
+  remat::Backend* other = backend_over(g_backend, arena, kArena, persistent, kPersistent);
   size_t runs = 0;
   for (const remat_test::OpCase& c : remat_test::every_op_case()) {
     for (int pattern = 0; pattern < remat_test::kWideningPatterns; ++pattern) {
@@ -390,11 +367,7 @@ void widening_and_narrowing_give_the_scalar_conversions_bits(void**) {
   constexpr uint64_t kN = 65536, kArena = kN * 6, kPersistent = 4096;
   alignas(256) static uint8_t arena[kArena], persistent[kPersistent];
   remat_test::Errors e;
-  remat::Backend* backend = nullptr;
-  const remat::RegionSetup regions =
-      regions_for(g_backend, arena, kArena, persistent, kPersistent, 256);
-  if (remat::create_backend(g_backend.c_str(), regions, &backend, &e.buf) != REMAT_OK)
-    fail_msg("create %s: %s", g_backend.c_str(), e.text);
+  remat::Backend* backend = backend_over(g_backend, arena, kArena, persistent, kPersistent);
   remat::TensorRef wide = bytes_tensor(remat::Region::kArena, 0, kN * 4);
   remat::TensorRef half = bytes_tensor(remat::Region::kArena, kN * 4, kN * 4);
   half.bytes = kN * 2;
@@ -464,13 +437,7 @@ void widening_and_narrowing_give_the_scalar_conversions_bits(void**) {
 remat::Backend* small_backend() {
   constexpr uint64_t kArena = 8192, kPersistent = 256;
   alignas(256) static uint8_t arena[kArena], persistent[kPersistent];
-  remat_test::Errors e;
-  remat::Backend* backend = nullptr;
-  if (remat::create_backend(g_backend.c_str(),
-                            regions_for(g_backend, arena, kArena, persistent, kPersistent, 256),
-                            &backend, &e.buf) != REMAT_OK)
-    fail_msg("create %s: %s", g_backend.c_str(), e.text);
-  return backend;
+  return backend_over(g_backend, arena, kArena, persistent, kPersistent);
 }
 
 // The widening's failure paths: an op run with 16-bit tensors that prepare() was not given is
