@@ -40,13 +40,15 @@ bool sums_into_float32(const OpCall& call) {
 // rank-2 C without a bias (a weight gradient), each chunk's sum added into C (ops.h: op_part).
 bool computes_by_batch_item(const OpCall& call) {
   if (computes_per_batch_item(call.code) || sums_into_float32(call)) return true;
+  if (call.code != static_cast<uint16_t>(OpCode::kHeadMatMul) &&
+      call.code != static_cast<uint16_t>(OpCode::kMatMul))
+    return false;
   const TensorRef &a = *call.inputs[0], &b = *call.inputs[1], &c = *call.outputs[0];
   if (call.code == static_cast<uint16_t>(OpCode::kHeadMatMul)) {
     return !same_tensor(a, c) && !same_tensor(b, c) &&
            head_matmul_by_leading_entry(head_matmul_shape(call), a.rank, b.rank, c.rank, a.dims[0],
                                         b.dims[0], c.dims[0]);
   }
-  if (call.code != static_cast<uint16_t>(OpCode::kMatMul)) return false;
   if (same_tensor(a, c) || same_tensor(b, c) || a.rank < 3) return false;
   const MatmulShape shape = matmul_shape(a.dims, a.rank, a.numel, b.dims, b.rank, b.numel, c.dims,
                                          c.rank, c.numel, false, false);
