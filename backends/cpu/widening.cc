@@ -138,8 +138,7 @@ remat_status run_widened_whole(Kernel kernel, const KernelArgs& args, void* work
 
 // The bytes of a product operand's 16-bit copy in the workspace.
 uint64_t half_copy_bytes(const TensorRef& t) {
-  return (static_cast<uint64_t>(t.numel) * 2 + kWideningAlignment - 1) / kWideningAlignment *
-         kWideningAlignment;
+  return aligned_slice_bytes(static_cast<uint64_t>(t.numel) * 2);
 }
 
 // Operand |i| of a product that rounds it (rounds_operand) as another operand's copy holds it
@@ -197,21 +196,8 @@ remat_status run_product(Kernel kernel, const KernelArgs& args, void* workspace)
 // Bytes of the workspace a sum's chunk after the first writes its float32 |outputs| into.
 uint64_t partial_sum_bytes(const OpCall& call) {
   uint64_t bytes = 0;
-  for (int o = 0; o < call.num_outputs; ++o) {
-    bytes +=
-        (call.outputs[o]->bytes + kWideningAlignment - 1) / kWideningAlignment * kWideningAlignment;
-  }
+  for (int o = 0; o < call.num_outputs; ++o) bytes += aligned_slice_bytes(call.outputs[o]->bytes);
   return bytes;
-}
-
-// Whether |call| sums over its batch into float32 outputs: then it runs in batch chunks, each
-// chunk's sums added into the outputs.
-bool sums_into_float32(const OpCall& call) {
-  if (!sums_over_batch_items(call.code)) return false;
-  for (int o = 0; o < call.num_outputs; ++o) {
-    if (call.outputs[o]->dtype != REMAT_DTYPE_F32) return false;
-  }
-  return true;
 }
 
 // run_widened() for an op that computes_per_batch_item() or sums_into_float32(),
@@ -237,8 +223,7 @@ remat_status run_in_batch_chunks(Kernel kernel, const KernelArgs& args, void* wo
     for (int o = 0; o < call.num_outputs; ++o) {
       if (sums && first > 0) {
         w.out[o] = partial;
-        partial += (call.outputs[o]->bytes + kWideningAlignment - 1) / kWideningAlignment *
-                   kWideningAlignment;
+        partial += aligned_slice_bytes(call.outputs[o]->bytes);
         continue;
       }
       w.out[o] =

@@ -37,6 +37,14 @@ bool splits_by_batch(const OpCall& call, const TensorRef& t) {
   return false;
 }
 
+bool sums_into_float32(const OpCall& call) {
+  if (!sums_over_batch_items(call.code)) return false;
+  for (int o = 0; o < call.num_outputs; ++o) {
+    if (call.outputs[o]->dtype != REMAT_DTYPE_F32) return false;
+  }
+  return true;
+}
+
 int64_t batch_of(const OpCall& call) {
   for (int o = 0; o < call.num_outputs; ++o) {
     if (splits_output(call, o)) return call.outputs[o]->dims[0];

@@ -19,6 +19,10 @@ namespace remat {
 /// its batch chunks (plan/ops.h: splits_by_batch).
 bool splits_by_batch(const OpCall& call, const TensorRef& t);
 
+/// Whether |call| sums over its batch (plan/ops.h: sums_over_batch_items) into float32 outputs:
+/// then the backends run it in batch chunks, each chunk's sums added into the outputs.
+bool sums_into_float32(const OpCall& call);
+
 /// The batch of a call run in batch chunks: the leading dim of its first split output, else of
 /// its first split input.
 int64_t batch_of(const OpCall& call);

@@ -8,8 +8,7 @@ namespace remat {
 namespace {
 
 uint64_t slice_bytes(const TensorRef& t) {
-  const uint64_t bytes = static_cast<uint64_t>(t.numel) * sizeof(float);
-  return (bytes + kWideningAlignment - 1) / kWideningAlignment * kWideningAlignment;
+  return aligned_slice_bytes(static_cast<uint64_t>(t.numel) * sizeof(float));
 }
 
 // Gives |t| a slice of |s| unless its tensor has one.

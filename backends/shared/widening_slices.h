@@ -19,6 +19,11 @@ namespace remat {
 /// Alignment and granule of the workspace's slices, in bytes.
 constexpr uint64_t kWideningAlignment = 64;
 
+/// |bytes| rounded up to kWideningAlignment: what a slice of that many bytes takes.
+constexpr uint64_t aligned_slice_bytes(uint64_t bytes) {
+  return (bytes + kWideningAlignment - 1) / kWideningAlignment * kWideningAlignment;
+}
+
 /// Most distinct tensors one op has: every input and output.
 constexpr int kMaxWidenedTensors = kMaxOpInputs + kMaxOpOutputs;
 

@@ -116,7 +116,7 @@ bool product_reads_16_bit(const Graph& graph, const Op& op, uint64_t* bytes) {
   return true;
 }
 
-// backends/cpu/widening.cc's sums_into_float32() of |op|: it sums_over_batch_items() into
+// backends/shared/batch_chunks.h's sums_into_float32() of |op|: it sums_over_batch_items() into
 // float32 outputs.
 bool sums_into_float32(const Graph& graph, const Op& op) {
   if (!sums_over_batch_items(static_cast<uint16_t>(op.code))) return false;

@@ -22,15 +22,6 @@ remat_status convert(Launcher& l, KernelId id, const TensorRef& x, const TensorR
   return a.launch(static_cast<size_t>(n), call, err);
 }
 
-// Whether |call| sums over its batch into float32 outputs (plan/ops.h: sums_over_batch_items).
-bool sums_into_float32(const OpCall& call) {
-  if (!sums_over_batch_items(call.code)) return false;
-  for (int o = 0; o < call.num_outputs; ++o) {
-    if (call.outputs[o]->dtype != REMAT_DTYPE_F32) return false;
-  }
-  return true;
-}
-
 // Whether |call| runs in batch chunks (backends/shared/batch_chunks.h) when it widens: fused
 // attention, the spatial ops and the softmax family, which compute each item alone (plan/ops.h:
 // computes_per_batch_item); a conv's weight or bias gradient into float32; a head_matmul whose

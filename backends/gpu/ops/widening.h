@@ -42,7 +42,7 @@ bool widens(const OpCall& call);
 /// head_matmul_by_leading_entry; a matmul in broadcast or batched mode whose A and C are of rank 3
 /// or more and one leading dim) or sums over it into float32 (one in reduce mode of rank-3 A and B
 /// into a float32 C, conv_grad_weight, channel_sum: each chunk's sum added into the output, ops.h's
-/// sum_part) whose 16-bit tensors' float32 copies take more than kGpuWideningChunkBytes
+/// op_part) whose 16-bit tensors' float32 copies take more than kGpuWideningChunkBytes
 /// (plan/ops.h), widening_chunk_items() of one item's (the tensors plan/ops.h's splits_by_batch
 /// names are split along the batch: backends/shared/batch_chunks.h; a weight, a bias or a rank-2
 /// mask is widened whole for each chunk); 0 where it widens the call whole.
