@@ -26,6 +26,10 @@ struct KernelArgs {
   /// attention's dropout draws by the item's index in the whole batch.
   int64_t batch_whole;
   int64_t batch_first;
+  /// Whether matmul adds its product into its float32 C instead of writing it: a chunk of a
+  /// sum over a batch's rows after the first (widening.h: product_chunk_rows). The other kernels
+  /// never see it set.
+  bool accumulate;
 };
 
 /// Bytes of scratch memory the kernels need with |threads| threads: GEMM packing for each, then

@@ -148,10 +148,31 @@ int same_rounded_operand(const OpCall& call, int i) {
                                                                                             : -1;
 }
 
-// run_widened() for a product_reads_16_bit() call: its operands of another dtype than the
-// product's rounded into 16-bit copies in the workspace, then the kernel on the operands in 16
-// bits (it rounds a 16-bit output itself).
-remat_status run_product(Kernel kernel, const KernelArgs& args, void* workspace) {
+// Where operand |i|'s 16-bit copy of a product_reads_16_bit() |call| starts in the workspace: the
+// copies of the operands its row chunks do not split (a weight) first, so that they keep their
+// place from chunk to chunk.
+uint64_t copy_offset(const OpCall& call, int i) {
+  uint64_t at = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool split = pass == 1;
+    for (int j = 0; j < 2; ++j) {
+      const TensorRef& t = *call.inputs[j];
+      if (!rounds_operand(call, j) || same_rounded_operand(call, j) >= 0 ||
+          splits_by_batch(call, t) != split)
+        continue;
+      if (j == i) return at;
+      at += half_copy_bytes(t);
+    }
+  }
+  return at;
+}
+
+// run_widened() for a product_reads_16_bit() call (or a chunk of its rows, the first |first|):
+// its operands of another dtype than the product's rounded into 16-bit copies in the workspace
+// (those its chunks do not split only in the first chunk), then the kernel on the operands in
+// 16 bits (it rounds a 16-bit output itself).
+remat_status run_product_part(Kernel kernel, const KernelArgs& args, void* workspace,
+                              int64_t first) {
   const OpCall& call = *args.call;
   const uint8_t product = product_operand_dtype(call);
   OpCallLists lists;
@@ -159,7 +180,6 @@ remat_status run_product(Kernel kernel, const KernelArgs& args, void* workspace)
   TensorRef refs[2];
   KernelArgs w = args;
   w.call = &part;
-  uint8_t* at = static_cast<uint8_t*>(workspace);
   for (int i = 0; i < 2; ++i) {
     if (!rounds_operand(call, i)) continue;
     const TensorRef& t = *call.inputs[i];
@@ -172,7 +192,10 @@ remat_status run_product(Kernel kernel, const KernelArgs& args, void* workspace)
       w.in[i] = w.in[same];
       continue;
     }
-    uint16_t* copy = reinterpret_cast<uint16_t*>(at);
+    uint16_t* copy =
+        reinterpret_cast<uint16_t*>(static_cast<uint8_t*>(workspace) + copy_offset(call, i));
+    w.in[i] = copy;
+    if (first > 0 && !splits_by_batch(call, t)) continue;  // rounded by the first chunk
     if (is_half_float(t.dtype)) {  // the other 16-bit type: exact in float32 on the way
       constexpr int64_t kChunk = 1024;
       parallel_for(args, t.numel, kConvertGrain, [&](int64_t begin, int64_t end, uint32_t) {
@@ -187,10 +210,29 @@ remat_status run_product(Kernel kernel, const KernelArgs& args, void* workspace)
     } else {
       narrow(args, product, static_cast<const float*>(args.in[i]), copy, t.numel);
     }
-    w.in[i] = copy;
-    at += half_copy_bytes(t);
   }
   return kernel(w);
+}
+
+// run_widened() for a product_reads_16_bit() call: whole, or product_chunk_rows() rows at a
+// time, a sum's chunks after the first adding into C.
+remat_status run_product(Kernel kernel, const KernelArgs& args, void* workspace) {
+  const OpCall& call = *args.call;
+  const int64_t rows = product_chunk_rows(call);
+  if (rows == 0) return run_product_part(kernel, args, workspace, 0);
+  const bool sums = matmul_rows(call) == MatmulRows::kSumOverRows;
+  return for_each_batch_chunk(call, rows, [&](const OpCall& part, int64_t first) {
+    KernelArgs w = args;
+    w.call = &part;
+    w.accumulate = sums && first > 0;
+    for (int i = 0; i < call.num_inputs; ++i) {
+      w.in[i] =
+          static_cast<uint8_t*>(args.in[i]) + (part.inputs[i]->offset - call.inputs[i]->offset);
+    }
+    w.out[0] =
+        static_cast<uint8_t*>(args.out[0]) + (part.outputs[0]->offset - call.outputs[0]->offset);
+    return run_product_part(kernel, w, workspace, first);
+  });
 }
 
 // Bytes of the workspace a sum's chunk after the first writes its float32 |outputs| into.
@@ -245,7 +287,27 @@ remat_status run_in_batch_chunks(Kernel kernel, const KernelArgs& args, void* wo
 
 }  // namespace
 
+int64_t product_chunk_rows(const OpCall& call) {
+  if (matmul_rows(call) == MatmulRows::kWhole) return 0;
+  const int64_t rows = batch_of(call);
+  uint64_t row_bytes = 0;  // float32 bytes of a row of the split operands it rounds
+  for (int i = 0; i < 2; ++i) {
+    const TensorRef& t = *call.inputs[i];
+    if (rounds_operand(call, i) && same_rounded_operand(call, i) < 0 && splits_by_batch(call, t))
+      row_bytes += static_cast<uint64_t>(t.numel / rows) * sizeof(float);
+  }
+  if (row_bytes == 0) return 0;
+  const int64_t items = widening_chunk_items(row_bytes, rows);
+  return items < rows ? items : 0;
+}
+
 uint64_t product_slice_bytes(const OpCall& call) {
+  const int64_t rows = product_chunk_rows(call);
+  if (rows > 0) {  // the first chunk's copies: the most
+    OpCallLists lists;
+    TensorRef refs[kMaxOpInputs + kMaxOpOutputs];
+    return product_slice_bytes(batch_chunk_call(call, 0, rows, lists, refs));
+  }
   uint64_t bytes = 0;
   for (int i = 0; i < 2; ++i) {
     if (rounds_operand(call, i) && same_rounded_operand(call, i) < 0)

@@ -3,10 +3,11 @@
 // float32 slice of one workspace; inputs are converted into their slices, the float32 kernel
 // runs on the slices, and each 16-bit output is rounded once from its slice back into its
 // tensor. The matrix products are the exception (product_reads_16_bit): they read their 16-bit
-// operands as they are and round a 16-bit output a strip at a time. An output that is an input (an
-// update in place) shares the input's slice, so it starts from the input's values; no other output
-// is read before it is written (the kernels overwrite their outputs: op_catalogue.h), so no other
-// output is converted in. Ops that move bytes of any dtype (the catalogue's kAnyDtype: spill,
+// operands as they are and round a 16-bit output a strip at a time (a float32 operand is rounded
+// into a 16-bit copy, a chunk of rows at a time where it is the batch). An output that is an input
+// (an update in place) shares the input's slice, so it starts from the input's values; no other
+// output is read before it is written (the kernels overwrite their outputs: op_catalogue.h), so no
+// other output is converted in. Ops that move bytes of any dtype (the catalogue's kAnyDtype: spill,
 // prefetch, wait) run as they are, and so do the data movement ops whose tensors share one dtype
 // (permute, copy, select, concat, slice: moves_bytes). Two ways around the float32 copies give the
 // same bits with less memory traffic: an op computed element by element (add, the activations:
@@ -42,12 +43,24 @@ namespace cpu {
 /// bfloat16 operands on bf16_gemm() where the CPU has AMX or AVX512-BF16 and the shape suits
 /// it, others on the packed engine, which widens them while it packs them (gemm/half_panels.h);
 /// a 16-bit output is summed in float32 a strip at a time in the thread's scratch, the bias
-/// added, and rounded once. Those sums run in their engine's order, not OpenBLAS's.
+/// added, and rounded once. Those sums run in their engine's order, not OpenBLAS's. An operand of
+/// the batch's rows is rounded a chunk of rows at a time (product_chunk_rows).
 bool product_reads_16_bit(const OpCall& call);
+
+/// Rows a product_reads_16_bit() |call| rounds its operands of another dtype a chunk of at a
+/// time: where its batch chunks (backends/shared/batch_chunks.h: matmul_rows, a matmul over the
+/// rows of a rank-2 A) split such an operand (a network's float32 input: the first layer's
+/// product and its weight gradient), widening_chunk_items() of the float32 bytes of one row of
+/// those operands, when fewer than the rows; 0 where it rounds them whole. Each chunk's rows of C
+/// are the whole product's, bit for bit (the engines sum each element over K in an order that
+/// depends on K alone); a sum over the rows (kSumOverRows) adds each chunk's product into C, its
+/// bits the sum's chunk by chunk.
+int64_t product_chunk_rows(const OpCall& call);
 
 /// Bytes of workspace a product_reads_16_bit() |call| takes: a 16-bit copy of each operand of
 /// another dtype than the product's (rounds_operand; one where A and B are the same tensor), 2
-/// bytes an element rounded up to kWideningAlignment.
+/// bytes an element rounded up to kWideningAlignment; of a chunk's rows of the split ones where
+/// product_chunk_rows() is not 0.
 uint64_t product_slice_bytes(const OpCall& call);
 
 /// Whether matmul |call|, whose operands are bfloat16, runs on bf16_gemm(): the CPU has its

@@ -1,6 +1,7 @@
 // The calls of an op's batch chunks (batch_chunks.h).
 #include "backends/shared/batch_chunks.h"
 
+#include "backends/shared/op_args.h"
 #include "plan/ops.h"
 
 namespace remat {
@@ -18,14 +19,28 @@ TensorRef batch_chunk_ref(const TensorRef& t, int64_t batch, int64_t first, int6
 }
 
 bool splits_input(const OpCall& call, int i) {
+  const MatmulRows rows = matmul_rows(call);
+  if (rows != MatmulRows::kWhole) return i == 0 || (i == 1 && rows == MatmulRows::kSumOverRows);
   return splits_by_batch(call.code, i, false, call.inputs[i]->rank);
 }
 
 bool splits_output(const OpCall& call, int o) {
+  const MatmulRows rows = matmul_rows(call);
+  if (rows != MatmulRows::kWhole) return rows == MatmulRows::kRowsOfAAndC;
   return splits_by_batch(call.code, o, true, call.outputs[o]->rank);
 }
 
 }  // namespace
+
+MatmulRows matmul_rows(const OpCall& call) {
+  if (call.code != static_cast<uint16_t>(OpCode::kMatMul)) return MatmulRows::kWhole;
+  const TensorRef &a = *call.inputs[0], &b = *call.inputs[1], &c = *call.outputs[0];
+  return remat::matmul_rows(a.rank, b.rank, c.rank, a.dims[0], b.dims[0], c.dims[0],
+                            iattr(call, attr::matmul::trans_a) != 0,
+                            iattr(call, attr::matmul::trans_b) != 0, c.dtype == REMAT_DTYPE_F32,
+                            call.num_inputs > 2, same_tensor(a, b),
+                            same_tensor(a, c) || same_tensor(b, c));
+}
 
 bool splits_by_batch(const OpCall& call, const TensorRef& t) {
   for (int i = 0; i < call.num_inputs; ++i) {

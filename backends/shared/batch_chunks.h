@@ -1,22 +1,28 @@
 // An op that computes each batch item from that item's inputs alone, or sums what each item
-// gives, run a chunk of its batch at a time: the call a chunk sees. The CPU backend (backends/cpu/
-// widening.h) and the GPU backends (backends/gpu/ops/widening.h) widen such an op's 16-bit
-// tensors a chunk at a time, so that their float32 copies take a bounded workspace whatever the
-// batch. The tensors plan/ops.h's splits_by_batch() names are [B, ...] and are split; the others
-// (a [Sq, Sk] mask, a weight, a bias, a sum over the batch) serve every item, or all of them, and
-// are not.
+// gives, run a chunk of its batch at a time: the call a chunk sees. A matmul over the rows of a
+// rank-2 A (plan/matmul_shape.h: matmul_rows) is run so too, its rows the batch. The CPU backend
+// (backends/cpu/widening.h) and the GPU backends (backends/gpu/ops/widening.h) widen such an op's
+// 16-bit tensors a chunk at a time, so that their float32 copies take a bounded workspace whatever
+// the batch. The tensors plan/ops.h's splits_by_batch() names are [B, ...] and are split; the
+// others (a [Sq, Sk] mask, a weight, a bias, a sum over the batch) serve every item, or all of
+// them, and are not.
 #ifndef REMAT_BACKENDS_SHARED_BATCH_CHUNKS_H_
 #define REMAT_BACKENDS_SHARED_BATCH_CHUNKS_H_
 
 #include <stdint.h>
 
 #include "backends/shared/widening_slices.h"
+#include "plan/matmul_shape.h"
 #include "runtime/backend.h"
 
 namespace remat {
 
+/// The MatmulRows (plan/matmul_shape.h: matmul_rows) of |call|: kWhole unless it is a matmul.
+MatmulRows matmul_rows(const OpCall& call);
+
 /// Whether |t|, an input or output of |call| (the same tensor: region and offset), is split by
-/// its batch chunks (plan/ops.h: splits_by_batch).
+/// its batch chunks: where matmul_rows(call) is not kWhole, A's rows and those of C (kRowsOfAAndC)
+/// or of B (kSumOverRows); for any other call, plan/ops.h's splits_by_batch.
 bool splits_by_batch(const OpCall& call, const TensorRef& t);
 
 /// Whether |call| sums over its batch (plan/ops.h: sums_over_batch_items) into float32 outputs:

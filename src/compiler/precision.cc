@@ -82,10 +82,37 @@ bool is_half(const Graph& graph, int t) {
   return dtype == REMAT_DTYPE_BF16 || dtype == REMAT_DTYPE_F16;
 }
 
+// backends/shared/batch_chunks.h's matmul_rows() of |op|.
+MatmulRows matmul_rows(const Graph& graph, const Op& op) {
+  if (op.code != OpCode::kMatMul) return MatmulRows::kWhole;
+  const int a = op.inputs[0], b = op.inputs[1], c = op.outputs[0];
+  const Tensor &ta = graph.tensors[static_cast<size_t>(a)],
+               &tb = graph.tensors[static_cast<size_t>(b)],
+               &tc = graph.tensors[static_cast<size_t>(c)];
+  auto rows = [](const Tensor& t) { return t.shape.empty() ? int64_t{0} : t.shape[0]; };
+  return remat::matmul_rows(static_cast<int>(ta.shape.size()), static_cast<int>(tb.shape.size()),
+                            static_cast<int>(tc.shape.size()), rows(ta), rows(tb), rows(tc),
+                            op.attr(attr::matmul::trans_a) != 0,
+                            op.attr(attr::matmul::trans_b) != 0, tc.dtype == REMAT_DTYPE_F32,
+                            op.inputs.size() > 2, a == b, c == a || c == b);
+}
+
+// Whether the batch chunks of |op| split its input (|output| false) or output |k| of rank |rank|:
+// backends/shared/batch_chunks.h's splits_by_batch(), matmul_rows() first.
+bool splits(const Graph& graph, const Op& op, size_t k, bool output, int rank) {
+  const MatmulRows rows = matmul_rows(graph, op);
+  if (rows != MatmulRows::kWhole) {
+    if (output) return rows == MatmulRows::kRowsOfAAndC;
+    return k == 0 || (k == 1 && rows == MatmulRows::kSumOverRows);
+  }
+  return splits_by_batch(static_cast<uint16_t>(op.code), static_cast<int>(k), output, rank);
+}
+
 // backends/cpu/widening.h's product_reads_16_bit() of |op| (a matmul or head_matmul with a 16-bit
 // operand or output): its inputs past B float32 and neither operand, and no 16-bit output of a
 // reduce-mode sum. Then the CPU holds a 16-bit copy (2 bytes an element, 64-byte rounded) of
-// each operand of another dtype than the product's only; returns those bytes in |bytes|.
+// each operand of another dtype than the product's only, of a chunk's rows of those its row
+// chunks split (product_chunk_rows, product_slice_bytes); returns those bytes in |bytes|.
 bool product_reads_16_bit(const Graph& graph, const Op& op, uint64_t* bytes) {
   const bool matmul = op.code == OpCode::kMatMul;
   if (!matmul && op.code != OpCode::kHeadMatMul) return false;
@@ -107,11 +134,23 @@ bool product_reads_16_bit(const Graph& graph, const Op& op, uint64_t* bytes) {
     if (s.mode == MatmulMode::kReduce) return false;
   }
   const uint8_t product = graph.tensors[static_cast<size_t>(half)].dtype;
-  *bytes = 0;
   const int operands = b == a ? 1 : 2;  // one copy of an operand that is A and B
-  for (int i = 0; i < operands; ++i) {
-    const Tensor& t = graph.tensors[static_cast<size_t>(op.inputs[static_cast<size_t>(i)])];
-    if (t.dtype != product) *bytes += (static_cast<uint64_t>(t.numel()) * 2 + 63) / 64 * 64;
+  // The rows of the split operands a chunk rounds (all of them where they fit one chunk).
+  const int64_t rows = graph.tensors[static_cast<size_t>(a)].shape[0];
+  uint64_t row_bytes = 0;
+  for (size_t i = 0; i < static_cast<size_t>(operands); ++i) {
+    const Tensor& t = graph.tensors[static_cast<size_t>(op.inputs[i])];
+    if (t.dtype != product && splits(graph, op, i, false, static_cast<int>(t.shape.size())))
+      row_bytes += static_cast<uint64_t>(t.numel() / rows) * 4;
+  }
+  const int64_t items = row_bytes > 0 ? widening_chunk_items(row_bytes, rows) : rows;
+  *bytes = 0;
+  for (size_t i = 0; i < static_cast<size_t>(operands); ++i) {
+    const Tensor& t = graph.tensors[static_cast<size_t>(op.inputs[i])];
+    if (t.dtype == product) continue;
+    const bool split = splits(graph, op, i, false, static_cast<int>(t.shape.size()));
+    const int64_t numel = split ? t.numel() / rows * items : t.numel();
+    *bytes += (static_cast<uint64_t>(numel) * 2 + 63) / 64 * 64;
   }
   return true;
 }
@@ -130,7 +169,8 @@ bool sums_into_float32(const Graph& graph, const Op& op) {
 // a head_matmul whose tensors' leading entries each hold one outer entry's heads; a matmul whose
 // A is of rank 3 or more, in broadcast mode with B rank 2 and C of A's rank and leading dim, in
 // batched mode with B and C of A's rank and leading dim, or in reduce mode with B of A's rank and
-// leading dim into a float32 rank-2 C, without a bias; C neither A nor B.
+// leading dim into a float32 rank-2 C, without a bias; C neither A nor B; and a matmul over the
+// rows of a rank-2 A (matmul_rows).
 bool gpu_computes_by_batch_item(const Graph& graph, const Op& op) {
   if (computes_per_batch_item(static_cast<uint16_t>(op.code)) || sums_into_float32(graph, op))
     return true;
@@ -142,6 +182,7 @@ bool gpu_computes_by_batch_item(const Graph& graph, const Op& op) {
   const int ra = static_cast<int>(sa.size()), rb = static_cast<int>(sb.size()),
             rc = static_cast<int>(sc.size());
   auto numel = [&](int t) { return graph.tensors[static_cast<size_t>(t)].numel(); };
+  if (matmul_rows(graph, op) != MatmulRows::kWhole) return true;
   if (c == a || c == b || ra < 3) return false;
   if (op.code == OpCode::kHeadMatMul) {
     const HeadMatmulShape s = head_matmul_shape(
@@ -244,7 +285,7 @@ uint64_t op_workspace_bytes(const Graph& graph, const Op& op, WideningRule rule)
                              (!op.outputs.empty() && is_half(graph, op.outputs[0])));
   auto splits = [&](int t, size_t k, bool output) {
     const int rank = static_cast<int>(graph.tensors[static_cast<size_t>(t)].shape.size());
-    return splits_by_batch(code, static_cast<int>(k), output, rank);
+    return compiler::splits(graph, op, k, output, rank);
   };
   auto add = [&](int t, size_t k, bool output, bool operand) {
     if (!is_half(graph, t) && !(operand && half_product)) return;

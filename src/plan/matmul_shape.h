@@ -65,6 +65,32 @@ inline MatmulShape matmul_shape(const Dim* a, int a_rank, int64_t a_numel, const
   return s;
 }
 
+/// How a matmul over a rank-2 A whose rows are a batch's (a linear layer's input or output
+/// gradient, [batch, features]) may run a chunk of those rows at a time: what a backend that
+/// widens or rounds such a tensor in chunks of rows needs (backends/shared/batch_chunks.h).
+enum class MatmulRows : uint8_t {
+  kWhole,        ///< Neither: the call runs whole.
+  kRowsOfAAndC,  ///< C = op(A) op(B) [+ bias], A not transposed, A and C of rank 2 with A's rows:
+                 ///< each row of C from that row of A, B (and the bias) serving every row.
+  kSumOverRows,  ///< C = A^T B, A and B of rank 2 with the same rows, C float32 of rank 2 without
+                 ///< a bias: C sums each row's product (a weight gradient), a chunk's sum added
+                 ///< to the chunks' before it.
+};
+
+/// The MatmulRows of a matmul whose A, B and C have ranks |a_rank|, |b_rank|, |c_rank| and leading
+/// dims |a_rows|, |b_rows|, |c_rows|, with the transpose flags, |c_f32| where C is float32, |bias|
+/// where it has one, |a_is_b| where A and B are one tensor and |c_is_operand| where C is A or B
+/// (then kWhole).
+inline MatmulRows matmul_rows(int a_rank, int b_rank, int c_rank, int64_t a_rows, int64_t b_rows,
+                              int64_t c_rows, bool trans_a, bool trans_b, bool c_f32, bool bias,
+                              bool a_is_b, bool c_is_operand) {
+  if (a_rank != 2 || b_rank != 2 || c_rank != 2 || c_is_operand) return MatmulRows::kWhole;
+  // The rows of an A that is B too serve every row of C.
+  if (!trans_a && a_rows == c_rows && !a_is_b) return MatmulRows::kRowsOfAAndC;
+  if (trans_a && !trans_b && a_rows == b_rows && c_f32 && !bias) return MatmulRows::kSumOverRows;
+  return MatmulRows::kWhole;
+}
+
 }  // namespace remat
 
 #endif  // REMAT_PLAN_MATMUL_SHAPE_H_

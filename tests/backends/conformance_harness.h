@@ -46,6 +46,11 @@ constexpr const char* kBatchChunkedResnet = "resnet:depth=8,width=16,in=3x192x19
 /// chunk of the batch at a time.
 constexpr const char* kBatchChunkedUnfused =
     "transformer:layers=1,hidden=64,heads=4,ffn=64,seq=512,vocab=40,classes=3";
+/// An mlp whose float32 input's rows (4.5 MiB each) take more than any backend's batch chunk at
+/// kBatch: its 16-bit plans round them (the first layer's product and its weight gradient) a
+/// chunk of rows at a time (backends/shared/batch_chunks.h: matmul_rows), and the GPUs widen those
+/// products' other rank-2 tensors so too.
+constexpr const char* kBatchChunkedMlp = "mlp:layers=2,width=4,in=1179648,classes=4";
 constexpr const char* kOptimizers[] = {
     "sgd:lr=0.05,momentum=0.9",
     "adamw:lr=0.01,weight_decay=0.01",

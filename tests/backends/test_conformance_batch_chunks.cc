@@ -2,8 +2,9 @@
 // batch_chunks.h): the convolutions, pooling and the softmax family, which compute each image or
 // row alone (plan/ops.h: computes_per_batch_item), the sums over the batch into float32 (a
 // conv's weight and bias gradients: sums_over_batch_items, each chunk's sum added into the
-// output), and on the GPUs unfused attention's products (head_matmul, a batched matmul). With the
-// dtypes a 16-bit plan gives them (images, scores and their gradients 16-bit; filters, bias and
+// output), and on the GPUs unfused attention's products (head_matmul, a batched matmul) and the
+// products over the rows of a rank-2 A (a linear layer's, its input's and weight's gradients). With
+// the dtypes a 16-bit plan gives them (images, scores and their gradients 16-bit; filters, bias and
 // sums float32) and batches past a chunk, a last chunk shorter: on the CPU, the bits of the
 // float32 kernels over the whole batch, on 1, 2 and 3 threads (a chunk shorter than the threads
 // takes other paths through the kernels: the bits do not depend on them), a sum within the case's
@@ -11,6 +12,7 @@
 // (kGpuWideningChunkBytes), the CPU's float32 results within the case's tolerance. Each run's
 // workspace must be less than the whole call's widening.
 #include <stdio.h>
+#include <string.h>
 
 #include <cmath>
 #include <string>
@@ -215,6 +217,62 @@ std::vector<remat_test::OpCase> gpu_product_chunk_cases() {
   };
 }
 
+// A product over the rows of a rank-2 A (backends/shared/batch_chunks.h: matmul_rows), which the
+// GPUs widen a chunk of rows at a time: 2016 of 2100 rows a chunk (16.25 KiB a row of A and C in
+// float32), with the dtypes a 16-bit plan gives its tensors: |a|, |b| and |c| say which are
+// 16-bit (an activation, its gradient), the others float32 (a weight, a bias, the network's
+// input, a weight gradient). matmul's iattrs: trans_a, trans_b.
+struct RowProductCase {
+  remat_test::OpCase op;
+  bool a, b, c;
+};
+
+std::vector<RowProductCase> gpu_row_product_cases() {
+  const double kMm = 1e-4;
+  return {
+      {{"matmul rows with a bias, chunks",
+        OpCode::kMatMul,
+        {{2100, 4096}, {4096, 64}, {64}},
+        {{2100, 64}},
+        {0, 0},
+        {1.0f},
+        kMm},
+       true,
+       false,
+       true},
+      {{"matmul rows of a float32 input, chunks",
+        OpCode::kMatMul,
+        {{2100, 4096}, {4096, 64}},
+        {{2100, 64}},
+        {0, 0},
+        {1.0f},
+        kMm},
+       false,
+       false,
+       true},
+      {{"matmul rows, the input's gradient, chunks",
+        OpCode::kMatMul,
+        {{2100, 64}, {4096, 64}},
+        {{2100, 4096}},
+        {0, 1},
+        {1.0f},
+        kMm},
+       true,
+       false,
+       true},
+      {{"matmul sum over rows, a weight's gradient, chunks",
+        OpCode::kMatMul,
+        {{2100, 4096}, {2100, 64}},
+        {{4096, 64}},
+        {1, 0},
+        {1.0f},
+        kMm},
+       true,
+       true,
+       false},
+  };
+}
+
 // The CPU's Winograd convolution and weight gradient (32 channels and more), in chunks of 64
 // of 67 images.
 std::vector<remat_test::OpCase> winograd_chunk_cases() {
@@ -262,6 +320,10 @@ void ops_in_batch_chunks_give_the_whole_batchs_results(void**) {
   }
   for (const remat_test::OpCase& c : cpu ? winograd_chunk_cases() : gpu_product_chunk_cases())
     cases.push_back(c);
+  // The CPU's products over rows: tests/ops/test_ops_half_products.cc, to the bit.
+  const std::vector<RowProductCase> row_products =
+      cpu ? std::vector<RowProductCase>{} : gpu_row_product_cases();
+  for (const RowProductCase& r : row_products) cases.push_back(r.op);
   const uint64_t arena = cpu ? uint64_t{1} << 25 : uint64_t{1} << 27, kPersistent = 4096;
   static std::vector<uint8_t> arenas[2], persistent[2];
   for (int b = 0; b < 2; ++b) {
@@ -272,7 +334,19 @@ void ops_in_batch_chunks_give_the_whole_batchs_results(void**) {
   for (uint32_t threads = 1; threads <= (cpu ? 3u : 1u); ++threads) {
     for (const remat_test::OpCase& c : cases) {
       for (const remat_dtype half : {REMAT_DTYPE_BF16, REMAT_DTYPE_F16}) {
-        const std::vector<remat_dtype> floats = plan_dtypes(c, half);
+        std::vector<remat_dtype> floats = plan_dtypes(c, half);
+        // Widened whole, a product's float32 operands take slices too (rounded to its type).
+        std::vector<remat_dtype> whole_dtypes = floats;
+        for (const RowProductCase& r : row_products) {
+          if (strcmp(r.op.name, c.name) != 0) continue;
+          const bool halves[] = {r.a, r.b};
+          for (size_t i = 0; i < 2; ++i) {
+            floats[i] = halves[i] ? half : REMAT_DTYPE_F32;
+            whole_dtypes[i] = half;
+          }
+          floats.back() = r.c ? half : REMAT_DTYPE_F32;
+          whole_dtypes.back() = floats.back();
+        }
         remat::Backend* backends[2] = {nullptr, nullptr};
         for (int b = 0; b < 2; ++b)
           backends[b] = backend_over(b == 0 ? "cpu" : g_backend, arenas[b].data(), arena,
@@ -280,7 +354,7 @@ void ops_in_batch_chunks_give_the_whole_batchs_results(void**) {
         remat_test::run_widened_case(c, floats, backends[0], backends[1], g_backend.c_str(),
                                      cpu ? 0.0 : c.tol, cpu ? sums_chunk_by_chunk : nullptr);
         const uint64_t used = backends[1]->workspace_bytes();
-        const uint64_t whole = whole_widening_bytes(c, floats);
+        const uint64_t whole = whole_widening_bytes(c, whole_dtypes);
         if (!(used > 0 && used < whole))
           fail_msg("%s in %s: a workspace of %llu bytes, the whole call's %llu", c.name,
                    half == REMAT_DTYPE_F16 ? "f16" : "bf16", static_cast<unsigned long long>(used),
@@ -300,8 +374,10 @@ void ops_in_batch_chunks_give_the_whole_batchs_results(void**) {
 
 // A resnet whose first stage's convolutions widen 5 of the 8 images of kBatch at a time on the
 // CPU (800 KiB an image for a convolution's input and output in float32), their weight gradients
-// summed chunk by chunk, and a transformer whose unfused attention's softmax and its gradient
-// widen 2 and 1 of them (1 MiB of scores an item), train at bf16 and fp16 under sqrt, selective
+// summed chunk by chunk, a transformer whose unfused attention's softmax and its gradient
+// widen 2 and 1 of them (1 MiB of scores an item), and an mlp whose first layer's product and
+// weight gradient round two rows of its float32 input at a time (1.5 MiB a row; the weight
+// gradient summed chunk by chunk), train at bf16 and fp16 under sqrt, selective
 // and a spilling plan to the bytes of --strategy none at the same precision (parameters and
 // buffers), their losses finite. The CPU's test: the GPUs chunk at eight times the size (checked
 // op by op above and by the_workspace_is_the_figure_remat_compile_states).
@@ -314,27 +390,36 @@ void models_whose_ops_chunk_train_under_every_strategy_as_under_none(void**) {
   const struct {
     const char* model;
     const char* options;
-  } models[] = {{"resnet:depth=8,width=16,in=3x80x80,classes=4", ""},
+    uint64_t most_workspace;  // widened whole, the largest ops would take at least twice this
+    bool spills;              // whether a spilling plan fits 95 % of its arena
+  } models[] = {{"resnet:depth=8,width=16,in=3x80x80,classes=4", "", uint64_t{5} << 20, true},
                 {"transformer:layers=2,hidden=64,heads=4,ffn=64,seq=256,vocab=40,classes=3",
-                 "/attention=unfused"}};
+                 "/attention=unfused", uint64_t{5} << 20, true},
+                // A 16-bit copy of the first layer's weight (3 MiB) and of two rows of the input
+                // (the whole input's would take 6 MiB); its activations (4 values a row) are too
+                // small to spill 5 % of its arena.
+                {"mlp:layers=2,width=4,in=393216,classes=4", "", uint64_t{5} << 20, false}};
   const std::string optimizer = kOptimizers[1];
   for (const auto& m : models) {
     const std::string model = m.model;
     for (const std::string precision : {"bf16", "fp16"}) {
       const std::string p = "/precision=" + precision + m.options;
       const remat::compiler::CompileReport none = compile_report(model, optimizer, "none" + p);
-      // Widened whole, the largest ops would take at least twice kWideningChunkBytes.
-      if (!(none.workspace_bytes > 0 && none.workspace_bytes < (uint64_t{5} << 20)))
+      if (!(none.workspace_bytes > 0 && none.workspace_bytes < m.most_workspace))
         fail_msg("%s, %s: a workspace of %llu bytes", m.model, precision.c_str(),
                  static_cast<unsigned long long>(none.workspace_bytes));
       // 95 % of the arena of the plan of split points, beside its persistent region and workspace.
-      const remat::compiler::CompileReport splits = compile_report(model, optimizer, "splits" + p);
-      const uint64_t device =
-          splits.persistent_bytes + splits.workspace_bytes + splits.arena_bytes * 95 / 100;
-      const std::string spill = "splits/device=" + std::to_string(device);
-      if (compile_report(model, optimizer, spill + p).spilled.empty())
-        fail_msg("%s, %s: nothing spilled at a device budget of %llu", m.model, precision.c_str(),
-                 static_cast<unsigned long long>(device));
+      std::vector<std::string> strategies = {"sqrt", "selective"};
+      if (m.spills) {
+        const remat::compiler::CompileReport splits =
+            compile_report(model, optimizer, "splits" + p);
+        const uint64_t device =
+            splits.persistent_bytes + splits.workspace_bytes + splits.arena_bytes * 95 / 100;
+        strategies.push_back("splits/device=" + std::to_string(device));
+        if (compile_report(model, optimizer, strategies.back() + p).spilled.empty())
+          fail_msg("%s, %s: nothing spilled at a device budget of %llu", m.model, precision.c_str(),
+                   static_cast<unsigned long long>(device));
+      }
       std::vector<float> losses;
       const std::vector<uint8_t> reference =
           train(model, optimizer, "none" + p, g_backend, true, &losses);
@@ -342,7 +427,7 @@ void models_whose_ops_chunk_train_under_every_strategy_as_under_none(void**) {
         if (!std::isfinite(loss))
           fail_msg("%s, %s: a loss of %g", m.model, precision.c_str(), loss);
       }
-      for (const std::string& strategy : {std::string("sqrt"), std::string("selective"), spill}) {
+      for (const std::string& strategy : strategies) {
         if (train(model, optimizer, strategy + p, g_backend, true) != reference)
           fail_msg("%s at %s: --strategy %s differs from --strategy none", m.model,
                    precision.c_str(), strategy.c_str());

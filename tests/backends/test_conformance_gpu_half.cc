@@ -298,7 +298,8 @@ class RuleLauncher final : public remat::gpu::Launcher {
 // (WideningRule::kGpu) and for CUDA (kGpuHalfOperands, checked here where no CUDA device runs):
 // plans compiled for each (fp32, bf16 and fp16, the conformance models, one that chunks its
 // batch and whose weight gradients take two 16-bit operands, a resnet whose convolutions chunk
-// theirs and a transformer whose unfused attention does), their ops resolved by a session on
+// theirs, a transformer whose unfused attention does and an mlp whose products over its float32
+// input's rows do), their ops resolved by a session on
 // the GPU backend under test, each op's workspace asked of a launcher that takes a product's
 // operands as that backend does. the_workspace_is_the_figure_remat_compile_states checks the
 // backend's own total on the device.
@@ -312,6 +313,7 @@ void each_ops_workspace_is_what_remat_compile_counts_for_it_on_the_gpus(void**) 
   models.push_back("transformer:layers=1,hidden=512,heads=4,ffn=2048,seq=512,vocab=40,classes=3");
   models.push_back(kBatchChunkedResnet);
   models.push_back(kBatchChunkedUnfused);
+  models.push_back(kBatchChunkedMlp);
   const struct {
     const char* name;
     remat::WideningRule rule;

@@ -250,8 +250,9 @@ void chunked_and_16_bit_reading_ops_give_the_f32_kernels_bits(void**) {
 // (attention's scores, column sums' partials: plan/gpu_scratch.h), in float32 too. The widening
 // is less than the shared rule's widening_bytes() (every op's tensors whole) where an elementwise
 // op had the largest slices (widened a chunk at a time on the CPU's stack, read as they are by
-// the GPU kernels), or fused attention, a convolution or a broadcast product (the backends widen
-// attention and the convolutions a chunk of their batch at a time, the GPUs products too).
+// the GPU kernels), or fused attention, a convolution, a broadcast product or one over a float32
+// input's rows (the backends widen attention and the convolutions a chunk of their batch at a
+// time, and round such an input a chunk of its rows at a time; the GPUs widen products so too).
 void the_workspace_is_the_figure_remat_compile_states(void**) {
   const bool cpu = backend_name(g_backend) == "cpu";
   if (!profile_under_test().half_floats) {
@@ -276,6 +277,7 @@ void the_workspace_is_the_figure_remat_compile_states(void**) {
   models.push_back(gpu_chunks);
   models.push_back(kBatchChunkedResnet);
   models.push_back(kBatchChunkedUnfused);
+  models.push_back(kBatchChunkedMlp);
   for (const char* model : models) {
     for (const char* precision : {"fp32", "bf16", "fp16"}) {
       const bool fp32 = strcmp(precision, "fp32") == 0;
@@ -315,7 +317,8 @@ void the_workspace_is_the_figure_remat_compile_states(void**) {
         fail_msg("%s, %s: the workspace holds the elementwise ops' slices", model, precision);
       if (cpu && model == long_attention && !(used < shared))
         fail_msg("%s, %s: the workspace holds attention's whole batch", model, precision);
-      if ((model == gpu_chunks || model == kBatchChunkedResnet || model == kBatchChunkedUnfused) &&
+      if ((model == gpu_chunks || model == kBatchChunkedResnet || model == kBatchChunkedUnfused ||
+           model == kBatchChunkedMlp) &&
           !(used < shared))
         fail_msg("%s, %s: the workspace holds the whole batch's slices", model, precision);
     }

@@ -274,14 +274,16 @@ static void a_device_budget_holds_the_widening_workspace(void**) {
 
 // A 16-bit plan's workspace does not grow with the batch past the chunks of the ops that widen a
 // chunk of their batch at a time (fused attention, the convolutions, their gradients, pooling and
-// the softmax family, and the GPUs' batch products): no op widens a batch-sized tensor whole (the
+// the softmax family, the GPUs' batch products, and the products over a rank-2 A's rows, whose
+// float32 A the CPU rounds a chunk of rows at a time): no op widens a batch-sized tensor whole (the
 // class token's select and the embedding's lookup and gradient move or convert their 16-bit tensors
 // as they are: backends/shared/widening_slices.h moves_bytes, backends/cpu/widening.h
 // reads_16_bit_input; and dropout and batch norm read and write theirs as they are), on every
 // backend's rule, in bf16 and fp16. At the smaller batch, each model's batch-sized tensors take
 // more than a GPU's batch chunk (kGpuWideningChunkBytes) in float32: the transformer's 64 MiB at
 // 512 items; the resnet's last stage, 32 KiB an image for a convolution's input and output, 32
-// MiB at 1024; an unfused transformer's scores (softmax, head_matmul), 64 MiB at 64.
+// MiB at 1024; an unfused transformer's scores (softmax, head_matmul), 64 MiB at 64; the mlp's
+// and the resmlp's [batch, 1024] activations and their float32 input, 32 MiB each at 8192.
 static void a_16_bit_workspace_does_not_grow_with_the_batch(void**) {
   struct Model {
     const char* name;
@@ -296,7 +298,9 @@ static void a_16_bit_workspace_does_not_grow_with_the_batch(void**) {
               512, kFused},
         Model{"resnet:depth=8,width=16,in=3x32x32,classes=10", 1024, kFused},
         Model{"transformer:layers=1,hidden=64,heads=4,ffn=64,seq=256,vocab=100,classes=2", 64,
-              remat::compiler::AttentionKernel::kUnfused}}) {
+              remat::compiler::AttentionKernel::kUnfused},
+        Model{"mlp:layers=4,width=1024,in=1024,classes=10", 8192, kFused},
+        Model{"resmlp:layers=4,width=1024,in=1024,classes=10", 8192, kFused}}) {
     o.model = model.name;
     o.attention = model.attention;
     for (const char* backend : {"cpu", "opencl", "cuda"}) {

@@ -323,12 +323,186 @@ void products_that_need_float32_sums_are_widened_whole(void**) {
   assert_int_equal(remat::cpu::cpu_widening_bytes(call), 0);
 }
 
+// A product over the rows of a rank-2 float32 A (a network's input: backends/shared/
+// batch_chunks.h, matmul_rows), which the CPU rounds product_chunk_rows() rows at a time: C = A
+// op(B) [+ bias] row by row, or (|sum|) C = A^T B summed over the rows into float32 (the weight
+// gradient), B then [rows, n].
+struct RowsCase {
+  bool sum;
+  int64_t rows, k, n;  // A [rows, k]
+  bool trans_b;
+  uint8_t b_dtype, c_dtype;
+  uint32_t threads;
+};
+
+// The rows a chunk holds: as many float32 rows of A as kWideningChunkBytes takes, at least one.
+int64_t rows_a_chunk(int64_t k) {
+  const int64_t rows = static_cast<int64_t>(remat::kWideningChunkBytes / (4 * k));
+  return rows > 0 ? rows : 1;
+}
+
+// Fails unless |c| through the backend's widening gives the bits of its engine over the operands
+// rounded to the product's type (packed_gemm(), or bf16_gemm() where it runs the product): over
+// the whole product, or, for a sum, chunk by chunk of rows_a_chunk() rows, each chunk's product
+// added to C; and unless the workspace holds a chunk's copy of A (and B's copy, where B is
+// float32).
+void check_rows(const RowsCase& c, uint64_t seed) {
+  ops_test::Rng rng(seed);
+  const Operand a(REMAT_DTYPE_F32, {c.rows, c.k}, &rng);
+  const std::vector<int64_t> b_dims = c.sum       ? std::vector<int64_t>{c.rows, c.n}
+                                      : c.trans_b ? std::vector<int64_t>{c.n, c.k}
+                                                  : std::vector<int64_t>{c.k, c.n};
+  const Operand b(c.b_dtype, b_dims, &rng);
+  const Operand bias(REMAT_DTYPE_F32, {c.n}, c.sum ? nullptr : &rng);
+  Operand out(c.c_dtype, c.sum ? std::vector<int64_t>{c.k, c.n} : std::vector<int64_t>{c.rows, c.n},
+              nullptr);
+  const remat::TensorRef refs[4] = {a.ref(0), b.ref(1 << 28), bias.ref(2u << 28),
+                                    out.ref(3u << 28)};
+  const remat::TensorRef* ins[3] = {&refs[0], &refs[1], &refs[2]};
+  const remat::TensorRef* outs[1] = {&refs[3]};
+  const int64_t iattrs[2] = {c.sum, c.trans_b};
+  const float alpha = 1.0f;
+  remat::OpCall call{};
+  call.code = static_cast<uint16_t>(remat::OpCode::kMatMul);
+  call.num_inputs = c.sum ? 2 : 3;
+  call.num_outputs = 1;
+  call.inputs = ins;
+  call.outputs = outs;
+  call.iattrs = iattrs;
+  call.num_iattrs = 2;
+  call.fattrs = &alpha;
+  call.num_fattrs = 1;
+  assert_true(remat::cpu::product_reads_16_bit(call));
+  const int64_t chunk = rows_a_chunk(c.k);
+  const int64_t want_rows = c.rows > chunk ? chunk : 0;
+  if (remat::cpu::product_chunk_rows(call) != want_rows)
+    fail_msg("rows %lld of %lld: chunks of %lld rows, not %lld", static_cast<long long>(c.rows),
+             static_cast<long long>(c.k),
+             static_cast<long long>(remat::cpu::product_chunk_rows(call)),
+             static_cast<long long>(want_rows));
+  const uint8_t product = remat::product_operand_dtype(call);
+  const bool bf16_engine = product == REMAT_DTYPE_BF16 && remat::cpu::matmul_on_bf16_engine(call);
+  const int64_t copied_rows = c.rows > chunk ? chunk : c.rows;
+  uint64_t copies = (static_cast<uint64_t>(copied_rows * c.k) * 2 + 63) / 64 * 64;
+  if (b.dtype != product) copies += (static_cast<uint64_t>(b.numel()) * 2 + 63) / 64 * 64;
+  if (remat::cpu::cpu_widening_bytes(call) != copies)
+    fail_msg("rows %lld: workspace %llu bytes, the copies take %llu",
+             static_cast<long long>(c.rows),
+             static_cast<unsigned long long>(remat::cpu::cpu_widening_bytes(call)),
+             static_cast<unsigned long long>(copies));
+  std::vector<uint64_t> workspace(copies / 8 + 1);
+  std::vector<float> scratch(remat::cpu::scratch_bytes(c.threads) / sizeof(float) + 16);
+  char text[256] = {0};
+  remat::ErrorBuffer err{text, sizeof(text)};
+  remat::StepContext ctx{};
+  remat::cpu::KernelArgs args{};
+  args.call = &call;
+  args.in[0] = const_cast<uint8_t*>(a.bytes.data());
+  args.in[1] = const_cast<uint8_t*>(b.bytes.data());
+  args.in[2] = const_cast<uint8_t*>(bias.bytes.data());
+  args.out[0] = out.bytes.data();
+  args.ctx = &ctx;
+  args.err = &err;
+  args.team = c.threads > 1 ? team() : nullptr;
+  args.threads = c.threads;
+  args.scratch = scratch.data() +
+                 (16 - (reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float)) % 16) % 16;
+  const remat_status status =
+      remat::cpu::run_widened(remat::cpu::kernel_for(call.code), args, workspace.data());
+  if (status != REMAT_OK) fail_msg("status %d: %s", static_cast<int>(status), text);
+
+  std::vector<float> wa(a.values), wb(b.values);
+  for (float& v : wa) v = rounded(v, product);
+  for (float& v : wb) v = rounded(v, product);
+  std::vector<float> want(static_cast<size_t>(out.numel()));
+  alignas(64) static float pack[remat::cpu::kGemmPackFloats];
+  // One product over every row, or one per chunk of rows for a sum.
+  const int64_t step = c.sum ? chunk : c.rows;
+  for (int64_t first = 0; first < c.rows; first += step) {
+    const int64_t count = c.rows - first < step ? c.rows - first : step;
+    const int64_t m = c.sum ? c.k : c.rows, k = c.sum ? count : c.k;
+    const float* pa = wa.data() + (c.sum ? first * c.k : 0);
+    const float* pb = wb.data() + (c.sum ? first * c.n : 0);
+    const int64_t lda = c.k, ldb = c.sum || !c.trans_b ? c.n : c.k;
+    const bool tb = !c.sum && c.trans_b;
+    const float beta = first > 0 ? 1.0f : 0.0f;
+    if (bf16_engine) {
+      std::vector<uint16_t> ha(static_cast<size_t>(m * k)), hb(static_cast<size_t>(k * c.n));
+      for (size_t x = 0; x < ha.size(); ++x) ha[x] = remat::f32_to_bf16(pa[x]);
+      for (size_t x = 0; x < hb.size(); ++x) hb[x] = remat::f32_to_bf16(pb[x]);
+      remat::cpu::Bf16Gemm g{c.sum, tb,        m,   c.n,  k,           1.0f, ha.data(),
+                             lda,   hb.data(), ldb, beta, want.data(), c.n,  pack};
+      remat::cpu::bf16_gemm(g);
+    } else {
+      remat::cpu::Gemm g{};
+      g.trans_a = c.sum;
+      g.trans_b = tb;
+      g.m = m;
+      g.n = c.n;
+      g.k = k;
+      g.alpha = 1.0f;
+      g.a = pa;
+      g.lda = lda;
+      g.b = pb;
+      g.ldb = ldb;
+      g.beta = beta;
+      g.c = want.data();
+      g.ldc = c.n;
+      g.pack = pack;
+      remat::cpu::packed_gemm(g);
+    }
+  }
+  if (!c.sum) {
+    for (size_t x = 0; x < want.size(); ++x) want[x] += bias.values[x % static_cast<size_t>(c.n)];
+  }
+  if (stored(want, c.c_dtype) != out.bytes)
+    fail_msg(
+        "%s, rows %lld, k %lld, n %lld, trans_b %d, dtypes f32 %u -> %u, %u threads (%s): "
+        "C differs",
+        c.sum ? "sum over the rows" : "rows", static_cast<long long>(c.rows),
+        static_cast<long long>(c.k), static_cast<long long>(c.n), c.trans_b, c.b_dtype, c.c_dtype,
+        c.threads, bf16_engine ? "bf16_gemm" : "packed panels");
+}
+
+// Rows one short of, at and past a chunk (1024 float32 rows of 1024), two chunks and a short one,
+// and rows longer than a chunk (one row a chunk); every dtype of B and C a plan gives such a
+// product (a float32 or 16-bit weight and 16-bit or float32 C; a 16-bit output gradient into a
+// float32 weight gradient), on 1-3 threads.
+void products_over_a_float32_inputs_rows_round_a_chunk_of_them_at_a_time(void**) {
+  const int64_t k = 1024, chunk = rows_a_chunk(k);
+  const int64_t long_row = (int64_t{1} << 20) + 3;  // 4 MiB and 12 bytes a row
+  const int64_t shapes[][3] = {{chunk - 1, k, 40},
+                               {chunk, k, 40},
+                               {chunk + 1, k, 40},
+                               {2 * chunk + 5, k, 17},
+                               {3, long_row, 5}};
+  uint64_t seed = 7;
+  int runs = 0;
+  for (const auto& s : shapes) {
+    for (const uint8_t half : {REMAT_DTYPE_BF16, REMAT_DTYPE_F16}) {
+      const RowsCase cases[] = {
+          {false, s[0], s[1], s[2], false, REMAT_DTYPE_F32, half, 0},
+          {false, s[0], s[1], s[2], true, half, REMAT_DTYPE_F32, 0},
+          {true, s[0], s[1], s[2], false, half, REMAT_DTYPE_F32, 0},
+      };
+      for (RowsCase c : cases) {
+        c.threads = static_cast<uint32_t>(1 + seed % 3);
+        check_rows(c, seed++);
+        ++runs;
+      }
+    }
+  }
+  printf("%d products over rows of a float32 A, %lld rows of %lld a chunk\n", runs,
+         static_cast<long long>(chunk), static_cast<long long>(k));
+}
+
 }  // namespace
 
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(products_give_the_bits_of_their_engine_on_widened_operands),
       cmocka_unit_test(products_that_need_float32_sums_are_widened_whole),
+      cmocka_unit_test(products_over_a_float32_inputs_rows_round_a_chunk_of_them_at_a_time),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -242,6 +242,7 @@ remat_status matmul_on(const KernelArgs& args, const T* a, const T* b, uint8_t d
   G g = gemm_of<G>(*args.call, shape.trans_a, shape.trans_b, shape.m, shape.n, shape.k,
                    shape.a_cols, shape.b_cols, shape.n);
   set_operand_dtype(&g, dtype);
+  if (args.accumulate) g.beta = 1.0f;  // C += the product (a later chunk of a sum)
   const float* bias = args.call->num_inputs > 2 ? in_f32(args, 2) : nullptr;  // not in reduce mode
   const CTarget c = c_target(args);
   const bool trans_a = shape.trans_a, trans_b = shape.trans_b;
@@ -268,7 +269,7 @@ remat_status matmul_on(const KernelArgs& args, const T* a, const T* b, uint8_t d
           G part = g;
           part.a = a + i * a_stride;
           part.b = b + i * b_stride;
-          part.beta = i == 0 ? 0.0f : 1.0f;
+          part.beta = i == 0 ? g.beta : 1.0f;
           gemm_block(part, c, cut, j, args, worker);
         }
       }
@@ -353,7 +354,10 @@ struct HeadMatmulOn {
 }  // namespace
 
 remat_status matmul(const KernelArgs& args) {
-  return product<MatmulOn>(args, kBuildHalfFloats && matmul_on_bf16_engine(*args.call));
+  // bf16_gemm adds into C with alpha 1 only (gemm/gemm.h).
+  const bool bf16_engine = kBuildHalfFloats && matmul_on_bf16_engine(*args.call) &&
+                           !(args.accumulate && fattr(*args.call, attr::matmul::alpha) != 1.0f);
+  return product<MatmulOn>(args, bf16_engine);
 }
 
 remat_status head_matmul(const KernelArgs& args) {

@@ -3,6 +3,7 @@
 // kernels, one launch per op; conv_grad_input's optional
 // workspace output (the CPU's column-matrix gradient) is not used.
 #include "backends/gpu/ops/ops.h"
+#include "backends/shared/batch_chunks.h"
 #include "backends/shared/op_args.h"
 #include "plan/spatial_shape.h"
 
@@ -78,8 +79,9 @@ remat_status sum_part(Launcher& l, const OpCall& call, const StepContext& ctx, B
     a.u64(images).u64(channels).u64(inner).u32(team).scratch();
     return a.launch_rows(channels, team, call, err);
   }
-  // A reduce-mode product (C of rank 2: ops/widening.cc runs no other in chunks with a bias).
-  if (call.outputs[0]->rank == 2) return l.matmul(call, accumulate, err);
+  // A product whose C its chunks do not split sums over them: a reduce-mode one (C of rank 2,
+  // without a bias) or one over a rank-2 A's rows (batch_chunks.h: matmul_rows, kSumOverRows).
+  if (!splits_by_batch(call, *call.outputs[0])) return l.matmul(call, accumulate, err);
   return matmul(l, call, ctx, err);
 }
 

@@ -28,9 +28,12 @@ remat_status convert(Launcher& l, KernelId id, const TensorRef& x, const TensorR
 // tensors' leading entries each hold one outer entry's heads; and a product whose A is [B, ...]
 // of rank 3 or more: broadcast, C [B, ...] (each entry its own product with the rank-2 B),
 // batched, B and C [B, ...] of A's rank, or reduce mode, B [B, ...] of A's rank into a float32
-// rank-2 C without a bias (a weight gradient), each chunk's sum added into C (ops.h: op_part).
+// rank-2 C without a bias (a weight gradient), each chunk's sum added into C (ops.h: op_part);
+// and a product over the rows of a rank-2 A (backends/shared/batch_chunks.h: matmul_rows), its
+// rows the batch: a linear layer's, its input's gradient, its weight's (a sum).
 bool computes_by_batch_item(const OpCall& call) {
   if (computes_per_batch_item(call.code) || sums_into_float32(call)) return true;
+  if (matmul_rows(call) != MatmulRows::kWhole) return true;
   if (call.code != static_cast<uint16_t>(OpCode::kHeadMatMul) &&
       call.code != static_cast<uint16_t>(OpCode::kMatMul))
     return false;

@@ -18,9 +18,10 @@
 // the 16-bit operands are read as they are. Everything is queued in order on the backend's
 // compute queue or stream, so it is captured into a CUDA graph like any launch. Fused attention,
 // the convolutions, pooling and the softmax family, and products and sums over a batch
-// (broadcast and batched products, head_matmul; a reduce-mode product, conv_grad_weight and
-// channel_sum: weight and bias gradients) are widened a chunk of their batch at a time
-// (gpu_batch_chunk_items), so their slices stay near kGpuWideningChunkBytes.
+// (broadcast and batched products, head_matmul, a product over a rank-2 A's rows; a reduce-mode
+// product or one A^T B over rank-2 rows, conv_grad_weight and channel_sum: weight and bias
+// gradients) are widened a chunk of their batch at a time (gpu_batch_chunk_items), so their slices
+// stay near kGpuWideningChunkBytes.
 #ifndef REMAT_BACKENDS_GPU_OPS_WIDENING_H_
 #define REMAT_BACKENDS_GPU_OPS_WIDENING_H_
 
@@ -40,9 +41,11 @@ bool widens(const OpCall& call);
 /// convolutions, pooling, the softmax family and their gradients; a head_matmul whose leading
 /// entries each hold one outer entry's heads: plan/head_matmul_shape.h,
 /// head_matmul_by_leading_entry; a matmul in broadcast or batched mode whose A and C are of rank 3
-/// or more and one leading dim) or sums over it into float32 (one in reduce mode of rank-3 A and B
-/// into a float32 C, conv_grad_weight, channel_sum: each chunk's sum added into the output, ops.h's
-/// op_part) whose 16-bit tensors' float32 copies take more than kGpuWideningChunkBytes
+/// or more and one leading dim, or over the rows of a rank-2 A into those of C:
+/// backends/shared/batch_chunks.h, matmul_rows) or sums over it into float32 (one in reduce mode of
+/// rank-3 A and B, or A^T B over rank-2 rows, into a float32 C, conv_grad_weight, channel_sum: each
+/// chunk's sum added into the output, ops.h's op_part) whose 16-bit tensors' float32 copies take
+/// more than kGpuWideningChunkBytes
 /// (plan/ops.h), widening_chunk_items() of one item's (the tensors plan/ops.h's splits_by_batch
 /// names are split along the batch: backends/shared/batch_chunks.h; a weight, a bias or a rank-2
 /// mask is widened whole for each chunk); 0 where it widens the call whole.
