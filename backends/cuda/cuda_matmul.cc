@@ -89,7 +89,7 @@ remat_status CudaBackend::gemm(const gpu::GemmBatch& g, const OpCall& call, Erro
   const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
-  const float beta = 0.0f;
+  const float beta = g.accumulate ? 1.0f : 0.0f;
   const cublasStatus_t st =
       g.batch == 1 ? gemm(op_b, op_a, n, m, k, &g.alpha, b, ld(g.b.ld), a, ld(g.a.ld), &beta, c,
                           ld(g.c.ld), CUDA_R_32F, tf32_)

@@ -49,6 +49,10 @@
   X(conv_grad_input)         \
   X(conv_grad_weight)        \
   X(channel_sum)             \
+  X(conv_columns)            \
+  X(conv_columns_grad)       \
+  X(conv_grad_rows)          \
+  X(conv_bias)               \
   X(max_pool)                \
   X(max_pool_grad)           \
   X(avg_pool)                \

@@ -33,12 +33,14 @@ struct GemmOperand {
 };
 
 /// A strided batch of |batch| row-major products C = alpha * op(A) op(B) (C is M x N, the sum
-/// over K; op transposes where |trans_a| / |trans_b|), every C written (beta 0).
+/// over K; op transposes where |trans_a| / |trans_b|), every C written (beta 0), or added to
+/// where |accumulate| (beta 1).
 struct GemmBatch {
   bool trans_a, trans_b;
   int64_t m, n, k, batch;
   float alpha;
   GemmOperand a, b, c;
+  bool accumulate;
 };
 
 /// One GPU backend's queue as the shared op code sees it. Calls enqueue work and return

@@ -168,9 +168,9 @@ remat_status OpenclBackend::gemm(const gpu::GemmBatch& g, const OpCall& call, Er
         g.trans_b ? clblast::Transpose::kYes : clblast::Transpose::kNo, static_cast<size_t>(g.m),
         static_cast<size_t>(g.n), static_cast<size_t>(g.k), g.alpha, a.mem,
         a.offset + static_cast<size_t>(i * g.a.stride), static_cast<size_t>(g.a.ld), b.mem,
-        b.offset + static_cast<size_t>(i * g.b.stride), static_cast<size_t>(g.b.ld), 0.0f, c.mem,
-        c.offset + static_cast<size_t>(i * g.c.stride), static_cast<size_t>(g.c.ld), &queue_,
-        nullptr);
+        b.offset + static_cast<size_t>(i * g.b.stride), static_cast<size_t>(g.b.ld),
+        g.accumulate ? 1.0f : 0.0f, c.mem, c.offset + static_cast<size_t>(i * g.c.stride),
+        static_cast<size_t>(g.c.ld), &queue_, nullptr);
     if (s != clblast::StatusCode::kSuccess) {
       const remat_status status = is_exhaustion(static_cast<cl_int>(s))
                                       ? REMAT_ERROR_RESOURCE_EXHAUSTED

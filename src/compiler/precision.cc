@@ -9,6 +9,7 @@
 #include "plan/matmul_shape.h"
 #include "plan/op_attrs.h"
 #include "plan/ops.h"
+#include "plan/spatial_shape.h"
 
 namespace remat {
 namespace compiler {
@@ -229,8 +230,8 @@ bool moves_bytes(const Graph& graph, const Op& op) {
 }
 
 // backends/gpu/ops/ops.h's scratch_bytes() of |op|, by plan/gpu_scratch.h: fused attention's
-// chunk of scores (for a chunk of |items| items of its batch where |items| > 0), the partial
-// column sums of reduce_leading and of layer norm's gradient.
+// chunk of scores and a convolution's column matrices (for a chunk of |items| items of its batch
+// where |items| > 0), the partial column sums of reduce_leading and of layer norm's gradient.
 uint64_t gpu_scratch_bytes(const Graph& graph, const Op& op, int64_t items) {
   auto shape = [&](size_t i) -> const std::vector<int64_t>& {
     return graph.tensors[static_cast<size_t>(op.inputs[i])].shape;
@@ -254,6 +255,24 @@ uint64_t gpu_scratch_bytes(const Graph& graph, const Op& op, int64_t items) {
       const int64_t rows =
           columns > 0 ? graph.tensors[static_cast<size_t>(op.inputs[0])].numel() / columns : 0;
       return gpu_column_sums_scratch_bytes(rows, columns, 1);
+    }
+    case OpCode::kConv:
+    case OpCode::kConvGradInput:
+    case OpCode::kConvGradWeight: {
+      // The images and the filters (conv: x, w; conv_grad_input: dx, w; conv_grad_weight: x, dw).
+      auto dims = [&](int t) -> const std::vector<int64_t>& {
+        return graph.tensors[static_cast<size_t>(t)].shape;
+      };
+      const std::vector<int64_t>& x = op.code == OpCode::kConvGradInput    ? dims(op.outputs[0])
+                                      : op.code == OpCode::kConvGradWeight ? dims(op.inputs[1])
+                                                                           : dims(op.inputs[0]);
+      const std::vector<int64_t>& w =
+          op.code == OpCode::kConvGradWeight ? dims(op.outputs[0]) : dims(op.inputs[1]);
+      const ConvShape c =
+          conv_shape(x.data(), w.data(), static_cast<int>(x.size()), conv_attrs(op.iattrs.data()));
+      const int64_t image_floats = gpu_conv_image_floats(c.a.groups, c.cg * c.r * c.s, c.p * c.q,
+                                                         c.k, op.code == OpCode::kConvGradWeight);
+      return gpu_conv_scratch_bytes(items > 0 ? items : c.x.n, image_floats);
     }
     default: return 0;
   }

@@ -1,7 +1,8 @@
 // The scratch the GPU backends' ops take beside the arena, at the end of the same device buffer
 // as their widening workspace (backends/gpu/ops/ops.h: scratch_bytes): fused attention's scores,
-// a chunk of (batch entry, head) pairs at a time, and the partial column sums of reduce_leading
-// and of layer norm's gradient. Here, beside the op catalogue, so that the compiler counts it in
+// a chunk of (batch entry, head) pairs at a time, the partial column sums of reduce_leading
+// and of layer norm's gradient, and the convolutions' column matrices, a chunk of images at a
+// time. Here, beside the op catalogue, so that the compiler counts it in
 // a GPU plan's workspace and device budgets with the backends' own arithmetic
 // (compiler/precision.h: workspace_bytes).
 #ifndef REMAT_PLAN_GPU_SCRATCH_H_
@@ -24,6 +25,35 @@ constexpr int64_t kGpuColumnBlockRows = 256;
 /// Blocks a blocked column sum takes at most: past kGpuColumnBlockRows times this many rows the
 /// blocks grow instead, so that the partials stay this many rows (4 MiB for 4096 columns).
 constexpr int64_t kGpuMaxColumnBlocks = 256;
+
+/// The most floats of column matrices (and, for a weight gradient, of dy's rows) a GPU
+/// convolution of one group holds at once (backends/gpu/ops/conv.cc): a chunk of images' (16 MiB).
+constexpr int64_t kGpuConvScratchFloats = int64_t{1} << 22;
+
+/// Floats one image takes in a GPU convolution's scratch: its column matrix, |cols| (C R S) by
+/// |positions| (P Q) output positions, and for a weight gradient (|grad_weight|) dy's |k| rows of
+/// them too; 0 where the convolution runs as direct loops instead, without scratch: a grouped one
+/// (|groups| > 1), or one whose image alone would take more than kGpuConvScratchFloats.
+inline int64_t gpu_conv_image_floats(int64_t groups, int64_t cols, int64_t positions, int64_t k,
+                                     bool grad_weight) {
+  if (groups != 1) return 0;
+  const int64_t floats = (cols + (grad_weight ? k : 0)) * positions;
+  return floats <= kGpuConvScratchFloats ? floats : 0;
+}
+
+/// Images of |images| a GPU convolution takes a chunk of at a time when one takes |image_floats|
+/// (gpu_conv_image_floats, not 0): as many as kGpuConvScratchFloats hold, at most all.
+inline int64_t gpu_conv_chunk_images(int64_t images, int64_t image_floats) {
+  const int64_t fit = image_floats > 0 ? kGpuConvScratchFloats / image_floats : images;
+  return fit < images ? fit : images;
+}
+
+/// Bytes of scratch such a convolution over |images| images holds: a chunk's.
+inline uint64_t gpu_conv_scratch_bytes(int64_t images, int64_t image_floats) {
+  if (image_floats == 0 || images == 0) return 0;
+  return static_cast<uint64_t>(gpu_conv_chunk_images(images, image_floats) * image_floats) *
+         sizeof(float);
+}
 
 /// How the attention ops walk their (batch entry, head) pairs: in chunks of up to |per_chunk|
 /// entries along one dimension (heads of one batch entry, or batch entries of one head), the

@@ -7,6 +7,8 @@
 #include "backends/device_profiles.h"
 #include "backends/shared/widening_slices.h"
 #include "compiler/compiler.h"
+#include "plan/gpu_scratch.h"
+#include "plan/spatial_shape.h"
 #include "runtime/backend_registry.h"
 #include "tests/backends/op_cases.h"
 #include "tests/runtime/session_checks.h"
@@ -229,6 +231,46 @@ uint64_t whole_widening_bytes(const remat_test::OpCase& c, const std::vector<rem
              remat::kWideningAlignment;
   }
   return bytes;
+}
+
+uint64_t gpu_conv_scratch(remat::OpCode code, const std::vector<int64_t>& x,
+                          const std::vector<int64_t>& w, const std::vector<int64_t>& iattrs) {
+  const bool grad_weight = code == remat::OpCode::kConvGradWeight;
+  if (!grad_weight && code != remat::OpCode::kConv && code != remat::OpCode::kConvGradInput)
+    return 0;
+  const remat::ConvShape c = remat::conv_shape(x.data(), w.data(), static_cast<int>(x.size()),
+                                               remat::conv_attrs(iattrs.data()));
+  return remat::gpu_conv_scratch_bytes(
+      c.x.n,
+      remat::gpu_conv_image_floats(c.a.groups, c.cg * c.r * c.s, c.p * c.q, c.k, grad_weight));
+}
+
+uint64_t gpu_conv_scratch(const remat_test::OpCase& c) {
+  switch (c.code) {
+    case remat::OpCode::kConv:
+      return gpu_conv_scratch(c.code, c.in_dims[0], c.in_dims[1], c.iattrs);
+    case remat::OpCode::kConvGradInput:
+      return gpu_conv_scratch(c.code, c.out_dims[0], c.in_dims[1], c.iattrs);
+    case remat::OpCode::kConvGradWeight:
+      return gpu_conv_scratch(c.code, c.in_dims[1], c.out_dims[0], c.iattrs);
+    default: return 0;
+  }
+}
+
+uint64_t gpu_conv_scratch(const remat::OpCall& call) {
+  const remat::OpCode code = static_cast<remat::OpCode>(call.code);
+  if (code != remat::OpCode::kConv && code != remat::OpCode::kConvGradInput &&
+      code != remat::OpCode::kConvGradWeight)
+    return 0;
+  auto dims = [](const remat::TensorRef& t) {
+    return std::vector<int64_t>(t.dims, t.dims + t.rank);
+  };
+  const std::vector<int64_t> iattrs(call.iattrs, call.iattrs + call.num_iattrs);
+  if (code == remat::OpCode::kConvGradInput)
+    return gpu_conv_scratch(code, dims(*call.outputs[0]), dims(*call.inputs[1]), iattrs);
+  if (code == remat::OpCode::kConvGradWeight)
+    return gpu_conv_scratch(code, dims(*call.inputs[1]), dims(*call.outputs[0]), iattrs);
+  return gpu_conv_scratch(code, dims(*call.inputs[0]), dims(*call.inputs[1]), iattrs);
 }
 
 }  // namespace conformance

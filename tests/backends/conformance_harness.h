@@ -215,6 +215,16 @@ struct BackendPair {
 /// widening the call whole would take.
 uint64_t whole_widening_bytes(const remat_test::OpCase& c, const std::vector<remat_dtype>& floats);
 
+/// The scratch a GPU backend's convolution |code| (conv, conv_grad_input or conv_grad_weight of
+/// one group) over images of dims |x| with filters of dims |w| and iattrs |iattrs| holds for its
+/// column matrices, by plan/gpu_scratch.h (backends/gpu/ops/conv.cc); 0 for any other op.
+uint64_t gpu_conv_scratch(remat::OpCode code, const std::vector<int64_t>& x,
+                          const std::vector<int64_t>& w, const std::vector<int64_t>& iattrs);
+
+/// The same of an op case, or of a resolved call.
+uint64_t gpu_conv_scratch(const remat_test::OpCase& c);
+uint64_t gpu_conv_scratch(const remat::OpCall& call);
+
 /// The profile of the backend under test, or a failed test.
 const remat::DeviceProfile& profile_under_test();
 

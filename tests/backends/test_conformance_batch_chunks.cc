@@ -10,7 +10,7 @@
 // takes other paths through the kernels: the bits do not depend on them), a sum within the case's
 // tolerance (summed chunk by chunk); on the GPUs, whose chunks are eight times larger
 // (kGpuWideningChunkBytes), the CPU's float32 results within the case's tolerance. Each run's
-// workspace must be less than the whole call's widening.
+// workspace must be less than the whole call's widening (and on the GPUs a convolution's scratch).
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "backends/shared/widening_slices.h"
+#include "plan/gpu_scratch.h"
 #include "runtime/backend_registry.h"
 #include "tests/backends/conformance_harness.h"
 #include "tests/backends/op_cases.h"
@@ -354,7 +355,9 @@ void ops_in_batch_chunks_give_the_whole_batchs_results(void**) {
         remat_test::run_widened_case(c, floats, backends[0], backends[1], g_backend.c_str(),
                                      cpu ? 0.0 : c.tol, cpu ? sums_chunk_by_chunk : nullptr);
         const uint64_t used = backends[1]->workspace_bytes();
-        const uint64_t whole = whole_widening_bytes(c, whole_dtypes);
+        // The GPUs' convolutions hold their column matrices' scratch beside the slices.
+        const uint64_t whole =
+            whole_widening_bytes(c, whole_dtypes) + (cpu ? 0 : gpu_conv_scratch(c));
         if (!(used > 0 && used < whole))
           fail_msg("%s in %s: a workspace of %llu bytes, the whole call's %llu", c.name,
                    half == REMAT_DTYPE_F16 ? "f16" : "bf16", static_cast<unsigned long long>(used),
@@ -438,11 +441,107 @@ void models_whose_ops_chunk_train_under_every_strategy_as_under_none(void**) {
   }
 }
 
+// The GPUs' convolutions of one group run as GEMMs over column matrices a chunk of images at a
+// time, while one image's take at most kGpuConvScratchFloats (plan/gpu_scratch.h), and as direct
+// kernels past that: at the bound (2x2 filters over 16 channels of 257x257 images, C R S 64 by
+// P Q 65536 = 2^22 floats; a weight gradient's dy rows counted too: 15 channels and 4 filters),
+// one chunk an image, and one channel past it, in float32 against the CPU, each prepare()
+// giving the scratch the bound says (16 MiB at it, none past it).
+void convolutions_by_columns_match_the_cpu_at_their_scratchs_bound(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+  if (profile_under_test().widening != remat::WideningRule::kGpu &&
+      profile_under_test().widening != remat::WideningRule::kGpuHalfOperands) {
+    printf("%s: not a GPU backend\n", g_backend.c_str());
+    skip();
+  }
+  // A weight gradient here sums 131,072 products a tap in float32 (the GEMM's order, not the
+  // CPU's): the long sums' tolerance.
+  const double kMm = 1e-4, kLongSum = 2e-3;
+  const std::vector<int64_t> valid = {1, 1, 0, 0, 1, 1, 1};
+  const uint64_t bound = uint64_t{4} * static_cast<uint64_t>(remat::kGpuConvScratchFloats);
+  const struct {
+    remat_test::OpCase c;
+    uint64_t scratch;
+  } cases[] = {
+      {{"conv at the columns' bound",
+        OpCode::kConv,
+        {{2, 16, 257, 257}, {4, 16, 2, 2}, {4}},
+        {{2, 4, 256, 256}},
+        valid,
+        {},
+        kMm},
+       bound},
+      {{"conv past the columns' bound",
+        OpCode::kConv,
+        {{2, 17, 257, 257}, {4, 17, 2, 2}},
+        {{2, 4, 256, 256}},
+        valid,
+        {},
+        kMm},
+       0},
+      {{"conv_grad_input at the columns' bound",
+        OpCode::kConvGradInput,
+        {{2, 4, 256, 256}, {4, 16, 2, 2}},
+        {{2, 16, 257, 257}},
+        valid,
+        {},
+        kMm},
+       bound},
+      {{"conv_grad_input past the columns' bound",
+        OpCode::kConvGradInput,
+        {{2, 4, 256, 256}, {4, 17, 2, 2}},
+        {{2, 17, 257, 257}},
+        valid,
+        {},
+        kMm},
+       0},
+      {{"conv_grad_weight at the columns' bound",
+        OpCode::kConvGradWeight,
+        {{2, 4, 256, 256}, {2, 15, 257, 257}},
+        {{4, 15, 2, 2}},
+        valid,
+        {},
+        kLongSum},
+       bound},
+      {{"conv_grad_weight past the columns' bound",
+        OpCode::kConvGradWeight,
+        {{2, 4, 256, 256}, {2, 16, 257, 257}},
+        {{4, 16, 2, 2}},
+        valid,
+        {},
+        kLongSum},
+       0},
+  };
+  const uint64_t arena = uint64_t{1} << 26, kPersistent = 4096;
+  static std::vector<uint8_t> arenas[2], persistent[2];
+  for (int b = 0; b < 2; ++b) {
+    arenas[b].assign(arena, 0);
+    persistent[b].assign(kPersistent, 0);
+  }
+  for (const auto& k : cases) {
+    remat::Backend* cpu =
+        backend_over("cpu", arenas[0].data(), arena, persistent[0].data(), kPersistent, 1);
+    remat::Backend* other =
+        backend_over(g_backend, arenas[1].data(), arena, persistent[1].data(), kPersistent, 1);
+    remat_test::run_case(k.c, cpu, other, g_backend.c_str());
+    const uint64_t used = other->workspace_bytes();
+    printf("  %-42s workspace %llu bytes\n", k.c.name, static_cast<unsigned long long>(used));
+    if (used != k.scratch || gpu_conv_scratch(k.c) != k.scratch)
+      fail_msg("%s: a workspace of %llu bytes (%llu counted), not %llu", k.c.name,
+               static_cast<unsigned long long>(used),
+               static_cast<unsigned long long>(gpu_conv_scratch(k.c)),
+               static_cast<unsigned long long>(k.scratch));
+    remat::destroy_backend(cpu);
+    remat::destroy_backend(other);
+  }
+}
+
 }  // namespace
 
 const struct CMUnitTest kBatchChunkTests[] = {
     cmocka_unit_test(ops_in_batch_chunks_give_the_whole_batchs_results),
     cmocka_unit_test(models_whose_ops_chunk_train_under_every_strategy_as_under_none),
+    cmocka_unit_test(convolutions_by_columns_match_the_cpu_at_their_scratchs_bound),
 };
 const size_t kBatchChunkTestCount = sizeof(kBatchChunkTests) / sizeof(kBatchChunkTests[0]);
 

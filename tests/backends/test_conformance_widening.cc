@@ -291,7 +291,8 @@ void the_workspace_is_the_figure_remat_compile_states(void**) {
       uint64_t shared = 0, cpu_used = 0;
       for (uint32_t i = 0; i < run.plan->root->ops()->size(); ++i) {
         const remat::OpCall& op = run.session->ops[i];
-        shared = std::max(shared, remat::widening_bytes(op));
+        // The GPUs' convolutions hold their column matrices' scratch beside the slices.
+        shared = std::max(shared, remat::widening_bytes(op) + (cpu ? 0 : gpu_conv_scratch(op)));
         const uint64_t cpu_op = remat::cpu::cpu_widening_bytes(op);
         cpu_used = std::max(cpu_used, cpu_op);
         // Op by op on the CPU (the GPUs': each_ops_workspace_is_what_remat_compile_counts...).

@@ -1,7 +1,10 @@
-// Convolutions as direct loops, one work item per output element: the forward op per element
-// of y, the input gradient per element of dx (gathering the outputs that read it, so no two
-// work items write one element), the weight gradient per filter tap (images and positions in
-// order, as the CPU's depthwise loop). No column matrix: conv_grad_input's optional workspace
+// Convolutions of one group run as column matrices and the backend's GEMM (ops/conv.cc): a
+// chunk of images' columns (conv_columns) times the filters, the input gradient's columns folded
+// back (conv_columns_grad), the weight gradient from dy's rows (conv_grad_rows) times the
+// columns. Grouped ones (depthwise) run as direct loops, one work item per output element: the
+// forward op per element of y, the input gradient per element of dx (gathering the outputs that
+// read it, so no two work items write one element), the weight gradient per filter tap (images
+// and positions in order, as the CPU's depthwise loop). conv_grad_input's optional workspace
 // output is the CPU kernel's and is left untouched here. The bias gradient channel_sum gives
 // each channel a team of work items (common.cl).
 
@@ -11,6 +14,71 @@
 #define CONV_SHAPE_PARAMS                                                                      \
   long n, long c, long h, long w, long k, long cg, long kg, long r, long s, long p, long q,    \
       long stride_h, long stride_w, long pad_h, long pad_w, long dil_h, long dil_w
+
+// The column matrix of |nb| images of x (one group: c channels), [c r s, nb p q]:
+// cols[(ci r + fr) s + fs, (b p + i) q + j] = x[b, ci, ih, iw] at the tap's input position
+// (ih, iw), 0 in the padding.
+KERNEL conv_columns(buf_t x, ulong xo, buf_t cols, ulong co, long nb, CONV_SHAPE_PARAMS) {
+  const ulong gid = GLOBAL_ID();
+  if (gid >= (ulong)(c * r * s * nb * p * q)) return;
+  long rest = (long)gid;
+  const long j = rest % q;
+  rest /= q;
+  const long i = rest % p;
+  rest /= p;
+  const long b = rest % nb;
+  rest /= nb;
+  const long fs = rest % s;
+  rest /= s;
+  const long fr = rest % r, ci = rest / r;
+  const long ih = i * stride_h - pad_h + fr * dil_h, iw = j * stride_w - pad_w + fs * dil_w;
+  const bool inside = ih >= 0 && ih < h && iw >= 0 && iw < w;
+  F32(cols, co)[gid] = inside ? F32(x, xo)[((b * c + ci) * h + ih) * w + iw] : 0.0f;
+}
+
+// dx of |nb| images from their columns' gradient dcols ([c r s, nb p q], conv_columns'
+// layout): dx[b, ci, ih, iw] = the sum over the taps (fr, fs) whose output position (i, j) reads
+// it of dcols[(ci r + fr) s + fs, (b p + i) q + j], taps in order.
+KERNEL conv_columns_grad(buf_t dcols, ulong co, buf_t dx, ulong dxo, long nb, CONV_SHAPE_PARAMS) {
+  const ulong gid = GLOBAL_ID();
+  if (gid >= (ulong)(nb * c * h * w)) return;
+  long rest = (long)gid;
+  const long iw = rest % w;
+  rest /= w;
+  const long ih = rest % h;
+  rest /= h;
+  const long ci = rest % c, b = rest / c;
+  const long columns = nb * p * q;
+  GLOBAL const float* g = F32(dcols, co) + b * p * q;
+  float acc = 0.0f;
+  for (long fr = 0; fr < r; ++fr) {
+    const long th = ih + pad_h - fr * dil_h;
+    if (th < 0 || th % stride_h != 0 || th / stride_h >= p) continue;
+    for (long fs = 0; fs < s; ++fs) {
+      const long tw = iw + pad_w - fs * dil_w;
+      if (tw < 0 || tw % stride_w != 0 || tw / stride_w >= q) continue;
+      acc += g[((ci * r + fr) * s + fs) * columns + (th / stride_h) * q + tw / stride_w];
+    }
+  }
+  F32(dx, dxo)[gid] = acc;
+}
+
+// dy's rows of |nb| images side by side, [k, nb pq]: rows[o, b pq + t] = dy[b, o, t], the A of
+// the weight gradient's product with the columns.
+KERNEL conv_grad_rows(buf_t dy, ulong dyo, buf_t rows, ulong ro, long nb, long k, long pq) {
+  const ulong gid = GLOBAL_ID();
+  if (gid >= (ulong)(k * nb * pq)) return;
+  const long t = (long)(gid % (ulong)pq), rest = (long)(gid / (ulong)pq);
+  const long b = rest % nb, o = rest / nb;
+  F32(rows, ro)[gid] = F32(dy, dyo)[(b * k + o) * pq + t];
+}
+
+// y[b, o, t] += bias[o] over |count| elements of y ([n, k, pq]).
+KERNEL conv_bias(buf_t y, ulong yo, buf_t bias, ulong bo, long k, long pq, ulong count) {
+  const ulong gid = GLOBAL_ID();
+  if (gid >= count) return;
+  F32(y, yo)[gid] += F32(bias, bo)[(long)(gid / (ulong)pq) % k];
+}
 
 // y[b, o, i, j] = sum over the group's channels and taps of w * x (+ bias[o]); the sum in
 // float, taps in (channel, row, column) order: the CPU's GEMM also sums K in float.

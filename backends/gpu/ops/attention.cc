@@ -141,7 +141,7 @@ remat_status attention_part(Launcher& l, const OpCall& call, const StepContext& 
     // scores = scale * q k^T, a [Sq, Sk] matrix per entry.
     remat_status st = l.gemm({false, true, s.sq, s.sk, s.d, e.n, scale,
                               entry_operand(q, e.b, e.h, s.sq, s.heads, s.d, c),
-                              entry_operand(k, e.b, e.h, s.sk, s.heads, s.d, c), scores},
+                              entry_operand(k, e.b, e.h, s.sk, s.heads, s.d, c), scores, false},
                              call, err);
     if (st != REMAT_OK) return st;
     Args a(l, kKernel_attention_probs);
@@ -155,7 +155,7 @@ remat_status attention_part(Launcher& l, const OpCall& call, const StepContext& 
     // context = probabilities v.
     return l.gemm({false, false, s.sq, s.dv, s.sk, e.n, 1.0f, scores,
                    entry_operand(v, e.b, e.h, s.sk, s.heads, s.dv, c),
-                   entry_operand(context, e.b, e.h, s.sq, s.heads, s.dv, c)},
+                   entry_operand(context, e.b, e.h, s.sq, s.heads, s.dv, c), false},
                   call, err);
   });
 }
@@ -183,10 +183,10 @@ remat_status attention_grad_part(Launcher& l, const OpCall& call, const StepCont
     const GemmOperand k_e = entry_operand(k, e.b, e.h, s.sk, s.heads, s.d, c);
     const GemmOperand dc_e = entry_operand(dcontext, e.b, e.h, s.sq, s.heads, s.dv, c);
     remat_status st =
-        l.gemm({false, true, s.sq, s.sk, s.d, e.n, scale, q_e, k_e, probs}, call, err);
+        l.gemm({false, true, s.sq, s.sk, s.d, e.n, scale, q_e, k_e, probs, false}, call, err);
     if (st == REMAT_OK) {
       st = l.gemm({false, true, s.sq, s.sk, s.dv, e.n, 1.0f, dc_e,
-                   entry_operand(v, e.b, e.h, s.sk, s.heads, s.dv, c), grads},
+                   entry_operand(v, e.b, e.h, s.sk, s.heads, s.dv, c), grads, false},
                   call, err);
     }
     if (st != REMAT_OK) return st;
@@ -204,17 +204,17 @@ remat_status attention_grad_part(Launcher& l, const OpCall& call, const StepCont
     st = a.launch_rows(e.n * s.sq, team, call, err);
     if (st == REMAT_OK) {
       st = l.gemm({true, false, s.sk, s.dv, s.sq, e.n, 1.0f, probs, dc_e,
-                   entry_operand(dv, e.b, e.h, s.sk, s.heads, s.dv, c)},
+                   entry_operand(dv, e.b, e.h, s.sk, s.heads, s.dv, c), false},
                   call, err);
     }
     if (st == REMAT_OK) {
       st = l.gemm({false, false, s.sq, s.d, s.sk, e.n, 1.0f, grads, k_e,
-                   entry_operand(dq, e.b, e.h, s.sq, s.heads, s.d, c)},
+                   entry_operand(dq, e.b, e.h, s.sq, s.heads, s.d, c), false},
                   call, err);
     }
     if (st == REMAT_OK) {
       st = l.gemm({true, false, s.sk, s.d, s.sq, e.n, 1.0f, grads, q_e,
-                   entry_operand(dk, e.b, e.h, s.sk, s.heads, s.d, c)},
+                   entry_operand(dk, e.b, e.h, s.sk, s.heads, s.d, c), false},
                   call, err);
     }
     return st;

@@ -1,10 +1,21 @@
 // Convolutions on the GPU backends (kernels/conv.cl): conv, its input and weight gradients, and
-// the bias gradient channel_sum (the two sums, and a chunk's matmul, as sum_part). Direct
-// kernels, one launch per op; conv_grad_input's optional
-// workspace output (the CPU's column-matrix gradient) is not used.
+// the bias gradient channel_sum (the two sums, and a chunk's matmul, as sum_part). A convolution
+// of one group runs as a GEMM on the backend's BLAS over column matrices in the op's scratch, a
+// chunk of images at a time (plan/gpu_scratch.h: gpu_conv_chunk_images, at most 16 MiB): conv as
+// the filters [K, C R S] times each image's columns [C R S, P Q] (one strided batch, the filters
+// shared), then its bias; conv_grad_input as the filters' transpose times each image's dy
+// [K, P Q], the columns' gradient folded back into dx; conv_grad_weight as the chunk's rows of dy
+// [K, images P Q] times the columns' transpose, each chunk added to dw. Grouped (depthwise) ones,
+// those of images too large for the scratch alone, and every one under REMAT_GPU_CONV=direct run
+// as direct kernels, one launch per op. conv_grad_input's optional workspace output (the CPU's
+// column-matrix gradient) is not used.
+#include <stdlib.h>
+#include <string.h>
+
 #include "backends/gpu/ops/ops.h"
 #include "backends/shared/batch_chunks.h"
 #include "backends/shared/op_args.h"
+#include "plan/gpu_scratch.h"
 #include "plan/spatial_shape.h"
 
 namespace remat {
@@ -26,9 +37,178 @@ void shape_args(Args& a, const ConvShape& c) {
 
 size_t items(int64_t v) { return static_cast<size_t>(v); }
 
+// The filters' taps C R S of |c| (one group: cg is C), and its output positions P Q.
+int64_t taps(const ConvShape& c) { return c.cg * c.r * c.s; }
+int64_t positions(const ConvShape& c) { return c.p * c.q; }
+
+// The shape of |call| (conv, conv_grad_input or conv_grad_weight) and where its images are.
+ConvShape conv_call_shape(const OpCall& call) {
+  if (call.code == static_cast<uint16_t>(OpCode::kConvGradInput))
+    return shape_of(call, *call.outputs[0], *call.inputs[1]);
+  if (call.code == static_cast<uint16_t>(OpCode::kConvGradWeight))
+    return shape_of(call, *call.inputs[1], *call.outputs[0]);
+  return shape_of(call, *call.inputs[0], *call.inputs[1]);
+}
+
+// REMAT_GPU_CONV=direct (read once): every convolution runs as the direct kernels, its column
+// matrices' scratch unused, to measure them against the products (bench/gpu_conv.sh) or
+// reproduce their bits.
+bool products_allowed() {
+  static const bool allowed = [] {
+    const char* choice = getenv("REMAT_GPU_CONV");
+    return choice == nullptr || strcmp(choice, "direct") != 0;
+  }();
+  return allowed;
+}
+
+// Floats one image of |call| takes in its scratch (plan/gpu_scratch.h: gpu_conv_image_floats):
+// 0 for a grouped convolution and any other op.
+int64_t conv_image_floats(const OpCall& call) {
+  const bool grad_weight = call.code == static_cast<uint16_t>(OpCode::kConvGradWeight);
+  if (!grad_weight && call.code != static_cast<uint16_t>(OpCode::kConv) &&
+      call.code != static_cast<uint16_t>(OpCode::kConvGradInput))
+    return 0;
+  const ConvShape c = conv_call_shape(call);
+  return gpu_conv_image_floats(c.a.groups, taps(c), positions(c), c.k, grad_weight);
+}
+
+// |t| ([n, ...] images of |image_floats| floats each) from image |first| on.
+TensorRef images_from(const TensorRef& t, int64_t first, int64_t image_floats) {
+  TensorRef at = t;
+  at.offset += static_cast<uint64_t>(first * image_floats) * sizeof(float);
+  return at;
+}
+
+// Launches conv_columns: the columns of |nb| images of x from image |first| into the workspace
+// at |cols|.
+remat_status columns(Launcher& l, const OpCall& call, const ConvShape& c, const TensorRef& x,
+                     int64_t first, int64_t nb, uint64_t cols, ErrorBuffer* err) {
+  Args a(l, kKernel_conv_columns);
+  a.tensor(images_from(x, first, c.x.c * c.x.h * c.x.w))
+      .tensor(workspace_tensor(cols, taps(c) * nb * positions(c)))
+      .u64(nb);
+  shape_args(a, c);
+  return a.launch(items(taps(c) * nb * positions(c)), call, err);
+}
+
+// Calls body(first, nb, base) for each chunk of |c|'s images, nb of them from image |first|,
+// with the scratch at workspace offset |base|.
+template <typename Body>
+remat_status for_each_image_chunk(Launcher& l, const OpCall& call, const ConvShape& c,
+                                  ErrorBuffer* err, Body body) {
+  uint64_t base = 0;
+  const remat_status status = scratch_base(l, call, &base, err);
+  if (status != REMAT_OK) return status;
+  const int64_t chunk = gpu_conv_chunk_images(c.x.n, conv_image_floats(call));
+  for (int64_t first = 0; first < c.x.n; first += chunk) {
+    const int64_t nb = c.x.n - first < chunk ? c.x.n - first : chunk;
+    const remat_status st = body(first, nb, base);
+    if (st != REMAT_OK) return st;
+  }
+  return REMAT_OK;
+}
+
+// conv of one group: y's images = the filters times their columns, then the bias.
+remat_status conv_by_columns(Launcher& l, const OpCall& call, const ConvShape& c,
+                             ErrorBuffer* err) {
+  const TensorRef &x = *call.inputs[0], &wt = *call.inputs[1], &y = *call.outputs[0];
+  const int64_t crs = taps(c), pq = positions(c);
+  remat_status st =
+      for_each_image_chunk(l, call, c, err, [&](int64_t first, int64_t nb, uint64_t base) {
+        remat_status s = columns(l, call, c, x, first, nb, base, err);
+        if (s != REMAT_OK) return s;
+        const TensorRef out = images_from(y, first, c.k * pq);
+        return l.gemm({false,
+                       false,
+                       c.k,
+                       pq,
+                       crs,
+                       nb,
+                       1.0f,
+                       {wt.region, wt.offset, crs, 0},
+                       {kWorkspaceRegion, base, nb * pq, pq},
+                       {out.region, out.offset, pq, c.k * pq},
+                       false},
+                      call, err);
+      });
+  if (st != REMAT_OK || call.num_inputs < 3) return st;
+  Args a(l, kKernel_conv_bias);
+  a.tensor(y).tensor(*call.inputs[2]).u64(c.k).u64(pq).u64(y.numel);
+  return a.launch(items(y.numel), call, err);
+}
+
+// conv_grad_input of one group: each image's columns' gradient = the filters' transpose times
+// its dy, folded back into dx.
+remat_status conv_grad_input_by_columns(Launcher& l, const OpCall& call, const ConvShape& c,
+                                        ErrorBuffer* err) {
+  const TensorRef &dy = *call.inputs[0], &wt = *call.inputs[1], &dx = *call.outputs[0];
+  const int64_t crs = taps(c), pq = positions(c);
+  return for_each_image_chunk(l, call, c, err, [&](int64_t first, int64_t nb, uint64_t base) {
+    const TensorRef grad = images_from(dy, first, c.k * pq);
+    remat_status s = l.gemm({true,
+                             false,
+                             crs,
+                             pq,
+                             c.k,
+                             nb,
+                             1.0f,
+                             {wt.region, wt.offset, crs, 0},
+                             {grad.region, grad.offset, pq, c.k * pq},
+                             {kWorkspaceRegion, base, nb * pq, pq},
+                             false},
+                            call, err);
+    if (s != REMAT_OK) return s;
+    const int64_t image = c.x.c * c.x.h * c.x.w;
+    Args a(l, kKernel_conv_columns_grad);
+    a.tensor(workspace_tensor(base, crs * nb * pq)).tensor(images_from(dx, first, image)).u64(nb);
+    shape_args(a, c);
+    return a.launch(items(nb * image), call, err);
+  });
+}
+
+// conv_grad_weight of one group: dw (+)= each chunk's dy rows [K, nb P Q] times its columns'
+// transpose, added to dw after the first chunk or where |accumulate|.
+remat_status conv_grad_weight_by_columns(Launcher& l, const OpCall& call, const ConvShape& c,
+                                         bool accumulate, ErrorBuffer* err) {
+  const TensorRef &dy = *call.inputs[0], &x = *call.inputs[1], &dw = *call.outputs[0];
+  const int64_t crs = taps(c), pq = positions(c);
+  return for_each_image_chunk(l, call, c, err, [&](int64_t first, int64_t nb, uint64_t base) {
+    remat_status s = columns(l, call, c, x, first, nb, base, err);
+    if (s != REMAT_OK) return s;
+    const uint64_t rows = base + static_cast<uint64_t>(crs * nb * pq) * sizeof(float);
+    Args a(l, kKernel_conv_grad_rows);
+    a.tensor(images_from(dy, first, c.k * pq))
+        .tensor(workspace_tensor(rows, c.k * nb * pq))
+        .u64(nb)
+        .u64(c.k)
+        .u64(pq);
+    s = a.launch(items(c.k * nb * pq), call, err);
+    if (s != REMAT_OK) return s;
+    return l.gemm({false,
+                   true,
+                   c.k,
+                   crs,
+                   nb * pq,
+                   1,
+                   1.0f,
+                   {kWorkspaceRegion, rows, nb * pq, 0},
+                   {kWorkspaceRegion, base, nb * pq, 0},
+                   {dw.region, dw.offset, crs, 0},
+                   accumulate || first > 0},
+                  call, err);
+  });
+}
+
 }  // namespace
 
+uint64_t conv_scratch_bytes(const OpCall& call) {
+  const int64_t image_floats = conv_image_floats(call);
+  return image_floats > 0 ? gpu_conv_scratch_bytes(conv_call_shape(call).x.n, image_floats) : 0;
+}
+
 remat_status conv(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
+  if (conv_image_floats(call) > 0 && products_allowed())
+    return conv_by_columns(l, call, conv_call_shape(call), err);
   const TensorRef& y = *call.outputs[0];
   const bool has_bias = call.num_inputs > 2;
   Args a(l, kKernel_conv);
@@ -41,6 +221,8 @@ remat_status conv(Launcher& l, const OpCall& call, const StepContext&, ErrorBuff
 
 remat_status conv_grad_input(Launcher& l, const OpCall& call, const StepContext&,
                              ErrorBuffer* err) {
+  if (conv_image_floats(call) > 0 && products_allowed())
+    return conv_grad_input_by_columns(l, call, conv_call_shape(call), err);
   const TensorRef& dx = *call.outputs[0];
   Args a(l, kKernel_conv_grad_input);
   a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(dx);
@@ -62,6 +244,8 @@ remat_status sum_part(Launcher& l, const OpCall& call, const StepContext& ctx, B
                       ErrorBuffer* err) {
   const bool accumulate = part.first > 0;
   if (call.code == static_cast<uint16_t>(OpCode::kConvGradWeight)) {
+    if (conv_image_floats(call) > 0 && products_allowed())
+      return conv_grad_weight_by_columns(l, call, conv_call_shape(call), accumulate, err);
     const TensorRef& dw = *call.outputs[0];
     Args a(l, kKernel_conv_grad_weight);
     a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(dw).i32(accumulate ? 1 : 0);

@@ -28,9 +28,14 @@ uint64_t workspace_bytes(const Launcher& l, const OpCall& call);
 
 /// Bytes of scratch |call| holds at the end of the workspace while it runs, after any widening
 /// slices: attention's scores (attention_scores_bytes), reduce_leading's partial column sums
-/// (reduce_leading_blocks),
-/// layernorm_grad's partial column sums (layernorm_grad_blocks); 0 for the other ops.
+/// (reduce_leading_blocks), layernorm_grad's partial column sums (layernorm_grad_blocks), a
+/// convolution's column matrices (conv_scratch_bytes: a chunk of images'); 0 for the other ops.
 uint64_t scratch_bytes(const OpCall& call);
+
+/// For conv, conv_grad_input and conv_grad_weight of one group: their column matrices' scratch,
+/// a chunk of images' (plan/gpu_scratch.h: gpu_conv_scratch_bytes); 0 for a grouped one (direct
+/// kernels) and every other op.
+uint64_t conv_scratch_bytes(const OpCall& call);
 
 /// For attention and attention_grad: a chunk of heads' [Sq, Sk] float matrices (at most
 /// kGpuAttentionScratchFloats floats, or one head's: plan/gpu_scratch.h); 0 for every other op.

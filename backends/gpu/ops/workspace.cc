@@ -17,6 +17,8 @@ uint64_t scratch_bytes(const OpCall& call) {
   }
   if (call.code == static_cast<uint16_t>(OpCode::kLayerNormGrad))
     return gpu_column_sums_scratch_bytes(rows_of(*call.inputs[1]), last_dim(*call.inputs[1]), 2);
+  const uint64_t columns = conv_scratch_bytes(call);
+  if (columns > 0) return columns;
   return attention_scores_bytes(call);
 }
 
