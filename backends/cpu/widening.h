@@ -49,8 +49,9 @@ bool product_reads_16_bit(const OpCall& call);
 
 /// Rows a product_reads_16_bit() |call| rounds its operands of another dtype a chunk of at a
 /// time: where its batch chunks (backends/shared/batch_chunks.h: matmul_rows, a matmul over the
-/// rows of a rank-2 A) split such an operand (a network's float32 input: the first layer's
-/// product and its weight gradient), widening_chunk_items() of the float32 bytes of one row of
+/// rows of a rank-2 A) split such an operand (A, or B of a weight gradient's sum: a network's
+/// float32 input in the first layer's product and weight gradient, the loss's float32 input
+/// gradient in the last layer's), widening_chunk_items() of the float32 bytes of one row of
 /// those operands, when fewer than the rows; 0 where it rounds them whole. Each chunk's rows of C
 /// are the whole product's, bit for bit (the engines sum each element over K in an order that
 /// depends on K alone); a sum over the rows (kSumOverRows) adds each chunk's product into C, its

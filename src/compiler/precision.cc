@@ -136,21 +136,24 @@ bool product_reads_16_bit(const Graph& graph, const Op& op, uint64_t* bytes) {
   }
   const uint8_t product = graph.tensors[static_cast<size_t>(half)].dtype;
   const int operands = b == a ? 1 : 2;  // one copy of an operand that is A and B
-  // The rows of the split operands a chunk rounds (all of them where they fit one chunk).
+  // The rows of the operands a product over rows splits, a chunk of which it rounds at a time
+  // (all of them where they fit one chunk); any other product rounds its operands whole.
+  const bool over_rows = matmul_rows(graph, op) != MatmulRows::kWhole;
   const int64_t rows = graph.tensors[static_cast<size_t>(a)].shape[0];
+  auto split = [&](size_t i, const Tensor& t) {
+    return over_rows && splits(graph, op, i, false, static_cast<int>(t.shape.size()));
+  };
   uint64_t row_bytes = 0;
   for (size_t i = 0; i < static_cast<size_t>(operands); ++i) {
     const Tensor& t = graph.tensors[static_cast<size_t>(op.inputs[i])];
-    if (t.dtype != product && splits(graph, op, i, false, static_cast<int>(t.shape.size())))
-      row_bytes += static_cast<uint64_t>(t.numel() / rows) * 4;
+    if (t.dtype != product && split(i, t)) row_bytes += static_cast<uint64_t>(t.numel() / rows) * 4;
   }
   const int64_t items = row_bytes > 0 ? widening_chunk_items(row_bytes, rows) : rows;
   *bytes = 0;
   for (size_t i = 0; i < static_cast<size_t>(operands); ++i) {
     const Tensor& t = graph.tensors[static_cast<size_t>(op.inputs[i])];
     if (t.dtype == product) continue;
-    const bool split = splits(graph, op, i, false, static_cast<int>(t.shape.size()));
-    const int64_t numel = split ? t.numel() / rows * items : t.numel();
+    const int64_t numel = split(i, t) ? t.numel() / rows * items : t.numel();
     *bytes += (static_cast<uint64_t>(numel) * 2 + 63) / 64 * 64;
   }
   return true;

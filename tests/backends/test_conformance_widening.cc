@@ -16,8 +16,10 @@
 #include "backends/cpu/widening.h"
 #include "backends/device_profiles.h"
 #include "compiler/compiler.h"
+#include "compiler/graph.h"
 #include "compiler/precision.h"
 #include "plan/half_float.h"
+#include "plan/op_attrs.h"
 #include "runtime/backend_registry.h"
 #include "runtime/plan.h"
 #include "runtime/session.h"
@@ -326,6 +328,81 @@ void the_workspace_is_the_figure_remat_compile_states(void**) {
   }
 }
 
+// The CPU's copies of a 16-bit product's float32 operands, op by op, are what remat compile
+// counts (compiler/precision.h: op_workspace_bytes): a float32 input [B, S, F] of a broadcast
+// product and of its reduce-mode weight gradient, rounded whole; the same input as [B S, F] rows,
+// rounded a chunk of rows at a time (backends/cpu/widening.h: product_chunk_rows), in the product
+// and its weight gradient, a sum over the rows. The templates' inputs are rank 2 and reach only
+// the latter; an imported nn.Linear over [B, S, F] reaches the former.
+void a_products_float32_operands_take_what_remat_compile_counts(void**) {
+  if (backend_name(g_backend) != "cpu") {
+    printf("%s: the CPU's figures, checked on the cpu backend\n", g_backend.c_str());
+    skip();
+  }
+  namespace m = remat::attr::matmul;
+  using remat::compiler::Role;
+  const int64_t b = 64, s = 128, f = 256, h = 256;
+  const struct {
+    const char* name;
+    std::vector<int64_t> x, dy;  // the float32 input, and its product's (and gradient's) dims
+    bool gradient;               // x^T dy into a float32 weight gradient, else x w into bf16
+  } cases[] = {{"broadcast product of [B, S, F]", {b, s, f}, {b, s, h}, false},
+               {"its weight gradient", {b, s, f}, {b, s, h}, true},
+               {"product of [B S, F] rows", {b * s, f}, {b * s, h}, false},
+               {"its weight gradient over the rows", {b * s, f}, {b * s, h}, true}};
+  for (const auto& c : cases) {
+    remat::compiler::Graph g;
+    const int x = g.add_tensor("x", REMAT_DTYPE_F32, c.x, Role::kInput);
+    if (c.gradient) {
+      const int dy = g.add_tensor("dy", REMAT_DTYPE_BF16, c.dy, Role::kGrad);
+      const int dw = g.add_tensor("dw", REMAT_DTYPE_F32, {f, h}, Role::kGrad);
+      g.add_op(remat::OpCode::kMatMul, {x, dy}, {dw},
+               remat::compiler::named({{m::trans_a, 1}, {m::trans_b, 0}}),
+               remat::compiler::named({{m::alpha, 1.0f}}));
+    } else {
+      const int w = g.add_tensor("w", REMAT_DTYPE_F32, {f, h}, Role::kParam);
+      const int y = g.add_tensor("y", REMAT_DTYPE_BF16, c.dy, Role::kActivation);
+      g.add_op(remat::OpCode::kMatMul, {x, w}, {y},
+               remat::compiler::named({{m::trans_a, 0}, {m::trans_b, 0}}),
+               remat::compiler::named({{m::alpha, 1.0f}}));
+    }
+    // The op as a session resolves it: a TensorRef a tensor, each at an offset of its own.
+    std::vector<remat::TensorRef> refs(g.tensors.size());
+    for (size_t t = 0; t < g.tensors.size(); ++t) {
+      const remat::compiler::Tensor& tensor = g.tensors[t];
+      remat::TensorRef& r = refs[t];
+      r.region = remat::Region::kArena;
+      r.dtype = static_cast<uint8_t>(tensor.dtype);
+      r.rank = static_cast<uint8_t>(tensor.shape.size());
+      r.offset = static_cast<uint64_t>(t) << 32;
+      r.numel = tensor.numel();
+      r.bytes = tensor.bytes();
+      for (size_t d = 0; d < tensor.shape.size(); ++d) r.dims[d] = tensor.shape[d];
+    }
+    const remat::compiler::Op& op = g.ops[0];
+    const remat::TensorRef* ins[2] = {&refs[static_cast<size_t>(op.inputs[0])],
+                                      &refs[static_cast<size_t>(op.inputs[1])]};
+    const remat::TensorRef* outs[1] = {&refs[static_cast<size_t>(op.outputs[0])]};
+    remat::OpCall call{};
+    call.code = static_cast<uint16_t>(op.code);
+    call.num_inputs = 2;
+    call.num_outputs = 1;
+    call.inputs = ins;
+    call.outputs = outs;
+    call.iattrs = op.iattrs.data();
+    call.num_iattrs = static_cast<uint32_t>(op.iattrs.size());
+    call.fattrs = op.fattrs.data();
+    call.num_fattrs = static_cast<uint32_t>(op.fattrs.size());
+    const uint64_t used = remat::cpu::cpu_widening_bytes(call);
+    const uint64_t counted = remat::compiler::op_workspace_bytes(g, op, remat::WideningRule::kCpu);
+    printf("  %-36s the cpu copies %llu bytes, remat compile counts %llu\n", c.name,
+           static_cast<unsigned long long>(used), static_cast<unsigned long long>(counted));
+    if (used != counted || used == 0)
+      fail_msg("%s: the cpu copies %llu bytes, remat compile counts %llu", c.name,
+               static_cast<unsigned long long>(used), static_cast<unsigned long long>(counted));
+  }
+}
+
 // A device backend's widening (backends/gpu/ops/widening.h), for every op case with a float
 // tensor in the patterns above: each output is the CPU's float32 kernel's over the same 16-bit
 // inputs within the case's tolerance (op_cases.h), a 16-bit output within the roundings of that
@@ -549,6 +626,7 @@ const struct CMUnitTest kWideningTests[] = {
     cmocka_unit_test(widening_and_narrowing_give_the_scalar_conversions_bits),
     cmocka_unit_test(a_16_bit_op_without_its_workspace_is_refused),
     cmocka_unit_test(the_workspace_is_the_figure_remat_compile_states),
+    cmocka_unit_test(a_products_float32_operands_take_what_remat_compile_counts),
     cmocka_unit_test(an_op_without_its_scratch_is_refused),
 };
 const size_t kWideningTestCount = sizeof(kWideningTests) / sizeof(kWideningTests[0]);
