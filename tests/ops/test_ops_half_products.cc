@@ -177,6 +177,33 @@ remat::PortTeam* team() {
   return t;
 }
 
+// Runs |call|, a matmul of |a| and |b| (and |bias| where it has one) into |out|, through the
+// backend's widening and kernel on |threads| threads, in a workspace of cpu_widening_bytes();
+// fails on a status other than REMAT_OK.
+void run_through_widening(const remat::OpCall& call, const Operand& a, const Operand& b,
+                          const Operand& bias, Operand* out, uint32_t threads) {
+  std::vector<uint64_t> workspace(remat::cpu::cpu_widening_bytes(call) / 8 + 1);
+  std::vector<float> scratch(remat::cpu::scratch_bytes(threads) / sizeof(float) + 16);
+  char text[256] = {0};
+  remat::ErrorBuffer err{text, sizeof(text)};
+  remat::StepContext ctx{};
+  remat::cpu::KernelArgs args{};
+  args.call = &call;
+  args.in[0] = const_cast<uint8_t*>(a.bytes.data());
+  args.in[1] = const_cast<uint8_t*>(b.bytes.data());
+  args.in[2] = const_cast<uint8_t*>(bias.bytes.data());
+  args.out[0] = out->bytes.data();
+  args.ctx = &ctx;
+  args.err = &err;
+  args.team = threads > 1 ? team() : nullptr;
+  args.threads = threads;
+  args.scratch = scratch.data() +
+                 (16 - (reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float)) % 16) % 16;
+  const remat_status status =
+      remat::cpu::run_widened(remat::cpu::kernel_for(call.code), args, workspace.data());
+  if (status != REMAT_OK) fail_msg("status %d: %s", static_cast<int>(status), text);
+}
+
 // Runs |c| through the backend's widening and matmul kernel; fails unless C has the bits of
 // expected() and the workspace is what cpu_widening_bytes() says.
 void check(const Case& c, uint64_t seed) {
@@ -218,26 +245,7 @@ void check(const Case& c, uint64_t seed) {
     fail_msg("workspace %llu bytes, the operands' 16-bit copies take %llu",
              static_cast<unsigned long long>(workspace_bytes),
              static_cast<unsigned long long>(copies));
-  std::vector<uint64_t> workspace(workspace_bytes / 8 + 1);
-  std::vector<float> scratch(remat::cpu::scratch_bytes(c.threads) / sizeof(float) + 16);
-  char text[256] = {0};
-  remat::ErrorBuffer err{text, sizeof(text)};
-  remat::StepContext ctx{};
-  remat::cpu::KernelArgs args{};
-  args.call = &call;
-  args.in[0] = const_cast<uint8_t*>(a.bytes.data());
-  args.in[1] = const_cast<uint8_t*>(b.bytes.data());
-  args.in[2] = const_cast<uint8_t*>(bias.bytes.data());
-  args.out[0] = out.bytes.data();
-  args.ctx = &ctx;
-  args.err = &err;
-  args.team = c.threads > 1 ? team() : nullptr;
-  args.threads = c.threads;
-  args.scratch = scratch.data() +
-                 (16 - (reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float)) % 16) % 16;
-  const remat_status status = remat::cpu::run_widened(
-      remat::cpu::kernel_for(call.code), args, workspace.empty() ? nullptr : workspace.data());
-  if (status != REMAT_OK) fail_msg("status %d: %s", static_cast<int>(status), text);
+  run_through_widening(call, a, b, bias, &out, c.threads);
   const std::vector<uint8_t> want =
       expected(c, a, b, with_bias ? &bias : nullptr, product, bf16_engine);
   if (want != out.bytes) {
@@ -390,26 +398,7 @@ void check_rows(const RowsCase& c, uint64_t seed) {
              static_cast<long long>(c.rows),
              static_cast<unsigned long long>(remat::cpu::cpu_widening_bytes(call)),
              static_cast<unsigned long long>(copies));
-  std::vector<uint64_t> workspace(copies / 8 + 1);
-  std::vector<float> scratch(remat::cpu::scratch_bytes(c.threads) / sizeof(float) + 16);
-  char text[256] = {0};
-  remat::ErrorBuffer err{text, sizeof(text)};
-  remat::StepContext ctx{};
-  remat::cpu::KernelArgs args{};
-  args.call = &call;
-  args.in[0] = const_cast<uint8_t*>(a.bytes.data());
-  args.in[1] = const_cast<uint8_t*>(b.bytes.data());
-  args.in[2] = const_cast<uint8_t*>(bias.bytes.data());
-  args.out[0] = out.bytes.data();
-  args.ctx = &ctx;
-  args.err = &err;
-  args.team = c.threads > 1 ? team() : nullptr;
-  args.threads = c.threads;
-  args.scratch = scratch.data() +
-                 (16 - (reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float)) % 16) % 16;
-  const remat_status status =
-      remat::cpu::run_widened(remat::cpu::kernel_for(call.code), args, workspace.data());
-  if (status != REMAT_OK) fail_msg("status %d: %s", static_cast<int>(status), text);
+  run_through_widening(call, a, b, bias, &out, c.threads);
 
   std::vector<float> wa(a.values), wb(b.values);
   for (float& v : wa) v = rounded(v, product);
