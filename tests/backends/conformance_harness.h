@@ -246,10 +246,14 @@ extern const size_t kEvalTestCount;
 extern const struct CMUnitTest kGpuHalfTests[];
 extern const size_t kGpuHalfTestCount;
 
-/// The tests of test_conformance_widening.cc: ops on 16-bit tensors run with the float32 kernels,
-/// and the workspace they take.
+/// The tests of test_conformance_widening.cc: ops on 16-bit tensors run with the float32 kernels.
 extern const struct CMUnitTest kWideningTests[];
 extern const size_t kWideningTestCount;
+
+/// The tests of test_conformance_workspace.cc: each backend's workspace against remat compile's
+/// figure.
+extern const struct CMUnitTest kWorkspaceTests[];
+extern const size_t kWorkspaceTestCount;
 
 /// The tests of test_conformance_batch_chunks.cc: the spatial ops widened a chunk of their
 /// batch at a time.

@@ -557,6 +557,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test(a_16_bit_plan_trains_where_the_profile_allows_and_is_refused_elsewhere),
   };
   tests.insert(tests.end(), kWideningTests, kWideningTests + kWideningTestCount);
+  tests.insert(tests.end(), kWorkspaceTests, kWorkspaceTests + kWorkspaceTestCount);
   tests.insert(tests.end(), kStepCheckTests, kStepCheckTests + kStepCheckTestCount);
   tests.insert(tests.end(), kEvalTests, kEvalTests + kEvalTestCount);
   tests.insert(tests.end(), kGpuHalfTests, kGpuHalfTests + kGpuHalfTestCount);
