@@ -152,7 +152,7 @@ void a_products_float32_operands_take_what_remat_compile_counts(void**) {
       r.region = remat::Region::kArena;
       r.dtype = static_cast<uint8_t>(tensor.dtype);
       r.rank = static_cast<uint8_t>(tensor.shape.size());
-      r.offset = static_cast<uint64_t>(t) << 32;
+      r.offset = static_cast<uint64_t>(t) * 4096;
       r.numel = tensor.numel();
       r.bytes = tensor.bytes();
       for (size_t d = 0; d < tensor.shape.size(); ++d) r.dims[d] = tensor.shape[d];
