@@ -172,6 +172,36 @@ std::vector<uint8_t> expected(const Case& c, const Operand& a, const Operand& b,
   return stored(out, c.c_dtype);
 }
 
+// A matmul call C = op(A) op(B) (+ |bias| where |with_bias|), alpha 1, its tensors at offsets
+// of their own (the widening tells tensors apart by offset). Not copied: the call points into it.
+struct MatmulCall {
+  remat::TensorRef refs[4];
+  const remat::TensorRef* ins[3];
+  const remat::TensorRef* outs[1];
+  int64_t iattrs[2];
+  float alpha = 1.0f;
+  remat::OpCall call{};
+
+  MatmulCall(const Operand& a, const Operand& b, bool with_bias, const Operand& bias,
+             const Operand& c, bool trans_a, bool trans_b)
+      : refs{a.ref(0), b.ref(1u << 28), bias.ref(2u << 28), c.ref(3u << 28)},
+        ins{&refs[0], &refs[1], &refs[2]},
+        outs{&refs[3]},
+        iattrs{trans_a, trans_b} {
+    call.code = static_cast<uint16_t>(remat::OpCode::kMatMul);
+    call.num_inputs = with_bias ? 3 : 2;
+    call.num_outputs = 1;
+    call.inputs = ins;
+    call.outputs = outs;
+    call.iattrs = iattrs;
+    call.num_iattrs = 2;
+    call.fattrs = &alpha;
+    call.num_fattrs = 1;
+  }
+  MatmulCall(const MatmulCall&) = delete;
+  MatmulCall& operator=(const MatmulCall&) = delete;
+};
+
 remat::PortTeam* team() {
   static remat::PortTeam* t = remat::port_team_create(3);
   return t;
@@ -215,21 +245,8 @@ void check(const Case& c, uint64_t seed) {
               c.mode == Mode::kReduce ? std::vector<int64_t>{c.m, c.n}
                                       : std::vector<int64_t>{c.batch, c.m, c.n},
               nullptr);
-  const remat::TensorRef refs[4] = {a.ref(0), b.ref(1 << 24), bias.ref(2 << 24), out.ref(3 << 24)};
-  const remat::TensorRef* ins[3] = {&refs[0], &refs[1], &refs[2]};
-  const remat::TensorRef* outs[1] = {&refs[3]};
-  const int64_t iattrs[2] = {c.trans_a, c.trans_b};
-  const float alpha = 1.0f;
-  remat::OpCall call{};
-  call.code = static_cast<uint16_t>(remat::OpCode::kMatMul);
-  call.num_inputs = with_bias ? 3 : 2;
-  call.num_outputs = 1;
-  call.inputs = ins;
-  call.outputs = outs;
-  call.iattrs = iattrs;
-  call.num_iattrs = 2;
-  call.fattrs = &alpha;
-  call.num_fattrs = 1;
+  const MatmulCall matmul(a, b, with_bias, bias, out, c.trans_a, c.trans_b);
+  const remat::OpCall& call = matmul.call;
   if (!remat::cpu::product_reads_16_bit(call))
     fail_msg("m %lld n %lld k %lld: the product does not read its operands in 16 bits",
              static_cast<long long>(c.m), static_cast<long long>(c.n), static_cast<long long>(c.k));
@@ -364,22 +381,8 @@ void check_rows(const RowsCase& c, uint64_t seed) {
   const Operand bias(REMAT_DTYPE_F32, {c.n}, c.sum ? nullptr : &rng);
   Operand out(c.c_dtype, c.sum ? std::vector<int64_t>{c.k, c.n} : std::vector<int64_t>{c.rows, c.n},
               nullptr);
-  const remat::TensorRef refs[4] = {a.ref(0), b.ref(1 << 28), bias.ref(2u << 28),
-                                    out.ref(3u << 28)};
-  const remat::TensorRef* ins[3] = {&refs[0], &refs[1], &refs[2]};
-  const remat::TensorRef* outs[1] = {&refs[3]};
-  const int64_t iattrs[2] = {c.sum, c.trans_b};
-  const float alpha = 1.0f;
-  remat::OpCall call{};
-  call.code = static_cast<uint16_t>(remat::OpCode::kMatMul);
-  call.num_inputs = c.sum ? 2 : 3;
-  call.num_outputs = 1;
-  call.inputs = ins;
-  call.outputs = outs;
-  call.iattrs = iattrs;
-  call.num_iattrs = 2;
-  call.fattrs = &alpha;
-  call.num_fattrs = 1;
+  const MatmulCall matmul(a, b, !c.sum, bias, out, c.sum, c.trans_b);
+  const remat::OpCall& call = matmul.call;
   assert_true(remat::cpu::product_reads_16_bit(call));
   const int64_t chunk = rows_a_chunk(c.k);
   const int64_t want_rows = c.rows > chunk ? chunk : 0;
