@@ -29,20 +29,33 @@ class CpuBackend final : public Backend {
     port_team_destroy(team_);
     port_free(scratch_);
     port_free(workspace_);
+    port_free(strips_);
   }
 
   const DeviceProfile& profile() const override { return kCpuProfile; }
 
   bool supports_op(uint16_t code) const override { return cpu::kernel_for(code) != nullptr; }
 
-  // The widening workspace: the most any op needs; nothing when no op has a 16-bit tensor. A
-  // second call (tests that run ops one by one) grows it when it needs more.
+  // The widening workspace: the most any op needs; and the threads' strips (cpu::strip_bytes)
+  // where an op uses them (cpu::uses_strips). Nothing for a plan without 16-bit tensors. A second
+  // call (tests that run ops one by one) grows the workspace when it needs more.
   remat_status prepare(const OpCall* calls, uint32_t count, ErrorBuffer* err) override {
     if (!kBuildHalfFloats) return REMAT_OK;  // the session refused 16-bit tensors
     uint64_t needed = 0;
+    bool strips = false;
     for (uint32_t i = 0; i < count; ++i) {
       const uint64_t bytes = cpu::cpu_widening_bytes(calls[i]);
       needed = bytes > needed ? bytes : needed;
+      strips = strips || cpu::uses_strips(calls[i]);
+    }
+    if (strips && strips_ == nullptr) {
+      strips_ = static_cast<float*>(port_alloc(cpu::strip_bytes(threads_), 64));
+      if (strips_ == nullptr) {
+        return set_error(err, REMAT_ERROR_RESOURCE_EXHAUSTED,
+                         "cpu backend: no memory for the float32 strips of its %u threads "
+                         "(%zu bytes), through which 16-bit products and layer norms go",
+                         static_cast<unsigned>(threads_), cpu::strip_bytes(threads_));
+      }
     }
     if (needed <= workspace_bytes_) return REMAT_OK;
     void* workspace =
@@ -81,6 +94,13 @@ class CpuBackend final : public Backend {
                        static_cast<unsigned long long>(needed),
                        static_cast<unsigned long long>(workspace_bytes_));
     }
+    if (strips_ == nullptr && cpu::uses_strips(call)) {
+      return set_error(err, REMAT_ERROR_FAILED_PRECONDITION,
+                       "op %u (%s): its 16-bit rows go through the threads' strips, and prepare() "
+                       "was given no op that uses them",
+                       static_cast<unsigned>(call.index), op_name(call.code));
+    }
+    args.strips = strips_;
     return cpu::run_widened(cpu::kernel_for(call.code), args, workspace_);
   }
 
@@ -120,6 +140,7 @@ class CpuBackend final : public Backend {
   void* scratch_;                 // kernel scratch (cpu::scratch_bytes(threads_)), owned
   void* workspace_ = nullptr;     // widening workspace (prepare()), owned
   uint64_t workspace_bytes_ = 0;  // its size
+  float* strips_ = nullptr;       // the threads' strips (prepare(), 16-bit plans), owned
   PortTeam* team_;                // owned; nullptr with one thread
   uint32_t threads_;              // 1 or team_'s threads
 };

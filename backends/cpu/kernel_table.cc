@@ -29,9 +29,13 @@ constexpr OpTable<Kernel> kTable = make_table();
 Kernel kernel_for(uint16_t code) { return kTable.find(code); }
 
 size_t scratch_bytes(uint32_t threads) {
-  return (static_cast<size_t>(threads > 0 ? threads : 1) * (kGemmPackFloats + kProductStripFloats) +
+  return (static_cast<size_t>(threads > 0 ? threads : 1) * kGemmPackFloats +
           kWinogradFilterFloats) *
          sizeof(float);
+}
+
+size_t strip_bytes(uint32_t threads) {
+  return static_cast<size_t>(threads > 0 ? threads : 1) * kProductStripFloats * sizeof(float);
 }
 
 }  // namespace cpu

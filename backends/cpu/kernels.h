@@ -16,8 +16,12 @@ struct KernelArgs {
   const StepContext* ctx;    ///< Seed and step index.
   ErrorBuffer* err;          ///< Where a data-dependent failure is described.
   void* scratch;             ///< scratch_bytes(threads) of 64-byte aligned working memory.
-  PortTeam* team;            ///< The backend's threads; nullptr: the caller's only.
-  uint32_t threads;          ///< Threads in |team| (0 or 1: the caller's only).
+  /// strip_bytes(threads) of 64-byte aligned memory: each thread's float32 strip for a 16-bit
+  /// C or layer norm's 16-bit rows (parallel.h: product_strip); nullptr where the backend has
+  /// no op with a 16-bit tensor, whose kernels never read it.
+  float* strips;
+  PortTeam* team;    ///< The backend's threads; nullptr: the caller's only.
+  uint32_t threads;  ///< Threads in |team| (0 or 1: the caller's only).
   /// The bfloat16 tensor behind each input run_widened() widened from bfloat16, for the kernels
   /// that read some of it as it is too (attention_reads_bf16); nullptr for the others.
   const uint16_t* bf16_in[kMaxOpInputs];
@@ -34,10 +38,14 @@ struct KernelArgs {
 
 /// Bytes of scratch memory the kernels need with |threads| threads: GEMM packing for each, then
 /// what the Winograd convolutions' threads share: their transformed filters, or their weight
-/// gradients' parts of sums (conv/winograd.h); then a product's float32 strip of a 16-bit C for
-/// each (parallel.h: product_strip).
+/// gradients' parts of sums (conv/winograd.h).
 /// The backend obtains it once, at creation, and passes it in every KernelArgs.
 size_t scratch_bytes(uint32_t threads);
+
+/// Bytes of KernelArgs::strips with |threads| threads: a float32 strip each (parallel.h:
+/// product_strip). The backend obtains them when it is first prepared for an op with a 16-bit
+/// tensor, so that a float32 session holds none.
+size_t strip_bytes(uint32_t threads);
 
 /// A kernel: returns REMAT_OK, or a status with a message in args.err for bad data.
 using Kernel = remat_status (*)(const KernelArgs& args);

@@ -9,6 +9,7 @@
 #include "backends/cpu/conv/winograd.h"
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/ops/work_splits.h"
 #include "plan/op_subset.h"
 #include "plan/ops.h"
 #include "runtime/port.h"
@@ -35,25 +36,25 @@ inline float* shared_scratch(const KernelArgs& a) {
 /// Rows and columns of each thread's float32 strip, in which a matrix product sums a 16-bit C
 /// before it rounds it (ops/matmul.cc; the bits do not depend on its size) and layer norm reads
 /// and writes its 16-bit rows (ops/norm.cc, where kNormRowSlots rows fit): kWideningStripFloats,
-/// the figure the compiler counts with, but 1 KiB in microcontroller builds
+/// the figure the compiler counts with: a product's whole tile (ops/work_splits.h), so that its
+/// op(B) is packed once for all of its rows as a float32 C's is; 1 KiB in microcontroller builds
 /// (REMAT_CPU_SMALL_SCRATCH), whose layer norms over rows longer than a third of that widen whole
 /// (docs/firmware.md); none in a build without 16-bit floats (plan/op_subset.h).
 #if defined(REMAT_CPU_SMALL_SCRATCH)
 constexpr int64_t kProductStripRows = 8;
 constexpr int64_t kProductStripCols = 32;
 #else
-constexpr int64_t kProductStripRows = 64;
-constexpr int64_t kProductStripCols = 256;
+constexpr int64_t kProductStripRows = kMatmulRowBlock;
+constexpr int64_t kProductStripCols = kMatmulColumnBlock;
 static_assert(kProductStripRows * kProductStripCols == kWideningStripFloats, "one strip size");
 #endif
 constexpr int64_t kProductStripFloats =
     kBuildHalfFloats ? kProductStripRows * kProductStripCols : 0;
 
 /// Thread |worker|'s strip (a product's 16-bit C, layer norm's rows): kProductStripFloats floats
-/// past the shared scratch.
+/// of KernelArgs::strips.
 inline float* product_strip(const KernelArgs& a, uint32_t worker) {
-  return shared_scratch(a) + kWinogradFilterFloats +
-         static_cast<int64_t>(worker) * kProductStripFloats;
+  return a.strips + static_cast<int64_t>(worker) * kProductStripFloats;
 }
 
 /// Calls body(begin, end, worker) on disjoint parts covering [0, count), at most one per

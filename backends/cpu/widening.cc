@@ -385,6 +385,11 @@ bool product_reads_16_bit(const OpCall& call) {
            matmul_shape(call).mode == MatmulMode::kReduce);
 }
 
+bool uses_strips(const OpCall& call) {
+  if (product_reads_16_bit(call)) return is_half_float(call.outputs[0]->dtype);
+  return norm_rows_fit(call) && runs_widened(call);
+}
+
 bool matmul_on_bf16_engine(const OpCall& call) {
   if (!bf16_gemm_available()) return false;
   if (call.code != static_cast<uint16_t>(OpCode::kMatMul)) return true;

@@ -42,10 +42,16 @@ namespace cpu {
 /// into a 16-bit slice of the workspace (product_slice_bytes). The kernel (ops/matmul.cc) runs
 /// bfloat16 operands on bf16_gemm() where the CPU has AMX or AVX512-BF16 and the shape suits
 /// it, others on the packed engine, which widens them while it packs them (gemm/half_panels.h);
-/// a 16-bit output is summed in float32 a strip at a time in the thread's scratch, the bias
+/// a 16-bit output is summed in float32 in the thread's strip (uses_strips), the bias
 /// added, and rounded once. Those sums run in their engine's order, not OpenBLAS's. An operand of
 /// the batch's rows is rounded a chunk of rows at a time (product_chunk_rows).
 bool product_reads_16_bit(const OpCall& call);
+
+/// Whether |call| runs through the threads' float32 strips (KernelArgs::strips, parallel.h:
+/// product_strip): a product_reads_16_bit() call with a 16-bit C, which it sums there a strip at
+/// a time, and layer norm or its gradient with 16-bit rows it reads and writes there
+/// (reads_16_bit_input). The backend obtains the strips when it is prepared for such a call.
+bool uses_strips(const OpCall& call);
 
 /// Rows a product_reads_16_bit() |call| rounds its operands of another dtype a chunk of at a
 /// time: where its batch chunks (backends/shared/batch_chunks.h: matmul_rows, a matmul over the

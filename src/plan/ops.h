@@ -187,8 +187,10 @@ inline int64_t widening_chunk_items(uint64_t item_bytes, int64_t batch,
 }
 
 /// Floats of the CPU backend's per-thread strip (backends/cpu/parallel.h: product_strip) through
-/// which a product rounds a 16-bit C and layer norm reads and writes its 16-bit rows.
-constexpr int64_t kWideningStripFloats = 64 * 256;
+/// which a product rounds a 16-bit C and layer norm reads and writes its 16-bit rows: as many
+/// rows as a product's tile (ops/work_splits.h: kMatmulRowBlock), so that a tile's op(B) is
+/// packed once for all of its rows, as a float32 C's is.
+constexpr int64_t kWideningStripFloats = 256 * 256;
 
 /// Rows of its last dim layer norm (x, y) and its gradient (dy, x, dx) keep in that strip: the
 /// CPU reads and writes their 16-bit rows as they are where that many fit, else widens them.

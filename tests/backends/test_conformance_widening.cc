@@ -409,6 +409,51 @@ void a_16_bit_op_without_its_workspace_is_refused(void**) {
   remat::destroy_backend(backend);
 }
 
+// The CPU's strips' failure path: a bf16 product into a bf16 C (which the CPU sums in its threads'
+// float32 strips, cpu::uses_strips) on a backend prepared for a 16-bit copy alone (which takes
+// none) is refused (FAILED_PRECONDITION, naming the op and the strips) and writes nothing;
+// prepared for the product, it runs.
+void a_16_bit_product_without_the_strips_is_refused(void**) {
+  SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
+  if (backend_name(g_backend) != "cpu" || !profile_under_test().half_floats) {
+    printf("only the cpu backend sums 16-bit products in strips\n");
+    skip();
+  }
+  remat_test::Errors e;
+  remat::Backend* backend = small_backend();
+  remat_test::Layout layout;
+  const remat::TensorRef a = layout.add({2, 3}, REMAT_DTYPE_BF16);
+  const remat::TensorRef b = layout.add({3, 4}, REMAT_DTYPE_BF16);
+  const remat::TensorRef c = layout.add({2, 4}, REMAT_DTYPE_BF16);
+  const remat::TensorRef wide = layout.add({2, 4});
+  const std::vector<int64_t> iattrs = {0, 0};  // trans_a, trans_b
+  const std::vector<float> fattrs = {1.0f};    // alpha
+  const remat::OpCall product =
+      remat_test::make_call(remat::OpCode::kMatMul, 7, {&a, &b}, {&c}, iattrs, fattrs);
+  const remat::OpCall copy = make_call(remat::OpCode::kCopy, 3, &c, &wide);
+  // 1.0 in bfloat16 (0x3F80) everywhere: each element of C is 3.0 (0x4040).
+  const std::vector<uint16_t> ones(12, 0x3F80), sentinel(8, 0x7777);
+  remat_test::upload(backend, a, ones.data());
+  remat_test::upload(backend, b, ones.data());
+  remat_test::upload(backend, c, sentinel.data());
+  assert_false(remat::cpu::uses_strips(copy));
+  assert_true(remat::cpu::uses_strips(product));
+  assert_int_equal(backend->prepare(&copy, 1, &e.buf), REMAT_OK);
+  const remat::StepContext ctx{kSeed, 0};
+  assert_int_equal(backend->run_op(product, ctx, &e.buf), REMAT_ERROR_FAILED_PRECONDITION);
+  printf("%s: %s\n", g_backend.c_str(), e.text);
+  for (const char* part : {"op 7 (matmul)", "strips"})
+    if (strstr(e.text, part) == nullptr) fail_msg("'%s' lacks '%s'", e.text, part);
+  std::vector<uint16_t> back(8);
+  assert_int_equal(backend->download(c.region, c.offset, back.data(), c.bytes, &e.buf), REMAT_OK);
+  assert_true(back == sentinel);
+  assert_int_equal(backend->prepare(&product, 1, &e.buf), REMAT_OK);
+  assert_int_equal(backend->run_op(product, ctx, &e.buf), REMAT_OK);
+  assert_int_equal(backend->download(c.region, c.offset, back.data(), c.bytes, &e.buf), REMAT_OK);
+  assert_true(back == std::vector<uint16_t>(8, 0x4040));
+  remat::destroy_backend(backend);
+}
+
 // The scratch's failure path on the GPU backends (backends/gpu/ops/ops.h: scratch_base): an op
 // whose scratch prepare() did not size (reduce_leading's partial column sums: one block of rows
 // by 4 columns, 16 bytes; attention's scores) is
@@ -463,6 +508,7 @@ const struct CMUnitTest kWideningTests[] = {
     cmocka_unit_test(every_op_runs_widened_within_the_cases_tolerances),
     cmocka_unit_test(widening_and_narrowing_give_the_scalar_conversions_bits),
     cmocka_unit_test(a_16_bit_op_without_its_workspace_is_refused),
+    cmocka_unit_test(a_16_bit_product_without_the_strips_is_refused),
     cmocka_unit_test(an_op_without_its_scratch_is_refused),
 };
 const size_t kWideningTestCount = sizeof(kWideningTests) / sizeof(kWideningTests[0]);

@@ -112,10 +112,13 @@ RunResult run_once(remat::cpu::Kernel kernel, remat::OpCode code, const std::vec
   args.err = &err;
   args.team = team;
   args.threads = threads;
-  // As the backend does: scratch for the kernels, 64-byte aligned.
+  // As the backend does: scratch and strips for the kernels, 64-byte aligned.
   std::vector<float> scratch(remat::cpu::scratch_bytes(threads) / sizeof(float) + 16);
   args.scratch = scratch.data() +
                  (16 - (reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float)) % 16) % 16;
+  std::vector<float> strips(remat::cpu::strip_bytes(threads) / sizeof(float) + 16);
+  args.strips =
+      strips.data() + (16 - (reinterpret_cast<uintptr_t>(strips.data()) / sizeof(float)) % 16) % 16;
   const remat_status status = kernel(args);
   return RunResult{status, std::string(text)};
 }

@@ -229,6 +229,9 @@ void run_through_widening(const remat::OpCall& call, const Operand& a, const Ope
   args.threads = threads;
   args.scratch = scratch.data() +
                  (16 - (reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float)) % 16) % 16;
+  std::vector<float> strips(remat::cpu::strip_bytes(threads) / sizeof(float) + 16);
+  args.strips =
+      strips.data() + (16 - (reinterpret_cast<uintptr_t>(strips.data()) / sizeof(float)) % 16) % 16;
   const remat_status status =
       remat::cpu::run_widened(remat::cpu::kernel_for(call.code), args, workspace.data());
   if (status != REMAT_OK) fail_msg("status %d: %s", static_cast<int>(status), text);

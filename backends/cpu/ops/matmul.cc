@@ -8,7 +8,8 @@
 // their operands in 16 bits (widening.h: product_reads_16_bit), in the same cut: bfloat16 ones on
 // bf16_gemm() where the CPU has AMX or AVX512-BF16, others on the packed engine, which widens
 // them as it packs them (gemm/half_panels.h). A 16-bit C is summed a strip at a time in the
-// thread's float32 scratch, its bias added, and rounded once: the bits of a float32 C rounded.
+// thread's float32 strip (a tile's rows, parallel.h), its bias added, and rounded once: the bits of
+// a float32 C rounded.
 #include <algorithm>
 
 #include "backends/cpu/gemm/gemm.h"
