@@ -273,8 +273,7 @@ uint64_t gpu_scratch_bytes(const Graph& graph, const Op& op, int64_t items) {
           op.code == OpCode::kConvGradWeight ? dims(op.outputs[0]) : dims(op.inputs[1]);
       const ConvShape c =
           conv_shape(x.data(), w.data(), static_cast<int>(x.size()), conv_attrs(op.iattrs.data()));
-      const int64_t image_floats = gpu_conv_image_floats(c.a.groups, c.cg * c.r * c.s, c.p * c.q,
-                                                         c.k, op.code == OpCode::kConvGradWeight);
+      const int64_t image_floats = gpu_conv_image_floats(c, op.code == OpCode::kConvGradWeight);
       return gpu_conv_scratch_bytes(items > 0 ? items : c.x.n, image_floats);
     }
     default: return 0;

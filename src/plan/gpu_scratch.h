@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "plan/spatial_shape.h"
+
 namespace remat {
 
 /// The most floats of [Sq, Sk] scores the attention ops hold at once: a chunk of entries'
@@ -30,14 +32,23 @@ constexpr int64_t kGpuMaxColumnBlocks = 256;
 /// convolution of one group holds at once (backends/gpu/ops/conv.cc): a chunk of images' (16 MiB).
 constexpr int64_t kGpuConvScratchFloats = int64_t{1} << 22;
 
-/// Floats one image takes in a GPU convolution's scratch: its column matrix, |cols| (C R S) by
-/// |positions| (P Q) output positions, and for a weight gradient (|grad_weight|) dy's |k| rows of
-/// them too; 0 where the convolution runs as direct loops instead, without scratch: a grouped one
-/// (|groups| > 1), or one whose image alone would take more than kGpuConvScratchFloats.
-inline int64_t gpu_conv_image_floats(int64_t groups, int64_t cols, int64_t positions, int64_t k,
-                                     bool grad_weight) {
-  if (groups != 1) return 0;
-  const int64_t floats = (cols + (grad_weight ? k : 0)) * positions;
+/// Whether GPU convolution |c| is pointwise: one group, a 1x1 filter, stride 1 and no padding, so
+/// that each image [C, H W] is its own column matrix [C R S, P Q]: conv and conv_grad_input
+/// multiply x and write dx in place, without scratch (conv_grad_weight still lays a chunk's
+/// images side by side).
+inline bool gpu_conv_pointwise(const ConvShape& c) {
+  return c.a.groups == 1 && c.r == 1 && c.s == 1 && c.a.stride_h == 1 && c.a.stride_w == 1 &&
+         c.a.pad_h == 0 && c.a.pad_w == 0;
+}
+
+/// Floats one image takes in GPU convolution |c|'s scratch: its column matrix, C R S by P Q
+/// output positions, and for a weight gradient (|grad_weight|) dy's K rows of them too; 0 where
+/// the convolution takes none: a pointwise conv or conv_grad_input (gpu_conv_pointwise), and
+/// one run as direct loops instead, a grouped one or one whose image alone would take more than
+/// kGpuConvScratchFloats.
+inline int64_t gpu_conv_image_floats(const ConvShape& c, bool grad_weight) {
+  if (c.a.groups != 1 || (gpu_conv_pointwise(c) && !grad_weight)) return 0;
+  const int64_t floats = (c.cg * c.r * c.s + (grad_weight ? c.k : 0)) * c.p * c.q;
   return floats <= kGpuConvScratchFloats ? floats : 0;
 }
 

@@ -240,9 +240,7 @@ uint64_t gpu_conv_scratch(remat::OpCode code, const std::vector<int64_t>& x,
     return 0;
   const remat::ConvShape c = remat::conv_shape(x.data(), w.data(), static_cast<int>(x.size()),
                                                remat::conv_attrs(iattrs.data()));
-  return remat::gpu_conv_scratch_bytes(
-      c.x.n,
-      remat::gpu_conv_image_floats(c.a.groups, c.cg * c.r * c.s, c.p * c.q, c.k, grad_weight));
+  return remat::gpu_conv_scratch_bytes(c.x.n, remat::gpu_conv_image_floats(c, grad_weight));
 }
 
 uint64_t gpu_conv_scratch(const remat_test::OpCase& c) {

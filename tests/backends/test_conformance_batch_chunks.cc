@@ -74,7 +74,30 @@ std::vector<remat_dtype> plan_dtypes(const remat_test::OpCase& c, remat_dtype ha
 std::vector<remat_test::OpCase> spatial_chunk_cases() {
   const double kEw = 1e-5, kMm = 1e-4;
   const std::vector<int64_t> same = {1, 1, 1, 1, 1, 1, 1}, strided = {2, 2, 1, 1, 1, 1, 1};
+  // 1x1 at stride 1 unpadded: the GPUs read x and write dx in place (gpu_conv_pointwise).
+  const std::vector<int64_t> pointwise = {1, 1, 0, 0, 1, 1, 1};
   return {
+      {"conv 1x1 bias, chunks",
+       OpCode::kConv,
+       {{17, 8, 64, 64}, {8, 8, 1, 1}, {8}},
+       {{17, 8, 64, 64}},
+       pointwise,
+       {},
+       kMm},
+      {"conv_grad_input 1x1, chunks",
+       OpCode::kConvGradInput,
+       {{17, 8, 64, 64}, {8, 8, 1, 1}},
+       {{17, 8, 64, 64}},
+       pointwise,
+       {},
+       kMm},
+      {"conv_grad_weight 1x1, chunks",
+       OpCode::kConvGradWeight,
+       {{17, 8, 64, 64}, {17, 8, 64, 64}},
+       {{8, 8, 1, 1}},
+       pointwise,
+       {},
+       kMm},
       {"conv 3x3, chunks",
        OpCode::kConv,
        {{17, 8, 64, 64}, {8, 8, 3, 3}},
@@ -446,7 +469,10 @@ void models_whose_ops_chunk_train_under_every_strategy_as_under_none(void**) {
 // kernels past that: at the bound (2x2 filters over 16 channels of 257x257 images, C R S 64 by
 // P Q 65536 = 2^22 floats; a weight gradient's dy rows counted too: 15 channels and 4 filters),
 // one chunk an image, and one channel past it, in float32 against the CPU, each prepare()
-// giving the scratch the bound says (16 MiB at it, none past it).
+// giving the scratch the bound says (16 MiB at it, none past it). A pointwise conv and its input
+// gradient (gpu_conv_pointwise) take none, whatever their size: their GEMMs read x and write dx
+// in place; its weight gradient lays its images' columns side by side as any other's; a 1x1
+// filter padded (in height alone), or strided, takes columns.
 void convolutions_by_columns_match_the_cpu_at_their_scratchs_bound(void**) {
   SKIP_UNLESS_EVERY_OP_IS_CLAIMED();
   if (profile_under_test().widening != remat::WideningRule::kGpu &&
@@ -457,7 +483,7 @@ void convolutions_by_columns_match_the_cpu_at_their_scratchs_bound(void**) {
   // A weight gradient here sums 131,072 products a tap in float32 (the GEMM's order, not the
   // CPU's): the long sums' tolerance.
   const double kMm = 1e-4, kLongSum = 2e-3;
-  const std::vector<int64_t> valid = {1, 1, 0, 0, 1, 1, 1};
+  const std::vector<int64_t> valid = {1, 1, 0, 0, 1, 1, 1}, pointwise = valid;
   const uint64_t bound = uint64_t{4} * static_cast<uint64_t>(remat::kGpuConvScratchFloats);
   const struct {
     remat_test::OpCase c;
@@ -511,6 +537,62 @@ void convolutions_by_columns_match_the_cpu_at_their_scratchs_bound(void**) {
         {},
         kLongSum},
        0},
+      {{"conv 1x1 bias, past the columns' bound",
+        OpCode::kConv,
+        {{2, 65, 256, 256}, {3, 65, 1, 1}, {3}},
+        {{2, 3, 256, 256}},
+        pointwise,
+        {},
+        kMm},
+       0},
+      {{"conv_grad_input 1x1, past the columns' bound",
+        OpCode::kConvGradInput,
+        {{2, 3, 256, 256}, {3, 65, 1, 1}},
+        {{2, 65, 256, 256}},
+        pointwise,
+        {},
+        kMm},
+       0},
+      {{"conv 1x1 bias",
+        OpCode::kConv,
+        {{3, 5, 7, 9}, {6, 5, 1, 1}, {6}},
+        {{3, 6, 7, 9}},
+        pointwise,
+        {},
+        kMm},
+       0},
+      {{"conv_grad_input 1x1",
+        OpCode::kConvGradInput,
+        {{3, 6, 7, 9}, {6, 5, 1, 1}},
+        {{3, 5, 7, 9}},
+        pointwise,
+        {},
+        kMm},
+       0},
+      {{"conv_grad_weight 1x1",
+        OpCode::kConvGradWeight,
+        {{3, 6, 7, 9}, {3, 5, 7, 9}},
+        {{6, 5, 1, 1}},
+        pointwise,
+        {},
+        kMm},
+       uint64_t{3} * (5 + 6) * 7 * 9 * 4},
+      {{"conv 1x1 padded in height",
+        OpCode::kConv,
+        {{3, 5, 7, 9}, {6, 5, 1, 1}},
+        {{3, 6, 9, 9}},
+        {1, 1, 1, 0, 1, 1, 1},
+        {},
+        kMm},
+       uint64_t{3} * 5 * 9 * 9 * 4},
+      {{"conv_grad_input 1x1 stride 2",
+        OpCode::kConvGradInput,
+        {{3, 6, 4, 5}, {6, 5, 1, 1}},
+        {{3, 5, 7, 9}, {5 * 4 * 5}},  // the CPU's column workspace of a strided one
+        {2, 2, 0, 0, 1, 1, 1},
+        {},
+        kMm},
+       uint64_t{3} * 5 * 4 * 5 * 4},
   };
   const uint64_t arena = uint64_t{1} << 26, kPersistent = 4096;
   static std::vector<uint8_t> arenas[2], persistent[2];

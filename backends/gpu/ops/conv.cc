@@ -5,7 +5,9 @@
 // the filters [K, C R S] times each image's columns [C R S, P Q] (one strided batch, the filters
 // shared), then its bias; conv_grad_input as the filters' transpose times each image's dy
 // [K, P Q], the columns' gradient folded back into dx; conv_grad_weight as the chunk's rows of dy
-// [K, images P Q] times the columns' transpose, each chunk added to dw. Grouped (depthwise) ones,
+// [K, images P Q] times the columns' transpose, each chunk added to dw. A pointwise convolution's
+// images are their own column matrices (plan/gpu_scratch.h: gpu_conv_pointwise): its conv and
+// conv_grad_input read x and write dx in place, one batch, no scratch. Grouped (depthwise) ones,
 // those of images too large for the scratch alone, and every one under REMAT_GPU_CONV=direct run
 // as direct kernels, one launch per op. conv_grad_input's optional workspace output (the CPU's
 // column-matrix gradient) is not used.
@@ -62,14 +64,23 @@ bool products_allowed() {
 }
 
 // Floats one image of |call| takes in its scratch (plan/gpu_scratch.h: gpu_conv_image_floats):
-// 0 for a grouped convolution and any other op.
+// 0 for a pointwise conv or conv_grad_input, a grouped convolution and any other op.
 int64_t conv_image_floats(const OpCall& call) {
   const bool grad_weight = call.code == static_cast<uint16_t>(OpCode::kConvGradWeight);
   if (!grad_weight && call.code != static_cast<uint16_t>(OpCode::kConv) &&
       call.code != static_cast<uint16_t>(OpCode::kConvGradInput))
     return 0;
-  const ConvShape c = conv_call_shape(call);
-  return gpu_conv_image_floats(c.a.groups, taps(c), positions(c), c.k, grad_weight);
+  return gpu_conv_image_floats(conv_call_shape(call), grad_weight);
+}
+
+// Whether convolution op |call| runs on the BLAS: in place where it is pointwise (not a weight
+// gradient), over column matrices in its scratch where it takes some; as direct kernels otherwise
+// and under REMAT_GPU_CONV=direct.
+bool by_products(const OpCall& call) {
+  if (!products_allowed()) return false;
+  return conv_image_floats(call) > 0 ||
+         (call.code != static_cast<uint16_t>(OpCode::kConvGradWeight) &&
+          gpu_conv_pointwise(conv_call_shape(call)));
 }
 
 // |t| ([n, ...] images of |image_floats| floats each) from image |first| on.
@@ -108,29 +119,38 @@ remat_status for_each_image_chunk(Launcher& l, const OpCall& call, const ConvSha
   return REMAT_OK;
 }
 
-// conv of one group: y's images = the filters times their columns, then the bias.
+// conv of one group: y's images = the filters times their columns, then the bias. A pointwise
+// one's images are their own columns: one batch over x in place.
 remat_status conv_by_columns(Launcher& l, const OpCall& call, const ConvShape& c,
                              ErrorBuffer* err) {
   const TensorRef &x = *call.inputs[0], &wt = *call.inputs[1], &y = *call.outputs[0];
   const int64_t crs = taps(c), pq = positions(c);
-  remat_status st =
-      for_each_image_chunk(l, call, c, err, [&](int64_t first, int64_t nb, uint64_t base) {
-        remat_status s = columns(l, call, c, x, first, nb, base, err);
-        if (s != REMAT_OK) return s;
-        const TensorRef out = images_from(y, first, c.k * pq);
-        return l.gemm({false,
-                       false,
-                       c.k,
-                       pq,
-                       crs,
-                       nb,
-                       1.0f,
-                       {wt.region, wt.offset, crs, 0},
-                       {kWorkspaceRegion, base, nb * pq, pq},
-                       {out.region, out.offset, pq, c.k * pq},
-                       false},
-                      call, err);
-      });
+  // The filters times |nb| images' columns at |cols| into y's images from image |first|.
+  auto product = [&](int64_t first, int64_t nb, const GemmOperand& cols) {
+    const TensorRef out = images_from(y, first, c.k * pq);
+    return l.gemm({false,
+                   false,
+                   c.k,
+                   pq,
+                   crs,
+                   nb,
+                   1.0f,
+                   {wt.region, wt.offset, crs, 0},
+                   cols,
+                   {out.region, out.offset, pq, c.k * pq},
+                   false},
+                  call, err);
+  };
+  remat_status st = REMAT_OK;
+  if (gpu_conv_pointwise(c)) {
+    st = product(0, c.x.n, {x.region, x.offset, pq, crs * pq});
+  } else {
+    st = for_each_image_chunk(l, call, c, err, [&](int64_t first, int64_t nb, uint64_t base) {
+      remat_status s = columns(l, call, c, x, first, nb, base, err);
+      if (s != REMAT_OK) return s;
+      return product(first, nb, {kWorkspaceRegion, base, nb * pq, pq});
+    });
+  }
   if (st != REMAT_OK || call.num_inputs < 3) return st;
   Args a(l, kKernel_conv_bias);
   a.tensor(y).tensor(*call.inputs[2]).u64(c.k).u64(pq).u64(y.numel);
@@ -138,25 +158,30 @@ remat_status conv_by_columns(Launcher& l, const OpCall& call, const ConvShape& c
 }
 
 // conv_grad_input of one group: each image's columns' gradient = the filters' transpose times
-// its dy, folded back into dx.
+// its dy, folded back into dx; a pointwise one's is dx's image itself, written in place.
 remat_status conv_grad_input_by_columns(Launcher& l, const OpCall& call, const ConvShape& c,
                                         ErrorBuffer* err) {
   const TensorRef &dy = *call.inputs[0], &wt = *call.inputs[1], &dx = *call.outputs[0];
   const int64_t crs = taps(c), pq = positions(c);
-  return for_each_image_chunk(l, call, c, err, [&](int64_t first, int64_t nb, uint64_t base) {
+  // The filters' transpose times |nb| images' dy from image |first| into |cols|.
+  auto product = [&](int64_t first, int64_t nb, const GemmOperand& cols) {
     const TensorRef grad = images_from(dy, first, c.k * pq);
-    remat_status s = l.gemm({true,
-                             false,
-                             crs,
-                             pq,
-                             c.k,
-                             nb,
-                             1.0f,
-                             {wt.region, wt.offset, crs, 0},
-                             {grad.region, grad.offset, pq, c.k * pq},
-                             {kWorkspaceRegion, base, nb * pq, pq},
-                             false},
-                            call, err);
+    return l.gemm({true,
+                   false,
+                   crs,
+                   pq,
+                   c.k,
+                   nb,
+                   1.0f,
+                   {wt.region, wt.offset, crs, 0},
+                   {grad.region, grad.offset, pq, c.k * pq},
+                   cols,
+                   false},
+                  call, err);
+  };
+  if (gpu_conv_pointwise(c)) return product(0, c.x.n, {dx.region, dx.offset, pq, crs * pq});
+  return for_each_image_chunk(l, call, c, err, [&](int64_t first, int64_t nb, uint64_t base) {
+    remat_status s = product(first, nb, {kWorkspaceRegion, base, nb * pq, pq});
     if (s != REMAT_OK) return s;
     const int64_t image = c.x.c * c.x.h * c.x.w;
     Args a(l, kKernel_conv_columns_grad);
@@ -207,8 +232,7 @@ uint64_t conv_scratch_bytes(const OpCall& call) {
 }
 
 remat_status conv(Launcher& l, const OpCall& call, const StepContext&, ErrorBuffer* err) {
-  if (conv_image_floats(call) > 0 && products_allowed())
-    return conv_by_columns(l, call, conv_call_shape(call), err);
+  if (by_products(call)) return conv_by_columns(l, call, conv_call_shape(call), err);
   const TensorRef& y = *call.outputs[0];
   const bool has_bias = call.num_inputs > 2;
   Args a(l, kKernel_conv);
@@ -221,8 +245,7 @@ remat_status conv(Launcher& l, const OpCall& call, const StepContext&, ErrorBuff
 
 remat_status conv_grad_input(Launcher& l, const OpCall& call, const StepContext&,
                              ErrorBuffer* err) {
-  if (conv_image_floats(call) > 0 && products_allowed())
-    return conv_grad_input_by_columns(l, call, conv_call_shape(call), err);
+  if (by_products(call)) return conv_grad_input_by_columns(l, call, conv_call_shape(call), err);
   const TensorRef& dx = *call.outputs[0];
   Args a(l, kKernel_conv_grad_input);
   a.tensor(*call.inputs[0]).tensor(*call.inputs[1]).tensor(dx);
@@ -244,7 +267,7 @@ remat_status sum_part(Launcher& l, const OpCall& call, const StepContext& ctx, B
                       ErrorBuffer* err) {
   const bool accumulate = part.first > 0;
   if (call.code == static_cast<uint16_t>(OpCode::kConvGradWeight)) {
-    if (conv_image_floats(call) > 0 && products_allowed())
+    if (by_products(call))
       return conv_grad_weight_by_columns(l, call, conv_call_shape(call), accumulate, err);
     const TensorRef& dw = *call.outputs[0];
     Args a(l, kKernel_conv_grad_weight);
