@@ -17,8 +17,8 @@ struct KernelArgs {
   ErrorBuffer* err;          ///< Where a data-dependent failure is described.
   void* scratch;             ///< scratch_bytes(threads) of 64-byte aligned working memory.
   /// strip_bytes(threads) of 64-byte aligned memory: each thread's float32 strip for a 16-bit
-  /// C or layer norm's 16-bit rows (parallel.h: product_strip); nullptr where the backend has
-  /// no op with a 16-bit tensor, whose kernels never read it.
+  /// C or layer norm's 16-bit rows (parallel.h: product_strip); nullptr where the backend was
+  /// prepared for no op that uses them (widening.h: uses_strips), whose kernels never read it.
   float* strips;
   PortTeam* team;    ///< The backend's threads; nullptr: the caller's only.
   uint32_t threads;  ///< Threads in |team| (0 or 1: the caller's only).

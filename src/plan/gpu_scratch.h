@@ -37,8 +37,7 @@ constexpr int64_t kGpuConvScratchFloats = int64_t{1} << 22;
 /// multiply x and write dx in place, without scratch (conv_grad_weight still lays a chunk's
 /// images side by side).
 inline bool gpu_conv_pointwise(const ConvShape& c) {
-  return c.a.groups == 1 && c.r == 1 && c.s == 1 && c.a.stride_h == 1 && c.a.stride_w == 1 &&
-         c.a.pad_h == 0 && c.a.pad_w == 0;
+  return c.a.groups == 1 && conv_is_pointwise(c);
 }
 
 /// Floats one image takes in GPU convolution |c|'s scratch: its column matrix, C R S by P Q

@@ -29,6 +29,7 @@ namespace {
 using remat::cpu::kGemmKc;
 using remat::cpu::kGemmMc;
 using remat::cpu::kGemmNc;
+using remat::cpu::kMatmulColumnBlock;
 using remat::cpu::kMatmulRowBlock;
 using remat::cpu::kProductStripCols;
 using remat::cpu::kProductStripRows;
@@ -282,16 +283,18 @@ void check(const Case& c, uint64_t seed) {
 }
 
 void products_give_the_bits_of_their_engine_on_widened_operands(void**) {
-  // M, N, K around the strips (64 x 256), the engine's blocks (96, 256, 256) and the cut's rows
-  // (a product of 2 x 256 rows or more is cut into row tiles of 256 as wide as N: tiles of more
-  // than one strip each way).
+  // M, N, K around the strips (256 x 256, a tile's), the engine's blocks (96, 256, 256) and the
+  // cut's rows (a product of 2 x 256 rows or more is cut into row tiles of 256 as wide as N:
+  // tiles of more than one strip across; one of fewer rows but 4 column tiles stays whole, so
+  // that its 300 rows take two strips down).
   const int64_t sizes[][3] = {{1, 1, 1},
                               {kProductStripRows - 1, kProductStripCols - 1, kGemmKc - 1},
                               {kProductStripRows, kProductStripCols, kGemmKc},
                               {kProductStripRows + 1, kProductStripCols + 1, kGemmKc + 1},
                               {kGemmMc - 1, kGemmNc + 3, 33},
                               {kGemmMc + 1, 17, 2 * kGemmKc + 5},
-                              {2 * kMatmulRowBlock + 1, kProductStripCols + 5, 40}};
+                              {2 * kMatmulRowBlock + 1, kProductStripCols + 5, 40},
+                              {kProductStripRows + 44, 4 * kMatmulColumnBlock, 40}};
   struct Dtypes {
     uint8_t a, b;
   } const dtypes[] = {{REMAT_DTYPE_F16, REMAT_DTYPE_F16},
