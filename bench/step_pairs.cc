@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   int steps = 10, warmup = 1;
   std::string backend = "cpu", spec;
   size_t threads = 0;
+  int specs = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--steps" && i + 1 < argc)
@@ -60,13 +61,11 @@ int main(int argc, char** argv) {
       backend = argv[++i];
     else if (a == "--threads" && i + 1 < argc)
       threads = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
-    else if (spec.empty())
+    else if (++specs == 1)
       spec = a;
-    else
-      spec = "";  // a second spec: refused below
   }
   const size_t at = spec.find('@'), colon = spec.find(':', at == std::string::npos ? 0 : at);
-  if (at == std::string::npos || colon == std::string::npos) {
+  if (specs != 1 || at == std::string::npos || colon == std::string::npos) {
     std::fprintf(stderr,
                  "usage: step_pairs [--backend B] [--threads N] [--steps N] [--warmup N] "
                  "MODEL@BATCH:STRATEGY,STRATEGY[,...] (one model)\n");
