@@ -1,7 +1,8 @@
 // Every build of the 16-bit float spans this CPU runs (backends/cpu/isa/half_span.h), not only
 // the one the backend picks, gives the bits of the scalar conversions (plan/half_float.h) at
 // lengths below, at and past each vector width, over values that hit every path: ties, overflow,
-// subnormals of both formats, infinities and NaNs. Nothing past the span is written.
+// subnormals of both formats, infinities and NaNs. Nothing past the span is written. The same of
+// the widening down columns that packs a GEMM operand stored along K.
 #include "tests/cmocka_cpp.h"
 
 #include <stdio.h>
@@ -19,21 +20,25 @@ struct Build {
   const char* name;
   void (*widen)(uint32_t, const uint16_t*, float*, int64_t);
   void (*narrow)(uint32_t, const float*, uint16_t*, int64_t);
+  void (*widen_columns)(uint32_t, const uint16_t*, int64_t, int64_t, int64_t, float*, int64_t);
 };
 
 std::vector<Build> builds() {
-  std::vector<Build> out = {
-      {"baseline", remat::cpu::widen_span_baseline, remat::cpu::narrow_span_baseline}};
+  std::vector<Build> out = {{"baseline", remat::cpu::widen_span_baseline,
+                             remat::cpu::narrow_span_baseline, remat::cpu::widen_columns_baseline}};
 #if REMAT_CPU_X86_VARIANTS
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
       __builtin_cpu_supports("f16c")) {
-    out.push_back({"avx2", remat::cpu::widen_span_avx2, remat::cpu::narrow_span_avx2});
+    out.push_back({"avx2", remat::cpu::widen_span_avx2, remat::cpu::narrow_span_avx2,
+                   remat::cpu::widen_columns_avx2});
   }
   if (__builtin_cpu_supports("avx512f")) {
-    out.push_back({"avx512", remat::cpu::widen_span_avx512, remat::cpu::narrow_span_avx512});
+    out.push_back({"avx512", remat::cpu::widen_span_avx512, remat::cpu::narrow_span_avx512,
+                   remat::cpu::widen_columns_avx512});
   }
 #endif
-  out.push_back({"dispatched", remat::cpu::widen_span, remat::cpu::narrow_span});
+  out.push_back(
+      {"dispatched", remat::cpu::widen_span, remat::cpu::narrow_span, remat::cpu::widen_columns});
   return out;
 }
 
@@ -125,6 +130,45 @@ void widening_gives_the_scalar_bits_in_every_build(void**) {
   }
 }
 
+// widen_columns() transposes in blocks of 8 (AVX2) and 16 (AVX-512) rows and elements: rows and
+// runs below, at and past each, every 16-bit pattern among the values, rows |ld| apart with
+// elements between them that must not be read into y, and y's columns between the rows' that
+// must stay as they were.
+void widening_down_columns_gives_the_scalar_bits_in_every_build(void**) {
+  constexpr int64_t kSizes[] = {1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40};
+  for (const Build& b : builds()) {
+    for (uint32_t dtype : {uint32_t{REMAT_DTYPE_F16}, uint32_t{REMAT_DTYPE_BF16}}) {
+      for (int64_t rows : kSizes) {
+        for (int64_t n : kSizes) {
+          const int64_t ld = n + 3, ldy = rows + 5;
+          std::vector<uint16_t> x(static_cast<size_t>(rows * ld));
+          for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint16_t>(random_bits());
+          std::vector<uint32_t> y(static_cast<size_t>(n * ldy), kGuard32);
+          b.widen_columns(dtype, x.data(), ld, rows, n, reinterpret_cast<float*>(y.data()), ldy);
+          for (int64_t p = 0; p < n; ++p) {
+            for (int64_t r = 0; r < ldy; ++r) {
+              uint32_t want = kGuard32;
+              if (r < rows) {
+                const uint16_t h = x[static_cast<size_t>(r * ld + p)];
+                const float f =
+                    dtype == REMAT_DTYPE_F16 ? remat::f16_to_f32(h) : remat::bf16_to_f32(h);
+                memcpy(&want, &f, sizeof(want));
+              }
+              const uint32_t got = y[static_cast<size_t>(p * ldy + r)];
+              if (got != want) {
+                fail_msg(
+                    "%s widen_columns dtype %u rows %lld n %lld: y[%lld][%lld] %08x, want %08x",
+                    b.name, dtype, static_cast<long long>(rows), static_cast<long long>(n),
+                    static_cast<long long>(p), static_cast<long long>(r), got, want);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -132,6 +176,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(narrowing_gives_the_scalar_bits_in_every_build),
       cmocka_unit_test(widening_gives_the_scalar_bits_in_every_build),
+      cmocka_unit_test(widening_down_columns_gives_the_scalar_bits_in_every_build),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

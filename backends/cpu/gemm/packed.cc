@@ -5,6 +5,7 @@
 
 #include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/isa/build.h"
+#include "backends/cpu/isa/transposed_blocks.h"
 
 namespace remat {
 namespace cpu {
@@ -23,6 +24,19 @@ constexpr int64_t kNr = 2 * kVec;
 static_assert(kGemmMc % kMr == 0 && kGemmNc % kNr == 0, "blocks hold whole micro-tiles");
 static_assert(kNr <= kGemmColumnSlack, "a walked row is read at most one tile past its end");
 
+// dst[p * panel + i] = rows[i * ld + p], i < count, p < kc: an operand stored along K packed down
+// its panel's columns, a block in registers at a time (isa/transposed_blocks.h) where this build
+// has them and the panel is whole blocks wide, else element by element.
+inline void pack_along_k(const float* rows, int64_t ld, int64_t count, int64_t kc, float* dst,
+                         int64_t panel) {
+#if REMAT_CPU_TRANSPOSED_BLOCKS
+  if (panel % 8 == 0) return transpose_into_columns(rows, ld, count, kc, dst, panel, FloatRuns());
+#endif
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t p = 0; p < kc; ++p) dst[p * panel + i] = rows[i * ld + p];
+  }
+}
+
 // Packs op(A)[i0:i0+mc, p0:p0+kc] as panels of kMr rows, k-major, zero-padded to kMr.
 void pack_a(const Gemm& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
   for (int64_t ir = 0; ir < mc; ir += kMr) {
@@ -34,10 +48,7 @@ void pack_a(const Gemm& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float
         for (int64_t i = 0; i < mr; ++i) dst[p * kMr + i] = src[i];
       }
     } else {
-      for (int64_t i = 0; i < mr; ++i) {
-        const float* src = g.a + (row0 + i) * g.lda + p0;
-        for (int64_t p = 0; p < kc; ++p) dst[p * kMr + i] = src[p];
-      }
+      pack_along_k(g.a + row0 * g.lda + p0, g.lda, mr, kc, dst, kMr);
     }
     dst += kc * kMr;
   }
@@ -50,10 +61,7 @@ void pack_b(const Gemm& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float
     if (g.trans_b) {
       // op(B)[p, j] = b[j, p]: walk each stored row once.
       if (nr < kNr) memset(dst, 0, static_cast<size_t>(kc * kNr) * sizeof(float));
-      for (int64_t j = 0; j < nr; ++j) {
-        const float* src = g.b + (j0 + jr + j) * g.ldb + p0;
-        for (int64_t p = 0; p < kc; ++p) dst[p * kNr + j] = src[p];
-      }
+      pack_along_k(g.b + (j0 + jr) * g.ldb + p0, g.ldb, nr, kc, dst, kNr);
     } else {
       for (int64_t p = 0; p < kc; ++p) {
         float* d = dst + p * kNr;

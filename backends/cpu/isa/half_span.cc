@@ -7,6 +7,7 @@
 // a fix-up of those lanes would cost what the integer rounding costs.
 #include "backends/cpu/isa/half_span.h"
 #include "backends/cpu/isa/build.h"
+#include "backends/cpu/isa/transposed_blocks.h"
 
 #include "plan/half_float.h"
 #include "remat/remat.h"
@@ -92,7 +93,54 @@ void f16_narrow(const float* x, uint16_t* y, int64_t n) {
 }
 #endif
 
+#if REMAT_CPU_TRANSPOSED_BLOCKS
+// A Load of 16-bit runs of |dtype| for transpose_into_columns(): the conversions above, a block's
+// width at a time.
+struct HalfRuns {
+  uint32_t dtype;
+
+  Block8::Vector operator()(const uint16_t* run, Block8) const {
+    typedef uint16_t Halves __attribute__((vector_size(16)));
+    typedef uint32_t Words __attribute__((vector_size(32)));
+    Halves h;
+    memcpy(&h, run, sizeof(h));
+    if (dtype == REMAT_DTYPE_BF16) return (Block8::Vector)(__builtin_convertvector(h, Words) << 16);
+#if defined(__AVX512F__)  // this build is not compiled with -mf16c: F16C's 16-lane form
+    const __m512 wide = _mm512_maskz_cvtph_ps(0x00FF, _mm256_zextsi128_si256((__m128i)h));
+    return __builtin_shufflevector(wide, wide, 0, 1, 2, 3, 4, 5, 6, 7);
+#else
+    return _mm256_cvtph_ps((__m128i)h);
+#endif
+  }
+#if defined(__AVX512F__)
+  Block16::Vector operator()(const uint16_t* run, Block16) const {
+    typedef uint16_t Halves __attribute__((vector_size(32)));
+    typedef uint32_t Words __attribute__((vector_size(64)));
+    Halves h;
+    memcpy(&h, run, sizeof(h));
+    if (dtype == REMAT_DTYPE_BF16)
+      return (Block16::Vector)(__builtin_convertvector(h, Words) << 16);
+    return _mm512_maskz_cvtph_ps(0xFFFF, (__m256i)h);
+  }
+#endif
+};
+#endif
+
 }  // namespace
+
+void REMAT_CPU_ENTRY(widen_columns)(uint32_t dtype, const uint16_t* x, int64_t ld, int64_t rows,
+                                    int64_t n, float* y, int64_t ldy) {
+#if REMAT_CPU_TRANSPOSED_BLOCKS
+  transpose_into_columns(x, ld, rows, n, y, ldy, HalfRuns{dtype});
+#else
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t p = 0; p < n; ++p) {
+      const uint16_t h = x[r * ld + p];
+      y[p * ldy + r] = dtype == REMAT_DTYPE_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+    }
+  }
+#endif
+}
 
 void REMAT_CPU_ENTRY(widen_span)(uint32_t dtype, const uint16_t* x, float* y, int64_t n) {
   if (dtype == REMAT_DTYPE_BF16) {

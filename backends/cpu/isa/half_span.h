@@ -18,6 +18,12 @@ void widen_span(uint32_t dtype, const uint16_t* x, float* y, int64_t n);
 /// or f32_to_bf16() of each element.
 void narrow_span(uint32_t dtype, const float* x, uint16_t* y, int64_t n);
 
+/// y[p * ldy + r] = the float32 of x[r * ld + p], r < |rows|, p < |n|: widen_span() of |rows|
+/// runs of |n| 16-bit floats of |dtype|, each written down a column of y (the packed GEMM engine's
+/// panels of an operand stored along K: gemm/half_panels.h). Nothing else of y is written.
+void widen_columns(uint32_t dtype, const uint16_t* x, int64_t ld, int64_t rows, int64_t n, float* y,
+                   int64_t ldy);
+
 /// The builds for one instruction set; call only when the CPU has it (the AVX2 build also
 /// needs F16C, which half_span_dispatch.cc checks).
 void widen_span_baseline(uint32_t dtype, const uint16_t* x, float* y, int64_t n);
@@ -26,6 +32,12 @@ void widen_span_avx512(uint32_t dtype, const uint16_t* x, float* y, int64_t n);
 void narrow_span_baseline(uint32_t dtype, const float* x, uint16_t* y, int64_t n);
 void narrow_span_avx2(uint32_t dtype, const float* x, uint16_t* y, int64_t n);
 void narrow_span_avx512(uint32_t dtype, const float* x, uint16_t* y, int64_t n);
+void widen_columns_baseline(uint32_t dtype, const uint16_t* x, int64_t ld, int64_t rows, int64_t n,
+                            float* y, int64_t ldy);
+void widen_columns_avx2(uint32_t dtype, const uint16_t* x, int64_t ld, int64_t rows, int64_t n,
+                        float* y, int64_t ldy);
+void widen_columns_avx512(uint32_t dtype, const uint16_t* x, int64_t ld, int64_t rows, int64_t n,
+                          float* y, int64_t ldy);
 
 }  // namespace cpu
 }  // namespace remat

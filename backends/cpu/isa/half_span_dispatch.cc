@@ -52,5 +52,17 @@ void narrow_span(uint32_t dtype, const float* x, uint16_t* y, int64_t n) {
   narrow_span_baseline(dtype, x, y, n);
 }
 
+void widen_columns(uint32_t dtype, const uint16_t* x, int64_t ld, int64_t rows, int64_t n, float* y,
+                   int64_t ldy) {
+#if REMAT_CPU_X86_VARIANTS
+  switch (half_span_isa()) {
+    case CpuIsa::kAvx512: return widen_columns_avx512(dtype, x, ld, rows, n, y, ldy);
+    case CpuIsa::kAvx2: return widen_columns_avx2(dtype, x, ld, rows, n, y, ldy);
+    case CpuIsa::kBaseline: break;
+  }
+#endif
+  widen_columns_baseline(dtype, x, ld, rows, n, y, ldy);
+}
+
 }  // namespace cpu
 }  // namespace remat
