@@ -67,7 +67,7 @@ def sgemm_rates(build, threads):
     rates = []
     for line in out.stdout.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 7 and cells[4].replace(".", "").isdigit():
+        if len(cells) >= 7 and cells[4].replace(".", "").isdigit():
             rates.append("%s: matmul (OpenBLAS) %s, packed on %d threads %s GFLOP/s" % (cells[0], cells[4], threads, cells[6]))
     return "; ".join(rates) or out.stderr.strip()
 
