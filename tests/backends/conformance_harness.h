@@ -260,6 +260,11 @@ extern const size_t kWorkspaceTestCount;
 extern const struct CMUnitTest kBatchChunkTests[];
 extern const size_t kBatchChunkTestCount;
 
+/// The tests of test_conformance_gpu_conv.cc: the GPUs' convolutions as GEMMs at their scratch's
+/// bound, and pointwise ones in place.
+extern const struct CMUnitTest kGpuConvTests[];
+extern const size_t kGpuConvTestCount;
+
 /// The tests of test_conformance_half_as_is.cc: the ops every backend runs on 16-bit tensors
 /// without widening them (data movement, embedding).
 extern const struct CMUnitTest kHalfAsIsTests[];

@@ -563,6 +563,7 @@ int main(int argc, char** argv) {
   tests.insert(tests.end(), kGpuHalfTests, kGpuHalfTests + kGpuHalfTestCount);
   tests.insert(tests.end(), kHalfAsIsTests, kHalfAsIsTests + kHalfAsIsTestCount);
   tests.insert(tests.end(), kBatchChunkTests, kBatchChunkTests + kBatchChunkTestCount);
+  tests.insert(tests.end(), kGpuConvTests, kGpuConvTests + kGpuConvTestCount);
   return _cmocka_run_group_tests("backend conformance", tests.data(), tests.size(), nullptr,
                                  nullptr);
 }
