@@ -77,4 +77,23 @@ StepTimes time_steps(const std::vector<uint8_t>& plan_bytes, const std::string& 
   return t;
 }
 
+StepFlags parse_step_flags(int argc, char** argv, int default_warmup) {
+  StepFlags flags;
+  flags.warmup = default_warmup;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--steps" && i + 1 < argc)
+      flags.steps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--warmup" && i + 1 < argc)
+      flags.warmup = std::max(0, std::atoi(argv[++i]));
+    else if (a == "--backend" && i + 1 < argc)
+      flags.backend = argv[++i];
+    else if (a == "--threads" && i + 1 < argc)
+      flags.threads = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
+    else
+      flags.specs.push_back(a);
+  }
+  return flags;
+}
+
 }  // namespace remat_bench

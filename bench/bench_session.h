@@ -49,6 +49,19 @@ StepTimes time_steps(const std::vector<uint8_t>& plan_bytes, const std::string& 
                      int64_t batch, const std::string& backend, int warmup, int steps,
                      size_t threads = 0, const remat_communicator* communicator = nullptr);
 
+/// The flags step_time and step_pairs share, and their other arguments.
+struct StepFlags {
+  int steps = 10;               ///< --steps N (at least 1): the timed steps.
+  int warmup = 0;               ///< --warmup N (at least 0): the steps run before them.
+  std::string backend = "cpu";  ///< --backend B.
+  size_t threads = 0;           ///< --threads N: the CPU's threads, 0 for one per hardware thread.
+  std::vector<std::string> specs;  ///< Every other argument, in order.
+};
+
+/// Reads --steps, --warmup, --backend and --threads from |argv| (a flag's value is the next
+/// argument); --warmup is |default_warmup| unless given.
+StepFlags parse_step_flags(int argc, char** argv, int default_warmup);
+
 }  // namespace remat_bench
 
 #endif  // REMAT_BENCH_BENCH_SESSION_H_

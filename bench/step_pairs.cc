@@ -47,25 +47,13 @@ double step_ms(const remat_bench::FedSession& fed, const std::string& model) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int steps = 10, warmup = 1;
-  std::string backend = "cpu", spec;
-  size_t threads = 0;
-  int specs = 0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--steps" && i + 1 < argc)
-      steps = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--warmup" && i + 1 < argc)
-      warmup = std::max(0, std::atoi(argv[++i]));
-    else if (a == "--backend" && i + 1 < argc)
-      backend = argv[++i];
-    else if (a == "--threads" && i + 1 < argc)
-      threads = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
-    else if (++specs == 1)
-      spec = a;
-  }
+  const remat_bench::StepFlags flags = remat_bench::parse_step_flags(argc, argv, 1);
+  const int steps = flags.steps, warmup = flags.warmup;
+  const std::string& backend = flags.backend;
+  const size_t threads = flags.threads;
+  const std::string spec = flags.specs.size() == 1 ? flags.specs[0] : std::string();
   const size_t at = spec.find('@'), colon = spec.find(':', at == std::string::npos ? 0 : at);
-  if (specs != 1 || at == std::string::npos || colon == std::string::npos) {
+  if (flags.specs.size() != 1 || at == std::string::npos || colon == std::string::npos) {
     std::fprintf(stderr,
                  "usage: step_pairs [--backend B] [--threads N] [--steps N] [--warmup N] "
                  "MODEL@BATCH:STRATEGY,STRATEGY[,...] (one model)\n");

@@ -72,23 +72,11 @@ Row measure(const std::string& model, int64_t batch, const std::string& spec,
 }  // namespace
 
 int main(int argc, char** argv) {
-  int steps = 10, warmup = 2;
-  std::string backend = "cpu";
-  size_t threads = 0;
-  std::vector<std::string> specs;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--steps" && i + 1 < argc)
-      steps = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--warmup" && i + 1 < argc)
-      warmup = std::max(0, std::atoi(argv[++i]));
-    else if (a == "--backend" && i + 1 < argc)
-      backend = argv[++i];
-    else if (a == "--threads" && i + 1 < argc)
-      threads = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
-    else
-      specs.push_back(a);
-  }
+  const remat_bench::StepFlags flags = remat_bench::parse_step_flags(argc, argv, 2);
+  const int steps = flags.steps, warmup = flags.warmup;
+  const std::string& backend = flags.backend;
+  const size_t threads = flags.threads;
+  const std::vector<std::string>& specs = flags.specs;
   if (specs.empty()) {
     std::fprintf(stderr,
                  "usage: step_time [--backend B] [--threads N] [--steps N] [--warmup N] "
