@@ -46,7 +46,7 @@ void run_slice(void* context, uint32_t index) {
                 end = std::min(s.whole->n, begin + chunk);
   Gemm g = *s.whole;
   g.n = end - begin;
-  g.b += begin;
+  g.b += s.whole->trans_b ? begin * s.whole->ldb : begin;  // B's columns are its rows
   g.c += begin;
   g.pack = s.packs[index].data();
   remat::cpu::packed_gemm(g);

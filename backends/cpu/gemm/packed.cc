@@ -24,16 +24,21 @@ constexpr int64_t kNr = 2 * kVec;
 static_assert(kGemmMc % kMr == 0 && kGemmNc % kNr == 0, "blocks hold whole micro-tiles");
 static_assert(kNr <= kGemmColumnSlack, "a walked row is read at most one tile past its end");
 
-// dst[p * panel + i] = rows[i * ld + p], i < count, p < kc: an operand stored along K packed down
-// its panel's columns, a block in registers at a time (isa/transposed_blocks.h) where this build
-// has them and the panel is whole blocks wide, else element by element.
-inline void pack_along_k(const float* rows, int64_t ld, int64_t count, int64_t kc, float* dst,
-                         int64_t panel) {
+// dst[p * kPanel + i] = m[(row0 + i) * ld + p0 + p], i < count, p < kc: the rows of an operand
+// stored along K packed down its panel's columns, a block in registers at a time
+// (isa/transposed_blocks.h) where this build has them and the panel is whole blocks wide, else
+// element by element.
+template <int64_t kPanel>
+inline void pack_along_k(const float* m, int64_t ld, int64_t row0, int64_t count, int64_t p0,
+                         int64_t kc, float* dst) {
 #if REMAT_CPU_TRANSPOSED_BLOCKS
-  if (panel % 8 == 0) return transpose_into_columns(rows, ld, count, kc, dst, panel, FloatRuns());
+  if constexpr (kPanel % 8 == 0) {
+    return transpose_into_columns(m + row0 * ld + p0, ld, count, kc, dst, kPanel, FloatRuns());
+  }
 #endif
   for (int64_t i = 0; i < count; ++i) {
-    for (int64_t p = 0; p < kc; ++p) dst[p * panel + i] = rows[i * ld + p];
+    const float* src = m + (row0 + i) * ld + p0;
+    for (int64_t p = 0; p < kc; ++p) dst[p * kPanel + i] = src[p];
   }
 }
 
@@ -48,7 +53,7 @@ void pack_a(const Gemm& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float
         for (int64_t i = 0; i < mr; ++i) dst[p * kMr + i] = src[i];
       }
     } else {
-      pack_along_k(g.a + row0 * g.lda + p0, g.lda, mr, kc, dst, kMr);
+      pack_along_k<kMr>(g.a, g.lda, row0, mr, p0, kc, dst);
     }
     dst += kc * kMr;
   }
@@ -61,7 +66,7 @@ void pack_b(const Gemm& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float
     if (g.trans_b) {
       // op(B)[p, j] = b[j, p]: walk each stored row once.
       if (nr < kNr) memset(dst, 0, static_cast<size_t>(kc * kNr) * sizeof(float));
-      pack_along_k(g.b + (j0 + jr) * g.ldb + p0, g.ldb, nr, kc, dst, kNr);
+      pack_along_k<kNr>(g.b, g.ldb, j0 + jr, nr, p0, kc, dst);
     } else {
       for (int64_t p = 0; p < kc; ++p) {
         float* d = dst + p * kNr;

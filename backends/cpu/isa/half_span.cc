@@ -133,10 +133,13 @@ void REMAT_CPU_ENTRY(widen_columns)(uint32_t dtype, const uint16_t* x, int64_t l
 #if REMAT_CPU_TRANSPOSED_BLOCKS
   transpose_into_columns(x, ld, rows, n, y, ldy, HalfRuns{dtype});
 #else
+  // Each run widened as widen_span() widens it, then scattered down its column.
+  float run[64];
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t p = 0; p < n; ++p) {
-      const uint16_t h = x[r * ld + p];
-      y[p * ldy + r] = dtype == REMAT_DTYPE_BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+    for (int64_t p0 = 0; p0 < n; p0 += 64) {
+      const int64_t count = n - p0 < 64 ? n - p0 : 64;
+      REMAT_CPU_ENTRY(widen_span)(dtype, x + r * ld + p0, run, count);
+      for (int64_t p = 0; p < count; ++p) y[(p0 + p) * ldy + r] = run[p];
     }
   }
 #endif
