@@ -30,8 +30,10 @@ constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
 /// The index of the workspace in CudaBackend's region tables: gpu::kWorkspaceRegion.
 constexpr int kWorkspace = static_cast<int>(gpu::kWorkspaceRegion);
 
-/// Most arguments a kernel of backends/gpu/kernels takes (adam_update: 27).
-constexpr int kMaxKernelArgs = 32;
+/// Most arguments a kernel of backends/gpu/kernels may take: the most any takes today is 30
+/// (attention_grad_probs), and a 16-bit tensor read as it is adds its dtype's; a launch past it
+/// fails naming the kernel (OpenCL has no such cap, so PoCL cannot catch one).
+constexpr int kMaxKernelArgs = 48;
 
 /// One asynchronous copy on the copy stream: the device range it reads or writes and the event
 /// recorded after it.

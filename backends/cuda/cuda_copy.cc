@@ -129,8 +129,11 @@ remat_status CudaBackend::wait_for_overlaps(const OpCall& call, const TensorRef&
 
 remat_status CudaBackend::wait_for_hazards(const OpCall& call, ErrorBuffer* err) {
   if (pending_busy_ == 0) return REMAT_OK;
-  // allreduce_wait writes its inputs in place (the sums copied back, divided).
-  const bool in_place = call.code == static_cast<uint16_t>(OpCode::kAllreduceWait);
+  // allreduce_wait writes its inputs in place (the sums copied back, divided), and so may
+  // allreduce_start: a device-memory communicator (NCCL) sums them in place from then on, so a
+  // spill still reading one must finish first.
+  const bool in_place = call.code == static_cast<uint16_t>(OpCode::kAllreduceWait) ||
+                        call.code == static_cast<uint16_t>(OpCode::kAllreduceStart);
   for (int i = 0; i < call.num_inputs; ++i) {
     const remat_status s = wait_for_overlaps(call, *call.inputs[i], in_place, err);
     if (s != REMAT_OK) return s;
